@@ -1,0 +1,18 @@
+"""mmproto: the mmrig wire protocol (protocol/SPEC.md) in Python."""
+
+from .decoder import Received, StreamDecoder
+from .framing import (CRC_CHECK, CRC_NAME, MAX_BODY, MAX_ENCODED, MAX_FRAME, MAX_PAYLOAD, DecoderCounters,
+                      Outcome, crc16, encode_frame)
+from .latency import TimeBase, extend_timecode
+from .messages import (MESSAGE_TYPES, PROTO_VERSION, SPEC_NAMES, Ack, BadLength, Counters, Dispatch, Error,
+                       ErrorCode, ExecutorMode, Fire, Fired, Hello, LocalEvent, Message, MessageError, Mode,
+                       NodeKind, Query, Result, Schedule, Status, Timecode, UnknownType, parse_payload)
+from .sequence import SeqTracker
+
+__all__ = [
+    "Ack", "BadLength", "CRC_CHECK", "CRC_NAME", "Counters", "DecoderCounters", "Dispatch", "Error", "ErrorCode",
+    "ExecutorMode", "Fire", "Fired", "Hello", "LocalEvent", "MAX_BODY", "MAX_ENCODED", "MAX_FRAME", "MAX_PAYLOAD",
+    "MESSAGE_TYPES", "Message", "MessageError", "Mode", "NodeKind", "Outcome", "PROTO_VERSION", "Query", "Received",
+    "Result", "SPEC_NAMES", "Schedule", "SeqTracker", "Status", "StreamDecoder", "TimeBase", "Timecode",
+    "UnknownType", "crc16", "encode_frame", "extend_timecode", "parse_payload",
+]

@@ -1,0 +1,35 @@
+"""Latency of one event from the profiler's RESULT (protocol/SPEC.md section 7)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .messages import Hello, Result
+
+
+@dataclass(frozen=True)
+class TimeBase:
+    """The profiler's clock as its HELLO describes it."""
+
+    timer_hz: int
+    tick_counts: int
+
+    @classmethod
+    def from_hello(cls, hello: Hello) -> "TimeBase":
+        return cls(hello.timer_hz, hello.tick_counts)
+
+    @property
+    def tick_s(self) -> float:
+        return self.tick_counts / self.timer_hz
+
+    def latency_counts(self, scheduled_timecode: int, result: Result) -> int:
+        """Signed: negative means the event arrived before its tick began (early)."""
+        return (result.timecode - scheduled_timecode) * self.tick_counts + result.counts
+
+    def counts_to_us(self, counts: int) -> float:
+        return counts * 1e6 / self.timer_hz
+
+
+def extend_timecode(extended: int, low_byte: int) -> int:
+    """Timecode extension by counting wraps: the new 32-bit count whose low byte is `low_byte`."""
+    return (extended + ((low_byte - extended) & 0xFF)) & 0xFFFFFFFF

@@ -1,0 +1,270 @@
+"""Typed messages of the mmrig protocol, one dataclass per type in protocol/SPEC.md section 5.
+
+Each class lists its fields in wire order with their widths; packing and unpacking is derived from that
+list, and a test checks the list against the tables in SPEC.md.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import astuple, dataclass, fields
+from typing import ClassVar
+
+from .framing import HEADER_LEN, encode_frame
+
+PROTO_VERSION = 1
+
+_STRUCT_CODE = {"u8": "B", "u16": "H", "u32": "I"}
+_LIMIT = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFFFFFF}
+
+
+class NodeKind(enum.IntEnum):
+    PROFILER = 1
+    EXECUTOR = 2
+    SCHEDULER = 3
+
+
+class ErrorCode(enum.IntEnum):
+    DUPLICATE = 1
+    LIST_FULL = 2
+    PAST_DUE = 3
+    BAD_MODE = 4
+    UNKNOWN_TYPE = 5
+    BAD_LENGTH = 6
+    BAD_VALUE = 7
+    OVERFLOW = 8
+
+
+class ExecutorMode(enum.IntEnum):
+    IDLE = 0
+    VERIFICATION = 1
+    MIXED = 2
+
+
+class Dispatch(enum.IntEnum):
+    ISR = 0
+    TASK = 1
+
+
+HELLO_FLAG_CAPTURE = 0x01
+HELLO_FLAG_POLLED = 0x02
+HELLO_FLAG_8051 = 0x04
+RESULT_FLAG_FIRE = 0x01
+RESULT_FLAG_LOST_BEFORE = 0x02
+RESULT_FLAG_STROBE = 0x04
+
+
+class MessageError(ValueError):
+    """A frame that passed the CRC but is not a valid version 1 message."""
+
+
+class UnknownType(MessageError):
+    pass
+
+
+class BadLength(MessageError):
+    pass
+
+
+@dataclass(frozen=True)
+class Message:
+    TYPE: ClassVar[int]
+    FIELDS: ClassVar[tuple[tuple[str, str], ...]]
+
+    @classmethod
+    def struct(cls) -> struct.Struct:
+        return struct.Struct("<" + "".join(_STRUCT_CODE[kind] for _, kind in cls.FIELDS))
+
+    @classmethod
+    def body_len(cls) -> int:
+        return cls.struct().size
+
+    def __post_init__(self) -> None:
+        for (name, kind), f in zip(self.FIELDS, fields(self)):
+            assert name == f.name, f"{type(self).__name__}: FIELDS and dataclass fields disagree"
+            value = getattr(self, name)
+            if not isinstance(value, int) or not 0 <= value <= _LIMIT[kind]:
+                raise ValueError(f"{type(self).__name__}.{name}={value!r} does not fit {kind}")
+
+    def body(self) -> bytes:
+        return self.struct().pack(*astuple(self))
+
+    def payload(self, seq: int) -> bytes:
+        if not 0 <= seq <= 0xFF:
+            raise ValueError(f"seq {seq} does not fit u8")
+        return bytes((self.TYPE, seq)) + self.body()
+
+    def wire(self, seq: int) -> bytes:
+        """The bytes a sender writes to the line for this message."""
+        return encode_frame(self.payload(seq))
+
+
+@dataclass(frozen=True)
+class Hello(Message):
+    TYPE = 0x01
+    FIELDS = (("proto_version", "u8"), ("node_kind", "u8"), ("fw_version", "u16"), ("cpu_hz", "u32"),
+              ("timer_hz", "u32"), ("tick_counts", "u32"), ("baud", "u32"), ("flags", "u8"))
+    proto_version: int
+    node_kind: int
+    fw_version: int
+    cpu_hz: int
+    timer_hz: int
+    tick_counts: int
+    baud: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class Query(Message):
+    TYPE = 0x02
+    FIELDS = (("what", "u8"),)
+    what: int
+
+
+@dataclass(frozen=True)
+class Error(Message):
+    TYPE = 0x03
+    FIELDS = (("code", "u8"), ("ref_type", "u8"), ("ref_tag", "u16"), ("timecode", "u32"))
+    code: int
+    ref_type: int
+    ref_tag: int
+    timecode: int
+
+
+@dataclass(frozen=True)
+class Counters(Message):
+    TYPE = 0x04
+    FIELDS = tuple((name, "u16") for name in (
+        "rx_ok", "rx_bad_crc", "rx_bad_cobs", "rx_too_long", "rx_too_short", "rx_bad_message",
+        "tx_dropped", "node_a", "node_b", "node_c", "node_d"))
+    rx_ok: int
+    rx_bad_crc: int
+    rx_bad_cobs: int
+    rx_too_long: int
+    rx_too_short: int
+    rx_bad_message: int
+    tx_dropped: int
+    node_a: int
+    node_b: int
+    node_c: int
+    node_d: int
+
+
+@dataclass(frozen=True)
+class Timecode(Message):
+    TYPE = 0x10
+    FIELDS = (("timecode", "u32"),)
+    timecode: int
+
+
+@dataclass(frozen=True)
+class Result(Message):
+    TYPE = 0x11
+    FIELDS = (("event_id", "u8"), ("flags", "u8"), ("tag", "u16"), ("timecode", "u32"), ("counts", "u32"))
+    event_id: int
+    flags: int
+    tag: int
+    timecode: int
+    counts: int
+
+
+@dataclass(frozen=True)
+class Fire(Message):
+    TYPE = 0x12
+    FIELDS = (("event_id", "u8"), ("tag", "u16"))
+    event_id: int
+    tag: int
+
+
+@dataclass(frozen=True)
+class Schedule(Message):
+    TYPE = 0x20
+    FIELDS = (("tag", "u16"), ("event_id", "u8"), ("timecode", "u32"))
+    tag: int
+    event_id: int
+    timecode: int
+
+
+@dataclass(frozen=True)
+class Ack(Message):
+    TYPE = 0x21
+    FIELDS = (("tag", "u16"), ("event_id", "u8"), ("timecode", "u32"), ("phase", "u16"), ("pending", "u8"))
+    tag: int
+    event_id: int
+    timecode: int
+    phase: int
+    pending: int
+
+
+@dataclass(frozen=True)
+class Mode(Message):
+    TYPE = 0x22
+    FIELDS = (("mode", "u8"), ("dispatch", "u8"), ("distance", "u8"), ("period", "u16"), ("random_ids", "u8"))
+    mode: int
+    dispatch: int
+    distance: int
+    period: int
+    random_ids: int
+
+
+@dataclass(frozen=True)
+class Status(Message):
+    TYPE = 0x23
+    FIELDS = (("mode", "u8"), ("dispatch", "u8"), ("timecode", "u32"), ("pending", "u8"), ("capacity", "u8"),
+              ("fired", "u32"), ("stack_timecode", "u16"), ("stack_serial", "u16"), ("stack_status", "u16"))
+    mode: int
+    dispatch: int
+    timecode: int
+    pending: int
+    capacity: int
+    fired: int
+    stack_timecode: int
+    stack_serial: int
+    stack_status: int
+
+
+@dataclass(frozen=True)
+class LocalEvent(Message):
+    TYPE = 0x24
+    FIELDS = (("tag", "u16"), ("event_id", "u8"), ("timecode", "u32"))
+    tag: int
+    event_id: int
+    timecode: int
+
+
+@dataclass(frozen=True)
+class Fired(Message):
+    TYPE = 0x25
+    FIELDS = (("tag", "u16"), ("event_id", "u8"), ("timecode", "u32"))
+    tag: int
+    event_id: int
+    timecode: int
+
+
+MESSAGE_TYPES: dict[int, type[Message]] = {
+    cls.TYPE: cls
+    for cls in (Hello, Query, Error, Counters, Timecode, Result, Fire, Schedule, Ack, Mode, Status,
+                LocalEvent, Fired)
+}
+
+# Names as SPEC.md writes them (upper case, words joined by underscores).
+SPEC_NAMES: dict[type[Message], str] = {
+    Hello: "HELLO", Query: "QUERY", Error: "ERROR", Counters: "COUNTERS", Timecode: "TIMECODE",
+    Result: "RESULT", Fire: "FIRE", Schedule: "SCHEDULE", Ack: "ACK", Mode: "MODE", Status: "STATUS",
+    LocalEvent: "LOCAL_EVENT", Fired: "FIRED",
+}
+
+
+def parse_payload(payload: bytes) -> tuple[int, Message]:
+    """(seq, message) from a payload that passed the frame checks; raises UnknownType or BadLength."""
+    if len(payload) < HEADER_LEN:
+        raise BadLength(f"payload of {len(payload)} bytes has no header")
+    msg_type, seq, body = payload[0], payload[1], payload[HEADER_LEN:]
+    cls = MESSAGE_TYPES.get(msg_type)
+    if cls is None:
+        raise UnknownType(f"unknown message type 0x{msg_type:02X}")
+    layout = cls.struct()
+    if len(body) != layout.size:
+        raise BadLength(f"{SPEC_NAMES[cls]} body of {len(body)} bytes, expected {layout.size}")
+    return seq, cls(*layout.unpack(body))
