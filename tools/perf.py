@@ -1,0 +1,60 @@
+#!/usr/bin/env python3
+"""Runs every benchmark of the project, writes the figures to one JSON file and prints a table.
+
+A benchmark is any executable listed in BENCHMARKS that prints a JSON list of figures on stdout:
+    {"name": str, "unit": str, "median": float, "max": float, "runs": int, "note": str}
+Each benchmark repeats its measurement itself and reports the median and the maximum of its runs, so
+a noisy shared machine shows up as spread instead of being hidden by one lucky run. Later parts of the
+rig add their benchmark to BENCHMARKS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCHMARKS: list[list[str]] = [
+    [sys.executable, str(ROOT / "protocol/python/bench/bench_decoder.py")],
+    [str(ROOT / "protocol/c/build/bench_decoder")],
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=ROOT / "perf/results.json")
+    args = parser.parse_args()
+    figures: list[dict] = []
+    failed: list[str] = []
+    for command in BENCHMARKS:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+        if done.returncode != 0:
+            failed.append(f"{' '.join(command)}: exit {done.returncode}\n{done.stderr}")
+            continue
+        figures += json.loads(done.stdout)
+    by_name = {f["name"]: f for f in figures}
+    py, c = by_name.get("python decoder throughput"), by_name.get("C decoder throughput (host)")
+    if py and c:
+        figures.append({"name": "C / Python decoder speed", "unit": "ratio", "median": c["median"] / py["median"],
+                        "max": c["max"] / py["max"], "runs": min(c["runs"], py["runs"]),
+                        "note": "both measured in this run"})
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
+                                    "python": platform.python_version(), "figures": figures}, indent=2) + "\n")
+    width = max(len(f["name"]) for f in figures) if figures else 10
+    print(f"{'benchmark':<{width}}  {'median':>14}  {'max':>14}  {'unit':<10} runs  note")
+    for f in figures:
+        print(f"{f['name']:<{width}}  {f['median']:>14.4g}  {f['max']:>14.4g}  {f['unit']:<10} {f['runs']:>4}  {f['note']}")
+    print(f"figures written to {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    for failure in failed:
+        print(f"BENCHMARK FAILED: {failure}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
