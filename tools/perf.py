@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+STREAM = ROOT / "build/bench/decoder_stream.bin"
 BENCHMARKS: list[list[str]] = [
-    [sys.executable, str(ROOT / "protocol/python/bench/bench_decoder.py")],
-    [str(ROOT / "protocol/c/build/bench_decoder")],
+    [sys.executable, str(ROOT / "protocol/python/bench/bench_decoder.py"), str(STREAM)],
+    [str(ROOT / "protocol/c/build/bench_decoder"), str(STREAM)],
 ]
 
 

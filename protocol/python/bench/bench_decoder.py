@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Throughput of the Python receiver on a realistic stream (every message kind, 5 % corrupted frames).
 
-Prints the figures as JSON for tools/perf.py. The scheduler must keep up with two 115200-baud links
+Prints the figures as JSON for tools/perf.py; with a path argument it also writes the stream there
+for the C benchmark. The scheduler must keep up with two 115200-baud links
 (23 kB/s together); the figure shows how far above that the decoder sits.
 """
 
@@ -10,7 +11,9 @@ from __future__ import annotations
 import json
 import random
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from mmproto import MESSAGE_TYPES, StreamDecoder
 
@@ -34,6 +37,9 @@ def workload() -> bytes:
 
 def main() -> None:
     data = workload()
+    if len(sys.argv) > 1:  # the C benchmark decodes the very same bytes
+        Path(sys.argv[1]).parent.mkdir(parents=True, exist_ok=True)
+        Path(sys.argv[1]).write_bytes(data)
     rates, frame_rates = [], []
     for _ in range(RUNS):
         decoder = StreamDecoder()

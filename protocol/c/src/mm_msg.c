@@ -1,0 +1,47 @@
+/* Message-level checks (SPEC.md sections 5 and 6). */
+#include "mmproto.h"
+
+#if defined(__SDCC_mcs51)
+#pragma nooverlay /* may run in an ISR: see mmproto.h */
+#endif
+
+/* The table goes to code memory: __code via MM_ROM on the 8051; on the AVR, const data would be
+ * copied to RAM at start-up unless it is PROGMEM, which then needs pgm_read_byte. */
+#if defined(__AVR__)
+#include <avr/pgmspace.h>
+#define TABLE_ROM PROGMEM
+#define TABLE_READ(t, i) pgm_read_byte(&(t)[i])
+#else
+#define TABLE_ROM
+#define TABLE_READ(t, i) ((t)[i])
+#endif
+
+/* Body lengths indexed by ((type >> 1) & 0x18) | (type & 0x07): the known types are 0x01..0x04,
+ * 0x10..0x12 and 0x20..0x25, so 24 bytes cover them without a search. 0 = unknown type. */
+static const uint8_t MM_ROM body_len[24] TABLE_ROM = {
+    0, MM_HELLO_LEN, MM_QUERY_LEN, MM_ERROR_LEN, MM_COUNTERS_LEN, 0, 0, 0,
+    MM_TIMECODE_LEN, MM_RESULT_LEN, MM_FIRE_LEN, 0, 0, 0, 0, 0,
+    MM_SCHEDULE_LEN, MM_ACK_LEN, MM_MODE_LEN, MM_STATUS_LEN, MM_LOCAL_EVENT_LEN, MM_FIRED_LEN, 0, 0,
+};
+
+uint8_t mm_msg_body_len(uint8_t type)
+{
+    if (type >= 0x30u || (type & 0x08u) != 0)
+        return 0;
+    type = (uint8_t)(((type >> 1) & 0x18u) | (type & 0x07u)); /* 8-bit index: no 16-bit math */
+    return TABLE_READ(body_len, type);
+}
+
+uint8_t mm_msg_check(const uint8_t *payload, uint8_t len)
+{
+    uint8_t want;
+
+    if (len < MM_HDR_LEN)
+        return MM_MSG_BAD_LENGTH;
+    want = mm_msg_body_len(payload[MM_HDR_TYPE]);
+    if (want == 0)
+        return MM_MSG_UNKNOWN_TYPE;
+    if ((uint8_t)(len - MM_HDR_LEN) != want)
+        return MM_MSG_BAD_LENGTH;
+    return MM_MSG_OK;
+}
