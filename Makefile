@@ -7,7 +7,8 @@ PY := .venv/bin/python
 FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
-.PHONY: help setup build test test-c test-python fuzz fuzz-short demo perf footprint vectors clean
+.PHONY: help setup build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
+        flash-executor
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -15,8 +16,9 @@ help:  ## list the targets
 setup:  ## install Debian packages, .venv with mmrig[dev], the FreeRTOS kernel (idempotent)
 	@tools/setup.sh
 
-build: setup  ## build everything that exists: host protocol library and tests, 8051 and AVR footprints
+build: setup  ## build everything that exists: protocol library (host, 8051, AVR), executor image
 	$(MAKE) -C protocol/c host mcs51 avr
+	$(MAKE) -C executor avr
 
 footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 	$(MAKE) -C protocol/c mcs51 avr
@@ -24,21 +26,21 @@ footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 vectors: setup  ## rewrite protocol/vectors/*.vec from protocol/vectors/generate.py
 	$(PY) protocol/vectors/generate.py
 
-test: setup  ## everything CI runs: C and Python tests over the shared vectors, footprints, short fuzz
-	$(MAKE) test-c
+test: setup  ## everything CI runs: protocol (C, Python, vectors, footprints, short fuzz), executor
+	$(MAKE) test-protocol
 	$(MAKE) test-python
-	$(MAKE) fuzz-short
+	$(MAKE) test-executor
 	@echo "make test: all suites passed"
 
-test-c:
+test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 capacity), short fuzz, footprints
 	$(MAKE) -C protocol/c test mcs51 avr
 
 test-python:
 	$(PY) protocol/vectors/generate.py --check
 	$(PY) -m pytest -q -p no:cacheprovider
 
-fuzz-short:
-	$(MAKE) -C protocol/c fuzz-short
+test-executor:  # host tests of the core, the AVR image in simavr
+	$(MAKE) -C executor test
 
 fuzz: setup  ## libFuzzer on the C decoder (FUZZ_RUNS) and hypothesis on the Python one (FUZZ_EXAMPLES)
 	$(MAKE) -C protocol/c fuzz-run RUNS=$(FUZZ_RUNS)
@@ -51,6 +53,10 @@ perf: setup  ## run every benchmark, write perf/results.json and print a table
 	$(MAKE) -C protocol/c bench
 	$(PY) tools/perf.py --out perf/results.json
 
+flash-executor:  ## flash the executor to an Arduino Mega 2560: make flash-executor PORT=/dev/ttyACM0
+	$(MAKE) -C executor flash $(if $(PORT),PORT=$(PORT))
+
 clean:  ## remove build outputs (keeps .venv)
 	$(MAKE) -C protocol/c clean
+	$(MAKE) -C executor clean
 	rm -rf build perf .pytest_cache

@@ -14,6 +14,7 @@ apt_packages=(
     simavr libsimavr-dev libelf-dev      # the virtual bench links libsimavr
     libcmocka-dev                        # C unit tests
     clang libclang-rt-14-dev             # libFuzzer campaigns on the C decoder
+    avrdude                              # flashing real boards (make flash-*)
 )
 command -v cargo >/dev/null || apt_packages+=(cargo)   # fetches the FreeRTOS kernel crate
 

@@ -1,0 +1,38 @@
+/*
+ * What the executor core needs from the hardware layer (one implementation per target:
+ * port/avr/board_avr.c on the ATmega2560, tests/test_core.c's fake on the host).
+ *
+ * The core never touches a register. It calls these hooks with the core lock held (see ex_core.h),
+ * so they need no locking of their own except against interrupt handlers.
+ */
+#ifndef EX_BOARD_H
+#define EX_BOARD_H
+
+#include <stdint.h>
+
+/* Dispatch arming: which context may put the precomputed output on the event port. */
+#define EXB_ARM_NONE 0
+#define EXB_ARM_ISR 1  /* the pin-change ISR writes `out` as soon as the timecode port reads `tc8` */
+#define EXB_ARM_TASK 2 /* the timecode task does, first thing after its notification */
+
+/* How far into the current timecode tick we are, in 1/65536 of a tick. */
+uint16_t exb_phase(void);
+
+/* Free room in the transmit buffer, in bytes, and one byte into it (only after checking room). */
+uint8_t exb_tx_room(void);
+void exb_tx_put(uint8_t byte);
+/* All bytes of a frame are in: start transmitting if the line is idle. */
+void exb_tx_kick(void);
+
+/* Write the event port now (task-context dispatch path and late events). */
+void exb_output(uint8_t value);
+
+/* Publish the precomputed output for the next tick (atomically with respect to the ISR). */
+void exb_arm(uint8_t path, uint8_t tc8, uint8_t out);
+/* Withdraw it (atomically); returns 1 if the armed output had already been written to the port. */
+uint8_t exb_disarm(void);
+
+/* Stack high-water mark (bytes never used) of task 0 timecode, 1 serial, 2 status LED. */
+uint16_t exb_stack_free(uint8_t task);
+
+#endif /* EX_BOARD_H */

@@ -1,0 +1,359 @@
+#include "ex_core.h"
+
+#include "ex_board.h"
+
+#define LFSR_SEED 0xACE1u
+
+uint16_t ex_lfsr(uint16_t r)
+{
+    /* x^16 + x^14 + x^13 + x^11 + 1, period 65535 */
+    return (uint16_t)((r >> 1) ^ ((r & 1u) ? 0xB400u : 0u));
+}
+
+/* ---- sending ---------------------------------------------------------------------------------- */
+
+static void send(struct ex *x, uint8_t type, const uint8_t *body, uint8_t len)
+{
+    struct mm_enc e;
+    int16_t b;
+    uint8_t seq = x->seq++;
+
+    /* A frame that does not fit is dropped whole and still uses up its sequence number, so the
+     * receiver counts it as lost (SPEC.md section 4). */
+    if (exb_tx_room() < (uint8_t)MM_WIRE_LEN(len)) {
+        x->cnt.tx_dropped++;
+        return;
+    }
+    mm_enc_start(&e, type, seq, body, len);
+    while ((b = mm_enc_next(&e)) >= 0)
+        exb_tx_put((uint8_t)b);
+    exb_tx_kick();
+}
+
+static void send_hello(struct ex *x)
+{
+    uint8_t b[MM_HELLO_LEN];
+
+    b[MM_HELLO_PROTO_VERSION] = MM_PROTO_VERSION;
+    b[MM_HELLO_NODE_KIND] = MM_NODE_EXECUTOR;
+    mm_put_u16(b + MM_HELLO_FW_VERSION, EX_FW_VERSION);
+    mm_put_u32(b + MM_HELLO_CPU_HZ, x->cfg->cpu_hz);
+    mm_put_u32(b + MM_HELLO_TIMER_HZ, x->cfg->timer_hz);
+    mm_put_u32(b + MM_HELLO_TICK_COUNTS, x->cfg->tick_counts);
+    mm_put_u32(b + MM_HELLO_BAUD, x->cfg->baud);
+    b[MM_HELLO_FLAGS] = 0; /* the executor has no event input */
+    send(x, MM_T_HELLO, b, sizeof b);
+}
+
+static void send_error(struct ex *x, uint8_t code, uint8_t ref_type, uint16_t ref_tag)
+{
+    uint8_t b[MM_ERROR_LEN];
+
+    b[MM_ERROR_CODE] = code;
+    b[MM_ERROR_REF_TYPE] = ref_type;
+    mm_put_u16(b + MM_ERROR_REF_TAG, ref_tag);
+    mm_put_u32(b + MM_ERROR_TIMECODE, x->tc.ext);
+    send(x, MM_T_ERROR, b, sizeof b);
+}
+
+/* LOCAL_EVENT and FIRED share one layout (tag, event_id, timecode). */
+static void send_event(struct ex *x, uint8_t type, uint16_t tag, uint8_t id, uint32_t tc)
+{
+    uint8_t b[MM_FIRED_LEN];
+
+    mm_put_u16(b + MM_FIRED_TAG, tag);
+    b[MM_FIRED_EVENT_ID] = id;
+    mm_put_u32(b + MM_FIRED_TIMECODE, tc);
+    send(x, type, b, sizeof b);
+}
+
+static void send_status(struct ex *x)
+{
+    uint8_t b[MM_STATUS_LEN];
+
+    b[MM_STATUS_MODE] = x->mode;
+    b[MM_STATUS_DISPATCH] = x->dispatch;
+    mm_put_u32(b + MM_STATUS_TIMECODE, x->tc.ext);
+    b[MM_STATUS_PENDING] = x->list.n;
+    b[MM_STATUS_CAPACITY] = EX_LIST_CAPACITY;
+    mm_put_u32(b + MM_STATUS_FIRED, x->fired);
+    mm_put_u16(b + MM_STATUS_STACK_TIMECODE, exb_stack_free(0));
+    mm_put_u16(b + MM_STATUS_STACK_SERIAL, exb_stack_free(1));
+    mm_put_u16(b + MM_STATUS_STACK_STATUS, exb_stack_free(2));
+    send(x, MM_T_STATUS, b, sizeof b);
+}
+
+static void send_counters(struct ex *x)
+{
+    uint8_t b[MM_COUNTERS_LEN];
+
+    mm_put_u16(b + MM_COUNTERS_RX_OK, x->cnt.rx_ok);
+    mm_put_u16(b + MM_COUNTERS_RX_BAD_CRC, x->cnt.rx_bad_crc);
+    mm_put_u16(b + MM_COUNTERS_RX_BAD_COBS, x->cnt.rx_bad_cobs);
+    mm_put_u16(b + MM_COUNTERS_RX_TOO_LONG, x->cnt.rx_too_long);
+    mm_put_u16(b + MM_COUNTERS_RX_TOO_SHORT, x->cnt.rx_too_short);
+    mm_put_u16(b + MM_COUNTERS_RX_BAD_MESSAGE, x->cnt.rx_bad_message);
+    mm_put_u16(b + MM_COUNTERS_TX_DROPPED, x->cnt.tx_dropped);
+    mm_put_u16(b + MM_COUNTERS_NODE_A, x->cnt.refused_duplicate);
+    mm_put_u16(b + MM_COUNTERS_NODE_B, x->cnt.refused_full);
+    mm_put_u16(b + MM_COUNTERS_NODE_C, x->cnt.refused_past_due);
+    mm_put_u16(b + MM_COUNTERS_NODE_D, x->tc.glitches);
+    send(x, MM_T_COUNTERS, b, sizeof b);
+}
+
+/* ---- dispatch --------------------------------------------------------------------------------- */
+
+static uint8_t next_out(const struct ex *x, uint8_t id)
+{
+    return (uint8_t)((id & EX_OUT_ID_MASK) | (x->strobe ^ EX_OUT_STROBE));
+}
+
+/* Precompute and arm the output for the next tick, if the head event is due at exactly that tick.
+ * (Arming an event further ahead would fire it 256 ticks early when the low byte comes round.) */
+static void rearm(struct ex *x)
+{
+    const struct ex_entry *h = &x->list.e[0];
+
+    if (x->list.n != 0 && h->tc == x->tc.ext + 1u)
+        exb_arm(x->dispatch == MM_DISPATCH_TASK ? EXB_ARM_TASK : EXB_ARM_ISR, (uint8_t)h->tc,
+                next_out(x, h->id));
+    else
+        exb_arm(EXB_ARM_NONE, 0, 0);
+}
+
+/* Puts every due event on the port (the first may already be there: `already`), then reports them. */
+static void fire_due(struct ex *x, uint8_t already)
+{
+    uint8_t k = ex_list_due(&x->list, x->tc.ext);
+    uint8_t i;
+
+    if (already && k == 0)
+        k = 1; /* the ISR fired on a glitch that matched the armed byte: it left, report it */
+    for (i = 0; i < k; i++) {
+        if (!(i == 0 && already))
+            exb_output(next_out(x, x->list.e[i].id));
+        x->strobe ^= EX_OUT_STROBE;
+    }
+    for (i = 0; i < k; i++) {
+        const struct ex_entry *e = &x->list.e[i];
+        x->fired++;
+        send_event(x, MM_T_FIRED, e->tag, e->id, x->tc.ext);
+    }
+    ex_list_pop(&x->list, k);
+}
+
+static void generate(struct ex *x)
+{
+    uint8_t id;
+    uint16_t tag;
+    uint32_t tc;
+    uint8_t r;
+
+    if (++x->since_gen < x->period)
+        return;
+    x->since_gen = 0;
+    if (x->random_ids) {
+        x->rng = ex_lfsr(x->rng);
+        id = (uint8_t)(x->rng & EX_OUT_ID_MASK);
+    } else {
+        id = x->next_id;
+        x->next_id = (uint8_t)((x->next_id + 1u) & EX_OUT_ID_MASK);
+    }
+    tag = x->local_tag++;
+    tc = x->tc.ext + x->distance;
+    r = ex_list_insert(&x->list, tag, id, tc, x->tc.ext);
+    if (r == EX_LIST_OK) {
+        send_event(x, MM_T_LOCAL_EVENT, tag, id, tc);
+    } else if (r == EX_LIST_FULL) {
+        x->cnt.refused_full++;
+        send_error(x, MM_ERR_LIST_FULL, MM_T_LOCAL_EVENT, tag);
+    }
+    /* past-due and duplicate cannot happen: distance >= 1 and tags are unique while < 65536 pend */
+}
+
+uint8_t ex_tick(struct ex *x, uint8_t port)
+{
+    uint8_t r = ex_tc_update(&x->tc, port);
+    uint8_t already;
+
+    if (r == EX_TC_SAME)
+        return r;
+    already = exb_disarm();
+    if (r != EX_TC_GLITCH || already) {
+        fire_due(x, already);
+        if (r != EX_TC_GLITCH && x->mode == MM_MODE_VERIFICATION)
+            generate(x);
+    }
+    rearm(x);
+    return r;
+}
+
+/* ---- receiving -------------------------------------------------------------------------------- */
+
+static void on_schedule(struct ex *x, const uint8_t *b)
+{
+    uint16_t tag = mm_get_u16(b + MM_SCHEDULE_TAG);
+    uint8_t id = b[MM_SCHEDULE_EVENT_ID];
+    uint32_t tc = mm_get_u32(b + MM_SCHEDULE_TIMECODE);
+    uint8_t r;
+    uint8_t a[MM_ACK_LEN];
+
+    if (x->mode != MM_MODE_MIXED) {
+        send_error(x, MM_ERR_BAD_MODE, MM_T_SCHEDULE, tag);
+        return;
+    }
+    if (id > EX_OUT_ID_MASK) {
+        send_error(x, MM_ERR_BAD_VALUE, MM_T_SCHEDULE, tag);
+        return;
+    }
+    r = ex_list_insert(&x->list, tag, id, tc, x->tc.ext);
+    if (r == EX_LIST_PAST_DUE) {
+        x->cnt.refused_past_due++;
+        send_error(x, MM_ERR_PAST_DUE, MM_T_SCHEDULE, tag);
+        return;
+    }
+    if (r == EX_LIST_DUPLICATE) {
+        x->cnt.refused_duplicate++;
+        send_error(x, MM_ERR_DUPLICATE, MM_T_SCHEDULE, tag);
+        return;
+    }
+    if (r == EX_LIST_FULL) {
+        x->cnt.refused_full++;
+        send_error(x, MM_ERR_LIST_FULL, MM_T_SCHEDULE, tag);
+        return;
+    }
+    rearm(x); /* arm first: the ACK takes a while to encode */
+    mm_put_u16(a + MM_ACK_TAG, tag);
+    a[MM_ACK_EVENT_ID] = id;
+    mm_put_u32(a + MM_ACK_TIMECODE, x->tc.ext);
+    mm_put_u16(a + MM_ACK_PHASE, exb_phase());
+    a[MM_ACK_PENDING] = x->list.n;
+    send(x, MM_T_ACK, a, sizeof a);
+}
+
+static void on_mode(struct ex *x, const uint8_t *b)
+{
+    uint8_t mode = b[MM_MODE_MODE];
+    uint8_t dispatch = b[MM_MODE_DISPATCH];
+    uint8_t distance = b[MM_MODE_DISTANCE];
+    uint16_t period = mm_get_u16(b + MM_MODE_PERIOD);
+    uint8_t random_ids = b[MM_MODE_RANDOM_IDS];
+
+    if (mode > MM_MODE_MIXED || dispatch > MM_DISPATCH_TASK || random_ids > 1 ||
+        (mode == MM_MODE_VERIFICATION && (distance == 0 || period == 0))) {
+        send_error(x, MM_ERR_BAD_VALUE, MM_T_MODE, 0);
+        return;
+    }
+    if (mode != x->mode) {
+        /* A new mode starts with an empty list. An event the ISR put out a moment ago is reported. */
+        if (exb_disarm())
+            fire_due(x, 1);
+        ex_list_init(&x->list);
+        x->since_gen = 0;
+    }
+    x->mode = mode;
+    x->dispatch = dispatch;
+    x->distance = distance;
+    x->period = period;
+    x->random_ids = random_ids;
+    rearm(x);
+    send_status(x);
+}
+
+static void on_query(struct ex *x, const uint8_t *b)
+{
+    switch (b[MM_QUERY_WHAT]) {
+    case MM_T_HELLO:
+        send_hello(x);
+        break;
+    case MM_T_COUNTERS:
+        send_counters(x);
+        break;
+    case MM_T_STATUS:
+        send_status(x);
+        break;
+    default:
+        send_error(x, MM_ERR_BAD_VALUE, MM_T_QUERY, 0);
+        break;
+    }
+}
+
+static void on_frame(struct ex *x, const uint8_t *p, uint8_t len)
+{
+    uint8_t type = p[MM_HDR_TYPE];
+    const uint8_t *body = p + MM_HDR_LEN;
+
+    switch (mm_msg_check(p, len)) {
+    case MM_MSG_UNKNOWN_TYPE:
+        x->cnt.rx_bad_message++;
+        send_error(x, MM_ERR_UNKNOWN_TYPE, type, 0);
+        return;
+    case MM_MSG_BAD_LENGTH:
+        x->cnt.rx_bad_message++;
+        send_error(x, MM_ERR_BAD_LENGTH, type, 0);
+        return;
+    default:
+        break;
+    }
+    x->cnt.rx_ok++;
+    switch (type) {
+    case MM_T_SCHEDULE:
+        on_schedule(x, body);
+        break;
+    case MM_T_MODE:
+        on_mode(x, body);
+        break;
+    case MM_T_QUERY:
+        on_query(x, body);
+        break;
+    default: /* a valid message, but not one an executor handles */
+        send_error(x, MM_ERR_UNKNOWN_TYPE, type, 0);
+        break;
+    }
+}
+
+void ex_rx_byte(struct ex *x, uint8_t byte)
+{
+    switch (mm_dec_push(&x->dec, byte)) {
+    case MM_DEC_FRAME:
+        on_frame(x, x->dec.buf, mm_dec_payload_len(&x->dec));
+        break;
+    case MM_DEC_TOO_LONG:
+        x->cnt.rx_too_long++;
+        break;
+    case MM_DEC_BAD_COBS:
+        x->cnt.rx_bad_cobs++;
+        break;
+    case MM_DEC_TOO_SHORT:
+        x->cnt.rx_too_short++;
+        break;
+    case MM_DEC_BAD_CRC:
+        x->cnt.rx_bad_crc++;
+        break;
+    default:
+        break;
+    }
+}
+
+void ex_init(struct ex *x, const struct ex_cfg *cfg, uint8_t port)
+{
+    uint8_t *p = (uint8_t *)x;
+    uint16_t i;
+
+    for (i = 0; i < sizeof *x; i++)
+        p[i] = 0;
+    x->cfg = cfg;
+    mm_dec_init(&x->dec);
+    ex_tc_init(&x->tc, port);
+    ex_list_init(&x->list);
+    x->mode = MM_MODE_IDLE;
+    x->dispatch = cfg->dispatch;
+    x->distance = 2;
+    x->period = 1;
+    x->rng = LFSR_SEED;
+    exb_arm(EXB_ARM_NONE, 0, 0);
+    /* A lone delimiter flushes whatever the receiver holds (SPEC.md section 6), then HELLO, seq 0. */
+    if (exb_tx_room() != 0)
+        exb_tx_put(0);
+    send_hello(x);
+}

@@ -1,0 +1,33 @@
+/*
+ * ATmega2560 hardware layer of the executor (Arduino Mega 2560). Pin map (docs/hardware.md):
+ *   timecode in   PK0..PK7 (Mega A8..A15), pin-change interrupts PCINT16..23 (PCIE2)
+ *   event id out  PC0..PC2 (Mega 37, 36, 35), strobe out PC3 (Mega 34), one port write per event
+ *   status LED    PB7 (Mega 13)
+ *   serial        USART0 (the USB port), 8N1, EX_BAUD (default 9600)
+ *   phase timer   Timer1, free running at F_CPU / 64 (4 us), no interrupt
+ *   kernel tick   Timer0 compare A (see FreeRTOSConfig.h)
+ */
+#ifndef BOARD_H
+#define BOARD_H
+
+#include <stdint.h>
+
+#include "FreeRTOS.h"
+#include "task.h"
+
+#define BOARD_TIMER_HZ (F_CPU / 64u)
+/* The profiler's tick (71.111 ms: 1137778 CPU cycles of a 16 MHz AVR profiler) in Timer1 counts. */
+#define BOARD_TICK_COUNTS 17778u
+
+void board_init(void);
+/* Tasks the interrupt handlers wake (set before the scheduler starts). */
+void board_set_tasks(TaskHandle_t timecode, TaskHandle_t serial);
+uint8_t board_read_timecode(void); /* PINK, read until two reads agree */
+/* Task dispatch path: writes the armed output if the port shows the armed timecode. */
+void board_task_dispatch(uint8_t port);
+/* Next received byte: 0..255, or -1 if none. */
+int16_t board_rx_get(void);
+void board_led_toggle(void);
+void board_led_on(void);
+
+#endif

@@ -1,0 +1,716 @@
+/*
+ * Host tests of the executor core (cmocka). The board hooks are faked: transmitted bytes go to a
+ * buffer that the tests decode with the protocol library's own decoder (and compare byte for byte
+ * with frames produced by the Python implementation, mmproto, where that is sensible).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ex_board.h"
+#include "ex_core.h"
+
+/* ---- fake board --------------------------------------------------------------------------------- */
+
+static uint8_t tx[8192];
+static size_t tx_n;
+static size_t tx_room = 255;  /* what exb_tx_room reports */
+static uint8_t outputs[256];
+static size_t out_n;
+static uint8_t arm_path, arm_tc8, arm_out, arm_fired;
+static uint16_t phase = 0x4000;
+
+uint16_t exb_phase(void) { return phase; }
+uint8_t exb_tx_room(void) { return (uint8_t)tx_room; }
+void exb_tx_put(uint8_t b) { assert_true(tx_n < sizeof tx); tx[tx_n++] = b; }
+void exb_tx_kick(void) {}
+void exb_output(uint8_t v) { assert_true(out_n < sizeof outputs); outputs[out_n++] = v; }
+void exb_arm(uint8_t path, uint8_t tc8, uint8_t out) { arm_path = path; arm_tc8 = tc8; arm_out = out; arm_fired = 0; }
+uint8_t exb_disarm(void)
+{
+    uint8_t f = arm_fired;
+    arm_path = EXB_ARM_NONE;
+    arm_fired = 0;
+    return f;
+}
+uint16_t exb_stack_free(uint8_t task) { return (uint16_t)(100 + task); }
+
+/* What the pin-change ISR does when the port changes: write the armed output if it matches. */
+static void fake_isr(uint8_t port)
+{
+    if (arm_path == EXB_ARM_ISR && port == arm_tc8 && !arm_fired) {
+        outputs[out_n++] = arm_out;
+        arm_fired = 1;
+    }
+}
+
+/* ---- helpers ------------------------------------------------------------------------------------ */
+
+struct frame {
+    uint8_t type, seq, len;
+    uint8_t body[MM_MAX_BODY];
+};
+
+static struct frame fr[512];
+static size_t fr_n;
+
+/* Decodes everything transmitted since the last call into fr[] (fr_n frames); asserts it is clean. */
+static void take_frames(void)
+{
+    struct mm_dec d;
+    size_t i;
+
+    mm_dec_init(&d);
+    fr_n = 0;
+    for (i = 0; i < tx_n; i++) {
+        uint8_t r = mm_dec_push(&d, tx[i]);
+        assert_true(r == MM_DEC_BUSY || r == MM_DEC_FRAME);
+        if (r == MM_DEC_FRAME) {
+            uint8_t len = mm_dec_payload_len(&d);
+            assert_int_equal(mm_msg_check(d.buf, len), MM_MSG_OK);
+            assert_true(fr_n < sizeof fr / sizeof fr[0]);
+            fr[fr_n].type = d.buf[0];
+            fr[fr_n].seq = d.buf[1];
+            fr[fr_n].len = (uint8_t)(len - 2);
+            memcpy(fr[fr_n].body, d.buf + 2, (size_t)(len - 2));
+            fr_n++;
+        }
+    }
+    assert_true(mm_dec_at_frame_start(&d));
+    tx_n = 0;
+}
+
+static void feed(struct ex *x, const uint8_t *b, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++)
+        ex_rx_byte(x, b[i]);
+}
+
+/* Encodes and feeds one frame as the scheduler would send it. */
+static void feed_msg(struct ex *x, uint8_t type, uint8_t seq, const uint8_t *body, uint8_t len)
+{
+    struct mm_enc e;
+    int16_t b;
+
+    mm_enc_start(&e, type, seq, body, len);
+    while ((b = mm_enc_next(&e)) >= 0)
+        ex_rx_byte(x, (uint8_t)b);
+}
+
+static void feed_schedule(struct ex *x, uint16_t tag, uint8_t id, uint32_t tc)
+{
+    uint8_t b[MM_SCHEDULE_LEN];
+    mm_put_u16(b + MM_SCHEDULE_TAG, tag);
+    b[MM_SCHEDULE_EVENT_ID] = id;
+    mm_put_u32(b + MM_SCHEDULE_TIMECODE, tc);
+    feed_msg(x, MM_T_SCHEDULE, 0, b, sizeof b);
+}
+
+static void feed_mode(struct ex *x, uint8_t mode, uint8_t dispatch, uint8_t distance, uint16_t period, uint8_t rnd)
+{
+    uint8_t b[MM_MODE_LEN];
+    b[MM_MODE_MODE] = mode;
+    b[MM_MODE_DISPATCH] = dispatch;
+    b[MM_MODE_DISTANCE] = distance;
+    mm_put_u16(b + MM_MODE_PERIOD, period);
+    b[MM_MODE_RANDOM_IDS] = rnd;
+    feed_msg(x, MM_T_MODE, 0, b, sizeof b);
+}
+
+static void feed_query(struct ex *x, uint8_t what)
+{
+    feed_msg(x, MM_T_QUERY, 0, &what, 1);
+}
+
+static const struct ex_cfg cfg = {16000000ul, 250000ul, 17778ul, 9600ul, MM_DISPATCH_ISR};
+
+static struct ex X;
+
+static void boot(uint8_t port)
+{
+    tx_n = 0;
+    out_n = 0;
+    tx_room = 255;
+    phase = 0x4000;
+    ex_init(&X, &cfg, port);
+}
+
+/* Boot, enter mixed mode with the given dispatch path, discard the frames so far. */
+static void boot_mixed(uint8_t port, uint8_t dispatch)
+{
+    boot(port);
+    feed_mode(&X, MM_MODE_MIXED, dispatch, 0, 0, 0);
+    take_frames();
+    assert_int_equal(fr_n, 2); /* HELLO, STATUS */
+}
+
+static void expect_error(const struct frame *f, uint8_t code, uint8_t ref_type, uint16_t tag, uint32_t tc)
+{
+    assert_int_equal(f->type, MM_T_ERROR);
+    assert_int_equal(f->body[MM_ERROR_CODE], code);
+    assert_int_equal(f->body[MM_ERROR_REF_TYPE], ref_type);
+    assert_int_equal(mm_get_u16(f->body + MM_ERROR_REF_TAG), tag);
+    assert_int_equal(mm_get_u32(f->body + MM_ERROR_TIMECODE), tc);
+}
+
+static void get_counters(uint16_t c[11])
+{
+    int i;
+    tx_n = 0; /* earlier frames are the caller's business */
+    feed_query(&X, MM_T_COUNTERS);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_COUNTERS);
+    for (i = 0; i < 11; i++)
+        c[i] = mm_get_u16(fr[0].body + 2 * i);
+}
+enum { C_OK, C_CRC, C_COBS, C_LONG, C_SHORT, C_MSG, C_TXDROP, C_DUP, C_FULL, C_PAST, C_GLITCH };
+
+/* ---- timecode extension ------------------------------------------------------------------------- */
+
+static void tc_steps_and_8bit_wrap(void **s)
+{
+    struct ex_tc t;
+    unsigned i;
+    (void)s;
+    ex_tc_init(&t, 250);
+    assert_int_equal(t.ext, 250);
+    assert_int_equal(ex_tc_update(&t, 250), EX_TC_SAME);
+    for (i = 251; i < 251 + 600; i++)
+        assert_int_equal(ex_tc_update(&t, (uint8_t)i), EX_TC_STEP);
+    assert_int_equal(t.ext, 850); /* crossed the 8-bit wrap three times */
+    assert_int_equal(t.glitches, 0);
+}
+
+static void tc_32bit_wrap(void **s)
+{
+    struct ex_tc t;
+    (void)s;
+    ex_tc_init(&t, 0xFE);
+    t.ext = 0xFFFFFFFEul;
+    assert_int_equal(ex_tc_update(&t, 0xFF), EX_TC_STEP);
+    assert_int_equal(t.ext, 0xFFFFFFFFul);
+    assert_int_equal(ex_tc_update(&t, 0x00), EX_TC_STEP);
+    assert_int_equal(t.ext, 0);
+    assert_int_equal(ex_tc_update(&t, 0x01), EX_TC_STEP);
+    assert_int_equal(t.ext, 1);
+}
+
+static void tc_glitch_noise_is_counted_not_applied(void **s)
+{
+    struct ex_tc t;
+    (void)s;
+    ex_tc_init(&t, 10);
+    assert_int_equal(ex_tc_update(&t, 0x8A), EX_TC_GLITCH); /* a bit flipped */
+    assert_int_equal(t.ext, 10);
+    assert_int_equal(ex_tc_update(&t, 10), EX_TC_SAME);      /* back: noise */
+    assert_int_equal(ex_tc_update(&t, 11), EX_TC_STEP);
+    assert_int_equal(ex_tc_update(&t, 9), EX_TC_GLITCH);     /* backwards */
+    assert_int_equal(ex_tc_update(&t, 12), EX_TC_STEP);      /* 12 is old + 1: 9 was noise */
+    assert_int_equal(t.ext, 12);
+    assert_int_equal(t.glitches, 2);
+}
+
+static void tc_glitch_confirmed_resyncs(void **s)
+{
+    struct ex_tc t;
+    (void)s;
+    ex_tc_init(&t, 0xF0);
+    t.ext = 0x12F0;
+    assert_int_equal(ex_tc_update(&t, 0x05), EX_TC_GLITCH); /* jump of 21 across the wrap */
+    assert_int_equal(t.ext, 0x12F0);
+    assert_int_equal(ex_tc_update(&t, 0x06), EX_TC_RESYNC); /* confirmed by the next tick */
+    assert_int_equal(t.ext, 0x1306);
+    assert_int_equal(ex_tc_update(&t, 0x07), EX_TC_STEP);
+    assert_int_equal(t.glitches, 1);
+    /* a glitch value that stays put is confirmed by the next distinct read equal to it (+0) */
+    assert_int_equal(ex_tc_update(&t, 0x40), EX_TC_GLITCH);
+    assert_int_equal(ex_tc_update(&t, 0x40), EX_TC_RESYNC);
+    assert_int_equal(t.ext, 0x1340);
+}
+
+static const uint8_t *rd_seq;
+static unsigned rd_i, rd_len;
+static uint8_t rd(void)
+{
+    uint8_t v = rd_seq[rd_i < rd_len ? rd_i : rd_len - 1];
+    rd_i++;
+    return v;
+}
+
+static void tc_read_stable_waits_for_two_equal_reads(void **s)
+{
+    static const uint8_t changing[] = {0x0F, 0x1F, 0x10, 0x10, 0x99};
+    static const uint8_t noisy[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    (void)s;
+    rd_seq = changing; rd_len = sizeof changing; rd_i = 0;
+    assert_int_equal(ex_tc_read_stable(rd), 0x10); /* 0x0F -> 0x10 read half-changed twice */
+    assert_int_equal(rd_i, 4);
+    rd_seq = noisy; rd_len = sizeof noisy; rd_i = 0;
+    assert_int_equal(ex_tc_read_stable(rd), EX_TC_MAX_READS); /* bounded: gives the last read */
+    assert_int_equal(rd_i, EX_TC_MAX_READS);
+}
+
+/* ---- schedule list ------------------------------------------------------------------------------ */
+
+static void list_orders_by_timecode_fifo_on_ties(void **s)
+{
+    struct ex_list l;
+    static const uint32_t tcs[] = {50, 20, 30, 20, 99, 21};
+    uint8_t i;
+    (void)s;
+    ex_list_init(&l);
+    for (i = 0; i < 6; i++)
+        assert_int_equal(ex_list_insert(&l, (uint16_t)(100 + i), i, tcs[i], 10), EX_LIST_OK);
+    assert_int_equal(l.n, 6);
+    assert_int_equal(l.e[0].tag, 101); assert_int_equal(l.e[1].tag, 103); /* both 20, arrival order */
+    assert_int_equal(l.e[2].tag, 105); assert_int_equal(l.e[3].tag, 102);
+    assert_int_equal(l.e[4].tag, 100); assert_int_equal(l.e[5].tag, 104);
+    assert_int_equal(ex_list_due(&l, 19), 0);
+    assert_int_equal(ex_list_due(&l, 20), 2);
+    assert_int_equal(ex_list_due(&l, 30), 4);
+    ex_list_pop(&l, 2);
+    assert_int_equal(l.n, 4);
+    assert_int_equal(l.e[0].tag, 105);
+}
+
+static void list_refuses_past_due_duplicate_full(void **s)
+{
+    struct ex_list l;
+    uint8_t i;
+    (void)s;
+    ex_list_init(&l);
+    assert_int_equal(ex_list_insert(&l, 1, 0, 10, 10), EX_LIST_PAST_DUE); /* not after now */
+    assert_int_equal(ex_list_insert(&l, 1, 0, 9, 10), EX_LIST_PAST_DUE);
+    assert_int_equal(ex_list_insert(&l, 1, 0, 11, 10), EX_LIST_OK);
+    assert_int_equal(ex_list_insert(&l, 1, 3, 12, 10), EX_LIST_DUPLICATE);
+    assert_int_equal(ex_list_insert(&l, 1, 3, 5, 10), EX_LIST_PAST_DUE); /* past-due is checked first */
+    for (i = 2; i <= EX_LIST_CAPACITY; i++)
+        assert_int_equal(ex_list_insert(&l, i, 0, 100u - i, 10), EX_LIST_OK);
+    assert_int_equal(l.n, EX_LIST_CAPACITY);
+    assert_int_equal(ex_list_insert(&l, 999, 0, 50, 10), EX_LIST_FULL);
+    assert_int_equal(ex_list_insert(&l, 5, 0, 50, 10), EX_LIST_DUPLICATE); /* duplicate before full */
+    for (i = 1; i < l.n; i++)
+        assert_true(l.e[i - 1].tc <= l.e[i].tc);
+}
+
+static void list_orders_across_32bit_wrap(void **s)
+{
+    struct ex_list l;
+    (void)s;
+    ex_list_init(&l);
+    assert_int_equal(ex_list_insert(&l, 1, 0, 5, 0xFFFFFFF0ul), EX_LIST_OK);
+    assert_int_equal(ex_list_insert(&l, 2, 0, 0xFFFFFFFFul, 0xFFFFFFF0ul), EX_LIST_OK);
+    assert_int_equal(ex_list_insert(&l, 3, 0, 0xFFFFFFE0ul, 0xFFFFFFF0ul), EX_LIST_PAST_DUE);
+    assert_int_equal(l.e[0].tag, 2);
+    assert_int_equal(l.e[1].tag, 1);
+    assert_int_equal(ex_list_due(&l, 0xFFFFFFFFul), 1);
+    assert_int_equal(ex_list_due(&l, 5), 2);
+}
+
+/* ---- protocol handling -------------------------------------------------------------------------- */
+
+/* Wire bytes produced by the Python implementation (mmproto), see the comments. */
+/* Hello(1, 2, 0x0100, 16000000, 250000, 17778, 9600, 0).wire(0) */
+static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x01, 0x02, 0x02, 0x01, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
+                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x03, 0x5b, 0xfc, 0x00};
+/* Ack(0x1234, 5, 0x105, 0x4000, 1).wire(2) */
+static const uint8_t ACK_WIRE[] = {0x08, 0x21, 0x02, 0x34, 0x12, 0x05, 0x05, 0x01, 0x01, 0x01, 0x05, 0x40, 0x01,
+                                   0xfc, 0xb5, 0x00};
+/* Schedule(0x1234, 5, 0x107).wire(0) */
+static const uint8_t SCHED_WIRE[] = {0x02, 0x20, 0x06, 0x34, 0x12, 0x05, 0x07, 0x01, 0x01, 0x03, 0x4b, 0xf3, 0x00};
+/* Fired(0x1234, 5, 0x107).wire(3) */
+static const uint8_t FIRED_WIRE[] = {0x08, 0x25, 0x03, 0x34, 0x12, 0x05, 0x07, 0x01, 0x01, 0x03, 0xf2, 0x4c, 0x00};
+
+static void boot_sends_flush_then_hello_seq0(void **s)
+{
+    (void)s;
+    boot(0x05);
+    assert_int_equal(tx_n, 1 + sizeof HELLO_WIRE);
+    assert_int_equal(tx[0], 0x00);
+    assert_memory_equal(tx + 1, HELLO_WIRE, sizeof HELLO_WIRE);
+    assert_int_equal(arm_path, EXB_ARM_NONE);
+    /* QUERY(HELLO) answers HELLO again (running seq) */
+    tx_n = 0;
+    feed_query(&X, MM_T_HELLO);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_HELLO);
+    assert_int_equal(fr[0].seq, 1);
+    assert_int_equal(fr[0].body[MM_HELLO_PROTO_VERSION], 1);
+    assert_int_equal(fr[0].body[MM_HELLO_NODE_KIND], MM_NODE_EXECUTOR);
+    assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_TICK_COUNTS), 17778);
+}
+
+static void mode_answers_status(void **s)
+{
+    const struct frame *f;
+    (void)s;
+    boot(0x20);
+    tx_n = 0;
+    feed_mode(&X, MM_MODE_MIXED, MM_DISPATCH_TASK, 0, 0, 0);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    f = &fr[0];
+    assert_int_equal(f->type, MM_T_STATUS);
+    assert_int_equal(f->seq, 1);
+    assert_int_equal(f->body[MM_STATUS_MODE], MM_MODE_MIXED);
+    assert_int_equal(f->body[MM_STATUS_DISPATCH], MM_DISPATCH_TASK);
+    assert_int_equal(mm_get_u32(f->body + MM_STATUS_TIMECODE), 0x20);
+    assert_int_equal(f->body[MM_STATUS_PENDING], 0);
+    assert_int_equal(f->body[MM_STATUS_CAPACITY], EX_LIST_CAPACITY);
+    assert_int_equal(mm_get_u32(f->body + MM_STATUS_FIRED), 0);
+    assert_int_equal(mm_get_u16(f->body + MM_STATUS_STACK_TIMECODE), 100);
+    assert_int_equal(mm_get_u16(f->body + MM_STATUS_STACK_SERIAL), 101);
+    assert_int_equal(mm_get_u16(f->body + MM_STATUS_STACK_STATUS), 102);
+    /* bad values are refused and change nothing */
+    feed_mode(&X, 3, 0, 0, 0, 0);
+    feed_mode(&X, MM_MODE_MIXED, 2, 0, 0, 0);
+    feed_mode(&X, MM_MODE_VERIFICATION, 0, 0, 1, 0); /* distance 0 */
+    feed_mode(&X, MM_MODE_VERIFICATION, 0, 1, 0, 0); /* period 0 */
+    take_frames();
+    assert_int_equal(fr_n, 4);
+    for (size_t i = 0; i < 4; i++)
+        expect_error(&fr[i], MM_ERR_BAD_VALUE, MM_T_MODE, 0, 0x20);
+    feed_query(&X, MM_T_STATUS);
+    take_frames();
+    assert_int_equal(fr[0].body[MM_STATUS_MODE], MM_MODE_MIXED);
+    assert_int_equal(fr[0].body[MM_STATUS_DISPATCH], MM_DISPATCH_TASK);
+}
+
+static void schedule_outside_mixed_is_bad_mode_and_bad_id_is_bad_value(void **s)
+{
+    (void)s;
+    boot(0x03);
+    tx_n = 0;
+    feed_schedule(&X, 7, 1, 10);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    expect_error(&fr[0], MM_ERR_BAD_MODE, MM_T_SCHEDULE, 7, 3);
+    feed_mode(&X, MM_MODE_MIXED, 0, 0, 0, 0);
+    feed_schedule(&X, 8, 8, 10);
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    expect_error(&fr[1], MM_ERR_BAD_VALUE, MM_T_SCHEDULE, 8, 3);
+    assert_int_equal(X.list.n, 0);
+}
+
+static void schedule_ack_isr_dispatch_fired(void **s)
+{
+    (void)s;
+    boot_mixed(0x03, MM_DISPATCH_ISR);
+    tx_n = 0;
+    ex_tick(&X, 0x04);
+    ex_tick(&X, 0x05);
+    assert_int_equal(X.tc.ext, 5);
+    X.tc.ext = 0x105;            /* pretend we have been up for 256 more ticks */
+    take_frames();
+    assert_int_equal(fr_n, 0);   /* nothing scheduled, nothing sent */
+    feed(&X, SCHED_WIRE, sizeof SCHED_WIRE); /* tag 0x1234, id 5, tc 0x107: two ticks ahead */
+    assert_int_equal(tx_n, sizeof ACK_WIRE);
+    assert_memory_equal(tx, ACK_WIRE, sizeof ACK_WIRE); /* seq 2 after HELLO 0, STATUS 1 */
+    tx_n = 0;
+    assert_int_equal(arm_path, EXB_ARM_NONE); /* two ticks ahead: not armed yet */
+    fake_isr(0x06);
+    ex_tick(&X, 0x06);
+    assert_int_equal(out_n, 0);
+    assert_int_equal(arm_path, EXB_ARM_ISR);   /* now it is: precomputed output for tick 0x107 */
+    assert_int_equal(arm_tc8, 0x07);
+    assert_int_equal(arm_out, 0x05 | EX_OUT_STROBE);
+    fake_isr(0x07);                            /* the ISR writes it... */
+    assert_int_equal(out_n, 1);
+    assert_int_equal(outputs[0], 0x0D);
+    ex_tick(&X, 0x07);                         /* ...and the task only reports it */
+    assert_int_equal(out_n, 1);
+    assert_int_equal(tx_n, sizeof FIRED_WIRE);
+    assert_memory_equal(tx, FIRED_WIRE, sizeof FIRED_WIRE);
+    assert_int_equal(X.list.n, 0);
+    assert_int_equal(X.fired, 1);
+    assert_int_equal(arm_path, EXB_ARM_NONE);
+}
+
+static void task_dispatch_and_strobe_toggles(void **s)
+{
+    (void)s;
+    boot_mixed(0xFE, MM_DISPATCH_TASK);
+    feed_schedule(&X, 1, 3, 0x100);  /* across the 8-bit wrap */
+    feed_schedule(&X, 2, 3, 0x100);  /* same id, same tick: must still be two edges */
+    feed_schedule(&X, 3, 6, 0x101);
+    take_frames();
+    assert_int_equal(fr_n, 3);
+    assert_int_equal(fr[2].body[MM_ACK_PENDING], 3);
+    ex_tick(&X, 0xFF);
+    assert_int_equal(arm_path, EXB_ARM_TASK);
+    assert_int_equal(arm_tc8, 0x00);
+    assert_int_equal(arm_out, 0x0B);
+    fake_isr(0x00);                 /* not armed for the ISR: writes nothing */
+    assert_int_equal(out_n, 0);
+    ex_tick(&X, 0x00);              /* task path without its fast path: the core writes */
+    assert_int_equal(out_n, 2);
+    assert_int_equal(outputs[0], 0x0B);  /* id 3, strobe high */
+    assert_int_equal(outputs[1], 0x03);  /* id 3, strobe low: a second, distinct edge */
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    assert_int_equal(fr[0].type, MM_T_FIRED);
+    assert_int_equal(mm_get_u16(fr[0].body), 1);
+    assert_int_equal(mm_get_u16(fr[1].body), 2);
+    assert_int_equal(mm_get_u32(fr[1].body + MM_FIRED_TIMECODE), 0x100);
+    assert_int_equal(arm_out, 0x0E);     /* next: id 6, strobe high again */
+    ex_tick(&X, 0x01);
+    assert_int_equal(outputs[2], 0x0E);
+}
+
+static void past_due_duplicate_full_refused_and_counted(void **s)
+{
+    uint16_t c[11];
+    uint16_t i;
+    (void)s;
+    boot_mixed(0x40, MM_DISPATCH_ISR);
+    feed_schedule(&X, 1, 0, 0x40);      /* the current tick: past due */
+    feed_schedule(&X, 2, 0, 0x3F);
+    feed_schedule(&X, 3, 0, 0x42);      /* ok */
+    feed_schedule(&X, 3, 1, 0x43);      /* duplicate tag */
+    take_frames();
+    assert_int_equal(fr_n, 4);
+    expect_error(&fr[0], MM_ERR_PAST_DUE, MM_T_SCHEDULE, 1, 0x40);
+    expect_error(&fr[1], MM_ERR_PAST_DUE, MM_T_SCHEDULE, 2, 0x40);
+    assert_int_equal(fr[2].type, MM_T_ACK);
+    expect_error(&fr[3], MM_ERR_DUPLICATE, MM_T_SCHEDULE, 3, 0x40);
+    /* a flood: 40 more, the list holds 16 */
+    for (i = 0; i < 40; i++)
+        feed_schedule(&X, (uint16_t)(100 + i), (uint8_t)(i & 7), 0x50u + i);
+    take_frames();
+    assert_int_equal(fr_n, 40);
+    for (i = 0; i < 15; i++)
+        assert_int_equal(fr[i].type, MM_T_ACK);
+    assert_int_equal(fr[14].body[MM_ACK_PENDING], EX_LIST_CAPACITY);
+    for (i = 15; i < 40; i++)
+        expect_error(&fr[i], MM_ERR_LIST_FULL, MM_T_SCHEDULE, (uint16_t)(100 + i), 0x40);
+    get_counters(c);
+    assert_int_equal(c[C_OK], 1 + 4 + 40 + 1); /* MODE, 4, flood, this QUERY */
+    assert_int_equal(c[C_PAST], 2);
+    assert_int_equal(c[C_DUP], 1);
+    assert_int_equal(c[C_FULL], 25);
+    assert_int_equal(c[C_GLITCH], 0);
+    /* once a tag has fired it may be used again */
+    ex_tick(&X, 0x41);
+    ex_tick(&X, 0x42);
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_FIRED);
+    feed_schedule(&X, 3, 1, 0x60);
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+}
+
+static void garbage_and_corrupt_frames_counted_and_dropped(void **s)
+{
+    uint8_t junk[64];
+    uint8_t bad[sizeof SCHED_WIRE];
+    uint8_t b[MM_SCHEDULE_LEN + 1] = {0};
+    uint16_t c[11];
+    size_t i;
+    (void)s;
+    boot_mixed(0x00, MM_DISPATCH_ISR);
+    /* 1. line noise with no delimiter, running into a good frame: that frame is lost (bad CRC or
+     * COBS), the next one decodes. */
+    for (i = 0; i < 20; i++)
+        junk[i] = (uint8_t)(0x11 * i + 3); /* never 0x00 for i < 45 */
+    feed(&X, junk, 20);
+    feed(&X, SCHED_WIRE, sizeof SCHED_WIRE);
+    /* 2. too long: 64 non-zero bytes then a delimiter */
+    memset(junk, 0x55, sizeof junk);
+    feed(&X, junk, sizeof junk);
+    ex_rx_byte(&X, 0);
+    /* 3. a flipped bit: bad CRC */
+    memcpy(bad, SCHED_WIRE, sizeof bad);
+    bad[5] ^= 0x40;
+    feed(&X, bad, sizeof bad);
+    /* 4. bad COBS: code announces more than is left */
+    {
+        static const uint8_t cobs[] = {0x09, 0x20, 0x00};
+        feed(&X, cobs, sizeof cobs);
+    }
+    /* 5. too short: three decoded bytes */
+    {
+        static const uint8_t shortf[] = {0x04, 0x20, 0x01, 0x02, 0x00};
+        feed(&X, shortf, sizeof shortf);
+    }
+    /* 6. valid CRC, unknown type; 7. valid CRC, wrong length; 8. empty frames are ignored */
+    feed_msg(&X, 0x7E, 0, b, 2);
+    feed_msg(&X, MM_T_SCHEDULE, 0, b, MM_SCHEDULE_LEN + 1);
+    ex_rx_byte(&X, 0);
+    ex_rx_byte(&X, 0);
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    expect_error(&fr[0], MM_ERR_UNKNOWN_TYPE, 0x7E, 0, 0);
+    expect_error(&fr[1], MM_ERR_BAD_LENGTH, MM_T_SCHEDULE, 0, 0);
+    get_counters(c);
+    assert_int_equal(c[C_OK], 1 + 1);  /* MODE and this QUERY: the schedule after junk was lost */
+    assert_int_equal(c[C_LONG], 1);
+    assert_int_equal(c[C_CRC] + c[C_COBS], 1 + 1 + 1); /* junk+frame, flipped bit, bad cobs */
+    assert_int_equal(c[C_COBS] >= 1, 1);
+    assert_int_equal(c[C_SHORT], 1);
+    assert_int_equal(c[C_MSG], 2);
+    /* and the link still works */
+    feed(&X, SCHED_WIRE, sizeof SCHED_WIRE);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_ACK);
+}
+
+static void tx_full_drops_whole_frames_and_counts(void **s)
+{
+    uint16_t c[11];
+    uint8_t i;
+    (void)s;
+    boot_mixed(0x00, MM_DISPATCH_ISR);
+    tx_room = MM_WIRE_LEN(MM_ACK_LEN) - 1; /* no room for an ACK */
+    for (i = 0; i < 3; i++)
+        feed_schedule(&X, i, 0, 10);
+    assert_int_equal(tx_n, 0);
+    tx_room = 255;
+    feed_schedule(&X, 9, 0, 10);
+    get_counters(c);
+    /* dropped frames still use their seq: the receiver counts three lost frames */
+    assert_int_equal(c[C_TXDROP], 3);
+    assert_int_equal(X.list.n, 4);
+    tx_n = 0;
+    feed_query(&X, MM_T_STATUS);
+    take_frames();
+    assert_int_equal(fr[0].seq, 2 + 3 + 1 + 1);
+}
+
+static void glitch_counted_in_counters_and_no_false_fire(void **s)
+{
+    uint16_t c[11];
+    (void)s;
+    boot_mixed(0x10, MM_DISPATCH_TASK);
+    feed_schedule(&X, 1, 2, 0x12);
+    ex_tick(&X, 0x11);
+    ex_tick(&X, 0x31);           /* a stuck bit */
+    ex_tick(&X, 0x11);           /* gone */
+    assert_int_equal(out_n, 0);
+    ex_tick(&X, 0x12);
+    assert_int_equal(out_n, 1);
+    get_counters(c);
+    assert_int_equal(c[C_GLITCH], 1);
+}
+
+static void verification_mode_generates_sequential_and_random(void **s)
+{
+    uint16_t r = 0xACE1;
+    unsigned i, n_local = 0, n_fired = 0;
+    (void)s;
+    boot(0x00);
+    feed_mode(&X, MM_MODE_VERIFICATION, MM_DISPATCH_ISR, 2, 3, 0);
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    for (i = 1; i <= 12; i++) {
+        fake_isr((uint8_t)i);
+        ex_tick(&X, (uint8_t)i);
+    }
+    take_frames();
+    /* events created at ticks 3, 6, 9, 12 for 5, 8, 11, 14; fired at 5, 8, 11 */
+    for (i = 0; i < fr_n; i++) {
+        if (fr[i].type == MM_T_LOCAL_EVENT) {
+            assert_int_equal(mm_get_u16(fr[i].body + MM_LOCAL_EVENT_TAG), n_local);
+            assert_int_equal(fr[i].body[MM_LOCAL_EVENT_EVENT_ID], n_local & 7);
+            assert_int_equal(mm_get_u32(fr[i].body + MM_LOCAL_EVENT_TIMECODE), 3 * (n_local + 1) + 2);
+            n_local++;
+        } else {
+            assert_int_equal(fr[i].type, MM_T_FIRED);
+            assert_int_equal(mm_get_u32(fr[i].body + MM_FIRED_TIMECODE), 3 * (n_fired + 1) + 2);
+            n_fired++;
+        }
+    }
+    assert_int_equal(n_local, 4);
+    assert_int_equal(n_fired, 3);
+    assert_int_equal(out_n, 3); /* all three by the (fake) ISR, at the armed tick */
+    assert_int_equal(outputs[0], 0x08 | 0);
+    assert_int_equal(outputs[1], 0x00 | 1);
+    assert_int_equal(outputs[2], 0x08 | 2);
+    /* SCHEDULE is refused in verification mode */
+    feed_schedule(&X, 77, 1, 100);
+    take_frames();
+    expect_error(&fr[0], MM_ERR_BAD_MODE, MM_T_SCHEDULE, 77, 12);
+    /* random ids: distance 1, period 1: one event per tick, ids from the LFSR */
+    feed_mode(&X, MM_MODE_VERIFICATION, MM_DISPATCH_ISR, 1, 1, 1);
+    take_frames();
+    assert_int_equal(X.list.n, 1); /* same mode: the event for tick 14 is kept */
+    for (i = 13; i < 13 + 20; i++)
+        ex_tick(&X, (uint8_t)i);
+    take_frames();
+    n_local = 0;
+    for (i = 0; i < fr_n; i++) {
+        if (fr[i].type != MM_T_LOCAL_EVENT)
+            continue;
+        r = ex_lfsr(r);
+        assert_int_equal(fr[i].body[MM_LOCAL_EVENT_EVENT_ID], r & 7);
+        n_local++;
+    }
+    assert_int_equal(n_local, 20);
+    /* ids are not all equal (the LFSR moves) */
+    {
+        unsigned seen = 0;
+        for (i = 0; i < fr_n; i++)
+            if (fr[i].type == MM_T_LOCAL_EVENT)
+                seen |= 1u << fr[i].body[MM_LOCAL_EVENT_EVENT_ID];
+        assert_true(seen != (seen & -seen));
+    }
+}
+
+static void leaving_a_mode_clears_the_list(void **s)
+{
+    (void)s;
+    boot_mixed(0x00, MM_DISPATCH_ISR);
+    feed_schedule(&X, 1, 1, 1);
+    assert_int_equal(arm_path, EXB_ARM_ISR);
+    feed_mode(&X, MM_MODE_IDLE, MM_DISPATCH_ISR, 0, 0, 0);
+    assert_int_equal(X.list.n, 0);
+    assert_int_equal(arm_path, EXB_ARM_NONE);
+    ex_tick(&X, 1);
+    assert_int_equal(out_n, 0);
+}
+
+static void query_unknown_what_is_bad_value(void **s)
+{
+    (void)s;
+    boot(0);
+    tx_n = 0;
+    feed_query(&X, 0x55);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    expect_error(&fr[0], MM_ERR_BAD_VALUE, MM_T_QUERY, 0, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(tc_steps_and_8bit_wrap),
+        cmocka_unit_test(tc_32bit_wrap),
+        cmocka_unit_test(tc_glitch_noise_is_counted_not_applied),
+        cmocka_unit_test(tc_glitch_confirmed_resyncs),
+        cmocka_unit_test(tc_read_stable_waits_for_two_equal_reads),
+        cmocka_unit_test(list_orders_by_timecode_fifo_on_ties),
+        cmocka_unit_test(list_refuses_past_due_duplicate_full),
+        cmocka_unit_test(list_orders_across_32bit_wrap),
+        cmocka_unit_test(boot_sends_flush_then_hello_seq0),
+        cmocka_unit_test(mode_answers_status),
+        cmocka_unit_test(schedule_outside_mixed_is_bad_mode_and_bad_id_is_bad_value),
+        cmocka_unit_test(schedule_ack_isr_dispatch_fired),
+        cmocka_unit_test(task_dispatch_and_strobe_toggles),
+        cmocka_unit_test(past_due_duplicate_full_refused_and_counted),
+        cmocka_unit_test(garbage_and_corrupt_frames_counted_and_dropped),
+        cmocka_unit_test(tx_full_drops_whole_frames_and_counts),
+        cmocka_unit_test(glitch_counted_in_counters_and_no_false_fire),
+        cmocka_unit_test(verification_mode_generates_sequential_and_random),
+        cmocka_unit_test(leaving_a_mode_clears_the_list),
+        cmocka_unit_test(query_unknown_what_is_bad_value),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
