@@ -8,7 +8,7 @@ FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
 .PHONY: help setup build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
-        flash-executor
+        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -19,6 +19,7 @@ setup:  ## install Debian packages, .venv with mmrig[dev], the FreeRTOS kernel (
 build: setup  ## build everything that exists: protocol library (host, 8051, AVR), executor image
 	$(MAKE) -C protocol/c host mcs51 avr
 	$(MAKE) -C executor avr
+	$(MAKE) -C profiler-fw avr
 
 footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 	$(MAKE) -C protocol/c mcs51 avr
@@ -29,6 +30,7 @@ vectors: setup  ## rewrite protocol/vectors/*.vec from protocol/vectors/generate
 test: setup  ## everything CI runs: protocol (C, Python, vectors, footprints, short fuzz), executor
 	$(MAKE) test-protocol
 	$(MAKE) test-python
+	$(MAKE) test-profiler
 	$(MAKE) test-executor
 	@echo "make test: all suites passed"
 
@@ -38,6 +40,9 @@ test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 c
 test-python:
 	$(PY) protocol/vectors/generate.py --check
 	$(PY) -m pytest -q -p no:cacheprovider
+
+test-profiler:  # host tests of the core, the AVR image in simavr (the 8051 image does not fit yet)
+	$(MAKE) -C profiler-fw test
 
 test-executor:  # host tests of the core, the AVR image in simavr
 	$(MAKE) -C executor test
@@ -53,10 +58,17 @@ perf: setup  ## run every benchmark, write perf/results.json and print a table
 	$(MAKE) -C protocol/c bench
 	$(PY) tools/perf.py --out perf/results.json
 
+flash-profiler-avr:  ## flash the AVR profiler to an Arduino Mega 2560: make flash-profiler-avr PORT=/dev/ttyACM0
+	$(MAKE) -C profiler-fw flash-avr $(if $(PORT),PORT=$(PORT))
+
+flash-profiler-8051:  ## flash the 8051 profiler (stcgal, STC89C52): make flash-profiler-8051 PORT=/dev/ttyUSB0
+	$(MAKE) -C profiler-fw flash-8051 $(if $(PORT),PORT51=$(PORT))
+
 flash-executor:  ## flash the executor to an Arduino Mega 2560: make flash-executor PORT=/dev/ttyACM0
 	$(MAKE) -C executor flash $(if $(PORT),PORT=$(PORT))
 
 clean:  ## remove build outputs (keeps .venv)
 	$(MAKE) -C protocol/c clean
 	$(MAKE) -C executor clean
+	$(MAKE) -C profiler-fw clean
 	rm -rf build perf .pytest_cache

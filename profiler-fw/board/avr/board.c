@@ -1,0 +1,236 @@
+/*
+ * AVR board layer: ATmega2560 at 16 MHz (Arduino Mega 2560).
+ *
+ *   PORTA (Mega 22..29)   timecode out
+ *   PC0..PC2 (Mega 37,36,35)  event id in
+ *   PL1 = ICP5 (Mega 48)  strobe in, toggled once per event: Timer5 input capture, both edges
+ *   PORTF (A0..A7)        event LEDs, active high
+ *   USART0 (USB)          serial link to the PC, 8N1, double speed
+ *
+ * Time: Timer5 runs free at the CPU clock (no prescaler); its overflow ISR extends it to 32 bits.
+ * The timecode tick is an OCR5A match TICK_EARLY cycles before the tick's moment T; the ISR then
+ * spins on TCNT5L and pads with a computed number of NOPs so that the PORTA write lands on the
+ * same timer count every tick (the tick period is exactly PF_TICK_COUNTS cycles). Right after the
+ * write it reads TCNT5, which gives the port-change moment as a timer value (no assumed offset:
+ * PORT_READ_LAG below is the instruction distance from the OUT to that read). Edge timestamps are
+ * ICR5 (latched by hardware at the edge) minus that moment.
+ */
+#include "pf_core.h"
+#include <avr/sleep.h>
+
+#define F_CPU PF_CPU_HZ
+#include <util/delay.h>
+
+#define TICK_EARLY 400u    /* cycles the compare fires ahead of the tick: covers the other ISRs */
+#define SPIN_TARGET 15u    /* cycles from the last TCNT5L read of the spin to the OUT (see tick_isr) */
+#define PORT_READ_LAG 1u   /* the TCNT5 read after the OUT happens 1 cycle after the OUT */
+
+/* Timer5 high word. Written by the overflow ISR, read by the other Timer5 ISRs (interrupts are
+ * off inside ISRs on the AVR, so no tearing) and by board_stamp_back (interrupts masked). */
+static volatile uint16_t t5_hi;
+/* Port-change moments (32-bit timer values) of this tick and the previous one, and the next tick's
+ * nominal moment. Written in the compare ISR, read in other ISRs / masked sections. */
+static volatile uint32_t tick_at;
+static volatile uint32_t tick_prev_at;
+static volatile uint32_t tick_next;
+
+/* 32-bit timer value of a 16-bit count read just now (interrupts masked): the high word, plus one
+ * if an overflow is pending that the count already reflects. */
+static uint32_t extend(uint16_t lo)
+{
+    uint16_t hi = t5_hi;
+
+    if ((TIFR5 & _BV(TOV5)) && lo < 0x8000u)
+        hi++;
+    return ((uint32_t)hi << 16) | lo;
+}
+
+ISR(TIMER5_OVF_vect)
+{
+    t5_hi++;
+}
+
+ISR(TIMER5_COMPA_vect)
+{
+    uint16_t lo;
+    uint8_t v, t, d;
+    uint32_t now = extend(TCNT5);
+    uint32_t fire = tick_next - TICK_EARLY;
+
+    if ((int32_t)(now - fire) < 0)
+        return; /* an earlier wrap of the 16-bit compare: not this tick yet */
+    v = pf_tc_next;
+    t = (uint8_t)(tick_next - SPIN_TARGET);
+    /* Coarse wait: the 8-bit spin below must start less than 128 counts before its target. */
+    while ((int16_t)(TCNT5 - (uint16_t)(tick_next - SPIN_TARGET - 100u)) < 0)
+        ;
+    /* Cycle-exact port write. The loop reads TCNT5L every 5 cycles until it reaches t; d = how far
+     * past t that read was (0..4); then 4 - d NOPs. From the last read to the OUT: lds 2 + brmi 1 +
+     * cpi 1 + brsh 1 + ldi 1 + ldi 1 + add 1 + adc 1 + ijmp 2 + (4 - d) = 15 - d cycles, so the OUT
+     * runs at count t + d + 15 - d = tick_next. If the ISR came in late (d > 4) it writes at once. */
+    __asm__ __volatile__(
+        "1:  lds  %[d], %[tcntl]      \n\t"
+        "    sub  %[d], %[t]          \n\t"
+        "    brmi 1b                  \n\t"
+        "    cpi  %[d], 5             \n\t"
+        "    brsh 3f                  \n\t"
+        "    ldi  r30, lo8(pm(2f))    \n\t"
+        "    ldi  r31, hi8(pm(2f))    \n\t"
+        "    add  r30, %[d]           \n\t"
+        "    adc  r31, __zero_reg__   \n\t"
+        "    ijmp                     \n\t"
+        "2:  nop                      \n\t"
+        "    nop                      \n\t"
+        "    nop                      \n\t"
+        "    nop                      \n\t"
+        "3:  out  %[porta], %[v]      \n\t"
+        "    lds  %A[lo], %[tcntl]    \n\t"
+        "    lds  %B[lo], %[tcnth]    \n\t"
+        : [d] "=&d"(d), [lo] "=&r"(lo)
+        : [t] "r"(t), [v] "r"(v), [tcntl] "n"(_SFR_MEM_ADDR(TCNT5L)),
+          [tcnth] "n"(_SFR_MEM_ADDR(TCNT5H)), [porta] "I"(_SFR_IO_ADDR(PORTA))
+        : "r30", "r31");
+    tick_prev_at = tick_at;
+    tick_at = extend(lo) - PORT_READ_LAG;
+    tick_next += PF_TICK_COUNTS;
+    OCR5A = (uint16_t)(tick_next - TICK_EARLY);
+    pf_tick();
+}
+
+ISR(TIMER5_CAPT_vect)
+{
+    uint16_t icr = ICR5;
+    uint8_t id = (uint8_t)(PINC & 0x07u);
+    uint8_t rising = (uint8_t)(TCCR5B & _BV(ICES5));
+    uint8_t level = (uint8_t)(PINL & _BV(PL1));
+    struct pf_stamp s;
+    uint32_t t = extend(icr);
+
+    TCCR5B ^= _BV(ICES5);   /* the next edge goes the other way */
+    TIFR5 = _BV(ICF5);      /* changing ICES5 may set ICF5 (datasheet 17.6.3): clear it */
+    if ((rising != 0) != (level != 0)) {
+        /* The strobe moved again before we re-armed: a glitch or two events too close together.
+         * Count it and re-arm on the level the pin has now. */
+        pf_spurious();
+        if (level)
+            TCCR5B &= (uint8_t)~_BV(ICES5);
+        else
+            TCCR5B |= _BV(ICES5);
+        TIFR5 = _BV(ICF5);
+    }
+    if ((int32_t)(t - tick_at) >= 0) {
+        s.tc_lo = (uint8_t)(pf_tc_next - 1u);
+        s.counts = t - tick_at;
+    } else {
+        /* Captured during the tick ISR's spin, just before the port changed: previous tick. */
+        s.tc_lo = (uint8_t)(pf_tc_next - 2u);
+        s.counts = t - tick_prev_at;
+    }
+    s.carry = 0;
+    pf_event(id, rising, &s);
+}
+
+ISR(USART0_RX_vect)
+{
+    pf_rx_byte(UDR0);
+}
+
+ISR(USART0_UDRE_vect)
+{
+    int16_t b = pf_tx_next();
+
+    if (b < 0)
+        UCSR0B &= (uint8_t)~_BV(UDRIE0);
+    else
+        UDR0 = (uint8_t)b;
+}
+
+void board_init(void)
+{
+    PORTA = 0;
+    DDRA = 0xFF;            /* timecode 0 */
+    DDRC &= (uint8_t)~0x07u;
+    PORTC &= (uint8_t)~0x07u; /* id inputs, no pull-ups: the executor drives them */
+    DDRL &= (uint8_t)~_BV(PL1);
+    PORTL &= (uint8_t)~_BV(PL1);
+    PORTF = 0;
+    DDRF = 0xFF;
+    UCSR0A = _BV(U2X0);     /* before UBRR0: simavr 1.6 derives its byte time when UBRR0 is written */
+    UBRR0 = (uint16_t)PF_UBRR;
+    UCSR0C = _BV(UCSZ01) | _BV(UCSZ00); /* 8N1 */
+    UCSR0B = _BV(RXEN0) | _BV(TXEN0) | _BV(RXCIE0);
+}
+
+void board_start(void)
+{
+    uint16_t lo;
+
+    TCCR5A = 0;
+    TCCR5B = 0;
+    TCNT5 = 0;
+    t5_hi = 0;
+    /* Capture the first edge in the direction away from the strobe's current level. */
+    if (PINL & _BV(PL1))
+        TCCR5B = _BV(CS50);
+    else
+        TCCR5B = _BV(ICES5) | _BV(CS50);
+    PORTA = 0;
+    lo = TCNT5;
+    tick_at = lo;           /* tick 0: the timer started just now, the port already shows 0 */
+    tick_prev_at = lo;
+    tick_next = (uint32_t)lo + PF_TICK_COUNTS;
+    OCR5A = (uint16_t)(tick_next - TICK_EARLY);
+    TIFR5 = _BV(ICF5) | _BV(OCF5A) | _BV(TOV5);
+    TIMSK5 = _BV(ICIE5) | _BV(OCIE5A) | _BV(TOIE5);
+    set_sleep_mode(SLEEP_MODE_IDLE);
+    sei();
+}
+
+void board_leds_write(uint8_t mask)
+{
+    PORTF = mask;
+}
+
+void board_delay_ms(uint16_t ms)
+{
+    while (ms--)
+        _delay_ms(1);
+}
+
+void board_uart_kick_tx(void)
+{
+    PF_CRIT_ENTER();
+    UCSR0B |= _BV(UDRIE0);
+    PF_CRIT_EXIT();
+}
+
+/* Interrupts masked (called from the RX ISR). */
+void board_stamp_back(struct pf_stamp *s, pf_count_t back)
+{
+    uint32_t t = extend(TCNT5) - back;
+
+    if ((int32_t)(t - tick_at) >= 0) {
+        s->tc_lo = (uint8_t)(pf_tc_next - 1u);
+        s->counts = t - tick_at;
+    } else {
+        s->tc_lo = (uint8_t)(pf_tc_next - 2u);
+        s->counts = t - tick_prev_at;
+    }
+    s->carry = 0;
+}
+
+void board_poll_events(void)
+{
+}
+
+void board_idle(void)
+{
+    cli();
+    if (!pf_has_work()) {
+        sleep_enable();
+        sei();      /* the instruction after SEI runs before any interrupt: no lost wake-up */
+        sleep_cpu();
+        sleep_disable();
+    }
+    sei();
+}

@@ -1,0 +1,34 @@
+/* AVR profiler (ATmega2560 at 16 MHz, Arduino Mega 2560): build-time configuration. */
+#ifndef BOARD_CFG_H
+#define BOARD_CFG_H
+
+#include <stdint.h>
+#include <avr/io.h>
+#include <avr/interrupt.h>
+
+#ifndef PF_BAUD
+#define PF_BAUD 9600ul
+#endif
+#ifndef PF_TICK_COUNTS
+#define PF_TICK_COUNTS 1137778ul /* 71.111 ms at 16 MHz, as near the 8051's tick as the clock allows */
+#endif
+
+typedef uint32_t pf_count_t;
+#define PF_RING_LEN 32
+#define PF_FIRE_TAGS 8
+#define PF_FLAG volatile uint8_t
+#define PF_CPU_HZ 16000000ul
+#define PF_TIMER_HZ 16000000ul     /* Timer5, no prescaler: one count per CPU cycle */
+#define PF_HELLO_FLAGS MM_HELLO_FLAG_CAPTURE
+/* USART0 in double-speed mode: one bit = 8 * (UBRR0 + 1) cycles. */
+#define PF_UBRR ((PF_CPU_HZ + 4ul * PF_BAUD) / (8ul * PF_BAUD) - 1ul)
+#define PF_CHAR_COUNTS (10ul * 8ul * (PF_UBRR + 1ul))
+#ifndef PF_POST_MS
+#define PF_POST_MS 30
+#endif
+
+/* Critical section: saves SREG (and so the I flag), disables interrupts, restores. Nests. */
+#define PF_CRIT_ENTER() { uint8_t pf_sreg_ = SREG; cli();
+#define PF_CRIT_EXIT() SREG = pf_sreg_; }
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * Board API of the profiler: one implementation per target (board/avr, board/mcs51, board/host).
+ * The portable core (core/pf_core.c) calls only these, plus the PF_* macros of the board's
+ * board_cfg.h (types, sizes, clock constants, critical sections), which the build puts on the
+ * include path before core/.
+ */
+#ifndef BOARD_H
+#define BOARD_H
+
+#include <stdint.h>
+#include "board_cfg.h"
+
+/* A timestamp: extended timecode (low byte only; the core extends it) and counts since the
+ * timecode output port changed to that value. carry: counts has a 17th bit (8051 only, where
+ * pf_count_t is 16 bits; see board/mcs51/board.c). */
+struct pf_stamp {
+    uint8_t tc_lo;
+    uint8_t carry;
+    pf_count_t counts;
+};
+
+void board_init(void);       /* clocks, ports, UART; interrupts still off */
+void board_start(void);      /* starts the timecode timer and enables interrupts */
+void board_leds_write(uint8_t mask); /* bit i = LED of event id i, 1 = lit (board maps polarity) */
+void board_delay_ms(uint16_t ms);    /* busy wait, only for the LED self test before start */
+void board_uart_kick_tx(void);       /* a frame is ready: start pulling bytes with pf_tx_next() */
+/* Called with interrupts disabled (ISR or critical section): the time `back` counts before now. */
+void board_stamp_back(struct pf_stamp *s, pf_count_t back);
+void board_idle(void);       /* sleep until an interrupt if the core has nothing to do (or return) */
+void board_poll_events(void);/* polled event input (8051); empty where events are interrupt-driven */
+
+#endif

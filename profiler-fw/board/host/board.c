@@ -1,0 +1,28 @@
+/* Host board: records what the core asks of the hardware; the test sets the clock. */
+#include "pf_core.h"
+#include "board_host.h"
+
+uint8_t host_leds;
+uint32_t host_led_writes;
+uint32_t host_kicks;
+uint32_t host_now;       /* counts since the current tick's port change */
+uint32_t host_prev_len;  /* counts from the previous tick's port change to the current one */
+
+void board_init(void) {}
+void board_start(void) {}
+void board_leds_write(uint8_t mask) { host_leds = mask; host_led_writes++; }
+void board_delay_ms(uint16_t ms) { (void)ms; }
+void board_uart_kick_tx(void) { host_kicks++; }
+void board_stamp_back(struct pf_stamp *s, pf_count_t back)
+{
+    if (back <= host_now) {
+        s->tc_lo = (uint8_t)(pf_tc_next - 1u);
+        s->counts = host_now - back;
+    } else {
+        s->tc_lo = (uint8_t)(pf_tc_next - 2u);
+        s->counts = host_prev_len + host_now - back;
+    }
+    s->carry = 0;
+}
+void board_idle(void) {}
+void board_poll_events(void) {}

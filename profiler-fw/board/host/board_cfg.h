@@ -1,0 +1,18 @@
+/* Host build of the core for unit tests: plain C, no interrupts (critical sections are no-ops). */
+#ifndef BOARD_CFG_H
+#define BOARD_CFG_H
+#include <stdint.h>
+typedef uint32_t pf_count_t;
+#define PF_RING_LEN 8
+#define PF_FIRE_TAGS 2
+#define PF_FLAG volatile uint8_t
+#define PF_BAUD 9600ul
+#define PF_CPU_HZ 16000000ul
+#define PF_TIMER_HZ 16000000ul
+#define PF_TICK_COUNTS 1137778ul
+#define PF_HELLO_FLAGS 0x01
+#define PF_CHAR_COUNTS 16640ul
+#define PF_POST_MS 0
+#define PF_CRIT_ENTER() {
+#define PF_CRIT_EXIT() }
+#endif

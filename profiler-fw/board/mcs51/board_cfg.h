@@ -1,0 +1,33 @@
+/* 8051 profiler (87C51 / AT89S52 / STC89C52 at 11.0592 MHz): build-time configuration. */
+#ifndef BOARD_CFG_H
+#define BOARD_CFG_H
+
+#include <stdint.h>
+#include <8051.h>
+
+#ifndef PF_BAUD
+#define PF_BAUD 9600ul
+#endif
+
+typedef uint16_t pf_count_t; /* Timer0 counts; a 17th bit travels as PF_INFO_CARRY */
+/* The paper's 32-byte result buffer: 8 records of 4 bytes (info, timecode low byte, counts). */
+#define PF_RING_LEN 8
+#define PF_FIRE_TAGS 2           /* FIRE tags waiting for their RESULT */
+#define PF_COUNTERS_LIVE         /* no RAM for a COUNTERS copy: see pf_core.c */
+#define PF_FLAG volatile __bit   /* one-bit flags in the bit-addressable area */
+#define PF_CPU_HZ 11059200ul
+#define PF_TIMER_HZ 921600ul     /* one count per machine cycle (12 clocks) */
+#define PF_TICK_COUNTS 65536ul   /* Timer0 16-bit overflow */
+#define PF_HELLO_FLAGS (MM_HELLO_FLAG_POLLED | MM_HELLO_FLAG_8051)
+/* One character (start + 8 data + stop) in Timer0 counts: 10 * 921600 / baud (960 at 9600). */
+#define PF_CHAR_COUNTS ((pf_count_t)(10ul * PF_TIMER_HZ / PF_BAUD))
+#ifndef PF_POST_MS
+#define PF_POST_MS 30
+#endif
+
+/* Critical section: saves and clears EA, restores it. A __bit local, so it nests and works from
+ * the serial ISR too (where the high-priority Timer0 ISR could still interrupt). */
+#define PF_CRIT_ENTER() { __bit pf_ea_ = EA; EA = 0;
+#define PF_CRIT_EXIT() EA = pf_ea_; }
+
+#endif

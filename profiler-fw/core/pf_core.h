@@ -1,0 +1,62 @@
+/*
+ * Profiler core: timecode state, result ring, transmit scheduling, receive handling, counters.
+ * Portable C99: no heap, no recursion, fixed buffers. The board layer calls:
+ *   pf_init()                    once, before interrupts are enabled
+ *   pf_tick()                    from the tick ISR, right after it wrote pf_tc_next to the port
+ *   pf_event(id, level, &stamp)  for each strobe edge (ISR on the AVR, foreground poll on the 8051)
+ *   pf_spurious()                for a strobe edge that was not a clean event
+ *   pf_rx_byte(byte)             from the UART receive ISR
+ *   pf_tx_next()                 from the UART transmit ISR: next byte, or -1 when the frame is done
+ *   pf_service()                 from the main loop: starts the next frame; returns 1 if it did work
+ */
+#ifndef PF_CORE_H
+#define PF_CORE_H
+
+#include <stdint.h>
+#include "board.h"
+#include "mmproto.h"
+
+#define PF_FW_VERSION 0x0100u /* 1.0 */
+
+/* Result record info byte. */
+#define PF_INFO_ID 0x07u
+#define PF_INFO_STROBE 0x08u /* strobe level after the edge */
+#define PF_INFO_FIRE 0x10u   /* source is a FIRE frame */
+#define PF_INFO_LOST 0x20u   /* results were lost before this one */
+#define PF_INFO_CARRY 0x40u  /* counts + 65536 (only where pf_count_t is 16 bits) */
+
+/* One result record. FIRE tags wait in a separate small FIFO (PF_FIRE_TAGS); an edge's tag is
+ * the number of edge results reported before it, counted when it is sent. */
+struct pf_result {
+    uint8_t info;
+    uint8_t tc_lo;
+    pf_count_t counts;
+};
+
+/* Counter indices: the order of the COUNTERS body (SPEC.md section 5). */
+enum {
+    PF_C_RX_OK, PF_C_RX_BAD_CRC, PF_C_RX_BAD_COBS, PF_C_RX_TOO_LONG, PF_C_RX_TOO_SHORT,
+    PF_C_RX_BAD_MESSAGE, PF_C_TX_DROPPED, PF_C_OVERFLOWS, PF_C_SPURIOUS, PF_C_FIRE_FRAMES,
+    PF_C_TICKS_MISSED, PF_C_N
+};
+
+/* Value the tick ISR writes to the timecode port at the next tick (low byte of the next timecode).
+ * volatile: written by pf_tick in the tick ISR, read by the same ISR next time and by the host tests. */
+extern volatile uint8_t pf_tc_next;
+
+void pf_init(void);
+void pf_tick(void);
+void pf_event(uint8_t id, uint8_t level, const struct pf_stamp *s);
+void pf_spurious(void);
+void pf_rx_byte(uint8_t byte);
+int16_t pf_tx_next(void);
+uint8_t pf_service(void);
+uint8_t pf_has_work(void); /* call with interrupts disabled: 1 if pf_service has something to do */
+void pf_led_post(void);    /* power-on self test: every LED, one by one */
+
+/* Introspection for tests (host) and the board. */
+uint32_t pf_timecode(void);
+uint16_t pf_counter(uint8_t idx);
+uint8_t pf_ring_count(void);
+
+#endif

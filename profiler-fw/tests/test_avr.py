@@ -1,0 +1,237 @@
+"""AVR profiler image in simavr (one-node harness): timecode, capture, FIRE, overflow, garbage.
+
+One harness run (module fixture) drives everything; each test checks one property of its trace.
+Paths come from the environment set by `make test-avr` (PF_HARNESS, PF_AVR_ELF).
+"""
+import os
+import random
+import subprocess
+
+import mmproto
+import pytest
+
+HARNESS = os.environ.get("PF_HARNESS", os.path.join(os.path.dirname(__file__), "..", "build", "simavr_harness"))
+ELF = os.environ.get("PF_AVR_ELF", os.path.join(os.path.dirname(__file__), "..", "build", "avr", "profiler.elf"))
+TICK = 1137778
+CPU = 16_000_000
+BIT = 8 * (207 + 1)              # 9600 baud, U2X, UBRR0 = 207: 1664 cycles per bit
+SIM_BYTE = 11 * BIT              # simavr 1.6 counts a parity bit even with parity off: 11 bits per byte
+PACE = SIM_BYTE + 200            # RX bytes never faster than the simulated UART takes them
+N_TICKS = 330
+TIMED_EDGES = 150
+FIRE_TICKS = list(range(250, 262))
+BURST_TICK = 300
+BURST = 40
+
+
+def frame(msg, seq):
+    return msg.wire(seq)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    rng = random.Random(20081)
+    d = tmp_path_factory.mktemp("avr")
+    stim = []
+    # Timed edges: ticks 2..240, random phase anywhere in the tick (boot and the first tick avoided:
+    # tick 0 starts before the timer does). At most one edge per 2 ticks: RESULTs keep up at 9600.
+    ticks = sorted(rng.sample(range(2, 240), TIMED_EDGES // 1 if TIMED_EDGES < 238 else 237))
+    edges = []
+    for k in ticks:
+        edges.append((k, rng.randrange(0, TICK), rng.randrange(8)))
+    # FIRE frames at known cycles (ticks 250..261), paced at the UART's speed.
+    fires = []
+    for j, k in enumerate(FIRE_TICKS):
+        fires.append((k, rng.randrange(1000, TICK // 2), rng.randrange(8), 0x1000 + j))
+    # Garbage then a QUERY(COUNTERS) and a QUERY(HELLO) late in the run.
+    # bad COBS (code 5, 3 bytes), too short (1 decoded byte), too long (50 bytes), bad CRC (a QUERY
+    # with its last CRC byte changed).
+    q = bytearray(mmproto.Query(what=0x04).wire(9))
+    q[-2] ^= 0x5A
+    garbage = bytes([0x05, 0x11, 0x22, 0x33, 0x00, 0x02, 0x41, 0x00] + [0x41] * 50 + [0x00]) + bytes(q)
+    return {"dir": d, "edges": edges, "fires": fires, "garbage": garbage, "rng": rng}
+
+
+def build_and_run(run):
+    """First pass needs the tick phase: ticks are exactly periodic, so read tick 1 from a short run."""
+    d = run["dir"]
+    probe = d / "probe.txt"
+    open(d / "empty.txt", "w").close()
+    subprocess.run([HARNESS, ELF, str(d / "empty.txt"), str(probe), str(30_000_000)], check=True,
+                   capture_output=True, timeout=60)
+    a = [(int(l.split()[1]), int(l.split()[2])) for l in open(probe) if l.startswith("A ")]
+    t1 = [c for c, v in a if v == 1][0]
+    return t1
+
+
+@pytest.fixture(scope="module")
+def trace(run):
+    t1 = build_and_run(run)
+    tick_start = lambda k: t1 + (k - 1) * TICK
+    lines = []
+    for k, ph, i in run["edges"]:
+        lines.append(("E", tick_start(k) + ph, i))
+    for k, ph, i, tag in run["fires"]:
+        c = tick_start(k) + ph
+        for n, b in enumerate(mmproto.Fire(event_id=i, tag=tag).wire(k & 0xFF)):
+            lines.append(("R", c + n * PACE, b))
+    # Overflow burst: BURST edges 3000 cycles apart at tick BURST_TICK.
+    for n in range(BURST):
+        lines.append(("E", tick_start(BURST_TICK) + 5000 + 3000 * n, n % 8))
+    # A few edges after the burst: the first one stored carries the "lost before" flag.
+    for n in range(3):
+        lines.append(("E", tick_start(BURST_TICK + 12 + 2 * n) + 7777, 1))
+    # Garbage at tick 318, then QUERY(COUNTERS) at tick 322 (after the burst's RESULTs drained).
+    c = tick_start(318) + 10000
+    for n, b in enumerate(run["garbage"]):
+        lines.append(("R", c + n * PACE, b))
+    c = tick_start(324) + 10000
+    for n, b in enumerate(mmproto.Query(what=0x04).wire(200)):
+        lines.append(("R", c + n * PACE, b))
+    lines.sort(key=lambda x: x[1])
+    stim = run["dir"] / "stim.txt"
+    with open(stim, "w") as f:
+        for k, c, v in lines:
+            f.write(f"{k} {c} {v:x}\n")
+    out = run["dir"] / "out.txt"
+    max_cycles = t1 + (N_TICKS + 2) * TICK
+    subprocess.run([HARNESS, ELF, str(stim), str(out), str(max_cycles)], check=True, capture_output=True,
+                   timeout=120)
+    A, U, E, R = [], [], [], []
+    for l in open(out):
+        p = l.split()
+        if p[0] == "A":
+            A.append((int(p[1]), int(p[2])))
+        elif p[0] == "U":
+            U.append((int(p[1]), int(p[2], 16)))
+        elif p[0] == "E":
+            E.append((int(p[1]), int(p[2]), int(p[3]), int(p[4])))
+        elif p[0] == "R":
+            R.append((int(p[1]), int(p[2]), int(p[3], 16)))
+    dec = mmproto.StreamDecoder()
+    msgs = dec.feed(bytes(b for _, b in U))
+    return {"A": A, "U": U, "E": E, "R": R, "msgs": msgs, "dec": dec, "t1": t1, "run": run}
+
+
+def ticks_from_porta(tr):
+    """(timecode low byte, cycle) for every PORTA change after the boot write."""
+    return [(v, c) for c, v in tr["A"] if c >= tr["t1"]]
+
+
+def tick_of(tr, cycle):
+    ch = ticks_from_porta(tr)
+    lo, hi = 0, len(ch) - 1
+    assert cycle >= ch[0][1]
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if ch[mid][1] <= cycle:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo + 1, ch[lo][1]  # extended timecode (tick 1 is the first change), its start cycle
+
+
+def of(tr, cls):
+    return [m for m in tr["msgs"] if isinstance(m.message, cls)]
+
+
+def test_hello_first_and_contents(trace):
+    assert trace["U"][0][1] == 0x00, "boot starts with one lone delimiter"
+    first = trace["msgs"][0]
+    assert isinstance(first.message, mmproto.Hello) and first.seq == 0
+    h = first.message
+    assert (h.proto_version, h.node_kind, h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == \
+        (1, 1, 16_000_000, 16_000_000, TICK, 9600)
+    assert h.flags == 0x01  # hardware capture, not polled, not 8051
+
+
+def test_tick_period_exact(trace):
+    ch = ticks_from_porta(trace)
+    assert len(ch) >= 300
+    periods = {b[1] - a[1] for a, b in zip(ch, ch[1:])}
+    assert periods == {TICK}, periods
+    assert [v for v, _ in ch] == [(k + 1) & 0xFF for k in range(len(ch))]
+    print(f"AVR tick period: {len(ch) - 1} ticks, every one {TICK} cycles; span {ch[-1][1] - ch[0][1]} cycles")
+
+
+def test_one_timecode_per_tick(trace):
+    tcs = [m.message.timecode for m in of(trace, mmproto.Timecode)]
+    n = len(ticks_from_porta(trace))
+    assert tcs == list(range(1, n + 1)) or tcs == list(range(1, n)), (tcs[:5], tcs[-5:], n)
+
+
+def test_no_frame_lost_or_bad(trace):
+    seqs = [m.seq for m in trace["msgs"]]
+    assert all((b - a) % 256 == 1 for a, b in zip(seqs, seqs[1:]))
+    assert all(m.lost_before == 0 for m in trace["msgs"])
+
+
+def edge_results(trace):
+    return [m.message for m in of(trace, mmproto.Result) if not m.message.flags & 1]
+
+
+def test_edge_timestamps_within_one_cycle(trace):
+    res = edge_results(trace)
+    E = trace["E"]
+    timed = len(trace["run"]["edges"])
+    assert len(res) >= timed
+    errs = []
+    for n in range(timed):
+        req, applied, i, level = E[n]
+        r = res[n]
+        assert r.tag == n and r.event_id == i and bool(r.flags & 4) == bool(level)
+        tc, start = tick_of(trace, applied)
+        got = (r.timecode - tc) * TICK + r.counts
+        errs.append(got - (applied - start))
+    assert len(errs) >= 100
+    worst = max(abs(e) for e in errs)
+    print(f"AVR edge timestamps: {len(errs)} edges, max |error| {worst} cycles, errors seen {sorted(set(errs))}")
+    assert worst <= 1
+
+
+def test_fire_timestamps(trace):
+    fires = [m.message for m in of(trace, mmproto.Result) if m.message.flags & 1]
+    run = trace["run"]
+    assert [(f.event_id, f.tag) for f in fires] == [(i, tag) for _, _, i, tag in run["fires"]]
+    # First byte of each FIRE frame: the first R line of each group.
+    firsts = []
+    R = trace["R"]
+    for k, ph, i, tag in run["fires"]:
+        c0 = trace["t1"] + (k - 1) * TICK + ph
+        firsts.append([a for req, a, b in R if req == c0][0])
+    errs = []
+    for f, a in zip(fires, firsts):
+        tc, start = tick_of(trace, a)
+        got = (f.timecode - tc) * TICK + f.counts
+        errs.append(got - (a - start))
+    # simavr raises RXC 11 bit times after the byte arrives (it counts a parity bit), the firmware
+    # subtracts 10: the expected error is one bit time plus the RX ISR's entry latency.
+    lat = [e - BIT for e in errs]
+    print(f"AVR FIRE timestamps: errors {errs} cycles (minus one simavr bit time: {lat})")
+    assert all(0 <= x <= 100 for x in lat)
+
+
+def test_overflow_reported(trace):
+    res = edge_results(trace)
+    lost = [r for r in res if r.flags & 2]
+    assert len(lost) >= 1
+    ctr = of(trace, mmproto.Counters)
+    assert ctr, "no COUNTERS reply"
+    c = ctr[-1].message
+    n_edges = len(trace["E"])
+    assert c.node_a == n_edges - len(res) > 0  # every lost edge counted, none silent
+    assert c.node_c == len(run_fires(trace))
+    print(f"AVR overflow: {c.node_a} results lost and counted, {len(lost)} RESULT(s) flagged")
+
+
+def run_fires(trace):
+    return trace["run"]["fires"]
+
+
+def test_garbage_counted_and_dropped(trace):
+    c = of(trace, mmproto.Counters)[-1].message
+    bad = c.rx_bad_crc + c.rx_bad_cobs + c.rx_too_long + c.rx_too_short + c.rx_bad_message
+    # The garbage holds one bad-CRC frame, one too-short frame and one too-long run.
+    assert (c.rx_bad_crc, c.rx_bad_cobs, c.rx_too_long, c.rx_too_short, c.rx_bad_message) == (1, 1, 1, 1, 0), c
+    assert c.rx_ok == len(run_fires(trace)) + 1  # the FIREs and the QUERY itself
+    print(f"AVR garbage: {bad} bad frames counted, rx_ok {c.rx_ok}")
