@@ -46,10 +46,11 @@ extern volatile uint8_t pf_tc_next;
 
 void pf_init(void);
 void pf_tick(void);
-void pf_event(uint8_t id, uint8_t level, const struct pf_stamp *s);
+void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s);
 void pf_spurious(void);
 void pf_rx_byte(uint8_t byte);
-int16_t pf_tx_next(void);
+int16_t pf_tx_next(void);      /* PF_FOREGROUND_IO: may return PF_TX_AGAIN (call again) */
+#define PF_TX_AGAIN MM_ENC_AGAIN
 uint8_t pf_service(void);
 uint8_t pf_has_work(void); /* call with interrupts disabled: 1 if pf_service has something to do */
 void pf_led_post(void);    /* power-on self test: every LED, one by one */

@@ -4,16 +4,21 @@
  *   P1        timecode out (8 bits)
  *   P0.0-2    event id in; P0.3 strobe in, toggled once per event (P0 needs external pull-ups)
  *   P2        event LEDs, active low (LED from Vcc through a resistor into the pin)
- *   P3.0/P3.1 UART, 8N1, Timer1 mode 2 baud generator (0xFD, SMOD=0 at 9600)
+ *   P3.0/P3.1 UART, 8N1, Timer1 mode 2 baud generator (0xFD, SMOD=0 at 9600), polled (no ISR)
  *   Timer0    mode 1, free running: one tick = 65536 machine cycles = 71.11 ms; timestamp = count
  *
- * Event input is the paper's foreground poll of P0 (pf_main.c calls board_poll_events in its loop),
- * so this build never sleeps: idle mode would stop the poll. Timestamp error bound: see
- * docs/hardware.md and tests/test_mcs51.py (the longest stretch without a poll of P0).
+ * The paper's foreground polling loop. The only interrupt is the Timer0 tick: its ISR writes P1,
+ * notes when it did so (tick_off) and advances pf_tc_next; it calls nothing and touches no core state
+ * but pf_tc_next (the core follows in pf_service). Everything else runs in main: the poll of P0, the
+ * UART (RI/TI polled: a received byte waits in SBUF for up to a character time, 960 cycles, far more
+ * than one pass of the loop), and the core's work, one bounded step per pf_service call (PF_FOREGROUND_IO
+ * in board_cfg.h). main polls P0 between every two steps, so an edge is stamped at most one step
+ * (plus the tick ISR) after it happened: that bound is stated and measured in tests/test_mcs51.py.
+ * This build never sleeps: idle mode would stop the poll.
  *
- * Timecode: Timer0 has high priority; its ISR writes P1 first and reads TL0 right after, which gives
- * this tick's port-change moment in Timer0 counts (tick_off). Timestamps are counted from that
- * moment, not from the overflow, so the ISR's entry latency does not enter them.
+ * Timecode: its ISR writes P1 first and reads TL0 right after, which gives this tick's port-change
+ * moment in Timer0 counts (tick_off). Timestamps are counted from that moment, not from the overflow,
+ * so the ISR's entry latency (longer while main has interrupts masked) does not enter them.
  */
 #include "pf_core.h"
 
@@ -23,35 +28,76 @@
  * direct moves: the port changes at the end of the first, TL0 is read in the second). Calibrated
  * against ucsim's P1 trace in tests/test_mcs51.py. */
 #define TL0_AFTER_P1 2u
+/* Timer0 counts between the P0 read of a poll and the TL0 read of its timestamp (poll_p0 below;
+ * measured in ucsim by tests/test_mcs51.py: an edge exactly at the P0 read gets error 0). */
+#ifndef PF_POLL_READ_OFFSET
+#define PF_POLL_READ_OFFSET 0u
+#endif
 
-/* Port-change moments of this tick and the previous one, in counts since their overflow. Written by
- * the Timer0 ISR, read with EA=0 (board_stamp_back): volatile for that reason. */
+/* Port-change moment of this tick, in counts since its overflow. Written by
+ * the Timer0 ISR, read with EA=0 (capture): volatile for that reason. */
 static volatile uint8_t tick_off;
-static volatile uint8_t tick_off_prev;
-static uint8_t last_p0;          /* foreground only */
+static uint8_t last_p0;          /* main only */
 
 void t0_isr(void) __interrupt(1)
 {
     P1 = pf_tc_next;             /* the tick: first statement, before anything else */
-    tick_off_prev = tick_off;
     tick_off = (uint8_t)(TL0 - TL0_AFTER_P1);
-    pf_tick();
+    pf_tc_next++;                /* the core's tick_sync counts it */
 }
 
-void uart_isr(void) __interrupt(4)
+/* The time `back` counts before now, as counts since the port change of the tick it falls in. Masks
+ * interrupts for the capture only. A leaf function (no calls), so SDCC may overlay its locals. */
+void board_stamp_back(struct pf_stamp PF_RAM *s, pf_count_t back)
 {
-    int16_t b;
+    uint8_t h, l, tc, off;
+    __bit tf;
+    __bit c;              /* 17th bit of t */
+    uint16_t t;
 
-    if (RI) {
-        RI = 0;
-        pf_rx_byte(SBUF);
+    EA = 0;
+    do {
+        h = TH0;
+        l = TL0;
+    } while (h != TH0);
+    tf = TF0;
+    tc = (uint8_t)(pf_tc_next - 1u);
+    off = tick_off;
+    EA = 1;
+    /* 16-bit arithmetic and a carry bit (no 32-bit code, no 4-byte locals). */
+    t = ((uint16_t)h << 8) | l;
+    c = (tf && h < 0x80u); /* overflowed, ISR not run yet: the port still shows tc */
+    if (t < back) {
+        if (!c) {
+            /* Before this tick's overflow: the previous tick, whose port change came about
+             * `off` counts after its own overflow too (ISR latency; taken as this tick's). */
+            s->tc_lo = (uint8_t)(tc - 1u);
+            s->carry = 0;
+            s->counts = (uint16_t)(t - back - off);
+            return;
+        }
+        c = 0;
     }
-    if (TI) {
-        TI = 0;
-        b = pf_tx_next();
-        if (b >= 0)
-            SBUF = (uint8_t)b;
+    t -= back;
+    if (c || t >= off) {
+        if (t < off)
+            c = 0;
+        t -= off;
+    } else {
+        c = (t >= off);   /* before this tick's port change (t < off): the previous tick */
+        t -= off;
+        tc--;
     }
+    s->tc_lo = tc;
+    s->carry = c;
+    s->counts = t;
+}
+
+/* Called by pf_rx_byte for a frame's first byte, a few cycles after board_poll_events saw RI rise
+ * (at the stop bit: one character after the start bit). */
+void board_rx_stamp(struct pf_stamp PF_RAM *s)
+{
+    board_stamp_back(s, PF_CHAR_COUNTS);
 }
 
 void board_init(void)
@@ -71,7 +117,6 @@ void board_init(void)
     TL1 = TH1;
     TR1 = 1;
     SCON = 0x50;          /* mode 1, receiver on */
-    PT0 = 1;              /* the tick preempts the serial ISR */
     last_p0 = P0;
 }
 
@@ -80,11 +125,9 @@ void board_start(void)
     TH0 = 0;
     TL0 = 0;
     tick_off = 0;
-    tick_off_prev = 0;
     P1 = 0;
     TR0 = 1;
     ET0 = 1;
-    ES = 1;
     EA = 1;
 }
 
@@ -106,53 +149,43 @@ void board_delay_ms(uint16_t ms)
 
 void board_uart_kick_tx(void)
 {
-    TI = 1;               /* the serial ISR pulls the first byte */
-}
-
-/* Counts of (now - back) since the port change of the tick it falls in. Interrupts masked here. */
-void board_stamp_back(struct pf_stamp *s, pf_count_t back)
-{
-    uint8_t h, l, tf, tc, off, offp;
-    int32_t t;
-
-    PF_CRIT_ENTER();
-    do {
-        h = TH0;
-        l = TL0;
-    } while (h != TH0);
-    tf = TF0;
-    tc = (uint8_t)(pf_tc_next - 1u);
-    off = tick_off;
-    offp = tick_off_prev;
-    PF_CRIT_EXIT();
-    t = (int32_t)(((uint16_t)h << 8) | l);
-    if (tf && h < 0x80u)
-        t += 0x10000l;    /* overflowed, ISR not run yet: the port still shows tc */
-    t -= back;
-    if (t >= off) {
-        t -= off;
-    } else {
-        t += 0x10000l - offp; /* before this tick's port change: the previous tick */
-        tc--;
-    }
-    s->tc_lo = tc;
-    s->carry = (uint8_t)(t >> 16);
-    s->counts = (uint16_t)t;
+    TI = 1;               /* the transmitter is free: board_poll_events sends the first byte */
 }
 
 /* The paper's foreground poll: a strobe change is an event. */
-void board_poll_events(void)
+static void poll_p0(void)
 {
     uint8_t p = P0;
-    struct pf_stamp s;
+    static struct pf_stamp s; /* (static: SDCC would not overlay it either) */
 
     if (((p ^ last_p0) & STROBE) == 0)
         return;
-    EA = 0; /* pf_event and board_stamp_back are shared with the serial ISR (fixed-address locals) */
-    board_stamp_back(&s, 0);
-    pf_event((uint8_t)(p & ID_MASK), (uint8_t)(p & STROBE), &s);
-    EA = 1;
+    board_stamp_back(&s, PF_POLL_READ_OFFSET);
     last_p0 = p;
+    pf_event((uint8_t)(p & ID_MASK), (uint8_t)(p & STROBE), &s);
+}
+
+/* Called by the main loop before each pf_service step: P0, one UART step, P0 again. */
+void board_poll_events(void)
+{
+    int16_t b;
+    uint8_t c;
+
+    poll_p0();
+    if (RI) {
+        c = SBUF;
+        RI = 0;
+        pf_rx_byte(c);    /* calls board_rx_stamp for a frame's first byte */
+    } else if (TI) {
+        b = pf_tx_next();
+        if (b >= 0) {
+            TI = 0;
+            SBUF = (uint8_t)b;
+        } else if (b == -1) {
+            TI = 0;       /* frame done: the next kick sets it again */
+        }
+    }
+    poll_p0();
 }
 
 void board_idle(void)

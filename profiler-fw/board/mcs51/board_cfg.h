@@ -12,8 +12,11 @@
 typedef uint16_t pf_count_t; /* Timer0 counts; a 17th bit travels as PF_INFO_CARRY */
 /* The paper's 32-byte result buffer: 8 records of 4 bytes (info, timecode low byte, counts). */
 #define PF_RING_LEN 8
-#define PF_FIRE_TAGS 2           /* FIRE tags waiting for their RESULT */
+#define PF_FIRE_TAGS 1           /* FIRE tags waiting for their RESULT */
 #define PF_COUNTERS_LIVE         /* no RAM for a COUNTERS copy: see pf_core.c */
+#define PF_RAM __data
+#define PF_RESULT_LIVE           /* no RAM for a RESULT body: generated, see pf_core.c */
+#define PF_FOREGROUND_IO         /* UART and core work in main, bounded steps: see pf_core.c */
 #define PF_FLAG volatile __bit   /* one-bit flags in the bit-addressable area */
 #define PF_CPU_HZ 11059200ul
 #define PF_TIMER_HZ 921600ul     /* one count per machine cycle (12 clocks) */

@@ -6,13 +6,14 @@
  * avr-gcc for the ATmega2560 and SDCC for the 8051 (mcs51, small model).
  *
  * 8051 notes (SDCC). Functions are not reentrant: their parameters and locals live at fixed addresses.
- * The sources therefore switch overlaying off (#pragma nooverlay), because an interrupt handler calling
- * an overlaid function would share that memory with whatever main was running. The price is that one
- * function must not run in two contexts at once: use the decoder from one context (e.g. the serial
- * ISR), the encoder from one context at a time (start it while the transmitter is idle), and
- * mm_msg_check and the mm_get/mm_put helpers from one context. Encoder and decoder share only
- * mm_crc16_shift8, which keeps everything in registers (`make mcs51` checks that), so they may run
- * in different contexts. The state structs must be in data or idata (MM_RAM below).
+ * A build that calls protocol functions from an interrupt handler must define MM_ISR_SAFE: the sources
+ * then switch overlaying off (#pragma nooverlay), because an interrupt handler calling an overlaid
+ * function would share that memory with whatever main was running; even so one function must not
+ * run in two contexts at once (decoder in one context, encoder in one context at a time, mm_msg_check
+ * and the mm_get/mm_put helpers in one context). Encoder and decoder share only mm_crc16_shift8,
+ * which keeps everything in registers (`make mcs51` checks that). Without MM_ISR_SAFE (the 8051
+ * profiler, which runs all protocol code from main) SDCC may overlay the functions' locals, which
+ * saves internal RAM. The state structs must be in data or idata (MM_RAM below).
  */
 #ifndef MMPROTO_H
 #define MMPROTO_H
@@ -76,14 +77,28 @@ struct mm_enc {
 
 /* Prepares one frame; the body must stay unchanged until mm_enc_next returned -1.
  * body_len <= MM_MAX_BODY (not checked: the caller's message table fixes it).
- * It computes the CRC, bit by bit: on the 8051 about 260 machine cycles per payload byte, so call it
+ * It computes the CRC over the payload (a few dozen machine cycles per byte on the 8051), so call it
  * from main rather than from an ISR. mm_enc_next then costs little per data byte, but a COBS code
- * byte costs a scan to the next zero: on the 8051 up to about 1000 cycles (1.1 ms) for a 26-byte
- * zero-free block (`make mcs51-timing`). */
+ * byte costs a scan to the next zero: on the 8051 several hundred cycles for a 26-byte zero-free
+ * block (`make mcs51-timing`). mm_enc_start == mm_enc_begin, then mm_enc_crc_step until it returns 0.
+ */
 void mm_enc_start(struct mm_enc MM_RAM *e, uint8_t type, uint8_t seq, const uint8_t *body,
                   uint8_t body_len);
 /* Next wire byte (0..255, the final 0x00 delimiter included), then -1 for ever. */
 int16_t mm_enc_next(struct mm_enc MM_RAM *e);
+
+/* The same, in bounded steps, for a foreground loop that must never stay away long (the 8051
+ * profiler's poll of its event port): mm_enc_begin stores the header; each mm_enc_crc_step folds one
+ * payload byte into the CRC and returns 1 while more remain (body_len + 2 steps in all). Then
+ * mm_enc_step gives the same bytes as mm_enc_next, but looks at most one byte ahead per call: it
+ * returns MM_ENC_AGAIN while it is still scanning for a code byte (call it again). Do not mix
+ * mm_enc_next and mm_enc_step within one frame. Define MM_ENC_NO_STEP to leave mm_enc_step out,
+ * MM_ENC_STEP_ONLY to leave mm_enc_start and mm_enc_next out (code size). */
+#define MM_ENC_AGAIN (-2)
+void mm_enc_begin(struct mm_enc MM_RAM *e, uint8_t type, uint8_t seq, const uint8_t *body,
+                  uint8_t body_len);
+uint8_t mm_enc_crc_step(struct mm_enc MM_RAM *e);
+int16_t mm_enc_step(struct mm_enc MM_RAM *e);
 
 /* ---- Streaming decoder (section 6) ---------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
  */
 #include "mmproto.h"
 
-#if defined(__SDCC_mcs51)
+#if defined(__SDCC_mcs51) && defined(MM_ISR_SAFE)
 #pragma nooverlay /* mm_dec_push may run in the UART ISR: see mmproto.h */
 #endif
 

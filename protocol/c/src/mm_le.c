@@ -2,7 +2,7 @@
  * modules, and a node that never reads a u32 should not pay for these. */
 #include "mmproto.h"
 
-#if defined(__SDCC_mcs51)
+#if defined(__SDCC_mcs51) && defined(MM_ISR_SAFE)
 #pragma nooverlay /* may run in an ISR: see mmproto.h */
 #endif
 

@@ -1,7 +1,7 @@
 /* Message-level checks (SPEC.md sections 5 and 6). */
 #include "mmproto.h"
 
-#if defined(__SDCC_mcs51)
+#if defined(__SDCC_mcs51) && defined(MM_ISR_SAFE)
 #pragma nooverlay /* may run in an ISR: see mmproto.h */
 #endif
 
