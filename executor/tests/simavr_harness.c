@@ -3,7 +3,7 @@
  * and the scheduler's serial line (UART0 RX from a script), records what the executor does.
  *
  *   simavr_harness ELF --cycles N [--start-tc V] [--first C] [--tick C] [--baud B] [--skew C]
- *                  [--script FILE]
+ *                  [--script FILE] [--trace C]
  *
  * The image runs unpaced on an ATmega2560 at 16 MHz (chip and clock set here, never from AVR_MCU()
  * metadata in the image). The timecode starts at V (default 0) and steps by one every --tick cycles
@@ -27,7 +27,10 @@
  *   T <cycle> <byte>     UART0 transmitted a byte
  *   R <cycle> <byte>     UART0 received a byte (injected)
  *   L <cycle> <level>    status LED (PB7) changed
- *   D <cycle> <value>    the firmware wrote GPIOR0 (free debug marker register, for profiling)
+ *   D <cycle> <value>    the firmware wrote GPIOR2 (free debug marker register, for profiling;
+ *                        GPIOR0 holds the executor's ISR-armed flag)
+ * With --trace C, stderr gets "P <cycle> <pc, byte address> <I flag>" before every instruction executed
+ * in the C cycles after each timecode edge (a cycle profile: tests/cycleprof.py maps it to functions).
  * With HARNESS_TRACE_PC set in the environment, stderr gets the CPU's PC and I flag at every edge.
  *   END <cycle> <state>  end of run, simavr CPU state (cpu_Running = 1, cpu_Sleeping = 2, ...)
  */
@@ -65,6 +68,7 @@ static struct tx_byte *script;
 static size_t script_n, script_i;
 static uint64_t last_rx;
 static int pc_last = -1;
+static uint64_t trace_window, trace_end; /* --trace: instruction trace after each timecode edge */
 static avr_int_vector_t pcint2 = {
     .vector = PCINT2_VECTOR,
     .enable = AVR_IO_REGBIT(REG_PCICR, 2),
@@ -106,6 +110,8 @@ static avr_cycle_count_t on_tick(avr_t *a, avr_cycle_count_t when, void *param)
     (void)param;
     tc_now++;
     printf("K %llu %u\n", (unsigned long long)when, tc_now);
+    if (trace_window)
+        trace_end = when + trace_window;
     if (getenv("HARNESS_TRACE_PC"))
         fprintf(stderr, "K %u pc=0x%x I=%d state=%d\n", tc_now, a->pc, a->sreg[S_I], a->state);
     if (skew) {
@@ -248,13 +254,15 @@ int main(int argc, char **argv)
             baud = strtoul(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--skew") && i + 1 < argc)
             skew = strtoull(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+            trace_window = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--script") && i + 1 < argc)
             script_path = argv[++i];
         else if (argv[i][0] != '-' && !elf)
             elf = argv[i];
         else {
             fprintf(stderr, "usage: %s ELF --cycles N [--start-tc V] [--first C] [--tick C] [--baud B] "
-                            "[--skew C] [--script FILE]\n", argv[0]);
+                            "[--skew C] [--script FILE] [--trace C]\n", argv[0]);
             return 2;
         }
     }
@@ -288,7 +296,7 @@ int main(int argc, char **argv)
     avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
 
     avr_register_vector(avr, &pcint2);
-    avr_register_io_write(avr, 0x3E, on_gpior, NULL);
+    avr_register_io_write(avr, 0x4B, on_gpior, NULL); /* GPIOR2 */
     for (i = 0; i < 8; i++)
         pk[i] = avr_io_getirq(avr, AVR_IOCTL_IOPORT_GETIRQ('K'), i);
     uart_in = avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
@@ -309,6 +317,8 @@ int main(int argc, char **argv)
 
     state = cpu_Running;
     while (avr->cycle < cycles) {
+        if (avr->cycle < trace_end)
+            fprintf(stderr, "P %llu %x %d\n", (unsigned long long)avr->cycle, avr->pc, avr->sreg[S_I]);
         state = avr_run(avr);
         if (state == cpu_Done || state == cpu_Crashed)
             break;

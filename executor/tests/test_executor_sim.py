@@ -249,13 +249,12 @@ def test_dispatch_latency_both_paths(sim, capsys):
     assert ni >= 100 and nt >= 100
     assert mi <= ISR_MEAN_US and xi <= ISR_MAX_US       # issue 4 targets
     assert xt <= TASK_MAX_US                           # issue 4 target
-    assert mt <= 50.0, "regression bound for the task path (measured 47.7 us; the target is 40)"
 
 
-@pytest.mark.xfail(strict=True, reason="task dispatch mean is about 47.7 us in simavr, over the 40 us target: "
-                   "vTaskNotifyGiveFromISR (~260 cycles) plus the context switch and the return through "
-                   "ulTaskNotifyTake (~360 cycles) alone take ~39 us at 16 MHz")
 def test_task_dispatch_mean_meets_target(sim):
+    """Issue 4: task path mean <= 40 us. Measured 36.7 us (587 cycles, ~480 of them in the kernel's
+    xTaskNotifyFromISR, context switch and return through xTaskNotifyWait; `python tests/cycleprof.py
+    task` shows where)."""
     (_, _, _), (mt, _, _), _, _ = _latencies(sim)
     assert mt <= TASK_MEAN_US
 
@@ -340,7 +339,9 @@ def test_status_led_task_blinks(sim):
     toggles = [cyc for cyc, _ in run.led[1:]]
     assert len(toggles) > 20
     mixed = [b - a for a, b in zip(toggles, toggles[1:]) if 20 * TICK < a < 100 * TICK]
-    assert mixed and all(abs(d - 120 * 16000) <= 8 * 16000 for d in mixed), "4 Hz in mixed mode"
+    # 120 ms half periods. A lost or extra kernel tick would show as 8 ms; the quiet window before each
+    # ISR-dispatched edge (port/avr/board.c) may count one tick up to ~1 ms late, never drop it.
+    assert mixed and all(abs(d - 120 * 16000) <= 2 * 16000 for d in mixed), "4 Hz in mixed mode"
 
 
 def test_skewed_edges_and_glitches():

@@ -53,7 +53,12 @@
 #define configUSE_STATS_FORMATTING_FUNCTIONS    0
 #define configGENERATE_RUN_TIME_STATS           0
 #define configUSE_MALLOC_FAILED_HOOK            0
-#define configCHECK_FOR_STACK_OVERFLOW          1
+/* No check in the context switch: method 1 compares the stack pointer with the stack's end on every
+ * switch, 20 cycles (1.25 us) on the task dispatch path (tests/cycleprof.py: 644 -> 624 cycles); method
+ * 2 compares 16 bytes. Instead the status task checks every task's high-water mark (the stacks are
+ * filled with a known value because INCLUDE_uxTaskGetStackHighWaterMark2 is on) at each blink, off
+ * the dispatch path, and halts with the LED on if one reached zero (main.c, status_task). */
+#define configCHECK_FOR_STACK_OVERFLOW          0
 #define configENABLE_BACKWARD_COMPATIBILITY     0
 #define configUSE_POSIX_ERRNO                   0
 #define configUSE_NEWLIB_REENTRANT              0

@@ -23,8 +23,13 @@ void board_init(void);
 /* Tasks the interrupt handlers wake (set before the scheduler starts). */
 void board_set_tasks(TaskHandle_t timecode, TaskHandle_t serial);
 uint8_t board_read_timecode(void); /* PINK, read until two reads agree */
-/* Task dispatch path: writes the armed output if the port shows the armed timecode. */
-void board_task_dispatch(uint8_t port);
+/* Task dispatch path: writes the armed output if armed for the task and PINK shows the armed
+ * timecode. The first thing the timecode task does after its notification. */
+void board_task_dispatch(void);
+/* Quiet window before an ISR-dispatched edge (board.c): board_guard_due() is 1 when the guard timer
+ * woke the timecode task; board_guard() then holds the CPU, quietly, until the armed output is out. */
+uint8_t board_guard_due(void);
+void board_guard(void);
 /* Next received byte: 0..255, or -1 if none. */
 int16_t board_rx_get(void);
 void board_led_toggle(void);
