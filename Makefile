@@ -8,7 +8,7 @@ FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
 .PHONY: help setup build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
-        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler
+        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil bench
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -20,6 +20,7 @@ build: setup  ## build everything that exists: protocol library (host, 8051, AVR
 	$(MAKE) -C protocol/c host mcs51 avr
 	$(MAKE) -C executor avr
 	$(MAKE) -C profiler-fw avr
+	$(MAKE) -C hil all
 
 footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 	$(MAKE) -C protocol/c mcs51 avr
@@ -32,6 +33,7 @@ test: setup  ## everything CI runs: protocol (C, Python, vectors, footprints, sh
 	$(MAKE) test-python
 	$(MAKE) test-profiler
 	$(MAKE) test-executor
+	$(MAKE) test-hil
 	@echo "make test: all suites passed"
 
 test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 capacity), short fuzz, footprints
@@ -43,6 +45,9 @@ test-python:
 
 test-profiler:  # host tests of the core, the AVR image in simavr (the 8051 image does not fit yet)
 	$(MAKE) -C profiler-fw test
+
+test-hil:  # the virtual bench: both real images on one clock, ptys, control channel, Rig API
+	$(MAKE) -C hil test
 
 test-executor:  # host tests of the core, the AVR image in simavr
 	$(MAKE) -C executor test
@@ -56,6 +61,7 @@ demo: setup  ## the main job on the virtual bench (says what is not built yet)
 
 perf: setup  ## run every benchmark, write perf/results.json and print a table
 	$(MAKE) -C protocol/c bench
+	$(MAKE) -C hil all
 	$(PY) tools/perf.py --out perf/results.json
 
 flash-profiler-avr:  ## flash the AVR profiler to an Arduino Mega 2560: make flash-profiler-avr PORT=/dev/ttyACM0
@@ -67,8 +73,13 @@ flash-profiler-8051:  ## flash the 8051 profiler (stcgal, STC89C52): make flash-
 flash-executor:  ## flash the executor to an Arduino Mega 2560: make flash-executor PORT=/dev/ttyACM0
 	$(MAKE) -C executor flash $(if $(PORT),PORT=$(PORT))
 
+bench: setup  ## the virtual bench in the foreground (prints the two serial ports); Ctrl-C stops it
+	$(MAKE) -C hil all
+	$(PY) -m mmsched.cli bench
+
 clean:  ## remove build outputs (keeps .venv)
 	$(MAKE) -C protocol/c clean
 	$(MAKE) -C executor clean
 	$(MAKE) -C profiler-fw clean
+	$(MAKE) -C hil clean
 	rm -rf build perf .pytest_cache

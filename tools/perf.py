@@ -23,6 +23,7 @@ STREAM = ROOT / "build/bench/decoder_stream.bin"
 BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "protocol/python/bench/bench_decoder.py"), str(STREAM)],
     [str(ROOT / "protocol/c/build/bench_decoder"), str(STREAM)],
+    [sys.executable, str(ROOT / "hil/bench/bench_bench.py")],
 ]
 
 

@@ -72,6 +72,12 @@ def cmd_demo(_: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from mmhil import run_bench_foreground  # the bench lives in hil/ (mmhil); this only parses arguments
+
+    return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mmrig", description="mixed-mode real-time test rig")
     parser.add_argument("--version", action="version", version=f"mmrig {__version__}")
@@ -86,6 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
     decode.add_argument("--baud", type=int, default=9600)
     decode.add_argument("--duration", type=float, default=0.0, help="stop reading a port after this many seconds")
     decode.set_defaults(func=cmd_proto_decode)
+
+    bench = sub.add_parser("bench", help="run the virtual bench (both AVR images in simavr) in the foreground")
+    bench.add_argument("--unpaced", action="store_true", help="as fast as possible instead of wall-clock time")
+    bench.add_argument("--run-dir", type=Path, default=None, help="where the ptys and the control socket go")
+    bench.add_argument("--vcd", type=Path, default=None, help="write a VCD trace of the wired ports here")
+    bench.add_argument("--profiler", type=Path, default=None, help="profiler image (default: profiler-fw build)")
+    bench.add_argument("--executor", type=Path, default=None, help="executor image (default: executor build)")
+    bench.add_argument("--until", type=float, default=None, help="stop after this many seconds of virtual time")
+    bench.set_defaults(func=cmd_bench)
 
     demo = sub.add_parser("demo", help="the paper's five experiments on the virtual bench")
     demo.set_defaults(func=cmd_demo)

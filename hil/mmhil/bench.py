@@ -1,0 +1,256 @@
+"""The virtual bench from Python: start `hil/bench/build/mmbench` with the two AVR images, talk to its
+control socket, tear it down without leaving a process behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH_DIR = ROOT / "hil/bench"
+BENCH_BIN = BENCH_DIR / "build/mmbench"
+FIXTURE_ELF = BENCH_DIR / "build/fixture.elf"
+PROFILER_ELF = ROOT / "profiler-fw/build/avr/profiler.elf"
+EXECUTOR_ELF = ROOT / "executor/build/avr/executor.elf"
+F_CPU = 16_000_000
+NODES = ("profiler", "executor")
+
+
+class BenchError(RuntimeError):
+    """The bench failed; the message ends with the tail of its log."""
+
+    def __init__(self, message: str, log_tail: str = "") -> None:
+        super().__init__(f"{message}\n--- bench log (tail) ---\n{log_tail}" if log_tail else message)
+        self.log_tail = log_tail
+
+
+def _make(target_dir: Path, goal: str, product: Path) -> None:
+    done = subprocess.run(["make", "-C", str(target_dir), goal], capture_output=True, text=True)
+    if done.returncode != 0 or not product.exists():
+        raise BenchError(f"cannot build {product}: make -C {target_dir} {goal} failed", done.stdout[-2000:] + done.stderr[-2000:])
+
+
+def ensure_built(profiler: Path | None = None, executor: Path | None = None) -> tuple[Path, Path, Path]:
+    """Builds what is missing: the bench program and the default images."""
+    if not BENCH_BIN.exists():
+        _make(BENCH_DIR, "all", BENCH_BIN)
+    profiler = Path(profiler) if profiler else PROFILER_ELF
+    executor = Path(executor) if executor else EXECUTOR_ELF
+    if not profiler.exists() and profiler == PROFILER_ELF:
+        _make(ROOT / "profiler-fw", "avr", PROFILER_ELF)
+    if not executor.exists() and executor == EXECUTOR_ELF:
+        _make(ROOT / "executor", "avr", EXECUTOR_ELF)
+    if not executor.exists() and executor == FIXTURE_ELF or not profiler.exists() and profiler == FIXTURE_ELF:
+        _make(BENCH_DIR, "all", FIXTURE_ELF)
+    for p in (profiler, executor):
+        if not p.exists():
+            raise BenchError(f"image {p} does not exist")
+    return BENCH_BIN, profiler, executor
+
+
+@dataclass
+class Bench:
+    """One bench process. Use as a context manager:
+
+        with Bench() as bench:
+            rig = Rig.on_bench(bench)
+    """
+
+    profiler_elf: Path | None = None
+    executor_elf: Path | None = None
+    run_dir: Path | None = None
+    paced: bool = True
+    until_s: float | None = None
+    baud: int = 9600
+    out_buffer: int | None = None
+    lag_bound_us: float | None = None
+    seed: int | None = None
+    vcd_file: Path | None = None
+    script: Path | None = None
+    trace: Path | None = None
+    start_timeout_s: float = 20.0
+    process: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    final_status: dict[str, Any] | None = field(default=None, init=False)
+    _own_dir: bool = field(default=False, init=False)
+    _log: Path | None = field(default=None, init=False)
+
+    # ---- life cycle --------------------------------------------------------------------------
+    def command(self) -> list[str]:
+        binary, prof, exe = ensure_built(self.profiler_elf, self.executor_elf)
+        assert self.run_dir is not None
+        cmd = [str(binary), "--profiler", str(prof), "--executor", str(exe), "--run-dir", str(self.run_dir),
+               "--baud", str(self.baud)]
+        if not self.paced:
+            cmd.append("--unpaced")
+        options = {"--until": self.until_s, "--out-buffer": self.out_buffer, "--lag-bound-us": self.lag_bound_us,
+                   "--seed": self.seed, "--vcd": self.vcd_file, "--script": self.script, "--trace": self.trace}
+        for flag, value in options.items():
+            if value is not None:
+                cmd += [flag, str(value)]
+        return cmd
+
+    def start(self) -> "Bench":
+        if self.run_dir is None:
+            self.run_dir = Path(tempfile.mkdtemp(prefix="mmbench."))
+            self._own_dir = True
+        self.run_dir = Path(self.run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        (self.run_dir / "ready").unlink(missing_ok=True)
+        cmd = self.command()
+        self._log = self.run_dir / "bench.log"
+        with open(self._log, "wb") as log, open(self.run_dir / "final_status.json", "wb") as out:
+            # a process group of its own: teardown kills the whole group, whatever happens to the test
+            self.process = subprocess.Popen(cmd, stdout=out, stderr=log, stdin=subprocess.DEVNULL,
+                                            start_new_session=True)
+        deadline = time.monotonic() + self.start_timeout_s
+        while not (self.run_dir / "ready").exists():
+            if self.process.poll() is not None:
+                raise BenchError(f"bench exited with status {self.process.returncode} before it was ready",
+                                 self.log_tail())
+            if time.monotonic() > deadline:
+                self.close()
+                raise BenchError("bench not ready in time", self.log_tail())
+            time.sleep(0.01)
+        return self
+
+    def __enter__(self) -> "Bench":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Waits for the bench to end by itself (--until); returns its exit status."""
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise BenchError("bench did not end in time", self.log_tail()) from exc
+        self._read_final_status()
+        return code
+
+    def close(self) -> None:
+        """Stops the bench (control `stop`, then SIGTERM, then SIGKILL to its process group)."""
+        proc = self.process
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                self.control("stop", timeout=1.0)
+            except (OSError, BenchError):
+                pass
+            try:
+                proc.wait(2.0)
+            except subprocess.TimeoutExpired:
+                self._signal_group(signal.SIGTERM)
+                try:
+                    proc.wait(2.0)
+                except subprocess.TimeoutExpired:
+                    self._signal_group(signal.SIGKILL)
+                    proc.wait()
+        self._signal_group(signal.SIGKILL)  # anything left in the group
+        self._read_final_status()
+        if self._own_dir and self.run_dir is not None and proc.returncode == 0:
+            shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def _signal_group(self, sig: int) -> None:
+        assert self.process is not None
+        try:
+            os.killpg(self.process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def _read_final_status(self) -> None:
+        if self.run_dir is None or self.final_status is not None:
+            return
+        try:
+            text = (self.run_dir / "final_status.json").read_text()
+            self.final_status = json.loads(text) if text.strip() else None
+        except (OSError, ValueError):
+            self.final_status = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        if self._log is None or not self._log.exists():
+            return ""
+        return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
+
+    # ---- paths -----------------------------------------------------------------------------
+    def port(self, node: str) -> str:
+        assert self.run_dir is not None
+        return str(self.run_dir / f"{node}.tty")
+
+    @property
+    def profiler_port(self) -> str:
+        return self.port("profiler")
+
+    @property
+    def executor_port(self) -> str:
+        return self.port("executor")
+
+    @property
+    def control_path(self) -> Path:
+        assert self.run_dir is not None
+        return self.run_dir / "control.sock"
+
+    # ---- control channel -------------------------------------------------------------------
+    def control(self, line: str, timeout: float = 5.0) -> dict[str, Any]:
+        """Sends one command, returns the bench's JSON reply; raises BenchError if it refused."""
+        if not self.alive():
+            raise BenchError(f"bench is not running (command {line!r})", self.log_tail())
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(str(self.control_path))
+            s.sendall(line.encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        try:
+            reply = json.loads(data)
+        except ValueError as exc:
+            raise BenchError(f"bad reply to {line!r}: {data[:200]!r}", self.log_tail()) from exc
+        if not reply.get("ok"):
+            raise BenchError(f"bench refused {line!r}: {reply.get('error')}", self.log_tail())
+        return reply
+
+    def status(self) -> dict[str, Any]:
+        return self.control("status")
+
+    def reset(self, node: str, at_s: float | None = None) -> dict[str, Any]:
+        return self.control(f"reset {node}" + (f" at {at_s}" if at_s is not None else ""))
+
+    def fault(self, node: str, direction: str, kind: str, rate: float, delay_us: float | None = None) -> dict[str, Any]:
+        """direction: 'in' (host -> MCU) or 'out'; kind: drop, corrupt, delay (delay_us per delayed byte)."""
+        return self.control(f"fault {node} {direction} {kind} {rate}" + (f" {delay_us}" if delay_us is not None else ""))
+
+    def clear_faults(self, node: str | None = None) -> dict[str, Any]:
+        return self.control("fault clear" + (f" {node}" if node else ""))
+
+    def cut(self, line: str, seconds: float) -> dict[str, Any]:
+        """line: profiler.uart, executor.uart, timecode or event."""
+        return self.control(f"cut {line} {seconds}")
+
+    def vcd(self, on: bool, path: Path | None = None) -> dict[str, Any]:
+        return self.control("vcd on" + (f" {path}" if path else "") if on else "vcd off")
+
+    def stop(self) -> None:
+        self.control("stop")

@@ -1,0 +1,43 @@
+"""`mmrig bench`: a bench in the foreground until Ctrl-C (the scheduler's cli only parses the arguments)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import time
+from pathlib import Path
+
+from .bench import Bench, BenchError
+
+
+def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, profiler: Path | None = None,
+                         executor: Path | None = None, until_s: float | None = None) -> int:
+    bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced, vcd_file=vcd, until_s=until_s)
+    try:
+        bench.start()
+    except BenchError as exc:
+        print(f"mmrig bench: {exc}", file=sys.stderr)
+        return 1
+    print(f"profiler port  {bench.profiler_port}")
+    print(f"executor port  {bench.executor_port}")
+    print(f"control socket {bench.control_path}   (commands: status, reset NODE, fault ..., cut ..., vcd on|off, stop)")
+    print(f"mode           {'paced (virtual time = wall time)' if paced else 'unpaced (as fast as possible)'}")
+    sys.stdout.flush()
+    stopping = False
+
+    def on_signal(*_: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    try:
+        while bench.alive() and not stopping:
+            time.sleep(0.2)
+    finally:
+        bench.close()
+    if bench.final_status:
+        st = bench.final_status
+        print(json.dumps({k: st[k] for k in ("virtual_s", "valid", "lag") if k in st}))
+    return 0

@@ -1,0 +1,27 @@
+"""Helpers shared by the bench tests."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import serial
+
+from mmhil.bench import FIXTURE_ELF, Bench
+
+
+def fixture_bench(tmp_path: Path, **kw) -> Bench:
+    """A bench with the test fixture image in both slots (hil/bench/tests/fixture.c)."""
+    return Bench(profiler_elf=FIXTURE_ELF, executor_elf=FIXTURE_ELF, run_dir=tmp_path / "run", **kw)
+
+
+def read_lines(port: serial.Serial, prefix: str, count: int, timeout: float = 5.0) -> list[str]:
+    """Reads text lines from a fixture until `count` lines start with `prefix`."""
+    got: list[str] = []
+    buf = b""
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        buf += port.read(max(1, port.in_waiting))
+        *lines, buf = buf.split(b"\n")
+        got += [ln.decode(errors="replace") for ln in lines if ln.decode(errors="replace").startswith(prefix)]
+    return got

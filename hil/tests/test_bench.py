@@ -1,0 +1,234 @@
+"""The virtual bench with the test fixture image (hil/bench/tests/fixture.c) in both slots: wiring and
+clock, UART pacing and buffering, the control channel, teardown."""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import serial
+
+from mmhil.bench import FIXTURE_ELF, Bench, BenchError
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helpers import fixture_bench, read_lines  # noqa: E402
+
+F_CPU = 16_000_000
+CHAR = 10 * F_CPU / 9600  # cycles per character at 9600 baud, 10 bit times
+
+
+def open_port(path: str) -> serial.Serial:
+    return serial.Serial(path, 9600, timeout=0.05)
+
+
+@pytest.mark.parametrize("receiver", ["sleeping", "busy"])
+def test_pin_change_reaches_the_other_core_within_one_cycle(tmp_path: Path, receiver: str) -> None:
+    """The executor slot toggles PC3 (wired to the profiler's PL1 = ICP5) with one OUT and reads TCNT5
+    one cycle later (T); the profiler slot's input capture latches ICR5 at the edge (C). Both Timer5s
+    started on the same cycle, so a change delivered at its own cycle gives C == T - 1 exactly; every
+    cycle of delivery delay would add one. The busy receiver runs multi-cycle call/ret loops, so it is
+    often ahead of the sender when the edge comes (the bench then applies the change as of its cycle)."""
+    with fixture_bench(tmp_path) as bench:
+        p, e = open_port(bench.profiler_port), open_port(bench.executor_port)
+        with p, e:
+            if receiver == "busy":
+                p.write(b"W")
+                time.sleep(0.1)
+            e.write(b"S")
+            sent = [int(ln.split()[1], 16) for ln in read_lines(e, "T ", 40)]
+            caught = read_lines(p, "C ", 40)
+            st = bench.status()
+    assert len(sent) == 40 and len(caught) == 40
+    got = [int(ln.split()[1], 16) for ln in caught]
+    ids = [int(ln.split()[2], 16) for ln in caught]
+    assert [(c - t) & 0xFFFF for t, c in zip(sent, got)] == [0xFFFF] * 40   # C == T - 1
+    assert ids == [i & 7 for i in range(40)]                                 # id bits wired, same edge
+    if receiver == "busy":
+        assert st["wires"]["rewinds"] > 0   # the receiver was ahead and the change went in at its cycle
+        assert st["wires"]["max_rewind_cycles"] <= 5   # the longest ATmega2560 instruction (CALL, RET)
+    else:
+        assert st["nodes"]["profiler"]["asleep_share"] > 0.5
+
+
+def test_timecode_port_and_pcint2(tmp_path: Path) -> None:
+    """Profiler PORTA -> executor PORTK, with the pin-change interrupt simavr lacks on port K."""
+    with fixture_bench(tmp_path) as bench:
+        p, e = open_port(bench.profiler_port), open_port(bench.executor_port)
+        with p, e:
+            p.write(b"A")
+            seen = [int(ln.split()[1], 16) for ln in read_lines(e, "K ", 20)]
+    assert seen == list(range(1, 21))
+
+
+def test_uart_input_paced_at_the_baud_rate(tmp_path: Path) -> None:
+    """1000 bytes written at once take 1000 characters = 1.0417 s of virtual time to go in at 9600
+    baud. The fixture timestamps every receive interrupt with its Timer5 (its own view); the bench's
+    counters give the same figure (its view)."""
+    trace = tmp_path / "trace.txt"
+    with fixture_bench(tmp_path, trace=trace) as bench:
+        e = open_port(bench.executor_port)
+        with e:
+            e.write(b"R")
+            time.sleep(0.1)
+            e.write(bytes(range(256)) * 3 + bytes(232))
+            report = read_lines(e, "R ", 1, timeout=5.0)
+            st = bench.status()["nodes"]["executor"]["uart"]
+    assert report, "no count report from the fixture"
+    _, n, first, last = report[0].split()
+    assert int(n, 16) == 1000
+    mcu = (int(last, 16) - int(first, 16) + CHAR) / F_CPU   # first interrupt came one character in
+    delivered = [int(ln.split()[1]) for ln in trace.read_text().splitlines() if ln.startswith("I ")]
+    assert len(delivered) == 1001 and delivered[-1] == st["last_in_cycle"]
+    bench_view = (delivered[-1] - delivered[1] + CHAR) / F_CPU   # delivered[0] is the "R"
+    one_char = CHAR / F_CPU
+    assert abs(mcu - 1000 * 10 / 9600) < one_char, mcu
+    assert abs(bench_view - 1000 * 10 / 9600) < one_char, bench_view
+    # and not simavr's 11 bit times (1.146 s)
+    assert st["in"] == 1001
+
+
+def test_unread_output_is_buffered_and_overflow_counted(tmp_path: Path) -> None:
+    """The fixture sends 100000 bytes (at 1 Mbaud) that nobody reads: the pty takes what it can, the
+    bench keeps 1000 more, the rest is counted as dropped; the host later reads exactly what was not
+    dropped, and the stream's beginning intact."""
+    with fixture_bench(tmp_path, paced=False, out_buffer=1000) as bench:
+        e = open_port(bench.executor_port)
+        with e:
+            before = bench.status()["nodes"]["executor"]["uart"]["out"]
+            e.write(b"B")
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                u = bench.status()["nodes"]["executor"]["uart"]
+                if u["out"] >= before + 100000:
+                    break
+                time.sleep(0.05)
+            u = bench.status()["nodes"]["executor"]["uart"]
+            assert u["out"] == before + 100000
+            assert u["out_dropped"] > 0
+            assert u["out_buffered"] == 1000
+            assert u["out_written"] + u["out_buffered"] + u["out_dropped"] == u["out"]
+            got = b""
+            while True:
+                chunk = e.read(65536)
+                if not chunk and len(got) >= 100000 - u["out_dropped"]:
+                    break
+                if not chunk and time.monotonic() > deadline:
+                    break
+                got += chunk
+    assert len(got) == 100000 - u["out_dropped"]
+    assert got[:4096] == bytes(i & 0xFF for i in range(4096))
+
+
+def test_lag_bound_marks_the_run_invalid(tmp_path: Path) -> None:
+    """Paced: lag is sampled and kept as a histogram; a bound no run can meet (1 ns) marks it invalid."""
+    with fixture_bench(tmp_path, lag_bound_us=0.001) as bench:
+        time.sleep(0.3)
+        st = bench.status()
+    lag = st["lag"]
+    assert lag["samples"] > 100 and lag["exceeded"] > 0 and st["valid"] is False
+    assert sum(count for _, count in lag["histogram_us"]) == lag["samples"]
+    assert lag["p50_us"] <= lag["p999_us"] <= max(lag["max_us"], 1.0) + 1.0
+
+
+def test_control_channel(tmp_path: Path) -> None:
+    with fixture_bench(tmp_path, lag_bound_us=100000) as bench:
+        st = bench.status()
+        assert st["paced"] is True and st["valid"] is True
+        assert set(st["nodes"]) == {"profiler", "executor"}
+        for n in st["nodes"].values():
+            assert n["cycle"] > 0 and 0.0 <= n["asleep_share"] <= 1.0
+            assert set(n["uart"]) >= {"in", "out", "out_dropped", "out_buffered"}
+        e = open_port(bench.executor_port)
+        p = open_port(bench.profiler_port)
+        with e, p:
+            # reset: the fixture boots again and says so
+            e.write(b"H")
+            assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]   # booted, line idle
+            bench.reset("executor")
+            assert read_lines(e, "BOOT", 1) == ["BOOT"]
+            assert bench.status()["nodes"]["executor"]["resets"] == 1
+            # drop every byte into the executor: no answer, and counted
+            bench.fault("executor", "in", "drop", 1.0)
+            e.write(b"HHH")
+            assert read_lines(e, "FIXTURE", 1, timeout=0.5) == []
+            assert bench.status()["nodes"]["executor"]["uart"]["fault_dropped"][0] == 3
+            bench.clear_faults()
+            e.write(b"H")
+            assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
+            # corrupt every byte out of the executor
+            bench.fault("executor", "out", "corrupt", 1.0)
+            e.write(b"H")
+            time.sleep(0.2)
+            assert b"FIXTURE" not in e.read(1000)
+            assert bench.status()["nodes"]["executor"]["uart"]["fault_corrupted"][1] >= 8
+            bench.clear_faults("executor")
+            # delay: every byte into the executor 50 ms late
+            bench.fault("executor", "in", "delay", 1.0, 50000)
+            t0 = time.monotonic()
+            e.write(b"H")
+            assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
+            assert time.monotonic() - t0 > 0.05
+            bench.clear_faults()
+            # cut the timecode lines: the executor sees none of the profiler's PORTA changes
+            vcd = tmp_path / "wires.vcd"
+            bench.vcd(True, vcd)
+            bench.cut("timecode", 0.3)
+            p.write(b"A")
+            assert read_lines(e, "K ", 1, timeout=0.2) == []
+            assert bench.status()["wires"]["cut_dropped"] > 0
+            # when the cut ends, the executor sees the level the profiler drives now (20)
+            assert read_lines(e, "K ", 1, timeout=2.0)[-1] == "K 14"
+            # cut a UART
+            bench.cut("executor.uart", 0.3)
+            e.write(b"H")
+            time.sleep(0.1)
+            assert bench.status()["nodes"]["executor"]["uart"]["cut_dropped"][0] == 1
+            assert bench.vcd(False)["vcd"] == str(vcd)
+        text = vcd.read_text()
+        assert "$enddefinitions" in text and "timecode0" in text and "strobe" in text
+        assert text.count("\n#") >= 2   # value changes after the header
+        with pytest.raises(BenchError):
+            bench.control("no-such-command")
+        pid = bench.pid
+        bench.stop()
+        assert bench.wait(5) == 0
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_no_orphan_process_even_when_the_test_fails(tmp_path: Path) -> None:
+    pid = 0
+    with pytest.raises(ZeroDivisionError):
+        with fixture_bench(tmp_path) as bench:
+            pid = bench.pid
+            os.kill(pid, 0)  # alive
+            1 / 0
+    assert pid
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert not (tmp_path / "run" / "control.sock").exists()
+
+
+def test_bench_errors_carry_the_log(tmp_path: Path) -> None:
+    bad = tmp_path / "broken.elf"
+    bad.write_bytes(b"not an elf")
+    with pytest.raises(BenchError) as err:
+        Bench(profiler_elf=bad, executor_elf=FIXTURE_ELF, run_dir=tmp_path / "run").start()
+    assert "cannot read profiler image" in str(err.value)
+
+
+def test_control_socket_is_a_unix_socket(tmp_path: Path) -> None:
+    with fixture_bench(tmp_path) as bench:
+        assert bench.control_path.is_socket()
+        assert Path(bench.profiler_port).resolve().as_posix().startswith("/dev/pts/")
+        with socket.socket(socket.AF_UNIX) as s:
+            s.connect(str(bench.control_path))
+            s.sendall(b"status\nstatus\n")
+            data = b""
+            while data.count(b"\n") < 2:
+                data += s.recv(65536)
+        assert data.count(b'"ok":true') == 2
