@@ -26,7 +26,9 @@ struct pf_stamp {
 
 void board_init(void);       /* clocks, ports, UART; interrupts still off */
 void board_start(void);      /* starts the timecode timer and enables interrupts */
+#ifndef board_leds_write /* (a board may make it a macro: the 8051 saves the stack of a call) */
 void board_leds_write(uint8_t mask); /* bit i = LED of event id i, 1 = lit (board maps polarity) */
+#endif
 void board_delay_ms(uint16_t ms);    /* busy wait, only for the LED self test before start */
 void board_uart_kick_tx(void);       /* a frame is ready: start pulling bytes with pf_tx_next() */
 /* Called with interrupts disabled (ISR or critical section): the time `back` counts before now. */

@@ -28,15 +28,20 @@
 /* One result record. FIRE tags wait in a separate small FIFO (PF_FIRE_TAGS); an edge's tag is
  * the number of edge results reported before it, counted when it is sent. */
 struct pf_result {
-    uint8_t info;
-    uint8_t tc_lo;
+    uint8_t tc_lo;  /* the same layout as struct pf_stamp: PF_STAMP_IN_RING stamps into a record */
+    uint8_t info;   /* (struct pf_stamp's carry byte: 0 or 1 until pf_event_commit) */
     pf_count_t counts;
 };
 
 /* Counter indices: the order of the COUNTERS body (SPEC.md section 5). */
 enum {
     PF_C_RX_OK, PF_C_RX_BAD_CRC, PF_C_RX_BAD_COBS, PF_C_RX_TOO_LONG, PF_C_RX_TOO_SHORT,
-    PF_C_RX_BAD_MESSAGE, PF_C_TX_DROPPED, PF_C_OVERFLOWS, PF_C_SPURIOUS, PF_C_FIRE_FRAMES,
+    PF_C_RX_BAD_MESSAGE,
+#ifndef PF_COUNTERS_LIVE
+    PF_C_TX_DROPPED, /* never incremented (the profiler drops no frame it queued); with
+                      * PF_COUNTERS_LIVE (8051) not stored at all: the body gets 0 there */
+#endif
+    PF_C_OVERFLOWS, PF_C_SPURIOUS, PF_C_FIRE_FRAMES,
     PF_C_TICKS_MISSED, PF_C_N
 };
 
@@ -48,6 +53,13 @@ void pf_init(void);
 void pf_tick(void);
 void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s);
 void pf_spurious(void);
+#ifdef PF_STAMP_IN_RING
+/* 8051 (no RAM for a stamp of its own): the next free ring record, as a stamp for the board to fill,
+ * or 0 if the ring is full (the result is then counted lost). pf_event_commit stores it; info =
+ * event id (bits 0-2) | PF_INFO_STROBE if the strobe is high after the edge. */
+struct pf_stamp PF_RAM *pf_event_slot(void);
+void pf_event_commit(uint8_t info);
+#endif
 void pf_rx_byte(uint8_t byte);
 int16_t pf_tx_next(void);      /* PF_FOREGROUND_IO: may return PF_TX_AGAIN (call again) */
 #define PF_TX_AGAIN MM_ENC_AGAIN

@@ -5,6 +5,7 @@
  *   P0.0-2    event id in; P0.3 strobe in, toggled once per event (P0 needs external pull-ups)
  *   P2        event LEDs, active low (LED from Vcc through a resistor into the pin)
  *   P3.0/P3.1 UART, 8N1, Timer1 mode 2 baud generator (0xFD, SMOD=0 at 9600), polled (no ISR)
+ *   P3.7      poll monitor: toggles at every poll of P0 (a scope or ucsim's VCD sees the poll gaps)
  *   Timer0    mode 1, free running: one tick = 65536 machine cycles = 71.11 ms; timestamp = count
  *
  * The paper's foreground polling loop. The only interrupt is the Timer0 tick: its ISR writes P1,
@@ -28,16 +29,18 @@
  * direct moves: the port changes at the end of the first, TL0 is read in the second). Calibrated
  * against ucsim's P1 trace in tests/test_mcs51.py. */
 #define TL0_AFTER_P1 2u
-/* Timer0 counts between the P0 read of a poll and the TL0 read of its timestamp (poll_p0 below;
- * measured in ucsim by tests/test_mcs51.py: an edge exactly at the P0 read gets error 0). */
+/* Machine cycles from the start of poll_p0's P0 read to the start of board_stamp_back's TL0 read on
+ * the event path (counted in the generated code, build/mcs51/board.asm + pf_core.asm: poll_p0 16,
+ * pf_event_slot 19 (+5 when the ring index wraps), back in poll_p0 17, board_stamp_back 5). The stamp
+ * is then the moment of the P0 read; tests/test_mcs51.py checks the errors in ucsim (-2 .. bound). */
 #ifndef PF_POLL_READ_OFFSET
-#define PF_POLL_READ_OFFSET 0u
+#define PF_POLL_READ_OFFSET 57u
 #endif
 
 /* Port-change moment of this tick, in counts since its overflow. Written by
  * the Timer0 ISR, read with EA=0 (capture): volatile for that reason. */
 static volatile uint8_t tick_off;
-static uint8_t last_p0;          /* main only */
+static __idata uint8_t last_p0; /* main only (idata: see the Makefile, RAM layout) */
 
 void t0_isr(void) __interrupt(1)
 {
@@ -131,11 +134,6 @@ void board_start(void)
     EA = 1;
 }
 
-void board_leds_write(uint8_t mask)
-{
-    P2 = (uint8_t)~mask;  /* active low */
-}
-
 void board_delay_ms(uint16_t ms)
 {
     uint8_t i;
@@ -152,17 +150,23 @@ void board_uart_kick_tx(void)
     TI = 1;               /* the transmitter is free: board_poll_events sends the first byte */
 }
 
-/* The paper's foreground poll: a strobe change is an event. */
+/* The paper's foreground poll: a strobe change is an event, stamped straight into its ring record
+ * (no RAM for a stamp of its own). P0.0-2 are the id and P0.3 the strobe: p & 0x0F is the record's
+ * info byte (PF_INFO_ID | PF_INFO_STROBE). */
 static void poll_p0(void)
 {
     uint8_t p = P0;
-    static struct pf_stamp s; /* (static: SDCC would not overlay it either) */
+    struct pf_stamp PF_RAM *s;
 
+    P3 ^= 0x80u;          /* poll monitor on P3.7 (docs/hardware.md): one toggle per poll */
     if (((p ^ last_p0) & STROBE) == 0)
         return;
-    board_stamp_back(&s, PF_POLL_READ_OFFSET);
     last_p0 = p;
-    pf_event((uint8_t)(p & ID_MASK), (uint8_t)(p & STROBE), &s);
+    s = pf_event_slot();
+    if (s) {
+        board_stamp_back(s, PF_POLL_READ_OFFSET);
+        pf_event_commit((uint8_t)(p & (ID_MASK | STROBE)));
+    }
 }
 
 /* Called by the main loop before each pf_service step: P0, one UART step, P0 again. */

@@ -14,9 +14,14 @@ typedef uint16_t pf_count_t; /* Timer0 counts; a 17th bit travels as PF_INFO_CAR
 #define PF_RING_LEN 8
 #define PF_FIRE_TAGS 1           /* FIRE tags waiting for their RESULT */
 #define PF_COUNTERS_LIVE         /* no RAM for a COUNTERS copy: see pf_core.c */
-#define PF_RAM __data
+#define PF_RAM __idata           /* stamps: 1-byte pointers that reach data and idata */
 #define PF_RESULT_LIVE           /* no RAM for a RESULT body: generated, see pf_core.c */
 #define PF_FOREGROUND_IO         /* UART and core work in main, bounded steps: see pf_core.c */
+#define PF_STAMP_IN_RING         /* edges are stamped straight into their ring record */
+#define board_leds_write(mask) (P2 = (uint8_t)~(uint8_t)(mask)) /* LEDs active low */
+/* SDCC generates an interrupt vector only for a handler whose prototype the module holding main()
+ * sees: core/pf_main.c includes this file. */
+void t0_isr(void) __interrupt(1);
 #define PF_FLAG volatile __bit   /* one-bit flags in the bit-addressable area */
 #define PF_CPU_HZ 11059200ul
 #define PF_TIMER_HZ 921600ul     /* one count per machine cycle (12 clocks) */

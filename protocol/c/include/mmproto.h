@@ -59,7 +59,11 @@
 #define MM_CRC_INIT 0xFFFFu
 #define MM_CRC_CHECK 0x29B1u /* CRC of "123456789" */
 
+/* MM_CRC_SHIFT8_ONLY leaves mm_crc16_update out (a node that only uses the encoder and decoder: on
+ * the 8051 its parameter takes a byte of internal RAM that is never overlaid). */
+#ifndef MM_CRC_SHIFT8_ONLY
 uint16_t mm_crc16_update(uint16_t crc, uint8_t byte);
+#endif
 /* The same step with the byte already folded in: mm_crc16_update(crc, b) ==
  * mm_crc16_shift8(crc ^ ((uint16_t)b << 8)). Its single argument travels in registers on the 8051,
  * which is why the encoder and the decoder call this one (see the 8051 notes above). */
@@ -67,12 +71,19 @@ uint16_t mm_crc16_shift8(uint16_t x);
 
 /* ---- Streaming encoder (section 2) ---------------------------------------------------------- */
 
+/* How the encoder finds a frame's body: by default a generic pointer (on the 8051 the body may live
+ * in code memory). A build with MM_ENC_BODY_FN (see mm_enc.c) may make it any scalar its body
+ * function understands, e.g. a 1-byte selector (the 8051 profiler: 2 bytes less state). */
+#ifndef MM_ENC_BODY_T
+#define MM_ENC_BODY_T const uint8_t *
+#endif
+
 struct mm_enc {
     uint8_t pos;    /* index in [type, seq, body..., crc_lo, crc_hi] of the next byte (see mm_enc.c) */
     uint8_t run;    /* data bytes left in the current COBS block */
     uint8_t len;    /* body length */
     uint8_t hc[4];  /* type, seq, crc_lo, crc_hi: the bytes around the body */
-    const uint8_t *body; /* generic pointer: the body may live in code memory on the 8051 */
+    MM_ENC_BODY_T body; /* see MM_ENC_BODY_T above */
 };
 
 /* Prepares one frame; the body must stay unchanged until mm_enc_next returned -1.
@@ -95,7 +106,7 @@ int16_t mm_enc_next(struct mm_enc MM_RAM *e);
  * mm_enc_next and mm_enc_step within one frame. Define MM_ENC_NO_STEP to leave mm_enc_step out,
  * MM_ENC_STEP_ONLY to leave mm_enc_start and mm_enc_next out (code size). */
 #define MM_ENC_AGAIN (-2)
-void mm_enc_begin(struct mm_enc MM_RAM *e, uint8_t type, uint8_t seq, const uint8_t *body,
+void mm_enc_begin(struct mm_enc MM_RAM *e, uint8_t type, uint8_t seq, MM_ENC_BODY_T body,
                   uint8_t body_len);
 uint8_t mm_enc_crc_step(struct mm_enc MM_RAM *e);
 int16_t mm_enc_step(struct mm_enc MM_RAM *e);

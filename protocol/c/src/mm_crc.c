@@ -19,7 +19,9 @@ uint16_t mm_crc16_shift8(uint16_t x)
            (uint8_t)((uint8_t)(t << 5) ^ t);
 }
 
+#ifndef MM_CRC_SHIFT8_ONLY
 uint16_t mm_crc16_update(uint16_t crc, uint8_t byte)
 {
     return mm_crc16_shift8(crc ^ (uint16_t)((uint16_t)byte << 8));
 }
+#endif

@@ -20,7 +20,7 @@
 /* Body bytes come from e->body, or from a function of the build's (MM_ENC_BODY_FN(body, k): body
  * byte k), for a node that generates its bodies instead of keeping them in RAM (the 8051 profiler). */
 #ifdef MM_ENC_BODY_FN
-uint8_t MM_ENC_BODY_FN(const uint8_t *body, uint8_t k);
+uint8_t MM_ENC_BODY_FN(MM_ENC_BODY_T body, uint8_t k);
 #if !defined(MM_ENC_STEP_ONLY)
 #error "MM_ENC_BODY_FN needs MM_ENC_STEP_ONLY"
 #endif
@@ -68,7 +68,7 @@ static uint8_t next_zero(const struct mm_enc MM_RAM *e, uint8_t i)
 
 #endif
 
-void mm_enc_begin(struct mm_enc MM_RAM *e, uint8_t type, uint8_t seq, const uint8_t *body,
+void mm_enc_begin(struct mm_enc MM_RAM *e, uint8_t type, uint8_t seq, MM_ENC_BODY_T body,
                   uint8_t body_len)
 {
     e->hc[0] = type;
