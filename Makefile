@@ -56,8 +56,9 @@ fuzz: setup  ## libFuzzer on the C decoder (FUZZ_RUNS) and hypothesis on the Pyt
 	$(MAKE) -C protocol/c fuzz-run RUNS=$(FUZZ_RUNS)
 	MMRIG_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider -m fuzz -s protocol/python/tests
 
-demo: setup  ## the main job on the virtual bench (says what is not built yet)
-	$(PY) -m mmsched.cli demo
+demo: setup  ## the paper's five experiments on the virtual bench (QUICK=1: 30 events each)
+	$(MAKE) -C hil all
+	$(PY) -m mmsched.cli demo $(if $(QUICK),--quick)
 
 perf: setup  ## run every benchmark, write perf/results.json and print a table
 	$(MAKE) -C protocol/c bench

@@ -15,6 +15,7 @@ apt_packages=(
     libcmocka-dev                        # C unit tests
     clang libclang-rt-14-dev             # libFuzzer campaigns on the C decoder
     avrdude                              # flashing real boards (make flash-*)
+    stress-ng                            # heavy PC load for `mmrig run --load` (paper section 7.5)
 )
 command -v cargo >/dev/null || apt_packages+=(cargo)   # fetches the FreeRTOS kernel crate
 

@@ -15,22 +15,6 @@ from mmproto.wiretime import markdown_table
 
 from . import __version__
 
-NOT_BUILT_YET = """\
-mmrig demo: NOT BUILT YET.
-
-The demo runs the paper's five experiments (executor-only verification, normal mode, mixed 1 tick
-ahead, mixed 2 ticks ahead, mixed 2 ticks ahead under heavy PC load) on the virtual bench. These parts
-are missing, so there is no experiment to run:
-  - profiler firmware (8051 and ATmega2560)        profiler-fw/   not built yet
-  - FreeRTOS executor (ATmega2560)                 executor/      not built yet
-  - the virtual bench (simavr, two MCUs)           hil/           not built yet
-  - scheduler core and experiment runner           scheduler-gui/ not built yet
-
-What exists today is the wire protocol every node will speak (protocol/SPEC.md), in C and in Python,
-tested over one set of vectors. Here is what each message costs on the paper's 9600-baud line:
-"""
-
-
 def cmd_proto_sizes(args: argparse.Namespace) -> int:
     print(markdown_table(tuple(args.baud)))
     return 0
@@ -66,9 +50,60 @@ def cmd_proto_decode(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_demo(_: argparse.Namespace) -> int:
-    print(NOT_BUILT_YET)
-    print(markdown_table((9600,)))
+def cmd_demo(args: argparse.Namespace) -> int:
+    from .demo import RESULTS, notes, run_demo, table
+
+    count = args.count or (30 if args.quick else 200)
+    rows = run_demo(count=count, out_dir=args.out_dir or RESULTS)
+    print()
+    print(f"mmrig demo: the paper's experiments on the paced virtual bench, {count} events each "
+          f"(files in {args.out_dir or RESULTS})")
+    print(table(rows))
+    text = notes(rows)
+    if text:
+        print(text)
+    bad = [ex.name for ex, r in rows if not r.sidecar["invariant"]["ok"]]
+    if bad:
+        print("accounting invariant violated in: " + ", ".join(bad), file=sys.stderr)
+        return 1
+    return 0
+
+
+def parse_rate(text: str) -> float | None:
+    if text == "tick":
+        return None
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("rate must be > 0 ms or 'tick'")
+    return value
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .config import RunConfig
+    from .runner import run
+    from .stats import format_summary
+    from .target import Target
+
+    if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
+        print("mmrig run: give both --profiler and --executor (or neither, for the bench)", file=sys.stderr)
+        return 2
+    count = args.count if args.count is not None or args.duration is not None else 200
+    cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
+                    duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
+                    accuracy=args.accuracy, dispatch=args.dispatch, load=args.load, late_bound_us=args.late_bound_us,
+                    max_in_flight=args.max_in_flight, name=args.name or (args.out.name if args.out else "run"),
+                    out=args.out)
+    if args.profiler is not None:
+        target = Target("boards", profiler=args.profiler, executor=args.executor, lag_bound_us=args.lag_bound_us)
+    else:
+        target = Target(paced=not args.unpaced, lag_bound_us=args.lag_bound_us)
+    result = run(cfg, target, log=lambda text: print(text, file=sys.stderr))
+    print(format_summary(cfg.name, result.summary))
+    if result.csv_path:
+        print(f"wrote {result.csv_path} and {result.json_path}")
+    if not result.valid:
+        print(f"INVALID RUN (kept on disk, not a result): {result.sidecar['invalid_reason']}")
+        return 3
     return 0
 
 
@@ -103,7 +138,36 @@ def build_parser() -> argparse.ArgumentParser:
     bench.set_defaults(func=cmd_bench)
 
     demo = sub.add_parser("demo", help="the paper's five experiments on the virtual bench")
+    demo.add_argument("--quick", action="store_true", help="30 events per experiment (CI)")
+    demo.add_argument("--count", type=int, default=None, help="events per experiment (default 200)")
+    demo.add_argument("--out-dir", type=Path, default=None, help="where the CSV + JSON go (default results/)")
     demo.set_defaults(func=cmd_demo)
+
+    run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed")
+    run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
+    run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
+    run.add_argument("--rate", "-i", type=parse_rate, default=None,
+                     help="ms between events, or 'tick' (default: one per tick)")
+    run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
+    run.add_argument("--duration", "-D", type=float, default=None, help="seconds of event generation")
+    run.add_argument("--random-ids", action="store_true")
+    run.add_argument("--generation", choices=("aligned", "free"), default="aligned",
+                     help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's)")
+    run.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
+    run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
+    run.add_argument("--load", action="store_true", help="heavy PC load (stress-ng) during the run")
+    run.add_argument("--late-bound-us", type=float, default=1000.0)
+    run.add_argument("--lag-bound-us", type=float, default=None,
+                     help="bench: lag above this invalidates the run (default: normal 1000, else 5000)")
+    run.add_argument("--max-in-flight", type=int, default=8)
+    run.add_argument("--out", "-o", type=Path, default=None, help="writes OUT.csv and OUT.json")
+    run.add_argument("--name", default=None)
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--bench", action="store_true", help="the paced virtual bench (default)")
+    where.add_argument("--unpaced", action="store_true", help="the virtual bench, as fast as it goes (tests)")
+    run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
+    run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
+    run.set_defaults(func=cmd_run)
     return parser
 
 

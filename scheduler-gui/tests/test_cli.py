@@ -54,9 +54,3 @@ def test_proto_decode_reports_a_missing_port() -> None:
     out = run("proto", "decode", "/dev/does-not-exist-mmrig")
     assert out.returncode == 2
     assert "cannot open /dev/does-not-exist-mmrig" in out.stderr
-
-
-def test_demo_says_what_is_not_built() -> None:
-    out = run("demo")
-    assert out.returncode == 0
-    assert "NOT BUILT YET" in out.stdout

@@ -1,0 +1,55 @@
+"""One scheduled event and its row in the run CSV (docs/data-format.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+
+COLUMNS = ("event", "tag", "event_id", "mode", "distance", "scheduled_tc", "created_tc", "created_phase",
+           "sent_s", "ack_tc", "ack_phase", "slack_ticks", "fired_tc", "result_tc", "result_counts",
+           "latency_counts", "latency_us", "outcome", "reason")
+OUTCOMES = ("ok", "late", "early", "missed", "lost")
+REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "link_fault")
+
+
+@dataclass
+class Event:
+    event: int
+    tag: int
+    event_id: int
+    mode: str
+    distance: int
+    scheduled_tc: int
+    created_tc: int
+    created_phase: float | None
+    sent_s: float | None = None
+    ack_tc: int | None = None
+    ack_phase: float | None = None
+    slack_ticks: float | None = None
+    fired_tc: int | None = None
+    result_tc: int | None = None
+    result_counts: int | None = None
+    latency_counts: int | None = None
+    latency_us: float | None = None
+    outcome: str | None = None
+    reason: str | None = None
+    # bookkeeping, not exported
+    edge_tag: int | None = field(default=None, repr=False)
+    fired_order: int | None = field(default=None, repr=False)
+
+    @property
+    def terminal(self) -> bool:
+        return self.outcome is not None
+
+    def finish(self, outcome: str, reason: str | None) -> None:
+        """Gives the event its one terminal outcome; a second call is a bug (the invariant's first line)."""
+        if self.outcome is not None:
+            raise AssertionError(f"event {self.event} already ended as {self.outcome}/{self.reason}")
+        assert outcome in OUTCOMES and (reason is None or reason in REASONS)
+        self.outcome, self.reason = outcome, reason
+
+    def row(self) -> list[object]:
+        return [getattr(self, c) for c in COLUMNS]
+
+
+EXPORTED = {f.name for f in fields(Event)} & set(COLUMNS)
+assert EXPORTED == set(COLUMNS)

@@ -1,0 +1,91 @@
+"""Normal mode's "timecode timer" (paper Table 1): the PC itself fires each event with a FIRE frame at
+the moment it believes the event's tick begins.
+
+Accuracy (the paper's slider, 0..100) decides how much CPU that moment costs: the thread sleeps
+(threading.Condition.wait, i.e. a futex with a timeout) until `accuracy% of BUSY_MAX_S` before the
+target, then busy-waits on time.monotonic() for the last stretch. 0 = plain timer sleep; 100 =
+busy-wait over the last 20 ms of every event. The thread's own CPU time (time.thread_time) is summed,
+so the cost of the setting is measured, not assumed.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from .event import Event
+
+BUSY_MAX_S = 0.020
+
+
+@dataclass
+class Firer:
+    send: Callable[[Event], None]          # writes the FIRE frame for this event
+    accuracy: int = 0
+    on_error: Callable[[Event, BaseException], None] | None = None
+    cpu_s: float = field(default=0.0, init=False)
+    fired: int = field(default=0, init=False)
+    late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write time - target
+    _heap: list = field(default_factory=list, init=False)
+    _cv: threading.Condition = field(default_factory=threading.Condition, init=False)
+    _stop: bool = field(default=False, init=False)
+    _thread: threading.Thread | None = field(default=None, init=False)
+    _n: int = field(default=0, init=False)
+
+    @property
+    def busy_s(self) -> float:
+        return max(0, min(100, self.accuracy)) / 100.0 * BUSY_MAX_S
+
+    def start(self) -> "Firer":
+        self._thread = threading.Thread(target=self._run, name="mmsched-firer", daemon=True)
+        self._thread.start()
+        return self
+
+    def add(self, event: Event, at: float) -> None:
+        with self._cv:
+            heapq.heappush(self._heap, (at, self._n, event))
+            self._n += 1
+            self._cv.notify()
+
+    def pending(self) -> int:
+        with self._cv:
+            return len(self._heap)
+
+    def stop(self) -> None:
+        with self._cv:
+            self._stop = True
+            self._cv.notify()
+        if self._thread is not None:
+            self._thread.join(2.0)
+
+    def _run(self) -> None:
+        cpu0 = time.thread_time()
+        try:
+            while True:
+                with self._cv:
+                    while not self._stop and not self._heap:
+                        self._cv.wait()
+                    if self._stop:
+                        return
+                    at, _, ev = self._heap[0]
+                    left = at - self.busy_s - time.monotonic()
+                    if left > 0:
+                        self._cv.wait(left)   # an earlier event may be added meanwhile: look again
+                        continue
+                    heapq.heappop(self._heap)
+                while time.monotonic() < at:  # the last stretch: busy-wait
+                    pass
+                t = time.monotonic()
+                try:
+                    self.send(ev)
+                except Exception as exc:  # noqa: BLE001 - reported to the run, which ends the event
+                    if self.on_error:
+                        self.on_error(ev, exc)
+                    continue
+                self.fired += 1
+                self.late_wakeups_s.append(t - at)
+        finally:
+            self.cpu_s = time.thread_time() - cpu0

@@ -1,0 +1,40 @@
+"""The accounting invariant (BRIEF.md, docs/data-format.md): every event the scheduler created ends in
+exactly one terminal row, with a reason exactly when it is not ok, and a latency exactly when it was
+measured. Checked at the end of every run; a violation fails the run."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from .event import OUTCOMES, REASONS, Event
+
+
+class InvariantViolation(AssertionError):
+    pass
+
+
+def check_invariant(events: Sequence[Event], created: int, summary: dict[str, object] | None = None) -> None:
+    problems: list[str] = []
+    if len(events) != created:
+        problems.append(f"{created} events created, {len(events)} rows")
+    if [e.event for e in events] != list(range(len(events))):
+        problems.append("event numbers are not 0..n-1 in creation order")
+    for e in events:
+        if e.outcome not in OUTCOMES:
+            problems.append(f"event {e.event}: no terminal outcome ({e.outcome!r})")
+        elif (e.outcome == "ok") != (e.reason is None) or (e.reason is not None and e.reason not in REASONS):
+            problems.append(f"event {e.event}: outcome {e.outcome} with reason {e.reason!r}")
+        elif (e.outcome in ("ok", "late", "early")) != (e.latency_us is not None):
+            problems.append(f"event {e.event}: outcome {e.outcome} with latency {e.latency_us!r}")
+    tags = [e.tag for e in events]
+    if summary is not None:
+        outs = summary["outcomes"]
+        assert isinstance(outs, dict)
+        if sum(outs.values()) != len(events):
+            problems.append(f"outcome counts {outs} do not add up to {len(events)} events")
+        if summary["n"] != outs["ok"] + outs["late"]:
+            problems.append(f"summary n {summary['n']} != ok + late")
+    if len(set(tags)) != len(tags) and len(tags) <= 0xFFFF:
+        problems.append("a tag was used twice in one run")
+    if problems:
+        raise InvariantViolation("; ".join(problems[:10]) + (f" (+{len(problems) - 10} more)" if len(problems) > 10 else ""))

@@ -1,0 +1,121 @@
+"""Joining the profiler's RESULT frames to the events they measure.
+
+Normal mode: RESULT.flags bit 0 (FIRE source) and RESULT.tag is the tag of our FIRE frame: a lookup.
+
+Mixed and verification modes: an edge RESULT carries the event id, the profiler's timecode when the
+edge arrived and the profiler's running edge count, but no tag of ours. The executor's FIRED frame
+carries our tag, the id and the executor's timecode at which it put the event out. Each output edge is
+exactly one FIRED, so the join key is (timecode of firing, event id), taken in firing order
+(FIFO per key, for the rare case of two events with one id in one tick): a RESULT joins the earliest
+FIRED event with the same key that has no RESULT yet. The two frames come over two links and either
+may arrive first, so both sides wait in `pending_*` until their partner comes.
+
+Cross-checks, counted (never guessed over): the edge count of consecutive joined RESULTs must step by
+one per FIRED (`edge_order_breaks` otherwise: a spurious edge or a lost RESULT); a RESULT whose
+FIRED never came (a lost executor frame) joins, when its deadline is near, the not-yet-fired event
+scheduled for that tick with that id (`joined_without_fired`); RESULTs that join nothing are
+`unmatched_results`.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+from mmproto import Result
+
+from .event import Event
+
+RESULT_FIRE = 0x01
+RESULT_LOST_BEFORE = 0x02
+
+
+@dataclass
+class Matcher:
+    by_tag: dict[int, Event] = field(default_factory=dict)      # our tag -> event, while it is in flight
+    pending_fired: dict[tuple[int, int], deque] = field(default_factory=lambda: defaultdict(deque))
+    pending_results: list[Result] = field(default_factory=list)
+    edge_order_breaks: int = 0
+    joined_without_fired: int = 0
+    unmatched_results: int = 0
+    fired_count: int = 0
+    _last_edge: tuple[int, int] | None = None  # (fired_order, edge tag) of the last joined pair
+
+    def track(self, event: Event) -> None:
+        self.by_tag[event.tag] = event
+
+    def forget(self, event: Event) -> None:
+        if self.by_tag.get(event.tag) is event:
+            del self.by_tag[event.tag]
+        key = (event.fired_tc, event.event_id)
+        if event.fired_tc is not None and event in self.pending_fired.get(key, ()):
+            self.pending_fired[key].remove(event)
+
+    # ---- normal mode -----------------------------------------------------------------------
+    def fire_result(self, result: Result) -> Event | None:
+        ev = self.by_tag.get(result.tag)
+        if ev is None or ev.terminal or ev.event_id != result.event_id:
+            self.unmatched_results += 1
+            return None
+        return ev
+
+    # ---- mixed / verification ----------------------------------------------------------------
+    def fired(self, event: Event, timecode: int) -> list[tuple[Event, Result]]:
+        """The executor reported `event` fired at `timecode` (profiler timeline). Returns joins made."""
+        event.fired_tc = timecode
+        event.fired_order = self.fired_count
+        self.fired_count += 1
+        self.pending_fired[(timecode, event.event_id)].append(event)
+        return self._join()
+
+    def edge_result(self, result: Result) -> list[tuple[Event, Result]]:
+        self.pending_results.append(result)
+        return self._join()
+
+    def _join(self) -> list[tuple[Event, Result]]:
+        joined: list[tuple[Event, Result]] = []
+        keep: list[Result] = []
+        for r in self.pending_results:
+            q = self.pending_fired.get((r.timecode, r.event_id))
+            if q:
+                ev = q.popleft()
+                self._check_order(ev, r)
+                joined.append((ev, r))
+            else:
+                keep.append(r)
+        self.pending_results = keep
+        return joined
+
+    def _check_order(self, ev: Event, r: Result) -> None:
+        ev.edge_tag = r.tag
+        if ev.fired_order is not None:
+            if self._last_edge is not None:
+                d_fired = ev.fired_order - self._last_edge[0]
+                d_edge = (r.tag - self._last_edge[1]) & 0xFFFF
+                if d_fired != d_edge:
+                    self.edge_order_breaks += 1
+            self._last_edge = (ev.fired_order, r.tag)
+
+    def join_unfired(self, candidates: list[Event]) -> list[tuple[Event, Result]]:
+        """Last resort before a deadline: RESULTs still waiting join an event that never got its FIRED,
+        scheduled for the RESULT's tick (or the one before, for an edge that crossed a tick boundary)
+        with the same id."""
+        joined: list[tuple[Event, Result]] = []
+        keep: list[Result] = []
+        for r in self.pending_results:
+            match = next((e for e in candidates if not e.terminal and e.fired_tc is None and e.event_id == r.event_id
+                          and r.timecode - 1 <= e.scheduled_tc <= r.timecode and all(e is not j for j, _ in joined)),
+                         None)
+            if match is not None:
+                self.joined_without_fired += 1
+                joined.append((match, r))
+            else:
+                keep.append(r)
+        self.pending_results = keep
+        return joined
+
+    def drop_stale_results(self, before_tc: int) -> None:
+        """RESULTs for ticks older than `before_tc` that joined nothing are counted and dropped."""
+        keep = [r for r in self.pending_results if r.timecode >= before_tc]
+        self.unmatched_results += len(self.pending_results) - len(keep)
+        self.pending_results = keep

@@ -1,0 +1,62 @@
+"""Summary statistics of a run (docs/data-format.md): latency over the ok and late rows only; early,
+missed and lost counted, never folded in. Sample variance (ddof=1); percentiles interpolate linearly."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+import numpy as np
+
+from .event import OUTCOMES, Event
+
+
+def summarize(events: Iterable[Event]) -> dict[str, object]:
+    events = list(events)
+    lat = np.array([e.latency_us for e in events if e.outcome in ("ok", "late")], dtype=float)
+    counts = Counter(e.outcome for e in events)
+    out: dict[str, object] = {"n": int(lat.size)}
+    if lat.size:
+        p50, p99, p999 = np.percentile(lat, [50, 99, 99.9])
+        out.update(mean_us=float(lat.mean()), variance_us2=float(lat.var(ddof=1)) if lat.size > 1 else 0.0,
+                   min_us=float(lat.min()), p50_us=float(p50), p99_us=float(p99), p999_us=float(p999),
+                   max_us=float(lat.max()))
+    else:
+        out.update({k: None for k in ("mean_us", "variance_us2", "min_us", "p50_us", "p99_us", "p999_us", "max_us")})
+    out["outcomes"] = {o: int(counts.get(o, 0)) for o in OUTCOMES}
+    out["events"] = len(events)
+    out["on_time_share"] = (counts.get("ok", 0) / len(events)) if events else None
+    return out
+
+
+def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
+    """Mixed mode: slack (ticks left when the executor had the event) of on-time and refused events,
+    so a 1-tick-ahead run's misses can be explained from data."""
+    out: dict[str, object] = {}
+    evs = list(events)
+    for label, sel in (("ok", [e for e in evs if e.outcome == "ok"]),
+                       ("missed", [e for e in evs if e.outcome == "missed"])):
+        s = np.array([e.slack_ticks for e in sel if e.slack_ticks is not None], dtype=float)
+        ph = np.array([e.created_phase for e in sel if e.created_phase is not None], dtype=float)
+        out[label] = {"n": len(sel),
+                      "slack_min": float(s.min()) if s.size else None,
+                      "slack_p50": float(np.median(s)) if s.size else None,
+                      "created_phase_min": float(ph.min()) if ph.size else None,
+                      "created_phase_max": float(ph.max()) if ph.size else None,
+                      "created_phase_histogram": np.histogram(ph, bins=10, range=(0.0, 1.0))[0].tolist()}
+    return out
+
+
+def format_summary(name: str, s: dict[str, object]) -> str:
+    o = s["outcomes"]
+    assert isinstance(o, dict)
+
+    def f(key: str) -> str:
+        v = s.get(key)
+        return "-" if v is None else f"{v:.3f}"
+    head = f"{'run':<22} {'n':>5} {'mean_us':>10} {'var_us2':>12} {'min_us':>10} {'p50_us':>10} " \
+           f"{'p99_us':>10} {'p99.9_us':>10} {'max_us':>10}  ok/late/early/missed/lost"
+    line = f"{name:<22} {s['n']:>5} {f('mean_us'):>10} {f('variance_us2'):>12} {f('min_us'):>10} {f('p50_us'):>10} " \
+           f"{f('p99_us'):>10} {f('p999_us'):>10} {f('max_us'):>10}  " \
+           f"{o['ok']}/{o['late']}/{o['early']}/{o['missed']}/{o['lost']}"
+    return head + "\n" + line

@@ -1,0 +1,75 @@
+"""The scheduler's timecode thread (paper Table 1): the profiler's TIMECODE frames extended and
+tracked, and the estimate of when each tick began on this host's clock.
+
+Tick-start estimation. The profiler sends TIMECODE right after its output changed, so a frame for tick
+T completes on the PC at start(T) + wire time (10 bytes, 10.417 ms at 9600 baud) + delays (a RESULT
+already on the line, the OS, the bench's lag). Delays only ever add, so each frame gives an upper bound
+on the tick's start; with the tick length from HELLO, `start(T) = base + T * tick_s`, and the estimate
+of `base` is the smallest bound over the last `window` frames (a minimum filter: robust to the long
+tail of delays, and it follows slow clock drift between the node's crystal and the PC).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from mmproto import Timecode, extend_timecode
+from mmproto.wiretime import wire_time_s
+
+
+@dataclass
+class TimecodeTracker:
+    tick_s: float
+    baud: int = 9600
+    window: int = 16
+    current: int | None = field(default=None, init=False)   # extended timecode of the last frame
+    frames: int = field(default=0, init=False)
+    jumps: int = field(default=0, init=False)                # frames that were neither +0 nor +1
+    _bases: deque = field(default_factory=deque, init=False)
+
+    @property
+    def wire_s(self) -> float:
+        return wire_time_s(Timecode, self.baud)
+
+    def update(self, timecode: int, arrived_at: float) -> int:
+        """One TIMECODE frame (the profiler's own 32-bit extended value) that completed at `arrived_at`.
+        Returns the extended timecode. The profiler already extends its timecode; we keep our own
+        extension too (SPEC.md section 7) so that a profiler reset does not throw the count back."""
+        if self.current is None:
+            ext = timecode
+        else:
+            ext = extend_timecode(self.current, timecode & 0xFF)
+            if ext - self.current not in (0, 1):
+                self.jumps += 1
+                ext = timecode  # the profiler's own count is authoritative after a jump
+        if self.current is not None and ext != self.current + 1:
+            self._bases.clear()  # the tick grid moved (reset, lost frames): start the estimate again
+        self.current = ext
+        self.frames += 1
+        self._bases.append(arrived_at - self.wire_s - ext * self.tick_s)
+        while len(self._bases) > self.window:
+            self._bases.popleft()
+        return ext
+
+    @property
+    def ready(self) -> bool:
+        return self.current is not None and len(self._bases) > 0
+
+    def tick_start(self, timecode: int) -> float:
+        """Estimated host time (time.monotonic) at which tick `timecode` began."""
+        if not self._bases:
+            raise RuntimeError("no TIMECODE frame yet")
+        return min(self._bases) + timecode * self.tick_s
+
+    def phase(self, now: float, timecode: int | None = None) -> float:
+        """How far into tick `timecode` (default: the current one) `now` is, in ticks (0..1 normally)."""
+        tc = self.current if timecode is None else timecode
+        assert tc is not None
+        return (now - self.tick_start(tc)) / self.tick_s
+
+    def now_tc(self, now: float) -> int:
+        """The tick in force at host time `now` by the estimate (may be ahead of `current`, whose
+        frame is still on the wire during the first 10 ms of every tick)."""
+        base = min(self._bases)
+        return int((now - base) // self.tick_s)

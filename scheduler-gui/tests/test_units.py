@@ -1,0 +1,167 @@
+"""One layer at a time, with fakes: generator, outcomes, matching, invariant, export, lag window, tick estimate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import mmproto as mp
+from mmsched.event import COLUMNS, Event
+from mmsched.export import write_run
+from mmsched.generator import Generator
+from mmsched.invariant import InvariantViolation, check_invariant
+from mmsched.matching import Matcher
+from mmsched.outcome import apply_result, refusal_reason, silent_outcome
+from mmsched.stats import summarize
+from mmsched.target import lag_window
+from mmsched.timecode import TimecodeTracker
+
+TB = mp.TimeBase(16_000_000, 1_137_778)
+
+
+def ev(i: int, eid: int = 0, tc: int = 10, tag: int | None = None) -> Event:
+    return Event(i, tag if tag is not None else 100 + i, eid, "mixed", 2, tc, tc - 2, 0.1)
+
+
+@pytest.mark.parametrize("random_ids", [False, True])
+def test_generator_never_reuses_an_id_in_flight_and_caps(random_ids: bool) -> None:
+    g = Generator(random_ids=random_ids, max_in_flight=5, seed=3)
+    live: list[int] = []
+    tags = set()
+    for step in range(200):
+        got = g.next()
+        if len(live) >= 5:
+            assert got is None
+        else:
+            assert got is not None
+            tag, eid = got
+            assert eid not in live and 0 <= eid < 8 and tag not in tags
+            tags.add(tag)
+            live.append(eid)
+        if step % 3 == 0 and live:
+            g.done(live.pop(0))
+    assert g.skipped > 0
+    with pytest.raises(AssertionError):
+        Generator().done(3)
+
+
+def test_sequential_ids_cycle_and_skip_busy_ones() -> None:
+    g = Generator(max_in_flight=8)
+    ids = [g.next()[1] for _ in range(3)]
+    assert ids == [0, 1, 2]
+    g.done(1)
+    assert [g.next()[1] for _ in range(6)] == [3, 4, 5, 6, 7, 1]
+
+
+def test_outcome_rules() -> None:
+    e = ev(0, tc=10)
+    apply_result(e, mp.Result(0, 0, 0, 10, 22), TB, 1000.0)
+    assert (e.outcome, e.reason, e.latency_counts, e.latency_us) == ("ok", None, 22, 1.375)
+    late = ev(1, tc=10)
+    apply_result(late, mp.Result(0, 0, 0, 10, 16_000), TB, 1000.0)      # exactly 1 ms: late
+    assert (late.outcome, late.reason) == ("late", "late")
+    early = ev(2, tc=10)
+    apply_result(early, mp.Result(0, 0, 0, 9, 1_137_000), TB, 1000.0)
+    assert (early.outcome, early.reason) == ("early", "early") and early.latency_counts == -778
+    assert refusal_reason(mp.ErrorCode.PAST_DUE) == "past_due" and refusal_reason(mp.ErrorCode.LIST_FULL) == "list_full"
+    assert silent_outcome(0) == ("missed", "timeout") and silent_outcome(2) == ("lost", "seq_gap")
+    with pytest.raises(AssertionError):
+        e.finish("missed", "timeout")                                      # one terminal outcome only
+
+
+def test_matcher_joins_in_either_order_and_checks_edge_order() -> None:
+    m = Matcher()
+    a, b, c = ev(0, eid=1, tc=10), ev(1, eid=1, tc=10), ev(2, eid=2, tc=11)
+    for e in (a, b, c):
+        m.track(e)
+    assert m.fired(a, 10) == []                                  # FIRED first, RESULT later
+    r1 = mp.Result(1, 0, 7, 10, 22)
+    assert m.edge_result(r1) == [(a, r1)]
+    r2 = mp.Result(1, 0, 8, 10, 40)                              # RESULT first, FIRED later
+    assert m.edge_result(r2) == []
+    assert m.fired(b, 10) == [(b, r2)]
+    r3 = mp.Result(2, 0, 10, 11, 22)                             # edge count jumped by 2: a spurious edge
+    m.fired(c, 11)
+    assert m.edge_result(r3) == [(c, r3)]
+    assert m.edge_order_breaks == 1
+    # a RESULT whose FIRED was lost joins the unfired event of that tick and id as a last resort
+    d = ev(3, eid=4, tc=12)
+    m.track(d)
+    r4 = mp.Result(4, 0, 11, 12, 22)
+    assert m.edge_result(r4) == []
+    assert m.join_unfired([d]) == [(d, r4)] and m.joined_without_fired == 1
+    # normal mode: the FIRE tag
+    n = ev(4, eid=5, tc=13, tag=999)
+    m.track(n)
+    assert m.fire_result(mp.Result(5, 1, 999, 13, 5)) is n
+    assert m.fire_result(mp.Result(5, 1, 12345, 13, 5)) is None and m.unmatched_results == 1
+
+
+def finished(n: int) -> list[Event]:
+    out = []
+    for i in range(n):
+        e = ev(i, eid=i % 8)
+        apply_result(e, mp.Result(e.event_id, 0, i, e.scheduled_tc, 22 + i), TB, 1000.0)
+        out.append(e)
+    return out
+
+
+def test_invariant_catches_every_kind_of_violation() -> None:
+    evs = finished(4)
+    check_invariant(evs, 4, summarize(evs))
+    with pytest.raises(InvariantViolation, match="created"):
+        check_invariant(evs, 5)
+    open_ = finished(3) + [ev(3)]
+    with pytest.raises(InvariantViolation, match="no terminal outcome"):
+        check_invariant(open_, 4)
+    bad = finished(2)
+    bad[1].reason = "timeout"
+    with pytest.raises(InvariantViolation, match="reason"):
+        check_invariant(bad, 2)
+    dup = finished(2)
+    dup[1].event = 0
+    with pytest.raises(InvariantViolation, match="creation order"):
+        check_invariant(dup, 2)
+
+
+def test_export_is_read_by_bare_pandas(tmp_path: Path) -> None:
+    evs = finished(3)
+    m = ev(3)
+    m.finish("missed", "past_due")
+    evs.append(m)
+    s = summarize(evs)
+    csv_path, json_path = write_run(tmp_path / "run", evs, {"summary": s})
+    df = pd.read_csv(csv_path)
+    assert list(df.columns) == list(COLUMNS) and len(df) == 4
+    assert df["outcome"].tolist() == ["ok", "ok", "ok", "missed"]
+    assert df["reason"].isna().tolist() == [True, True, True, False]
+    assert df["latency_us"].iloc[:3].tolist() == [1.375, 1.4375, 1.5] and pd.isna(df["latency_us"].iloc[3])
+    assert s["n"] == 3 and s["outcomes"]["missed"] == 1 and s["mean_us"] == pytest.approx(1.4375)
+    assert s["variance_us2"] == pytest.approx(0.00390625)
+    assert json_path.exists()
+
+
+def test_lag_window_uses_only_the_runs_own_samples() -> None:
+    before = {"paced": True, "lag": {"histogram_us": [[5, 100], [1000, 2]], "exceeded": 2, "max_us": 1500.0,
+                                     "bound_us": 1000.0}}
+    after = {"paced": True, "lag": {"histogram_us": [[5, 300], [40, 10], [1000, 2]], "exceeded": 2, "max_us": 1500.0,
+                                    "bound_us": 1000.0}}
+    w = lag_window(before, after)
+    assert w["valid"] and w["lag_samples"] == 210 and w["lag_max_us"] == 40.0 and w["lag_exceeded"] == 0
+    after["lag"]["exceeded"] = 3
+    after["lag"]["max_us"] = 2500.0
+    assert not lag_window(before, after)["valid"] and lag_window(before, after)["lag_max_us"] == 2500.0
+
+
+def test_tick_start_estimate_is_the_least_delayed_frame() -> None:
+    t = TimecodeTracker(tick_s=0.1, baud=9600)
+    wire = t.wire_s
+    delays = [0.003, 0.0, 0.010, 0.001, 0.0005]
+    for k, d in enumerate(delays):
+        t.update(20 + k, 5.0 + (20 + k) * 0.1 + wire + d)
+    assert t.tick_start(30) == pytest.approx(5.0 + 3.0)
+    assert t.phase(5.0 + 2.45, 24) == pytest.approx(0.5)
+    assert t.update(28, 5.0 + 2.8 + wire + 0.002) == 28 and t.jumps == 1    # lost frames: counted, not hidden
+    assert t.tick_start(30) == pytest.approx(5.0 + 3.002)                     # and the estimate starts afresh
