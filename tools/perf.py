@@ -24,6 +24,7 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "protocol/python/bench/bench_decoder.py"), str(STREAM)],
     [str(ROOT / "protocol/c/build/bench_decoder"), str(STREAM)],
     [sys.executable, str(ROOT / "hil/bench/bench_bench.py")],
+    [sys.executable, str(ROOT / "analysis/bench/bench_summary.py")],
 ]
 
 

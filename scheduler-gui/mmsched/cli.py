@@ -113,6 +113,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until)
 
 
+def cmd_gui(args: argparse.Namespace) -> int:
+    try:
+        from .gui import main as gui_main   # the only place the command line touches Qt
+    except ImportError as exc:
+        print(f"mmrig gui: PySide6 / pyqtgraph missing ({exc}); run tools/setup.sh", file=sys.stderr)
+        return 2
+    return gui_main([], str(args.settings) if args.settings else None)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="mmrig", description="mixed-mode real-time test rig")
     parser.add_argument("--version", action="version", version=f"mmrig {__version__}")
@@ -136,6 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--executor", type=Path, default=None, help="executor image (default: executor build)")
     bench.add_argument("--until", type=float, default=None, help="stop after this many seconds of virtual time")
     bench.set_defaults(func=cmd_bench)
+
+    from mmanalysis.cli import add_report_parser  # analysis owns `mmrig report`; no Qt, no bench
+
+    add_report_parser(sub)
 
     demo = sub.add_parser("demo", help="the paper's five experiments on the virtual bench")
     demo.add_argument("--quick", action="store_true", help="30 events per experiment (CI)")
@@ -168,6 +181,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
     run.set_defaults(func=cmd_run)
+
+    gui = sub.add_parser("gui", help="the PySide6 desktop app (virtual bench or serial ports)")
+    gui.add_argument("--settings", type=Path, default=None, help="an INI file for the settings (default: QSettings)")
+    gui.set_defaults(func=cmd_gui)
     return parser
 
 

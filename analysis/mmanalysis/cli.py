@@ -1,0 +1,133 @@
+"""Command line: `mmrig report RUNS... --out DIR` (add_report_parser, wired into mmrig by the lead), and
+on its own: `python -m mmanalysis report RUNS...`, `... summary RUNS...`, `... lab RESULTS --out X.ipynb`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .schema import SchemaError
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .load import load
+    from .report import report
+
+    try:
+        data = load(args.runs)
+    except (SchemaError, FileNotFoundError) as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    paths = report(data, args.out, title=args.title, figures=not args.no_figures)
+    print(paths["md"].read_text().split("## Every run")[0].rstrip())
+    print(f"\nwrote {paths['md']}, {paths['html']}, {paths['summary']}"
+          + (f", figures in {paths['figures']}" if paths["figures"].is_dir() else ""))
+    return 0
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from .load import load
+    from .stats import summarize
+
+    try:
+        data = load(args.runs)
+    except (SchemaError, FileNotFoundError) as exc:
+        print(f"summary: {exc}", file=sys.stderr)
+        return 2
+    table = summarize(data, by=args.by)
+    cols = [c for c in (["run", "mode", "distance", "load", "valid"] if args.by == "run" else ["mode", "distance", "load"])
+            + ["events", "ok", "late", "early", "missed", "lost", "n", "mean_us", "var_ms2", "p99_us", "max_us",
+               "jitter_max_us"] if c in table]
+    with pd.option_context("display.width", 200, "display.max_columns", 50):
+        print(table[cols].to_csv(index=False) if args.csv else table[cols].to_string(index=False))
+    return 0
+
+
+def add_report_parser(subparsers) -> None:
+    """Adds the `report` subcommand to an argparse subparsers object (mmrig's or ours)."""
+    p = subparsers.add_parser("report", help="Markdown + HTML report of runs, against the paper's section 7",
+                              description="Loads runs (NAME.csv + NAME.json, or directories of them), writes "
+                                          "report.md, report.html, summary CSVs and figures (PNG, SVG) to --out.")
+    p.add_argument("runs", nargs="+", type=Path, help="run files (NAME.csv or NAME.json) or directories of runs")
+    p.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: ./report)")
+    p.add_argument("--title", default="mmrig latency report")
+    p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
+    p.set_defaults(func=cmd_report)
+
+
+def add_summary_parser(subparsers) -> None:
+    p = subparsers.add_parser("summary", help="print summary statistics per run or per group")
+    p.add_argument("runs", nargs="+", type=Path)
+    p.add_argument("--by", choices=["run", "group"], default="run", help="group = (mode, distance, load)")
+    p.add_argument("--csv", action="store_true", help="CSV instead of an aligned table")
+    p.set_defaults(func=cmd_summary)
+
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "lab.ipynb"
+
+
+def execute_notebook(results: Path, out: Path, figures: Path | None = None, timeout: int = 300) -> Path:
+    """Runs the lab notebook headless on RESULTS (via MMRIG_RESULTS) and writes the executed copy to OUT."""
+    import os
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    env = {"MMRIG_RESULTS": str(Path(results).resolve()),
+           "MMRIG_FIGURES": str(Path(figures or Path(out).with_suffix("")).resolve())}
+    old = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # the kernel inherits the environment
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(Path(out).resolve().parent)}}).execute()
+    finally:
+        for k, v in old.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, out)
+    return Path(out)
+
+
+def cmd_lab(args: argparse.Namespace) -> int:
+    try:
+        import nbclient  # noqa: F401
+    except ImportError:
+        print("lab: needs nbclient and ipykernel: pip install -e '.[dev]'", file=sys.stderr)
+        return 2
+    from nbclient.exceptions import CellExecutionError
+
+    try:
+        out = execute_notebook(args.results, args.out)
+    except CellExecutionError as exc:
+        print(f"lab: the notebook failed:\n{exc}", file=sys.stderr)
+        return 1
+    print(f"wrote {out} (executed lab notebook; figures in {out.with_suffix('')})")
+    return 0
+
+
+def add_lab_parser(subparsers) -> None:
+    p = subparsers.add_parser("lab", help="execute the lab notebook headless on a results directory")
+    p.add_argument("results", type=Path, help="directory of runs")
+    p.add_argument("--out", type=Path, default=Path("lab-executed.ipynb"), help="executed notebook")
+    p.set_defaults(func=cmd_lab)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m mmanalysis", description="mmrig run analysis")
+    sub = parser.add_subparsers(dest="command", required=True)
+    add_report_parser(sub)
+    add_summary_parser(sub)
+    add_lab_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.func(args)

@@ -1,0 +1,227 @@
+"""Loading runs (docs/data-format.md): typed DataFrames, the sidecar, schema errors with file/line/column."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+from typing import Iterable, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from .schema import COLUMN_NAMES, COLUMNS, FORMAT, FORMAT_VERSION, MEASURED, MODES, OUTCOMES, REASONS, SchemaError
+
+OUTCOME_DTYPE = pd.CategoricalDtype(OUTCOMES)
+MODE_DTYPE = pd.CategoricalDtype(MODES)
+REASON_DTYPE = pd.CategoricalDtype(REASONS)
+
+
+class RunSet(NamedTuple):
+    """`df`: one row per event of every run, with a `run` column; `meta`: run name -> its JSON sidecar.
+
+    Columns beyond the file's: `run`, `load` (config.load), `latency_ticks` (latency_counts / tick_counts),
+    `jitter_us` (seeds/001: |interval between successive measured events - intended interval|, which is
+    |latency - latency of the previous measured event of the same run|; empty for the first one).
+    """
+
+    df: pd.DataFrame
+    meta: dict[str, dict]
+
+    @property
+    def runs(self) -> list[str]:
+        return list(self.meta)
+
+    def valid_runs(self) -> list[str]:
+        return [r for r, m in self.meta.items() if m.get("valid", True)]
+
+
+def _line(i: int) -> int:
+    return int(i) + 2  # line 1 is the header, row 0 is on line 2
+
+
+def read_sidecar(path: Path) -> dict:
+    try:
+        meta = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise SchemaError(path, "sidecar missing (every NAME.csv has a NAME.json beside it)") from None
+    except json.JSONDecodeError as exc:
+        raise SchemaError(path, f"not JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(meta, dict):
+        raise SchemaError(path, "not a JSON object")
+    if meta.get("format") != FORMAT:
+        raise SchemaError(path, f"format is {meta.get('format')!r}, expected {FORMAT!r}", column="format")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise SchemaError(path, f"format_version {meta.get('format_version')!r} is not {FORMAT_VERSION}",
+                          column="format_version")
+    tb = meta.get("timebase")
+    for key in ("timer_hz", "tick_counts"):
+        v = tb.get(key) if isinstance(tb, dict) else None
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or v <= 0:
+            raise SchemaError(path, f"timebase.{key} must be a positive number, got {v!r}", column=f"timebase.{key}")
+    if not isinstance(meta.get("config"), dict):
+        raise SchemaError(path, "config missing", column="config")
+    return meta
+
+
+def _read_csv_checked(path: Path) -> pd.DataFrame:
+    path = Path(path)
+    try:
+        with open(path, newline="") as f:
+            header = next(csv.reader(f), None)
+    except FileNotFoundError:
+        raise SchemaError(path, "file not found") from None
+    if not header:
+        raise SchemaError(path, "empty file, no header line", line=1)
+    for name in COLUMN_NAMES:
+        if name not in header:
+            raise SchemaError(path, "column missing from the header", line=1, column=name)
+    dup = [c for c in set(header) if header.count(c) > 1]
+    if dup:
+        raise SchemaError(path, "column appears twice in the header", line=1, column=sorted(dup)[0])
+    try:
+        raw = pd.read_csv(path, skip_blank_lines=False, low_memory=False,
+                          dtype={"mode": object, "outcome": object, "reason": object})
+    except pd.errors.ParserError as exc:
+        m = re.search(r"line (\d+)", str(exc))
+        raise SchemaError(path, f"malformed CSV: {exc}", line=int(m.group(1)) if m else None) from None
+
+    out = {}
+    for name, kind, nullable in COLUMNS:
+        col = raw[name]
+        if kind == "str":
+            vals = col.to_numpy(dtype=object)
+            isnull = pd.isna(vals)
+            allowed = {"mode": MODES, "outcome": OUTCOMES, "reason": REASONS}[name]
+            bad = ~isnull & ~np.isin(vals.astype(str), allowed)
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise SchemaError(path, f"unknown value {vals[i]!r} (allowed: {', '.join(allowed)})",
+                                  line=_line(i), column=name)
+            dtype = {"mode": MODE_DTYPE, "outcome": OUTCOME_DTYPE, "reason": REASON_DTYPE}[name]
+            out[name] = pd.Categorical(vals, dtype=dtype)
+        else:
+            if not pd.api.types.is_numeric_dtype(col.dtype):
+                num = pd.to_numeric(col, errors="coerce")
+                bad = (col.notna() & num.isna()).to_numpy()
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    raise SchemaError(path, f"not a number: {col.iloc[i]!r}", line=_line(i), column=name)
+                col = num
+            v = col.to_numpy(dtype=float)
+            isnull = np.isnan(v)
+            if kind == "int":
+                bad = ~isnull & (v != np.round(v))
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    raise SchemaError(path, f"not an integer: {col.iloc[i]!r}", line=_line(i), column=name)
+                out[name] = col.astype("Int64") if isnull.any() or col.dtype.kind != "i" else col.astype("int64")
+            else:
+                out[name] = v
+        if not nullable and isnull.any():
+            i = int(np.argmax(isnull))
+            raise SchemaError(path, "empty value in a column that must always have one", line=_line(i), column=name)
+    df = pd.DataFrame(out)
+    # integer columns are nullable Int64 throughout, so runs concatenate with one dtype per column
+    for name, kind, _ in COLUMNS:
+        if kind == "int":
+            df[name] = df[name].astype("Int64")
+
+    outcome = df["outcome"].to_numpy(dtype=object)
+    measured = np.isin(outcome, MEASURED)
+    no_lat = measured & np.isnan(df["latency_us"].to_numpy())
+    if no_lat.any():
+        i = int(np.argmax(no_lat))
+        raise SchemaError(path, f"outcome {outcome[i]!r} needs a latency", line=_line(i), column="latency_us")
+    has_reason = df["reason"].notna().to_numpy()
+    bad = (outcome == "ok") & has_reason
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise SchemaError(path, "an ok row has no reason", line=_line(i), column="reason")
+    bad = (outcome != "ok") & ~has_reason
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise SchemaError(path, f"outcome {outcome[i]!r} needs a reason", line=_line(i), column="reason")
+    ev = df["event"].to_numpy(dtype=np.int64)
+    if len(ev) and len(np.unique(ev)) != len(ev):
+        seen = pd.Series(ev).duplicated().to_numpy()
+        i = int(np.argmax(seen))
+        raise SchemaError(path, f"event {ev[i]} appears twice (one row per event)", line=_line(i), column="event")
+    return df
+
+
+def jitter_us(latency_us: np.ndarray, measured: np.ndarray) -> np.ndarray:
+    """seeds/001's jitter for one run in event order: |latency_i - latency_j| for consecutive measured events."""
+    out = np.full(len(latency_us), np.nan)
+    idx = np.flatnonzero(measured)
+    if len(idx) > 1:
+        out[idx[1:]] = np.abs(np.diff(latency_us[idx]))
+    return out
+
+
+def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
+    csv_path = Path(csv_path)
+    if csv_path.suffix == ".json":
+        csv_path = csv_path.with_suffix(".csv")
+    meta = read_sidecar(csv_path.with_suffix(".json"))
+    df = _read_csv_checked(csv_path)
+    if not df["event"].is_monotonic_increasing:
+        df = df.sort_values("event", kind="stable").reset_index(drop=True)
+    name = run or str(meta.get("name") or csv_path.stem)
+    meta = dict(meta, _csv=str(csv_path))
+    tb = meta["timebase"]
+    df.insert(0, "run", name)
+    df["load"] = bool(meta["config"].get("load", False))
+    df["latency_ticks"] = df["latency_counts"].to_numpy(dtype=float, na_value=np.nan) / float(tb["tick_counts"])
+    measured = df["outcome"].isin(MEASURED).to_numpy()
+    df["jitter_us"] = jitter_us(df["latency_us"].to_numpy(), measured)
+    return RunSet(df, {name: meta})
+
+
+def find_runs(directory: Path | str) -> list[Path]:
+    """NAME.csv files under DIRECTORY (recursively) that have a NAME.json sidecar of this format."""
+    found = []
+    for p in sorted(Path(directory).rglob("*.csv")):
+        js = p.with_suffix(".json")
+        if js.is_file():
+            try:
+                if json.loads(js.read_text()).get("format") == FORMAT:
+                    found.append(p)
+            except (json.JSONDecodeError, AttributeError):
+                found.append(p)  # read_sidecar will name the file and line
+    return found
+
+
+def load(paths: Path | str | Iterable[Path | str]) -> RunSet:
+    """One run (NAME.csv or NAME.json), a directory of runs, or several of either.
+
+    Returns RunSet(df, meta). Raises SchemaError naming file, line and column when a file breaks the format.
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files: list[Path] = []
+    for p in map(Path, paths):
+        if p.is_dir():
+            got = find_runs(p)
+            if not got:
+                raise FileNotFoundError(f"{p}: no runs (NAME.csv with a NAME.json sidecar) in this directory")
+            files += got
+        elif p.suffix in (".csv", ".json") or p.with_suffix(".csv").exists():
+            files.append(p.with_suffix(".csv"))
+        else:
+            raise FileNotFoundError(f"{p}: neither a run (NAME.csv + NAME.json) nor a directory of runs")
+    frames, meta = [], {}
+    for f in files:
+        rs = read_run(f)
+        name = next(iter(rs.meta))
+        if name in meta:  # two runs with one name: tell them apart by their path
+            name = str(f.with_suffix(""))
+            rs = read_run(f, run=name)
+        frames.append(rs.df)
+        meta.update(rs.meta)
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    df["run"] = pd.Categorical(df["run"], categories=list(meta))
+    for name, dtype in (("mode", MODE_DTYPE), ("outcome", OUTCOME_DTYPE), ("reason", REASON_DTYPE)):
+        df[name] = df[name].astype(dtype)
+    return RunSet(df, meta)

@@ -1,0 +1,39 @@
+"""Helpers shared by the analysis tests (a unique module name: tests import it through sys.path)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "lab.ipynb"
+
+
+def edit_line(csv_path: Path, line: int, column: str, value: str) -> None:
+    """Sets COLUMN on LINE (1 = header) of a run CSV, as text."""
+    lines = csv_path.read_text().splitlines()
+    header = lines[0].split(",")
+    cells = lines[line - 1].split(",")
+    cells[header.index(column)] = value
+    lines[line - 1] = ",".join(cells)
+    csv_path.write_text("\n".join(lines) + "\n")
+
+
+def execute(results: Path, workdir: Path, monkeypatch) -> nbformat.NotebookNode:
+    """Runs lab.ipynb headless on RESULTS (through MMRIG_RESULTS, as a student would); raises on any error."""
+    monkeypatch.setenv("MMRIG_RESULTS", str(results))
+    monkeypatch.setenv("MMRIG_FIGURES", str(workdir / "figs"))
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(workdir)}}).execute()
+    return nb
+
+
+def outputs(nb) -> tuple[list[str], int]:
+    texts, images = [], 0
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {})
+            images += "image/png" in data
+            texts.append(data.get("text/plain", "") + out.get("text", ""))
+    return texts, images
