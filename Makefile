@@ -8,7 +8,7 @@ FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
 .PHONY: help setup build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
-        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil bench
+        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil bench gui
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -84,3 +84,7 @@ clean:  ## remove build outputs (keeps .venv)
 	$(MAKE) -C profiler-fw clean
 	$(MAKE) -C hil clean
 	rm -rf build perf .pytest_cache
+
+gui: setup  ## the PySide6 scheduler app (virtual bench by default, or serial ports)
+	$(MAKE) -C hil all
+	$(PY) -m mmsched.cli gui

@@ -25,6 +25,7 @@ BENCHMARKS: list[list[str]] = [
     [str(ROOT / "protocol/c/build/bench_decoder"), str(STREAM)],
     [sys.executable, str(ROOT / "hil/bench/bench_bench.py")],
     [sys.executable, str(ROOT / "analysis/bench/bench_summary.py")],
+    [sys.executable, str(ROOT / "scheduler-gui/bench/bench_gui.py")],
 ]
 
 

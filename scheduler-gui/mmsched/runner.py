@@ -22,6 +22,7 @@ import datetime as dt
 import os
 import queue
 import resource
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,6 +90,19 @@ class Runner:
     node_counters: dict[str, Any] = field(default_factory=dict, init=False)
     invalid: list[str] = field(default_factory=list, init=False)
     tc_offset: int = field(default=0, init=False)
+    # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
+    # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
+    # ("phase", "running"/"done"); it must be quick and must not mutate what it is given. Setting
+    # `stop_requested` ends event generation early; the events in flight still end as usual.
+    observer: Any = None
+    stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
+
+    def notify(self, kind: str, obj: Any) -> None:
+        if self.observer is not None:
+            try:
+                self.observer(kind, obj)
+            except Exception:  # noqa: BLE001 - a broken view must not break the run
+                self.count("observer_errors")
 
     # ---------------------------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -133,6 +147,7 @@ class Runner:
             if cfg.mode == "normal":
                 firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed).start()
             self.firer = firer
+            self.notify("phase", "running")
             self.loop(firer)
         except SessionError as exc:
             self.invalid.append(f"session: {exc}")
@@ -156,7 +171,9 @@ class Runner:
                "involuntary_context_switches": ru1.ru_nivcsw - ru0.ru_nivcsw,
                "accuracy": cfg.accuracy if cfg.mode == "normal" else None,
                "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None}
-        return self.export(lag_before, lag_after, cpu, load, priority)
+        result = self.export(lag_before, lag_after, cpu, load, priority)
+        self.notify("phase", "done")
+        return result
 
     def expected_duration_s(self) -> float:
         if self.cfg.duration_s is not None:
@@ -241,7 +258,10 @@ class Runner:
                 pass
             now = time.monotonic()
             if self.generating:
-                if cfg.duration_s is not None and now - self.t0 >= cfg.duration_s:
+                if self.stop_requested.is_set():
+                    self.generating = False
+                    self.counters["stopped_early"] = 1
+                elif cfg.duration_s is not None and now - self.t0 >= cfg.duration_s:
                     self.generating = False
                 elif cfg.count is not None and len(self.events) >= cfg.count:
                     self.generating = False
@@ -288,11 +308,13 @@ class Runner:
         elif cfg.mode == "normal":
             assert self.firer is not None
             self.firer.add(ev, self.tracker.tick_start(ev.scheduled_tc))
+        self.notify("event", ev)
 
     def send_fire(self, ev: Event) -> None:
         t = time.monotonic()
         self.sessions["profiler"].send(mp.Fire(ev.event_id, ev.tag))
         ev.sent_s = round(t - self.t0, 6)
+        self.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:
         self.count("fire_write_failures")
@@ -302,6 +324,8 @@ class Runner:
         self.matcher.forget(ev)
         if ev.tag not in self.local_ignored:
             self.generator.done(ev.event_id)
+        if ev.event >= 0:
+            self.notify("event", ev)
 
     def join(self, pairs: list[tuple[Event, mp.Result]]) -> None:
         for ev, r in pairs:
@@ -313,6 +337,7 @@ class Runner:
             apply_result(ev, r, self.timebase, self.cfg.late_bound_us)
             self.matcher.forget(ev)
             self.generator.done(ev.event_id)
+            self.notify("event", ev)
 
     # ---- handling frames -------------------------------------------------------------------------
     def handle(self, item: Item) -> None:
@@ -336,6 +361,7 @@ class Runner:
         if node == "profiler":
             if isinstance(msg, mp.Timecode):
                 tc = self.tracker.update(msg.timecode, item.at)
+                self.notify("timecode", tc)
                 if getattr(self, "generating", False) and self.cfg.generation == "aligned" \
                         and self.cfg.mode != "verification":
                     every = max(1, round(self.rate_s() / self.timebase.tick_s))
@@ -361,6 +387,7 @@ class Runner:
             ev.ack_tc = msg.timecode + off
             ev.ack_phase = round(msg.phase / 65536, 6)
             ev.slack_ticks = round(ev.scheduled_tc - ev.ack_tc - ev.ack_phase, 6)
+            self.notify("event", ev)
             cur = self.tracker.current
             if cur is not None and not (cur - 2 <= ev.ack_tc <= cur + 1):
                 self.count("ack_timecode_mismatch")
@@ -418,6 +445,7 @@ class Runner:
         self.generator.in_flight += 1
         self.generator.created += 1
         self.matcher.track(ev)
+        self.notify("event", ev)
 
     # ---- deadlines and faults --------------------------------------------------------------------
     def check_deadlines(self) -> None:

@@ -38,12 +38,23 @@ def test_proto_decode_reads_a_real_pty() -> None:
     controller, device = pty.openpty()
     name = os.ttyname(device)
     hello = Hello(1, 1, 0x100, 11_059_200, 921_600, 65_536, 9600, 6)
-    writer = threading.Timer(0.5, lambda: os.write(controller, hello.wire(0) + Timecode(1).wire(1)))
+    stop = threading.Event()
+
+    def talk() -> None:
+        # pyserial discards what was queued before it opened the port, and a loaded machine may take a
+        # while to start the subprocess: keep sending, as a node's periodic frames would.
+        seq = 0
+        while not stop.wait(0.2):
+            os.write(controller, hello.wire(0) + Timecode(seq).wire(seq + 1))
+            seq = (seq + 1) & 0x7F
+
+    writer = threading.Thread(target=talk, daemon=True)
     writer.start()
     try:
-        out = run("proto", "decode", name, "--duration", "2")
+        out = run("proto", "decode", name, "--duration", "4")
     finally:
-        writer.cancel()
+        stop.set()
+        writer.join()
         os.close(controller)
         os.close(device)
     assert out.returncode == 0, out.stderr

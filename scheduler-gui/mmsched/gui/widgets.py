@@ -1,0 +1,249 @@
+"""Small widgets of the main window: the eight event LEDs, the timecode display, the statistics panel,
+the load indicator, the live plots."""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Sequence
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QColor, QFont, QPainter
+from PySide6.QtWidgets import QFormLayout, QGridLayout, QGroupBox, QLabel, QSizePolicy, QWidget
+
+from ..stats import summarize
+from .rows import Row
+
+pg.setConfigOptions(antialias=False, background="w", foreground="k")
+
+
+class Leds(QWidget):
+    """Eight LEDs, one per event id, lit for `hold_s` when the profiler captured that id's pulse
+    (the profiler's Port 2 in the paper)."""
+
+    def __init__(self, hold_s: float = 0.25, parent=None) -> None:
+        super().__init__(parent)
+        self.hold_s = hold_s
+        self.lit_until = [0.0] * 8
+        self.counts = [0] * 8
+        self.setMinimumSize(QSize(8 * 30, 44))
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        self._timer = QTimer(self)
+        self._timer.setInterval(50)
+        self._timer.timeout.connect(self._tick)
+
+    def light(self, event_id: int) -> None:
+        if 0 <= event_id < 8:
+            self.lit_until[event_id] = time.monotonic() + self.hold_s
+            self.counts[event_id] += 1
+            if not self._timer.isActive():
+                self._timer.start()
+            self.update()
+
+    def lit(self) -> list[int]:
+        now = time.monotonic()
+        return [i for i in range(8) if self.lit_until[i] > now]
+
+    def _tick(self) -> None:
+        self.update()
+        if not self.lit():
+            self._timer.stop()
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt
+        p = QPainter(self)
+        p.setRenderHint(QPainter.RenderHint.Antialiasing)
+        w = self.width() / 8
+        d = min(w - 8, 22)
+        now = time.monotonic()
+        for i in range(8):
+            x = i * w + (w - d) / 2
+            on = self.lit_until[i] > now
+            p.setPen(QColor("#333"))
+            p.setBrush(QColor("#ff3b30") if on else QColor("#5a1f1c"))
+            p.drawEllipse(QRectF(x, 2, d, d))
+            p.setPen(QColor("#222"))
+            p.drawText(QRectF(i * w, d + 4, w, 16), Qt.AlignmentFlag.AlignCenter, str(i))
+        p.end()
+
+
+class TimecodeDisplay(QWidget):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        lay = QGridLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        big = QFont("monospace")
+        big.setStyleHint(QFont.StyleHint.Monospace)
+        big.setPointSize(18)
+        big.setBold(True)
+        self.tc8 = QLabel("--")
+        self.bits = QLabel("--------")
+        self.ext = QLabel("--")
+        for lab in (self.tc8, self.bits, self.ext):
+            lab.setFont(big)
+        lay.addWidget(QLabel("timecode (8-bit)"), 0, 0)
+        lay.addWidget(QLabel("port bits"), 0, 1)
+        lay.addWidget(QLabel("extended"), 0, 2)
+        lay.addWidget(self.tc8, 1, 0)
+        lay.addWidget(self.bits, 1, 1)
+        lay.addWidget(self.ext, 1, 2)
+        self.value: int | None = None
+
+    def set_timecode(self, tc: int) -> None:
+        self.value = tc
+        low = tc & 0xFF
+        self.tc8.setText(f"{low:3d}  0x{low:02X}")
+        self.bits.setText(f"{low:08b}")
+        self.ext.setText(f"{tc}")
+
+    def reset(self) -> None:
+        self.value = None
+        self.tc8.setText("--")
+        self.bits.setText("--------")
+        self.ext.setText("--")
+
+
+STAT_FIELDS = (("n (ok+late)", "n", "{:d}"), ("mean", "mean_us", "{:.3f} us"), ("variance", "variance_us2", "{:.4f} us²"),
+               ("min", "min_us", "{:.3f} us"), ("p50", "p50_us", "{:.3f} us"), ("p99", "p99_us", "{:.3f} us"),
+               ("p99.9", "p999_us", "{:.3f} us"), ("max", "max_us", "{:.3f} us"))
+
+
+class StatsPanel(QGroupBox):
+    """The run's summary (mmsched.stats.summarize, the same numbers the JSON sidecar carries)."""
+
+    def __init__(self, title: str = "Statistics", parent=None) -> None:
+        super().__init__(title, parent)
+        form = QFormLayout(self)
+        form.setContentsMargins(8, 4, 8, 4)
+        form.setVerticalSpacing(1)
+        self.labels: dict[str, QLabel] = {}
+        for text, key, _ in STAT_FIELDS:
+            self.labels[key] = QLabel("-")
+            form.addRow(text, self.labels[key])
+        self.labels["outcomes"] = QLabel("-")
+        form.addRow("ok/late/early/missed/lost", self.labels["outcomes"])
+        self.labels["on_time_share"] = QLabel("-")
+        form.addRow("on time", self.labels["on_time_share"])
+        self.summary: dict[str, Any] | None = None
+
+    def show_rows(self, rows: Sequence[Row]) -> dict[str, Any]:
+        done = [r for r in rows if r.outcome is not None]
+        s = summarize(done)   # type: ignore[arg-type] - Row has the fields summarize reads
+        self.show_summary(s, pending=len(rows) - len(done))
+        return s
+
+    def show_summary(self, s: dict[str, Any], pending: int = 0) -> None:
+        self.summary = s
+        for _, key, fmt in STAT_FIELDS:
+            v = s.get(key)
+            self.labels[key].setText("-" if v is None else fmt.format(v))
+        o = s.get("outcomes", {})
+        text = "/".join(str(o.get(k, 0)) for k in ("ok", "late", "early", "missed", "lost"))
+        self.labels["outcomes"].setText(text + (f"  (+{pending} pending)" if pending else ""))
+        share = s.get("on_time_share")
+        self.labels["on_time_share"].setText("-" if share is None else f"{100 * share:.1f} %")
+
+
+class LoadIndicator(QLabel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.set_state(False, False)
+
+    def set_state(self, armed: bool, running: bool) -> None:
+        self.active = armed and running
+        if armed and running:
+            self.setText("  HEAVY LOAD ON  ")
+            self.setStyleSheet("background:#c0392b;color:white;font-weight:bold;border-radius:4px;")
+        elif armed:
+            self.setText("  heavy load armed  ")
+            self.setStyleSheet("background:#f5c26b;color:black;border-radius:4px;")
+        else:
+            self.setText("  no load  ")
+            self.setStyleSheet("background:#d5d5d5;color:#333;border-radius:4px;")
+
+
+def latency_arrays(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
+    """(event index, latency us) of the rows with a latency (ok and late; early rows have none)."""
+    pts = [(r.event, r.latency_us) for r in rows if r.latency_us is not None and r.outcome in ("ok", "late")]
+    if not pts:
+        return np.empty(0), np.empty(0)
+    a = np.asarray(pts, dtype=float)
+    return a[:, 0], a[:, 1]
+
+
+class Plots(QWidget):
+    """Latency per event over time (log axis option), histogram, CDF."""
+
+    COLOURS = ("#1f77b4", "#d62728")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        lay = QGridLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.time_plot = pg.PlotWidget(title="latency per event")
+        self.time_plot.setLabel("bottom", "event")
+        self.time_plot.setLabel("left", "latency", units="us")
+        self.time_plot.showGrid(x=True, y=True, alpha=0.3)
+        self.hist_plot = pg.PlotWidget(title="histogram")
+        self.hist_plot.setLabel("bottom", "latency (us)")
+        self.hist_plot.setLabel("left", "events")
+        self.cdf_plot = pg.PlotWidget(title="CDF")
+        self.cdf_plot.setLabel("bottom", "latency (us)")
+        self.cdf_plot.setYRange(0, 1)
+        self.cdf_plot.showGrid(x=True, y=True, alpha=0.3)
+        for w in (self.time_plot, self.hist_plot, self.cdf_plot):
+            w.setMinimumHeight(140)
+        lay.addWidget(self.time_plot, 0, 0, 1, 2)
+        lay.addWidget(self.hist_plot, 1, 0)
+        lay.addWidget(self.cdf_plot, 1, 1)
+        lay.setRowStretch(0, 3)
+        lay.setRowStretch(1, 2)
+        self.time_curves: list[pg.PlotDataItem] = []
+        self.hist_curves: list[pg.PlotDataItem] = []
+        self.cdf_curves: list[pg.PlotDataItem] = []
+        self.log_y = False
+        self.set_series(1)
+
+    def set_series(self, n: int) -> None:
+        for plot, curves in ((self.time_plot, self.time_curves), (self.hist_plot, self.hist_curves),
+                             (self.cdf_plot, self.cdf_curves)):
+            for c in curves:
+                plot.removeItem(c)
+            curves.clear()
+        for i in range(n):
+            col = self.COLOURS[i % len(self.COLOURS)]
+            self.time_curves.append(self.time_plot.plot([], [], pen=None, symbol="s", symbolSize=3, pxMode=True,
+                                                        symbolBrush=col, symbolPen=None))
+            self.hist_curves.append(self.hist_plot.plot([], [], stepMode="center", fillLevel=0,
+                                                        brush=pg.mkBrush(col + "80"), pen=pg.mkPen(col)))
+            self.cdf_curves.append(self.cdf_plot.plot([], [], pen=pg.mkPen(col, width=2)))
+
+    def set_log(self, on: bool) -> None:
+        self.log_y = on
+        self.time_plot.setLogMode(y=on)
+
+    def show(self, series: Sequence[Sequence[Row]]) -> None:  # type: ignore[override]
+        if len(series) != len(self.time_curves):
+            self.set_series(len(series))
+        arrays = [latency_arrays(rows) for rows in series]
+        allv = np.concatenate([v for _, v in arrays]) if arrays else np.empty(0)
+        if allv.size:
+            lo, hi = float(allv.min()), float(allv.max())
+            if hi - lo < 1e-6:
+                lo, hi = lo - 0.5, hi + 0.5
+            edges = np.linspace(lo, hi, 41)
+        for i, (x, v) in enumerate(arrays):
+            if self.log_y:
+                keep = v > 0
+                x, vt = x[keep], v[keep]
+            else:
+                vt = v
+            self.time_curves[i].setData(x, vt)
+            if v.size:
+                counts, _ = np.histogram(v, bins=edges)
+                self.hist_curves[i].setData(edges, counts)
+                s = np.sort(v)
+                self.cdf_curves[i].setData(s, np.arange(1, s.size + 1) / s.size)
+            else:
+                self.hist_curves[i].setData([], [])
+                self.cdf_curves[i].setData([], [])

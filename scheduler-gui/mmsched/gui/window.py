@@ -1,0 +1,643 @@
+"""The scheduler's main window (the paper's Figure 3 in today's form)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
+                               QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox,
+                               QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QSplitter,
+                               QTableView, QVBoxLayout, QWidget)
+
+from ..config import MODES, RunConfig
+from ..export import write_run
+from ..runner import RunResult
+from ..target import Target
+from .feed import EventFeed
+from .model import EventModel
+from .rows import load_run, snapshot
+from .widgets import Leds, LoadIndicator, Plots, StatsPanel, TimecodeDisplay
+from .worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
+
+RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
+
+
+def list_serial_ports() -> list[tuple[str, str]]:
+    from serial.tools import list_ports
+
+    return [(p.device, p.description or "") for p in sorted(list_ports.comports(), key=lambda p: p.device)]
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: QSettings | None = None, runs_dir: Path | None = None) -> None:
+        super().__init__()
+        self.settings = settings or QSettings("mmrig", "scheduler")
+        self.runs_dir = Path(runs_dir) if runs_dir else Path.cwd() / "results" / "gui"
+        self.setWindowTitle("mmrig scheduler")
+        self.model = EventModel(self)
+        self.feed: EventFeed | None = None
+        self.worker: RunWorker | None = None
+        self.thread: QThread | None = None
+        self.result: RunResult | None = None
+        self.viewing: str | None = None
+        self.problems: list[Problem] = []       # every message shown (tests read them)
+        self.quiet = False                      # tests: no modal dialogs, messages go to the log and the banner
+        self._drawn_revision = -1
+        self._build()
+        self._actions()
+        self.restore_settings()
+        self.on_mode_changed()
+        self.refresh_ports()
+        self._redraw = QTimer(self)
+        self._redraw.setInterval(200)            # plots and statistics at 5 Hz
+        self._redraw.timeout.connect(self.redraw)
+        self._redraw.start()
+
+    # ---- building --------------------------------------------------------------------------------
+    def _build(self) -> None:
+        central = QWidget()
+        root = QHBoxLayout(central)
+        root.setContentsMargins(6, 6, 6, 6)
+        left = QVBoxLayout()
+        root.addLayout(left, 0)
+
+        # connection
+        conn = QGroupBox("Connection")
+        cl = QGridLayout(conn)
+        self.conn_bench = QRadioButton("virtual bench")
+        self.conn_serial = QRadioButton("serial ports")
+        self.conn_bench.setChecked(True)
+        self.conn_group = QButtonGroup(self)
+        self.conn_group.addButton(self.conn_bench)
+        self.conn_group.addButton(self.conn_serial)
+        cl.addWidget(self.conn_bench, 0, 0)
+        cl.addWidget(self.conn_serial, 0, 1)
+        self.profiler_port = QComboBox()
+        self.executor_port = QComboBox()
+        for c in (self.profiler_port, self.executor_port):
+            c.setEditable(True)
+            c.setMinimumWidth(150)
+        cl.addWidget(QLabel("profiler"), 1, 0)
+        cl.addWidget(self.profiler_port, 1, 1)
+        cl.addWidget(QLabel("executor"), 2, 0)
+        cl.addWidget(self.executor_port, 2, 1)
+        self.refresh_button = QPushButton("Refresh ports")
+        self.probe_button = QPushButton("Connect / identify")
+        cl.addWidget(self.refresh_button, 3, 0)
+        cl.addWidget(self.probe_button, 3, 1)
+        self.health_label = QLabel("not connected")
+        self.health_label.setWordWrap(True)
+        self.health_label.setTextFormat(Qt.TextFormat.RichText)
+        self.health_label.setMinimumHeight(70)
+        self.health_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        cl.addWidget(self.health_label, 4, 0, 1, 2)
+        left.addWidget(conn)
+        self.conn_bench.toggled.connect(self.on_connection_changed)
+        self.refresh_button.clicked.connect(self.refresh_ports)
+        self.probe_button.clicked.connect(self.probe)
+
+        # experiment
+        exp = QGroupBox("Experiment")
+        form = QFormLayout(exp)
+        form.setVerticalSpacing(4)
+        self.mode_buttons: dict[str, QRadioButton] = {}
+        modes = QHBoxLayout()
+        self.mode_group = QButtonGroup(self)
+        for m, text in (("mixed", "&Mixed"), ("normal", "&Normal"), ("verification", "&Verification")):
+            b = QRadioButton(text)
+            self.mode_buttons[m] = b
+            self.mode_group.addButton(b)
+            modes.addWidget(b)
+            b.toggled.connect(self.on_mode_changed)
+        self.mode_buttons["mixed"].setChecked(True)
+        form.addRow(modes)
+        self.distance = QSlider(Qt.Orientation.Horizontal)
+        self.distance.setRange(1, 64)
+        self.distance.setValue(2)
+        self.distance_label = QLabel()
+        form.addRow(self.distance_label, self.distance)
+        self.rate = QSlider(Qt.Orientation.Horizontal)
+        self.rate.setRange(0, 200)
+        self.rate_label = QLabel()
+        form.addRow(self.rate_label, self.rate)
+        self.accuracy = QSlider(Qt.Orientation.Horizontal)
+        self.accuracy.setRange(0, 100)
+        self.accuracy_label = QLabel()
+        form.addRow(self.accuracy_label, self.accuracy)
+        self.random_ids = QCheckBox("randomize event id")
+        form.addRow(self.random_ids)
+        length = QHBoxLayout()
+        self.length = QSpinBox()
+        self.length.setRange(1, 1_000_000)
+        self.length.setValue(200)
+        self.length_unit = QComboBox()
+        self.length_unit.addItems(["events", "seconds"])
+        length.addWidget(self.length)
+        length.addWidget(self.length_unit)
+        form.addRow("run length", length)
+        self.generation = QComboBox()
+        self.generation.addItems(["aligned", "free"])
+        self.dispatch = QComboBox()
+        self.dispatch.addItems(["isr", "task"])
+        gd = QHBoxLayout()
+        gd.addWidget(self.generation)
+        gd.addWidget(QLabel("dispatch"))
+        gd.addWidget(self.dispatch)
+        form.addRow("generation", gd)
+        self.load = QCheckBox("heavy load (stress-ng, paper 7.5)")
+        self.load_indicator = LoadIndicator()
+        form.addRow(self.load)
+        form.addRow("load", self.load_indicator)
+        if shutil.which("stress-ng") is None:
+            self.load.setEnabled(False)
+            self.load.setToolTip("stress-ng is not installed (tools/setup.sh installs it)")
+        left.addWidget(exp)
+        for s in (self.distance, self.rate, self.accuracy):
+            s.valueChanged.connect(self.update_labels)
+        self.load.toggled.connect(lambda on: self.load_indicator.set_state(on, self.running))
+
+        buttons = QHBoxLayout()
+        self.start_button = QPushButton("Start  (Ctrl+R)")
+        self.stop_button = QPushButton("Stop  (Esc)")
+        self.stop_button.setEnabled(False)
+        self.start_button.setStyleSheet("font-weight:bold;padding:6px;")
+        self.stop_button.setStyleSheet("padding:6px;")
+        buttons.addWidget(self.start_button)
+        buttons.addWidget(self.stop_button)
+        left.addLayout(buttons)
+        self.start_button.clicked.connect(self.start_run)
+        self.stop_button.clicked.connect(self.stop_run)
+        self.stats = StatsPanel()
+        left.addWidget(self.stats)
+        left.addStretch(1)
+        for i in range(left.count()):
+            w = left.itemAt(i).widget()
+            if w is not None:
+                w.setFixedWidth(360)
+
+        # right side
+        right = QVBoxLayout()
+        root.addLayout(right, 1)
+        top = QHBoxLayout()
+        self.timecode = TimecodeDisplay()
+        top.addWidget(self.timecode, 2)
+        ledbox = QVBoxLayout()
+        ledbox.addWidget(QLabel("event LEDs (profiler)"))
+        self.leds = Leds()
+        ledbox.addWidget(self.leds)
+        top.addLayout(ledbox, 1)
+        right.addLayout(top)
+        self.banner = QLabel("")
+        self.banner.setWordWrap(True)
+        self.banner.hide()
+        right.addWidget(self.banner)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        for col, w in enumerate((44, 24, 84, 58, 64, 58, 78)):
+            self.table.setColumnWidth(col, w)
+        self.table.setMinimumWidth(300)
+        split.addWidget(self.table)
+        self.plots = Plots()
+        split.addWidget(self.plots)
+        split.setSizes([520, 380])
+        self.split = split
+        right.addWidget(split, 1)
+        self.log_view = QPlainTextEdit()
+        self.log_view.setReadOnly(True)
+        self.log_view.setMaximumBlockCount(2000)
+        self.log_view.setFixedHeight(70)
+        right.addWidget(self.log_view)
+        self.setCentralWidget(central)
+        self.model.rowsInserted.connect(self._follow)
+        self.follow = True
+
+    def _actions(self) -> None:
+        m = self.menuBar()
+        f = m.addMenu("&File")
+        run = m.addMenu("&Run")
+        view = m.addMenu("&View")
+
+        def act(menu, text, key, slot, checkable=False) -> QAction:
+            a = QAction(text, self)
+            if key:
+                a.setShortcut(QKeySequence(key))
+            a.setCheckable(checkable)
+            a.triggered.connect(slot)
+            menu.addAction(a)
+            self.addAction(a)
+            return a
+
+        self.export_action = act(f, "&Export CSV + JSON...", "Ctrl+E", self.export_dialog)
+        self.open_action = act(f, "&Open run...", "Ctrl+O", self.open_dialog)
+        self.compare_action = act(f, "&Compare two runs...", "Ctrl+K", self.compare_dialog)
+        f.addSeparator()
+        act(f, "&Quit", "Ctrl+Q", self.close)
+        self.start_action = act(run, "&Start", "Ctrl+R", self.start_run)
+        self.stop_action = act(run, "S&top", "Esc", self.stop_run)
+        act(run, "Mode: mixed", "Alt+1", lambda: self.set_mode("mixed"))
+        act(run, "Mode: normal", "Alt+2", lambda: self.set_mode("normal"))
+        act(run, "Mode: verification", "Alt+3", lambda: self.set_mode("verification"))
+        act(run, "Refresh serial ports", "F5", self.refresh_ports)
+        self.log_action = act(view, "&Log latency axis", "Ctrl+L", self.toggle_log, checkable=True)
+        self.follow_action = act(view, "&Follow newest event", "Ctrl+F", self.toggle_follow, checkable=True)
+        self.follow_action.setChecked(True)
+
+    # ---- settings --------------------------------------------------------------------------------
+    def restore_settings(self) -> None:
+        s = self.settings
+        mode = str(s.value("mode", "mixed"))
+        if mode in MODES:
+            self.mode_buttons[mode].setChecked(True)
+        self.distance.setValue(int(s.value("distance", 2)))
+        self.rate.setValue(int(s.value("rate", 0)))
+        self.accuracy.setValue(int(s.value("accuracy", 0)))
+        self.random_ids.setChecked(str(s.value("random_ids", "false")).lower() == "true")
+        self.length.setValue(int(s.value("length", 200)))
+        self.length_unit.setCurrentText(str(s.value("length_unit", "events")))
+        self.generation.setCurrentText(str(s.value("generation", "aligned")))
+        self.dispatch.setCurrentText(str(s.value("dispatch", "isr")))
+        self.load.setChecked(str(s.value("load", "false")).lower() == "true" and self.load.isEnabled())
+        (self.conn_serial if s.value("connection", "bench") == "serial" else self.conn_bench).setChecked(True)
+        self.profiler_port.setEditText(str(s.value("profiler_port", "")))
+        self.executor_port.setEditText(str(s.value("executor_port", "")))
+        log = str(s.value("log_axis", "false")).lower() == "true"
+        self.log_action.setChecked(log)
+        self.plots.set_log(log)
+        geo = s.value("geometry")
+        if isinstance(geo, QByteArray):
+            self.restoreGeometry(geo)
+        else:
+            self.resize(1280, 800)
+        self.update_labels()
+        self.on_connection_changed()
+
+    def save_settings(self) -> None:
+        s = self.settings
+        s.setValue("mode", self.mode())
+        s.setValue("distance", self.distance.value())
+        s.setValue("rate", self.rate.value())
+        s.setValue("accuracy", self.accuracy.value())
+        s.setValue("random_ids", self.random_ids.isChecked())
+        s.setValue("length", self.length.value())
+        s.setValue("length_unit", self.length_unit.currentText())
+        s.setValue("generation", self.generation.currentText())
+        s.setValue("dispatch", self.dispatch.currentText())
+        s.setValue("load", self.load.isChecked())
+        s.setValue("connection", "serial" if self.conn_serial.isChecked() else "bench")
+        s.setValue("profiler_port", self.profiler_port.currentText())
+        s.setValue("executor_port", self.executor_port.currentText())
+        s.setValue("log_axis", self.plots.log_y)
+        s.setValue("geometry", self.saveGeometry())
+        s.sync()
+
+    def closeEvent(self, event) -> None:  # noqa: N802 - Qt
+        self.save_settings()
+        if self.worker is not None:
+            self.worker.stop()
+        if self.thread is not None:
+            self.thread.quit()
+            self.thread.wait(15000)
+        super().closeEvent(event)
+
+    # ---- state -------------------------------------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self.worker is not None
+
+    def mode(self) -> str:
+        for m, b in self.mode_buttons.items():
+            if b.isChecked():
+                return m
+        return "mixed"
+
+    def set_mode(self, mode: str) -> None:
+        self.mode_buttons[mode].setChecked(True)
+
+    def rate_ms(self) -> float | None:
+        v = self.rate.value()
+        return None if v == 0 else float(v * RATE_STEP_MS)
+
+    def update_labels(self) -> None:
+        self.distance_label.setText(f"schedule distance: {self.distance.value()} ticks")
+        r = self.rate_ms()
+        self.rate_label.setText("schedule rate: every tick" if r is None else f"schedule rate: {r:.0f} ms")
+        a = self.accuracy.value()
+        self.accuracy_label.setText(f"accuracy: {a}" + (" (sleep)" if a == 0 else " (busy-wait)" if a == 100 else ""))
+
+    def on_mode_changed(self, *_: Any) -> None:
+        if not hasattr(self, "generation"):       # still building
+            return
+        normal = self.mode() == "normal"
+        self.accuracy.setEnabled(normal)
+        self.accuracy_label.setEnabled(normal)
+        self.distance.setMinimum(0 if normal else 1)
+        verification = self.mode() == "verification"
+        self.generation.setEnabled(not verification)
+        self.executor_port.setEnabled(self.conn_serial.isChecked() and not normal)
+
+    def on_connection_changed(self, *_: Any) -> None:
+        if not hasattr(self, "refresh_button"):
+            return
+        serial_on = self.conn_serial.isChecked()
+        self.profiler_port.setEnabled(serial_on)
+        self.executor_port.setEnabled(serial_on and self.mode() != "normal")
+        self.refresh_button.setEnabled(serial_on)
+
+    def refresh_ports(self) -> None:
+        try:
+            ports = list_serial_ports()
+        except Exception as exc:  # noqa: BLE001
+            self.say(f"cannot list serial ports: {exc}")
+            ports = []
+        for combo in (self.profiler_port, self.executor_port):
+            text = combo.currentText()
+            combo.clear()
+            for dev, desc in ports:
+                combo.addItem(dev, desc)
+                combo.setItemData(combo.count() - 1, desc, Qt.ItemDataRole.ToolTipRole)
+            combo.setEditText(text)
+        self.say(f"serial ports: {', '.join(d for d, _ in ports) or 'none found'}")
+
+    def config(self) -> RunConfig:
+        count = duration = None
+        if self.length_unit.currentText() == "events":
+            count = self.length.value()
+        else:
+            duration = float(self.length.value())
+        return RunConfig(mode=self.mode(), distance=self.distance.value(), rate_ms=self.rate_ms(), count=count,
+                         duration_s=duration, random_ids=self.random_ids.isChecked(),
+                         generation=self.generation.currentText(), accuracy=self.accuracy.value(),
+                         dispatch=self.dispatch.currentText(), load=self.load.isChecked(),
+                         name=f"gui-{self.mode()}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+    def target(self) -> Target:
+        if self.conn_bench.isChecked():
+            return Target("bench", paced=True)
+        prof = self.profiler_port.currentText().strip() or None
+        exe = self.executor_port.currentText().strip() or None
+        if prof is None:
+            raise ValueError("choose the profiler's serial port (or the virtual bench)")
+        if exe is None and self.mode() != "normal":
+            raise ValueError(f"{self.mode()} mode needs the executor's serial port too")
+        return Target("boards", profiler=prof, executor=exe)
+
+    # ---- messages ------------------------------------------------------------------------------------
+    def say(self, text: str) -> None:
+        self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
+
+    def show_problem(self, p: Problem, modal: bool = True) -> None:
+        self.problems.append(p)
+        self.say(f"{p.title}: {p.text}")
+        self.banner.setText(f"<b>{p.title}</b>: {p.text}")
+        self.banner.setStyleSheet("background:#fdecea;color:#611a15;padding:4px;border:1px solid #e6a39c;")
+        self.banner.show()
+        if modal and not self.quiet:
+            box = QMessageBox(QMessageBox.Icon.Warning, p.title, p.text, QMessageBox.StandardButton.Ok, self)
+            if p.details and p.details != p.text:
+                box.setDetailedText(p.details)
+            box.exec()
+
+    def hide_banner(self) -> None:
+        self.banner.hide()
+
+    # ---- running -------------------------------------------------------------------------------------
+    def attach_feed(self, feed: EventFeed) -> None:
+        """The one path from the core into the view (runs and the benchmark use it)."""
+        self.feed = feed
+        feed.batch.connect(self.model.apply)
+        feed.timecode.connect(self.timecode.set_timecode)
+        feed.fired.connect(self.leds.light)
+        feed.phase.connect(lambda ph: self.say(f"run: {ph}"))
+
+    def start_run(self) -> None:
+        if self.running:
+            return
+        try:
+            cfg = self.config()
+            target = self.target()
+        except ValueError as exc:
+            self.show_problem(Problem("Invalid settings", str(exc)))
+            return
+        cfg.out = self.runs_dir / cfg.name
+        self.save_settings()
+        self.hide_banner()
+        self.result = None
+        self.viewing = None
+        self.stats.setTitle("Statistics (live)")
+        self.model.clear()
+        self.timecode.reset()
+        self.plots.set_series(1)
+        self.attach_feed(EventFeed())
+        assert self.feed is not None
+        self.worker = RunWorker(cfg, target, self.feed)
+        self.worker.log.connect(self.say)
+        self.worker.health.connect(self.show_health)
+        self.worker.finished.connect(self.on_finished)
+        self.worker.failed.connect(self.on_failed)
+        self.last_config = cfg
+        self.say(f"start: {cfg.mode}, distance {cfg.distance}, rate {cfg.rate_ms or 'tick'}, "
+                 f"{cfg.count or cfg.duration_s} {'events' if cfg.count else 's'}, "
+                 f"{'random' if cfg.random_ids else 'sequential'} ids, load {'on' if cfg.load else 'off'}"
+                 f" on {target.kind}")
+        self.set_running(True)
+        self.thread = start_in_thread(self.worker)
+
+    def stop_run(self) -> None:
+        if self.worker is not None:
+            self.worker.stop()
+            self.say("stop requested: no new events; waiting for those in flight")
+            self.stop_button.setEnabled(False)
+
+    def set_running(self, on: bool) -> None:
+        self.start_button.setEnabled(not on)
+        self.start_action.setEnabled(not on)
+        self.stop_button.setEnabled(on)
+        for w in (self.conn_bench, self.conn_serial, self.probe_button, *self.mode_buttons.values(), self.distance,
+                  self.rate, self.random_ids, self.length, self.length_unit, self.generation, self.dispatch,
+                  self.load, self.open_action, self.compare_action, self.export_action):
+            w.setEnabled(not on)
+        if not on:
+            self.load.setEnabled(shutil.which("stress-ng") is not None)
+            self.on_mode_changed()
+        else:
+            self.accuracy.setEnabled(False)
+        self.load_indicator.set_state(self.load.isChecked(), on)
+
+    def _end_thread(self) -> None:
+        if self.thread is not None:
+            self.thread.quit()
+            self.thread.wait(5000)
+        self.thread = None
+        self.worker = None
+        self.set_running(False)
+
+    def on_finished(self, result: RunResult) -> None:
+        self.result = result
+        self._end_thread()
+        # the view ends on the core's own final events (the same the CSV has)
+        self.model.set_rows([snapshot(e) for e in result.events])
+        self.redraw(force=True)
+        s = result.summary
+        self.say(f"done: {s['events']} events, ok {s['outcomes']['ok']}; files {result.csv_path}")
+        if not result.valid:
+            self.show_problem(explain(result.sidecar.get("invalid_reason") or ""),
+                              modal=not result.sidecar.get("invalid_reason", "").startswith("bench lag"))
+
+    def on_failed(self, p: Problem) -> None:
+        self._end_thread()
+        self.show_problem(p)
+
+    def show_health(self, h: dict[str, Any]) -> None:
+        lines = []
+        for name, n in h.get("nodes", {}).items():
+            hello = n.get("hello")
+            ident = (f"fw {hello['fw_version']}, proto {hello['proto_version']}, {hello['cpu_hz'] / 1e6:g} MHz, "
+                     f"tick {hello['tick_counts']}/{hello['timer_hz']} s, {hello['baud']} Bd") if hello else "no HELLO"
+            err = n.get("errors", 0) + n.get("seq_lost", 0)
+            state = f"<span style='color:#c0392b'>GONE: {n['vanished']}</span>" if n.get("vanished") else ""
+            lines.append(f"<b>{name}</b>: {ident}<br>&nbsp;&nbsp;in {n['bytes_in']} B / {n['frames_in']} frames, "
+                         f"out {n['frames_out']} frames, errors <b>{err}</b> {state}")
+        b = h.get("bench")
+        if b:
+            bad = b.get("exceeded") or 0
+            lines.append(f"<b>bench</b>: lag max {b.get('lag_max_us') or 0:.0f} us (bound {b.get('bound_us') or 0:.0f}), "
+                         f"p99 {b.get('lag_p99_us') or 0:.0f} us" + (f", <span style='color:#c0392b'>{bad} over</span>" if bad else ""))
+        self.health_label.setText("<br>".join(lines) or "no nodes")
+        self.last_health = h
+
+    def probe(self) -> None:
+        try:
+            target = self.target()
+        except ValueError as exc:
+            self.show_problem(Problem("Invalid settings", str(exc)))
+            return
+        self.health_label.setText("connecting...")
+        self.probe_button.setEnabled(False)
+        self._probe = ProbeWorker(target)
+        self._probe_thread = QThread()
+        self._probe.moveToThread(self._probe_thread)
+        self._probe_thread.started.connect(self._probe.run)
+        self._probe.done.connect(self._probe_done)
+        self._probe.failed.connect(self._probe_failed)
+        self._probe_thread.start()
+
+    def _probe_finish(self) -> None:
+        self._probe_thread.quit()
+        self._probe_thread.wait(5000)
+        self.probe_button.setEnabled(True)
+
+    def _probe_done(self, h: dict[str, Any]) -> None:
+        self._probe_finish()
+        self.show_health(h)
+        self.say("connected: " + ", ".join(f"{n} says HELLO" for n, v in h["nodes"].items() if v.get("hello")))
+
+    def _probe_failed(self, p: Problem) -> None:
+        self._probe_finish()
+        self.health_label.setText(f"<span style='color:#c0392b'>{p.title}</span>")
+        self.show_problem(p)
+
+    # ---- views -----------------------------------------------------------------------------------------
+    def _follow(self, *_: Any) -> None:
+        if self.follow:
+            self.table.scrollToBottom()
+
+    def toggle_follow(self, on: bool) -> None:
+        self.follow = on
+
+    def toggle_log(self, on: bool) -> None:
+        self.plots.set_log(on)
+        self.redraw(force=True)
+
+    def redraw(self, force: bool = False) -> None:
+        if not force and self.model.revision == self._drawn_revision:
+            return
+        self._drawn_revision = self.model.revision
+        self.plots.show([self.model.rows])
+        summary = getattr(self, "viewing_summary", None) if self.viewing is not None else None
+        if summary:
+            self.stats.show_summary(summary)
+        else:
+            self.stats.show_rows(self.model.rows)
+
+    # ---- files -------------------------------------------------------------------------------------------
+    def export_to(self, path: Path) -> tuple[Path, Path]:
+        """Writes the last run's CSV + JSON (the core's writer, the core's events) to `path`."""
+        if self.result is None:
+            raise ValueError("no finished run to export")
+        return write_run(Path(path), self.result.events, self.result.sidecar)
+
+    def export_dialog(self) -> None:
+        if self.result is None:
+            self.show_problem(Problem("Nothing to export", "Run an experiment first (an opened run is already on disk)."))
+            return
+        start = str(self.settings.value("last_dir", str(self.runs_dir)))
+        path, _ = QFileDialog.getSaveFileName(self, "Export run", str(Path(start) / f"{self.result.sidecar['name']}.csv"),
+                                              "CSV (*.csv)")
+        if not path:
+            return
+        try:
+            csv_path, json_path = self.export_to(Path(path))
+        except OSError as exc:
+            self.show_problem(Problem("Export failed", f"Cannot write {path}: {exc.strerror or exc}"))
+            return
+        self.settings.setValue("last_dir", str(Path(path).parent))
+        self.say(f"exported {csv_path} and {json_path}")
+
+    def open_run(self, path: Path) -> bool:
+        try:
+            rows, sidecar, name = load_run(path)
+        except (ValueError, OSError) as exc:
+            self.show_problem(Problem("Cannot open run", str(exc)))
+            return False
+        self.result = None
+        self.viewing = name
+        self.model.set_rows(rows)
+        self.plots.set_series(1)
+        self.viewing_summary = (sidecar or {}).get("summary")
+        self.stats.setTitle(f"Statistics: {name}")
+        self.redraw(force=True)
+        if sidecar and not sidecar.get("valid", True):
+            self.banner.setText(f"<b>Viewing an invalid run</b>: {sidecar.get('invalid_reason')}")
+            self.banner.setStyleSheet("background:#fff4e5;color:#663c00;padding:4px;")
+            self.banner.show()
+        self.say(f"opened {name}: {len(rows)} events")
+        return True
+
+    def open_dialog(self) -> None:
+        start = str(self.settings.value("last_dir", str(self.runs_dir)))
+        path, _ = QFileDialog.getOpenFileName(self, "Open run", start, "mmrig runs (*.csv *.json)")
+        if path:
+            self.settings.setValue("last_dir", str(Path(path).parent))
+            self.open_run(Path(path))
+
+    def compare_dialog(self) -> None:
+        start = str(self.settings.value("last_dir", str(self.runs_dir)))
+        paths, _ = QFileDialog.getOpenFileNames(self, "Choose two runs", start, "mmrig runs (*.csv)")
+        if len(paths) != 2:
+            if paths:
+                self.show_problem(Problem("Compare", "Choose exactly two runs (Ctrl-click the second)."))
+            return
+        self.compare(Path(paths[0]), Path(paths[1]))
+
+    def compare(self, a: Path, b: Path):
+        from .compare import CompareWindow
+
+        try:
+            w = CompareWindow(a, b, self)
+        except (ValueError, OSError) as exc:
+            self.show_problem(Problem("Cannot compare", str(exc)))
+            return None
+        w.show()
+        self.compare_window = w
+        return w
