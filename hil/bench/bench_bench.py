@@ -4,9 +4,20 @@ the profiler's timecode flowing (14.06 ticks/s, a TIMECODE frame each), the exec
 one SCHEDULE per tick, 2 ticks ahead (each giving ACK, the event edge, FIRED and the profiler's RESULT).
 
   unpaced speed: virtual seconds per wall second (target >= 3x real time)
-  paced lag:     p99.9 and maximum of wall - virtual time while paced (target p99.9 <= 100 us, idle machine)
+  paced lag:     p50, p99, p99.9 and maximum of the bench's own lag histogram (wall time at each sync
+                 point - the wall time at which the current virtual time was due), per pacing variant:
+                 "default" (no host set-up) and "realtime" (--realtime: SCHED_FIFO 10, mlockall,
+                 /dev/cpu_dma_latency 0; falls back and says so). Target p99.9 <= 100 us, idle machine.
+  host latency:  the same figures from build/latprobe (cyclictest-like: clock_nanosleep to absolute
+                 deadlines 20 us apart, SCHED_FIFO 10, cpu_dma_latency 0) run alone between the bench
+                 runs: the host's own wake-up latency, a floor under any sleeping bench's lag.
+  host preemption: latprobe --mode spin, SCHED_FIFO 10, 0.8 s on each CPU (under the kernel's 0.95 s
+                 RT budget): a FIFO thread spinning on the clock is preempted by nothing in the guest
+                 but interrupts, so its gaps (>= 1 us) are the hypervisor taking the virtual CPU away.
 
-Prints the figures as JSON for tools/perf.py. Usage: bench_bench.py [--runs N] [--virtual S] [--paced-s S]
+Variants and probe runs are interleaved (round robin), so they see the same machine. The 1-minute load
+average before and after is part of the output (the machine is shared). Prints the figures as JSON for
+tools/perf.py. Usage: bench_bench.py [--runs N] [--virtual S] [--paced-s S] [--variant NAME=ARGS ...]
 """
 
 from __future__ import annotations
@@ -25,6 +36,7 @@ sys.path.insert(0, str(ROOT / "protocol/python"))
 import mmproto as mp  # noqa: E402
 
 BENCH = ROOT / "hil/bench/build/mmbench"
+PROBE = ROOT / "hil/bench/build/latprobe"
 PROFILER = ROOT / "profiler-fw/build/avr/profiler.elf"
 EXECUTOR = ROOT / "executor/build/avr/executor.elf"
 TICK_S = 1_137_778 / 16_000_000
@@ -42,13 +54,11 @@ def workload(path: Path, seconds: float) -> Path:
     return path
 
 
-def run(tmp: Path, script: Path, seconds: float, paced: bool, spin: bool = False) -> tuple[float, dict]:
+def run(tmp: Path, script: Path, seconds: float, paced: bool, extra: list[str] | None = None) -> tuple[float, dict]:
     cmd = [str(BENCH), "--profiler", str(PROFILER), "--executor", str(EXECUTOR), "--run-dir", str(tmp / "run"),
-           "--until", str(seconds), "--script", str(script), "--lag-bound-us", "100"]
+           "--until", str(seconds), "--script", str(script), "--lag-bound-us", "100"] + (extra or [])
     if not paced:
         cmd.append("--unpaced")
-    if spin:
-        cmd.append("--spin")
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
@@ -56,15 +66,42 @@ def run(tmp: Path, script: Path, seconds: float, paced: bool, spin: bool = False
     return time.perf_counter() - start, json.loads(done.stdout)
 
 
+def probe(seconds: float) -> dict:
+    done = subprocess.run([str(PROBE), "--mode", "sleep", "--seconds", str(seconds), "--period-us", "20",
+                           "--fifo", "10", "--dma-latency", "0"], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        sys.exit(f"latprobe failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def spin_probe(cpu: int) -> dict:
+    done = subprocess.run([str(PROBE), "--mode", "spin", "--seconds", "0.8", "--fifo", "10", "--cpu", str(cpu)],
+                          capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        sys.exit(f"latprobe failed ({done.returncode}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout)
+
+
+def load1() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--virtual", type=float, default=60.0, help="virtual seconds per unpaced run")
     ap.add_argument("--paced-s", type=float, default=5.0, help="seconds per paced run")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=ARGS",
+                    help="an extra paced variant: bench arguments, e.g. 'spin=--realtime --spin-us 10'")
     args = ap.parse_args()
-    for need in (BENCH, PROFILER, EXECUTOR):
+    for need in (BENCH, PROBE, PROFILER, EXECUTOR):
         if not need.exists():
             sys.exit(f"{need} missing: run `make -C hil all`")
+    variants: dict[str, list[str]] = {"default": [], "realtime": ["--realtime"]}
+    for v in args.variant:
+        name, _, rest = v.partition("=")
+        variants[name] = rest.split()
+    load_before = load1()
     with tempfile.TemporaryDirectory(prefix="mmbench-perf.") as d:
         tmp = Path(d)
         script = workload(tmp / "script.txt", max(args.virtual, args.paced_s))
@@ -74,25 +111,53 @@ def main() -> None:
             speeds.append(args.virtual / wall)
             events = st["wires"]["changes"]
         paced_runs = max(3, args.runs // 2)
-        lag: dict[bool, tuple[list[float], list[float]]] = {}
-        for spin in (False, True):
-            p999, maxima = [], []
-            for _ in range(paced_runs):
-                _, st = run(tmp, script, args.paced_s, paced=True, spin=spin)
-                p999.append(st["lag"]["p999_us"])
-                maxima.append(st["lag"]["max_us"])
-            lag[spin] = (p999, maxima)
-    print(json.dumps([
+        lag: dict[str, list[dict]] = {name: [] for name in list(variants) + ["host latency (latprobe)"]}
+        host: dict[str, dict] = {}
+        spins: list[dict] = []
+        for _ in range(paced_runs):
+            for name, extra in variants.items():
+                _, st = run(tmp, script, args.paced_s, paced=True, extra=extra)
+                lag[name].append(st["lag"])
+                host[name] = st.get("host", {})
+            lag["host latency (latprobe)"].append(probe(args.paced_s))
+            for cpu in (0, 1):
+                spins.append(spin_probe(cpu))
+    load_after = load1()
+    load = f"load average (1 min) {load_before:.2f} before, {load_after:.2f} after"
+    figures = [
         {"name": "bench unpaced speed", "unit": "x real time", "median": statistics.median(speeds), "max": max(speeds),
          "runs": args.runs,
          "note": f"both images, 1 SCHEDULE/tick 2 ticks ahead, {args.virtual:g} s virtual/run, {events} pin changes; target >= 3"},
-    ] + [fig for spin, (p999, maxima) in lag.items() for fig in (
-        {"name": f"bench paced lag p99.9{' (--spin)' if spin else ''}", "unit": "us", "median": statistics.median(p999),
-         "max": max(p999), "runs": paced_runs,
-         "note": f"{args.paced_s:g} s paced runs, same workload, {'busy-wait' if spin else 'ppoll'} pacing; target <= 100 on an idle machine"},
-        {"name": f"bench paced lag max{' (--spin)' if spin else ''}", "unit": "us", "median": statistics.median(maxima),
-         "max": max(maxima), "runs": paced_runs, "note": "largest wall - virtual seen in a run"},
-    )]))
+    ]
+    for name, runs in lag.items():
+        is_probe = name not in variants
+        where = (f"{args.paced_s:g} s sleeps to deadlines 20 us apart, SCHED_FIFO 10, cpu_dma_latency 0, alone"
+                 if is_probe else
+                 f"{args.paced_s:g} s paced runs, {' '.join(variants[name]) or 'no options'}; host: {json.dumps(host[name])}")
+        label = name if is_probe else f"bench paced lag ({name})"
+        for key, what in (("p50_us", "p50"), ("p99_us", "p99"), ("p999_us", "p99.9"), ("max_us", "max")):
+            vals = [r[key] for r in runs]
+            note = where + (f"; {load}" if key == "p50_us" else "")
+            if key == "p999_us" and not is_probe:
+                note += "; target <= 100 on an idle machine"
+            figures.append({"name": f"{label} {what}", "unit": "us", "median": statistics.median(vals), "max": max(vals),
+                            "runs": len(vals), "note": note})
+    for name in variants:
+        vals = [r.get("episodes", 0) for r in lag[name]]
+        figures.append({"name": f"bench paced lag ({name}) stalls over 100 us", "unit": "per run",
+                        "median": statistics.median(vals), "max": max(vals), "runs": len(vals),
+                        "note": "episodes of consecutive lag samples over 100 us: separate stalls (a stall of "
+                                "T us gives about T/200 samples over the bound while the bench catches up)"})
+    per_s = [r["samples"] / r["seconds"] for r in spins]
+    figures.append({"name": "host preemption gaps per second (latprobe spin)", "unit": "1/s",
+                    "median": statistics.median(per_s), "max": max(per_s), "runs": len(spins),
+                    "note": "gaps >= 1 us seen by a SCHED_FIFO 10 thread spinning on CLOCK_MONOTONIC, 0.8 s per CPU"})
+    for key, what in (("p99_us", "p99"), ("max_us", "max")):
+        vals = [r[key] for r in spins]
+        figures.append({"name": f"host preemption gap {what} (latprobe spin)", "unit": "us",
+                        "median": statistics.median(vals), "max": max(vals), "runs": len(spins),
+                        "note": "time a SCHED_FIFO thread lost in one gap: not the guest scheduler's doing"})
+    print(json.dumps(figures))
 
 
 if __name__ == "__main__":

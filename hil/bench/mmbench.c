@@ -4,7 +4,8 @@
  *
  *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced] [--until SECONDS]
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
- *           [--script FILE] [--trace FILE] [--spin]
+ *           [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
+ *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
  *
  * Run directory (created if missing): profiler.tty and executor.tty (symlinks to /dev/pts/N),
  * control.sock (the control channel), ready (written once everything is up: a JSON line with the
@@ -36,10 +37,20 @@
  * stop bit ends (UDR write, or the end of the previous character, plus one character); output the
  * host does not read stays in a bounded per-node buffer (--out-buffer) whose overflow is counted.
  *
- * Pacing. Paced (default): virtual time follows wall time (CLOCK_MONOTONIC); lag = wall - virtual,
- * sampled before every slice, kept as a histogram; a run whose lag ever exceeded --lag-bound-us
- * is reported invalid. Between slices the bench sleeps in ppoll (timer slack 1 us) or, with --spin,
- * busy-waits on the clock (lower lag, but one CPU core stays busy). Unpaced: as fast as possible, in
+ * Pacing. Paced (default): virtual time follows wall time (CLOCK_MONOTONIC). The bench runs in
+ * slices (at most 200 us of virtual time) up to wall time + a quantum (--quantum-us, default 20), so
+ * virtual time is never more than the quantum ahead of wall time (status: lag.lead_max_us); before
+ * each slice it syncs with wall time: if ahead, it waits (ppoll on the ptys and the control socket,
+ * timer slack 1 ns, servicing only what is ready) until wall time reaches virtual time, then records
+ * the lag = wall time now - the wall time at which the current virtual time was due (>= 0) in a
+ * histogram: one sample per slice, at every sync point. A run whose lag ever exceeded
+ * --lag-bound-us is reported invalid (lag.exceeded: samples over it; lag.episodes: runs of
+ * consecutive such samples, i.e. separate stalls). --spin-us US busy-waits the last US of each wait (--spin: all
+ * of it). On this kind of host (a 2-vCPU VM) the lag is the host's wake-up latency: a sleeping
+ * thread is woken ~15-25 us late, and with other work at the same priority, milliseconds late.
+ * --realtime asks for SCHED_FIFO 10 (falling back to nice -10, then nothing), mlockall and
+ * /dev/cpu_dma_latency 0 (idle CPUs poll rather than halt); --sched, --mlock, --dma-latency and
+ * --cpu do one each. What was granted is in the status ("host"). Unpaced: as fast as possible, in
  * slices of 1 ms of virtual time.
  *
  * Determinism. In unpaced mode the simulation depends only on the images, the script and the seed:
@@ -61,12 +72,15 @@
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -224,7 +238,11 @@ static struct node nodes[NNODES];
 /* ---- configuration and global state ------------------------------------------------------- */
 
 static int paced = 1;
-static int spin_wait; /* --spin: busy-wait on the clock instead of sleeping in ppoll (lower lag, one core busy) */
+static uint64_t spin_ns; /* --spin-us: busy-wait this last part of each wait instead of sleeping (--spin: all) */
+static uint64_t quantum_ns = 20000; /* --quantum-us: how far virtual time may run ahead of wall time */
+/* host set-up for pacing (--realtime, --sched, --mlock, --dma-latency, --cpu), as done: see status "host" */
+static char host_sched[32] = "other";
+static int host_mlock, host_dma_fd = -1, host_dma_us = -1, host_cpu = -1;
 static uint64_t baud = 9600;
 static uint64_t until_cycles = NEVER;
 static uint64_t lag_bound_ns = 1000000; /* 1 ms */
@@ -240,6 +258,10 @@ static uint64_t wall_start_ns;
 #define LAG_BINS 2000
 static uint64_t lag_hist[LAG_BINS];
 static uint64_t lag_samples, lag_exceeded, lag_max_ns;
+static uint64_t lead_max_ns; /* how far virtual time was ever ahead of wall time (bounded by the quantum) */
+static uint64_t early_wakeups; /* waits ended by a ready descriptor before the deadline */
+static uint64_t lag_episodes; /* times the lag went over the bound (consecutive samples over it: one episode) */
+static int lag_over;
 
 /* ---- wires ------------------------------------------------------------------------------- */
 
@@ -916,9 +938,11 @@ static void status_json(struct sbuf *b)
               vs, now_cycles, paced ? "true" : "false", (double)wall / 1e9,
               wall ? vs / ((double)wall / 1e9) : 0.0);
     sb_printf(b, "\"lag\":{\"samples\":%" PRIu64 ",\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
-                 "\"max_us\":%.1f,\"bound_us\":%.1f,\"exceeded\":%" PRIu64 ",\"histogram_us\":[",
+                 "\"max_us\":%.1f,\"bound_us\":%.1f,\"exceeded\":%" PRIu64 ",\"episodes\":%" PRIu64 ",\"lead_max_us\":%.1f,"
+                 "\"quantum_us\":%.1f,\"spin_us\":%.1f,\"early_wakeups\":%" PRIu64 ",\"histogram_us\":[",
               lag_samples, lag_percentile_us(0.5), lag_percentile_us(0.99), lag_percentile_us(0.999),
-              (double)lag_max_ns / 1000.0, (double)lag_bound_ns / 1000.0, lag_exceeded);
+              (double)lag_max_ns / 1000.0, (double)lag_bound_ns / 1000.0, lag_exceeded, lag_episodes,
+              (double)lead_max_ns / 1000.0, (double)quantum_ns / 1000.0, (double)spin_ns / 1000.0, early_wakeups);
     {
         int first = 1;
         for (i = 0; i < LAG_BINS; i++)
@@ -928,7 +952,11 @@ static void status_json(struct sbuf *b)
                 first = 0;
             }
     }
-    sb_printf(b, "]},\"valid\":%s,\"nodes\":{", (!paced || lag_exceeded == 0) ? "true" : "false");
+    sb_printf(b, "]},\"host\":{\"sched\":\"%s\",\"mlock\":%s,\"dma_latency_us\":%d,\"cpu\":%d,"
+                 "\"timer_slack_ns\":%d},",
+              host_sched, host_mlock ? "true" : "false", host_dma_fd >= 0 ? host_dma_us : -1, host_cpu,
+              prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+    sb_printf(b, "\"valid\":%s,\"nodes\":{", (!paced || lag_exceeded == 0) ? "true" : "false");
     for (i = 0; i < NNODES; i++) {
         struct node *n = &nodes[i];
         uint64_t c = n->avr->cycle;
@@ -1243,25 +1271,60 @@ static void service_io(void)
     service_control();
 }
 
-/* Waits (paced mode) until the wall clock reaches virtual cycle `cycle` or a descriptor is ready. */
-static void wait_until(uint64_t cycle)
+/* Services only what a wait found ready (paced mode: no syscalls for idle descriptors). */
+static void service_ready(const struct pollfd *pfd, int n)
+{
+    int i, control = 0;
+    for (i = 0; i < n; i++) {
+        if (!pfd[i].revents)
+            continue;
+        if (i < NNODES)
+            read_pty(&nodes[i], now_cycles);
+        else
+            control = 1;
+    }
+    if (control)
+        service_control();
+}
+
+/* Paced mode: waits until the wall clock reaches the virtual time `cycle` stands for, or until a
+ * descriptor (pty, control socket) is ready, which it then services. Sleeps in ppoll (timer slack
+ * 1 ns, see main) up to `spin_ns` before the deadline and busy-waits the rest. Returns the wall
+ * time (CLOCK_MONOTONIC ns) when it returned. */
+static uint64_t wait_until(uint64_t cycle)
 {
     struct pollfd pfd[2 + 1 + MAX_CLIENTS];
     int n = 0, i;
     uint64_t target_ns = wall_start_ns + cycle * 1000ull / (F_CPU / 1000000ull);
     uint64_t now = mono_ns();
-    struct timespec ts;
     if (now >= target_ns)
-        return;
+        return now;
     for (i = 0; i < NNODES; i++)
         pfd[n++] = (struct pollfd){nodes[i].master, POLLIN, 0};
     pfd[n++] = (struct pollfd){listen_fd, POLLIN, 0};
     for (i = 0; i < MAX_CLIENTS; i++)
         if (clients[i].fd)
             pfd[n++] = (struct pollfd){clients[i].fd, POLLIN, 0};
-    ts.tv_sec = (time_t)((target_ns - now) / 1000000000ull);
-    ts.tv_nsec = (long)((target_ns - now) % 1000000000ull);
-    ppoll(pfd, (nfds_t)n, &ts, NULL);
+    if (target_ns - now > spin_ns) {
+        uint64_t sleep_ns = target_ns - now - spin_ns;
+        struct timespec ts = {(time_t)(sleep_ns / 1000000000ull), (long)(sleep_ns % 1000000000ull)};
+        if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0) {
+            service_ready(pfd, n);
+            now = mono_ns();
+            if (now < target_ns) {
+                early_wakeups++;
+                return now;
+            }
+        }
+    } else {
+        /* spinning: still look at the descriptors once (zero timeout) */
+        struct timespec zero = {0, 0};
+        if (ppoll(pfd, (nfds_t)n, &zero, NULL) > 0)
+            service_ready(pfd, n);
+    }
+    while ((now = mono_ns()) < target_ns)
+        ;
+    return now;
 }
 
 static void record_lag(uint64_t lag_ns)
@@ -1274,8 +1337,74 @@ static void record_lag(uint64_t lag_ns)
     lag_samples++;
     if (lag_ns > lag_max_ns)
         lag_max_ns = lag_ns;
-    if (lag_ns > lag_bound_ns)
+    if (lag_ns > lag_bound_ns) {
         lag_exceeded++;
+        if (!lag_over)
+            lag_episodes++;
+        lag_over = 1;
+    } else {
+        lag_over = 0;
+    }
+}
+
+static uint64_t wall_cycles_now(void)
+{
+    return (mono_ns() - wall_start_ns) * (F_CPU / 1000000ull) / 1000ull;
+}
+
+/* Paced mode only: what the host allows of what was asked, each with a fallback; logged and reported
+ * in the status ("host"). sched: fifo (SCHED_FIFO priority 10; if not permitted: nice -10; else
+ * nothing), nice (nice -10), other. The bench sleeps between slices, so a FIFO bench that keeps up
+ * takes little CPU; if it cannot keep up, the kernel's RT throttling still leaves 5% to others. */
+static void host_setup(const char *want_sched, int want_mlock)
+{
+    if (host_cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(host_cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) {
+            logmsg("--cpu %d: %s (ignored)", host_cpu, strerror(errno));
+            host_cpu = -1;
+        }
+    }
+    if (want_mlock) {
+        if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+            host_mlock = 1;
+        else
+            logmsg("mlockall: %s (pages not locked)", strerror(errno));
+    }
+    if (host_dma_us >= 0) {
+        /* PM QoS: while this descriptor is open, idle CPUs stay in idle states at most this slow
+         * to leave (0: poll instead of halt), so a timer wakes the bench without a halt exit. */
+        int32_t v = host_dma_us;
+        host_dma_fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+        if (host_dma_fd >= 0 && write(host_dma_fd, &v, sizeof v) != (ssize_t)sizeof v) {
+            close(host_dma_fd);
+            host_dma_fd = -1;
+        }
+        if (host_dma_fd < 0)
+            logmsg("/dev/cpu_dma_latency: %s (not held)", strerror(errno));
+    }
+    if (!strcmp(want_sched, "fifo") && spin_ns >= quantum_ns) {
+        /* a FIFO thread that never sleeps gets throttled by the kernel (tens of ms per second) */
+        logmsg("SCHED_FIFO with a full spin would be throttled: using nice -10");
+        want_sched = "nice";
+    }
+    if (!strcmp(want_sched, "fifo")) {
+        struct sched_param sp = {.sched_priority = 10};
+        if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0) {
+            snprintf(host_sched, sizeof host_sched, "fifo 10");
+            return;
+        }
+        logmsg("SCHED_FIFO: %s (trying nice -10)", strerror(errno));
+        want_sched = "nice";
+    }
+    if (!strcmp(want_sched, "nice")) {
+        if (setpriority(PRIO_PROCESS, 0, -10) == 0)
+            snprintf(host_sched, sizeof host_sched, "nice -10");
+        else
+            logmsg("nice -10: %s (normal priority)", strerror(errno));
+    }
 }
 
 static void on_signal(int sig)
@@ -1289,16 +1418,17 @@ static void usage(void)
     fprintf(stderr,
             "usage: mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced] [--until SECONDS]\n"
             "               [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]\n"
-            "               [--script FILE] [--trace FILE] [--spin]\n");
+            "               [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
+            "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    const char *vcd_arg = NULL, *script = NULL, *trace_path = NULL;
+    const char *vcd_arg = NULL, *script = NULL, *trace_path = NULL, *want_sched = "other";
+    int want_mlock = 0;
     const uint64_t unpaced_slice = F_CPU / 1000;   /* 1 ms */
     const uint64_t paced_max_slice = F_CPU / 5000; /* 200 us */
-    const uint64_t paced_min_ns = 20000;           /* run when at least 20 us behind */
     int i;
     char ready[600], tmp[700];
     FILE *f, *status_out;
@@ -1318,7 +1448,17 @@ int main(int argc, char **argv)
             continue;
         }
         if (!strcmp(a, "--spin")) {
-            spin_wait = 1;
+            spin_ns = NEVER;
+            continue;
+        }
+        if (!strcmp(a, "--realtime")) {
+            want_sched = "fifo";
+            want_mlock = 1;
+            host_dma_us = 0;
+            continue;
+        }
+        if (!strcmp(a, "--mlock")) {
+            want_mlock = 1;
             continue;
         }
         if (!v)
@@ -1346,6 +1486,16 @@ int main(int argc, char **argv)
             script = v;
         else if (!strcmp(a, "--trace"))
             trace_path = v;
+        else if (!strcmp(a, "--spin-us"))
+            spin_ns = (uint64_t)(atof(v) * 1000.0);
+        else if (!strcmp(a, "--quantum-us"))
+            quantum_ns = (uint64_t)(atof(v) * 1000.0);
+        else if (!strcmp(a, "--sched"))
+            want_sched = v;
+        else if (!strcmp(a, "--dma-latency"))
+            host_dma_us = atoi(v);
+        else if (!strcmp(a, "--cpu"))
+            host_cpu = atoi(v);
         else
             usage();
     }
@@ -1363,7 +1513,7 @@ int main(int argc, char **argv)
         if (!trace)
             die("cannot open %s", trace_path);
     }
-    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ppoll wake-ups to the microsecond */
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ppoll wake-ups to the nanosecond (default slack: 50 us) */
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
@@ -1407,29 +1557,31 @@ int main(int argc, char **argv)
     logmsg("ready: %s %s control %s (%s)", nodes[PROFILER].link, nodes[EXECUTOR].link, sock_path,
            paced ? "paced" : "unpaced");
 
+    if (paced)
+        host_setup(want_sched, want_mlock);
     wall_start_ns = mono_ns();
     for (i = 0; i < NNODES; i++)
         rx_arm(&nodes[i]);
     while (!stop_requested && now_cycles < until_cycles) {
         uint64_t target, act;
         if (paced) {
-            uint64_t wall_ns = mono_ns() - wall_start_ns;
-            uint64_t wall_cycles = wall_ns * (F_CPU / 1000000ull) / 1000ull;
+            /* A sync point: virtual time may be at most the quantum ahead of wall time. If it is
+             * ahead, wait for the wall clock (or a descriptor); once wall time has reached virtual
+             * time, record the lag = wall now - the wall time at which the current virtual time
+             * was due (>= 0), then run the next slice up to wall time + quantum. One lag sample
+             * per slice, taken every time the bench is about to run. */
             uint64_t virt_ns = now_cycles * 1000ull / (F_CPU / 1000000ull);
-            uint64_t lag_ns = wall_ns > virt_ns ? wall_ns - virt_ns : 0;
-            record_lag(lag_ns);
-            if (lag_ns < paced_min_ns) {
-                service_io();
-                if (spin_wait) {
-                    uint64_t until_ns = wall_start_ns + virt_ns + paced_min_ns;
-                    while (mono_ns() < until_ns)
-                        ;
-                } else {
-                    wait_until(now_cycles + paced_min_ns * (F_CPU / 1000000ull) / 1000ull);
-                }
-                continue;
+            uint64_t wall_ns = mono_ns() - wall_start_ns, lag_ns;
+            if (virt_ns > wall_ns) {
+                if (virt_ns - wall_ns > lead_max_ns)
+                    lead_max_ns = virt_ns - wall_ns;
+                wall_ns = wait_until(now_cycles) - wall_start_ns;
+                if (wall_ns < virt_ns)
+                    continue; /* woken early by a descriptor (serviced): wait on */
             }
-            target = wall_cycles;
+            lag_ns = wall_ns - virt_ns;
+            record_lag(lag_ns);
+            target = (wall_ns + quantum_ns) * (F_CPU / 1000000ull) / 1000ull;
             if (target > now_cycles + paced_max_slice)
                 target = now_cycles + paced_max_slice;
         } else {
@@ -1443,7 +1595,11 @@ int main(int argc, char **argv)
         if (target > now_cycles)
             run_until(target);
         run_actions(now_cycles);
-        service_io();
+        if (paced && now_cycles > wall_cycles_now())
+            for (i = 0; i < NNODES; i++)
+                flush_out(&nodes[i], now_cycles); /* ahead: the wait services the descriptors */
+        else
+            service_io(); /* unpaced, or behind (no wait next): look at every descriptor now */
     }
     /* final flush of what the host can still take, then the final status */
     for (i = 0; i < NNODES; i++)

@@ -78,6 +78,9 @@ class Bench:
     script: Path | None = None
     trace: Path | None = None
     start_timeout_s: float = 20.0
+    # paced only: ask the host for real-time service (--realtime: SCHED_FIFO 10, else nice -10, else
+    # none; mlockall; /dev/cpu_dma_latency 0); what was granted is in status()["host"]
+    realtime: bool = False
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
     _own_dir: bool = field(default=False, init=False)
@@ -91,6 +94,8 @@ class Bench:
                "--baud", str(self.baud)]
         if not self.paced:
             cmd.append("--unpaced")
+        elif self.realtime:
+            cmd.append("--realtime")
         options = {"--until": self.until_s, "--out-buffer": self.out_buffer, "--lag-bound-us": self.lag_bound_us,
                    "--seed": self.seed, "--vcd": self.vcd_file, "--script": self.script, "--trace": self.trace}
         for flag, value in options.items():

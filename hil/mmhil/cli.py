@@ -12,8 +12,9 @@ from .bench import Bench, BenchError
 
 
 def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, profiler: Path | None = None,
-                         executor: Path | None = None, until_s: float | None = None) -> int:
-    bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced, vcd_file=vcd, until_s=until_s)
+                         executor: Path | None = None, until_s: float | None = None, realtime: bool = False) -> int:
+    bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced, vcd_file=vcd, until_s=until_s,
+                  realtime=realtime)
     try:
         bench.start()
     except BenchError as exc:
@@ -39,5 +40,5 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
         bench.close()
     if bench.final_status:
         st = bench.final_status
-        print(json.dumps({k: st[k] for k in ("virtual_s", "valid", "lag") if k in st}))
+        print(json.dumps({k: st[k] for k in ("virtual_s", "valid", "lag", "host") if k in st}))
     return 0

@@ -130,8 +130,29 @@ def test_lag_bound_marks_the_run_invalid(tmp_path: Path) -> None:
         st = bench.status()
     lag = st["lag"]
     assert lag["samples"] > 100 and lag["exceeded"] > 0 and st["valid"] is False
+    assert 1 <= lag["episodes"] <= lag["exceeded"]
     assert sum(count for _, count in lag["histogram_us"]) == lag["samples"]
     assert lag["p50_us"] <= lag["p999_us"] <= max(lag["max_us"], 1.0) + 1.0
+
+
+@pytest.mark.parametrize("realtime", [False, True])
+def test_paced_sync_points_and_host_setup(tmp_path: Path, realtime: bool) -> None:
+    """Paced: the bench syncs with wall time (one lag sample each) at least every 200 us of virtual
+    time, never runs ahead of wall time by more than its quantum, and reports the host set-up it got
+    (--realtime falls back when not permitted, never fails)."""
+    with fixture_bench(tmp_path, lag_bound_us=100000, realtime=realtime) as bench:
+        time.sleep(0.5)
+        st = bench.status()
+    lag, host = st["lag"], st["host"]
+    assert lag["samples"] >= st["virtual_s"] / 200e-6
+    assert 0 < lag["lead_max_us"] <= lag["quantum_us"] + 0.1
+    assert abs(st["virtual_s"] - st["wall_s"]) < 0.5
+    if realtime:
+        assert host["sched"] in ("fifo 10", "nice -10", "other")
+        assert host["sched"] != "other" or os.geteuid() != 0
+    else:
+        assert host == {"sched": "other", "mlock": False, "dma_latency_us": -1, "cpu": -1,
+                        "timer_slack_ns": host["timer_slack_ns"]}
 
 
 def test_control_channel(tmp_path: Path) -> None:
