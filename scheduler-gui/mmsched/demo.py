@@ -85,7 +85,8 @@ def notes(rows: list[tuple[Experiment, RunResult]]) -> str:
     if r4 is not None and r5 is not None and r4.summary["mean_us"] is not None and r5.summary["mean_us"] is not None:
         d = r5.summary["mean_us"] - r4.summary["mean_us"]
         lines.append(f"load effect on the mixed mean: {d:+.3f} us (target: within 1 us); bench priority "
-                     f"{r5.sidecar['load']['bench_priority']}; load: {' '.join(r5.sidecar['load']['command'] or [])}")
+                     f"{((r5.sidecar.get('bench') or {}).get('host') or {}).get('sched', '?')} "
+                     f"(fallback {r5.sidecar['load']['bench_priority']}); load: {' '.join(r5.sidecar['load']['command'] or [])}")
     for ex, r in rows:
         if not r.valid:
             lines.append(f"INVALID {ex.name}: {r.sidecar['invalid_reason']} (kept on disk, not a result)")

@@ -126,6 +126,8 @@ class Runner:
                 self.target.lag_bound_us = LAG_BOUND_US[cfg.mode]
             prof_url, exe_url = self.target.open()
             if self.target.pid is not None:
+                # A realtime bench already runs SCHED_FIFO (see bench.host in the sidecar); nice -10 is
+                # the fallback that still keeps it above the load's nice-0 workers.
                 priority = raise_priority(self.target.pid)
             self.sessions["profiler"] = Session("profiler", prof_url, self.inbox)
             if exe_url and (cfg.mode != "normal" or self.target.kind == "bench"):
