@@ -12,6 +12,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import QFormLayout, QGridLayout, QGroupBox, QLabel, QSizePolicy, QWidget
 
+from ..event import OUTCOMES
 from ..stats import summarize
 from .rows import Row
 
@@ -132,6 +133,27 @@ class StatsPanel(QGroupBox):
         self.show_summary(s, pending=len(rows) - len(done))
         return s
 
+    def show_arrays(self, lat: np.ndarray, code: np.ndarray) -> dict[str, Any]:
+        """show_rows from the model's per-event arrays (latency or NaN, outcome code or -1): the same numbers
+        as summarize over the finished rows, computed in numpy instead of a walk over the row list."""
+        counts = np.bincount(code[code >= 0].astype(np.intp), minlength=len(OUTCOMES))
+        done = int(counts.sum())
+        lat_ok = lat[(code == OUTCOMES.index("ok")) | (code == OUTCOMES.index("late"))]
+        s: dict[str, Any] = {"n": int(lat_ok.size)}
+        if lat_ok.size:
+            p50, p99, p999 = np.percentile(lat_ok, [50, 99, 99.9])
+            s.update(mean_us=float(lat_ok.mean()),
+                     variance_us2=float(lat_ok.var(ddof=1)) if lat_ok.size > 1 else 0.0,
+                     min_us=float(lat_ok.min()), p50_us=float(p50), p99_us=float(p99), p999_us=float(p999),
+                     max_us=float(lat_ok.max()))
+        else:
+            s.update({k: None for k in ("mean_us", "variance_us2", "min_us", "p50_us", "p99_us", "p999_us", "max_us")})
+        s["outcomes"] = {o: int(counts[i]) for i, o in enumerate(OUTCOMES)}
+        s["events"] = done
+        s["on_time_share"] = (int(counts[OUTCOMES.index("ok")]) / done) if done else None
+        self.show_summary(s, pending=int(code.size) - done)
+        return s
+
     def show_summary(self, s: dict[str, Any], pending: int = 0) -> None:
         self.summary = s
         for _, key, fmt in STAT_FIELDS:
@@ -171,10 +193,27 @@ def latency_arrays(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
     return a[:, 0], a[:, 1]
 
 
+def _nice_step(span: float) -> float:
+    """A 1-2-2.5-5 step of at least span / 40 (the histogram's bin width)."""
+    raw = max(span, 1e-9) / 40
+    mag = 10 ** np.floor(np.log10(raw))
+    for m in (1, 2, 2.5, 5, 10):
+        if m * mag >= raw:
+            return float(m * mag)
+    return float(10 * mag)
+
+
 class Plots(QWidget):
-    """Latency per event over time (log axis option), histogram, CDF."""
+    """Latency per event over time (log axis option), histogram, CDF.
+
+    Built for live data: the curves are created once and only get setData; the time plot draws markers
+    while there are few points and a peak-downsampled, clipped line beyond SCATTER_MAX; the histogram
+    keeps its bin edges (1-2-2.5-5 steps) until the data leave them, so its axis stays put; the CDF draws at
+    most CDF_POINTS quantiles."""
 
     COLOURS = ("#1f77b4", "#d62728")
+    SCATTER_MAX = 500
+    CDF_POINTS = 1000
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
@@ -201,6 +240,8 @@ class Plots(QWidget):
         self.time_curves: list[pg.PlotDataItem] = []
         self.hist_curves: list[pg.PlotDataItem] = []
         self.cdf_curves: list[pg.PlotDataItem] = []
+        self._markers: list[bool] = []
+        self._edges: np.ndarray | None = None
         self.log_y = False
         self.set_series(1)
 
@@ -210,40 +251,89 @@ class Plots(QWidget):
             for c in curves:
                 plot.removeItem(c)
             curves.clear()
+        self._markers = []
+        self._edges = None
         for i in range(n):
             col = self.COLOURS[i % len(self.COLOURS)]
-            self.time_curves.append(self.time_plot.plot([], [], pen=None, symbol="s", symbolSize=3, pxMode=True,
-                                                        symbolBrush=col, symbolPen=None))
+            tc = self.time_plot.plot([], [], pen=None, symbol="s", symbolSize=3, pxMode=True,
+                                     symbolBrush=col, symbolPen=None, skipFiniteCheck=True)
+            tc.setDownsampling(auto=True, method="peak")
+            tc.setClipToView(True)
+            self.time_curves.append(tc)
+            self._markers.append(True)
             self.hist_curves.append(self.hist_plot.plot([], [], stepMode="center", fillLevel=0,
-                                                        brush=pg.mkBrush(col + "80"), pen=pg.mkPen(col)))
-            self.cdf_curves.append(self.cdf_plot.plot([], [], pen=pg.mkPen(col, width=2)))
+                                                        brush=pg.mkBrush(col + "80"), pen=pg.mkPen(col),
+                                                        skipFiniteCheck=True))
+            self.cdf_curves.append(self.cdf_plot.plot([], [], pen=pg.mkPen(col, width=2), skipFiniteCheck=True))
 
     def set_log(self, on: bool) -> None:
         self.log_y = on
         self.time_plot.setLogMode(y=on)
 
+    def _style(self, i: int, npts: int) -> None:
+        """Markers for a few points, a line beyond SCATTER_MAX (switched only when crossing it)."""
+        markers = npts <= self.SCATTER_MAX
+        if markers == self._markers[i]:
+            return
+        col = self.COLOURS[i % len(self.COLOURS)]
+        c = self.time_curves[i]
+        if markers:
+            c.setPen(None)
+            c.setSymbol("s")
+        else:
+            c.setSymbol(None)
+            c.setPen(pg.mkPen(col, width=1))
+        self._markers[i] = markers
+
+    def _bin_edges(self, lo: float, hi: float) -> np.ndarray:
+        e = self._edges
+        if e is not None and e[0] <= lo and hi < e[-1] and (e[-1] - e[0]) <= 4 * max(hi - lo, 1e-6):
+            return e
+        if hi - lo < 1e-6:
+            lo, hi = lo - 0.5, hi + 0.5
+        step = _nice_step(hi - lo)
+        first = np.floor(lo / step) * step
+        n = int(np.floor((hi - first) / step)) + 1
+        self._edges = first + step * np.arange(n + 1)
+        return self._edges
+
     def show(self, series: Sequence[Sequence[Row]]) -> None:  # type: ignore[override]
-        if len(series) != len(self.time_curves):
-            self.set_series(len(series))
-        arrays = [latency_arrays(rows) for rows in series]
-        allv = np.concatenate([v for _, v in arrays]) if arrays else np.empty(0)
-        if allv.size:
-            lo, hi = float(allv.min()), float(allv.max())
-            if hi - lo < 1e-6:
-                lo, hi = lo - 0.5, hi + 0.5
-            edges = np.linspace(lo, hi, 41)
+        self.show_arrays([latency_arrays(rows) for rows in series])
+
+    PARTS = ("time", "hist", "cdf")
+
+    def show_arrays(self, arrays: Sequence[tuple[np.ndarray, np.ndarray]], parts: Sequence[str] = PARTS) -> None:
+        """One (event index, latency us) pair of arrays per series. `parts`: which of the three plots to
+        update (a live view updates them in turn, so one event-loop pass never repaints all three)."""
+        if len(arrays) != len(self.time_curves):
+            self.set_series(len(arrays))
+        if "hist" in parts and any(v.size for _, v in arrays):
+            lo = min(float(v.min()) for _, v in arrays if v.size)
+            hi = max(float(v.max()) for _, v in arrays if v.size)
+            edges = self._bin_edges(lo, hi)
         for i, (x, v) in enumerate(arrays):
-            if self.log_y:
-                keep = v > 0
-                x, vt = x[keep], v[keep]
-            else:
-                vt = v
-            self.time_curves[i].setData(x, vt)
+            if "time" in parts:
+                if self.log_y:
+                    keep = v > 0
+                    x, vt = x[keep], v[keep]
+                else:
+                    vt = v
+                self._style(i, vt.size)
+                self.time_curves[i].setData(x, vt)
             if v.size:
-                counts, _ = np.histogram(v, bins=edges)
-                self.hist_curves[i].setData(edges, counts)
+                if "hist" in parts:
+                    counts, _ = np.histogram(v, bins=edges)
+                    self.hist_curves[i].setData(edges, counts)
+                if "cdf" not in parts:
+                    continue
                 s = np.sort(v)
-                self.cdf_curves[i].setData(s, np.arange(1, s.size + 1) / s.size)
+                p = np.arange(1, s.size + 1) / s.size
+                if s.size > self.CDF_POINTS:
+                    k = np.unique(np.linspace(0, s.size - 1, self.CDF_POINTS).round().astype(int))
+                    s, p = s[k], p[k]
+                self.cdf_curves[i].setData(s, p)
             else:
-                self.hist_curves[i].setData([], [])
-                self.cdf_curves[i].setData([], [])
+                if "hist" in parts:
+                    self.hist_curves[i].setData([], [])
+                if "cdf" in parts:
+                    self.cdf_curves[i].setData([], [])

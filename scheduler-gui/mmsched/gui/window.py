@@ -25,6 +25,8 @@ from .widgets import Leds, LoadIndicator, Plots, StatsPanel, TimecodeDisplay
 from .worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
 RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
+REDRAW_MS = 60      # live redraw tick; LIVE_PARTS take turns, so each is redrawn every 4 * 60 ms
+LIVE_PARTS = ("time", "hist", "cdf", "stats")
 
 
 def list_serial_ports() -> list[tuple[str, str]]:
@@ -48,13 +50,18 @@ class MainWindow(QMainWindow):
         self.problems: list[Problem] = []       # every message shown (tests read them)
         self.quiet = False                      # tests: no modal dialogs, messages go to the log and the banner
         self._drawn_revision = -1
+        self._round: list[str] = []              # live redraw: parts still to draw in this round
+        self._round_resets = 0
+        self._points: list = []
         self._build()
         self._actions()
         self.restore_settings()
         self.on_mode_changed()
         self.refresh_ports()
+        # Live plots and statistics: one of the four per tick, in turn, so each updates at ~4 Hz and no
+        # single pass of the event loop repaints all three plots at once.
         self._redraw = QTimer(self)
-        self._redraw.setInterval(200)            # plots and statistics at 5 Hz
+        self._redraw.setInterval(REDRAW_MS)
         self._redraw.timeout.connect(self.redraw)
         self._redraw.start()
 
@@ -201,6 +208,7 @@ class MainWindow(QMainWindow):
         self.table.setModel(self.model)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)   # uniform rows
         self.table.setAlternatingRowColors(True)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
@@ -560,15 +568,33 @@ class MainWindow(QMainWindow):
         self.redraw(force=True)
 
     def redraw(self, force: bool = False) -> None:
-        if not force and self.model.revision == self._drawn_revision:
+        """force: everything now (a finished or opened run, the log switch). Otherwise the live tick: when
+        the model moved, start a round over LIVE_PARTS, one part per tick."""
+        if force:
+            self._round = []
+            self._drawn_revision = self.model.revision
+            self.plots.show_arrays([self.model.latency_points()])
+            summary = getattr(self, "viewing_summary", None) if self.viewing is not None else None
+            if summary:
+                self.stats.show_summary(summary)
+            else:
+                self.stats.show_rows(self.model.rows)      # the core's own summarize
             return
-        self._drawn_revision = self.model.revision
-        self.plots.show([self.model.rows])
-        summary = getattr(self, "viewing_summary", None) if self.viewing is not None else None
-        if summary:
-            self.stats.show_summary(summary)
+        if self._round and self._round_resets != self.model.resets:
+            self._round = []                               # the model was cleared or replaced mid-round
+        if not self._round:
+            if self.model.revision == self._drawn_revision:
+                return
+            self._drawn_revision = self.model.revision
+            self._round = list(LIVE_PARTS)
+            self._round_resets = self.model.resets
+            self._points = [self.model.latency_points()]
+        part = self._round.pop(0)
+        if part == "stats":
+            if self.viewing is None:
+                self.stats.show_arrays(*self.model.arrays())
         else:
-            self.stats.show_rows(self.model.rows)
+            self.plots.show_arrays(self._points, parts=(part,))
 
     # ---- files -------------------------------------------------------------------------------------------
     def export_to(self, path: Path) -> tuple[Path, Path]:
