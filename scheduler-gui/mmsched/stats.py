@@ -29,6 +29,11 @@ def summarize(events: Iterable[Event]) -> dict[str, object]:
     return out
 
 
+# Created-phase bins: ten of 0.1 over the tick, then one for phase >= 1: an event created after the
+# next tick began but before its TIMECODE frame arrived (the scheduler still counted the old tick).
+PHASE_EDGES = [i / 10 for i in range(11)] + [np.inf]
+
+
 def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
     """Mixed mode: slack (ticks left when the executor had the event) of on-time and refused events,
     so a 1-tick-ahead run's misses can be explained from data."""
@@ -43,7 +48,7 @@ def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
                       "slack_p50": float(np.median(s)) if s.size else None,
                       "created_phase_min": float(ph.min()) if ph.size else None,
                       "created_phase_max": float(ph.max()) if ph.size else None,
-                      "created_phase_histogram": np.histogram(ph, bins=10, range=(0.0, 1.0))[0].tolist()}
+                      "created_phase_histogram": np.histogram(np.clip(ph, 0.0, None), bins=PHASE_EDGES)[0].tolist()}
     return out
 
 

@@ -14,7 +14,7 @@ from mmsched.generator import Generator
 from mmsched.invariant import InvariantViolation, check_invariant
 from mmsched.matching import Matcher
 from mmsched.outcome import apply_result, refusal_reason, silent_outcome
-from mmsched.stats import summarize
+from mmsched.stats import slack_distribution, summarize
 from mmsched.target import lag_window
 from mmsched.timecode import TimecodeTracker
 
@@ -165,3 +165,18 @@ def test_tick_start_estimate_is_the_least_delayed_frame() -> None:
     assert t.phase(5.0 + 2.45, 24) == pytest.approx(0.5)
     assert t.update(28, 5.0 + 2.8 + wire + 0.002) == 28 and t.jumps == 1    # lost frames: counted, not hidden
     assert t.tick_start(30) == pytest.approx(5.0 + 3.002)                     # and the estimate starts afresh
+
+
+def test_phase_histogram_counts_every_event_including_phase_past_one() -> None:
+    # a free-running generator can create an event after the next tick began but before its TIMECODE
+    # arrived: phase >= 1 must land in the last bin, not fall off the histogram
+    phases = [0.05, 0.55, 0.95, 1.0, 1.19]
+    evs = []
+    for i, ph in enumerate(phases):
+        e = Event(event=i, tag=i, event_id=i % 8, mode="mixed", distance=1, scheduled_tc=10 + i, created_tc=9 + i,
+                  created_phase=ph)
+        e.finish("missed", "past_due")
+        evs.append(e)
+    hist = slack_distribution(evs)["missed"]["created_phase_histogram"]
+    assert sum(hist) == len(phases)
+    assert hist == [1, 0, 0, 0, 0, 1, 0, 0, 0, 1, 2]
