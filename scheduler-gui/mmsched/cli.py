@@ -1,4 +1,4 @@
-"""`mmrig`: the one command line of the rig. Subcommands are added as the parts of the rig land."""
+"""`mmrig`: the one command line of the rig: run, demo, report, bench, gui, proto."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from .demo import RESULTS, notes, run_demo, table
 
     count = args.count or (30 if args.quick else 200)
-    rows = run_demo(count=count, out_dir=args.out_dir or RESULTS)
+    rows = run_demo(count=count, out_dir=args.out_dir or RESULTS, attempts=args.attempts)
     print()
     print(f"mmrig demo: the paper's experiments on the paced virtual bench, {count} events each "
           f"(files in {args.out_dir or RESULTS})")
@@ -62,7 +62,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     text = notes(rows)
     if text:
         print(text)
-    bad = [ex.name for ex, r in rows if not r.sidecar["invariant"]["ok"]]
+    bad = [row.ex.name for row in rows if not row.result.sidecar["invariant"]["ok"]]
     if bad:
         print("accounting invariant violated in: " + ", ".join(bad), file=sys.stderr)
         return 1
@@ -154,6 +154,8 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--quick", action="store_true", help="30 events per experiment (CI)")
     demo.add_argument("--count", type=int, default=None, help="events per experiment (default 200)")
     demo.add_argument("--out-dir", type=Path, default=None, help="where the CSV + JSON go (default results/)")
+    demo.add_argument("--attempts", type=int, default=3,
+                      help="runs per experiment while it is invalid by bench lag alone (default 3)")
     demo.set_defaults(func=cmd_demo)
 
     run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed")
