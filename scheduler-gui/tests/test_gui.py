@@ -276,3 +276,29 @@ def test_screenshots_of_each_mode(make_win, qtbot, display) -> None:
             assert shot.save(str(SHOTS / f"gui_{mode}_xscreen.png"))
     if display is None:
         pytest.skip("NO X DISPLAY (Xvfb missing): widget PNGs saved, X screen capture skipped")
+
+
+def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:
+    # pyqtgraph keeps the previous span for zero-spread data: 1.375 us values after a run up to 3.3 ms
+    # were drawn as a flat line at the middle of +-1600 us
+    import numpy as np
+    from mmsched.gui.widgets import Plots
+
+    plots = Plots()
+    qtbot.addWidget(plots)
+    plots.resize(600, 400)
+    plots.setVisible(True)                    # (Plots.show draws series)
+    x = np.arange(15.0)
+    plots.show_arrays([(x, np.r_[np.full(14, 500.0), 3345.0])])
+    qtbot.wait(50)
+    plots.set_series(1)                       # what a new run does
+    plots.show_arrays([(x, np.full(15, 1.375))])
+    qtbot.wait(50)
+    lo, hi = plots.time_plot.getViewBox().viewRange()[1]
+    assert lo < 1.375 < hi and hi - lo < 5, (lo, hi)
+    clo, chi = plots.cdf_plot.getViewBox().viewRange()[0]
+    assert clo < 1.375 < chi and chi - clo < 5, (clo, chi)
+    plots.show_arrays([(x, np.linspace(1.0, 40.0, 15))])   # spread again: auto-range is back
+    qtbot.wait(50)
+    lo, hi = plots.time_plot.getViewBox().viewRange()[1]
+    assert lo <= 1.0 and hi >= 40.0 and hi - lo < 100, (lo, hi)

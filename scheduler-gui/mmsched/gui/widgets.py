@@ -221,7 +221,8 @@ class Plots(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.time_plot = pg.PlotWidget(title="latency per event")
         self.time_plot.setLabel("bottom", "event")
-        self.time_plot.setLabel("left", "latency", units="us")
+        # no units=: pyqtgraph would rescale microseconds with SI prefixes ("kus")
+        self.time_plot.setLabel("left", "latency (us)")
         self.time_plot.showGrid(x=True, y=True, alpha=0.3)
         self.hist_plot = pg.PlotWidget(title="histogram")
         self.hist_plot.setLabel("bottom", "latency (us)")
@@ -242,6 +243,7 @@ class Plots(QWidget):
         self.cdf_curves: list[pg.PlotDataItem] = []
         self._markers: list[bool] = []
         self._edges: np.ndarray | None = None
+        self._flat: dict[tuple[int, str], list[bool]] = {}
         self.log_y = False
         self.set_series(1)
 
@@ -253,6 +255,9 @@ class Plots(QWidget):
             curves.clear()
         self._markers = []
         self._edges = None
+        for plot in (self.time_plot, self.hist_plot):
+            plot.enableAutoRange()  # a new run: forget the last run's view (zooming turns it off)
+        self.cdf_plot.enableAutoRange(axis="x")
         for i in range(n):
             col = self.COLOURS[i % len(self.COLOURS)]
             tc = self.time_plot.plot([], [], pen=None, symbol="s", symbolSize=3, pxMode=True,
@@ -337,3 +342,27 @@ class Plots(QWidget):
                     self.hist_curves[i].setData([], [])
                 if "cdf" in parts:
                     self.cdf_curves[i].setData([], [])
+        values = [v for _, v in arrays if v.size]
+        if values:
+            lo, hi = min(float(v.min()) for v in values), max(float(v.max()) for v in values)
+            if "time" in parts:
+                if self.log_y and lo > 0:
+                    self._fit_flat(self.time_plot, "y", np.log10(lo), np.log10(hi))
+                elif not self.log_y:
+                    self._fit_flat(self.time_plot, "y", lo, hi)
+            if "cdf" in parts:
+                self._fit_flat(self.cdf_plot, "x", lo, hi)
+
+    def _fit_flat(self, plot: pg.PlotWidget, axis: str, lo: float, hi: float) -> None:
+        """pyqtgraph auto-ranges data of zero spread by keeping the last span (a run of identical 1.375 us
+        latencies after a run up to 3 ms showed as +-1600 us around it): give such data a span of its own,
+        and hand the axis back to auto-range once the data spreads."""
+        vb = plot.getViewBox()
+        flat = self._flat.setdefault((id(plot), axis), [False])
+        if hi - lo < 1e-9:
+            pad = max(abs(lo) * 0.1, 0.5)
+            (vb.setYRange if axis == "y" else vb.setXRange)(lo - pad, hi + pad, padding=0)
+            flat[0] = True
+        elif flat[0]:
+            vb.enableAutoRange(axis=vb.YAxis if axis == "y" else vb.XAxis)
+            flat[0] = False
