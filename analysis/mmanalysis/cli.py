@@ -1,4 +1,4 @@
-"""Command line: `mmrig report RUNS... --out DIR` (add_report_parser, wired into mmrig by the lead), and
+"""Command line: `mmrig report RUNS... --out DIR` (add_report_parser, which mmsched.cli wires in), and
 on its own: `python -m mmanalysis report RUNS...`, `... summary RUNS...`, `... lab RESULTS --out X.ipynb`."""
 
 from __future__ import annotations

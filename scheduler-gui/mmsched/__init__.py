@@ -1,8 +1,8 @@
 """mmsched: the scheduler's headless core and the `mmrig` command line.
 
-Built so far: the command line with the protocol tools (`mmrig proto ...`). The serial sessions,
-schedule generator, result matching and experiment runner are the scheduler-core issue; the PySide6
-app is the GUI issue. Nothing in this package imports Qt.
+Serial sessions, the timecode tracker, the schedule generator, normal-mode firing, result matching,
+the experiment runner, export and the demo (docs/architecture.md lists the modules). Nothing in this
+package imports Qt except the `gui` subpackage, which only views and commands the rest.
 """
 
 __version__ = "0.1.0"
