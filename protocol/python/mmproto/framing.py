@@ -7,6 +7,7 @@ what is ours is the frame layout and the classification of every byte sequence a
 from __future__ import annotations
 
 import enum
+import threading
 from dataclasses import dataclass, field, fields
 
 from cobs import cobs
@@ -23,12 +24,18 @@ DELIMITER = 0x00
 CRC_NAME = "CRC-16/IBM-3740"
 CRC_CHECK = 0x29B1
 
-_crc = Calculator(Crc16.IBM_3740)
+# One Calculator per thread: a Calculator keeps its running CRC register in the object, so two threads
+# sharing one (a run has a reader thread per port and writes frames from others) mix their sums and
+# good frames fail their check or go out with a wrong CRC.
+_local = threading.local()
 
 
 def crc16(data: bytes) -> int:
-    """CRC-16/IBM-3740 of `data` (check value 0x29B1)."""
-    return _crc.checksum(data)
+    """CRC-16/IBM-3740 of `data` (check value 0x29B1). Safe to call from any thread."""
+    calc = getattr(_local, "calculator", None)
+    if calc is None:
+        calc = _local.calculator = Calculator(Crc16.IBM_3740)
+    return calc.checksum(data)
 
 
 def encode_frame(payload: bytes) -> bytes:
