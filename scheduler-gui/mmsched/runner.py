@@ -548,6 +548,7 @@ class Runner:
             sched_counters["generator_skipped"] = self.generator.skipped
         for n, s in self.sessions.items():
             sched_counters[f"{n}_decoder"] = s.decoder.counters.as_dict()
+            sched_counters[f"{n}_decoder_before_hello"] = s.before_hello
             sched_counters[f"{n}_reconnects"] = s.reconnects
         sched_counters["tc_offset"] = self.tc_offset
         if hasattr(self, "tracker"):

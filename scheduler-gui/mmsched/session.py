@@ -17,6 +17,8 @@ from typing import Union
 import serial
 
 from mmproto import PROTO_VERSION, Hello, Message, Query, Received, StreamDecoder
+from mmproto.framing import DecoderCounters
+from mmproto.sequence import SeqTracker
 
 NODE_KINDS = {"profiler": 1, "executor": 2}
 
@@ -68,6 +70,10 @@ class Session:
     _tx_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _seq: int = field(default=0, init=False)
     _hello_seen: threading.Event = field(default_factory=threading.Event, init=False)
+    # What the decoder dropped before the first HELLO: pyserial flushes the input when it opens the port,
+    # which can cut the frame on the line in two, so the first frame heard may be a tail. Kept apart from
+    # the link's error counters (which start at the first HELLO), never hidden.
+    before_hello: dict[str, int] | None = field(default=None, init=False)
 
     # ---- life cycle ------------------------------------------------------------------------
     def open(self) -> None:
@@ -117,6 +123,10 @@ class Session:
                 self.bytes_in += len(data)
                 for r in self.decoder.feed(data):
                     if isinstance(r.message, Hello):
+                        if self.before_hello is None:   # (in this thread: the decoder is this thread's)
+                            self.before_hello = self.decoder.counters.as_dict()
+                            self.decoder.counters = DecoderCounters()
+                            self.decoder.seq = SeqTracker(last=self.decoder.seq.last)
                         self.hello = r.message
                         self._hello_seen.set()
                     self.inbox.put(Arrival(self.node, now, r))

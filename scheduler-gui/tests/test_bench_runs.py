@@ -54,13 +54,16 @@ def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
     assert (df["latency_us"] < 10).all() and (df["latency_us"] >= 0).all()
     assert (df["scheduled_tc"] - df["created_tc"] == 2).all()
     assert (df["result_tc"] == df["scheduled_tc"]).all()
-    fired = df["fired_tc"].dropna()
-    assert (fired == df.loc[fired.index, "scheduled_tc"]).all()
-    # a FIRED frame lost on the line (counted as a sequence gap) is joined by tick and id, and said so
-    assert df["fired_tc"].isna().sum() == sidecar["counters"]["scheduler"]["joined_without_fired"]
+    assert (df["fired_tc"] == df["scheduled_tc"]).all()
     assert ((df["slack_ticks"] > 0) & (df["slack_ticks"] <= 2)).all()
     assert sidecar["summary"]["n"] == 20 and sidecar["invariant"]["ok"]
-    assert sidecar["counters"]["scheduler"]["edge_order_breaks"] <= df["fired_tc"].isna().sum()
+    # a virtual bench loses nothing: no frame dropped on either link once the nodes said HELLO
+    c = sidecar["counters"]
+    for node in ("profiler", "executor"):
+        dec = c["scheduler"][f"{node}_decoder"]
+        assert dec["frames_ok"] > 0 and sum(v for k, v in dec.items() if k != "frames_ok") == 0, (node, dec)
+        assert c["scheduler"][f"{node}_decoder_before_hello"] is not None
+    assert c["executor"]["rx_bad_crc"] == 0 and c["scheduler"]["joined_without_fired"] == 0
     assert sidecar["nodes"]["executor"]["node_kind"] == 2 and sidecar["timebase"]["timer_hz"] == 16_000_000
     assert "mean_us" in done.stdout and "20/0/0/0/0" in done.stdout
 
@@ -131,7 +134,13 @@ def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> Non
     done = mmrig("demo", "--count", "8", "--out-dir", str(tmp_path), timeout=240)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     names = sorted(p.stem for p in tmp_path.glob("*.csv"))
-    assert names == sorted(p.stem for p in tmp_path.glob("*.json")) and len(names) == 6
+    assert names == sorted(p.stem for p in tmp_path.glob("*.json"))
+    shown = [n for n in names if ".attempt" not in n]
+    assert len(shown) == 6
+    for n in set(names) - set(shown):   # attempts the host stalled: set aside, marked invalid, named apart
+        meta = json.loads((tmp_path / f"{n}.json").read_text())
+        assert meta["valid"] is False and meta["name"] == n and "bench lag" in meta["invalid_reason"]
+        assert n.split(".attempt")[0] in shown
     for n in names:
         df = pd.read_csv(tmp_path / f"{n}.csv")
         assert len(df) == 8, n
