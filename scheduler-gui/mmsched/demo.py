@@ -8,7 +8,7 @@ of the tick (the paper's scheduling timer), whose misses the slack distribution 
 A run whose bench lag went over its bound is invalid (the host stalled the simulation: on a shared VM
 the hypervisor does that for milliseconds a few times a minute, see docs/bench.md). Such a run is
 set aside as NAME.attemptK.csv/.json (kept, marked invalid, listed by `mmrig report`) and the
-experiment runs again, up to `attempts` times; the table says which attempt it shows. Runs invalid
+experiment runs again, up to `attempts` times (4 by default); the table says which attempt it shows. Runs invalid
 for any other reason are not retried.
 """
 
@@ -134,7 +134,7 @@ def notes(rows: list[DemoRow]) -> str:
 
 def run_demo(count: int = 200, out_dir: Path = RESULTS, paced: bool = True,
              log: Callable[[str], None] | None = print, only: tuple[str, ...] | None = None,
-             attempts: int = 3) -> list[DemoRow]:
+             attempts: int = 4) -> list[DemoRow]:
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.attempt*.*"):
         old.unlink()  # set-aside attempts of an earlier demo: this demo's results replace them

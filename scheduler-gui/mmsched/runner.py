@@ -49,12 +49,22 @@ MODE_CODES = {"verification": 1, "mixed": 2}
 DISPATCH_CODES = {"isr": 0, "task": 1}
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 RECONNECT_S = 2.0
-# The bench's lag bound by mode. Normal mode: the PC's FIRE is stamped in virtual time, so lag enters
-# the measured latency directly: 1 ms, the paper's late bound. Mixed and verification: the latency is
+# The bench's lag bound. Normal mode: the PC's FIRE is stamped in virtual time, so lag enters the
+# measured latency directly: 1 ms, the paper's late bound. Mixed and verification: the latency is
 # measured wholly inside virtual time (executor edge -> profiler capture on one simulated clock); lag
-# only makes the PC's messaging look faster by at most the lag, so 5 ms (a tenth of the 47 ms a 1-tick-
-# ahead SCHEDULE has to spare at 9600 baud, SPEC.md section 8). `--lag-bound-us` overrides both.
-LAG_BOUND_US = {"normal": 1000.0, "mixed": 5000.0, "verification": 5000.0}
+# only shifts the PC's messages in virtual time by at most the lag, so the bound is a tenth of the time a
+# SCHEDULE written right after its TIMECODE has to spare before its tick: 47 ms one tick ahead at 9600
+# baud (SPEC.md section 8), one tick (71.1 ms) more per further tick of distance, i.e. 4.7 ms one tick
+# ahead and 11.8 ms two ahead. `--lag-bound-us` overrides it.
+NORMAL_LAG_BOUND_US = 1000.0
+SPARE_ONE_AHEAD_US = 47_000.0
+TICK_US = 71_111.0
+
+
+def lag_bound_us(mode: str, distance: int) -> float:
+    if mode == "normal":
+        return NORMAL_LAG_BOUND_US
+    return round(0.1 * (SPARE_ONE_AHEAD_US + (max(distance, 1) - 1) * TICK_US), -2)
 
 
 def round256(d: int) -> int:
@@ -123,7 +133,7 @@ class Runner:
         firer: Firer | None = None
         try:
             if self.target.lag_bound_us is None:
-                self.target.lag_bound_us = LAG_BOUND_US[cfg.mode]
+                self.target.lag_bound_us = lag_bound_us(cfg.mode, cfg.distance)
             prof_url, exe_url = self.target.open()
             if self.target.pid is not None:
                 # A realtime bench already runs SCHED_FIFO (see bench.host in the sidecar); nice -10 is

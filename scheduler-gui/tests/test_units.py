@@ -212,3 +212,11 @@ def test_demo_retries_a_run_invalid_by_bench_lag_and_keeps_the_invalid_one(tmp_p
     reasons = iter(["accounting invariant violated: x", None])
     rows = demo.run_demo(count=2, out_dir=tmp_path, log=None, only=("exp4-mixed-2ahead",))
     assert rows[0].attempt == 1 and not rows[0].result.valid and not list(tmp_path.glob("*.attempt*"))
+
+
+def test_lag_bound_is_a_tenth_of_the_spare_time_of_the_schedule() -> None:
+    from mmsched.runner import lag_bound_us
+    assert lag_bound_us("normal", 2) == 1000.0                 # lag enters normal-mode latency directly
+    assert lag_bound_us("mixed", 1) == 4700.0                  # 47 ms to spare one tick ahead
+    assert lag_bound_us("mixed", 2) == 11800.0                 # one tick (71.1 ms) more two ahead
+    assert lag_bound_us("verification", 1) == lag_bound_us("mixed", 1)
