@@ -465,7 +465,10 @@ class Runner:
         if cur is None or not hasattr(self, "matcher"):
             return
         due = [e for e in self.events if not e.terminal and cur >= e.scheduled_tc + self.cfg.timeout_ticks]
-        if not due:
+        if not due or not self.inbox.empty():
+            # Judge silence only once every frame already received is read: a starved scheduler reading a
+            # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
+            # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)
             return
         self.join(self.matcher.join_unfired(due))
         for e in due:

@@ -220,3 +220,31 @@ def test_lag_bound_is_a_tenth_of_the_spare_time_of_the_schedule() -> None:
     assert lag_bound_us("mixed", 1) == 4700.0                  # 47 ms to spare one tick ahead
     assert lag_bound_us("mixed", 2) == 11800.0                 # one tick (71.1 ms) more two ahead
     assert lag_bound_us("verification", 1) == lag_bound_us("mixed", 1)
+
+
+def test_deadline_waits_for_the_frames_already_received() -> None:
+    # A starved scheduler reads a backlog: the newer TIMECODEs move the deadline past an event while the
+    # executor's refusal of it still waits in the inbox. The event must end by that refusal (past_due),
+    # not as a timeout.
+    from types import SimpleNamespace
+
+    from mmsched.config import RunConfig
+    from mmsched.runner import Runner
+    from mmsched.target import Target
+
+    r = Runner(RunConfig(mode="mixed", distance=2, count=1), Target())
+    r.generator = Generator(2, False, 8, 1)
+    r.matcher = Matcher()
+    r.local_ignored = set()
+    r.lost_frames = 0
+    tag, eid = r.generator.next()
+    e = ev(0, eid=eid, tc=10, tag=tag)
+    r.events.append(e)
+    r.matcher.track(e)
+    r.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
+    r.inbox.put("a frame not handled yet")                              # e.g. the executor's ERROR
+    r.check_deadlines()
+    assert not e.terminal                                               # judged only once all is read
+    r.inbox.get()
+    r.check_deadlines()
+    assert (e.outcome, e.reason) == ("missed", "timeout")               # nothing came: a timeout
