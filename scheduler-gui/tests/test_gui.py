@@ -301,3 +301,25 @@ def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:
     qtbot.wait(50)
     lo, hi = plots.time_plot.getViewBox().viewRange()[1]
     assert lo <= 1.0 and hi >= 40.0 and hi - lo < 100, (lo, hi)
+
+
+def test_heavy_load_switch_runs_stress_ng_and_shows_it(make_win, qtbot) -> None:
+    # the paper's section 7.5 from the GUI: the switch arms the load, the indicator says it is on while the
+    # run goes, the core starts and stops stress-ng, and the data says so
+    from PySide6.QtCore import Qt
+
+    win = make_win()
+    win.set_mode("mixed")
+    win.length.setValue(12)
+    win.load.setChecked(True)
+    assert "armed" in win.load_indicator.text()
+    qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
+    assert win.running and "HEAVY LOAD ON" in win.load_indicator.text()
+    qtbot.waitUntil(lambda: not win.running, timeout=60000)
+    lag_only(win)
+    load = win.result.sidecar["load"]
+    assert win.result.sidecar["config"]["load"] is True and load["command"][0] == "stress-ng"
+    assert "armed" in win.load_indicator.text()
+    assert sum(e.outcome == "ok" for e in win.result.events) == 12
+    import subprocess
+    assert subprocess.run(["pgrep", "-f", "^stress-ng"], capture_output=True).returncode != 0   # stopped, workers too
