@@ -19,6 +19,7 @@ apt_packages=(
     xvfb xauth                           # the GUI's screenshot tests run under a virtual X server
     libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 libxkbcommon-x11-0 libxcb-xkb1
     libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxcb-cursor0 libegl1 libgl1   # Qt's xcb platform plugin
+    libglib2.0-0 libdbus-1-3 libfontconfig1 fonts-dejavu-core   # PySide6's own libraries load these; text in screenshots
 )
 command -v cargo >/dev/null || apt_packages+=(cargo)   # fetches the FreeRTOS kernel crate
 
@@ -43,7 +44,9 @@ if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
     echo "setup: creating .venv and installing mmrig[dev]"
     [[ -x .venv/bin/python ]] || python3 -m venv .venv
     .venv/bin/python -m pip install --quiet --upgrade pip
-    .venv/bin/python -m pip install --quiet -e '.[dev]'
+    # -qq: setuptools' editable build always prints an "Editable installation" notice (our packages live in
+    # four folders, so it installs a meta-path finder); errors are still shown.
+    .venv/bin/python -m pip install -qq -e '.[dev]'
     echo "$want" > $stamp
 fi
 
