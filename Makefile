@@ -16,10 +16,10 @@ help:  ## list the targets
 setup:  ## install Debian packages, .venv with mmrig[dev], the FreeRTOS kernel (idempotent)
 	@tools/setup.sh
 
-build: setup  ## build everything that exists: protocol library (host, 8051, AVR), executor image
+build: setup  ## build everything: protocol library (host, 8051, AVR), every firmware image (profiler AVR + 8051, executor), the bench
 	$(MAKE) -C protocol/c host mcs51 avr
 	$(MAKE) -C executor avr
-	$(MAKE) -C profiler-fw avr
+	$(MAKE) -C profiler-fw avr mcs51
 	$(MAKE) -C hil all
 
 footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
@@ -28,7 +28,7 @@ footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 vectors: setup  ## rewrite protocol/vectors/*.vec from protocol/vectors/generate.py
 	$(PY) protocol/vectors/generate.py
 
-test: setup  ## everything CI runs: protocol (C, Python, vectors, footprints, short fuzz), executor
+test: setup  ## everything CI runs: protocol, Python (scheduler, GUI under Xvfb, analysis), profiler, executor, bench
 	$(MAKE) test-protocol
 	$(MAKE) test-python
 	$(MAKE) test-profiler
@@ -43,7 +43,7 @@ test-python:
 	$(PY) protocol/vectors/generate.py --check
 	$(PY) -m pytest -q -p no:cacheprovider
 
-test-profiler:  # host tests of the core, the AVR image in simavr (the 8051 image does not fit yet)
+test-profiler:  # host tests of the core, the AVR image in simavr, the 8051 image (87C51 limits enforced) in ucsim
 	$(MAKE) -C profiler-fw test
 
 test-hil:  # the virtual bench: both real images on one clock, ptys, control channel, Rig API
