@@ -13,7 +13,7 @@
 #define PF_CORE_H
 
 #include <stdint.h>
-#include "board.h"
+#include "pf_board.h"
 #include "mmproto.h"
 
 #define PF_FW_VERSION 0x0100u /* 1.0 */

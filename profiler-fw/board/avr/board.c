@@ -15,8 +15,10 @@
  * PORT_READ_LAG below is the instruction distance from the OUT to that read). Edge timestamps are
  * ICR5 (latched by hardware at the edge) minus that moment.
  */
-#include "pf_core.h"
+#include <avr/io.h>
+#include <avr/interrupt.h>
 #include <avr/sleep.h>
+#include "pf_core.h"
 
 #define F_CPU PF_CPU_HZ
 #include <util/delay.h>

@@ -13,7 +13,7 @@
  * but pf_tc_next (the core follows in pf_service). Everything else runs in main: the poll of P0, the
  * UART (RI/TI polled: a received byte waits in SBUF for up to a character time, 960 cycles, far more
  * than one pass of the loop), and the core's work, one bounded step per pf_service call (PF_FOREGROUND_IO
- * in board_cfg.h). main polls P0 between every two steps, so an edge is stamped at most one step
+ * in pf_board_cfg.h). main polls P0 between every two steps, so an edge is stamped at most one step
  * (plus the tick ISR) after it happened: that bound is stated and measured in tests/test_mcs51.py.
  * This build never sleeps: idle mode would stop the poll.
  *
@@ -21,6 +21,7 @@
  * moment in Timer0 counts (tick_off). Timestamps are counted from that moment, not from the overflow,
  * so the ISR's entry latency (longer while main has interrupts masked) does not enter them.
  */
+#include <8051.h>
 #include "pf_core.h"
 
 #define STROBE 0x08u

@@ -1,9 +1,13 @@
-/* 8051 profiler (87C51 / AT89S52 / STC89C52 at 11.0592 MHz): build-time configuration. */
-#ifndef BOARD_CFG_H
-#define BOARD_CFG_H
+/* 8051 profiler (87C51 / AT89S52 / STC89C52 at 11.0592 MHz): build-time configuration for the core
+ * (core/pf_board.h). No target header here (board.c includes <8051.h>): the two SFRs the inline
+ * macros below touch are declared under names of their own, at their standard 8051 addresses. */
+#ifndef PF_BOARD_CFG_H
+#define PF_BOARD_CFG_H
 
 #include <stdint.h>
-#include <8051.h>
+
+__sfr __at(0xA0) PF_SFR_P2;   /* P2: event LEDs */
+__sbit __at(0xAF) PF_SBIT_EA; /* IE.7: global interrupt enable */
 
 #ifndef PF_BAUD
 #define PF_BAUD 9600ul
@@ -18,9 +22,9 @@ typedef uint16_t pf_count_t; /* Timer0 counts; a 17th bit travels as PF_INFO_CAR
 #define PF_RESULT_LIVE           /* no RAM for a RESULT body: generated, see pf_core.c */
 #define PF_FOREGROUND_IO         /* UART and core work in main, bounded steps: see pf_core.c */
 #define PF_STAMP_IN_RING         /* edges are stamped straight into their ring record */
-#define board_leds_write(mask) (P2 = (uint8_t)~(uint8_t)(mask)) /* LEDs active low */
+#define board_leds_write(mask) (PF_SFR_P2 = (uint8_t)~(uint8_t)(mask)) /* LEDs active low */
 /* SDCC generates an interrupt vector only for a handler whose prototype the module holding main()
- * sees: core/pf_main.c includes this file. */
+ * sees: core/pf_main.c includes this file (through pf_core.h and pf_board.h). */
 void t0_isr(void) __interrupt(1);
 #define PF_FLAG volatile __bit   /* one-bit flags in the bit-addressable area */
 #define PF_CPU_HZ 11059200ul
@@ -35,7 +39,7 @@ void t0_isr(void) __interrupt(1);
 
 /* Critical section: saves and clears EA, restores it. A __bit local, so it nests and works from
  * the serial ISR too (where the high-priority Timer0 ISR could still interrupt). */
-#define PF_CRIT_ENTER() { __bit pf_ea_ = EA; EA = 0;
-#define PF_CRIT_EXIT() EA = pf_ea_; }
+#define PF_CRIT_ENTER() { __bit pf_ea_ = PF_SBIT_EA; PF_SBIT_EA = 0;
+#define PF_CRIT_EXIT() PF_SBIT_EA = pf_ea_; }
 
 #endif

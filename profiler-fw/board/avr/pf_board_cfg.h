@@ -1,10 +1,9 @@
-/* AVR profiler (ATmega2560 at 16 MHz, Arduino Mega 2560): build-time configuration. */
-#ifndef BOARD_CFG_H
-#define BOARD_CFG_H
+/* AVR profiler (ATmega2560 at 16 MHz, Arduino Mega 2560): build-time configuration for the core
+ * (core/pf_board.h). No target header here: the registers are board.c's. */
+#ifndef PF_BOARD_CFG_H
+#define PF_BOARD_CFG_H
 
 #include <stdint.h>
-#include <avr/io.h>
-#include <avr/interrupt.h>
 
 #ifndef PF_BAUD
 #define PF_BAUD 9600ul
@@ -27,8 +26,10 @@ typedef uint32_t pf_count_t;
 #define PF_POST_MS 30
 #endif
 
-/* Critical section: saves SREG (and so the I flag), disables interrupts, restores. Nests. */
-#define PF_CRIT_ENTER() { uint8_t pf_sreg_ = SREG; cli();
-#define PF_CRIT_EXIT() SREG = pf_sreg_; }
+/* Critical section: saves SREG (and so the I flag), disables interrupts, restores. Nests. Inline
+ * asm, as avr-libc's cli() is (__SREG__ is defined by avr-gcc in every assembly file it writes). */
+#define PF_CRIT_ENTER() { uint8_t pf_sreg_; \
+    __asm__ __volatile__("in %0, __SREG__" "\n\t" "cli" : "=r"(pf_sreg_) : : "memory");
+#define PF_CRIT_EXIT() __asm__ __volatile__("out __SREG__, %0" : : "r"(pf_sreg_) : "memory"); }
 
 #endif

@@ -1,6 +1,7 @@
-/* Host build of the core for unit tests: plain C, no interrupts (critical sections are no-ops). */
-#ifndef BOARD_CFG_H
-#define BOARD_CFG_H
+/* Host build of the core for unit tests (core/pf_board.h): plain C, no interrupts (critical sections
+ * are no-ops). */
+#ifndef PF_BOARD_CFG_H
+#define PF_BOARD_CFG_H
 #include <stdint.h>
 typedef uint32_t pf_count_t;
 #define PF_RING_LEN 8

@@ -1,0 +1,72 @@
+/*
+ * What the profiler core needs from a board. One implementation per target: board/avr (ATmega2560),
+ * board/mcs51 (8051), board/host (unit tests). A board provides two things:
+ *
+ *   pf_board_cfg.h  its build-time configuration (below), found on the include path
+ *                   (-Iboard/<target>). Plain C and the compiler's own keywords only: it must not
+ *                   include a target header (<avr/io.h>, <8051.h>, ...), so the core never sees a
+ *                   register name. A macro that must touch the hardware inline (a critical section,
+ *                   a port write) uses compiler means: inline asm (avr-gcc), or the few SFRs it needs
+ *                   declared with __sfr / __sbit __at (SDCC).
+ *   board.c         the functions declared below, and everything else that touches the hardware
+ *                   (it includes the target headers and pf_core.h).
+ *
+ * Configuration every board must provide (checked below):
+ *   pf_count_t         unsigned timer count type (uint32_t; uint16_t on the 8051, see struct pf_stamp)
+ *   PF_CPU_HZ, PF_TIMER_HZ, PF_TICK_COUNTS, PF_BAUD, PF_HELLO_FLAGS   the HELLO body (SPEC.md 0x01)
+ *   PF_CHAR_COUNTS     one UART character (10 bits) in timer counts: a FIRE stamp goes back by it
+ *   PF_RING_LEN        result ring records;  PF_FIRE_TAGS  FIRE tags waiting for their RESULT
+ *   PF_POST_MS         LED self-test step (0: none)
+ *   PF_FLAG            type of a one-bit flag shared with ISRs (volatile uint8_t; volatile __bit)
+ *   PF_CRIT_ENTER() / PF_CRIT_EXIT()   critical section: disable interrupts, restore; must nest
+ * Optional:
+ *   PF_RAM             address space of the stamps passed by pointer (8051: __idata)
+ *   PF_FOREGROUND_IO, PF_STAMP_IN_RING, PF_RESULT_LIVE, PF_COUNTERS_LIVE   core options for small
+ *                      targets (pf_core.c, README.md "8051 design")
+ *   board_leds_write   as a macro instead of a function
+ *   ISR prototypes the module holding main() must see (SDCC makes vectors only from those).
+ */
+#ifndef PF_BOARD_H
+#define PF_BOARD_H
+
+#include <stdint.h>
+#include "pf_board_cfg.h"
+
+#if !defined(PF_CPU_HZ) || !defined(PF_TIMER_HZ) || !defined(PF_TICK_COUNTS) || !defined(PF_BAUD) || \
+    !defined(PF_HELLO_FLAGS) || !defined(PF_CHAR_COUNTS) || !defined(PF_RING_LEN) || \
+    !defined(PF_FIRE_TAGS) || !defined(PF_POST_MS) || !defined(PF_FLAG) || \
+    !defined(PF_CRIT_ENTER) || !defined(PF_CRIT_EXIT)
+#error "pf_board_cfg.h lacks a configuration macro the core needs (see pf_board.h)"
+#endif
+
+#ifndef PF_RAM
+#define PF_RAM
+#endif
+
+/* A timestamp: extended timecode (low byte only; the core extends it) and counts since the
+ * timecode output port changed to that value. carry: counts has a 17th bit (8051 only, where
+ * pf_count_t is 16 bits; see board/mcs51/board.c). */
+struct pf_stamp {
+    uint8_t tc_lo;
+    uint8_t carry;
+    pf_count_t counts;
+};
+
+void board_init(void);       /* clocks, ports, UART; interrupts still off */
+void board_start(void);      /* starts the timecode timer and enables interrupts */
+#ifndef board_leds_write /* (a board may make it a macro: the 8051 saves the stack of a call) */
+void board_leds_write(uint8_t mask); /* bit i = LED of event id i, 1 = lit (board maps polarity) */
+#endif
+void board_delay_ms(uint16_t ms);    /* busy wait, only for the LED self test before start */
+void board_uart_kick_tx(void);       /* a frame is ready: start pulling bytes with pf_tx_next() */
+/* Called with interrupts disabled (ISR or critical section): the time `back` counts before now. */
+void board_stamp_back(struct pf_stamp PF_RAM *s, pf_count_t back);
+#ifdef PF_FOREGROUND_IO
+/* The time of the frame's first byte, less one character (SPEC.md 0x12 FIRE), taken by the board when
+ * that byte arrived; pf_rx_byte asks for it when it is given a frame's first byte. */
+void board_rx_stamp(struct pf_stamp PF_RAM *s);
+#endif
+void board_idle(void);       /* sleep until an interrupt if the core has nothing to do (or return) */
+void board_poll_events(void);/* polled event input (8051); empty where events are interrupt-driven */
+
+#endif
