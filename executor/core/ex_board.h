@@ -1,6 +1,6 @@
 /*
  * What the executor core needs from the hardware layer (one implementation per target:
- * port/avr/board_avr.c on the ATmega2560, tests/test_core.c's fake on the host).
+ * port/avr/board.c on the ATmega2560, tests/test_core.c's fake on the host).
  *
  * The core never touches a register. It calls these hooks with the core lock held (see ex_core.h),
  * so they need no locking of their own except against interrupt handlers.

@@ -4,7 +4,8 @@
  *   event id out  PC0..PC2 (Mega 37, 36, 35), strobe out PC3 (Mega 34), one port write per event
  *   status LED    PB7 (Mega 13)
  *   serial        USART0 (the USB port), 8N1, EX_BAUD (default 9600)
- *   phase timer   Timer1, free running at F_CPU / 64 (4 us), no interrupt
+ *   phase timer   Timer1, free running at F_CPU / 64 (4 us); compare A: settle timer, compare B:
+ *                 quiet-window guard (board.c)
  *   kernel tick   Timer0 compare A (see FreeRTOSConfig.h)
  */
 #ifndef BOARD_H
