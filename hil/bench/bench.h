@@ -1,0 +1,32 @@
+/*
+ * What every part of the bench shares: the clock, the node names, logging and the text buffer the
+ * JSON replies are built in. The parts (one file each) and how they fit together: main.c.
+ */
+#ifndef MMBENCH_BENCH_H
+#define MMBENCH_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define F_CPU 16000000ull
+#define NEVER UINT64_MAX
+
+enum { PROFILER = 0, EXECUTOR = 1, NNODES = 2 };
+extern const char *const node_names[NNODES];
+
+int parse_node(const char *s); /* node id, or -1 */
+
+void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+uint64_t mono_ns(void);              /* CLOCK_MONOTONIC */
+uint64_t secs_to_cycles(double s);   /* virtual seconds to cycles (negative: 0) */
+
+/* growable text buffer for JSON replies */
+struct sbuf {
+    char *p;
+    size_t n, cap;
+};
+void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

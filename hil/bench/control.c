@@ -1,0 +1,390 @@
+/*
+ * The control channel (text commands, one per line; one JSON line per reply):
+ *   status                                  virtual time, lag, nodes, UART counters, wires
+ *   reset NODE [at SECONDS]                 reset a node now or at a virtual time
+ *   fault NODE in|out drop|corrupt|delay RATE [DELAY_US]   per-byte probability (seeded PRNG)
+ *   fault clear [NODE]
+ *   cut LINE SECONDS                        LINE: profiler.uart executor.uart timecode event
+ *   vcd on [FILE] | vcd off                 VCD trace of the wired ports
+ *   stop
+ * Commands are answered between slices, so they take effect at the current virtual time; a reset
+ * at a later time and the end of a cut are timed actions the main loop runs at their cycle.
+ */
+#define _GNU_SOURCE
+#include "control.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "cosim.h"
+#include "pacing.h"
+#include "uart_bridge.h"
+#include "vcd.h"
+
+volatile sig_atomic_t bench_stop;
+
+struct client {
+    int fd;
+    char buf[1024];
+    size_t n;
+};
+
+/* pending timed actions (resets at a virtual time, ends of cuts) */
+struct action {
+    uint64_t at;
+    int kind; /* 0 reset node, 1 cut end of a group */
+    int arg;
+};
+#define MAX_ACTIONS 64
+
+/* the channel's socket, its clients and the actions commands left: one channel per bench */
+static struct {
+    int listen_fd;
+    char run_dir[400];
+    char sock_path[512];
+    struct client clients[MAX_CLIENTS];
+    struct action actions[MAX_ACTIONS];
+    int n_actions;
+} ctl = {.listen_fd = -1};
+
+/* ---- timed actions ----------------------------------------------------------------------- */
+
+static int add_action(uint64_t at, int kind, int arg)
+{
+    if (ctl.n_actions == MAX_ACTIONS)
+        return -1;
+    ctl.actions[ctl.n_actions++] = (struct action){at, kind, arg};
+    return 0;
+}
+
+uint64_t control_next_action(void)
+{
+    uint64_t t = NEVER;
+    int i;
+    for (i = 0; i < ctl.n_actions; i++)
+        if (ctl.actions[i].at < t)
+            t = ctl.actions[i].at;
+    return t;
+}
+
+static void reset_node(int id, uint64_t at)
+{
+    cosim_reset_node(id, at);
+    uart_reset(id);
+}
+
+void control_run_actions(uint64_t now)
+{
+    int i = 0;
+    while (i < ctl.n_actions) {
+        if (ctl.actions[i].at <= now) {
+            struct action a = ctl.actions[i];
+            ctl.actions[i] = ctl.actions[--ctl.n_actions];
+            if (a.kind == 0)
+                reset_node(a.arg, now);
+            else
+                cosim_resync_wires(a.arg, -1, now);
+            i = 0;
+        } else {
+            i++;
+        }
+    }
+}
+
+/* ---- status ------------------------------------------------------------------------------ */
+
+void control_status_json(struct sbuf *b)
+{
+    uint64_t wall = mono_ns() - pacing.wall_start_ns;
+    uint64_t now = cosim.now_cycles;
+    int i;
+    double vs = (double)now / (double)F_CPU;
+    sb_printf(b, "{\"ok\":true,\"virtual_s\":%.9f,\"cycle\":%" PRIu64 ",\"paced\":%s,\"wall_s\":%.6f,"
+                 "\"speed\":%.4f,",
+              vs, now, pacing.paced ? "true" : "false", (double)wall / 1e9,
+              wall ? vs / ((double)wall / 1e9) : 0.0);
+    pacing_status_json(b);
+    sb_printf(b, "\"valid\":%s,\"nodes\":{", pacing_valid() ? "true" : "false");
+    for (i = 0; i < NNODES; i++) {
+        struct node *n = &cosim.nodes[i];
+        struct uart_node *u = &uart.n[i];
+        uint64_t c = n->avr->cycle;
+        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
+                     ",\"tty\":\"%s\",\"pts\":\"%s\",\"uart\":{\"in\":%" PRIu64 ",\"in_queued\":%zu,\"in_read\":%" PRIu64
+                     ",\"in_ignored\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_written\":%" PRIu64 ",\"out_buffered\":%zu,"
+                     "\"out_dropped\":%" PRIu64 ",\"first_in_cycle\":%" PRIu64 ",\"last_in_cycle\":%" PRIu64
+                     ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
+                     "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
+                  i ? "," : "", n->name, c, cosim_state_name(n->avr->state),
+                  c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, u->link, u->pts,
+                  u->in_delivered, u->inq_n, u->in_read, u->in_ignored, u->out_bytes, u->out_written, u->out_n,
+                  u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
+                  u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
+                  u->cut_dropped[1]);
+    }
+    sb_printf(b, "},\"wires\":{\"changes\":%" PRIu64 ",\"cut_dropped\":%" PRIu64 ",\"rewinds\":%" PRIu64
+                 ",\"max_rewind_cycles\":%" PRIu64 "},\"vcd\":",
+              cosim.wire_changes, cosim.wire_cut_dropped, cosim.wire_rewinds, cosim.wire_max_skew);
+    if (vcd_is_open())
+        sb_printf(b, "\"%s\"", vcd_path());
+    else
+        sb_printf(b, "null");
+    sb_printf(b, ",\"run_dir\":\"%s\"}\n", ctl.run_dir);
+}
+
+/* ---- commands ---------------------------------------------------------------------------- */
+
+static void reply(int fd, const char *text)
+{
+    size_t len = strlen(text), off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (errno == EAGAIN) {
+                struct pollfd p = {fd, POLLOUT, 0};
+                poll(&p, 1, 100);
+                continue;
+            }
+            return;
+        }
+        off += (size_t)w;
+    }
+}
+
+static void replyf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void replyf(int fd, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    reply(fd, buf);
+}
+
+static void cmd_fault(int fd, char w[][128], int nw)
+{
+    int id, dir;
+    double rate;
+    struct fault *f;
+    if (!strcmp(w[1], "clear")) {
+        int i;
+        for (i = 0; i < NNODES; i++)
+            if (nw < 3 || parse_node(w[2]) == i)
+                memset(uart.n[i].fault, 0, sizeof uart.n[i].fault);
+        reply(fd, "{\"ok\":true}\n");
+        return;
+    }
+    id = parse_node(w[1]);
+    dir = !strcmp(w[2], "in") ? 0 : !strcmp(w[2], "out") ? 1 : -1;
+    rate = atof(w[4]);
+    if (id < 0 || dir < 0 || nw < 5 || rate < 0 || rate > 1) {
+        reply(fd, "{\"ok\":false,\"error\":\"usage: fault NODE in|out drop|corrupt|delay RATE [DELAY_US]\"}\n");
+        return;
+    }
+    f = &uart.n[id].fault[dir];
+    if (!strcmp(w[3], "drop"))
+        f->drop = rate;
+    else if (!strcmp(w[3], "corrupt"))
+        f->corrupt = rate;
+    else if (!strcmp(w[3], "delay")) {
+        f->delay = rate;
+        f->delay_cycles = secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6);
+    } else {
+        replyf(fd, "{\"ok\":false,\"error\":\"fault: unknown kind '%s'\"}\n", w[3]);
+        return;
+    }
+    replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"kind\":\"%s\",\"rate\":%g}\n", w[1], w[2], w[3], rate);
+}
+
+static void cmd_cut(int fd, char w[][128], int nw)
+{
+    double s = atof(w[2]);
+    uint64_t until = cosim.now_cycles + secs_to_cycles(s);
+    int g, id = -1;
+    if (nw < 3 || s <= 0) {
+        reply(fd, "{\"ok\":false,\"error\":\"usage: cut LINE SECONDS (LINE: profiler.uart executor.uart timecode event)\"}\n");
+        return;
+    }
+    for (g = 0; g < NGROUPS; g++)
+        if (!strcmp(w[1], group_names[g]))
+            break;
+    if (g < NGROUPS) {
+        cosim.group_cut_until[g] = until;
+        add_action(until, 1, g);
+    } else {
+        if (!strcmp(w[1], "profiler.uart"))
+            id = PROFILER;
+        else if (!strcmp(w[1], "executor.uart"))
+            id = EXECUTOR;
+        if (id < 0) {
+            replyf(fd, "{\"ok\":false,\"error\":\"cut: unknown line '%s'\"}\n", w[1]);
+            return;
+        }
+        uart.n[id].uart_cut_until = until;
+    }
+    replyf(fd, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", w[1], until);
+}
+
+static void cmd_vcd(int fd, char w[][128], int nw)
+{
+    if (!strcmp(w[1], "on")) {
+        char path[512];
+        if (nw >= 3)
+            snprintf(path, sizeof path, "%s", w[2]);
+        else
+            snprintf(path, sizeof path, "%s/wires.vcd", ctl.run_dir);
+        if (vcd_open(path, cosim.now_cycles))
+            replyf(fd, "{\"ok\":false,\"error\":\"cannot open %s\"}\n", path);
+        else
+            replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", path);
+    } else if (!strcmp(w[1], "off")) {
+        vcd_close();
+        replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", vcd_path());
+    } else {
+        reply(fd, "{\"ok\":false,\"error\":\"usage: vcd on [FILE] | vcd off\"}\n");
+    }
+}
+
+static void handle_command(int fd, char *line)
+{
+    char w[6][128];
+    int nw;
+    memset(w, 0, sizeof w);
+    nw = sscanf(line, "%127s %127s %127s %127s %127s %127s", w[0], w[1], w[2], w[3], w[4], w[5]);
+    if (nw <= 0)
+        return;
+    if (!strcmp(w[0], "status")) {
+        struct sbuf b = {0};
+        control_status_json(&b);
+        reply(fd, b.p);
+        free(b.p);
+    } else if (!strcmp(w[0], "stop")) {
+        bench_stop = 1;
+        reply(fd, "{\"ok\":true}\n");
+    } else if (!strcmp(w[0], "reset")) {
+        int id = parse_node(w[1]);
+        if (id < 0) {
+            replyf(fd, "{\"ok\":false,\"error\":\"reset: unknown node '%s'\"}\n", w[1]);
+        } else if (nw >= 4 && !strcmp(w[2], "at")) {
+            uint64_t at = secs_to_cycles(atof(w[3]));
+            if (at < cosim.now_cycles)
+                at = cosim.now_cycles;
+            if (add_action(at, 0, id))
+                reply(fd, "{\"ok\":false,\"error\":\"too many pending actions\"}\n");
+            else
+                replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);
+        } else {
+            reset_node(id, cosim.now_cycles);
+            replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim.now_cycles);
+        }
+    } else if (!strcmp(w[0], "fault")) {
+        cmd_fault(fd, w, nw);
+    } else if (!strcmp(w[0], "cut")) {
+        cmd_cut(fd, w, nw);
+    } else if (!strcmp(w[0], "vcd")) {
+        cmd_vcd(fd, w, nw);
+    } else {
+        replyf(fd, "{\"ok\":false,\"error\":\"unknown command '%s'\"}\n", w[0]);
+    }
+}
+
+/* ---- socket ------------------------------------------------------------------------------ */
+
+void control_open(const char *run_dir)
+{
+    struct sockaddr_un sa;
+    snprintf(ctl.run_dir, sizeof ctl.run_dir, "%s", run_dir);
+    snprintf(ctl.sock_path, sizeof ctl.sock_path, "%s/control.sock", run_dir);
+    if (strlen(ctl.sock_path) >= sizeof sa.sun_path)
+        die("run directory path too long for a Unix socket: %s", ctl.sock_path);
+    unlink(ctl.sock_path);
+    ctl.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (ctl.listen_fd < 0)
+        die("socket: %s", strerror(errno));
+    memset(&sa, 0, sizeof sa);
+    sa.sun_family = AF_UNIX;
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", ctl.sock_path);
+    if (bind(ctl.listen_fd, (struct sockaddr *)&sa, sizeof sa) || listen(ctl.listen_fd, 4))
+        die("cannot listen on %s: %s", ctl.sock_path, strerror(errno));
+}
+
+const char *control_sock_path(void)
+{
+    return ctl.sock_path;
+}
+
+const char *control_run_dir(void)
+{
+    return ctl.run_dir;
+}
+
+int control_pollfds(struct pollfd *pfd)
+{
+    int n = 0, i;
+    pfd[n++] = (struct pollfd){ctl.listen_fd, POLLIN, 0};
+    for (i = 0; i < MAX_CLIENTS; i++)
+        if (ctl.clients[i].fd)
+            pfd[n++] = (struct pollfd){ctl.clients[i].fd, POLLIN, 0};
+    return n;
+}
+
+void control_service(void)
+{
+    int i;
+    for (;;) {
+        int fd = accept4(ctl.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            break;
+        for (i = 0; i < MAX_CLIENTS; i++)
+            if (!ctl.clients[i].fd) {
+                ctl.clients[i].fd = fd;
+                ctl.clients[i].n = 0;
+                break;
+            }
+        if (i == MAX_CLIENTS) {
+            reply(fd, "{\"ok\":false,\"error\":\"too many control clients\"}\n");
+            close(fd);
+        }
+    }
+    for (i = 0; i < MAX_CLIENTS; i++) {
+        struct client *c = &ctl.clients[i];
+        ssize_t k;
+        char *nl;
+        if (!c->fd)
+            continue;
+        k = read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n);
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+            close(c->fd);
+            c->fd = 0;
+            continue;
+        }
+        if (k > 0)
+            c->n += (size_t)k;
+        c->buf[c->n] = 0;
+        while ((nl = strchr(c->buf, '\n'))) {
+            *nl = 0;
+            handle_command(c->fd, c->buf);
+            memmove(c->buf, nl + 1, c->n - (size_t)(nl + 1 - c->buf) + 1);
+            c->n -= (size_t)(nl + 1 - c->buf);
+        }
+        if (c->n == sizeof c->buf - 1) {
+            reply(c->fd, "{\"ok\":false,\"error\":\"line too long\"}\n");
+            c->n = 0;
+        }
+    }
+}
+
+void control_close(void)
+{
+    unlink(ctl.sock_path);
+}

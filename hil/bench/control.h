@@ -1,0 +1,29 @@
+/*
+ * The control channel: a Unix socket (RUN_DIR/control.sock), one text command per line, one JSON
+ * line per reply; and the timed actions commands leave behind (control.c has the commands).
+ */
+#ifndef MMBENCH_CONTROL_H
+#define MMBENCH_CONTROL_H
+
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+
+#include "bench.h"
+
+#define MAX_CLIENTS 8
+
+/* set by the stop command and by SIGINT/SIGTERM/SIGHUP (main.c): the main loop ends */
+extern volatile sig_atomic_t bench_stop;
+
+void control_open(const char *run_dir);
+const char *control_sock_path(void);
+const char *control_run_dir(void);
+int control_pollfds(struct pollfd *pfd); /* the listening socket and the clients; returns how many */
+void control_service(void);              /* accept, read and answer what is there */
+uint64_t control_next_action(void);      /* cycle of the next timed action (NEVER: none) */
+void control_run_actions(uint64_t now);  /* those due by `now` */
+void control_status_json(struct sbuf *b);
+void control_close(void);
+
+#endif

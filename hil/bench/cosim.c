@@ -1,0 +1,331 @@
+/*
+ * Co-simulation of the two nodes on one virtual clock.
+ *
+ * Clock. Both cores start at cycle 0 and run at 16 MHz (chip and clock are set here; AVR_MCU()
+ * metadata in the images is ignored). The core whose clock is lower always runs next (ties: the
+ * profiler), so when a core executes an instruction that starts at cycle a, the other core has
+ * executed exactly its instructions that started at or before a and none after. A core runs more
+ * than one instruction per turn only while its instructions start before the other core's clock
+ * (simavr's own batching, bounded by run_cycle_count). A sleeping core is not stepped at all until
+ * its next cycle timer (an interrupt source of its own: timer, UART, bench input) or until the
+ * other core changes one of its input pins: its clock is then brought up to the moment of the
+ * change (nothing of its own could happen before that moment, its next timer is later).
+ *
+ * Wires (fixed pin map, docs/hardware.md): profiler PA0..7 -> executor PK0..7 ("timecode"),
+ * executor PC0..2 -> profiler PC0..2 and executor PC3 -> profiler PL1 = ICP5 ("event"). A pin change
+ * made by an instruction starting at cycle a is applied to the other core as of cycle a: if that core
+ * has already run past a (by at most the length of its last instruction), its clock is set back to a
+ * while the change is applied, so timer input capture (ICR5) latches the count of cycle a, and put
+ * back afterwards; its next instruction sees the new level. simavr's ATmega2560 has no pin-change
+ * interrupt on port K: the bench supplies PCINT2 (vector 11, PCICR bit 2, PCIFR bit 2, PCMSK2).
+ */
+#define _GNU_SOURCE
+#include "cosim.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <simavr/avr_ioport.h>
+#include <simavr/sim_core.h>
+#include <simavr/sim_cycle_timers.h>
+#include <simavr/sim_elf.h>
+#include <simavr/sim_io.h>
+
+#include "bench.h"
+#include "trace.h"
+#include "vcd.h"
+
+/* ATmega2560 data-space addresses */
+#define REG_PCICR 0x68
+#define REG_PCIFR 0x3B
+#define REG_PCMSK2 0x6D
+#define PCINT2_VECTOR 11
+
+const char *const group_names[NGROUPS] = {"timecode", "event"};
+
+/* the two cores, their wires and the virtual clock: one simulation per process */
+struct cosim cosim;
+
+/* ---- pin delivery ------------------------------------------------------------------------ */
+
+/* Bring a core that is not running (asleep, or halted) up to cycle `at` lazily. */
+void cosim_catch_up(struct node *n, uint64_t at)
+{
+    avr_t *a = n->avr;
+    if (a->cycle < at) {
+        if (a->state == cpu_Sleeping)
+            n->sleep_cycles += at - a->cycle;
+        a->cycle = at;
+    }
+}
+
+static void apply_level(struct wire *w, int level, uint64_t at)
+{
+    struct node *d = &cosim.nodes[w->dst];
+    avr_t *a = d->avr;
+    uint64_t saved;
+    int rewound = 0;
+
+    if (w->level == level)
+        return;
+    w->level = level;
+    cosim_catch_up(d, at);
+    saved = a->cycle;
+    if (saved > at) {
+        if (saved - at > cosim.wire_max_skew)
+            cosim.wire_max_skew = saved - at;
+        a->cycle = at; /* apply the change as of the cycle it happened (input capture) */
+        rewound = 1;
+        cosim.wire_rewinds++;
+    }
+    avr_raise_irq(w->dst_irq, (uint32_t)level);
+    if (w->dst == EXECUTOR && w->dst_port == 'K') {
+        /* the missing PCINT2: PCIF2 is set on any change of a port K pin enabled in PCMSK2 */
+        if (a->data[REG_PCMSK2] & (1u << w->dst_bit))
+            avr_raise_interrupt(a, &d->pcint2);
+    }
+    if (rewound)
+        a->cycle = saved;
+    cosim.wire_changes++;
+    vcd_value((int)(w - cosim.wires), level, at);
+    TRACE("W %" PRIu64 " %s %d\n", at, w->vcd_name, level);
+}
+
+static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+    struct wire *w = param;
+    struct node *s = &cosim.nodes[w->src];
+    uint64_t at = s->avr->cycle;
+    int level = value ? 1 : 0;
+    (void)irq;
+
+    w->src_level = level;
+    if (w->level == level)
+        return;
+    if (at < cosim.group_cut_until[w->group]) {
+        cosim.wire_cut_dropped++;
+        return;
+    }
+    apply_level(w, level, at);
+    /* end the source's instruction batch: the destination may have woken up or must react */
+    s->avr->run_cycle_count = 0;
+}
+
+/* Re-applies the levels the sources drive (after a cut ends or a reset). */
+void cosim_resync_wires(int group, int dst, uint64_t at)
+{
+    int i;
+    for (i = 0; i < NWIRES; i++) {
+        struct wire *w = &cosim.wires[i];
+        if ((group >= 0 && w->group != group) || (dst >= 0 && w->dst != dst))
+            continue;
+        if (at < cosim.group_cut_until[w->group])
+            continue;
+        apply_level(w, w->src_level, at);
+    }
+}
+
+static void add_wire(int i, int src, char sp, int sb, int dst, char dp, int db, int group, const char *name)
+{
+    struct wire *w = &cosim.wires[i];
+    w->src = src;
+    w->dst = dst;
+    w->src_port = sp;
+    w->dst_port = dp;
+    w->src_bit = sb;
+    w->dst_bit = db;
+    w->group = group;
+    w->level = 0;
+    w->src_level = 0;
+    w->vcd_name = name;
+    w->dst_irq = avr_io_getirq(cosim.nodes[dst].avr, AVR_IOCTL_IOPORT_GETIRQ(dp), db);
+    avr_irq_register_notify(avr_io_getirq(cosim.nodes[src].avr, AVR_IOCTL_IOPORT_GETIRQ(sp), sb), on_src_pin, w);
+    if (!w->dst_irq)
+        die("no irq for port %c%d", dp, db);
+}
+
+/* wires: timecode (profiler PORTA -> executor PORTK), event (executor PC0..3 -> profiler) */
+void cosim_wire_up(void)
+{
+    static const char *const tc_names[8] = {"timecode0", "timecode1", "timecode2", "timecode3",
+                                            "timecode4", "timecode5", "timecode6", "timecode7"};
+    int i;
+    for (i = 0; i < 8; i++)
+        add_wire(i, PROFILER, 'A', i, EXECUTOR, 'K', i, GROUP_TIMECODE, tc_names[i]);
+    add_wire(8, EXECUTOR, 'C', 0, PROFILER, 'C', 0, GROUP_EVENT, "event_id0");
+    add_wire(9, EXECUTOR, 'C', 1, PROFILER, 'C', 1, GROUP_EVENT, "event_id1");
+    add_wire(10, EXECUTOR, 'C', 2, PROFILER, 'C', 2, GROUP_EVENT, "event_id2");
+    add_wire(11, EXECUTOR, 'C', 3, PROFILER, 'L', 1, GROUP_EVENT, "strobe");
+    for (i = 0; i < NWIRES; i++)
+        avr_raise_irq(cosim.wires[i].dst_irq, 0);
+}
+
+/* ---- stepping ----------------------------------------------------------------------------- */
+
+static uint64_t next_timer(avr_t *a)
+{
+    avr_cycle_timer_slot_p s = a->cycle_timers.timer;
+    uint64_t t = NEVER;
+    for (; s; s = s->next)
+        if (s->when < t)
+            t = s->when;
+    return t;
+}
+
+/* The cycle at which a core next has something to do. */
+static uint64_t eff_clock(struct node *n)
+{
+    avr_t *a = n->avr;
+    if (a->state == cpu_Running)
+        return a->cycle;
+    if (a->state == cpu_Sleeping) {
+        uint64_t t;
+        if (avr_has_pending_interrupts(a))
+            return a->cycle;
+        t = next_timer(a);
+        return t > a->cycle ? t : a->cycle;
+    }
+    return NEVER; /* done, crashed, stopped: only a reset brings it back */
+}
+
+static void step(struct node *n, uint64_t limit)
+{
+    avr_t *a = n->avr;
+    if (a->state == cpu_Sleeping) {
+        if (!avr_has_pending_interrupts(a)) {
+            uint64_t t = next_timer(a);
+            if (t != NEVER && t > a->cycle) {
+                n->sleep_cycles += t - a->cycle;
+                a->cycle = t;
+            }
+        }
+        avr_cycle_timer_process(a);
+        avr_service_interrupts(a);
+        return;
+    }
+    if (a->state != cpu_Running)
+        return;
+    /* let simavr run several instructions in one call while they start before `limit` */
+    a->run_cycle_count = limit > a->cycle ? limit - a->cycle : 0;
+    {
+        uint64_t t = next_timer(a);
+        if (t != NEVER && t > a->cycle && t - a->cycle < a->run_cycle_count)
+            a->run_cycle_count = t - a->cycle;
+    }
+    {
+        avr_flashaddr_t new_pc = avr_run_one(a);
+        avr_cycle_timer_process(a);
+        a->pc = new_pc;
+    }
+    if (a->state == cpu_Sleeping) {
+        if (!a->sreg[S_I]) {
+            logmsg("%s: sleeping with interrupts off at cycle %" PRIu64 ": halted", n->name, (uint64_t)a->cycle);
+            a->state = cpu_Done;
+            return;
+        }
+        a->cycle += 1;
+        n->sleep_cycles += 1;
+    }
+    if (a->state == cpu_Running || a->state == cpu_Sleeping)
+        avr_service_interrupts(a);
+    if (a->state == cpu_Crashed)
+        logmsg("%s: crashed at cycle %" PRIu64 " pc=0x%x", n->name, (uint64_t)a->cycle, a->pc);
+}
+
+/* Runs both cores until each has reached `target` (its next action is at or after it). */
+void cosim_run_until(uint64_t target)
+{
+    struct node *p = &cosim.nodes[PROFILER], *e = &cosim.nodes[EXECUTOR];
+    for (;;) {
+        uint64_t cp = eff_clock(p), ce = eff_clock(e);
+        if (cp >= target && ce >= target)
+            break;
+        if (cp <= ce)
+            step(p, (ce < target ? ce : target) + 1); /* ties: the profiler first */
+        else
+            step(e, cp < target ? cp : target);
+    }
+    cosim.now_cycles = target;
+    /* lazily sleeping or halted cores: bring their clocks up (nothing happens in between) */
+    cosim_catch_up(p, target);
+    cosim_catch_up(e, target);
+}
+
+/* ---- nodes: load, reset ------------------------------------------------------------------- */
+
+static void no_sleep(avr_t *a, avr_cycle_count_t howlong)
+{
+    (void)a;
+    (void)howlong; /* never sleep in wall time: pacing is the bench's, not simavr's */
+}
+
+void cosim_load_node(int id, const char *elf)
+{
+    struct node *n = &cosim.nodes[id];
+    elf_firmware_t fw;
+
+    n->id = id;
+    n->name = node_names[id];
+    n->elf = elf;
+    memset(&fw, 0, sizeof fw);
+    if (elf_read_firmware(n->elf, &fw) != 0)
+        die("cannot read %s image %s", n->name, n->elf);
+    n->avr = avr_make_mcu_by_name("atmega2560");
+    if (!n->avr)
+        die("simavr has no atmega2560");
+    avr_init(n->avr);
+    n->avr->frequency = F_CPU;
+    n->avr->sleep = no_sleep;
+    n->avr->log = 1;
+    /* 1: a cycle timer registered in the middle of a batch ends the batch (simavr re-clamps
+     * run_cycle_count to run_cycle_limit then), so a batch never runs past the bound step() set */
+    n->avr->run_cycle_limit = 1;
+    avr_load_firmware(n->avr, &fw);
+    n->avr->frequency = F_CPU; /* whatever the ELF says */
+    if (n->id == EXECUTOR) {
+        n->pcint2.vector = PCINT2_VECTOR;
+        n->pcint2.enable = (avr_regbit_t)AVR_IO_REGBIT(REG_PCICR, 2);
+        n->pcint2.raised = (avr_regbit_t)AVR_IO_REGBIT(REG_PCIFR, 2);
+        avr_register_vector(n->avr, &n->pcint2);
+    }
+}
+
+void cosim_reset_node(int id, uint64_t at)
+{
+    struct node *n = &cosim.nodes[id];
+    avr_t *a = n->avr;
+    int i;
+    cosim_catch_up(n, at);
+    at = a->cycle;
+    avr_reset(a);
+    a->cycle = at;
+    a->run_cycle_limit = 1;
+    n->resets++;
+    /* The node's outputs are inputs again after reset: its lines fall to 0. */
+    for (i = 0; i < NWIRES; i++)
+        if (cosim.wires[i].src == n->id) {
+            cosim.wires[i].src_level = 0;
+            if (at >= cosim.group_cut_until[cosim.wires[i].group])
+                apply_level(&cosim.wires[i], 0, at);
+        }
+    /* Its input pins see what the other node drives. */
+    for (i = 0; i < NWIRES; i++)
+        if (cosim.wires[i].dst == n->id) {
+            int lv = cosim.wires[i].level;
+            cosim.wires[i].level = !lv;
+            apply_level(&cosim.wires[i], lv, at);
+        }
+    logmsg("%s reset at cycle %" PRIu64, n->name, at);
+}
+
+const char *cosim_state_name(int s)
+{
+    switch (s) {
+    case cpu_Running: return "running";
+    case cpu_Sleeping: return "sleeping";
+    case cpu_Done: return "halted";
+    case cpu_Crashed: return "crashed";
+    default: return "stopped";
+    }
+}

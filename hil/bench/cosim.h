@@ -1,0 +1,59 @@
+/*
+ * Co-simulation: the two ATmega2560 cores on one virtual clock, the wires between their ports, and
+ * stepping them in cycle order (cosim.c says how and why).
+ */
+#ifndef MMBENCH_COSIM_H
+#define MMBENCH_COSIM_H
+
+#include <stdint.h>
+
+#include <simavr/sim_avr.h>
+#include <simavr/sim_interrupts.h>
+#include <simavr/sim_irq.h>
+
+#include "bench.h"
+
+struct node {
+    int id;
+    const char *name;
+    const char *elf;
+    avr_t *avr;
+    avr_int_vector_t pcint2; /* executor only (port K) */
+    uint64_t sleep_cycles;
+    uint64_t resets;
+};
+
+enum { GROUP_TIMECODE = 0, GROUP_EVENT = 1, NGROUPS = 2 };
+extern const char *const group_names[NGROUPS];
+
+struct wire {
+    int src, dst;
+    char src_port, dst_port;
+    int src_bit, dst_bit;
+    int group;
+    int level;     /* level the destination sees */
+    int src_level; /* level the source drives */
+    avr_irq_t *dst_irq;
+    const char *vcd_name;
+};
+
+#define NWIRES 12
+
+struct cosim {
+    struct node nodes[NNODES];
+    struct wire wires[NWIRES];
+    uint64_t group_cut_until[NGROUPS]; /* a cut line group drops changes until then */
+    uint64_t now_cycles;               /* the global virtual time: every core has reached it */
+    uint64_t wire_changes, wire_cut_dropped, wire_max_skew, wire_rewinds;
+};
+extern struct cosim cosim;
+
+void cosim_load_node(int id, const char *elf); /* dies if the image cannot be loaded */
+void cosim_wire_up(void);                      /* the fixed pin map, both nodes loaded */
+void cosim_run_until(uint64_t target);
+void cosim_catch_up(struct node *n, uint64_t at);
+void cosim_reset_node(int id, uint64_t at);    /* the core and its wires; the UART side: uart_reset */
+void cosim_resync_wires(int group, int dst, uint64_t at);
+const char *cosim_state_name(int state);
+
+#endif

@@ -1,0 +1,311 @@
+/*
+ * mmbench: the virtual bench. Two ATmega2560 images (profiler and executor) in simavr on one virtual
+ * clock, wired pin by pin, each USART0 on a pseudo-terminal, a control channel on a Unix socket.
+ *
+ *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced] [--until SECONDS]
+ *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
+ *           [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
+ *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
+ *
+ * Run directory (created if missing): profiler.tty and executor.tty (symlinks to /dev/pts/N),
+ * control.sock (the control channel), ready (written once everything is up: a JSON line with the
+ * paths). The bench logs to stderr; on exit it prints its final status (JSON) on stdout.
+ *
+ * The parts, one concept per file:
+ *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order
+ *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
+ *   control.c      the control socket, its commands, the status JSON, timed actions
+ *   pacing.c       virtual time on wall time, the lag record, the host's real-time set-up
+ *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
+ *   main.c         options, set-up and the main loop (this file)
+ *
+ * Determinism. In unpaced mode the simulation depends only on the images, the script and the seed:
+ * the same --script gives byte-identical UART output at identical cycles (--trace records them).
+ * Bytes typed into a pty in unpaced mode enter at whatever virtual time the bench reads them.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "control.h"
+#include "cosim.h"
+#include "pacing.h"
+#include "trace.h"
+#include "uart_bridge.h"
+#include "vcd.h"
+
+/* ---- the main loop's I/O ------------------------------------------------------------------ */
+
+static void service_io(void)
+{
+    int i;
+    for (i = 0; i < NNODES; i++) {
+        uart_read_pty(i, cosim.now_cycles);
+        uart_flush_out(i, cosim.now_cycles);
+    }
+    control_service();
+}
+
+/* Services only what a wait found ready (paced mode: no syscalls for idle descriptors). */
+static void service_ready(const struct pollfd *pfd, int n)
+{
+    int i, control = 0;
+    for (i = 0; i < n; i++) {
+        if (!pfd[i].revents)
+            continue;
+        if (i < NNODES)
+            uart_read_pty(i, cosim.now_cycles);
+        else
+            control = 1;
+    }
+    if (control)
+        control_service();
+}
+
+/* the ptys first (index = node id, see service_ready), then the control channel */
+static int io_pollfds(struct pollfd *pfd)
+{
+    int i, n = 0;
+    for (i = 0; i < NNODES; i++)
+        pfd[n++] = (struct pollfd){uart.n[i].master, POLLIN, 0};
+    return n + control_pollfds(pfd + n);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    bench_stop = 1;
+}
+
+static void usage(void)
+{
+    fprintf(stderr,
+            "usage: mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced] [--until SECONDS]\n"
+            "               [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]\n"
+            "               [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
+            "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n");
+    exit(2);
+}
+
+/* ---- options ------------------------------------------------------------------------------ */
+
+struct options {
+    const char *elf[NNODES];
+    const char *vcd, *script, *trace, *sched;
+    char run_dir[400];
+    int mlock;
+    uint64_t until_cycles;
+};
+
+static void parse_options(int argc, char **argv, struct options *o)
+{
+    int i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--unpaced")) {
+            pacing.paced = 0;
+            continue;
+        }
+        if (!strcmp(a, "--spin")) {
+            pacing.spin_ns = NEVER;
+            continue;
+        }
+        if (!strcmp(a, "--realtime")) {
+            o->sched = "fifo";
+            o->mlock = 1;
+            pacing.host_dma_us = 0;
+            continue;
+        }
+        if (!strcmp(a, "--mlock")) {
+            o->mlock = 1;
+            continue;
+        }
+        if (!v)
+            usage();
+        i++;
+        if (!strcmp(a, "--profiler"))
+            o->elf[PROFILER] = v;
+        else if (!strcmp(a, "--executor"))
+            o->elf[EXECUTOR] = v;
+        else if (!strcmp(a, "--run-dir"))
+            snprintf(o->run_dir, sizeof o->run_dir, "%s", v);
+        else if (!strcmp(a, "--until"))
+            o->until_cycles = secs_to_cycles(atof(v));
+        else if (!strcmp(a, "--baud"))
+            uart.baud = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--out-buffer"))
+            uart.out_buffer = (size_t)strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--lag-bound-us"))
+            pacing.lag_bound_ns = (uint64_t)(atof(v) * 1000.0);
+        else if (!strcmp(a, "--seed"))
+            uart_seed(strtoull(v, NULL, 0));
+        else if (!strcmp(a, "--vcd"))
+            o->vcd = v;
+        else if (!strcmp(a, "--script"))
+            o->script = v;
+        else if (!strcmp(a, "--trace"))
+            o->trace = v;
+        else if (!strcmp(a, "--spin-us"))
+            pacing.spin_ns = (uint64_t)(atof(v) * 1000.0);
+        else if (!strcmp(a, "--quantum-us"))
+            pacing.quantum_ns = (uint64_t)(atof(v) * 1000.0);
+        else if (!strcmp(a, "--sched"))
+            o->sched = v;
+        else if (!strcmp(a, "--dma-latency"))
+            pacing.host_dma_us = atoi(v);
+        else if (!strcmp(a, "--cpu"))
+            pacing.host_cpu = atoi(v);
+        else
+            usage();
+    }
+    if (!o->elf[PROFILER] || !o->elf[EXECUTOR] || !uart.baud)
+        usage();
+}
+
+static void write_ready(const char *run_dir)
+{
+    char ready[600], tmp[700];
+    FILE *f;
+    snprintf(ready, sizeof ready, "%s/ready", run_dir);
+    snprintf(tmp, sizeof tmp, "%s/ready.tmp", run_dir);
+    f = fopen(tmp, "w");
+    if (!f)
+        die("cannot write %s", tmp);
+    fprintf(f, "{\"pid\":%d,\"profiler\":\"%s\",\"executor\":\"%s\",\"control\":\"%s\",\"paced\":%s}\n", (int)getpid(),
+            uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(), pacing.paced ? "true" : "false");
+    fclose(f);
+    rename(tmp, ready);
+}
+
+/* ---- main loop ---------------------------------------------------------------------------- */
+
+static void run(uint64_t until_cycles)
+{
+    const uint64_t unpaced_slice = F_CPU / 1000;   /* 1 ms */
+    const uint64_t paced_max_slice = F_CPU / 5000; /* 200 us */
+    int i;
+    while (!bench_stop && cosim.now_cycles < until_cycles) {
+        uint64_t target, act, now = cosim.now_cycles;
+        if (pacing.paced) {
+            /* A sync point: virtual time may be at most the quantum ahead of wall time. If it is
+             * ahead, wait for the wall clock (or a descriptor); once wall time has reached virtual
+             * time, record the lag = wall now - the wall time at which the current virtual time
+             * was due (>= 0), then run the next slice up to wall time + quantum. One lag sample
+             * per slice, taken every time the bench is about to run. */
+            uint64_t virt_ns = now * 1000ull / (F_CPU / 1000000ull);
+            uint64_t wall_ns = mono_ns() - pacing.wall_start_ns, lag_ns;
+            if (virt_ns > wall_ns) {
+                struct pollfd pfd[NNODES + 1 + MAX_CLIENTS];
+                if (virt_ns - wall_ns > pacing.lead_max_ns)
+                    pacing.lead_max_ns = virt_ns - wall_ns;
+                wall_ns = pacing_wait_until(now, pfd, io_pollfds(pfd), service_ready) - pacing.wall_start_ns;
+                if (wall_ns < virt_ns)
+                    continue; /* woken early by a descriptor (serviced): wait on */
+            }
+            lag_ns = wall_ns - virt_ns;
+            pacing_record_lag(lag_ns);
+            target = (wall_ns + pacing.quantum_ns) * (F_CPU / 1000000ull) / 1000ull;
+            if (target > now + paced_max_slice)
+                target = now + paced_max_slice;
+        } else {
+            target = now + unpaced_slice;
+        }
+        if (target > until_cycles)
+            target = until_cycles;
+        act = control_next_action();
+        if (act < target)
+            target = act > now ? act : now;
+        if (target > now)
+            cosim_run_until(target);
+        control_run_actions(cosim.now_cycles);
+        if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now())
+            for (i = 0; i < NNODES; i++)
+                uart_flush_out(i, cosim.now_cycles); /* ahead: the wait services the descriptors */
+        else
+            service_io(); /* unpaced, or behind (no wait next): look at every descriptor now */
+    }
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {.sched = "other", .until_cycles = NEVER};
+    int i;
+    FILE *status_out;
+
+    /* stdout carries the final status only: simavr's own messages go to stderr */
+    status_out = fdopen(dup(1), "w");
+    if (!status_out || dup2(2, 1) < 0)
+        die("cannot set up stdout");
+
+    parse_options(argc, argv, &o);
+    if (!o.run_dir[0]) {
+        snprintf(o.run_dir, sizeof o.run_dir, "/tmp/mmbench.XXXXXX");
+        if (!mkdtemp(o.run_dir))
+            die("mkdtemp: %s", strerror(errno));
+    } else if (mkdir(o.run_dir, 0755) && errno != EEXIST) {
+        die("cannot create %s: %s", o.run_dir, strerror(errno));
+    }
+    if (o.trace)
+        trace_open(o.trace);
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ppoll wake-ups to the nanosecond (default slack: 50 us) */
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    signal(SIGHUP, on_signal);
+    signal(SIGPIPE, SIG_IGN);
+
+    for (i = 0; i < NNODES; i++) {
+        cosim_load_node(i, o.elf[i]);
+        uart_attach(i);
+    }
+    cosim_wire_up();
+    for (i = 0; i < NNODES; i++)
+        uart_open_pty(i, o.run_dir);
+    control_open(o.run_dir);
+    if (o.script)
+        uart_load_script(o.script);
+    if (o.vcd && vcd_open(o.vcd, 0))
+        die("cannot open %s", o.vcd);
+
+    write_ready(o.run_dir);
+    logmsg("ready: %s %s control %s (%s)", uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(),
+           pacing.paced ? "paced" : "unpaced");
+
+    if (pacing.paced)
+        pacing_host_setup(o.sched, o.mlock);
+    pacing_start();
+    for (i = 0; i < NNODES; i++)
+        uart_arm(i);
+    run(o.until_cycles);
+
+    /* final flush of what the host can still take, then the final status */
+    for (i = 0; i < NNODES; i++)
+        uart_flush_out(i, cosim.now_cycles);
+    {
+        struct sbuf b = {0};
+        control_status_json(&b);
+        fputs(b.p, status_out);
+        fflush(status_out);
+        free(b.p);
+    }
+    logmsg("stopped at virtual %.6f s", (double)cosim.now_cycles / (double)F_CPU);
+    vcd_close();
+    trace_close();
+    control_close();
+    {
+        char ready[600];
+        snprintf(ready, sizeof ready, "%s/ready", o.run_dir);
+        unlink(ready);
+    }
+    for (i = 0; i < NNODES; i++)
+        uart_close(i);
+    return 0;
+}

@@ -1,0 +1,211 @@
+/*
+ * Pacing and the host's real-time set-up.
+ *
+ * Paced (default): virtual time follows wall time (CLOCK_MONOTONIC). The bench runs in slices (at
+ * most 200 us of virtual time) up to wall time + a quantum (--quantum-us, default 20), so virtual
+ * time is never more than the quantum ahead of wall time (status: lag.lead_max_us); before each
+ * slice it syncs with wall time: if ahead, it waits (ppoll on the ptys and the control socket, timer
+ * slack 1 ns, servicing only what is ready) until wall time reaches virtual time, then records the
+ * lag = wall time now - the wall time at which the current virtual time was due (>= 0) in a
+ * histogram: one sample per slice, at every sync point. A run whose lag ever exceeded --lag-bound-us
+ * is reported invalid (lag.exceeded: samples over it; lag.episodes: runs of consecutive such
+ * samples, i.e. separate stalls). --spin-us US busy-waits the last US of each wait (--spin: all of
+ * it). On this kind of host (a 2-vCPU VM) the lag is the host's wake-up latency: a sleeping thread is
+ * woken ~15-25 us late, and with other work at the same priority, milliseconds late. --realtime asks
+ * for SCHED_FIFO 10 (falling back to nice -10, then nothing), mlockall and /dev/cpu_dma_latency 0
+ * (idle CPUs poll rather than halt); --sched, --mlock, --dma-latency and --cpu do one each. What was
+ * granted is in the status ("host"). Unpaced: as fast as possible, in slices of 1 ms of virtual time.
+ */
+#define _GNU_SOURCE
+#include "pacing.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+/* the pacing settings, the lag record and the host set-up of this run */
+struct pacing pacing = {
+    .paced = 1,
+    .quantum_ns = 20000,
+    .lag_bound_ns = 1000000, /* 1 ms */
+    .host_sched = "other",
+    .host_dma_fd = -1,
+    .host_dma_us = -1,
+    .host_cpu = -1,
+};
+
+void pacing_start(void)
+{
+    pacing.wall_start_ns = mono_ns();
+}
+
+/* Paced mode: waits until the wall clock reaches the virtual time `cycle` stands for, or until a
+ * descriptor (pty, control socket) is ready, which it then services. Sleeps in ppoll (timer slack
+ * 1 ns, see main) up to `spin_ns` before the deadline and busy-waits the rest. Returns the wall
+ * time (CLOCK_MONOTONIC ns) when it returned. */
+uint64_t pacing_wait_until(uint64_t cycle, struct pollfd *pfd, int n, pacing_service_fn service)
+{
+    uint64_t target_ns = pacing.wall_start_ns + cycle * 1000ull / (F_CPU / 1000000ull);
+    uint64_t now = mono_ns();
+    if (now >= target_ns)
+        return now;
+    if (target_ns - now > pacing.spin_ns) {
+        uint64_t sleep_ns = target_ns - now - pacing.spin_ns;
+        struct timespec ts = {(time_t)(sleep_ns / 1000000000ull), (long)(sleep_ns % 1000000000ull)};
+        if (ppoll(pfd, (nfds_t)n, &ts, NULL) > 0) {
+            service(pfd, n);
+            now = mono_ns();
+            if (now < target_ns) {
+                pacing.early_wakeups++;
+                return now;
+            }
+        }
+    } else {
+        /* spinning: still look at the descriptors once (zero timeout) */
+        struct timespec zero = {0, 0};
+        if (ppoll(pfd, (nfds_t)n, &zero, NULL) > 0)
+            service(pfd, n);
+    }
+    while ((now = mono_ns()) < target_ns)
+        ;
+    return now;
+}
+
+void pacing_record_lag(uint64_t lag_ns)
+{
+    uint64_t us = lag_ns / 1000;
+    int bin = us < 1000 ? (int)us : us < 1000000 ? 999 + (int)(us / 1000) : LAG_BINS - 1;
+    if (bin >= LAG_BINS)
+        bin = LAG_BINS - 1;
+    pacing.lag_hist[bin]++;
+    pacing.lag_samples++;
+    if (lag_ns > pacing.lag_max_ns)
+        pacing.lag_max_ns = lag_ns;
+    if (lag_ns > pacing.lag_bound_ns) {
+        pacing.lag_exceeded++;
+        if (!pacing.lag_over)
+            pacing.lag_episodes++;
+        pacing.lag_over = 1;
+    } else {
+        pacing.lag_over = 0;
+    }
+}
+
+uint64_t pacing_wall_cycles_now(void)
+{
+    return (mono_ns() - pacing.wall_start_ns) * (F_CPU / 1000000ull) / 1000ull;
+}
+
+int pacing_valid(void)
+{
+    return !pacing.paced || pacing.lag_exceeded == 0;
+}
+
+/* Paced mode only: what the host allows of what was asked, each with a fallback; logged and reported
+ * in the status ("host"). sched: fifo (SCHED_FIFO priority 10; if not permitted: nice -10; else
+ * nothing), nice (nice -10), other. The bench sleeps between slices, so a FIFO bench that keeps up
+ * takes little CPU; if it cannot keep up, the kernel's RT throttling still leaves 5% to others. */
+void pacing_host_setup(const char *want_sched, int want_mlock)
+{
+    if (pacing.host_cpu >= 0) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(pacing.host_cpu, &set);
+        if (sched_setaffinity(0, sizeof set, &set)) {
+            logmsg("--cpu %d: %s (ignored)", pacing.host_cpu, strerror(errno));
+            pacing.host_cpu = -1;
+        }
+    }
+    if (want_mlock) {
+        if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+            pacing.host_mlock = 1;
+        else
+            logmsg("mlockall: %s (pages not locked)", strerror(errno));
+    }
+    if (pacing.host_dma_us >= 0) {
+        /* PM QoS: while this descriptor is open, idle CPUs stay in idle states at most this slow
+         * to leave (0: poll instead of halt), so a timer wakes the bench without a halt exit. */
+        int32_t v = pacing.host_dma_us;
+        pacing.host_dma_fd = open("/dev/cpu_dma_latency", O_WRONLY | O_CLOEXEC);
+        if (pacing.host_dma_fd >= 0 && write(pacing.host_dma_fd, &v, sizeof v) != (ssize_t)sizeof v) {
+            close(pacing.host_dma_fd);
+            pacing.host_dma_fd = -1;
+        }
+        if (pacing.host_dma_fd < 0)
+            logmsg("/dev/cpu_dma_latency: %s (not held)", strerror(errno));
+    }
+    if (!strcmp(want_sched, "fifo") && pacing.spin_ns >= pacing.quantum_ns) {
+        /* a FIFO thread that never sleeps gets throttled by the kernel (tens of ms per second) */
+        logmsg("SCHED_FIFO with a full spin would be throttled: using nice -10");
+        want_sched = "nice";
+    }
+    if (!strcmp(want_sched, "fifo")) {
+        struct sched_param sp = {.sched_priority = 10};
+        if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0) {
+            snprintf(pacing.host_sched, sizeof pacing.host_sched, "fifo 10");
+            return;
+        }
+        logmsg("SCHED_FIFO: %s (trying nice -10)", strerror(errno));
+        want_sched = "nice";
+    }
+    if (!strcmp(want_sched, "nice")) {
+        if (setpriority(PRIO_PROCESS, 0, -10) == 0)
+            snprintf(pacing.host_sched, sizeof pacing.host_sched, "nice -10");
+        else
+            logmsg("nice -10: %s (normal priority)", strerror(errno));
+    }
+}
+
+static double lag_percentile_us(double q)
+{
+    uint64_t want, acc = 0;
+    int i;
+    if (!pacing.lag_samples)
+        return 0;
+    want = (uint64_t)ceil(q * (double)pacing.lag_samples);
+    if (want < 1)
+        want = 1;
+    for (i = 0; i < LAG_BINS; i++) {
+        acc += pacing.lag_hist[i];
+        if (acc >= want) {
+            if (i < 1000)
+                return i + 1; /* upper edge of the bin */
+            if (i < 1999)
+                return (double)(i - 998) * 1000.0;
+            return (double)pacing.lag_max_ns / 1000.0;
+        }
+    }
+    return (double)pacing.lag_max_ns / 1000.0;
+}
+
+void pacing_status_json(struct sbuf *b)
+{
+    int i, first = 1;
+    sb_printf(b, "\"lag\":{\"samples\":%" PRIu64 ",\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
+                 "\"max_us\":%.1f,\"bound_us\":%.1f,\"exceeded\":%" PRIu64 ",\"episodes\":%" PRIu64 ",\"lead_max_us\":%.1f,"
+                 "\"quantum_us\":%.1f,\"spin_us\":%.1f,\"early_wakeups\":%" PRIu64 ",\"histogram_us\":[",
+              pacing.lag_samples, lag_percentile_us(0.5), lag_percentile_us(0.99), lag_percentile_us(0.999),
+              (double)pacing.lag_max_ns / 1000.0, (double)pacing.lag_bound_ns / 1000.0, pacing.lag_exceeded,
+              pacing.lag_episodes, (double)pacing.lead_max_ns / 1000.0, (double)pacing.quantum_ns / 1000.0,
+              (double)pacing.spin_ns / 1000.0, pacing.early_wakeups);
+    for (i = 0; i < LAG_BINS; i++)
+        if (pacing.lag_hist[i]) {
+            uint64_t lo = i < 1000 ? (uint64_t)i : (uint64_t)(i - 999) * 1000;
+            sb_printf(b, "%s[%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", lo, pacing.lag_hist[i]);
+            first = 0;
+        }
+    sb_printf(b, "]},\"host\":{\"sched\":\"%s\",\"mlock\":%s,\"dma_latency_us\":%d,\"cpu\":%d,"
+                 "\"timer_slack_ns\":%d},",
+              pacing.host_sched, pacing.host_mlock ? "true" : "false",
+              pacing.host_dma_fd >= 0 ? pacing.host_dma_us : -1, pacing.host_cpu,
+              prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0));
+}

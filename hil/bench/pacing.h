@@ -1,0 +1,46 @@
+/*
+ * Pacing: virtual time on wall time (paced mode), the lag histogram, and the host's real-time
+ * set-up (pacing.c says how and what was measured).
+ */
+#ifndef MMBENCH_PACING_H
+#define MMBENCH_PACING_H
+
+#include <poll.h>
+#include <stdint.h>
+
+#include "bench.h"
+
+/* lag histogram: bins 0..999 are 1 us wide, 1000..1998 are 1 ms wide (1 ms .. 999 ms), 1999: more */
+#define LAG_BINS 2000
+
+struct pacing {
+    int paced;             /* 0: --unpaced */
+    uint64_t spin_ns;      /* --spin-us: busy-wait this last part of each wait instead of sleeping (--spin: all) */
+    uint64_t quantum_ns;   /* --quantum-us: how far virtual time may run ahead of wall time */
+    uint64_t lag_bound_ns; /* --lag-bound-us: a run whose lag went over it is invalid */
+    uint64_t wall_start_ns;
+    /* lag */
+    uint64_t lag_hist[LAG_BINS];
+    uint64_t lag_samples, lag_exceeded, lag_max_ns;
+    uint64_t lead_max_ns;   /* how far virtual time was ever ahead of wall time (bounded by the quantum) */
+    uint64_t early_wakeups; /* waits ended by a ready descriptor before the deadline */
+    uint64_t lag_episodes;  /* times the lag went over the bound (consecutive samples over it: one episode) */
+    int lag_over;
+    /* host set-up (--realtime, --sched, --mlock, --dma-latency, --cpu), as done: see status "host" */
+    char host_sched[32];
+    int host_mlock, host_dma_fd, host_dma_us, host_cpu;
+};
+extern struct pacing pacing;
+
+/* Services the descriptors a wait found ready. */
+typedef void (*pacing_service_fn)(const struct pollfd *pfd, int n);
+
+void pacing_start(void); /* wall time 0 = virtual time 0 */
+uint64_t pacing_wait_until(uint64_t cycle, struct pollfd *pfd, int n, pacing_service_fn service);
+void pacing_record_lag(uint64_t lag_ns);
+uint64_t pacing_wall_cycles_now(void);
+void pacing_host_setup(const char *want_sched, int want_mlock);
+void pacing_status_json(struct sbuf *b); /* the "lag" and "host" members of the status */
+int pacing_valid(void);                  /* the run kept within its lag bound (or was unpaced) */
+
+#endif

@@ -1,0 +1,382 @@
+/*
+ * The UART/pty bridge.
+ *
+ * simavr 1.6 times a UART character as 11 bits (it always counts a parity bit) and raises RXC one
+ * such character after a byte is injected. The bench corrects both: it sets the UART's character
+ * time from UBRR/U2X/UCSZ/USBS/UPM (10 bits for 8N1), and injects each host byte at the moment its
+ * stop bit ends, raising RXC at once. Host bytes are paced at --baud (default 9600, 10 bit times per
+ * byte) in virtual time, one after the other. MCU output reaches the pty when its stop bit ends (UDR
+ * write, or the end of the previous character, plus one character); output the host does not read
+ * stays in a bounded per-node buffer (--out-buffer) whose overflow is counted.
+ *
+ * Faults (control channel): each byte in either direction may be dropped, corrupted (one bit) or
+ * delayed with a given probability, drawn from a seeded PRNG, so faults are reproducible in unpaced
+ * mode; a cut line drops every byte until the cut ends.
+ */
+#define _GNU_SOURCE
+#include "uart_bridge.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <simavr/sim_cycle_timers.h>
+#include <simavr/sim_interrupts.h>
+#include <simavr/sim_io.h>
+
+#include "cosim.h"
+#include "trace.h"
+
+/* ATmega2560 data-space addresses */
+#define REG_UCSR0A 0xC0
+#define REG_UCSR0B 0xC1
+#define REG_UCSR0C 0xC2
+#define REG_UBRR0L 0xC4
+#define REG_UBRR0H 0xC5
+
+/* both nodes' bridges, and their shared settings and fault PRNG */
+struct uart_bridge uart = {.baud = 9600, .out_buffer = 1 << 20, .rng = 0x9E3779B97F4A7C15ull};
+
+/* xorshift64*: the fault injector's PRNG (seeded, so faults are reproducible in unpaced mode) */
+static double rng_unit(void)
+{
+    uart.rng ^= uart.rng >> 12;
+    uart.rng ^= uart.rng << 25;
+    uart.rng ^= uart.rng >> 27;
+    return (double)((uart.rng * 0x2545F4914F6CDD1Dull) >> 11) / 9007199254740992.0;
+}
+
+void uart_seed(uint64_t seed)
+{
+    uart.rng = seed * 0x9E3779B97F4A7C15ull + 1;
+}
+
+/* Character time of the node's USART0 from its registers (simavr would count 11 bits for 8N1). */
+static uint64_t uart_char_cycles(avr_t *a)
+{
+    uint32_t ubrr = (uint32_t)a->data[REG_UBRR0L] | ((uint32_t)(a->data[REG_UBRR0H] & 0x0F) << 8);
+    uint8_t ucsra = a->data[REG_UCSR0A], ucsrb = a->data[REG_UCSR0B], ucsrc = a->data[REG_UCSR0C];
+    static const int databits[8] = {5, 6, 7, 8, 8, 8, 8, 9};
+    int db = databits[((ucsrc >> 1) & 3) | (ucsrb & 4)];
+    int sb = 1 + ((ucsrc >> 3) & 1);
+    int parity = (ucsrc >> 4) & 3 ? 1 : 0;
+    uint64_t per_bit = (uint64_t)(ubrr + 1) * ((ucsra & 0x02) ? 8 : 16);
+    return per_bit * (uint64_t)(1 + db + parity + sb);
+}
+
+static void fix_uart_timing(int id)
+{
+    uart.n[id].uart->cycles_per_byte = uart_char_cycles(cosim.nodes[id].avr);
+}
+
+/* ---- MCU -> host ------------------------------------------------------------------------- */
+
+static void out_push(struct uart_node *u, uint64_t at, uint8_t b)
+{
+    if (u->out_n == u->out_cap) {
+        u->out_dropped++;
+        return;
+    }
+    u->outq[(u->out_head + u->out_n) % u->out_cap] = (struct out_byte){at, b};
+    u->out_n++;
+}
+
+static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+    struct node *n = param;
+    struct uart_node *u = &uart.n[n->id];
+    avr_t *a = n->avr;
+    uint64_t chr, start, at;
+    uint8_t b = (uint8_t)value;
+    struct fault *f = &u->fault[1];
+    (void)irq;
+
+    fix_uart_timing(n->id); /* before simavr starts its transmit pump with its own char time */
+    chr = u->uart->cycles_per_byte;
+    start = a->cycle > u->tx_line_free ? a->cycle : u->tx_line_free;
+    at = start + chr;
+    u->tx_line_free = at;
+    u->out_bytes++;
+    if (at < u->uart_cut_until) {
+        u->cut_dropped[1]++;
+        return;
+    }
+    if (f->drop > 0 && rng_unit() < f->drop) {
+        u->f_dropped[1]++;
+        return;
+    }
+    if (f->corrupt > 0 && rng_unit() < f->corrupt) {
+        b ^= (uint8_t)(1u << (int)(rng_unit() * 8));
+        u->f_corrupted[1]++;
+    }
+    if (f->delay > 0 && rng_unit() < f->delay) {
+        at += f->delay_cycles;
+        u->f_delayed[1]++;
+    }
+    if (u->out_n) { /* keep the byte order: a delayed byte holds back the ones after it */
+        struct out_byte *last = &u->outq[(u->out_head + u->out_n - 1) % u->out_cap];
+        if (at < last->at)
+            at = last->at;
+    }
+    out_push(u, at, b);
+    TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
+}
+
+/* Writes the node's output that is complete by `now` to its pty, as far as the pty takes it. */
+void uart_flush_out(int id, uint64_t now)
+{
+    struct uart_node *u = &uart.n[id];
+    uint8_t buf[512];
+    while (u->out_n) {
+        size_t k = 0, i;
+        ssize_t w;
+        while (k < sizeof buf && k < u->out_n) {
+            struct out_byte *o = &u->outq[(u->out_head + k) % u->out_cap];
+            if (o->at > now)
+                break;
+            buf[k++] = o->b;
+        }
+        if (!k)
+            return;
+        w = write(u->master, buf, k);
+        if (w <= 0)
+            return; /* pty full (host not reading): keep the bytes, bounded by out_cap */
+        for (i = 0; i < (size_t)w; i++) {
+            u->out_head = (u->out_head + 1) % u->out_cap;
+            u->out_n--;
+        }
+        u->out_written += (uint64_t)w;
+        if ((size_t)w < k)
+            return;
+    }
+}
+
+/* ---- host -> MCU ------------------------------------------------------------------------- */
+
+static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
+{
+    if (u->inq_n == u->inq_cap) {
+        size_t i, cap = u->inq_cap ? u->inq_cap * 2 : 4096;
+        struct in_byte *q = malloc(cap * sizeof *q);
+        if (!q)
+            die("out of memory");
+        for (i = 0; i < u->inq_n; i++)
+            q[i] = u->inq[(u->inq_head + i) % u->inq_cap];
+        free(u->inq);
+        u->inq = q;
+        u->inq_head = 0;
+        u->inq_cap = cap;
+    }
+    u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b};
+    u->inq_n++;
+}
+
+static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param);
+
+/* Schedules the next host byte: its stop bit ends one character (10 bit times at --baud) after it
+ * started, and it starts when it reached the bench or when the previous one ended. */
+void uart_arm(int id)
+{
+    struct uart_node *u = &uart.n[id];
+    struct in_byte *ib;
+    uint64_t start_scaled, end_scaled, end;
+    avr_t *a = cosim.nodes[id].avr;
+
+    if (u->rx_armed || !u->inq_n)
+        return;
+    ib = &u->inq[u->inq_head];
+    start_scaled = ib->at * uart.baud;
+    if (start_scaled < u->rx_line_free_scaled)
+        start_scaled = u->rx_line_free_scaled;
+    end_scaled = start_scaled + 10 * F_CPU;
+    if (u->fault[0].delay > 0 && rng_unit() < u->fault[0].delay) {
+        end_scaled += u->fault[0].delay_cycles * uart.baud;
+        u->f_delayed[0]++;
+    }
+    u->rx_line_free_scaled = end_scaled;
+    end = (end_scaled + uart.baud - 1) / uart.baud;
+    if (end <= a->cycle)
+        end = a->cycle + 1;
+    u->rx_armed = 1;
+    u->rx_armed_at = end;
+    avr_cycle_timer_register(a, end - a->cycle, rx_deliver, &cosim.nodes[id]);
+}
+
+static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param)
+{
+    struct node *n = param;
+    struct uart_node *u = &uart.n[n->id];
+    avr_uart_t *au = u->uart;
+    uint8_t b;
+    struct fault *f = &u->fault[0];
+    int deliver = 1;
+    (void)when;
+
+    u->rx_armed = 0;
+    if (!u->inq_n)
+        return 0;
+    b = u->inq[u->inq_head].b;
+    u->inq_head = (u->inq_head + 1) % u->inq_cap;
+    u->inq_n--;
+    if (a->cycle < u->uart_cut_until) {
+        u->cut_dropped[0]++;
+        deliver = 0;
+    } else if (f->drop > 0 && rng_unit() < f->drop) {
+        u->f_dropped[0]++;
+        deliver = 0;
+    } else if (f->corrupt > 0 && rng_unit() < f->corrupt) {
+        b ^= (uint8_t)(1u << (int)(rng_unit() * 8));
+        u->f_corrupted[0]++;
+    }
+    if (deliver) {
+        if (!(a->data[REG_UCSR0B] & 0x10)) {
+            u->in_ignored++; /* receiver off: the byte is lost, as on the chip */
+        } else {
+            fix_uart_timing(n->id);
+            avr_raise_irq(u->uart_in, b);
+            /* the stop bit has ended now: RXC at once (simavr would wait another character) */
+            if (!avr_regbit_get(a, au->rxc.raised)) {
+                au->rxc_raise_time = a->cycle;
+                au->rx_cnt = 0;
+            }
+            avr_raise_interrupt(a, &au->rxc);
+            u->in_delivered++;
+            if (!u->first_in_cycle)
+                u->first_in_cycle = a->cycle;
+            u->last_in_cycle = a->cycle;
+            TRACE("I %" PRIu64 " %s %02x\n", (uint64_t)a->cycle, n->name, b);
+        }
+    }
+    uart_arm(n->id);
+    return 0;
+}
+
+void uart_read_pty(int id, uint64_t now)
+{
+    struct uart_node *u = &uart.n[id];
+    uint8_t buf[512];
+    while (u->inq_n < u->inq_limit) {
+        size_t want = u->inq_limit - u->inq_n;
+        ssize_t k, i;
+        if (want > sizeof buf)
+            want = sizeof buf;
+        k = read(u->master, buf, want);
+        if (k <= 0)
+            break;
+        for (i = 0; i < k; i++)
+            inq_push(u, now, buf[i]);
+        u->in_read += (uint64_t)k;
+    }
+    uart_arm(id);
+}
+
+void uart_reset(int id)
+{
+    uart.n[id].rx_armed = 0; /* avr_reset dropped every cycle timer */
+    uart_arm(id);
+}
+
+/* ---- set-up ------------------------------------------------------------------------------ */
+
+static avr_uart_t *find_uart(avr_t *a, char name)
+{
+    avr_io_t *io;
+    for (io = a->io_port; io; io = io->next)
+        if (io->kind && !strcmp(io->kind, "uart") && ((avr_uart_t *)io)->name == name)
+            return (avr_uart_t *)io;
+    return NULL;
+}
+
+void uart_attach(int id)
+{
+    struct node *n = &cosim.nodes[id];
+    struct uart_node *u = &uart.n[id];
+    uint32_t flags = 0;
+
+    avr_ioctl(n->avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
+    flags &= ~(uint32_t)(AVR_UART_FLAG_POLL_SLEEP | AVR_UART_FLAG_STDIO);
+    avr_ioctl(n->avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
+    u->uart = find_uart(n->avr, '0');
+    if (!u->uart)
+        die("no USART0 in simavr's atmega2560");
+    u->uart_in = avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
+    avr_irq_register_notify(avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), on_uart_out, n);
+    u->out_cap = uart.out_buffer ? uart.out_buffer : 1;
+    u->outq = calloc(u->out_cap, sizeof *u->outq);
+    if (!u->outq)
+        die("out of memory");
+    u->inq_limit = 65536;
+}
+
+void uart_open_pty(int id, const char *run_dir)
+{
+    struct uart_node *u = &uart.n[id];
+    struct termios tio;
+    char *name;
+    u->master = posix_openpt(O_RDWR | O_NOCTTY | O_NONBLOCK);
+    if (u->master < 0 || grantpt(u->master) || unlockpt(u->master))
+        die("cannot open a pseudo-terminal: %s", strerror(errno));
+    name = ptsname(u->master);
+    if (!name)
+        die("ptsname: %s", strerror(errno));
+    snprintf(u->pts, sizeof u->pts, "%s", name);
+    /* Keep one slave descriptor open: the pty then survives the host closing and reopening it, and
+     * the line discipline is raw (no echo of MCU output back into the MCU, no CR/LF mapping). */
+    u->slave = open(u->pts, O_RDWR | O_NOCTTY);
+    if (u->slave < 0)
+        die("cannot open %s: %s", u->pts, strerror(errno));
+    if (tcgetattr(u->slave, &tio) == 0) {
+        cfmakeraw(&tio);
+        tcsetattr(u->slave, TCSANOW, &tio);
+    }
+    snprintf(u->link, sizeof u->link, "%s/%s.tty", run_dir, node_names[id]);
+    unlink(u->link);
+    if (symlink(u->pts, u->link))
+        die("cannot create %s: %s", u->link, strerror(errno));
+}
+
+void uart_close(int id)
+{
+    unlink(uart.n[id].link);
+}
+
+/* Script lines: "<seconds> <node> <hex bytes...>"   e.g. "0.25 executor 03 22 02 ..."
+ * The bytes reach the bench at that virtual time and are paced like host bytes. */
+void uart_load_script(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[8192];
+    if (!f)
+        die("cannot open script %s: %s", path, strerror(errno));
+    while (fgets(line, sizeof line, f)) {
+        char *p = line, *end, name[32];
+        double t;
+        int k, id;
+        uint64_t at;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#' || *p == '\n' || !*p)
+            continue;
+        if (sscanf(p, "%lf %31s %n", &t, name, &k) != 2)
+            die("bad script line: %s", line);
+        p += k;
+        id = parse_node(name);
+        if (id < 0)
+            die("bad node in script line: %s", line);
+        at = (uint64_t)llround(t * (double)F_CPU);
+        for (;;) {
+            unsigned long v = strtoul(p, &end, 16);
+            if (end == p)
+                break;
+            p = end;
+            inq_push(&uart.n[id], at, (uint8_t)v);
+        }
+    }
+    fclose(f);
+}

@@ -1,0 +1,75 @@
+/*
+ * The UART/pty bridge: each node's USART0 on a pseudo-terminal, host bytes paced into the MCU at the
+ * baud rate, MCU output queued until its stop bit ends, faults on bytes (uart_bridge.c says how).
+ */
+#ifndef MMBENCH_UART_BRIDGE_H
+#define MMBENCH_UART_BRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <simavr/avr_uart.h>
+
+#include "bench.h"
+
+struct in_byte {
+    uint64_t at; /* virtual cycle the byte reached the bench (host write, or script time) */
+    uint8_t b;
+};
+
+struct out_byte {
+    uint64_t at; /* virtual cycle the stop bit ends: the byte is complete at the host */
+    uint8_t b;
+};
+
+struct fault {
+    double drop, corrupt, delay; /* probability per byte */
+    uint64_t delay_cycles;
+};
+
+struct uart_node {
+    avr_uart_t *uart;
+    avr_irq_t *uart_in;
+    /* pty */
+    int master, slave;
+    char pts[64];
+    char link[512];
+    /* host -> MCU */
+    struct in_byte *inq;
+    size_t inq_head, inq_n, inq_cap;
+    size_t inq_limit;             /* bytes read from the pty at most waiting here */
+    uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in cycle*baud units */
+    int rx_armed;
+    uint64_t rx_armed_at;
+    /* MCU -> host */
+    struct out_byte *outq;
+    size_t out_head, out_n, out_cap;
+    uint64_t tx_line_free;
+    /* counters */
+    uint64_t in_read, in_delivered, in_ignored;
+    uint64_t out_bytes, out_written, out_dropped;
+    uint64_t f_dropped[2], f_corrupted[2], f_delayed[2], cut_dropped[2];
+    struct fault fault[2]; /* [0] in (host -> MCU), [1] out (MCU -> host) */
+    uint64_t uart_cut_until;
+    uint64_t first_in_cycle, last_in_cycle;
+};
+
+struct uart_bridge {
+    uint64_t baud;     /* --baud: host bytes are paced at it (10 bit times each) */
+    size_t out_buffer; /* --out-buffer: unread MCU output kept per node */
+    uint64_t rng;      /* the fault injector's PRNG state (--seed) */
+    struct uart_node n[NNODES];
+};
+extern struct uart_bridge uart;
+
+void uart_seed(uint64_t seed);
+void uart_attach(int id);                        /* after cosim_load_node */
+void uart_open_pty(int id, const char *run_dir); /* RUN_DIR/NODE.tty */
+void uart_load_script(const char *path);
+void uart_arm(int id);                           /* schedule the next host byte, if any */
+void uart_reset(int id);                         /* after cosim_reset_node: timers were dropped */
+void uart_read_pty(int id, uint64_t now);        /* host bytes written so far enter at `now` */
+void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
+void uart_close(int id);                         /* remove the pty link */
+
+#endif

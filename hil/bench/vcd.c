@@ -1,0 +1,68 @@
+/* VCD of the wired ports (see vcd.h). One trace at a time, opened and closed from the control
+ * channel or --vcd; the wire names and initial levels come from the co-simulation. */
+#include "vcd.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cosim.h"
+
+static struct {
+    FILE *f;
+    char path[512];
+    uint64_t last_t; /* VCD time of the last timestamp written: times never go back */
+} vcd;
+
+void vcd_value(int w, int level, uint64_t cycle)
+{
+    uint64_t t = cycle * 625; /* timescale 100 ps: 62.5 ns per cycle */
+    if (!vcd.f)
+        return;
+    if (t < vcd.last_t)
+        t = vcd.last_t;
+    if (t != vcd.last_t) {
+        fprintf(vcd.f, "#%" PRIu64 "\n", t);
+        vcd.last_t = t;
+    }
+    fprintf(vcd.f, "%d%c\n", level, (char)('!' + w));
+}
+
+int vcd_open(const char *path, uint64_t cycle)
+{
+    int w;
+    if (vcd.f)
+        fclose(vcd.f);
+    vcd.f = fopen(path, "w");
+    if (!vcd.f)
+        return -1;
+    snprintf(vcd.path, sizeof vcd.path, "%s", path);
+    fprintf(vcd.f, "$comment mmbench: wired ports of the virtual bench $end\n$timescale 100ps $end\n");
+    fprintf(vcd.f, "$scope module bench $end\n");
+    for (w = 0; w < NWIRES; w++)
+        fprintf(vcd.f, "$var wire 1 %c %s $end\n", (char)('!' + w), cosim.wires[w].vcd_name);
+    fprintf(vcd.f, "$upscope $end\n$enddefinitions $end\n");
+    vcd.last_t = cycle * 625;
+    fprintf(vcd.f, "#%" PRIu64 "\n$dumpvars\n", vcd.last_t);
+    for (w = 0; w < NWIRES; w++)
+        fprintf(vcd.f, "%d%c\n", cosim.wires[w].level, (char)('!' + w));
+    fprintf(vcd.f, "$end\n");
+    return 0;
+}
+
+void vcd_close(void)
+{
+    if (vcd.f) {
+        fclose(vcd.f);
+        vcd.f = NULL;
+    }
+}
+
+int vcd_is_open(void)
+{
+    return vcd.f != NULL;
+}
+
+const char *vcd_path(void)
+{
+    return vcd.path;
+}
