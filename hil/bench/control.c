@@ -6,6 +6,10 @@
  *   fault clear [NODE]
  *   cut LINE SECONDS                        LINE: profiler.uart executor.uart timecode event
  *   vcd on [FILE] | vcd off                 VCD trace of the wired ports
+ *   grant CYCLE [frame] [in profiler=N executor=M]   lockstep: advance virtual time (lockstep.c)
+ *   stalls [since SECONDS]                  paced: the stall intervals (pacing.c)
+ *   sleep MS                                stall the bench's thread for MS ms of wall time after
+ *                                           replying (a host stall on demand, for tests)
  *   stop
  * Commands are answered between slices, so they take effect at the current virtual time; a reset
  * at a later time and the end of a cut are timed actions the main loop runs at their cycle.
@@ -21,9 +25,11 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cosim.h"
+#include "lockstep.h"
 #include "pacing.h"
 #include "uart_bridge.h"
 #include "vcd.h"
@@ -52,6 +58,7 @@ static struct {
     struct client clients[MAX_CLIENTS];
     struct action actions[MAX_ACTIONS];
     int n_actions;
+    long sleep_ms; /* the sleep command: a host stall on demand, once the replies are out */
 } ctl = {.listen_fd = -1};
 
 /* ---- timed actions ----------------------------------------------------------------------- */
@@ -110,8 +117,9 @@ void control_status_json(struct sbuf *b)
                  "\"speed\":%.4f,",
               vs, now, pacing.paced ? "true" : "false", (double)wall / 1e9,
               wall ? vs / ((double)wall / 1e9) : 0.0);
-    pacing_status_json(b);
-    sb_printf(b, "\"valid\":%s,\"nodes\":{", pacing_valid() ? "true" : "false");
+    pacing_status_json(b, now);
+    sb_printf(b, "\"lockstep\":%s,\"valid\":%s,\"nodes\":{", lockstep.on ? "true" : "false",
+              pacing_valid() ? "true" : "false");
     for (i = 0; i < NNODES; i++) {
         struct node *n = &cosim.nodes[i];
         struct uart_node *u = &uart.n[i];
@@ -141,9 +149,9 @@ void control_status_json(struct sbuf *b)
 
 /* ---- commands ---------------------------------------------------------------------------- */
 
-static void reply(int fd, const char *text)
+void control_reply(int fd, const char *text, size_t len)
 {
-    size_t len = strlen(text), off = 0;
+    size_t off = 0;
     while (off < len) {
         ssize_t w = write(fd, text + off, len - off);
         if (w < 0 && errno == EINTR)
@@ -160,8 +168,12 @@ static void reply(int fd, const char *text)
     }
 }
 
-static void replyf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void replyf(int fd, const char *fmt, ...)
+static void reply(int fd, const char *text)
+{
+    control_reply(fd, text, strlen(text));
+}
+
+void control_replyf(int fd, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -200,10 +212,10 @@ static void cmd_fault(int fd, char w[][128], int nw)
         f->delay = rate;
         f->delay_cycles = secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6);
     } else {
-        replyf(fd, "{\"ok\":false,\"error\":\"fault: unknown kind '%s'\"}\n", w[3]);
+        control_replyf(fd, "{\"ok\":false,\"error\":\"fault: unknown kind '%s'\"}\n", w[3]);
         return;
     }
-    replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"kind\":\"%s\",\"rate\":%g}\n", w[1], w[2], w[3], rate);
+    control_replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"kind\":\"%s\",\"rate\":%g}\n", w[1], w[2], w[3], rate);
 }
 
 static void cmd_cut(int fd, char w[][128], int nw)
@@ -227,12 +239,12 @@ static void cmd_cut(int fd, char w[][128], int nw)
         else if (!strcmp(w[1], "executor.uart"))
             id = EXECUTOR;
         if (id < 0) {
-            replyf(fd, "{\"ok\":false,\"error\":\"cut: unknown line '%s'\"}\n", w[1]);
+            control_replyf(fd, "{\"ok\":false,\"error\":\"cut: unknown line '%s'\"}\n", w[1]);
             return;
         }
         uart.n[id].uart_cut_until = until;
     }
-    replyf(fd, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", w[1], until);
+    control_replyf(fd, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", w[1], until);
 }
 
 static void cmd_vcd(int fd, char w[][128], int nw)
@@ -244,12 +256,12 @@ static void cmd_vcd(int fd, char w[][128], int nw)
         else
             snprintf(path, sizeof path, "%s/wires.vcd", ctl.run_dir);
         if (vcd_open(path, cosim.now_cycles))
-            replyf(fd, "{\"ok\":false,\"error\":\"cannot open %s\"}\n", path);
+            control_replyf(fd, "{\"ok\":false,\"error\":\"cannot open %s\"}\n", path);
         else
-            replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", path);
+            control_replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", path);
     } else if (!strcmp(w[1], "off")) {
         vcd_close();
-        replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", vcd_path());
+        control_replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", vcd_path());
     } else {
         reply(fd, "{\"ok\":false,\"error\":\"usage: vcd on [FILE] | vcd off\"}\n");
     }
@@ -259,6 +271,10 @@ static void handle_command(int fd, char *line)
 {
     char w[6][128];
     int nw;
+    if (!strncmp(line, "grant", 5) && (line[5] == ' ' || line[5] == '\t' || !line[5])) {
+        lockstep_grant(fd, line + 5);
+        return;
+    }
     memset(w, 0, sizeof w);
     nw = sscanf(line, "%127s %127s %127s %127s %127s %127s", w[0], w[1], w[2], w[3], w[4], w[5]);
     if (nw <= 0)
@@ -274,7 +290,7 @@ static void handle_command(int fd, char *line)
     } else if (!strcmp(w[0], "reset")) {
         int id = parse_node(w[1]);
         if (id < 0) {
-            replyf(fd, "{\"ok\":false,\"error\":\"reset: unknown node '%s'\"}\n", w[1]);
+            control_replyf(fd, "{\"ok\":false,\"error\":\"reset: unknown node '%s'\"}\n", w[1]);
         } else if (nw >= 4 && !strcmp(w[2], "at")) {
             uint64_t at = secs_to_cycles(atof(w[3]));
             if (at < cosim.now_cycles)
@@ -282,10 +298,10 @@ static void handle_command(int fd, char *line)
             if (add_action(at, 0, id))
                 reply(fd, "{\"ok\":false,\"error\":\"too many pending actions\"}\n");
             else
-                replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);
+                control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);
         } else {
             reset_node(id, cosim.now_cycles);
-            replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim.now_cycles);
+            control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim.now_cycles);
         }
     } else if (!strcmp(w[0], "fault")) {
         cmd_fault(fd, w, nw);
@@ -293,8 +309,25 @@ static void handle_command(int fd, char *line)
         cmd_cut(fd, w, nw);
     } else if (!strcmp(w[0], "vcd")) {
         cmd_vcd(fd, w, nw);
+    } else if (!strcmp(w[0], "stalls")) {
+        struct sbuf b = {0};
+        uint64_t since = nw >= 3 && !strcmp(w[1], "since") ? secs_to_cycles(atof(w[2])) : 0;
+        sb_printf(&b, "{\"ok\":true,\"virtual_s\":%.9f,", (double)cosim.now_cycles / (double)F_CPU);
+        pacing_stalls_json(&b, since, cosim.now_cycles);
+        sb_printf(&b, "}\n");
+        reply(fd, b.p);
+        free(b.p);
+    } else if (!strcmp(w[0], "sleep")) {
+        long ms = atol(w[1]);
+        if (nw < 2 || ms < 0 || ms > 60000) {
+            reply(fd, "{\"ok\":false,\"error\":\"usage: sleep MS (0..60000)\"}\n");
+        } else {
+            ctl.sleep_ms += ms;
+            control_replyf(fd, "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"sleep_ms\":%ld}\n",
+                           cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU, ms);
+        }
     } else {
-        replyf(fd, "{\"ok\":false,\"error\":\"unknown command '%s'\"}\n", w[0]);
+        control_replyf(fd, "{\"ok\":false,\"error\":\"unknown command '%s'\"}\n", w[0]);
     }
 }
 
@@ -364,6 +397,7 @@ void control_service(void)
             continue;
         k = read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n);
         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+            lockstep_client_gone(c->fd);
             close(c->fd);
             c->fd = 0;
             continue;
@@ -381,6 +415,13 @@ void control_service(void)
             reply(c->fd, "{\"ok\":false,\"error\":\"line too long\"}\n");
             c->n = 0;
         }
+    }
+    if (ctl.sleep_ms) {
+        /* the bench's own thread stops, as if the host had taken the CPU away */
+        struct timespec ts = {ctl.sleep_ms / 1000, (ctl.sleep_ms % 1000) * 1000000L};
+        ctl.sleep_ms = 0;
+        while (nanosleep(&ts, &ts) && errno == EINTR)
+            ;
     }
 }
 

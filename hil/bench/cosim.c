@@ -233,12 +233,18 @@ static void step(struct node *n, uint64_t limit)
         logmsg("%s: crashed at cycle %" PRIu64 " pc=0x%x", n->name, (uint64_t)a->cycle, a->pc);
 }
 
-/* Runs both cores until each has reached `target` (its next action is at or after it). */
+/* Runs both cores until each has reached the run target (its next action is at or after it). The
+ * target starts at `target`; lockstep frame mode lowers it while running (cosim.run_target), when a
+ * frame delimiter will be complete earlier: every core is then still at or before that cycle (they
+ * are within one instruction of each other, and a byte completes a character time after its
+ * write). */
 void cosim_run_until(uint64_t target)
 {
     struct node *p = &cosim.nodes[PROFILER], *e = &cosim.nodes[EXECUTOR];
+    cosim.run_target = target;
     for (;;) {
         uint64_t cp = eff_clock(p), ce = eff_clock(e);
+        target = cosim.run_target;
         if (cp >= target && ce >= target)
             break;
         if (cp <= ce)

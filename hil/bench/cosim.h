@@ -44,6 +44,7 @@ struct cosim {
     struct wire wires[NWIRES];
     uint64_t group_cut_until[NGROUPS]; /* a cut line group drops changes until then */
     uint64_t now_cycles;               /* the global virtual time: every core has reached it */
+    uint64_t run_target;               /* where the current cosim_run_until stops (may be lowered) */
     uint64_t wire_changes, wire_cut_dropped, wire_max_skew, wire_rewinds;
 };
 extern struct cosim cosim;

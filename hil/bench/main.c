@@ -2,7 +2,7 @@
  * mmbench: the virtual bench. Two ATmega2560 images (profiler and executor) in simavr on one virtual
  * clock, wired pin by pin, each USART0 on a pseudo-terminal, a control channel on a Unix socket.
  *
- *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced] [--until SECONDS]
+ *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
  *           [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
  *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
@@ -15,13 +15,17 @@
  *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order
  *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
  *   control.c      the control socket, its commands, the status JSON, timed actions
- *   pacing.c       virtual time on wall time, the lag record, the host's real-time set-up
+ *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
+ *                  real-time set-up
+ *   lockstep.c     --lockstep: virtual time advances only as far as the host grants
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
  *   main.c         options, set-up and the main loop (this file)
  *
  * Determinism. In unpaced mode the simulation depends only on the images, the script and the seed:
  * the same --script gives byte-identical UART output at identical cycles (--trace records them).
- * Bytes typed into a pty in unpaced mode enter at whatever virtual time the bench reads them.
+ * Bytes typed into a pty in unpaced mode enter at whatever virtual time the bench reads them; in
+ * lockstep mode at the grant that announces them, so a run with the same grants and host bytes is
+ * byte-identical too.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +41,7 @@
 #include "bench.h"
 #include "control.h"
 #include "cosim.h"
+#include "lockstep.h"
 #include "pacing.h"
 #include "trace.h"
 #include "uart_bridge.h"
@@ -88,7 +93,7 @@ static void on_signal(int sig)
 static void usage(void)
 {
     fprintf(stderr,
-            "usage: mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced] [--until SECONDS]\n"
+            "usage: mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]\n"
             "               [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]\n"
             "               [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
             "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n");
@@ -113,6 +118,11 @@ static void parse_options(int argc, char **argv, struct options *o)
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--unpaced")) {
             pacing.paced = 0;
+            continue;
+        }
+        if (!strcmp(a, "--lockstep")) {
+            pacing.paced = 0;
+            lockstep.on = 1;
             continue;
         }
         if (!strcmp(a, "--spin")) {
@@ -188,6 +198,16 @@ static void write_ready(const char *run_dir)
 
 /* ---- main loop ---------------------------------------------------------------------------- */
 
+/* Lockstep, no grant outstanding: block until the control channel has something (no CPU spent). The
+ * ptys are not watched: host input is taken at grant points only. */
+static void wait_for_grant(void)
+{
+    struct pollfd pfd[1 + MAX_CLIENTS];
+    int n = control_pollfds(pfd);
+    if (poll(pfd, (nfds_t)n, -1) > 0)
+        control_service();
+}
+
 static void run(uint64_t until_cycles)
 {
     const uint64_t unpaced_slice = F_CPU / 1000;   /* 1 ms */
@@ -195,7 +215,15 @@ static void run(uint64_t until_cycles)
     int i;
     while (!bench_stop && cosim.now_cycles < until_cycles) {
         uint64_t target, act, now = cosim.now_cycles;
-        if (pacing.paced) {
+        if (lockstep.on) {
+            if (!lockstep.active) {
+                wait_for_grant();
+                continue;
+            }
+            target = now + unpaced_slice;
+            if (target > lockstep.stop_at)
+                target = lockstep.stop_at;
+        } else if (pacing.paced) {
             /* A sync point: virtual time may be at most the quantum ahead of wall time. If it is
              * ahead, wait for the wall clock (or a descriptor); once wall time has reached virtual
              * time, record the lag = wall now - the wall time at which the current virtual time
@@ -212,7 +240,7 @@ static void run(uint64_t until_cycles)
                     continue; /* woken early by a descriptor (serviced): wait on */
             }
             lag_ns = wall_ns - virt_ns;
-            pacing_record_lag(lag_ns);
+            pacing_record_lag(lag_ns, now);
             target = (wall_ns + pacing.quantum_ns) * (F_CPU / 1000000ull) / 1000ull;
             if (target > now + paced_max_slice)
                 target = now + paced_max_slice;
@@ -227,7 +255,13 @@ static void run(uint64_t until_cycles)
         if (target > now)
             cosim_run_until(target);
         control_run_actions(cosim.now_cycles);
-        if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now())
+        if (lockstep.on) {
+            /* output as it falls due; host input only at grant points (lockstep.c) */
+            for (i = 0; i < NNODES; i++)
+                uart_flush_out(i, cosim.now_cycles);
+            if (!lockstep_reached(cosim.now_cycles))
+                control_service();
+        } else if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now())
             for (i = 0; i < NNODES; i++)
                 uart_flush_out(i, cosim.now_cycles); /* ahead: the wait services the descriptors */
         else
@@ -285,6 +319,7 @@ int main(int argc, char **argv)
     for (i = 0; i < NNODES; i++)
         uart_arm(i);
     run(o.until_cycles);
+    lockstep_end(); /* --until or stop ended the run during a grant */
 
     /* final flush of what the host can still take, then the final status */
     for (i = 0; i < NNODES; i++)

@@ -80,7 +80,19 @@ uint64_t pacing_wait_until(uint64_t cycle, struct pollfd *pfd, int n, pacing_ser
     return now;
 }
 
-void pacing_record_lag(uint64_t lag_ns)
+static void push_stall(const struct stall *st)
+{
+    if (pacing.stalls_n == MAX_STALLS) {
+        pacing.stalls_head = (pacing.stalls_head + 1) % MAX_STALLS;
+        pacing.stalls_n--;
+        pacing.stalls_dropped++;
+    }
+    pacing.stalls[(pacing.stalls_head + pacing.stalls_n) % MAX_STALLS] = *st;
+    pacing.stalls_n++;
+}
+
+/* One sync sample: the lag at virtual time `now_cycles`. */
+void pacing_record_lag(uint64_t lag_ns, uint64_t now_cycles)
 {
     uint64_t us = lag_ns / 1000;
     int bin = us < 1000 ? (int)us : us < 1000000 ? 999 + (int)(us / 1000) : LAG_BINS - 1;
@@ -92,12 +104,41 @@ void pacing_record_lag(uint64_t lag_ns)
         pacing.lag_max_ns = lag_ns;
     if (lag_ns > pacing.lag_bound_ns) {
         pacing.lag_exceeded++;
-        if (!pacing.lag_over)
+        if (!pacing.lag_over) {
             pacing.lag_episodes++;
+            pacing.open = (struct stall){pacing.last_ok_cycle, now_cycles, lag_ns};
+        } else if (lag_ns > pacing.open.max_ns) {
+            pacing.open.max_ns = lag_ns;
+        }
         pacing.lag_over = 1;
     } else {
+        if (pacing.lag_over) {
+            pacing.open.end = now_cycles;
+            push_stall(&pacing.open);
+        }
         pacing.lag_over = 0;
+        pacing.last_ok_cycle = now_cycles;
     }
+}
+
+void pacing_stalls_json(struct sbuf *b, uint64_t since, uint64_t now)
+{
+    size_t i;
+    int first = 1;
+    sb_printf(b, "\"stalls\":[");
+    for (i = 0; i < pacing.stalls_n; i++) {
+        const struct stall *st = &pacing.stalls[(pacing.stalls_head + i) % MAX_STALLS];
+        if (st->end < since)
+            continue;
+        sb_printf(b, "%s[%.9f,%.9f,%.1f]", first ? "" : ",", (double)st->start / (double)F_CPU,
+                  (double)st->end / (double)F_CPU, (double)st->max_ns / 1000.0);
+        first = 0;
+    }
+    if (pacing.lag_over && now >= since)
+        sb_printf(b, "%s[%.9f,%.9f,%.1f]", first ? "" : ",", (double)pacing.open.start / (double)F_CPU,
+                  (double)now / (double)F_CPU, (double)pacing.open.max_ns / 1000.0);
+    sb_printf(b, "],\"stalls_dropped\":%" PRIu64 ",\"stall_open\":%s", pacing.stalls_dropped,
+              pacing.lag_over ? "true" : "false");
 }
 
 uint64_t pacing_wall_cycles_now(void)
@@ -187,7 +228,7 @@ static double lag_percentile_us(double q)
     return (double)pacing.lag_max_ns / 1000.0;
 }
 
-void pacing_status_json(struct sbuf *b)
+void pacing_status_json(struct sbuf *b, uint64_t now)
 {
     int i, first = 1;
     sb_printf(b, "\"lag\":{\"samples\":%" PRIu64 ",\"p50_us\":%.1f,\"p99_us\":%.1f,\"p999_us\":%.1f,"
@@ -203,7 +244,9 @@ void pacing_status_json(struct sbuf *b)
             sb_printf(b, "%s[%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", lo, pacing.lag_hist[i]);
             first = 0;
         }
-    sb_printf(b, "]},\"host\":{\"sched\":\"%s\",\"mlock\":%s,\"dma_latency_us\":%d,\"cpu\":%d,"
+    sb_printf(b, "],");
+    pacing_stalls_json(b, 0, now);
+    sb_printf(b, "},\"host\":{\"sched\":\"%s\",\"mlock\":%s,\"dma_latency_us\":%d,\"cpu\":%d,"
                  "\"timer_slack_ns\":%d},",
               pacing.host_sched, pacing.host_mlock ? "true" : "false",
               pacing.host_dma_fd >= 0 ? pacing.host_dma_us : -1, pacing.host_cpu,

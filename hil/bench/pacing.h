@@ -13,6 +13,14 @@
 /* lag histogram: bins 0..999 are 1 us wide, 1000..1998 are 1 ms wide (1 ms .. 999 ms), 1999: more */
 #define LAG_BINS 2000
 
+/* a stall interval, in virtual cycles: from the last sync sample within the lag bound before the lag
+ * went over it, to the first sample back within it (the stall and the catch-up after it) */
+struct stall {
+    uint64_t start, end;
+    uint64_t max_ns; /* the largest lag sampled in it */
+};
+#define MAX_STALLS 4096 /* the last ones kept; older ones are counted in stalls_dropped */
+
 struct pacing {
     int paced;             /* 0: --unpaced */
     uint64_t spin_ns;      /* --spin-us: busy-wait this last part of each wait instead of sleeping (--spin: all) */
@@ -25,7 +33,12 @@ struct pacing {
     uint64_t lead_max_ns;   /* how far virtual time was ever ahead of wall time (bounded by the quantum) */
     uint64_t early_wakeups; /* waits ended by a ready descriptor before the deadline */
     uint64_t lag_episodes;  /* times the lag went over the bound (consecutive samples over it: one episode) */
-    int lag_over;
+    int lag_over;           /* the last sample was over the bound: a stall interval is open */
+    uint64_t last_ok_cycle; /* virtual time of the last sample within the bound */
+    struct stall open;      /* the open interval (lag_over), its end not known yet */
+    struct stall stalls[MAX_STALLS]; /* closed intervals, a ring, oldest at stalls_head */
+    size_t stalls_head, stalls_n;
+    uint64_t stalls_dropped;
     /* host set-up (--realtime, --sched, --mlock, --dma-latency, --cpu), as done: see status "host" */
     char host_sched[32];
     int host_mlock, host_dma_fd, host_dma_us, host_cpu;
@@ -37,10 +50,13 @@ typedef void (*pacing_service_fn)(const struct pollfd *pfd, int n);
 
 void pacing_start(void); /* wall time 0 = virtual time 0 */
 uint64_t pacing_wait_until(uint64_t cycle, struct pollfd *pfd, int n, pacing_service_fn service);
-void pacing_record_lag(uint64_t lag_ns);
+void pacing_record_lag(uint64_t lag_ns, uint64_t now_cycles);
 uint64_t pacing_wall_cycles_now(void);
 void pacing_host_setup(const char *want_sched, int want_mlock);
-void pacing_status_json(struct sbuf *b); /* the "lag" and "host" members of the status */
-int pacing_valid(void);                  /* the run kept within its lag bound (or was unpaced) */
+void pacing_status_json(struct sbuf *b, uint64_t now); /* the "lag" and "host" members of the status */
+int pacing_valid(void);
+/* "stalls":[[start_s,end_s,max_us],...],"stalls_dropped":N,"stall_open":B for the intervals ending
+ * at or after `since` (cycles); an open one last, ending at `now` */
+void pacing_stalls_json(struct sbuf *b, uint64_t since, uint64_t now);                  /* the run kept within its lag bound (or was unpaced) */
 
 #endif

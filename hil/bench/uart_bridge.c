@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,7 @@
 #include <simavr/sim_io.h>
 
 #include "cosim.h"
+#include "lockstep.h"
 #include "trace.h"
 
 /* ATmega2560 data-space addresses */
@@ -77,14 +79,15 @@ static void fix_uart_timing(int id)
 
 /* ---- MCU -> host ------------------------------------------------------------------------- */
 
-static void out_push(struct uart_node *u, uint64_t at, uint8_t b)
+static int out_push(struct uart_node *u, uint64_t at, uint8_t b)
 {
     if (u->out_n == u->out_cap) {
         u->out_dropped++;
-        return;
+        return 0;
     }
     u->outq[(u->out_head + u->out_n) % u->out_cap] = (struct out_byte){at, b};
     u->out_n++;
+    return 1;
 }
 
 static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
@@ -124,7 +127,8 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
         if (at < last->at)
             at = last->at;
     }
-    out_push(u, at, b);
+    if (out_push(u, at, b))
+        lockstep_on_byte_out(b, at);
     TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
 }
 
@@ -274,6 +278,37 @@ void uart_read_pty(int id, uint64_t now)
         u->in_read += (uint64_t)k;
     }
     uart_arm(id);
+}
+
+/* Lockstep: reads until `total` bytes have been read from the pty since the start, no more (the
+ * bytes the host announced), waiting up to timeout_ms for the kernel to pass them on. */
+int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
+{
+    struct uart_node *u = &uart.n[id];
+    uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
+    uint8_t buf[512];
+    while (u->in_read < total) {
+        uint64_t want = total - u->in_read, t;
+        ssize_t k, i;
+        if (want > sizeof buf)
+            want = sizeof buf;
+        k = read(u->master, buf, (size_t)want);
+        if (k > 0) {
+            for (i = 0; i < k; i++)
+                inq_push(u, now, buf[i]);
+            u->in_read += (uint64_t)k;
+            continue;
+        }
+        t = mono_ns();
+        if (t >= deadline)
+            break;
+        {
+            struct pollfd p = {u->master, POLLIN, 0};
+            poll(&p, 1, (int)((deadline - t) / 1000000ull) + 1);
+        }
+    }
+    uart_arm(id);
+    return u->in_read < total ? -1 : 0;
 }
 
 void uart_reset(int id)

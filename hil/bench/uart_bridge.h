@@ -69,6 +69,7 @@ void uart_load_script(const char *path);
 void uart_arm(int id);                           /* schedule the next host byte, if any */
 void uart_reset(int id);                         /* after cosim_reset_node: timers were dropped */
 void uart_read_pty(int id, uint64_t now);        /* host bytes written so far enter at `now` */
+int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
 void uart_close(int id);                         /* remove the pty link */
 

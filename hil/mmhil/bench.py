@@ -81,10 +81,14 @@ class Bench:
     # paced only: ask the host for real-time service (--realtime: SCHED_FIFO 10, else nice -10, else
     # none; mlockall; /dev/cpu_dma_latency 0); what was granted is in status()["host"]
     realtime: bool = False
+    # lockstep (implies unpaced): virtual time advances only as far as grant() allows
+    lockstep: bool = False
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
     _own_dir: bool = field(default=False, init=False)
     _log: Path | None = field(default=None, init=False)
+    _grant_sock: socket.socket | None = field(default=None, init=False)
+    _grant_buf: bytes = field(default=b"", init=False)
 
     # ---- life cycle --------------------------------------------------------------------------
     def command(self) -> list[str]:
@@ -92,7 +96,9 @@ class Bench:
         assert self.run_dir is not None
         cmd = [str(binary), "--profiler", str(prof), "--executor", str(exe), "--run-dir", str(self.run_dir),
                "--baud", str(self.baud)]
-        if not self.paced:
+        if self.lockstep:
+            cmd.append("--lockstep")
+        elif not self.paced:
             cmd.append("--unpaced")
         elif self.realtime:
             cmd.append("--realtime")
@@ -156,6 +162,9 @@ class Bench:
         proc = self.process
         if proc is None:
             return
+        if self._grant_sock is not None:
+            self._grant_sock.close()
+            self._grant_sock = None
         if proc.poll() is None:
             try:
                 self.control("stop", timeout=1.0)
@@ -259,3 +268,46 @@ class Bench:
 
     def stop(self) -> None:
         self.control("stop")
+
+    # ---- lockstep, stalls ------------------------------------------------------------------
+    def grant(self, cycle: int, frame: bool = True, written: dict[str, int] | None = None,
+              timeout: float = 60.0) -> dict[str, Any]:
+        """Lockstep: lets virtual time run to `cycle` (with `frame`, only until a 0x00 frame delimiter
+        is complete on either node's output). `written`: the total bytes the host has written into
+        each node's pty so far; the bench takes exactly those in first. Returns the bench's reply:
+        cycle, virtual_s, stop ("until", "frame", "end") and out (total bytes written to each pty),
+        over one persistent control connection (a round trip costs tens of microseconds)."""
+        if not self.alive():
+            raise BenchError(f"bench is not running (grant {cycle})", self.log_tail())
+        line = f"grant {int(cycle)}" + (" frame" if frame else "")
+        if written is not None:
+            line += " in " + " ".join(f"{node}={int(n)}" for node, n in written.items())
+        if self._grant_sock is None:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(str(self.control_path))
+            self._grant_sock, self._grant_buf = s, b""
+        s = self._grant_sock
+        s.settimeout(timeout)
+        s.sendall(line.encode() + b"\n")
+        while b"\n" not in self._grant_buf:
+            chunk = s.recv(65536)
+            if not chunk:
+                self._grant_sock = None
+                s.close()
+                raise BenchError(f"bench closed the control connection during {line!r}", self.log_tail())
+            self._grant_buf += chunk
+        data, self._grant_buf = self._grant_buf.split(b"\n", 1)
+        reply = json.loads(data)
+        if not reply.get("ok"):
+            raise BenchError(f"bench refused {line!r}: {reply.get('error')}", self.log_tail())
+        return reply
+
+    def stalls(self, since_s: float | None = None) -> list[list[float]]:
+        """Paced: the stall intervals [start_s, end_s, max_lag_us] (ending at or after since_s); an
+        interval still open comes last, ending at the current virtual time (see docs/bench.md)."""
+        return self.control("stalls" + (f" since {since_s}" if since_s is not None else ""))["stalls"]
+
+    def sleep(self, ms: float) -> dict[str, Any]:
+        """Stalls the bench's own thread for `ms` ms of wall time right after it replies (a host stall
+        on demand); the reply carries the virtual time it happened at."""
+        return self.control(f"sleep {int(ms)}")

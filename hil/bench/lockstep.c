@@ -1,0 +1,169 @@
+/*
+ * Lockstep: the host grants virtual time, so a run's outcome does not depend on how fast or busy
+ * the host is.
+ *
+ *   grant CYCLE [frame] [in profiler=N executor=M]
+ *
+ * At start the bench sits at cycle 0 until the first grant, blocked in poll on the control socket
+ * (no CPU). A grant first takes the host's input: `in` gives the total number of bytes the host has
+ * written into each pty since the bench started; the bench reads its pty masters until it has read
+ * exactly that many (a pty write reaches the master side asynchronously, through the kernel's
+ * flip-buffer work, so a byte written just before the grant may not be readable yet), waiting up to
+ * 2 s, and those bytes enter at the current virtual time. Without `in` it takes what is readable.
+ * The ptys are read at grant points only, so host input enters at the same cycles in every run.
+ * Then the bench runs up to CYCLE (timed actions, cut ends and --until happen at their cycles); with
+ * `frame` it stops earlier, at the cycle a 0x00 byte (the COBS frame delimiter) finishes its stop
+ * bit on either node's output, with that byte and everything due by then written to the ptys. The
+ * reply comes when it has stopped:
+ *   {"ok":true,"cycle":C,"virtual_s":S,"stop":"until"|"frame"|"end","out":{"profiler":N,"executor":M}}
+ * "out" is the total number of bytes written to each pty master so far (the host waits until its
+ * readers have seen that many); "end": --until or stop ended the run. One grant at a time; the other
+ * commands work between and during grants.
+ */
+#define _GNU_SOURCE
+#include "lockstep.h"
+
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "cosim.h"
+#include "uart_bridge.h"
+
+/* the one outstanding grant of this bench and the --lockstep switch */
+struct lockstep lockstep = {.fd = -1};
+
+static void reply_grant(const char *stop)
+{
+    char buf[256];
+    uint64_t now = cosim.now_cycles;
+    int k = snprintf(buf, sizeof buf,
+                     "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
+                     ",\"executor\":%" PRIu64 "}}\n",
+                     now, (double)now / (double)F_CPU, stop, uart.n[PROFILER].out_written, uart.n[EXECUTOR].out_written);
+    if (lockstep.fd >= 0)
+        control_reply(lockstep.fd, buf, (size_t)k);
+    lockstep.active = 0;
+    lockstep.fd = -1;
+    lockstep.grants++;
+}
+
+/* The earliest 0x00 already queued that is not complete yet (NEVER: none). */
+static uint64_t pending_delimiter(uint64_t now)
+{
+    uint64_t t = NEVER;
+    int i;
+    for (i = 0; i < NNODES; i++) {
+        struct uart_node *u = &uart.n[i];
+        size_t k;
+        for (k = 0; k < u->out_n; k++) {
+            struct out_byte *o = &u->outq[(u->out_head + k) % u->out_cap];
+            if (o->b == 0 && o->at > now && o->at < t)
+                t = o->at;
+        }
+    }
+    return t;
+}
+
+void lockstep_grant(int fd, char *args)
+{
+    uint64_t want[NNODES] = {0, 0}, cycle;
+    int have_in = 0, frame = 0, i;
+    char *tok, *save = NULL, *end;
+
+    if (!lockstep.on) {
+        control_replyf(fd, "{\"ok\":false,\"error\":\"grant: the bench is not in lockstep (--lockstep)\"}\n");
+        return;
+    }
+    if (lockstep.active) {
+        control_replyf(fd, "{\"ok\":false,\"error\":\"grant: a grant is outstanding\"}\n");
+        return;
+    }
+    tok = strtok_r(args, " \t", &save);
+    cycle = tok ? strtoull(tok, &end, 0) : 0;
+    if (!tok || *end) {
+        control_replyf(fd, "{\"ok\":false,\"error\":\"usage: grant CYCLE [frame] [in profiler=N executor=M]\"}\n");
+        return;
+    }
+    while ((tok = strtok_r(NULL, " \t", &save))) {
+        char *eq = strchr(tok, '=');
+        if (!strcmp(tok, "frame")) {
+            frame = 1;
+        } else if (!strcmp(tok, "in")) {
+            have_in = 1;
+        } else if (have_in && eq) {
+            int id;
+            *eq = 0;
+            id = parse_node(tok);
+            if (id < 0) {
+                control_replyf(fd, "{\"ok\":false,\"error\":\"grant: unknown node '%s'\"}\n", tok);
+                return;
+            }
+            want[id] = strtoull(eq + 1, NULL, 0);
+        } else {
+            control_replyf(fd, "{\"ok\":false,\"error\":\"grant: unexpected '%s'\"}\n", tok);
+            return;
+        }
+    }
+    /* the host's input first: exactly what it announced, at the current virtual time */
+    for (i = 0; i < NNODES; i++) {
+        if (!have_in) {
+            uart_read_pty(i, cosim.now_cycles);
+        } else if (uart_read_pty_exactly(i, want[i], cosim.now_cycles, 2000)) {
+            control_replyf(fd, "{\"ok\":false,\"error\":\"grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s\"}\n",
+                           node_names[i], want[i], uart.n[i].in_read);
+            return;
+        }
+    }
+    lockstep.active = 1;
+    lockstep.fd = fd;
+    lockstep.frame = frame;
+    lockstep.granted = cycle;
+    lockstep.stop_at = cycle;
+    if (frame) {
+        uint64_t d = pending_delimiter(cosim.now_cycles);
+        if (d < lockstep.stop_at)
+            lockstep.stop_at = d;
+    }
+    lockstep_reached(cosim.now_cycles);
+}
+
+void lockstep_on_byte_out(uint8_t b, uint64_t at)
+{
+    if (!lockstep.active || !lockstep.frame || b != 0 || at >= lockstep.stop_at)
+        return;
+    lockstep.stop_at = at;
+    if (at < cosim.run_target)
+        cosim.run_target = at; /* no core has passed it: see cosim_run_until */
+}
+
+int lockstep_reached(uint64_t now)
+{
+    int i;
+    if (!lockstep.active || now < lockstep.stop_at)
+        return 0;
+    for (i = 0; i < NNODES; i++)
+        uart_flush_out(i, now);
+    reply_grant(lockstep.stop_at < lockstep.granted ? "frame" : "until");
+    return 1;
+}
+
+void lockstep_end(void)
+{
+    int i;
+    if (!lockstep.active)
+        return;
+    for (i = 0; i < NNODES; i++)
+        uart_flush_out(i, cosim.now_cycles);
+    reply_grant("end");
+}
+
+void lockstep_client_gone(int fd)
+{
+    if (lockstep.fd == fd)
+        lockstep.fd = -1; /* the grant runs on; nobody to tell */
+}
