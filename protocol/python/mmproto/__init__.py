@@ -4,12 +4,17 @@ from .decoder import Received, StreamDecoder
 from .framing import (CRC_CHECK, CRC_NAME, MAX_BODY, MAX_ENCODED, MAX_FRAME, MAX_PAYLOAD, DecoderCounters,
                       Outcome, crc16, encode_frame)
 from .latency import TimeBase, extend_timecode
-from .messages import (MESSAGE_TYPES, PROTO_VERSION, SPEC_NAMES, Ack, BadLength, Counters, Dispatch, Error,
-                       ErrorCode, ExecutorMode, Fire, Fired, Hello, LocalEvent, Message, MessageError, Mode,
-                       NodeKind, Query, Result, Schedule, Status, Timecode, UnknownType, parse_payload)
+from .link import NODE_KINDS, Arrival, Item, Link, LinkDown, LinkError
+from .messages import (HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, MESSAGE_TYPES, PROTO_VERSION,
+                       RESULT_FLAG_FIRE, RESULT_FLAG_LOST_BEFORE, RESULT_FLAG_STROBE, SPEC_NAMES, Ack, BadLength,
+                       Counters, Dispatch, Error, ErrorCode, ExecutorMode, Fire, Fired, Hello, LocalEvent, Message,
+                       MessageError, Mode, NodeKind, Query, Result, Schedule, Status, Timecode, UnknownType,
+                       parse_payload)
 from .sequence import SeqTracker
 
 __all__ = [
+    "Arrival", "HELLO_FLAG_8051", "HELLO_FLAG_CAPTURE", "HELLO_FLAG_POLLED", "Item", "Link", "LinkDown", "LinkError",
+    "NODE_KINDS", "RESULT_FLAG_FIRE", "RESULT_FLAG_LOST_BEFORE", "RESULT_FLAG_STROBE",
     "Ack", "BadLength", "CRC_CHECK", "CRC_NAME", "Counters", "DecoderCounters", "Dispatch", "Error", "ErrorCode",
     "ExecutorMode", "Fire", "Fired", "Hello", "LocalEvent", "MAX_BODY", "MAX_ENCODED", "MAX_FRAME", "MAX_PAYLOAD",
     "MESSAGE_TYPES", "Message", "MessageError", "Mode", "NodeKind", "Outcome", "PROTO_VERSION", "Query", "Received",
