@@ -12,23 +12,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .latstats import STAT_NAMES, latency_stats
 from .load import RunSet
 from .schema import OUTCOMES
 
 GROUP = ["mode", "distance", "load"]
-QUANTILES = {"min": 0.0, "p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999, "max": 1.0}
-STAT_NAMES = ["n", "mean", "var", "std", *QUANTILES]
-
-
-def _stats(values: np.ndarray) -> dict[str, float]:
-    n = len(values)
-    if n == 0:
-        return {"n": 0, "mean": np.nan, "var": np.nan, "std": np.nan, **{k: np.nan for k in QUANTILES}}
-    mean = float(values.mean())
-    var = float(((values - mean) ** 2).sum() / (n - 1)) if n > 1 else np.nan
-    qs = np.quantile(values, list(QUANTILES.values()))
-    return {"n": n, "mean": mean, "var": var, "std": float(np.sqrt(var)) if n > 1 else np.nan,
-            **dict(zip(QUANTILES, map(float, qs)))}
 
 
 def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_only: bool | None = None) -> pd.DataFrame:
@@ -79,7 +67,7 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
     for gi, key in enumerate(key_rows):
         idx = order[bounds[gi]:bounds[gi + 1]]
         idx = idx[measured[idx]]
-        su, st = _stats(lat_us[idx]), _stats(lat_ticks[idx])
+        su, st = latency_stats(lat_us[idx]), latency_stats(lat_ticks[idx])
         j = jit[idx]
         j = j[~np.isnan(j)]
         row = dict(key)

@@ -1,14 +1,12 @@
-"""One scheduled event and its row in the run CSV (docs/data-format.md)."""
+"""One scheduled event and its row in the run CSV. The columns, outcomes and reasons are the run format's
+(`mmanalysis.schema`, docs/data-format.md): defined there once, for the writer and every reader."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 
-COLUMNS = ("event", "tag", "event_id", "mode", "distance", "scheduled_tc", "created_tc", "created_phase",
-           "sent_s", "ack_tc", "ack_phase", "slack_ticks", "fired_tc", "result_tc", "result_counts",
-           "latency_counts", "latency_us", "outcome", "reason")
-OUTCOMES = ("ok", "late", "early", "missed", "lost")
-REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "link_fault")
+from mmanalysis.schema import COLUMN_NAMES as COLUMNS
+from mmanalysis.schema import OUTCOMES, REASONS
 
 
 @dataclass
@@ -35,6 +33,8 @@ class Event:
     # bookkeeping, not exported
     edge_tag: int | None = field(default=None, repr=False)
     fired_order: int | None = field(default=None, repr=False)
+    # frames the run had seen lost when this event was created: a later loss may have carried its result
+    lost_frames_at_create: int = field(default=0, repr=False)
 
     @property
     def terminal(self) -> bool:

@@ -1,32 +1,20 @@
-"""Summary statistics of a run (docs/data-format.md): latency over the ok and late rows only; early,
-missed and lost counted, never folded in. Sample variance (ddof=1); percentiles interpolate linearly."""
+"""Statistics of a run in the scheduler: the run summary (the one definition in mmanalysis.latstats) and
+mixed mode's slack distribution."""
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Iterable
 
 import numpy as np
 
-from .event import OUTCOMES, Event
+from mmanalysis.latstats import summarize_rows
+
+from .event import Event
 
 
 def summarize(events: Iterable[Event]) -> dict[str, object]:
-    events = list(events)
-    lat = np.array([e.latency_us for e in events if e.outcome in ("ok", "late")], dtype=float)
-    counts = Counter(e.outcome for e in events)
-    out: dict[str, object] = {"n": int(lat.size)}
-    if lat.size:
-        p50, p99, p999 = np.percentile(lat, [50, 99, 99.9])
-        out.update(mean_us=float(lat.mean()), variance_us2=float(lat.var(ddof=1)) if lat.size > 1 else 0.0,
-                   min_us=float(lat.min()), p50_us=float(p50), p99_us=float(p99), p999_us=float(p999),
-                   max_us=float(lat.max()))
-    else:
-        out.update({k: None for k in ("mean_us", "variance_us2", "min_us", "p50_us", "p99_us", "p999_us", "max_us")})
-    out["outcomes"] = {o: int(counts.get(o, 0)) for o in OUTCOMES}
-    out["events"] = len(events)
-    out["on_time_share"] = (counts.get("ok", 0) / len(events)) if events else None
-    return out
+    """The sidecar's summary of these events (mmanalysis.latstats.run_summary)."""
+    return summarize_rows(events)
 
 
 # Created-phase bins: ten of 0.1 over the tick, then one for phase >= 1: an event created after the

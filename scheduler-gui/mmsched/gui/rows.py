@@ -3,10 +3,11 @@ reads an Event the runner is still changing), and the same rows read back from a
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import pandas as pd
 
 from ..event import Event
 
@@ -30,41 +31,23 @@ def snapshot(ev: Event) -> Row:
                ev.result_tc, ev.latency_us, ev.outcome, ev.reason)
 
 
-def _num(v: Any, kind=float):
-    if v is None or v == "" or (isinstance(v, float) and math.isnan(v)):
-        return None
-    return kind(float(v)) if kind is int else kind(v)
+def _opt(v: Any, kind=float):
+    return None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else kind(v)
 
 
-def load_run(path: str | Path) -> tuple[list[Row], dict[str, Any] | None, str]:
-    """Reads NAME.csv (+ NAME.json when it is there). Returns (rows, sidecar or None, name).
-    Raises ValueError with a readable message if the file is not a run."""
-    import csv
+def load_run(path: str | Path) -> tuple[list[Row], dict[str, Any], str]:
+    """Reads NAME.csv + NAME.json with the analysis loader (mmanalysis.read_run: the run format's one
+    reader). Returns (rows, sidecar, name). Raises ValueError (mmanalysis.SchemaError, naming the file,
+    line and column) if the files are not a run."""
+    from mmanalysis import read_run
 
     p = Path(path)
-    if p.suffix == ".json":
-        p = p.with_suffix(".csv")
-    if p.suffix != ".csv":
+    if p.suffix not in (".csv", ".json"):
         p = p.with_name(p.name + ".csv")
-    if not p.exists():
-        raise ValueError(f"{p} does not exist")
-    rows: list[Row] = []
-    with open(p, newline="") as f:
-        reader = csv.DictReader(f)
-        need = {"event", "event_id", "scheduled_tc", "latency_us", "outcome"}
-        if reader.fieldnames is None or not need <= set(reader.fieldnames):
-            raise ValueError(f"{p.name} is not an mmrig run CSV (columns {sorted(need)} missing)")
-        for r in reader:
-            rows.append(Row(int(r["event"]), int(r["event_id"]), int(r["scheduled_tc"]),
-                            _num(r.get("created_tc"), int) or 0, _num(r.get("sent_s")), _num(r.get("ack_tc"), int),
-                            _num(r.get("fired_tc"), int), _num(r.get("result_tc"), int), _num(r.get("latency_us")),
-                            r.get("outcome") or None, r.get("reason") or None))
-    side = p.with_suffix(".json")
-    sidecar = None
-    if side.exists():
-        try:
-            sidecar = json.loads(side.read_text())
-        except ValueError as exc:
-            raise ValueError(f"{side.name} is not valid JSON: {exc}") from exc
-    name = (sidecar or {}).get("name") or p.stem
+    data = read_run(p)
+    (name, sidecar), = data.meta.items()
+    rows = [Row(int(r.event), int(r.event_id), int(r.scheduled_tc), int(r.created_tc), _opt(r.sent_s),
+                _opt(r.ack_tc, int), _opt(r.fired_tc, int), _opt(r.result_tc, int), _opt(r.latency_us),
+                str(r.outcome), _opt(r.reason, str))
+            for r in data.df.itertuples(index=False)]
     return rows, sidecar, name

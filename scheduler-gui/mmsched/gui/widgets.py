@@ -12,6 +12,8 @@ from PySide6.QtCore import QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import QFormLayout, QGridLayout, QGroupBox, QLabel, QSizePolicy, QWidget
 
+from mmanalysis.latstats import run_summary
+
 from ..event import OUTCOMES
 from ..stats import summarize
 from .rows import Row
@@ -139,18 +141,7 @@ class StatsPanel(QGroupBox):
         counts = np.bincount(code[code >= 0].astype(np.intp), minlength=len(OUTCOMES))
         done = int(counts.sum())
         lat_ok = lat[(code == OUTCOMES.index("ok")) | (code == OUTCOMES.index("late"))]
-        s: dict[str, Any] = {"n": int(lat_ok.size)}
-        if lat_ok.size:
-            p50, p99, p999 = np.percentile(lat_ok, [50, 99, 99.9])
-            s.update(mean_us=float(lat_ok.mean()),
-                     variance_us2=float(lat_ok.var(ddof=1)) if lat_ok.size > 1 else 0.0,
-                     min_us=float(lat_ok.min()), p50_us=float(p50), p99_us=float(p99), p999_us=float(p999),
-                     max_us=float(lat_ok.max()))
-        else:
-            s.update({k: None for k in ("mean_us", "variance_us2", "min_us", "p50_us", "p99_us", "p999_us", "max_us")})
-        s["outcomes"] = {o: int(counts[i]) for i, o in enumerate(OUTCOMES)}
-        s["events"] = done
-        s["on_time_share"] = (int(counts[OUTCOMES.index("ok")]) / done) if done else None
+        s = run_summary(lat_ok, {o: int(counts[i]) for i, o in enumerate(OUTCOMES)})
         self.show_summary(s, pending=int(code.size) - done)
         return s
 

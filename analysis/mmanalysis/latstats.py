@@ -1,0 +1,60 @@
+"""The latency statistics of mmrig, defined once (numpy only): the scheduler's run summary, the GUI's live
+panel, the analysis tables and the report all call these.
+
+Latency statistics are over the measured rows (`ok` and `late`) only; `early`, `missed` and `lost` are
+counted, never folded in (docs/data-format.md). Variance is the sample variance (ddof=1), undefined for
+fewer than two values. Percentiles interpolate linearly (numpy's default).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from .schema import MEASURED, OUTCOMES
+
+QUANTILES = {"min": 0.0, "p50": 0.5, "p90": 0.9, "p99": 0.99, "p999": 0.999, "max": 1.0}
+STAT_NAMES = ["n", "mean", "var", "std", *QUANTILES]
+
+
+def latency_stats(values: np.ndarray) -> dict[str, float]:
+    """n, mean, var (ddof=1), std and the QUANTILES of `values`; NaN where a figure is undefined."""
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if n == 0:
+        return {"n": 0, "mean": np.nan, "var": np.nan, "std": np.nan, **{k: np.nan for k in QUANTILES}}
+    mean = float(values.mean())
+    var = float(((values - mean) ** 2).sum() / (n - 1)) if n > 1 else np.nan
+    qs = np.quantile(values, list(QUANTILES.values()))
+    return {"n": n, "mean": mean, "var": var, "std": float(np.sqrt(var)) if n > 1 else np.nan,
+            **dict(zip(QUANTILES, map(float, qs)))}
+
+
+def _or_none(v: float) -> float | None:
+    return None if v is None or np.isnan(v) else float(v)
+
+
+def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int]) -> dict[str, Any]:
+    """The summary a run's sidecar carries (docs/data-format.md, "summary"): latency figures in us of the
+    measured events, outcome counts, and the on-time share (ok / all events)."""
+    st = latency_stats(measured_us)
+    events = int(sum(outcome_counts.get(o, 0) for o in OUTCOMES))
+    out: dict[str, Any] = {"n": int(st["n"])}
+    out.update(mean_us=_or_none(st["mean"]), variance_us2=_or_none(st["var"]), min_us=_or_none(st["min"]),
+               p50_us=_or_none(st["p50"]), p99_us=_or_none(st["p99"]), p999_us=_or_none(st["p999"]),
+               max_us=_or_none(st["max"]))
+    out["outcomes"] = {o: int(outcome_counts.get(o, 0)) for o in OUTCOMES}
+    out["events"] = events
+    out["on_time_share"] = (out["outcomes"]["ok"] / events) if events else None
+    return out
+
+
+def summarize_rows(rows: Iterable[Any]) -> dict[str, Any]:
+    """run_summary of objects with `outcome` and `latency_us` attributes (events, GUI rows)."""
+    rows = list(rows)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r.outcome] = counts.get(r.outcome, 0) + 1
+    lat = np.array([r.latency_us for r in rows if r.outcome in MEASURED], dtype=float)
+    return run_summary(lat, counts)
