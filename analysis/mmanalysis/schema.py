@@ -49,3 +49,29 @@ class SchemaError(ValueError):
         if column is not None:
             where += f", column {column!r}"
         super().__init__(f"{where}: {message}")
+
+# Why a run is invalid: the sidecar's `invalid_reasons` is a list of {"code", "text"}; `code` is one of
+# these, and every view (GUI, report, demo) says it in these words. `text` holds the run's own details.
+INVALID_REASONS: dict[str, tuple[str, str]] = {
+    # code: (title, what it means and what to do)
+    "port_error": ("Serial port error", "A serial port could not be opened or failed. Check the port name, the "
+                   "cable and that no other program holds the port."),
+    "no_hello": ("Node does not answer", "No HELLO from a node: check the port, the cable, the baud rate and that "
+                 "the board is flashed and powered."),
+    "protocol_version": ("Version mismatch", "A node speaks another protocol version than this scheduler. Rebuild "
+                         "and flash the firmware of this checkout (make build, make flash-*)."),
+    "node_kind": ("Ports swapped?", "The profiler port answered as the executor (or the other way round). Swap "
+                  "the two ports."),
+    "setup": ("Node did not set up", "A node answered HELLO but not the run's set-up (no TIMECODE from the "
+              "profiler, or no STATUS from the executor after MODE)."),
+    "link_fault": ("Connection lost", "A serial port went away or fell silent during the run (board unplugged, or "
+                   "the virtual bench died). The events in flight were counted as lost."),
+    "bench_failed": ("Virtual bench failed", "The virtual bench could not start or stopped during the run."),
+    "bench_lag": ("Bench fell behind", "The host stalled the virtual bench beyond its lag bound, so this run is "
+                  "kept on disk but is not a result. Close other programs and run again."),
+    "bench_status": ("Bench status unavailable", "The bench's lag over the run could not be read, so the run "
+                     "cannot be shown to be trustworthy."),
+    "run_timeout": ("Run did not finish", "The run did not end in twice its expected time."),
+    "invariant": ("Accounting error", "Not every created event ended in exactly one row: a bug of the rig."),
+    "load_unavailable": ("Heavy load unavailable", "stress-ng is not installed (make setup installs it)."),
+}

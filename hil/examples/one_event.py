@@ -22,12 +22,13 @@ def main(argv: list[str]) -> int:
             bench = stack.enter_context(Bench())
             rig = stack.enter_context(Rig.on_bench(bench))
         tb = rig.time_base()                                        # the profiler's clock, from its HELLO
-        rig.send("executor", mp.Mode(2, 0, 0, 0, 0))                # mixed mode, ISR dispatch
+        rig.send("executor", mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR,
+                                     distance=0, period=0, random_ids=0))
         rig.wait_for("executor", mp.Status)
         rig.drain("profiler")
         _, now = rig.wait_for("profiler", mp.Timecode)              # a tick has just begun
         target = now.timecode + 2
-        rig.send("executor", mp.Schedule(1, 5, target))             # tag 1, event id 5, two ticks ahead
+        rig.send("executor", mp.Schedule(tag=1, event_id=5, timecode=target))  # two ticks ahead
         _, ack = rig.wait_for("executor", mp.Ack)
         _, result = rig.wait_for("profiler", mp.Result, timeout=1.0)
         latency_us = tb.counts_to_us(tb.latency_counts(target, result))

@@ -2,7 +2,8 @@
 bench or real boards through pyserial."""
 
 from .bench import Bench, BenchError, ensure_built
-from .rig import Arrival, Link, Rig, RigError
 from .cli import run_bench_foreground
+from .endpoint import BenchEndpoint
+from .rig import Rig, RigError
 
-__all__ = ["Arrival", "Bench", "BenchError", "Link", "Rig", "RigError", "ensure_built", "run_bench_foreground"]
+__all__ = ["Bench", "BenchEndpoint", "BenchError", "Rig", "RigError", "ensure_built", "run_bench_foreground"]

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[2]
+from .paths import root_or_here
+
+ROOT = root_or_here()   # the checkout: bench program and images are built there (paths.py)
 BENCH_DIR = ROOT / "hil/bench"
 BENCH_BIN = BENCH_DIR / "build/mmbench"
 FIXTURE_ELF = BENCH_DIR / "build/fixture.elf"

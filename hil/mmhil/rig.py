@@ -1,126 +1,28 @@
 """The Rig: the two serial links of the rig, the same object on the virtual bench or on real boards.
 
-Each link is opened with pyserial (a path such as /dev/ttyUSB0 or a bench pty, or a URL such as
-socket://host:port or rfc2217://host:port); a reader thread per link feeds an mmproto.StreamDecoder
-and queues what it decodes, with the wall time of the read that completed it.
+Each link is an `mmproto.Link` (the one link of the project: pyserial port, reader thread, decoder,
+sequence numbers, HELLO check) whose sink is a queue of this Rig's, one per node, so a HIL script reads
+each node's frames in order with `recv`, `wait_for` and `drain`.
 """
 
 from __future__ import annotations
 
 import queue
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
-import serial
-
 import mmproto
-from mmproto import Hello, Message, Query, Received, StreamDecoder
+from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
 
 from .bench import Bench
 
 M = TypeVar("M", bound=Message)
+NODES = ("profiler", "executor")
 
 
 class RigError(RuntimeError):
     pass
-
-
-@dataclass(frozen=True)
-class Arrival:
-    """A decoded frame and when (time.monotonic) the read that completed it returned."""
-
-    at: float
-    received: Received
-
-    @property
-    def message(self) -> Message:
-        return self.received.message
-
-
-@dataclass
-class Link:
-    name: str
-    url: str
-    baud: int = 9600
-    port: serial.SerialBase | None = field(default=None, init=False)
-    decoder: StreamDecoder = field(default_factory=StreamDecoder, init=False)
-    messages: "queue.Queue[Arrival]" = field(default_factory=queue.Queue, init=False)
-    seq: int = field(default=0, init=False)
-    bytes_in: int = field(default=0, init=False)
-    error: BaseException | None = field(default=None, init=False)
-    _thread: threading.Thread | None = field(default=None, init=False)
-    _stop: threading.Event = field(default_factory=threading.Event, init=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
-
-    def open(self) -> None:
-        self.port = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.05)
-        self._thread = threading.Thread(target=self._reader, name=f"rig-{self.name}", daemon=True)
-        self._thread.start()
-
-    def _reader(self) -> None:
-        assert self.port is not None
-        try:
-            while not self._stop.is_set():
-                data = self.port.read(max(1, self.port.in_waiting))
-                if not data:
-                    continue
-                now = time.monotonic()
-                self.bytes_in += len(data)
-                for r in self.decoder.feed(data):
-                    self.messages.put(Arrival(now, r))
-        except (serial.SerialException, OSError, TypeError) as exc:  # port closed under us
-            if not self._stop.is_set():
-                self.error = exc
-
-    def send(self, message: Message) -> int:
-        """Sends one frame with the link's next sequence number; returns that number."""
-        assert self.port is not None
-        with self._lock:
-            seq = self.seq
-            self.seq = (self.seq + 1) & 0xFF
-            self.port.write(message.wire(seq))
-            self.port.flush()
-        return seq
-
-    def recv(self, timeout: float = 1.0) -> Arrival:
-        try:
-            return self.messages.get(timeout=timeout)
-        except queue.Empty:
-            if self.error:
-                raise RigError(f"{self.name} link failed: {self.error}") from self.error
-            raise
-
-    def drain(self) -> list[Arrival]:
-        """Takes everything queued so far (so that the next wait_for sees only fresh messages)."""
-        out: list[Arrival] = []
-        while True:
-            try:
-                out.append(self.messages.get_nowait())
-            except queue.Empty:
-                return out
-
-    def wait_for(self, kind: type[M], timeout: float = 2.0, where: Callable[[M], bool] | None = None) -> tuple[Arrival, M]:
-        """The next message of this kind (others that arrive meanwhile are discarded)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise RigError(f"{self.name}: no {kind.__name__} within {timeout} s")
-            try:
-                a = self.recv(left)
-            except queue.Empty:
-                continue
-            if isinstance(a.message, kind) and (where is None or where(a.message)):
-                return a, a.message
-
-    def close(self) -> None:
-        self._stop.set()
-        if self._thread:
-            self._thread.join(1.0)
-        if self.port is not None:
-            self.port.close()
 
 
 @dataclass
@@ -131,58 +33,85 @@ class Rig:
     executor_url: str
     baud: int = 9600
     bench: Bench | None = None
-    profiler: Link = field(init=False)
-    executor: Link = field(init=False)
+    links: dict[str, Link] = field(default_factory=dict, init=False)
+    queues: dict[str, "queue.Queue[Item]"] = field(init=False)
     hellos: dict[str, Hello] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        self.profiler = Link("profiler", self.profiler_url, self.baud)
-        self.executor = Link("executor", self.executor_url, self.baud)
+        self.queues = {n: queue.Queue() for n in NODES}
+        urls = {"profiler": self.profiler_url, "executor": self.executor_url}
+        self.links = {n: Link(n, urls[n], self.queues[n].put, baud=self.baud) for n in NODES}
 
     @classmethod
     def on_bench(cls, bench: Bench) -> "Rig":
         return cls(bench.profiler_port, bench.executor_port, bench.baud, bench)
 
-    def link(self, node: str) -> Link:
-        return {"profiler": self.profiler, "executor": self.executor}[node]
+    @property
+    def profiler(self) -> Link:
+        return self.links["profiler"]
+
+    @property
+    def executor(self) -> Link:
+        return self.links["executor"]
 
     def open(self, hello_timeout: float = 5.0) -> "Rig":
-        """Opens both links and reads a HELLO from each (asking with QUERY if none comes by itself:
-        a node that booted before the port was opened said hello to nobody)."""
-        for link in (self.profiler, self.executor):
-            link.open()
-        for link in (self.profiler, self.executor):
-            self.hellos[link.name] = self.hello(link.name, hello_timeout)
+        """Opens both links and reads a HELLO from each (the link asks with QUERY: a node that booted
+        before the port was opened said hello to nobody), checking version and node kind."""
+        try:
+            for link in self.links.values():
+                link.open()
+            for n, link in self.links.items():
+                self.hellos[n] = link.handshake(hello_timeout)
+        except LinkError as exc:
+            self.close()
+            raise RigError(str(exc)) from exc
         return self
 
-    def hello(self, node: str, timeout: float = 5.0) -> Hello:
-        link = self.link(node)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            try:
-                _, h = link.wait_for(Hello, timeout=min(0.5, max(0.01, deadline - time.monotonic())))
-                return h
-            except RigError:
-                link.send(Query(0x01))
-        raise RigError(f"{node}: no HELLO within {timeout} s")
-
-    def send(self, node: str, message: Message) -> int:
-        return self.link(node).send(message)
+    def send(self, node: str, message: Message) -> float:
+        """Sends one frame; returns time.monotonic() after the write returned."""
+        try:
+            return self.links[node].send(message)
+        except LinkError as exc:
+            raise RigError(str(exc)) from exc
 
     def recv(self, node: str, timeout: float = 1.0) -> Arrival:
-        return self.link(node).recv(timeout)
-
-    def wait_for(self, node: str, kind: type[M], timeout: float = 2.0, where: Callable[[M], bool] | None = None) -> tuple[Arrival, M]:
-        return self.link(node).wait_for(kind, timeout, where)
+        """The node's next frame. Raises queue.Empty after `timeout`, RigError if its link failed."""
+        item = self.queues[node].get(timeout=timeout)
+        if isinstance(item, LinkDown):
+            raise RigError(f"{node} link failed: {item.error}")
+        return item
 
     def drain(self, node: str) -> list[Arrival]:
-        return self.link(node).drain()
+        """Takes everything queued so far (so that the next wait_for sees only fresh frames)."""
+        out: list[Arrival] = []
+        while True:
+            try:
+                item = self.queues[node].get_nowait()
+            except queue.Empty:
+                return out
+            if isinstance(item, Arrival):
+                out.append(item)
+
+    def wait_for(self, node: str, kind: type[M], timeout: float = 2.0,
+                 where: Callable[[M], bool] | None = None) -> tuple[Arrival, M]:
+        """The node's next message of this kind (others that arrive meanwhile are discarded)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise RigError(f"{node}: no {kind.__name__} within {timeout} s")
+            try:
+                a = self.recv(node, left)
+            except queue.Empty:
+                continue
+            if isinstance(a.message, kind) and (where is None or where(a.message)):
+                return a, a.message
 
     def time_base(self) -> mmproto.TimeBase:
         return mmproto.TimeBase.from_hello(self.hellos["profiler"])
 
     def close(self) -> None:
-        for link in (self.profiler, self.executor):
+        for link in self.links.values():
             link.close()
 
     def __enter__(self) -> "Rig":

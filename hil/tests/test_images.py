@@ -44,14 +44,15 @@ def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> N
         hp, he = rig.hellos["profiler"], rig.hellos["executor"]
         assert (hp.proto_version, hp.node_kind, he.proto_version, he.node_kind) == (1, 1, 1, 2)
         tb = rig.time_base()
-        rig.send("executor", mp.Mode(2, 0, 0, 0, 0))                      # mixed, ISR dispatch
+        rig.send("executor", mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR,  # mixed
+                                     distance=0, period=0, random_ids=0))
         _, status = rig.wait_for("executor", mp.Status, timeout=2.0)
         assert status.mode == 2
         rig.drain("profiler")
         _, now = rig.wait_for("profiler", mp.Timecode, timeout=2.0)     # a tick just began
         bench.vcd(True, vcd)
         target = now.timecode + 2
-        rig.send("executor", mp.Schedule(4242, 5, target))
+        rig.send("executor", mp.Schedule(tag=4242, event_id=5, timecode=target))
         _, ack = rig.wait_for("executor", mp.Ack, timeout=1.0)
         assert (ack.tag, ack.event_id) == (4242, 5)
         assert ack.timecode in (now.timecode, now.timecode + 1)
@@ -74,7 +75,7 @@ def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> N
 
 
 def schedule_script(path: Path) -> Path:
-    lines = ["0.05 profiler " + mp.Query(1).wire(0).hex(" "), "0.05 executor " + mp.Mode(2, 0, 0, 0, 0).wire(0).hex(" ")]
+    lines = ["0.05 profiler " + mp.Query(1).wire(0).hex(" "), "0.05 executor " + mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0).wire(0).hex(" ")]
     first_tick = 0.2404  # the profiler's tick 0 begins about here after boot
     for k in range(1, 25):
         t = first_tick + (k + 0.3) * TICK_S

@@ -79,10 +79,12 @@ def parse_rate(text: str) -> float | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from mmproto import LinkError
+
     from .config import RunConfig
+    from .endpoint import Boards, Endpoint, EndpointError
     from .runner import run
     from .stats import format_summary
-    from .target import Target
 
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
         print("mmrig run: give both --profiler and --executor (or neither, for the bench)", file=sys.stderr)
@@ -93,11 +95,18 @@ def cmd_run(args: argparse.Namespace) -> int:
                     accuracy=args.accuracy, dispatch=args.dispatch, load=args.load, late_bound_us=args.late_bound_us,
                     max_in_flight=args.max_in_flight, name=args.name or (args.out.name if args.out else "run"),
                     out=args.out)
+    endpoint: Endpoint
     if args.profiler is not None:
-        target = Target("boards", profiler=args.profiler, executor=args.executor, lag_bound_us=args.lag_bound_us)
+        endpoint = Boards(args.profiler, args.executor)
     else:
-        target = Target(paced=not args.unpaced, lag_bound_us=args.lag_bound_us)
-    result = run(cfg, target, log=lambda text: print(text, file=sys.stderr))
+        from mmhil import BenchEndpoint  # the entry point chooses the bench; the core never imports it
+
+        endpoint = BenchEndpoint(paced=not args.unpaced, lag_bound_us=args.lag_bound_us)
+    try:
+        result = run(cfg, endpoint, log=lambda text: print(text, file=sys.stderr))
+    except (LinkError, EndpointError) as exc:
+        print(f"mmrig run: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
     print(format_summary(cfg.name, result.summary))
     if result.csv_path:
         print(f"wrote {result.csv_path} and {result.json_path}")

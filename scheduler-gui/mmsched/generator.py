@@ -1,8 +1,6 @@
 """The schedule generator (paper section 4, the "scheduling timer" and its sliders): which event id
 and tag the next event gets, and whether one may be created now.
 
-- distance: ticks ahead of the current timecode; rate: host seconds between events (free-running
-  generation) or one event per `every` ticks (tick-aligned generation, right after a new TIMECODE);
 - ids 0..7 sequential or random, never one that is still in flight (created, not yet terminal);
 - a cap on events in flight; an event that cannot get an id or would exceed the cap is not created
   (counted in `skipped`), so a slow link stretches the schedule instead of overloading the executor.
@@ -18,7 +16,6 @@ N_IDS = 8
 
 @dataclass
 class Generator:
-    distance: int = 2
     random_ids: bool = False
     max_in_flight: int = 8
     seed: int = 1
@@ -55,6 +52,12 @@ class Generator:
         self.in_flight += 1
         self.created += 1
         return tag, eid
+
+    def adopt(self, event_id: int) -> None:
+        """An event the executor created itself (verification mode) is one of the run's: its id is in flight."""
+        self.in_flight_ids[event_id] = self.in_flight_ids.get(event_id, 0) + 1
+        self.in_flight += 1
+        self.created += 1
 
     def done(self, event_id: int) -> None:
         """An event with this id ended (any outcome): its id is free again."""

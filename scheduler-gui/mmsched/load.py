@@ -11,10 +11,9 @@ in a temporary directory), like the paper's "many applications concurrently, as 
 disk access". stress-ng runs in its own process group and is stopped with SIGTERM (then SIGKILL) to
 that group when the run ends; --timeout is only a safety net.
 
-Priority: the bench stands for hardware, which a loaded PC cannot slow down, so its simulation must
-not be starved by the load (nor by anything else on the machine: the runner raises it for every run
-it starts a bench for, loaded or not, so that loaded and idle runs compare like with like). Every thread of the bench process gets nice -10 (os.setpriority; needs
-root or CAP_SYS_NICE); if not permitted, nothing, and the sidecar says so (load.bench_priority). The scheduler's own process is left at normal priority: it is what the load is for.
+The scheduler's own process is left at normal priority: it is what the load is for. (An endpoint that
+simulates hardware keeps itself above the load: mmhil.endpoint.raise_priority, recorded in the sidecar
+as load.bench_priority.)
 """
 
 from __future__ import annotations
@@ -77,18 +76,3 @@ class Load:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
-
-
-def raise_priority(pid: int) -> str:
-    """Puts process `pid` (all its threads) above the load (nice -10); returns what was done.
-
-    SCHED_FIFO was tried first and dropped: on this 2-core machine a FIFO bench once stopped answering
-    for over 5 s right after the switch (no HELLO), which an experiment cannot afford; nice -10 cannot
-    starve anything and still wins the CPU from stress-ng's nice-0 workers."""
-    tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")] if Path(f"/proc/{pid}/task").exists() else [pid]
-    try:
-        for tid in tids:
-            os.setpriority(os.PRIO_PROCESS, tid, -10)
-        return "nice -10"
-    except (PermissionError, OSError):
-        return "none (not permitted)"

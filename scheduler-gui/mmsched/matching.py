@@ -26,9 +26,6 @@ from mmproto import Result
 
 from .event import Event
 
-RESULT_FIRE = 0x01
-RESULT_LOST_BEFORE = 0x02
-
 
 @dataclass
 class Matcher:

@@ -19,8 +19,8 @@ import pandas as pd
 import pytest
 
 from mmsched.config import RunConfig
+from mmhil import BenchEndpoint
 from mmsched.runner import Runner
-from mmsched.target import Target
 
 MMRIG = [sys.executable, "-m", "mmsched.cli"]
 
@@ -89,12 +89,11 @@ class PastDueRunner(Runner):
     def setup_modes(self) -> None:
         super().setup_modes()
         self.cfg.distance = 0
-        self.generator.distance = 0
 
 
 def test_past_due_schedule_is_missed_with_its_reason(tmp_path: Path) -> None:
     cfg = RunConfig(mode="mixed", distance=1, count=5, out=tmp_path / "pastdue")
-    result = PastDueRunner(cfg, Target()).run()
+    result = PastDueRunner(cfg, BenchEndpoint()).run()
     df = pd.read_csv(tmp_path / "pastdue.csv")
     assert len(df) == 5
     assert (df["outcome"] == "missed").all() and (df["reason"] == "past_due").all(), df
@@ -104,7 +103,7 @@ def test_past_due_schedule_is_missed_with_its_reason(tmp_path: Path) -> None:
 
 def test_a_vanished_port_is_reported_and_the_data_kept(tmp_path: Path) -> None:
     cfg = RunConfig(mode="mixed", distance=2, count=400, out=tmp_path / "killed")
-    target = Target()
+    target = BenchEndpoint()
     runner = Runner(cfg, target)
     killed = threading.Event()
 

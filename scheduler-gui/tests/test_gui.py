@@ -166,7 +166,7 @@ def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
     win.length.setValue(300)
     win.start_run()
     qtbot.waitUntil(lambda: win.model.rowCount() >= 3, timeout=30000)
-    os.killpg(win.worker.runner.target.bench.pid, signal.SIGKILL)
+    os.killpg(win.worker.runner.endpoint.bench.pid, signal.SIGKILL)
     qtbot.waitUntil(lambda: not win.running, timeout=30000)
     assert [p.title for p in win.problems] == ["Connection lost"], win.problems
     assert "Traceback" not in win.log_view.toPlainText()
@@ -176,6 +176,7 @@ def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
 
 
 def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
+    from mmsched.endpoint import Reason
     from mmsched.gui.worker import explain
 
     win = make_win()
@@ -189,7 +190,8 @@ def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
     win.executor_port.setEditText("")
     win.start_run()                                             # mixed needs both ports: said, not run
     assert win.problems[-1].title == "Invalid settings" and not win.running
-    assert explain("session: profiler: speaks protocol version 9, we speak 1").title == "Version mismatch"
+    assert explain(Reason("protocol_version", "session: profiler: speaks protocol version 9, we speak 1")).title \
+        == "Version mismatch"
 
 
 def test_settings_survive_a_restart(make_win, tmp_path) -> None:
@@ -217,8 +219,9 @@ def synthetic_run(path: Path, latencies: list[float], name: str) -> Path:
         e = Event(i, i, i % 8, "mixed", 2, 100 + i, 98 + i, 0.1, latency_us=lat, result_tc=100 + i)
         e.finish("ok" if lat < 1000 else "late", None if lat < 1000 else "late")
         evs.append(e)
-    write_run(path / name, evs, {"name": name, "valid": True, "summary": summarize(evs),
-                                 "config": {"mode": "mixed", "distance": 2}})
+    write_run(path / name, evs, {"format": "mmrig-run", "format_version": 1, "name": name, "valid": True,
+                                 "summary": summarize(evs), "config": {"mode": "mixed", "distance": 2},
+                                 "timebase": {"timer_hz": 16_000_000, "tick_counts": 1_137_778}})
     return path / f"{name}.csv"
 
 

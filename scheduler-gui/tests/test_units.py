@@ -15,7 +15,6 @@ from mmsched.invariant import InvariantViolation, check_invariant
 from mmsched.matching import Matcher
 from mmsched.outcome import apply_result, refusal_reason, silent_outcome
 from mmsched.stats import slack_distribution, summarize
-from mmsched.target import lag_window
 from mmsched.timecode import TimecodeTracker
 
 TB = mp.TimeBase(16_000_000, 1_137_778)
@@ -143,18 +142,6 @@ def test_export_is_read_by_bare_pandas(tmp_path: Path) -> None:
     assert json_path.exists()
 
 
-def test_lag_window_uses_only_the_runs_own_samples() -> None:
-    before = {"paced": True, "lag": {"histogram_us": [[5, 100], [1000, 2]], "exceeded": 2, "max_us": 1500.0,
-                                     "bound_us": 1000.0}}
-    after = {"paced": True, "lag": {"histogram_us": [[5, 300], [40, 10], [1000, 2]], "exceeded": 2, "max_us": 1500.0,
-                                    "bound_us": 1000.0}}
-    w = lag_window(before, after)
-    assert w["valid"] and w["lag_samples"] == 210 and w["lag_max_us"] == 40.0 and w["lag_exceeded"] == 0
-    after["lag"]["exceeded"] = 3
-    after["lag"]["max_us"] = 2500.0
-    assert not lag_window(before, after)["valid"] and lag_window(before, after)["lag_max_us"] == 2500.0
-
-
 def test_tick_start_estimate_is_the_least_delayed_frame() -> None:
     t = TimecodeTracker(tick_s=0.1, baud=9600)
     wire = t.wire_s
@@ -194,8 +181,9 @@ def test_demo_retries_a_run_invalid_by_bench_lag_and_keeps_the_invalid_one(tmp_p
     def fake_run(cfg, target, log=None):
         why = next(reasons)
         evs = finished(2)
+        code = "bench_lag" if why and why.startswith("bench lag") else "invariant"
         side = {"name": cfg.name, "valid": why is None, "invalid_reason": why, "summary": summarize(evs),
-                "invariant": {"ok": True, "error": None}}
+                "invalid_reasons": [{"code": code, "text": why}] if why else [], "invariant": {"ok": True, "error": None}}
         c, j = write_run(cfg.out, evs, side)
         return RunResult(evs, side, c, j)
 
@@ -214,14 +202,6 @@ def test_demo_retries_a_run_invalid_by_bench_lag_and_keeps_the_invalid_one(tmp_p
     assert rows[0].attempt == 1 and not rows[0].result.valid and not list(tmp_path.glob("*.attempt*"))
 
 
-def test_lag_bound_is_a_tenth_of_the_spare_time_of_the_schedule() -> None:
-    from mmsched.runner import lag_bound_us
-    assert lag_bound_us("normal", 2) == 1000.0                 # lag enters normal-mode latency directly
-    assert lag_bound_us("mixed", 1) == 4700.0                  # 47 ms to spare one tick ahead
-    assert lag_bound_us("mixed", 2) == 11800.0                 # one tick (71.1 ms) more two ahead
-    assert lag_bound_us("verification", 1) == lag_bound_us("mixed", 1)
-
-
 def test_deadline_waits_for_the_frames_already_received() -> None:
     # A starved scheduler reads a backlog: the newer TIMECODEs move the deadline past an event while the
     # executor's refusal of it still waits in the inbox. The event must end by that refusal (past_due),
@@ -229,19 +209,17 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     from types import SimpleNamespace
 
     from mmsched.config import RunConfig
+    from mmsched.endpoint import Boards
     from mmsched.runner import Runner
-    from mmsched.target import Target
+    from mmsched.runstate import RunState
 
-    r = Runner(RunConfig(mode="mixed", distance=2, count=1), Target())
-    r.generator = Generator(2, False, 8, 1)
-    r.matcher = Matcher()
-    r.local_ignored = set()
-    r.lost_frames = 0
-    tag, eid = r.generator.next()
+    r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
+    r.state = RunState.after_handshake(r.cfg, mp.Hello(1, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1), 0.0)
+    tag, eid = r.state.generator.next()
     e = ev(0, eid=eid, tc=10, tag=tag)
     r.events.append(e)
-    r.matcher.track(e)
-    r.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
+    r.state.matcher.track(e)
+    r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
     r.inbox.put("a frame not handled yet")                              # e.g. the executor's ERROR
     r.check_deadlines()
     assert not e.terminal                                               # judged only once all is read

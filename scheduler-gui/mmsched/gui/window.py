@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, 
 from ..config import MODES, RunConfig
 from ..export import write_run
 from ..runner import RunResult
-from ..target import Target
+from ..endpoint import Boards, Endpoint
 from .feed import EventFeed
 from .model import EventModel
 from .rows import load_run, snapshot
@@ -386,16 +386,20 @@ class MainWindow(QMainWindow):
                          dispatch=self.dispatch.currentText(), load=self.load.isChecked(),
                          name=f"gui-{self.mode()}-{time.strftime('%Y%m%d-%H%M%S')}")
 
-    def target(self) -> Target:
+    def endpoint(self) -> Endpoint:
+        """The bench or the boards, as the connection radio buttons say (the GUI is an entry point: it
+        chooses; the core runs against either)."""
         if self.conn_bench.isChecked():
-            return Target("bench", paced=True)
+            from mmhil import BenchEndpoint
+
+            return BenchEndpoint(paced=True)
         prof = self.profiler_port.currentText().strip() or None
         exe = self.executor_port.currentText().strip() or None
         if prof is None:
             raise ValueError("choose the profiler's serial port (or the virtual bench)")
         if exe is None and self.mode() != "normal":
             raise ValueError(f"{self.mode()} mode needs the executor's serial port too")
-        return Target("boards", profiler=prof, executor=exe)
+        return Boards(prof, exe)
 
     # ---- messages ------------------------------------------------------------------------------------
     def say(self, text: str) -> None:
@@ -430,7 +434,7 @@ class MainWindow(QMainWindow):
             return
         try:
             cfg = self.config()
-            target = self.target()
+            endpoint = self.endpoint()
         except ValueError as exc:
             self.show_problem(Problem("Invalid settings", str(exc)))
             return
@@ -445,7 +449,7 @@ class MainWindow(QMainWindow):
         self.plots.set_series(1)
         self.attach_feed(EventFeed())
         assert self.feed is not None
-        self.worker = RunWorker(cfg, target, self.feed)
+        self.worker = RunWorker(cfg, endpoint, self.feed)
         self.worker.log.connect(self.say)
         self.worker.health.connect(self.show_health)
         self.worker.finished.connect(self.on_finished)
@@ -454,7 +458,7 @@ class MainWindow(QMainWindow):
         self.say(f"start: {cfg.mode}, distance {cfg.distance}, rate {cfg.rate_ms or 'tick'}, "
                  f"{cfg.count or cfg.duration_s} {'events' if cfg.count else 's'}, "
                  f"{'random' if cfg.random_ids else 'sequential'} ids, load {'on' if cfg.load else 'off'}"
-                 f" on {target.kind}")
+                 f" on {endpoint.kind}")
         self.set_running(True)
         self.thread = start_in_thread(self.worker)
 
@@ -496,8 +500,9 @@ class MainWindow(QMainWindow):
         s = result.summary
         self.say(f"done: {s['events']} events, ok {s['outcomes']['ok']}; files {result.csv_path}")
         if not result.valid:
-            self.show_problem(explain(result.sidecar.get("invalid_reason") or ""),
-                              modal=not result.sidecar.get("invalid_reason", "").startswith("bench lag"))
+            reasons = result.sidecar.get("invalid_reasons") or [{"code": None, "text": result.sidecar["invalid_reason"]}]
+            # a host stall is this machine's, not the user's doing: said in the banner, no dialog
+            self.show_problem(explain(reasons[0]), modal=set(result.reasons) != {"bench_lag"})
 
     def on_failed(self, p: Problem) -> None:
         self._end_thread()
@@ -523,13 +528,13 @@ class MainWindow(QMainWindow):
 
     def probe(self) -> None:
         try:
-            target = self.target()
+            endpoint, cfg = self.endpoint(), self.config()
         except ValueError as exc:
             self.show_problem(Problem("Invalid settings", str(exc)))
             return
         self.health_label.setText("connecting...")
         self.probe_button.setEnabled(False)
-        self._probe = ProbeWorker(target)
+        self._probe = ProbeWorker(endpoint, cfg)
         self._probe_thread = QThread()
         self._probe.moveToThread(self._probe_thread)
         self._probe_thread.started.connect(self._probe.run)

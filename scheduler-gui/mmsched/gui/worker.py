@@ -5,16 +5,17 @@ thread: the run's thread is busy) samples link health: bytes, frames, decoder er
 from __future__ import annotations
 
 import threading
-import time
 from dataclasses import dataclass
 from typing import Any
 
-import serial
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
+from mmanalysis.schema import INVALID_REASONS
+
 from ..config import RunConfig
+from ..endpoint import Endpoint, Reason
 from ..runner import RunResult, Runner
-from ..target import Target
+from ..session import Session
 from .feed import EventFeed
 
 
@@ -25,58 +26,32 @@ class Problem:
     details: str = ""
 
 
-def explain(reason: str) -> Problem:
-    """A readable message for a failed or invalid run: the core's reason, said for a person."""
-    r = reason.lower()
-    if "protocol version" in r:
-        return Problem("Version mismatch", "A node speaks another protocol version than this scheduler. "
-                       "Rebuild and flash the firmware of this checkout (make build, make flash-*).", reason)
-    if "node kind" in r:
-        return Problem("Ports swapped?", "The profiler port answered as the executor (or the other way round). "
-                       "Swap the two ports.", reason)
-    if "no hello" in r:
-        return Problem("Node does not answer", "No HELLO from a node: check the port, the cable, the baud rate "
-                       "and that the board is flashed and powered.", reason)
-    if "vanished" in r or "link_fault" in r or "is gone" in r or "silent" in r:
-        return Problem("Connection lost", "A serial port went away during the run (board unplugged, or the "
-                       "virtual bench died). The events in flight were counted as lost.", reason)
-    if "bench lag bound exceeded" in r:
-        return Problem("Bench fell behind", "The virtual bench lagged wall time beyond its bound, so this run "
-                       "is kept on disk but is not a result. Close other programs and run again.", reason)
-    if "stress-ng" in r:
-        return Problem("Heavy load unavailable", "stress-ng is not installed (tools/setup.sh installs it).", reason)
-    return Problem("Run problem", reason.splitlines()[0] if reason else "unknown error", reason)
+def explain(reason: Reason | dict[str, str]) -> Problem:
+    """A readable message for an invalid run's reason: the core gives a code, this says it for a person
+    (mmanalysis.schema.INVALID_REASONS, the words every view uses)."""
+    code, text = (reason.code, reason.text) if isinstance(reason, Reason) else (reason.get("code"), reason.get("text", ""))
+    title, words = INVALID_REASONS.get(code or "", ("Run problem", text.splitlines()[0] if text else "unknown error"))
+    return Problem(title, words, text)
 
 
 def explain_exception(exc: BaseException) -> Problem:
+    """A run that could not start: an endpoint or link error carries a code; anything else is said as is."""
+    code = getattr(exc, "code", None)
     text = str(exc)
-    name = type(exc).__name__
-    if name == "BenchError":
-        first = text.splitlines()[0] if text else "the bench failed"
-        return Problem("Virtual bench failed", f"The virtual bench could not run: {first}", text)
-    if isinstance(exc, serial.SerialException) or isinstance(exc, OSError):
-        return Problem("Serial port error", f"Cannot use the serial port: {text}", text)
+    if code in INVALID_REASONS:
+        p = explain(Reason(code, text))
+        p.text = f"{p.text} ({text.splitlines()[0]})" if text else p.text
+        return p
     if isinstance(exc, ValueError):
         return Problem("Invalid settings", text, text)
-    p = explain(text)
-    if p.title == "Run problem":
-        p.text = f"{name}: {text.splitlines()[0] if text else ''}"
-    return p
+    return Problem("Run problem", f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}", text)
 
 
-def health_of(runner: Runner) -> dict[str, Any]:
-    out: dict[str, Any] = {"nodes": {}}
-    for name, s in list(runner.sessions.items()):
-        c = s.decoder.counters
-        out["nodes"][name] = {"hello": s.hello_dict(), "bytes_in": s.bytes_in, "frames_out": s.frames_out,
-                              "frames_in": c.frames_ok, "errors": c.frames_dropped, "seq_lost": c.seq_lost,
-                              "reconnects": s.reconnects, "vanished": s.vanished.error if s.vanished else None}
-    st = runner.target.status() if runner.target.kind == "bench" else None
-    if st:
-        lag = st.get("lag", {})
-        out["bench"] = {"lag_max_us": lag.get("max_us"), "lag_p99_us": lag.get("p99_us"),
-                        "bound_us": lag.get("bound_us"), "exceeded": lag.get("exceeded"),
-                        "speed": st.get("speed"), "virtual_s": st.get("virtual_s")}
+def health_of(session: Session, endpoint: Endpoint) -> dict[str, Any]:
+    out: dict[str, Any] = {"nodes": session.health()}
+    bench = endpoint.health()
+    if bench:
+        out["bench"] = bench
     return out
 
 
@@ -86,10 +61,10 @@ class RunWorker(QObject):
     health = Signal(object)            # dict (health_of)
     log = Signal(str)
 
-    def __init__(self, cfg: RunConfig, target: Target, feed: EventFeed, health_every_s: float = 0.5) -> None:
+    def __init__(self, cfg: RunConfig, endpoint: Endpoint, feed: EventFeed, health_every_s: float = 0.5) -> None:
         super().__init__()
-        self.cfg, self.target, self.feed = cfg, target, feed
-        self.runner = Runner(cfg, target, log=self.log.emit)
+        self.cfg, self.endpoint, self.feed = cfg, endpoint, feed
+        self.runner = Runner(cfg, endpoint, log=self.log.emit)
         self.runner.observer = feed
         self.health_every_s = health_every_s
         self._done = threading.Event()
@@ -100,10 +75,10 @@ class RunWorker(QObject):
     def _poll(self) -> None:
         while not self._done.wait(self.health_every_s):
             r = self.runner
-            if getattr(r, "generating", True) is False and all(e.terminal for e in list(r.events)):
+            if r.state is not None and not r.state.generating and r.events and all(e.terminal for e in list(r.events)):
                 continue     # the run is over: its ports are being closed on purpose, not lost
             try:
-                self.health.emit(health_of(self.runner))
+                self.health.emit(health_of(r.session, r.endpoint))
             except Exception:  # noqa: BLE001 - health is a view; the run reports real faults
                 pass
 
@@ -137,48 +112,36 @@ def start_in_thread(worker: RunWorker) -> QThread:
 
 @dataclass
 class Probe:
-    """Connect without running: open the target, read each node's HELLO, close again."""
+    """Connect without running: open the endpoint, read each node's HELLO, close again."""
 
-    target: Target
+    endpoint: Endpoint
+    cfg: RunConfig
 
     def run(self) -> dict[str, Any]:
-        import queue
+        import time
 
-        from ..session import Session
-
-        inbox: queue.Queue = queue.Queue()
-        sessions = []
+        session = Session(self.endpoint)
         try:
-            prof, exe = self.target.open()
-            for name, url in (("profiler", prof), ("executor", exe)):
-                if url:
-                    s = Session(name, url, inbox)
-                    s.open()
-                    sessions.append(s)
-            for s in sessions:
-                s.handshake(3.0)
+            session.open(self.endpoint.open(self.cfg))
+            session.handshake(3.0)
             time.sleep(0.2)
-            runner_like = type("R", (), {})()
-            runner_like.sessions = {s.node: s for s in sessions}
-            runner_like.target = self.target
-            return health_of(runner_like)   # type: ignore[arg-type]
+            return health_of(session, self.endpoint)
         finally:
-            for s in sessions:
-                s.close()
-            self.target.close()
+            session.close()
+            self.endpoint.close()
 
 
 class ProbeWorker(QObject):
     done = Signal(object)
     failed = Signal(object)
 
-    def __init__(self, target: Target) -> None:
+    def __init__(self, endpoint: Endpoint, cfg: RunConfig) -> None:
         super().__init__()
-        self.target = target
+        self.endpoint, self.cfg = endpoint, cfg
 
     @Slot()
     def run(self) -> None:
         try:
-            self.done.emit(Probe(self.target).run())
+            self.done.emit(Probe(self.endpoint, self.cfg).run())
         except Exception as exc:  # noqa: BLE001
             self.failed.emit(explain_exception(exc))

@@ -1,0 +1,24 @@
+"""The bench's endpoint policy: its lag bound per mode and distance, and the lag over a run's own window."""
+
+from __future__ import annotations
+
+from mmhil.endpoint import lag_bound_us, lag_window
+
+
+def test_lag_window_uses_only_the_runs_own_samples() -> None:
+    before = {"paced": True, "lag": {"histogram_us": [[5, 100], [1000, 2]], "exceeded": 2, "max_us": 1500.0,
+                                     "bound_us": 1000.0}}
+    after = {"paced": True, "lag": {"histogram_us": [[5, 300], [40, 10], [1000, 2]], "exceeded": 2, "max_us": 1500.0,
+                                    "bound_us": 1000.0}}
+    w = lag_window(before, after)
+    assert w["valid"] and w["lag_samples"] == 210 and w["lag_max_us"] == 40.0 and w["lag_exceeded"] == 0
+    after["lag"]["exceeded"] = 3
+    after["lag"]["max_us"] = 2500.0
+    assert not lag_window(before, after)["valid"] and lag_window(before, after)["lag_max_us"] == 2500.0
+
+
+def test_lag_bound_is_a_tenth_of_the_spare_time_of_the_schedule() -> None:
+    assert lag_bound_us("normal", 2) == 1000.0                 # lag enters normal-mode latency directly
+    assert lag_bound_us("mixed", 1) == 4700.0                  # 47 ms to spare one tick ahead
+    assert lag_bound_us("mixed", 2) == 11800.0                 # one tick (71.1 ms) more two ahead
+    assert lag_bound_us("verification", 1) == lag_bound_us("mixed", 1)

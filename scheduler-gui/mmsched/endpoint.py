@@ -1,0 +1,128 @@
+"""Where a run's nodes are: the interface the scheduler core runs against, and real boards.
+
+The core never knows what is behind an endpoint. Boards (serial ports, here) and the virtual bench
+(`mmhil.BenchEndpoint`) implement the same interface; only the entry points (the command line, the demo,
+the GUI) choose which to build. An endpoint
+
+- opens the nodes' ports for a run (`open`) and closes them (`close`);
+- says what it is (`identity`, for the sidecar) and how it is doing (`health`, for a live view);
+- owns the run's clock (`clock`) and how the run waits for its next frame (`next_item`): the host's
+  monotonic clock and a plain queue wait here; a co-simulation can advance its own time instead;
+- judges whether the figures of the run's window can be trusted (`begin` at the window's start,
+  `verdict` at its end), with reasons as codes (`mmanalysis.schema.INVALID_REASONS`) a view maps to words.
+"""
+
+from __future__ import annotations
+
+import abc
+import queue
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmproto import Item, Link
+
+from .config import RunConfig
+
+
+class EndpointError(RuntimeError):
+    """The endpoint could not be used (a bench that would not start, a port that is not there). `code` is
+    one of the invalid-run reason codes."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Ports:
+    """Serial ports or pyserial URLs of the nodes; no executor for a normal-mode run on boards."""
+
+    profiler: str
+    executor: str | None
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a run's figures cannot be trusted: a code (mmanalysis.schema.INVALID_REASONS) and the details."""
+
+    code: str
+    text: str
+
+
+@dataclass
+class Verdict:
+    """An endpoint's judgement of a run's window: its reasons (none: trusted) and the sidecar section
+    that backs it up (the bench's lag figures, say), if the endpoint has one."""
+
+    reasons: list[Reason] = field(default_factory=list)
+    section: dict[str, Any] | None = None
+
+    @property
+    def valid(self) -> bool:
+        return not self.reasons
+
+
+class Endpoint(abc.ABC):
+    kind: str = "?"          # "bench" or "boards": the sidecar's target.kind
+    baud: int = 9600
+
+    @abc.abstractmethod
+    def open(self, cfg: RunConfig) -> Ports:
+        """Makes the nodes reachable for a run of this configuration."""
+
+    def attach(self, links: dict[str, Link]) -> None:
+        """The run's links, once open (an endpoint that controls time needs their byte counts)."""
+
+    def clock(self) -> float:
+        """The run's clock, in seconds: when frames arrived, when events were created and sent."""
+        return time.monotonic()
+
+    def next_item(self, inbox: "queue.Queue[Item]", timeout_s: float) -> Item | None:
+        """The next frame or link fault, or None if none came within `timeout_s` of the run's clock."""
+        try:
+            return inbox.get(timeout=max(0.0, timeout_s))
+        except queue.Empty:
+            return None
+
+    def begin(self) -> None:
+        """The run's measured window starts now."""
+
+    def verdict(self) -> Verdict:
+        """Called once the run's window has ended (before `close`)."""
+        return Verdict()
+
+    def health(self) -> dict[str, Any] | None:
+        """Live figures for a view (the bench's lag), or None."""
+        return None
+
+    @abc.abstractmethod
+    def identity(self) -> dict[str, Any]:
+        """The sidecar's `target` section."""
+
+    def close(self) -> None:
+        """Releases what `open` took; safe to call twice."""
+
+
+@dataclass
+class Boards(Endpoint):
+    """Real boards on serial ports (paths such as /dev/ttyUSB0, or pyserial URLs: socket://, rfc2217://).
+    A normal-mode run needs no executor."""
+
+    profiler: str
+    executor: str | None = None
+    baud: int = 9600
+    kind: str = field(default="boards", init=False)
+
+    def open(self, cfg: RunConfig) -> Ports:
+        if not self.profiler:
+            raise EndpointError("port_error", "no profiler port given")
+        if self.executor is None and cfg.mode != "normal":
+            raise EndpointError("port_error", f"a {cfg.mode} run needs the executor's port too")
+        return Ports(self.profiler, self.executor if cfg.mode != "normal" else None)
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "paced": None, "profiler": self.profiler, "executor": self.executor,
+                "bench_pid": None}
+
+

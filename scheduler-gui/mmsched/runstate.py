@@ -1,0 +1,57 @@
+"""What a run knows once both nodes have said HELLO: built there, it lives until the run ends.
+
+Before the handshake a run has only its configuration, its endpoint and its links; everything that needs
+the profiler's clock (the time base, the timecode tracker) or belongs to the schedule (generator, result
+matcher, the executor's timecode offset, what was lost) is created here, in one place, so no part of the
+runner has to ask whether it exists yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mmproto import Hello, TimeBase
+
+from .config import RunConfig
+from .generator import Generator
+from .matching import Matcher
+from .timecode import TimecodeTracker
+
+
+@dataclass
+class RunState:
+    timebase: TimeBase
+    baud: int
+    tracker: TimecodeTracker
+    generator: Generator
+    matcher: Matcher
+    t0: float                          # run clock when generation started (sent_s counts from it)
+    tc_offset: int = 0                 # profiler timecode - executor timecode (see runner's docstring)
+    offset_learned: bool = False
+    lost_frames: int = 0               # sequence gaps on either link + RESULTs flagged lost-before
+    generating: bool = False
+    last_gen_tc: int | None = None     # tick-aligned generation: the tick of the last event created
+    next_free_at: float = 0.0          # free-running generation: run clock of the next event
+    local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
+    last_profiler_frame: float = 0.0
+    link_failed: bool = False
+
+    @classmethod
+    def after_handshake(cls, cfg: RunConfig, profiler_hello: Hello, now: float) -> "RunState":
+        timebase = TimeBase.from_hello(profiler_hello)
+        return cls(timebase=timebase, baud=profiler_hello.baud,
+                   tracker=TimecodeTracker(timebase.tick_s, profiler_hello.baud),
+                   generator=Generator(cfg.random_ids, cfg.max_in_flight, cfg.seed), matcher=Matcher(),
+                   t0=now, next_free_at=now, last_profiler_frame=now)
+
+    def start_generating(self, now: float) -> None:
+        self.t0 = self.next_free_at = now
+        self.generating = True
+
+    def rate_s(self, cfg: RunConfig) -> float:
+        """Time between events: the configured rate, or one tick."""
+        return cfg.rate_ms / 1000.0 if cfg.rate_ms is not None else self.timebase.tick_s
+
+    def every_ticks(self, cfg: RunConfig) -> int:
+        """Tick-aligned generation: one event every this many ticks."""
+        return max(1, round(self.rate_s(cfg) / self.timebase.tick_s))
