@@ -61,7 +61,7 @@ demo: setup  ## the paper's five experiments on the virtual bench (QUICK=1: 30 e
 	$(PY) -m mmsched.cli demo $(if $(QUICK),--quick)
 
 perf: setup  ## run every benchmark, write perf/results.json and print a table
-	$(MAKE) -C protocol/c bench
+	$(MAKE) -C protocol/c perf
 	$(MAKE) -C hil all
 	$(PY) tools/perf.py --out perf/results.json
 

@@ -19,13 +19,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STREAM = ROOT / "build/bench/decoder_stream.bin"
+STREAM = ROOT / "build/perf/decoder_stream.bin"
 BENCHMARKS: list[list[str]] = [
-    [sys.executable, str(ROOT / "protocol/python/bench/bench_decoder.py"), str(STREAM)],
-    [str(ROOT / "protocol/c/build/bench_decoder"), str(STREAM)],
+    [sys.executable, str(ROOT / "protocol/python/perf/perf_decoder.py"), str(STREAM)],
+    [str(ROOT / "protocol/c/build/perf_decoder"), str(STREAM)],
     [sys.executable, str(ROOT / "hil/bench/bench_bench.py")],
-    [sys.executable, str(ROOT / "analysis/bench/bench_summary.py")],
-    [sys.executable, str(ROOT / "scheduler-gui/bench/bench_gui.py")],
+    [sys.executable, str(ROOT / "analysis/perf/perf_summary.py")],
+    [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui.py")],
 ]
 
 

@@ -1,13 +1,13 @@
 """mmanalysis: pandas loaders, statistics, plots and reports for mmrig runs (docs/data-format.md).
 
-    from mmanalysis import load, summarize
-    data = load("results/")            # RunSet(df, meta): one run, a directory, or several
+    from mmanalysis import read_runs, summarize
+    data = read_runs("results/")       # RunSet(df, meta): one run, a directory, or several
     summarize(data)                    # one row per run
     summarize(data, by="group")        # one row per (mode, distance, load)
 """
 
-from .load import RunSet, jitter_us, load, read_run
+from .reader import RunSet, jitter_us, read_run, read_runs
 from .schema import MEASURED, OUTCOMES, SchemaError
 from .stats import summarize
 
-__all__ = ["MEASURED", "OUTCOMES", "RunSet", "SchemaError", "jitter_us", "load", "read_run", "summarize"]
+__all__ = ["MEASURED", "OUTCOMES", "RunSet", "SchemaError", "jitter_us", "read_run", "read_runs", "summarize"]

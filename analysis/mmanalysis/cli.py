@@ -11,11 +11,11 @@ from .schema import SchemaError
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from .load import load
+    from .reader import read_runs
     from .report import report
 
     try:
-        data = load(args.runs)
+        data = read_runs(args.runs)
     except (SchemaError, FileNotFoundError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
@@ -29,11 +29,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_summary(args: argparse.Namespace) -> int:
     import pandas as pd
 
-    from .load import load
+    from .reader import read_runs
     from .stats import summarize
 
     try:
-        data = load(args.runs)
+        data = read_runs(args.runs)
     except (SchemaError, FileNotFoundError) as exc:
         print(f"summary: {exc}", file=sys.stderr)
         return 2

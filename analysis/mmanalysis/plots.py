@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.figure import Figure
 
-from .load import RunSet
+from .reader import RunSet
 from .schema import DEFAULT_LATE_BOUND_US, MEASURED
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 import pandas as pd
 
 from . import plots
-from .load import RunSet, load
+from .reader import RunSet, read_runs
 from .stats import summarize
 
 
@@ -166,7 +166,7 @@ RUN_HEADERS = ["run", "mode", "distance", "load", "valid", "events", "ok", "late
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
            figures: bool = True) -> dict[str, Path]:
     """Writes OUT_DIR/report.md, report.html, summary.csv, comparison.csv and figures/*.png|svg."""
-    data = runs if isinstance(runs, RunSet) else load(runs)
+    data = runs if isinstance(runs, RunSet) else read_runs(runs)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     per_run = summarize(data, by="run")

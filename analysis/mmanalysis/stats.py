@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .latstats import STAT_NAMES, latency_stats
-from .load import RunSet
+from .reader import RunSet
 from .schema import OUTCOMES
 
 GROUP = ["mode", "distance", "load"]

@@ -13,14 +13,14 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mma_helpers import edit_line  # noqa: E402
 
-from mmanalysis import load, plots, synth
+from mmanalysis import read_runs, plots, synth
 from mmanalysis.cli import add_report_parser
 from mmanalysis.report import PAPER, comparison, report
 
 
 @pytest.fixture(scope="module")
 def data(experiments_dir):
-    return load(experiments_dir)
+    return read_runs(experiments_dir)
 
 
 @pytest.mark.parametrize("name", ["timeline", "histogram", "cdf", "compare", "slack"])
@@ -40,7 +40,7 @@ def test_cdf_marks_min_and_max(data):
 
 
 def test_slack_plot_without_mixed_runs(experiments_dir, tmp_path):
-    fig = plots.slack(load(experiments_dir / "normal-1ahead.csv"))
+    fig = plots.slack(read_runs(experiments_dir / "normal-1ahead.csv"))
     assert any("no mixed-mode run" in t.get_text() for t in fig.axes[0].texts)
 
 
@@ -71,7 +71,7 @@ def test_verdict_follows_the_numbers(tmp_path):
     rows.loc[ok, "latency_us"] = 500.0  # far above the paper's 43 us
     rows.loc[ok, "latency_counts"] = 8000
     synth.write_run(tmp_path / "slow", rows, synth.sidecar("slow", rows))
-    comp = comparison(load(tmp_path)).set_index("experiment")
+    comp = comparison(read_runs(tmp_path)).set_index("experiment")
     assert comp.loc["mixed, 2 ticks ahead", "verdict"].startswith("does not beat the paper: mean")
     assert comp.loc["executor only (verification)", "verdict"] == "no run"
 
@@ -125,7 +125,7 @@ def test_python_m_mmanalysis(experiments_dir, tmp_path):
 
 
 def test_bench_script_prints_figures():
-    script = Path(__file__).resolve().parents[1] / "bench" / "bench_summary.py"
+    script = Path(__file__).resolve().parents[1] / "perf" / "perf_summary.py"
     r = subprocess.run([sys.executable, str(script), "20000"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     figs = json.loads(r.stdout)
@@ -156,7 +156,7 @@ def test_slack_plot_bounds_refused_events(tmp_path):
     for c in ("fired_tc", "result_tc", "result_counts", "latency_counts"):
         rows.loc[refused, c] = pd.NA
     synth.write_run(tmp_path / "r", rows, synth.sidecar("r", rows))
-    fig = plots.slack(load(tmp_path / "r.csv"))
+    fig = plots.slack(read_runs(tmp_path / "r.csv"))
     ax2 = fig.axes[1]
     tri = [l for l in ax2.lines if l.get_marker() == "<" and len(l.get_xdata())]
     assert len(tri) == 1 and list(tri[0].get_xdata()) == [-1.0, -1.0, -1.0]

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mmanalysis import load, summarize, synth
+from mmanalysis import read_runs, summarize, synth
 
 
 def raw(csv_path: Path) -> list[dict]:
@@ -35,7 +35,7 @@ def expected(rows: list[dict], tick_counts: int) -> dict:
 
 @pytest.mark.parametrize("name", list(synth.EXPERIMENTS))
 def test_per_run_against_numpy(experiments_dir, name):
-    s = summarize(load(experiments_dir)).set_index("run").loc[name]
+    s = summarize(read_runs(experiments_dir)).set_index("run").loc[name]
     exp = expected(raw(experiments_dir / f"{name}.csv"), synth.TICK_COUNTS)
     for k, v in exp.items():
         assert s[k] == pytest.approx(v, rel=1e-9), k
@@ -49,7 +49,7 @@ def test_unmeasured_rows_never_folded_in(tmp_path):
     # an early row carries a (negative) latency; missed/lost rows get absurd ones: none may count
     rows.loc[rows["outcome"] == "lost", ["latency_us", "latency_counts"]] = [1e9, 16_000_000_000_000]
     synth.write_run(tmp_path / "r", rows, synth.sidecar("r", rows))
-    s = summarize(load(tmp_path / "r.csv")).iloc[0]
+    s = summarize(read_runs(tmp_path / "r.csv")).iloc[0]
     kept = rows[rows["outcome"].isin(["ok", "late"])]["latency_us"]
     assert s["n"] == len(kept) < 50
     assert s["min_us"] == kept.min() > 0 and s["max_us"] == kept.max() < 1e6
@@ -62,7 +62,7 @@ def test_jitter_skips_unmeasured_events(tmp_path):
     rows["outcome"] = ["ok", "ok", "missed", "ok", "ok", "ok"]
     rows["reason"] = ["", "", "timeout", "", "", ""]
     synth.write_run(tmp_path / "j", rows, synth.sidecar("j", rows))
-    data = load(tmp_path / "j.csv")
+    data = read_runs(tmp_path / "j.csv")
     assert data.df["jitter_us"].tolist()[1:] == [10.0, pytest.approx(np.nan, nan_ok=True), 30.0, 20.0, 0.0]
     s = summarize(data).iloc[0]
     assert (s["jitter_mean_us"], s["jitter_max_us"]) == (15.0, 30.0)
@@ -77,7 +77,7 @@ def test_groups_pool_runs_and_skip_invalid(tmp_path):
         (tmp_path / f"m{i}.json").write_text(json.dumps(dict(meta, name=f"m{i}")))
     rows = synth.synthetic_events("mixed", 2, False, 30, seed=9)
     synth.write_run(tmp_path / "bad", rows, synth.sidecar("bad", rows, valid=False))
-    data = load(tmp_path)
+    data = read_runs(tmp_path)
     g = summarize(data, by="group")
     assert len(g) == 1 and g.iloc[0]["events"] == 60  # the invalid run is left out
     lat = np.concatenate([pd.read_csv(tmp_path / f"m{i}.csv").query("outcome in ['ok','late']")["latency_us"]
@@ -90,7 +90,7 @@ def test_groups_pool_runs_and_skip_invalid(tmp_path):
 
 
 def test_summary_of_a_million_events_within_a_second(experiments_dir):
-    data = load(experiments_dir / "mixed-2ahead.csv")
+    data = read_runs(experiments_dir / "mixed-2ahead.csv")
     big = pd.concat([data.df] * 5000, ignore_index=True)  # 1,000,000 rows
     assert len(big) == 1_000_000
     t = time.perf_counter()
@@ -101,7 +101,7 @@ def test_summary_of_a_million_events_within_a_second(experiments_dir):
 
 
 def test_group_rows_follow_their_keys(experiments_dir):
-    data = load(experiments_dir)
+    data = read_runs(experiments_dir)
     g = summarize(data, by="group")
     per_run = summarize(data).set_index("run")
     assert len(g) == 5

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mmanalysis import load, summarize
+from mmanalysis import read_runs, summarize
 from mmanalysis.report import consistency, report
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -31,7 +31,7 @@ def bench_run(tmp_path_factory) -> Path:
 
 
 def test_bench_run_loads_and_agrees_with_its_sidecar(bench_run):
-    data = load(bench_run)
+    data = read_runs(bench_run)
     meta = data.meta["mixed-2ahead"]
     assert meta["target"]["kind"] == "bench" and meta["valid"] is True
     assert len(data.df) == 20 and data.df["event"].tolist() == list(range(20))

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mma_helpers import edit_line  # noqa: E402
 
-from mmanalysis import SchemaError, load, synth  # noqa: E402
+from mmanalysis import SchemaError, read_runs, synth  # noqa: E402
 from mmanalysis.schema import COLUMN_NAMES  # noqa: E402
 
 
@@ -23,7 +23,7 @@ def one_run(tmp_path) -> Path:
 
 
 def test_one_run_typed(one_run):
-    data = load(one_run)
+    data = read_runs(one_run)
     df = data.df
     assert list(data.meta) == ["mixed-1ahead"]
     assert len(df) == 40 and list(df.columns[:1]) == ["run"]
@@ -40,9 +40,9 @@ def test_one_run_typed(one_run):
 
 
 def test_json_path_and_directory(experiments_dir):
-    one = load(experiments_dir / "normal-1ahead.json")
+    one = read_runs(experiments_dir / "normal-1ahead.json")
     assert one.runs == ["normal-1ahead"]
-    allruns = load(experiments_dir)
+    allruns = read_runs(experiments_dir)
     assert sorted(allruns.runs) == sorted(synth.EXPERIMENTS)
     assert len(allruns.df) == 5 * 200
     assert allruns.df.groupby("run", observed=True).size().eq(200).all()
@@ -52,12 +52,12 @@ def test_json_path_and_directory(experiments_dir):
 def test_directory_without_runs(tmp_path):
     (tmp_path / "notes.csv").write_text("a,b\n1,2\n")  # no sidecar: not a run
     with pytest.raises(FileNotFoundError, match="no runs"):
-        load(tmp_path)
+        read_runs(tmp_path)
 
 
 def _err(path) -> SchemaError:
     with pytest.raises(SchemaError) as exc:
-        load(path)
+        read_runs(path)
     return exc.value
 
 
@@ -144,5 +144,5 @@ def test_sidecar_errors(one_run):
 def test_same_name_twice_is_told_apart(tmp_path):
     synth.write_experiment(tmp_path / "a", "mixed-2ahead", count=10)
     shutil.copytree(tmp_path / "a", tmp_path / "b")
-    data = load(tmp_path)
+    data = read_runs(tmp_path)
     assert len(data.runs) == 2 and len(set(data.runs)) == 2 and len(data.df) == 20

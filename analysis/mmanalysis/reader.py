@@ -1,4 +1,4 @@
-"""Loading runs (docs/data-format.md): typed DataFrames, the sidecar, schema errors with file/line/column."""
+"""Reading runs (docs/data-format.md): typed DataFrames, the sidecar, schema errors with file/line/column."""
 
 from __future__ import annotations
 
@@ -193,7 +193,7 @@ def find_runs(directory: Path | str) -> list[Path]:
     return found
 
 
-def load(paths: Path | str | Iterable[Path | str]) -> RunSet:
+def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
     """One run (NAME.csv or NAME.json), a directory of runs, or several of either.
 
     Returns RunSet(df, meta). Raises SchemaError naming file, line and column when a file breaks the format.

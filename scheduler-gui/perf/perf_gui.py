@@ -2,7 +2,7 @@
 observer the real run's worker hangs on the core's Runner) from a plain thread, as a run's thread would,
 into the main window with its table, plots and statistics live; a 5 ms QTimer heartbeat measures how
 late the event loop serves it (stall = gap - 5 ms). Prints a JSON list of {"name","unit","median","max",
-"runs","note"} like protocol/python/bench/bench_decoder.py. Needs no display (offscreen platform)."""
+"runs","note"} like protocol/python/perf/perf_decoder.py. Needs no display (offscreen platform)."""
 
 from __future__ import annotations
 

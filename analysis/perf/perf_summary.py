@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """How fast mmanalysis summarises a large run: 1,000,000 events (issue 8: <= 1 s).
 
-Writes one synthetic run of 1e6 events in the real on-disk format (mmanalysis.synth), loads it with
-mmanalysis.load, then times summarize() per run and per group (mode, distance, load). Prints the
+Writes one synthetic run of 1e6 events in the real on-disk format (mmanalysis.synth), reads it with
+mmanalysis.read_runs, then times summarize() per run and per group (mode, distance, load). Prints the
 figures as JSON for tools/perf.py: a list of {"name", "unit", "median", "max", "runs", "note"}.
-The load time is reported too (not part of the 1 s budget).
+The reading time is reported too (not part of the 1 s budget).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mmanalysis import load, summarize
+from mmanalysis import read_runs, summarize
 from mmanalysis.synth import sidecar, synthetic_events, write_run
 
 RUNS = 7
@@ -37,8 +37,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         rows = synthetic_events("mixed", 2, False, events, seed=1)
         write_run(Path(tmp) / "big", rows, sidecar("big", rows))
-        load_s = timed(lambda: load(Path(tmp) / "big.csv"), 3)
-        data = load(Path(tmp) / "big.csv")
+        read_s = timed(lambda: read_runs(Path(tmp) / "big.csv"), 3)
+        data = read_runs(Path(tmp) / "big.csv")
     per_run = timed(lambda: summarize(data), RUNS)
     per_group = timed(lambda: summarize(data, by="group"), RUNS)
     note = f"{events} events, synthetic mixed run, all statistics in us and ticks, jitter, outcome counts"
@@ -47,8 +47,8 @@ def main() -> None:
          "max": max(per_run), "runs": RUNS, "note": note + "; budget 1 s"},
         {"name": "analysis summary per group", "unit": "s", "median": statistics.median(per_group),
          "max": max(per_group), "runs": RUNS, "note": note + "; groupby mode, distance, load"},
-        {"name": "analysis load (CSV+JSON, checked)", "unit": "s", "median": statistics.median(load_s),
-         "max": max(load_s), "runs": 3, "note": f"{events} rows, schema checks included"},
+        {"name": "analysis read_runs (CSV+JSON, checked)", "unit": "s", "median": statistics.median(read_s),
+         "max": max(read_s), "runs": 3, "note": f"{events} rows, schema checks included"},
     ]))
 
 

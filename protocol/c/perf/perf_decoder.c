@@ -1,9 +1,9 @@
 /*
  * Throughput of the C decoder on the host, on the very stream the Python benchmark decodes
- * (protocol/python/bench/bench_decoder.py writes it), so tools/perf.py can report the ratio of two
+ * (protocol/python/perf/perf_decoder.py writes it), so tools/perf.py can report the ratio of two
  * figures measured in one run. Prints the figures as JSON.
  *
- *     bench_decoder STREAM_FILE
+ *     perf_decoder STREAM_FILE
  */
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
     int run;
 
     if (argc != 2 || !(f = fopen(argv[1], "rb"))) {
-        fprintf(stderr, "usage: bench_decoder STREAM_FILE (written by bench_decoder.py)\n");
+        fprintf(stderr, "usage: perf_decoder STREAM_FILE (written by perf_decoder.py)\n");
         return 2;
     }
     fseek(f, 0, SEEK_END);
@@ -45,7 +45,7 @@ int main(int argc, char **argv)
     rewind(f);
     data = malloc((size_t)size);
     if (!data || fread(data, 1, (size_t)size, f) != (size_t)size) {
-        fprintf(stderr, "bench_decoder: cannot read %s\n", argv[1]);
+        fprintf(stderr, "perf_decoder: cannot read %s\n", argv[1]);
         return 2;
     }
     fclose(f);
