@@ -2,7 +2,7 @@
 
     python tests/cycleprof.py [task|isr] [N]
 
-Runs the image in the one-node harness with --trace, schedules N events (default 20) two ticks
+Runs the image alone in the bench (one-node mode) with --itrace, schedules N events (default 20) two ticks
 ahead on the chosen dispatch path, and for each edge that fired an event attributes every executed
 instruction (its cycles: the gap to the next traced instruction) from the edge to the PORTC write
 to the function that holds its address (avr-nm). Prints mean cycles per function and per event,
@@ -17,12 +17,11 @@ import collections
 import os
 import subprocess
 import sys
-import tempfile
 
 import mmproto as mp
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from simrun import ELF, HARNESS, TICK  # noqa: E402
+from simrun import ELF, TICK, run_bench, stimulus  # noqa: E402
 
 
 def symbols():
@@ -41,20 +40,16 @@ def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "task"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     dispatch = 1 if path == "task" else 0
-    lines = [f"{int(0.3 * TICK)} " + " ".join(f"{b:02x}" for b in mp.Mode(2, dispatch, 0, 0, 0).wire(0))]
+    script = [(int(0.3 * TICK), mp.Mode(2, dispatch, 0, 0, 0).wire(0))]
     for j in range(1, n + 1):
-        w = mp.Schedule(100 + j, j % 8, j + 2).wire(j & 0xFF)
-        lines.append(f"{j * TICK + TICK // 3} " + " ".join(f"{b:02x}" for b in w))
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
-    res = subprocess.run([str(HARNESS), str(ELF), "--cycles", str((n + 4) * TICK), "--script", f.name,
-                          "--trace", "2000"], check=True, capture_output=True, text=True)
-    os.unlink(f.name)
+        script.append((j * TICK + TICK // 3, mp.Schedule(100 + j, j % 8, j + 2).wire(j & 0xFF)))
+    cycles = (n + 4) * TICK
+    out = run_bench(stimulus(script, cycles), cycles, ["--itrace", "2000"]).splitlines()
     addrs, names = symbols()
-    k_edges = [int(l.split()[1]) for l in res.stdout.splitlines() if l.startswith("K ") and l.split()[1] != "0"]
-    c_edges = [int(l.split()[1]) for l in res.stdout.splitlines() if l.startswith("C ")][1:]
+    k_edges = [int(l.split()[1]) for l in out if l.startswith("K ") and l.split()[1] != "0"]
+    c_edges = [int(l.split()[1]) for l in out if l.startswith("C ")][1:]
     trace = []
-    for l in res.stderr.splitlines():
+    for l in out:
         if l.startswith("P "):
             _, c, pc, i = l.split()
             trace.append((int(c), int(pc, 16), int(i)))

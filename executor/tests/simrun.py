@@ -1,4 +1,6 @@
-"""Runs the executor image in the one-node simavr harness and parses what it recorded."""
+"""Runs the executor image alone in the bench (hil/bench/build/mmbench, one-node mode: docs/bench.md)
+and parses what it recorded. The stimulus plays the profiler (the timecode port, a tick every TICK
+cycles) and the scheduler's serial line."""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ F_CPU = 16_000_000
 TICK = 1_137_778  # cycles per timecode tick: 71.111 ms, the profiler's tick
 BAUD = 9600
 CPB = -(-10 * F_CPU // BAUD)  # cycles per character (10 bit times), rounded up
+ROOT = HERE.parents[1]
 
 
 def _path(env: str, default: Path) -> Path:
@@ -22,7 +25,7 @@ def _path(env: str, default: Path) -> Path:
 
 
 ELF = _path("EXECUTOR_ELF", HERE.parent / "build/avr/executor.elf")
-HARNESS = _path("EXECUTOR_HARNESS", HERE.parent / "build/host/simavr_harness")
+BENCH = _path("MMBENCH", ROOT / "hil/bench/build/mmbench")
 
 
 @dataclass
@@ -49,46 +52,58 @@ class SimRun:
         return [f for f in self.frames if isinstance(f.msg, cls)]
 
 
+def stimulus(script: list[tuple[int, bytes]], cycles: int, start_tc: int = 0, skew: int = 0,
+             glitches: list[tuple[int, int]] = ()) -> str:
+    """The bench's stimulus (docs/bench.md): the timecode starts at start_tc and steps by one every TICK
+    cycles from cycle TICK on; with skew, each tick's high nibble reaches the port `skew` cycles after
+    its low nibble. Script bytes go to the UART no earlier than their cycle, one character apart."""
+    lines = [f"K 0 {start_tc & 0xFF:02x}"]
+    for k in range(1, cycles // TICK + 1):
+        lines.append(f"K {k * TICK} {(start_tc + k) & 0xFF:02x}" + (f" {skew}" if skew else ""))
+    lines += [f"U {c} " + " ".join(f"{b:02x}" for b in data) for c, data in script]
+    lines += [f"G {c} {v:02x}" for c, v in glitches]
+    return "\n".join(lines) + "\n"
+
+
+def run_bench(stim: str, cycles: int, extra: list[str] = ()) -> str:
+    """Runs the bench on a stimulus; returns its trace. The UART keeps simavr's own timing
+    (--uart-timing simavr: received bytes handed over one per 11 bit times, see
+    test_executor_sim._delivered), which these tests and their figures are written against."""
+    assert ELF.exists(), f"{ELF} missing: run `make -C executor avr`"
+    assert BENCH.exists(), f"{BENCH} missing: run `make -C hil/bench all`"
+    with tempfile.TemporaryDirectory(prefix="ex-bench.") as d:
+        path, trace = Path(d) / "stimulus.txt", Path(d) / "trace.txt"
+        path.write_text(stim)
+        subprocess.run([str(BENCH), "--executor", str(ELF), "--stimulus", str(path), "--trace", str(trace),
+                        "--until-cycles", str(cycles), "--baud", str(BAUD), "--uart-timing", "simavr",
+                        "--run-dir", str(Path(d) / "run"),
+                        *extra], check=True, capture_output=True, text=True, timeout=300)
+        return trace.read_text()
+
+
 def run_sim(script: list[tuple[int, bytes]], cycles: int, start_tc: int = 0, skew: int = 0,
             glitches: list[tuple[int, int]] = ()) -> SimRun:
-    """script: (cycle, bytes) in cycle order; the harness paces bytes at the baud rate."""
-    assert ELF.exists(), f"{ELF} missing: run `make -C executor avr`"
-    assert HARNESS.exists(), f"{HARNESS} missing: run `make -C executor harness`"
-    lines = [f"{c} " + " ".join(f"{b:02x}" for b in data) for c, data in script]
-    lines += [f"G {c} {v:02x}" for c, v in glitches]
-    lines.sort(key=lambda s: int(s.split()[1] if s.startswith("G") else s.split()[0]))
-    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
-        f.write("\n".join(lines) + "\n")
-        path = f.name
-    try:
-        args = [str(HARNESS), str(ELF), "--cycles", str(cycles), "--start-tc", str(start_tc),
-                "--script", path]
-        if skew:
-            args += ["--skew", str(skew)]
-        out = subprocess.run(args, check=True, capture_output=True, text=True, timeout=120).stdout
-    finally:
-        os.unlink(path)
+    """script: (cycle, bytes) in cycle order; the bench paces bytes at the baud rate."""
+    out = run_bench(stimulus(script, cycles, start_tc, skew, glitches), cycles)
     run = SimRun()
     for line in out.splitlines():
         parts = line.split()
-        if not parts or parts[0] == "Loaded":
-            continue
         kind, cyc = parts[0], int(parts[1])
-        val = int(parts[2])
         if kind == "K":
-            run.port_k.append((cyc, val))
+            run.port_k.append((cyc, int(parts[2], 16)))
         elif kind == "C":
-            run.port_c.append((cyc, val))
-        elif kind == "T":
+            run.port_c.append((cyc, int(parts[2], 16)))
+        elif kind == "T":   # the cycle the executor wrote UDR0
+            val = int(parts[2], 16)
             run.tx.append((cyc, val))
             for r in run.decoder.feed(bytes([val])):
                 run.frames.append(Frame(cyc, r.seq, r.message))
-        elif kind == "R":
-            run.rx.append((cyc, val))
+        elif kind == "I":   # the cycle the byte was handed to the USART's receiver
+            run.rx.append((cyc, int(parts[3], 16)))
         elif kind == "L":
-            run.led.append((cyc, val))
+            run.led.append((cyc, int(parts[2])))
         elif kind == "G":
-            run.glitches.append((cyc, val))
+            run.glitches.append((cyc, int(parts[2], 16)))
         elif kind == "END":
-            run.end_cycle, run.end_state = cyc, val
+            run.end_cycle, run.end_state = cyc, int(parts[2])
     return run

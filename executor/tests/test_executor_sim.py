@@ -2,7 +2,7 @@
 refusals, garbage, verification mode. One deterministic campaign (about 265 ticks, 19 s of simulated
 time) is run once per module; each test checks one aspect of its record.
 
-Latency is measured in CPU cycles from the cycle the harness changed PORTK (the profiler's tick edge)
+Latency is measured in CPU cycles from the cycle the bench changed PORTK (the profiler's tick edge)
 to the cycle the executor's PORTC write executed, and reported in microseconds (16 cycles = 1 us).
 """
 
@@ -165,7 +165,7 @@ def test_mode_answers_status(sim):
 def _delivered(run: SimRun, arrival: list[int], script) -> list[int]:
     """Cycle at which the executor's USART had each script entry's last byte. simavr's UART model
     hands received bytes to the firmware one per 11 bit times (the spacing it also uses when
-    transmitting, measured here from the TX record), later than the 10 bit times the harness paces
+    transmitting, measured here from the TX record), later than the 10 bit times the bench paces
     them at; model its receive queue: d_k = max(injected_k, d_(k-1)) + spacing."""
     spacing = min(b[0] - a[0] for a, b in zip(run.tx, run.tx[1:]))
     out, d, k = [], 0, 0

@@ -39,13 +39,13 @@ N = 320
 END_TICKS = N + 6
 US = 16  # cycles per microsecond
 # simavr's UART model hands received bytes to the firmware one per 11 bit times (the spacing it also
-# uses to transmit; see test_executor_sim._delivered), while the harness injects them at 10: the last
+# uses to transmit; see test_executor_sim._delivered), while the bench injects them at 10: the last
 # byte of an n-byte frame injected from an idle line at cycle c reaches the USART at c + n * SPACING.
 SPACING = -(-11 * 16_000_000 // 9600)
 
 
 def edge(tick: int) -> int:
-    return tick * TICK  # the harness changes the port at k * TICK
+    return tick * TICK  # the bench changes the port at k * TICK (its stimulus)
 
 
 def build():
@@ -77,7 +77,7 @@ def build():
         burst.append(mp.Schedule(tag, eid, tc).wire(seq & 0xFF))
         seq += 1
         n = sum(len(w) for w in burst)
-        start = edge(j + 1) - delta * US - n * SPACING  # the harness paces a burst back to back
+        start = edge(j + 1) - delta * US - n * SPACING  # the bench paces a burst back to back
         script += [(start, w) for w in burst]
         events.append((tag, eid, tc))
         prev = (tag, eid, tc)

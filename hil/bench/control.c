@@ -123,14 +123,17 @@ void control_status_json(struct sbuf *b)
     for (i = 0; i < NNODES; i++) {
         struct node *n = &cosim.nodes[i];
         struct uart_node *u = &uart.n[i];
-        uint64_t c = n->avr->cycle;
+        uint64_t c;
+        if (!cosim_present(i))
+            continue; /* one-node mode */
+        c = n->avr->cycle;
         sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
                      ",\"tty\":\"%s\",\"pts\":\"%s\",\"uart\":{\"in\":%" PRIu64 ",\"in_queued\":%zu,\"in_read\":%" PRIu64
                      ",\"in_ignored\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_written\":%" PRIu64 ",\"out_buffered\":%zu,"
                      "\"out_dropped\":%" PRIu64 ",\"first_in_cycle\":%" PRIu64 ",\"last_in_cycle\":%" PRIu64
                      ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
                      "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
-                  i ? "," : "", n->name, c, cosim_state_name(n->avr->state),
+                  b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim_state_name(n->avr->state),
                   c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, u->link, u->pts,
                   u->in_delivered, u->inq_n, u->in_read, u->in_ignored, u->out_bytes, u->out_written, u->out_n,
                   u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
@@ -249,7 +252,9 @@ static void cmd_cut(int fd, char w[][128], int nw)
 
 static void cmd_vcd(int fd, char w[][128], int nw)
 {
-    if (!strcmp(w[1], "on")) {
+    if (!cosim.wired) {
+        reply(fd, "{\"ok\":false,\"error\":\"vcd: no wires in one-node mode\"}\n");
+    } else if (!strcmp(w[1], "on")) {
         char path[512];
         if (nw >= 3)
             snprintf(path, sizeof path, "%s", w[2]);
@@ -289,7 +294,7 @@ static void handle_command(int fd, char *line)
         reply(fd, "{\"ok\":true}\n");
     } else if (!strcmp(w[0], "reset")) {
         int id = parse_node(w[1]);
-        if (id < 0) {
+        if (id < 0 || !cosim_present(id)) {
             control_replyf(fd, "{\"ok\":false,\"error\":\"reset: unknown node '%s'\"}\n", w[1]);
         } else if (nw >= 4 && !strcmp(w[2], "at")) {
             uint64_t at = secs_to_cycles(atof(w[3]));

@@ -53,7 +53,7 @@ struct cosim cosim;
 void cosim_catch_up(struct node *n, uint64_t at)
 {
     avr_t *a = n->avr;
-    if (a->cycle < at) {
+    if (a && a->cycle < at) {
         if (a->state == cpu_Sleeping)
             n->sleep_cycles += at - a->cycle;
         a->cycle = at;
@@ -116,6 +116,8 @@ static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
 void cosim_resync_wires(int group, int dst, uint64_t at)
 {
     int i;
+    if (!cosim.wired)
+        return;
     for (i = 0; i < NWIRES; i++) {
         struct wire *w = &cosim.wires[i];
         if ((group >= 0 && w->group != group) || (dst >= 0 && w->dst != dst))
@@ -159,6 +161,7 @@ void cosim_wire_up(void)
     add_wire(11, EXECUTOR, 'C', 3, PROFILER, 'L', 1, GROUP_EVENT, "strobe");
     for (i = 0; i < NWIRES; i++)
         avr_raise_irq(cosim.wires[i].dst_irq, 0);
+    cosim.wired = 1;
 }
 
 /* ---- stepping ----------------------------------------------------------------------------- */
@@ -177,6 +180,8 @@ static uint64_t next_timer(avr_t *a)
 static uint64_t eff_clock(struct node *n)
 {
     avr_t *a = n->avr;
+    if (!a)
+        return NEVER; /* one-node mode: the node that is not there */
     if (a->state == cpu_Running)
         return a->cycle;
     if (a->state == cpu_Sleeping) {
@@ -233,6 +238,24 @@ static void step(struct node *n, uint64_t limit)
         logmsg("%s: crashed at cycle %" PRIu64 " pc=0x%x", n->name, (uint64_t)a->cycle, a->pc);
 }
 
+/* One-node mode: one core needs no ordering against another, so it runs in simavr's own loop
+ * (avr_run, with simavr's default batching), as the former one-node harnesses ran it: their figures
+ * depend on its sleep stepping (a core asleep until a timer resumes one cycle after that timer, so
+ * e.g. the executor's ISR dispatch measures 22 cycles here and 21 in the two-node loop below). */
+static void run_alone(struct node *n, uint64_t target)
+{
+    avr_t *a = n->avr;
+    while (a->cycle < target && a->state != cpu_Done && a->state != cpu_Crashed) {
+        if (a->cycle < cosim.itrace_until)
+            TRACE("P %" PRIu64 " %x %d\n", (uint64_t)a->cycle, a->pc, a->sreg[S_I]);
+        avr_run(a);
+    }
+    if (a->state == cpu_Crashed)
+        logmsg("%s: crashed at cycle %" PRIu64 " pc=0x%x", n->name, (uint64_t)a->cycle, a->pc);
+    cosim.now_cycles = target;
+    cosim_catch_up(n, target);
+}
+
 /* Runs both cores until each has reached the run target (its next action is at or after it). The
  * target starts at `target`; lockstep frame mode lowers it while running (cosim.run_target), when a
  * frame delimiter will be complete earlier: every core is then still at or before that cycle (they
@@ -241,6 +264,10 @@ static void step(struct node *n, uint64_t limit)
 void cosim_run_until(uint64_t target)
 {
     struct node *p = &cosim.nodes[PROFILER], *e = &cosim.nodes[EXECUTOR];
+    if (!cosim.wired) {
+        run_alone(p->avr ? p : e, target);
+        return;
+    }
     cosim.run_target = target;
     for (;;) {
         uint64_t cp = eff_clock(p), ce = eff_clock(e);
@@ -266,7 +293,7 @@ static void no_sleep(avr_t *a, avr_cycle_count_t howlong)
     (void)howlong; /* never sleep in wall time: pacing is the bench's, not simavr's */
 }
 
-void cosim_load_node(int id, const char *elf)
+void cosim_load_node(int id, const char *elf, int alone)
 {
     struct node *n = &cosim.nodes[id];
     elf_firmware_t fw;
@@ -285,8 +312,10 @@ void cosim_load_node(int id, const char *elf)
     n->avr->sleep = no_sleep;
     n->avr->log = 1;
     /* 1: a cycle timer registered in the middle of a batch ends the batch (simavr re-clamps
-     * run_cycle_count to run_cycle_limit then), so a batch never runs past the bound step() set */
-    n->avr->run_cycle_limit = 1;
+     * run_cycle_count to run_cycle_limit then), so a batch never runs past the bound step() set;
+     * alone, simavr's own loop keeps its default */
+    if (!alone)
+        n->avr->run_cycle_limit = 1;
     avr_load_firmware(n->avr, &fw);
     n->avr->frequency = F_CPU; /* whatever the ELF says */
     if (n->id == EXECUTOR) {
@@ -306,8 +335,13 @@ void cosim_reset_node(int id, uint64_t at)
     at = a->cycle;
     avr_reset(a);
     a->cycle = at;
-    a->run_cycle_limit = 1;
+    if (cosim.wired)
+        a->run_cycle_limit = 1;
     n->resets++;
+    if (!cosim.wired) {
+        logmsg("%s reset at cycle %" PRIu64 " (one-node mode: the stimulus timers are gone)", n->name, at);
+        return;
+    }
     /* The node's outputs are inputs again after reset: its lines fall to 0. */
     for (i = 0; i < NWIRES; i++)
         if (cosim.wires[i].src == n->id) {
@@ -323,6 +357,11 @@ void cosim_reset_node(int id, uint64_t at)
             apply_level(&cosim.wires[i], lv, at);
         }
     logmsg("%s reset at cycle %" PRIu64, n->name, at);
+}
+
+int cosim_present(int id)
+{
+    return cosim.nodes[id].avr != NULL;
 }
 
 const char *cosim_state_name(int s)

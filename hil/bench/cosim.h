@@ -46,15 +46,18 @@ struct cosim {
     uint64_t now_cycles;               /* the global virtual time: every core has reached it */
     uint64_t run_target;               /* where the current cosim_run_until stops (may be lowered) */
     uint64_t wire_changes, wire_cut_dropped, wire_max_skew, wire_rewinds;
+    int wired;              /* both nodes and the wires between them (0: one-node mode) */
+    uint64_t itrace_until;  /* one-node --itrace: instructions are traced while the clock is below this */
 };
 extern struct cosim cosim;
 
-void cosim_load_node(int id, const char *elf); /* dies if the image cannot be loaded */
+void cosim_load_node(int id, const char *elf, int alone); /* dies if the image cannot be loaded */
 void cosim_wire_up(void);                      /* the fixed pin map, both nodes loaded */
 void cosim_run_until(uint64_t target);
 void cosim_catch_up(struct node *n, uint64_t at);
 void cosim_reset_node(int id, uint64_t at);    /* the core and its wires; the UART side: uart_reset */
 void cosim_resync_wires(int group, int dst, uint64_t at);
 const char *cosim_state_name(int state);
+int cosim_present(int id); /* one-node mode runs one of the two */
 
 #endif

@@ -6,6 +6,10 @@
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
  *           [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
  *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
+ *   mmbench --executor ELF | --profiler ELF  [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]
+ *           [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B] ...
+ *           one-node mode: one image alone, unpaced, the other node played from a stimulus
+ *           file (stimulus.c has the formats)
  *
  * Run directory (created if missing): profiler.tty and executor.tty (symlinks to /dev/pts/N),
  * control.sock (the control channel), ready (written once everything is up: a JSON line with the
@@ -18,6 +22,7 @@
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
  *                  real-time set-up
  *   lockstep.c     --lockstep: virtual time advances only as far as the host grants
+ *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
  *   main.c         options, set-up and the main loop (this file)
  *
@@ -43,6 +48,7 @@
 #include "cosim.h"
 #include "lockstep.h"
 #include "pacing.h"
+#include "stimulus.h"
 #include "trace.h"
 #include "uart_bridge.h"
 #include "vcd.h"
@@ -53,6 +59,8 @@ static void service_io(void)
 {
     int i;
     for (i = 0; i < NNODES; i++) {
+        if (!cosim_present(i))
+            continue;
         uart_read_pty(i, cosim.now_cycles);
         uart_flush_out(i, cosim.now_cycles);
     }
@@ -67,7 +75,7 @@ static void service_ready(const struct pollfd *pfd, int n)
         if (!pfd[i].revents)
             continue;
         if (i < NNODES)
-            uart_read_pty(i, cosim.now_cycles);
+            uart_read_pty(i, cosim.now_cycles); /* fd -1 (no node) never has revents */
         else
             control = 1;
     }
@@ -80,7 +88,7 @@ static int io_pollfds(struct pollfd *pfd)
 {
     int i, n = 0;
     for (i = 0; i < NNODES; i++)
-        pfd[n++] = (struct pollfd){uart.n[i].master, POLLIN, 0};
+        pfd[n++] = (struct pollfd){cosim_present(i) ? uart.n[i].master : -1, POLLIN, 0};
     return n + control_pollfds(pfd + n);
 }
 
@@ -96,7 +104,9 @@ static void usage(void)
             "usage: mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]\n"
             "               [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]\n"
             "               [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
-            "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n");
+            "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n"
+            "       mmbench --executor ELF | --profiler ELF [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]\n"
+            "               [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B]   (one node alone, unpaced)\n");
     exit(2);
 }
 
@@ -104,10 +114,11 @@ static void usage(void)
 
 struct options {
     const char *elf[NNODES];
-    const char *vcd, *script, *trace, *sched;
+    const char *vcd, *script, *trace, *sched, *stimulus;
     char run_dir[400];
     int mlock;
-    uint64_t until_cycles;
+    uint64_t until_cycles, itrace_cycles;
+    int alone; /* one-node mode: the node that runs, or -1 */
 };
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -150,6 +161,14 @@ static void parse_options(int argc, char **argv, struct options *o)
             snprintf(o->run_dir, sizeof o->run_dir, "%s", v);
         else if (!strcmp(a, "--until"))
             o->until_cycles = secs_to_cycles(atof(v));
+        else if (!strcmp(a, "--until-cycles"))
+            o->until_cycles = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--stimulus"))
+            o->stimulus = v;
+        else if (!strcmp(a, "--itrace"))
+            o->itrace_cycles = strtoull(v, NULL, 0);
+        else if (!strcmp(a, "--uart-timing") && (!strcmp(v, "simavr") || !strcmp(v, "bench")))
+            uart.simavr_timing = !strcmp(v, "simavr");
         else if (!strcmp(a, "--baud"))
             uart.baud = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--out-buffer"))
@@ -177,8 +196,16 @@ static void parse_options(int argc, char **argv, struct options *o)
         else
             usage();
     }
-    if (!o->elf[PROFILER] || !o->elf[EXECUTOR] || !uart.baud)
+    o->alone = !o->elf[PROFILER] ? EXECUTOR : !o->elf[EXECUTOR] ? PROFILER : -1;
+    if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
         usage();
+    if (o->alone >= 0) {
+        if (lockstep.on || o->vcd)
+            die("one-node mode (one image) runs unpaced, without --lockstep or --vcd");
+        pacing.paced = 0;
+    } else if (o->stimulus || o->itrace_cycles || uart.simavr_timing) {
+        die("--stimulus, --itrace and --uart-timing are for one-node mode (one image)");
+    }
 }
 
 static void write_ready(const char *run_dir)
@@ -296,16 +323,24 @@ int main(int argc, char **argv)
     signal(SIGHUP, on_signal);
     signal(SIGPIPE, SIG_IGN);
 
-    for (i = 0; i < NNODES; i++) {
-        cosim_load_node(i, o.elf[i]);
-        uart_attach(i);
-    }
-    cosim_wire_up();
     for (i = 0; i < NNODES; i++)
-        uart_open_pty(i, o.run_dir);
+        if (o.elf[i]) {
+            cosim_load_node(i, o.elf[i], o.alone >= 0);
+            uart_attach(i);
+        }
+    if (o.alone < 0)
+        cosim_wire_up();
+    for (i = 0; i < NNODES; i++)
+        if (o.elf[i])
+            uart_open_pty(i, o.run_dir);
     control_open(o.run_dir);
     if (o.script)
         uart_load_script(o.script);
+    if (o.alone >= 0) {
+        if (o.stimulus)
+            stimulus_load(o.alone, o.stimulus);
+        stimulus_start(o.alone, o.itrace_cycles);
+    }
     if (o.vcd && vcd_open(o.vcd, 0))
         die("cannot open %s", o.vcd);
 
@@ -317,13 +352,17 @@ int main(int argc, char **argv)
         pacing_host_setup(o.sched, o.mlock);
     pacing_start();
     for (i = 0; i < NNODES; i++)
-        uart_arm(i);
+        if (o.elf[i])
+            uart_arm(i);
     run(o.until_cycles);
     lockstep_end(); /* --until or stop ended the run during a grant */
 
     /* final flush of what the host can still take, then the final status */
     for (i = 0; i < NNODES; i++)
-        uart_flush_out(i, cosim.now_cycles);
+        if (o.elf[i])
+            uart_flush_out(i, cosim.now_cycles);
+    if (o.alone >= 0)
+        stimulus_end(o.alone);
     {
         struct sbuf b = {0};
         control_status_json(&b);
@@ -341,6 +380,8 @@ int main(int argc, char **argv)
         unlink(ready);
     }
     for (i = 0; i < NNODES; i++)
-        uart_close(i);
-    return 0;
+        if (o.elf[i])
+            uart_close(i);
+    /* one-node mode: a crashed core fails the run, as a test driver expects */
+    return o.alone >= 0 && cosim.nodes[o.alone].avr->state == cpu_Crashed ? 1 : 0;
 }

@@ -9,6 +9,10 @@
  * write, or the end of the previous character, plus one character); output the host does not read
  * stays in a bounded per-node buffer (--out-buffer) whose overflow is counted.
  *
+ * One-node mode can keep simavr's own timing instead (--uart-timing simavr: 11-bit characters, a
+ * byte handed to the receiver at its cycle and RXC one such character later), which is what the
+ * firmware tests were written against (see stimulus.c).
+ *
  * Faults (control channel): each byte in either direction may be dropped, corrupted (one bit) or
  * delayed with a given probability, drawn from a seeded PRNG, so faults are reproducible in unpaced
  * mode; a cut line drops every byte until the cut ends.
@@ -100,7 +104,8 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     struct fault *f = &u->fault[1];
     (void)irq;
 
-    fix_uart_timing(n->id); /* before simavr starts its transmit pump with its own char time */
+    if (!uart.simavr_timing)
+        fix_uart_timing(n->id); /* before simavr starts its transmit pump with its own char time */
     chr = u->uart->cycles_per_byte;
     start = a->cycle > u->tx_line_free ? a->cycle : u->tx_line_free;
     at = start + chr;
@@ -212,11 +217,41 @@ void uart_arm(int id)
     avr_cycle_timer_register(a, end - a->cycle, rx_deliver, &cosim.nodes[id]);
 }
 
+/* A byte whose stop bit ends now enters the MCU; `at` is the cycle the trace and counters give it
+ * (the clock now, or the cycle of the timer that delivers it, which the clock may have passed). */
+void uart_deliver_now(int id, uint8_t b, uint64_t at)
+{
+    struct node *n = &cosim.nodes[id];
+    struct uart_node *u = &uart.n[id];
+    avr_uart_t *au = u->uart;
+    avr_t *a = n->avr;
+    if (uart.simavr_timing) {
+        avr_raise_irq(u->uart_in, b); /* simavr raises RXC one of its characters later */
+    } else {
+        if (!(a->data[REG_UCSR0B] & 0x10)) {
+            u->in_ignored++; /* receiver off: the byte is lost, as on the chip */
+            return;
+        }
+        fix_uart_timing(id);
+        avr_raise_irq(u->uart_in, b);
+        /* the stop bit has ended now: RXC at once (simavr would wait another character) */
+        if (!avr_regbit_get(a, au->rxc.raised)) {
+            au->rxc_raise_time = a->cycle;
+            au->rx_cnt = 0;
+        }
+        avr_raise_interrupt(a, &au->rxc);
+    }
+    u->in_delivered++;
+    if (!u->first_in_cycle)
+        u->first_in_cycle = at;
+    u->last_in_cycle = at;
+    TRACE("I %" PRIu64 " %s %02x\n", at, n->name, b);
+}
+
 static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param)
 {
     struct node *n = param;
     struct uart_node *u = &uart.n[n->id];
-    avr_uart_t *au = u->uart;
     uint8_t b;
     struct fault *f = &u->fault[0];
     int deliver = 1;
@@ -238,25 +273,8 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         b ^= (uint8_t)(1u << (int)(rng_unit() * 8));
         u->f_corrupted[0]++;
     }
-    if (deliver) {
-        if (!(a->data[REG_UCSR0B] & 0x10)) {
-            u->in_ignored++; /* receiver off: the byte is lost, as on the chip */
-        } else {
-            fix_uart_timing(n->id);
-            avr_raise_irq(u->uart_in, b);
-            /* the stop bit has ended now: RXC at once (simavr would wait another character) */
-            if (!avr_regbit_get(a, au->rxc.raised)) {
-                au->rxc_raise_time = a->cycle;
-                au->rx_cnt = 0;
-            }
-            avr_raise_interrupt(a, &au->rxc);
-            u->in_delivered++;
-            if (!u->first_in_cycle)
-                u->first_in_cycle = a->cycle;
-            u->last_in_cycle = a->cycle;
-            TRACE("I %" PRIu64 " %s %02x\n", (uint64_t)a->cycle, n->name, b);
-        }
-    }
+    if (deliver)
+        uart_deliver_now(n->id, b, a->cycle);
     uart_arm(n->id);
     return 0;
 }
@@ -309,6 +327,11 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
     }
     uart_arm(id);
     return u->in_read < total ? -1 : 0;
+}
+
+void uart_push_input(int id, uint64_t at, uint8_t b)
+{
+    inq_push(&uart.n[id], at, b);
 }
 
 void uart_reset(int id)

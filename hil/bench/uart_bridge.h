@@ -58,6 +58,7 @@ struct uart_bridge {
     uint64_t baud;     /* --baud: host bytes are paced at it (10 bit times each) */
     size_t out_buffer; /* --out-buffer: unread MCU output kept per node */
     uint64_t rng;      /* the fault injector's PRNG state (--seed) */
+    int simavr_timing; /* --uart-timing simavr (one-node mode): no corrections, bytes handed over raw */
     struct uart_node n[NNODES];
 };
 extern struct uart_bridge uart;
@@ -71,6 +72,9 @@ void uart_reset(int id);                         /* after cosim_reset_node: time
 void uart_read_pty(int id, uint64_t now);        /* host bytes written so far enter at `now` */
 int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
-void uart_close(int id);                         /* remove the pty link */
+void uart_close(int id);
+void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching the line at `at` */
+/* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at `at` */
+void uart_deliver_now(int id, uint8_t b, uint64_t at);                         /* remove the pty link */
 
 #endif

@@ -1,16 +1,17 @@
-"""AVR profiler image in simavr (one-node harness): timecode, capture, FIRE, overflow, garbage.
+"""AVR profiler image in simavr (the bench's one-node mode): timecode, capture, FIRE, overflow, garbage.
 
-One harness run (module fixture) drives everything; each test checks one property of its trace.
-Paths come from the environment set by `make test-avr` (PF_HARNESS, PF_AVR_ELF).
+One bench run (module fixture) drives everything; each test checks one property of its trace.
+Paths come from the environment set by `make test-avr` (MMBENCH, PF_AVR_ELF).
 """
 import os
 import random
 import subprocess
+import tempfile
 
 import mmproto
 import pytest
 
-HARNESS = os.environ.get("PF_HARNESS", os.path.join(os.path.dirname(__file__), "..", "build", "simavr_harness"))
+BENCH = os.environ.get("MMBENCH", os.path.join(os.path.dirname(__file__), "..", "..", "hil", "bench", "build", "mmbench"))
 ELF = os.environ.get("PF_AVR_ELF", os.path.join(os.path.dirname(__file__), "..", "build", "avr", "profiler.elf"))
 TICK = 1137778
 CPU = 16_000_000
@@ -52,14 +53,24 @@ def run(tmp_path_factory):
     return {"dir": d, "edges": edges, "fires": fires, "garbage": garbage, "rng": rng}
 
 
+def run_bench(stim, out, max_cycles):
+    """The profiler alone in the bench (docs/bench.md, one-node mode): the stimulus plays the
+    executor's event lines (E) and the host's bytes (R), the trace records what the profiler did."""
+    with tempfile.TemporaryDirectory(prefix="pf-bench.") as run_dir:
+        # simavr's own UART timing: a byte handed to the receiver at its cycle raises RXC 11 bit
+        # times later (test_fire_timestamps models exactly that)
+        subprocess.run([BENCH, "--profiler", ELF, "--stimulus", str(stim), "--trace", str(out),
+                        "--until-cycles", str(max_cycles), "--uart-timing", "simavr", "--run-dir", run_dir],
+                       check=True, capture_output=True, timeout=120)
+
+
 def build_and_run(run):
     """First pass needs the tick phase: ticks are exactly periodic, so read tick 1 from a short run."""
     d = run["dir"]
     probe = d / "probe.txt"
     open(d / "empty.txt", "w").close()
-    subprocess.run([HARNESS, ELF, str(d / "empty.txt"), str(probe), str(30_000_000)], check=True,
-                   capture_output=True, timeout=60)
-    a = [(int(l.split()[1]), int(l.split()[2])) for l in open(probe) if l.startswith("A ")]
+    run_bench(d / "empty.txt", probe, 30_000_000)
+    a = [(int(l.split()[1]), int(l.split()[2], 16)) for l in open(probe) if l.startswith("A ")]
     t1 = [c for c, v in a if v == 1][0]
     return t1
 
@@ -95,19 +106,19 @@ def trace(run):
             f.write(f"{k} {c} {v:x}\n")
     out = run["dir"] / "out.txt"
     max_cycles = t1 + (N_TICKS + 2) * TICK
-    subprocess.run([HARNESS, ELF, str(stim), str(out), str(max_cycles)], check=True, capture_output=True,
-                   timeout=120)
+    run_bench(stim, out, max_cycles)
     A, U, E, R = [], [], [], []
+    r_req = iter(c for k, c, _ in lines if k == "R")
     for l in open(out):
         p = l.split()
         if p[0] == "A":
-            A.append((int(p[1]), int(p[2])))
-        elif p[0] == "U":
+            A.append((int(p[1]), int(p[2], 16)))
+        elif p[0] == "T":
             U.append((int(p[1]), int(p[2], 16)))
         elif p[0] == "E":
-            E.append((int(p[1]), int(p[2]), int(p[3]), int(p[4])))
-        elif p[0] == "R":
-            R.append((int(p[1]), int(p[2]), int(p[3], 16)))
+            E.append((int(p[1]), int(p[2]), int(p[3], 16), int(p[4])))
+        elif p[0] == "I":   # (requested, handed to the receiver, byte)
+            R.append((next(r_req), int(p[1]), int(p[3], 16)))
     dec = mmproto.StreamDecoder()
     msgs = dec.feed(bytes(b for _, b in U))
     return {"A": A, "U": U, "E": E, "R": R, "msgs": msgs, "dec": dec, "t1": t1, "run": run}
