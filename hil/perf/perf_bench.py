@@ -17,7 +17,7 @@ one SCHEDULE per tick, 2 ticks ahead (each giving ACK, the event edge, FIRED and
 
 Variants and probe runs are interleaved (round robin), so they see the same machine. The 1-minute load
 average before and after is part of the output (the machine is shared). Prints the figures as JSON for
-tools/perf.py. Usage: bench_bench.py [--runs N] [--virtual S] [--paced-s S] [--variant NAME=ARGS ...]
+tools/perf.py. Usage: perf_bench.py [--runs N] [--virtual S] [--paced-s S] [--variant NAME=ARGS ...]
 """
 
 from __future__ import annotations
