@@ -26,6 +26,7 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "hil/perf/perf_bench.py")],
     [sys.executable, str(ROOT / "analysis/perf/perf_summary.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui.py")],
+    [sys.executable, str(ROOT / "scheduler-gui/perf/perf_lockstep.py")],
 ]
 
 

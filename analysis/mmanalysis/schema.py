@@ -66,6 +66,8 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
               "profiler, or no STATUS from the executor after MODE)."),
     "link_fault": ("Connection lost", "A serial port went away or fell silent during the run (board unplugged, or "
                    "the virtual bench died). The events in flight were counted as lost."),
+    "lockstep_normal": ("Normal mode needs a paced run", "Normal mode measures the PC's own timing against wall "
+                        "time; in lockstep the PC is never late by construction. Run it on the paced bench."),
     "bench_failed": ("Virtual bench failed", "The virtual bench could not start or stopped during the run."),
     "bench_lag": ("Bench fell behind", "The host stalled the virtual bench beyond its lag bound, so this run is "
                   "kept on disk but is not a result. Close other programs and run again."),

@@ -12,9 +12,10 @@ from .bench import Bench, BenchError
 
 
 def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, profiler: Path | None = None,
-                         executor: Path | None = None, until_s: float | None = None, realtime: bool = False) -> int:
-    bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced, vcd_file=vcd, until_s=until_s,
-                  realtime=realtime)
+                         executor: Path | None = None, until_s: float | None = None, realtime: bool = False,
+                         lockstep: bool = False) -> int:
+    bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced and not lockstep,
+                  vcd_file=vcd, until_s=until_s, realtime=realtime, lockstep=lockstep)
     try:
         bench.start()
     except BenchError as exc:
@@ -22,8 +23,11 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
         return 1
     print(f"profiler port  {bench.profiler_port}")
     print(f"executor port  {bench.executor_port}")
-    print(f"control socket {bench.control_path}   (commands: status, reset NODE, fault ..., cut ..., vcd on|off, stop)")
-    print(f"mode           {'paced (virtual time = wall time)' if paced else 'unpaced (as fast as possible)'}")
+    print(f"control socket {bench.control_path}   (commands: status, reset NODE, fault ..., cut ..., vcd on|off, "
+          f"grant, stalls, sleep, stop: docs/bench.md)")
+    mode = ("lockstep (virtual time advances only by `grant` on the control socket, or mmhil.Rig)" if lockstep else
+            "paced (virtual time = wall time)" if paced else "unpaced (as fast as possible)")
+    print(f"mode           {mode}")
     sys.stdout.flush()
     stopping = False
 

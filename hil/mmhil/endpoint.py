@@ -14,15 +14,20 @@ Lag bound (what a host stall may cost before a run's figures are no longer the f
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import queue
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
+from mmproto import Item, Link
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
 
 from .bench import Bench, BenchError
+from .lockstep import Stepper
 
 NORMAL_LAG_BOUND_US = 1000.0
 SPARE_ONE_AHEAD_US = 47_000.0
@@ -147,3 +152,95 @@ class BenchEndpoint(Endpoint):
     def close(self) -> None:
         if self.bench is not None:
             self.bench.close()
+
+
+@dataclass
+class LockstepEndpoint(BenchEndpoint):
+    """A `--lockstep` bench: virtual time advances only as far as the run has handled everything before
+    it (mmhil.lockstep), so the outcome never depends on how fast or busy the host is and the same seed
+    gives the same CSV. The run's clock is virtual time; every frame is stamped with the virtual time at
+    which its last byte was complete.
+
+    Normal mode is refused: in lockstep the PC fires at exactly the moment it computes, so there is no
+    PC lateness to measure, which is the whole point of normal mode (use a paced run)."""
+
+    paced: bool = field(default=False, init=False)
+    stepper: Stepper | None = field(default=None, init=False)
+    _pending: deque = field(default_factory=deque, init=False)
+    _inbox: "queue.Queue[Item] | None" = field(default=None, init=False)
+
+    def open(self, cfg: RunConfig) -> Ports:
+        if cfg.mode == "normal":
+            raise EndpointError("lockstep_normal", "normal mode measures the PC's own timing against wall time; "
+                                "in lockstep the PC is never late by construction: run it paced (without --unpaced)")
+        bench = Bench(lockstep=True, baud=self.baud)
+        try:
+            self.bench = bench.start()
+        except BenchError as exc:
+            raise EndpointError("bench_failed", str(exc)) from exc
+        self.stepper = Stepper(self.bench)
+        return Ports(self.bench.profiler_port, self.bench.executor_port)
+
+    def attach(self, links: dict[str, Link], inbox: "queue.Queue[Item]") -> None:
+        assert self.stepper is not None
+        self.stepper.links = links
+        self._inbox = inbox
+
+    def clock(self) -> float:
+        return self.stepper.virtual_s if self.stepper is not None else 0.0
+
+    def _step(self, inbox: "queue.Queue[Item]", until_s: float) -> None:
+        """One grant; what it brought moves to `_pending`, stamped with the virtual time it was complete."""
+        assert self.stepper is not None
+        try:
+            self.stepper.step(until_s)
+        except BenchError as exc:
+            raise EndpointError("bench_failed", str(exc)) from exc
+        self._take(inbox)
+
+    def _take(self, inbox: "queue.Queue[Item]") -> None:
+        now = self.clock()
+        while True:
+            try:
+                item = inbox.get_nowait()
+            except queue.Empty:
+                return
+            self._pending.append(dataclasses.replace(item, at=now))
+
+    def next_item(self, inbox: "queue.Queue[Item]", timeout_s: float) -> Item | None:
+        assert self.stepper is not None
+        deadline = self.clock() + max(0.0, timeout_s)
+        while True:
+            self._take(inbox)          # e.g. a LinkDown the reader put there between steps
+            if self._pending:
+                return self._pending.popleft()
+            if self.clock() >= deadline or self.stepper.ended:
+                return None
+            self._step(inbox, deadline)
+
+    def has_pending(self, inbox: "queue.Queue[Item]") -> bool:
+        return bool(self._pending) or not inbox.empty()
+
+    def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        """The handshake's wait: steps virtual time; what arrives meanwhile is kept for the run."""
+        assert self.stepper is not None
+        deadline = self.clock() + timeout_s
+        assert self._inbox is not None
+        while not done():
+            if self.clock() >= deadline or self.stepper.ended:
+                return False
+            self._step(self._inbox, deadline)
+        return True
+
+    def begin(self) -> None:
+        pass
+
+    def verdict(self) -> Verdict:
+        st = self.status()
+        section = {"lockstep": True, "paced": False, "virtual_s": self.clock(),
+                   "grants": self.stepper.grants if self.stepper else 0,
+                   "wall_s": st.get("wall_s") if st else None, "speed": st.get("speed") if st else None}
+        return Verdict([], section)
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "lockstep": True}

@@ -3,6 +3,11 @@
 Each link is an `mmproto.Link` (the one link of the project: pyserial port, reader thread, decoder,
 sequence numbers, HELLO check) whose sink is a queue of this Rig's, one per node, so a HIL script reads
 each node's frames in order with `recv`, `wait_for` and `drain`.
+
+On a lockstep bench (`Bench(lockstep=True)`) the Rig steps virtual time itself (mmhil.lockstep): a
+wait for a frame grants time frame by frame until one comes, timeouts count in virtual seconds, and
+`advance(seconds)` lets time run with nothing to wait for. A script then gives the same result however
+busy the host is.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import mmproto
 from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
 
 from .bench import Bench
+from .lockstep import Stepper
 
 M = TypeVar("M", bound=Message)
 NODES = ("profiler", "executor")
@@ -36,11 +42,28 @@ class Rig:
     links: dict[str, Link] = field(default_factory=dict, init=False)
     queues: dict[str, "queue.Queue[Item]"] = field(init=False)
     hellos: dict[str, Hello] = field(default_factory=dict, init=False)
+    stepper: Stepper | None = field(default=None, init=False)    # a lockstep bench's time
 
     def __post_init__(self) -> None:
         self.queues = {n: queue.Queue() for n in NODES}
         urls = {"profiler": self.profiler_url, "executor": self.executor_url}
         self.links = {n: Link(n, urls[n], self.queues[n].put, baud=self.baud) for n in NODES}
+        if self.bench is not None and self.bench.lockstep:
+            self.stepper = Stepper(self.bench, self.links)
+
+    def now(self) -> float:
+        """Virtual seconds on a lockstep bench, else time.monotonic()."""
+        return self.stepper.virtual_s if self.stepper is not None else time.monotonic()
+
+    def advance(self, seconds: float) -> None:
+        """Lockstep: lets virtual time run `seconds` (frames that come meanwhile are queued). Elsewhere time
+        runs by itself: this sleeps."""
+        if self.stepper is None:
+            time.sleep(seconds)
+            return
+        deadline = self.stepper.virtual_s + seconds
+        while self.stepper.virtual_s < deadline and not self.stepper.ended:
+            self.stepper.step(deadline)
 
     @classmethod
     def on_bench(cls, bench: Bench) -> "Rig":
@@ -60,8 +83,9 @@ class Rig:
         try:
             for link in self.links.values():
                 link.open()
+            wait = self.stepper.wait_until if self.stepper is not None else None
             for n, link in self.links.items():
-                self.hellos[n] = link.handshake(hello_timeout)
+                self.hellos[n] = link.handshake(hello_timeout, wait=wait)
         except LinkError as exc:
             self.close()
             raise RigError(str(exc)) from exc
@@ -75,7 +99,14 @@ class Rig:
             raise RigError(str(exc)) from exc
 
     def recv(self, node: str, timeout: float = 1.0) -> Arrival:
-        """The node's next frame. Raises queue.Empty after `timeout`, RigError if its link failed."""
+        """The node's next frame. Raises queue.Empty after `timeout` (virtual seconds in lockstep), RigError
+        if its link failed."""
+        if self.stepper is not None:
+            deadline = self.stepper.virtual_s + timeout
+            while self.queues[node].empty():
+                if self.stepper.virtual_s >= deadline or self.stepper.ended:
+                    raise queue.Empty
+                self.stepper.step(deadline)
         item = self.queues[node].get(timeout=timeout)
         if isinstance(item, LinkDown):
             raise RigError(f"{node} link failed: {item.error}")
@@ -95,9 +126,9 @@ class Rig:
     def wait_for(self, node: str, kind: type[M], timeout: float = 2.0,
                  where: Callable[[M], bool] | None = None) -> tuple[Arrival, M]:
         """The node's next message of this kind (others that arrive meanwhile are discarded)."""
-        deadline = time.monotonic() + timeout
+        deadline = self.now() + timeout
         while True:
-            left = deadline - time.monotonic()
+            left = deadline - self.now()
             if left <= 0:
                 raise RigError(f"{node}: no {kind.__name__} within {timeout} s")
             try:

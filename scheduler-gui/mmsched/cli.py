@@ -99,9 +99,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.profiler is not None:
         endpoint = Boards(args.profiler, args.executor)
     else:
-        from mmhil import BenchEndpoint  # the entry point chooses the bench; the core never imports it
+        from mmhil import BenchEndpoint, LockstepEndpoint  # the entry point chooses; the core never imports it
 
-        endpoint = BenchEndpoint(paced=not args.unpaced, lag_bound_us=args.lag_bound_us)
+        endpoint = LockstepEndpoint() if args.unpaced else BenchEndpoint(lag_bound_us=args.lag_bound_us)
     try:
         result = run(cfg, endpoint, log=lambda text: print(text, file=sys.stderr))
     except (LinkError, EndpointError) as exc:
@@ -119,7 +119,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_bench(args: argparse.Namespace) -> int:
     from mmhil import run_bench_foreground  # the bench lives in hil/ (mmhil); this only parses arguments
 
-    return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until)
+    return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until,
+                                lockstep=args.lockstep)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -147,7 +148,10 @@ def build_parser() -> argparse.ArgumentParser:
     decode.set_defaults(func=cmd_proto_decode)
 
     bench = sub.add_parser("bench", help="run the virtual bench (both AVR images in simavr) in the foreground")
-    bench.add_argument("--unpaced", action="store_true", help="as fast as possible instead of wall-clock time")
+    bench_time = bench.add_mutually_exclusive_group()
+    bench_time.add_argument("--unpaced", action="store_true", help="as fast as possible instead of wall-clock time")
+    bench_time.add_argument("--lockstep", action="store_true",
+                            help="virtual time advances only when granted (control socket `grant`, or mmhil.Rig)")
     bench.add_argument("--run-dir", type=Path, default=None, help="where the ptys and the control socket go")
     bench.add_argument("--vcd", type=Path, default=None, help="write a VCD trace of the wired ports here")
     bench.add_argument("--profiler", type=Path, default=None, help="profiler image (default: profiler-fw build)")
@@ -188,7 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--name", default=None)
     where = run.add_mutually_exclusive_group()
     where.add_argument("--bench", action="store_true", help="the paced virtual bench (default)")
-    where.add_argument("--unpaced", action="store_true", help="the virtual bench, as fast as it goes (tests)")
+    where.add_argument("--unpaced", "--lockstep", dest="unpaced", action="store_true",
+                       help="the virtual bench in lockstep: virtual time advances only as far as the scheduler has "
+                            "handled it, so the outcome never depends on the host (tests, CI, the firmware's figures; "
+                            "not normal mode)")
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
     run.set_defaults(func=cmd_run)

@@ -6,8 +6,9 @@ the GUI) choose which to build. An endpoint
 
 - opens the nodes' ports for a run (`open`) and closes them (`close`);
 - says what it is (`identity`, for the sidecar) and how it is doing (`health`, for a live view);
-- owns the run's clock (`clock`) and how the run waits for its next frame (`next_item`): the host's
-  monotonic clock and a plain queue wait here; a co-simulation can advance its own time instead;
+- owns the run's clock (`clock`) and how the run waits (`next_item`, `wait_until`, `has_pending`): the
+  host's monotonic clock and a plain queue wait here; a co-simulation advances its own time instead
+  (mmhil.LockstepEndpoint);
 - judges whether the figures of the run's window can be trusted (`begin` at the window's start,
   `verdict` at its end), with reasons as codes (`mmanalysis.schema.INVALID_REASONS`) a view maps to words.
 """
@@ -18,7 +19,7 @@ import abc
 import queue
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from mmproto import Item, Link
 
@@ -71,8 +72,9 @@ class Endpoint(abc.ABC):
     def open(self, cfg: RunConfig) -> Ports:
         """Makes the nodes reachable for a run of this configuration."""
 
-    def attach(self, links: dict[str, Link]) -> None:
-        """The run's links, once open (an endpoint that controls time needs their byte counts)."""
+    def attach(self, links: dict[str, Link], inbox: "queue.Queue[Item]") -> None:
+        """The run's links, once open, and the inbox they feed (an endpoint that controls time needs
+        their byte counts and stamps what arrives)."""
 
     def clock(self) -> float:
         """The run's clock, in seconds: when frames arrived, when events were created and sent."""
@@ -84,6 +86,19 @@ class Endpoint(abc.ABC):
             return inbox.get(timeout=max(0.0, timeout_s))
         except queue.Empty:
             return None
+
+    def has_pending(self, inbox: "queue.Queue[Item]") -> bool:
+        """Whether a frame already received is still waiting to be handled."""
+        return not inbox.empty()
+
+    def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        """Waits (on the run's clock) until `done()`; False after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while not done():
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.005)
+        return True
 
     def begin(self) -> None:
         """The run's measured window starts now."""

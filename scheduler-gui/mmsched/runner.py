@@ -243,7 +243,9 @@ class Runner:
         hard_stop = self.now() + self.expected_duration_s() * 2 + 30
         while True:
             wake = 0.05
-            if st.generating and cfg.generation == "free":
+            if st.generating and cfg.generation == "free" and cfg.mode != "verification":
+                # (verification: the executor creates the events, the free timer never runs; waking for it
+                # would spin, and in lockstep never let time advance)
                 wake = max(0.0, min(wake, st.next_free_at - self.now()))
             item = self.endpoint.next_item(self.inbox, wake)
             new_tc = self.handle(item) if item is not None else None
@@ -472,7 +474,7 @@ class Runner:
         if cur is None:
             return
         due = [e for e in self.events if not e.terminal and cur >= e.scheduled_tc + self.cfg.timeout_ticks]
-        if not due or not self.inbox.empty():
+        if not due or self.endpoint.has_pending(self.inbox):
             # Judge silence only once every frame already received is read: a starved scheduler reading a
             # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
             # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)

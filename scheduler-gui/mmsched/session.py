@@ -31,11 +31,11 @@ class Session:
             if url:
                 self.links[node] = Link(node, url, self.inbox.put, baud=self.endpoint.baud,
                                         clock=self.endpoint.clock).open()
-        self.endpoint.attach(self.links)
+        self.endpoint.attach(self.links, self.inbox)
 
     def handshake(self, timeout_s: float = 5.0) -> None:
         for link in self.links.values():
-            link.handshake(timeout_s)
+            link.handshake(timeout_s, wait=self.endpoint.wait_until)
 
     def send(self, node: str, message: Message) -> float:
         return self.links[node].send(message)

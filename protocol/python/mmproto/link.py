@@ -52,6 +52,7 @@ class LinkDown:
 
 
 Item = Union[Arrival, LinkDown]
+Waiter = Callable[[Callable[[], bool], float], bool]
 
 
 class LinkError(RuntimeError):
@@ -166,7 +167,6 @@ class Link:
     # ---- reading (the ReaderThread's thread) -----------------------------------------------
     def _received(self, data: bytes) -> None:
         now = self.clock()
-        self.bytes_in += len(data)
         for r in self.decoder.feed(data):
             if isinstance(r.message, Hello):
                 if self.before_hello is None:   # the decoder belongs to this thread: no lock needed
@@ -176,6 +176,8 @@ class Link:
                 self.hello = r.message
                 self._hello_seen.set()
             self.sink(Arrival(self.node, now, r))
+        # counted once its frames are in the sink: whoever waits for a byte count (lockstep) then finds them
+        self.bytes_in += len(data)
 
     def _lost(self, exc: BaseException | None) -> None:
         if exc is None or self._closing:
@@ -202,18 +204,22 @@ class Link:
             return self.clock()
 
     # ---- HELLO -----------------------------------------------------------------------------
-    def handshake(self, timeout_s: float = 5.0) -> Hello:
+    def handshake(self, timeout_s: float = 5.0, wait: Waiter | None = None) -> Hello:
         """Asks for HELLO (a node that booted before the port was opened said hello to nobody, and
-        opening the port flushed its input) and checks the protocol version and the node kind."""
+        opening the port flushed its input) every 0.5 s until `timeout_s`, and checks the protocol version
+        and the node kind. `wait(done, seconds)` waits for `done()` (default: on the wall clock; a
+        co-simulation passes one that advances its own time)."""
         self._hello_seen.clear()
         self.hello = None
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        waiter: Waiter = wait or (lambda done, seconds: self._hello_seen.wait(seconds))
+        left = timeout_s
+        while left > 0:
             if self.vanished is not None:
                 raise LinkError("port_error", f"{self.node}: port vanished during the handshake ({self.vanished.error})")
             self.send(Query(Hello.TYPE))
-            if self._hello_seen.wait(min(0.5, max(0.01, deadline - time.monotonic()))):
+            if waiter(self._hello_seen.is_set, min(0.5, left)):
                 break
+            left -= 0.5
         h = self.hello
         if h is None:
             raise LinkError("no_hello", f"{self.node}: no HELLO within {timeout_s} s on {self.url}")

@@ -1,0 +1,100 @@
+"""Lockstep runs of the scheduler against the real images: outcomes that do not depend on the host, and the
+same CSV from the same seed. Every case crosses the 8-bit timecode wrap at least twice (> 512 ticks)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import mmproto as mp
+from mmhil import LockstepEndpoint
+from mmhil.bench import ensure_built
+from mmproto.wiretime import wire_time_s
+from mmsched.config import RunConfig
+from mmsched.endpoint import EndpointError
+from mmsched.runner import run
+
+TICK_S = 1_137_778 / 16_000_000
+WRAPS = 2 * 256 + 8                       # ticks a run must span: two wraps of the 8-bit timecode and some
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built() -> None:
+    ensure_built()
+
+
+def count_for(rate_ms: float | None, generation: str) -> int:
+    """Events enough for the run to span WRAPS ticks at this rate (tick-aligned generation rounds the rate
+    to whole ticks)."""
+    every_s = TICK_S if rate_ms is None else rate_ms / 1000
+    if generation == "aligned":
+        every_s = max(1, round(every_s / TICK_S)) * TICK_S
+    return math.ceil(WRAPS * TICK_S / every_s)
+
+
+def feasible(row: pd.Series) -> bool:
+    """Could the executor have had this event in time? The SCHEDULE leaves right at creation in lockstep
+    (the PC answers at once) and takes its wire time; the executor needs it before the tick begins.
+    Tick-aligned events are created right after the TIMECODE frame, so always feasible one tick ahead;
+    free-running ones created late in the tick one tick ahead are the paper's 1-tick failures."""
+    wire_ticks = wire_time_s(mp.Schedule, 9600) / TICK_S
+    return row["distance"] - row["created_phase"] - wire_ticks > 0.05
+
+
+def lockstep_run(tmp_path: Path, name: str, **kw) -> pd.DataFrame:
+    cfg = RunConfig(name=name, out=tmp_path / name, **kw)
+    result = run(cfg, LockstepEndpoint())
+    assert result.valid, result.sidecar["invalid_reason"]
+    assert result.sidecar["invariant"]["ok"]
+    return pd.read_csv(tmp_path / f"{name}.csv")
+
+
+@settings(max_examples=8, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(mode=st.sampled_from(["mixed", "verification"]), distance=st.integers(1, 4),
+       rate_ms=st.sampled_from([None, 97.0, 130.0, 250.0]), generation=st.sampled_from(["aligned", "free"]),
+       random_ids=st.booleans())
+def test_every_feasible_event_is_on_time(tmp_path: Path, mode: str, distance: int, rate_ms: float | None,
+                                         generation: str, random_ids: bool) -> None:
+    if mode == "verification":
+        rate_ms = None if rate_ms is None or rate_ms < TICK_S * 1000 else rate_ms   # the executor: whole ticks
+    df = lockstep_run(tmp_path, f"{mode}-{distance}-{rate_ms}-{generation}-{random_ids}", mode=mode,
+                      distance=distance, rate_ms=rate_ms, generation=generation, random_ids=random_ids,
+                      count=count_for(rate_ms, generation if mode == "mixed" else "aligned"))
+    assert df["scheduled_tc"].max() - df["scheduled_tc"].min() >= 2 * 256        # crossed the wrap twice
+    ok = df["outcome"] == "ok"
+    can = df.apply(feasible, axis=1) if mode == "mixed" else pd.Series(True, index=df.index)
+    assert ok[can].all(), df[can & ~ok][["event", "created_phase", "outcome", "reason"]].head()
+    # an infeasible event is refused by the executor as past due: never late, early or lost
+    assert set(zip(df.loc[~ok, "outcome"], df.loc[~ok, "reason"])) <= {("missed", "past_due")}
+
+
+def test_the_same_seed_gives_the_same_csv(tmp_path: Path) -> None:
+    kw = dict(mode="mixed", distance=1, rate_ms=97.0, generation="free", random_ids=True, count=300, seed=7)
+    first = lockstep_run(tmp_path, "first", **kw)
+    second = lockstep_run(tmp_path, "second", **kw)
+    # Every column is virtual time or derived from it in lockstep (sent_s too: the run's clock is virtual
+    # time); only the sidecar has wall-clock figures (created, cpu, bench.wall_s).
+    assert (tmp_path / "first.csv").read_bytes() == (tmp_path / "second.csv").read_bytes()
+    assert (first["outcome"] == "missed").any() and (first["outcome"] == "ok").any()   # a run with both kinds
+
+
+def test_normal_mode_is_refused_in_lockstep(tmp_path: Path) -> None:
+    with pytest.raises(EndpointError) as err:
+        run(RunConfig(mode="normal", count=3, out=tmp_path / "n"), LockstepEndpoint())
+    assert err.value.code == "lockstep_normal" and not (tmp_path / "n.csv").exists()
+
+
+@pytest.mark.xfail(strict=True, reason="known profiler bug found by this test: the second event of one tick, a rising "
+                   "strobe edge ~67 us after the tick, is stamped 65536 counts early (in the previous tick), so its "
+                   "RESULT joins nothing and the event ends missed/timeout although it fired on time")
+def test_two_events_in_one_tick_are_both_measured(tmp_path: Path) -> None:
+    # Rates below one tick put two events in some ticks; the executor fires the second right after the
+    # first (~67 us). Deterministic in lockstep: event 46 of this run is such a case.
+    df = lockstep_run(tmp_path, "two-per-tick", mode="mixed", distance=2, rate_ms=50.0, generation="free", count=60)
+    assert (df["outcome"] == "ok").all(), df[df["outcome"] != "ok"][["event", "scheduled_tc", "fired_tc", "reason"]]
