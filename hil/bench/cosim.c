@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include <simavr/avr_ioport.h>
+#include <simavr/avr_timer.h>
 #include <simavr/sim_core.h>
 #include <simavr/sim_cycle_timers.h>
 #include <simavr/sim_elf.h>
@@ -293,6 +294,48 @@ static void no_sleep(avr_t *a, avr_cycle_count_t howlong)
     (void)howlong; /* never sleep in wall time: pacing is the bench's, not simavr's */
 }
 
+/* ---- simavr 1.6 quirk: TIFRn writes ---------------------------------------------------------
+ * On the silicon a TIFRn flag is cleared by writing a 1 to it; bits written 0 are left alone. simavr
+ * 1.6's handler (avr_timer_write_pending) does not write the value and then clears every flag of the
+ * timer that is set: `TIFR5 = _BV(ICF5)` also clears a pending TOV5 (and OCF5A..C) and withdraws the
+ * pending interrupt, so that interrupt is lost. Seen on the profiler: an edge captured while a Timer5
+ * overflow was pending (the overflow fell inside the tick ISR) ran the capture ISR first (higher
+ * priority), its `TIFR5 = _BV(ICF5)` took TOV5 with it, the overflow ISR never ran, and every later
+ * 32-bit timestamp was 65536 counts short (a RESULT in the previous tick; the next tick 65536 cycles
+ * late). Later simavr fixed it the same way as here. The bench installs this write-1-to-clear handler
+ * on every timer's TIFR in place of simavr's. */
+static void tifr_write(avr_t *avr, avr_io_addr_t addr, uint8_t v, void *param)
+{
+    avr_timer_t *p = param;
+    int i;
+
+    if (p->overflow.raised.reg == addr && avr_regbit_from_value(avr, p->overflow.raised, v))
+        avr_clear_interrupt(avr, &p->overflow);
+    if (p->icr.raised.reg == addr && avr_regbit_from_value(avr, p->icr.raised, v))
+        avr_clear_interrupt(avr, &p->icr);
+    for (i = 0; i < AVR_TIMER_COMP_COUNT; i++)
+        if (p->comp[i].interrupt.raised.reg == addr && avr_regbit_from_value(avr, p->comp[i].interrupt.raised, v))
+            avr_clear_interrupt(avr, &p->comp[i].interrupt);
+}
+
+static void fix_tifr_writes(struct node *n)
+{
+    avr_t *a = n->avr;
+    avr_io_t *io;
+
+    for (io = a->io_port; io; io = io->next) {
+        avr_timer_t *p = (avr_timer_t *)io;
+        avr_io_addr_t r;
+        if (strcmp(io->kind, "timer") != 0)
+            continue;
+        r = p->overflow.raised.reg;
+        /* simavr registered its own handler there, with the timer as its parameter */
+        if (!r || a->io[AVR_DATA_TO_IO(r)].w.param != p)
+            die("%s: timer %c: TIFR write handler not where simavr 1.6 puts it", n->name, p->name);
+        a->io[AVR_DATA_TO_IO(r)].w.c = tifr_write;
+    }
+}
+
 void cosim_load_node(int id, const char *elf, int alone)
 {
     struct node *n = &cosim.nodes[id];
@@ -318,6 +361,7 @@ void cosim_load_node(int id, const char *elf, int alone)
         n->avr->run_cycle_limit = 1;
     avr_load_firmware(n->avr, &fw);
     n->avr->frequency = F_CPU; /* whatever the ELF says */
+    fix_tifr_writes(n);
     if (n->id == EXECUTOR) {
         n->pcint2.vector = PCINT2_VECTOR;
         n->pcint2.enable = (avr_regbit_t)AVR_IO_REGBIT(REG_PCICR, 2);
