@@ -35,9 +35,10 @@ def _or_none(v: float) -> float | None:
     return None if v is None or np.isnan(v) else float(v)
 
 
-def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int]) -> dict[str, Any]:
+def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int], unmeasurable: int = 0) -> dict[str, Any]:
     """The summary a run's sidecar carries (docs/data-format.md, "summary"): latency figures in us of the
-    measured events, outcome counts, and the on-time share (ok / all events)."""
+    measured events (ok or late, and measurable), outcome counts, the on-time share (ok / all events) and
+    how many events were not measurable (their window met a host stall: left out of the figures)."""
     st = latency_stats(measured_us)
     events = int(sum(outcome_counts.get(o, 0) for o in OUTCOMES))
     out: dict[str, Any] = {"n": int(st["n"])}
@@ -47,14 +48,15 @@ def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int]) -> d
     out["outcomes"] = {o: int(outcome_counts.get(o, 0)) for o in OUTCOMES}
     out["events"] = events
     out["on_time_share"] = (out["outcomes"]["ok"] / events) if events else None
+    out["unmeasurable"] = int(unmeasurable)
     return out
 
 
 def summarize_rows(rows: Iterable[Any]) -> dict[str, Any]:
-    """run_summary of objects with `outcome` and `latency_us` attributes (events, GUI rows)."""
+    """run_summary of objects with `outcome`, `latency_us` and `measurable` attributes (events, GUI rows)."""
     rows = list(rows)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    lat = np.array([r.latency_us for r in rows if r.outcome in MEASURED], dtype=float)
-    return run_summary(lat, counts)
+    lat = np.array([r.latency_us for r in rows if r.outcome in MEASURED and r.measurable], dtype=float)
+    return run_summary(lat, counts, sum(1 for r in rows if not r.measurable))

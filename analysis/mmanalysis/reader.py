@@ -11,7 +11,8 @@ from typing import Iterable, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .schema import COLUMN_NAMES, COLUMNS, FORMAT, FORMAT_VERSION, MEASURED, MODES, OUTCOMES, REASONS, SchemaError
+from .schema import (COLUMN_NAMES, COLUMNS, FORMAT, MEASURED, MODES, OUTCOMES, READABLE_VERSIONS, REASONS,
+                     V1_DEFAULTS, SchemaError)
 
 OUTCOME_DTYPE = pd.CategoricalDtype(OUTCOMES)
 MODE_DTYPE = pd.CategoricalDtype(MODES)
@@ -52,8 +53,8 @@ def read_sidecar(path: Path) -> dict:
         raise SchemaError(path, "not a JSON object")
     if meta.get("format") != FORMAT:
         raise SchemaError(path, f"format is {meta.get('format')!r}, expected {FORMAT!r}", column="format")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise SchemaError(path, f"format_version {meta.get('format_version')!r} is not {FORMAT_VERSION}",
+    if meta.get("format_version") not in READABLE_VERSIONS:
+        raise SchemaError(path, f"format_version {meta.get('format_version')!r} is not one of {READABLE_VERSIONS}",
                           column="format_version")
     tb = meta.get("timebase")
     for key in ("timer_hz", "tick_counts"):
@@ -65,7 +66,7 @@ def read_sidecar(path: Path) -> dict:
     return meta
 
 
-def _read_csv_checked(path: Path) -> pd.DataFrame:
+def _read_csv_checked(path: Path, version: int = 2) -> pd.DataFrame:
     path = Path(path)
     try:
         with open(path, newline="") as f:
@@ -75,7 +76,7 @@ def _read_csv_checked(path: Path) -> pd.DataFrame:
     if not header:
         raise SchemaError(path, "empty file, no header line", line=1)
     for name in COLUMN_NAMES:
-        if name not in header:
+        if name not in header and not (version == 1 and name in V1_DEFAULTS):
             raise SchemaError(path, "column missing from the header", line=1, column=name)
     dup = [c for c in set(header) if header.count(c) > 1]
     if dup:
@@ -87,9 +88,22 @@ def _read_csv_checked(path: Path) -> pd.DataFrame:
         m = re.search(r"line (\d+)", str(exc))
         raise SchemaError(path, f"malformed CSV: {exc}", line=int(m.group(1)) if m else None) from None
 
+    for name, value in V1_DEFAULTS.items():
+        if name not in raw:                      # a version-1 file: measurable, no stall known
+            raw[name] = value
     out = {}
     for name, kind, nullable in COLUMNS:
         col = raw[name]
+        if kind == "bool":
+            if col.dtype != bool:
+                text = col.astype(str).str.strip().str.lower()
+                bad = (~text.isin(["true", "false"])).to_numpy()
+                if bad.any():
+                    i = int(np.argmax(bad))
+                    raise SchemaError(path, f"not True or False: {col.iloc[i]!r}", line=_line(i), column=name)
+                col = text == "true"
+            out[name] = col.to_numpy(dtype=bool)
+            continue
         if kind == "str":
             vals = col.to_numpy(dtype=object)
             isnull = pd.isna(vals)
@@ -165,7 +179,7 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     if csv_path.suffix == ".json":
         csv_path = csv_path.with_suffix(".csv")
     meta = read_sidecar(csv_path.with_suffix(".json"))
-    df = _read_csv_checked(csv_path)
+    df = _read_csv_checked(csv_path, int(meta["format_version"]))
     if not df["event"].is_monotonic_increasing:
         df = df.sort_values("event", kind="stable").reset_index(drop=True)
     name = run or str(meta.get("name") or csv_path.stem)
@@ -174,7 +188,7 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     df.insert(0, "run", name)
     df["load"] = bool(meta["config"].get("load", False))
     df["latency_ticks"] = df["latency_counts"].to_numpy(dtype=float, na_value=np.nan) / float(tb["tick_counts"])
-    measured = df["outcome"].isin(MEASURED).to_numpy()
+    measured = df["outcome"].isin(MEASURED).to_numpy() & df["measurable"].to_numpy()
     df["jitter_us"] = jitter_us(df["latency_us"].to_numpy(), measured)
     return RunSet(df, {name: meta})
 

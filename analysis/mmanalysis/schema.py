@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 FORMAT = "mmrig-run"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+# Version 1 had no measurability columns: its rows read as measurable (no host stall was known then).
+READABLE_VERSIONS = (1, 2)
 
 # (column, kind, nullable) in the order docs/data-format.md lists them.
-# kind: "int" -> nullable Int64, "float" -> float64, "str" -> categorical or string.
+# kind: "int" -> nullable Int64, "float" -> float64, "str" -> categorical or string, "bool" -> bool.
 COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("event", "int", False),
     ("tag", "int", False),
@@ -27,11 +29,19 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("latency_us", "float", True),
     ("outcome", "str", False),
     ("reason", "str", True),
+    # Measurability (version 2): False when the event's measurement window met a host stall of the paced
+    # bench (docs/bench.md, "Per-event validity"); stall_us is the largest lag of that stall. The outcome
+    # stays; latency statistics leave such events out and count them.
+    ("measurable", "bool", False),
+    ("stall_us", "float", True),
 )
+V1_DEFAULTS = {"measurable": True, "stall_us": float("nan")}   # columns a version-1 file does not have
 COLUMN_NAMES = tuple(c for c, _, _ in COLUMNS)
 
 OUTCOMES = ("ok", "late", "early", "missed", "lost")
-MEASURED = ("ok", "late")  # latency statistics are over these rows only
+MEASURED = ("ok", "late")  # latency statistics are over these rows only (and only the measurable ones)
+# A run is invalid when more than this share of its events is not measurable (docs/bench.md).
+MAX_UNMEASURABLE_SHARE = 0.05
 MODES = ("mixed", "normal", "verification")
 REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "link_fault")
 

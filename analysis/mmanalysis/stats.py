@@ -22,7 +22,8 @@ GROUP = ["mode", "distance", "load"]
 def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_only: bool | None = None) -> pd.DataFrame:
     """One row per run (by="run") or per group (by="group" = mode, distance, load; or any column list).
 
-    Columns: the keys; events and one count per outcome; ok_share (ok / events); n (ok + late);
+    Columns: the keys; events and one count per outcome; ok_share (ok / events); unmeasurable (events whose
+    window met a host stall, left out of the figures); n (ok + late, measurable);
     mean/var/std/min/p50/p90/p99/p999/max in us (var_us2) and in ticks (var_ticks2); var_ms2; jitter_mean_us,
     jitter_max_us. With a RunSet, runs whose sidecar says valid=false are left out of group summaries
     (valid_only defaults to True unless by="run", where a `valid` column says which is which).
@@ -50,13 +51,14 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
         key_rows = [dict(zip(keys, k if isinstance(k, tuple) else (k,))) for k in g.size().index.to_list()]
     ngroups = len(key_rows)
     if ngroups == 0:  # nothing left (e.g. every run invalid)
-        cols = keys + ["events", *OUTCOMES, "ok_share", "n"] + [f"{k}_us2" if k == "var" else f"{k}_us" for k in STAT_NAMES[1:]] \
+        cols = keys + ["events", *OUTCOMES, "ok_share", "unmeasurable", "n"] + [f"{k}_us2" if k == "var" else f"{k}_us" for k in STAT_NAMES[1:]] \
             + ["var_ms2"] + [f"{k}_ticks2" if k == "var" else f"{k}_ticks" for k in STAT_NAMES[1:]] + ["jitter_mean_us", "jitter_max_us"]
         return pd.DataFrame(columns=cols)
 
     oc = df["outcome"].cat.codes.to_numpy().astype(np.int64)
     counts = np.bincount(codes * len(OUTCOMES) + oc, minlength=ngroups * len(OUTCOMES)).reshape(ngroups, -1)
-    measured = (oc == 0) | (oc == 1)  # ok, late
+    measurable = df["measurable"].to_numpy(dtype=bool)
+    measured = ((oc == 0) | (oc == 1)) & measurable  # ok, late, and not met by a host stall
     lat_us = df["latency_us"].to_numpy()
     lat_ticks = df["latency_ticks"].to_numpy()
     jit = df["jitter_us"].to_numpy()
@@ -66,6 +68,7 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
     rows = []
     for gi, key in enumerate(key_rows):
         idx = order[bounds[gi]:bounds[gi + 1]]
+        unmeasurable = int((~measurable[idx]).sum())
         idx = idx[measured[idx]]
         su, st = latency_stats(lat_us[idx]), latency_stats(lat_ticks[idx])
         j = jit[idx]
@@ -75,6 +78,7 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
         row["events"] = events
         row.update({o: int(c) for o, c in zip(OUTCOMES, counts[gi])})
         row["ok_share"] = counts[gi][0] / events if events else np.nan
+        row["unmeasurable"] = unmeasurable
         row["n"] = su["n"]
         for k in STAT_NAMES[1:]:
             row[f"{k}_us2" if k == "var" else f"{k}_us"] = su[k]

@@ -93,7 +93,7 @@ def synthetic_events(mode: str, distance: int, load: bool, count: int, seed: int
         "ack_tc": ints(ack_tc), "ack_phase": ack_phase, "slack_ticks": np.round(slack, 6),
         "fired_tc": ints(fired_tc), "result_tc": ints(result_tc), "result_counts": ints(result_counts),
         "latency_counts": ints(counts), "latency_us": counts * 1e6 / TIMER_HZ,
-        "outcome": outcome, "reason": reason,
+        "outcome": outcome, "reason": reason, "measurable": np.ones(n, dtype=bool), "stall_us": np.full(n, np.nan),
     })
 
 
@@ -104,7 +104,7 @@ def sidecar(name: str, rows: pd.DataFrame, load: bool = False, valid: bool = Tru
     lat = rows["latency_us"].to_numpy(dtype=float)[m]
     q = (lambda p: float(np.percentile(lat, p))) if len(lat) else (lambda p: None)
     return {
-        "format": "mmrig-run", "format_version": 1, "mmrig_version": "0.1.0",
+        "format": "mmrig-run", "format_version": 2, "mmrig_version": "0.1.0",
         "created": "2026-11-22T07:45:00+00:00", "name": name,
         "config": {"mode": mode, "distance": distance, "rate_ms": round(TICK_US / 1000, 3), "count": len(rows),
                    "duration_s": None, "random_ids": False, "generation": "aligned", "accuracy": 0,

@@ -27,7 +27,7 @@ def test_one_run_typed(one_run):
     df = data.df
     assert list(data.meta) == ["mixed-1ahead"]
     assert len(df) == 40 and list(df.columns[:1]) == ["run"]
-    assert list(df.columns[1:20]) == list(COLUMN_NAMES)
+    assert list(df.columns[1:1 + len(COLUMN_NAMES)]) == list(COLUMN_NAMES)
     for c in ("event", "ack_tc", "latency_counts", "result_tc", "fired_tc"):
         assert str(df[c].dtype) == "Int64", c
     assert isinstance(df["outcome"].dtype, pd.CategoricalDtype)
@@ -132,7 +132,7 @@ def test_sidecar_errors(one_run):
     js.write_text(json.dumps(dict(meta, timebase={"timer_hz": 16e6})))
     e = _err(one_run)
     assert Path(e.file).name == "mixed-1ahead.json" and e.column == "timebase.tick_counts"
-    js.write_text(json.dumps(dict(meta, format_version=2)))
+    js.write_text(json.dumps(dict(meta, format_version=99)))
     assert _err(one_run).column == "format_version"
     js.write_text('{\n "format": "mmrig-run",\n oops\n}')
     e = _err(one_run)
@@ -146,3 +146,22 @@ def test_same_name_twice_is_told_apart(tmp_path):
     shutil.copytree(tmp_path / "a", tmp_path / "b")
     data = read_runs(tmp_path)
     assert len(data.runs) == 2 and len(set(data.runs)) == 2 and len(data.df) == 20
+
+
+def test_a_version_1_run_reads_as_measurable(one_run):
+    # version 1 (before per-event validity) had no measurable/stall_us columns: nothing was known of stalls
+    js = one_run.with_suffix(".json")
+    js.write_text(json.dumps(dict(json.loads(js.read_text()), format_version=1)))
+    df = pd.read_csv(one_run).drop(columns=["measurable", "stall_us"])
+    df.to_csv(one_run, index=False)
+    data = read_runs(one_run)
+    assert data.df["measurable"].all() and data.df["stall_us"].isna().all()
+
+
+def test_measurable_must_be_true_or_false(one_run):
+    df = pd.read_csv(one_run)
+    df["measurable"] = df["measurable"].astype(object)
+    df.loc[3, "measurable"] = "maybe"
+    df.to_csv(one_run, index=False)
+    e = _err(one_run)
+    assert e.column == "measurable" and e.line == 5

@@ -113,10 +113,12 @@ void control_status_json(struct sbuf *b)
     uint64_t now = cosim.now_cycles;
     int i;
     double vs = (double)now / (double)F_CPU;
+    /* wall_start_s: CLOCK_MONOTONIC (the host's time.monotonic()) at virtual time 0, so the host can
+     * place the virtual-time stall intervals on its own clock (per-event validity, paced runs). */
     sb_printf(b, "{\"ok\":true,\"virtual_s\":%.9f,\"cycle\":%" PRIu64 ",\"paced\":%s,\"wall_s\":%.6f,"
-                 "\"speed\":%.4f,",
+                 "\"wall_start_s\":%.9f,\"speed\":%.4f,",
               vs, now, pacing.paced ? "true" : "false", (double)wall / 1e9,
-              wall ? vs / ((double)wall / 1e9) : 0.0);
+              (double)pacing.wall_start_ns / 1e9, wall ? vs / ((double)wall / 1e9) : 0.0);
     pacing_status_json(b, now);
     sb_printf(b, "\"lockstep\":%s,\"valid\":%s,\"nodes\":{", lockstep.on ? "true" : "false",
               pacing_valid() ? "true" : "false");

@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from mmproto import Item, Link
 from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
+from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Stall, Verdict
 
 from .bench import Bench, BenchError
 from .lockstep import Stepper
@@ -129,10 +129,18 @@ class BenchEndpoint(Endpoint):
             section = {"lag_bound_us": self.lag_bound_us, "lag_max_us": None, "lag_p999_us": None, "valid": False}
             return Verdict([Reason("bench_status", "bench status unavailable (lag unknown)")], section)
         section = lag_window(self._before, after)
-        if section["valid"]:
-            return Verdict([], section)
-        return Verdict([Reason("bench_lag", f"bench lag bound exceeded: max {section.get('lag_max_us')} us > "
-                                            f"{section['lag_bound_us']} us")], section)
+        # Per-event validity: the bench's stall intervals (virtual time) placed on the host's clock. Virtual
+        # time v was due at wall_start + v; a stall from v0 to v1 (it covers the catch-up) ends on the host
+        # at most its largest lag after wall_start + v1.
+        ws = float(after["wall_start_s"])
+        try:
+            raw = self.bench.stalls(since_s=float(self._before["virtual_s"])) if self.bench else []
+        except (BenchError, OSError):
+            return Verdict([Reason("bench_status", "bench stall intervals unavailable")], section)
+        stalls = [Stall(ws + v0, ws + v1 + lag_us / 1e6, lag_us) for v0, v1, lag_us in raw]
+        section["stalls"] = [[round(v0, 6), round(v1, 6), lag_us] for v0, v1, lag_us in raw]
+        section["wall_start_s"] = ws
+        return Verdict([], section, stalls)
 
     def health(self) -> dict[str, Any] | None:
         st = self.status()

@@ -85,8 +85,10 @@ def fmt(v: float | None, spec: str) -> str:
 
 
 def table(rows: list[DemoRow]) -> str:
-    head = (f"| {'experiment':<32} | {'n':>4} | {'mean us':>9} | {'var ms2':>10} | {'max us':>9} | {'on time':>7} "
-            f"| {'ok/late/early/missed/lost':>25} | {'valid':>5} | {'try':>3} | paper |")
+    """n: measured events (ok or late, and measurable); stall: events whose window met a host stall of the
+    paced bench, left out of the figures (docs/bench.md, "Per-event validity")."""
+    head = (f"| {'experiment':<32} | {'n':>4} | {'stall':>5} | {'mean us':>9} | {'var ms2':>10} | {'max us':>9} "
+            f"| {'on time':>7} | {'ok/late/early/missed/lost':>25} | {'valid':>5} | {'try':>3} | paper |")
     sep = "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"
     out = [head, sep]
     for row in rows:
@@ -94,7 +96,8 @@ def table(rows: list[DemoRow]) -> str:
         o = s["outcomes"]
         var_ms2 = s["variance_us2"] / 1e6 if s["variance_us2"] is not None else None
         share = s["on_time_share"]
-        out.append(f"| {ex.title:<32} | {s['n']:>4} | {fmt(s['mean_us'], '.3f'):>9} | {fmt(var_ms2, '.3g'):>10} | "
+        out.append(f"| {ex.title:<32} | {s['n']:>4} | {s.get('unmeasurable', 0):>5} | {fmt(s['mean_us'], '.3f'):>9} | "
+                   f"{fmt(var_ms2, '.3g'):>10} | "
                    f"{fmt(s['max_us'], '.3f'):>9} | {fmt(share * 100 if share is not None else None, '.1f') + '%':>7} | "
                    f"{'/'.join(str(o[k]) for k in ('ok', 'late', 'early', 'missed', 'lost')):>25} | "
                    f"{'yes' if r.valid else 'NO':>5} | {row.attempt:>3} | {ex.paper} |")

@@ -51,13 +51,37 @@ class Reason:
     text: str
 
 
+@dataclass(frozen=True)
+class Window:
+    """The stretch of the run's clock an event's measurement depends on (docs/bench.md, "Per-event
+    validity"): what happens to the rig inside it can change the event's figure."""
+
+    event: int
+    start: float
+    end: float
+
+
+@dataclass(frozen=True)
+class Stall:
+    """A stretch of the run's clock in which the rig could not keep its timing (a host stall of the paced
+    bench), with the largest lag in it."""
+
+    start: float
+    end: float
+    lag_us: float
+
+    def meets(self, w: Window) -> bool:
+        return self.start <= w.end and w.start <= self.end
+
+
 @dataclass
 class Verdict:
-    """An endpoint's judgement of a run's window: its reasons (none: trusted) and the sidecar section
-    that backs it up (the bench's lag figures, say), if the endpoint has one."""
+    """An endpoint's judgement of a run's window: its reasons (none: trusted), the sidecar section that
+    backs it up (the bench's lag figures, say), and the stalls in it (per-event validity)."""
 
     reasons: list[Reason] = field(default_factory=list)
     section: dict[str, Any] | None = None
+    stalls: list[Stall] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:

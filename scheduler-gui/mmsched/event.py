@@ -30,7 +30,10 @@ class Event:
     latency_us: float | None = None
     outcome: str | None = None
     reason: str | None = None
+    measurable: bool = True               # False: its measurement window met a host stall (stall_us: its lag)
+    stall_us: float | None = None
     # bookkeeping, not exported
+    created_at: float | None = field(default=None, repr=False)     # run clock at creation
     edge_tag: int | None = field(default=None, repr=False)
     fired_order: int | None = field(default=None, repr=False)
     # frames the run had seen lost when this event was created: a later loss may have carried its result

@@ -32,8 +32,9 @@ def check_invariant(events: Sequence[Event], created: int, summary: dict[str, ob
         assert isinstance(outs, dict)
         if sum(outs.values()) != len(events):
             problems.append(f"outcome counts {outs} do not add up to {len(events)} events")
-        if summary["n"] != outs["ok"] + outs["late"]:
-            problems.append(f"summary n {summary['n']} != ok + late")
+        measured = sum(1 for e in events if e.outcome in ("ok", "late") and e.measurable)
+        if summary["n"] != measured:
+            problems.append(f"summary n {summary['n']} != ok + late less the unmeasurable ({measured})")
     if len(set(tags)) != len(tags) and len(tags) <= 0xFFFF:
         problems.append("a tag was used twice in one run")
     if problems:

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import mmproto as mp
+from mmanalysis.schema import FORMAT, FORMAT_VERSION, MAX_UNMEASURABLE_SHARE
 from mmproto import Arrival, Item, LinkDown, LinkError
 
 from . import __version__
 from .config import RunConfig
-from .endpoint import Endpoint, EndpointError, Reason, Verdict
+from .endpoint import Endpoint, EndpointError, Reason, Verdict, Window
 from .event import Event
 from .export import write_run
 from .firing import Firer
@@ -297,7 +298,7 @@ class Runner:
         st = self.state
         assert st is not None
         ev = Event(len(self.events) if accounted else -1, tag, event_id, mode, distance, scheduled_tc, created_tc,
-                   phase, lost_frames_at_create=st.lost_frames)
+                   phase, lost_frames_at_create=st.lost_frames, created_at=self.now())
         st.matcher.track(ev)
         if accounted:
             self.events.append(ev)
@@ -342,6 +343,7 @@ class Runner:
             return
         ev = self.new_event(msg.tag, msg.event_id, "verification", tc - cur, tc, cur,
                             round(st.tracker.phase(at, cur), 6))
+        ev.created_at = at
         st.generator.adopt(msg.event_id)
         self.notify("event", ev)
 
@@ -538,6 +540,46 @@ class Runner:
                     pass
 
     # ---- the run's files ---------------------------------------------------------------------------
+    def windows(self) -> list[Window]:
+        """Each event's measurement window on the run's clock (docs/bench.md, "Per-event validity").
+        Normal mode: from the start of the tick the PC created it in (the TIMECODE frames it placed its
+        FIRE by) to the FIRE's stamp (the tick's start plus the latency; one tick if none came). Mixed and
+        verification: from its creation (the SCHEDULE's journey) to the end of the tick it fired in."""
+        st = self.state
+        if st is None or not st.tracker.ready:
+            return []
+        tick = st.timebase.tick_s
+        out = []
+        for e in self.events:
+            if e.created_at is None:
+                continue
+            due = st.tracker.tick_start(e.scheduled_tc)
+            if self.cfg.mode == "normal":
+                lat_s = max(e.latency_us, 0.0) / 1e6 if e.latency_us is not None else tick
+                out.append(Window(e.event, st.tracker.tick_start(e.created_tc), due + lat_s + 0.001))
+            else:
+                out.append(Window(e.event, e.created_at, due + tick))
+        return out
+
+    def mark_unmeasurable(self, verdict: Verdict) -> dict[str, Any]:
+        """Events whose window met a stall keep their outcome and are marked not measurable; a run with
+        more than MAX_UNMEASURABLE_SHARE of them is invalid. Returns the figures for the sidecar."""
+        marked = 0
+        for w in self.windows():
+            met = [s for s in verdict.stalls if s.meets(w)]
+            if met:
+                e = self.events[w.event]
+                e.measurable, e.stall_us = False, round(max(s.lag_us for s in met), 1)
+                marked += 1
+        share = marked / len(self.events) if self.events else 0.0
+        if share > MAX_UNMEASURABLE_SHARE:
+            worst = max(e.stall_us for e in self.events if e.stall_us is not None)
+            self.invalid.append(Reason("bench_lag", f"bench lag bound exceeded: {marked} of {len(self.events)} events "
+                                                    f"({share:.1%}) met a host stall (largest lag {worst:.0f} us); "
+                                                    f"more than {MAX_UNMEASURABLE_SHARE:.0%} not measurable"))
+        return {"stalls": len(verdict.stalls), "unmeasurable": marked, "unmeasurable_share": round(share, 6),
+                "max_unmeasurable_share": MAX_UNMEASURABLE_SHARE}
+
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
@@ -545,6 +587,7 @@ class Runner:
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
                 self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
+        validity = self.mark_unmeasurable(verdict)
         summary = summarize(self.events)
         created = st.generator.created if st is not None else 0
         try:
@@ -566,7 +609,7 @@ class Runner:
         hellos = self.session.hellos()
         identity = self.endpoint.identity()
         sidecar: dict[str, Any] = {
-            "format": "mmrig-run", "format_version": 1, "mmrig_version": __version__,
+            "format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "name": cfg.name,
             "config": cfg.sidecar(st.baud if st else self.endpoint.baud, st.timebase.tick_s if st else 0.0),
@@ -575,6 +618,7 @@ class Runner:
             "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts}
             if st is not None else None,
             "bench": verdict.section,
+            "measurability": validity,
             "valid": not self.invalid,
             "invalid_reason": "; ".join(r.text for r in self.invalid) if self.invalid else None,
             "invalid_reasons": [{"code": r.code, "text": r.text} for r in self.invalid],

@@ -45,6 +45,8 @@ def display(r: Row) -> tuple[str, ...]:
         outcome = "pending"
     else:
         outcome = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} ({r.reason})"
+        if not r.measurable:
+            outcome += f", not measurable (host stall {r.stall_us or 0:.0f} us)"
     return (str(r.event), str(r.event_id), str(r.scheduled_tc), _fmt(r.sent_s), _fmt(r.ack_tc), _fmt(r.fired_tc),
             _fmt(r.latency_us), outcome)
 
@@ -63,26 +65,34 @@ class EventModel(QAbstractTableModel):
     def _alloc(self, n: int) -> None:
         self._lat = np.full(n, np.nan)
         self._code = np.full(n, PENDING, dtype=np.int8)
+        self._unmeasurable = np.zeros(n, dtype=bool)
         self._ev = np.zeros(n)
 
     def _grow(self, need: int) -> None:
         if need > self._lat.size:
             size = max(need, 2 * self._lat.size)
-            lat, code, ev = self._lat, self._code, self._ev
+            lat, code, ev, unm = self._lat, self._code, self._ev, self._unmeasurable
             self._alloc(size)
             self._lat[:lat.size] = lat
             self._code[:code.size] = code
             self._ev[:ev.size] = ev
+            self._unmeasurable[:unm.size] = unm
 
     def _record(self, pos: int, r: Row) -> None:
         self._code[pos] = OUTCOME_CODE.get(r.outcome, PENDING) if r.outcome is not None else PENDING
-        self._lat[pos] = np.nan if r.latency_us is None else r.latency_us
+        # a latency the rig cannot stand behind (its window met a host stall) is not plotted or summarised
+        self._lat[pos] = np.nan if r.latency_us is None or not r.measurable else r.latency_us
+        self._unmeasurable[pos] = not r.measurable
         self._ev[pos] = r.event
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(latency us or NaN, outcome code or -1) per row, views of the model's own arrays: do not keep."""
         n = len(self.rows)
         return self._lat[:n], self._code[:n]
+
+    def unmeasurable(self) -> int:
+        """Rows whose window met a host stall (their latency is left out)."""
+        return int(self._unmeasurable[:len(self.rows)].sum())
 
     def latency_points(self) -> tuple[np.ndarray, np.ndarray]:
         """(event index, latency us) of the rows with a latency and outcome ok or late (as latency_arrays)."""

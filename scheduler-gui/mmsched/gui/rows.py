@@ -24,11 +24,13 @@ class Row(NamedTuple):
     latency_us: float | None
     outcome: str | None
     reason: str | None
+    measurable: bool = True
+    stall_us: float | None = None
 
 
 def snapshot(ev: Event) -> Row:
     return Row(ev.event, ev.event_id, ev.scheduled_tc, ev.created_tc, ev.sent_s, ev.ack_tc, ev.fired_tc,
-               ev.result_tc, ev.latency_us, ev.outcome, ev.reason)
+               ev.result_tc, ev.latency_us, ev.outcome, ev.reason, ev.measurable, ev.stall_us)
 
 
 def _opt(v: Any, kind=float):
@@ -48,6 +50,6 @@ def load_run(path: str | Path) -> tuple[list[Row], dict[str, Any], str]:
     (name, sidecar), = data.meta.items()
     rows = [Row(int(r.event), int(r.event_id), int(r.scheduled_tc), int(r.created_tc), _opt(r.sent_s),
                 _opt(r.ack_tc, int), _opt(r.fired_tc, int), _opt(r.result_tc, int), _opt(r.latency_us),
-                str(r.outcome), _opt(r.reason, str))
+                str(r.outcome), _opt(r.reason, str), bool(r.measurable), _opt(r.stall_us))
             for r in data.df.itertuples(index=False)]
     return rows, sidecar, name

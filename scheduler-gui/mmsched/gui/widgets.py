@@ -127,6 +127,8 @@ class StatsPanel(QGroupBox):
         form.addRow("ok/late/early/missed/lost", self.labels["outcomes"])
         self.labels["on_time_share"] = QLabel("-")
         form.addRow("on time", self.labels["on_time_share"])
+        self.labels["unmeasurable"] = QLabel("-")
+        form.addRow("not measurable", self.labels["unmeasurable"])
         self.summary: dict[str, Any] | None = None
 
     def show_rows(self, rows: Sequence[Row]) -> dict[str, Any]:
@@ -135,13 +137,14 @@ class StatsPanel(QGroupBox):
         self.show_summary(s, pending=len(rows) - len(done))
         return s
 
-    def show_arrays(self, lat: np.ndarray, code: np.ndarray) -> dict[str, Any]:
+    def show_arrays(self, lat: np.ndarray, code: np.ndarray, unmeasurable: int = 0) -> dict[str, Any]:
         """show_rows from the model's per-event arrays (latency or NaN, outcome code or -1): the same numbers
         as summarize over the finished rows, computed in numpy instead of a walk over the row list."""
         counts = np.bincount(code[code >= 0].astype(np.intp), minlength=len(OUTCOMES))
         done = int(counts.sum())
         lat_ok = lat[(code == OUTCOMES.index("ok")) | (code == OUTCOMES.index("late"))]
-        s = run_summary(lat_ok, {o: int(counts[i]) for i, o in enumerate(OUTCOMES)})
+        lat_ok = lat_ok[~np.isnan(lat_ok)]        # NaN: not measurable (the model keeps no latency for them)
+        s = run_summary(lat_ok, {o: int(counts[i]) for i, o in enumerate(OUTCOMES)}, unmeasurable)
         self.show_summary(s, pending=int(code.size) - done)
         return s
 
@@ -155,6 +158,7 @@ class StatsPanel(QGroupBox):
         self.labels["outcomes"].setText(text + (f"  (+{pending} pending)" if pending else ""))
         share = s.get("on_time_share")
         self.labels["on_time_share"].setText("-" if share is None else f"{100 * share:.1f} %")
+        self.labels["unmeasurable"].setText(f"{s.get('unmeasurable') or 0} (host stall: left out)")
 
 
 class LoadIndicator(QLabel):
@@ -177,7 +181,8 @@ class LoadIndicator(QLabel):
 
 def latency_arrays(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
     """(event index, latency us) of the rows with a latency (ok and late; early rows have none)."""
-    pts = [(r.event, r.latency_us) for r in rows if r.latency_us is not None and r.outcome in ("ok", "late")]
+    pts = [(r.event, r.latency_us) for r in rows
+           if r.latency_us is not None and r.outcome in ("ok", "late") and r.measurable]
     if not pts:
         return np.empty(0), np.empty(0)
     a = np.asarray(pts, dtype=float)

@@ -594,7 +594,7 @@ class MainWindow(QMainWindow):
         part = self._round.pop(0)
         if part == "stats":
             if self.viewing is None:
-                self.stats.show_arrays(*self.model.arrays())
+                self.stats.show_arrays(*self.model.arrays(), self.model.unmeasurable())
         else:
             self.plots.show_arrays(self._points, parts=(part,))
 
