@@ -19,13 +19,18 @@ int parse_node(const char *s)
     return -1;
 }
 
+static void vlog(const char *fmt, va_list ap)
+{
+    fprintf(stderr, "mmbench: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+}
+
 void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "mmbench: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vlog(fmt, ap);
     va_end(ap);
     exit(2);
 }
@@ -34,9 +39,7 @@ void logmsg(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "mmbench: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
+    vlog(fmt, ap);
     va_end(ap);
 }
 
