@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import root_or_here
+from .paths import CheckoutNotFound, find_root, root_or_here
 
 ROOT = root_or_here()   # the checkout: bench program and images are built there (paths.py)
 BENCH_DIR = ROOT / "hil/bench"
@@ -43,6 +43,10 @@ def _make(target_dir: Path, goal: str, product: Path) -> None:
 
 def ensure_built(profiler: Path | None = None, executor: Path | None = None) -> tuple[Path, Path, Path]:
     """Builds what is missing: the bench program and the default images."""
+    try:
+        find_root()
+    except CheckoutNotFound as exc:      # an installed package used outside the checkout: say what to do
+        raise BenchError(str(exc)) from exc
     if not BENCH_BIN.exists():
         _make(BENCH_DIR, "all", BENCH_BIN)
     profiler = Path(profiler) if profiler else PROFILER_ELF

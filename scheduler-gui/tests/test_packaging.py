@@ -3,6 +3,7 @@ a non-editable install of it works from a new virtual environment."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -41,3 +42,27 @@ def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
             want.add(f"{package}/{py.relative_to(ROOT / folder).as_posix()}")
     missing = sorted(want - inside)
     assert missing == [], f"modules left out of the wheel (pyproject's packages list): {missing}"
+
+
+def test_an_installed_copy_runs_the_gui_help_and_a_lockstep_run(tmp_path: Path) -> None:
+    # pip install . (not editable) into its own directory, used from the checkout as a user would: the GUI
+    # is there, and the bench and the images are found in the checkout (mmhil.paths)
+    src, site = tmp_path / "src", tmp_path / "site"
+    src.mkdir()
+    pristine_copy(src)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q",
+                           "--target", str(site), str(src)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    where = subprocess.run([sys.executable, "-c", "import mmsched.gui, mmhil; print(mmsched.gui.__file__)"],
+                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
+    assert where.stdout.startswith(str(site)), where.stdout + where.stderr       # the installed copy, not the tree
+    helped = subprocess.run([sys.executable, "-m", "mmsched.cli", "gui", "--help"], capture_output=True, text=True,
+                            env=env, cwd=ROOT, timeout=60)
+    assert helped.returncode == 0 and "usage: mmrig gui" in helped.stdout
+    ran = subprocess.run([sys.executable, "-m", "mmsched.cli", "run", "--unpaced", "-l", "5"], capture_output=True,
+                         text=True, env=env, cwd=ROOT, timeout=120)
+    assert ran.returncode == 0 and "5/0/0/0/0" in ran.stdout, ran.stdout + ran.stderr[-2000:]
+    outside = subprocess.run([sys.executable, "-m", "mmsched.cli", "run", "--unpaced", "-l", "5"], capture_output=True,
+                             text=True, env=env, cwd=tmp_path, timeout=120)
+    assert outside.returncode == 2 and "needs an mmrig checkout" in outside.stderr
