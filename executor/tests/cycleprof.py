@@ -40,9 +40,10 @@ def main() -> None:
     path = sys.argv[1] if len(sys.argv) > 1 else "task"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     dispatch = 1 if path == "task" else 0
-    script = [(int(0.3 * TICK), mp.Mode(2, dispatch, 0, 0, 0).wire(0))]
+    mode = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=dispatch, distance=0, period=0, random_ids=0)
+    script = [(int(0.3 * TICK), mode.wire(0))]
     for j in range(1, n + 1):
-        script.append((j * TICK + TICK // 3, mp.Schedule(100 + j, j % 8, j + 2).wire(j & 0xFF)))
+        script.append((j * TICK + TICK // 3, mp.Schedule(tag=100 + j, event_id=j % 8, timecode=j + 2).wire(j & 0xFF)))
     cycles = (n + 4) * TICK
     out = run_bench(stimulus(script, cycles), cycles, ["--itrace", "2000"]).splitlines()
     addrs, names = symbols()

@@ -20,6 +20,13 @@ import mmproto as mp  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simrun import CPB, TICK, Frame, SimRun, run_sim  # noqa: E402
 
+# the MODE frames these tests send, by their protocol names
+MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+MIXED_TASK = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.TASK, distance=0, period=0, random_ids=0)
+VERIFY_2_RANDOM = mp.Mode(mode=mp.ExecutorMode.VERIFICATION, dispatch=mp.Dispatch.ISR, distance=2, period=2,
+                          random_ids=1)
+IDLE_ISR = mp.Mode(mode=mp.ExecutorMode.IDLE, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+
 START_TC = 200          # the 8-bit wrap comes at tick 56
 N_EVENTS = 110          # per dispatch path
 ISR_TICKS = range(1, 1 + N_EVENTS)            # SCHEDULE sent during these ticks, for tick + 2
@@ -60,38 +67,38 @@ class Campaign:
 def build() -> Campaign:
     c = Campaign()
     rng = random.Random(4)
-    c.msg(int(0.3 * TICK), mp.Mode(2, 0, 0, 0, 0), "mode_mixed_isr")
+    c.msg(int(0.3 * TICK), MIXED_ISR, "mode_mixed_isr")
     tag = 1000
     for path, ticks in (("isr", ISR_TICKS), ("task", TASK_TICKS)):
         if path == "task":
-            c.msg(int(112.3 * TICK), mp.Mode(2, 1, 0, 0, 0), "mode_mixed_task")
+            c.msg(int(112.3 * TICK), MIXED_TASK, "mode_mixed_task")
         for j in ticks:
             # The SCHEDULE goes out at a varying phase of the tick, so serial traffic (receive and
             # transmit interrupts, task switches) lands at every distance from the dispatch edges.
             at = j * TICK + int(rng.uniform(0.02, 0.6) * TICK)
             ev = dict(tag=tag, id=rng.randrange(8), tc=ext(j + 2), path=path, sent_tick=j)
             c.events.append(ev)
-            c.msg(at, mp.Schedule(tag, ev["id"], ev["tc"]), "schedule")
+            c.msg(at, mp.Schedule(tag=tag, event_id=ev["id"], timecode=ev["tc"]), "schedule")
             tag += 1
     r = T_REFUSE * TICK
-    c.msg(r + int(0.05 * TICK), mp.Schedule(5000, 1, ext(T_REFUSE)), "past_due")
+    c.msg(r + int(0.05 * TICK), mp.Schedule(tag=5000, event_id=1, timecode=ext(T_REFUSE)), "past_due")
     c.events.append(dict(tag=5001, id=6, tc=ext(T_LATE_EVENT), path="task", sent_tick=T_REFUSE))
-    c.msg(r + int(0.3 * TICK), mp.Schedule(5001, 6, ext(T_LATE_EVENT)), "schedule")
-    c.msg(r + int(0.55 * TICK), mp.Schedule(5001, 2, ext(T_LATE_EVENT + 1)), "duplicate")
-    c.msg(r + int(0.8 * TICK), mp.Schedule(5002, 9, ext(T_LATE_EVENT + 2)), "bad_id")
+    c.msg(r + int(0.3 * TICK), mp.Schedule(tag=5001, event_id=6, timecode=ext(T_LATE_EVENT)), "schedule")
+    c.msg(r + int(0.55 * TICK), mp.Schedule(tag=5001, event_id=2, timecode=ext(T_LATE_EVENT + 1)), "duplicate")
+    c.msg(r + int(0.8 * TICK), mp.Schedule(tag=5002, event_id=9, timecode=ext(T_LATE_EVENT + 2)), "bad_id")
     g = T_GARBAGE * TICK
     junk = bytes(rng.randrange(1, 256) for _ in range(25)) + b"\x00"  # one bad frame
     c.send(g + int(0.05 * TICK), "junk", None, junk)
-    payload = mp.Schedule(5003, 3, ext(T_LATE_EVENT + 3)).payload(c.seq & 0xFF)
+    payload = mp.Schedule(tag=5003, event_id=3, timecode=ext(T_LATE_EVENT + 3)).payload(c.seq & 0xFF)
     crc = mp.crc16(payload) ^ 0x0100
     c.send(g + int(0.4 * TICK), "bad_crc", None, cobs.encode(payload + crc.to_bytes(2, "little")) + b"\x00")
     c.seq += 1
     q = T_QUERY * TICK
-    c.msg(q + int(0.05 * TICK), mp.Query(0x04), "query_counters")
-    c.msg(q + int(0.4 * TICK), mp.Query(0x23), "query_status")
-    c.msg(T_VERIFY * TICK + int(0.3 * TICK), mp.Mode(1, 0, 2, 2, 1), "mode_verify")
-    c.msg(T_IDLE * TICK + int(0.3 * TICK), mp.Mode(0, 0, 0, 0, 0), "mode_idle")
-    c.msg(T_IDLE * TICK + int(0.6 * TICK), mp.Query(0x23), "query_status_end")
+    c.msg(q + int(0.05 * TICK), mp.Query(what=mp.Counters.TYPE), "query_counters")
+    c.msg(q + int(0.4 * TICK), mp.Query(what=mp.Status.TYPE), "query_status")
+    c.msg(T_VERIFY * TICK + int(0.3 * TICK), VERIFY_2_RANDOM, "mode_verify")
+    c.msg(T_IDLE * TICK + int(0.3 * TICK), IDLE_ISR, "mode_idle")
+    c.msg(T_IDLE * TICK + int(0.6 * TICK), mp.Query(what=mp.Status.TYPE), "query_status_end")
     return c
 
 
@@ -347,13 +354,13 @@ def test_status_led_task_blinks(sim):
 def test_skewed_edges_and_glitches():
     """Half-changed port values (low nibble 3 us before the high nibble) never fire an event early or
     twice; glitch values on the port are counted in COUNTERS.node_d and fire nothing."""
-    script = [(int(0.3 * TICK), mp.Mode(2, 0, 0, 0, 0).wire(0))]
+    script = [(int(0.3 * TICK), MIXED_ISR.wire(0))]
     events = []
     for j, tick in enumerate(range(1, 30)):
         ev = (2000 + j, j % 8, 60 + tick + 2)
         events.append(ev)
         script.append((tick * TICK + int(0.3 * TICK), mp.Schedule(*ev).wire(1 + j)))
-    script.append((31 * TICK + int(0.5 * TICK), mp.Query(0x04).wire(40)))
+    script.append((31 * TICK + int(0.5 * TICK), mp.Query(what=mp.Counters.TYPE).wire(40)))
     glitches = [(10 * TICK + TICK // 2, 0x99), (10 * TICK + TICK // 2 + 5000, 60 + 10)]
     run = run_sim(script, cycles=33 * TICK, start_tc=60, skew=48, glitches=glitches)
     changes = run.port_c[1:]

@@ -34,6 +34,9 @@ import mmproto as mp
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from simrun import TICK, run_sim  # noqa: E402
 
+# the MODE frames these tests send, by their protocol names
+MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+
 START_TC = 10
 N = 320
 END_TICKS = N + 6
@@ -49,7 +52,7 @@ def edge(tick: int) -> int:
 
 
 def build():
-    script: list[tuple[int, bytes]] = [(int(0.3 * TICK), mp.Mode(2, 0, 0, 0, 0).wire(0))]
+    script: list[tuple[int, bytes]] = [(int(0.3 * TICK), MIXED_ISR.wire(0))]
     events = []
     seq = 1
     prev = None
@@ -59,7 +62,7 @@ def build():
         if j % 2:
             # a QUERY for STATUS early in the tick; this tick's SCHEDULE lands 80 us..2.5 ms before the
             # edge (the serial task decoding, acknowledging and blocking again around it)
-            q = mp.Query(0x23).wire(seq & 0xFF)
+            q = mp.Query(what=mp.Status.TYPE).wire(seq & 0xFF)
             seq += 1
             script.append((edge(j + 1) - 25_000 * US - len(q) * SPACING, q))
             delta = 80 + (j * 37) % 2420
@@ -74,7 +77,7 @@ def build():
                 burst.append(mp.Schedule(*prev).wire(seq & 0xFF))
                 seq += 1
             delta = (j // 4) % 120 - 40
-        burst.append(mp.Schedule(tag, eid, tc).wire(seq & 0xFF))
+        burst.append(mp.Schedule(tag=tag, event_id=eid, timecode=tc).wire(seq & 0xFF))
         seq += 1
         n = sum(len(w) for w in burst)
         start = edge(j + 1) - delta * US - n * SPACING  # the bench paces a burst back to back

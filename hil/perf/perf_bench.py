@@ -35,6 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "protocol/python"))
 import mmproto as mp  # noqa: E402
 
+# the MODE frames these tests send, by their protocol names
+MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+
 BENCH = ROOT / "hil/bench/build/mmbench"
 PROBE = ROOT / "hil/bench/build/latprobe"
 PROFILER = ROOT / "profiler-fw/build/avr/profiler.elf"
@@ -44,11 +47,11 @@ FIRST_TICK_S = 0.2404  # the profiler's tick 0 begins about here after boot
 
 
 def workload(path: Path, seconds: float) -> Path:
-    lines = ["0.05 executor " + mp.Mode(2, 0, 0, 0, 0).wire(0).hex(" ")]
+    lines = ["0.05 executor " + MIXED_ISR.wire(0).hex(" ")]
     k = 1
     while FIRST_TICK_S + (k + 0.3) * TICK_S < seconds:
         lines.append(f"{FIRST_TICK_S + (k + 0.3) * TICK_S:.6f} executor "
-                     + mp.Schedule(k & 0xFFFF, k & 7, k + 2).wire(k & 0xFF).hex(" "))
+                     + mp.Schedule(tag=k & 0xFFFF, event_id=k & 7, timecode=k + 2).wire(k & 0xFF).hex(" "))
         k += 1
     path.write_text("\n".join(lines) + "\n")
     return path

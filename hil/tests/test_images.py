@@ -11,6 +11,9 @@ import mmproto as mp
 from mmhil import Bench, Rig
 from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
 
+# the MODE frames these tests send, by their protocol names
+MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+
 F_CPU = 16_000_000
 TICK_S = 1_137_778 / F_CPU
 
@@ -44,8 +47,7 @@ def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> N
         hp, he = rig.hellos["profiler"], rig.hellos["executor"]
         assert (hp.proto_version, hp.node_kind, he.proto_version, he.node_kind) == (1, 1, 1, 2)
         tb = rig.time_base()
-        rig.send("executor", mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR,  # mixed
-                                     distance=0, period=0, random_ids=0))
+        rig.send("executor", MIXED_ISR)
         _, status = rig.wait_for("executor", mp.Status, timeout=2.0)
         assert status.mode == 2
         rig.drain("profiler")
@@ -75,11 +77,12 @@ def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> N
 
 
 def schedule_script(path: Path) -> Path:
-    lines = ["0.05 profiler " + mp.Query(1).wire(0).hex(" "), "0.05 executor " + mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0).wire(0).hex(" ")]
+    lines = ["0.05 profiler " + mp.Query(what=mp.Hello.TYPE).wire(0).hex(" "),
+             "0.05 executor " + MIXED_ISR.wire(0).hex(" ")]
     first_tick = 0.2404  # the profiler's tick 0 begins about here after boot
     for k in range(1, 25):
         t = first_tick + (k + 0.3) * TICK_S
-        lines.append(f"{t:.6f} executor " + mp.Schedule(100 + k, k & 7, k + 2).wire(k).hex(" "))
+        lines.append(f"{t:.6f} executor " + mp.Schedule(tag=100 + k, event_id=k & 7, timecode=k + 2).wire(k).hex(" "))
     path.write_text("\n".join(lines) + "\n")
     return path
 

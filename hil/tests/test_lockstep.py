@@ -18,6 +18,9 @@ from mmhil.bench import Bench, BenchError
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import fixture_bench  # noqa: E402
 
+# the MODE frames these tests send, by their protocol names
+MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+
 F_CPU = 16_000_000
 TICK = 1_137_778
 
@@ -53,9 +56,9 @@ def lockstep_session(tmp_path: Path, name: str) -> tuple[bytes, list[dict], dict
                     for res in decoders[n].feed(new):
                         m = res.message
                         if n == "executor" and isinstance(m, mp.Hello) and not moded:
-                            wire = mp.Mode(2, 0, 0, 0, 0).wire(seq)
+                            wire = MIXED_ISR.wire(seq)
                         elif n == "profiler" and isinstance(m, mp.Timecode) and moded and tag < 110:
-                            wire = mp.Schedule(tag, tag & 7, m.timecode + 2).wire(seq)
+                            wire = mp.Schedule(tag=tag, event_id=tag & 7, timecode=m.timecode + 2).wire(seq)
                             tag += 1
                         else:
                             continue
