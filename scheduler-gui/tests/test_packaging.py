@@ -26,14 +26,20 @@ def pristine_copy(dest: Path) -> None:
             shutil.copy2(py, dest / py.relative_to(ROOT))
 
 
-def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
-    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    src, out = tmp_path / "src", tmp_path / "wheel"
+def pip_from_pristine(tmp_path: Path, *args: str) -> None:
+    """`pip ARGS... SRC` (no deps, no build isolation: offline) on a pristine copy of the sources."""
+    src = tmp_path / "src"
     src.mkdir()
     pristine_copy(src)
-    done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-                           "-w", str(out), str(src)], capture_output=True, text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-m", "pip", *args, "--no-deps", "--no-build-isolation", "-q", str(src)],
+                          capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    out = tmp_path / "wheel"
+    pip_from_pristine(tmp_path, "wheel", "-w", str(out))
     (wheel,) = out.glob("mmrig-*.whl")
     inside = set(zipfile.ZipFile(wheel).namelist())
     want = set()
@@ -47,12 +53,8 @@ def test_the_wheel_holds_every_module(tmp_path: Path) -> None:
 def test_an_installed_copy_runs_the_gui_help_and_a_lockstep_run(tmp_path: Path) -> None:
     # pip install . (not editable) into its own directory, used from the checkout as a user would: the GUI
     # is there, and the bench and the images are found in the checkout (mmhil.paths)
-    src, site = tmp_path / "src", tmp_path / "site"
-    src.mkdir()
-    pristine_copy(src)
-    done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q",
-                           "--target", str(site), str(src)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    site = tmp_path / "site"
+    pip_from_pristine(tmp_path, "install", "--target", str(site))
     env = {**os.environ, "PYTHONPATH": str(site)}
     where = subprocess.run([sys.executable, "-c", "import mmsched.gui, mmhil; print(mmsched.gui.__file__)"],
                            capture_output=True, text=True, env=env, cwd=ROOT, timeout=60)
