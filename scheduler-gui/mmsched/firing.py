@@ -6,10 +6,16 @@ Accuracy (the paper's slider, 0..100) decides how much CPU that moment costs: th
 target, then busy-waits on time.monotonic() for the last stretch. 0 = plain timer sleep; 100 =
 busy-wait over the last 20 ms of every event. The thread's own CPU time (time.thread_time) is summed,
 so the cost of the setting is measured, not assumed.
+
+What the thread does at the moment is only the write: the FIRE frame is encoded when the event is added
+(its bytes come with it), and the thread asks Linux for a 1 ns timer slack (the default 50 us made every
+sleeping wake-up up to 50 us late: docs/bench.md, "Normal mode: the part of the latency that is the rig's").
 """
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import heapq
 import threading
 import time
@@ -19,16 +25,27 @@ from typing import Callable
 from .event import Event
 
 BUSY_MAX_S = 0.020
+PR_SET_TIMERSLACK = 29      # prctl(2)
+
+
+def set_thread_timer_slack_ns(ns: int) -> bool:
+    """The calling thread's timer slack (Linux prctl PR_SET_TIMERSLACK); False where it cannot be set."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        return libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
 
 
 @dataclass
 class Firer:
-    send: Callable[[Event], None]          # writes the FIRE frame for this event
+    send: Callable[[Event, bytes], None]   # writes this event's prepared FIRE frame
     accuracy: int = 0
     on_error: Callable[[Event, BaseException], None] | None = None
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
     late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write time - target
+    timer_slack_ns: int | None = field(default=None, init=False)            # what the thread got
     _heap: list = field(default_factory=list, init=False)
     _cv: threading.Condition = field(default_factory=threading.Condition, init=False)
     _stop: bool = field(default=False, init=False)
@@ -44,9 +61,10 @@ class Firer:
         self._thread.start()
         return self
 
-    def add(self, event: Event, at: float) -> None:
+    def add(self, event: Event, at: float, wire: bytes) -> None:
+        """Fire `event` at host time `at` by writing `wire` (its FIRE frame, encoded now)."""
         with self._cv:
-            heapq.heappush(self._heap, (at, self._n, event))
+            heapq.heappush(self._heap, (at, self._n, event, wire))
             self._n += 1
             self._cv.notify()
 
@@ -63,6 +81,7 @@ class Firer:
 
     def _run(self) -> None:
         cpu0 = time.thread_time()
+        self.timer_slack_ns = 1 if set_thread_timer_slack_ns(1) else None
         try:
             while True:
                 with self._cv:
@@ -70,7 +89,7 @@ class Firer:
                         self._cv.wait()
                     if self._stop:
                         return
-                    at, _, ev = self._heap[0]
+                    at, _, ev, wire = self._heap[0]
                     left = at - self.busy_s - time.monotonic()
                     if left > 0:
                         self._cv.wait(left)   # an earlier event may be added meanwhile: look again
@@ -80,7 +99,7 @@ class Firer:
                     pass
                 t = time.monotonic()
                 try:
-                    self.send(ev)
+                    self.send(ev, wire)
                 except Exception as exc:  # noqa: BLE001 - reported to the run, which ends the event
                     if self.on_error:
                         self.on_error(ev, exc)

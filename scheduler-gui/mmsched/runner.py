@@ -175,7 +175,8 @@ class Runner:
                "normal_mode_cpu_share": (firer.cpu_s / wall) if firer and wall > 0 else None,
                "involuntary_context_switches": ru1.ru_nivcsw - ru0.ru_nivcsw,
                "accuracy": cfg.accuracy if cfg.mode == "normal" else None,
-               "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None}
+               "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
+               "firer_timer_slack_ns": firer.timer_slack_ns if firer else None}
         result = self.export(verdict, cpu, load)
         self.notify("phase", "done")
         return result
@@ -326,7 +327,9 @@ class Runner:
                 self.end(ev, "lost", "link_fault")
         elif cfg.mode == "normal":
             assert self.firer is not None
-            self.firer.add(ev, st.tracker.tick_start(ev.scheduled_tc))
+            # encoded now, written at the moment: the firing thread only writes (firing.py)
+            wire = self.session.links["profiler"].prepare(mp.Fire(event_id=eid, tag=tag))
+            self.firer.add(ev, st.tracker.tick_start(ev.scheduled_tc), wire)
         self.notify("event", ev)
 
     def on_local_event(self, msg: mp.LocalEvent, at: float) -> None:
@@ -347,11 +350,11 @@ class Runner:
         st.generator.adopt(msg.event_id)
         self.notify("event", ev)
 
-    def send_fire(self, ev: Event) -> None:
+    def send_fire(self, ev: Event, wire: bytes) -> None:
         st = self.state
         assert st is not None
         t = time.monotonic()
-        self.session.send("profiler", mp.Fire(event_id=ev.event_id, tag=ev.tag))
+        self.session.links["profiler"].write(wire)
         ev.sent_s = round(t - st.t0, 6)
         self.notify("event", ev)
 

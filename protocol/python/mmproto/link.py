@@ -189,12 +189,22 @@ class Link:
     def send(self, message: Message) -> float:
         """Writes one frame with the link's next sequence number; returns the clock after the write
         returned. Raises LinkError(port_error) if the port is gone or the write failed or timed out."""
+        return self.write(self.prepare(message))
+
+    def prepare(self, message: Message) -> bytes:
+        """The frame's bytes with the link's next sequence number, for `write` later: a sender that must
+        hit a moment encodes ahead and writes only the bytes then (normal mode's FIRE)."""
+        with self._tx_lock:
+            wire = message.wire(self._seq)
+            self._seq = (self._seq + 1) & 0xFF
+            return wire
+
+    def write(self, wire: bytes) -> float:
+        """Writes a prepared frame; returns the clock after the write returned (see send)."""
         port = self._port
         if port is None or self.vanished is not None:
             raise LinkError("port_error", f"{self.node}: port {self.url} is gone")
         with self._tx_lock:
-            wire = message.wire(self._seq)
-            self._seq = (self._seq + 1) & 0xFF
             try:
                 port.write(wire)
             except (serial.SerialException, OSError) as exc:
