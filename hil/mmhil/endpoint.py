@@ -193,52 +193,39 @@ class LockstepEndpoint(BenchEndpoint):
         assert self.stepper is not None
         self.stepper.links = links
         self._inbox = inbox
+        self.stepper.on_step = lambda _virtual_s: self._take()   # after every grant: what it brought
 
     def clock(self) -> float:
         return self.stepper.virtual_s if self.stepper is not None else 0.0
 
-    def _step(self, inbox: "queue.Queue[Item]", until_s: float) -> None:
-        """One grant; what it brought moves to `_pending`, stamped with the virtual time it was complete."""
-        assert self.stepper is not None
-        try:
-            self.stepper.step(until_s)
-        except BenchError as exc:
-            raise EndpointError("bench_failed", str(exc)) from exc
-        self._take(inbox)
-
-    def _take(self, inbox: "queue.Queue[Item]") -> None:
+    def _take(self) -> None:
+        """What the links put in the inbox moves to `_pending`, stamped with the virtual time of the last
+        grant's stop (every frame in it was complete exactly then: mmhil.lockstep)."""
+        assert self._inbox is not None
         now = self.clock()
         while True:
             try:
-                item = inbox.get_nowait()
+                item = self._inbox.get_nowait()
             except queue.Empty:
                 return
             self._pending.append(dataclasses.replace(item, at=now))
 
-    def next_item(self, inbox: "queue.Queue[Item]", timeout_s: float) -> Item | None:
+    def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
+        """Steps virtual time until `done()` (False after `timeout_s` of it); what arrives meanwhile is kept
+        for the run."""
         assert self.stepper is not None
-        deadline = self.clock() + max(0.0, timeout_s)
-        while True:
-            self._take(inbox)          # e.g. a LinkDown the reader put there between steps
-            if self._pending:
-                return self._pending.popleft()
-            if self.clock() >= deadline or self.stepper.ended:
-                return None
-            self._step(inbox, deadline)
+        try:
+            return self.stepper.wait_until(done, timeout_s)
+        except BenchError as exc:
+            raise EndpointError("bench_failed", str(exc)) from exc
+
+    def next_item(self, inbox: "queue.Queue[Item]", timeout_s: float) -> Item | None:
+        # (_take also between grants: a LinkDown the reader put there meanwhile)
+        self.wait_until(lambda: self._take() or bool(self._pending), max(0.0, timeout_s))
+        return self._pending.popleft() if self._pending else None
 
     def has_pending(self, inbox: "queue.Queue[Item]") -> bool:
         return bool(self._pending) or not inbox.empty()
-
-    def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
-        """The handshake's wait: steps virtual time; what arrives meanwhile is kept for the run."""
-        assert self.stepper is not None
-        deadline = self.clock() + timeout_s
-        assert self._inbox is not None
-        while not done():
-            if self.clock() >= deadline or self.stepper.ended:
-                return False
-            self._step(self._inbox, deadline)
-        return True
 
     def begin(self) -> None:
         pass

@@ -61,9 +61,7 @@ class Rig:
         if self.stepper is None:
             time.sleep(seconds)
             return
-        deadline = self.stepper.virtual_s + seconds
-        while self.stepper.virtual_s < deadline and not self.stepper.ended:
-            self.stepper.step(deadline)
+        self.stepper.wait_until(lambda: False, seconds)
 
     @classmethod
     def on_bench(cls, bench: Bench) -> "Rig":
@@ -101,12 +99,8 @@ class Rig:
     def recv(self, node: str, timeout: float = 1.0) -> Arrival:
         """The node's next frame. Raises queue.Empty after `timeout` (virtual seconds in lockstep), RigError
         if its link failed."""
-        if self.stepper is not None:
-            deadline = self.stepper.virtual_s + timeout
-            while self.queues[node].empty():
-                if self.stepper.virtual_s >= deadline or self.stepper.ended:
-                    raise queue.Empty
-                self.stepper.step(deadline)
+        if self.stepper is not None and not self.stepper.wait_until(lambda: not self.queues[node].empty(), timeout):
+            raise queue.Empty
         item = self.queues[node].get(timeout=timeout)
         if isinstance(item, LinkDown):
             raise RigError(f"{node} link failed: {item.error}")

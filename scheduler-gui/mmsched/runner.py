@@ -25,6 +25,7 @@ import resource
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import mmproto as mp
@@ -61,8 +62,8 @@ def round256(d: int) -> int:
 class RunResult:
     events: list[Event]
     sidecar: dict[str, Any]
-    csv_path: Any
-    json_path: Any
+    csv_path: Path | None
+    json_path: Path | None
 
     @property
     def valid(self) -> bool:
@@ -293,13 +294,13 @@ class Runner:
             self.create(now)
 
     def new_event(self, tag: int, event_id: int, mode: str, distance: int, scheduled_tc: int, created_tc: int,
-                  phase: float | None, accounted: bool = True) -> Event:
+                  phase: float | None, accounted: bool = True, at: float | None = None) -> Event:
         """Every event of the run is made here (the scheduler's and the executor's own), and followed by
         the matcher; `accounted=False` for an executor event outside the run (not a row of ours)."""
         st = self.state
         assert st is not None
         ev = Event(len(self.events) if accounted else -1, tag, event_id, mode, distance, scheduled_tc, created_tc,
-                   phase, lost_frames_at_create=st.lost_frames, created_at=self.now())
+                   phase, lost_frames_at_create=st.lost_frames, created_at=self.now() if at is None else at)
         st.matcher.track(ev)
         if accounted:
             self.events.append(ev)
@@ -345,8 +346,7 @@ class Runner:
             self.count("local_events_not_accounted")
             return
         ev = self.new_event(msg.tag, msg.event_id, "verification", tc - cur, tc, cur,
-                            round(st.tracker.phase(at, cur), 6))
-        ev.created_at = at
+                            round(st.tracker.phase(at, cur), 6), at=at)
         st.generator.adopt(msg.event_id)
         self.notify("event", ev)
 

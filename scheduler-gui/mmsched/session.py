@@ -11,7 +11,7 @@ import queue
 from dataclasses import dataclass, field
 from typing import Any
 
-from mmproto import Item, Link, LinkError, Message
+from mmproto import Item, Link, Message
 
 from .endpoint import Endpoint, Ports
 
@@ -71,4 +71,4 @@ class Session:
         return {n: link.health() for n, link in list(self.links.items())}
 
 
-__all__ = ["LinkError", "RECONNECT_S", "Session"]
+__all__ = ["RECONNECT_S", "Session"]
