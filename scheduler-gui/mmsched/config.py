@@ -18,6 +18,10 @@ class RunConfig:
     random_ids: bool = False
     generation: str = "aligned"       # aligned (right after a new TIMECODE) or free (a timer at the rate)
     accuracy: int = 0                 # normal mode: 0 plain sleep .. 100 busy-wait the last 20 ms
+    discipline: bool = False          # normal mode: fire by tick starts the profiler's own stamps place (servo.py)
+    # normal mode: where the firing thread runs. "own": a process with no GUI in it (the command line, or
+    # the GUI's run process); "gui": inside the GUI's process, sharing its interpreter lock on purpose
+    firing_process: str = "own"
     dispatch: str = "isr"             # executor dispatch: isr or task
     load: bool = False
     late_bound_us: float = 1000.0
@@ -34,6 +38,8 @@ class RunConfig:
             raise ValueError("generation must be aligned or free")
         if self.dispatch not in ("isr", "task"):
             raise ValueError("dispatch must be isr or task")
+        if self.firing_process not in ("own", "gui"):
+            raise ValueError("firing_process must be own or gui")
         if not 0 <= self.accuracy <= 100:
             raise ValueError("accuracy must be 0..100")
         if self.count is None and self.duration_s is None:
