@@ -92,7 +92,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     count = args.count if args.count is not None or args.duration is not None else 200
     cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
                     duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
-                    accuracy=args.accuracy, dispatch=args.dispatch, load=args.load, late_bound_us=args.late_bound_us,
+                    accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
+                    late_bound_us=args.late_bound_us,
                     max_in_flight=args.max_in_flight, name=args.name or (args.out.name if args.out else "run"),
                     out=args.out)
     endpoint: Endpoint
@@ -182,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--generation", choices=("aligned", "free"), default="aligned",
                      help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's)")
     run.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
+    run.add_argument("--discipline", action="store_true",
+                     help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
+                          "not by TIMECODE arrivals alone (the paper's way, the default)")
     run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
     run.add_argument("--load", action="store_true", help="heavy PC load (stress-ng) during the run")
     run.add_argument("--late-bound-us", type=float, default=1000.0)
