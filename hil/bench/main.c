@@ -67,6 +67,33 @@ static void service_io(void)
     control_service();
 }
 
+/* Paced: writes the output whose wall moment has come (complete by virtual time and by the wall
+ * clock). Returns the wall clock, in cycles, it went by. */
+static uint64_t flush_by_wall(void)
+{
+    uint64_t w = pacing_wall_cycles_now(), by = cosim.now_cycles < w ? cosim.now_cycles : w;
+    int i;
+    for (i = 0; i < NNODES; i++)
+        if (cosim_present(i))
+            uart_flush_out(i, by);
+    return w;
+}
+
+/* Paced: the earliest byte complete in virtual time (by `now`) whose wall moment had not come at
+ * `wall` (NEVER: none). A byte whose moment had come and is still unwritten waits for its host to
+ * read the pty: it is not waited for. */
+static uint64_t next_held_out(uint64_t wall, uint64_t now)
+{
+    uint64_t t = NEVER;
+    int i;
+    for (i = 0; i < NNODES; i++) {
+        uint64_t at = cosim_present(i) ? uart_next_out(i) : NEVER;
+        if (at > wall && at <= now && at < t)
+            t = at;
+    }
+    return t;
+}
+
 /* Services only what a wait found ready (paced mode: no syscalls for idle descriptors). */
 static void service_ready(const struct pollfd *pfd, int n)
 {
@@ -257,7 +284,20 @@ static void run(uint64_t until_cycles)
              * was due (>= 0), then run the next slice up to wall time + quantum. One lag sample
              * per slice, taken every time the bench is about to run. */
             uint64_t virt_ns = now * 1000ull / (F_CPU / 1000000ull);
-            uint64_t wall_ns = mono_ns() - pacing.wall_start_ns, lag_ns;
+            uint64_t wall_ns, lag_ns, held;
+            /* Output first, no earlier than wall time: the bytes whose wall moment has come go to
+             * the ptys; a byte complete in virtual time whose moment comes before the sync point
+             * (at most the quantum away) is held and handed over at that moment, by a spin (a
+             * sleep wakes 15-25 us late here); then the sync as below. Before, a byte went out as
+             * soon as virtual time passed its stop bit, up to the quantum (20 us) before its wall
+             * moment, which pulled the host's tick-start estimates early by ~8 us (docs/bench.md). */
+            held = next_held_out(flush_by_wall(), now);
+            if (held != NEVER) {
+                pacing.out_waits++;
+                pacing_spin_until(held);
+                continue; /* the loop flushes it now, and looks for the next one */
+            }
+            wall_ns = mono_ns() - pacing.wall_start_ns;
             if (virt_ns > wall_ns) {
                 struct pollfd pfd[NNODES + 1 + MAX_CLIENTS];
                 if (virt_ns - wall_ns > pacing.lead_max_ns)
@@ -288,11 +328,11 @@ static void run(uint64_t until_cycles)
                 uart_flush_out(i, cosim.now_cycles);
             if (!lockstep_reached(cosim.now_cycles))
                 control_service();
-        } else if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now())
-            for (i = 0; i < NNODES; i++)
-                uart_flush_out(i, cosim.now_cycles); /* ahead: the wait services the descriptors */
-        else
+        } else if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now()) {
+            /* ahead: the sync point next writes the output by wall time and services the descriptors */
+        } else {
             service_io(); /* unpaced, or behind (no wait next): look at every descriptor now */
+        }
     }
 }
 
@@ -357,7 +397,10 @@ int main(int argc, char **argv)
     run(o.until_cycles);
     lockstep_end(); /* --until or stop ended the run during a grant */
 
-    /* final flush of what the host can still take, then the final status */
+    /* final flush of what the host can still take (paced: once the wall clock has reached virtual
+     * time, at most the quantum away), then the final status */
+    if (pacing.paced)
+        pacing_spin_until(cosim.now_cycles);
     for (i = 0; i < NNODES; i++)
         if (o.elf[i])
             uart_flush_out(i, cosim.now_cycles);

@@ -15,6 +15,12 @@
  * for SCHED_FIFO 10 (falling back to nice -10, then nothing), mlockall and /dev/cpu_dma_latency 0
  * (idle CPUs poll rather than halt); --sched, --mlock, --dma-latency and --cpu do one each. What was
  * granted is in the status ("host"). Unpaced: as fast as possible, in slices of 1 ms of virtual time.
+ *
+ * Output, paced: a node's byte is written to its pty no earlier than the wall moment of the cycle
+ * its stop bit ends (main.c holds it, spinning up to the quantum at a sync point). Recorded per byte
+ * against that moment: lag.out_early_max_us (0 by construction; before, up to the quantum) and the
+ * lateness histogram (out_late_p50_us, p99, max): a byte that completes in the part of a slice the
+ * bench simulates behind wall time (the lag it starts the slice with) goes out late by up to that lag.
  */
 #define _GNU_SOURCE
 #include "pacing.h"
@@ -146,6 +152,40 @@ uint64_t pacing_wall_cycles_now(void)
     return (mono_ns() - pacing.wall_start_ns) * (F_CPU / 1000000ull) / 1000ull;
 }
 
+/* The wall moment of a virtual cycle, rounded up to the nanosecond, so that pacing_wall_cycles_now()
+ * at or after it gives `cycle` or more (a cycle is 62.5 ns). */
+uint64_t pacing_cycle_wall_ns(uint64_t cycle)
+{
+    return pacing.wall_start_ns + (cycle * 1000ull + F_CPU / 1000000ull - 1) / (F_CPU / 1000000ull);
+}
+
+/* Busy-waits: used for output held until its wall moment, which is never more than the quantum
+ * (20 us) away; a sleep that short wakes 15-25 us late on this host (pacing.c header), a spin
+ * within about a microsecond. */
+void pacing_spin_until(uint64_t cycle)
+{
+    uint64_t t = pacing_cycle_wall_ns(cycle);
+    while (mono_ns() < t)
+        ;
+}
+
+/* One byte written to a pty at t_ns whose stop bit ended at virtual cycle `at`. */
+void pacing_record_out(uint64_t at, uint64_t t_ns)
+{
+    uint64_t due = pacing_cycle_wall_ns(at);
+    pacing.out_bytes++;
+    if (t_ns < due) {
+        if (due - t_ns > pacing.out_early_max_ns)
+            pacing.out_early_max_ns = due - t_ns;
+        pacing.out_late_hist[0]++;
+    } else {
+        uint64_t us = (t_ns - due) / 1000;
+        pacing.out_late_hist[us < OUT_BINS - 1 ? us : OUT_BINS - 1]++;
+        if (t_ns - due > pacing.out_late_max_ns)
+            pacing.out_late_max_ns = t_ns - due;
+    }
+}
+
 int pacing_valid(void)
 {
     return !pacing.paced || pacing.lag_exceeded == 0;
@@ -228,6 +268,24 @@ static double lag_percentile_us(double q)
     return (double)pacing.lag_max_ns / 1000.0;
 }
 
+/* upper edge of the output lateness bin holding quantile q (the last bin: the maximum) */
+static double out_late_percentile_us(double q)
+{
+    uint64_t want, acc = 0;
+    int i;
+    if (!pacing.out_bytes)
+        return 0;
+    want = (uint64_t)ceil(q * (double)pacing.out_bytes);
+    if (want < 1)
+        want = 1;
+    for (i = 0; i < OUT_BINS - 1; i++) {
+        acc += pacing.out_late_hist[i];
+        if (acc >= want)
+            return i + 1;
+    }
+    return (double)pacing.out_late_max_ns / 1000.0;
+}
+
 void pacing_status_json(struct sbuf *b, uint64_t now)
 {
     int i, first = 1;
@@ -244,7 +302,10 @@ void pacing_status_json(struct sbuf *b, uint64_t now)
             sb_printf(b, "%s[%" PRIu64 ",%" PRIu64 "]", first ? "" : ",", lo, pacing.lag_hist[i]);
             first = 0;
         }
-    sb_printf(b, "],");
+    sb_printf(b, "],\"out_bytes\":%" PRIu64 ",\"out_early_max_us\":%.3f,\"out_late_p50_us\":%.1f,"
+                 "\"out_late_p99_us\":%.1f,\"out_late_max_us\":%.1f,\"out_waits\":%" PRIu64 ",",
+              pacing.out_bytes, (double)pacing.out_early_max_ns / 1000.0, out_late_percentile_us(0.5),
+              out_late_percentile_us(0.99), (double)pacing.out_late_max_ns / 1000.0, pacing.out_waits);
     pacing_stalls_json(b, 0, now);
     sb_printf(b, "},\"host\":{\"sched\":\"%s\",\"mlock\":%s,\"dma_latency_us\":%d,\"cpu\":%d,"
                  "\"timer_slack_ns\":%d},",

@@ -20,6 +20,7 @@ struct stall {
     uint64_t max_ns; /* the largest lag sampled in it */
 };
 #define MAX_STALLS 4096 /* the last ones kept; older ones are counted in stalls_dropped */
+#define OUT_BINS 1001   /* output lateness histogram: 0..999 us, 1 us wide; 1000: 1 ms or more */
 
 struct pacing {
     int paced;             /* 0: --unpaced */
@@ -39,6 +40,13 @@ struct pacing {
     struct stall stalls[MAX_STALLS]; /* closed intervals, a ring, oldest at stalls_head */
     size_t stalls_head, stalls_n;
     uint64_t stalls_dropped;
+    /* output against wall time (paced): a node's byte goes to its pty no earlier than the wall moment
+     * of the cycle its stop bit ends (wall_start + virtual time); main.c holds it until then */
+    uint64_t out_bytes;               /* bytes written to the ptys */
+    uint64_t out_early_max_ns;        /* the most any byte was written before its wall moment */
+    uint64_t out_late_hist[OUT_BINS]; /* how late after it, 1 us bins; the last: 1 ms or more */
+    uint64_t out_late_max_ns;
+    uint64_t out_waits;               /* sync points that spun for a byte's moment first */
     /* host set-up (--realtime, --sched, --mlock, --dma-latency, --cpu), as done: see status "host" */
     char host_sched[32];
     int host_mlock, host_dma_fd, host_dma_us, host_cpu;
@@ -52,11 +60,14 @@ void pacing_start(void); /* wall time 0 = virtual time 0 */
 uint64_t pacing_wait_until(uint64_t cycle, struct pollfd *pfd, int n, pacing_service_fn service);
 void pacing_record_lag(uint64_t lag_ns, uint64_t now_cycles);
 uint64_t pacing_wall_cycles_now(void);
+uint64_t pacing_cycle_wall_ns(uint64_t cycle); /* CLOCK_MONOTONIC of virtual `cycle`, rounded up */
+void pacing_spin_until(uint64_t cycle);        /* busy-waits until the wall clock reaches `cycle` */
+void pacing_record_out(uint64_t at, uint64_t t_ns); /* a byte complete at cycle `at` written at t_ns */
 void pacing_host_setup(const char *want_sched, int want_mlock);
 void pacing_status_json(struct sbuf *b, uint64_t now); /* the "lag" and "host" members of the status */
-int pacing_valid(void);
+int pacing_valid(void); /* the run kept within its lag bound (or was unpaced) */
 /* "stalls":[[start_s,end_s,max_us],...],"stalls_dropped":N,"stall_open":B for the intervals ending
  * at or after `since` (cycles); an open one last, ending at `now` */
-void pacing_stalls_json(struct sbuf *b, uint64_t since, uint64_t now);                  /* the run kept within its lag bound (or was unpaced) */
+void pacing_stalls_json(struct sbuf *b, uint64_t since, uint64_t now);
 
 #endif

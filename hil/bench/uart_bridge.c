@@ -6,7 +6,8 @@
  * time from UBRR/U2X/UCSZ/USBS/UPM (10 bits for 8N1), and injects each host byte at the moment its
  * stop bit ends, raising RXC at once. Host bytes are paced at --baud (default 9600, 10 bit times per
  * byte) in virtual time, one after the other. MCU output reaches the pty when its stop bit ends (UDR
- * write, or the end of the previous character, plus one character); output the host does not read
+ * write, or the end of the previous character, plus one character; paced, not before the wall clock
+ * has reached that moment: main.c, pacing.c); output the host does not read
  * stays in a bounded per-node buffer (--out-buffer) whose overflow is counted.
  *
  * One-node mode can keep simavr's own timing instead (--uart-timing simavr: 11-bit characters, a
@@ -37,6 +38,7 @@
 
 #include "cosim.h"
 #include "lockstep.h"
+#include "pacing.h"
 #include "trace.h"
 
 /* ATmega2560 data-space addresses */
@@ -137,7 +139,10 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
 }
 
-/* Writes the node's output that is complete by `now` to its pty, as far as the pty takes it. */
+/* Writes the node's output that is complete by `now` to its pty, as far as the pty takes it. Paced,
+ * the caller passes no later a `now` than the wall clock has reached (main.c), and each byte's
+ * earliness or lateness against its wall moment is recorded (the time taken just before write(), so
+ * a byte is never counted later than it was). */
 void uart_flush_out(int id, uint64_t now)
 {
     struct uart_node *u = &uart.n[id];
@@ -145,6 +150,7 @@ void uart_flush_out(int id, uint64_t now)
     while (u->out_n) {
         size_t k = 0, i;
         ssize_t w;
+        uint64_t t = 0;
         while (k < sizeof buf && k < u->out_n) {
             struct out_byte *o = &u->outq[(u->out_head + k) % u->out_cap];
             if (o->at > now)
@@ -153,10 +159,14 @@ void uart_flush_out(int id, uint64_t now)
         }
         if (!k)
             return;
+        if (pacing.paced)
+            t = mono_ns();
         w = write(u->master, buf, k);
         if (w <= 0)
             return; /* pty full (host not reading): keep the bytes, bounded by out_cap */
         for (i = 0; i < (size_t)w; i++) {
+            if (pacing.paced)
+                pacing_record_out(u->outq[u->out_head].at, t);
             u->out_head = (u->out_head + 1) % u->out_cap;
             u->out_n--;
         }
@@ -164,6 +174,13 @@ void uart_flush_out(int id, uint64_t now)
         if ((size_t)w < k)
             return;
     }
+}
+
+/* The cycle the node's oldest unwritten byte was complete (NEVER: none). */
+uint64_t uart_next_out(int id)
+{
+    struct uart_node *u = &uart.n[id];
+    return u->out_n ? u->outq[u->out_head].at : NEVER;
 }
 
 /* ---- host -> MCU ------------------------------------------------------------------------- */

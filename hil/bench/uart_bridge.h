@@ -72,6 +72,7 @@ void uart_reset(int id);                         /* after cosim_reset_node: time
 void uart_read_pty(int id, uint64_t now);        /* host bytes written so far enter at `now` */
 int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
+uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
 void uart_close(int id);
 void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching the line at `at` */
 /* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at `at` */

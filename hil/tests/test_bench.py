@@ -253,3 +253,24 @@ def test_control_socket_is_a_unix_socket(tmp_path: Path) -> None:
             while data.count(b"\n") < 2:
                 data += s.recv(65536)
         assert data.count(b'"ok":true') == 2
+
+
+def test_paced_output_no_earlier_than_wall_time(tmp_path: Path) -> None:
+    """Paced, virtual time runs up to a quantum (20 us) ahead of wall time; a byte a node sends must
+    still reach its pty no earlier than the wall moment of its stop bit's end (wall_start + its
+    virtual time). The real images: the profiler's HELLO and a TIMECODE frame per tick."""
+    with Bench(run_dir=tmp_path / "run", lag_bound_us=100000) as bench:
+        time.sleep(1.5)
+        lag = bench.status()["lag"]
+    assert lag["out_bytes"] >= 50
+    assert lag["out_early_max_us"] <= 1.0, lag
+    assert lag["out_waits"] > 0   # bytes were held for their moment: the bench was ahead when they completed
+    assert lag["out_late_p50_us"] <= lag["out_late_max_us"] + 1.0
+
+
+def test_unpaced_output_is_not_timed(tmp_path: Path) -> None:
+    with Bench(run_dir=tmp_path / "run", paced=False, until_s=2.0) as bench:
+        assert bench.wait(30) == 0
+    st = bench.final_status
+    assert st is not None and st["nodes"]["profiler"]["uart"]["out_written"] > 0
+    assert st["lag"]["out_bytes"] == 0 and st["lag"]["out_waits"] == 0
