@@ -98,7 +98,9 @@ def cmd_run(args: argparse.Namespace) -> int:
                     out=args.out)
     endpoint: Endpoint
     if args.profiler is not None:
-        endpoint = Boards(args.profiler, args.executor)
+        endpoint = boards = Boards(args.profiler, args.executor)
+        for warning in boards.warnings():   # an FTDI latency timer above 1 ms: one line each, with the fix
+            print(f"mmrig run: WARNING: {warning.text}", file=sys.stderr)
     else:
         from mmhil import BenchEndpoint, LockstepEndpoint  # the entry point chooses; the core never imports it
 

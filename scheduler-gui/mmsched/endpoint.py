@@ -146,12 +146,30 @@ class Endpoint(abc.ABC):
 @dataclass
 class Boards(Endpoint):
     """Real boards on serial ports (paths such as /dev/ttyUSB0, or pyserial URLs: socket://, rfc2217://).
-    A normal-mode run needs no executor."""
+    A normal-mode run needs no executor. A port on an FTDI adapter whose latency timer is above 1 ms gets a
+    warning (`warnings()`, and the sidecar's target section), since the PC reads its frames that much late
+    (usbserial.py; `sysfs` is where the adapters' attributes are read, a fake tree in tests)."""
 
     profiler: str
     executor: str | None = None
     baud: int = 9600
+    sysfs: str = field(default="/sys", repr=False)
     kind: str = field(default="boards", init=False)
+
+    def usb_latency_timers(self) -> dict[str, "usbserial.LatencyTimer | None"]:
+        """Each given port's FTDI latency timer (None: not an FTDI adapter, a pty or a URL)."""
+        from . import usbserial
+
+        ports = {"profiler": self.profiler, "executor": self.executor}
+        return {role: usbserial.latency_timer(port, self.sysfs) for role, port in ports.items() if port}
+
+    def warnings(self) -> list["usbserial.PortWarning"]:
+        """What the user should fix before trusting the timing (code "usb_latency_timer": an FTDI latency
+        timer above 1 ms), one per port."""
+        from . import usbserial
+
+        found = [usbserial.latency_warning(role, t) for role, t in self.usb_latency_timers().items()]
+        return [w for w in found if w is not None]
 
     def open(self, cfg: RunConfig) -> Ports:
         if not self.profiler:
@@ -161,7 +179,10 @@ class Boards(Endpoint):
         return Ports(self.profiler, self.executor if cfg.mode != "normal" else None)
 
     def identity(self) -> dict[str, Any]:
+        timers = self.usb_latency_timers()
         return {"kind": self.kind, "paced": None, "profiler": self.profiler, "executor": self.executor,
-                "bench_pid": None}
+                "bench_pid": None,
+                "usb_latency_timer_ms": {role: t.ms if t is not None else None for role, t in timers.items()},
+                "warnings": [{"code": w.code, "text": w.text} for w in self.warnings()]}
 
 
