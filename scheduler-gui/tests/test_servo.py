@@ -1,0 +1,89 @@
+"""The clock servo (normal mode's discipline) and the latency budget, on synthetic FIREs whose truth is known:
+a profiler whose tick 0 began at host time BASE, write paths with a floor and a long tail, crystal drift,
+and FIREs a stalled bench stamped too early."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mmsched.budget import Floor, apply_budget, budget_summary
+from mmsched.event import Event
+from mmsched.servo import ClockServo, confirmed_max, reference_bases
+
+TICK = 0.0711
+BASE = 100.0
+
+
+def fires(n: int, drift: float = 0.0, seed: int = 0, path_floor: float = 10e-6, stalled: tuple[int, ...] = ()):
+    """(written_at, stamp_s, path) of n FIREs one tick apart: profiler time = (host - BASE) * (1 + drift)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for k in range(n):
+        w = BASE + 1.0 + k * TICK
+        path = path_floor + rng.exponential(15e-6)
+        stamp = (w + path - BASE) * (1 + drift)
+        if k in stalled:
+            stamp -= 800e-6                       # the bench lagged: the FIRE entered its past
+        out.append((w, stamp, path))
+    return out
+
+
+def test_confirmed_max_skips_a_lone_outlier() -> None:
+    assert confirmed_max([5.0, 1.0, 0.99, 0.5], 0.02) == 1.0
+    assert confirmed_max([1.0, 0.99], 0.02) == 1.0
+    assert confirmed_max([1.0, 0.5], 0.02) is None
+
+
+def test_servo_places_ticks_to_the_fastest_path_without_drift() -> None:
+    s = ClockServo(TICK)
+    assert not s.ready and s.tick_start(10, BASE) is None
+    for w, st, _ in fires(64):
+        s.add(w, st)
+    err = s.base(BASE + 5.0) - BASE                       # the fastest path reads as no delay
+    assert -40e-6 < err <= -10e-6 + 1e-9
+    assert s.drift == 0.0
+
+
+def test_servo_ignores_a_stalled_fire() -> None:
+    s = ClockServo(TICK)
+    for w, st, _ in fires(40, stalled=(35,)):
+        s.add(w, st)
+    assert s.base(BASE + 4.0) - BASE < 0                  # never placed later than the truth: not early
+
+
+def test_servo_follows_drift_over_a_long_run() -> None:
+    s = ClockServo(TICK)
+    data = fires(900, drift=50e-6)                          # 64 s
+    for w, st, _ in data:
+        s.add(w, st)
+    assert s.drift == pytest.approx(-50e-6 * (1 + 1e-6) * 1.0, rel=0.2)
+    at = data[-1][0]
+    truth = at - (at - BASE) * (1 + 50e-6)                  # base as seen at `at` (profiler time = host time then)
+    assert abs(s.base(at) - truth) < 40e-6
+
+
+def test_reference_and_budget_add_up_to_each_latency() -> None:
+    data = fires(120, stalled=(60,))
+    events = []
+    for k, (w, st, _) in enumerate(data):
+        tc = int((w - BASE) / TICK) + 1
+        e = Event(k, k + 1, k % 8, "normal", 1, tc, tc - 1, 0.0)
+        e.fire_at, e.written_at, e.stamp_s = w - 3e-6, w, st
+        e.latency_us = (st - tc * TICK) * 1e6
+        e.finish("ok", None)
+        e.measurable = k != 60
+        events.append(e)
+    assert apply_budget(events, TICK, 7.0) == 120
+    for e in events:
+        assert e.est_error_us + e.wakeup_us + e.line_us + e.floor_us == pytest.approx(e.latency_us, abs=0.01)
+        assert e.wakeup_us == pytest.approx(3.0, abs=0.01)
+    lines = [e.line_us for e in events if e.measurable]
+    assert min(lines) == pytest.approx(0.0, abs=0.01) and min(lines) >= -0.01   # the fastest path is the zero
+    s = budget_summary(events, Floor([7.0, 7.0], "bench_inject"), disciplined=False)
+    assert s["n"] == 119 and s["floor"]["us"] == 7.0 and s["target"] == "naive"
+    assert s["parts"]["wakeup_us"]["p50"] == pytest.approx(3.0, abs=0.01)
+
+
+def test_reference_bases_without_fires() -> None:
+    assert reference_bases([None, None], [True, True], TICK, 0.0) == [None, None]
