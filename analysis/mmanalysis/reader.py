@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .schema import (COLUMN_NAMES, COLUMNS, FORMAT, MEASURED, MODES, OUTCOMES, READABLE_VERSIONS, REASONS,
-                     V1_DEFAULTS, SchemaError)
+                     SchemaError, missing_defaults)
 
 OUTCOME_DTYPE = pd.CategoricalDtype(OUTCOMES)
 MODE_DTYPE = pd.CategoricalDtype(MODES)
@@ -75,8 +75,9 @@ def _read_csv_checked(path: Path, version: int = 2) -> pd.DataFrame:
         raise SchemaError(path, "file not found") from None
     if not header:
         raise SchemaError(path, "empty file, no header line", line=1)
+    defaults = missing_defaults(version)
     for name in COLUMN_NAMES:
-        if name not in header and not (version == 1 and name in V1_DEFAULTS):
+        if name not in header and name not in defaults:
             raise SchemaError(path, "column missing from the header", line=1, column=name)
     dup = [c for c in set(header) if header.count(c) > 1]
     if dup:
@@ -88,8 +89,8 @@ def _read_csv_checked(path: Path, version: int = 2) -> pd.DataFrame:
         m = re.search(r"line (\d+)", str(exc))
         raise SchemaError(path, f"malformed CSV: {exc}", line=int(m.group(1)) if m else None) from None
 
-    for name, value in V1_DEFAULTS.items():
-        if name not in raw:                      # a version-1 file: measurable, no stall known
+    for name, value in defaults.items():
+        if name not in raw:                      # an older file: the value its rows read as
             raw[name] = value
     out = {}
     for name, kind, nullable in COLUMNS:

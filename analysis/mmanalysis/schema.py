@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 FORMAT = "mmrig-run"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 # Version 1 had no measurability columns: its rows read as measurable (no host stall was known then).
-READABLE_VERSIONS = (1, 2)
+# Version 2 had no latency budget: its rows read with empty budget columns.
+READABLE_VERSIONS = (1, 2, 3)
 
 # (column, kind, nullable) in the order docs/data-format.md lists them.
 # kind: "int" -> nullable Int64, "float" -> float64, "str" -> categorical or string, "bool" -> bool.
@@ -34,8 +35,29 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     # stays; latency statistics leave such events out and count them.
     ("measurable", "bool", False),
     ("stall_us", "float", True),
+    # The latency budget (version 3, normal mode only; docs/normal-mode.md): a measured normal-mode latency
+    # split into est_error_us (the firing target minus the tick's start as the profiler's own FIRE stamps
+    # place it), wakeup_us (the firing thread's write minus its target, host clock), line_us (write to the
+    # profiler's stamp, beyond the fastest FIRE of its window) and floor_us (the profiler's own part, from
+    # the floor calibration; 0 where none was possible). The four add up to latency_us. Empty otherwise.
+    ("est_error_us", "float", True),
+    ("wakeup_us", "float", True),
+    ("line_us", "float", True),
+    ("floor_us", "float", True),
 )
-V1_DEFAULTS = {"measurable": True, "stall_us": float("nan")}   # columns a version-1 file does not have
+BUDGET_COLUMNS = ("est_error_us", "wakeup_us", "line_us", "floor_us")
+NAN = float("nan")
+# Columns an older file does not have, by the version that added them, with the value its rows read as.
+DEFAULTS_BEFORE = {2: {"measurable": True, "stall_us": NAN}, 3: {c: NAN for c in BUDGET_COLUMNS}}
+
+
+def missing_defaults(version: int) -> dict[str, object]:
+    """The columns a file of `version` lacks, with the value its rows read as."""
+    out: dict[str, object] = {}
+    for added, cols in DEFAULTS_BEFORE.items():
+        if version < added:
+            out.update(cols)
+    return out
 COLUMN_NAMES = tuple(c for c, _, _ in COLUMNS)
 
 OUTCOMES = ("ok", "late", "early", "missed", "lost")

@@ -32,7 +32,15 @@ class Event:
     reason: str | None = None
     measurable: bool = True               # False: its measurement window met a host stall (stall_us: its lag)
     stall_us: float | None = None
+    # normal mode's latency budget (budget.py): the four add up to latency_us
+    est_error_us: float | None = None
+    wakeup_us: float | None = None
+    line_us: float | None = None
+    floor_us: float | None = None
     # bookkeeping, not exported
+    fire_at: float | None = field(default=None, repr=False)        # normal mode: host time the FIRE was aimed at
+    written_at: float | None = field(default=None, repr=False)     # normal mode: host time right before its write
+    stamp_s: float | None = field(default=None, repr=False)        # normal mode: the profiler's stamp, its timer
     created_at: float | None = field(default=None, repr=False)     # run clock at creation
     edge_tag: int | None = field(default=None, repr=False)
     fired_order: int | None = field(default=None, repr=False)
