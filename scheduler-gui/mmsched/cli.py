@@ -81,6 +81,7 @@ def parse_rate(text: str) -> float | None:
 def cmd_run(args: argparse.Namespace) -> int:
     from mmproto import LinkError
 
+    from .budget import format_budget
     from .config import RunConfig
     from .endpoint import Boards, Endpoint, EndpointError
     from .runner import run
@@ -111,6 +112,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"mmrig run: {str(exc).splitlines()[0]}", file=sys.stderr)
         return 2
     print(format_summary(cfg.name, result.summary))
+    if "budget" in result.sidecar:
+        print(format_budget(result.sidecar["budget"]))
     if result.csv_path:
         print(f"wrote {result.csv_path} and {result.json_path}")
     if not result.valid:

@@ -127,6 +127,15 @@ class Endpoint(abc.ABC):
     def begin(self) -> None:
         """The run's measured window starts now."""
 
+    def injection_path(self) -> str | None:
+        """None if `inject_on_edge` works here, else why not (the base case: boards, no loopback wired)."""
+        return "this target cannot inject a frame on the tick's edge (boards: no loopback path)"
+
+    def inject_on_edge(self, frame: bytes) -> None:
+        """Floor calibration: puts `frame` into the profiler's receiver with its first start bit exactly on
+        the next tick's edge, with no PC timing in it (only where `injection_path()` is None)."""
+        raise EndpointError("bench_failed", self.injection_path() or "no injection path")
+
     def verdict(self) -> Verdict:
         """Called once the run's window has ended (before `close`)."""
         return Verdict()

@@ -33,6 +33,7 @@ from mmanalysis.schema import FORMAT, FORMAT_VERSION, MAX_UNMEASURABLE_SHARE
 from mmproto import Arrival, Item, LinkDown, LinkError
 
 from . import __version__
+from .budget import Floor, apply_budget, budget_summary
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict, Window
 from .event import Event
@@ -46,6 +47,9 @@ from .session import Session
 from .stats import slack_distribution, summarize
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
+FLOOR_PROBES = 5           # normal mode: FIREs injected on a tick's edge (the floor calibration)
+CLOCK_PROBES = 8           # normal mode, disciplined: FIREs written at start to lock the servo
+PROBE_TAG0 = 0xFF00        # tags of the rig's own probes (the run's events start at 1, in order)
 
 
 class SetupError(RuntimeError):
@@ -227,7 +231,67 @@ class Runner:
                         raise
                     self.count("mode_retries")
             self.learn_offset(got.message)
+        if cfg.mode == "normal":
+            self.calibrate_floor()
+            if cfg.discipline:
+                self.calibrate_clock()
         st.start_generating(self.now())
+
+    # ---- normal mode's calibrations (docs/normal-mode.md) --------------------------------------------
+    def probe_tag(self) -> int:
+        st = self.state
+        assert st is not None
+        tag = PROBE_TAG0 + len(st.probe_tags)
+        st.probe_tags.add(tag)
+        return tag
+
+    def wait_probe(self, tag: int) -> mp.Result | None:
+        st = self.state
+        assert st is not None
+        try:
+            return self.wait_item(mp.Result, "profiler", 2 * st.timebase.tick_s + 1.0,
+                                  where=lambda m: m.tag == tag).message
+        except SetupError:
+            self.count("probes_unanswered")
+            return None
+
+    def calibrate_floor(self) -> None:
+        """The rig's own part of every normal-mode latency, with no PC timing in it: FIREs the endpoint
+        injects into the profiler with their first start bit on a tick's edge; the latency the profiler
+        reports for them is its floor (stamping, interrupt entry)."""
+        st = self.state
+        assert st is not None
+        why = self.endpoint.injection_path()
+        if why is not None:
+            st.floor = Floor(why=why)
+            return
+        link = self.session.links["profiler"]
+        samples = []
+        for _ in range(FLOOR_PROBES):
+            tag = self.probe_tag()
+            self.endpoint.inject_on_edge(link.prepare(mp.Fire(event_id=0, tag=tag)))
+            r = self.wait_probe(tag)
+            if r is not None and r.counts < st.timebase.tick_counts // 2:   # stamped in the edge's tick
+                samples.append(round(st.timebase.counts_to_us(r.counts), 3))
+        st.floor = Floor(samples, "bench_inject", None if samples else "no injected FIRE was answered")
+        st.servo.floor_s = (st.floor.us or 0.0) / 1e6
+
+    def calibrate_clock(self) -> None:
+        """Disciplined normal mode: a short exchange before the run locks the servo (servo.py); each
+        FIRE of the run refines it from then on."""
+        st = self.state
+        assert st is not None
+        link = self.session.links["profiler"]
+        for _ in range(CLOCK_PROBES):
+            tag = self.probe_tag()
+            wire = link.prepare(mp.Fire(event_id=0, tag=tag))
+            t = time.monotonic()
+            link.write(wire)
+            r = self.wait_probe(tag)
+            if r is not None:
+                st.servo.add(t, st.stamp_s(r.timecode, r.counts))
+        if not st.servo.ready:
+            self.count("discipline_unlocked_at_start")
 
     def learn_offset(self, status: mp.Status) -> None:
         st = self.state
@@ -330,7 +394,15 @@ class Runner:
             assert self.firer is not None
             # encoded now, written at the moment: the firing thread only writes (firing.py)
             wire = self.session.links["profiler"].prepare(mp.Fire(event_id=eid, tag=tag))
-            self.firer.add(ev, st.tracker.tick_start(ev.scheduled_tc), wire)
+            at = st.tracker.tick_start(ev.scheduled_tc)          # the paper's estimate (timecode.py)
+            if cfg.discipline:
+                disciplined = st.servo.tick_start(ev.scheduled_tc, near=at)
+                if disciplined is None:
+                    self.count("discipline_unlocked")   # no two FIREs agree yet: the naive estimate
+                else:
+                    at = disciplined
+            ev.fire_at = at
+            self.firer.add(ev, at, wire)
         self.notify("event", ev)
 
     def on_local_event(self, msg: mp.LocalEvent, at: float) -> None:
@@ -355,6 +427,7 @@ class Runner:
         assert st is not None
         t = time.monotonic()
         self.session.links["profiler"].write(wire)
+        ev.written_at = t
         ev.sent_s = round(t - st.t0, 6)
         self.notify("event", ev)
 
@@ -465,8 +538,13 @@ class Runner:
             self.count("profiler_results_lost_flag")
             st.lost_frames += 1
         if r.flags & mp.RESULT_FLAG_FIRE:
+            if r.tag in st.probe_tags:        # a calibration probe's: taken by wait_probe
+                return
             ev = st.matcher.fire_result(r)
             if ev is not None:
+                ev.stamp_s = st.stamp_s(r.timecode, r.counts)
+                if ev.written_at is not None:
+                    st.servo.add(ev.written_at, ev.stamp_s)
                 self.join([(ev, r)])
         else:
             self.join(st.matcher.edge_result(r))
@@ -591,6 +669,8 @@ class Runner:
                 failed = (st is not None and st.link_failed) or self.invalid
                 self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
         validity = self.mark_unmeasurable(verdict)
+        if cfg.mode == "normal" and st is not None:
+            apply_budget(self.events, st.timebase.tick_s, st.floor.us)
         summary = summarize(self.events)
         created = st.generator.created if st is not None else 0
         try:
@@ -636,6 +716,10 @@ class Runner:
         }
         if cfg.mode == "mixed":
             sidecar["slack"] = slack_distribution(self.events)
+        if cfg.mode == "normal" and st is not None:
+            sidecar["budget"] = budget_summary(self.events, st.floor, cfg.discipline)
+            sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),
+                                "locked": st.servo.ready, "drift_ppm": round(st.servo.drift * 1e6, 3)}
         csv_path = json_path = None
         if cfg.out is not None:
             csv_path, json_path = write_run(cfg.out, self.events, sidecar)

@@ -14,7 +14,9 @@ from mmproto import Hello, TimeBase
 
 from .config import RunConfig
 from .generator import Generator
+from .budget import Floor
 from .matching import Matcher
+from .servo import ClockServo
 from .timecode import TimecodeTracker
 
 
@@ -25,6 +27,7 @@ class RunState:
     tracker: TimecodeTracker
     generator: Generator
     matcher: Matcher
+    servo: ClockServo                  # normal mode: tick starts from the profiler's FIRE stamps
     t0: float                          # run clock when generation started (sent_s counts from it)
     tc_offset: int = 0                 # profiler timecode - executor timecode (see runner's docstring)
     offset_learned: bool = False
@@ -35,6 +38,8 @@ class RunState:
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0
     link_failed: bool = False
+    floor: Floor = field(default_factory=Floor)            # normal mode: the floor calibration's outcome
+    probe_tags: set[int] = field(default_factory=set)      # tags of the rig's own calibration FIREs
 
     @classmethod
     def after_handshake(cls, cfg: RunConfig, profiler_hello: Hello, now: float) -> "RunState":
@@ -42,11 +47,16 @@ class RunState:
         return cls(timebase=timebase, baud=profiler_hello.baud,
                    tracker=TimecodeTracker(timebase.tick_s, profiler_hello.baud),
                    generator=Generator(cfg.random_ids, cfg.max_in_flight, cfg.seed), matcher=Matcher(),
+                   servo=ClockServo(timebase.tick_s),
                    t0=now, next_free_at=now, last_profiler_frame=now)
 
     def start_generating(self, now: float) -> None:
         self.t0 = self.next_free_at = now
         self.generating = True
+
+    def stamp_s(self, timecode: int, counts: int) -> float:
+        """The profiler's timer, in seconds since tick 0, at (extended timecode, counts)."""
+        return (timecode * self.timebase.tick_counts + counts) / self.timebase.timer_hz
 
     def rate_s(self, cfg: RunConfig) -> float:
         """Time between events: the configured rate, or one tick."""
