@@ -82,7 +82,8 @@ def run_to_end(qtbot, win, timeout_ms: int = 60000) -> list:
 
 def test_core_never_imports_qt() -> None:
     import subprocess
-    code = ("import sys, mmsched.cli, mmsched.runner, mmsched.session, mmsched.stats, mmsched.export, mmsched.demo; "
+    code = ("import sys, mmsched.cli, mmsched.runner, mmsched.session, mmsched.stats, mmsched.export, mmsched.demo, "
+            "mmsched.child; "
             "print([m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -166,7 +167,7 @@ def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
     win.length.setValue(300)
     win.start_run()
     qtbot.waitUntil(lambda: win.model.rowCount() >= 3, timeout=30000)
-    os.killpg(win.worker.runner.endpoint.bench.pid, signal.SIGKILL)
+    os.killpg(win.worker.identity["bench_pid"], signal.SIGKILL)
     qtbot.waitUntil(lambda: not win.running, timeout=30000)
     assert [p.title for p in win.problems] == ["Connection lost"], win.problems
     assert "Traceback" not in win.log_view.toPlainText()
@@ -202,10 +203,12 @@ def test_settings_survive_a_restart(make_win, tmp_path) -> None:
     win.accuracy.setValue(55)
     win.random_ids.setChecked(True)
     win.plots.set_log(True)
+    win.fire_in_gui.setChecked(True)
     win.close()
     again = make_win(ini)
     cfg = again.config()
     assert (cfg.mode, cfg.distance, cfg.accuracy, cfg.random_ids) == ("normal", 7, 55, True)
+    assert again.fire_in_gui.isChecked() and cfg.firing_process == "gui"
     assert again.plots.log_y
 
 
@@ -340,3 +343,105 @@ def running_commands(name: str) -> list[str]:
         if first and Path(first).name.startswith(name):
             found.append(" ".join(a.decode(errors="replace") for a in argv if a))
     return found
+
+
+# ---- where a run goes (issue 16): a process of its own, or the GUI's on purpose ---------------------------------
+def test_rows_from_the_run_process_are_the_views_rows() -> None:
+    from mmsched.child import ROW_FIELDS, row_of
+    from mmsched.event import Event
+    from mmsched.gui.rows import Row, snapshot
+
+    assert Row._fields == ROW_FIELDS
+    ev = Event(3, 4, 5, "normal", 2, 102, 100, 0.25, sent_s=1.5, result_tc=102, latency_us=612.5)
+    ev.finish("ok", None)
+    assert Row._make(row_of(ev)) == snapshot(ev)
+
+
+def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:
+    import json
+
+    from PySide6.QtCore import Qt
+
+    win = make_win()
+    win.set_mode("normal")
+    win.length.setValue(15)
+    win.accuracy.setValue(100)
+    assert win.fire_in_gui.isEnabled() and not win.fire_in_gui.isChecked()     # the default: its own process
+    assert win.config().firing_process == "own"
+    batches: list = []
+    qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
+    worker = win.worker
+    assert worker is not None and worker.runner is None and worker.child is not None
+    win.feed.batch.connect(batches.append)
+    assert not win.fire_in_gui.isEnabled()                                      # fixed while it runs
+    qtbot.waitUntil(lambda: worker.child.pid is not None, timeout=10000)
+    assert worker.child.pid != os.getpid()
+    qtbot.waitUntil(lambda: not win.running, timeout=60000)
+    lag_only(win)
+    assert worker.child.started["qt"] == [] and worker.child.process.exitcode == 0   # no Qt there, ended well
+    # the result came back: the core's events, the table full, live rows and timecodes on the way
+    res = win.result
+    assert res is not None and len(res.events) == 15
+    assert win.model.rowCount() == 15
+    measured = {e.event for e in res.events if e.outcome in ("ok", "late")}
+    assert len(measured) >= 14, [(e.outcome, e.reason) for e in res.events]
+    assert {r.event for b in batches for r in b} == set(range(15))
+    assert {r.event for b in batches for r in b if r.outcome in ("ok", "late")} == measured
+    assert win.timecode.value is not None and sum(win.leds.counts) == len(measured)
+    assert win.last_health["nodes"]["profiler"]["bytes_in"] > 0
+    assert win.stats.summary["n"] == res.summary["n"]
+    # the files the run's process wrote, with where it ran in the config
+    assert res.csv_path.exists() and res.json_path.exists()
+    df = pd.read_csv(res.csv_path)
+    assert len(df) == 15 and set(df.loc[df["outcome"].isin(["ok", "late"]), "event"]) == measured
+    side = json.loads(res.json_path.read_text())
+    assert side["config"]["firing_process"] == "own" and side["config"]["mode"] == "normal"
+    assert side["config"]["accuracy"] == 100
+    assert "in a process of its own" in win.log_view.toPlainText()
+
+
+def test_normal_run_fired_from_the_gui_process(make_win, qtbot) -> None:
+    import json
+
+    win = make_win()
+    win.set_mode("mixed")
+    win.fire_in_gui.setChecked(True)
+    assert not win.fire_in_gui.isEnabled() and win.config().firing_process == "own"   # normal mode's option
+    win.set_mode("normal")
+    win.length.setValue(10)
+    assert win.config().firing_process == "gui"
+    batches = run_to_end(qtbot, win)
+    lag_only(win)
+    res = win.result
+    assert len(res.events) == 10 and win.model.rowCount() == 10 and batches
+    side = json.loads(res.json_path.read_text())
+    assert side["config"]["firing_process"] == "gui"
+    assert "in the GUI process" in win.log_view.toPlainText()
+
+
+def test_run_process_killed_is_a_clear_message(make_win, qtbot) -> None:
+    win = make_win()
+    win.length.setValue(300)
+    win.start_run()
+    worker = win.worker
+    qtbot.waitUntil(lambda: win.model.rowCount() >= 3, timeout=30000)
+    bench = worker.identity["bench_pid"]
+    os.kill(worker.child.pid, signal.SIGKILL)
+    qtbot.waitUntil(lambda: not win.running, timeout=30000)
+    assert [p.title for p in win.problems] == ["Run process ended"], win.problems
+    text = win.problems[0].text
+    assert "SIGKILL" in text and "no files yet" in text and str(bench) in text, text
+    assert "Traceback" not in win.log_view.toPlainText()
+    assert win.banner.isVisible() and win.result is None
+    assert win.model.rowCount() >= 3                        # what it reported stays in view
+    assert win.start_button.isEnabled()
+    qtbot.waitUntil(lambda: not alive(bench), timeout=5000)  # its bench did not outlive it
+
+
+def alive(pid: int) -> bool:
+    """A process that exists and is no zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"

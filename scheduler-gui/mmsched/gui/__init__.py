@@ -1,6 +1,7 @@
 """The PySide6 desktop app: a thin view over the headless scheduler core (mmsched). Only this
 subpackage imports Qt; the core reports to it through Runner.observer and is stopped through
-Runner.stop_requested. Start it with `mmrig gui` or `make gui`."""
+Runner.stop_requested, from a run process of its own (mmsched.child) unless normal mode's "fire from the
+GUI process" is set. Start it with `mmrig gui` or `make gui`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
 """The one signal path from the core to the GUI. `EventFeed` is the Runner's observer: it is called in
 the run's threads, keeps snapshots in a locked buffer and emits them as batches (at most every
 `flush_s`, and on every TIMECODE, so ~14 batches/s at one frame per tick); Qt queues the signals to
-the GUI thread. The benchmark feeds synthetic events through the same object."""
+the GUI thread. A run in its own process (mmsched.child) takes the snapshots there and batches them
+itself: the worker hands each batch to `deliver`. The benchmark feeds synthetic events through the same
+object."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from ..event import Event
-from .rows import snapshot
+from .rows import Row, snapshot
 
 
 class EventFeed(QObject):
@@ -27,6 +29,7 @@ class EventFeed(QObject):
         self._lock = threading.Lock()
         self._pending: dict[int, Any] = {}
         self._last_flush = time.monotonic()
+        self._lit: set[int] = set()
 
     def __call__(self, kind: str, obj: Any) -> None:
         if kind == "event":
@@ -45,6 +48,16 @@ class EventFeed(QObject):
         elif kind == "phase":
             self.flush()
             self.phase.emit(str(obj))
+
+    def deliver(self, rows: list[Row]) -> None:
+        """A batch of snapshots taken elsewhere (a run in its own process), emitted as they are; an event's
+        pulse lights its LED once, when its row first comes with a measured outcome."""
+        for row in rows:
+            if row.result_tc is not None and row.outcome in ("ok", "late", "early") and row.event not in self._lit:
+                self._lit.add(row.event)
+                self.fired.emit(row.event_id)
+        if rows:
+            self.batch.emit(rows)
 
     def flush(self) -> None:
         with self._lock:

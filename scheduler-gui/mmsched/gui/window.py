@@ -136,6 +136,14 @@ class MainWindow(QMainWindow):
         self.accuracy.setRange(0, 100)
         self.accuracy_label = QLabel()
         form.addRow(self.accuracy_label, self.accuracy)
+        # normal mode: the run (and its firing thread) normally runs in a process of its own, away from the
+        # GUI's interpreter lock; checked, it runs inside the GUI's process as it once did (issue 16)
+        self.fire_in_gui = QCheckBox("Fire from the GUI process (adds the GUI's load)")
+        self.fire_in_gui.setToolTip("Normal mode: run the experiment, and the thread that fires the FIRE frames, "
+                                    "inside the GUI's process, sharing the interpreter with the live plots. "
+                                    "Unchecked (the default), the run has a process of its own, as on the "
+                                    "command line.")
+        form.addRow(self.fire_in_gui)
         self.random_ids = QCheckBox("randomize event id")
         form.addRow(self.random_ids)
         length = QHBoxLayout()
@@ -267,6 +275,7 @@ class MainWindow(QMainWindow):
         self.distance.setValue(int(s.value("distance", 2)))
         self.rate.setValue(int(s.value("rate", 0)))
         self.accuracy.setValue(int(s.value("accuracy", 0)))
+        self.fire_in_gui.setChecked(str(s.value("firing_process", "own")) == "gui")
         self.random_ids.setChecked(str(s.value("random_ids", "false")).lower() == "true")
         self.length.setValue(int(s.value("length", 200)))
         self.length_unit.setCurrentText(str(s.value("length_unit", "events")))
@@ -293,6 +302,7 @@ class MainWindow(QMainWindow):
         s.setValue("distance", self.distance.value())
         s.setValue("rate", self.rate.value())
         s.setValue("accuracy", self.accuracy.value())
+        s.setValue("firing_process", "gui" if self.fire_in_gui.isChecked() else "own")
         s.setValue("random_ids", self.random_ids.isChecked())
         s.setValue("length", self.length.value())
         s.setValue("length_unit", self.length_unit.currentText())
@@ -346,6 +356,7 @@ class MainWindow(QMainWindow):
         normal = self.mode() == "normal"
         self.accuracy.setEnabled(normal)
         self.accuracy_label.setEnabled(normal)
+        self.fire_in_gui.setEnabled(normal)
         self.distance.setMinimum(0 if normal else 1)
         verification = self.mode() == "verification"
         self.generation.setEnabled(not verification)
@@ -384,7 +395,12 @@ class MainWindow(QMainWindow):
                          duration_s=duration, random_ids=self.random_ids.isChecked(),
                          generation=self.generation.currentText(), accuracy=self.accuracy.value(),
                          dispatch=self.dispatch.currentText(), load=self.load.isChecked(),
+                         firing_process=self.firing_process(),
                          name=f"gui-{self.mode()}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+    def firing_process(self) -> str:
+        """"gui" only for a normal-mode run with the box checked: every other run has a process of its own."""
+        return "gui" if self.mode() == "normal" and self.fire_in_gui.isChecked() else "own"
 
     def endpoint(self) -> Endpoint:
         """The bench or the boards, as the connection radio buttons say (the GUI is an entry point: it
@@ -458,7 +474,8 @@ class MainWindow(QMainWindow):
         self.say(f"start: {cfg.mode}, distance {cfg.distance}, rate {cfg.rate_ms or 'tick'}, "
                  f"{cfg.count or cfg.duration_s} {'events' if cfg.count else 's'}, "
                  f"{'random' if cfg.random_ids else 'sequential'} ids, load {'on' if cfg.load else 'off'}"
-                 f" on {endpoint.kind}")
+                 f" on {endpoint.kind}, "
+                 f"{'in the GUI process' if cfg.firing_process == 'gui' else 'in a process of its own'}")
         self.set_running(True)
         self.thread = start_in_thread(self.worker)
 
@@ -481,6 +498,7 @@ class MainWindow(QMainWindow):
             self.on_mode_changed()
         else:
             self.accuracy.setEnabled(False)
+            self.fire_in_gui.setEnabled(False)
         self.load_indicator.set_state(self.load.isChecked(), on)
 
     def _end_thread(self) -> None:
