@@ -10,6 +10,8 @@
  *   stalls [since SECONDS]                  paced: the stall intervals (pacing.c)
  *   sleep MS                                stall the bench's thread for MS ms of wall time after
  *                                           replying (a host stall on demand, for tests)
+ *   inject NODE HEX [DELAY_CYCLES]          bytes into NODE's receiver, the first start bit DELAY
+ *                                           cycles after the next timecode port change (inject.c)
  *   stop
  * Commands are answered between slices, so they take effect at the current virtual time; a reset
  * at a later time and the end of a cut are timed actions the main loop runs at their cycle.
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "cosim.h"
+#include "inject.h"
 #include "lockstep.h"
 #include "pacing.h"
 #include "uart_bridge.h"
@@ -142,7 +145,9 @@ void control_status_json(struct sbuf *b)
                   u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
                   u->cut_dropped[1]);
     }
-    sb_printf(b, "},\"wires\":{\"changes\":%" PRIu64 ",\"cut_dropped\":%" PRIu64 ",\"rewinds\":%" PRIu64
+    sb_printf(b, "},");
+    inject_status_json(b);
+    sb_printf(b, "\"wires\":{\"changes\":%" PRIu64 ",\"cut_dropped\":%" PRIu64 ",\"rewinds\":%" PRIu64
                  ",\"max_rewind_cycles\":%" PRIu64 "},\"vcd\":",
               cosim.wire_changes, cosim.wire_cut_dropped, cosim.wire_rewinds, cosim.wire_max_skew);
     if (vcd_is_open())
@@ -280,6 +285,10 @@ static void handle_command(int fd, char *line)
     int nw;
     if (!strncmp(line, "grant", 5) && (line[5] == ' ' || line[5] == '\t' || !line[5])) {
         lockstep_grant(fd, line + 5);
+        return;
+    }
+    if (!strncmp(line, "inject", 6) && (line[6] == ' ' || line[6] == '\t' || !line[6])) {
+        inject_command(fd, line + 6); /* its HEX may be longer than a word below */
         return;
     }
     memset(w, 0, sizeof w);

@@ -22,6 +22,7 @@
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
  *                  real-time set-up
  *   lockstep.c     --lockstep: virtual time advances only as far as the host grants
+ *   inject.c       floor calibration: bytes into a node's receiver on the profiler's tick edge
  *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
  *   main.c         options, set-up and the main loop (this file)
@@ -46,6 +47,7 @@
 #include "bench.h"
 #include "control.h"
 #include "cosim.h"
+#include "inject.h"
 #include "lockstep.h"
 #include "pacing.h"
 #include "stimulus.h"
@@ -370,6 +372,8 @@ int main(int argc, char **argv)
         }
     if (o.alone < 0)
         cosim_wire_up();
+    if (o.elf[PROFILER])
+        inject_attach();
     for (i = 0; i < NNODES; i++)
         if (o.elf[i])
             uart_open_pty(i, o.run_dir);

@@ -37,6 +37,7 @@
 #include <simavr/sim_io.h>
 
 #include "cosim.h"
+#include "inject.h"
 #include "lockstep.h"
 #include "pacing.h"
 #include "trace.h"
@@ -205,8 +206,10 @@ static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
 
 static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param);
 
-/* Schedules the next host byte: its stop bit ends one character (10 bit times at --baud) after it
- * started, and it starts when it reached the bench or when the previous one ended. */
+/* Schedules the next byte on the host line: its stop bit ends one character (10 bit times at
+ * --baud) after it started. An injection's bytes go first (the first at its start cycle), with no
+ * faults; host bytes start when they reached the bench or when the previous one ended, unless held
+ * for an injection. */
 void uart_arm(int id)
 {
     struct uart_node *u = &uart.n[id];
@@ -214,16 +217,28 @@ void uart_arm(int id)
     uint64_t start_scaled, end_scaled, end;
     avr_t *a = cosim.nodes[id].avr;
 
-    if (u->rx_armed || !u->inq_n)
+    if (u->rx_armed)
         return;
-    ib = &u->inq[u->inq_head];
-    start_scaled = ib->at * uart.baud;
-    if (start_scaled < u->rx_line_free_scaled)
-        start_scaled = u->rx_line_free_scaled;
-    end_scaled = start_scaled + 10 * F_CPU;
-    if (u->fault[0].delay > 0 && rng_unit() < u->fault[0].delay) {
-        end_scaled += u->fault[0].delay_cycles * uart.baud;
-        u->f_delayed[0]++;
+    if (u->inj_next < u->inj_n) {
+        start_scaled = u->inj_next ? 0 : u->inj_start * uart.baud;
+        if (start_scaled < u->rx_line_free_scaled)
+            start_scaled = u->rx_line_free_scaled;
+        end_scaled = start_scaled + 10 * F_CPU;
+        u->rx_armed_inj = 1;
+    } else {
+        if (u->hold || !u->inq_n)
+            return;
+        ib = &u->inq[u->inq_head];
+        start_scaled = ib->at * uart.baud;
+        if (start_scaled < u->rx_line_free_scaled)
+            start_scaled = u->rx_line_free_scaled;
+        end_scaled = start_scaled + 10 * F_CPU;
+        if (u->fault[0].delay > 0 && rng_unit() < u->fault[0].delay) {
+            end_scaled += u->fault[0].delay_cycles * uart.baud;
+            u->f_delayed[0]++;
+        }
+        u->rx_armed_start_scaled = start_scaled;
+        u->rx_prev_free_scaled = u->rx_line_free_scaled;
     }
     u->rx_line_free_scaled = end_scaled;
     end = (end_scaled + uart.baud - 1) / uart.baud;
@@ -275,6 +290,17 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     (void)when;
 
     u->rx_armed = 0;
+    if (u->rx_armed_inj) {
+        /* an injected byte: no faults or cuts (a calibration frame must arrive as sent) */
+        u->rx_armed_inj = 0;
+        uart_deliver_now(n->id, u->inj[u->inj_next++], a->cycle);
+        if (u->inj_next == u->inj_n) {
+            u->hold = 0;
+            inject_line_done(n->id, a->cycle);
+        }
+        uart_arm(n->id);
+        return 0;
+    }
     if (!u->inq_n)
         return 0;
     b = u->inq[u->inq_head].b;
@@ -351,9 +377,38 @@ void uart_push_input(int id, uint64_t at, uint8_t b)
     inq_push(&uart.n[id], at, b);
 }
 
+void uart_hold(int id)
+{
+    uart.n[id].hold = 1;
+}
+
+uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
+{
+    struct uart_node *u = &uart.n[id];
+    uint64_t begin;
+    if (u->rx_armed && !u->rx_armed_inj && u->rx_armed_start_scaled >= start * uart.baud) {
+        /* a host byte scheduled but not begun by the injected start bit (armed before the hold):
+         * it goes after the injection; it is still its queue's head (a byte leaves the queue when
+         * delivered) */
+        avr_cycle_timer_cancel(cosim.nodes[id].avr, rx_deliver, &cosim.nodes[id]);
+        u->rx_armed = 0;
+        u->rx_line_free_scaled = u->rx_prev_free_scaled;
+    }
+    memcpy(u->inj, b, n);
+    u->inj_n = n;
+    u->inj_next = 0;
+    u->inj_start = start;
+    begin = start * uart.baud;
+    if (begin < u->rx_line_free_scaled)
+        begin = u->rx_line_free_scaled; /* a host byte on the line: after its stop bit */
+    uart_arm(id);
+    return (begin + uart.baud - 1) / uart.baud;
+}
+
 void uart_reset(int id)
 {
     uart.n[id].rx_armed = 0; /* avr_reset dropped every cycle timer */
+    uart.n[id].rx_armed_inj = 0; /* an injected byte on the line goes again, whole */
     uart_arm(id);
 }
 

@@ -12,6 +12,8 @@
 
 #include "bench.h"
 
+#define INJECT_MAX 64 /* bytes in one injection (a FIRE frame is 10) */
+
 struct in_byte {
     uint64_t at; /* virtual cycle the byte reached the bench (host write, or script time) */
     uint8_t b;
@@ -41,6 +43,13 @@ struct uart_node {
     uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in cycle*baud units */
     int rx_armed;
     uint64_t rx_armed_at;
+    uint64_t rx_armed_start_scaled, rx_prev_free_scaled; /* the armed host byte's start, the line before it */
+    /* an injection (inject.c): bytes on the line from a given cycle; host bytes wait meanwhile */
+    int hold;         /* host bytes do not go on the line: an injection is armed or on it */
+    int rx_armed_inj; /* the armed byte is the injection's */
+    uint8_t inj[INJECT_MAX];
+    size_t inj_n, inj_next; /* its bytes, and the next to go on the line */
+    uint64_t inj_start;     /* the cycle its first start bit may begin */
     /* MCU -> host */
     struct out_byte *outq;
     size_t out_head, out_n, out_cap;
@@ -75,6 +84,11 @@ void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to 
 uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
 void uart_close(int id);
 void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching the line at `at` */
+/* inject.c: puts n bytes on the line, the first start bit at `start` or when the line is free (a
+ * host byte already begun ends first); returns the cycle it begins. Host bytes held (uart_hold)
+ * stay held until the last stop bit ends, which calls inject_line_done(). */
+uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start);
+void uart_hold(int id); /* no further host byte goes on the line until an injection has ended */
 /* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at `at` */
 void uart_deliver_now(int id, uint8_t b, uint64_t at);                         /* remove the pty link */
 

@@ -272,6 +272,21 @@ class Bench:
     def vcd(self, on: bool, path: Path | None = None) -> dict[str, Any]:
         return self.control("vcd on" + (f" {path}" if path else "") if on else "vcd off")
 
+    def inject(self, node: str, data: bytes, delay_cycles: int = 0) -> dict[str, Any]:
+        """Floor calibration: the bench puts `data` on the node's UART receive line (10 bit times a byte at
+        the link's baud, as host bytes go) with the first start bit beginning `delay_cycles` cycles after
+        the next change of the profiler's timecode port (the tick edge). Host bytes written to that node
+        meanwhile wait until the injection has ended. Returns the reply once armed: id, node, bytes,
+        delay_cycles, cycle, virtual_s; the record (edge_cycle, port, start_cycle, late_cycles,
+        end_cycle) is in `injections()` once the edge has come (docs/bench.md, "Floor calibration")."""
+        if not 1 <= len(data) <= 64:
+            raise ValueError(f"inject: {len(data)} bytes; 1..64")
+        return self.control(f"inject {node} {bytes(data).hex()} {int(delay_cycles)}")
+
+    def injections(self) -> list[dict[str, Any]]:
+        """The last 16 injections' records, oldest first (edge_cycle .. end_cycle None until they happen)."""
+        return self.status()["injections"]
+
     def stop(self) -> None:
         self.control("stop")
 

@@ -1,0 +1,17 @@
+/*
+ * Floor calibration: bytes injected into a node's UART receiver with their first start bit a given
+ * number of cycles after the next change of the profiler's timecode port (inject.c says how).
+ */
+#ifndef MMBENCH_INJECT_H
+#define MMBENCH_INJECT_H
+
+#include <stdint.h>
+
+#include "bench.h"
+
+void inject_attach(void);                         /* after cosim_load_node(PROFILER): watch its port A */
+void inject_command(int fd, char *args);          /* the inject command (after the word "inject") */
+void inject_line_done(int id, uint64_t cycle);    /* uart_bridge.c: the last stop bit ended */
+void inject_status_json(struct sbuf *b);          /* "inject_pending":[...],"injections":[...], */
+
+#endif
