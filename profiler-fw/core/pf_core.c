@@ -52,8 +52,45 @@ static PF_FLAG tx_lone_delim; /* F sets it before the first kick; X clears it (g
 static PF_FLAG tx_crc;
 #ifdef PF_FOREGROUND_IO
 static PF_FLAG rx_frame;      /* F: dec holds a frame for the next pf_service call */
-#endif
 static uint8_t seq;           /* F only */
+#else
+/* TIMECODE ahead (ISR-driven builds: the AVR). The PC dates each tick by the arrival of its TIMECODE
+ * frame, so the frame should start with the tick: built by F in the foreground (pf_service), it took
+ * 97 us from the port change to the first byte (ISR exit, wake-up, body, 6 CRC steps, kick; measured
+ * in the bench's one-node mode). Instead F encodes the next tick's frame (timecode tc_ext + 1, the seq
+ * it will carry, CRC, COBS, delimiter) into tc_wire while it is idle, and the tick ISR starts it
+ * (pf_tick_tx: the board writes the first byte right after the port write; pf_tick: a kick, or
+ * right after the frame on the line, by X). tc_ahead says who owns tc_wire, and seq with it:
+ *   AHEAD_NONE     F: may write tc_wire, reads and advances seq for the frames it starts
+ *   AHEAD_ARMED    tc_wire = TIMECODE(tc_ext + 1, seq). T takes it at the tick; F may take it back
+ *                  (-> NONE) in a critical section with tx_busy 0, before it starts another frame,
+ *                  which takes that seq (then it arms again with the next one)
+ *   AHEAD_DUE      T took it while another frame was on the line: X sends it right after that frame
+ *                  (a TIMECODE goes before any frame still waiting, as in pf_service); dropped by the
+ *                  next tick if that frame is still on the line then (the tick is counted missed)
+ *   AHEAD_SENDING  X sends tc_wire[tc_pos..]; back to NONE after the delimiter
+ * T or X advance seq when they commit the frame to the line (ARMED or DUE -> SENDING), F only in NONE,
+ * so one frame's seq is never taken twice and frames leave in seq order (SPEC.md section 4). DUE and
+ * SENDING imply tx_busy = 1, so F (which starts frames only with tx_busy 0) never meets them.
+ * T and X never interrupt each other (AVR: an ISR runs with interrupts off). volatile: T and X change
+ * tc_ahead and seq behind F's back. */
+/* ahead_arm is not inlined into pf_service: its 11-byte encoder on the stack would give pf_service a
+ * stack frame, +30 cycles on each of the 14 calls that fold a RESULT's CRC (measured). */
+#if defined(__GNUC__)
+#define PF_NOINLINE __attribute__((noinline))
+#else
+#define PF_NOINLINE
+#endif
+#define AHEAD_NONE 0
+#define AHEAD_ARMED 1
+#define AHEAD_DUE 2
+#define AHEAD_SENDING 3
+static volatile uint8_t tc_ahead;
+static volatile uint8_t seq;
+static uint8_t tc_wire[MM_WIRE_LEN(MM_TIMECODE_LEN)];
+static uint8_t tc_pos;     /* X (T sets it when it commits the frame): next byte of tc_wire */
+static uint8_t tc_started; /* T only: pf_tick_tx started this tick's frame, pf_tick notes it */
+#endif
 static struct mm_enc MM_RAM enc; /* F (start) and X (next), never at once: see tx_busy */
 /* Frame bodies built in RAM: TIMECODE and RESULT (COUNTERS too unless PF_COUNTERS_LIVE). With
  * PF_RESULT_LIVE (8051: no RAM for it) there is no such buffer: the TIMECODE body is tc_ext itself
@@ -194,6 +231,10 @@ void pf_init(void)
     tx_busy = 0;
     tx_lone_delim = 1; /* flushes whatever the receiver holds (SPEC.md section 6) */
     seq = 0;
+#ifndef PF_FOREGROUND_IO
+    tc_ahead = AHEAD_NONE;
+    tc_started = 0;
+#endif
     ring_head = 0;
     ring_count = 0;
     lost_flag = 0;
@@ -250,14 +291,51 @@ static void tick_sync(void)
 #endif
 
 #ifndef PF_FOREGROUND_IO
-/* T */
+/* T, before the port write: the first byte of this tick's TIMECODE frame if the transmitter is idle
+ * and the frame was encoded ahead; the frame is then on its way (the board writes the byte right after
+ * the port write and lets X go on). Else -1: pf_tick decides. tx_lone_delim is only set before the
+ * first frame (HELLO, which F starts before it arms), so the byte never goes out before that 0x00. */
+int16_t pf_tick_tx(void)
+{
+    if (tc_ahead != AHEAD_ARMED || tx_busy || tx_lone_delim)
+        return -1;
+    tc_ahead = AHEAD_SENDING;
+    tc_pos = 1;
+    tx_busy = 1;
+    seq++;
+    tc_started = 1;
+    return tc_wire[0];
+}
+
+/* T, right after the port write */
 void pf_tick(void)
 {
     tc_ext++;
     pf_tc_next = (uint8_t)((uint8_t)tc_ext + 1u);
-    if (tc_pending)
+    if (tc_pending || tc_ahead == AHEAD_DUE)
         counters[PF_C_TICKS_MISSED]++; /* the previous tick's TIMECODE never left */
-    tc_pending = 1;
+    if (tc_started) {
+        tc_started = 0;                /* pf_tick_tx started this tick's frame */
+        tc_pending = 0;
+        return;
+    }
+    if (tc_ahead == AHEAD_ARMED) {     /* (ARMED implies F is not building a frame: tx_crc 0) */
+        tc_pending = 0;
+        if (tx_busy) {
+            tc_ahead = AHEAD_DUE;      /* right after the frame on the line (pf_tx_next) */
+        } else {
+            /* A board without pf_tick_tx (the host tests), or one whose transmitter was not free */
+            tc_ahead = AHEAD_SENDING;
+            tc_pos = 0;
+            tx_busy = 1;
+            seq++;
+            board_uart_kick_tx();
+        }
+        return;
+    }
+    if (tc_ahead == AHEAD_DUE)
+        tc_ahead = AHEAD_NONE;         /* stale: F builds the new timecode's frame */
+    tc_pending = 1;                    /* not encoded ahead (or still on the line): F's path */
 }
 #endif
 
@@ -386,7 +464,20 @@ int16_t pf_tx_next(void)
     }
 #endif
 #else
+    if (tc_ahead == AHEAD_SENDING) {   /* the TIMECODE encoded ahead */
+        if (tc_pos != sizeof tc_wire)
+            return tc_wire[tc_pos++];
+        tc_ahead = AHEAD_NONE;         /* F arms the next one */
+        tx_busy = 0;
+        return -1;
+    }
     b = mm_enc_next(&enc);
+    if (b == -1 && tc_ahead == AHEAD_DUE) {
+        tc_ahead = AHEAD_SENDING;      /* the tick's TIMECODE, right after the frame that was out */
+        tc_pos = 1;
+        seq++;
+        return tc_wire[0];
+    }
 #endif
     if (b == -1)          /* (not MM_ENC_AGAIN: the frame goes on) */
         tx_busy = 0;
@@ -512,6 +603,36 @@ static void build_result(void)
 }
 #endif
 
+#ifndef PF_FOREGROUND_IO
+/* F: encodes TIMECODE(tc_ext + 1, seq) into tc_wire and arms it (tc_ahead is NONE: F owns tc_wire and
+ * seq). With the protocol's encoder, 1864 cycles (116 us) on the AVR (measured in simavr), once after
+ * each frame, in the foreground: interrupts stay on but for the two short critical sections, and a
+ * frame it delays (an event's RESULT) is only later on the line, its timestamp unchanged. Returns 0 if
+ * a tick came meanwhile (tc_ext moved: the frame would be one tick late); the caller tries again. */
+PF_NOINLINE static uint8_t ahead_arm(void)
+{
+    struct mm_enc e;
+    uint8_t body[MM_TIMECODE_LEN];
+    uint32_t tc;
+    uint8_t i;
+    uint8_t ok;
+
+    PF_CRIT_ENTER();
+    tc = tc_ext;
+    PF_CRIT_EXIT();
+    put_u32(body + MM_TIMECODE_TIMECODE, tc + 1u);
+    mm_enc_start(&e, MM_T_TIMECODE, seq, body, MM_TIMECODE_LEN);
+    for (i = 0; i < sizeof tc_wire; i++) /* n + 6 bytes for a body of n (SPEC.md section 2) */
+        tc_wire[i] = (uint8_t)mm_enc_next(&e);
+    PF_CRIT_ENTER();
+    ok = (uint8_t)(tc_ext == tc);
+    if (ok)
+        tc_ahead = AHEAD_ARMED;
+    PF_CRIT_EXIT();
+    return ok;
+}
+#endif
+
 /* F */
 uint8_t pf_service(void)
 {
@@ -520,6 +641,9 @@ uint8_t pf_service(void)
     pf_body_t body;
 #ifndef PF_COUNTERS_LIVE
     uint8_t i;
+#endif
+#ifndef PF_FOREGROUND_IO
+    uint8_t busy;
 #endif
 
 #ifdef PF_FOREGROUND_IO
@@ -538,8 +662,29 @@ uint8_t pf_service(void)
         }
         return 1;
     }
+#ifdef PF_FOREGROUND_IO
     if (tx_busy)
         return 0;
+#else
+    if (tx_busy || !(tc_pending | hello_pending | counters_pending | ring_count)) {
+        /* Nothing to start: encode the next TIMECODE ahead (also while a frame is on the line:
+         * tc_wire is not the encoder's). */
+        if (tc_ahead == AHEAD_NONE) {
+            (void)ahead_arm();
+            return 1;
+        }
+        return 0;
+    }
+    /* A frame to start: it takes seq, so take the armed TIMECODE back first (it is armed again with
+     * the next seq afterwards). With interrupts masked: a tick may have started it just now. */
+    PF_CRIT_ENTER();
+    busy = tx_busy;
+    if (!busy)
+        tc_ahead = AHEAD_NONE; /* (ARMED or NONE: DUE and SENDING come with tx_busy) */
+    PF_CRIT_EXIT();
+    if (busy)
+        return 1;              /* the tick started its TIMECODE: the frame waits for the line */
+#endif
     if (tc_pending) {
 #ifdef PF_RESULT_LIVE
         tc_pending = 0;
@@ -596,6 +741,10 @@ uint8_t pf_has_work(void)
 {
     if (tx_crc)
         return 1;
+#ifndef PF_FOREGROUND_IO
+    if (tc_ahead == AHEAD_NONE)
+        return 1;     /* the next TIMECODE to encode ahead */
+#endif
     if (tx_busy)
         return 0;
     return (uint8_t)(tc_pending | hello_pending | counters_pending | ring_count);

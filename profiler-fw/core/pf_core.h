@@ -2,6 +2,10 @@
  * Profiler core: timecode state, result ring, transmit scheduling, receive handling, counters.
  * Portable C99: no heap, no recursion, fixed buffers. The board layer calls:
  *   pf_init()                    once, before interrupts are enabled
+ *   pf_tick_tx()                 (ISR-driven boards) from the tick ISR, before it writes the port: a
+ *                                byte >= 0 is the first of this tick's TIMECODE frame, to be written to
+ *                                the idle transmitter right after the port write (then let pf_tx_next
+ *                                go on); -1: nothing to write
  *   pf_tick()                    from the tick ISR, right after it wrote pf_tc_next to the port
  *   pf_event(id, level, &stamp)  for each strobe edge (ISR on the AVR, foreground poll on the 8051)
  *   pf_spurious()                for a strobe edge that was not a clean event
@@ -51,6 +55,9 @@ extern volatile uint8_t pf_tc_next;
 
 void pf_init(void);
 void pf_tick(void);
+#ifndef PF_FOREGROUND_IO
+int16_t pf_tick_tx(void); /* T, before the port write: see pf_core.c (TIMECODE ahead) */
+#endif
 void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s);
 void pf_spurious(void);
 #ifdef PF_STAMP_IN_RING

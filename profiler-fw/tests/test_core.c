@@ -11,14 +11,13 @@
 static struct mm_dec rx;
 static uint8_t pay[64][MM_DEC_CAPACITY > 40 ? MM_DEC_CAPACITY : 40];
 
-/* Runs the transmitter until idle; returns frames decoded (payloads into pay[]). */
+/* Runs the transmitter and the foreground until both are idle; returns frames decoded (payloads
+ * into pay[]). The transmitter first: pf_tick may have started a TIMECODE encoded ahead. */
 static int drain(void)
 {
     int n = 0;
     int16_t b;
-    struct { uint8_t buf[MM_MAX_FRAME]; } big;
-    (void)big;
-    while (pf_service()) {
+    do {
         while ((b = pf_tx_next()) >= 0) {
             uint8_t r = mm_dec_push(&rx, (uint8_t)b);
             if (r == MM_DEC_FRAME) {
@@ -27,7 +26,7 @@ static int drain(void)
             }
             assert_true(r == MM_DEC_BUSY || r == MM_DEC_FRAME);
         }
-    }
+    } while (pf_service());
     return n;
 }
 
@@ -165,6 +164,123 @@ static void test_garbage_counted(void **st)
     assert_int_equal(mm_get_u16(pay[1] + 2 + MM_COUNTERS_RX_OK), 2);
 }
 
+/* Feeds one byte the board wrote itself (pf_tick_tx's) to the test's decoder. */
+static void wire_byte(int16_t b)
+{
+    assert_true(b >= 0);
+    assert_int_equal(mm_dec_push(&rx, (uint8_t)b), MM_DEC_BUSY);
+}
+
+/* Pulls n bytes of the frame on the line, as the transmit ISR would (no pf_service between). */
+static void pull(int n)
+{
+    while (n--)
+        wire_byte(pf_tx_next());
+}
+
+/* Runs pf_service until it kicks the transmitter (a frame's CRC is folded one byte per call). */
+static void until_kick(void)
+{
+    uint32_t k = host_kicks;
+    while (host_kicks == k)
+        assert_true(pf_service());
+}
+
+static void test_timecode_ahead_starts_with_tick(void **st)
+{
+    (void)st;
+    (void)pf_tx_next();
+    assert_int_equal(drain(), 1);          /* HELLO (seq 0); then the next TIMECODE is encoded ahead */
+    for (uint32_t t = 1; t <= 3; t++) {
+        int16_t b = pf_tick_tx();          /* the tick ISR, before its port write */
+        assert_true(b > 0);
+        pf_tick();
+        wire_byte(b);                      /* the board wrote it to the transmitter */
+        assert_int_equal(drain(), 1);      /* the rest from pf_tx_next, and the next one armed */
+        assert_int_equal(pay[0][0], MM_T_TIMECODE);
+        assert_int_equal(pay[0][1], t);    /* seq */
+        assert_int_equal(mm_get_u32(pay[0] + 2), t);
+    }
+    assert_int_equal(pf_counter(PF_C_TICKS_MISSED), 0);
+}
+
+static void test_timecode_ahead_kicked_by_tick(void **st)
+{
+    (void)st;
+    (void)pf_tx_next();
+    drain();
+    uint32_t k = host_kicks;
+    pf_tick();                             /* a board that does not call pf_tick_tx */
+    assert_int_equal(host_kicks, k + 1);
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_TIMECODE);
+    assert_int_equal(pay[0][1], 1);
+    assert_int_equal(mm_get_u32(pay[0] + 2), 1);
+}
+
+static void test_timecode_ahead_taken_back_by_result(void **st)
+{
+    (void)st;
+    struct pf_stamp s = {0, 0, 100};
+    (void)pf_tx_next();
+    drain();                               /* TIMECODE(1, seq 1) armed */
+    pf_event(2, 1, &s);
+    assert_int_equal(drain(), 1);          /* the RESULT takes seq 1 ... */
+    assert_int_equal(pay[0][0], MM_T_RESULT);
+    assert_int_equal(pay[0][1], 1);
+    wire_byte(pf_tick_tx());               /* ... and the TIMECODE armed again carries seq 2 */
+    pf_tick();
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_TIMECODE);
+    assert_int_equal(pay[0][1], 2);
+    assert_int_equal(mm_get_u32(pay[0] + 2), 1);
+}
+
+static void test_timecode_ahead_right_after_busy_frame(void **st)
+{
+    (void)st;
+    struct pf_stamp s = {0, 0, 100};
+    (void)pf_tx_next();
+    drain();
+    pf_event(2, 1, &s);
+    until_kick();                          /* RESULT (seq 1) on the line */
+    pull(3);
+    assert_true(pf_service());             /* the foreground arms TIMECODE(1, seq 2) meanwhile */
+    assert_false(pf_service());
+    assert_int_equal(pf_tick_tx(), -1);    /* the line is busy: not now ... */
+    pf_tick();
+    assert_int_equal(drain(), 2);          /* ... but right after the RESULT, by the transmit ISR */
+    assert_int_equal(pay[0][0], MM_T_RESULT);
+    assert_int_equal(pay[1][0], MM_T_TIMECODE);
+    assert_int_equal(pay[1][1], 2);
+    assert_int_equal(mm_get_u32(pay[1] + 2), 1);
+    assert_int_equal(pf_counter(PF_C_TICKS_MISSED), 0);
+}
+
+static void test_timecode_ahead_due_dropped_by_next_tick(void **st)
+{
+    (void)st;
+    struct pf_stamp s = {0, 0, 100};
+    (void)pf_tx_next();
+    drain();
+    pf_event(2, 1, &s);
+    until_kick();
+    assert_true(pf_service());             /* TIMECODE(1, seq 2) armed */
+    pf_tick();                             /* due after the RESULT ... */
+    pf_tick();                             /* ... which is still on the line: tick 1 is missed */
+    assert_int_equal(pf_counter(PF_C_TICKS_MISSED), 1);
+    assert_int_equal(drain(), 2);
+    assert_int_equal(pay[0][0], MM_T_RESULT);
+    assert_int_equal(pay[1][0], MM_T_TIMECODE);
+    assert_int_equal(pay[1][1], 2);        /* the dropped frame's seq was never used */
+    assert_int_equal(mm_get_u32(pay[1] + 2), 2);
+    wire_byte(pf_tick_tx());               /* and the next tick is back on the fast path */
+    pf_tick();
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][1], 3);
+    assert_int_equal(mm_get_u32(pay[0] + 2), 3);
+}
+
 static void test_led_post(void **st)
 {
     (void)st;
@@ -183,6 +299,11 @@ int main(void)
         cmocka_unit_test_setup(test_fire_timestamp_and_tag, setup),
         cmocka_unit_test_setup(test_fire_backdated_into_previous_tick, setup),
         cmocka_unit_test_setup(test_garbage_counted, setup),
+        cmocka_unit_test_setup(test_timecode_ahead_starts_with_tick, setup),
+        cmocka_unit_test_setup(test_timecode_ahead_kicked_by_tick, setup),
+        cmocka_unit_test_setup(test_timecode_ahead_taken_back_by_result, setup),
+        cmocka_unit_test_setup(test_timecode_ahead_right_after_busy_frame, setup),
+        cmocka_unit_test_setup(test_timecode_ahead_due_dropped_by_next_tick, setup),
         cmocka_unit_test_setup(test_led_post, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
