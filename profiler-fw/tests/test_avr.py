@@ -21,6 +21,11 @@ PACE = SIM_BYTE + 200            # RX bytes never faster than the simulated UART
 N_TICKS = 330
 TIMED_EDGES = 150
 FIRE_TICKS = list(range(250, 262))
+# TIMECODE start: on a tick that finds the transmitter idle, the frame's first byte is written to UDR0
+# (in simavr its start bit begins then) at most this many cycles after the port change (5 us). Measured:
+# 7 cycles with the frame encoded ahead; 1522 .. 1752 cycles (97 us) when the foreground built it.
+TC_START_MAX = 80
+
 BURST_TICK = 300
 BURST = 40
 
@@ -246,3 +251,65 @@ def test_garbage_counted_and_dropped(trace):
     assert (c.rx_bad_crc, c.rx_bad_cobs, c.rx_too_long, c.rx_too_short, c.rx_bad_message) == (1, 1, 1, 1, 0), c
     assert c.rx_ok == len(run_fires(trace)) + 1  # the FIREs and the QUERY itself
     print(f"AVR garbage: {bad} bad frames counted, rx_ok {c.rx_ok}")
+
+
+def frames_written(tr):
+    """(cycle of the first byte written to UDR0, decoded frame) for every frame, the boot's lone
+    delimiter left out."""
+    out, cur = [], []
+    for c, b in tr["U"]:
+        cur.append((c, b))
+        if b == 0:
+            if len(cur) > 1:
+                f = mmproto.StreamDecoder().feed(bytes(x for _, x in cur))
+                assert len(f) == 1
+                out.append((cur[0][0], f[0]))
+            cur = []
+    return out
+
+
+def timecode_starts(tr):
+    """{extended timecode: cycle its frame's first byte was written}, and the tick start cycles."""
+    starts = {f.message.timecode: c for c, f in frames_written(tr) if isinstance(f.message, mmproto.Timecode)}
+    return starts, [c for _, c in ticks_from_porta(tr)]
+
+
+def test_timecode_starts_with_tick(trace):
+    """The PC dates each tick by its TIMECODE frame's arrival, so the frame starts with the tick: on
+    every tick that finds the line idle (no byte written in the two characters before it: simavr
+    raises UDRE when a byte is done) and no event or host byte just before it (its RESULT takes the
+    frame encoded ahead back), the first byte is written within TC_START_MAX cycles of the port change."""
+    starts, ticks = timecode_starts(trace)
+    writes = [c for c, _ in trace["U"]]
+    stim = sorted([a for _, a, _, _ in trace["E"]] + [a for _, a, _ in trace["R"]])
+    idle, delays = 0, []
+    for k, c in enumerate(ticks, start=1):
+        if k not in starts:
+            continue
+        if any(c - 2 * SIM_BYTE <= w < c for w in writes) or any(c - 32000 <= e < c for e in stim):
+            continue
+        idle += 1
+        delays.append(starts[k] - c)
+    assert idle >= 250, idle
+    print(f"AVR TIMECODE start on {idle} idle ticks: {min(delays)} .. {max(delays)} cycles after the port change "
+          f"({max(delays) / 16:.2f} us)")
+    assert all(0 <= d <= TC_START_MAX for d in delays), sorted(set(delays))
+
+
+def test_timecode_right_after_busy_frame(trace):
+    """A tick that finds another frame on the line: its TIMECODE is the next frame, its first byte
+    written as soon as the last one's delimiter is done (one simavr character after that delimiter was
+    written, plus the UDRE ISR), with the next seq (test_no_frame_lost_or_bad)."""
+    starts, ticks = timecode_starts(trace)
+    writes = [c for c, _ in trace["U"]]
+    gaps = []
+    for k, c in enumerate(ticks, start=1):
+        if k not in starts or not any(c - SIM_BYTE <= w < c for w in writes):
+            continue
+        i = writes.index(starts[k])
+        assert trace["U"][i - 1][1] == 0      # the frame before it ended just then
+        gaps.append(writes[i] - writes[i - 1])
+    assert len(gaps) >= 20, len(gaps)
+    print(f"AVR TIMECODE after a busy line: {len(gaps)} ticks, first byte {min(gaps)} .. {max(gaps)} cycles "
+          f"after the delimiter before it was written (one character: {SIM_BYTE})")
+    assert all(SIM_BYTE <= g <= SIM_BYTE + 200 for g in gaps), sorted(set(gaps))
