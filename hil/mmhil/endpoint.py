@@ -142,6 +142,18 @@ class BenchEndpoint(Endpoint):
         section["wall_start_s"] = ws
         return Verdict([], section, stalls)
 
+    def injection_path(self) -> str | None:
+        return None if self.bench is not None and self.bench.alive() else "the bench is not running"
+
+    def inject_on_edge(self, frame: bytes) -> None:
+        """The bench puts the frame into the profiler's receiver, its first start bit on the next edge of the
+        profiler's timecode port (docs/bench.md, "Floor calibration")."""
+        assert self.bench is not None
+        try:
+            self.bench.inject("profiler", frame, 0)
+        except (BenchError, OSError) as exc:
+            raise EndpointError("bench_failed", f"inject: {exc}") from exc
+
     def health(self) -> dict[str, Any] | None:
         st = self.status()
         if not st:
