@@ -11,7 +11,7 @@ import html
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 import pandas as pd
 
@@ -163,6 +163,37 @@ RUN_HEADERS = ["run", "mode", "distance", "load", "valid", "events", "ok", "late
                "mean_ticks", "p99_ticks", "jitter_mean_us", "jitter_max_us"]
 
 
+BUDGET_HEADERS = ["run", "target", "valid", "n", "p50_us", "floor_us", "est_error_p50", "wakeup_p50", "line_p50",
+                  "est_error_p99", "wakeup_p99", "line_p99", "largest_at_p50"]
+
+
+def budget_rows(data: RunSet) -> list[list[Any]]:
+    """Normal-mode runs' latency budgets (sidecar `budget`, docs/normal-mode.md): one row per run."""
+    rows = []
+    for r in data.runs:
+        meta = data.meta[r]
+        b = meta.get("budget")
+        if not isinstance(b, dict):
+            continue
+        parts = b.get("parts", {})
+
+        def q(col: str, k: str) -> Any:
+            return (parts.get(col) or {}).get(k)
+        fl = b.get("floor") or {}
+        rows.append([r, b.get("target"), meta.get("valid"), b.get("n"), (meta.get("summary") or {}).get("p50_us"),
+                     fl.get("us") if fl.get("us") is not None else f"unknown ({fl.get('why')})",
+                     q("est_error_us", "p50"), q("wakeup_us", "p50"), q("line_us", "p50"),
+                     q("est_error_us", "p99"), q("wakeup_us", "p99"), q("line_us", "p99"), b.get("largest_p50")])
+    return rows
+
+
+BUDGET_WORDS = ("Each normal-mode latency split into the parts the rig can measure (they add up to it): the error "
+                "of the PC's tick-start estimate against the profiler's own stamps, the firing thread's wake-up "
+                "lateness, the line (write to stamp, beyond the fastest FIRE around it) and the profiler's floor "
+                "(a FIRE injected on the tick's edge). 'naive' fires by TIMECODE arrivals, as the paper did; "
+                "'disciplined' by the clock servo. docs/normal-mode.md says how each part is measured.")
+
+
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
            figures: bool = True) -> dict[str, Path]:
     """Writes OUT_DIR/report.md, report.html, summary.csv, comparison.csv and figures/*.png|svg."""
@@ -200,6 +231,9 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
            md_table(COMPARE_HEADERS, comp_rows), "", "What the paper reports:", "",
            md_table(["section", "experiment", "paper"], paper_rows), "", "## Every run", "",
            md_table(RUN_HEADERS, run_rows), ""]
+    budgets = budget_rows(data)
+    if budgets:
+        md += ["## Normal mode: the latency budget (us)", "", BUDGET_WORDS, "", md_table(BUDGET_HEADERS, budgets), ""]
     if invalid:
         md += ["## Invalid runs (kept, never reported as results)", ""]
         md += [f"- {r}: {why or 'no reason given'}" for r, why in invalid] + [""]
@@ -222,6 +256,9 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
           html_table(COMPARE_HEADERS, comp_rows), "<p>What the paper reports:</p>",
           html_table(["section", "experiment", "paper"], paper_rows), "<h2>Every run</h2>",
           html_table(RUN_HEADERS, run_rows)]
+    if budgets:
+        h += ["<h2>Normal mode: the latency budget (us)</h2>", f"<p>{html.escape(BUDGET_WORDS)}</p>",
+              html_table(BUDGET_HEADERS, budgets)]
     if invalid:
         h += ["<h2>Invalid runs (kept, never reported as results)</h2><ul>"]
         h += [f"<li>{html.escape(r)}: {html.escape(str(why or 'no reason given'))}</li>" for r, why in invalid] + ["</ul>"]

@@ -83,6 +83,34 @@ def test_normal_mode_results_come_from_fire_frames(tmp_path: Path) -> None:
     assert sidecar["cpu"]["normal_mode_cpu_s"] > 0 and sidecar["cpu"]["accuracy"] == 50
 
 
+def test_disciplined_normal_run_splits_each_latency_into_its_budget(tmp_path: Path) -> None:
+    """The floor comes from FIREs the bench injected on the tick's edge; the servo locks on the start probes;
+    every measured row's four parts add up to its latency; the report shows the budget."""
+    out = tmp_path / "disc"
+    done = mmrig("run", "--mode", "normal", "--distance", "1", "--count", "20", "--accuracy", "100", "--discipline",
+                 "--out", str(out))
+    sidecar = json.loads((tmp_path / "disc.json").read_text())
+    valid_or_lag_only(done.returncode, sidecar, done.stdout + done.stderr)
+    assert "budget (disciplined target" in done.stdout and "floor " in done.stdout
+    b = sidecar["budget"]
+    assert b["target"] == "disciplined" and sidecar["config"]["discipline"] is True
+    assert b["floor"]["source"] == "bench_inject" and b["floor"]["n"] >= 3
+    assert 1.0 < b["floor"]["us"] < 50.0, b["floor"]       # interrupt entry and stamping: microseconds
+    assert sidecar["servo"]["locked"] and sidecar["servo"]["probes"] >= 8
+    df = pd.read_csv(tmp_path / "disc.csv")
+    rows = df[df["outcome"].isin(["ok", "late", "early"])]
+    assert len(rows) >= 15
+    parts = rows[["est_error_us", "wakeup_us", "line_us", "floor_us"]]
+    assert parts.notna().all().all()
+    assert (parts.sum(axis=1) - rows["latency_us"]).abs().max() < 0.01
+    assert rows["wakeup_us"].ge(-1.0).all()                # the thread never writes before its target
+    rep = subprocess.run([*MMRIG, "report", str(tmp_path), "--out", str(tmp_path / "rep")], capture_output=True,
+                         text=True, timeout=300)
+    assert rep.returncode == 0, rep.stderr
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "## Normal mode: the latency budget (us)" in md and "| disc | disciplined |" in md
+
+
 class PastDueRunner(Runner):
     """Schedules every event for the tick in force (distance 0), which the executor must refuse."""
 
