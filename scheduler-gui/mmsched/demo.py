@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from mmhil import BenchEndpoint  # the demo is an entry point: it chooses the bench
 
+from .budget import format_budget
 from .config import RunConfig
 from .runner import RunResult, run
 
@@ -42,6 +43,10 @@ EXPERIMENTS = (
                dict(mode="verification", distance=1)),
     Experiment("exp2-normal", "2 normal mode (PC fires)", "14465 us, var 36.52 ms2", 14465.0, 36.52,
                dict(mode="normal", distance=1, accuracy=0)),
+    # ours, beside the paper's naive PC: the same run fired by the clock servo (docs/normal-mode.md), so the
+    # lab can tell the operating system's jitter from the PC's uncertainty about when a tick began
+    Experiment("exp2b-normal-disciplined", "2b normal mode, disciplined", "(ours: clock servo)", None, None,
+               dict(mode="normal", distance=1, accuracy=0, discipline=True)),
     Experiment("exp3-mixed-1ahead", "3 mixed 1 ahead, aligned", "about half on time", None, None,
                dict(mode="mixed", distance=1, generation="aligned")),
     Experiment("exp3b-mixed-1ahead-free", "3b mixed 1 ahead, free-run", "about half on time", None, None,
@@ -112,6 +117,10 @@ def notes(rows: list[DemoRow]) -> str:
         c = r2.sidecar["cpu"]
         lines.append(f"normal mode CPU cost (accuracy {c['accuracy']}): firing thread {c['normal_mode_cpu_s']:.3f} s "
                      f"CPU over {c['wall_s']:.1f} s wall; whole scheduler process {c['process_cpu_s']:.2f} s CPU")
+    for name in ("exp2-normal", "exp2b-normal-disciplined"):
+        r = by.get(name)
+        if r is not None and "budget" in r.sidecar:
+            lines.append(f"{name}: " + format_budget(r.sidecar["budget"]).replace("\n", f"\n{name}: "))
     r3b = by.get("exp3b-mixed-1ahead-free")
     if r3b is not None and "slack" in r3b.sidecar:
         sl = r3b.sidecar["slack"]

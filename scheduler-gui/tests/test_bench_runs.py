@@ -163,7 +163,7 @@ def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> Non
     names = sorted(p.stem for p in tmp_path.glob("*.csv"))
     assert names == sorted(p.stem for p in tmp_path.glob("*.json"))
     shown = [n for n in names if ".attempt" not in n]
-    assert len(shown) == 6
+    assert len(shown) == 7                      # the five experiments, 3b free-running, 2b disciplined
     for n in set(names) - set(shown):   # attempts the host stalled: set aside, marked invalid, named apart
         meta = json.loads((tmp_path / f"{n}.json").read_text())
         assert meta["valid"] is False and meta["name"] == n and "bench lag" in meta["invalid_reason"]
@@ -172,7 +172,8 @@ def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> Non
         df = pd.read_csv(tmp_path / f"{n}.csv")
         assert len(df) == 8, n
     table = done.stdout
-    for needle in ("| experiment", "39.1 us", "14465 us", "43.0 us", "47.03 us", "about half on time"):
+    for needle in ("| experiment", "39.1 us", "14465 us", "43.0 us", "47.03 us", "about half on time",
+                   "(ours: clock servo)", "exp2b-normal-disciplined: budget (disciplined target"):
         assert needle in table
     loaded = json.loads((tmp_path / "exp5-mixed-2ahead-load.json").read_text())
     assert loaded["config"]["load"] is True and loaded["load"]["command"][0] == "stress-ng"
