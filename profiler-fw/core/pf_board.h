@@ -25,6 +25,11 @@
  *                      targets (pf_core.c, README.md "8051 design")
  *   board_leds_write   as a macro instead of a function
  *   ISR prototypes the module holding main() must see (SDCC makes vectors only from those).
+ *
+ * The tick ISR starts the tick's TIMECODE frame itself when the core prepared it ahead (pf_core.c):
+ * an ISR-driven board asks pf_tick_tx() before its port write and writes a byte >= 0 to the idle
+ * transmitter right after it (then enables its transmit interrupt); a PF_FOREGROUND_IO board writes
+ * pf_tc_first to its UART right after the port write when pf_tc_armed is set (pf_core.h).
  */
 #ifndef PF_BOARD_H
 #define PF_BOARD_H

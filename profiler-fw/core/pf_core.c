@@ -53,6 +53,28 @@ static PF_FLAG tx_crc;
 #ifdef PF_FOREGROUND_IO
 static PF_FLAG rx_frame;      /* F: dec holds a frame for the next pf_service call */
 static uint8_t seq;           /* F only */
+/* TIMECODE ahead, foreground version (the 8051; the ISR-driven one is below). Built after the tick by
+ * the foreground, one bounded step per pf_service call, the frame's first byte went out 2400 .. 2900
+ * machine cycles (2.6 .. 3.1 ms) after the P1 change (measured in ucsim). Instead, while the line is
+ * idle and nothing else waits, F prepares TIMECODE(tc_ext + 1, seq) in enc itself (no RAM for a copy:
+ * begin, CRC steps, then mm_enc_step up to its first byte, one step per call, arm_step) and publishes
+ * that first byte in pf_tc_first with pf_tc_armed. The Timer0 ISR, right after its P1 write, writes it
+ * to SBUF, clears pf_tc_armed and sets pf_tc_isr (pf_core.h); F then takes the frame over (tc_take,
+ * from pf_tx_next or tick_sync, whichever runs first) and sends the rest from enc as usual.
+ *   pf_tc_armed   set by F (line idle, nothing pending: enc is not in use), cleared by T when it sends
+ *                 or by F before it starts another frame (a bit: clr is atomic; then F checks
+ *                 pf_tc_isr, which T sets in the same uninterrupted ISR)
+ *   pf_tc_isr     set by T, cleared by F in tc_take
+ *   pf_tc_first   written by F before it sets pf_tc_armed, read by T
+ * volatile: T changes or reads them behind F's back. */
+#ifndef PF_RESULT_LIVE
+#error "PF_FOREGROUND_IO needs PF_RESULT_LIVE (the TIMECODE ahead reads tc_ext + 1 through pf_enc_body)"
+#endif
+PF_FLAG pf_tc_armed;
+PF_FLAG pf_tc_isr;
+volatile uint8_t pf_tc_first;
+static PF_FLAG tc_arming;     /* F: enc holds the TIMECODE ahead (being prepared, or armed) */
+static PF_FLAG tc_arm_crc;    /* F: ... and its CRC is being folded */
 #else
 /* TIMECODE ahead (ISR-driven builds: the AVR). The PC dates each tick by the arrival of its TIMECODE
  * frame, so the frame should start with the tick: built by F in the foreground (pf_service), it took
@@ -106,6 +128,7 @@ static struct mm_enc MM_RAM enc; /* F (start) and X (next), never at once: see t
 #define PF_BODY_TIMECODE 1
 #define PF_BODY_HELLO 2
 #define PF_BODY_COUNTERS 3
+#define PF_BODY_TC_NEXT 4 /* the TIMECODE ahead: tc_ext + 1 */
 typedef uint8_t pf_body_t;
 static PF_FLAG tx_tc;
 static PF_FLAG tx_res;
@@ -255,6 +278,9 @@ void pf_init(void)
 #endif
 #ifdef PF_FOREGROUND_IO
     rx_frame = 0;
+    pf_tc_armed = 0;
+    pf_tc_isr = 0;
+    tc_arming = 0;
 #endif
 }
 
@@ -270,19 +296,69 @@ void pf_led_post(void)
 }
 
 #ifdef PF_FOREGROUND_IO
+/* F: the Timer0 ISR sent the first byte of the TIMECODE prepared ahead, with the tick it was for. The
+ * line is F's again no earlier than that byte's TI (a character time: 960 machine cycles at 9600
+ * baud), and every path that could start a frame or touch TI meanwhile (pf_tx_next, tick_sync, the
+ * take-back in pf_service) looks at pf_tc_isr first. tc_ext catches up with that tick here, and the
+ * body becomes tc_ext itself: the same bytes (tick_sync leaves tc_ext alone while tx_tc). */
+static void tc_take(void)
+{
+    pf_tc_isr = 0;
+    tc_arming = 0;
+    tx_busy = 1;
+    tx_tc = 1;
+    enc.body = PF_BODY_TIMECODE;
+    tc_ext++;
+    seq++;
+}
+
+/* F, line idle and nothing to send: one step of preparing TIMECODE(tc_ext + 1, seq) in enc. Armed
+ * only if no tick came since tick_sync (which drops a stale preparation): with interrupts masked, as
+ * T reads pf_tc_armed. */
+static void arm_step(void)
+{
+    int16_t b;
+
+    if (!tc_arming) {
+        mm_enc_begin(&enc, MM_T_TIMECODE, seq, PF_BODY_TC_NEXT, MM_TIMECODE_LEN);
+        tc_arming = 1;
+        tc_arm_crc = 1;
+        return;
+    }
+    if (tc_arm_crc) {
+        tc_arm_crc = mm_enc_crc_step(&enc);
+        return;
+    }
+    b = mm_enc_step(&enc);
+    if (b == MM_ENC_AGAIN)
+        return;
+    pf_tc_first = (uint8_t)b;
+    PF_CRIT_ENTER();
+    if ((uint8_t)(pf_tc_next - 1u) == (uint8_t)tc_ext)
+        pf_tc_armed = 1;
+    else
+        tc_arming = 0;
+    PF_CRIT_EXIT();
+}
+
 /* F: catches up with the ticks the tick ISR counted in pf_tc_next (it runs far more often than every
  * 256 ticks). Same bookkeeping as pf_tick, for d ticks at once. */
 static void tick_sync(void)
 {
     uint8_t d = (uint8_t)((uint8_t)(pf_tc_next - 1u) - (uint8_t)tc_ext);
 
+    /* After d: a tick whose TIMECODE the ISR sent may come before or after d was read, and tc_take
+     * counts it either way (a tick after d and before this test would be counted twice else). */
+    if (pf_tc_isr) {
+        tc_take();
+        return;       /* any other tick: next call */
+    }
     if (d == 0)
         return;
-#ifdef PF_RESULT_LIVE
     if (tx_tc)
         return;       /* tc_ext is the body of the TIMECODE frame on the line */
-#endif
     tc_ext += d;
+    tc_arming = 0;    /* a TIMECODE being prepared ahead is for the tick that just came: again */
     if (!tc_pending)
         d--;
     counters[PF_C_TICKS_MISSED] += d;
@@ -450,6 +526,10 @@ int16_t pf_tx_next(void)
         tx_lone_delim = 0;
         return 0;
     }
+#ifdef PF_FOREGROUND_IO
+    if (pf_tc_isr)
+        tc_take();    /* its first byte is out: this is its TI */
+#endif
     if (!tx_busy)
         return -1;
 #ifdef PF_FOREGROUND_IO
@@ -530,6 +610,11 @@ uint8_t pf_enc_body(uint8_t body, uint8_t k)
     switch (body) {
     case PF_BODY_TIMECODE:
         return ((const uint8_t *)&tc_ext)[k];
+#ifdef PF_FOREGROUND_IO
+    case PF_BODY_TC_NEXT:
+        tc = tc_ext + 1u;
+        return ((const uint8_t *)&tc)[k];
+#endif
     case PF_BODY_HELLO:
         return hello_body[k];
     case PF_BODY_COUNTERS: /* tx_dropped (body bytes 12, 13) is not stored: always 0 */
@@ -665,6 +750,17 @@ uint8_t pf_service(void)
 #ifdef PF_FOREGROUND_IO
     if (tx_busy)
         return 0;
+    if (!(tc_pending | hello_pending | counters_pending) && ring_count == 0) {
+        if (pf_tc_armed || pf_tc_isr)
+            return 0; /* armed, or (a tick since tick_sync) just taken by the tick: not again */
+        arm_step();   /* nothing to send: the next TIMECODE ahead */
+        return 1;
+    }
+    /* A frame to start: it needs enc and seq, so take the TIMECODE ahead back first. */
+    pf_tc_armed = 0;
+    if (pf_tc_isr)
+        return 1;     /* the tick took it just before: tick_sync takes it over next call */
+    tc_arming = 0;
 #else
     if (tx_busy || !(tc_pending | hello_pending | counters_pending | ring_count)) {
         /* Nothing to start: encode the next TIMECODE ahead (also while a frame is on the line:
@@ -747,6 +843,10 @@ uint8_t pf_has_work(void)
 #endif
     if (tx_busy)
         return 0;
+#ifdef PF_FOREGROUND_IO
+    if (!pf_tc_armed)
+        return 1;     /* the next TIMECODE to prepare ahead */
+#endif
     return (uint8_t)(tc_pending | hello_pending | counters_pending | ring_count);
 }
 

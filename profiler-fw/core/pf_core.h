@@ -57,6 +57,13 @@ void pf_init(void);
 void pf_tick(void);
 #ifndef PF_FOREGROUND_IO
 int16_t pf_tick_tx(void); /* T, before the port write: see pf_core.c (TIMECODE ahead) */
+#else
+/* The TIMECODE prepared ahead (pf_core.c). The tick ISR, right after its port write:
+ *   if (pf_tc_armed) { pf_tc_armed = 0; <write pf_tc_first to the idle UART>; pf_tc_isr = 1; }
+ * volatile: F writes them behind the ISR's back and the ISR behind F's. */
+extern PF_FLAG pf_tc_armed;
+extern PF_FLAG pf_tc_isr;
+extern volatile uint8_t pf_tc_first;
 #endif
 void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s);
 void pf_spurious(void);

@@ -13,7 +13,7 @@ room=$(sed -n 's/^Stack starts at: 0x[0-9A-Fa-f]* (sp set to 0x[0-9A-Fa-f]*) wit
 [ -n "$room" ] || { echo "mcs51_size: no stack line in $mem" >&2; exit 1; }
 used=$((128 - room)) # everything but the stack room (the .mem shows no other spare piece here)
 need=$(python3 "$(dirname "$0")/mcs51_stack.py" "$dir" | tail -n 1)
-python3 "$(dirname "$0")/mcs51_stack.py" "$dir" | head -n 1
+python3 "$(dirname "$0")/mcs51_stack.py" "$dir" | sed -n 1p # (reads it all: head's early exit broke the pipe)
 echo "8051 code: $code B of 4096; internal RAM: $used B of 128 used, stack room $room B, stack need $need B"
 [ "$code" -le 4096 ] || { echo "8051 image too large for an 87C51" >&2; exit 1; }
 [ "$room" -ge "$need" ] || { echo "8051 stack room $room B < worst-case need $need B" >&2; exit 1; }

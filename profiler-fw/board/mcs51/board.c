@@ -9,8 +9,9 @@
  *   Timer0    mode 1, free running: one tick = 65536 machine cycles = 71.11 ms; timestamp = count
  *
  * The paper's foreground polling loop. The only interrupt is the Timer0 tick: its ISR writes P1,
- * notes when it did so (tick_off) and advances pf_tc_next; it calls nothing and touches no core state
- * but pf_tc_next (the core follows in pf_service). Everything else runs in main: the poll of P0, the
+ * notes when it did so (tick_off), advances pf_tc_next and, if the core prepared this tick's TIMECODE
+ * ahead (pf_tc_armed), writes its first byte to SBUF; it calls nothing and touches no core state but
+ * those pf_ variables (the core follows in pf_service). Everything else runs in main: the poll of P0, the
  * UART (RI/TI polled: a received byte waits in SBUF for up to a character time, 960 cycles, far more
  * than one pass of the loop), and the core's work, one bounded step per pf_service call (PF_FOREGROUND_IO
  * in pf_board_cfg.h). main polls P0 between every two steps, so an edge is stamped at most one step
@@ -48,6 +49,11 @@ void t0_isr(void) __interrupt(1)
     P1 = pf_tc_next;             /* the tick: first statement, before anything else */
     tick_off = (uint8_t)(TL0 - TL0_AFTER_P1);
     pf_tc_next++;                /* the core's tick_sync counts it */
+    if (pf_tc_armed) {           /* this tick's TIMECODE, prepared ahead by the core; the UART is idle */
+        pf_tc_armed = 0;
+        SBUF = pf_tc_first;      /* its first byte: written 10 machine cycles after P1 changed */
+        pf_tc_isr = 1;           /* the core sends the rest (pf_tx_next at TI) */
+    }
 }
 
 /* The time `back` counts before now, as counts since the port change of the tick it falls in. Masks
