@@ -25,7 +25,6 @@ import resource
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable
 
 import mmproto as mp
@@ -42,6 +41,7 @@ from .firing import Firer
 from .invariant import InvariantViolation, check_invariant
 from .load import Load
 from .outcome import apply_result, refusal_reason, silent_outcome
+from .result import RunResult
 from .runstate import RunState
 from .session import Session
 from .stats import slack_distribution, summarize
@@ -60,27 +60,6 @@ class SetupError(RuntimeError):
 
 def round256(d: int) -> int:
     return ((d + 128) // 256) * 256
-
-
-@dataclass
-class RunResult:
-    events: list[Event]
-    sidecar: dict[str, Any]
-    csv_path: Path | None
-    json_path: Path | None
-
-    @property
-    def valid(self) -> bool:
-        return bool(self.sidecar["valid"])
-
-    @property
-    def summary(self) -> dict[str, Any]:
-        return self.sidecar["summary"]
-
-    @property
-    def reasons(self) -> list[str]:
-        """The codes of the run's invalid reasons (mmanalysis.schema.INVALID_REASONS)."""
-        return [r["code"] for r in self.sidecar.get("invalid_reasons") or []]
 
 
 @dataclass
