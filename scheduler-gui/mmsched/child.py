@@ -17,12 +17,14 @@ needs, in order, through one pipe:
     ("failed", Failure)             last: a run that could not start or broke: a code and words, no traceback
     ("died", Failure)               made by the parent: the process ended without a last message
 
-The child sends batches (a list of such messages) at most every FLUSH_S and on every TIMECODE; the
-observer only snapshots an event into a tuple under a lock, so the run's threads pay microseconds for
-the view. The endpoint is built in the child: the parent passes the endpoint object before `open()` (it
-pickles: `Boards`, `mmhil.BenchEndpoint`). Stop is a multiprocessing Event the child maps to
-`Runner.stop_requested`. A child that dies leaves whatever it wrote; the parent ends the target process
-group it reported (`identity()["bench_pid"]`), which would otherwise run on with no one to stop it.
+The child sends batches (a list of such messages) from one housekeeping thread, right after each
+TIMECODE: the moment farthest from the next FIRE (normal mode fires at tick starts), so the firing thread
+never waits for it at the interpreter lock (`_housekeeping`). The observer only snapshots an event into a
+tuple under a lock, so the run's threads pay microseconds for the view. The endpoint is built in the
+child: the parent passes the endpoint object before `open()` (it pickles: `Boards`,
+`mmhil.BenchEndpoint`). Stop is a multiprocessing Event the child maps to `Runner.stop_requested`. A
+child that dies leaves whatever it wrote; the parent ends the target process group it reported
+(`identity()["bench_pid"]`), which would otherwise run on with no one to stop it.
 
 This module is core (no Qt, no mmhil): the GUI's worker reads `RunProcess.messages()` in a thread and
 turns them into its signals.
@@ -47,9 +49,9 @@ from .event import Event
 from .runner import RunResult, Runner
 from .session import Session
 
-FLUSH_S = 0.05          # a batch at most this often (and on every TIMECODE): ~20 a second
-HEALTH_S = 0.5          # link health for the view
-IDENTITY_S = 0.1        # how often the child looks whether the endpoint's identity changed
+HEALTH_S = 0.5          # link health for the view, at most this often
+SETUP_WAKE_S = 0.1      # before the run's window: how often the child looks at the endpoint's identity
+IDLE_WAKE_S = 1.0       # in the run's window: the child's housekeeping when no TIMECODE wakes it
 JOIN_S = 10.0           # a child that sent its last message gets this long to exit
 QT = ("PySide6", "pyqtgraph")
 
@@ -104,13 +106,14 @@ def describe_exit(exitcode: int | None) -> str:
 # ---- the child's side ------------------------------------------------------------------------------------
 class Outbox:
     """The child's end of the pipe. The Runner's observer and log put messages here (events coalesced to
-    their newest state, order kept otherwise); one sender thread sends them as batches."""
+    their newest state, order kept otherwise); the housekeeping thread sends them as batches when woken."""
 
-    def __init__(self, conn: Connection, flush_s: float = FLUSH_S) -> None:
-        self.conn, self.flush_s = conn, flush_s
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
         self._cv = threading.Condition()
         self._items: list[tuple[str, Any]] = []
         self._rows: dict[int, tuple] = {}
+        self._woken = False
         self.broken = False                      # the parent is gone: nothing is sent any more
 
     def observer(self, kind: str, obj: Any) -> None:
@@ -129,17 +132,28 @@ class Outbox:
             self._move_rows()
             self._items.append((kind, obj))
             if wake:
+                self._woken = True
                 self._cv.notify()
+
+    def wake(self) -> None:
+        with self._cv:
+            self._woken = True
+            self._cv.notify()
+
+    def wait(self, timeout_s: float) -> None:
+        """Until woken (a TIMECODE, a phase, the run's end) or `timeout_s`."""
+        with self._cv:
+            if not self._woken:
+                self._cv.wait(timeout_s)
+            self._woken = False
 
     def _move_rows(self) -> None:
         if self._rows:
             self._items.append(("rows", list(self._rows.values())))
             self._rows.clear()
 
-    def take(self, wait_s: float | None = None) -> list[tuple[str, Any]]:
+    def take(self) -> list[tuple[str, Any]]:
         with self._cv:
-            if wait_s is not None and not self._items:
-                self._cv.wait(wait_s)
             self._move_rows()
             batch, self._items = self._items, []
         return batch
@@ -154,21 +168,26 @@ class Outbox:
             self.broken = True
             return False
 
-    def serve(self, done: threading.Event) -> None:
-        """The sender thread: a batch every flush_s (sooner on a TIMECODE or a phase) until `done`."""
-        while not done.is_set():
-            self.send(self.take(self.flush_s))
-        self.send(self.take())
 
+def _housekeeping(runner: Runner, out: Outbox, stop: Any, done: threading.Event, health_s: float) -> None:
+    """The child's one thread besides the run's own: it sends what the run reported, passes on Stop and a
+    parent that went away (both end event generation; the events in flight end as usual and the run is
+    written), sends the endpoint's identity whenever it changes and the links' health every health_s.
 
-def _watch(runner: Runner, out: Outbox, stop: Any, done: threading.Event, health_s: float) -> None:
-    """The child's housekeeping thread: Stop from the parent, a parent that went away (both end event
-    generation; the events in flight end as usual and the run is written), the endpoint's identity as
-    soon as it changes, and the links' health every health_s."""
+    When: right after each TIMECODE (the run wakes it). Normal mode fires at tick starts and a TIMECODE
+    frame is complete a frame's time after its tick began, so this is as far as it gets from the next
+    firing moment (and from accuracy's busy-wait before it): the firing thread never waits for this one's
+    turn at the interpreter lock. Before the run's window (set-up, no firing) it also wakes every
+    SETUP_WAKE_S, so the parent learns the bench's pid at once; once running, every IDLE_WAKE_S if no
+    TIMECODE comes."""
     ppid = os.getppid()
     identity: dict[str, Any] | None = None
     next_health = time.monotonic() + health_s
-    while not done.wait(IDENTITY_S):
+    running = False
+    while True:
+        finished = done.is_set()
+        if not finished:
+            out.wait(IDLE_WAKE_S if running else SETUP_WAKE_S)
         if stop.is_set() or out.broken or os.getppid() != ppid:
             runner.stop_requested.set()
         try:
@@ -178,22 +197,29 @@ def _watch(runner: Runner, out: Outbox, stop: Any, done: threading.Event, health
         if now_id is not None and now_id != identity:
             identity = now_id
             out.put("identity", dict(now_id))
-        if time.monotonic() >= next_health:
-            next_health += health_s
+        if not finished and time.monotonic() >= next_health:
+            next_health = time.monotonic() + health_s
             st = runner.state
-            if st is not None and not st.generating and runner.events and all(e.terminal for e in list(runner.events)):
-                continue        # the run is over: its ports are being closed on purpose, not lost
-            try:
-                out.put("health", health_of(runner.session, runner.endpoint))
-            except Exception:  # noqa: BLE001 - health is a view; the run reports real faults
-                pass
+            over = (st is not None and not st.generating and runner.events
+                    and all(e.terminal for e in list(runner.events)))
+            if not over:        # (once over, its ports are being closed on purpose, not lost)
+                try:
+                    out.put("health", health_of(runner.session, runner.endpoint))
+                except Exception:  # noqa: BLE001 - health is a view; the run reports real faults
+                    pass
+        batch = out.take()
+        for kind, obj in batch:
+            if kind == "phase":
+                running = obj == "running"
+        out.send(batch)
+        if finished:
+            return
 
 
-def child_main(conn: Connection, stop: Any, cfg: RunConfig, endpoint: Endpoint, flush_s: float = FLUSH_S,
-               health_s: float = HEALTH_S) -> None:
+def child_main(conn: Connection, stop: Any, cfg: RunConfig, endpoint: Endpoint, health_s: float = HEALTH_S) -> None:
     """The run process: one Runner, its messages to `conn`, its last message the result or the failure."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C in the GUI's terminal is the GUI's to handle
-    out = Outbox(conn, flush_s)
+    out = Outbox(conn)
     out.send([("started", {"pid": os.getpid(), "qt": sorted({m.split(".")[0] for m in sys.modules} & set(QT))})])
     try:
         runner = Runner(cfg, endpoint, log=lambda text: out.put("log", text))
@@ -202,10 +228,9 @@ def child_main(conn: Connection, stop: Any, cfg: RunConfig, endpoint: Endpoint, 
         return
     runner.observer = out.observer
     done = threading.Event()
-    watch = threading.Thread(target=_watch, args=(runner, out, stop, done, health_s), name="mmrun-watch", daemon=True)
-    sender = threading.Thread(target=out.serve, args=(done,), name="mmrun-send", daemon=True)
-    watch.start()
-    sender.start()
+    keeper = threading.Thread(target=_housekeeping, args=(runner, out, stop, done, health_s), name="mmrun-house",
+                              daemon=True)
+    keeper.start()
     last: tuple[str, Any]
     try:
         last = ("result", runner.run())
@@ -213,8 +238,8 @@ def child_main(conn: Connection, stop: Any, cfg: RunConfig, endpoint: Endpoint, 
         last = ("failed", Failure.of(exc))
     finally:
         done.set()
-        watch.join()
-        sender.join()
+        out.wake()
+        keeper.join()
     out.send([last])        # (a parent that went away gets nothing: the run's files are on disk)
 
 
@@ -223,14 +248,13 @@ class RunProcess:
     """The parent's handle on a run in a process of its own: `start()`, then read `messages()` (in a thread
     of the parent's: it blocks) until the last one; `stop()` from anywhere."""
 
-    def __init__(self, cfg: RunConfig, endpoint: Endpoint, flush_s: float = FLUSH_S,
-                 health_s: float = HEALTH_S) -> None:
+    def __init__(self, cfg: RunConfig, endpoint: Endpoint, health_s: float = HEALTH_S) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.cfg = cfg
         self._conn, self._child_conn = ctx.Pipe(duplex=False)
         self._stop = ctx.Event()
         self.process = ctx.Process(target=child_main, name="mmrig-run", daemon=False,
-                                   args=(self._child_conn, self._stop, cfg, endpoint, flush_s, health_s))
+                                   args=(self._child_conn, self._stop, cfg, endpoint, health_s))
         self.identity: dict[str, Any] = {}
         self.started: dict[str, Any] = {}
         self.ended: str | None = None           # "result", "failed" or "died" once over
@@ -315,5 +339,5 @@ class RunProcess:
             return None
 
 
-__all__ = ["FLUSH_S", "Failure", "HEALTH_S", "ROW_FIELDS", "RunProcess", "child_main", "describe_exit",
+__all__ = ["Failure", "HEALTH_S", "ROW_FIELDS", "RunProcess", "child_main", "describe_exit",
            "health_of", "row_of"]
