@@ -1,0 +1,175 @@
+"""The latency histogram of a run, defined once (numpy only), as cyclictest's `-h` and EVL latmus's histogram
+file give it: fixed bins from 0 us, each `bin_us` wide, `bins` of them, and an overflow count past the last.
+
+What is counted is what every latency figure of mmrig is over (`latstats`): the measured events (`ok` and
+`late`) that are measurable. `early`, `missed` and `lost` are never folded in. So
+`sum(counts) + overflow + underflow == summary.n` (underflow, a measured latency below 0, cannot happen: a
+negative latency is the outcome `early`; it is counted, never dropped, should it ever).
+
+Bin `i` holds latencies `i * bin_us <= x < (i + 1) * bin_us`. The default width is 1 us for mixed and
+verification runs (the executor's latency is a few microseconds; 1000 bins reach the default late bound)
+and 10 us for normal mode (the PC fires: hundreds of microseconds to milliseconds; 1000 bins reach 10 ms).
+
+The worst event is the measured, measurable one with the largest latency (the first of equals): its event
+number, latency, tick (`scheduled_tc`) and the host time its frame was written (`sent_s`, seconds since the
+run started), which is where to look in the CSV, a VCD or the bench's stall list.
+
+`hist_text(sidecar)` writes the latmus-like text file (`mmrig run --hist`): '#' header lines that record
+the environment a reader needs to trust the figure, then one `bin_start_us count` line per bin.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable, Mapping
+
+import numpy as np
+
+from .schema import MEASURED, OUTCOMES
+
+DEFAULT_BINS = 1000
+DEFAULT_BIN_US = {"mixed": 1.0, "verification": 1.0, "normal": 10.0}
+
+
+def default_bin_us(mode: str) -> float:
+    return DEFAULT_BIN_US.get(mode, 1.0)
+
+
+def check_bin_us(bin_us: float) -> float:
+    """The bin width as a positive finite float; ValueError otherwise (the command line's usage error)."""
+    try:
+        value = float(bin_us)
+    except (TypeError, ValueError):
+        raise ValueError(f"histogram bin width must be a number of us, not {bin_us!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"histogram bin width must be > 0 us, not {bin_us!r}")
+    return value
+
+
+def bin_counts(values: Iterable[float], bin_us: float, bins: int = DEFAULT_BINS) -> tuple[list[int], int, int]:
+    """(counts per bin, overflow, underflow) of these latencies in us."""
+    bin_us = check_bin_us(bin_us)
+    x = np.asarray(list(values), dtype=float)
+    x = x[~np.isnan(x)]
+    idx = np.floor(x / bin_us).astype(np.int64)
+    under = int((idx < 0).sum())
+    over = int((idx >= bins).sum())
+    inside = idx[(idx >= 0) & (idx < bins)]
+    counts = np.bincount(inside, minlength=bins)[:bins] if inside.size else np.zeros(bins, dtype=np.int64)
+    return [int(c) for c in counts], over, under
+
+
+def _r(v: float | None, nd: int = 6) -> float | None:
+    return None if v is None else round(float(v), nd)
+
+
+def latency_histogram(rows: Iterable[Any], bin_us: float, bins: int = DEFAULT_BINS) -> dict[str, Any]:
+    """The sidecar's `histogram` section of objects with `event`, `outcome`, `latency_us`, `measurable`,
+    `scheduled_tc` and `sent_s` attributes (the scheduler's events, or `DataFrame.itertuples()` of a run)."""
+    bin_us = check_bin_us(bin_us)
+    measured = [r for r in rows if r.outcome in MEASURED and bool(r.measurable) and r.latency_us is not None
+                and not (isinstance(r.latency_us, float) and math.isnan(r.latency_us))]
+    counts, over, under = bin_counts([r.latency_us for r in measured], bin_us, bins)
+    worst = None
+    if measured:
+        w = max(measured, key=lambda r: (r.latency_us, -int(r.event)))
+        sent = getattr(w, "sent_s", None)
+        worst = {"event": int(w.event), "latency_us": _r(w.latency_us), "outcome": w.outcome,
+                 "scheduled_tc": int(w.scheduled_tc),
+                 "sent_s": None if sent is None or (isinstance(sent, float) and math.isnan(sent)) else _r(sent)}
+    return {"bin_us": bin_us, "bins": bins, "range_us": _r(bin_us * bins), "n": len(measured), "counts": counts,
+            "overflow": over, "underflow": under, "worst": worst}
+
+
+# ---- the latmus-like text file ------------------------------------------------------------------------
+def _hz(v: Any) -> str:
+    return "?" if v is None else f"{int(v)} Hz"
+
+
+def _node_line(name: str, hello: Mapping[str, Any] | None, fw: Mapping[str, Any] | None) -> str:
+    if not hello:
+        return f"# {name}: none"
+    ver = hello.get("fw_version")
+    ver_s = f"{int(ver) >> 8}.{int(ver) & 0xFF}" if ver is not None else "?"
+    tick_us = (hello["tick_counts"] * 1e6 / hello["timer_hz"]) if hello.get("timer_hz") else None
+    line = (f"# {name}: firmware {ver_s}, cpu {_hz(hello.get('cpu_hz'))}, timer {_hz(hello.get('timer_hz'))}, "
+            f"tick {hello.get('tick_counts')} counts" + (f" ({tick_us:.3f} us)" if tick_us else "")
+            + f", {hello.get('baud')} baud")
+    if fw and fw.get("sha256"):
+        line += f", image {fw.get('image')} sha256 {fw['sha256']}"
+    elif fw and fw.get("why"):
+        line += f", image: {fw['why']}"
+    return line
+
+
+def hist_header(sidecar: Mapping[str, Any]) -> list[str]:
+    """The '#' lines of the histogram file: the run, the environment, the figures."""
+    cfg = sidecar.get("config") or {}
+    env = sidecar.get("environment") or {}
+    host = env.get("host") or {}
+    sw = env.get("software") or {}
+    fw = env.get("firmware") or {}
+    target = sidecar.get("target") or {}
+    hist = sidecar["histogram"]
+    s = sidecar.get("summary") or {}
+    length = " ".join(([f"count {cfg['count']}"] if cfg.get("count") is not None else [])
+                      + ([f"duration {cfg['duration_s']} s"] if cfg.get("duration_s") is not None else []))
+    out = [f"# mmrig latency histogram: {sidecar.get('name')} ({sidecar.get('format')} "
+           f"v{sidecar.get('format_version')}, created {sidecar.get('created')})",
+           f"# run: mode {cfg.get('mode')}, distance {cfg.get('distance')}, rate {cfg.get('rate_ms')} ms, {length}, "
+           f"generation {cfg.get('generation')}, dispatch {cfg.get('dispatch')}, random ids {cfg.get('random_ids')}, "
+           f"late bound {cfg.get('late_bound_us')} us"]
+    kind = target.get("kind")
+    how = ("lockstep" if target.get("lockstep") else "paced" if target.get("paced") else "unpaced") \
+        if kind == "bench" else "serial ports"
+    out.append(f"# target: {kind} ({how}), profiler {target.get('profiler')}, executor {target.get('executor')}")
+    if fw.get("bench", {}).get("sha256"):
+        out.append(f"# bench program: {fw['bench'].get('image')} sha256 {fw['bench']['sha256']}")
+    nodes = sidecar.get("nodes") or {}
+    for name in ("profiler", "executor"):
+        out.append(_node_line(name, nodes.get(name), fw.get(name)))
+    tb = sidecar.get("timebase") or {}
+    if tb:
+        out.append(f"# time base: profiler timer {_hz(tb.get('timer_hz'))}, tick {tb.get('tick_counts')} counts")
+    la = host.get("loadavg")
+    out.append(f"# host: {host.get('system')} {host.get('kernel')} ({host.get('kernel_version')}) "
+               f"{host.get('machine')}, {host.get('cpu_model')}, {host.get('cpu_count')} CPUs"
+               + (f", governor {host['cpu_governor']}" if host.get("cpu_governor") else "")
+               + (f", load {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}" if la else ""))
+    out.append(f"# software: mmrig {sw.get('mmrig')}, git {sw.get('git')}, python {sw.get('python')}")
+    load = sidecar.get("load") or {}
+    out.append(f"# load: {'stress-ng (' + ' '.join(load['command']) + ')' if load.get('command') else 'none added'}"
+               f", scheduler nice {load.get('scheduler_nice')}, bench priority {load.get('bench_priority')}")
+    valid = sidecar.get("valid")
+    out.append(f"# valid: {'yes' if valid else 'NO: ' + str(sidecar.get('invalid_reason'))}")
+    o = s.get("outcomes") or {}
+
+    def f(key: str) -> str:
+        v = s.get(key)
+        return "-" if v is None else f"{v:.3f}"
+    out.append(f"# events: {s.get('events')}, ok/late/early/missed/lost "
+               + "/".join(str(o.get(k, 0)) for k in OUTCOMES)
+               + f", measured {s.get('n')}, not measurable {s.get('unmeasurable')}")
+    out.append(f"# latency us: min {f('min_us')}, mean {f('mean_us')}, p50 {f('p50_us')}, p99 {f('p99_us')}, "
+               f"p99.9 {f('p999_us')}, max {f('max_us')}")
+    out.append(f"# bins: {hist['bins']} of {hist['bin_us']:g} us from 0; overflow (>= {hist['range_us']:g} us) "
+               f"{hist['overflow']}, underflow (< 0) {hist['underflow']}")
+    w = hist.get("worst")
+    out.append("# worst: none measured" if not w else
+               f"# worst: {w['latency_us']:.3f} us ({w['outcome']}), event {w['event']}, tick {w['scheduled_tc']}, "
+               f"sent at {w['sent_s']} s")
+    out.append("# bin_start_us count")
+    return out
+
+
+def hist_text(sidecar: Mapping[str, Any]) -> str:
+    """The whole histogram file of a run's sidecar (it must hold a `histogram` section)."""
+    hist = sidecar["histogram"]
+    lines = hist_header(sidecar)
+    width = hist["bin_us"]
+    lines += [f"{i * width:g} {c}" for i, c in enumerate(hist["counts"])]
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["DEFAULT_BINS", "DEFAULT_BIN_US", "bin_counts", "check_bin_us", "default_bin_us", "hist_header",
+           "hist_text", "latency_histogram"]
