@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import mmproto as mp
+from mmanalysis.histogram import default_bin_us, latency_histogram
 from mmanalysis.schema import FORMAT, FORMAT_VERSION, MAX_UNMEASURABLE_SHARE
 from mmproto import Arrival, Item, LinkDown, LinkError
 
@@ -35,6 +36,7 @@ from . import __version__
 from .budget import Floor, apply_budget, budget_summary
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict, Window
+from .environment import collect as collect_environment
 from .event import Event
 from .export import write_run
 from .firing import Firer
@@ -81,6 +83,11 @@ class Runner:
     # `stop_requested` ends event generation early; the events in flight still end as usual.
     observer: Any = None
     stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
+    # The sidecar's environment and histogram (issue 17): the images the endpoint ran, by node (and "bench"),
+    # hashed into `environment` (only the entry point that chose the endpoint knows them), and the latency
+    # histogram's bin width in us (None: mmanalysis.histogram's default for the mode).
+    images: dict[str, Any] | None = None
+    histogram_us: float | None = None
 
     def __post_init__(self) -> None:
         self.session = Session(self.endpoint)
@@ -693,6 +700,9 @@ class Runner:
             "invariant": invariant,
             "summary": summary,
         }
+        # issue 17: what a reader needs to trust the figure, and the latency histogram (docs/data-format.md)
+        sidecar["environment"] = collect_environment(hellos, identity, self.images)
+        sidecar["histogram"] = latency_histogram(self.events, self.histogram_us or default_bin_us(cfg.mode))
         if cfg.mode == "mixed":
             sidecar["slack"] = slack_distribution(self.events)
         if cfg.mode == "normal" and st is not None:
