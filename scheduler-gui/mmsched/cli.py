@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import re
+import signal
 import sys
 import time
 from pathlib import Path
@@ -78,48 +83,231 @@ def parse_rate(text: str) -> float | None:
     return value
 
 
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value
+
+
+def percent(text: str) -> float:
+    try:
+        value = float(text.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {text!r}") from None
+    if not 0 <= value <= 100:
+        raise argparse.ArgumentTypeError(f"must be 0..100, not {text}")
+    return value
+
+
+def fail_on(text: str) -> tuple[str, ...]:
+    from .gates import parse_fail_on
+
+    try:
+        return parse_fail_on(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--fail-on: ")) from None
+
+
+def dumps_readable(doc: object) -> str:
+    """Indented JSON with every list of plain numbers on one line (the histogram's 1000 counts)."""
+    text = json.dumps(doc, indent=2, default=str)
+    return re.sub(r"\[\s*(-?[0-9][-+0-9.eE]*(?:,\s*-?[0-9][-+0-9.eE]*)*)\s*\]",
+                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+
+
+RUN_EPILOG = """\
+exit codes (the first that applies wins):
+  2  usage or rig error: bad option, a port that cannot be opened, a bench that cannot start (no run)
+  3  invalid run: kept on disk, never a result; its gates are not judged
+  1  a gate failed (--fail-on, --max-latency-us, --min-on-time)
+  0  the run is valid and every gate passed (or none was given)
+  130  interrupted twice with Ctrl-C (once: event generation stops, the run ends and is written as usual)
+
+output: the summary (or with --json one JSON document) on stdout; log lines, warnings and errors on stderr;
+on a terminal a live progress line on stderr (events done, on time, p99 and max so far, bench lag),
+none when stderr is not a terminal, nor with -q or --json.
+files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has the histogram and the
+environment), OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
+'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate).
+"""
+
+
+def ensure_closed(endpoint: object) -> None:
+    """After an error out of a run: the endpoint released (a bench ended), whatever the run got to. close() is
+    safe to call twice; an endpoint error that escaped mid-run (a lockstep grant that timed out) can leave it
+    open otherwise, and a bench orphaned."""
+    try:
+        endpoint.close()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - best effort; the error being reported is the one that matters
+        pass
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from mmanalysis.histogram import hist_text
     from mmproto import LinkError
 
     from .budget import format_budget
     from .config import RunConfig
     from .endpoint import Boards, Endpoint, EndpointError
-    from .runner import run
+    from .gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
+    from .junit import files_words, junit_xml, write_junit
+    from .runner import Runner
     from .stats import format_summary
 
+    gates = Gates(args.fail_on or (), args.max_latency_us, args.min_on_time)
+    name = args.name or (args.out.name if args.out else "run")
+    t0 = time.monotonic()
+
+    def usage_or_rig_error(text: str) -> int:
+        """One line on stderr, the JUnit report (an <error>) if asked for, exit 2. Never a traceback."""
+        print(f"mmrig run: {text}", file=sys.stderr)
+        if args.junit is not None:
+            try:
+                write_junit(args.junit, junit_xml(name, judge(gates, {}, valid=False), valid=False, error=text,
+                                                  time_s=time.monotonic() - t0))
+            except OSError as exc:
+                print(f"mmrig run: cannot write {args.junit}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
-        print("mmrig run: give both --profiler and --executor (or neither, for the bench)", file=sys.stderr)
-        return 2
+        return usage_or_rig_error("give both --profiler and --executor (or neither, for the bench)")
+    if args.hist == "" and args.out is None:
+        return usage_or_rig_error("--hist without a FILE writes OUT.hist: give --out OUT too (or --hist FILE)")
+    for what, path in (("--out", args.out), ("--junit", args.junit), ("--hist", args.hist or None)):
+        if path is not None:
+            parent = Path(path).parent
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                return usage_or_rig_error(f"{what}: cannot create {parent}: {exc.strerror or exc}")
+            if not os.access(parent, os.W_OK):
+                return usage_or_rig_error(f"{what}: {parent} is not writable")
     count = args.count if args.count is not None or args.duration is not None else 200
-    cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
-                    duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
-                    accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
-                    late_bound_us=args.late_bound_us,
-                    max_in_flight=args.max_in_flight, name=args.name or (args.out.name if args.out else "run"),
-                    out=args.out)
+    try:
+        cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
+                        duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
+                        accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
+                        late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, name=name, out=args.out)
+    except ValueError as exc:
+        return usage_or_rig_error(str(exc))
     endpoint: Endpoint
+    images = None
     if args.profiler is not None:
         endpoint = boards = Boards(args.profiler, args.executor)
         for warning in boards.warnings():   # an FTDI latency timer above 1 ms: one line each, with the fix
             print(f"mmrig run: WARNING: {warning.text}", file=sys.stderr)
     else:
         from mmhil import BenchEndpoint, LockstepEndpoint  # the entry point chooses; the core never imports it
+        from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
 
         endpoint = LockstepEndpoint() if args.unpaced else BenchEndpoint(lag_bound_us=args.lag_bound_us)
+        images = {"profiler": PROFILER_ELF, "executor": EXECUTOR_ELF, "bench": BENCH_BIN}   # what Bench() loads
+
+    # The live progress line: on a terminal only, never into a file or a pipe, nor with -q or --json.
+    progress = None
+    if not args.quiet and not args.json and sys.stderr.isatty():
+        from .progress import ProgressLine, bench_lag_text
+
+        lag = (lambda: "lockstep") if args.unpaced and args.profiler is None else bench_lag_text(endpoint.health)
+        progress = ProgressLine(sys.stderr, cfg.count, lag, name=name)
+    if args.quiet:
+        log = None
+    elif progress is not None:
+        log = progress.print_above
+    else:
+        def log(text: str) -> None:
+            print(text, file=sys.stderr)
+    runner = Runner(cfg, endpoint, log, images=images, histogram_us=args.histogram_us)
+    if progress is not None:
+        runner.observer = progress.observer
+        progress.start()
+
+    def first_interrupt(signum: int, frame: object) -> None:
+        # Ctrl-C once: generation stops, the events in flight end, the run is written; twice: abort.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        runner.stop_requested.set()
+        (log or (lambda t: print(t, file=sys.stderr)))("mmrig run: stopping (Ctrl-C again to abort)")
+
+    previous = signal.signal(signal.SIGINT, first_interrupt)
     try:
-        result = run(cfg, endpoint, log=lambda text: print(text, file=sys.stderr))
+        result = runner.run()
     except (LinkError, EndpointError) as exc:
-        print(f"mmrig run: {str(exc).splitlines()[0]}", file=sys.stderr)
-        return 2
-    print(format_summary(cfg.name, result.summary))
+        ensure_closed(endpoint)
+        return usage_or_rig_error(str(exc).splitlines()[0])
+    except OSError as exc:                       # the run's files could not be written
+        ensure_closed(endpoint)
+        return usage_or_rig_error(f"cannot write the run: {exc}")
+    except KeyboardInterrupt:
+        ensure_closed(endpoint)
+        print("mmrig run: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if progress is not None:
+            progress.close()
+
+    files: list[Path] = [p for p in (result.csv_path, result.json_path) if p is not None]
+    hist_path = None
+    if args.hist is not None:
+        hist_path = Path(args.hist) if args.hist else Path(result.csv_path or args.out).with_suffix(".hist")
+        try:
+            hist_path.write_text(hist_text(result.sidecar))
+        except OSError as exc:
+            return usage_or_rig_error(f"cannot write {hist_path}: {exc.strerror or exc}")
+        files.append(hist_path)
+    verdicts = judge(gates, result.summary, result.valid)
+    code = exit_code(result.valid, verdicts)
+    where = files_words(files)
+
+    text = [format_summary(cfg.name, result.summary)]
     if "budget" in result.sidecar:
-        print(format_budget(result.sidecar["budget"]))
-    if result.csv_path:
-        print(f"wrote {result.csv_path} and {result.json_path}")
+        text.append(format_budget(result.sidecar["budget"]))
+    if files:
+        text.append("wrote " + ", ".join(str(p) for p in files))
+    verdict_lines = []
     if not result.valid:
-        print(f"INVALID RUN (kept on disk, not a result): {result.sidecar['invalid_reason']}")
-        return 3
-    return 0
+        verdict_lines.append(f"INVALID RUN (kept on disk, not a result): {result.sidecar['invalid_reason']}")
+        if not gates.empty:
+            verdict_lines.append(f"gates not judged: the run is invalid ({where})")
+    else:
+        verdict_lines += [f"FAIL {v.text}; {where}" for v in verdicts if v.failed]
+        if verdicts and code == 0:
+            verdict_lines.append(f"PASS all {len(verdicts)} gate{'s' if len(verdicts) > 1 else ''} "
+                                 f"({gates.options()})")
+
+    if args.json:
+        doc = {"name": cfg.name, "valid": result.valid, "exit_code": code, "exit": EXIT_CODES[code],
+               "invalid_reasons": result.sidecar.get("invalid_reasons") or [],
+               "summary": result.summary, "histogram": result.sidecar.get("histogram"),
+               "gates": [v.as_dict() for v in verdicts],
+               "files": {"csv": str(result.csv_path) if result.csv_path else None,
+                         "json": str(result.json_path) if result.json_path else None,
+                         "hist": str(hist_path) if hist_path else None,
+                         "junit": str(args.junit) if args.junit else None},
+               "config": result.sidecar.get("config"), "target": result.sidecar.get("target"),
+               "environment": result.sidecar.get("environment")}
+        if "budget" in result.sidecar:
+            doc["budget"] = result.sidecar["budget"]
+        print(dumps_readable(doc))
+        for line in verdict_lines:
+            print(line, file=sys.stderr)
+    else:
+        print("\n".join(text + verdict_lines))
+    if args.junit is not None:
+        props = {k: result.sidecar["config"].get(k) for k in ("mode", "distance", "count", "rate_ms", "dispatch")}
+        props["target"] = (result.sidecar.get("target") or {}).get("kind")
+        try:
+            write_junit(args.junit, junit_xml(cfg.name, verdicts, valid=result.valid,
+                                              reasons=[r["text"] for r in result.sidecar.get("invalid_reasons") or []],
+                                              files=files, time_s=time.monotonic() - t0, properties=props,
+                                              system_out="\n".join(text + verdict_lines)))
+        except OSError as exc:
+            return usage_or_rig_error(f"cannot write {args.junit}: {exc.strerror or exc}")
+    return code
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -177,7 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="runs per experiment while it is invalid by bench lag alone (default 4)")
     demo.set_defaults(func=cmd_demo)
 
-    run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed")
+    run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed",
+                         description="One experiment run (cyclictest-like): CSV + JSON out, the summary printed, "
+                                     "gates judged for CI.",
+                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
     run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
     run.add_argument("--rate", "-i", type=parse_rate, default=None,
@@ -207,6 +398,27 @@ def build_parser() -> argparse.ArgumentParser:
                             "not normal mode)")
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
+    gate = run.add_argument_group("gates (CI): exit 1 when one fails, see the exit codes below")
+    gate.add_argument("--fail-on", type=fail_on, default=None, metavar="OUTCOMES",
+                      help="fail if any event ended with one of these outcomes: a comma list of late,missed,early,lost")
+    gate.add_argument("--max-latency-us", type=positive_float, default=None, metavar="N",
+                      help="fail if the largest measured latency is above N us (or nothing was measured)")
+    gate.add_argument("--min-on-time", type=percent, default=None, metavar="PCT",
+                      help="fail if fewer than PCT %% of the events were on time (ok)")
+    report = run.add_argument_group("output")
+    report.add_argument("--json", action="store_true",
+                        help="print the summary, histogram, gates, files and environment as one JSON document on "
+                             "stdout (words go to stderr)")
+    report.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                        help="write a JUnit XML report: a testcase for validity and one per gate")
+    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
+                        help="latency histogram bin width in us (1000 fixed bins from 0, and an overflow count); "
+                             "default 1 in mixed and verification mode, 10 in normal mode")
+    report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
+                        help="also write the histogram as a latmus-like text file (default OUT.hist): '#' lines "
+                             "with the environment, then 'bin_start_us count' lines")
+    report.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress line and no log lines (warnings, errors and the summary still)")
     run.set_defaults(func=cmd_run)
 
     gui = sub.add_parser("gui", help="the PySide6 desktop app (virtual bench or serial ports)")

@@ -1,0 +1,147 @@
+"""`mmrig run`'s live progress line (issue 17): on a terminal one line rewritten in place on stderr, none with
+-q or when stderr is not a terminal; the line's content and its observer's thread safety, and the histogram
+and gates it sits beside, checked without a bench. No test here depends on timing: a real run under a pty
+is checked for a line that was drawn and erased, not for how often."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from mmanalysis.histogram import bin_counts, hist_text, latency_histogram
+from mmsched.gates import EXIT_GATE, EXIT_INVALID, EXIT_PASS, Gates, exit_code, judge, parse_fail_on
+from mmsched.junit import junit_xml
+from mmsched.progress import CLEAR, ProgressLine, bench_lag_text
+
+LINE = re.compile(rb"\r\x1b\[K([^\r\n]*?\d+/30 events[^\r\n]*)")
+
+
+def run_on_pty(*args: str, timeout: float = 120) -> tuple[int, bytes]:
+    """`mmrig` with stdin, stdout and stderr on a pseudo-terminal, as a user runs it; all it wrote."""
+    pid, fd = pty.fork()
+    if pid == 0:                                                  # the child: never returns
+        try:
+            os.execv(sys.executable, [sys.executable, "-m", "mmsched.cli", *args])
+        finally:
+            os._exit(127)
+    out = bytearray()
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:                                           # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(fd)
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status), bytes(out)
+
+
+@pytest.fixture(scope="module")
+def built() -> None:
+    from mmhil.bench import ensure_built
+    ensure_built()
+
+
+def test_the_progress_line_on_a_terminal_is_rewritten_in_place_and_erased(tmp_path: Path, built: None) -> None:
+    code, out = run_on_pty("run", "--unpaced", "--count", "30", "-o", str(tmp_path / "tty"))
+    assert code == 0, out.decode(errors="replace")[-2000:]
+    lines = LINE.findall(out)
+    assert lines, out[:2000]                        # drawn at least once (at once when the run starts)
+    assert all(b"on time" in ln and b"p99" in ln and b"max" in ln and b"lockstep" in ln for ln in lines)
+    assert b"\n" not in b"".join(lines)             # one line, never a new one
+    head = out.index(b"run                        n")
+    assert out[:head].rstrip(b" ").endswith(CLEAR.encode())   # erased before the summary
+    assert b"tty                       30" in out[head:] and LINE.search(out[head:]) is None
+
+
+def test_quiet_shows_no_progress_line_on_a_terminal(tmp_path: Path, built: None) -> None:
+    code, out = run_on_pty("run", "--unpaced", "--count", "5", "-q", "-o", str(tmp_path / "q"))
+    assert code == 0, out.decode(errors="replace")[-2000:]
+    assert b"\x1b[K" not in out and b"events" not in out and b"0/0/0/0" in out
+
+
+@dataclass
+class Ev:
+    event: int
+    outcome: str | None
+    latency_us: float | None
+    measurable: bool = True
+    scheduled_tc: int = 0
+    sent_s: float | None = 0.0
+
+
+def test_the_line_says_done_of_total_on_time_p99_max_and_lag() -> None:
+    stream = io.StringIO()
+    p = ProgressLine(stream, 200, bench_lag_text(lambda: {"lag_max_us": 312.0, "lag_p99_us": 40.0}), name="r")
+    p._lag_text = p.lag()
+    for i in range(100):
+        p.observer("event", Ev(i, "ok", float(i)))
+        p.observer("event", Ev(i, "ok", float(i)))               # a second notice of a done event counts once
+    p.observer("event", Ev(100, None, None))                     # not done yet
+    p.observer("event", Ev(101, "missed", None))
+    p.observer("event", Ev(102, "late", 5000.0, measurable=False))   # left out of the figures
+    p.observer("timecode", 7)
+    text = p.text()
+    assert text.startswith("r: 102/200 events  on time 100 (98.0 %)  p99 98.0 us  max 99.0 us")
+    assert "bench lag max 312.0 us (p99 40.0 us)" in text
+    p.draw()
+    assert stream.getvalue() == CLEAR + text[: p._width()]
+    p.close()
+    assert stream.getvalue().endswith(CLEAR)
+
+
+def test_the_observer_is_thread_safe() -> None:
+    p = ProgressLine(io.StringIO(), None)
+
+    def feed(k: int) -> None:
+        for i in range(k, 4000, 4):
+            p.observer("event", Ev(i, "ok", 1.0))
+
+    threads = [threading.Thread(target=feed, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert p.text().startswith("4000 events  on time 4000 (100.0 %)")
+
+
+def test_histogram_bins_overflow_and_worst() -> None:
+    rows = [Ev(0, "ok", 0.0), Ev(1, "ok", 0.999), Ev(2, "late", 1500.0, scheduled_tc=9, sent_s=0.5),
+            Ev(3, "ok", 2.5), Ev(4, "early", -3.0), Ev(5, "missed", None), Ev(6, "ok", 7.0, measurable=False)]
+    h = latency_histogram(rows, 1.0)
+    assert h["n"] == 4 and h["counts"][0] == 2 and h["counts"][2] == 1 and h["overflow"] == 1
+    assert sum(h["counts"]) + h["overflow"] + h["underflow"] == h["n"]
+    assert h["worst"] == {"event": 2, "latency_us": 1500.0, "outcome": "late", "scheduled_tc": 9, "sent_s": 0.5}
+    assert bin_counts([-1.0, 0.5, 10.0], 5.0, bins=2) == ([1, 0], 1, 1)
+    with pytest.raises(ValueError):
+        latency_histogram(rows, 0)
+    sidecar = {"name": "x", "histogram": latency_histogram(rows, 500.0), "summary": {}, "config": {"count": 7}}
+    body = [ln for ln in hist_text(sidecar).splitlines() if not ln.startswith("#")]
+    assert body[:5] == ["0 3", "500 0", "1000 0", "1500 1", "2000 0"] and len(body) == 1000
+
+
+def test_gates_and_their_order() -> None:
+    summary = {"max_us": 12.0, "on_time_share": 0.9, "outcomes": {"ok": 9, "late": 0, "early": 0, "missed": 1}}
+    g = Gates(parse_fail_on("late,missed"), 10.0, 95.0)
+    res = {r.gate: r for r in judge(g, summary)}
+    assert [res[k].status for k in ("fail_on_late", "fail_on_missed", "max_latency_us", "min_on_time")] == \
+        ["pass", "fail", "fail", "fail"]
+    assert res["max_latency_us"].text == "max latency 12.000 us > 10 us (--max-latency-us)"
+    assert exit_code(True, list(res.values())) == EXIT_GATE
+    assert exit_code(False, judge(g, summary, valid=False)) == EXIT_INVALID     # 3 beats 1
+    assert exit_code(True, judge(Gates(), summary)) == EXIT_PASS
+    assert judge(Gates(max_latency_us=5.0), {"max_us": None})[0].failed        # nothing measured: no pass
+    with pytest.raises(ValueError, match="soon"):
+        parse_fail_on("late,soon")
+    xml = junit_xml("n", list(res.values()), valid=True, files=["a.csv"])
+    assert xml.startswith(b"<?xml") and xml.count(b"<failure") == 3 and b"files: a.csv" in xml
