@@ -46,7 +46,8 @@ from typing import Any, Iterator
 from .config import RunConfig
 from .endpoint import Endpoint
 from .event import Event
-from .runner import RunResult, Runner
+from .result import RunResult
+from .runner import Runner
 from .session import Session
 
 HEALTH_S = 0.5          # link health for the view, at most this often

@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, 
 
 from ..config import MODES, RunConfig
 from ..export import write_run
-from ..runner import RunResult
+from ..result import RunResult
 from ..endpoint import Boards, Endpoint
 from .feed import EventFeed
 from .model import EventModel

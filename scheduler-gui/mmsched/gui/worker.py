@@ -22,7 +22,8 @@ from mmanalysis.schema import INVALID_REASONS
 from ..child import Failure, RunProcess, health_of
 from ..config import RunConfig
 from ..endpoint import Endpoint, Reason
-from ..runner import RunResult, Runner
+from ..result import RunResult
+from ..runner import Runner
 from ..session import Session
 from .feed import EventFeed
 from .rows import Row
