@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""A HIL script in a dozen lines: one event scheduled two ticks ahead, its latency as the profiler saw it.
+"""A HIL script in a few lines: one event scheduled two ticks ahead, its latency as the profiler saw it.
 
     .venv/bin/python hil/examples/one_event.py                 # on the virtual bench
     .venv/bin/python hil/examples/one_event.py PROFILER EXECUTOR   # on real boards (ports or pyserial URLs)
+
+The same in a pytest test is `rig.schedule(5, ticks_ahead=2)` with the `rig` fixture (docs/hil.md).
 """
 
 from __future__ import annotations
@@ -10,30 +12,26 @@ from __future__ import annotations
 import sys
 from contextlib import ExitStack
 
-import mmproto as mp
-from mmhil import Bench, Rig
+from mmhil import Bench, Rig, RigError
 
 
 def main(argv: list[str]) -> int:
     with ExitStack() as stack:
-        if len(argv) == 2:
-            rig = stack.enter_context(Rig(argv[0], argv[1]))
-        else:
-            bench = stack.enter_context(Bench())
-            rig = stack.enter_context(Rig.on_bench(bench))
-        tb = rig.time_base()                                        # the profiler's clock, from its HELLO
-        rig.send("executor", mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR,
-                                     distance=0, period=0, random_ids=0))
-        rig.wait_for("executor", mp.Status)
-        rig.drain("profiler")
-        _, now = rig.wait_for("profiler", mp.Timecode)              # a tick has just begun
-        target = now.timecode + 2
-        rig.send("executor", mp.Schedule(tag=1, event_id=5, timecode=target))  # two ticks ahead
-        _, ack = rig.wait_for("executor", mp.Ack)
-        _, result = rig.wait_for("profiler", mp.Result, timeout=1.0)
-        latency_us = tb.counts_to_us(tb.latency_counts(target, result))
-        print(f"event 5 scheduled for tick {target}, acked at tick {ack.timecode}, "
-              f"profiler saw it {latency_us:.3f} us after the tick began")
+        try:
+            if len(argv) == 2:
+                rig = stack.enter_context(Rig(argv[0], argv[1]))
+            else:
+                bench = stack.enter_context(Bench())
+                rig = stack.enter_context(Rig.on_bench(bench))
+        except RigError as exc:
+            print(f"one_event: {exc}", file=sys.stderr)
+            return 2
+        ev = rig.schedule(5, ticks_ahead=2, dispatch="isr")       # MODE, SCHEDULE, ACK, RESULT, FIRED
+        if ev.latency_us is None:
+            print(f"event 5: {ev.outcome} ({ev.reason})")
+            return 1
+        print(f"event 5 scheduled for tick {ev.scheduled_tc}, acked at tick {ev.ack_tc}, "
+              f"profiler saw it {ev.latency_us:.3f} us after the tick began ({ev.outcome})")
     return 0
 
 

@@ -4,31 +4,58 @@ Each link is an `mmproto.Link` (the one link of the project: pyserial port, read
 sequence numbers, HELLO check) whose sink is a queue of this Rig's, one per node, so a HIL script reads
 each node's frames in order with `recv`, `wait_for` and `drain`.
 
+On top of the frames, the experiment's own verbs, so that a test reads like the experiment:
+
+    rig.mode("mixed", dispatch="isr")                     # MODE, STATUS back, the executor's timeline learnt
+    ev = rig.schedule(5, ticks_ahead=2, dispatch="isr")   # one event two ticks ahead -> EventResult
+    ev = rig.fire(3)                                      # normal mode: the PC's FIRE at the next tick
+                                                          # (paced bench or boards: not in lockstep)
+
+Each returns when its event has ended, with the outcome in the run format's words (mmsched.outcome
+decides it, as in `mmrig run`), the latency and the ticks the nodes reported. On the paced bench an event
+whose window met a host stall of the bench is done again (`retries`), and kept as not measurable if it
+keeps meeting one: a stall of the host is the rig's fault, never the firmware's.
+
 On a lockstep bench (`Bench(lockstep=True)`) the Rig steps virtual time itself (mmhil.lockstep): a
-wait for a frame grants time frame by frame until one comes, timeouts count in virtual seconds, and
-`advance(seconds)` lets time run with nothing to wait for. A script then gives the same result however
-busy the host is.
+wait for a frame grants time frame by frame until one comes, timeouts count in virtual seconds, frames
+are stamped with the virtual moment they were complete, and `advance(seconds)` lets time run with nothing
+to wait for. A script then gives the same result however busy the host is.
+
+A Rig with no executor URL (`Rig(profiler_url, None)`) is a profiler alone: normal mode only.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import time
 from dataclasses import dataclass, field
 from typing import Callable, TypeVar
 
-import mmproto
+import mmproto as mp
 from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
+from mmsched.event import Event
+from mmsched.outcome import apply_result, refusal_reason, silent_outcome
+from mmsched.timecode import TimecodeTracker
 
-from .bench import Bench
+from . import frames
+from .bench import Bench, BenchError
+from .endpoint import NORMAL_LAG_BOUND_US, lag_bound_us
+from .eventresult import EventResult
 from .lockstep import Stepper
 
 M = TypeVar("M", bound=Message)
 NODES = ("profiler", "executor")
+LATE_BOUND_US = 1000.0       # mmanalysis.schema.DEFAULT_LATE_BOUND_US: at or above it an event is late
+TIMEOUT_TICKS = 6            # no RESULT this many ticks after its tick: missed (RunConfig.timeout_ticks)
 
 
 class RigError(RuntimeError):
     pass
+
+
+def round256(d: int) -> int:
+    return ((d + 128) // 256) * 256
 
 
 @dataclass
@@ -36,20 +63,52 @@ class Rig:
     """Both links. `Rig(profiler_url, executor_url)` for real boards, `Rig.on_bench(bench)` for the bench."""
 
     profiler_url: str
-    executor_url: str
+    executor_url: str | None
     baud: int = 9600
     bench: Bench | None = None
+    late_bound_us: float = LATE_BOUND_US
+    timeout_ticks: int = TIMEOUT_TICKS
+    retries: int = 2              # paced bench: an event a host stall met is done again this many times
     links: dict[str, Link] = field(default_factory=dict, init=False)
     queues: dict[str, "queue.Queue[Item]"] = field(init=False)
     hellos: dict[str, Hello] = field(default_factory=dict, init=False)
     stepper: Stepper | None = field(default=None, init=False)    # a lockstep bench's time
+    tracker: TimecodeTracker | None = field(default=None, init=False)   # tick starts, from TIMECODE frames
+    tc_offset: int = field(default=0, init=False)    # profiler timecode - executor timecode (a multiple of 256)
+    executor_mode: tuple[str, str] | None = field(default=None, init=False)   # (mode, dispatch) last set
+    results: list[EventResult] = field(default_factory=list, init=False)      # every event this rig ended
+    _tag: int = field(default=0, init=False)
+    _incoming: "queue.Queue[Item]" = field(default_factory=queue.Queue, init=False)
 
     def __post_init__(self) -> None:
-        self.queues = {n: queue.Queue() for n in NODES}
+        self.queues = {n: queue.Queue() for n in self.nodes}
         urls = {"profiler": self.profiler_url, "executor": self.executor_url}
-        self.links = {n: Link(n, urls[n], self.queues[n].put, baud=self.baud) for n in NODES}
-        if self.bench is not None and self.bench.lockstep:
-            self.stepper = Stepper(self.bench, self.links)
+        lockstep = self.bench is not None and self.bench.lockstep
+        # On a lockstep bench a step's frames go to `_incoming` first and reach the queues when the step has
+        # ended, stamped with its stop: the virtual moment they were complete (a step stops at a frame's end).
+        sink = self._incoming.put if lockstep else (lambda item: self.queues[item.node].put(item))
+        self.links = {n: Link(n, urls[n], sink, baud=self.baud) for n in self.nodes}
+        if lockstep:
+            assert self.bench is not None
+            self.stepper = Stepper(self.bench, self.links, on_step=lambda _virtual_s: self._take())
+
+    def _take(self) -> None:
+        assert self.stepper is not None
+        now = self.stepper.virtual_s
+        while True:
+            try:
+                item = self._incoming.get_nowait()
+            except queue.Empty:
+                return
+            self.queues[item.node].put(dataclasses.replace(item, at=now))
+
+    def __repr__(self) -> str:
+        ports = ", ".join(f"{n} {link.url}" for n, link in self.links.items())
+        return f"Rig({self.kind}: {ports}; {len(self.results)} events ended)"
+
+    @property
+    def nodes(self) -> tuple[str, ...]:
+        return tuple(n for n in NODES if n == "profiler" or self.executor_url is not None)
 
     def now(self) -> float:
         """Virtual seconds on a lockstep bench, else time.monotonic()."""
@@ -64,8 +123,8 @@ class Rig:
         self.stepper.wait_until(lambda: False, seconds)
 
     @classmethod
-    def on_bench(cls, bench: Bench) -> "Rig":
-        return cls(bench.profiler_port, bench.executor_port, bench.baud, bench)
+    def on_bench(cls, bench: Bench, **kw) -> "Rig":
+        return cls(bench.profiler_port, bench.executor_port, bench.baud, bench, **kw)
 
     @property
     def profiler(self) -> Link:
@@ -73,10 +132,20 @@ class Rig:
 
     @property
     def executor(self) -> Link:
+        self.need_executor("the executor link")
         return self.links["executor"]
 
+    @property
+    def kind(self) -> str:
+        """"lockstep", "bench" (paced or unpaced) or "boards"."""
+        return "boards" if self.bench is None else "lockstep" if self.stepper is not None else "bench"
+
+    def need_executor(self, what: str) -> None:
+        if "executor" not in self.links:
+            raise RigError(f"{what} needs an executor, and this rig has a profiler only (no executor port)")
+
     def open(self, hello_timeout: float = 5.0) -> "Rig":
-        """Opens both links and reads a HELLO from each (the link asks with QUERY: a node that booted
+        """Opens the links and reads a HELLO from each (the link asks with QUERY: a node that booted
         before the port was opened said hello to nobody), checking version and node kind."""
         try:
             for link in self.links.values():
@@ -87,35 +156,65 @@ class Rig:
         except LinkError as exc:
             self.close()
             raise RigError(str(exc)) from exc
+        self.tracker = TimecodeTracker(self.time_base().tick_s, self.baud)
         return self
 
     def send(self, node: str, message: Message) -> float:
-        """Sends one frame; returns time.monotonic() after the write returned."""
+        """Sends one frame; returns the Rig's clock after the write returned."""
+        if node not in self.links:
+            self.need_executor(f"sending {type(message).__name__}")
         try:
             return self.links[node].send(message)
         except LinkError as exc:
             raise RigError(str(exc)) from exc
 
+    def _seen(self, node: str, item: Item) -> Arrival:
+        """Every frame read passes here: a failed link raises, TIMECODE frames feed the tick estimate."""
+        if isinstance(item, LinkDown):
+            raise RigError(f"{node} link failed: {item.error}")
+        if node == "profiler" and self.tracker is not None and isinstance(item.message, mp.Timecode):
+            self.tracker.update(item.message.timecode, item.at)
+        return item
+
     def recv(self, node: str, timeout: float = 1.0) -> Arrival:
         """The node's next frame. Raises queue.Empty after `timeout` (virtual seconds in lockstep), RigError
         if its link failed."""
+        if node not in self.queues:
+            self.need_executor("reading the executor")
         if self.stepper is not None and not self.stepper.wait_until(lambda: not self.queues[node].empty(), timeout):
             raise queue.Empty
-        item = self.queues[node].get(timeout=timeout)
-        if isinstance(item, LinkDown):
-            raise RigError(f"{node} link failed: {item.error}")
-        return item
+        return self._seen(node, self.queues[node].get(timeout=timeout))
+
+    def recv_any(self, timeout: float) -> Arrival | None:
+        """The next frame from either node (None after `timeout`)."""
+        def ready() -> bool:
+            return any(not q.empty() for q in self.queues.values())
+        if self.stepper is not None:
+            if not self.stepper.wait_until(ready, timeout):
+                return None
+        else:
+            deadline = time.monotonic() + timeout
+            while not ready():
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.0005)
+        for node, q in self.queues.items():
+            try:
+                return self._seen(node, q.get_nowait())
+            except queue.Empty:
+                continue
+        return None
 
     def drain(self, node: str) -> list[Arrival]:
         """Takes everything queued so far (so that the next wait_for sees only fresh frames)."""
         out: list[Arrival] = []
-        while True:
+        while node in self.queues:
             try:
                 item = self.queues[node].get_nowait()
             except queue.Empty:
-                return out
-            if isinstance(item, Arrival):
-                out.append(item)
+                break
+            out.append(self._seen(node, item))
+        return out
 
     def wait_for(self, node: str, kind: type[M], timeout: float = 2.0,
                  where: Callable[[M], bool] | None = None) -> tuple[Arrival, M]:
@@ -132,8 +231,186 @@ class Rig:
             if isinstance(a.message, kind) and (where is None or where(a.message)):
                 return a, a.message
 
-    def time_base(self) -> mmproto.TimeBase:
-        return mmproto.TimeBase.from_hello(self.hellos["profiler"])
+    def time_base(self) -> mp.TimeBase:
+        return mp.TimeBase.from_hello(self.hellos["profiler"])
+
+    @property
+    def tick_s(self) -> float:
+        return self.time_base().tick_s
+
+    def next_tick(self) -> int:
+        """Waits for the profiler's next TIMECODE (a tick has just begun) and returns its timecode."""
+        self.drain("profiler")
+        _, tc = self.wait_for("profiler", mp.Timecode, 2 * self.tick_s + 1.0)
+        return tc.timecode
+
+    # ---- the experiment's verbs ----------------------------------------------------------------
+    def mode(self, mode: str = "mixed", *, dispatch: str = "isr", distance: int = 0, period: int = 0,
+             random_ids: bool = False) -> mp.Status:
+        """Puts the executor in `mode` ("idle", "verification", "mixed") with `dispatch` ("isr", "task"); returns
+        its STATUS. Also learns the executor's timeline against the profiler's (its 32-bit timecode count
+        started at its own boot: the offset is a multiple of 256), which `schedule` uses."""
+        self.need_executor("rig.mode")
+        frame = frames.mode(mode, dispatch=dispatch, distance=distance, period=period, random_ids=random_ids)
+        status: mp.Status | None = None
+        for _ in range(3):      # a frame can be lost (a cut line, a busy host): ask again
+            self.drain("executor")
+            self.send("executor", frame)
+            try:
+                _, status = self.wait_for("executor", mp.Status, 1.5,
+                                          where=lambda s: (s.mode, s.dispatch) == (frame.mode, frame.dispatch))
+                break
+            except RigError:
+                continue
+        if status is None:
+            raise RigError(f"executor: no STATUS in mode {mode}/{dispatch} after 3 MODE frames")
+        self.tc_offset = round256(self.next_tick() - status.timecode)
+        self.executor_mode = (mp.ExecutorMode(frame.mode).name.lower(), mp.Dispatch(frame.dispatch).name.lower())
+        return status
+
+    def schedule(self, event_id: int, ticks_ahead: int = 2, dispatch: str = "isr", *,
+                 late_bound_us: float | None = None) -> EventResult:
+        """Mixed mode, one event: right after a tick begins, SCHEDULE `event_id` (0..7) for the tick
+        `ticks_ahead` later; waits for its ACK (or ERROR), the profiler's RESULT and the executor's FIRED.
+        Puts the executor in mixed mode with `dispatch` first if it is not."""
+        frames.check_event_id(event_id)
+        if not 1 <= ticks_ahead <= 255:
+            raise ValueError(f"ticks_ahead {ticks_ahead}: 1..255")
+        self.need_executor("rig.schedule")
+        dispatch = frames.by_name(mp.Dispatch, dispatch, "dispatch").name.lower()
+        if self.executor_mode != ("mixed", dispatch):
+            self.mode("mixed", dispatch=dispatch)
+        bound = late_bound_us if late_bound_us is not None else self.late_bound_us
+        return self._stall_checked(lambda: self._schedule_once(event_id, ticks_ahead, dispatch, bound),
+                                   lag_bound_us("mixed", ticks_ahead))
+
+    def fire(self, event_id: int, ticks_ahead: int = 1, *, late_bound_us: float | None = None,
+             spin_s: float = 0.002) -> EventResult:
+        """Normal mode, one event: the PC itself writes a FIRE frame at its estimate of the start of the tick
+        `ticks_ahead` after the current one (from the profiler's TIMECODE frames; sleeping, then spinning
+        the last `spin_s`); the profiler stamps its first byte. Not on a lockstep bench: normal mode measures
+        the PC against wall time, and in lockstep the PC is never late by construction (as `mmrig run`)."""
+        if self.stepper is not None:
+            raise RigError("rig.fire: normal mode measures the PC's own timing against wall time; in lockstep the "
+                           "PC is never late by construction: use the paced bench or boards")
+        frames.check_event_id(event_id)
+        if not 1 <= ticks_ahead <= 255:
+            raise ValueError(f"ticks_ahead {ticks_ahead}: 1..255")
+        bound = late_bound_us if late_bound_us is not None else self.late_bound_us
+        return self._stall_checked(lambda: self._fire_once(event_id, ticks_ahead, bound, spin_s), NORMAL_LAG_BOUND_US)
+
+    # ---- inside the verbs ------------------------------------------------------------------------
+    def _next_tag(self) -> int:
+        self._tag = self._tag % 0xFEFF + 1     # 1..0xFEFF (the runner keeps 0xFF00.. for its probes)
+        return self._tag
+
+    def _seq_lost(self) -> int:
+        return sum(link.decoder.counters.seq_lost for link in self.links.values())
+
+    def _ended(self, event: Event, dispatch: str | None, **ticks: int | None) -> EventResult:
+        return EventResult(event_id=event.event_id, tag=event.tag, mode=event.mode, dispatch=dispatch,
+                           scheduled_tc=event.scheduled_tc, outcome=event.outcome or "missed", reason=event.reason,
+                           latency_us=event.latency_us, latency_counts=event.latency_counts,
+                           result_tc=event.result_tc, **ticks)
+
+    def _schedule_once(self, event_id: int, ticks_ahead: int, dispatch: str, bound: float) -> EventResult:
+        tb, tick = self.time_base(), self.tick_s
+        self.drain("executor")
+        now_tc = self.next_tick()
+        target, tag, lost0 = now_tc + ticks_ahead, self._next_tag(), self._seq_lost()
+        ev = Event(event=len(self.results) + 1, tag=tag, event_id=event_id, mode="mixed", distance=ticks_ahead,
+                   scheduled_tc=target, created_tc=now_tc, created_phase=None)
+        self.send("executor", frames.schedule(event_id=event_id, tag=tag,
+                                              timecode=(target - self.tc_offset) & 0xFFFFFFFF))
+        deadline = self.now() + (ticks_ahead + self.timeout_ticks) * tick
+        ack_tc = fired_tc = None
+        result: mp.Result | None = None
+        while ev.outcome is None:
+            left = deadline - self.now()
+            if left <= 0:
+                break
+            a = self.recv_any(left)
+            if a is None:
+                break
+            m = a.message
+            if isinstance(m, mp.Ack) and m.tag == tag:
+                ack_tc = m.timecode + self.tc_offset
+            elif isinstance(m, mp.Error) and m.ref_tag == tag and m.ref_type == mp.Schedule.TYPE:
+                ev.finish("missed", refusal_reason(m.code))
+            elif isinstance(m, mp.Fired) and m.tag == tag:
+                fired_tc = m.timecode + self.tc_offset
+            elif (isinstance(m, mp.Result) and not m.flags & mp.RESULT_FLAG_FIRE and m.event_id == event_id
+                  and result is None and m.timecode >= target - 1):
+                result = m
+                deadline = min(deadline, self.now() + tick)    # its FIRED follows within a few ms
+            if result is not None and fired_tc is not None:
+                break
+        if result is not None:
+            apply_result(ev, result, tb, bound)
+        elif ev.outcome is None:
+            ev.finish(*silent_outcome(self._seq_lost() - lost0))
+        return self._ended(ev, dispatch, ack_tc=ack_tc, fired_tc=fired_tc)
+
+    def _fire_once(self, event_id: int, ticks_ahead: int, bound: float, spin_s: float) -> EventResult:
+        assert self.tracker is not None
+        tb, tick = self.time_base(), self.tick_s
+        now_tc = self.next_tick()
+        while self.tracker.frames < 3:      # a few frames under the estimate's minimum filter
+            now_tc = self.next_tick()
+        target, tag, lost0 = now_tc + ticks_ahead, self._next_tag(), self._seq_lost()
+        ev = Event(event=len(self.results) + 1, tag=tag, event_id=event_id, mode="normal", distance=ticks_ahead,
+                   scheduled_tc=target, created_tc=now_tc, created_phase=None)
+        wire = self.profiler.prepare(frames.fire(event_id=event_id, tag=tag))
+        at = self.tracker.tick_start(target)
+        while (left := at - time.monotonic()) > spin_s:
+            time.sleep(left - spin_s)
+        while time.monotonic() < at:
+            pass
+        try:
+            self.profiler.write(wire)
+        except LinkError as exc:
+            raise RigError(str(exc)) from exc
+        try:
+            _, result = self.wait_for("profiler", mp.Result, (self.timeout_ticks + 1) * tick,
+                                      where=lambda r: bool(r.flags & mp.RESULT_FLAG_FIRE) and r.tag == tag)
+            apply_result(ev, result, tb, bound)
+        except RigError:
+            ev.finish(*silent_outcome(self._seq_lost() - lost0))
+        return self._ended(ev, None)
+
+    def _stall_checked(self, once: Callable[[], EventResult], bound_us: float) -> EventResult:
+        """Paced bench: does the event again if a host stall above `bound_us` met its window (up to `retries`
+        times), else keeps it as not measurable. Elsewhere (boards, lockstep) runs it once."""
+        attempt = 0
+        while True:
+            attempt += 1
+            v0 = self._bench_virtual_s()
+            res = once()
+            stall = self._stall_since(v0, bound_us) if v0 is not None else None
+            if stall is None:
+                res = dataclasses.replace(res, attempts=attempt)
+                break
+            if attempt > self.retries:
+                res = dataclasses.replace(res, measurable=False, stall_us=stall, attempts=attempt)
+                break
+        self.results.append(res)
+        return res
+
+    def _bench_virtual_s(self) -> float | None:
+        if self.bench is None or self.stepper is not None or not self.bench.paced:
+            return None
+        try:
+            return float(self.bench.control("stalls since 1e12")["virtual_s"])
+        except (BenchError, OSError):
+            return None
+
+    def _stall_since(self, v0: float, bound_us: float) -> float | None:
+        assert self.bench is not None
+        try:
+            lags = [lag for _, _, lag in self.bench.stalls(since_s=v0) if lag >= bound_us]
+        except (BenchError, OSError):
+            return None
+        return max(lags) if lags else None
 
     def close(self) -> None:
         for link in self.links.values():

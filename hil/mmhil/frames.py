@@ -1,0 +1,74 @@
+"""Message constructors for HIL scripts: keyword fields, the protocol's names instead of numbers, and
+defaults for what a script rarely sets, so user code never reads `Mode(2, 0, 0, 0, 0)`.
+
+    frames.mode("mixed", dispatch="isr")          # MODE: mixed, ISR dispatch
+    frames.mode("verification", distance=2, period=1, random_ids=True)
+    frames.schedule(event_id=5, timecode=1234, tag=7)
+    frames.fire(event_id=3, tag=9)
+    frames.query("hello")                          # QUERY for a HELLO (or "counters", "status")
+
+Each returns the `mmproto` dataclass (the wire format stays defined there, once). A name that is not the
+protocol's raises ValueError naming the ones that are.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import TypeVar
+
+import mmproto as mp
+
+E = TypeVar("E", bound=enum.IntEnum)
+
+QUERY_TARGETS: dict[str, type[mp.Message]] = {"hello": mp.Hello, "counters": mp.Counters, "status": mp.Status}
+
+
+def by_name(kind: type[E], value: str | int, what: str) -> E:
+    """The enum member `value` names ("mixed", "MIXED", mp.ExecutorMode.MIXED or its number)."""
+    if isinstance(value, str):
+        try:
+            return kind[value.upper()]
+        except KeyError:
+            pass
+    else:
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    names = ", ".join(m.name.lower() for m in kind)
+    raise ValueError(f"{what} {value!r}: one of {names}")
+
+
+def mode(mode: str | int = "mixed", *, dispatch: str | int = "isr", distance: int = 0, period: int = 0,
+         random_ids: bool = False) -> mp.Mode:
+    """MODE for the executor. `distance`, `period` (ticks between events) and `random_ids` matter in
+    verification mode only (the executor schedules its own events); mixed mode leaves them 0."""
+    return mp.Mode(mode=by_name(mp.ExecutorMode, mode, "executor mode"),
+                   dispatch=by_name(mp.Dispatch, dispatch, "dispatch"),
+                   distance=distance, period=period, random_ids=int(bool(random_ids)))
+
+
+def schedule(*, event_id: int, timecode: int, tag: int) -> mp.Schedule:
+    """SCHEDULE: fire `event_id` (0..7) at the start of tick `timecode` (the executor's timeline)."""
+    check_event_id(event_id)
+    return mp.Schedule(tag=tag, event_id=event_id, timecode=timecode)
+
+
+def fire(*, event_id: int, tag: int) -> mp.Fire:
+    """FIRE (normal mode): the profiler stamps this frame's first byte as the event."""
+    check_event_id(event_id)
+    return mp.Fire(event_id=event_id, tag=tag)
+
+
+def query(what: str | type[mp.Message] = "hello") -> mp.Query:
+    """QUERY: asks a node for a HELLO, COUNTERS or STATUS."""
+    if isinstance(what, str):
+        if what.lower() not in QUERY_TARGETS:
+            raise ValueError(f"query {what!r}: one of {', '.join(QUERY_TARGETS)}")
+        what = QUERY_TARGETS[what.lower()]
+    return mp.Query(what=what.TYPE)
+
+
+def check_event_id(event_id: int) -> None:
+    if not isinstance(event_id, int) or not 0 <= event_id <= 7:
+        raise ValueError(f"event id {event_id!r}: the event port carries 3 bits (0..7)")
