@@ -3,26 +3,29 @@ control socket, tear it down without leaving a process behind."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import CheckoutNotFound, find_root, root_or_here
+from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate
 
-ROOT = root_or_here()   # the checkout: bench program and images are built there (paths.py)
-BENCH_DIR = ROOT / "hil/bench"
-BENCH_BIN = BENCH_DIR / "build/mmbench"
-FIXTURE_ELF = BENCH_DIR / "build/fixture.elf"
-PROFILER_ELF = ROOT / "profiler-fw/build/avr/profiler.elf"
-EXECUTOR_ELF = ROOT / "executor/build/avr/executor.elf"
+LAYOUT = locate()       # a checkout (built there by make) or the installed package's data (paths.py)
+ROOT = LAYOUT.root if LAYOUT.root is not None else LAYOUT.bench_dir.parents[1]
+BENCH_DIR = LAYOUT.bench_dir
+BENCH_BIN = LAYOUT.bench_bin
+FIXTURE_ELF = LAYOUT.fixture_elf
+PROFILER_ELF = LAYOUT.profiler_elf
+EXECUTOR_ELF = LAYOUT.executor_elf
 F_CPU = 16_000_000
 NODES = ("profiler", "executor")
 
@@ -35,28 +38,64 @@ class BenchError(RuntimeError):
         self.log_tail = log_tail
 
 
-def _make(target_dir: Path, goal: str, product: Path) -> None:
-    done = subprocess.run(["make", "-C", str(target_dir), goal], capture_output=True, text=True)
+def _make(target_dir: Path, goal: str, product: Path, hint: str = "") -> None:
+    try:
+        done = subprocess.run(["make", "-C", str(target_dir), goal], capture_output=True, text=True)
+    except FileNotFoundError as exc:
+        raise BenchError(f"cannot build {product}: no `make` on this machine{hint}") from exc
     if done.returncode != 0 or not product.exists():
-        raise BenchError(f"cannot build {product}: make -C {target_dir} {goal} failed", done.stdout[-2000:] + done.stderr[-2000:])
+        raise BenchError(f"cannot build {product}: make -C {target_dir} {goal} failed{hint}",
+                         done.stdout[-2000:] + done.stderr[-2000:])
+
+
+def _build_from_package() -> None:
+    """The installed package's bench program, built on first use from the sources it ships (one build per
+    version of them, under a lock: parallel test workers wait for the first)."""
+    missing = [p.name for p in (PROFILER_ELF, EXECUTOR_ELF) if not p.exists()]
+    if missing:
+        raise BenchError(f"this mmrig was installed without the firmware images ({', '.join(missing)} not in "
+                         f"{PACKAGE_DATA}): in a checkout run `make build`, then `pip install .` again; or set "
+                         "MMRIG_ROOT to a checkout where they are built")
+    if BENCH_BIN.exists():
+        return
+    BENCH_DIR.mkdir(parents=True, exist_ok=True)
+    with open(BENCH_DIR.parent / f"{BENCH_DIR.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if BENCH_BIN.exists():
+            return
+        shutil.copytree(PACKAGE_DATA / "bench", BENCH_DIR, dirs_exist_ok=True)
+        tools = [t for t in ("make", "gcc") if shutil.which(t) is None]
+        if not Path("/usr/include/simavr/sim_avr.h").exists() and not Path("/usr/local/include/simavr/sim_avr.h").exists():
+            tools.append("simavr's headers")
+        hint = (f" (missing: {', '.join(tools)})" if tools else "") + \
+            "; the bench program is built on first use from the sources mmrig ships, which needs make, gcc, " \
+            "libsimavr and libelf (Debian: apt-get install build-essential libsimavr-dev libelf-dev)"
+        print(f"mmhil: building the virtual bench program into {BENCH_DIR} (first use)", file=sys.stderr, flush=True)
+        _make(BENCH_DIR, "build/mmbench", BENCH_BIN, hint)
 
 
 def ensure_built(profiler: Path | None = None, executor: Path | None = None) -> tuple[Path, Path, Path]:
     """Builds what is missing: the bench program and the default images."""
-    try:
-        find_root()
-    except CheckoutNotFound as exc:      # an installed package used outside the checkout: say what to do
-        raise BenchError(str(exc)) from exc
-    if not BENCH_BIN.exists():
-        _make(BENCH_DIR, "all", BENCH_BIN)
+    if LAYOUT.source == "none":
+        try:
+            find_root()
+        except CheckoutNotFound as exc:      # an installed package used outside the checkout: say what to do
+            raise BenchError(str(exc)) from exc
     profiler = Path(profiler) if profiler else PROFILER_ELF
     executor = Path(executor) if executor else EXECUTOR_ELF
-    if not profiler.exists() and profiler == PROFILER_ELF:
-        _make(ROOT / "profiler-fw", "avr", PROFILER_ELF)
-    if not executor.exists() and executor == EXECUTOR_ELF:
-        _make(ROOT / "executor", "avr", EXECUTOR_ELF)
-    if not executor.exists() and executor == FIXTURE_ELF or not profiler.exists() and profiler == FIXTURE_ELF:
-        _make(BENCH_DIR, "all", FIXTURE_ELF)
+    if LAYOUT.source == "package":
+        _build_from_package()
+        if FIXTURE_ELF in (profiler, executor) and not FIXTURE_ELF.exists():
+            _make(BENCH_DIR, "build/fixture.elf", FIXTURE_ELF, " (the test fixture needs avr-gcc)")
+    else:
+        if not BENCH_BIN.exists():
+            _make(BENCH_DIR, "all", BENCH_BIN)
+        if not profiler.exists() and profiler == PROFILER_ELF:
+            _make(ROOT / "profiler-fw", "avr", PROFILER_ELF)
+        if not executor.exists() and executor == EXECUTOR_ELF:
+            _make(ROOT / "executor", "avr", EXECUTOR_ELF)
+        if not executor.exists() and executor == FIXTURE_ELF or not profiler.exists() and profiler == FIXTURE_ELF:
+            _make(BENCH_DIR, "all", FIXTURE_ELF)
     for p in (profiler, executor):
         if not p.exists():
             raise BenchError(f"image {p} does not exist")
@@ -95,6 +134,11 @@ class Bench:
     _log: Path | None = field(default=None, init=False)
     _grant_sock: socket.socket | None = field(default=None, init=False)
     _grant_buf: bytes = field(default=b"", init=False)
+
+    def __repr__(self) -> str:
+        how = "lockstep" if self.lockstep else "paced" if self.paced else "unpaced"
+        state = f"pid {self.process.pid}" if self.alive() and self.process is not None else "not running"
+        return f"Bench({how}, {state}, run dir {self.run_dir})"
 
     # ---- life cycle --------------------------------------------------------------------------
     def command(self) -> list[str]:
