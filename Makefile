@@ -8,7 +8,7 @@ FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
 .PHONY: help setup build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
-        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil bench gui
+        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil test-examples bench gui
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -46,8 +46,11 @@ test-python:
 test-profiler:  # host tests of the core, the AVR image in simavr, the 8051 image (87C51 limits enforced) in ucsim
 	$(MAKE) -C profiler-fw test
 
-test-hil:  # the virtual bench: both real images on one clock, ptys, control channel, Rig API
+test-hil:  # the virtual bench: both real images on one clock, ptys, control channel, Rig API, pytest plugin, examples
 	$(MAKE) -C hil test
+
+test-examples: setup  ## the HIL example suite (hil/examples) in lockstep on 2 workers; JUnit XML in build/hil-examples/
+	$(MAKE) -C hil examples
 
 test-executor:  # host tests of the core, the AVR image in simavr
 	$(MAKE) -C executor test

@@ -94,6 +94,8 @@ class BenchEndpoint(Endpoint):
     paced: bool = True
     lag_bound_us: float | None = None      # None: lag_bound_us(mode, distance) of the run
     baud: int = 9600
+    profiler_elf: Path | None = None       # None: the images of the checkout or of the installed package
+    executor_elf: Path | None = None
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -104,7 +106,8 @@ class BenchEndpoint(Endpoint):
             self.lag_bound_us = lag_bound_us(cfg.mode, cfg.distance)
         # Paced runs measure the PC against wall time, so the bench asks for real-time scheduling
         # (SCHED_FIFO 10, locked memory; it falls back to nice -10 and reports what it got).
-        bench = Bench(paced=self.paced, lag_bound_us=self.lag_bound_us, realtime=self.paced, baud=self.baud)
+        bench = Bench(paced=self.paced, lag_bound_us=self.lag_bound_us, realtime=self.paced, baud=self.baud,
+                      profiler_elf=self.profiler_elf, executor_elf=self.executor_elf)
         try:
             self.bench = bench.start()
         except BenchError as exc:
@@ -193,7 +196,7 @@ class LockstepEndpoint(BenchEndpoint):
         if cfg.mode == "normal":
             raise EndpointError("lockstep_normal", "normal mode measures the PC's own timing against wall time; "
                                 "in lockstep the PC is never late by construction: run it paced (without --unpaced)")
-        bench = Bench(lockstep=True, baud=self.baud)
+        bench = Bench(lockstep=True, baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf)
         try:
             self.bench = bench.start()
         except BenchError as exc:
