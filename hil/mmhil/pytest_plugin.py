@@ -8,7 +8,8 @@ Options:
                                  a profiler alone (normal mode only)
     --rig-results DIR            where every run's CSV + JSON is kept (default: mmrig-runs under pytest's
                                  temporary directory); with -n N each xdist worker writes under DIR/gwK
-    --rig-retries N              paced bench: run again a run the host stalled (invalid by bench_lag), N times
+    --rig-retries N              paced bench: run again, up to N times, a run the host stalled (invalid by
+                                 bench_lag, or an event a stall met did not end ok)
     --profiler-elf ELF --executor-elf ELF   the bench runs these images (your build) instead of the checkout's
                                  or the installed package's
 
@@ -54,7 +55,9 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "paced": ("wall-clock time (normal mode measures the PC against it)", ("bench", "ports", "ports+executor")),
     "lockstep": ("lockstep time (figures that do not depend on the host)", ("lockstep",)),
 }
-HOST_REASONS = {"bench_lag", "bench_status"}    # an invalid run the host caused: worth running again
+# A paced run is run again (--rig-retries) when the host, not the firmware, spoiled it: invalid by these, or
+# an event that a host stall met (not measurable) did not end ok.
+HOST_REASONS = {"bench_lag", "bench_status"}
 RUNS_KEY = pytest.StashKey[list[tuple[str, str]]]()
 LOG_KEY = pytest.StashKey[list[str]]()
 
@@ -101,7 +104,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     g.addoption("--rig-results", metavar="DIR", type=Path, default=None,
                 help="keep every run's CSV + JSON here (default: mmrig-runs under pytest's temporary directory)")
     g.addoption("--rig-retries", metavar="N", type=int, default=2,
-                help="paced bench: run a run the host stalled (invalid by bench_lag) again, up to N times (default 2)")
+                help="paced bench: run again, up to N times (default 2), a run the host stalled (invalid by bench_lag, "
+                     "or an event a stall met did not end ok)")
     g.addoption("--rig-baud", metavar="BAUD", type=int, default=9600, help="the boards' baud rate (default 9600)")
     g.addoption("--profiler-elf", metavar="ELF", type=Path, default=None,
                 help="bench: the profiler image to run (default: the checkout's or the installed package's)")
@@ -329,9 +333,12 @@ class Experiment:
             if result.csv_path is not None:
                 record(self.node, "csv", result.csv_path)
                 record(self.node, "json", result.json_path)
-            if result.valid or not set(result.reasons) <= HOST_REASONS:
+            stalled = [e for e in result.events if not e.measurable and e.outcome != "ok"]
+            if result.valid and not stalled or not result.valid and not set(result.reasons) <= HOST_REASONS:
                 break
-            self.log.append(f"run {out.name} invalid by {', '.join(result.reasons)} (the host's): run again")
+            why = f"invalid by {', '.join(result.reasons)}" if not result.valid else \
+                f"{len(stalled)} event(s) a host stall met ended {', '.join(sorted({e.outcome for e in stalled}))}"
+            self.log.append(f"run {out.name}: {why} (the host's, not the firmware's): run again")
         if require_valid and not result.valid:
             pytest.fail(f"invalid run, not a result ({', '.join(result.reasons)}: "
                         f"{result.sidecar.get('invalid_reason')}): {result!r}", pytrace=False)
