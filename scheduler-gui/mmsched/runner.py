@@ -143,7 +143,9 @@ class Runner:
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed).start()
             self.notify("phase", "running")
             self.loop()
-        except (LinkError, SetupError) as exc:
+        except (LinkError, SetupError, EndpointError) as exc:
+            # (an endpoint that fails mid-run, e.g. a lockstep bench that stopped answering: the events so far
+            # are written, the run marked invalid)
             self.invalid.append(Reason(exc.code, f"session: {exc}"))
             self.say(f"run failed: {exc}")
         finally:
@@ -151,9 +153,12 @@ class Runner:
                 self.firer.stop()
             if load is not None:
                 load.stop()
-            self.finish_nodes()
             try:
+                self.finish_nodes()
                 verdict = self.endpoint.verdict()
+            except (LinkError, EndpointError) as exc:   # the nodes' counters are best effort; closing is not
+                if not self.invalid:
+                    self.invalid.append(Reason(exc.code, f"session: {exc}"))
             finally:
                 self.endpoint.close()
                 self.session.close()

@@ -95,3 +95,24 @@ def test_two_events_in_one_tick_are_both_measured(tmp_path: Path) -> None:
     # first (~67 us). Deterministic in lockstep: event 46 of this run is such a case.
     df = lockstep_run(tmp_path, "two-per-tick", mode="mixed", distance=2, rate_ms=50.0, generation="free", count=60)
     assert (df["outcome"] == "ok").all(), df[df["outcome"] != "ok"][["event", "scheduled_tc", "fired_tc", "reason"]]
+
+
+class FailsMidRun(LockstepEndpoint):
+    """A lockstep bench whose stepping fails after a while (as a lockstep timeout on a starved host does)."""
+
+    calls: int = 0
+
+    def next_item(self, inbox, timeout_s):
+        self.calls += 1
+        if self.calls == 150:
+            raise EndpointError("bench_failed", "lockstep: the profiler link read 27 of 28 bytes (test)")
+        return super().next_item(inbox, timeout_s)
+
+
+def test_an_endpoint_failing_mid_run_keeps_the_data_and_ends_the_bench(tmp_path: Path) -> None:
+    target = FailsMidRun()
+    result = run(RunConfig(mode="mixed", distance=2, count=60, out=tmp_path / "failed"), target)
+    assert not result.valid and "bench_failed" in result.reasons, result.sidecar["invalid_reasons"]
+    df = pd.read_csv(tmp_path / "failed.csv")
+    assert 0 < len(df) < 60 and (df["outcome"] == "ok").any()      # what was measured before is kept
+    assert target.bench is not None and not target.bench.alive()  # the bench was ended, not orphaned
