@@ -69,7 +69,8 @@ def fit_drift(anchors: list[tuple[float, float]]) -> float:
 class ClockServo:
     tick_s: float
     floor_s: float = 0.0           # the profiler's own floor (floor calibration); 0 where unknown
-    window: int = 32
+    window: int = 16               # short: a bench that fell behind and caught up (a clock step back) is
+                                   # followed within 8 FIREs (0.6 s at one a tick), not 32
     tolerance_s: float = 20e-6
     samples: int = field(default=0, init=False)
     drift: float = field(default=0.0, init=False)          # fitted slope of base over host time

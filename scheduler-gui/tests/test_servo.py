@@ -87,3 +87,18 @@ def test_reference_and_budget_add_up_to_each_latency() -> None:
 
 def test_reference_bases_without_fires() -> None:
     assert reference_bases([None, None], [True, True], TICK, 0.0) == [None, None]
+
+
+def test_servo_recovers_from_a_bench_that_fell_behind_within_eight_fires() -> None:
+    """Ten FIREs in a row stamped 150 us early (the paced bench ran behind wall time, then caught up)."""
+    s = ClockServo(TICK)
+    data = fires(60, stalled=())
+    for k, (w, st, _) in enumerate(data):
+        s.add(w, st - (150e-6 if 20 <= k < 30 else 0.0))
+        if k == 29:
+            assert s.base(w) - BASE > 100e-6            # it followed the slipped clock, as a servo must
+    assert s.base(data[-1][0]) - BASE < 0                 # 30 FIREs later: back on the true clock
+    s2 = ClockServo(TICK)
+    for k, (w, st, _) in enumerate(data[:38]):
+        s2.add(w, st - (150e-6 if 20 <= k < 30 else 0.0))
+    assert s2.base(data[37][0]) - BASE < 0                # 8 good FIREs after the step are enough
