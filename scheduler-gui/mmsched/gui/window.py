@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, 
                                QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QSplitter,
                                QTableView, QVBoxLayout, QWidget)
 
+from ..budget import format_budget
 from ..config import MODES, RunConfig
 from ..export import write_run
 from ..result import RunResult
@@ -138,12 +139,22 @@ class MainWindow(QMainWindow):
         form.addRow(self.accuracy_label, self.accuracy)
         # normal mode: the run (and its firing thread) normally runs in a process of its own, away from the
         # GUI's interpreter lock; checked, it runs inside the GUI's process as it once did (issue 16)
-        self.fire_in_gui = QCheckBox("Fire from the GUI process (adds the GUI's load)")
+        self.fire_in_gui = QCheckBox("Fire from the GUI process")
         self.fire_in_gui.setToolTip("Normal mode: run the experiment, and the thread that fires the FIRE frames, "
                                     "inside the GUI's process, sharing the interpreter with the live plots. "
                                     "Unchecked (the default), the run has a process of its own, as on the "
                                     "command line.")
-        form.addRow(self.fire_in_gui)
+        # normal mode: aim each FIRE by the clock servo (the profiler's own stamps) instead of TIMECODE
+        # arrivals alone, the paper's way (docs/normal-mode.md)
+        self.discipline = QCheckBox("Disciplined clock")
+        self.discipline.setToolTip("Normal mode: the PC places tick starts from the profiler's stamps of its "
+                                   "FIREs (a PTP-like servo) instead of from TIMECODE arrivals alone. Unchecked: "
+                                   "the paper's naive PC (experiment 2).")
+        normal_opts = QHBoxLayout()     # one row: the window keeps its height (the screenshots' 1280 x 800)
+        normal_opts.setContentsMargins(0, 0, 0, 0)
+        normal_opts.addWidget(self.discipline)
+        normal_opts.addWidget(self.fire_in_gui)
+        form.addRow(normal_opts)
         self.random_ids = QCheckBox("randomize event id")
         form.addRow(self.random_ids)
         length = QHBoxLayout()
@@ -208,6 +219,14 @@ class MainWindow(QMainWindow):
         self.banner.setWordWrap(True)
         self.banner.hide()
         right.addWidget(self.banner)
+        # normal mode's latency budget (budget.py) of the last run or the opened one, hidden otherwise; on this
+        # side, above the stretching plots, so it never makes the window taller
+        self.budget_label = QLabel()
+        self.budget_label.setWordWrap(True)
+        self.budget_label.setObjectName("budget")
+        self.budget_label.setStyleSheet("background:#eef5fb;padding:3px;")
+        self.budget_label.hide()
+        right.addWidget(self.budget_label)
         split = QSplitter(Qt.Orientation.Horizontal)
         self.table = QTableView()
         self.table.setModel(self.model)
@@ -276,6 +295,7 @@ class MainWindow(QMainWindow):
         self.rate.setValue(int(s.value("rate", 0)))
         self.accuracy.setValue(int(s.value("accuracy", 0)))
         self.fire_in_gui.setChecked(str(s.value("firing_process", "own")) == "gui")
+        self.discipline.setChecked(str(s.value("discipline", "false")).lower() == "true")
         self.random_ids.setChecked(str(s.value("random_ids", "false")).lower() == "true")
         self.length.setValue(int(s.value("length", 200)))
         self.length_unit.setCurrentText(str(s.value("length_unit", "events")))
@@ -303,6 +323,7 @@ class MainWindow(QMainWindow):
         s.setValue("rate", self.rate.value())
         s.setValue("accuracy", self.accuracy.value())
         s.setValue("firing_process", "gui" if self.fire_in_gui.isChecked() else "own")
+        s.setValue("discipline", self.discipline.isChecked())
         s.setValue("random_ids", self.random_ids.isChecked())
         s.setValue("length", self.length.value())
         s.setValue("length_unit", self.length_unit.currentText())
@@ -357,6 +378,7 @@ class MainWindow(QMainWindow):
         self.accuracy.setEnabled(normal)
         self.accuracy_label.setEnabled(normal)
         self.fire_in_gui.setEnabled(normal)
+        self.discipline.setEnabled(normal)
         self.distance.setMinimum(0 if normal else 1)
         verification = self.mode() == "verification"
         self.generation.setEnabled(not verification)
@@ -396,6 +418,7 @@ class MainWindow(QMainWindow):
                          generation=self.generation.currentText(), accuracy=self.accuracy.value(),
                          dispatch=self.dispatch.currentText(), load=self.load.isChecked(),
                          firing_process=self.firing_process(),
+                         discipline=self.mode() == "normal" and self.discipline.isChecked(),
                          name=f"gui-{self.mode()}-{time.strftime('%Y%m%d-%H%M%S')}")
 
     def firing_process(self) -> str:
@@ -499,6 +522,7 @@ class MainWindow(QMainWindow):
         else:
             self.accuracy.setEnabled(False)
             self.fire_in_gui.setEnabled(False)
+            self.discipline.setEnabled(False)
         self.load_indicator.set_state(self.load.isChecked(), on)
 
     def _end_thread(self) -> None:
@@ -516,11 +540,21 @@ class MainWindow(QMainWindow):
         self.model.set_rows([snapshot(e) for e in result.events])
         self.redraw(force=True)
         s = result.summary
+        self.show_budget(result.sidecar)
         self.say(f"done: {s['events']} events, ok {s['outcomes']['ok']}; files {result.csv_path}")
         if not result.valid:
             reasons = result.sidecar.get("invalid_reasons") or [{"code": None, "text": result.sidecar["invalid_reason"]}]
             # a host stall is this machine's, not the user's doing: said in the banner, no dialog
             self.show_problem(explain(reasons[0]), modal=set(result.reasons) != {"bench_lag"})
+
+    def show_budget(self, sidecar: dict[str, Any] | None) -> None:
+        """Normal mode: why its events were as late as they were (the sidecar's budget), else nothing."""
+        budget = (sidecar or {}).get("budget")
+        if not budget:
+            self.budget_label.hide()
+            return
+        self.budget_label.setText("Latency budget: " + format_budget(budget).replace("\n", "\n"))
+        self.budget_label.show()
 
     def on_failed(self, p: Problem) -> None:
         self._end_thread()
@@ -651,6 +685,7 @@ class MainWindow(QMainWindow):
         self.model.set_rows(rows)
         self.plots.set_series(1)
         self.viewing_summary = (sidecar or {}).get("summary")
+        self.show_budget(sidecar)
         self.stats.setTitle(f"Statistics: {name}")
         self.redraw(force=True)
         if sidecar and not sidecar.get("valid", True):
