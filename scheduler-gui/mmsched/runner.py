@@ -44,7 +44,7 @@ from .invariant import InvariantViolation, check_invariant
 from .load import Load
 from .outcome import apply_result, refusal_reason, silent_outcome
 from .result import RunResult
-from .runstate import RunState
+from .runstate import BadHello, RunState
 from .session import Session
 from .stats import slack_distribution, summarize
 
@@ -143,7 +143,7 @@ class Runner:
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed).start()
             self.notify("phase", "running")
             self.loop()
-        except (LinkError, SetupError, EndpointError) as exc:
+        except (LinkError, SetupError, EndpointError, BadHello) as exc:
             # (an endpoint that fails mid-run, e.g. a lockstep bench that stopped answering: the events so far
             # are written, the run marked invalid)
             self.invalid.append(Reason(exc.code, f"session: {exc}"))

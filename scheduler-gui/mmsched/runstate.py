@@ -20,6 +20,29 @@ from .servo import ClockServo
 from .timecode import TimecodeTracker
 
 
+class BadHello(RuntimeError):
+    """The profiler's HELLO describes a clock no run can be built on (a zero or absurd rate, tick or baud)."""
+
+    code = "bad_hello"
+
+
+# What a profiler may sensibly report (SPEC.md section 5, HELLO): field -> (least, most)
+HELLO_SENSE = {"cpu_hz": (1_000, 1_000_000_000), "timer_hz": (1_000, 1_000_000_000), "baud": (300, 4_000_000)}
+TICK_SENSE_S = (100e-6, 10.0)
+
+
+def check_hello(hello: Hello) -> None:
+    """Raises BadHello naming the first field that makes no sense (a timer_hz of 0 divided by zero before)."""
+    for name, (lo, hi) in HELLO_SENSE.items():
+        v = getattr(hello, name)
+        if not lo <= v <= hi:
+            raise BadHello(f"profiler HELLO: {name} = {v} is not in {lo}..{hi}")
+    tick_s = hello.tick_counts / hello.timer_hz
+    if not TICK_SENSE_S[0] <= tick_s <= TICK_SENSE_S[1]:
+        raise BadHello(f"profiler HELLO: tick_counts = {hello.tick_counts} at {hello.timer_hz} Hz is a tick of "
+                       f"{tick_s:.3g} s, not in {TICK_SENSE_S[0]:g}..{TICK_SENSE_S[1]:g} s")
+
+
 @dataclass
 class RunState:
     timebase: TimeBase
@@ -43,6 +66,7 @@ class RunState:
 
     @classmethod
     def after_handshake(cls, cfg: RunConfig, profiler_hello: Hello, now: float) -> "RunState":
+        check_hello(profiler_hello)
         timebase = TimeBase.from_hello(profiler_hello)
         return cls(timebase=timebase, baud=profiler_hello.baud,
                    tracker=TimecodeTracker(timebase.tick_s, profiler_hello.baud),
