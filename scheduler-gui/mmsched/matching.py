@@ -26,6 +26,11 @@ from mmproto import Result
 
 from .event import Event
 
+# RESULTs waiting for their FIRED: a few ticks' worth at most in a healthy run (8 ids, a FIRED 10 ms behind).
+# A stream that joins nothing (a floating strobe input, a silent executor) would otherwise grow without end
+# and every join scans it all; beyond this the oldest is dropped and counted unmatched.
+MAX_PENDING_RESULTS = 256
+
 
 @dataclass
 class Matcher:
@@ -67,7 +72,12 @@ class Matcher:
 
     def edge_result(self, result: Result) -> list[tuple[Event, Result]]:
         self.pending_results.append(result)
-        return self._join()
+        joined = self._join()
+        if len(self.pending_results) > MAX_PENDING_RESULTS:
+            over = len(self.pending_results) - MAX_PENDING_RESULTS
+            self.unmatched_results += over
+            del self.pending_results[:over]
+        return joined
 
     def _join(self) -> list[tuple[Event, Result]]:
         joined: list[tuple[Event, Result]] = []

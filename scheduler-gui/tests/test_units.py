@@ -226,3 +226,18 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     r.inbox.get()
     r.check_deadlines()
     assert (e.outcome, e.reason) == ("missed", "timeout")               # nothing came: a timeout
+
+
+def test_unmatched_edge_results_are_bounded_and_counted() -> None:
+    """A stream of RESULTs nothing joins (a spurious strobe, a lost executor link) must not pile up: each
+    join scans what waits (issue 18: 12 ms a RESULT at 100k pending)."""
+    from mmproto import Result
+    from mmsched.matching import MAX_PENDING_RESULTS, Matcher
+
+    m = Matcher()
+    n = MAX_PENDING_RESULTS * 4
+    for k in range(n):
+        assert m.edge_result(Result(event_id=k % 8, flags=0, tag=k & 0xFFFF, timecode=k, counts=0)) == []
+    assert len(m.pending_results) == MAX_PENDING_RESULTS
+    assert m.unmatched_results == n - MAX_PENDING_RESULTS
+    assert m.pending_results[0].timecode == n - MAX_PENDING_RESULTS      # the oldest went first
