@@ -453,7 +453,12 @@ static void handle_frame(void)
             fire_full = 1;
         } else {
 #else
-        if (fire_count != PF_FIRE_TAGS) {
+        /* Room in the ring first, as above: the tag is queued only with its record (issue 18: a
+         * FIRE dropped by a full ring left its tag behind, so later RESULTs carried the previous
+         * FIRE's tag and PF_FIRE_TAGS such drops lost every FIRE until reset). No other producer
+         * runs between this check and push_result: R runs with interrupts masked, and F only
+         * makes room. */
+        if (fire_count != PF_FIRE_TAGS && ring_count != PF_RING_LEN) {
             uint8_t i = (uint8_t)(fire_head + fire_count);
             if (i >= PF_FIRE_TAGS)
                 i -= PF_FIRE_TAGS;
@@ -462,7 +467,9 @@ static void handle_frame(void)
             fire_count++;
         } else {
 #endif
-            push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp); /* counted lost */
+            /* No room for the record or its tag: push_result counts it lost (OVERFLOWS, LOST_BEFORE
+             * on the next stored record) like any result that finds the ring full. */
+            push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
         }
         break;
     case MM_T_QUERY:

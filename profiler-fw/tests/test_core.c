@@ -281,6 +281,40 @@ static void test_timecode_ahead_due_dropped_by_next_tick(void **st)
     assert_int_equal(mm_get_u32(pay[0] + 2), 3);
 }
 
+/* Issue 18: a FIRE that finds the result ring full is lost, and so is its tag. It must not leave
+ * its tag queued: the next FIRE's RESULT would carry the dropped FIRE's tag, and after
+ * PF_FIRE_TAGS such drops the tag FIFO would stay full and every FIRE would be lost. */
+static void test_fire_dropped_on_full_ring_keeps_no_tag(void **st)
+{
+    (void)st;
+    struct pf_stamp s = {0, 0, 100};
+    uint8_t fire_a[3] = {3, 0xAA, 0xAA};
+    uint8_t fire_b[3] = {4, 0xBB, 0xBB};
+    (void)pf_tx_next();
+    drain();
+    for (int round = 0; round < PF_FIRE_TAGS + 8; round++) {
+        uint16_t ov = pf_counter(PF_C_OVERFLOWS);
+        for (int i = 0; i < PF_RING_LEN; i++)
+            pf_event((uint8_t)(i & 7), 1, &s);
+        assert_int_equal(pf_ring_count(), PF_RING_LEN);
+        send(MM_T_FIRE, fire_a, 3); /* no room: lost */
+        assert_int_equal(pf_counter(PF_C_OVERFLOWS), ov + 1);
+        assert_int_equal(pf_ring_count(), PF_RING_LEN);
+        assert_int_equal(drain(), PF_RING_LEN);
+        for (int i = 0; i < PF_RING_LEN; i++)
+            assert_int_equal(pay[i][2 + MM_RESULT_FLAGS] & MM_RESULT_FLAG_FIRE, 0);
+        send(MM_T_FIRE, fire_b, 3);
+        assert_int_equal(pf_ring_count(), 1);
+        assert_int_equal(pf_counter(PF_C_OVERFLOWS), ov + 1); /* this one was stored */
+        assert_int_equal(drain(), 1);
+        assert_int_equal(pay[0][0], MM_T_RESULT);
+        assert_int_equal(pay[0][2 + MM_RESULT_EVENT_ID], 4);
+        assert_int_equal(pay[0][2 + MM_RESULT_FLAGS], MM_RESULT_FLAG_FIRE | MM_RESULT_FLAG_LOST_BEFORE);
+        assert_int_equal(mm_get_u16(pay[0] + 2 + MM_RESULT_TAG), 0xBBBB);
+    }
+    assert_int_equal(pf_counter(PF_C_FIRE_FRAMES), 2 * (PF_FIRE_TAGS + 8));
+}
+
 static void test_led_post(void **st)
 {
     (void)st;
@@ -304,6 +338,7 @@ int main(void)
         cmocka_unit_test_setup(test_timecode_ahead_taken_back_by_result, setup),
         cmocka_unit_test_setup(test_timecode_ahead_right_after_busy_frame, setup),
         cmocka_unit_test_setup(test_timecode_ahead_due_dropped_by_next_tick, setup),
+        cmocka_unit_test_setup(test_fire_dropped_on_full_ring_keeps_no_tag, setup),
         cmocka_unit_test_setup(test_led_post, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
