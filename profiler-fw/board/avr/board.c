@@ -169,6 +169,12 @@ void board_init(void)
     DDRC &= (uint8_t)~0x07u;
     PORTC &= (uint8_t)~0x07u; /* id inputs, no pull-ups: the executor drives them */
     DDRL &= (uint8_t)~_BV(PL1);
+    /* Strobe input without the internal pull-up: unconnected, a floating ICP5 captures noise edges
+     * and can fill the result ring, so the board gets an external 10 kOhm pull-down on PL1
+     * (docs/hardware.md); the executor drives PC3 push-pull and starts it low (PORTC = 0), the
+     * level the resistor holds while it is in reset or unplugged. Electrically the internal pull-up would be safe too, but simavr
+     * 1.6 models it as a driver that overrides the bench's level on every PORTL write (the first
+     * strobe edge in test_avr.py is lost), so the line's idle level is left to the resistor. */
     PORTL &= (uint8_t)~_BV(PL1);
     PORTF = 0;
     DDRF = 0xFF;
