@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -64,6 +65,27 @@ def read_sidecar(path: Path) -> dict:
     if not isinstance(meta.get("config"), dict):
         raise SchemaError(path, "config missing", column="config")
     return meta
+
+
+def check_csv_hash(csv_path: Path, meta: dict) -> None:
+    """The sidecar's `csv_sha256` (written last, after the CSV) against the CSV on disk: a mismatch is a CSV of
+    another run or a write cut short. Sidecars without the key (older runs) are not checked."""
+    want = meta.get("csv_sha256")
+    if want is None:
+        return
+    if not isinstance(want, str):
+        raise SchemaError(csv_path.with_suffix(".json"), f"csv_sha256 must be a hex string, got {want!r}",
+                          column="csv_sha256")
+    h = hashlib.sha256()
+    try:
+        with open(csv_path, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+    except FileNotFoundError:
+        raise SchemaError(csv_path, "file not found") from None
+    if h.hexdigest() != want.lower():
+        raise SchemaError(csv_path, f"{csv_path.name} does not match its sidecar (csv_sha256): "
+                          "written by another run or cut short")
 
 
 def _read_csv_checked(path: Path, version: int = 2) -> pd.DataFrame:
@@ -180,6 +202,7 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     if csv_path.suffix == ".json":
         csv_path = csv_path.with_suffix(".csv")
     meta = read_sidecar(csv_path.with_suffix(".json"))
+    check_csv_hash(csv_path, meta)
     df = _read_csv_checked(csv_path, int(meta["format_version"]))
     if not df["event"].is_monotonic_increasing:
         df = df.sort_values("event", kind="stable").reset_index(drop=True)

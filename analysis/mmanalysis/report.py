@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 import pandas as pd
 
 from . import plots
+from .csvsafe import write_frame
 from .reader import RunSet, read_runs
 from .stats import summarize
 
@@ -203,9 +204,9 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     per_run = summarize(data, by="run")
     per_group = summarize(data, by="group")
     comp = comparison(data)
-    per_run.to_csv(out / "summary.csv", index=False)
-    per_group.to_csv(out / "summary-groups.csv", index=False)
-    comp.to_csv(out / "comparison.csv", index=False)
+    write_frame(per_run, out / "summary.csv", index=False)  # csvsafe: no spreadsheet formulas in text cells
+    write_frame(per_group, out / "summary-groups.csv", index=False)
+    write_frame(comp, out / "comparison.csv", index=False)
     valid = data.valid_runs()
     invalid = [(r, data.meta[r].get("invalid_reason")) for r in data.runs if r not in valid]
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})

@@ -1,13 +1,25 @@
 """Writing a run: NAME.csv (one row per event, columns of docs/data-format.md in order) and NAME.json
-(the sidecar). `pandas.read_csv("NAME.csv")` with no arguments reads it right."""
+(the sidecar). `pandas.read_csv("NAME.csv")` with no arguments reads it right.
+
+Crash-safe: each file is written to a temporary file in the same directory (".NAME.csv.XXXX.tmp", which no
+reader takes for a run), flushed and fsynced, then renamed over NAME.csv / NAME.json (os.replace, atomic).
+The CSV goes first, the sidecar last; the sidecar holds the CSV's SHA-256 (`csv_sha256`), so a CSV left
+from another run or a pair cut short between the two renames is caught by the reader. Text cells go
+through mmanalysis.csvsafe (no spreadsheet formulas)."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
+import io
 import json
 import math
+import os
+import tempfile
 from pathlib import Path
 from typing import Any, Sequence
+
+from mmanalysis.csvsafe import neutralise
 
 from .event import COLUMNS, Event
 
@@ -19,29 +31,65 @@ def _cell(v: object) -> object:
         if math.isnan(v):
             return ""
         return repr(round(v, 9))
-    return v
+    return neutralise(v)
 
 
-def write_csv(path: Path, events: Sequence[Event]) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """PATH holds DATA or what it held before, never a part: temp file beside it, fsync, os.replace."""
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(COLUMNS)
-        for e in events:
-            w.writerow([_cell(v) for v in e.row()])
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    try:  # the rename itself durable (POSIX); not every platform opens directories
+        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    except OSError:
+        pass
+    finally:
+        os.close(dfd)
+
+
+def csv_bytes(events: Sequence[Event]) -> bytes:
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for e in events:
+        w.writerow([_cell(v) for v in e.row()])
+    return buf.getvalue().encode("utf-8")
+
+
+def write_csv(path: Path, events: Sequence[Event]) -> str:
+    """Writes PATH atomically; returns the SHA-256 (hex) of what it wrote."""
+    data = csv_bytes(events)
+    atomic_write(Path(path), data)
+    return hashlib.sha256(data).hexdigest()
 
 
 def write_sidecar(path: Path, sidecar: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(sidecar, indent=2, default=str) + "\n")
+    atomic_write(Path(path), (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"))
 
 
 def write_run(out: Path, events: Sequence[Event], sidecar: dict[str, Any]) -> tuple[Path, Path]:
-    """`out` is the path without suffix (or with .csv / .json, which is stripped)."""
+    """`out` is the path without suffix (or with .csv / .json, which is stripped). The CSV first, then the
+    sidecar with the CSV's hash (`csv_sha256`); the caller's dict is not changed."""
     out = Path(out)
     if out.suffix in (".csv", ".json"):
         out = out.with_suffix("")
     csv_path, json_path = out.with_name(out.name + ".csv"), out.with_name(out.name + ".json")
-    write_csv(csv_path, events)
-    write_sidecar(json_path, sidecar)
+    digest = write_csv(csv_path, events)
+    write_sidecar(json_path, dict(sidecar, csv_sha256=digest))
     return csv_path, json_path
