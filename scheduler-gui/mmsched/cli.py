@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import shutil
 import signal
 import sys
 import time
@@ -159,7 +160,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .stats import format_summary
 
     gates = Gates(args.fail_on or (), args.max_latency_us, args.min_on_time)
-    name = args.name or (args.out.name if args.out else "run")
+    name = args.name if args.name is not None else (args.out.name if args.out else "run")
     t0 = time.monotonic()
 
     def usage_or_rig_error(text: str) -> int:
@@ -173,19 +174,13 @@ def cmd_run(args: argparse.Namespace) -> int:
                 print(f"mmrig run: cannot write {args.junit}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
 
+    # Every bad input ends here, one line and exit 2, before a bench is started or a port opened.
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
         return usage_or_rig_error("give both --profiler and --executor (or neither, for the bench)")
     if args.hist == "" and args.out is None:
         return usage_or_rig_error("--hist without a FILE writes OUT.hist: give --out OUT too (or --hist FILE)")
-    for what, path in (("--out", args.out), ("--junit", args.junit), ("--hist", args.hist or None)):
-        if path is not None:
-            parent = Path(path).parent
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                return usage_or_rig_error(f"{what}: cannot create {parent}: {exc.strerror or exc}")
-            if not os.access(parent, os.W_OK):
-                return usage_or_rig_error(f"{what}: {parent} is not writable")
+    if args.lag_bound_us is not None and not (math.isfinite(args.lag_bound_us) and args.lag_bound_us > 0):
+        return usage_or_rig_error(f"--lag-bound-us must be > 0, not {args.lag_bound_us}")
     count = args.count if args.count is not None or args.duration is not None else 200
     try:
         cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
@@ -193,7 +188,32 @@ def cmd_run(args: argparse.Namespace) -> int:
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, name=name, out=args.out)
     except ValueError as exc:
-        return usage_or_rig_error(str(exc))
+        text = str(exc)
+        if args.name is None and args.out is not None and text.startswith("--name "):
+            text = "--out: the run's name " + text.removeprefix("--name ") + " (or give --name)"
+        return usage_or_rig_error(text)
+    if args.load and shutil.which("stress-ng") is None:
+        return usage_or_rig_error("--load needs stress-ng, which is not installed (tools/setup.sh installs it: "
+                                  "apt-get install stress-ng)")
+    for what, port in (("--profiler", args.profiler), ("--executor", args.executor)):
+        if port and "://" not in port and not Path(port).exists():
+            return usage_or_rig_error(f"{what}: no such port: {port}")
+    for what, path in (("--out", args.out), ("--junit", args.junit), ("--hist", args.hist or None)):
+        if path is not None:
+            parent = Path(path).parent
+            if Path(path).is_dir():
+                return usage_or_rig_error(f"{what}: {path} is a directory")
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                return usage_or_rig_error(f"{what}: cannot create {parent}: {exc.strerror or exc}")
+            if not os.access(parent, os.W_OK | os.X_OK):
+                return usage_or_rig_error(f"{what}: {parent} is not writable")
+    if args.out is not None and not args.force:
+        stem = args.out.with_suffix("") if args.out.suffix in (".csv", ".json") else args.out   # as write_run
+        for existing in (stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")):
+            if existing.exists():
+                return usage_or_rig_error(f"--out: {existing} exists; --force to overwrite")
     endpoint: Endpoint
     images = None
     if args.profiler is not None:
@@ -389,7 +409,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="bench: lag above this invalidates the run (default: normal 1000; mixed and verification a tenth of the schedule's spare time: 4700 one tick ahead, 11800 two ahead)")
     run.add_argument("--max-in-flight", type=int, default=8)
     run.add_argument("--out", "-o", type=Path, default=None, help="writes OUT.csv and OUT.json")
-    run.add_argument("--name", default=None)
+    run.add_argument("--name", default=None,
+                     help="the run's name (default: OUT's file name, or 'run'): 1..64 of A-Z a-z 0-9 . _ -")
+    run.add_argument("--force", action="store_true", help="overwrite an existing OUT.csv / OUT.json")
     where = run.add_mutually_exclusive_group()
     where.add_argument("--bench", action="store_true", help="the paced virtual bench (default)")
     where.add_argument("--unpaced", "--lockstep", dest="unpaced", action="store_true",

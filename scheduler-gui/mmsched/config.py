@@ -2,10 +2,37 @@
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 MODES = ("mixed", "normal", "verification")
+
+# A run's name becomes file names (NAME.csv, NAME.json) and a CSV/JSON field: letters, digits and ._- only, at
+# most 64, and never starting with = + - @ (a spreadsheet would read it as a formula: CSV injection).
+NAME_RE = re.compile(r"[A-Za-z0-9._-]{1,64}")
+
+
+def name_problem(name: str) -> str | None:
+    """Why `name` is not a safe run name (the name quoted, then why), or None."""
+    if not isinstance(name, str):
+        return f"{name!r} is not a string"
+    if name[:1] in ("=", "+", "-", "@"):
+        return f"{name!r} must not start with = + - or @ (a spreadsheet reads it as a formula)"
+    if not NAME_RE.fullmatch(name):
+        return f"{name!r}: use 1..64 letters, digits and ._- only"
+    if set(name) == {"."}:
+        return f"{name!r} is not a file name"
+    return None
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _finite_positive(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
 @dataclass
@@ -40,12 +67,29 @@ class RunConfig:
             raise ValueError("dispatch must be isr or task")
         if self.firing_process not in ("own", "gui"):
             raise ValueError("firing_process must be own or gui")
-        if not 0 <= self.accuracy <= 100:
-            raise ValueError("accuracy must be 0..100")
+        # Each message names the command line's option (the GUI's field of the same name).
+        if not _whole(self.accuracy) or not 0 <= self.accuracy <= 100:
+            raise ValueError(f"--accuracy must be 0..100, not {self.accuracy}")
         if self.count is None and self.duration_s is None:
-            raise ValueError("give a count or a duration")
-        if self.distance < (1 if self.mode != "normal" else 0) or self.distance > 255:
-            raise ValueError("distance out of range (mixed/verification: 1..255 ticks)")
+            raise ValueError("give a count or a duration (--count or --duration)")
+        if self.count is not None and (not _whole(self.count) or self.count < 1):
+            raise ValueError(f"--count must be at least 1, not {self.count}")
+        if self.duration_s is not None and not _finite_positive(self.duration_s):
+            raise ValueError(f"--duration must be > 0 seconds, not {self.duration_s}")
+        if self.rate_ms is not None and not _finite_positive(self.rate_ms):
+            raise ValueError(f"--rate must be > 0 ms or 'tick', not {self.rate_ms}")
+        low = 1 if self.mode != "normal" else 0
+        if not _whole(self.distance) or not low <= self.distance <= 255:
+            raise ValueError(f"--distance must be {low}..255 ticks in {self.mode} mode, not {self.distance}")
+        if not _finite_positive(self.late_bound_us):
+            raise ValueError(f"--late-bound-us must be > 0, not {self.late_bound_us}")
+        if not _whole(self.max_in_flight) or self.max_in_flight < 1:
+            raise ValueError(f"--max-in-flight must be at least 1, not {self.max_in_flight}")
+        if not _whole(self.timeout_ticks) or self.timeout_ticks < 1:
+            raise ValueError(f"timeout_ticks must be at least 1, not {self.timeout_ticks}")
+        problem = name_problem(self.name)
+        if problem:
+            raise ValueError(f"--name {problem}")
 
     def sidecar(self, baud: int, tick_s: float) -> dict[str, object]:
         d = asdict(self)

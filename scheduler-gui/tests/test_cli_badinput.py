@@ -1,0 +1,124 @@
+"""Bad `mmrig run` input (issue 18): one clear line on stderr and exit 2, never a traceback, and before any
+bench is started or port opened (so: fast, and no run files). The value checks live in RunConfig, so the GUI
+and the pytest plugin get them too. An existing run is not overwritten without --force."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mmsched.config import RunConfig
+
+MMRIG = [sys.executable, "-m", "mmsched.cli"]
+
+# (argv after `run --unpaced -o {tmp}/r`, a word the error line must contain). {tmp} is the test's tmp_path.
+BAD = [
+    (["--count", "0"], "--count"),
+    (["--count", "-5"], "--count"),
+    (["--duration", "-1"], "--duration"),
+    (["--duration", "0"], "--duration"),
+    (["--duration", "nan"], "--duration"),
+    (["--distance", "0"], "--distance"),
+    (["--distance", "100000"], "--distance"),
+    (["--mode", "normal", "--distance", "-1"], "--distance"),
+    (["--accuracy", "500"], "--accuracy"),
+    (["--accuracy", "-1"], "--accuracy"),
+    (["--rate", "nan"], "--rate"),
+    (["--rate", "inf"], "--rate"),
+    (["--rate", "-1"], "--rate"),
+    (["--rate", "abc"], "--rate"),
+    (["--max-in-flight", "0"], "--max-in-flight"),
+    (["--late-bound-us", "-3"], "--late-bound-us"),
+    (["--late-bound-us", "nan"], "--late-bound-us"),
+    (["--lag-bound-us", "-1"], "--lag-bound-us"),
+    (["--profiler", "/dev/mmrig-no-such-port", "--executor", "/dev/mmrig-no-such-port2"], "--profiler"),
+    (["--profiler", "/dev/mmrig-no-such-port"], "--executor"),
+    (["-o", "/proc/mmrig-x/y"], "--out"),
+    (["-o", "{tmp}"], "--out"),
+    (["-o", "{tmp}/+evil"], "--out"),
+    (["-o", "{tmp}/a b"], "--out"),
+    (["--name", "=cmd"], "--name"),
+    (["--name", "-x"], "--name"),
+    (["--name", "@x"], "--name"),
+    (["--name", "a/b"], "--name"),
+    (["--name", "x" * 65], "--name"),
+    (["--name", ".."], "--name"),
+    (["--name", ""], "--name"),
+]
+
+
+def check_one_line(proc: subprocess.CompletedProcess, word: str) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    if len(lines) > 1:   # argparse: the usage, then one error line
+        assert lines[0].startswith("usage: "), proc.stderr
+        assert lines[-1].startswith("mmrig run: error: "), proc.stderr
+    else:
+        assert len(lines) == 1 and lines[0].startswith("mmrig run: "), proc.stderr
+    assert word in lines[-1], lines[-1]
+    return lines[-1]
+
+
+@pytest.mark.parametrize("argv,word", BAD, ids=[" ".join(a) for a, _ in BAD])
+def test_bad_input_one_line_exit_2(tmp_path: Path, argv: list[str], word: str) -> None:
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    t0 = time.monotonic()
+    proc = subprocess.run([*MMRIG, "run", "--unpaced", "-q", "-o", str(tmp_path / "r"), *argv],
+                          capture_output=True, text=True, timeout=60)
+    elapsed = time.monotonic() - t0
+    check_one_line(proc, word)
+    assert proc.stdout == ""
+    assert elapsed < 10, f"took {elapsed:.1f} s: a bench was started?"
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()], "run files were written"
+
+
+def test_load_without_stress_ng(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    proc = subprocess.run([*MMRIG, "run", "--unpaced", "--load", "-o", str(tmp_path / "r")], capture_output=True,
+                          text=True, timeout=60, env={**os.environ, "PATH": str(empty)})
+    assert "stress-ng" in check_one_line(proc, "--load")
+    assert not list(tmp_path.glob("r.*"))
+
+
+@pytest.mark.parametrize("kw,word", [
+    ({"count": 0}, "--count"), ({"count": -5}, "--count"), ({"count": None, "duration_s": -1.0}, "--duration"),
+    ({"rate_ms": math.nan}, "--rate"), ({"rate_ms": math.inf}, "--rate"), ({"rate_ms": 0.0}, "--rate"),
+    ({"distance": 0}, "--distance"), ({"distance": 256}, "--distance"), ({"accuracy": 101}, "--accuracy"),
+    ({"max_in_flight": 0}, "--max-in-flight"), ({"late_bound_us": -3.0}, "--late-bound-us"),
+    ({"timeout_ticks": 0}, "timeout_ticks"), ({"name": "=1+1"}, "--name"), ({"name": "a" * 65}, "--name"),
+])
+def test_runconfig_refuses(kw: dict, word: str) -> None:
+    with pytest.raises(ValueError, match=word):
+        RunConfig(**kw)
+
+
+def test_runconfig_accepts_the_edges() -> None:
+    RunConfig(count=1, distance=255, accuracy=100, max_in_flight=1, name="a" * 64)
+    RunConfig(mode="normal", distance=0, count=None, duration_s=0.5, rate_ms=0.1, name="gui-normal-20260101-120000")
+
+
+def test_existing_run_needs_force(tmp_path: Path) -> None:
+    from mmhil.bench import ensure_built
+    ensure_built()
+    out = tmp_path / "x"
+    argv = [*MMRIG, "run", "--unpaced", "-q", "--count", "3", "-o", str(out)]
+    first = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    before = (tmp_path / "x.csv").stat().st_mtime_ns
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert "exists; --force to overwrite" in check_one_line(again, "--out")
+    assert (tmp_path / "x.csv").stat().st_mtime_ns == before
+    (tmp_path / "x.csv").unlink()                        # the sidecar alone is enough to refuse
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert "x.json exists" in check_one_line(again, "--out")
+    forced = subprocess.run([*argv, "--force"], capture_output=True, text=True, timeout=120)
+    assert forced.returncode == 0, forced.stderr
+    assert (tmp_path / "x.csv").exists() and (tmp_path / "x.json").exists()
