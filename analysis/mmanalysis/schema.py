@@ -94,6 +94,8 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
                          "and flash the firmware of this checkout (make build, make flash-*)."),
     "node_kind": ("Ports swapped?", "The profiler port answered as the executor (or the other way round). Swap "
                   "the two ports."),
+    "interrupted": ("Run interrupted", "The run was stopped by a signal (SIGTERM, SIGHUP: a closed terminal, a "
+                    "CI timeout). The events up to then are kept on disk, but the run is not a result."),
     "bad_hello": ("Profiler reports a nonsense clock", "The profiler's HELLO gives a timer rate, tick or baud "
                   "no run can be measured with (zero or absurd). Rebuild and flash the profiler of this checkout."),
     "setup": ("Node did not set up", "A node answered HELLO but not the run's set-up (no TIMECODE from the "

@@ -252,7 +252,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         runner.stop_requested.set()
         (log or (lambda t: print(t, file=sys.stderr)))("mmrig run: stopping (Ctrl-C again to abort)")
 
+    def terminated(signum: int, frame: object) -> None:
+        # SIGTERM / SIGHUP (a CI timeout, a closed terminal): the run ends early, is written with the events
+        # so far and marked invalid (reason interrupted); the bench is stopped as after any run
+        runner.interrupt(signal.Signals(signum).name)
+
     previous = signal.signal(signal.SIGINT, first_interrupt)
+    previous_term = {sig: signal.signal(sig, terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         result = runner.run()
     except (LinkError, EndpointError) as exc:
@@ -267,6 +273,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 130
     finally:
         signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous_term.items():
+            signal.signal(sig, handler)
         if progress is not None:
             progress.close()
 

@@ -96,6 +96,13 @@ class Runner:
     def inbox(self):
         return self.session.inbox
 
+    def interrupt(self, why: str) -> None:
+        """A signal (SIGTERM, SIGHUP) ends the run early: generation stops, the events in flight end, and the
+        run is written, marked invalid with the reason (issue 18: nothing lost, nothing taken for a result)."""
+        if not any(r.code == "interrupted" for r in self.invalid):
+            self.invalid.append(Reason("interrupted", f"interrupted: {why}; the events so far are kept"))
+        self.stop_requested.set()
+
     def notify(self, kind: str, obj: Any) -> None:
         if self.observer is not None:
             try:
