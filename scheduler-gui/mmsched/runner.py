@@ -287,7 +287,7 @@ class Runner:
             link.write(wire)
             r = self.wait_probe(tag)
             if r is not None:
-                st.servo.add(t, st.stamp_s(r.timecode, r.counts))
+                st.servo.add(t, st.timebase.seconds(r.timecode, r.counts))
         if not st.servo.ready:
             self.count("discipline_unlocked_at_start")
 
@@ -540,7 +540,7 @@ class Runner:
                 return
             ev = st.matcher.fire_result(r)
             if ev is not None:
-                ev.stamp_s = st.stamp_s(r.timecode, r.counts)
+                ev.stamp_s = st.timebase.seconds(r.timecode, r.counts)
                 if ev.written_at is not None:
                     st.servo.add(ev.written_at, ev.stamp_s)
                 self.join([(ev, r)])

@@ -78,10 +78,6 @@ class RunState:
         self.t0 = self.next_free_at = now
         self.generating = True
 
-    def stamp_s(self, timecode: int, counts: int) -> float:
-        """The profiler's timer, in seconds since tick 0, at (extended timecode, counts)."""
-        return (timecode * self.timebase.tick_counts + counts) / self.timebase.timer_hz
-
     def rate_s(self, cfg: RunConfig) -> float:
         """Time between events: the configured rate, or one tick."""
         return cfg.rate_ms / 1000.0 if cfg.rate_ms is not None else self.timebase.tick_s

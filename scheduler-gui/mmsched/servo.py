@@ -38,6 +38,12 @@ DRIFT_SPAN_S = 20.0         # fit the drift only over this much host time: over 
                             # which has no drift at all: -34 and +41 ppm from 1.2 s spans)
 
 
+def lower_bound(written_at: float, stamp_s: float, floor_s: float) -> float:
+    """What one FIRE says of base: written at host time `written_at`, stamped at `stamp_s` of the profiler's
+    timer, it began no earlier than the floor after the write (module docstring)."""
+    return written_at - stamp_s + floor_s
+
+
 def confirmed_max(bounds: list[float], tolerance_s: float) -> float | None:
     """The largest bound that another bound lies within `tolerance_s` below, or None."""
     s = sorted(bounds, reverse=True)
@@ -80,7 +86,7 @@ class ClockServo:
 
     def add(self, written_at: float, stamp_s: float) -> None:
         """A FIRE written at host time `written_at` that the profiler stamped at `stamp_s` of its timer."""
-        p = (written_at, written_at - stamp_s + self.floor_s)
+        p = (written_at, lower_bound(written_at, stamp_s, self.floor_s))
         self._pts.append(p)
         self.samples += 1
         while len(self._pts) > self.window:
@@ -119,7 +125,7 @@ def reference_bases(points: list[tuple[float, float] | None], usable: list[bool]
     reference), with the drift fitted over the whole run. Unusable FIREs (a stall met them) get a base but
     give none."""
     good = [i for i, p in enumerate(points) if p is not None and usable[i]]
-    bounds = {i: (points[i][0], points[i][0] - points[i][1] + floor_s) for i in good}   # type: ignore[index]
+    bounds = {i: (points[i][0], lower_bound(*points[i], floor_s)) for i in good}   # type: ignore[misc]
     blocks = [anchor([bounds[i] for i in good[k:k + BLOCK]], tolerance_s) for k in range(0, len(good), BLOCK)]
     drift = fit_drift([a for a in blocks if a is not None])
     out: list[float | None] = [None] * len(points)

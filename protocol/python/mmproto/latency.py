@@ -26,6 +26,10 @@ class TimeBase:
         """Signed: negative means the event arrived before its tick began (early)."""
         return (result.timecode - scheduled_timecode) * self.tick_counts + result.counts
 
+    def seconds(self, timecode: int, counts: int) -> float:
+        """The profiler's timer at (extended timecode, counts), in seconds since tick 0 began."""
+        return (timecode * self.tick_counts + counts) / self.timer_hz
+
     def counts_to_us(self, counts: int) -> float:
         return counts * 1e6 / self.timer_hz
 

@@ -553,7 +553,7 @@ class MainWindow(QMainWindow):
         if not budget:
             self.budget_label.hide()
             return
-        self.budget_label.setText("Latency budget: " + format_budget(budget).replace("\n", "\n"))
+        self.budget_label.setText("Latency budget: " + format_budget(budget))
         self.budget_label.show()
 
     def on_failed(self, p: Problem) -> None:
