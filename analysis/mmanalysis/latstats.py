@@ -52,11 +52,15 @@ def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int], unme
     return out
 
 
+def measured_latencies(rows: Iterable[Any]) -> np.ndarray:
+    """The latencies every figure is taken over: rows measured (ok, late) that no stall met, in order."""
+    return np.array([r.latency_us for r in rows if r.outcome in MEASURED and r.measurable], dtype=float)
+
+
 def summarize_rows(rows: Iterable[Any]) -> dict[str, Any]:
     """run_summary of objects with `outcome`, `latency_us` and `measurable` attributes (events, GUI rows)."""
     rows = list(rows)
     counts: dict[str, int] = {}
     for r in rows:
         counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    lat = np.array([r.latency_us for r in rows if r.outcome in MEASURED and r.measurable], dtype=float)
-    return run_summary(lat, counts, sum(1 for r in rows if not r.measurable))
+    return run_summary(measured_latencies(rows), counts, sum(1 for r in rows if not r.measurable))

@@ -34,9 +34,11 @@ from typing import Callable, TypeVar
 
 import mmproto as mp
 from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
+from mmanalysis.schema import DEFAULT_LATE_BOUND_US
+from mmsched.config import DEFAULT_TIMEOUT_TICKS
 from mmsched.event import Event
 from mmsched.outcome import apply_result, refusal_reason, silent_outcome
-from mmsched.timecode import TimecodeTracker
+from mmsched.timecode import TimecodeTracker, round256
 
 from . import frames
 from .bench import Bench, BenchError
@@ -46,16 +48,12 @@ from .lockstep import Stepper
 
 M = TypeVar("M", bound=Message)
 NODES = ("profiler", "executor")
-LATE_BOUND_US = 1000.0       # mmanalysis.schema.DEFAULT_LATE_BOUND_US: at or above it an event is late
-TIMEOUT_TICKS = 6            # no RESULT this many ticks after its tick: missed (RunConfig.timeout_ticks)
+LATE_BOUND_US = DEFAULT_LATE_BOUND_US      # at or above it an event is late, as in `mmrig run`
+TIMEOUT_TICKS = DEFAULT_TIMEOUT_TICKS      # no RESULT this many ticks after its tick: missed
 
 
 class RigError(RuntimeError):
     pass
-
-
-def round256(d: int) -> int:
-    return ((d + 128) // 256) * 256
 
 
 @dataclass

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 MODES = ("mixed", "normal", "verification")
+DEFAULT_TIMEOUT_TICKS = 6     # an event with no RESULT this many ticks after its tick is missed
 
 # A run's name becomes file names (NAME.csv, NAME.json) and a CSV/JSON field: letters, digits and ._- only, at
 # most 64, and never starting with = + - @ (a spreadsheet would read it as a formula: CSV injection).
@@ -53,7 +54,7 @@ class RunConfig:
     load: bool = False
     late_bound_us: float = 1000.0
     max_in_flight: int = 8
-    timeout_ticks: int = 6            # an event with no RESULT this many ticks after its tick is missed
+    timeout_ticks: int = DEFAULT_TIMEOUT_TICKS
     seed: int = 1
     name: str = "run"
     out: Path | None = None

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from mmanalysis.schema import MEASURED, OUTCOMES
+from mmanalysis.latstats import measured_latencies
+from mmanalysis.schema import OUTCOMES
 
 from .event import Event
 
@@ -99,8 +100,7 @@ class RunResult:
     @property
     def latencies_us(self) -> np.ndarray:
         """The latencies the figures are taken over: measured events (ok, late) no stall met, in order."""
-        return np.array([e.latency_us for e in self.events if e.outcome in MEASURED and e.measurable
-                         and e.latency_us is not None], dtype=float)
+        return measured_latencies(self.events)
 
     def percentile(self, q: float) -> float:
         """The q-th percentile (0..100) of `latencies_us`, interpolated as the summary's are (NaN if none)."""

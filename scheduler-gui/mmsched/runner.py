@@ -47,6 +47,7 @@ from .result import RunResult
 from .runstate import BadHello, RunState
 from .session import Session
 from .stats import slack_distribution, summarize
+from .timecode import round256
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 FLOOR_PROBES = 5           # normal mode: FIREs injected on a tick's edge (the floor calibration)
@@ -58,10 +59,6 @@ class SetupError(RuntimeError):
     """A node said HELLO but did not answer the run's set-up."""
 
     code = "setup"
-
-
-def round256(d: int) -> int:
-    return ((d + 128) // 256) * 256
 
 
 @dataclass

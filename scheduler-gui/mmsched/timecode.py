@@ -18,6 +18,11 @@ from mmproto import Timecode, extend_timecode
 from mmproto.wiretime import wire_time_s
 
 
+def round256(d: int) -> int:
+    """The nearest multiple of 256: two nodes' extended timecodes differ by one where their low bytes agree."""
+    return ((d + 128) // 256) * 256
+
+
 @dataclass
 class TimecodeTracker:
     tick_s: float
