@@ -1,12 +1,24 @@
 """mmhil: the virtual bench (hil/bench, simavr) from Python, and the Rig API that drives either the
-bench or real boards through pyserial; its pytest plugin is mmhil.pytest_plugin (docs/hil.md)."""
+bench or real boards through pyserial; its pytest plugin is mmhil.pytest_plugin (docs/hil.md).
 
-from . import frames
-from .bench import Bench, BenchError, ensure_built
-from .cli import run_bench_foreground
-from .endpoint import BenchEndpoint, LockstepEndpoint
-from .eventresult import EventResult, summarize
-from .rig import Rig, RigError
+The names below load on first use (PEP 562): pytest loads the plugin, and with it this package, in every
+session where mmrig is installed, which must not pay for the bench, the scheduler and pandas up front."""
 
-__all__ = ["Bench", "BenchEndpoint", "BenchError", "EventResult", "LockstepEndpoint", "Rig", "RigError", "ensure_built",
-           "frames", "run_bench_foreground", "summarize"]
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {"Bench": "bench", "BenchError": "bench", "ensure_built": "bench", "run_bench_foreground": "cli",
+          "BenchEndpoint": "endpoint", "LockstepEndpoint": "endpoint", "EventResult": "eventresult",
+          "summarize": "eventresult", "Rig": "rig", "RigError": "rig"}
+
+__all__ = sorted([*_WHERE, "frames"])
+
+
+def __getattr__(name: str) -> Any:
+    if name == "frames":
+        return importlib.import_module(".frames", __name__)
+    if name in _WHERE:
+        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    raise AttributeError(f"module 'mmhil' has no attribute {name!r}")
