@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import pandas as pd
 
@@ -24,10 +24,6 @@ def neutralise(value: Any) -> Any:
     if isinstance(value, str) and value.startswith(TRIGGERS) and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
-
-
-def safe_row(row: Iterable[Any]) -> list[Any]:
-    return [neutralise(v) for v in row]
 
 
 def safe_frame(df: pd.DataFrame) -> pd.DataFrame:

@@ -25,7 +25,8 @@ from typing import Any, Iterable, Mapping
 
 import numpy as np
 
-from .schema import MEASURED, OUTCOMES
+from .latstats import is_measured
+from .schema import OUTCOMES
 
 DEFAULT_BINS = 1000
 DEFAULT_BIN_US = {"mixed": 1.0, "verification": 1.0, "normal": 10.0}
@@ -67,7 +68,7 @@ def latency_histogram(rows: Iterable[Any], bin_us: float, bins: int = DEFAULT_BI
     """The sidecar's `histogram` section of objects with `event`, `outcome`, `latency_us`, `measurable`,
     `scheduled_tc` and `sent_s` attributes (the scheduler's events, or `DataFrame.itertuples()` of a run)."""
     bin_us = check_bin_us(bin_us)
-    measured = [r for r in rows if r.outcome in MEASURED and bool(r.measurable) and r.latency_us is not None
+    measured = [r for r in rows if is_measured(r) and r.latency_us is not None
                 and not (isinstance(r.latency_us, float) and math.isnan(r.latency_us))]
     counts, over, under = bin_counts([r.latency_us for r in measured], bin_us, bins)
     worst = None

@@ -52,9 +52,15 @@ def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int], unme
     return out
 
 
+def is_measured(row: Any) -> bool:
+    """Whether a row (an event, a GUI row, a DataFrame tuple) counts in the latency figures: measured (ok,
+    late) and no stall met it."""
+    return row.outcome in MEASURED and bool(row.measurable)
+
+
 def measured_latencies(rows: Iterable[Any]) -> np.ndarray:
     """The latencies every figure is taken over: rows measured (ok, late) that no stall met, in order."""
-    return np.array([r.latency_us for r in rows if r.outcome in MEASURED and r.measurable], dtype=float)
+    return np.array([r.latency_us for r in rows if is_measured(r)], dtype=float)
 
 
 def summarize_rows(rows: Iterable[Any]) -> dict[str, Any]:

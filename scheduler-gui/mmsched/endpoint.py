@@ -172,12 +172,13 @@ class Boards(Endpoint):
         ports = {"profiler": self.profiler, "executor": self.executor}
         return {role: usbserial.latency_timer(port, self.sysfs) for role, port in ports.items() if port}
 
-    def warnings(self) -> list["usbserial.PortWarning"]:
+    def warnings(self, timers: dict | None = None) -> list["usbserial.PortWarning"]:
         """What the user should fix before trusting the timing (code "usb_latency_timer": an FTDI latency
-        timer above 1 ms), one per port."""
+        timer above 1 ms), one per port; `timers`: the ports' latency timers if already read."""
         from . import usbserial
 
-        found = [usbserial.latency_warning(role, t) for role, t in self.usb_latency_timers().items()]
+        timers = self.usb_latency_timers() if timers is None else timers
+        found = [usbserial.latency_warning(role, t) for role, t in timers.items()]
         return [w for w in found if w is not None]
 
     def open(self, cfg: RunConfig) -> Ports:
@@ -192,6 +193,6 @@ class Boards(Endpoint):
         return {"kind": self.kind, "paced": None, "profiler": self.profiler, "executor": self.executor,
                 "bench_pid": None,
                 "usb_latency_timer_ms": {role: t.ms if t is not None else None for role, t in timers.items()},
-                "warnings": [{"code": w.code, "text": w.text} for w in self.warnings()]}
+                "warnings": [{"code": w.code, "text": w.text} for w in self.warnings(timers)]}
 
 

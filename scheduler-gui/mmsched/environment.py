@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -25,6 +26,17 @@ CHECKOUT = Path(__file__).resolve().parents[2]     # scheduler-gui/mmsched -> th
 
 
 def sha256(path: str | os.PathLike[str]) -> str | None:
+    """The file's SHA-256, or None if it cannot be read; computed once per file version (every run of a GUI
+    or a test session hashes the same images)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return _sha256(os.fspath(path), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _sha256(path: str, mtime_ns: int, size: int) -> str | None:
     try:
         h = hashlib.sha256()
         with open(path, "rb") as f:

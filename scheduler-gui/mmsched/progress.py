@@ -21,8 +21,7 @@ from typing import IO, Any, Callable
 
 import numpy as np
 
-from mmanalysis.latstats import latency_stats
-from mmanalysis.schema import MEASURED
+from mmanalysis.latstats import is_measured
 
 CLEAR = "\r\x1b[K"
 
@@ -66,19 +65,20 @@ class ProgressLine:
             self._seen.add(ev)
             if obj.outcome == "ok":
                 self._on_time += 1
-            if obj.outcome in MEASURED and obj.measurable and obj.latency_us is not None:
+            if is_measured(obj) and obj.latency_us is not None:
                 self._lat.append(float(obj.latency_us))
             self._dirty = True
 
     # ---- the drawing thread -----------------------------------------------------------------------------
     def text(self) -> str:
-        with self._lock:
-            done, on_time, lat = len(self._seen), self._on_time, np.array(self._lat, dtype=float)
-        st = latency_stats(lat)
+        with self._lock:                      # only counts under the lock: the run's threads wait on it
+            done, on_time, n = len(self._seen), self._on_time, len(self._lat)
+        lat = np.array(self._lat[:n], dtype=float)     # the list only grows: its first n are settled
+        p99, top = (float(np.quantile(lat, 0.99)), float(lat.max())) if n else (float("nan"), float("nan"))
         total = f"/{self.total}" if self.total else ""
         share = f" ({100.0 * on_time / done:.1f} %)" if done else ""
         parts = [f"{self.name + ': ' if self.name else ''}{done}{total} events",
-                 f"on time {on_time}{share}", f"p99 {fmt_us(st['p99'])}", f"max {fmt_us(st['max'])}"]
+                 f"on time {on_time}{share}", f"p99 {fmt_us(p99)}", f"max {fmt_us(top)}"]
         if self._lag_text:
             parts.append(self._lag_text)
         parts.append(f"{time.monotonic() - self._t0:.0f} s")
