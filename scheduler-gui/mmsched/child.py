@@ -200,10 +200,7 @@ def _housekeeping(runner: Runner, out: Outbox, stop: Any, done: threading.Event,
             out.put("identity", dict(now_id))
         if not finished and time.monotonic() >= next_health:
             next_health = time.monotonic() + health_s
-            st = runner.state
-            over = (st is not None and not st.generating and runner.events
-                    and all(e.terminal for e in list(runner.events)))
-            if not over:        # (once over, its ports are being closed on purpose, not lost)
+            if not runner.over:        # (once over, its ports are being closed on purpose, not lost)
                 try:
                     out.put("health", health_of(runner.session, runner.endpoint))
                 except Exception:  # noqa: BLE001 - health is a view; the run reports real faults

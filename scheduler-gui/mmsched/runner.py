@@ -93,6 +93,14 @@ class Runner:
     def inbox(self):
         return self.session.inbox
 
+    @property
+    def over(self) -> bool:
+        """Generation has ended and every event has its outcome: from here the ports are closed on purpose
+        (views stop reading health then). Thread-safe enough for a poller: it reads a copy of the list."""
+        st = self.state
+        events = list(self.events)
+        return st is not None and not st.generating and bool(events) and all(e.terminal for e in events)
+
     def interrupt(self, why: str) -> None:
         """A signal (SIGTERM, SIGHUP) ends the run early: generation stops, the events in flight end, and the
         run is written, marked invalid with the reason (issue 18: nothing lost, nothing taken for a result)."""

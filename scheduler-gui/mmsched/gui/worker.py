@@ -134,7 +134,7 @@ class RunWorker(QObject):
         assert self.runner is not None
         while not self._done.wait(self.health_every_s):
             r = self.runner
-            if r.state is not None and not r.state.generating and r.events and all(e.terminal for e in list(r.events)):
+            if r.over:
                 continue     # the run is over: its ports are being closed on purpose, not lost
             try:
                 self.health.emit(health_of(r.session, r.endpoint))
