@@ -40,7 +40,12 @@ def valid_or_lag_only(code: int, sidecar: dict, out: str) -> None:
         assert sidecar["valid"] is False and sidecar["invalid_reason"].startswith("bench lag bound exceeded"), out
     else:
         assert code == 0, out
-        assert sidecar["valid"] is True and sidecar["bench"]["valid"] is True
+        assert sidecar["valid"] is True
+        if not sidecar["bench"]["valid"]:
+            # per-event validity (docs/bench.md): a stall that met no more than 5 % of the events leaves the
+            # run valid; the bench's window saw it, and the run accounted for it
+            m = sidecar["measurability"]
+            assert m["stalls"] > 0 and m["unmeasurable_share"] <= m["max_unmeasurable_share"], sidecar["bench"]
 
 
 def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
