@@ -76,3 +76,43 @@ void sb_printf(struct sbuf *b, const char *fmt, ...)
             die("out of memory");
     }
 }
+
+/* length of the UTF-8 sequence at p (2..4), or 0 if it is not one */
+static int utf8_len(const unsigned char *p)
+{
+    int n, i;
+    if (p[0] >= 0xC2 && p[0] <= 0xDF)
+        n = 2;
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF)
+        n = 3;
+    else if (p[0] >= 0xF0 && p[0] <= 0xF4)
+        n = 4;
+    else
+        return 0;
+    for (i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+void sb_json_str(struct sbuf *b, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    sb_printf(b, "\"");
+    while (*p) {
+        int n;
+        if (*p == '"' || *p == '\\') {
+            sb_printf(b, "\\%c", *p++);
+        } else if (*p < 0x20 || *p == 0x7F) {
+            sb_printf(b, "\\u%04x", *p++);
+        } else if (*p < 0x80) {
+            sb_printf(b, "%c", *p++);
+        } else if ((n = utf8_len(p))) {
+            sb_printf(b, "%.*s", n, (const char *)p);
+            p += n;
+        } else {
+            sb_printf(b, "\\u%04x", *p++); /* not UTF-8: the byte as a Latin-1 character */
+        }
+    }
+    sb_printf(b, "\"");
+}

@@ -28,5 +28,9 @@ struct sbuf {
     size_t n, cap;
 };
 void sb_printf(struct sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The one way a string goes into JSON: appends it quoted and escaped (", \, control characters;
+ * bytes that are not UTF-8 as \u00XX), so a word echoed from a command or a path with a quote in it
+ * never breaks a reply. */
+void sb_json_str(struct sbuf *b, const char *s);
 
 #endif

@@ -5,7 +5,9 @@
  *   fault NODE in|out drop|corrupt|delay RATE [DELAY_US]   per-byte probability (seeded PRNG)
  *   fault clear [NODE]
  *   cut LINE SECONDS                        LINE: profiler.uart executor.uart timecode event
- *   vcd on [FILE] | vcd off                 VCD trace of the wired ports
+ *   vcd on [FILE] | vcd off                 VCD trace of the wired ports; FILE: a plain name, created
+ *                                           0600 in the run directory (default wires.vcd), never
+ *                                           through a symlink
  *   grant CYCLE [frame] [in profiler=N executor=M]   lockstep: advance virtual time (lockstep.c)
  *   stalls [since SECONDS]                  paced: the stall intervals (pacing.c)
  *   sleep MS                                stall the bench's thread for MS ms of wall time after
@@ -15,17 +17,26 @@
  *   stop
  * Commands are answered between slices, so they take effect at the current virtual time; a reset
  * at a later time and the end of a cut are timed actions the main loop runs at their cycle.
+ *
+ * Clients (at most MAX_CLIENTS) never stall the simulation: their sockets are non-blocking and each
+ * has a bounded reply buffer (CLIENT_OUT_MAX); a client that would overflow it is dropped
+ * (status control.dropped_clients). A newcomer finding the table full takes the place of the client
+ * idle longest (no command for over 1 s of wall time: control.evicted_clients); if none is idle it
+ * gets {"ok":false,"error":"too many control clients ..."} and is closed (control.refused_clients).
+ * Lockstep grant replies go the same way (a grant's client is never idle while the grant runs).
  */
 #define _GNU_SOURCE
 #include "control.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -39,10 +50,19 @@
 
 volatile sig_atomic_t bench_stop;
 
+/* A client's replies go out through its own bounded buffer, never by waiting on it: a client that
+ * stops reading once stalled the whole simulation in a blocking reply (6 s of lag seen). */
+#define CLIENT_OUT_MAX (1u << 20) /* bytes of unread replies a client may owe: 1 MiB (a status is a few KB) */
+#define CLIENT_IDLE_NS 1000000000ull /* a full table makes room by dropping a client idle this long */
+
 struct client {
     int fd;
     char buf[1024];
     size_t n;
+    char *out; /* replies not yet taken by the socket */
+    size_t out_n, out_cap;
+    uint64_t last_ns; /* wall time of its last command (or of its connection) */
+    int dead;         /* dropped: replies are discarded, closed at the end of control_service */
 };
 
 /* pending timed actions (resets at a virtual time, ends of cuts) */
@@ -62,6 +82,7 @@ static struct {
     struct action actions[MAX_ACTIONS];
     int n_actions;
     long sleep_ms; /* the sleep command: a host stall on demand, once the replies are out */
+    uint64_t dropped_clients, evicted_clients, refused_clients;
 } ctl = {.listen_fd = -1};
 
 /* ---- timed actions ----------------------------------------------------------------------- */
@@ -110,6 +131,8 @@ void control_run_actions(uint64_t now)
 
 /* ---- status ------------------------------------------------------------------------------ */
 
+static void control_status_clients_json(struct sbuf *b);
+
 void control_status_json(struct sbuf *b)
 {
     uint64_t wall = mono_ns() - pacing.wall_start_ns;
@@ -132,50 +155,108 @@ void control_status_json(struct sbuf *b)
         if (!cosim_present(i))
             continue; /* one-node mode */
         c = n->avr->cycle;
-        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
-                     ",\"tty\":\"%s\",\"pts\":\"%s\",\"uart\":{\"in\":%" PRIu64 ",\"in_queued\":%zu,\"in_read\":%" PRIu64
+        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64 ",\"tty\":",
+                  b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim_state_name(n->avr->state),
+                  c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets);
+        sb_json_str(b, u->link);
+        sb_printf(b, ",\"pts\":");
+        sb_json_str(b, u->pts);
+        sb_printf(b, ",\"uart\":{\"in\":%" PRIu64 ",\"in_queued\":%zu,\"in_read\":%" PRIu64
                      ",\"in_ignored\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_written\":%" PRIu64 ",\"out_buffered\":%zu,"
                      "\"out_dropped\":%" PRIu64 ",\"first_in_cycle\":%" PRIu64 ",\"last_in_cycle\":%" PRIu64
                      ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
                      "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
-                  b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim_state_name(n->avr->state),
-                  c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, u->link, u->pts,
                   u->in_delivered, u->inq_n, u->in_read, u->in_ignored, u->out_bytes, u->out_written, u->out_n,
                   u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
                   u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
                   u->cut_dropped[1]);
     }
     sb_printf(b, "},");
+    control_status_clients_json(b);
     inject_status_json(b);
     sb_printf(b, "\"wires\":{\"changes\":%" PRIu64 ",\"cut_dropped\":%" PRIu64 ",\"rewinds\":%" PRIu64
                  ",\"max_rewind_cycles\":%" PRIu64 "},\"vcd\":",
               cosim.wire_changes, cosim.wire_cut_dropped, cosim.wire_rewinds, cosim.wire_max_skew);
     if (vcd_is_open())
-        sb_printf(b, "\"%s\"", vcd_path());
+        sb_json_str(b, vcd_path());
     else
         sb_printf(b, "null");
-    sb_printf(b, ",\"run_dir\":\"%s\"}\n", ctl.run_dir);
+    sb_printf(b, ",\"run_dir\":");
+    sb_json_str(b, ctl.run_dir);
+    sb_printf(b, "}\n");
 }
 
 /* ---- commands ---------------------------------------------------------------------------- */
 
-void control_reply(int fd, const char *text, size_t len)
+static struct client *client_of(int fd)
+{
+    int i;
+    for (i = 0; i < MAX_CLIENTS; i++)
+        if (ctl.clients[i].fd == fd && fd > 0)
+            return &ctl.clients[i];
+    return NULL;
+}
+
+static void drop_client(struct client *c)
+{
+    if (!c->dead) {
+        c->dead = 1;
+        c->out_n = 0;
+        lockstep_client_gone(c->fd);
+    }
+}
+
+/* Writes what the socket takes now (never waits). */
+static void client_flush(struct client *c)
 {
     size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
+    while (off < c->out_n) {
+        ssize_t w = write(c->fd, c->out + off, c->out_n - off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0) {
-            if (errno == EAGAIN) {
-                struct pollfd p = {fd, POLLOUT, 0};
-                poll(&p, 1, 100);
-                continue;
-            }
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (w <= 0) { /* gone (EPIPE, ECONNRESET): nobody to tell */
+            drop_client(c);
             return;
         }
         off += (size_t)w;
     }
+    memmove(c->out, c->out + off, c->out_n - off);
+    c->out_n -= off;
+}
+
+/* A reply: into the client's buffer and out as far as the socket takes it; a client whose unread
+ * replies would pass CLIENT_OUT_MAX is dropped (control.dropped_clients) rather than waited for. */
+void control_reply(int fd, const char *text, size_t len)
+{
+    struct client *c = client_of(fd);
+    if (!c) {
+        /* not a client in the table (the refused newcomer): one try, never a wait */
+        if (write(fd, text, len) < 0) {
+        }
+        return;
+    }
+    if (c->dead)
+        return;
+    if (c->out_n + len > CLIENT_OUT_MAX) {
+        ctl.dropped_clients++;
+        logmsg("control client dropped: %zu bytes of replies unread", c->out_n);
+        drop_client(c);
+        return;
+    }
+    if (c->out_n + len > c->out_cap) {
+        size_t cap = c->out_cap ? c->out_cap : 4096;
+        while (cap < c->out_n + len)
+            cap *= 2;
+        c->out = realloc(c->out, cap);
+        if (!c->out)
+            die("out of memory");
+        c->out_cap = cap;
+    }
+    memcpy(c->out + c->out_n, text, len);
+    c->out_n += len;
+    client_flush(c);
 }
 
 static void reply(int fd, const char *text)
@@ -191,6 +272,22 @@ void control_replyf(int fd, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     reply(fd, buf);
+}
+
+/* An error reply: the message (which may hold words from the command) as one escaped JSON string. */
+void control_error(int fd, const char *fmt, ...)
+{
+    char msg[768];
+    struct sbuf b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sb_printf(&b, "{\"ok\":false,\"error\":");
+    sb_json_str(&b, msg);
+    sb_printf(&b, "}\n");
+    reply(fd, b.p);
+    free(b.p);
 }
 
 static void cmd_fault(int fd, char w[][128], int nw)
@@ -222,7 +319,7 @@ static void cmd_fault(int fd, char w[][128], int nw)
         f->delay = rate;
         f->delay_cycles = secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6);
     } else {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"fault: unknown kind '%s'\"}\n", w[3]);
+        control_error(fd, "fault: unknown kind '%s'", w[3]);
         return;
     }
     control_replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"kind\":\"%s\",\"rate\":%g}\n", w[1], w[2], w[3], rate);
@@ -249,33 +346,72 @@ static void cmd_cut(int fd, char w[][128], int nw)
         else if (!strcmp(w[1], "executor.uart"))
             id = EXECUTOR;
         if (id < 0) {
-            control_replyf(fd, "{\"ok\":false,\"error\":\"cut: unknown line '%s'\"}\n", w[1]);
+            control_error(fd, "cut: unknown line '%s'", w[1]);
             return;
         }
         uart.n[id].uart_cut_until = until;
     }
-    control_replyf(fd, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", w[1], until);
+    control_replyf(fd, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", id >= 0 ? w[1] : group_names[g], until); /* a known name: nothing to escape */
 }
 
+static void reply_vcd(int fd)
+{
+    struct sbuf b = {0};
+    sb_printf(&b, "{\"ok\":true,\"vcd\":");
+    sb_json_str(&b, vcd_path());
+    sb_printf(&b, "}\n");
+    reply(fd, b.p);
+    free(b.p);
+}
+
+/* `vcd on FILE` comes from whoever holds the socket, so it may only name a plain file in the run
+ * directory: no '/', no "..", and the file is opened with O_NOFOLLOW (a symlink planted under that
+ * name once made the bench truncate the file it pointed to), created 0600. (--vcd PATH is the
+ * user's own option and may be any path.) */
 static void cmd_vcd(int fd, char w[][128], int nw)
 {
     if (!cosim.wired) {
-        reply(fd, "{\"ok\":false,\"error\":\"vcd: no wires in one-node mode\"}\n");
+        control_error(fd, "vcd: no wires in one-node mode");
     } else if (!strcmp(w[1], "on")) {
-        char path[512];
-        if (nw >= 3)
-            snprintf(path, sizeof path, "%s", w[2]);
-        else
-            snprintf(path, sizeof path, "%s/wires.vcd", ctl.run_dir);
-        if (vcd_open(path, cosim.now_cycles))
-            control_replyf(fd, "{\"ok\":false,\"error\":\"cannot open %s\"}\n", path);
-        else
-            control_replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", path);
+        const char *name = nw >= 3 ? w[2] : "wires.vcd";
+        char path[600];
+        int vfd;
+        FILE *f;
+        if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+            control_error(fd, "vcd: '%s' refused: FILE must be a plain file name inside the run directory (no '/', not '.' or '..')", name);
+            return;
+        }
+        snprintf(path, sizeof path, "%s/%s", ctl.run_dir, name);
+        vfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (vfd < 0) {
+            if (errno == ELOOP)
+                control_error(fd, "vcd: '%s' refused: it exists as a symlink", name);
+            else
+                control_error(fd, "vcd: cannot open '%s': %s", name, strerror(errno));
+            return;
+        }
+        {
+            struct stat st;
+            if (fstat(vfd, &st) || !S_ISREG(st.st_mode)) {
+                close(vfd); /* a FIFO or device planted under that name */
+                control_error(fd, "vcd: '%s' refused: not a regular file", name);
+                return;
+            }
+        }
+        fcntl(vfd, F_SETFL, fcntl(vfd, F_GETFL) & ~O_NONBLOCK);
+        f = fdopen(vfd, "w");
+        if (!f) {
+            close(vfd);
+            control_error(fd, "vcd: cannot open '%s': %s", name, strerror(errno));
+            return;
+        }
+        vcd_start(f, path, cosim.now_cycles);
+        reply_vcd(fd);
     } else if (!strcmp(w[1], "off")) {
         vcd_close();
-        control_replyf(fd, "{\"ok\":true,\"vcd\":\"%s\"}\n", vcd_path());
+        reply_vcd(fd);
     } else {
-        reply(fd, "{\"ok\":false,\"error\":\"usage: vcd on [FILE] | vcd off\"}\n");
+        control_error(fd, "usage: vcd on [FILE] | vcd off");
     }
 }
 
@@ -306,7 +442,7 @@ static void handle_command(int fd, char *line)
     } else if (!strcmp(w[0], "reset")) {
         int id = parse_node(w[1]);
         if (id < 0 || !cosim_present(id)) {
-            control_replyf(fd, "{\"ok\":false,\"error\":\"reset: unknown node '%s'\"}\n", w[1]);
+            control_error(fd, "reset: unknown node '%s'", w[1]);
         } else if (nw >= 4 && !strcmp(w[2], "at")) {
             uint64_t at = secs_to_cycles(atof(w[3]));
             if (at < cosim.now_cycles)
@@ -343,7 +479,7 @@ static void handle_command(int fd, char *line)
                            cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU, ms);
         }
     } else {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"unknown command '%s'\"}\n", w[0]);
+        control_error(fd, "unknown command '%s'", w[0]);
     }
 }
 
@@ -383,55 +519,94 @@ int control_pollfds(struct pollfd *pfd)
     pfd[n++] = (struct pollfd){ctl.listen_fd, POLLIN, 0};
     for (i = 0; i < MAX_CLIENTS; i++)
         if (ctl.clients[i].fd)
-            pfd[n++] = (struct pollfd){ctl.clients[i].fd, POLLIN, 0};
+            pfd[n++] = (struct pollfd){ctl.clients[i].fd, (short)(POLLIN | (ctl.clients[i].out_n ? POLLOUT : 0)), 0};
     return n;
+}
+
+static void free_client(struct client *c)
+{
+    close(c->fd);
+    free(c->out);
+    memset(c, 0, sizeof *c);
+}
+
+/* A newcomer and a full table: the client idle longest (no command for over CLIENT_IDLE_NS of wall
+ * time; never the one a grant is running for) makes room; if none is idle the newcomer is refused
+ * with a JSON error line. (Eight idle clients once locked everyone out.) */
+static void accept_clients(void)
+{
+    int i;
+    for (;;) {
+        uint64_t now;
+        struct client *slot = NULL, *idle = NULL;
+        int fd = accept4(ctl.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
+            break;
+        now = mono_ns();
+        for (i = 0; i < MAX_CLIENTS && !slot; i++)
+            if (!ctl.clients[i].fd)
+                slot = &ctl.clients[i];
+        if (!slot) {
+            for (i = 0; i < MAX_CLIENTS; i++) {
+                struct client *c = &ctl.clients[i];
+                if (c->dead || (lockstep.active && lockstep.fd == c->fd) || now - c->last_ns <= CLIENT_IDLE_NS)
+                    continue;
+                if (!idle || c->last_ns < idle->last_ns)
+                    idle = c;
+            }
+            if (idle) {
+                ctl.evicted_clients++;
+                lockstep_client_gone(idle->fd);
+                free_client(idle);
+                slot = idle;
+            }
+        }
+        if (!slot) {
+            ctl.refused_clients++;
+            control_error(fd, "too many control clients (%d, none idle for 1 s): try again", MAX_CLIENTS);
+            close(fd);
+            continue;
+        }
+        slot->fd = fd;
+        slot->last_ns = now;
+    }
 }
 
 void control_service(void)
 {
     int i;
-    for (;;) {
-        int fd = accept4(ctl.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd < 0)
-            break;
-        for (i = 0; i < MAX_CLIENTS; i++)
-            if (!ctl.clients[i].fd) {
-                ctl.clients[i].fd = fd;
-                ctl.clients[i].n = 0;
-                break;
-            }
-        if (i == MAX_CLIENTS) {
-            reply(fd, "{\"ok\":false,\"error\":\"too many control clients\"}\n");
-            close(fd);
-        }
-    }
+    accept_clients();
     for (i = 0; i < MAX_CLIENTS; i++) {
         struct client *c = &ctl.clients[i];
         ssize_t k;
         char *nl;
-        if (!c->fd)
+        if (!c->fd || c->dead)
             continue;
+        if (c->out_n)
+            client_flush(c);
         k = read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n);
         if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-            lockstep_client_gone(c->fd);
-            close(c->fd);
-            c->fd = 0;
+            drop_client(c);
             continue;
         }
         if (k > 0)
             c->n += (size_t)k;
         c->buf[c->n] = 0;
-        while ((nl = strchr(c->buf, '\n'))) {
+        while (!c->dead && (nl = strchr(c->buf, '\n'))) {
             *nl = 0;
+            c->last_ns = mono_ns();
             handle_command(c->fd, c->buf);
             memmove(c->buf, nl + 1, c->n - (size_t)(nl + 1 - c->buf) + 1);
             c->n -= (size_t)(nl + 1 - c->buf);
         }
-        if (c->n == sizeof c->buf - 1) {
-            reply(c->fd, "{\"ok\":false,\"error\":\"line too long\"}\n");
+        if (!c->dead && c->n == sizeof c->buf - 1) {
+            control_error(c->fd, "line too long");
             c->n = 0;
         }
     }
+    for (i = 0; i < MAX_CLIENTS; i++)
+        if (ctl.clients[i].fd && ctl.clients[i].dead)
+            free_client(&ctl.clients[i]);
     if (ctl.sleep_ms) {
         /* the bench's own thread stops, as if the host had taken the CPU away */
         struct timespec ts = {ctl.sleep_ms / 1000, (ctl.sleep_ms % 1000) * 1000000L};
@@ -439,6 +614,20 @@ void control_service(void)
         while (nanosleep(&ts, &ts) && errno == EINTR)
             ;
     }
+}
+
+static void control_status_clients_json(struct sbuf *b)
+{
+    int i, n = 0;
+    size_t owed = 0;
+    for (i = 0; i < MAX_CLIENTS; i++)
+        if (ctl.clients[i].fd && !ctl.clients[i].dead) {
+            n++;
+            owed += ctl.clients[i].out_n;
+        }
+    sb_printf(b, "\"control\":{\"clients\":%d,\"out_buffered\":%zu,\"dropped_clients\":%" PRIu64
+                 ",\"evicted_clients\":%" PRIu64 ",\"refused_clients\":%" PRIu64 "},",
+              n, owed, ctl.dropped_clients, ctl.evicted_clients, ctl.refused_clients);
 }
 
 void control_close(void)

@@ -26,6 +26,7 @@ void control_run_actions(uint64_t now);  /* those due by `now` */
 void control_status_json(struct sbuf *b);
 void control_close(void);
 void control_reply(int fd, const char *text, size_t len); /* a reply, later (lockstep) or now */
-void control_replyf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void control_replyf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* no strings from outside in fmt's %s */
+void control_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* {"ok":false,"error":"..."} escaped */
 
 #endif

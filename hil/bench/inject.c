@@ -128,37 +128,37 @@ void inject_command(int fd, char *args)
     struct record *r;
 
     if (!node || !hex || strtok_r(NULL, " \t", &save)) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"usage: inject NODE HEX [DELAY_CYCLES]\"}\n");
+        control_error(fd, "usage: inject NODE HEX [DELAY_CYCLES]");
         return;
     }
     if (id < 0 || !cosim_present(id)) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"inject: unknown node '%.40s'\"}\n", node);
+        control_error(fd, "inject: unknown node '%.40s'", node);
         return;
     }
     if (!inj.watching) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"inject: no profiler (its timecode port gives the edge)\"}\n");
+        control_error(fd, "inject: no profiler (its timecode port gives the edge)");
         return;
     }
     if (delay_s) {
         delay = strtoull(delay_s, &end, 0);
         if (*end || *delay_s == '-') {
-            control_replyf(fd, "{\"ok\":false,\"error\":\"inject: bad DELAY_CYCLES '%.40s'\"}\n", delay_s);
+            control_error(fd, "inject: bad DELAY_CYCLES '%.40s'", delay_s);
             return;
         }
     }
     if (inj.pending[id] || uart.n[id].hold) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"inject: an injection into %s is armed or on the line\"}\n", node_names[id]);
+        control_error(fd, "inject: an injection into %s is armed or on the line", node_names[id]);
         return;
     }
     len = strlen(hex);
     if (!len || len % 2 || len / 2 > INJECT_MAX) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"inject: HEX must be 1..%d bytes, two hex digits each\"}\n", INJECT_MAX);
+        control_error(fd, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
         return;
     }
     for (; n < len / 2; n++) {
         int hi = hexval(hex[2 * n]), lo = hexval(hex[2 * n + 1]);
         if (hi < 0 || lo < 0) {
-            control_replyf(fd, "{\"ok\":false,\"error\":\"inject: HEX must be 1..%d bytes, two hex digits each\"}\n", INJECT_MAX);
+            control_error(fd, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
             return;
         }
         inj.data[id][n] = (uint8_t)(hi << 4 | lo);

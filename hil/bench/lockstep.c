@@ -76,17 +76,17 @@ void lockstep_grant(int fd, char *args)
     char *tok, *save = NULL, *end;
 
     if (!lockstep.on) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"grant: the bench is not in lockstep (--lockstep)\"}\n");
+        control_error(fd, "grant: the bench is not in lockstep (--lockstep)");
         return;
     }
     if (lockstep.active) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"grant: a grant is outstanding\"}\n");
+        control_error(fd, "grant: a grant is outstanding");
         return;
     }
     tok = strtok_r(args, " \t", &save);
     cycle = tok ? strtoull(tok, &end, 0) : 0;
     if (!tok || *end) {
-        control_replyf(fd, "{\"ok\":false,\"error\":\"usage: grant CYCLE [frame] [in profiler=N executor=M]\"}\n");
+        control_error(fd, "usage: grant CYCLE [frame] [in profiler=N executor=M]");
         return;
     }
     while ((tok = strtok_r(NULL, " \t", &save))) {
@@ -100,12 +100,12 @@ void lockstep_grant(int fd, char *args)
             *eq = 0;
             id = parse_node(tok);
             if (id < 0) {
-                control_replyf(fd, "{\"ok\":false,\"error\":\"grant: unknown node '%s'\"}\n", tok);
+                control_error(fd, "grant: unknown node '%s'", tok);
                 return;
             }
             want[id] = strtoull(eq + 1, NULL, 0);
         } else {
-            control_replyf(fd, "{\"ok\":false,\"error\":\"grant: unexpected '%s'\"}\n", tok);
+            control_error(fd, "grant: unexpected '%s'", tok);
             return;
         }
     }
@@ -114,7 +114,7 @@ void lockstep_grant(int fd, char *args)
         if (!have_in) {
             uart_read_pty(i, cosim.now_cycles);
         } else if (uart_read_pty_exactly(i, want[i], cosim.now_cycles, 2000)) {
-            control_replyf(fd, "{\"ok\":false,\"error\":\"grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s\"}\n",
+            control_error(fd, "grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s",
                            node_names[i], want[i], uart.n[i].in_read);
             return;
         }

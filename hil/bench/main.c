@@ -11,9 +11,15 @@
  *           one-node mode: one image alone, unpaced, the other node played from a stimulus
  *           file (stimulus.c has the formats)
  *
- * Run directory (created if missing): profiler.tty and executor.tty (symlinks to /dev/pts/N),
- * control.sock (the control channel), ready (written once everything is up: a JSON line with the
- * paths). The bench logs to stderr; on exit it prints its final status (JSON) on stdout.
+ * Run directory (created if missing, mode 0700): profiler.tty and executor.tty (symlinks to
+ * /dev/pts/N), control.sock (the control channel), ready (written once everything is up: a JSON line
+ * with the paths). An existing --run-dir must be a directory owned by the current user and not
+ * writable by group or others, else the bench refuses it. The bench logs to stderr; on exit it
+ * prints its final status (JSON) on stdout.
+ *
+ * Exit status: 0 after stop, a signal or --until; 1 in one-node mode if the core crashed; 2 for a
+ * usage error or a set-up failure (one line on stderr: bad options, an image that cannot be loaded,
+ * a refused run directory, no pty, no socket).
  *
  * The parts, one concept per file:
  *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order
@@ -237,17 +243,47 @@ static void parse_options(int argc, char **argv, struct options *o)
     }
 }
 
+/* An explicit --run-dir holds the control socket (anyone who can reach it drives the bench) and the
+ * links the host opens: a new one is made 0700, and an existing one is taken only if it is a real
+ * directory of ours that nobody else can write to (a planted control.sock or NODE.tty link there
+ * would otherwise be followed or replaced under us). Refused: one line on stderr, exit 2. */
+static void check_run_dir(const char *dir)
+{
+    struct stat st;
+    if (!mkdir(dir, 0700))
+        return;
+    if (errno != EEXIST)
+        die("cannot create run directory %s: %s", dir, strerror(errno));
+    if (lstat(dir, &st))
+        die("cannot stat run directory %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        die("run directory %s is not a directory (a symlink or a file): refused", dir);
+    if (st.st_uid != getuid())
+        die("run directory %s is owned by uid %u, not by this user (uid %u): refused", dir, (unsigned)st.st_uid,
+            (unsigned)getuid());
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        die("run directory %s is writable by group or others (mode %04o): refused", dir, (unsigned)(st.st_mode & 07777));
+}
+
 static void write_ready(const char *run_dir)
 {
     char ready[600], tmp[700];
     FILE *f;
+    struct sbuf b = {0};
     snprintf(ready, sizeof ready, "%s/ready", run_dir);
     snprintf(tmp, sizeof tmp, "%s/ready.tmp", run_dir);
     f = fopen(tmp, "w");
     if (!f)
         die("cannot write %s", tmp);
-    fprintf(f, "{\"pid\":%d,\"profiler\":\"%s\",\"executor\":\"%s\",\"control\":\"%s\",\"paced\":%s}\n", (int)getpid(),
-            uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(), pacing.paced ? "true" : "false");
+    sb_printf(&b, "{\"pid\":%d,\"profiler\":", (int)getpid());
+    sb_json_str(&b, uart.n[PROFILER].link);
+    sb_printf(&b, ",\"executor\":");
+    sb_json_str(&b, uart.n[EXECUTOR].link);
+    sb_printf(&b, ",\"control\":");
+    sb_json_str(&b, control_sock_path());
+    sb_printf(&b, ",\"paced\":%s}\n", pacing.paced ? "true" : "false");
+    fputs(b.p, f);
+    free(b.p);
     fclose(f);
     rename(tmp, ready);
 }
@@ -354,8 +390,8 @@ int main(int argc, char **argv)
         snprintf(o.run_dir, sizeof o.run_dir, "/tmp/mmbench.XXXXXX");
         if (!mkdtemp(o.run_dir))
             die("mkdtemp: %s", strerror(errno));
-    } else if (mkdir(o.run_dir, 0755) && errno != EEXIST) {
-        die("cannot create %s: %s", o.run_dir, strerror(errno));
+    } else {
+        check_run_dir(o.run_dir);
     }
     if (o.trace)
         trace_open(o.trace);

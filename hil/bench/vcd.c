@@ -29,12 +29,19 @@ void vcd_value(int w, int level, uint64_t cycle)
 
 int vcd_open(const char *path, uint64_t cycle)
 {
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    vcd_start(f, path, cycle);
+    return 0;
+}
+
+void vcd_start(FILE *f, const char *path, uint64_t cycle)
+{
     int w;
     if (vcd.f)
         fclose(vcd.f);
-    vcd.f = fopen(path, "w");
-    if (!vcd.f)
-        return -1;
+    vcd.f = f;
     snprintf(vcd.path, sizeof vcd.path, "%s", path);
     fprintf(vcd.f, "$comment mmbench: wired ports of the virtual bench $end\n$timescale 100ps $end\n");
     fprintf(vcd.f, "$scope module bench $end\n");
@@ -46,7 +53,6 @@ int vcd_open(const char *path, uint64_t cycle)
     for (w = 0; w < NWIRES; w++)
         fprintf(vcd.f, "%d%c\n", cosim.wires[w].level, (char)('!' + w));
     fprintf(vcd.f, "$end\n");
-    return 0;
 }
 
 void vcd_close(void)

@@ -164,7 +164,7 @@ class Bench:
             self.run_dir = Path(tempfile.mkdtemp(prefix="mmbench."))
             self._own_dir = True
         self.run_dir = Path(self.run_dir)
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)   # the bench refuses one others can write
         (self.run_dir / "ready").unlink(missing_ok=True)
         cmd = self.command()
         self._log = self.run_dir / "bench.log"
@@ -314,6 +314,10 @@ class Bench:
         return self.control(f"cut {line} {seconds}")
 
     def vcd(self, on: bool, path: Path | None = None) -> dict[str, Any]:
+        """A VCD of the wired ports. `path`: a file name in the run directory (a path inside it is given
+        by its name; the bench refuses any other path, see docs/bench.md); default wires.vcd."""
+        if path is not None and self.run_dir is not None and Path(path).parent == Path(self.run_dir):
+            path = Path(Path(path).name)
         return self.control("vcd on" + (f" {path}" if path else "") if on else "vcd off")
 
     def inject(self, node: str, data: bytes, delay_cycles: int = 0) -> dict[str, Any]:

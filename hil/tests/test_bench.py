@@ -195,7 +195,7 @@ def test_control_channel(tmp_path: Path) -> None:
             assert time.monotonic() - t0 > 0.05
             bench.clear_faults()
             # cut the timecode lines: the executor sees none of the profiler's PORTA changes
-            vcd = tmp_path / "wires.vcd"
+            vcd = tmp_path / "run" / "wires.vcd"   # `vcd on FILE`: a plain name in the run directory
             bench.vcd(True, vcd)
             bench.cut("timecode", 0.3)
             p.write(b"A")

@@ -42,7 +42,7 @@ def vcd_changes(path: Path) -> list[tuple[int, str, int]]:
 
 
 def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> None:
-    vcd = tmp_path / "wires.vcd"
+    vcd = tmp_path / "run" / "wires.vcd"   # `vcd on FILE`: a plain name in the run directory
     with Bench(run_dir=tmp_path / "run", lag_bound_us=100000) as bench, Rig.on_bench(bench) as rig:
         hp, he = rig.hellos["profiler"], rig.hellos["executor"]
         assert (hp.proto_version, hp.node_kind, he.proto_version, he.node_kind) == (1, 1, 1, 2)

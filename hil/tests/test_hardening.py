@@ -1,0 +1,163 @@
+"""Issue 18, "nothing lost, nothing misattributed": the bench's run directory, the control channel's
+file names, its clients and its JSON replies (the test fixture image in both slots)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from mmhil.bench import BENCH_BIN, FIXTURE_ELF, Bench
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helpers import fixture_bench  # noqa: E402
+
+
+def raw(bench: Bench, line: str, timeout: float = 5.0) -> bytes:
+    """One command on a fresh connection; the reply line as bytes (not parsed, not checked)."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(bench.control_path))
+        s.sendall(line.encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
+
+def run_bench_once(run_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(BENCH_BIN), "--profiler", str(FIXTURE_ELF), "--executor", str(FIXTURE_ELF),
+                           "--run-dir", str(run_dir), "--unpaced", "--until", "0.001"],
+                          capture_output=True, text=True, timeout=20)
+
+
+# ---- 1. run directory ----------------------------------------------------------------------------
+
+def test_run_dir_is_created_private(tmp_path: Path) -> None:
+    d = tmp_path / "new"
+    r = run_bench_once(d)
+    assert r.returncode == 0, r.stderr
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+
+
+def test_run_dir_writable_by_others_or_not_ours_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    r = run_bench_once(shared)
+    assert r.returncode == 2
+    assert len(r.stderr.strip().splitlines()) == 1 and "writable by group or others" in r.stderr
+    assert not (shared / "control.sock").exists()
+    if os.getuid() == 0:     # as root the directory can be given to someone else
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 65534, 65534)
+        r = run_bench_once(theirs)
+        assert r.returncode == 2 and "owned by uid 65534" in r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+
+
+# ---- 2. vcd on FILE ------------------------------------------------------------------------------
+
+def test_vcd_file_only_a_plain_name_in_the_run_dir_never_through_a_symlink(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    with fixture_bench(tmp_path, paced=False) as bench:
+        run = Path(bench.run_dir)
+        (run / "planted.vcd").symlink_to(victim)
+        for bad in (str(tmp_path / "elsewhere.vcd"), "../up.vcd", "..", "a/b.vcd"):
+            reply = json.loads(raw(bench, f"vcd on {bad}"))
+            assert reply["ok"] is False and "plain file name" in reply["error"], bad
+        reply = json.loads(raw(bench, "vcd on planted.vcd"))
+        assert reply["ok"] is False and "symlink" in reply["error"]
+        assert victim.read_text() == "precious\n"
+        reply = bench.vcd(True, Path("good.vcd"))
+        assert reply["vcd"] == str(run / "good.vcd")
+        bench.vcd(False)
+        assert stat.S_IMODE((run / "good.vcd").stat().st_mode) == 0o600
+        assert (run / "good.vcd").read_text().startswith("$comment")
+    assert not (tmp_path / "elsewhere.vcd").exists() and not (tmp_path / "up.vcd").exists()
+
+
+# ---- 4. JSON escaping ----------------------------------------------------------------------------
+
+def test_words_and_paths_are_escaped_in_json(tmp_path: Path) -> None:
+    run_dir = tmp_path / 'run "quoted" \\ dir'
+    with Bench(profiler_elf=FIXTURE_ELF, executor_elf=FIXTURE_ELF, run_dir=run_dir, paced=False) as bench:
+        reply = json.loads(raw(bench, 'reset a"b\\'))
+        assert reply["ok"] is False and 'a"b\\' in reply["error"]
+        reply = json.loads(raw(bench, 'nosuch\x01"cmd'))
+        assert reply["ok"] is False and 'nosuch\x01"cmd' in reply["error"]
+        bench.vcd(True, Path('w"x.vcd'))
+        st = json.loads(raw(bench, "status"))
+        assert st["run_dir"] == str(run_dir)
+        assert st["vcd"] == str(run_dir / 'w"x.vcd')
+        assert st["nodes"]["profiler"]["tty"] == str(run_dir / "profiler.tty")
+        ready = json.loads((run_dir / "ready").read_text())
+        assert ready["control"] == str(run_dir / "control.sock")
+
+
+# ---- 3. control clients never stall the simulation -----------------------------------------------
+
+def test_a_client_that_stops_reading_is_dropped_not_waited_for(tmp_path: Path) -> None:
+    """A client sends status commands and never reads the replies: once its socket and its bounded
+    buffer are full the bench drops it; meanwhile the simulation and the other clients go on (before,
+    the bench sat in a blocking reply for as long as the client stayed connected)."""
+    with fixture_bench(tmp_path, paced=False) as bench:
+        hog = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        hog.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        hog.connect(str(bench.control_path))
+        hog.setblocking(False)
+        dropped = False
+        t0 = time.monotonic()
+        while not dropped and time.monotonic() - t0 < 3:
+            try:
+                hog.send(b"status\n" * 50)
+            except BlockingIOError:
+                time.sleep(0.001)
+            except (BrokenPipeError, ConnectionResetError):
+                dropped = True
+        try:
+            v0 = json.loads(raw(bench, "status", timeout=2.0))["virtual_s"]   # the hog still connected
+            time.sleep(0.2)
+            st = json.loads(raw(bench, "status", timeout=2.0))
+        finally:
+            hog.close()
+        assert st["virtual_s"] > v0            # still simulating
+        assert dropped and st["control"]["dropped_clients"] == 1
+
+
+def test_a_full_table_drops_the_longest_idle_client_else_refuses(tmp_path: Path) -> None:
+    with fixture_bench(tmp_path, paced=False) as bench:
+        idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(8)]
+        for s in idle:
+            s.connect(str(bench.control_path))
+        time.sleep(1.2)
+        assert json.loads(raw(bench, "status"))["ok"] is True      # an idle client made room
+        # the eight are now all busy: each has just sent a command
+        busy = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(8)]
+        for s in busy:
+            s.settimeout(5)
+            s.connect(str(bench.control_path))
+            s.sendall(b"status\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                data += s.recv(65536)
+            assert json.loads(data)["ok"] is True
+        reply = json.loads(raw(bench, "status"))
+        assert reply["ok"] is False and "too many control clients" in reply["error"]
+        for s in busy:
+            s.close()
+        time.sleep(0.05)
+        st = bench.status()["control"]
+        assert st["evicted_clients"] >= 8 and st["refused_clients"] == 1
+        for s in idle:
+            s.close()
