@@ -152,7 +152,13 @@ def test_a_full_table_drops_the_longest_idle_client_else_refuses(tmp_path: Path)
             while not data.endswith(b"\n"):
                 data += s.recv(65536)
             assert json.loads(data)["ok"] is True
-        reply = json.loads(raw(bench, "status"))
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:   # the ninth: refused, then closed
+            s.settimeout(5)
+            s.connect(str(bench.control_path))
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+        reply = json.loads(data)
         assert reply["ok"] is False and "too many control clients" in reply["error"]
         for s in busy:
             s.close()
