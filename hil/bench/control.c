@@ -2,8 +2,14 @@
  * The control channel (text commands, one per line; one JSON line per reply):
  *   status                                  virtual time, lag, nodes, UART counters, wires
  *   reset NODE [at SECONDS]                 reset a node now or at a virtual time
- *   fault NODE in|out drop|corrupt|delay RATE [DELAY_US]   per-byte probability (seeded PRNG)
+ *   fault NODE in|out drop|corrupt|delay|dup RATE [DELAY_US]   per-byte probability (seeded PRNG)
  *   fault clear [NODE]
+ *   garbage NODE in|out COUNT               COUNT seeded random bytes onto that line now, paced
+ *   hangup NODE SECONDS                     the node's pty closed (port gone), a fresh one after
+ *                                           SECONDS of virtual time behind the same NODE.tty
+ *   stuck LINE BIT LEVEL SECONDS            LINE timecode|event, BIT 0..7 (event: 0..3, 3 = strobe)
+ *                                           or all: the receiver sees LEVEL for SECONDS
+ *                                           (faults.c has the faults)
  *   cut LINE SECONDS                        LINE: profiler.uart executor.uart timecode event
  *   vcd on [FILE] | vcd off                 VCD trace of the wired ports; FILE: a plain name, created
  *                                           0600 in the run directory (default wires.vcd), never
@@ -16,7 +22,8 @@
  *                                           cycles after the next timecode port change (inject.c)
  *   stop
  * Commands are answered between slices, so they take effect at the current virtual time; a reset
- * at a later time and the end of a cut are timed actions the main loop runs at their cycle.
+ * at a later time and the ends of a cut, a hang-up and a stuck wire are timed actions the main loop
+ * runs at their cycle (in lockstep too).
  *
  * Clients (at most MAX_CLIENTS) never stall the simulation: their sockets are non-blocking and each
  * has a bounded reply buffer (CLIENT_OUT_MAX); a client that would overflow it is dropped
@@ -42,6 +49,7 @@
 #include <unistd.h>
 
 #include "cosim.h"
+#include "faults.h"
 #include "inject.h"
 #include "lockstep.h"
 #include "pacing.h"
@@ -65,10 +73,10 @@ struct client {
     int dead;         /* dropped: replies are discarded, closed at the end of control_service */
 };
 
-/* pending timed actions (resets at a virtual time, ends of cuts) */
+/* pending timed actions (resets at a virtual time, ends of cuts, hang-ups and stuck wires) */
 struct action {
     uint64_t at;
-    int kind; /* 0 reset node, 1 cut end of a group */
+    int kind; /* enum action_kind (control.h) */
     int arg;
 };
 #define MAX_ACTIONS 64
@@ -87,7 +95,7 @@ static struct {
 
 /* ---- timed actions ----------------------------------------------------------------------- */
 
-static int add_action(uint64_t at, int kind, int arg)
+int control_add_action(uint64_t at, int kind, int arg)
 {
     if (ctl.n_actions == MAX_ACTIONS)
         return -1;
@@ -118,10 +126,12 @@ void control_run_actions(uint64_t now)
         if (ctl.actions[i].at <= now) {
             struct action a = ctl.actions[i];
             ctl.actions[i] = ctl.actions[--ctl.n_actions];
-            if (a.kind == 0)
-                reset_node(a.arg, now);
-            else
-                cosim_resync_wires(a.arg, -1, now);
+            switch (a.kind) {
+            case ACT_RESET: reset_node(a.arg, now); break;
+            case ACT_CUT_END: cosim_resync_wires(a.arg, -1, now); break;
+            case ACT_HANGUP_END: uart_replug(a.arg); break;
+            case ACT_STUCK_END: cosim_unstick(a.arg, now); break;
+            }
             i = 0;
         } else {
             i++;
@@ -165,18 +175,22 @@ void control_status_json(struct sbuf *b)
                      ",\"in_ignored\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_written\":%" PRIu64 ",\"out_buffered\":%zu,"
                      "\"out_dropped\":%" PRIu64 ",\"first_in_cycle\":%" PRIu64 ",\"last_in_cycle\":%" PRIu64
                      ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
-                     "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
+                     "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "],"
+                     "\"fault_duplicated\":[%" PRIu64 ",%" PRIu64 "],\"garbage_bytes\":[%" PRIu64 ",%" PRIu64 "],"
+                     "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64 "}}",
                   u->in_delivered, u->inq_n, u->in_read, u->in_ignored, u->out_bytes, u->out_written, u->out_n,
                   u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
                   u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
-                  u->cut_dropped[1]);
+                  u->cut_dropped[1], u->f_duplicated[0], u->f_duplicated[1], u->garbage_bytes[0], u->garbage_bytes[1],
+                  u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation);
     }
     sb_printf(b, "},");
     control_status_clients_json(b);
     inject_status_json(b);
     sb_printf(b, "\"wires\":{\"changes\":%" PRIu64 ",\"cut_dropped\":%" PRIu64 ",\"rewinds\":%" PRIu64
-                 ",\"max_rewind_cycles\":%" PRIu64 "},\"vcd\":",
-              cosim.wire_changes, cosim.wire_cut_dropped, cosim.wire_rewinds, cosim.wire_max_skew);
+                 ",\"max_rewind_cycles\":%" PRIu64 ",\"stuck_changes_masked\":%" PRIu64 "},\"vcd\":",
+              cosim.wire_changes, cosim.wire_cut_dropped, cosim.wire_rewinds, cosim.wire_max_skew,
+              cosim.wire_stuck_masked);
     if (vcd_is_open())
         sb_json_str(b, vcd_path());
     else
@@ -290,41 +304,6 @@ void control_error(int fd, const char *fmt, ...)
     free(b.p);
 }
 
-static void cmd_fault(int fd, char w[][128], int nw)
-{
-    int id, dir;
-    double rate;
-    struct fault *f;
-    if (!strcmp(w[1], "clear")) {
-        int i;
-        for (i = 0; i < NNODES; i++)
-            if (nw < 3 || parse_node(w[2]) == i)
-                memset(uart.n[i].fault, 0, sizeof uart.n[i].fault);
-        reply(fd, "{\"ok\":true}\n");
-        return;
-    }
-    id = parse_node(w[1]);
-    dir = !strcmp(w[2], "in") ? 0 : !strcmp(w[2], "out") ? 1 : -1;
-    rate = atof(w[4]);
-    if (id < 0 || dir < 0 || nw < 5 || rate < 0 || rate > 1) {
-        reply(fd, "{\"ok\":false,\"error\":\"usage: fault NODE in|out drop|corrupt|delay RATE [DELAY_US]\"}\n");
-        return;
-    }
-    f = &uart.n[id].fault[dir];
-    if (!strcmp(w[3], "drop"))
-        f->drop = rate;
-    else if (!strcmp(w[3], "corrupt"))
-        f->corrupt = rate;
-    else if (!strcmp(w[3], "delay")) {
-        f->delay = rate;
-        f->delay_cycles = secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6);
-    } else {
-        control_error(fd, "fault: unknown kind '%s'", w[3]);
-        return;
-    }
-    control_replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"kind\":\"%s\",\"rate\":%g}\n", w[1], w[2], w[3], rate);
-}
-
 static void cmd_cut(int fd, char w[][128], int nw)
 {
     double s = atof(w[2]);
@@ -339,7 +318,7 @@ static void cmd_cut(int fd, char w[][128], int nw)
             break;
     if (g < NGROUPS) {
         cosim.group_cut_until[g] = until;
-        add_action(until, 1, g);
+        control_add_action(until, ACT_CUT_END, g);
     } else {
         if (!strcmp(w[1], "profiler.uart"))
             id = PROFILER;
@@ -447,7 +426,7 @@ static void handle_command(int fd, char *line)
             uint64_t at = secs_to_cycles(atof(w[3]));
             if (at < cosim.now_cycles)
                 at = cosim.now_cycles;
-            if (add_action(at, 0, id))
+            if (control_add_action(at, ACT_RESET, id))
                 reply(fd, "{\"ok\":false,\"error\":\"too many pending actions\"}\n");
             else
                 control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);
@@ -455,8 +434,8 @@ static void handle_command(int fd, char *line)
             reset_node(id, cosim.now_cycles);
             control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim.now_cycles);
         }
-    } else if (!strcmp(w[0], "fault")) {
-        cmd_fault(fd, w, nw);
+    } else if (faults_command(fd, w, nw)) {
+        /* fault, garbage, hangup, stuck: faults.c */
     } else if (!strcmp(w[0], "cut")) {
         cmd_cut(fd, w, nw);
     } else if (!strcmp(w[0], "vcd")) {

@@ -22,6 +22,8 @@ const char *control_run_dir(void);
 int control_pollfds(struct pollfd *pfd); /* the listening socket and the clients; returns how many */
 void control_service(void);              /* accept, read and answer what is there */
 uint64_t control_next_action(void);      /* cycle of the next timed action (NEVER: none) */
+enum action_kind { ACT_RESET, ACT_CUT_END, ACT_HANGUP_END, ACT_STUCK_END };
+int control_add_action(uint64_t at, int kind, int arg); /* 0, or -1: the table is full */
 void control_run_actions(uint64_t now);  /* those due by `now` */
 void control_status_json(struct sbuf *b);
 void control_close(void);

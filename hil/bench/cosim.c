@@ -61,7 +61,7 @@ void cosim_catch_up(struct node *n, uint64_t at)
     }
 }
 
-static void apply_level(struct wire *w, int level, uint64_t at)
+static void apply_level_raw(struct wire *w, int level, uint64_t at)
 {
     struct node *d = &cosim.nodes[w->dst];
     avr_t *a = d->avr;
@@ -93,6 +93,15 @@ static void apply_level(struct wire *w, int level, uint64_t at)
     TRACE("W %" PRIu64 " %s %d\n", at, w->vcd_name, level);
 }
 
+/* What the destination sees: the driven level, unless the wire is stuck (then it keeps the stuck
+ * level; the driver's level is taken when it comes free: cosim_unstick). */
+static void apply_level(struct wire *w, int level, uint64_t at)
+{
+    if (at < w->stuck_until)
+        return;
+    apply_level_raw(w, level, at);
+}
+
 static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
 {
     struct wire *w = param;
@@ -101,6 +110,12 @@ static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
     int level = value ? 1 : 0;
     (void)irq;
 
+    if (at < w->stuck_until) {
+        if (level != w->src_level)
+            cosim.wire_stuck_masked++;
+        w->src_level = level;
+        return;
+    }
     w->src_level = level;
     if (w->level == level)
         return;
@@ -129,6 +144,37 @@ void cosim_resync_wires(int group, int dst, uint64_t at)
     }
 }
 
+/* A stuck wire, as `cut` on a group but per bit and at a level: the destination sees `level` from
+ * now; the source's changes meanwhile are only recorded (wire_stuck_masked). */
+int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now)
+{
+    int i, n = 0;
+    if (!cosim.wired)
+        return 0;
+    for (i = 0; i < NWIRES; i++) {
+        struct wire *w = &cosim.wires[i];
+        if (w->group != group || (bit >= 0 && w->index != bit))
+            continue;
+        w->stuck_until = until;
+        apply_level_raw(w, level, now);
+        n++;
+    }
+    return n;
+}
+
+void cosim_unstick(int group, uint64_t now)
+{
+    int i;
+    for (i = 0; i < NWIRES; i++) {
+        struct wire *w = &cosim.wires[i];
+        if (w->group != group || !w->stuck_until || w->stuck_until > now)
+            continue;
+        w->stuck_until = 0;
+        if (now >= cosim.group_cut_until[w->group]) /* a cut still on: its end resyncs */
+            apply_level(w, w->src_level, now);
+    }
+}
+
 static void add_wire(int i, int src, char sp, int sb, int dst, char dp, int db, int group, const char *name)
 {
     struct wire *w = &cosim.wires[i];
@@ -142,6 +188,7 @@ static void add_wire(int i, int src, char sp, int sb, int dst, char dp, int db, 
     w->level = 0;
     w->src_level = 0;
     w->vcd_name = name;
+    w->index = group == GROUP_TIMECODE ? i : i - 8;
     w->dst_irq = avr_io_getirq(cosim.nodes[dst].avr, AVR_IOCTL_IOPORT_GETIRQ(dp), db);
     avr_irq_register_notify(avr_io_getirq(cosim.nodes[src].avr, AVR_IOCTL_IOPORT_GETIRQ(sp), sb), on_src_pin, w);
     if (!w->dst_irq)
@@ -398,7 +445,7 @@ void cosim_reset_node(int id, uint64_t at)
         if (cosim.wires[i].dst == n->id) {
             int lv = cosim.wires[i].level;
             cosim.wires[i].level = !lv;
-            apply_level(&cosim.wires[i], lv, at);
+            apply_level_raw(&cosim.wires[i], lv, at); /* the level it sees, stuck or not */
         }
     logmsg("%s reset at cycle %" PRIu64, n->name, at);
 }

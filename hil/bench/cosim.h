@@ -35,6 +35,8 @@ struct wire {
     int src_level; /* level the source drives */
     avr_irq_t *dst_irq;
     const char *vcd_name;
+    int index;              /* bit within its group: timecode 0..7, event 0..3 (3: the strobe) */
+    uint64_t stuck_until;   /* a stuck wire (faults.c): the destination sees the stuck level until then */
 };
 
 #define NWIRES 12
@@ -46,6 +48,7 @@ struct cosim {
     uint64_t now_cycles;               /* the global virtual time: every core has reached it */
     uint64_t run_target;               /* where the current cosim_run_until stops (may be lowered) */
     uint64_t wire_changes, wire_cut_dropped, wire_max_skew, wire_rewinds;
+    uint64_t wire_stuck_masked; /* source changes a stuck wire did not pass on */
     int wired;              /* both nodes and the wires between them (0: one-node mode) */
     uint64_t itrace_until;  /* one-node --itrace: instructions are traced while the clock is below this */
 };
@@ -57,6 +60,10 @@ void cosim_run_until(uint64_t target);
 void cosim_catch_up(struct node *n, uint64_t at);
 void cosim_reset_node(int id, uint64_t at);    /* the core and its wires; the UART side: uart_reset */
 void cosim_resync_wires(int group, int dst, uint64_t at);
+/* a stuck wire: the destination sees `level` on the group's bit `bit` (-1: every bit) until `until`;
+ * returns how many wires; cosim_unstick (a timed action) then gives them the driver's level */
+int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now);
+void cosim_unstick(int group, uint64_t now);
 const char *cosim_state_name(int state);
 int cosim_present(int id); /* one-node mode runs one of the two */
 

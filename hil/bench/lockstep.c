@@ -19,6 +19,9 @@
  * "out" is the total number of bytes written to each pty master so far (the host waits until its
  * readers have seen that many); "end": --until or stop ended the run. One grant at a time; the other
  * commands work between and during grants.
+ * The reply also has "pty_generation" and "hung_up" per node: the counts `in` and `out` are per pty,
+ * and a hang-up (faults.c) replaces the pty, so they start again at 0 on the new one (generation + 1);
+ * a hung-up node's `in` is not waited for (there is no pty to read).
  */
 #define _GNU_SOURCE
 #include "lockstep.h"
@@ -39,12 +42,15 @@ struct lockstep lockstep = {.fd = -1};
 
 static void reply_grant(const char *stop)
 {
-    char buf[256];
+    char buf[512];
     uint64_t now = cosim.now_cycles;
+    const struct uart_node *p = &uart.n[PROFILER], *e = &uart.n[EXECUTOR];
     int k = snprintf(buf, sizeof buf,
                      "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
-                     ",\"executor\":%" PRIu64 "}}\n",
-                     now, (double)now / (double)F_CPU, stop, uart.n[PROFILER].out_written, uart.n[EXECUTOR].out_written);
+                     ",\"executor\":%" PRIu64 "},\"pty_generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
+                     "},\"hung_up\":{\"profiler\":%s,\"executor\":%s}}\n",
+                     now, (double)now / (double)F_CPU, stop, p->out_written, e->out_written, p->pty_generation,
+                     e->pty_generation, p->hung ? "true" : "false", e->hung ? "true" : "false");
     if (lockstep.fd >= 0)
         control_reply(lockstep.fd, buf, (size_t)k);
     lockstep.active = 0;

@@ -25,6 +25,7 @@
  *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order
  *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
  *   control.c      the control socket, its commands, the status JSON, timed actions
+ *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
  *                  real-time set-up
  *   lockstep.c     --lockstep: virtual time advances only as far as the host grants

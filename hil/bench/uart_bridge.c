@@ -14,9 +14,11 @@
  * byte handed to the receiver at its cycle and RXC one such character later), which is what the
  * firmware tests were written against (see stimulus.c).
  *
- * Faults (control channel): each byte in either direction may be dropped, corrupted (one bit) or
- * delayed with a given probability, drawn from a seeded PRNG, so faults are reproducible in unpaced
- * mode; a cut line drops every byte until the cut ends.
+ * Faults (control channel, faults.c): each byte in either direction may be dropped, corrupted (one
+ * bit), delayed or duplicated with a given probability, drawn from a seeded PRNG, so faults are
+ * reproducible in unpaced mode; a cut line drops every byte until the cut ends; a garbage burst puts
+ * random bytes on a line; a hang-up closes the node's pty (the host's port goes away) and later opens
+ * a fresh one behind the same NODE.tty link.
  */
 #define _GNU_SOURCE
 #include "uart_bridge.h"
@@ -114,6 +116,10 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     at = start + chr;
     u->tx_line_free = at;
     u->out_bytes++;
+    if (u->hung) {
+        u->hangup_dropped++; /* no pty: the adapter is unplugged */
+        return;
+    }
     if (at < u->uart_cut_until) {
         u->cut_dropped[1]++;
         return;
@@ -138,6 +144,13 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     if (out_push(u, at, b))
         lockstep_on_byte_out(b, at);
     TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
+    if (f->dup > 0 && rng_unit() < f->dup) {
+        /* the line repeats the byte: it follows, one character later */
+        u->f_duplicated[1]++;
+        if (out_push(u, at + chr, b))
+            lockstep_on_byte_out(b, at + chr);
+        TRACE("O %" PRIu64 " %s %02x\n", at + chr, n->name, b);
+    }
 }
 
 /* Writes the node's output that is complete by `now` to its pty, as far as the pty takes it. Paced,
@@ -148,6 +161,8 @@ void uart_flush_out(int id, uint64_t now)
 {
     struct uart_node *u = &uart.n[id];
     uint8_t buf[512];
+    if (u->master < 0)
+        return; /* hung up */
     while (u->out_n) {
         size_t k = 0, i;
         ssize_t w;
@@ -186,7 +201,7 @@ uint64_t uart_next_out(int id)
 
 /* ---- host -> MCU ------------------------------------------------------------------------- */
 
-static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
+static void inq_grow(struct uart_node *u)
 {
     if (u->inq_n == u->inq_cap) {
         size_t i, cap = u->inq_cap ? u->inq_cap * 2 : 4096;
@@ -200,7 +215,21 @@ static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
         u->inq_head = 0;
         u->inq_cap = cap;
     }
+}
+
+static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
+{
+    inq_grow(u);
     u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b};
+    u->inq_n++;
+}
+
+/* a byte that goes on the line next (a duplicate) */
+static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b)
+{
+    inq_grow(u);
+    u->inq_head = (u->inq_head + u->inq_cap - 1) % u->inq_cap;
+    u->inq[u->inq_head] = (struct in_byte){at, b};
     u->inq_n++;
 }
 
@@ -306,6 +335,13 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     b = u->inq[u->inq_head].b;
     u->inq_head = (u->inq_head + 1) % u->inq_cap;
     u->inq_n--;
+    if (u->rx_dup_head) {
+        /* the repeat of the byte before: on the line as it was, not faulted or repeated again */
+        u->rx_dup_head = 0;
+        uart_deliver_now(n->id, b, a->cycle);
+        uart_arm(n->id);
+        return 0;
+    }
     if (a->cycle < u->uart_cut_until) {
         u->cut_dropped[0]++;
         deliver = 0;
@@ -316,8 +352,14 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         b ^= (uint8_t)(1u << (int)(rng_unit() * 8));
         u->f_corrupted[0]++;
     }
-    if (deliver)
+    if (deliver) {
         uart_deliver_now(n->id, b, a->cycle);
+        if (f->dup > 0 && rng_unit() < f->dup) {
+            u->f_duplicated[0]++;
+            inq_push_front(u, a->cycle, b); /* goes on the line next, right after this one */
+            u->rx_dup_head = 1;
+        }
+    }
     uart_arm(n->id);
     return 0;
 }
@@ -326,7 +368,7 @@ void uart_read_pty(int id, uint64_t now)
 {
     struct uart_node *u = &uart.n[id];
     uint8_t buf[512];
-    while (u->inq_n < u->inq_limit) {
+    while (u->master >= 0 && u->inq_n < u->inq_limit) {
         size_t want = u->inq_limit - u->inq_n;
         ssize_t k, i;
         if (want > sizeof buf)
@@ -348,6 +390,10 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
     struct uart_node *u = &uart.n[id];
     uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
     uint8_t buf[512];
+    if (u->master < 0) {
+        uart_arm(id);
+        return 0; /* hung up: no pty, nothing the host can have written (counts restart on the next) */
+    }
     while (u->in_read < total) {
         uint64_t want = total - u->in_read, t;
         ssize_t k, i;
@@ -465,15 +511,94 @@ void uart_open_pty(int id, const char *run_dir)
         cfmakeraw(&tio);
         tcsetattr(u->slave, TCSANOW, &tio);
     }
+    /* the link is made under a temporary name and renamed over NODE.tty: a host that (re)opens the
+     * path gets the old pty or the new one, never no link */
+    if (run_dir != uart.run_dir)
+        snprintf(uart.run_dir, sizeof uart.run_dir, "%s", run_dir);
     snprintf(u->link, sizeof u->link, "%s/%s.tty", run_dir, node_names[id]);
-    unlink(u->link);
-    if (symlink(u->pts, u->link))
-        die("cannot create %s: %s", u->link, strerror(errno));
+    {
+        char tmp[600];
+        snprintf(tmp, sizeof tmp, "%s/.%s.tty.new", run_dir, node_names[id]);
+        unlink(tmp);
+        if (symlink(u->pts, tmp) || rename(tmp, u->link))
+            die("cannot create %s: %s", u->link, strerror(errno));
+    }
+    u->pty_generation++;
 }
 
 void uart_close(int id)
 {
     unlink(uart.n[id].link);
+}
+
+/* ---- faults: garbage, hang-up ------------------------------------------------------------- */
+
+/* COUNT uniform random bytes (so 0x00, the frame delimiter, is 1 in 256 of them) onto the line, one
+ * character (10 bit times at --baud) each. In: after the host bytes already queued, through the
+ * receive path like any host byte (faults and cuts apply; not counted as read from the pty). Out:
+ * towards the host from now (or after the output already queued), as MCU bytes go. */
+void uart_garbage(int id, int dir, uint64_t count, uint64_t now)
+{
+    struct uart_node *u = &uart.n[id];
+    uint64_t chr = (10 * F_CPU + uart.baud - 1) / uart.baud, at = now, k;
+    if (dir == 0) {
+        for (k = 0; k < count; k++)
+            inq_push(u, now, (uint8_t)(rng_unit() * 256.0));
+        u->garbage_bytes[0] += count;
+        uart_arm(id);
+        return;
+    }
+    if (u->out_n) {
+        struct out_byte *last = &u->outq[(u->out_head + u->out_n - 1) % u->out_cap];
+        if (at < last->at)
+            at = last->at;
+    }
+    for (k = 0; k < count; k++) {
+        uint8_t b = (uint8_t)(rng_unit() * 256.0);
+        at += chr;
+        u->garbage_bytes[1]++;
+        if (u->hung) {
+            u->hangup_dropped++;
+        } else if (at < u->uart_cut_until) {
+            u->cut_dropped[1]++;
+        } else if (out_push(u, at, b)) {
+            lockstep_on_byte_out(b, at);
+            TRACE("O %" PRIu64 " %s %02x\n", at, node_names[id], b);
+        }
+    }
+}
+
+/* The USB serial adapter unplugged: both ends of the pty are closed, so the host's open port fails
+ * (read: EIO, which pyserial reports as a disconnected device) and the /dev/pts entry goes once the
+ * host lets go. Output not yet taken, and all output until the re-plug, is dropped and counted. */
+void uart_hangup(int id)
+{
+    struct uart_node *u = &uart.n[id];
+    if (u->hung)
+        return;
+    u->hung = 1;
+    u->hangups++;
+    u->hangup_dropped += u->out_n;
+    u->out_head = 0;
+    u->out_n = 0;
+    close(u->master);
+    close(u->slave);
+    u->master = u->slave = -1;
+    logmsg("%s: pty %s hung up", node_names[id], u->pts);
+}
+
+/* Plugged in again: a fresh pty, NODE.tty re-pointed to it; the byte counts the lockstep handshake
+ * uses (in_read, out_written) start again at 0 on it (pty_generation says which pty they count). */
+void uart_replug(int id)
+{
+    struct uart_node *u = &uart.n[id];
+    if (!u->hung)
+        return;
+    uart_open_pty(id, uart.run_dir);
+    u->in_read = 0;
+    u->out_written = 0;
+    u->hung = 0;
+    logmsg("%s: re-plugged on %s (pty generation %" PRIu64 ")", node_names[id], u->pts, u->pty_generation);
 }
 
 /* Script lines: "<seconds> <node> <hex bytes...>"   e.g. "0.25 executor 03 22 02 ..."

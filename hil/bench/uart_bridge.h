@@ -25,7 +25,7 @@ struct out_byte {
 };
 
 struct fault {
-    double drop, corrupt, delay; /* probability per byte */
+    double drop, corrupt, delay, dup; /* probability per byte */
     uint64_t delay_cycles;
 };
 
@@ -58,6 +58,13 @@ struct uart_node {
     uint64_t in_read, in_delivered, in_ignored;
     uint64_t out_bytes, out_written, out_dropped;
     uint64_t f_dropped[2], f_corrupted[2], f_delayed[2], cut_dropped[2];
+    uint64_t f_duplicated[2], garbage_bytes[2]; /* faults.c: dup, garbage */
+    int rx_dup_head; /* the byte at the head of inq is a duplicate (not duplicated again) */
+    /* hangup (faults.c): the pty is closed, output is dropped until a fresh pty is open */
+    int hung;
+    uint64_t hangups, hangup_dropped;
+    uint64_t pty_generation; /* ptys opened for the node: 1, +1 at each re-plug; in_read and
+                              * out_written count on the current one */
     struct fault fault[2]; /* [0] in (host -> MCU), [1] out (MCU -> host) */
     uint64_t uart_cut_until;
     uint64_t first_in_cycle, last_in_cycle;
@@ -68,6 +75,7 @@ struct uart_bridge {
     size_t out_buffer; /* --out-buffer: unread MCU output kept per node */
     uint64_t rng;      /* the fault injector's PRNG state (--seed) */
     int simavr_timing; /* --uart-timing simavr (one-node mode): no corrections, bytes handed over raw */
+    char run_dir[400]; /* where NODE.tty links are (re)made */
     struct uart_node n[NNODES];
 };
 extern struct uart_bridge uart;
@@ -83,6 +91,10 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms);
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
 uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
 void uart_close(int id);
+/* faults (faults.c has the commands) */
+void uart_garbage(int id, int dir, uint64_t count, uint64_t now); /* seeded random bytes onto the line */
+void uart_hangup(int id);                        /* close the pty; output is dropped meanwhile */
+void uart_replug(int id);                        /* a fresh pty, NODE.tty re-pointed atomically */
 void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching the line at `at` */
 /* inject.c: puts n bytes on the line, the first start bit at `start` or when the line is free (a
  * host byte already begun ends first); returns the cycle it begins. Host bytes held (uart_hold)

@@ -30,6 +30,14 @@ class Stepper:
     ended: bool = False
     grants: int = 0
     on_step: Callable[[float], None] | None = None    # called with the new virtual time after each step
+    # A `hangup` replaces a node's pty, and the bench counts `in`/`out` per pty (0 on the new one; its
+    # reply's pty_generation says which): per node, the generation last seen and the link's own byte
+    # counts when it began (the link object, as a host that reopens the port may use a new one).
+    _gen: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)   # node: (gen, id(link), out, in)
+
+    def _base(self, node: str, link: Link) -> tuple[int, int]:
+        gen, lid, out0, in0 = self._gen.get(node, (1, id(link), 0, 0))
+        return (out0, in0) if lid == id(link) else (0, 0)
 
     @property
     def virtual_s(self) -> float:
@@ -47,14 +55,20 @@ class Stepper:
 
     def step(self, until_s: float, frame: bool = True) -> dict[str, Any]:
         """Lets virtual time run to `until_s` (or to the next frame end); returns the bench's reply."""
-        written = {n: link.bytes_out for n, link in self.links.items()}
+        written = {n: link.bytes_out - self._base(n, link)[0] for n, link in self.links.items()}
         reply = self.bench.grant(max(self.cycle, self.to_cycle(until_s)), frame=frame, written=written)
         self.grants += 1
         self.cycle = int(reply["cycle"])
         self.ended = reply.get("stop") == "end"
         deadline = time.monotonic() + READ_TIMEOUT_S
         for node, link in self.links.items():
-            want = int(reply["out"].get(node, 0))
+            gen = int(reply.get("pty_generation", {}).get(node, 1))
+            if gen != self._gen.get(node, (1,))[0]:
+                # a fresh pty since the last step: what this link did so far was on the old one
+                self._gen[node] = (gen, id(link), link.bytes_out, link.bytes_in)
+            if reply.get("hung_up", {}).get(node):
+                continue        # no pty: nothing to wait for
+            want = int(reply["out"].get(node, 0)) + self._base(node, link)[1]
             while link.bytes_in < want and link.vanished is None:
                 if time.monotonic() > deadline:
                     raise BenchError(f"lockstep: the {node} link read {link.bytes_in} of the {want} bytes the bench "

@@ -1,0 +1,142 @@
+"""Issue 18: the fault kinds beyond drop/corrupt/delay/cut (hil/bench/faults.c) on the test fixture
+image: byte duplication, garbage bursts, a pty hang-up and re-plug, stuck wires."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import serial
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helpers import fixture_bench, read_lines  # noqa: E402
+
+F_CPU = 16_000_000
+CHAR = 10 * F_CPU / 9600
+
+
+def open_port(path: str) -> serial.Serial:
+    return serial.Serial(path, 9600, timeout=0.05)
+
+
+def read_exactly(port: serial.Serial, n: int, timeout: float = 5.0) -> bytes:
+    got = b""
+    deadline = time.monotonic() + timeout
+    while len(got) < n and time.monotonic() < deadline:
+        got += port.read(n - len(got))
+    return got
+
+
+def test_dup_repeats_bytes_in_both_directions(tmp_path: Path) -> None:
+    with fixture_bench(tmp_path, paced=False, seed=7) as bench:
+        e = open_port(bench.executor_port)
+        with e:
+            bench.control("fault executor out dup 1")
+            e.write(b"H")
+            assert read_exactly(e, 16) == b"FFIIXXTTUURREE\n\n"
+            bench.clear_faults()
+            e.write(b"R")                       # count mode: the fixture counts what it receives
+            time.sleep(0.05)
+            bench.control("fault executor in dup 1")
+            e.write(bytes(range(1, 101)))
+            report = read_lines(e, "R ", 1, timeout=5.0)
+            u = bench.status()["nodes"]["executor"]["uart"]
+    assert int(report[0].split()[1], 16) == 200          # every byte twice, each repeat once
+    assert u["fault_duplicated"] == [100, 8]
+
+
+def test_garbage_bursts_are_seeded_paced_and_counted(tmp_path: Path) -> None:
+    bursts = []
+    for _ in range(2):
+        with fixture_bench(tmp_path, paced=False, seed=11) as bench:
+            e = open_port(bench.executor_port)
+            with e:
+                assert bench.control("garbage executor out 2048")["bytes"] == 2048
+                bursts.append(read_exactly(e, 2048))
+                e.write(b"R")
+                time.sleep(0.05)
+                bench.control("garbage executor in 300")
+                report = read_lines(e, "R ", 1, timeout=5.0)
+                u = bench.status()["nodes"]["executor"]["uart"]
+            assert u["garbage_bytes"] == [300, 2048] and u["in_read"] == 1   # garbage is not host input
+            _, n, first, last = report[0].split()
+            assert int(n, 16) == 300
+            assert abs((int(last, 16) - int(first, 16)) - 299 * CHAR) < CHAR   # one character each
+    assert bursts[0] == bursts[1] and len(bursts[0]) == 2048               # seeded
+    assert 0 < bursts[0].count(0) < 30                                      # uniform: ~8 delimiters
+
+
+def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
+    with fixture_bench(tmp_path) as bench:
+        link = Path(bench.executor_port)
+        e = open_port(bench.executor_port)
+        e.write(b"H")
+        assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
+        e.write(b"S")                           # 40 lines of output, ~0.3 s at 9600 baud
+        time.sleep(0.05)
+        bench.control("hangup executor 0.3")
+        with pytest.raises(serial.SerialException):
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                e.read(100)
+        e.close()
+        u = bench.status()["nodes"]["executor"]["uart"]
+        assert u["hung_up"] and u["hangups"] == 1
+        assert bench.status()["nodes"]["profiler"]["uart"]["hung_up"] is False
+        deadline = time.monotonic() + 3
+        while bench.status()["nodes"]["executor"]["uart"]["hung_up"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        u = bench.status()["nodes"]["executor"]["uart"]
+        assert u["pty_generation"] == 2 and u["hangup_dropped"] > 0
+        assert os.readlink(link) == bench.status()["nodes"]["executor"]["pts"]   # (the kernel may reuse the number)
+        e = open_port(bench.executor_port)
+        with e:
+            e.write(b"H")
+            assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
+        u = bench.status()["nodes"]["executor"]["uart"]
+        assert u["in_read"] == 1                 # counted on the new pty
+
+
+def test_hangup_in_lockstep_counts_per_pty(tmp_path: Path) -> None:
+    with fixture_bench(tmp_path, lockstep=True) as bench:
+        r = bench.grant(F_CPU // 100, frame=False)
+        assert r["pty_generation"] == {"profiler": 1, "executor": 1}
+        e = open_port(bench.executor_port)
+        e.write(b"H")
+        r = bench.grant(F_CPU // 50, frame=False, written={"profiler": 0, "executor": 1})
+        assert r["out"]["executor"] == len(b"BOOT\nFIXTURE\n")
+        e.close()
+        bench.control("hangup executor 0.01")
+        r = bench.grant(F_CPU // 50 + F_CPU // 200, frame=False, written={"profiler": 0, "executor": 1})
+        assert r["hung_up"]["executor"] is True              # `in` not waited for: no pty
+        r = bench.grant(F_CPU // 10, frame=False, written={"profiler": 0, "executor": 1})
+        assert r["pty_generation"]["executor"] == 2 and r["hung_up"]["executor"] is False
+        assert r["out"]["executor"] == 0                      # counts restart on the new pty
+        e = open_port(bench.executor_port)
+        with e:
+            e.write(b"H")
+            r = bench.grant(F_CPU // 5, frame=False, written={"profiler": 0, "executor": 1})
+            assert r["out"]["executor"] == len(b"FIXTURE\n")
+            assert read_exactly(e, 8) == b"FIXTURE\n"
+
+
+def test_stuck_timecode_bit_masks_changes_then_takes_the_driver_level(tmp_path: Path) -> None:
+    """The profiler's PORTA counts 1..20; with timecode bit 0 stuck at 1 the executor sees only odd
+    values, until the stuck wire comes free and shows the driver's bit 0 of 20 (0)."""
+    with fixture_bench(tmp_path) as bench:
+        p, e = open_port(bench.profiler_port), open_port(bench.executor_port)
+        with p, e:
+            bench.control("stuck timecode 0 1 0.4")
+            p.write(b"A")
+            seen = [int(ln.split()[1], 16) for ln in read_lines(e, "K ", 40, timeout=0.25)]
+            assert seen and all(v & 1 for v in seen), seen
+            assert seen[-1] == 21                             # 20 with bit 0 held at 1
+            assert read_lines(e, "K ", 1, timeout=2.0) == ["K 14"]   # free again: the driver's 20
+            st = bench.status()["wires"]
+    assert st["stuck_changes_masked"] == 20                   # bit 0 toggled at each of the 20 writes
+    with fixture_bench(tmp_path) as bench:
+        r = bench.control("stuck event all 0 0.1")
+        assert r["wires"] == 4
