@@ -65,7 +65,10 @@ MEASURED = ("ok", "late")  # latency statistics are over these rows only (and on
 # A run is invalid when more than this share of its events is not measurable (docs/bench.md).
 MAX_UNMEASURABLE_SHARE = 0.05
 MODES = ("mixed", "normal", "verification")
-REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "link_fault")
+REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "link_fault",
+           "node_reset", "timecode_fault", "no_answer")
+# The reasons of a `lost` row that name a fault of the rig (mmsched.faults), never of the system under test.
+FAULT_REASONS = ("seq_gap", "link_fault", "node_reset", "timecode_fault", "no_answer")
 
 DEFAULT_LATE_BOUND_US = 1000.0
 
@@ -102,6 +105,18 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
               "profiler, or no STATUS from the executor after MODE)."),
     "link_fault": ("Connection lost", "A serial port went away or fell silent during the run (board unplugged, or "
                    "the virtual bench died). The events in flight were counted as lost."),
+    "node_reset": ("A node reset", "A node said HELLO again in the middle of the run (a reset: power, its reset "
+                   "pin, its watchdog; the text says which) or its timecode went back. The events in flight were "
+                   "counted as lost, not as misses of the system under test."),
+    "timecode_fault": ("Timecode fault", "The nodes disagreed on the tick (the executor's timecode input glitched "
+                       "or a wire is stuck or loose). The events it touched were counted as lost."),
+    "no_answer": ("Requests went unanswered", "A SCHEDULE or FIRE frame got no answer: it or its answer was "
+                  "lost on the line (noise, a cut, a node that stopped reading). Those events were counted as lost."),
+    "link_errors": ("Frames lost on a line", "The scheduler received garbled frames or missed some (sequence "
+                    "gaps): check cables, grounds and the baud rate. The events they may have carried were "
+                    "counted as lost."),
+    "node_errors": ("A node counted faults", "A node's own fault counters rose during the run (frames it "
+                    "received garbled, input bytes it lost, results it could not keep). The text names them."),
     "lockstep_normal": ("Normal mode needs a paced run", "Normal mode measures the PC's own timing against wall "
                         "time; in lockstep the PC is never late by construction. Run it on the paced bench."),
     "bench_failed": ("Virtual bench failed", "The virtual bench could not start or stopped during the run."),

@@ -46,15 +46,21 @@ class Event:
     fired_order: int | None = field(default=None, repr=False)
     # frames the run had seen lost when this event was created: a later loss may have carried its result
     lost_frames_at_create: int = field(default=0, repr=False)
+    # the kind of the first rig fault that touched it (faults.py): then it can only end ok or lost
+    fault: str | None = field(default=None, repr=False)
 
     @property
     def terminal(self) -> bool:
         return self.outcome is not None
 
     def finish(self, outcome: str, reason: str | None) -> None:
-        """Gives the event its one terminal outcome; a second call is a bug (the invariant's first line)."""
+        """Gives the event its one terminal outcome; a second call is a bug (the invariant's first line).
+        An event a fault of the rig touched ends lost with the fault as its reason unless it ended ok: a miss,
+        a refusal or an odd latency then cannot be told apart from the fault's doing (faults.py)."""
         if self.outcome is not None:
             raise AssertionError(f"event {self.event} already ended as {self.outcome}/{self.reason}")
+        if self.fault is not None and outcome != "ok":
+            outcome, reason = "lost", self.fault
         assert outcome in OUTCOMES and (reason is None or reason in REASONS)
         self.outcome, self.reason = outcome, reason
 

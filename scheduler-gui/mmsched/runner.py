@@ -14,7 +14,14 @@ profiler timecode - executor timecode from the executor's STATUS (answer to MODE
 profiler's last TIMECODE, rounded to a multiple of 256 (the low bytes agree, up to the one tick the
 frames may straddle); SCHEDULE timecodes are sent as T - offset, and ACK / FIRED / LOCAL_EVENT / ERROR
 timecodes are read as value + offset. Every ACK checks it (mapped ACK timecode within one tick of the
-profiler's); a failed check re-learns it from a fresh STATUS and counts `tc_offset_changes`.
+profiler's); a failed check is a timecode fault, and the offset is learned again from a fresh STATUS.
+
+Faults of the rig (faults.py, issue 18). A node that resets mid-run (a HELLO, or a profiler timecode that
+went back), a timecode the nodes disagree on, a request nobody answered, frames lost on a line and the
+nodes' own fault counters are recorded as faults; the events they touch end `lost` with the fault's kind,
+never as misses of the system under test, and the run is invalid. The run recovers where it can and goes
+on: an executor that reset gets its MODE again, a profiler that reset starts the timecode count again, and
+the offset is learned again; until then the fault is open and the events created meanwhile are touched too.
 """
 
 from __future__ import annotations
@@ -39,12 +46,14 @@ from .endpoint import Endpoint, EndpointError, Reason, Verdict, Window
 from .environment import collect as collect_environment
 from .event import Event
 from .export import write_run
+from .faults import FaultLedger, counter_faults, describe_counters
 from .firing import Firer
 from .invariant import InvariantViolation, check_invariant
 from .load import Load
 from .outcome import apply_result, refusal_reason, silent_outcome
 from .result import RunResult
 from .runstate import BadHello, RunState
+from .servo import ClockServo
 from .session import Session
 from .stats import slack_distribution, summarize
 from .timecode import round256
@@ -53,6 +62,16 @@ SILENCE_S = 3.0            # no profiler frame for this long: the profiler link 
 FLOOR_PROBES = 5           # normal mode: FIREs injected on a tick's edge (the floor calibration)
 CLOCK_PROBES = 8           # normal mode, disciplined: FIREs written at start to lock the servo
 PROBE_TAG0 = 0xFF00        # tags of the rig's own probes (the run's events start at 1, in order)
+RECOVERY_RETRY_S = 1.5     # a recovery request (MODE, QUERY STATUS) not answered this long is sent again
+RECOVERY_TRIES = 4         # ... this many times; then the fault stays open to the end of the run
+# TIMECODE frames to wait after a node's restart before the offset is learned again: the executor's timecode
+# extension takes a changed port value as a glitch and resynchronises on the next one (executor/core/ex_tc.c),
+# so its count is right from the second change on; the third frame leaves a tick of margin.
+RESYNC_TICKS = 3
+# A profiler that resets drops its timecode port at once, so the executor's frames disagree with the tick
+# (a timecode fault) before the profiler's HELLO arrives: its boot and the frame take 30-300 ms (bench: 228 ms
+# from `reset profiler` to the HELLO). Timecode faults this recent are put down to the reset.
+RESET_EXPLAINS_S = 1.0
 
 
 class SetupError(RuntimeError):
@@ -74,6 +93,10 @@ class Runner:
     node_counters: dict[str, Any] = field(default_factory=dict, init=False)
     invalid: list[Reason] = field(default_factory=list, init=False)
     firer: Firer | None = field(default=None, init=False)
+    faults: FaultLedger = field(default_factory=FaultLedger, init=False)
+    counters_before: dict[str, Any] = field(default_factory=dict, init=False)   # COUNTERS at set-up, by node
+    reset_nodes: set[str] = field(default_factory=set, init=False)              # nodes that reset mid-run
+    mode_frame: mp.Mode | None = field(default=None, init=False)                # the executor's MODE of this run
     # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
     # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
     # ("phase", "running"/"done"); it must be quick and must not mutate what it is given. Setting
@@ -224,6 +247,7 @@ class Runner:
             frame = mp.Mode(mode=mode, dispatch=mp.Dispatch[cfg.dispatch.upper()],
                             distance=cfg.distance if own else 0, period=st.every_ticks(cfg) if own else 0,
                             random_ids=int(cfg.random_ids) if own else 0)
+            self.mode_frame = frame
             for attempt in range(3):          # a frame can be lost (noise, a busy host): ask again
                 self.session.send("executor", frame)
                 try:
@@ -234,11 +258,24 @@ class Runner:
                         raise
                     self.count("mode_retries")
             self.learn_offset(got.message)
+        self.baseline_counters()
         if cfg.mode == "normal":
             self.calibrate_floor()
             if cfg.discipline:
                 self.calibrate_clock()
         st.start_generating(self.now())
+
+    def baseline_counters(self) -> None:
+        """The nodes' COUNTERS before the run: on boards they hold earlier runs' counts, so the run judges
+        their rise (faults.counter_faults). A node that does not answer is not judged by its counters."""
+        for node, link in self.session.links.items():
+            link.send(mp.Query(what=mp.Counters.TYPE))
+            try:
+                got = self.wait_item(mp.Counters, node, 1.5)
+                self.counters_before[node] = dict(got.message.__dict__)
+            except SetupError:
+                self.count(f"{node}_counters_unjudged")
+        self.node_counters.clear()
 
     # ---- normal mode's calibrations (docs/normal-mode.md) --------------------------------------------
     def probe_tag(self) -> int:
@@ -323,6 +360,7 @@ class Runner:
             if st.generating:
                 self.generate(now, new_tc)
             self.check_deadlines()
+            self.check_recovery(now)
             if now - st.last_profiler_frame > SILENCE_S and not st.link_failed:
                 self.link_fault(LinkDown("profiler", now, f"silent for {SILENCE_S} s"), reconnect=False)
             if st.link_failed:
@@ -371,6 +409,7 @@ class Runner:
         st.matcher.track(ev)
         if accounted:
             self.events.append(ev)
+            self.faults.created(ev)
         return ev
 
     def create(self, now: float) -> None:
@@ -475,18 +514,24 @@ class Runner:
             self.count(f"{node}_seq_lost", item.received.lost_before)
             if st.generating or self.events:
                 st.lost_frames += item.received.lost_before
+                self.faults.raise_("link_errors", node, self.rel(item.at),
+                                   f"{item.received.lost_before} frames from the {node} lost (sequence gap)", (),
+                                   window=False)
         if node == "profiler":
             st.last_profiler_frame = item.at
         if isinstance(msg, mp.Hello):
             if st.generating or self.events:
                 self.count(f"{node}_hello_midrun")
+                self.node_reset(node, f"the {node} said HELLO mid-run ({reset_cause_text(msg)})", item.at)
             return None
         if isinstance(msg, mp.Counters):
             self.node_counters[node] = dict(msg.__dict__)
             return None
         if node == "profiler":
             if isinstance(msg, mp.Timecode):
+                self.check_timecode(msg.timecode, item.at)
                 tc = st.tracker.update(msg.timecode, item.at)
+                self.recovered_timecode(item.at)
                 self.notify("timecode", tc)
                 return tc
             if isinstance(msg, mp.Result):
@@ -510,21 +555,25 @@ class Runner:
             ev.ack_phase = round(msg.phase / 65536, 6)
             ev.slack_ticks = round(ev.scheduled_tc - ev.ack_tc - ev.ack_phase, 6)
             self.notify("event", ev)
-            cur = st.tracker.current
-            if cur is not None and not (cur - 2 <= ev.ack_tc <= cur + 1):
-                self.count("ack_timecode_mismatch")
-                self.session.send("executor", mp.Query(what=mp.Status.TYPE))
+            self.check_executor_tick(ev.ack_tc, f"ACK of tag {msg.tag}", at)
         elif isinstance(msg, mp.Error):
             if msg.ref_type == mp.Schedule.TYPE:
                 ev = st.matcher.by_tag.get(msg.ref_tag)
                 if ev is not None and not ev.terminal:
                     ev.ack_tc = msg.timecode + off
+                    # a refusal stamped in another tick than the profiler's is the rig's clock, not the SUT's
+                    self.check_executor_tick(ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
                     self.end(ev, "missed", refusal_reason(msg.code))
                     return
             self.count(f"executor_error_{msg.code}")
         elif isinstance(msg, mp.Status):
-            if self.counters.get("ack_timecode_mismatch"):
+            if self.mode_frame is not None and msg.mode != self.mode_frame.mode:
+                return
+            if st.recovering == "mode":          # set up again: its count follows the port after a few ticks
+                self.recover("timecode", at)
+            elif st.recovering == "status":
                 self.learn_offset(msg)
+                self.recovered(at)
         elif isinstance(msg, mp.LocalEvent):
             self.on_local_event(msg, at)
         elif isinstance(msg, mp.Fired):
@@ -568,8 +617,142 @@ class Runner:
         self.join(st.matcher.join_unfired(due))
         for e in due:
             if not e.terminal:
-                self.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create))
+                answered = self.answered(e)
+                if not answered and not e.fault:
+                    self.faults.raise_("no_answer", "executor" if e.mode == "mixed" else "profiler", self.rel(self.now()),
+                                       f"{'SCHEDULE' if e.mode == 'mixed' else 'FIRE'} of event {e.event} "
+                                       f"(tag {e.tag}) never answered", (e,), window=False)
+                self.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, answered))
         st.matcher.drop_stale_results(cur - 2 * self.cfg.timeout_ticks)
+
+    def answered(self, e: Event) -> bool:
+        """Whether the node answered the request that made the event: a SCHEDULE's ACK or ERROR (an ERROR
+        ends the event, so a silent one had none), a written FIRE's RESULT (a silent one had none). An event
+        never requested (verification mode, a FIRE the PC never wrote) was not the rig's to answer."""
+        if e.mode == "mixed":
+            return e.ack_tc is not None
+        if e.mode == "normal":
+            return e.written_at is None
+        return True
+
+    def check_executor_tick(self, tc: int, what: str, at: float) -> None:
+        """An executor frame's timecode (mapped by the offset) must lie within a tick or two of the profiler's
+        (the frame's own line time): else the nodes disagree on the tick, a timecode fault; the offset is
+        learned again."""
+        st = self.state
+        assert st is not None
+        cur = st.tracker.current
+        if cur is None or cur - 2 <= tc <= cur + 1 or st.recovering is not None:
+            return
+        self.count("ack_timecode_mismatch")
+        self.faults.raise_("timecode_fault", "executor", self.rel(at),
+                           f"{what} stamped at tick {tc}, the profiler's is {cur}", self.in_flight())
+        self.recover("status", at)
+
+    def in_flight(self) -> list[Event]:
+        return [e for e in self.events if not e.terminal]
+
+    # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
+    def node_reset(self, node: str, detail: str, at: float) -> None:
+        """A node reset mid-run. An executor lost its list and its mode: it gets the run's MODE again, and
+        its events in flight are touched (they can end ok only if their RESULT was already on its way). A
+        profiler restarted its timecode count: every event in flight was scheduled on the old count, so each
+        ends lost now, and the count, the tick estimate and the offset start again."""
+        st = self.state
+        assert st is not None
+        self.reset_nodes.add(node)
+        if node == "profiler":
+            self.faults.explain("timecode_fault", self.rel(at) - RESET_EXPLAINS_S, "node_reset", node)
+        self.faults.raise_("node_reset", node, self.rel(at), detail, self.in_flight())
+        if node == "executor":
+            if self.mode_frame is not None:
+                self.recover("mode", at)
+            return
+        for e in self.in_flight():
+            self.end(e, "lost", "node_reset")
+        st.matcher.drop_stale_results(1 << 40)
+        st.tracker.restart()
+        st.servo = ClockServo(st.timebase.tick_s, floor_s=st.servo.floor_s)
+        st.last_gen_tc = None
+        self.recover("timecode", at)
+
+    def check_timecode(self, timecode: int, at: float) -> None:
+        """A TIMECODE whose own 32-bit count disagrees with our extension of the frames before it: gone back,
+        the profiler reset (its HELLO was lost); gone forward, a fault of time."""
+        st = self.state
+        assert st is not None
+        cur = st.tracker.current
+        if cur is None or not st.tracker.disagrees(timecode):
+            return
+        if timecode < cur:
+            self.node_reset("profiler", f"the profiler's timecode went back from {cur} to {timecode} "
+                                        f"(a reset whose HELLO was not seen)", at)
+        elif st.generating or self.events:
+            self.faults.raise_("timecode_fault", "profiler", self.rel(at),
+                               f"the profiler's timecode jumped from {cur} to {timecode}", self.in_flight())
+            self.recover("timecode", at)
+
+    def recover(self, step: str, at: float) -> None:
+        """Starts the way back from a fault: `mode` (send the executor its MODE; its STATUS leads to
+        `timecode`), `timecode` (RESYNC_TICKS TIMECODE frames: the tick estimate has a base and the executor's
+        count follows the port again; then `status` if there is an executor), `status` (learn the offset from
+        a fresh STATUS). The fault closes when the last step is done."""
+        st = self.state
+        assert st is not None
+        st.recovering, st.recovery_tries, st.recovery_sent = step, 0, at
+        st.recovery_tcs = 0
+        self.send_recovery(at)
+
+    def send_recovery(self, at: float) -> None:
+        st = self.state
+        assert st is not None
+        try:
+            if st.recovering == "mode" and self.mode_frame is not None:
+                self.session.send("executor", self.mode_frame)
+            elif st.recovering == "status":
+                self.session.send("executor", mp.Query(what=mp.Status.TYPE))
+        except LinkError:
+            pass                                 # the link fault is reported by the link itself
+        st.recovery_sent = at
+        st.recovery_tries += 1
+
+    def recovered_timecode(self, at: float) -> None:
+        st = self.state
+        assert st is not None
+        if st.recovering != "timecode":
+            return
+        st.recovery_tcs += 1
+        if st.recovery_tcs >= RESYNC_TICKS:      # the tick estimate has a base, the executor's count is right
+            if self.session.has("executor") and self.mode_frame is not None and self.session.alive("executor"):
+                self.recover("status", at)
+            else:
+                self.recovered(at)
+
+    def recovered(self, at: float) -> None:
+        st = self.state
+        assert st is not None
+        st.recovering = None
+        for f in self.faults.faults:
+            if f.open:
+                self.faults.close(f.kind, f.node, self.rel(at))
+
+    def check_recovery(self, now: float) -> None:
+        st = self.state
+        assert st is not None
+        if st.recovering in ("mode", "status") and now - st.recovery_sent > RECOVERY_RETRY_S \
+                and st.recovery_tries < RECOVERY_TRIES:
+            self.count("recovery_retries")
+            self.send_recovery(now)
+
+    def judge_counters(self) -> None:
+        """The nodes' own fault counters take part in the verdict: each that rose is a fault of the run."""
+        at = self.rel(self.now())
+        for node, after in self.node_counters.items():
+            if node not in self.counters_before and node not in self.reset_nodes:
+                continue                         # no baseline: the counters cannot be judged
+            for kind, rises in counter_faults(node, self.counters_before.get(node), after,
+                                              node in self.reset_nodes, bool(self.reset_nodes)).items():
+                self.faults.raise_(kind, node, at, describe_counters(node, rises), (), window=False)
 
     def link_fault(self, down: LinkDown, reconnect: bool = True) -> None:
         st = self.state
@@ -667,10 +850,12 @@ class Runner:
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
+        self.judge_counters()
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
                 self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
+        self.invalid += self.faults.reasons()
         validity = self.mark_unmeasurable(verdict)
         if cfg.mode == "normal" and st is not None:
             apply_budget(self.events, st.timebase.tick_s, st.floor.us)
@@ -692,6 +877,7 @@ class Runner:
         sched_counters["tc_offset"] = st.tc_offset if st is not None else 0
         if st is not None:
             sched_counters["timecode_jumps"] = st.tracker.jumps
+            sched_counters["timecode_disagreements"] = st.tracker.disagreements
         hellos = self.session.hellos()
         identity = self.endpoint.identity()
         sidecar: dict[str, Any] = {
@@ -714,6 +900,7 @@ class Runner:
             "load": {"command": load.command if load else None, "bench_priority": identity.get("priority"),
                      "scheduler_nice": os.getpriority(os.PRIO_PROCESS, 0)},
             "link_faults": self.link_faults,
+            "faults": self.faults.section(),
             "invariant": invariant,
             "summary": summary,
         }
@@ -730,6 +917,13 @@ class Runner:
         if cfg.out is not None:
             csv_path, json_path = write_run(cfg.out, self.events, sidecar)
         return RunResult(self.events, sidecar, csv_path, json_path)
+
+
+def reset_cause_text(hello: mp.Hello) -> str:
+    """HELLO.reset_cause in words (SPEC.md section 5); a node that cannot tell says 0."""
+    cause = getattr(hello, "reset_cause", 0)   # protocol version 1 nodes have no such field
+    names = [c.name.lower().replace("_", "-") for c in mp.ResetCause if cause & c] if hasattr(mp, "ResetCause") else []
+    return "reset cause: " + (", ".join(names) if names else "not told")
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:

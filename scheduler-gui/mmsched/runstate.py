@@ -63,6 +63,12 @@ class RunState:
     link_failed: bool = False
     floor: Floor = field(default_factory=Floor)            # normal mode: the floor calibration's outcome
     probe_tags: set[int] = field(default_factory=set)      # tags of the rig's own calibration FIREs
+    # the way back from a fault of the rig (runner.recover): the step under way, when its request went out,
+    # how often, and the TIMECODE frames seen since a profiler's restart
+    recovering: str | None = None
+    recovery_sent: float = 0.0
+    recovery_tries: int = 0
+    recovery_tcs: int = 0
 
     @classmethod
     def after_handshake(cls, cfg: RunConfig, profiler_hello: Hello, now: float) -> "RunState":

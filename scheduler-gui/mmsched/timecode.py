@@ -31,23 +31,37 @@ class TimecodeTracker:
     current: int | None = field(default=None, init=False)   # extended timecode of the last frame
     frames: int = field(default=0, init=False)
     jumps: int = field(default=0, init=False)                # frames that were neither +0 nor +1
+    disagreements: int = field(default=0, init=False)        # frames whose own count was not our extension
     _bases: deque = field(default_factory=deque, init=False)
 
     @property
     def wire_s(self) -> float:
         return wire_time_s(Timecode, self.baud)
 
+    def disagrees(self, timecode: int) -> bool:
+        """Whether the profiler's own 32-bit count differs from our extension of its low byte (SPEC.md
+        section 7): frames lost on the line do not make it differ (fewer than 256 ticks), a reset of the
+        profiler (the count went back) or a fault of its count does. The runner handles it as a fault."""
+        return self.current is not None and extend_timecode(self.current, timecode & 0xFF) != timecode
+
+    def restart(self) -> None:
+        """The profiler reset: its count starts again, and so does the estimate of the tick's start."""
+        self.current = None
+        self._bases.clear()
+
     def update(self, timecode: int, arrived_at: float) -> int:
         """One TIMECODE frame (the profiler's own 32-bit extended value) that completed at `arrived_at`.
-        Returns the extended timecode. The profiler already extends its timecode; we keep our own
-        extension too (SPEC.md section 7) so that a profiler reset does not throw the count back."""
+        Returns the extended timecode. The profiler's own count is authoritative: where it disagrees with our
+        extension (`disagrees`, a fault the runner has already handled) it is taken as it is."""
         if self.current is None:
             ext = timecode
         else:
             ext = extend_timecode(self.current, timecode & 0xFF)
             if ext - self.current not in (0, 1):
-                self.jumps += 1
-                ext = timecode  # the profiler's own count is authoritative after a jump
+                self.jumps += 1          # TIMECODE frames lost on the line, or a disagreement (below)
+            if ext != timecode:
+                self.disagreements += 1
+                ext = timecode
         if self.current is not None and ext != self.current + 1:
             self._bases.clear()  # the tick grid moved (reset, lost frames): start the estimate again
         self.current = ext

@@ -217,6 +217,7 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     r.state = RunState.after_handshake(r.cfg, mp.Hello(1, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1), 0.0)
     tag, eid = r.state.generator.next()
     e = ev(0, eid=eid, tc=10, tag=tag)
+    e.ack_tc = 8                                                        # the executor had it (ACKed)
     r.events.append(e)
     r.state.matcher.track(e)
     r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
@@ -225,7 +226,7 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     assert not e.terminal                                               # judged only once all is read
     r.inbox.get()
     r.check_deadlines()
-    assert (e.outcome, e.reason) == ("missed", "timeout")               # nothing came: a timeout
+    assert (e.outcome, e.reason) == ("missed", "timeout")               # ACKed, then nothing: a timeout
 
 
 def test_unmatched_edge_results_are_bounded_and_counted() -> None:

@@ -1,0 +1,97 @@
+"""Faults of the rig are never faults of the system under test (issue 18): the ledger, the taint rule, the
+counters' judgement and the timecode checks, one layer at a time. End to end on the bench:
+hil/tests/test_campaign.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from mmsched.event import Event
+from mmsched.faults import FaultLedger, counter_faults, describe_counters
+from mmsched.outcome import silent_outcome
+from mmsched.timecode import TimecodeTracker
+
+
+def ev(n: int) -> Event:
+    return Event(n, n + 1, 0, "mixed", 2, 10 + n, 8 + n, 0.1)
+
+
+def test_a_touched_event_that_misses_is_lost_with_the_fault_and_one_that_is_ok_stays_ok() -> None:
+    missed, refused, on_time = ev(0), ev(1), ev(2)
+    for e in (missed, refused, on_time):
+        e.fault = "node_reset"
+    missed.finish("missed", "timeout")
+    refused.finish("missed", "past_due")
+    on_time.finish("ok", None)
+    assert (missed.outcome, missed.reason) == ("lost", "node_reset")
+    assert (refused.outcome, refused.reason) == ("lost", "node_reset")
+    assert (on_time.outcome, on_time.reason) == ("ok", None)
+
+
+def test_an_open_fault_touches_events_in_flight_and_new_ones_until_closed() -> None:
+    led = FaultLedger()
+    done, flying = ev(0), ev(1)
+    done.finish("ok", None)
+    led.raise_("node_reset", "executor", 1.0, "HELLO mid-run", [done, flying])
+    assert done.fault is None and flying.fault == "node_reset"
+    during = ev(2)
+    led.created(during)
+    assert during.fault == "node_reset"
+    led.close("node_reset", "executor", 1.5)
+    after = ev(3)
+    led.created(after)
+    assert after.fault is None
+    (reason,) = led.reasons()
+    assert reason.code == "node_reset" and "2 events touched" in reason.text and "1.000 s" in reason.text
+    assert led.section()[0]["closed_s"] == 1.5 and led.section()[0]["events"] == 2
+
+
+def test_a_moment_fault_touches_only_what_it_is_given_and_does_not_stay_open() -> None:
+    led = FaultLedger()
+    e = ev(0)
+    led.raise_("no_answer", "executor", 2.0, "SCHEDULE never answered", [e], window=False)
+    later = ev(1)
+    led.created(later)
+    assert e.fault == "no_answer" and later.fault is None and not led.is_open("no_answer")
+
+
+def test_a_reset_seen_late_takes_over_the_timecode_faults_it_caused() -> None:
+    led = FaultLedger()
+    e = ev(0)
+    led.raise_("timecode_fault", "executor", 1.28, "ERROR stamped at tick 256", [e])
+    e.finish("missed", "past_due")
+    assert (e.outcome, e.reason) == ("lost", "timecode_fault")
+    led.raise_("timecode_fault", "executor", 0.1, "long before", [])
+    led.explain("timecode_fault", 1.51 - 1.0, "node_reset", "profiler")
+    assert (e.outcome, e.reason) == ("lost", "node_reset")
+    assert [f.kind for f in led.faults] == ["node_reset", "timecode_fault"]   # the older one stays what it was
+    assert led.faults[0].node == "profiler"
+
+
+def test_counter_rises_are_judged_against_the_baseline_and_wrap() -> None:
+    before = {"rx_bad_crc": 65535, "rx_bad_cobs": 3, "node_a": 7, "node_d": 0}
+    after = {"rx_bad_crc": 1, "rx_bad_cobs": 3, "node_a": 7, "node_d": 2}
+    got = counter_faults("executor", before, after, reset=False)
+    assert got == {"node_errors": {"rx_bad_crc": 2}, "timecode_fault": {"node_d": 2}}
+    assert describe_counters("executor", got["node_errors"]) == "executor: bad CRC +2"
+    # the executor's node_a is a refusal of the system under test, never a fault of the rig
+    assert counter_faults("executor", {"node_a": 0}, {"node_a": 5}, reset=False) == {}
+    # a node that reset counts from 0 again; glitches after any reset are the reset's
+    assert counter_faults("executor", before, {"node_d": 3}, reset=True, any_reset=True) == {"node_reset": {"node_d": 3}}
+
+
+def test_lost_timecode_frames_do_not_disagree_a_count_that_went_back_does() -> None:
+    t = TimecodeTracker(tick_s=0.1)
+    t.update(300, 1.0)
+    assert not t.disagrees(303)              # three frames lost on the line: our extension agrees
+    assert t.disagrees(3)                    # the profiler reset: its count went back
+    assert t.disagrees(300 + 256 + 1)        # a count 256 ahead of its own low byte's extension
+    t.restart()
+    assert t.current is None and t.update(3, 2.0) == 3 and t.disagreements == 0
+
+
+@pytest.mark.parametrize("lost,answered,want", [(0, True, ("missed", "timeout")), (0, False, ("lost", "no_answer")),
+                                                (2, False, ("lost", "seq_gap")), (1, True, ("lost", "seq_gap"))])
+def test_silence_is_a_miss_only_when_the_request_was_answered_and_nothing_was_lost(lost: int, answered: bool,
+                                                                                   want: tuple[str, str]) -> None:
+    assert silent_outcome(lost, answered) == want
