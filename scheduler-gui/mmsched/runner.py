@@ -520,9 +520,11 @@ class Runner:
         if node == "profiler":
             st.last_profiler_frame = item.at
         if isinstance(msg, mp.Hello):
-            if st.generating or self.events:
+            if (st.generating or self.events) and node in self.measured_nodes():
                 self.count(f"{node}_hello_midrun")
                 self.node_reset(node, f"the {node} said HELLO mid-run ({reset_cause_text(msg)})", item.at)
+            elif st.generating or self.events:
+                self.count(f"{node}_hello_midrun")   # a node the mode does not use: nothing it measures
             return None
         if isinstance(msg, mp.Counters):
             self.node_counters[node] = dict(msg.__dict__)
@@ -581,6 +583,8 @@ class Runner:
             if ev is None:
                 self.count("unknown_fired")
                 return
+            # it fired at the start of that tick and said so at once (13.5 ms of line at 9600 baud)
+            self.check_executor_tick(msg.timecode + off, f"FIRED of tag {msg.tag}", at)
             self.join(st.matcher.fired(ev, msg.timecode + off))
 
     def on_result(self, r: mp.Result) -> None:
@@ -615,6 +619,7 @@ class Runner:
             # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)
             return
         self.join(st.matcher.join_unfired(due))
+        self.check_fired_ticks(due)
         for e in due:
             if not e.terminal:
                 answered = self.answered(e)
@@ -648,6 +653,26 @@ class Runner:
         self.faults.raise_("timecode_fault", "executor", self.rel(at),
                            f"{what} stamped at tick {tc}, the profiler's is {cur}", self.in_flight())
         self.recover("status", at)
+
+    def measured_nodes(self) -> set[str]:
+        """The nodes whose faults can touch what the run measures: normal mode uses the profiler only."""
+        return {"profiler"} if self.cfg.mode == "normal" else {"profiler", "executor"}
+
+    def check_fired_ticks(self, due: list[Event]) -> None:
+        """An event the executor says it fired at tick T whose edge the profiler stamped, with its id, at a
+        neighbouring tick instead (a RESULT left unjoined): the executor's count and the profiler's disagree
+        by that much, which no frame's timing can explain (a stuck or loose timecode wire). A timecode fault."""
+        st = self.state
+        assert st is not None
+        for e in due:
+            if e.terminal or e.fired_tc is None:
+                continue
+            near = [r for r in st.matcher.pending_results
+                    if r.event_id == e.event_id and r.timecode != e.fired_tc and abs(r.timecode - e.fired_tc) <= 2]
+            if near:
+                self.faults.raise_("timecode_fault", "executor", self.rel(self.now()),
+                                   f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
+                                   f"the profiler's tick {near[0].timecode}", [e, *self.in_flight()])
 
     def in_flight(self) -> list[Event]:
         return [e for e in self.events if not e.terminal]
@@ -748,6 +773,8 @@ class Runner:
         """The nodes' own fault counters take part in the verdict: each that rose is a fault of the run."""
         at = self.rel(self.now())
         for node, after in self.node_counters.items():
+            if node not in self.measured_nodes():
+                continue
             if node not in self.counters_before and node not in self.reset_nodes:
                 continue                         # no baseline: the counters cannot be judged
             for kind, rises in counter_faults(node, self.counters_before.get(node), after,
