@@ -1,7 +1,8 @@
 /*
  * The control channel (text commands, one per line; one JSON line per reply):
  *   status                                  virtual time, lag, nodes, UART counters, wires
- *   reset NODE [at SECONDS]                 reset a node now or at a virtual time
+ *   reset NODE [at SECONDS]                 reset a node now or at a virtual time (the RESET pin:
+ *                                           MCUSR EXTRF; a watchdog reset is cosim.c's)
  *   fault NODE in|out drop|corrupt|delay|dup RATE [DELAY_US]   per-byte probability (seeded PRNG)
  *   fault clear [NODE]
  *   garbage NODE in|out COUNT               COUNT seeded random bytes onto that line now, paced
@@ -115,7 +116,7 @@ uint64_t control_next_action(void)
 
 static void reset_node(int id, uint64_t at)
 {
-    cosim_reset_node(id, at);
+    cosim_external_reset(id, at);
     uart_reset(id);
 }
 
@@ -165,9 +166,10 @@ void control_status_json(struct sbuf *b)
         if (!cosim_present(i))
             continue; /* one-node mode */
         c = n->avr->cycle;
-        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64 ",\"tty\":",
+        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
+                     ",\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,\"tty\":",
                   b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim_state_name(n->avr->state),
-                  c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets);
+                  c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, n->wdt_resets, (unsigned)n->avr->data[0x54]);
         sb_json_str(b, u->link);
         sb_printf(b, ",\"pts\":");
         sb_json_str(b, u->pts);

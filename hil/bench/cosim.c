@@ -242,6 +242,36 @@ static uint64_t eff_clock(struct node *n)
     return NEVER; /* done, crashed, stopped: only a reset brings it back */
 }
 
+/* ---- simavr 1.6 quirk: the watchdog reset ----------------------------------------------------
+ * When the watchdog times out with WDE set and WDIE clear, simavr 1.6 (avr_watchdog_timer) does not
+ * reset the core itself: it saves avr->run and puts a callback there that calls avr_reset on the next
+ * avr_run(); avr_reset then runs the watchdog's own reset hook, which puts avr->run back, sets WDRF in
+ * MCUSR (after avr_reset has cleared the I/O registers) and restarts the watchdog at its shortest
+ * period (WDE on, 16 ms), as the silicon does. The two-node loop steps cores with avr_run_one and
+ * never calls avr->run, so there the watchdog never bit: measured with hil/bench/tests/wdt.c (15 ms,
+ * not fed), one "MCUSR 01" and nothing after in 0.1 s. Alone (simavr's avr_run), simavr reset the core
+ * every 24.3 ms (16.0 ms = 256,000 cycles of watchdog plus the image's start) with "MCUSR 08", but
+ * behind the bench's back: no reset counted, the UART bridge's receive timer lost. So the bench looks
+ * for the swapped callback after every step and does the reset itself, the same reset as the reset
+ * command (wires, UART bridge) counted as a watchdog reset; simavr's hook still sets WDRF. */
+static void watchdog_reset(struct node *n)
+{
+    uint64_t at = n->avr->cycle;
+    n->wdt_resets++;
+    logmsg("%s: watchdog reset at cycle %" PRIu64, n->name, at);
+    cosim_reset_node(n->id, at); /* avr_reset: simavr's watchdog hook restores avr->run, sets WDRF */
+    n->avr->run = n->run_fn;     /* (already so; the bench never runs a swapped callback) */
+    if (cosim.after_reset)
+        cosim.after_reset(n->id);
+    TRACE("R %" PRIu64 " %s watchdog\n", at, n->name);
+}
+
+static inline void check_watchdog(struct node *n)
+{
+    if (n->avr->run != n->run_fn)
+        watchdog_reset(n);
+}
+
 static void step(struct node *n, uint64_t limit)
 {
     avr_t *a = n->avr;
@@ -254,6 +284,10 @@ static void step(struct node *n, uint64_t limit)
             }
         }
         avr_cycle_timer_process(a);
+        if (a->run != n->run_fn) {
+            watchdog_reset(n);
+            return;
+        }
         avr_service_interrupts(a);
         return;
     }
@@ -270,6 +304,10 @@ static void step(struct node *n, uint64_t limit)
         avr_flashaddr_t new_pc = avr_run_one(a);
         avr_cycle_timer_process(a);
         a->pc = new_pc;
+    }
+    if (a->run != n->run_fn) {
+        watchdog_reset(n);
+        return;
     }
     if (a->state == cpu_Sleeping) {
         if (!a->sreg[S_I]) {
@@ -296,6 +334,7 @@ static void run_alone(struct node *n, uint64_t target)
     while (a->cycle < target && a->state != cpu_Done && a->state != cpu_Crashed) {
         if (a->cycle < cosim.itrace_until)
             TRACE("P %" PRIu64 " %x %d\n", (uint64_t)a->cycle, a->pc, a->sreg[S_I]);
+        check_watchdog(n); /* before simavr's swapped callback would reset it unseen */
         avr_run(a);
     }
     if (a->state == cpu_Crashed)
@@ -408,6 +447,7 @@ void cosim_load_node(int id, const char *elf, int alone)
         n->avr->run_cycle_limit = 1;
     avr_load_firmware(n->avr, &fw);
     n->avr->frequency = F_CPU; /* whatever the ELF says */
+    n->run_fn = n->avr->run;
     fix_tifr_writes(n);
     if (n->id == EXECUTOR) {
         n->pcint2.vector = PCINT2_VECTOR;
@@ -448,6 +488,15 @@ void cosim_reset_node(int id, uint64_t at)
             apply_level_raw(&cosim.wires[i], lv, at); /* the level it sees, stuck or not */
         }
     logmsg("%s reset at cycle %" PRIu64, n->name, at);
+}
+
+/* The reset command is the RESET pin: on the silicon an external reset sets EXTRF in MCUSR, which
+ * avr_reset (it clears the I/O registers) leaves at 0. */
+void cosim_external_reset(int id, uint64_t at)
+{
+    avr_t *a = cosim.nodes[id].avr;
+    cosim_reset_node(id, at);
+    avr_regbit_set(a, a->reset_flags.extrf);
 }
 
 int cosim_present(int id)

@@ -20,7 +20,9 @@ struct node {
     avr_t *avr;
     avr_int_vector_t pcint2; /* executor only (port K) */
     uint64_t sleep_cycles;
-    uint64_t resets;
+    uint64_t resets;     /* every reset: the reset command and the watchdog's */
+    uint64_t wdt_resets; /* the watchdog's */
+    avr_run_t run_fn;    /* simavr's run callback: the watchdog swaps it to ask for a reset */
 };
 
 enum { GROUP_TIMECODE = 0, GROUP_EVENT = 1, NGROUPS = 2 };
@@ -51,6 +53,7 @@ struct cosim {
     uint64_t wire_stuck_masked; /* source changes a stuck wire did not pass on */
     int wired;              /* both nodes and the wires between them (0: one-node mode) */
     uint64_t itrace_until;  /* one-node --itrace: instructions are traced while the clock is below this */
+    void (*after_reset)(int id); /* the rest of a node's reset (the UART bridge: main.c sets uart_reset) */
 };
 extern struct cosim cosim;
 
@@ -59,6 +62,7 @@ void cosim_wire_up(void);                      /* the fixed pin map, both nodes 
 void cosim_run_until(uint64_t target);
 void cosim_catch_up(struct node *n, uint64_t at);
 void cosim_reset_node(int id, uint64_t at);    /* the core and its wires; the UART side: uart_reset */
+void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF */
 void cosim_resync_wires(int group, int dst, uint64_t at);
 /* a stuck wire: the destination sees `level` on the group's bit `bit` (-1: every bit) until `until`;
  * returns how many wires; cosim_unstick (a timed action) then gives them the driver's level */

@@ -407,6 +407,7 @@ int main(int argc, char **argv)
             cosim_load_node(i, o.elf[i], o.alone >= 0);
             uart_attach(i);
         }
+    cosim.after_reset = uart_reset; /* a watchdog reset (cosim.c) resets the node's UART side too */
     if (o.alone < 0)
         cosim_wire_up();
     if (o.elf[PROFILER])
