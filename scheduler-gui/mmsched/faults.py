@@ -5,7 +5,7 @@ A fault of the rig is never a fault of the system under test. The runner reports
 that reset (a HELLO in the middle of a run, or a profiler timecode that went back), a timecode the nodes
 disagree on (an ACK stamped in another tick than the profiler's, the executor's own glitch counter), a
 request no node answered (a SCHEDULE or a FIRE lost on the line, or its answer), frames lost or garbled on a
-line. (A port that went away is the runner's link_fault.) Each becomes a `Fault` with its kind, node, host time and details.
+line, a port that went away and came back. Each becomes a `Fault` with its kind, node, host time and details.
 
 What it does to events:
 - every event in flight when the fault is seen, and every event created while it is *open* (until the rig
@@ -33,6 +33,7 @@ KINDS = {
     "no_answer": "requests went unanswered (lost on the line, or their answers were)",
     "link_errors": "frames were lost or garbled on a line",
     "node_errors": "a node's own fault counters rose during the run",
+    "link_fault": "a serial port went away and came back",
 }
 
 # The COUNTERS fields that count faults of the rig (SPEC.md section 5), by node, with what they mean. The
@@ -88,6 +89,15 @@ class FaultLedger:
         if not ev.terminal and ev.fault is None:
             ev.fault = f.kind
             f.touched.append(ev)
+
+    def reach_back(self, f: Fault, ended: Iterable[Event]) -> None:
+        """Events that already ended late, early or missed where the fault's evidence shows it was already
+        at work (a timecode fault is proven only at an event's deadline, ticks after the count went wrong):
+        they become lost with its kind, as if it had been seen in time."""
+        for ev in ended:
+            if ev.outcome in ("late", "early", "missed") and ev.fault is None:
+                ev.fault, ev.outcome, ev.reason = f.kind, "lost", f.kind
+                f.touched.append(ev)
 
     def created(self, ev: Event) -> None:
         """A new event: an open fault taints it (the rig has not recovered yet)."""

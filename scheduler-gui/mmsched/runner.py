@@ -520,6 +520,8 @@ class Runner:
         if node == "profiler":
             st.last_profiler_frame = item.at
         if isinstance(msg, mp.Hello):
+            if self.session.answered_hello(node):
+                return None                      # the answer to our reconnect's handshake, not a reset
             if (st.generating or self.events) and node in self.measured_nodes():
                 self.count(f"{node}_hello_midrun")
                 self.node_reset(node, f"the {node} said HELLO mid-run ({reset_cause_text(msg)})", item.at)
@@ -670,31 +672,32 @@ class Runner:
             near = [r for r in st.matcher.pending_results
                     if r.event_id == e.event_id and r.timecode != e.fired_tc and abs(r.timecode - e.fired_tc) <= 2]
             if near:
-                self.faults.raise_("timecode_fault", "executor", self.rel(self.now()),
-                                   f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
-                                   f"the profiler's tick {near[0].timecode}", [e, *self.in_flight()])
+                f = self.faults.raise_("timecode_fault", "executor", self.rel(self.now()),
+                                       f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
+                                       f"the profiler's tick {near[0].timecode}", [e, *self.in_flight()])
+                # the count was wrong by the time this event fired: so for those due since
+                self.faults.reach_back(f, [x for x in self.events if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
 
     def in_flight(self) -> list[Event]:
         return [e for e in self.events if not e.terminal]
 
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def node_reset(self, node: str, detail: str, at: float) -> None:
-        """A node reset mid-run. An executor lost its list and its mode: it gets the run's MODE again, and
-        its events in flight are touched (they can end ok only if their RESULT was already on its way). A
-        profiler restarted its timecode count: every event in flight was scheduled on the old count, so each
-        ends lost now, and the count, the tick estimate and the offset start again."""
+        """A node reset mid-run: every event in flight ends lost now. An executor lost its list, its mode and
+        (verification) its tag count: it gets the run's MODE again. A profiler restarted its timecode count,
+        which every event in flight was scheduled on: the count, the tick estimate and the offset start again."""
         st = self.state
         assert st is not None
         self.reset_nodes.add(node)
         if node == "profiler":
             self.faults.explain("timecode_fault", self.rel(at) - RESET_EXPLAINS_S, "node_reset", node)
         self.faults.raise_("node_reset", node, self.rel(at), detail, self.in_flight())
+        for e in self.in_flight():
+            self.end(e, "lost", "node_reset")
         if node == "executor":
             if self.mode_frame is not None:
                 self.recover("mode", at)
             return
-        for e in self.in_flight():
-            self.end(e, "lost", "node_reset")
         st.matcher.drop_stale_results(1 << 40)
         st.tracker.restart()
         st.servo = ClockServo(st.timebase.tick_s, floor_s=st.servo.floor_s)
@@ -797,8 +800,15 @@ class Runner:
         ok = self.session.reconnect(down.node) if reconnect else False
         self.link_faults.append({"node": down.node, "at_s": self.rel(down.at), "error": down.error,
                                  "reconnected": ok, "affected": len(affected)})
+        if ok:
+            # back: the frames that came meanwhile are read now, late; the events made from them are touched
+            # until the tick estimate has a base again
+            self.faults.raise_("link_fault", down.node, self.rel(down.at),
+                               f"the {down.node} port vanished ({down.error}) and was reopened", affected)
+            self.recover("timecode", self.now())
+            return
         self.invalid.append(Reason("link_fault", f"link_fault: {down.node} port vanished at {self.rel(down.at):.3f} s "
-                                   f"({'reconnected' if ok else 'reconnect failed'}); {len(affected)} events lost"))
+                                   f"(reconnect failed); {len(affected)} events lost"))
         st.link_failed = True
         st.generating = False
 

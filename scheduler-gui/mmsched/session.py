@@ -23,6 +23,7 @@ class Session:
     endpoint: Endpoint
     inbox: "queue.Queue[Item]" = field(default_factory=queue.Queue)
     links: dict[str, Link] = field(default_factory=dict, init=False)
+    reconnected: set[str] = field(default_factory=set, init=False)   # reopened, their HELLO not yet handled
 
     def open(self, ports: Ports) -> None:
         """Opens a link per node (the executor's only if there is one) and hands them to the endpoint.
@@ -48,8 +49,19 @@ class Session:
         return link is not None and link.vanished is None
 
     def reconnect(self, node: str) -> bool:
-        """The policy: try the vanished port for RECONNECT_S (a board replugged, a bench restarted)."""
-        return self.links[node].reopen(RECONNECT_S)
+        """The policy: try the vanished port for RECONNECT_S (a board replugged, a bench restarted). The node's
+        HELLO that answers the new handshake is not a reset (`answered_hello`)."""
+        ok = self.links[node].reopen(RECONNECT_S, wait=self.endpoint.wait_until)
+        if ok:
+            self.reconnected.add(node)
+        return ok
+
+    def answered_hello(self, node: str) -> bool:
+        """Whether a HELLO from `node` answers our reconnect's handshake (once), not a reset of the node."""
+        if node in self.reconnected:
+            self.reconnected.discard(node)
+            return True
+        return False
 
     def close(self) -> None:
         for link in self.links.values():

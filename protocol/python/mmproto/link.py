@@ -142,20 +142,25 @@ class Link:
                 pass
         self._port = None
 
-    def reopen(self, timeout_s: float = 2.0) -> bool:
-        """Closes what is left of the port and opens it again (and reads a HELLO) until the timeout.
-        Frames already received stay where they are; the decoder's counters go on."""
+    def reopen(self, timeout_s: float = 2.0, wait: Waiter | None = None) -> bool:
+        """Closes what is left of the port and opens it again (and reads a HELLO) until the timeout, on the
+        link's clock. Frames already received stay where they are; the decoder's counters go on. `wait` as
+        in `handshake`: a co-simulation whose time stands still while we wait (lockstep) passes one that
+        advances it, so a port its bench re-plugs after some virtual time comes back."""
         self.close()
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
+        deadline = self.clock() + timeout_s
+        while self.clock() < deadline:
             try:
                 self.open()
-                self.handshake(max(0.1, deadline - time.monotonic()))
+                self.handshake(max(0.1, deadline - self.clock()), wait=wait)
                 self.reconnects += 1
                 return True
             except LinkError:
                 self.close()
-                time.sleep(0.1)
+                if wait is None:
+                    time.sleep(0.1)
+                else:
+                    wait(lambda: False, 0.1)
         return False
 
     def __enter__(self) -> "Link":
