@@ -156,6 +156,10 @@ static struct pf_stamp PF_RAM rx_stamp;    /* R only: time of the current frame'
 /* Counters, in COUNTERS body order. Incremented by R, T, E (with interrupts masked where E is the
  * foreground) and F; read by F in a critical section. volatile: ISRs change them. */
 static volatile uint16_t counters[PF_C_N];
+#ifndef PF_COUNTERS_LIVE
+/* The COUNTERS body is the array as u16s (pf_service): it must fill the body exactly. */
+typedef char pf_counters_fill_the_body[(2 * PF_C_N == MM_COUNTERS_LEN) ? 1 : -1];
+#endif
 
 /* Result ring. Producers: E and R (FIRE), always with interrupts masked (push_result). Consumer: F,
  * in a critical section. The ring indices are only touched under those masks. */
@@ -429,6 +433,15 @@ void pf_spurious(void)
     counters[PF_C_SPURIOUS]++;
 }
 
+#ifndef PF_COUNTERS_LIVE
+/* R (the RX ISR, before pf_rx_byte for the byte it read): the UART overwrote a byte the core had not
+ * read yet. counters[] is volatile and read by F in a critical section (see its definition). */
+void pf_rx_overrun(void)
+{
+    counters[PF_C_RX_HW_OVERRUN]++;
+}
+#endif
+
 static void handle_frame(void)
 {
     uint8_t len = (uint8_t)mm_dec_payload_len(&dec);
@@ -625,6 +638,10 @@ uint8_t pf_enc_body(uint8_t body, uint8_t k)
     case PF_BODY_HELLO:
         return hello_body[k];
     case PF_BODY_COUNTERS: /* tx_dropped (body bytes 12, 13) is not stored: always 0 */
+        /* Neither are rx_ring_overflow and rx_hw_overrun (22 .. 25): no ring, and the 8051's UART has
+         * no overrun flag (README.md). Version 1 ended at 22: these bytes were read past counters[]. */
+        if (k >= MM_COUNTERS_RX_RING_OVERFLOW)
+            return 0;
         if (k >= MM_COUNTERS_TX_DROPPED + 2u)
             k -= 2u;
         else if (k >= MM_COUNTERS_TX_DROPPED)

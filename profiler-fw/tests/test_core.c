@@ -10,6 +10,7 @@
 
 static struct mm_dec rx;
 static uint8_t pay[64][MM_DEC_CAPACITY > 40 ? MM_DEC_CAPACITY : 40];
+static uint8_t paylen[64]; /* payload lengths (header + body) */
 
 /* Runs the transmitter and the foreground until both are idle; returns frames decoded (payloads
  * into pay[]). The transmitter first: pf_tick may have started a TIMECODE encoded ahead. */
@@ -22,6 +23,7 @@ static int drain(void)
             uint8_t r = mm_dec_push(&rx, (uint8_t)b);
             if (r == MM_DEC_FRAME) {
                 memcpy(pay[n], rx.buf, mm_dec_payload_len(&rx));
+                paylen[n] = (uint8_t)mm_dec_payload_len(&rx);
                 n++;
             }
             assert_true(r == MM_DEC_BUSY || r == MM_DEC_FRAME);
@@ -162,6 +164,32 @@ static void test_garbage_counted(void **st)
     assert_int_equal(pay[1][0], MM_T_COUNTERS);
     assert_int_equal(mm_get_u16(pay[1] + 2 + MM_COUNTERS_RX_BAD_MESSAGE), 2);
     assert_int_equal(mm_get_u16(pay[1] + 2 + MM_COUNTERS_RX_OK), 2);
+}
+
+/* Protocol version 2 (issue 18): COUNTERS is 26 bytes, rx_ring_overflow at 22 (the AVR has no receive
+ * ring: always 0) and rx_hw_overrun at 24 (the board reports each USART data overrun through
+ * pf_rx_overrun), both after node_d. */
+static void test_counters_v2_layout_and_overrun(void **st)
+{
+    (void)st;
+    uint8_t q = MM_T_COUNTERS;
+    (void)pf_tx_next();
+    drain();
+    pf_rx_overrun();
+    pf_rx_overrun();
+    pf_rx_overrun();
+    pf_spurious();
+    send(MM_T_QUERY, &q, 1);
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_COUNTERS);
+    assert_int_equal(paylen[0], MM_HDR_LEN + MM_COUNTERS_LEN);
+    assert_int_equal(MM_COUNTERS_LEN, 26);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_RX_OK), 1);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_NODE_B), 1);   /* spurious_edges */
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_NODE_D), 0);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_RX_RING_OVERFLOW), 0);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_RX_HW_OVERRUN), 3);
+    assert_int_equal(pf_counter(PF_C_RX_HW_OVERRUN), 3);
 }
 
 /* Feeds one byte the board wrote itself (pf_tick_tx's) to the test's decoder. */
@@ -333,6 +361,7 @@ int main(void)
         cmocka_unit_test_setup(test_fire_timestamp_and_tag, setup),
         cmocka_unit_test_setup(test_fire_backdated_into_previous_tick, setup),
         cmocka_unit_test_setup(test_garbage_counted, setup),
+        cmocka_unit_test_setup(test_counters_v2_layout_and_overrun, setup),
         cmocka_unit_test_setup(test_timecode_ahead_starts_with_tick, setup),
         cmocka_unit_test_setup(test_timecode_ahead_kicked_by_tick, setup),
         cmocka_unit_test_setup(test_timecode_ahead_taken_back_by_result, setup),
