@@ -25,10 +25,21 @@
 #define U32LE(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((uint32_t)(v) >> 24)
 
 /* HELLO body: constant, so it lives in code memory on the 8051 (the encoder takes a generic
- * pointer). Layout: SPEC.md section 5, 0x01 HELLO. */
+ * pointer). Layout: SPEC.md section 5, 0x01 HELLO. reset_cause (version 2) is PF_RESET_CAUSE where the
+ * board knows it at build time (the 8051: 0, it cannot tell); else the board says it at run time
+ * (board_reset_cause, the AVR's MCUSR) and pf_service copies the body to tx_body to put it in. */
+#ifdef PF_RESET_CAUSE
+#define HELLO_RESET_CAUSE PF_RESET_CAUSE
+#else
+#define HELLO_RESET_CAUSE 0 /* replaced in tx_body */
+#ifdef PF_RESULT_LIVE
+#error "PF_RESULT_LIVE (no tx_body) needs a constant PF_RESET_CAUSE"
+#endif
+#endif
 static const uint8_t MM_ROM hello_body[MM_HELLO_LEN] = {
     MM_PROTO_VERSION, MM_NODE_PROFILER, (uint8_t)PF_FW_VERSION, (uint8_t)(PF_FW_VERSION >> 8),
     U32LE(PF_CPU_HZ), U32LE(PF_TIMER_HZ), U32LE(PF_TICK_COUNTS), U32LE(PF_BAUD), PF_HELLO_FLAGS,
+    HELLO_RESET_CAUSE,
 };
 
 /* T writes pf_tc_next; T reads it (the port value of the next tick). Byte-sized: no tearing. */
@@ -142,7 +153,11 @@ static uint8_t tx_body[MM_COUNTERS_LEN];
 typedef const uint8_t *pf_body_t;
 #define PF_BODY_RESULT tx_body
 #define PF_BODY_TIMECODE tx_body
+#ifdef PF_RESET_CAUSE
 #define PF_BODY_HELLO hello_body
+#else
+#define PF_BODY_HELLO tx_body /* hello_body with the board's reset cause (pf_service) */
+#endif
 #ifdef PF_COUNTERS_LIVE
 #define PF_BODY_COUNTERS ((const uint8_t *)counters)
 #else
@@ -820,6 +835,11 @@ uint8_t pf_service(void)
         len = MM_TIMECODE_LEN;
     } else if (hello_pending) {
         hello_pending = 0;
+#if !defined(PF_RESET_CAUSE) && !defined(PF_RESULT_LIVE)
+        for (i = 0; i < MM_HELLO_LEN; i++) /* tx_body is free: no frame is on the line (tx_busy 0) */
+            tx_body[i] = hello_body[i];
+        tx_body[MM_HELLO_RESET_CAUSE] = board_reset_cause();
+#endif
         body = PF_BODY_HELLO;
         type = MM_T_HELLO;
         len = MM_HELLO_LEN;

@@ -28,6 +28,10 @@ TC_START_MAX = 80
 
 BURST_TICK = 300
 BURST = 40
+# HELLO.reset_cause after the bench starts the image: 0x01 (power-on). simavr 1.6's avr_init() resets the
+# core and then sets MCUSR.PORF itself ("by default set to power-on reset"), as a real power-up does; a
+# real Mega reset by its USB-serial DTR line shows 0x02 (external) instead.
+SIM_POWER_ON_CAUSE = 0x01
 
 
 def frame(msg, seq):
@@ -157,8 +161,10 @@ def test_hello_first_and_contents(trace):
     assert isinstance(first.message, mmproto.Hello) and first.seq == 0
     h = first.message
     assert (h.proto_version, h.node_kind, h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == \
-        (1, 1, 16_000_000, 16_000_000, TICK, 9600)
+        (2, 1, 16_000_000, 16_000_000, TICK, 9600)
     assert h.flags == 0x01  # hardware capture, not polled, not 8051
+    print(f"AVR HELLO after the bench's start: reset_cause 0x{h.reset_cause:02x}")
+    assert len(h.body()) == 22 and h.reset_cause == SIM_POWER_ON_CAUSE
 
 
 def test_tick_period_exact(trace):

@@ -70,6 +70,36 @@ static void test_hello_first(void **st)
     assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_TICK_COUNTS), PF_TICK_COUNTS);
 }
 
+/* Protocol version 2: the HELLO body is 22 bytes, reset_cause (offset 21) is what the board's hook
+ * says (the AVR: MCUSR as it was at reset), and the fields before it are unchanged. */
+static void test_hello_v2_layout_and_reset_cause(void **st)
+{
+    (void)st;
+    host_reset_cause = MM_RESET_WATCHDOG | MM_RESET_EXTERNAL;
+    (void)pf_tx_next();
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_HELLO);
+    assert_int_equal(paylen[0], MM_HDR_LEN + MM_HELLO_LEN);
+    assert_int_equal(MM_HELLO_LEN, 22);
+    assert_int_equal(pay[0][2 + MM_HELLO_PROTO_VERSION], 2);
+    assert_int_equal(pay[0][2 + MM_HELLO_NODE_KIND], MM_NODE_PROFILER);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_HELLO_FW_VERSION), PF_FW_VERSION);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_CPU_HZ), PF_CPU_HZ);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_TIMER_HZ), PF_TIMER_HZ);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_BAUD), PF_BAUD);
+    assert_int_equal(pay[0][2 + MM_HELLO_FLAGS], PF_HELLO_FLAGS);
+    assert_int_equal(pay[0][2 + MM_HELLO_RESET_CAUSE], MM_RESET_WATCHDOG | MM_RESET_EXTERNAL);
+    /* on QUERY(HELLO) again, with the same cause: it names the last reset, not the query */
+    {
+        uint8_t q = MM_T_HELLO;
+        send(MM_T_QUERY, &q, 1);
+    }
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_HELLO);
+    assert_int_equal(pay[0][2 + MM_HELLO_RESET_CAUSE], MM_RESET_WATCHDOG | MM_RESET_EXTERNAL);
+    host_reset_cause = 0;
+}
+
 static void test_timecode_priority_and_missed(void **st)
 {
     (void)st;
@@ -356,6 +386,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_hello_first, setup),
+        cmocka_unit_test_setup(test_hello_v2_layout_and_reset_cause, setup),
         cmocka_unit_test_setup(test_timecode_priority_and_missed, setup),
         cmocka_unit_test_setup(test_overflow_flag_and_counter, setup),
         cmocka_unit_test_setup(test_fire_timestamp_and_tag, setup),

@@ -18,6 +18,7 @@
 #include <avr/io.h>
 #include <avr/interrupt.h>
 #include <avr/sleep.h>
+#include <avr/wdt.h>
 #include "pf_core.h"
 
 #define F_CPU PF_CPU_HZ
@@ -30,6 +31,30 @@
 #define TICK_EARLY 448u
 #define SPIN_TARGET 15u    /* cycles from the last TCNT5L read of the spin to the OUT (see tick_isr) */
 #define PORT_READ_LAG 1u   /* the TCNT5 read after the OUT happens 1 cycle after the OUT */
+
+/* HELLO.reset_cause: MCUSR as it was at reset (power-on 0x01, external 0x02, brown-out 0x04, watchdog
+ * 0x08, JTAG 0x10: MM_RESET_*, the bits as they are). Read in .init3, the earliest start-up code that
+ * may be C (after avr-libc's .init2 set the stack and r1, before .bss is cleared and main runs), then
+ * MCUSR is cleared (the flags would pile up over resets) and the watchdog stopped: after a watchdog
+ * reset it stays enabled at its shortest period (16 ms, WDRF set: WDE cannot be cleared before WDRF),
+ * and the C start-up and the LED self test (240 ms) would never reach board_start, which enables it
+ * again. In .noinit so the .bss clearing that follows leaves it alone. Written once here, before any
+ * interrupt can run, and only read afterwards (by F): no volatile, no critical section. */
+static uint8_t mcusr_at_reset __attribute__((section(".noinit")));
+
+static void read_reset_cause(void) __attribute__((naked, used, section(".init3")));
+static void read_reset_cause(void)
+{
+    mcusr_at_reset = MCUSR;
+    MCUSR = 0;
+    wdt_disable();
+}
+
+uint8_t board_reset_cause(void)
+{
+    return (uint8_t)(mcusr_at_reset & (MM_RESET_POWER_ON | MM_RESET_EXTERNAL | MM_RESET_BROWN_OUT |
+                                        MM_RESET_WATCHDOG | MM_RESET_JTAG));
+}
 
 /* Timer5 high word. Written by the overflow ISR, read by the other Timer5 ISRs (interrupts are
  * off inside ISRs on the AVR, so no tearing) and by board_stamp_back (interrupts masked). */
