@@ -23,7 +23,7 @@
 #include "ex_tc.h"
 #include "mmproto.h"
 
-#define EX_FW_VERSION 0x0100u /* 1.0 */
+#define EX_FW_VERSION 0x0200u /* 2.0: protocol version 2 */
 
 #define EX_OUT_ID_MASK 0x07u
 #define EX_OUT_STROBE 0x08u
