@@ -42,8 +42,9 @@ enum {
     PF_C_RX_OK, PF_C_RX_BAD_CRC, PF_C_RX_BAD_COBS, PF_C_RX_TOO_LONG, PF_C_RX_TOO_SHORT,
     PF_C_RX_BAD_MESSAGE,
 #ifndef PF_COUNTERS_LIVE
-    PF_C_TX_DROPPED, /* never incremented (the profiler drops no frame it queued); with
-                      * PF_COUNTERS_LIVE (8051) not stored at all: the body gets 0 there */
+    PF_C_TX_DROPPED, /* ERROR answers not sent: one was still waiting (pf_core.c, err_pending);
+                      * the profiler drops no other frame. With PF_COUNTERS_LIVE (8051) not stored
+                      * at all: the body gets 0 there */
 #endif
     PF_C_OVERFLOWS, PF_C_SPURIOUS, PF_C_FIRE_FRAMES,
     PF_C_TICKS_MISSED,
