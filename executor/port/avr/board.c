@@ -255,7 +255,7 @@ ISR(TIMER1_COMPA_vect)
  *    window (the receive ISR defers waking the serial task to the end of the window) and are short.
  *
  * So the edge finds the CPU asleep or in a short handler: the worst case is an edge that arrives just
- * as the quiet receive handler starts (its ~80 cycles, then the front half's ~22): 6.4 us measured by
+ * as the quiet receive handler starts (its ~87 cycles, then the front half's ~22): 6.8 us measured by
  * tests/test_quiet_window.py (320 edges, serial traffic aimed at them), against 32.9 us without the
  * window. The costs: the timecode task holds the CPU ~1 ms per tick in which an ISR event is due
  * (serial frames are decoded up to ~1 ms later), and the kernel tick that falls in the window is
@@ -463,7 +463,8 @@ static inline __attribute__((always_inline)) uint8_t rx_store(void)
  * The receive interrupt, in two versions chosen by a naked front (4 cycles): in the quiet window
  * (GPIOR0 bit 1) a handler that makes no kernel call, so the compiler saves only the few registers it
  * uses, and an edge that arrives while it runs waits ~80 cycles, not ~110 (tests/test_quiet_window.py:
- * worst ISR dispatch 8.25 us with one handler, 6.38 us with two); otherwise the handler that wakes the
+ * worst ISR dispatch 8.25 us with one handler, 6.38 us with two; 6.81 us since the handler reads
+ * UCSR0A and counts lost bytes, protocol version 2); otherwise the handler that wakes the
  * serial task.
  */
 void __vector_usart0_rx_quiet(void) __attribute__((signal, used, externally_visible));
