@@ -74,6 +74,11 @@ void board_stamp_back(struct pf_stamp PF_RAM *s, pf_count_t back);
  * that byte arrived; pf_rx_byte asks for it when it is given a frame's first byte. */
 void board_rx_stamp(struct pf_stamp PF_RAM *s);
 #endif
+#ifdef PF_WATCHDOG
+/* The main loop's watchdog check-in, once per pass: the board feeds its watchdog only if every other
+ * part of the firmware (its tick ISR at least) has checked in since the last feed. */
+void board_watchdog_main(void);
+#endif
 #ifndef PF_RESET_CAUSE
 /* HELLO.reset_cause (SPEC.md 0x01): why the node last reset, the ATmega2560's MCUSR bits as they are
  * (MM_RESET_*). The same value for every HELLO until the next reset. */

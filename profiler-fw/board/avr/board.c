@@ -56,6 +56,50 @@ uint8_t board_reset_cause(void)
                                         MM_RESET_WATCHDOG | MM_RESET_JTAG));
 }
 
+/* Watchdog (issue 18: a profiler that hangs must reset, and say so in HELLO.reset_cause = 0x08).
+ * Fed only when both the main loop and the tick ISR are alive: the tick ISR sets wd_tick at every tick,
+ * and the main loop (board_watchdog_main, every pass) feeds the watchdog only if wd_tick is set, and
+ * clears it. A stuck main loop, a stuck ISR (interrupts masked for good) or a tick that stopped all
+ * end in a watchdog reset. The other ISRs (capture, UART) run only when the outside world sends
+ * something, so they cannot be asked to check in.
+ * Period: WDTO_120MS, 16K cycles of the 128 kHz watchdog oscillator: 0.125 s typical at 5 V
+ * (datasheet), 128 ms in simavr (2048000 CPU cycles). The facts it rests on: a tick is exactly
+ * 1137778 cycles = 71.11 ms (measured in simavr, tests/test_avr.py), and the main loop runs within a
+ * few hundred microseconds of every tick (the tick ISR wakes it; its longest step is the TIMECODE
+ * encoded ahead, 1864 cycles = 116 us, measured), so two feeds are at most about 71.7 ms apart: 53 ms
+ * (43 %) of margin for the oscillator's spread. One missed tick check-in already resets (2 ticks =
+ * 142 ms > 125 ms): the tick is the rig's clock, a profiler that skips one is broken. A hang is
+ * caught 125 .. 197 ms after the last feed. The next shorter period, 60 ms, is under one tick.
+ * wd_tick: written by T (set) and F (clear); volatile for that. No critical section: if T sets it
+ * between F's test and F's clear, that check-in is lost, but F has just fed, so the next feed merely
+ * waits for the next tick (71 ms < 125 ms). */
+#define PF_WDTO WDTO_120MS
+static volatile uint8_t wd_tick;
+
+void board_watchdog_main(void)
+{
+#if defined(PF_TEST_HANG) && PF_TEST_HANG == 1
+    /* Test-only image (Makefile: build/avr-test, never the shipped one): the main loop hangs at
+     * timecode 20 with interrupts on, as a foreground deadlock would (tests/test_avr.py). */
+    if (pf_timecode() >= 20u)
+        for (;;)
+            ;
+#endif
+    if (wd_tick) {
+        wd_tick = 0;
+        wdt_reset();
+    }
+}
+
+/* Any interrupt without a handler (a bug): avr-libc would jump to address 0, a restart without a
+ * reset (peripherals as they were, MCUSR 0). Wait for the watchdog instead, interrupts off: a real
+ * reset, reported as such (reset_cause 0x08). */
+ISR(BADISR_vect)
+{
+    for (;;)
+        ;
+}
+
 /* Timer5 high word. Written by the overflow ISR, read by the other Timer5 ISRs (interrupts are
  * off inside ISRs on the AVR, so no tearing) and by board_stamp_back (interrupts masked). */
 static volatile uint16_t t5_hi;
@@ -137,6 +181,12 @@ ISR(TIMER5_COMPA_vect)
     tick_next += PF_TICK_COUNTS;
     OCR5A = (uint16_t)(tick_next - TICK_EARLY);
     pf_tick();
+    wd_tick = 1;                    /* the tick ISR checks in (board_watchdog_main) */
+#if defined(PF_TEST_HANG) && PF_TEST_HANG == 2
+    /* Test-only image: the tick stops at timecode 20 (its interrupt disabled), the main loop runs on. */
+    if (pf_tc_next == 21u)
+        TIMSK5 &= (uint8_t)~_BV(OCIE5A);
+#endif
 }
 
 ISR(TIMER5_CAPT_vect)
@@ -243,6 +293,8 @@ void board_start(void)
     TIFR5 = _BV(ICF5) | _BV(OCF5A) | _BV(TOV5);
     TIMSK5 = _BV(ICIE5) | _BV(OCIE5A) | _BV(TOIE5);
     set_sleep_mode(SLEEP_MODE_IDLE);
+    wd_tick = 0;
+    wdt_enable(PF_WDTO);    /* after the LED self test (240 ms); the first tick comes 71 ms from now */
     sei();
 }
 
