@@ -32,6 +32,14 @@ void exb_arm(uint8_t path, uint8_t tc8, uint8_t out);
 /* Withdraw it (atomically); returns 1 if the armed output had already been written to the port. */
 uint8_t exb_disarm(void);
 
+/* Why the node last reset: HELLO.reset_cause (MM_RESET_* bits; on the ATmega2560 MCUSR as the
+ * earliest start-up code found it, see port/avr/board.c). Constant after start-up. */
+uint8_t exb_reset_cause(void);
+
+/* Received bytes lost before the core saw them (COUNTERS.rx_ring_overflow, rx_hw_overrun): counted
+ * by the receive interrupt, so the board reads them atomically. Each wraps at 65536. */
+void exb_rx_lost(uint16_t *ring_overflow, uint16_t *hw_overrun);
+
 /* Stack high-water mark (bytes never used) of task 0 timecode, 1 serial, 2 status LED. */
 uint16_t exb_stack_free(uint8_t task);
 

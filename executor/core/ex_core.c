@@ -4,6 +4,9 @@
 
 #define LFSR_SEED 0xACE1u
 
+/* ex_list keeps the horizon without the protocol header; it must be the SPEC's. */
+typedef char ex_horizon_is_the_spec_s[(EX_LIST_HORIZON_TICKS == MM_SCHEDULE_HORIZON_TICKS) ? 1 : -1];
+
 uint16_t ex_lfsr(uint16_t r)
 {
     /* x^16 + x^14 + x^13 + x^11 + 1, period 65535 */
@@ -42,6 +45,7 @@ static void send_hello(struct ex *x)
     mm_put_u32(b + MM_HELLO_TICK_COUNTS, x->cfg->tick_counts);
     mm_put_u32(b + MM_HELLO_BAUD, x->cfg->baud);
     b[MM_HELLO_FLAGS] = 0; /* the executor has no event input */
+    b[MM_HELLO_RESET_CAUSE] = exb_reset_cause();
     send(x, MM_T_HELLO, b, sizeof b);
 }
 
@@ -86,6 +90,7 @@ static void send_status(struct ex *x)
 static void send_counters(struct ex *x)
 {
     uint8_t b[MM_COUNTERS_LEN];
+    uint16_t ring, hw;
 
     mm_put_u16(b + MM_COUNTERS_RX_OK, x->cnt.rx_ok);
     mm_put_u16(b + MM_COUNTERS_RX_BAD_CRC, x->cnt.rx_bad_crc);
@@ -98,6 +103,9 @@ static void send_counters(struct ex *x)
     mm_put_u16(b + MM_COUNTERS_NODE_B, x->cnt.refused_full);
     mm_put_u16(b + MM_COUNTERS_NODE_C, x->cnt.refused_past_due);
     mm_put_u16(b + MM_COUNTERS_NODE_D, x->tc.glitches);
+    exb_rx_lost(&ring, &hw);
+    mm_put_u16(b + MM_COUNTERS_RX_RING_OVERFLOW, ring);
+    mm_put_u16(b + MM_COUNTERS_RX_HW_OVERRUN, hw);
     send(x, MM_T_COUNTERS, b, sizeof b);
 }
 
@@ -212,6 +220,10 @@ static void on_schedule(struct ex *x, const uint8_t *b)
         send_error(x, MM_ERR_PAST_DUE, MM_T_SCHEDULE, tag);
         return;
     }
+    if (r == EX_LIST_HORIZON) {
+        send_error(x, MM_ERR_HORIZON, MM_T_SCHEDULE, tag); /* no COUNTERS field: the ERROR says it */
+        return;
+    }
     if (r == EX_LIST_DUPLICATE) {
         x->cnt.refused_duplicate++;
         send_error(x, MM_ERR_DUPLICATE, MM_T_SCHEDULE, tag);
@@ -231,6 +243,50 @@ static void on_schedule(struct ex *x, const uint8_t *b)
     send(x, MM_T_ACK, a, sizeof a);
 }
 
+/*
+ * Takes events out of the list: the one with `tag`, or all. The list is the core's alone (core lock);
+ * the only thing the dispatch ISR shares is the armed output, precomputed from the list's head. So:
+ * disarm first (atomic with respect to the ISR); if the ISR had already put the armed event on the
+ * port, it has left and cannot be cancelled: report it FIRED (as ex_tick would) before removing;
+ * then remove and arm whatever is the head now (rearm).
+ */
+static void disarm(struct ex *x)
+{
+    if (exb_disarm())
+        fire_due(x, 1);
+}
+
+/* Empties the list (and un-arms); returns the number of events removed. */
+static uint8_t flush(struct ex *x)
+{
+    uint8_t n;
+
+    disarm(x);
+    n = x->list.n;
+    ex_list_init(&x->list);
+    rearm(x);
+    return n;
+}
+
+static void on_cancel(struct ex *x, const uint8_t *b)
+{
+    uint16_t tag = mm_get_u16(b + MM_CANCEL_TAG);
+    uint8_t removed;
+    uint8_t a[MM_CANCELLED_LEN];
+
+    if (b[MM_CANCEL_FLAGS] & MM_CANCEL_ALL) {
+        removed = flush(x);
+    } else {
+        disarm(x);
+        removed = ex_list_remove(&x->list, tag);
+        rearm(x);
+    }
+    mm_put_u16(a + MM_CANCELLED_TAG, tag);
+    a[MM_CANCELLED_REMOVED] = removed;
+    a[MM_CANCELLED_PENDING] = x->list.n;
+    send(x, MM_T_CANCELLED, a, sizeof a);
+}
+
 static void on_mode(struct ex *x, const uint8_t *b)
 {
     uint8_t mode = b[MM_MODE_MODE];
@@ -244,13 +300,11 @@ static void on_mode(struct ex *x, const uint8_t *b)
         send_error(x, MM_ERR_BAD_VALUE, MM_T_MODE, 0);
         return;
     }
-    if (mode != x->mode) {
-        /* A new mode starts with an empty list. An event the ISR put out a moment ago is reported. */
-        if (exb_disarm())
-            fire_due(x, 1);
-        ex_list_init(&x->list);
-        x->since_gen = 0;
-    }
+    /* Every MODE empties the list, one naming the current mode too (SPEC.md MODE): a run starts from a
+     * clean executor. In v1 only a change of mode did; after an interrupted run the next run's tag 1
+     * was refused as a duplicate and the old run's events fired into the new one. */
+    flush(x);
+    x->since_gen = 0;
     x->mode = mode;
     x->dispatch = dispatch;
     x->distance = distance;
@@ -306,8 +360,17 @@ static void on_frame(struct ex *x, const uint8_t *p, uint8_t len)
     case MM_T_QUERY:
         on_query(x, body);
         break;
-    default: /* a valid message, but not one an executor handles */
+    case MM_T_CANCEL:
+        on_cancel(x, body);
+        break;
+    case MM_T_FIRE:
+        /* A request, but the profiler's: answered, as every request is (SPEC.md "Requests and
+         * answers"). The executor never sends FIRE, so this cannot loop. */
         send_error(x, MM_ERR_UNKNOWN_TYPE, type, 0);
+        break;
+    default:
+        /* Not a request (HELLO, ERROR, ACK, TIMECODE...): dropped, counted in rx_ok only. v1 answered
+         * it with ERROR, and on a looped-back line one stray ERROR then made ERRORs without end. */
         break;
     }
 }

@@ -13,6 +13,12 @@
  * or the timecode task right after its notification (the paper's design) writes it. ex_tick then does
  * the bookkeeping: pops the event, sends FIRED, and writes the port itself for any due event that was
  * not armed (e.g. one that arrived after its tick had begun, or the second of two events on one tick).
+ *
+ * Protocol version 2 (SPEC.md "Requests and answers"): the core answers requests (QUERY, SCHEDULE,
+ * MODE, CANCEL; FIRE, the profiler's, with ERROR UNKNOWN_TYPE) and frames of an unknown type or wrong
+ * length (one ERROR each); every other valid frame is dropped and counted in rx_ok only, so a
+ * looped-back line settles. CANCEL and MODE take events out of the list through the same discipline
+ * as ex_tick: disarm first, report an event the ISR already put out, then re-arm from the new head.
  */
 #ifndef EX_CORE_H
 #define EX_CORE_H
@@ -23,7 +29,7 @@
 #include "ex_tc.h"
 #include "mmproto.h"
 
-#define EX_FW_VERSION 0x0100u /* 1.0 */
+#define EX_FW_VERSION 0x0200u /* 2.0: protocol version 2 */
 
 #define EX_OUT_ID_MASK 0x07u
 #define EX_OUT_STROBE 0x08u

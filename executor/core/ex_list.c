@@ -12,6 +12,8 @@ uint8_t ex_list_insert(struct ex_list *l, uint16_t tag, uint8_t id, uint32_t tc,
 
     if (key == 0 || key > 0x7FFFFFFFul)
         return EX_LIST_PAST_DUE;
+    if (key > EX_LIST_HORIZON_TICKS)
+        return EX_LIST_HORIZON;
     for (i = 0; i < l->n; i++)
         if (l->e[i].tag == tag)
             return EX_LIST_DUPLICATE;
@@ -47,4 +49,19 @@ void ex_list_pop(struct ex_list *l, uint8_t k)
     for (i = k; i < l->n; i++)
         l->e[i - k] = l->e[i];
     l->n = (uint8_t)(l->n - k);
+}
+
+uint8_t ex_list_remove(struct ex_list *l, uint16_t tag)
+{
+    uint8_t i;
+
+    for (i = 0; i < l->n; i++) {
+        if (l->e[i].tag == tag) {
+            for (; i + 1u < l->n; i++)
+                l->e[i] = l->e[i + 1u];
+            l->n--;
+            return 1;
+        }
+    }
+    return 0;
 }

@@ -25,6 +25,8 @@ def _path(env: str, default: Path) -> Path:
 
 
 ELF = _path("EXECUTOR_ELF", HERE.parent / "build/avr/executor.elf")
+# the same sources built with EX_TEST_HOOKS (make avr-test): hang trigger and check-in markers
+TEST_ELF = _path("EXECUTOR_TEST_ELF", HERE.parent / "build/avr-test/executor-test.elf")
 BENCH = _path("MMBENCH", ROOT / "hil/bench/build/mmbench")
 
 
@@ -43,6 +45,7 @@ class SimRun:
     rx: list[tuple[int, int]] = field(default_factory=list)
     led: list[tuple[int, int]] = field(default_factory=list)
     glitches: list[tuple[int, int]] = field(default_factory=list)
+    marks: list[tuple[int, int]] = field(default_factory=list)    # (cycle, GPIOR2 value): test image
     frames: list[Frame] = field(default_factory=list)
     decoder: mmproto.StreamDecoder = field(default_factory=mmproto.StreamDecoder)
     end_cycle: int = 0
@@ -65,16 +68,17 @@ def stimulus(script: list[tuple[int, bytes]], cycles: int, start_tc: int = 0, sk
     return "\n".join(lines) + "\n"
 
 
-def run_bench(stim: str, cycles: int, extra: list[str] = ()) -> str:
+def run_bench(stim: str, cycles: int, extra: list[str] = (), elf: Path | None = None) -> str:
     """Runs the bench on a stimulus; returns its trace. The UART keeps simavr's own timing
     (--uart-timing simavr: received bytes handed over one per 11 bit times, see
     test_executor_sim._delivered), which these tests and their figures are written against."""
-    assert ELF.exists(), f"{ELF} missing: run `make -C executor avr`"
+    elf = elf or ELF
+    assert elf.exists(), f"{elf} missing: run `make -C executor avr avr-test`"
     assert BENCH.exists(), f"{BENCH} missing: run `make -C hil/bench all`"
     with tempfile.TemporaryDirectory(prefix="ex-bench.") as d:
         path, trace = Path(d) / "stimulus.txt", Path(d) / "trace.txt"
         path.write_text(stim)
-        subprocess.run([str(BENCH), "--executor", str(ELF), "--stimulus", str(path), "--trace", str(trace),
+        subprocess.run([str(BENCH), "--executor", str(elf), "--stimulus", str(path), "--trace", str(trace),
                         "--until-cycles", str(cycles), "--baud", str(BAUD), "--uart-timing", "simavr",
                         "--run-dir", str(Path(d) / "run"),
                         *extra], check=True, capture_output=True, text=True, timeout=300)
@@ -82,9 +86,11 @@ def run_bench(stim: str, cycles: int, extra: list[str] = ()) -> str:
 
 
 def run_sim(script: list[tuple[int, bytes]], cycles: int, start_tc: int = 0, skew: int = 0,
-            glitches: list[tuple[int, int]] = ()) -> SimRun:
-    """script: (cycle, bytes) in cycle order; the bench paces bytes at the baud rate."""
-    out = run_bench(stimulus(script, cycles, start_tc, skew, glitches), cycles)
+            glitches: list[tuple[int, int]] = (), elf: Path | None = None, ticks: bool = True) -> SimRun:
+    """script: (cycle, bytes) in cycle order; the bench paces bytes at the baud rate. ticks=False: no
+    profiler (the timecode port stays at start_tc)."""
+    stim = stimulus(script, cycles if ticks else 0, start_tc, skew, glitches)
+    out = run_bench(stim, cycles, elf=elf)
     run = SimRun()
     for line in out.splitlines():
         parts = line.split()
@@ -102,6 +108,8 @@ def run_sim(script: list[tuple[int, bytes]], cycles: int, start_tc: int = 0, ske
             run.rx.append((cyc, int(parts[3], 16)))
         elif kind == "L":
             run.led.append((cyc, int(parts[2])))
+        elif kind == "D":
+            run.marks.append((cyc, int(parts[2], 16)))
         elif kind == "G":
             run.glitches.append((cyc, int(parts[2], 16)))
         elif kind == "END":

@@ -38,6 +38,14 @@ uint8_t exb_disarm(void)
     return f;
 }
 uint16_t exb_stack_free(uint8_t task) { return (uint16_t)(100 + task); }
+static uint8_t reset_cause = MM_RESET_WATCHDOG;
+static uint16_t lost_ring = 0x1234, lost_hw = 0xBEEF;
+uint8_t exb_reset_cause(void) { return reset_cause; }
+void exb_rx_lost(uint16_t *ring_overflow, uint16_t *hw_overrun)
+{
+    *ring_overflow = lost_ring;
+    *hw_overrun = lost_hw;
+}
 
 /* What the pin-change ISR does when the port changes: write the armed output if it matches. */
 static void fake_isr(uint8_t port)
@@ -158,7 +166,7 @@ static void expect_error(const struct frame *f, uint8_t code, uint8_t ref_type, 
     assert_int_equal(mm_get_u32(f->body + MM_ERROR_TIMECODE), tc);
 }
 
-static void get_counters(uint16_t c[11])
+static void get_counters(uint16_t c[13])
 {
     int i;
     tx_n = 0; /* earlier frames are the caller's business */
@@ -166,10 +174,11 @@ static void get_counters(uint16_t c[11])
     take_frames();
     assert_int_equal(fr_n, 1);
     assert_int_equal(fr[0].type, MM_T_COUNTERS);
-    for (i = 0; i < 11; i++)
+    assert_int_equal(fr[0].len, MM_COUNTERS_LEN);
+    for (i = 0; i < 13; i++)
         c[i] = mm_get_u16(fr[0].body + 2 * i);
 }
-enum { C_OK, C_CRC, C_COBS, C_LONG, C_SHORT, C_MSG, C_TXDROP, C_DUP, C_FULL, C_PAST, C_GLITCH };
+enum { C_OK, C_CRC, C_COBS, C_LONG, C_SHORT, C_MSG, C_TXDROP, C_DUP, C_FULL, C_PAST, C_GLITCH, C_RING, C_HW };
 
 /* ---- timecode extension ------------------------------------------------------------------------- */
 
@@ -316,9 +325,10 @@ static void list_orders_across_32bit_wrap(void **s)
 /* ---- protocol handling -------------------------------------------------------------------------- */
 
 /* Wire bytes produced by the Python implementation (mmproto), see the comments. */
-/* Hello(1, 2, 0x0100, 16000000, 250000, 17778, 9600, 0).wire(0) */
-static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x01, 0x02, 0x02, 0x01, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
-                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x03, 0x5b, 0xfc, 0x00};
+/* Hello(2, 2, 0x0200, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
+static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x02, 0x02, 0x02, 0x02, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
+                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0xf3,
+                                     0x30, 0x00};
 /* Ack(0x1234, 5, 0x105, 0x4000, 1).wire(2) */
 static const uint8_t ACK_WIRE[] = {0x08, 0x21, 0x02, 0x34, 0x12, 0x05, 0x05, 0x01, 0x01, 0x01, 0x05, 0x40, 0x01,
                                    0xfc, 0xb5, 0x00};
@@ -342,9 +352,15 @@ static void boot_sends_flush_then_hello_seq0(void **s)
     assert_int_equal(fr_n, 1);
     assert_int_equal(fr[0].type, MM_T_HELLO);
     assert_int_equal(fr[0].seq, 1);
-    assert_int_equal(fr[0].body[MM_HELLO_PROTO_VERSION], 1);
+    assert_int_equal(fr[0].body[MM_HELLO_PROTO_VERSION], 2);
     assert_int_equal(fr[0].body[MM_HELLO_NODE_KIND], MM_NODE_EXECUTOR);
     assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_TICK_COUNTS), 17778);
+    /* reset_cause: the board's value as it is, whatever bits it holds */
+    reset_cause = MM_RESET_POWER_ON | MM_RESET_EXTERNAL | MM_RESET_BROWN_OUT | MM_RESET_JTAG;
+    feed_query(&X, MM_T_HELLO);
+    take_frames();
+    assert_int_equal(fr[0].body[MM_HELLO_RESET_CAUSE], 0x17);
+    reset_cause = MM_RESET_WATCHDOG;
 }
 
 static void mode_answers_status(void **s)
@@ -467,7 +483,7 @@ static void task_dispatch_and_strobe_toggles(void **s)
 
 static void past_due_duplicate_full_refused_and_counted(void **s)
 {
-    uint16_t c[11];
+    uint16_t c[13];
     uint16_t i;
     (void)s;
     boot_mixed(0x40, MM_DISPATCH_ISR);
@@ -512,7 +528,7 @@ static void garbage_and_corrupt_frames_counted_and_dropped(void **s)
     uint8_t junk[64];
     uint8_t bad[sizeof SCHED_WIRE];
     uint8_t b[MM_SCHEDULE_LEN + 1] = {0};
-    uint16_t c[11];
+    uint16_t c[13];
     size_t i;
     (void)s;
     boot_mixed(0x00, MM_DISPATCH_ISR);
@@ -565,7 +581,7 @@ static void garbage_and_corrupt_frames_counted_and_dropped(void **s)
 
 static void tx_full_drops_whole_frames_and_counts(void **s)
 {
-    uint16_t c[11];
+    uint16_t c[13];
     uint8_t i;
     (void)s;
     boot_mixed(0x00, MM_DISPATCH_ISR);
@@ -587,7 +603,7 @@ static void tx_full_drops_whole_frames_and_counts(void **s)
 
 static void glitch_counted_in_counters_and_no_false_fire(void **s)
 {
-    uint16_t c[11];
+    uint16_t c[13];
     (void)s;
     boot_mixed(0x10, MM_DISPATCH_TASK);
     feed_schedule(&X, 1, 2, 0x12);
@@ -641,7 +657,7 @@ static void verification_mode_generates_sequential_and_random(void **s)
     /* random ids: distance 1, period 1: one event per tick, ids from the LFSR */
     feed_mode(&X, MM_MODE_VERIFICATION, MM_DISPATCH_ISR, 1, 1, 1);
     take_frames();
-    assert_int_equal(X.list.n, 1); /* same mode: the event for tick 14 is kept */
+    assert_int_equal(X.list.n, 0); /* every MODE empties the list, the same mode too (SPEC v2) */
     for (i = 13; i < 13 + 20; i++)
         ex_tick(&X, (uint8_t)i);
     take_frames();
@@ -688,6 +704,282 @@ static void query_unknown_what_is_bad_value(void **s)
     expect_error(&fr[0], MM_ERR_BAD_VALUE, MM_T_QUERY, 0, 0);
 }
 
+/* ---- protocol version 2 --------------------------------------------------------------------------- */
+
+static void counters_carry_rx_lost_from_the_board(void **s)
+{
+    uint16_t c[13];
+    (void)s;
+    boot(0);
+    get_counters(c);
+    assert_int_equal(c[C_RING], 0x1234);
+    assert_int_equal(c[C_HW], 0xBEEF);
+    lost_ring = 0xFFFF; /* wraps like every counter: the board's value as it is */
+    lost_hw = 1;
+    get_counters(c);
+    assert_int_equal(c[C_RING], 0xFFFF);
+    assert_int_equal(c[C_HW], 1);
+    lost_ring = 0x1234;
+    lost_hw = 0xBEEF;
+}
+
+static void feed_frame(struct ex *x, const struct frame *f)
+{
+    feed_msg(x, f->type, f->seq, f->body, f->len);
+}
+
+static size_t count_type(uint8_t type)
+{
+    size_t i, n = 0;
+    for (i = 0; i < fr_n; i++)
+        n += fr[i].type == type;
+    return n;
+}
+
+/* Issue 18: with its output looped back onto its input, v1 answered its own HELLO with ERROR and every
+ * ERROR with another, for ever. Now only requests (and unknown types / wrong lengths) are answered. */
+static void looped_back_line_settles(void **s)
+{
+    static struct frame back[512];
+    size_t nback, i, round, errors = 0;
+    uint8_t b[MM_SCHEDULE_LEN + 1] = {0};
+    uint8_t e[MM_ERROR_LEN] = {MM_ERR_LIST_FULL, MM_T_SCHEDULE, 1, 0, 0, 0, 0, 0};
+    uint16_t c[13];
+    (void)s;
+    boot_mixed(0x10, MM_DISPATCH_ISR);
+    /* what enters the loop: the boot HELLO, a stray ERROR, a QUERY (a request: answered once), an
+     * unknown type and a wrong length (answered with one ERROR each), a SCHEDULE (ACK) */
+    tx_n = 0;
+    ex_init(&X, &cfg, 0x10);
+    feed_mode(&X, MM_MODE_MIXED, MM_DISPATCH_ISR, 0, 0, 0);
+    feed_msg(&X, MM_T_ERROR, 7, e, sizeof e);
+    feed_query(&X, MM_T_HELLO);
+    feed_msg(&X, 0x7E, 0, b, 2);
+    feed_msg(&X, MM_T_SCHEDULE, 0, b, MM_SCHEDULE_LEN + 1);
+    feed_schedule(&X, 5, 1, 0x20);
+    for (round = 0; round < 20; round++) {
+        take_frames();
+        errors += count_type(MM_T_ERROR);
+        if (round == 0)
+            assert_int_equal(errors, 2); /* UNKNOWN_TYPE and BAD_LENGTH, nothing for the stray ERROR */
+        else
+            assert_int_equal(fr_n, 0);   /* everything it sent comes back and is dropped */
+        nback = fr_n;
+        memcpy(back, fr, nback * sizeof fr[0]);
+        for (i = 0; i < nback; i++)
+            feed_frame(&X, &back[i]);
+    }
+    assert_int_equal(errors, 2);
+    get_counters(c);
+    assert_int_equal(c[C_MSG], 2);
+}
+
+/* Known types the executor does not handle are dropped silently and counted in rx_ok only. */
+static void non_requests_are_dropped_silently(void **s)
+{
+    static const uint8_t types[] = {MM_T_HELLO, MM_T_ERROR, MM_T_COUNTERS, MM_T_TIMECODE, MM_T_RESULT,
+                                    MM_T_ACK, MM_T_STATUS, MM_T_LOCAL_EVENT, MM_T_FIRED, MM_T_CANCELLED};
+    uint8_t b[MM_MAX_BODY] = {0};
+    uint16_t c[13];
+    size_t i;
+    (void)s;
+    boot(0);
+    tx_n = 0;
+    for (i = 0; i < sizeof types; i++)
+        feed_msg(&X, types[i], 0, b, mm_msg_body_len(types[i]));
+    take_frames();
+    assert_int_equal(fr_n, 0);
+    get_counters(c);
+    assert_int_equal(c[C_OK], sizeof types + 1);
+    assert_int_equal(c[C_MSG], 0);
+    /* FIRE is a request, the profiler's: an executor answers it with ERROR UNKNOWN_TYPE */
+    feed_msg(&X, MM_T_FIRE, 0, b, MM_FIRE_LEN);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    expect_error(&fr[0], MM_ERR_UNKNOWN_TYPE, MM_T_FIRE, 0, 0);
+}
+
+static void schedule_horizon_boundaries(void **s)
+{
+    const uint32_t now = 0xFFFFF000ul; /* the horizon reaches across the 32-bit wrap */
+    (void)s;
+    boot_mixed(0x00, MM_DISPATCH_ISR);
+    X.tc.ext = now;
+    feed_schedule(&X, 1, 0, (uint32_t)(now + 32768ul));      /* exactly 32768 ahead: accepted */
+    feed_schedule(&X, 2, 0, (uint32_t)(now + 32769ul));      /* one more: HORIZON */
+    feed_schedule(&X, 3, 0, (uint32_t)(now + 0x7FFFFFFFul)); /* the most v1 accepted */
+    feed_schedule(&X, 4, 0, (uint32_t)(now + 0x80000000ul)); /* half the range: behind us, PAST_DUE */
+    feed_schedule(&X, 5, 0, now);                /* the current tick: PAST_DUE */
+    feed_schedule(&X, 1, 0, (uint32_t)(now + 40000ul));      /* beyond the horizon and a duplicate: HORIZON first */
+    take_frames();
+    assert_int_equal(fr_n, 6);
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    expect_error(&fr[1], MM_ERR_HORIZON, MM_T_SCHEDULE, 2, now);
+    expect_error(&fr[2], MM_ERR_HORIZON, MM_T_SCHEDULE, 3, now);
+    expect_error(&fr[3], MM_ERR_PAST_DUE, MM_T_SCHEDULE, 4, now);
+    expect_error(&fr[4], MM_ERR_PAST_DUE, MM_T_SCHEDULE, 5, now);
+    expect_error(&fr[5], MM_ERR_HORIZON, MM_T_SCHEDULE, 1, now);
+    assert_int_equal(X.list.n, 1);
+    /* a full list still refuses an in-horizon SCHEDULE with LIST_FULL, an out-of-horizon one with HORIZON */
+    {
+        uint16_t t;
+        for (t = 10; t < 10 + EX_LIST_CAPACITY - 1; t++)
+            feed_schedule(&X, t, 0, now + t);
+        take_frames();
+        assert_int_equal(X.list.n, EX_LIST_CAPACITY);
+        feed_schedule(&X, 99, 0, now + 100u);
+        feed_schedule(&X, 98, 0, (uint32_t)(now + 32769ul));
+        take_frames();
+        expect_error(&fr[0], MM_ERR_LIST_FULL, MM_T_SCHEDULE, 99, now);
+        expect_error(&fr[1], MM_ERR_HORIZON, MM_T_SCHEDULE, 98, now);
+    }
+}
+
+static void feed_cancel(struct ex *x, uint16_t tag, uint8_t flags)
+{
+    uint8_t b[MM_CANCEL_LEN];
+    mm_put_u16(b + MM_CANCEL_TAG, tag);
+    b[MM_CANCEL_FLAGS] = flags;
+    feed_msg(x, MM_T_CANCEL, 0, b, sizeof b);
+}
+
+static void expect_cancelled(const struct frame *f, uint16_t tag, uint8_t removed, uint8_t pending)
+{
+    assert_int_equal(f->type, MM_T_CANCELLED);
+    assert_int_equal(f->len, MM_CANCELLED_LEN);
+    assert_int_equal(mm_get_u16(f->body + MM_CANCELLED_TAG), tag);
+    assert_int_equal(f->body[MM_CANCELLED_REMOVED], removed);
+    assert_int_equal(f->body[MM_CANCELLED_PENDING], pending);
+}
+
+static void cancel_one_and_all(void **s)
+{
+    (void)s;
+    boot_mixed(0x10, MM_DISPATCH_ISR);
+    feed_schedule(&X, 1, 1, 0x14);
+    feed_schedule(&X, 2, 2, 0x12);
+    feed_schedule(&X, 3, 3, 0x13);
+    take_frames();
+    feed_cancel(&X, 3, 0);
+    feed_cancel(&X, 3, 0);   /* no longer pending */
+    feed_cancel(&X, 777, 0); /* never was */
+    take_frames();
+    assert_int_equal(fr_n, 3);
+    expect_cancelled(&fr[0], 3, 1, 2);
+    expect_cancelled(&fr[1], 3, 0, 2);
+    expect_cancelled(&fr[2], 777, 0, 2);
+    assert_int_equal(X.list.e[0].tag, 2); /* order kept */
+    assert_int_equal(X.list.e[1].tag, 1);
+    /* the tag may be scheduled again */
+    feed_schedule(&X, 3, 3, 0x15);
+    feed_cancel(&X, 0xABCD, MM_CANCEL_ALL); /* tag ignored, echoed */
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    expect_cancelled(&fr[1], 0xABCD, 3, 0);
+    feed_cancel(&X, 0, MM_CANCEL_ALL);
+    take_frames();
+    expect_cancelled(&fr[0], 0, 0, 0);
+    /* nothing fires afterwards */
+    ex_tick(&X, 0x11);
+    ex_tick(&X, 0x12);
+    ex_tick(&X, 0x13);
+    ex_tick(&X, 0x14);
+    ex_tick(&X, 0x15);
+    assert_int_equal(out_n, 0);
+    take_frames();
+    assert_int_equal(fr_n, 0);
+    /* CANCEL is valid in every mode (it only empties) */
+    feed_mode(&X, MM_MODE_IDLE, 0, 0, 0, 0);
+    feed_cancel(&X, 5, 0);
+    take_frames();
+    expect_cancelled(&fr[1], 5, 0, 0);
+}
+
+/* Cancelling the event precomputed as the next output un-arms it; the next one is armed instead. */
+static void cancel_unarms_the_precomputed_output(void **s)
+{
+    (void)s;
+    boot_mixed(0x10, MM_DISPATCH_ISR);
+    feed_schedule(&X, 1, 1, 0x11);
+    feed_schedule(&X, 2, 2, 0x11);
+    feed_schedule(&X, 3, 5, 0x12);
+    assert_int_equal(arm_path, EXB_ARM_ISR);
+    assert_int_equal(arm_out, 0x01 | EX_OUT_STROBE);
+    take_frames();
+    feed_cancel(&X, 1, 0);
+    assert_int_equal(arm_path, EXB_ARM_ISR); /* the second event of that tick is armed now */
+    assert_int_equal(arm_tc8, 0x11);
+    assert_int_equal(arm_out, 0x02 | EX_OUT_STROBE);
+    feed_cancel(&X, 2, 0);
+    assert_int_equal(arm_path, EXB_ARM_NONE); /* nothing due at the next tick */
+    fake_isr(0x11);
+    ex_tick(&X, 0x11);
+    assert_int_equal(out_n, 0);
+    assert_int_equal(arm_path, EXB_ARM_ISR);  /* tag 3, for 0x12 */
+    feed_cancel(&X, 0, MM_CANCEL_ALL);
+    assert_int_equal(arm_path, EXB_ARM_NONE);
+    fake_isr(0x12);
+    ex_tick(&X, 0x12);
+    assert_int_equal(out_n, 0);
+    take_frames();
+    assert_int_equal(fr_n, 3);
+    expect_cancelled(&fr[0], 1, 1, 2);
+    expect_cancelled(&fr[1], 2, 1, 1);
+    expect_cancelled(&fr[2], 0, 1, 0);
+}
+
+/* The ISR wrote the armed output before the CANCEL was handled: the event has left; it is reported
+ * FIRED and the CANCEL removes nothing. */
+static void cancel_after_the_isr_fired_reports_fired(void **s)
+{
+    (void)s;
+    boot_mixed(0x10, MM_DISPATCH_ISR);
+    feed_schedule(&X, 1, 4, 0x11);
+    take_frames();
+    fake_isr(0x11); /* the edge: the ISR puts it out; the timecode task has not run yet */
+    assert_int_equal(out_n, 1);
+    feed_cancel(&X, 1, 0);
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    assert_int_equal(fr[0].type, MM_T_FIRED);
+    assert_int_equal(mm_get_u16(fr[0].body + MM_FIRED_TAG), 1);
+    expect_cancelled(&fr[1], 1, 0, 0);
+    assert_int_equal(X.fired, 1);
+    assert_int_equal(arm_path, EXB_ARM_NONE);
+}
+
+/* Issue 18: a MODE naming the current mode left the list as it was; after an interrupted run the next
+ * run's tag 1 was refused as a duplicate and old events fired into it. */
+static void every_mode_empties_the_list(void **s)
+{
+    (void)s;
+    boot_mixed(0x10, MM_DISPATCH_ISR);
+    feed_schedule(&X, 1, 1, 0x11); /* armed for the next tick */
+    feed_schedule(&X, 2, 2, 0x30);
+    assert_int_equal(arm_path, EXB_ARM_ISR);
+    feed_mode(&X, MM_MODE_MIXED, MM_DISPATCH_ISR, 0, 0, 0); /* the same mode: a new run */
+    take_frames();
+    assert_int_equal(fr_n, 3);
+    assert_int_equal(fr[2].type, MM_T_STATUS);
+    assert_int_equal(fr[2].body[MM_STATUS_PENDING], 0);
+    assert_int_equal(X.list.n, 0);
+    assert_int_equal(arm_path, EXB_ARM_NONE);
+    fake_isr(0x11);
+    ex_tick(&X, 0x11);
+    assert_int_equal(out_n, 0);
+    feed_schedule(&X, 1, 3, 0x13); /* the new run's tag 1 */
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    assert_int_equal(fr[0].body[MM_ACK_PENDING], 1);
+    /* the same with the task dispatch path armed */
+    feed_mode(&X, MM_MODE_MIXED, MM_DISPATCH_TASK, 0, 0, 0);
+    feed_schedule(&X, 7, 3, 0x12);
+    assert_int_equal(arm_path, EXB_ARM_TASK);
+    feed_mode(&X, MM_MODE_MIXED, MM_DISPATCH_TASK, 0, 0, 0);
+    assert_int_equal(arm_path, EXB_ARM_NONE);
+    assert_int_equal(X.list.n, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +1003,14 @@ int main(void)
         cmocka_unit_test(verification_mode_generates_sequential_and_random),
         cmocka_unit_test(leaving_a_mode_clears_the_list),
         cmocka_unit_test(query_unknown_what_is_bad_value),
+        cmocka_unit_test(counters_carry_rx_lost_from_the_board),
+        cmocka_unit_test(looped_back_line_settles),
+        cmocka_unit_test(non_requests_are_dropped_silently),
+        cmocka_unit_test(schedule_horizon_boundaries),
+        cmocka_unit_test(cancel_one_and_all),
+        cmocka_unit_test(cancel_unarms_the_precomputed_output),
+        cmocka_unit_test(cancel_after_the_isr_fired_reports_fired),
+        cmocka_unit_test(every_mode_empties_the_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,7 +45,7 @@ def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> N
     vcd = tmp_path / "run" / "wires.vcd"   # `vcd on FILE`: a plain name in the run directory
     with Bench(run_dir=tmp_path / "run", lag_bound_us=100000) as bench, Rig.on_bench(bench) as rig:
         hp, he = rig.hellos["profiler"], rig.hellos["executor"]
-        assert (hp.proto_version, hp.node_kind, he.proto_version, he.node_kind) == (1, 1, 1, 2)
+        assert (hp.proto_version, hp.node_kind, he.proto_version, he.node_kind) == (mp.PROTO_VERSION, 1, mp.PROTO_VERSION, 2)
         tb = rig.time_base()
         rig.send("executor", MIXED_ISR)
         _, status = rig.wait_for("executor", mp.Status, timeout=2.0)

@@ -20,6 +20,9 @@
  *   PF_FLAG            type of a one-bit flag shared with ISRs (volatile uint8_t; volatile __bit)
  *   PF_CRIT_ENTER() / PF_CRIT_EXIT()   critical section: disable interrupts, restore; must nest
  * Optional:
+ *   PF_RESET_CAUSE     HELLO.reset_cause as a constant (the 8051: 0, it cannot tell why it reset): the
+ *                      HELLO body stays a constant. Without it the board implements board_reset_cause()
+ *   PF_WATCHDOG        the board has a watchdog: the main loop calls board_watchdog_main() on every pass
  *   PF_RAM             address space of the stamps passed by pointer (8051: __idata)
  *   PF_FOREGROUND_IO, PF_STAMP_IN_RING, PF_RESULT_LIVE, PF_COUNTERS_LIVE   core options for small
  *                      targets (pf_core.c, README.md "8051 design")
@@ -70,6 +73,16 @@ void board_stamp_back(struct pf_stamp PF_RAM *s, pf_count_t back);
 /* The time of the frame's first byte, less one character (SPEC.md 0x12 FIRE), taken by the board when
  * that byte arrived; pf_rx_byte asks for it when it is given a frame's first byte. */
 void board_rx_stamp(struct pf_stamp PF_RAM *s);
+#endif
+#ifdef PF_WATCHDOG
+/* The main loop's watchdog check-in, once per pass: the board feeds its watchdog only if every other
+ * part of the firmware (its tick ISR at least) has checked in since the last feed. */
+void board_watchdog_main(void);
+#endif
+#ifndef PF_RESET_CAUSE
+/* HELLO.reset_cause (SPEC.md 0x01): why the node last reset, the ATmega2560's MCUSR bits as they are
+ * (MM_RESET_*). The same value for every HELLO until the next reset. */
+uint8_t board_reset_cause(void);
 #endif
 void board_idle(void);       /* sleep until an interrupt if the core has nothing to do (or return) */
 void board_poll_events(void);/* polled event input (8051); empty where events are interrupt-driven */

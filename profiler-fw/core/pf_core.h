@@ -42,11 +42,20 @@ enum {
     PF_C_RX_OK, PF_C_RX_BAD_CRC, PF_C_RX_BAD_COBS, PF_C_RX_TOO_LONG, PF_C_RX_TOO_SHORT,
     PF_C_RX_BAD_MESSAGE,
 #ifndef PF_COUNTERS_LIVE
-    PF_C_TX_DROPPED, /* never incremented (the profiler drops no frame it queued); with
-                      * PF_COUNTERS_LIVE (8051) not stored at all: the body gets 0 there */
+    PF_C_TX_DROPPED, /* ERROR answers not sent: one was still waiting (pf_core.c, err_pending);
+                      * the profiler drops no other frame. With PF_COUNTERS_LIVE (8051) not stored
+                      * at all: the body gets 0 there */
 #endif
     PF_C_OVERFLOWS, PF_C_SPURIOUS, PF_C_FIRE_FRAMES,
-    PF_C_TICKS_MISSED, PF_C_N
+    PF_C_TICKS_MISSED,
+#ifndef PF_COUNTERS_LIVE
+    /* Protocol version 2. rx_ring_overflow: no board has a receive ring (the AVR decodes each byte in
+     * its RX ISR, the 8051 takes it from SBUF in its poll), so nothing increments it: it is stored so
+     * that the body is a plain copy of the array. rx_hw_overrun: pf_rx_overrun, from the board. With
+     * PF_COUNTERS_LIVE (8051) neither is stored: the body gets 0 for both (README.md). */
+    PF_C_RX_RING_OVERFLOW, PF_C_RX_HW_OVERRUN,
+#endif
+    PF_C_N
 };
 
 /* Value the tick ISR writes to the timecode port at the next tick (low byte of the next timecode).
@@ -75,6 +84,9 @@ struct pf_stamp PF_RAM *pf_event_slot(void);
 void pf_event_commit(uint8_t info);
 #endif
 void pf_rx_byte(uint8_t byte);
+#ifndef PF_COUNTERS_LIVE
+void pf_rx_overrun(void);      /* R: the UART lost a byte (AVR: DOR0 was set when the byte was read) */
+#endif
 int16_t pf_tx_next(void);      /* PF_FOREGROUND_IO: may return PF_TX_AGAIN (call again) */
 #define PF_TX_AGAIN MM_ENC_AGAIN
 uint8_t pf_service(void);

@@ -28,6 +28,10 @@ TC_START_MAX = 80
 
 BURST_TICK = 300
 BURST = 40
+# HELLO.reset_cause after the bench starts the image: 0x01 (power-on). simavr 1.6's avr_init() resets the
+# core and then sets MCUSR.PORF itself ("by default set to power-on reset"), as a real power-up does; a
+# real Mega reset by its USB-serial DTR line shows 0x02 (external) instead.
+SIM_POWER_ON_CAUSE = 0x01
 
 
 def frame(msg, seq):
@@ -157,8 +161,12 @@ def test_hello_first_and_contents(trace):
     assert isinstance(first.message, mmproto.Hello) and first.seq == 0
     h = first.message
     assert (h.proto_version, h.node_kind, h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == \
-        (1, 1, 16_000_000, 16_000_000, TICK, 9600)
+        (2, 1, 16_000_000, 16_000_000, TICK, 9600)
     assert h.flags == 0x01  # hardware capture, not polled, not 8051
+    print(f"AVR HELLO after the bench's start: reset_cause 0x{h.reset_cause:02x}")
+    assert len(h.body()) == 22 and h.reset_cause == SIM_POWER_ON_CAUSE
+    # and no other HELLO: the watchdog (120 ms, fed once per tick) never fired in the healthy run
+    assert len(of(trace, mmproto.Hello)) == 1
 
 
 def test_tick_period_exact(trace):
@@ -250,6 +258,9 @@ def test_garbage_counted_and_dropped(trace):
     # The garbage holds one bad-CRC frame, one too-short frame and one too-long run.
     assert (c.rx_bad_crc, c.rx_bad_cobs, c.rx_too_long, c.rx_too_short, c.rx_bad_message) == (1, 1, 1, 1, 0), c
     assert c.rx_ok == len(run_fires(trace)) + 1  # the FIREs and the QUERY itself
+    # Protocol version 2: no receive ring on the AVR (always 0), and no USART data overrun: the stimulus
+    # never hands the receiver a byte faster than simavr's UART takes it (PACE).
+    assert (c.rx_ring_overflow, c.rx_hw_overrun) == (0, 0), c
     print(f"AVR garbage: {bad} bad frames counted, rx_ok {c.rx_ok}")
 
 
@@ -313,3 +324,65 @@ def test_timecode_right_after_busy_frame(trace):
     print(f"AVR TIMECODE after a busy line: {len(gaps)} ticks, first byte {min(gaps)} .. {max(gaps)} cycles "
           f"after the delimiter before it was written (one character: {SIM_BYTE})")
     assert all(SIM_BYTE <= g <= SIM_BYTE + 200 for g in gaps), sorted(set(gaps))
+
+
+# ---- Watchdog (issue 18) -------------------------------------------------------------------------
+# Test-only images from the same sources (Makefile, build/avr-test; PF_TEST_HANG, never in profiler.elf):
+# 1 = the main loop hangs at timecode 20 (interrupts on: the tick ISR keeps checking in), 2 = the tick
+# stops at timecode 20 (its interrupt disabled; the main loop runs on). Either way nothing feeds the
+# watchdog any more. simavr 1.6 models the timeout as the hardware does: avr_watchdog.c's timer, with
+# WDE set and WDIE clear, resets the core, sets MCUSR.WDRF and restarts the watchdog at its shortest
+# period (WDE stays set until WDRF is cleared); its period is 2048 << WDP cycles of a 128 kHz
+# oscillator: WDTO_120MS (WDP = 3) = 16384 * 16 MHz / 128 kHz = 2048000 CPU cycles.
+TEST_DIR = os.environ.get("PF_AVR_TEST_DIR", os.path.join(os.path.dirname(__file__), "..", "build", "avr-test"))
+HANG_TC = 20
+WDT_CYCLES = 2_048_000
+FEED_LAG_MAX = 20_000     # the last feed comes this soon after its tick's port change (main loop wake-up)
+
+
+@pytest.mark.parametrize("variant,last_fed_tc", [(1, HANG_TC - 1), (2, HANG_TC)])
+def test_watchdog_reset_after_hang(variant, last_fed_tc, tmp_path):
+    elf = os.path.join(TEST_DIR, f"profiler-hang{variant}.elf")
+    stim = tmp_path / "empty.txt"
+    stim.write_text("")
+    out = tmp_path / "out.txt"
+    subprocess.run([BENCH, "--profiler", elf, "--stimulus", str(stim), "--trace", str(out),
+                    "--until-cycles", str(40_000_000), "--uart-timing", "simavr", "--run-dir", str(tmp_path)],
+                   check=True, capture_output=True, timeout=120)
+    A = [(int(l.split()[1]), int(l.split()[2], 16)) for l in open(out) if l.startswith("A ")]
+    U = [(int(l.split()[1]), int(l.split()[2], 16)) for l in open(out) if l.startswith("T ")]
+    msgs = mmproto.StreamDecoder().feed(bytes(b for _, b in U))
+    hellos = [m for m in msgs if isinstance(m.message, mmproto.Hello)]
+    assert len(hellos) == 2, [type(m.message).__name__ for m in msgs]
+    # power-on (simavr sets PORF at start), then the watchdog reset: WDRF alone, seq 0 again
+    assert [h.message.reset_cause for h in hellos] == [SIM_POWER_ON_CAUSE, mmproto.ResetCause.WATCHDOG]
+    assert hellos[1].seq == 0
+    i = msgs.index(hellos[1])
+    before = [m.message.timecode for m in msgs[:i] if isinstance(m.message, mmproto.Timecode)]
+    after = [m.message.timecode for m in msgs[i:] if isinstance(m.message, mmproto.Timecode)]
+    assert before == list(range(1, HANG_TC + 1))      # the hang came at timecode 20 ...
+    assert after[:3] == [1, 2, 3]                      # ... and the node started over
+    # When: the port goes back to 0 at the reset, one watchdog period after the last feed, which came
+    # right after the tick of timecode last_fed_tc (1: the main loop hung at the tick of 20, before
+    # feeding; 2: the tick ISR of 20 still checked in, the main loop fed, then no tick came).
+    fed_tick = [c for c, v in A if v == last_fed_tc][0]
+    reset_at = [c for c, v in A if v == 0 and c > fed_tick][0]
+    print(f"AVR watchdog, hang {variant}: reset {reset_at - fed_tick} cycles after the tick of timecode "
+          f"{last_fed_tc} (period {WDT_CYCLES}); HELLO reset_cause 0x{hellos[1].message.reset_cause:02x}")
+    assert WDT_CYCLES <= reset_at - fed_tick <= WDT_CYCLES + FEED_LAG_MAX
+
+
+def test_shipped_image_has_no_test_hooks():
+    """The hang variants exist only in build/avr-test: in profiler.elf (built without PF_TEST_HANG) the
+    main loop's check-in and the tick ISR (__vector_47, TIMER5_COMPA) are each shorter than in the
+    variant whose hang they hold: the test code is compiled out, not switched off at run time."""
+    def sizes(elf):
+        out = subprocess.run(["avr-nm", "-S", elf], capture_output=True, text=True, check=True).stdout
+        return {p[3]: int(p[1], 16) for p in (l.split() for l in out.splitlines()) if len(p) == 4}
+    shipped = sizes(ELF)
+    hang1 = sizes(os.path.join(TEST_DIR, "profiler-hang1.elf"))
+    hang2 = sizes(os.path.join(TEST_DIR, "profiler-hang2.elf"))
+    assert shipped["board_watchdog_main"] < hang1["board_watchdog_main"]
+    assert shipped["__vector_47"] < hang2["__vector_47"]
+    assert shipped["board_watchdog_main"] == hang2["board_watchdog_main"]
+    assert shipped["__vector_47"] == hang1["__vector_47"]

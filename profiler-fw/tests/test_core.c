@@ -10,6 +10,7 @@
 
 static struct mm_dec rx;
 static uint8_t pay[64][MM_DEC_CAPACITY > 40 ? MM_DEC_CAPACITY : 40];
+static uint8_t paylen[64]; /* payload lengths (header + body) */
 
 /* Runs the transmitter and the foreground until both are idle; returns frames decoded (payloads
  * into pay[]). The transmitter first: pf_tick may have started a TIMECODE encoded ahead. */
@@ -22,6 +23,7 @@ static int drain(void)
             uint8_t r = mm_dec_push(&rx, (uint8_t)b);
             if (r == MM_DEC_FRAME) {
                 memcpy(pay[n], rx.buf, mm_dec_payload_len(&rx));
+                paylen[n] = (uint8_t)mm_dec_payload_len(&rx);
                 n++;
             }
             assert_true(r == MM_DEC_BUSY || r == MM_DEC_FRAME);
@@ -66,6 +68,36 @@ static void test_hello_first(void **st)
     assert_int_equal(pay[0][0], MM_T_HELLO);
     assert_int_equal(pay[0][1], 0);
     assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_TICK_COUNTS), PF_TICK_COUNTS);
+}
+
+/* Protocol version 2: the HELLO body is 22 bytes, reset_cause (offset 21) is what the board's hook
+ * says (the AVR: MCUSR as it was at reset), and the fields before it are unchanged. */
+static void test_hello_v2_layout_and_reset_cause(void **st)
+{
+    (void)st;
+    host_reset_cause = MM_RESET_WATCHDOG | MM_RESET_EXTERNAL;
+    (void)pf_tx_next();
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_HELLO);
+    assert_int_equal(paylen[0], MM_HDR_LEN + MM_HELLO_LEN);
+    assert_int_equal(MM_HELLO_LEN, 22);
+    assert_int_equal(pay[0][2 + MM_HELLO_PROTO_VERSION], 2);
+    assert_int_equal(pay[0][2 + MM_HELLO_NODE_KIND], MM_NODE_PROFILER);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_HELLO_FW_VERSION), PF_FW_VERSION);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_CPU_HZ), PF_CPU_HZ);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_TIMER_HZ), PF_TIMER_HZ);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_BAUD), PF_BAUD);
+    assert_int_equal(pay[0][2 + MM_HELLO_FLAGS], PF_HELLO_FLAGS);
+    assert_int_equal(pay[0][2 + MM_HELLO_RESET_CAUSE], MM_RESET_WATCHDOG | MM_RESET_EXTERNAL);
+    /* on QUERY(HELLO) again, with the same cause: it names the last reset, not the query */
+    {
+        uint8_t q = MM_T_HELLO;
+        send(MM_T_QUERY, &q, 1);
+    }
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_HELLO);
+    assert_int_equal(pay[0][2 + MM_HELLO_RESET_CAUSE], MM_RESET_WATCHDOG | MM_RESET_EXTERNAL);
+    host_reset_cause = 0;
 }
 
 static void test_timecode_priority_and_missed(void **st)
@@ -138,6 +170,17 @@ static void test_fire_backdated_into_previous_tick(void **st)
     assert_int_equal(mm_get_u32(pay[0] + 2 + MM_RESULT_COUNTS), PF_TICK_COUNTS + 100 - PF_CHAR_COUNTS);
 }
 
+/* One ERROR frame in pay[i]: its fields. */
+static void assert_error(int i, uint8_t code, uint8_t ref_type, uint16_t ref_tag, uint32_t tc)
+{
+    assert_int_equal(pay[i][0], MM_T_ERROR);
+    assert_int_equal(paylen[i], MM_HDR_LEN + MM_ERROR_LEN);
+    assert_int_equal(pay[i][2 + MM_ERROR_CODE], code);
+    assert_int_equal(pay[i][2 + MM_ERROR_REF_TYPE], ref_type);
+    assert_int_equal(mm_get_u16(pay[i] + 2 + MM_ERROR_REF_TAG), ref_tag);
+    assert_int_equal(mm_get_u32(pay[i] + 2 + MM_ERROR_TIMECODE), tc);
+}
+
 static void test_garbage_counted(void **st)
 {
     (void)st;
@@ -155,13 +198,109 @@ static void test_garbage_counted(void **st)
     assert_int_equal(pf_counter(PF_C_RX_BAD_COBS), 1);
     assert_int_equal(pf_counter(PF_C_RX_TOO_SHORT), 1);
     assert_int_equal(pf_counter(PF_C_RX_TOO_LONG), 1);
-    assert_int_equal(pf_counter(PF_C_RX_BAD_MESSAGE), 2);
+    /* version 2: the FIRE with event id 9 is a valid frame (rx_ok) answered with ERROR BAD_VALUE; the
+     * TIMECODE of the wrong length found that ERROR still waiting: not answered (tx_dropped) */
+    assert_int_equal(pf_counter(PF_C_RX_BAD_MESSAGE), 1);
+    assert_int_equal(pf_counter(PF_C_TX_DROPPED), 1);
     send(MM_T_QUERY, &q, 1);
     (void)pf_tx_next();
-    assert_int_equal(drain(), 2); /* HELLO, COUNTERS */
+    assert_int_equal(drain(), 3); /* HELLO, COUNTERS, ERROR */
     assert_int_equal(pay[1][0], MM_T_COUNTERS);
-    assert_int_equal(mm_get_u16(pay[1] + 2 + MM_COUNTERS_RX_BAD_MESSAGE), 2);
+    assert_int_equal(mm_get_u16(pay[1] + 2 + MM_COUNTERS_RX_BAD_MESSAGE), 1);
     assert_int_equal(mm_get_u16(pay[1] + 2 + MM_COUNTERS_RX_OK), 2);
+    assert_int_equal(mm_get_u16(pay[1] + 2 + MM_COUNTERS_TX_DROPPED), 1);
+    assert_error(2, MM_ERR_BAD_VALUE, MM_T_FIRE, 0, 0);
+}
+
+/* Protocol version 2 (issue 18): COUNTERS is 26 bytes, rx_ring_overflow at 22 (the AVR has no receive
+ * ring: always 0) and rx_hw_overrun at 24 (the board reports each USART data overrun through
+ * pf_rx_overrun), both after node_d. */
+static void test_counters_v2_layout_and_overrun(void **st)
+{
+    (void)st;
+    uint8_t q = MM_T_COUNTERS;
+    (void)pf_tx_next();
+    drain();
+    pf_rx_overrun();
+    pf_rx_overrun();
+    pf_rx_overrun();
+    pf_spurious();
+    send(MM_T_QUERY, &q, 1);
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_COUNTERS);
+    assert_int_equal(paylen[0], MM_HDR_LEN + MM_COUNTERS_LEN);
+    assert_int_equal(MM_COUNTERS_LEN, 26);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_RX_OK), 1);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_NODE_B), 1);   /* spurious_edges */
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_NODE_D), 0);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_RX_RING_OVERFLOW), 0);
+    assert_int_equal(mm_get_u16(pay[0] + 2 + MM_COUNTERS_RX_HW_OVERRUN), 3);
+    assert_int_equal(pf_counter(PF_C_RX_HW_OVERRUN), 3);
+}
+
+/* SPEC.md "Requests and answers" (version 2, issue 18): the profiler's requests are FIRE and QUERY; a
+ * frame of an unknown type or a wrong length gets one ERROR; a request it cannot serve gets one ERROR
+ * (BAD_VALUE); every other known type is dropped silently (counted in rx_ok only). Version 1 sent no
+ * ERROR at all: a bad frame was only counted. */
+static void test_error_answers_requests_only(void **st)
+{
+    (void)st;
+    static uint8_t zeros[MM_MAX_BODY];
+    static const uint8_t others[] = {MM_T_HELLO, MM_T_ERROR, MM_T_COUNTERS, MM_T_TIMECODE, MM_T_RESULT,
+                                     MM_T_SCHEDULE, MM_T_ACK, MM_T_MODE, MM_T_STATUS, MM_T_LOCAL_EVENT,
+                                     MM_T_FIRED, MM_T_CANCEL, MM_T_CANCELLED};
+    uint8_t fire_bad[3] = {8, 0x21, 0x43};
+    uint8_t q_status = MM_T_STATUS;
+    uint8_t echo[64][MM_DEC_CAPACITY > 40 ? MM_DEC_CAPACITY : 40];
+    uint8_t echo_len[64];
+    int n;
+
+    (void)pf_tx_next();
+    drain();
+    pf_tick();
+    pf_tick();
+    drain();                                  /* TIMECODEs 1, 2 */
+    for (size_t i = 0; i < sizeof others; i++)
+        send(others[i], zeros, mm_msg_body_len(others[i]));
+    assert_int_equal(drain(), 0);             /* not requests of the profiler: no answer */
+    assert_int_equal(pf_counter(PF_C_RX_OK), sizeof others);
+    assert_int_equal(pf_counter(PF_C_RX_BAD_MESSAGE), 0);
+
+    send(0x05, zeros, 0);                     /* unknown type */
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x05, 0, 2);
+    send(MM_T_TIMECODE, zeros, 3);            /* wrong length */
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_BAD_LENGTH, MM_T_TIMECODE, 0, 2);
+    send(MM_T_FIRE, fire_bad, 3);             /* a request with a field out of range */
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_BAD_VALUE, MM_T_FIRE, 0x4321, 2);
+    send(MM_T_QUERY, &q_status, 1);           /* a request the profiler cannot serve (no STATUS) */
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_BAD_VALUE, MM_T_QUERY, 0, 2);
+    assert_int_equal(pf_counter(PF_C_RX_BAD_MESSAGE), 2);
+    assert_int_equal(pf_counter(PF_C_FIRE_FRAMES), 0);
+
+    /* A line looped back onto itself: the profiler's own ERROR comes back and is dropped. */
+    send(0x2F, zeros, 0);
+    n = drain();
+    assert_int_equal(n, 1);
+    memcpy(echo, pay, sizeof echo);
+    memcpy(echo_len, paylen, sizeof echo_len);
+    for (int round = 0; round < 3; round++) {
+        for (int i = 0; i < n; i++)
+            send(echo[i][0], echo[i] + 2, (uint8_t)(echo_len[i] - 2));
+        n = drain();
+        assert_int_equal(n, 0);
+    }
+
+    /* Two bad frames before the foreground runs: one ERROR pending at a time, the other not sent
+     * (tx_dropped), both counted in rx_bad_message. */
+    send(0x06, zeros, 0);
+    send(0x07, zeros, 0);
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x06, 0, 2);
+    assert_int_equal(pf_counter(PF_C_TX_DROPPED), 1);
 }
 
 /* Feeds one byte the board wrote itself (pf_tick_tx's) to the test's decoder. */
@@ -328,11 +467,14 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_hello_first, setup),
+        cmocka_unit_test_setup(test_hello_v2_layout_and_reset_cause, setup),
         cmocka_unit_test_setup(test_timecode_priority_and_missed, setup),
         cmocka_unit_test_setup(test_overflow_flag_and_counter, setup),
         cmocka_unit_test_setup(test_fire_timestamp_and_tag, setup),
         cmocka_unit_test_setup(test_fire_backdated_into_previous_tick, setup),
         cmocka_unit_test_setup(test_garbage_counted, setup),
+        cmocka_unit_test_setup(test_counters_v2_layout_and_overrun, setup),
+        cmocka_unit_test_setup(test_error_answers_requests_only, setup),
         cmocka_unit_test_setup(test_timecode_ahead_starts_with_tick, setup),
         cmocka_unit_test_setup(test_timecode_ahead_kicked_by_tick, setup),
         cmocka_unit_test_setup(test_timecode_ahead_taken_back_by_result, setup),

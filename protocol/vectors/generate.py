@@ -54,11 +54,13 @@ def cobs_vectors() -> list[Vector]:
 
 
 def message_cases() -> list[tuple[str, int, m.Message]]:
-    hello_8051 = m.Hello(1, m.NodeKind.PROFILER, 0x0100, 11_059_200, 921_600, 65_536, 9600,
-                         m.HELLO_FLAG_POLLED | m.HELLO_FLAG_8051)
-    hello_avr = m.Hello(1, m.NodeKind.PROFILER, 0x0100, 16_000_000, 16_000_000, 1_137_778, 9600,
-                        m.HELLO_FLAG_CAPTURE)
-    hello_exec = m.Hello(1, m.NodeKind.EXECUTOR, 0x0100, 16_000_000, 2_000_000, 0, 115_200, 0)
+    v = m.PROTO_VERSION
+    hello_8051 = m.Hello(v, m.NodeKind.PROFILER, 0x0100, 11_059_200, 921_600, 65_536, 9600,
+                         m.HELLO_FLAG_POLLED | m.HELLO_FLAG_8051, 0)
+    hello_avr = m.Hello(v, m.NodeKind.PROFILER, 0x0100, 16_000_000, 16_000_000, 1_137_778, 9600,
+                        m.HELLO_FLAG_CAPTURE, m.ResetCause.POWER_ON)
+    hello_exec = m.Hello(v, m.NodeKind.EXECUTOR, 0x0100, 16_000_000, 2_000_000, 0, 115_200, 0,
+                         m.ResetCause.WATCHDOG)
     cases: list[tuple[str, int, m.Message]] = [
         ("hello_profiler_8051", 0, hello_8051),
         ("hello_profiler_avr", 0, hello_avr),
@@ -68,9 +70,10 @@ def message_cases() -> list[tuple[str, int, m.Message]]:
         ("query_status", 255, m.Query(m.Status.TYPE)),
         ("error_past_due", 3, m.Error(m.ErrorCode.PAST_DUE, m.Schedule.TYPE, 513, 1000)),
         ("error_all_zero", 0, m.Error(0, 0, 0, 0)),
-        ("counters_mixed", 42, m.Counters(1000, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10)),
-        ("counters_all_max", 200, m.Counters(*[0xFFFF] * 11)),
-        ("counters_all_zero", 1, m.Counters(*[0] * 11)),
+        ("error_horizon", 4, m.Error(m.ErrorCode.HORIZON, m.Schedule.TYPE, 7, 0x00012345)),
+        ("counters_mixed", 42, m.Counters(1000, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)),
+        ("counters_all_max", 200, m.Counters(*[0xFFFF] * 13)),
+        ("counters_all_zero", 1, m.Counters(*[0] * 13)),
         ("timecode_first", 1, m.Timecode(0)),
         ("timecode_wrap8", 2, m.Timecode(256)),
         ("timecode_max", 3, m.Timecode(U32)),
@@ -93,6 +96,10 @@ def message_cases() -> list[tuple[str, int, m.Message]]:
         ("local_event", 17, m.LocalEvent(9, 2, 777)),
         ("fired", 18, m.Fired(9, 2, 777)),
         ("fired_wrap", 19, m.Fired(0xFFFF, 7, 0x100)),
+        ("cancel_one", 20, m.Cancel(513, 0)),
+        ("cancel_all", 21, m.Cancel(0, m.CANCEL_ALL)),
+        ("cancelled_one", 22, m.Cancelled(513, 1, 3)),
+        ("cancelled_all", 23, m.Cancelled(0, 16, 0)),
     ]
     covered = {type(msg) for _, _, msg in cases}
     assert covered == set(m.MESSAGE_TYPES.values()), "every message type needs a vector"
@@ -147,7 +154,7 @@ def stream_vectors() -> list[Vector]:
         stream("bad_length_short_body", raw_frame(b"\x10\x00\x01\x02\x03") + tc[1]),
         stream("bad_length_long_body", raw_frame(b"\x12\x00\x01\x02\x03\x04") + tc[1]),
         stream("max_payload_is_not_too_long", raw_frame(bytes([0x7F, 0]) + bytes(range(1, MAX_PAYLOAD - 1)))),
-        stream("largest_message", m.Counters(*[0xFFFF] * 11).wire(0) + m.Hello(1, 1, 2, 3, 4, 5, 6, 7).wire(1)),
+        stream("largest_message", m.Counters(*[0xFFFF] * 13).wire(0) + m.Hello(1, 1, 2, 3, 4, 5, 6, 7, 8).wire(1)),
         stream("seq_gap_counted", tc[0] + tc[1] + tc[5]),
         stream("seq_wrap_not_a_gap", m.Timecode(1).wire(254) + m.Timecode(2).wire(255) + m.Timecode(3).wire(0)),
         stream("seq_gap_across_wrap", m.Timecode(1).wire(254) + m.Timecode(3).wire(1)),

@@ -37,7 +37,7 @@ def test_proto_decode_file_counts_garbage(tmp_path: Path) -> None:
 def test_proto_decode_reads_a_real_pty() -> None:
     controller, device = pty.openpty()
     name = os.ttyname(device)
-    hello = Hello(1, 1, 0x100, 11_059_200, 921_600, 65_536, 9600, 6)
+    hello = Hello(2, 1, 0x100, 11_059_200, 921_600, 65_536, 9600, 6, 0)
     stop = threading.Event()
 
     def talk() -> None:

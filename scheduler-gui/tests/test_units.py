@@ -214,7 +214,7 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     from mmsched.runstate import RunState
 
     r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
-    r.state = RunState.after_handshake(r.cfg, mp.Hello(1, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1), 0.0)
+    r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
     tag, eid = r.state.generator.next()
     e = ev(0, eid=eid, tc=10, tag=tag)
     e.ack_tc = 8                                                        # the executor had it (ACKed)

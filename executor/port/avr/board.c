@@ -5,6 +5,7 @@
 #include <avr/interrupt.h>
 #include <avr/io.h>
 #include <avr/sleep.h>
+#include <avr/wdt.h>
 
 #include "board.h"
 #include "ex_board.h"
@@ -254,7 +255,7 @@ ISR(TIMER1_COMPA_vect)
  *    window (the receive ISR defers waking the serial task to the end of the window) and are short.
  *
  * So the edge finds the CPU asleep or in a short handler: the worst case is an edge that arrives just
- * as the quiet receive handler starts (its ~80 cycles, then the front half's ~22): 6.4 us measured by
+ * as the quiet receive handler starts (its ~87 cycles, then the front half's ~22): 6.8 us measured by
  * tests/test_quiet_window.py (320 edges, serial traffic aimed at them), against 32.9 us without the
  * window. The costs: the timecode task holds the CPU ~1 ms per tick in which an ISR event is due
  * (serial frames are decoded up to ~1 ms later), and the kernel tick that falls in the window is
@@ -390,26 +391,70 @@ uint16_t exb_phase(void)
     return (uint16_t)(((uint32_t)el << 16) / len);
 }
 
+/* ---- reset cause -------------------------------------------------------------------------------- */
+/*
+ * HELLO.reset_cause is MCUSR as the earliest start-up code finds it (avr-libc's .init3 idiom: after
+ * the stack pointer and r1 are set up in .init2, before .data/.bss are initialised in .init4, so the
+ * variable lives in .noinit or .init4 would zero it). Then MCUSR is cleared, so the next reset's
+ * cause is not mixed with this one's, and the watchdog is switched off: after a watchdog reset the
+ * AVR keeps the watchdog enabled at its shortest period (WDRF set forces WDE), about 16 ms, and a
+ * start-up longer than that would reset again and again. WDRF must be cleared before WDE can be
+ * (datasheet 12.5), hence MCUSR = 0 first. main() enables the watchdog again when the tasks are set
+ * up (board_wdt_start). Not volatile: written once before main, read only after.
+ */
+static uint8_t reset_cause __attribute__((section(".noinit")));
+
+void board_read_reset_cause(void) __attribute__((naked, used, section(".init3")));
+void board_read_reset_cause(void)
+{
+    reset_cause = MCUSR;
+    MCUSR = 0;
+    wdt_disable();
+}
+
+uint8_t exb_reset_cause(void)
+{
+    return reset_cause;
+}
+
 /* ---- serial ------------------------------------------------------------------------------------- */
 
 #define RX_SIZE 64u /* powers of two */
 #define TX_SIZE 128u
 static volatile uint8_t rx_buf[RX_SIZE], tx_buf[TX_SIZE];
 static volatile uint8_t rx_head, rx_tail, tx_head, tx_tail;
+/*
+ * Received bytes lost before the core saw them (COUNTERS.rx_ring_overflow, rx_hw_overrun). Incremented
+ * only by the receive ISR and read by the serial task (exb_rx_lost): volatile, so that the ISR's
+ * increments are not cached across the task's reads. They are 16-bit: the AVR reads and writes them
+ * one byte at a time, so the task reads them with interrupts off (exb_rx_lost), or an increment from
+ * 0x00FF to 0x0100 between its two byte reads would give 0x01FF or 0x0000. The ISR needs no critical
+ * section: interrupts are off in every handler here (none is ISR_NOBLOCK).
+ */
+static volatile uint16_t rx_ring_overflow, rx_hw_overrun;
 
 /* Bytes go into a ring; the serial task is woken only at a frame delimiter or when the ring is half
  * full, so a 13-byte SCHEDULE costs one context switch, not thirteen. A byte that finds the ring full
- * is dropped: the frame it belonged to then fails its CRC and is counted. Returns 1 if the serial task
- * should be woken. */
+ * is dropped and counted (rx_ring_overflow); the frame it belonged to then fails its CRC or COBS check
+ * and is counted there too. The data-overrun flag DOR0 (a byte arrived while the USART's two-byte
+ * receive FIFO was full: at least one byte lost in the hardware, before this one) belongs to the byte
+ * at the head of the FIFO and must be read before UDR0 (datasheet 22.7.4); it counts lost occasions,
+ * not lost bytes (the USART cannot tell how many). Frame errors (FE0) are not counted: the SPEC row is
+ * data overrun only. Returns 1 if the serial task should be woken. */
 static inline __attribute__((always_inline)) uint8_t rx_store(void)
 {
+    uint8_t st = UCSR0A;
     uint8_t b = UDR0;
     uint8_t h = rx_head;
     uint8_t n = (uint8_t)((h + 1u) & (RX_SIZE - 1u));
 
+    if (st & _BV(DOR0))
+        rx_hw_overrun++;
     if (n != rx_tail) {
         rx_buf[h] = b;
         rx_head = n;
+    } else {
+        rx_ring_overflow++;
     }
     return b == 0 || (uint8_t)((n - rx_tail) & (RX_SIZE - 1u)) >= RX_SIZE / 2u;
 }
@@ -418,7 +463,8 @@ static inline __attribute__((always_inline)) uint8_t rx_store(void)
  * The receive interrupt, in two versions chosen by a naked front (4 cycles): in the quiet window
  * (GPIOR0 bit 1) a handler that makes no kernel call, so the compiler saves only the few registers it
  * uses, and an edge that arrives while it runs waits ~80 cycles, not ~110 (tests/test_quiet_window.py:
- * worst ISR dispatch 8.25 us with one handler, 6.38 us with two); otherwise the handler that wakes the
+ * worst ISR dispatch 8.25 us with one handler, 6.38 us with two; 6.81 us since the handler reads
+ * UCSR0A and counts lost bytes, protocol version 2); otherwise the handler that wakes the
  * serial task.
  */
 void __vector_usart0_rx_quiet(void) __attribute__((signal, used, externally_visible));
@@ -449,6 +495,15 @@ void __vector_usart0_rx_wake(void)
         if (woken != pdFALSE)
             portYIELD_FROM_ISR();
     }
+}
+
+void exb_rx_lost(uint16_t *ring_overflow, uint16_t *hw_overrun)
+{
+    uint8_t s = SREG;
+    cli(); /* 16-bit values the receive ISR updates: read each in one piece (see their definition) */
+    *ring_overflow = rx_ring_overflow;
+    *hw_overrun = rx_hw_overrun;
+    SREG = s;
 }
 
 int16_t board_rx_get(void)

@@ -18,6 +18,7 @@
 #include <avr/io.h>
 #include <avr/interrupt.h>
 #include <avr/sleep.h>
+#include <avr/wdt.h>
 #include "pf_core.h"
 
 #define F_CPU PF_CPU_HZ
@@ -30,6 +31,74 @@
 #define TICK_EARLY 448u
 #define SPIN_TARGET 15u    /* cycles from the last TCNT5L read of the spin to the OUT (see tick_isr) */
 #define PORT_READ_LAG 1u   /* the TCNT5 read after the OUT happens 1 cycle after the OUT */
+
+/* HELLO.reset_cause: MCUSR as it was at reset (power-on 0x01, external 0x02, brown-out 0x04, watchdog
+ * 0x08, JTAG 0x10: MM_RESET_*, the bits as they are). Read in .init3, the earliest start-up code that
+ * may be C (after avr-libc's .init2 set the stack and r1, before .bss is cleared and main runs), then
+ * MCUSR is cleared (the flags would pile up over resets) and the watchdog stopped: after a watchdog
+ * reset it stays enabled at its shortest period (16 ms, WDRF set: WDE cannot be cleared before WDRF),
+ * and the C start-up and the LED self test (240 ms) would never reach board_start, which enables it
+ * again. In .noinit so the .bss clearing that follows leaves it alone. Written once here, before any
+ * interrupt can run, and only read afterwards (by F): no volatile, no critical section. */
+static uint8_t mcusr_at_reset __attribute__((section(".noinit")));
+
+static void read_reset_cause(void) __attribute__((naked, used, section(".init3")));
+static void read_reset_cause(void)
+{
+    mcusr_at_reset = MCUSR;
+    MCUSR = 0;
+    wdt_disable();
+}
+
+uint8_t board_reset_cause(void)
+{
+    return (uint8_t)(mcusr_at_reset & (MM_RESET_POWER_ON | MM_RESET_EXTERNAL | MM_RESET_BROWN_OUT |
+                                        MM_RESET_WATCHDOG | MM_RESET_JTAG));
+}
+
+/* Watchdog (issue 18: a profiler that hangs must reset, and say so in HELLO.reset_cause = 0x08).
+ * Fed only when both the main loop and the tick ISR are alive: the tick ISR sets wd_tick at every tick,
+ * and the main loop (board_watchdog_main, every pass) feeds the watchdog only if wd_tick is set, and
+ * clears it. A stuck main loop, a stuck ISR (interrupts masked for good) or a tick that stopped all
+ * end in a watchdog reset. The other ISRs (capture, UART) run only when the outside world sends
+ * something, so they cannot be asked to check in.
+ * Period: WDTO_120MS, 16K cycles of the 128 kHz watchdog oscillator: 0.125 s typical at 5 V
+ * (datasheet), 128 ms in simavr (2048000 CPU cycles). The facts it rests on: a tick is exactly
+ * 1137778 cycles = 71.11 ms (measured in simavr, tests/test_avr.py), and the main loop runs within a
+ * few hundred microseconds of every tick (the tick ISR wakes it; its longest step is the TIMECODE
+ * encoded ahead, 1864 cycles = 116 us, measured), so two feeds are at most about 71.7 ms apart: 53 ms
+ * (43 %) of margin for the oscillator's spread. One missed tick check-in already resets (2 ticks =
+ * 142 ms > 125 ms): the tick is the rig's clock, a profiler that skips one is broken. A hang is
+ * caught 125 .. 197 ms after the last feed. The next shorter period, 60 ms, is under one tick.
+ * wd_tick: written by T (set) and F (clear); volatile for that. No critical section: if T sets it
+ * between F's test and F's clear, that check-in is lost, but F has just fed, so the next feed merely
+ * waits for the next tick (71 ms < 125 ms). */
+#define PF_WDTO WDTO_120MS
+static volatile uint8_t wd_tick;
+
+void board_watchdog_main(void)
+{
+#if defined(PF_TEST_HANG) && PF_TEST_HANG == 1
+    /* Test-only image (Makefile: build/avr-test, never the shipped one): the main loop hangs at
+     * timecode 20 with interrupts on, as a foreground deadlock would (tests/test_avr.py). */
+    if (pf_timecode() >= 20u)
+        for (;;)
+            ;
+#endif
+    if (wd_tick) {
+        wd_tick = 0;
+        wdt_reset();
+    }
+}
+
+/* Any interrupt without a handler (a bug): avr-libc would jump to address 0, a restart without a
+ * reset (peripherals as they were, MCUSR 0). Wait for the watchdog instead, interrupts off: a real
+ * reset, reported as such (reset_cause 0x08). */
+ISR(BADISR_vect)
+{
+    for (;;)
+        ;
+}
 
 /* Timer5 high word. Written by the overflow ISR, read by the other Timer5 ISRs (interrupts are
  * off inside ISRs on the AVR, so no tearing) and by board_stamp_back (interrupts masked). */
@@ -112,6 +181,12 @@ ISR(TIMER5_COMPA_vect)
     tick_next += PF_TICK_COUNTS;
     OCR5A = (uint16_t)(tick_next - TICK_EARLY);
     pf_tick();
+    wd_tick = 1;                    /* the tick ISR checks in (board_watchdog_main) */
+#if defined(PF_TEST_HANG) && PF_TEST_HANG == 2
+    /* Test-only image: the tick stops at timecode 20 (its interrupt disabled), the main loop runs on. */
+    if (pf_tc_next == 21u)
+        TIMSK5 &= (uint8_t)~_BV(OCIE5A);
+#endif
 }
 
 ISR(TIMER5_CAPT_vect)
@@ -147,8 +222,20 @@ ISR(TIMER5_CAPT_vect)
     pf_event(id, rising, &s);
 }
 
+/* COUNTERS.rx_hw_overrun and rx_ring_overflow (protocol version 2). The USART holds two received
+ * bytes and a third in its shift register; when a third complete byte finds no room, it is lost and
+ * DOR0 is set, valid until UDR0 is read (ATmega2560 datasheet, USART "Data OverRun"), so UCSR0A is
+ * read before UDR0. One DOR0 counts once: it may stand for more than one lost byte if the ISR was away
+ * for more than a character while two waited (at 9600 baud a character is 16640 cycles; the longest
+ * interrupt-masked stretch is the tick ISR, under 1000 cycles, so it is not expected to happen at
+ * all). There is no receive ring to overflow: each byte goes straight into the decoder here, and a
+ * frame longer than its buffer is rx_too_long, so rx_ring_overflow stays 0 (pf_core.h). */
 ISR(USART0_RX_vect)
 {
+    /* UCSR0A before UDR0; nothing kept across the call (with the status and byte in locals the ISR
+     * saved more registers: the FIRE stamp came 8 cycles later; this way 5, measured in simavr) */
+    if (UCSR0A & _BV(DOR0))
+        pf_rx_overrun();
     pf_rx_byte(UDR0);
 }
 
@@ -206,6 +293,8 @@ void board_start(void)
     TIFR5 = _BV(ICF5) | _BV(OCF5A) | _BV(TOV5);
     TIMSK5 = _BV(ICIE5) | _BV(OCIE5A) | _BV(TOIE5);
     set_sleep_mode(SLEEP_MODE_IDLE);
+    wd_tick = 0;
+    wdt_enable(PF_WDTO);    /* after the LED self test (240 ms); the first tick comes 71 ms from now */
     sei();
 }
 

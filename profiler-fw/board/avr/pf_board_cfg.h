@@ -22,6 +22,7 @@ typedef uint32_t pf_count_t;
 /* USART0 in double-speed mode: one bit = 8 * (UBRR0 + 1) cycles. */
 #define PF_UBRR ((PF_CPU_HZ + 4ul * PF_BAUD) / (8ul * PF_BAUD) - 1ul)
 #define PF_CHAR_COUNTS (10ul * 8ul * (PF_UBRR + 1ul))
+#define PF_WATCHDOG               /* board_watchdog_main: see board.c */
 #ifndef PF_POST_MS
 #define PF_POST_MS 30
 #endif

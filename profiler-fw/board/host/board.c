@@ -8,6 +8,9 @@ uint32_t host_kicks;
 uint32_t host_now;       /* counts since the current tick's port change */
 uint32_t host_prev_len;  /* counts from the previous tick's port change to the current one */
 
+uint8_t host_reset_cause;
+
+uint8_t board_reset_cause(void) { return host_reset_cause; }
 void board_init(void) {}
 void board_start(void) {}
 void board_leds_write(uint8_t mask) { host_leds = mask; host_led_writes++; }

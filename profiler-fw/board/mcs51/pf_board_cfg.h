@@ -31,6 +31,10 @@ void t0_isr(void) __interrupt(1);
 #define PF_TIMER_HZ 921600ul     /* one count per machine cycle (12 clocks) */
 #define PF_TICK_COUNTS 65536ul   /* Timer0 16-bit overflow */
 #define PF_HELLO_FLAGS (MM_HELLO_FLAG_POLLED | MM_HELLO_FLAG_8051)
+/* HELLO.reset_cause: 0 = cannot tell (SPEC.md). The 87C51 has no reset-flag register: power-on, the
+ * RST pin and (on an AT89S52 / STC89) a watchdog reset all look the same to the program. A constant,
+ * so the HELLO body stays in code memory (one byte more). */
+#define PF_RESET_CAUSE 0
 /* One character (start + 8 data + stop) in Timer0 counts: 10 * 921600 / baud (960 at 9600). */
 #define PF_CHAR_COUNTS ((pf_count_t)(10ul * PF_TIMER_HZ / PF_BAUD))
 #ifndef PF_POST_MS

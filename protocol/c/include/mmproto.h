@@ -42,7 +42,7 @@
 
 /* ---- Sizes (section 2) ---------------------------------------------------------------------- */
 
-#define MM_PROTO_VERSION 1
+#define MM_PROTO_VERSION 2
 #define MM_HDR_TYPE 0 /* payload offsets of the header fields */
 #define MM_HDR_SEQ 1
 #define MM_HDR_LEN 2 /* header length = payload offset of the body */
@@ -173,6 +173,8 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_T_STATUS 0x23
 #define MM_T_LOCAL_EVENT 0x24
 #define MM_T_FIRED 0x25
+#define MM_T_CANCEL 0x26
+#define MM_T_CANCELLED 0x27
 
 /* Field offsets within the body (add MM_HDR_LEN for the payload offset) and body lengths. */
 #define MM_HELLO_PROTO_VERSION 0 /* u8 */
@@ -183,7 +185,8 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_HELLO_TICK_COUNTS 12  /* u32 */
 #define MM_HELLO_BAUD 16         /* u32 */
 #define MM_HELLO_FLAGS 20        /* u8 */
-#define MM_HELLO_LEN 21
+#define MM_HELLO_RESET_CAUSE 21  /* u8 */
+#define MM_HELLO_LEN 22
 
 #define MM_QUERY_WHAT 0 /* u8 */
 #define MM_QUERY_LEN 1
@@ -205,7 +208,9 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_COUNTERS_NODE_B 16
 #define MM_COUNTERS_NODE_C 18
 #define MM_COUNTERS_NODE_D 20
-#define MM_COUNTERS_LEN 22
+#define MM_COUNTERS_RX_RING_OVERFLOW 22
+#define MM_COUNTERS_RX_HW_OVERRUN 24
+#define MM_COUNTERS_LEN 26
 
 #define MM_TIMECODE_TIMECODE 0 /* u32 */
 #define MM_TIMECODE_LEN 4
@@ -261,6 +266,15 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_FIRED_TIMECODE 3 /* u32 */
 #define MM_FIRED_LEN 7
 
+#define MM_CANCEL_TAG 0   /* u16 */
+#define MM_CANCEL_FLAGS 2 /* u8 */
+#define MM_CANCEL_LEN 3
+
+#define MM_CANCELLED_TAG 0     /* u16 */
+#define MM_CANCELLED_REMOVED 2 /* u8 */
+#define MM_CANCELLED_PENDING 3 /* u8 */
+#define MM_CANCELLED_LEN 4
+
 /* Node kinds (HELLO.node_kind). */
 #define MM_NODE_PROFILER 1
 #define MM_NODE_EXECUTOR 2
@@ -275,11 +289,25 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_ERR_BAD_LENGTH 6
 #define MM_ERR_BAD_VALUE 7
 #define MM_ERR_OVERFLOW 8
+#define MM_ERR_HORIZON 9
 
 /* HELLO.flags bits. */
 #define MM_HELLO_FLAG_CAPTURE 0x01
 #define MM_HELLO_FLAG_POLLED 0x02
 #define MM_HELLO_FLAG_8051 0x04
+
+/* HELLO.reset_cause bits: the AVR's MCUSR bits as they are; 0 = the node cannot tell. */
+#define MM_RESET_POWER_ON 0x01
+#define MM_RESET_EXTERNAL 0x02
+#define MM_RESET_BROWN_OUT 0x04
+#define MM_RESET_WATCHDOG 0x08
+#define MM_RESET_JTAG 0x10
+
+/* CANCEL.flags bits. */
+#define MM_CANCEL_ALL 0x01
+
+/* The executor refuses a SCHEDULE more than this many ticks ahead (ERROR HORIZON). */
+#define MM_SCHEDULE_HORIZON_TICKS 32768ul
 
 /* RESULT.flags bits. */
 #define MM_RESULT_FLAG_FIRE 0x01

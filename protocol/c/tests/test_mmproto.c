@@ -139,7 +139,7 @@ struct msg_def {
 #define M(msg) { #msg, MM_T_##msg, MM_##msg##_LEN, 0, 0, 0 }
 static struct msg_def msgs[] = {
     M(HELLO), M(QUERY), M(ERROR), M(COUNTERS), M(TIMECODE), M(RESULT), M(FIRE),
-    M(SCHEDULE), M(ACK), M(MODE), M(STATUS), M(LOCAL_EVENT), M(FIRED),
+    M(SCHEDULE), M(ACK), M(MODE), M(STATUS), M(LOCAL_EVENT), M(FIRED), M(CANCEL), M(CANCELLED),
 };
 #define N_MSGS (sizeof msgs / sizeof msgs[0])
 
@@ -157,7 +157,7 @@ static struct field_def fields[] = {
     F(HELLO, PROTO_VERSION, proto_version, 1), F(HELLO, NODE_KIND, node_kind, 1),
     F(HELLO, FW_VERSION, fw_version, 2), F(HELLO, CPU_HZ, cpu_hz, 4),
     F(HELLO, TIMER_HZ, timer_hz, 4), F(HELLO, TICK_COUNTS, tick_counts, 4),
-    F(HELLO, BAUD, baud, 4), F(HELLO, FLAGS, flags, 1),
+    F(HELLO, BAUD, baud, 4), F(HELLO, FLAGS, flags, 1), F(HELLO, RESET_CAUSE, reset_cause, 1),
     F(QUERY, WHAT, what, 1),
     F(ERROR, CODE, code, 1), F(ERROR, REF_TYPE, ref_type, 1), F(ERROR, REF_TAG, ref_tag, 2),
     F(ERROR, TIMECODE, timecode, 4),
@@ -166,6 +166,7 @@ static struct field_def fields[] = {
     F(COUNTERS, RX_TOO_SHORT, rx_too_short, 2), F(COUNTERS, RX_BAD_MESSAGE, rx_bad_message, 2),
     F(COUNTERS, TX_DROPPED, tx_dropped, 2), F(COUNTERS, NODE_A, node_a, 2),
     F(COUNTERS, NODE_B, node_b, 2), F(COUNTERS, NODE_C, node_c, 2), F(COUNTERS, NODE_D, node_d, 2),
+    F(COUNTERS, RX_RING_OVERFLOW, rx_ring_overflow, 2), F(COUNTERS, RX_HW_OVERRUN, rx_hw_overrun, 2),
     F(TIMECODE, TIMECODE, timecode, 4),
     F(RESULT, EVENT_ID, event_id, 1), F(RESULT, FLAGS, flags, 1), F(RESULT, TAG, tag, 2),
     F(RESULT, TIMECODE, timecode, 4), F(RESULT, COUNTS, counts, 4),
@@ -182,6 +183,8 @@ static struct field_def fields[] = {
     F(LOCAL_EVENT, TAG, tag, 2), F(LOCAL_EVENT, EVENT_ID, event_id, 1),
     F(LOCAL_EVENT, TIMECODE, timecode, 4),
     F(FIRED, TAG, tag, 2), F(FIRED, EVENT_ID, event_id, 1), F(FIRED, TIMECODE, timecode, 4),
+    F(CANCEL, TAG, tag, 2), F(CANCEL, FLAGS, flags, 1),
+    F(CANCELLED, TAG, tag, 2), F(CANCELLED, REMOVED, removed, 1), F(CANCELLED, PENDING, pending, 1),
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
@@ -427,7 +430,7 @@ struct err_def {
 #define E(name) { #name, MM_ERR_##name, 0 }
 static struct err_def errs[] = {
     E(DUPLICATE), E(LIST_FULL), E(PAST_DUE), E(BAD_MODE), E(UNKNOWN_TYPE), E(BAD_LENGTH),
-    E(BAD_VALUE), E(OVERFLOW),
+    E(BAD_VALUE), E(OVERFLOW), E(HORIZON),
 };
 #define N_ERRS (sizeof errs / sizeof errs[0])
 
@@ -969,9 +972,9 @@ static void test_msg_check(void **state)
             assert_int_equal(mm_msg_check(p, len), want);
         }
     }
-    /* Version 1 bodies fit the framing, with the room SPEC.md section 2 promises. */
+    /* Version 2 bodies fit the framing, with the room SPEC.md section 2 promises. */
     for (i = 0; i < N_MSGS; i++)
-        assert_true(msgs[i].len <= 22);
+        assert_true(msgs[i].len <= 26);
 }
 
 static void test_sizes_and_helpers(void **state)

@@ -5,7 +5,7 @@ from .framing import (CRC_CHECK, CRC_NAME, MAX_BODY, MAX_ENCODED, MAX_FRAME, MAX
                       Outcome, crc16, encode_frame)
 from .latency import TimeBase, extend_timecode
 from .link import NODE_KINDS, Arrival, Item, Link, LinkDown, LinkError
-from .messages import (HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, MESSAGE_TYPES, PROTO_VERSION,
+from .messages import (CANCEL_ALL, SCHEDULE_HORIZON_TICKS, Cancel, Cancelled, ResetCause, HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, MESSAGE_TYPES, PROTO_VERSION,
                        RESULT_FLAG_FIRE, RESULT_FLAG_LOST_BEFORE, RESULT_FLAG_STROBE, SPEC_NAMES, Ack, BadLength,
                        Counters, Dispatch, Error, ErrorCode, ExecutorMode, Fire, Fired, Hello, LocalEvent, Message,
                        MessageError, Mode, NodeKind, Query, Result, Schedule, Status, Timecode, UnknownType,
@@ -13,6 +13,7 @@ from .messages import (HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, M
 from .sequence import SeqTracker
 
 __all__ = [
+    "CANCEL_ALL", "SCHEDULE_HORIZON_TICKS", "Cancel", "Cancelled", "ResetCause",
     "Arrival", "HELLO_FLAG_8051", "HELLO_FLAG_CAPTURE", "HELLO_FLAG_POLLED", "Item", "Link", "LinkDown", "LinkError",
     "NODE_KINDS", "RESULT_FLAG_FIRE", "RESULT_FLAG_LOST_BEFORE", "RESULT_FLAG_STROBE",
     "Ack", "BadLength", "CRC_CHECK", "CRC_NAME", "Counters", "DecoderCounters", "Dispatch", "Error", "ErrorCode",

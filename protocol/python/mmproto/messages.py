@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from .framing import HEADER_LEN, encode_frame
 
-PROTO_VERSION = 1
+PROTO_VERSION = 2
 
 _STRUCT_CODE = {"u8": "B", "u16": "H", "u32": "I"}
 _LIMIT = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFFFFFF}
@@ -34,6 +34,16 @@ class ErrorCode(enum.IntEnum):
     BAD_LENGTH = 6
     BAD_VALUE = 7
     OVERFLOW = 8
+    HORIZON = 9
+
+
+class ResetCause(enum.IntFlag):
+    """HELLO.reset_cause bits: why the node last reset (the AVR's MCUSR bits; 0 = the node cannot tell)."""
+    POWER_ON = 0x01
+    EXTERNAL = 0x02
+    BROWN_OUT = 0x04
+    WATCHDOG = 0x08
+    JTAG = 0x10
 
 
 class ExecutorMode(enum.IntEnum):
@@ -50,13 +60,17 @@ class Dispatch(enum.IntEnum):
 HELLO_FLAG_CAPTURE = 0x01
 HELLO_FLAG_POLLED = 0x02
 HELLO_FLAG_8051 = 0x04
+CANCEL_ALL = 0x01
+# The executor refuses a SCHEDULE more than this many ticks ahead of its timecode (ERROR HORIZON): an
+# event so far out is a host bug or a corrupted field, and 16 of them would hold the list for good.
+SCHEDULE_HORIZON_TICKS = 1 << 15
 RESULT_FLAG_FIRE = 0x01
 RESULT_FLAG_LOST_BEFORE = 0x02
 RESULT_FLAG_STROBE = 0x04
 
 
 class MessageError(ValueError):
-    """A frame that passed the CRC but is not a valid version 1 message."""
+    """A frame that passed the CRC but is not a valid message of this protocol version."""
 
 
 class UnknownType(MessageError):
@@ -104,7 +118,7 @@ class Message:
 class Hello(Message):
     TYPE = 0x01
     FIELDS = (("proto_version", "u8"), ("node_kind", "u8"), ("fw_version", "u16"), ("cpu_hz", "u32"),
-              ("timer_hz", "u32"), ("tick_counts", "u32"), ("baud", "u32"), ("flags", "u8"))
+              ("timer_hz", "u32"), ("tick_counts", "u32"), ("baud", "u32"), ("flags", "u8"), ("reset_cause", "u8"))
     proto_version: int
     node_kind: int
     fw_version: int
@@ -113,6 +127,7 @@ class Hello(Message):
     tick_counts: int
     baud: int
     flags: int
+    reset_cause: int
 
 
 @dataclass(frozen=True)
@@ -137,7 +152,7 @@ class Counters(Message):
     TYPE = 0x04
     FIELDS = tuple((name, "u16") for name in (
         "rx_ok", "rx_bad_crc", "rx_bad_cobs", "rx_too_long", "rx_too_short", "rx_bad_message",
-        "tx_dropped", "node_a", "node_b", "node_c", "node_d"))
+        "tx_dropped", "node_a", "node_b", "node_c", "node_d", "rx_ring_overflow", "rx_hw_overrun"))
     rx_ok: int
     rx_bad_crc: int
     rx_bad_cobs: int
@@ -149,6 +164,8 @@ class Counters(Message):
     node_b: int
     node_c: int
     node_d: int
+    rx_ring_overflow: int
+    rx_hw_overrun: int
 
 
 @dataclass(frozen=True)
@@ -242,17 +259,34 @@ class Fired(Message):
     timecode: int
 
 
+@dataclass(frozen=True)
+class Cancel(Message):
+    TYPE = 0x26
+    FIELDS = (("tag", "u16"), ("flags", "u8"))
+    tag: int
+    flags: int
+
+
+@dataclass(frozen=True)
+class Cancelled(Message):
+    TYPE = 0x27
+    FIELDS = (("tag", "u16"), ("removed", "u8"), ("pending", "u8"))
+    tag: int
+    removed: int
+    pending: int
+
+
 MESSAGE_TYPES: dict[int, type[Message]] = {
     cls.TYPE: cls
     for cls in (Hello, Query, Error, Counters, Timecode, Result, Fire, Schedule, Ack, Mode, Status,
-                LocalEvent, Fired)
+                LocalEvent, Fired, Cancel, Cancelled)
 }
 
 # Names as SPEC.md writes them (upper case, words joined by underscores).
 SPEC_NAMES: dict[type[Message], str] = {
     Hello: "HELLO", Query: "QUERY", Error: "ERROR", Counters: "COUNTERS", Timecode: "TIMECODE",
     Result: "RESULT", Fire: "FIRE", Schedule: "SCHEDULE", Ack: "ACK", Mode: "MODE", Status: "STATUS",
-    LocalEvent: "LOCAL_EVENT", Fired: "FIRED",
+    LocalEvent: "LOCAL_EVENT", Fired: "FIRED", Cancel: "CANCEL", Cancelled: "CANCELLED",
 }
 
 

@@ -78,7 +78,7 @@ def test_latency_of_8051_result() -> None:
 
 
 def test_timebase_from_avr_hello() -> None:
-    hello = Hello(1, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1)
+    hello = Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0)
     base = TimeBase.from_hello(hello)
     assert base.counts_to_us(16) == 1.0
     assert base.tick_s == pytest.approx(0.07111, abs=1e-5)

@@ -15,7 +15,7 @@ from mmproto import Arrival, Link, LinkDown, LinkError
 
 
 def hello(kind: int = 1, version: int = mp.PROTO_VERSION) -> mp.Hello:
-    return mp.Hello(version, kind, 0x0100, 16_000_000, 16_000_000, 1_137_778, 9600, 1)
+    return mp.Hello(version, kind, 0x0100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0)
 
 
 class FakeNode:
