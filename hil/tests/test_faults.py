@@ -140,3 +140,54 @@ def test_stuck_timecode_bit_masks_changes_then_takes_the_driver_level(tmp_path: 
     with fixture_bench(tmp_path) as bench:
         r = bench.control("stuck event all 0 0.1")
         assert r["wires"] == 4
+
+
+class CountingLink:
+    """The part of an mmproto Link the lockstep Stepper uses (bytes_out, bytes_in, vanished), over a
+    pyserial port; reading bytes_in takes in what the port has. reopen() keeps the counts, as a link
+    that reopens its port after a hang-up would."""
+
+    def __init__(self, path: str) -> None:
+        self.path, self.bytes_out, self._in, self.vanished, self.data = path, 0, 0, None, b""
+        self.port = open_port(path)
+
+    def write(self, b: bytes) -> None:
+        self.bytes_out += self.port.write(b)
+
+    @property
+    def bytes_in(self) -> int:
+        if self.vanished is None:
+            try:
+                chunk = self.port.read(self.port.in_waiting or 1)
+            except (serial.SerialException, OSError) as exc:   # in_waiting on a hung-up pty: EIO
+                self.vanished = str(exc)
+                chunk = b""
+            self.data += chunk
+            self._in += len(chunk)
+        return self._in
+
+    def reopen(self) -> None:
+        self.port.close()
+        self.port, self.vanished, self.data = open_port(self.path), None, b""
+
+
+def test_stepper_counts_per_pty_across_a_hangup(tmp_path: Path) -> None:
+    from mmhil.lockstep import Stepper
+
+    with fixture_bench(tmp_path, lockstep=True) as bench:
+        link = CountingLink(bench.executor_port)
+        stepper = Stepper(bench, links={"executor": link})
+        stepper.step(0.01, frame=False)
+        link.write(b"H")
+        stepper.step(0.02, frame=False)
+        assert link.data.endswith(b"FIXTURE\n")
+        bench.control("hangup executor 0.01")
+        r = stepper.step(0.025, frame=False)                    # hung up: its output is not waited for
+        assert r["hung_up"]["executor"]
+        r = stepper.step(0.05, frame=False)
+        assert r["pty_generation"]["executor"] == 2
+        link.reopen()
+        link.write(b"H")                                        # the link's 2nd byte, the new pty's 1st
+        stepper.step(0.07, frame=False)
+        assert link.data == b"FIXTURE\n" and link.bytes_out == 2
+        link.port.close()
