@@ -167,3 +167,21 @@ def test_a_full_table_drops_the_longest_idle_client_else_refuses(tmp_path: Path)
         assert st["evicted_clients"] >= 8 and st["refused_clients"] == 1
         for s in idle:
             s.close()
+
+
+def test_the_grant_connection_survives_being_evicted_while_idle(tmp_path: Path) -> None:
+    """Bench.grant's persistent connection, idle past 1 s when eight other clients fill the table, is
+    evicted by the eighth; the next grant opens it again (in the place of an idle one)."""
+    with fixture_bench(tmp_path, lockstep=True) as bench:
+        bench.grant(16_000, frame=False)
+        time.sleep(1.1)
+        others = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(8)]
+        for s in others:
+            s.connect(str(bench.control_path))
+        time.sleep(1.1)      # the others idle too: the grant's new connection takes the place of one
+        try:
+            assert bench.grant(32_000, frame=False)["cycle"] == 32_000
+            assert bench.status()["control"]["evicted_clients"] >= 1
+        finally:
+            for s in others:
+                s.close()
