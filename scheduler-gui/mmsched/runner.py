@@ -97,6 +97,7 @@ class Runner:
     counters_before: dict[str, Any] = field(default_factory=dict, init=False)   # COUNTERS at set-up, by node
     reset_nodes: set[str] = field(default_factory=set, init=False)              # nodes that reset mid-run
     mode_frame: mp.Mode | None = field(default=None, init=False)                # the executor's MODE of this run
+    _open: list[Event] = field(default_factory=list, init=False, repr=False)    # events not ended yet (in_flight)
     # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
     # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
     # ("phase", "running"/"done"); it must be quick and must not mutate what it is given. Setting
@@ -365,7 +366,7 @@ class Runner:
                 self.link_fault(LinkDown("profiler", now, f"silent for {SILENCE_S} s"), reconnect=False)
             if st.link_failed:
                 break
-            if not st.generating and all(e.terminal for e in self.events):
+            if not st.generating and not self.in_flight():
                 break
             if now > hard_stop:
                 self.invalid.append(Reason("run_timeout", "run did not finish in time"))
@@ -409,6 +410,7 @@ class Runner:
         st.matcher.track(ev)
         if accounted:
             self.events.append(ev)
+            self._open.append(ev)
             self.faults.created(ev)
         return ev
 
@@ -614,7 +616,7 @@ class Runner:
         cur = st.tracker.current
         if cur is None:
             return
-        due = [e for e in self.events if not e.terminal and cur >= e.scheduled_tc + self.cfg.timeout_ticks]
+        due = [e for e in self.in_flight() if cur >= e.scheduled_tc + self.cfg.timeout_ticks]
         if not due or self.endpoint.has_pending(self.inbox):
             # Judge silence only once every frame already received is read: a starved scheduler reading a
             # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
@@ -676,10 +678,15 @@ class Runner:
                                        f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
                                        f"the profiler's tick {near[0].timecode}", [e, *self.in_flight()])
                 # the count was wrong by the time this event fired: so for those due since
-                self.faults.reach_back(f, [x for x in self.events if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
+                # (the last events suffice: they are in creation order, a few per tick)
+                self.faults.reach_back(f, [x for x in self.events[-256:]
+                                           if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
 
     def in_flight(self) -> list[Event]:
-        return [e for e in self.events if not e.terminal]
+        # The events not yet ended, pruned here: a long run (a soak: 150,000 events in 3 h) must not scan
+        # every event it ever made on every frame.
+        self._open = [e for e in self._open if not e.terminal]
+        return list(self._open)
 
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def node_reset(self, node: str, detail: str, at: float) -> None:
@@ -794,7 +801,7 @@ class Runner:
                                      "reconnected": False, "affected": 0})
             return
         self.say(f"link fault: {down.node}: {down.error}")
-        affected = [e for e in self.events if not e.terminal]
+        affected = self.in_flight()
         for e in affected:
             self.end(e, "lost", "link_fault")
         ok = self.session.reconnect(down.node) if reconnect else False
@@ -958,8 +965,7 @@ class Runner:
 
 def reset_cause_text(hello: mp.Hello) -> str:
     """HELLO.reset_cause in words (SPEC.md section 5); a node that cannot tell says 0."""
-    cause = getattr(hello, "reset_cause", 0)   # protocol version 1 nodes have no such field
-    names = [c.name.lower().replace("_", "-") for c in mp.ResetCause if cause & c] if hasattr(mp, "ResetCause") else []
+    names = [c.name.lower().replace("_", "-") for c in mp.ResetCause if hello.reset_cause & c]
     return "reset cause: " + (", ".join(names) if names else "not told")
 
 
