@@ -23,6 +23,21 @@ READ_TIMEOUT_S = 5.0     # the host's readers must take in the bench's output wi
 
 
 @dataclass
+class _PtyCount:
+    """A node's link counts against the bench's, which are per pty: a `hangup` replaces a node's pty and
+    its counts start again at 0 on the new one (pty_generation in the grant reply; docs/bench.md,
+    "Faults"). The link may be the same object reopened (its own counts go on) or a new one (from 0)."""
+    gen: int = 1
+    link_id: int = 0
+    written: int = 0    # bytes the host's links wrote on this pty: what a grant's `in` announces
+    seen_out: int = 0   # the link's bytes_out when last added to `written`
+    in0: int = 0        # the link's bytes_in when the bench's `out` count began for it
+    skip: int = 0       # bytes the bench wrote on this pty that the link never reads (a port opened anew
+                        # flushes its input; while the port is down nothing is read)
+    last_out: int = 0   # the bench's `out` at the last step
+
+
+@dataclass
 class Stepper:
     bench: Bench
     links: dict[str, Link] = field(default_factory=dict)
@@ -30,14 +45,7 @@ class Stepper:
     ended: bool = False
     grants: int = 0
     on_step: Callable[[float], None] | None = None    # called with the new virtual time after each step
-    # A `hangup` replaces a node's pty, and the bench counts `in`/`out` per pty (0 on the new one; its
-    # reply's pty_generation says which): per node, the generation last seen and the link's own byte
-    # counts when it began (the link object, as a host that reopens the port may use a new one).
-    _gen: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)   # node: (gen, id(link), out, in)
-
-    def _base(self, node: str, link: Link) -> tuple[int, int]:
-        gen, lid, out0, in0 = self._gen.get(node, (1, id(link), 0, 0))
-        return (out0, in0) if lid == id(link) else (0, 0)
+    _pty: dict[str, "_PtyCount"] = field(default_factory=dict)
 
     @property
     def virtual_s(self) -> float:
@@ -55,20 +63,37 @@ class Stepper:
 
     def step(self, until_s: float, frame: bool = True) -> dict[str, Any]:
         """Lets virtual time run to `until_s` (or to the next frame end); returns the bench's reply."""
-        written = {n: link.bytes_out - self._base(n, link)[0] for n, link in self.links.items()}
+        written = {}
+        for node, link in self.links.items():
+            pc = self._pty.setdefault(node, _PtyCount(link_id=id(link)))
+            if pc.link_id != id(link):
+                # a link opened anew on the port: its counts start at 0, and what the bench wrote before
+                # it opened (by the last step: nothing runs between steps) was flushed
+                pc.link_id, pc.seen_out, pc.in0, pc.skip = id(link), 0, 0, pc.last_out
+            pc.written += link.bytes_out - pc.seen_out
+            pc.seen_out = link.bytes_out
+            written[node] = pc.written
         reply = self.bench.grant(max(self.cycle, self.to_cycle(until_s)), frame=frame, written=written)
         self.grants += 1
         self.cycle = int(reply["cycle"])
         self.ended = reply.get("stop") == "end"
         deadline = time.monotonic() + READ_TIMEOUT_S
         for node, link in self.links.items():
-            gen = int(reply.get("pty_generation", {}).get(node, 1))
-            if gen != self._gen.get(node, (1,))[0]:
-                # a fresh pty since the last step: what this link did so far was on the old one
-                self._gen[node] = (gen, id(link), link.bytes_out, link.bytes_in)
-            if reply.get("hung_up", {}).get(node):
-                continue        # no pty: nothing to wait for
-            want = int(reply["out"].get(node, 0)) + self._base(node, link)[1]
+            pc = self._pty[node]
+            out = int(reply["out"].get(node, 0))
+            gen = int(reply.get("pty_generation", {}).get(node, pc.gen))
+            down = bool(reply.get("hung_up", {}).get(node)) or link.vanished is not None
+            fresh = gen != pc.gen
+            if fresh:
+                pc.gen, pc.written = gen, 0      # a fresh pty: the host's bytes from now on go to it
+            if fresh or down:
+                # a fresh pty, or the port is down: what the bench has written on this pty so far never
+                # reaches the link
+                pc.in0, pc.skip = link.bytes_in, out
+            pc.last_out = out
+            if down:
+                continue        # no port to read: nothing to wait for
+            want = pc.in0 + out - pc.skip
             while link.bytes_in < want and link.vanished is None:
                 if time.monotonic() > deadline:
                     raise BenchError(f"lockstep: the {node} link read {link.bytes_in} of the {want} bytes the bench "

@@ -184,10 +184,20 @@ def test_stepper_counts_per_pty_across_a_hangup(tmp_path: Path) -> None:
         bench.control("hangup executor 0.01")
         r = stepper.step(0.025, frame=False)                    # hung up: its output is not waited for
         assert r["hung_up"]["executor"]
+        assert link.bytes_in and link.vanished                  # (a Link's reader thread sees it at once)
         r = stepper.step(0.05, frame=False)
         assert r["pty_generation"]["executor"] == 2
+        bench.control("garbage executor out 5")              # on the new pty before the host opens it:
+        r = stepper.step(0.06, frame=False)                   # flushed when it does
+        assert r["out"]["executor"] == 5
         link.reopen()
         link.write(b"H")                                        # the link's 2nd byte, the new pty's 1st
         stepper.step(0.07, frame=False)
         assert link.data == b"FIXTURE\n" and link.bytes_out == 2
+        fresh = CountingLink(bench.executor_port)             # or a link object opened anew
+        stepper.links["executor"] = fresh
         link.port.close()
+        fresh.write(b"H")
+        stepper.step(0.09, frame=False)
+        assert fresh.data == b"FIXTURE\n"
+        fresh.port.close()
