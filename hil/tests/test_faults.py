@@ -34,6 +34,8 @@ def test_dup_repeats_bytes_in_both_directions(tmp_path: Path) -> None:
     with fixture_bench(tmp_path, paced=False, seed=7) as bench:
         e = open_port(bench.executor_port)
         with e:
+            e.write(b"H")                       # the fixture's BOOT line read first, whenever it came
+            assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
             bench.control("fault executor out dup 1")
             e.write(b"H")
             assert read_exactly(e, 16) == b"FFIIXXTTUURREE\n\n"
@@ -45,7 +47,7 @@ def test_dup_repeats_bytes_in_both_directions(tmp_path: Path) -> None:
             report = read_lines(e, "R ", 1, timeout=5.0)
             u = bench.status()["nodes"]["executor"]["uart"]
     assert int(report[0].split()[1], 16) == 200          # every byte twice, each repeat once
-    assert u["fault_duplicated"] == [100, 8]
+    assert u["fault_duplicated"] == [100, 8]              # (the first H's reply was before the fault)
 
 
 def test_garbage_bursts_are_seeded_paced_and_counted(tmp_path: Path) -> None:
@@ -54,6 +56,8 @@ def test_garbage_bursts_are_seeded_paced_and_counted(tmp_path: Path) -> None:
         with fixture_bench(tmp_path, paced=False, seed=11) as bench:
             e = open_port(bench.executor_port)
             with e:
+                e.write(b"H")                   # the fixture's BOOT line read first, whenever it came
+                assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
                 assert bench.control("garbage executor out 2048")["bytes"] == 2048
                 bursts.append(read_exactly(e, 2048))
                 e.write(b"R")
@@ -61,7 +65,7 @@ def test_garbage_bursts_are_seeded_paced_and_counted(tmp_path: Path) -> None:
                 bench.control("garbage executor in 300")
                 report = read_lines(e, "R ", 1, timeout=5.0)
                 u = bench.status()["nodes"]["executor"]["uart"]
-            assert u["garbage_bytes"] == [300, 2048] and u["in_read"] == 1   # garbage is not host input
+            assert u["garbage_bytes"] == [300, 2048] and u["in_read"] == 2   # H, R: garbage is not host input
             _, n, first, last = report[0].split()
             assert int(n, 16) == 300
             assert abs((int(last, 16) - int(first, 16)) - 299 * CHAR) < CHAR   # one character each
