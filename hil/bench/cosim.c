@@ -457,6 +457,37 @@ void cosim_load_node(int id, const char *elf, int alone)
     }
 }
 
+/* simavr 1.6 quirk: a write to a port's PORT register raises every pin of the port with the PORT
+ * bit, input pins included, so the PIN register then reads the PORT value, not what the wire drives.
+ * At power-on both are 0 and nothing shows; after a reset mid-run the executor's start-up writes
+ * PORTK = 0 and its timecode inputs read 0 until each bit changes again: on the bench its count went
+ * 0, 5, 6, 7 ... and came right only 11 ticks later (measured: 'reset executor' at tick 21). A real
+ * pin reads the wire. So the bench drives the inputs again once the node has started up (REAPPLY_S
+ * after the reset, long after its port set-up): the node sees one change to the wire's real level. */
+#define REAPPLY_S 0.010
+
+/* Drives an input pin to the wire's level even where simavr believes it is there already: a pin IRQ
+ * keeps its value across avr_reset and simavr filters a raise to the same value, so the pin is first
+ * raised to the other level (no interrupt is raised for that step: the node sees one change). */
+static void force_input(struct wire *w, uint64_t at)
+{
+    int lv = w->level;
+    avr_raise_irq(w->dst_irq, (uint32_t)!lv);
+    w->level = !lv;
+    apply_level_raw(w, lv, at);
+}
+
+static avr_cycle_count_t reapply_inputs(struct avr_t *a, avr_cycle_count_t when, void *param)
+{
+    struct node *n = param;
+    int i;
+    (void)a;
+    for (i = 0; i < NWIRES; i++)
+        if (cosim.wires[i].dst == n->id)
+            force_input(&cosim.wires[i], when);
+    return 0; /* once */
+}
+
 void cosim_reset_node(int id, uint64_t at)
 {
     struct node *n = &cosim.nodes[id];
@@ -482,11 +513,9 @@ void cosim_reset_node(int id, uint64_t at)
         }
     /* Its input pins see what the other node drives. */
     for (i = 0; i < NWIRES; i++)
-        if (cosim.wires[i].dst == n->id) {
-            int lv = cosim.wires[i].level;
-            cosim.wires[i].level = !lv;
-            apply_level_raw(&cosim.wires[i], lv, at); /* the level it sees, stuck or not */
-        }
+        if (cosim.wires[i].dst == n->id)
+            force_input(&cosim.wires[i], at); /* the level it sees, stuck or not */
+    avr_cycle_timer_register(a, (avr_cycle_count_t)(REAPPLY_S * a->frequency), reapply_inputs, n);
     logmsg("%s reset at cycle %" PRIu64, n->name, at);
 }
 
