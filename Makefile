@@ -8,7 +8,7 @@ FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
 .PHONY: help setup build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
-        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil test-examples bench gui
+        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil test-examples bench gui faults soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -62,6 +62,14 @@ fuzz: setup  ## libFuzzer on the C decoder (FUZZ_RUNS) and hypothesis on the Pyt
 demo: setup  ## the paper's five experiments on the virtual bench (QUICK=1: 30 events each)
 	$(MAKE) -C hil all
 	$(PY) -m mmsched.cli demo $(if $(QUICK),--quick)
+
+faults: setup  ## the fault campaign: every mode x every fault class on the bench, checked (build/faults/)
+	$(MAKE) -C hil all
+	$(PY) -m mmhil.faultcampaign --out build/faults
+
+soak: setup  ## a 3 h lockstep and a 30 min paced mixed run: outcomes, counters, worst event (build/soak/)
+	$(MAKE) -C hil all
+	$(PY) -m mmhil.soak --out build/soak
 
 perf: setup  ## run every benchmark, write perf/results.json and print a table
 	$(MAKE) -C protocol/c perf
