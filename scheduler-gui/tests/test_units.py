@@ -216,10 +216,8 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
     tag, eid = r.state.generator.next()
-    e = ev(0, eid=eid, tc=10, tag=tag)
+    e = r.new_event(tag, eid, "mixed", 2, 10, 8, 0.1)                    # made as the run makes them
     e.ack_tc = 8                                                        # the executor had it (ACKed)
-    r.events.append(e)
-    r.state.matcher.track(e)
     r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
     r.inbox.put("a frame not handled yet")                              # e.g. the executor's ERROR
     r.check_deadlines()
