@@ -30,6 +30,21 @@ F_CPU = 16_000_000
 NODES = ("profiler", "executor")
 
 
+
+def exchange(control_path: Path, line: str, timeout: float = 5.0) -> bytes:
+    """One command on a fresh connection to a bench's control socket; its reply line as bytes, unparsed."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(str(control_path))
+        s.sendall(line.encode() + b"\n")
+        data = b""
+        while not data.endswith(b"\n"):
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+    return data
+
 class BenchError(RuntimeError):
     """The bench failed; the message ends with the tail of its log."""
 
@@ -278,16 +293,7 @@ class Bench:
         """Sends one command, returns the bench's JSON reply; raises BenchError if it refused."""
         if not self.alive():
             raise BenchError(f"bench is not running (command {line!r})", self.log_tail())
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-            s.settimeout(timeout)
-            s.connect(str(self.control_path))
-            s.sendall(line.encode() + b"\n")
-            data = b""
-            while not data.endswith(b"\n"):
-                chunk = s.recv(65536)
-                if not chunk:
-                    break
-                data += chunk
+        data = exchange(self.control_path, line, timeout)
         try:
             reply = json.loads(data)
         except ValueError as exc:

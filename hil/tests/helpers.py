@@ -25,3 +25,12 @@ def read_lines(port: serial.Serial, prefix: str, count: int, timeout: float = 5.
         *lines, buf = buf.split(b"\n")
         got += [ln.decode(errors="replace") for ln in lines if ln.decode(errors="replace").startswith(prefix)]
     return got
+
+
+def read_exactly(port: serial.Serial, n: int, timeout: float = 5.0) -> bytes:
+    """The bench reported n bytes written to the pty: read them all (they may still be in the kernel)."""
+    got = b""
+    deadline = time.monotonic() + timeout
+    while len(got) < n and time.monotonic() < deadline:
+        got += port.read(n - len(got))
+    return got

@@ -12,7 +12,7 @@ import pytest
 import serial
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import fixture_bench, read_lines  # noqa: E402
+from helpers import fixture_bench, read_exactly, read_lines  # noqa: E402
 
 F_CPU = 16_000_000
 CHAR = 10 * F_CPU / 9600
@@ -20,14 +20,6 @@ CHAR = 10 * F_CPU / 9600
 
 def open_port(path: str) -> serial.Serial:
     return serial.Serial(path, 9600, timeout=0.05)
-
-
-def read_exactly(port: serial.Serial, n: int, timeout: float = 5.0) -> bytes:
-    got = b""
-    deadline = time.monotonic() + timeout
-    while len(got) < n and time.monotonic() < deadline:
-        got += port.read(n - len(got))
-    return got
 
 
 def test_dup_repeats_bytes_in_both_directions(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import sys
 import time
 from pathlib import Path
 
-from mmhil.bench import BENCH_BIN, FIXTURE_ELF, Bench
+from mmhil.bench import BENCH_BIN, FIXTURE_ELF, Bench, exchange
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import fixture_bench  # noqa: E402
@@ -20,17 +20,7 @@ from helpers import fixture_bench  # noqa: E402
 
 def raw(bench: Bench, line: str, timeout: float = 5.0) -> bytes:
     """One command on a fresh connection; the reply line as bytes (not parsed, not checked)."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(str(bench.control_path))
-        s.sendall(line.encode() + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            data += chunk
-    return data
+    return exchange(bench.control_path, line, timeout)
 
 
 def run_bench_once(run_dir: Path) -> subprocess.CompletedProcess[str]:

@@ -16,22 +16,13 @@ import mmproto as mp
 from mmhil.bench import Bench, BenchError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import fixture_bench  # noqa: E402
+from helpers import fixture_bench, read_exactly  # noqa: E402
 
 # the MODE frames these tests send, by their protocol names
 MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
 
 F_CPU = 16_000_000
 TICK = 1_137_778
-
-
-def read_exactly(port: serial.Serial, n: int, timeout: float = 5.0) -> bytes:
-    """The bench reported n bytes written to the pty: read them all (they may still be in the kernel)."""
-    got = b""
-    deadline = time.monotonic() + timeout
-    while len(got) < n and time.monotonic() < deadline:
-        got += port.read(n - len(got))
-    return got
 
 
 def lockstep_session(tmp_path: Path, name: str) -> tuple[bytes, list[dict], dict[str, bytes]]:

@@ -109,9 +109,10 @@ class FaultLedger:
     def is_open(self, kind: str, node: str | None = None) -> bool:
         return any(f.open and f.kind == kind and (node is None or f.node == node) for f in self.faults)
 
-    def close(self, kind: str, node: str, at_s: float) -> None:
+    def close(self, at_s: float, kind: str | None = None, node: str | None = None) -> None:
+        """The rig has recovered: the open faults (of `kind` and `node`, or all) stop tainting new events."""
         for f in self.faults:
-            if f.open and f.kind == kind and f.node == node:
+            if f.open and kind in (None, f.kind) and node in (None, f.node):
                 f.open, f.closed_s = False, round(at_s, 6)
 
     def explain(self, kind: str, since_s: float, by: str, node: str) -> None:

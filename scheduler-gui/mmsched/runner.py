@@ -767,9 +767,7 @@ class Runner:
         st = self.state
         assert st is not None
         st.recovering = None
-        for f in self.faults.faults:
-            if f.open:
-                self.faults.close(f.kind, f.node, self.rel(at))
+        self.faults.close(self.rel(at))
 
     def check_recovery(self, now: float) -> None:
         st = self.state

@@ -37,7 +37,7 @@ def test_an_open_fault_touches_events_in_flight_and_new_ones_until_closed() -> N
     during = ev(2)
     led.created(during)
     assert during.fault == "node_reset"
-    led.close("node_reset", "executor", 1.5)
+    led.close(1.5, "node_reset", "executor")
     after = ev(3)
     led.created(after)
     assert after.fault is None
