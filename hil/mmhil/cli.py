@@ -23,8 +23,8 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
         return 1
     print(f"profiler port  {bench.profiler_port}")
     print(f"executor port  {bench.executor_port}")
-    print(f"control socket {bench.control_path}   (commands: status, reset NODE, fault ..., cut ..., vcd on|off, "
-          f"grant, stalls, sleep, stop: docs/bench.md)")
+    print(f"control socket {bench.control_path}   (commands: status, reset NODE, fault ..., garbage ..., cut ..., "
+          f"hangup NODE S, stuck ..., vcd on|off, grant, stalls, sleep, inject, stop: docs/bench.md)")
     mode = ("lockstep (virtual time advances only by `grant` on the control socket, or mmhil.Rig)" if lockstep else
             "paced (virtual time = wall time)" if paced else "unpaced (as fast as possible)")
     print(f"mode           {mode}")
