@@ -61,7 +61,8 @@ def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
     assert (df["result_tc"] == df["scheduled_tc"]).all()
     assert (df["fired_tc"] == df["scheduled_tc"]).all()
     assert ((df["slack_ticks"] > 0) & (df["slack_ticks"] <= 2)).all()
-    assert sidecar["summary"]["n"] == 20 and sidecar["invariant"]["ok"]
+    # (n counts the measurable rows: a run the lag-only branch above accepted has events a stall met)
+    assert sidecar["summary"]["n"] == int(df["measurable"].sum()) and sidecar["invariant"]["ok"]
     # a virtual bench loses nothing: no frame dropped on either link once the nodes said HELLO
     c = sidecar["counters"]
     for node in ("profiler", "executor"):
