@@ -870,23 +870,42 @@ class Runner:
                 out.append(Window(e.event, e.created_at, due + tick))
         return out
 
+    def late_creations(self) -> dict[int, float]:
+        """Events this scheduler made at or after their own scheduled moment (created_phase >= distance: it
+        read the TIMECODE it made them on that many ticks late), by event, with that lag in us. This host
+        stalled the scheduler: no line could have delivered them on time. Where the executor is measured
+        (mixed, verification) that is a fault of the rig, not of the system under test; in normal mode the
+        PC is what is measured, and its lateness is the result, so none are returned."""
+        st = self.state
+        if self.cfg.mode == "normal" or st is None:
+            return {}
+        tick_us = st.timebase.tick_s * 1e6
+        return {e.event: round(e.created_phase * tick_us, 1) for e in self.events
+                if e.created_phase is not None and e.created_phase >= e.distance}
+
     def mark_unmeasurable(self, verdict: Verdict) -> dict[str, Any]:
-        """Events whose window met a stall keep their outcome and are marked not measurable; a run with
-        more than MAX_UNMEASURABLE_SHARE of them is invalid. Returns the figures for the sidecar."""
-        marked = 0
+        """Events whose window met a stall (the bench's, or this scheduler's own: late_creations) keep their
+        outcome and are marked not measurable; a run with more than MAX_UNMEASURABLE_SHARE of them is
+        invalid. Returns the figures for the sidecar."""
+        lags: dict[int, float] = {}
         for w in self.windows():
             met = [s for s in verdict.stalls if s.meets(w)]
             if met:
-                e = self.events[w.event]
-                e.measurable, e.stall_us = False, round(max(s.lag_us for s in met), 1)
-                marked += 1
+                lags[w.event] = round(max(s.lag_us for s in met), 1)
+        late = self.late_creations()
+        for i, lag in late.items():
+            lags[i] = max(lag, lags.get(i, 0.0))
+        for i, lag in lags.items():
+            self.events[i].measurable, self.events[i].stall_us = False, lag
+        marked = len(lags)
         share = marked / len(self.events) if self.events else 0.0
         if share > MAX_UNMEASURABLE_SHARE:
             worst = max(e.stall_us for e in self.events if e.stall_us is not None)
             self.invalid.append(Reason("bench_lag", f"bench lag bound exceeded: {marked} of {len(self.events)} events "
                                                     f"({share:.1%}) met a host stall (largest lag {worst:.0f} us); "
                                                     f"more than {MAX_UNMEASURABLE_SHARE:.0%} not measurable"))
-        return {"stalls": len(verdict.stalls), "unmeasurable": marked, "unmeasurable_share": round(share, 6),
+        return {"stalls": len(verdict.stalls), "late_creations": len(late), "unmeasurable": marked,
+                "unmeasurable_share": round(share, 6),
                 "max_unmeasurable_share": MAX_UNMEASURABLE_SHARE}
 
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:

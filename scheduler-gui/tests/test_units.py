@@ -240,3 +240,27 @@ def test_unmatched_edge_results_are_bounded_and_counted() -> None:
     assert len(m.pending_results) == MAX_PENDING_RESULTS
     assert m.unmatched_results == n - MAX_PENDING_RESULTS
     assert m.pending_results[0].timecode == n - MAX_PENDING_RESULTS      # the oldest went first
+
+
+@pytest.mark.parametrize("mode, marked", [("mixed", True), ("normal", False)])
+def test_an_event_the_scheduler_made_after_its_own_moment_is_not_measurable(mode: str, marked: bool) -> None:
+    # The paced soak (issue 18): a TIMECODE read 2.08 ticks late made an event for distance 2 already past
+    # its tick; the executor refused it (past_due) and the run blamed the executor. No line could have
+    # delivered it: the rig's host stalled, so where the executor is measured the event is not measurable.
+    # In normal mode the PC is what is measured, and its lateness is the result.
+    from mmsched.config import RunConfig
+    from mmsched.endpoint import Boards, Verdict
+    from mmsched.runner import Runner
+    from mmsched.runstate import RunState
+
+    r = Runner(RunConfig(mode=mode, distance=2, count=2), Boards("loop://"))
+    r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
+    late = r.new_event(*r.state.generator.next(), mode, 2, 22632, 22630, 2.08)
+    on_time = r.new_event(*r.state.generator.next(), mode, 2, 22633, 22631, 0.1)
+    r.end(late, "missed", "past_due")
+    r.end(on_time, "ok", None)
+    figures = r.mark_unmeasurable(Verdict())
+    assert late.measurable is not marked and on_time.measurable
+    assert figures["unmeasurable"] == int(marked) and figures["late_creations"] == int(marked)
+    if marked:
+        assert late.stall_us == pytest.approx(2.08 * r.state.timebase.tick_s * 1e6, rel=1e-3)
