@@ -1,0 +1,141 @@
+"""The executor trace reader and its figures, on a hand-made trace whose every figure is known (one layer:
+the bench that writes real traces is tested in hil/tests/test_exectrace.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mmanalysis import exectrace as et
+
+# 16 MHz: 16 cycles a microsecond. The idle task sleeps; a timecode edge wakes PCINT2, which switches to
+# the timecode task (tc) that runs 100 us and drives the event strobe; the kernel tick interrupts sleep
+# without a switch; one PCINT2 returns to idle without a switch (a spurious edge).
+TRACE = """# mmbench executor trace 1
+# cpu_hz 16000000
+# node executor
+T 0100 tcb_tc
+T 0200 xIdleTaskTCBBuffer
+V 11 PCINT2
+V 21 TIMER0_COMPA
+S 0 0200
+Z 100 1
+W 1600 timecode0 1
+Z 1604 0
+I 1604 11
+S 1700 0100
+R 1760 11
+W 1780 event_id0 1
+W 1790 strobe 1
+W 1900 strobe 0
+S 3360 0200
+Z 3400 1
+Z 10000 0
+I 10000 11
+R 10050 11
+Z 10060 1
+Z 16000 0
+I 16000 21
+R 16160 21
+Z 16170 1
+W 17600 timecode0 0
+W 17600 timecode1 1
+Z 17604 0
+I 17604 11
+S 17700 0100
+R 17760 11
+S 19360 0200
+Z 19400 1
+Z 20000 0
+"""
+
+
+@pytest.fixture()
+def trace(tmp_path: Path) -> et.ExecTrace:
+    p = tmp_path / "run.exectrace"
+    p.write_text(TRACE)
+    return et.read(p)
+
+
+def test_reads_header_and_records(trace: et.ExecTrace) -> None:
+    assert trace.cpu_hz == 16_000_000 and trace.tasks == {0x100: "tc", 0x200: "idle"}
+    assert trace.vectors == {11: "PCINT2", 21: "TIMER0_COMPA"}
+    assert trace.irqs == [(1604, 1760, 11), (10000, 10050, 11), (16000, 16160, 21), (17604, 17760, 11)]
+    assert (trace.start, trace.end) == (0, 20000)
+    assert et.timecode_edges(trace) == [(1600, 1), (17600, 2)]
+    assert et.event_edges(trace) == [(1790, 1)]
+
+
+def test_timeline_covers_every_cycle_once(trace: et.ExecTrace) -> None:
+    segs = et.timeline(trace)
+    assert segs[0].start == 0 and segs[-1].end == 20000
+    assert all(a.end == b.start for a, b in zip(segs, segs[1:]))
+    assert et.Segment(1604, 1760, "isr", "PCINT2") in segs
+    assert et.Segment(1760, 3360, "task", "tc") in segs
+    assert sum(s.end - s.start for s in segs if s.kind == "sleep") == (1604 - 100) + (10000 - 3400) + (
+        16000 - 10060) + (17604 - 16170) + (20000 - 19400)
+
+
+def test_profile_figures(trace: et.ExecTrace) -> None:
+    p = et.profile(trace)
+    rows = {(r["kind"], r["name"]): r for r in p["tasks"]}
+    pc = rows[("isr", "PCINT2")]
+    assert pc["instances"] == 3 and pc["C_us"]["min"] == pytest.approx(50 / 16) and pc["C_us"]["max"] == pytest.approx(156 / 16)
+    tc = rows[("task", "tc")]
+    # an instance's computation time leaves out the interrupt it began in: 1760..3360 is 1600 cycles
+    assert tc["instances"] == 2 and tc["C_us"]["avg"] == pytest.approx(100.0)
+    assert tc["T_us"]["avg"] == pytest.approx(1000.0) and tc["U"] == pytest.approx(0.1)
+    assert p["U"] == pytest.approx(sum(r["U"] for r in p["tasks"] if r["U"] is not None and r["name"] != "idle"))
+    assert p["by_category"]["dispatch"] == pytest.approx((156 + 50 + 156 + 3200) / 20000, abs=1e-6)
+    assert p["by_category"]["tick"] == pytest.approx(160 / 20000)
+    assert sum(p["by_category"].values()) == pytest.approx(1.0, abs=1e-5)
+    # the context switch, seed 004's form: PCINT2 returning to idle (50 cycles) against switching (156)
+    (call,) = p["service_calls"]
+    assert call["call"] == "PCINT2 interrupt" and call["before_us"] == pytest.approx(50 / 16)
+    assert call["difference_us"] == pytest.approx(106 / 16) and call["ratio"] == pytest.approx(156 / 50)
+    assert et.dispatch_delays(trace) == [pytest.approx(190 / 16)]
+    assert any("U = sum(C_i/T_i)" in line for line in et.profile_table(p))
+
+
+@pytest.mark.parametrize("bad, why", [
+    ("hello\n", "not an executor trace"),
+    (TRACE.replace("R 1760 11", "R 1760 21"), "return from vector 21"),
+    (TRACE.replace("I 16000 21", "I 15 21"), "goes back"),
+    (TRACE.replace("S 1700 0100", "S 1700 zz"), "malformed 'S'"),
+    (TRACE.replace("# cpu_hz 16000000\n", ""), "cpu_hz"),
+    (TRACE + "Q 20001 1\n", "unknown record 'Q'"),
+])
+def test_a_bad_trace_names_the_line(tmp_path: Path, bad: str, why: str) -> None:
+    p = tmp_path / "bad.exectrace"
+    p.write_text(bad)
+    with pytest.raises(et.ExecTraceError, match=why) as exc:
+        et.read(p)
+    assert str(exc.value).startswith(f"{p}:")
+
+
+def test_perfetto_trace_reads_back_with_perfettos_own_protos(trace: et.ExecTrace, tmp_path: Path) -> None:
+    import pandas as pd
+    from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import TrackEvent
+
+    from mmanalysis import perfettotrace as pt
+
+    # the run: the port read 1 then 2, and the timecode's low 8 bits are the port: tick 257 is 0x01 after a
+    # wrap, so the run's scheduled ticks (257, 258) place the edges a whole wrap up
+    events = pd.DataFrame({"event": [0, 1], "tag": [1, 2], "event_id": [1, 0], "scheduled_tc": [257, 258],
+                           "outcome": ["ok", "missed"], "reason": [None, "timeout"], "latency_us": [1.375, float("nan")]})
+    assert pt.extended_ticks(trace, events["scheduled_tc"]) == [(1600, 257), (17600, 258)]
+    out = tmp_path / "run.perfetto-trace"
+    counts = pt.write(trace, out, events)
+    t = pt.read_back(out)
+    names = {p.track_descriptor.name for p in t.packet if p.HasField("track_descriptor")}
+    assert {"cpu", "task tc", "task idle", "isr PCINT2", "isr TIMER0_COMPA", "timecode", "events"} <= names
+    begins = [p for p in t.packet if p.HasField("track_event") and p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN]
+    ends = [p for p in t.packet if p.HasField("track_event") and p.track_event.type == TrackEvent.TYPE_SLICE_END]
+    assert len(begins) == len(ends) == counts["slices"] == len(et.timeline(trace)) + 4 + 5   # cpu + 4 isr + 5 task
+    pc = [p for p in begins if p.track_event.name == "PCINT2" and p.timestamp == 100250]   # cycle 1604 = 100.25 us
+    assert pc and {a.name: a.uint_value for a in pc[0].track_event.debug_annotations}["start_cycle"] == 1604
+    instants = [p.track_event.name for p in t.packet if p.HasField("track_event")
+                and p.track_event.type == TrackEvent.TYPE_INSTANT]
+    assert instants == ["fired id 1", "scheduled event 0 (ok)", "scheduled event 1 (missed)"]
+    assert all(p.trusted_packet_sequence_id == 1 for p in t.packet)
