@@ -7,6 +7,8 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .exload import ExecutorLoad
+
 MODES = ("mixed", "normal", "verification")
 DEFAULT_TIMEOUT_TICKS = 6     # an event with no RESULT this many ticks after its tick is missed
 
@@ -52,6 +54,8 @@ class RunConfig:
     firing_process: str = "own"
     dispatch: str = "isr"             # executor dispatch: isr or task
     load: bool = False
+    executor_load: ExecutorLoad = ExecutorLoad()   # what the executor does besides firing (exload.py)
+    trace: bool = False               # the bench's trace of the executor: NAME.exectrace, .perfetto-trace, .vcd
     late_bound_us: float = 1000.0
     max_in_flight: int = 8
     timeout_ticks: int = DEFAULT_TIMEOUT_TICKS
@@ -88,6 +92,10 @@ class RunConfig:
             raise ValueError(f"--max-in-flight must be at least 1, not {self.max_in_flight}")
         if not _whole(self.timeout_ticks) or self.timeout_ticks < 1:
             raise ValueError(f"timeout_ticks must be at least 1, not {self.timeout_ticks}")
+        if not isinstance(self.executor_load, ExecutorLoad):
+            raise ValueError("executor_load must be an ExecutorLoad (ExecutorLoad.parse reads the option's text)")
+        if self.mode == "normal" and not self.executor_load.none:
+            raise ValueError("--executor-load: normal mode does not use the executor (the PC fires the events)")
         problem = name_problem(self.name)
         if problem:
             raise ValueError(f"--name {problem}")
@@ -97,5 +105,6 @@ class RunConfig:
         d["rate_ms"] = self.rate_ms if self.rate_ms is not None else round(tick_s * 1000, 3)
         d["rate"] = "tick" if self.rate_ms is None else "ms"
         d["baud"] = baud
+        d["executor_load_text"] = str(self.executor_load)
         d["out"] = str(self.out) if self.out else None
         return d
