@@ -6,6 +6,7 @@ defaults for what a script rarely sets, so user code never reads `Mode(2, 0, 0, 
     frames.schedule(event_id=5, timecode=1234, tag=7)
     frames.fire(event_id=3, tag=9)
     frames.query("hello")                          # QUERY for a HELLO (or "counters", "status")
+    frames.cancel(7)                               # CANCEL the pending event with tag 7 (no tag: all)
 
 Each returns the `mmproto` dataclass (the wire format stays defined there, once). A name that is not the
 protocol's raises ValueError naming the ones that are.
@@ -58,6 +59,16 @@ def fire(*, event_id: int, tag: int) -> mp.Fire:
     """FIRE (normal mode): the profiler stamps this frame's first byte as the event."""
     check_event_id(event_id)
     return mp.Fire(event_id=event_id, tag=tag)
+
+
+def cancel(tag: int | None = None) -> mp.Cancel:
+    """CANCEL: takes the event with `tag` out of the executor's list before it fires; no tag: every
+    pending event (the executor answers CANCELLED either way)."""
+    if tag is None:
+        return mp.Cancel(tag=0, flags=mp.CANCEL_ALL)
+    if not isinstance(tag, int) or not 0 <= tag <= 0xFFFF:
+        raise ValueError(f"tag {tag!r}: a u16 (0..65535)")
+    return mp.Cancel(tag=tag, flags=0)
 
 
 def query(what: str | type[mp.Message] = "hello") -> mp.Query:

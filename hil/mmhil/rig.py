@@ -282,6 +282,17 @@ class Rig:
         return self._stall_checked(lambda: self._schedule_once(event_id, ticks_ahead, dispatch, bound),
                                    lag_bound_us("mixed", ticks_ahead))
 
+    def cancel(self, tag: int | None = None, timeout: float = 1.5) -> mp.Cancelled:
+        """Takes the event with `tag` (as sent in a SCHEDULE) out of the executor's list before it fires, or
+        every pending event with no tag; returns the executor's CANCELLED (`removed`: 0 when the event had
+        fired or was never there; `pending`: what is left). A script that scheduled events by hand ends
+        with `rig.cancel()` so none fires into the next one."""
+        self.need_executor("rig.cancel")
+        frame = frames.cancel(tag)
+        self.send("executor", frame)
+        _, done = self.wait_for("executor", mp.Cancelled, timeout, where=lambda c: c.tag == frame.tag)
+        return done
+
     def fire(self, event_id: int, ticks_ahead: int = 1, *, late_bound_us: float | None = None,
              spin_s: float = 0.002) -> EventResult:
         """Normal mode, one event: the PC itself writes a FIRE frame at its estimate of the start of the tick

@@ -34,3 +34,24 @@ def test_a_hil_script_steps_time_and_gets_the_same_answer_twice(tmp_path: Path) 
     (lat0, t0), (lat1, t1) = answers
     assert lat0 == lat1 == 1.375          # 22 cycles of ISR dispatch, on the simulated clock
     assert t0 == t1                       # the same virtual moment: nothing depended on the host
+
+
+def test_cancel_takes_an_event_out_before_it_fires(tmp_path: Path) -> None:
+    # issue 18: "add a way to cancel". Two events far ahead; one cancelled by tag never fires; then cancel-all
+    # empties the list; a tag not pending removes nothing.
+    from mmhil import frames
+
+    with Bench(run_dir=tmp_path / "run", lockstep=True) as bench, Rig.on_bench(bench) as rig:
+        rig.mode("mixed")
+        now = rig.next_tick() - rig.tc_offset                   # the executor's timeline
+        for tag, ahead in ((41, 6), (42, 8)):
+            rig.send("executor", frames.schedule(event_id=3, timecode=now + ahead, tag=tag))
+            rig.wait_for("executor", mp.Ack, where=lambda a, t=tag: a.tag == t)
+        first = rig.cancel(41)
+        assert (first.tag, first.removed, first.pending) == (41, 1, 1)
+        assert rig.cancel(41).removed == 0                       # no longer there
+        rest = rig.cancel()
+        assert (rest.removed, rest.pending) == (1, 0)
+        rig.advance(10 * rig.tick_s)                             # past both ticks
+        fired = [a.message for a in rig.drain("executor") if isinstance(a.message, mp.Fired)]
+        assert fired == []
