@@ -74,7 +74,8 @@ CLASSES: tuple[FaultClass, ...] = (
                resets="executor"),
     FaultClass("reset-profiler", ("reset profiler",), (), 0, frozenset({"node_reset"}), nodes=("profiler",),
                resets="profiler"),
-    FaultClass("hangup", ("hangup executor 0.5",), (), 8, frozenset({"link_fault"}), nodes=("executor",)),
+    FaultClass("hangup-executor", ("hangup executor 0.5",), (), 8, frozenset({"link_fault"}), nodes=("executor",)),
+    FaultClass("hangup-profiler", ("hangup profiler 0.5",), (), 8, frozenset({"link_fault"}), nodes=("profiler",)),
     FaultClass("stuck-pin", ("stuck timecode 0 1 0.5",), (), 8, frozenset({"timecode_fault", "node_reset"}),
                nodes=("executor",)),
 )
@@ -145,7 +146,7 @@ def run_one(mode: str, fc: FaultClass, count: int, at_tick: int, seed: int, out_
         result.fail(f"invariant: {sc['invariant']['error']}")
     # 2. nothing blamed on the system under test
     measured_ok = {"ok", "late"} if mode == "normal" else {"ok"}
-    allowed_lost = fc.reasons | ({"link_fault"} if fc.name == "hangup" else set())
+    allowed_lost = fc.reasons
     for (o, r), n in outcomes.items():
         if o == "lost" and r not in allowed_lost:
             result.fail(f"{n} events lost with {r}, not a reason of {fc.name} ({sorted(allowed_lost)})")
