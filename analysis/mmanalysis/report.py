@@ -15,7 +15,7 @@ from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from . import plots
+from . import plots, profilereport
 from .csvsafe import write_frame
 from .reader import RunSet, read_runs
 from .stats import summarize
@@ -235,6 +235,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     budgets = budget_rows(data)
     if budgets:
         md += ["## Normal mode: the latency budget (us)", "", BUDGET_WORDS, "", md_table(BUDGET_HEADERS, budgets), ""]
+    md += [x + "\n" for x in profilereport.section(data.meta, md_table, lambda t, k: "#" * k + " " + t, lambda t: t)]
     if invalid:
         md += ["## Invalid runs (kept, never reported as results)", ""]
         md += [f"- {r}: {why or 'no reason given'}" for r, why in invalid] + [""]
@@ -260,6 +261,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     if budgets:
         h += ["<h2>Normal mode: the latency budget (us)</h2>", f"<p>{html.escape(BUDGET_WORDS)}</p>",
               html_table(BUDGET_HEADERS, budgets)]
+    h += profilereport.section(data.meta, html_table, lambda t, k: f"<h{k}>{html.escape(t)}</h{k}>",
+                               lambda t: f"<p>{html.escape(t)}</p>")
     if invalid:
         h += ["<h2>Invalid runs (kept, never reported as results)</h2><ul>"]
         h += [f"<li>{html.escape(r)}: {html.escape(str(why or 'no reason given'))}</li>" for r, why in invalid] + ["</ul>"]

@@ -139,3 +139,27 @@ def test_perfetto_trace_reads_back_with_perfettos_own_protos(trace: et.ExecTrace
                 and p.track_event.type == TrackEvent.TYPE_INSTANT]
     assert instants == ["fired id 1", "scheduled event 0 (ok)", "scheduled event 1 (missed)"]
     assert all(p.trusted_packet_sequence_id == 1 for p in t.packet)
+
+
+def test_report_shows_the_profile_beside_the_paper_and_runs_side_by_side(trace: et.ExecTrace, tmp_path: Path) -> None:
+    from mmanalysis import report, synth
+
+    prof = et.profile(trace)
+    for name, load in (("idle", "none"), ("loaded", "cpu,periodic=10000/2000")):
+        rows = synth.synthetic_events("mixed", 2, False, 20, seed=1)
+        meta = synth.sidecar(name, rows)
+        meta["config"]["executor_load_text"] = load
+        meta["executor_profile"] = prof
+        synth.write_run(tmp_path / name, rows, meta)
+    rows = synth.synthetic_events("mixed", 2, False, 20, seed=2)
+    meta = synth.sidecar("broken", rows)
+    meta["executor_profile"] = {"error": "x.exectrace:1: not an executor trace"}
+    synth.write_run(tmp_path / "broken", rows, meta)
+    paths = report.report(tmp_path, tmp_path / "rep", figures=False)
+    md = paths["md"].read_text()
+    assert "## Executor profile (traced runs)" in md and "### Side by side" in md
+    assert "| task | tc | dispatch | 2 | 100.00 | 100.00 | 100.00 | 1000 | 0.1000 |" in md
+    assert "14.245 / 6.41" in md                              # the paper's figure beside ours
+    assert "| PCINT2 interrupt |" in md and "| cpu,periodic=10000/2000 |" in md
+    assert "broken: traced, but its trace could not be used: x.exectrace:1" in md
+    assert "<h2>Executor profile (traced runs)</h2>" in paths["html"].read_text()

@@ -19,6 +19,7 @@ import abc
 import queue
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from mmproto import Item, Link
@@ -135,6 +136,16 @@ class Endpoint(abc.ABC):
         """Floor calibration: puts `frame` into the profiler's receiver with its first start bit exactly on
         the next tick's edge, with no PC timing in it (only where `injection_path()` is None)."""
         raise EndpointError("bench_failed", self.injection_path() or "no injection path")
+
+    def trace_path(self) -> str | None:
+        """None if this target can trace the executor from outside for a run (`RunConfig.trace`), else why
+        not (the base case: boards, where nothing watches the executor's core)."""
+        return "the executor's trace is taken by the virtual bench, which sees every cycle; boards have no such view"
+
+    def trace_files(self) -> dict[str, Path]:
+        """After `close`: the files a traced run recorded, by kind ("exectrace": the executor's trace, "vcd":
+        the wired ports), where `open` was told to put them (beside the run's CSV)."""
+        return {}
 
     def verdict(self) -> Verdict:
         """Called once the run's window has ended (before `close`)."""

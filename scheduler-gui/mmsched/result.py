@@ -39,6 +39,19 @@ class RunResult:
         return self.sidecar["summary"]
 
     @property
+    def executor_profile(self) -> dict[str, Any] | None:
+        """A traced run's profile of the executor (RunConfig.trace; mmanalysis.exectrace.profile), else None."""
+        return self.sidecar.get("executor_profile")
+
+    @property
+    def exec_trace(self) -> Path | None:
+        """A traced run's executor trace (OUT.exectrace), if it was recorded."""
+        files = (self.executor_profile or {}).get("files") or {}
+        if self.json_path is None or "exectrace" not in files:
+            return None
+        return self.json_path.with_name(files["exectrace"])
+
+    @property
     def reasons(self) -> list[str]:
         """The codes of the run's invalid reasons (mmanalysis.schema.INVALID_REASONS)."""
         return [r["code"] for r in self.sidecar.get("invalid_reasons") or []]

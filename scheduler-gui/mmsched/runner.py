@@ -57,6 +57,7 @@ from .servo import ClockServo
 from .session import Session
 from .stats import slack_distribution, summarize
 from .timecode import round256
+from .tracefiles import executor_profile
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 FLOOR_PROBES = 5           # normal mode: FIREs injected on a tick's edge (the floor calibration)
@@ -974,6 +975,8 @@ class Runner:
             sidecar["budget"] = budget_summary(self.events, st.floor, cfg.discipline)
             sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),
                                 "locked": st.servo.ready, "drift_ppm": round(st.servo.drift * 1e6, 3)}
+        if cfg.trace and cfg.out is not None:          # issue 19: the executor seen from outside
+            sidecar["executor_profile"] = executor_profile(self.endpoint.trace_files(), self.events, cfg.out)
         csv_path = json_path = None
         if cfg.out is not None:
             csv_path, json_path = write_run(cfg.out, self.events, sidecar)
