@@ -326,14 +326,17 @@ def timecode_edges(tr: ExecTrace, prefix: str = "timecode") -> list[tuple[int, i
 
 
 def event_edges(tr: ExecTrace, strobe: str = "strobe", id_prefix: str = "event_id") -> list[tuple[int, int]]:
-    """(cycle, event id) at each rising edge of the event strobe the executor drives."""
+    """(cycle, event id) at each event the executor drives: the strobe toggles once per event (either
+    edge, docs/hardware.md), written with the id bits in one port write."""
     ids = [0, 0, 0]
+    level_now = 0                    # the port's level out of reset; a record of the level it has is no edge
     out = []
     for c, name, level in tr.wires:
         if name.startswith(id_prefix):
             ids[int(name[len(id_prefix):])] = level
-        elif name == strobe and level == 1:
+        elif name == strobe and level != level_now:
             out.append((c, ids[0] | ids[1] << 1 | ids[2] << 2))
+            level_now = level
     return out
 
 

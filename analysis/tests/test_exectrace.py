@@ -28,7 +28,6 @@ S 1700 0100
 R 1760 11
 W 1780 event_id0 1
 W 1790 strobe 1
-W 1900 strobe 0
 S 3360 0200
 Z 3400 1
 Z 10000 0
@@ -45,6 +44,8 @@ Z 17604 0
 I 17604 11
 S 17700 0100
 R 17760 11
+W 17780 event_id0 0
+W 17790 strobe 0
 S 19360 0200
 Z 19400 1
 Z 20000 0
@@ -64,7 +65,7 @@ def test_reads_header_and_records(trace: et.ExecTrace) -> None:
     assert trace.irqs == [(1604, 1760, 11), (10000, 10050, 11), (16000, 16160, 21), (17604, 17760, 11)]
     assert (trace.start, trace.end) == (0, 20000)
     assert et.timecode_edges(trace) == [(1600, 1), (17600, 2)]
-    assert et.event_edges(trace) == [(1790, 1)]
+    assert et.event_edges(trace) == [(1790, 1), (17790, 0)]     # the strobe toggles: either edge
 
 
 def test_timeline_covers_every_cycle_once(trace: et.ExecTrace) -> None:
@@ -94,7 +95,7 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     (call,) = p["service_calls"]
     assert call["call"] == "PCINT2 interrupt" and call["before_us"] == pytest.approx(50 / 16)
     assert call["difference_us"] == pytest.approx(106 / 16) and call["ratio"] == pytest.approx(156 / 50)
-    assert et.dispatch_delays(trace) == [pytest.approx(190 / 16)]
+    assert et.dispatch_delays(trace) == [pytest.approx(190 / 16)] * 2
     assert any("U = sum(C_i/T_i)" in line for line in et.profile_table(p))
 
 
@@ -137,7 +138,7 @@ def test_perfetto_trace_reads_back_with_perfettos_own_protos(trace: et.ExecTrace
     assert pc and {a.name: a.uint_value for a in pc[0].track_event.debug_annotations}["start_cycle"] == 1604
     instants = [p.track_event.name for p in t.packet if p.HasField("track_event")
                 and p.track_event.type == TrackEvent.TYPE_INSTANT]
-    assert instants == ["fired id 1", "scheduled event 0 (ok)", "scheduled event 1 (missed)"]
+    assert instants == ["fired id 1", "fired id 0", "scheduled event 0 (ok)", "scheduled event 1 (missed)"]
     assert all(p.trusted_packet_sequence_id == 1 for p in t.packet)
 
 
