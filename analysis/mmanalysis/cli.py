@@ -1,5 +1,6 @@
-"""Command line: `mmrig report RUNS... --out DIR` (add_report_parser, which mmsched.cli wires in), and
-on its own: `python -m mmanalysis report RUNS...`, `... summary RUNS...`, `... lab RESULTS --out X.ipynb`."""
+"""Command line: `mmrig report RUNS... --out DIR` (add_report_parser, which mmsched.cli wires in, as it does
+profile and capture), and on its own: `python -m mmanalysis report RUNS...`, `... summary RUNS...`,
+`... lab RESULTS --out X.ipynb`, `... profile OUT.exectrace [--perfetto X]`, `... capture X.sr --run OUT.csv`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from .csvsafe import write_frame
 from .schema import SchemaError
 
 
@@ -119,12 +121,78 @@ def add_lab_parser(subparsers) -> None:
     p.set_defaults(func=cmd_lab)
 
 
+def _run_rows(csv: Path | None):
+    """The run's rows (its CSV, checked against its sidecar), or None."""
+    if csv is None:
+        return None
+    from .reader import read_runs
+
+    return read_runs([csv]).df
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    from . import exectrace, perfettotrace
+
+    try:
+        tr = exectrace.read(args.trace)
+        rows = _run_rows(args.run)
+    except (exectrace.ExecTraceError, SchemaError, FileNotFoundError, OSError) as exc:
+        print(f"profile: {exc}", file=sys.stderr)
+        return 2
+    print("\n".join(exectrace.profile_table(exectrace.profile(tr))))
+    if args.perfetto is not None:
+        counts = perfettotrace.write(tr, args.perfetto, rows)
+        print(f"\nwrote {args.perfetto} ({counts['slices']} slices, {counts['instants']} instants): open it in "
+              "ui.perfetto.dev")
+    return 0
+
+
+def add_profile_parser(subparsers) -> None:
+    p = subparsers.add_parser("profile", help="the executor's profile (C_i, T_i, U) from a bench trace, and its "
+                                              "Perfetto trace")
+    p.add_argument("trace", type=Path, help="OUT.exectrace (mmrig run --trace, or mmbench --exec-trace)")
+    p.add_argument("--run", type=Path, default=None, help="the run's OUT.csv: its events on the Perfetto trace")
+    p.add_argument("--perfetto", type=Path, default=None, help="write the Perfetto trace here")
+    p.set_defaults(func=cmd_profile)
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    from . import lacapture
+
+    try:
+        channels = lacapture.parse_channels(args.channels) if args.channels else None
+        tr = lacapture.read_sr(args.capture, channels)
+        rows = _run_rows(args.run)
+    except (lacapture.CaptureError, SchemaError, FileNotFoundError, OSError) as exc:
+        print(f"capture: {exc}", file=sys.stderr)
+        return 2
+    lined = lacapture.line_up(tr, rows)
+    out = args.out or args.capture.with_suffix(".lined-up.csv")
+    write_frame(lined, out, index=False)
+    print(lacapture.summary(lined, tr))
+    print(f"wrote {out}")
+    return 0
+
+
+def add_capture_parser(subparsers) -> None:
+    p = subparsers.add_parser("capture", help="a logic analyzer's capture (sigrok .sr) lined up with a run's CSV")
+    p.add_argument("capture", type=Path, help="CAPTURE.sr (PulseView, sigrok-cli)")
+    p.add_argument("--run", type=Path, required=True, help="the run's OUT.csv (with its OUT.json)")
+    p.add_argument("--channels", default=None, metavar="MAP",
+                   help="our wires to the capture's channels, e.g. timecode0=D0,...,strobe=D11 (default: the "
+                        "capture's channels carry our names: timecode0..7, event_id0..2, strobe)")
+    p.add_argument("--out", type=Path, default=None, help="the lined-up CSV (default CAPTURE.lined-up.csv)")
+    p.set_defaults(func=cmd_capture)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m mmanalysis", description="mmrig run analysis")
     sub = parser.add_subparsers(dest="command", required=True)
     add_report_parser(sub)
     add_summary_parser(sub)
     add_lab_parser(sub)
+    add_profile_parser(sub)
+    add_capture_parser(sub)
     return parser
 
 

@@ -17,7 +17,7 @@ import statistics
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 FORMAT_LINE = "# mmbench executor trace 1"
 
@@ -60,6 +60,7 @@ class ExecTrace:
     wires: list[tuple[int, str, int]] = field(default_factory=list)      # (cycle, wire, level)
     start: int = 0
     end: int = 0
+    initial: dict[str, int] = field(default_factory=dict)   # wire levels at the start (absent: 0, the reset level)
 
     def us(self, cycles: float) -> float:
         return cycles * 1e6 / self.cpu_hz
@@ -310,7 +311,7 @@ def service_calls(tr: ExecTrace) -> list[dict[str, Any]]:
 def timecode_edges(tr: ExecTrace, prefix: str = "timecode") -> list[tuple[int, int]]:
     """(cycle, port value) at each change of the timecode port the executor sees (bits named
     timecode0..7; the bits that change together at one cycle make one edge)."""
-    bits = [0] * 8
+    bits = [tr.initial.get(f"{prefix}{i}", 0) for i in range(8)]
     out: list[tuple[int, int]] = []
     for c, name, level in tr.wires:
         if not name.startswith(prefix):
@@ -328,8 +329,8 @@ def timecode_edges(tr: ExecTrace, prefix: str = "timecode") -> list[tuple[int, i
 def event_edges(tr: ExecTrace, strobe: str = "strobe", id_prefix: str = "event_id") -> list[tuple[int, int]]:
     """(cycle, event id) at each event the executor drives: the strobe toggles once per event (either
     edge, docs/hardware.md), written with the id bits in one port write."""
-    ids = [0, 0, 0]
-    level_now = 0                    # the port's level out of reset; a record of the level it has is no edge
+    ids = [tr.initial.get(f"{id_prefix}{i}", 0) for i in range(3)]
+    level_now = tr.initial.get(strobe, 0)    # out of reset 0; a record of the level it has is no edge
     out = []
     for c, name, level in tr.wires:
         if name.startswith(id_prefix):
@@ -337,6 +338,27 @@ def event_edges(tr: ExecTrace, strobe: str = "strobe", id_prefix: str = "event_i
         elif name == strobe and level != level_now:
             out.append((c, ids[0] | ids[1] << 1 | ids[2] << 2))
             level_now = level
+    return out
+
+
+def extended_ticks(tr: ExecTrace, scheduled: Iterable[int] = ()) -> list[tuple[int, int]]:
+    """(cycle, extended timecode) of each timecode edge: the 8-bit port values unwrapped (each edge
+    moves the timecode on by (new - old) mod 256), then placed by whole wraps so that they meet the run's
+    scheduled timecodes best (the profiler drives the low 8 bits of its extended timecode). Without a
+    run, the first edge keeps its 8-bit value."""
+    edges = timecode_edges(tr)
+    if not edges:
+        return []
+    ext, out = edges[0][1], [(edges[0][0], edges[0][1])]
+    for (_, a), (c, b) in zip(edges, edges[1:]):
+        ext += (b - a) % 256
+        out.append((c, ext))
+    wanted = set(scheduled)
+    if wanted:
+        lo = min(wanted) - out[0][1]
+        best = max(range(lo // 256 - 2, lo // 256 + 3),
+                   key=lambda k: sum((t + 256 * k) in wanted for _, t in out))
+        out = [(c, t + 256 * best) for c, t in out]
     return out
 
 

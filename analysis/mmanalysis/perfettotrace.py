@@ -18,39 +18,17 @@ packet, so a long trace is never held whole in memory.
 
 from __future__ import annotations
 
-import bisect
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (CounterDescriptor, Trace, TracePacket,
                                                              TrackDescriptor, TrackEvent)
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
-from .exectrace import ExecTrace, event_edges, instances, timecode_edges, timeline
+from .exectrace import ExecTrace, event_edges, extended_ticks, instances, timecode_edges, timeline
 
 SEQ = 1                      # our one packet sequence
 ROOT = 1                     # track uuids: fixed ones below 100, per-task/vector ones from 100
-
-
-def extended_ticks(tr: ExecTrace, scheduled: Iterable[int] = ()) -> list[tuple[int, int]]:
-    """(cycle, extended timecode) of each timecode edge: the 8-bit port values unwrapped (each edge
-    moves the timecode on by (new - old) mod 256), then placed by whole wraps so that they meet the run's
-    scheduled timecodes best (the profiler drives the low 8 bits of its extended timecode). Without a
-    run, the first edge keeps its 8-bit value."""
-    edges = timecode_edges(tr)
-    if not edges:
-        return []
-    ext, out = edges[0][1], [(edges[0][0], edges[0][1])]
-    for (_, a), (c, b) in zip(edges, edges[1:]):
-        ext += (b - a) % 256
-        out.append((c, ext))
-    wanted = set(scheduled)
-    if wanted:
-        lo = min(wanted) - out[0][1]
-        best = max(range(lo // 256 - 2, lo // 256 + 3),
-                   key=lambda k: sum((t + 256 * k) in wanted for _, t in out))
-        out = [(c, t + 256 * best) for c, t in out]
-    return out
 
 
 def write(tr: ExecTrace, path: Path, events: Any = None) -> dict[str, int]:
@@ -167,16 +145,3 @@ def read_back(path: Path) -> Trace:
     t = Trace()
     t.ParseFromString(path.read_bytes())
     return t
-
-
-def tick_cycles(tr: ExecTrace, scheduled: Iterable[int]) -> dict[int, int]:
-    """The executor cycle each given extended tick began at (as the executor saw its timecode port)."""
-    ticks = extended_ticks(tr, scheduled)
-    cyc = [c for c, _ in ticks]
-    tcs = [t for _, t in ticks]
-    out = {}
-    for s in scheduled:
-        i = bisect.bisect_left(tcs, s)
-        if i < len(tcs) and tcs[i] == s:
-            out[s] = cyc[i]
-    return out

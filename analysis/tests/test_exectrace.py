@@ -125,7 +125,7 @@ def test_perfetto_trace_reads_back_with_perfettos_own_protos(trace: et.ExecTrace
     # wrap, so the run's scheduled ticks (257, 258) place the edges a whole wrap up
     events = pd.DataFrame({"event": [0, 1], "tag": [1, 2], "event_id": [1, 0], "scheduled_tc": [257, 258],
                            "outcome": ["ok", "missed"], "reason": [None, "timeout"], "latency_us": [1.375, float("nan")]})
-    assert pt.extended_ticks(trace, events["scheduled_tc"]) == [(1600, 257), (17600, 258)]
+    assert et.extended_ticks(trace, events["scheduled_tc"]) == [(1600, 257), (17600, 258)]
     out = tmp_path / "run.perfetto-trace"
     counts = pt.write(trace, out, events)
     t = pt.read_back(out)
