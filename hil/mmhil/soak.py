@@ -52,7 +52,7 @@ def soak(name: str, endpoint: BenchEndpoint, seconds: float, out: Path) -> dict[
             "invalid_reasons": [r["text"] for r in sc["invalid_reasons"]],
             "worst_us": worst.latency_us if worst else None,
             "worst_at_s": worst.sent_s if worst else None, "worst_event": worst.event if worst else None,
-            "latency_us": sc["summary"].get("latency_us") if isinstance(sc["summary"], dict) else None,
+            "latency_us": {k: sc["summary"].get(k) for k in ("n", "min_us", "p50_us", "p99_us", "max_us")},
             "counters": {"scheduler": sched, "profiler": sc["counters"]["profiler"],
                          "executor": sc["counters"]["executor"]},
             "problems": problems, "csv": str(res.csv_path)}
