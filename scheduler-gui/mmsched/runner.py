@@ -876,13 +876,15 @@ class Runner:
         read the TIMECODE it made them on that many ticks late), by event, with that lag in us. This host
         stalled the scheduler: no line could have delivered them on time. Where the executor is measured
         (mixed, verification) that is a fault of the rig, not of the system under test; in normal mode the
-        PC is what is measured, and its lateness is the result, so none are returned."""
+        PC is what is measured, and its lateness is the result, so none are returned. Nor are events already
+        `lost` to a fault of the rig (a port that came back, say, after which the scheduler made events from the
+        TIMECODEs that waited): their fault names them already."""
         st = self.state
         if self.cfg.mode == "normal" or st is None:
             return {}
         tick_us = st.timebase.tick_s * 1e6
         return {e.event: round(e.created_phase * tick_us, 1) for e in self.events
-                if e.created_phase is not None and e.created_phase >= e.distance}
+                if e.created_phase is not None and e.created_phase >= e.distance and e.outcome != "lost"}
 
     def mark_unmeasurable(self, verdict: Verdict) -> dict[str, Any]:
         """Events whose window met a stall (the bench's, or this scheduler's own: late_creations) keep their

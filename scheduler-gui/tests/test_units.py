@@ -257,10 +257,12 @@ def test_an_event_the_scheduler_made_after_its_own_moment_is_not_measurable(mode
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
     late = r.new_event(*r.state.generator.next(), mode, 2, 22632, 22630, 2.08)
     on_time = r.new_event(*r.state.generator.next(), mode, 2, 22633, 22631, 0.1)
+    faulted = r.new_event(*r.state.generator.next(), mode, 2, 22634, 22632, 2.5)   # made late, after a fault
     r.end(late, "missed", "past_due")
     r.end(on_time, "ok", None)
+    r.end(faulted, "lost", "link_fault")                # its fault names it already: not marked again
     figures = r.mark_unmeasurable(Verdict())
-    assert late.measurable is not marked and on_time.measurable
+    assert late.measurable is not marked and on_time.measurable and faulted.measurable
     assert figures["unmeasurable"] == int(marked) and figures["late_creations"] == int(marked)
     if marked:
         assert late.stall_us == pytest.approx(2.08 * r.state.timebase.tick_s * 1e6, rel=1e-3)
