@@ -202,6 +202,26 @@ def write_trace(path: Path, text: str):
     return et.read(path)
 
 
+def write_run(folder: Path, name: str, trace_text: str | None, load: str = "none", **extra) -> Path:
+    """OUT.json as a traced run leaves it (the bench's contract): executor_profile is exactly
+    exectrace.profile(trace) plus the files, named relative to the JSON's folder. No trace: no profile."""
+    from mmanalysis import exectrace as et
+
+    folder.mkdir(parents=True, exist_ok=True)
+    sidecar = {"format": "mmrig-run", "format_version": 1, "name": name, "valid": True,
+               "config": {"mode": "mixed", "dispatch": "isr", "executor_load_text": load,
+                          "trace": trace_text is not None}}
+    if trace_text is not None:
+        tr = write_trace(folder / f"{name}.exectrace", trace_text)
+        prof = et.profile(tr)
+        prof["files"] = {"exectrace": f"{name}.exectrace", "perfetto": f"{name}.perfetto-trace", "vcd": f"{name}.vcd"}
+        sidecar["executor_profile"] = prof
+    sidecar.update(extra)
+    p = folder / f"{name}.json"
+    p.write_text(json.dumps(sidecar))
+    return p
+
+
 # ---- the Gantt chart ----------------------------------------------------------------------------------------------
 def test_gantt_rows_and_bars_of_the_hand_made_trace(qtbot, tmp_path) -> None:
     from PySide6.QtCore import QPointF
@@ -301,3 +321,104 @@ def test_gantt_of_a_long_trace_is_built_fast_and_binned(qtbot, tmp_path) -> None
     g.grab()
     assert time.perf_counter() - t0 < 1.0
     assert g.item.last_mode == "exact"
+
+
+# ---- the profile window -----------------------------------------------------------------------------------------
+def test_profile_window_fills_the_tables_and_shows_runs_side_by_side(qtbot, tmp_path) -> None:
+    from mmsched.gui.profile import ProfileRun, ProfileWindow
+
+    a = write_run(tmp_path / "a", "idle-exec", TRACE)
+    b = write_run(tmp_path / "b", "loaded-exec", synthetic_trace(120, periodic=(10_000, 2_000), rx_per_s=20),
+                  load="periodic=10000/2000,rx=20")
+    w = ProfileWindow([ProfileRun.from_json(a), ProfileRun.from_json(b.with_suffix(".csv"))])
+    qtbot.addWidget(w)
+    w.show()
+    assert [p.run.name for p in w.panels] == ["idle-exec", "loaded-exec"]
+    assert w.panels[0].x() < w.panels[1].x()          # side by side
+    rows = w.panels[0].task_rows()
+    assert [r[:4] for r in rows] == [["isr", "PCINT2", "dispatch", "3"], ["isr", "TIMER0_COMPA", "tick", "1"],
+                                     ["task", "idle", "idle", "3"], ["task", "tc", "dispatch", "2"]]
+    tc = rows[3]
+    assert tc[4:7] == ["100.00", "100.00", "100.00"] and tc[8] == "1 000" and tc[10] == "0.1000"
+    side = json.loads(a.read_text())["executor_profile"]
+    assert f"{side['U']:.4f}" in w.panels[0].summary.text() and "idle " in w.panels[0].summary.text()
+    cats = w.panels[0].categories
+    assert [cats.horizontalHeaderItem(c).text() for c in range(cats.columnCount())] == list(side["by_category"])
+    assert cats.item(0, 0).text() == f"{100 * side['by_category']['tick']:.2f} %"
+    svc = w.panels[0].services
+    assert svc.rowCount() == 1 and svc.item(0, 0).text() == "PCINT2 interrupt"
+    assert [svc.item(0, c).text() for c in range(1, 5)] == ["3.12", "9.75", "6.62", "3.12"]
+    loaded = {r[1]: r for r in w.panels[1].task_rows()}
+    assert {"load_periodic", "serial", "USART0_RX", "TIMER3_COMPA"} <= set(loaded)
+    assert "periodic=10000/2000,rx=20" in w.panels[1].config_label.text()
+    # the chart: the first run's, then the second's
+    assert w.gantt.row_names()[:2] == ["tick / event", "isr PCINT2"]
+    w.run_combo.setCurrentIndex(1)
+    assert "task load_periodic" in w.gantt.row_names() and w.gantt.message_text() is None
+
+
+def test_a_run_without_a_profile_says_it_was_not_traced(qtbot, tmp_path) -> None:
+    from mmsched.gui.profile import ProfileRun, ProfileWindow
+
+    w = ProfileWindow([ProfileRun.from_json(write_run(tmp_path, "plain", None)),
+                       ProfileRun.from_json(write_run(tmp_path, "traced", TRACE))])
+    qtbot.addWidget(w)
+    w.show()
+    first = w.panels[0]
+    assert first.tasks is None and first.summary.objectName() == "not_traced"
+    assert "not traced" in first.summary.text() and "--trace" in first.summary.text()
+    assert w.run_combo.currentIndex() == 1 and w.gantt.message_text() is None    # the traced one is shown
+    w.run_combo.setCurrentIndex(0)
+    assert "not traced" in w.gantt.message_text()
+
+
+def test_a_bad_or_missing_trace_is_one_message(qtbot, tmp_path) -> None:
+    from mmsched.gui.profile import ProfileRun, ProfileWindow
+
+    bad = write_run(tmp_path, "bad", TRACE)
+    (tmp_path / "bad.exectrace").write_text(TRACE.replace("R 1760 11", "R 1760 21"))
+    gone = write_run(tmp_path / "g", "gone", TRACE)
+    (tmp_path / "g" / "gone.exectrace").unlink()
+    w = ProfileWindow([ProfileRun.from_json(bad), ProfileRun.from_json(gone)])
+    qtbot.addWidget(w)
+    w.show()
+    msg = w.gantt.message_text()
+    assert msg.startswith("Cannot read the executor trace of bad:") and "return from vector 21" in msg
+    assert w.panels[0].tasks is not None and w.panels[0].tasks.rowCount() == 4    # the sidecar's figures stay
+    w.run_combo.setCurrentIndex(1)
+    assert "The executor trace of gone is missing" in w.gantt.message_text()
+    empty = write_run(tmp_path / "e", "empty", TRACE)
+    (tmp_path / "e" / "empty.exectrace").write_text("\n".join(TRACE.splitlines()[:2]) + "\n")
+    w.add_run(ProfileRun.from_json(empty))
+    w.run_combo.setCurrentIndex(2)
+    assert "has no records" in w.gantt.message_text()
+    assert len(w.messages) == 2 and not any("Traceback" in m for m in w.messages)
+    assert w.add_paths([tmp_path / "nothing.json"]) == 0 and "no such file" in w.messages[-1]
+
+
+# ---- what it looks like ------------------------------------------------------------------------------------------
+def test_screenshot_of_the_profile_window(qtbot, tmp_path) -> None:
+    from mmsched.gui.profile import ProfileRun, ProfileWindow
+
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    idle = write_run(tmp_path, "idle-executor", synthetic_trace(500))
+    loaded = write_run(tmp_path, "loaded-executor", synthetic_trace(500, periodic=(10_000, 2_000), rx_per_s=20, cpu=True),
+                       load="cpu,periodic=10000/2000,rx=20")
+    w = ProfileWindow([ProfileRun.from_json(idle), ProfileRun.from_json(loaded)])
+    qtbot.addWidget(w)
+    w.resize(1500, 950)
+    w.show()
+    qtbot.waitExposed(w)
+    w.run_combo.setCurrentIndex(1)
+    w.gantt.set_x_range(60.0, 100.0)                  # around the first timecode edge: 40 ms of the loaded run
+    qtbot.wait(200)
+    img = w.grab().toImage()
+    path = SHOTS / "profile.png"
+    assert img.save(str(path))
+    colours = {img.pixel(x, y) for x in range(0, img.width(), 12) for y in range(0, img.height(), 12)}
+    assert len(colours) > 20
+    # the other run, the whole trace: zoomed out, each row drawn as its occupancy per pixel column
+    w.run_combo.setCurrentIndex(0)
+    qtbot.wait(200)
+    assert w.gantt.x_range() == pytest.approx((0.0, w.gantt.data.total_ms)) and w.gantt.data.total_ms > 490
+    assert w.grab().toImage().save(str(SHOTS / "profile_whole_trace.png"))
