@@ -222,6 +222,23 @@ def write_run(folder: Path, name: str, trace_text: str | None, load: str = "none
     return p
 
 
+@pytest.fixture
+def make_win(qtbot, tmp_path):
+    from PySide6.QtCore import QSettings
+
+    from mmsched.gui.window import MainWindow
+
+    def make(ini: Path | None = None):
+        w = MainWindow(QSettings(str(ini or tmp_path / "settings.ini"), QSettings.Format.IniFormat),
+                       runs_dir=tmp_path / "runs")
+        w.quiet = True
+        qtbot.addWidget(w)
+        w.resize(1280, 800)
+        w.show()
+        return w
+    return make
+
+
 # ---- the Gantt chart ----------------------------------------------------------------------------------------------
 def test_gantt_rows_and_bars_of_the_hand_made_trace(qtbot, tmp_path) -> None:
     from PySide6.QtCore import QPointF
@@ -394,6 +411,69 @@ def test_a_bad_or_missing_trace_is_one_message(qtbot, tmp_path) -> None:
     assert "has no records" in w.gantt.message_text()
     assert len(w.messages) == 2 and not any("Traceback" in m for m in w.messages)
     assert w.add_paths([tmp_path / "nothing.json"]) == 0 and "no such file" in w.messages[-1]
+
+
+# ---- the main window's fields and the menu -----------------------------------------------------------------------
+def test_executor_load_field_and_trace_box_reach_the_run_config(make_win, qtbot, tmp_path) -> None:
+    from PySide6.QtCore import Qt
+
+    from mmsched.exload import ExecutorLoad
+
+    ini = tmp_path / "keep.ini"
+    win = make_win(ini)
+    assert win.executor_load.placeholderText() == "none, or cpu,periodic=10ms/2ms,rx=20"
+    assert win.config().executor_load == ExecutorLoad() and win.config().trace is False
+    win.executor_load.setFocus()
+    qtbot.keyClicks(win.executor_load, "cpu,gpu")
+    assert win.executor_load_error and "'gpu' is not cpu" in win.executor_load.toolTip()
+    assert "c0392b" in win.executor_load.styleSheet()
+    win.start_run()                                           # blocked, with the parser's message
+    assert not win.running and win.problems[-1].title == "Invalid settings"
+    assert "'gpu' is not cpu, periodic=PERIOD/EXEC or rx=N" in win.problems[-1].text
+    win.executor_load.setText("cpu,periodic=10ms/2ms,rx=20")
+    assert win.executor_load_error is None and win.executor_load.styleSheet() == ""
+    qtbot.mouseClick(win.trace, Qt.MouseButton.LeftButton)
+    cfg = win.config()
+    assert cfg.executor_load == ExecutorLoad(cpu=True, period_us=10_000, exec_us=2_000, rx_per_s=20.0)
+    assert cfg.trace is True
+    win.set_mode("normal")                                    # no executor in normal mode: the field is off
+    assert not win.executor_load.isEnabled() and win.config().executor_load.none
+    win.set_mode("mixed")
+    win.conn_serial.setChecked(True)                          # boards cannot be traced
+    assert not win.trace.isEnabled() and "virtual bench" in win.trace.toolTip() and win.config().trace is False
+    win.conn_bench.setChecked(True)
+    assert win.trace.isEnabled() and win.config().trace is True
+    win.close()
+    again = make_win(ini)
+    assert again.executor_load.text() == "cpu,periodic=10ms/2ms,rx=20" and again.trace.isChecked()
+    assert again.config().executor_load.period_us == 10_000
+
+
+def test_profile_menu_opens_the_last_traced_run(make_win, tmp_path) -> None:
+    from mmsched.gui.profile import ProfileWindow
+    from mmsched.result import RunResult
+
+    win = make_win()
+    titles = [a.text() for m in win.menuBar().actions() for a in m.menu().actions()]
+    assert "Executor &profile..." in titles
+    j = write_run(tmp_path, "last", TRACE)
+    win.result = RunResult([], json.loads(j.read_text()), j.with_suffix(".csv"), j)
+    win.profile_action.trigger()
+    w = win.profile_window
+    assert isinstance(w, ProfileWindow) and [r.name for r in w.runs] == ["last"]
+    assert w.gantt.row_names()[-1] == "task idle"
+    w.close()
+    # runs chosen on disk: the unreadable one said, the rest shown
+    w2 = win.profile_runs([j, tmp_path / "nope.json"])
+    assert [r.name for r in w2.runs] == ["last"] and win.problems[-1].title == "Cannot open run"
+
+
+def test_gui_modules_stay_out_of_the_core() -> None:
+    import subprocess
+    code = ("import sys, mmanalysis.exectrace, mmsched.config, mmsched.exload, mmsched.result; "
+            "print([m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
 
 
 # ---- what it looks like ------------------------------------------------------------------------------------------
