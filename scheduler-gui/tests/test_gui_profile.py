@@ -456,8 +456,10 @@ def test_profile_menu_opens_the_last_traced_run(make_win, tmp_path) -> None:
     win = make_win()
     titles = [a.text() for m in win.menuBar().actions() for a in m.menu().actions()]
     assert "Executor &profile..." in titles
-    j = write_run(tmp_path, "last", TRACE)
-    win.result = RunResult([], json.loads(j.read_text()), j.with_suffix(".csv"), j)
+    j = write_run(tmp_path, "last", TRACE, summary={"events": 0, "outcomes": {o: 0 for o in
+                                                      ("ok", "late", "early", "missed", "lost")}})
+    win.on_finished(RunResult([], json.loads(j.read_text()), j.with_suffix(".csv"), j))   # a traced run ends
+    assert "executor traced: U = 0.1" in win.log_view.toPlainText() and "Executor profile" in win.log_view.toPlainText()
     win.profile_action.trigger()
     w = win.profile_window
     assert isinstance(w, ProfileWindow) and [r.name for r in w.runs] == ["last"]

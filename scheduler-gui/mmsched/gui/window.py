@@ -611,6 +611,10 @@ class MainWindow(QMainWindow):
         s = result.summary
         self.show_budget(result.sidecar)
         self.say(f"done: {s['events']} events, ok {s['outcomes']['ok']}; files {result.csv_path}")
+        prof = (result.sidecar or {}).get("executor_profile")
+        if prof:
+            self.say(f"executor traced: U = {prof.get('U', 0):.4f}, idle {100 * (prof.get('idle') or {}).get('share', 0):.1f} %"
+                     f" over {prof.get('seconds', 0):.2f} s: View > Executor profile (Ctrl+P)")
         if not result.valid:
             reasons = result.sidecar.get("invalid_reasons") or [{"code": None, "text": result.sidecar["invalid_reason"]}]
             # a host stall is this machine's, not the user's doing: said in the banner, no dialog
