@@ -418,9 +418,10 @@ class ProfileWindow(QDialog):
         finally:
             QApplication.restoreOverrideCursor()
         if isinstance(data, str):
-            self.gantt.show_message(data)
+            self.gantt.show_message(data)           # said once, where the chart would be
+            self.status.setText("")
             if self.runs[i].profile is not None:
-                self.say(data)
+                self.messages.append(data)
         else:
             self.gantt.set_data(data)
             self.status.setText(f"{self.runs[i].name}: {data.segments} segments, "
