@@ -370,8 +370,13 @@ def test_profile_window_fills_the_tables_and_shows_runs_side_by_side(qtbot, tmp_
     assert "periodic=10000/2000,rx=20" in w.panels[1].config_label.text()
     # the chart: the first run's, then the second's
     assert w.gantt.row_names()[:2] == ["tick / event", "isr PCINT2"]
+    w.gantt.set_x_range(0.1, 0.3)
     w.run_combo.setCurrentIndex(1)
     assert "task load_periodic" in w.gantt.row_names() and w.gantt.message_text() is None
+    assert w.gantt.x_range() == pytest.approx((0.1, 0.3))     # the same stretch of the other run
+    w.gantt.fit()
+    w.run_combo.setCurrentIndex(0)
+    assert w.gantt.x_range() == pytest.approx((0.0, 1.25))    # the whole of each when not zoomed
 
 
 def test_a_run_without_a_profile_says_it_was_not_traced(qtbot, tmp_path) -> None:
@@ -501,6 +506,8 @@ def test_screenshot_of_the_profile_window(qtbot, tmp_path) -> None:
     assert len(colours) > 20
     # the other run, the whole trace: zoomed out, each row drawn as its occupancy per pixel column
     w.run_combo.setCurrentIndex(0)
+    assert w.gantt.x_range() == pytest.approx((60.0, 100.0))        # the same stretch, of the idle executor
+    w.gantt.fit()
     qtbot.wait(200)
     assert w.gantt.x_range() == pytest.approx((0.0, w.gantt.data.total_ms)) and w.gantt.data.total_ms > 490
     assert w.grab().toImage().save(str(SHOTS / "profile_whole_trace.png"))

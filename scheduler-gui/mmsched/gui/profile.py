@@ -423,6 +423,12 @@ class ProfileWindow(QDialog):
             if self.runs[i].profile is not None:
                 self.messages.append(data)
         else:
+            # a zoomed-in view stays where it was when switching runs: the same stretch of two runs compared
+            old = self.gantt.data
+            a, b = self.gantt.x_range() if old is not None and self.gantt.message_text() is None else (0.0, 0.0)
+            zoomed = old is not None and b - a < old.total_ms * 0.999
             self.gantt.set_data(data)
+            if zoomed and a < data.total_ms:
+                self.gantt.set_x_range(a, min(b, data.total_ms))
             self.status.setText(f"{self.runs[i].name}: {data.segments} segments, "
                                 f"{data.total_ms / 1000:.3f} s of the executor")
