@@ -10,12 +10,13 @@ from typing import Any
 from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
-                               QGroupBox, QHBoxLayout, QHeaderView, QLabel, QMainWindow, QMessageBox,
+                               QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow, QMessageBox,
                                QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QSplitter,
                                QTableView, QVBoxLayout, QWidget)
 
 from ..budget import format_budget
 from ..config import MODES, RunConfig
+from ..exload import ExecutorLoad
 from ..export import write_run
 from ..result import RunResult
 from ..endpoint import Boards, Endpoint
@@ -156,7 +157,10 @@ class MainWindow(QMainWindow):
         normal_opts.addWidget(self.fire_in_gui)
         form.addRow(normal_opts)
         self.random_ids = QCheckBox("randomize event id")
-        form.addRow(self.random_ids)
+        self.ids_row = QHBoxLayout()          # the trace box joins it below (one row: the window keeps its height)
+        self.ids_row.setContentsMargins(0, 0, 0, 0)
+        self.ids_row.addWidget(self.random_ids)
+        form.addRow(self.ids_row)
         length = QHBoxLayout()
         self.length = QSpinBox()
         self.length.setRange(1, 1_000_000)
@@ -170,8 +174,36 @@ class MainWindow(QMainWindow):
         self.generation.addItems(["aligned", "free"])
         self.dispatch = QComboBox()
         self.dispatch.addItems(["isr", "task"])
-        form.addRow("generation", self.generation)
-        form.addRow("executor dispatch", self.dispatch)
+        gen_row = QHBoxLayout()               # generation and dispatch share a row (issue 19 added one below)
+        gen_row.setContentsMargins(0, 0, 0, 0)
+        gen_row.addWidget(QLabel("generation"))
+        gen_row.addWidget(self.generation, 1)
+        gen_row.addSpacing(8)
+        dispatch_label = QLabel("executor dispatch")
+        gen_row.addWidget(dispatch_label)
+        gen_row.addWidget(self.dispatch, 1)
+        form.addRow(gen_row)
+        # issue 19: what the executor does besides firing (mmsched.exload), and the bench's trace of it
+        self.executor_load = QLineEdit()
+        self.executor_load.setPlaceholderText("none, or cpu,periodic=10ms/2ms,rx=20")
+        self.executor_load.setClearButtonEnabled(True)
+        self.executor_load_tip = ("The executor's load besides firing: cpu (a task below all others that never "
+                                  "blocks), periodic=PERIOD/EXEC (a task above dispatch, released every PERIOD, "
+                                  "computing EXEC), rx=N (N frames/s it decodes and drops). Not in normal mode.")
+        self.executor_load.setToolTip(self.executor_load_tip)
+        self.executor_load_error: str | None = None
+        self.executor_load.textChanged.connect(self.check_executor_load)
+        self.trace = QCheckBox("trace the executor")
+        self.trace_tip = ("The bench records what the executor runs (NAME.exectrace, .perfetto-trace, .vcd) and "
+                          "the sidecar gets its profile: View > Executor profile.")
+        self.trace.setToolTip(self.trace_tip)
+        self.ids_row.addWidget(self.trace)
+        exload_row = QHBoxLayout()
+        exload_row.setContentsMargins(0, 0, 0, 0)
+        exload_row.addWidget(QLabel("executor load"))
+        exload_row.addSpacing(4)
+        exload_row.addWidget(self.executor_load, 1)
+        form.addRow(exload_row)
         self.load = QCheckBox("heavy load (stress-ng, paper 7.5)")
         self.load_indicator = LoadIndicator()
         form.addRow(self.load)
@@ -284,6 +316,8 @@ class MainWindow(QMainWindow):
         self.log_action = act(view, "&Log latency axis", "Ctrl+L", self.toggle_log, checkable=True)
         self.follow_action = act(view, "&Follow newest event", "Ctrl+F", self.toggle_follow, checkable=True)
         self.follow_action.setChecked(True)
+        view.addSeparator()
+        self.profile_action = act(view, "Executor &profile...", "Ctrl+P", self.profile_dialog)
 
     # ---- settings --------------------------------------------------------------------------------
     def restore_settings(self) -> None:
@@ -302,6 +336,8 @@ class MainWindow(QMainWindow):
         self.generation.setCurrentText(str(s.value("generation", "aligned")))
         self.dispatch.setCurrentText(str(s.value("dispatch", "isr")))
         self.load.setChecked(str(s.value("load", "false")).lower() == "true" and self.load.isEnabled())
+        self.executor_load.setText(str(s.value("executor_load", "")))
+        self.trace.setChecked(str(s.value("trace", "false")).lower() == "true")
         (self.conn_serial if s.value("connection", "bench") == "serial" else self.conn_bench).setChecked(True)
         self.profiler_port.setEditText(str(s.value("profiler_port", "")))
         self.executor_port.setEditText(str(s.value("executor_port", "")))
@@ -330,6 +366,8 @@ class MainWindow(QMainWindow):
         s.setValue("generation", self.generation.currentText())
         s.setValue("dispatch", self.dispatch.currentText())
         s.setValue("load", self.load.isChecked())
+        s.setValue("executor_load", self.executor_load.text())
+        s.setValue("trace", self.trace.isChecked())
         s.setValue("connection", "serial" if self.conn_serial.isChecked() else "bench")
         s.setValue("profiler_port", self.profiler_port.currentText())
         s.setValue("executor_port", self.executor_port.currentText())
@@ -383,6 +421,8 @@ class MainWindow(QMainWindow):
         verification = self.mode() == "verification"
         self.generation.setEnabled(not verification)
         self.executor_port.setEnabled(self.conn_serial.isChecked() and not normal)
+        self.executor_load.setEnabled(not normal)
+        self.check_executor_load()
 
     def on_connection_changed(self, *_: Any) -> None:
         if not hasattr(self, "refresh_button"):
@@ -391,6 +431,9 @@ class MainWindow(QMainWindow):
         self.profiler_port.setEnabled(serial_on)
         self.executor_port.setEnabled(serial_on and self.mode() != "normal")
         self.refresh_button.setEnabled(serial_on)
+        self.trace.setEnabled(not serial_on)
+        self.trace.setToolTip("Only the virtual bench can trace the executor (boards on serial ports cannot)"
+                              if serial_on else self.trace_tip)
 
     def refresh_ports(self) -> None:
         try:
@@ -419,7 +462,30 @@ class MainWindow(QMainWindow):
                          dispatch=self.dispatch.currentText(), load=self.load.isChecked(),
                          firing_process=self.firing_process(),
                          discipline=self.mode() == "normal" and self.discipline.isChecked(),
+                         executor_load=self.executor_load_value(),
+                         trace=self.trace.isChecked() and self.conn_bench.isChecked(),
                          name=f"gui-{self.mode()}-{time.strftime('%Y%m%d-%H%M%S')}")
+
+    def executor_load_value(self) -> ExecutorLoad:
+        """The field's load (none in normal mode, where the field is off); ValueError with the parser's
+        message for a text it refuses."""
+        if self.mode() == "normal":
+            return ExecutorLoad()
+        return ExecutorLoad.parse(self.executor_load.text())
+
+    def check_executor_load(self, *_: Any) -> bool:
+        """Marks the field red, the parser's message as its tooltip, while its text is refused."""
+        try:
+            self.executor_load_value()
+        except ValueError as exc:
+            self.executor_load_error = str(exc)
+            self.executor_load.setStyleSheet("QLineEdit { background:#fdecea; border:1px solid #c0392b; }")
+            self.executor_load.setToolTip(str(exc))
+            return False
+        self.executor_load_error = None
+        self.executor_load.setStyleSheet("")
+        self.executor_load.setToolTip(self.executor_load_tip)
+        return True
 
     def firing_process(self) -> str:
         """"gui" only for a normal-mode run with the box checked: every other run has a process of its own."""
@@ -497,6 +563,7 @@ class MainWindow(QMainWindow):
         self.say(f"start: {cfg.mode}, distance {cfg.distance}, rate {cfg.rate_ms or 'tick'}, "
                  f"{cfg.count or cfg.duration_s} {'events' if cfg.count else 's'}, "
                  f"{'random' if cfg.random_ids else 'sequential'} ids, load {'on' if cfg.load else 'off'}"
+                 f", executor load {cfg.executor_load}{', traced' if cfg.trace else ''}"
                  f" on {endpoint.kind}, "
                  f"{'in the GUI process' if cfg.firing_process == 'gui' else 'in a process of its own'}")
         self.set_running(True)
@@ -514,11 +581,13 @@ class MainWindow(QMainWindow):
         self.stop_button.setEnabled(on)
         for w in (self.conn_bench, self.conn_serial, self.probe_button, *self.mode_buttons.values(), self.distance,
                   self.rate, self.random_ids, self.length, self.length_unit, self.generation, self.dispatch,
-                  self.load, self.open_action, self.compare_action, self.export_action):
+                  self.load, self.open_action, self.compare_action, self.export_action, self.executor_load,
+                  self.trace):
             w.setEnabled(not on)
         if not on:
             self.load.setEnabled(shutil.which("stress-ng") is not None)
             self.on_mode_changed()
+            self.on_connection_changed()
         else:
             self.accuracy.setEnabled(False)
             self.fire_in_gui.setEnabled(False)
@@ -542,6 +611,10 @@ class MainWindow(QMainWindow):
         s = result.summary
         self.show_budget(result.sidecar)
         self.say(f"done: {s['events']} events, ok {s['outcomes']['ok']}; files {result.csv_path}")
+        prof = (result.sidecar or {}).get("executor_profile")
+        if prof:
+            self.say(f"executor traced: U = {prof.get('U', 0):.4f}, idle {100 * (prof.get('idle') or {}).get('share', 0):.1f} %"
+                     f" over {prof.get('seconds', 0):.2f} s: View > Executor profile (Ctrl+P)")
         if not result.valid:
             reasons = result.sidecar.get("invalid_reasons") or [{"code": None, "text": result.sidecar["invalid_reason"]}]
             # a host stall is this machine's, not the user's doing: said in the banner, no dialog
@@ -682,6 +755,8 @@ class MainWindow(QMainWindow):
             return False
         self.result = None
         self.viewing = name
+        self.viewing_json = Path(path).with_suffix(".json")
+        self.viewing_sidecar = sidecar
         self.model.set_rows(rows)
         self.plots.set_series(1)
         self.viewing_summary = (sidecar or {}).get("summary")
@@ -721,4 +796,47 @@ class MainWindow(QMainWindow):
             return None
         w.show()
         self.compare_window = w
+        return w
+
+    # ---- the executor profile (issue 19) ------------------------------------------------------------------
+    def profile_dialog(self) -> None:
+        """The last run's executor profile if it was traced (or the opened run's), else OUT.json files to choose."""
+        from .profile import ProfileRun
+
+        if self.result is not None and (self.result.sidecar or {}).get("executor_profile"):
+            self.open_profile([ProfileRun.from_result(self.result)])
+            return
+        sidecar = getattr(self, "viewing_sidecar", None) if self.viewing is not None else None
+        if sidecar and sidecar.get("executor_profile"):
+            self.open_profile([ProfileRun(self.viewing, sidecar, self.viewing_json.parent)])
+            return
+        start = str(self.settings.value("last_dir", str(self.runs_dir)))
+        paths, _ = QFileDialog.getOpenFileNames(self, "Executor profile: choose 1 to 4 runs", start,
+                                                "run sidecars (*.json)")
+        if paths:
+            self.settings.setValue("last_dir", str(Path(paths[0]).parent))
+            self.profile_runs([Path(p) for p in paths])
+
+    def profile_runs(self, paths: list[Path]):
+        """The profile window for runs on disk (their OUT.json); None, with a message, if none can be read."""
+        from .profile import MAX_RUNS, ProfileRun
+
+        runs, bad = [], []
+        for p in paths[:MAX_RUNS]:
+            try:
+                runs.append(ProfileRun.from_json(p))
+            except ValueError as exc:
+                bad.append(str(exc))
+        if bad:
+            self.show_problem(Problem("Cannot open run", "; ".join(bad)), modal=not runs)
+        if len(paths) > MAX_RUNS:
+            self.say(f"executor profile: the first {MAX_RUNS} of {len(paths)} runs")
+        return self.open_profile(runs) if runs else None
+
+    def open_profile(self, runs):
+        from .profile import ProfileWindow
+
+        w = ProfileWindow(runs, self)
+        w.show()
+        self.profile_window = w
         return w
