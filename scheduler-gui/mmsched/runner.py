@@ -38,6 +38,7 @@ import mmproto as mp
 from mmanalysis.histogram import default_bin_us, latency_histogram
 from mmanalysis.schema import FORMAT, FORMAT_VERSION, MAX_UNMEASURABLE_SHARE
 from mmproto import Arrival, Item, LinkDown, LinkError
+from mmproto.wiretime import wire_time_s
 
 from . import __version__
 from .budget import Floor, apply_budget, budget_summary
@@ -59,6 +60,9 @@ from .stats import slack_distribution, summarize
 from .timecode import round256
 from .tracefiles import executor_profile
 
+# A TIMECODE read this much later than its frame could have arrived (a tenth of a tick, 7.1 ms, far above
+# the few hundred us a paced run's reader takes) means the scheduler stalled (late_creations).
+LATE_READ_MARGIN_TICKS = 0.1
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 FLOOR_PROBES = 5           # normal mode: FIREs injected on a tick's edge (the floor calibration)
 CLOCK_PROBES = 8           # normal mode, disciplined: FIREs written at start to lock the servo
@@ -872,19 +876,26 @@ class Runner:
         return out
 
     def late_creations(self) -> dict[int, float]:
-        """Events this scheduler made at or after their own scheduled moment (created_phase >= distance: it
-        read the TIMECODE it made them on that many ticks late), by event, with that lag in us. This host
-        stalled the scheduler: no line could have delivered them on time. Where the executor is measured
-        (mixed, verification) that is a fault of the rig, not of the system under test; in normal mode the
-        PC is what is measured, and its lateness is the result, so none are returned. Nor are events already
-        `lost` to a fault of the rig (a port that came back, say, after which the scheduler made events from the
-        TIMECODEs that waited): their fault names them already."""
+        """Events this scheduler made at or after their own scheduled moment because it read its TIMECODEs
+        late, by event, with the lag in us (created_phase x the tick). Such an event could not have been
+        on time over any line: this host stalled the scheduler. Where the executor is measured (mixed,
+        verification) that is a fault of the rig, not of the system under test; in normal mode the PC is
+        what is measured, and its lateness is the result, so none are returned. Nor are events already
+        `lost` to a fault of the rig (a port that came back, after which the scheduler made events from the
+        TIMECODEs that waited): their fault names them already.
+
+        A phase past the distance alone is no stall: a free-running timer that expires just after a tick
+        began, before that tick's TIMECODE has crossed the line, makes an event on the tick before, phase
+        1.0 .. 1 + the frame's line time (the paper's 1-tick experiment, half of whose events miss so). Only a
+        phase past that, plus LATE_READ_MARGIN_TICKS, says the next TIMECODE had arrived and was not read."""
         st = self.state
         if self.cfg.mode == "normal" or st is None:
             return {}
-        tick_us = st.timebase.tick_s * 1e6
-        return {e.event: round(e.created_phase * tick_us, 1) for e in self.events
-                if e.created_phase is not None and e.created_phase >= e.distance and e.outcome != "lost"}
+        tick_s = st.timebase.tick_s
+        stale = 1.0 + wire_time_s(mp.Timecode, st.baud) / tick_s + LATE_READ_MARGIN_TICKS
+        return {e.event: round(e.created_phase * tick_s * 1e6, 1) for e in self.events
+                if e.created_phase is not None and e.outcome != "lost"
+                and e.created_phase >= max(e.distance, stale)}
 
     def mark_unmeasurable(self, verdict: Verdict) -> dict[str, Any]:
         """Events whose window met a stall (the bench's, or this scheduler's own: late_creations) keep their
