@@ -585,6 +585,11 @@ void exb_tx_kick(void)
  * most GUARD_TIMEOUT (2 ms) later, in practice just after the ISR-dispatched edge. So the periodic load
  * leaves the ISR dispatch path's guarantee as it was, and delays the task dispatch path (the timecode
  * task is below it) by up to exec when an edge comes during a job: the two paths differ visibly.
+ * Measured (tests/test_executor_load.py's campaign, 60 events per path, CPU load on): at 10000 us /
+ * 2000 us ISR dispatch 1.31..1.38 us, task dispatch median 36.6 us, max 1322 us, no overrun; at
+ * 1000 us / 500 us ISR 1.38 us every time, task max 625 us, and 25 overruns: releases held in the
+ * window, which is about a period long, the next release then finds the held one not started; at
+ * 65535 us / 32767 us ISR 1.31..1.38 us, task max 32.7 ms.
  */
 #define LOAD_SLOW_US 32767u /* longest period at F_CPU / 8 */
 /* 1 from the release until the job has finished: the interrupt sets it, the task clears it (volatile:
