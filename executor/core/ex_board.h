@@ -43,4 +43,12 @@ void exb_rx_lost(uint16_t *ring_overflow, uint16_t *hw_overrun);
 /* Stack high-water mark (bytes never used) of task 0 timecode, 1 serial, 2 status LED. */
 uint16_t exb_stack_free(uint8_t task);
 
+/* The executor's load (SPEC.md MODE, protocol version 3), values already checked by the core:
+ * cpu 0 or 1; period_us 0 (no periodic task) or MM_LOAD_PERIOD_MIN_US..65535; exec_us at most
+ * period_us / 2. Called on every accepted MODE (the same load again restarts the periodic timer). */
+void exb_set_load(uint8_t cpu, uint16_t period_us, uint16_t exec_us);
+/* What the load did since reset (STATUS.cpu_loops, periodic_runs, periodic_overruns), read
+ * atomically: the load's tasks and interrupt handler update them. */
+void exb_load_counts(uint32_t *cpu_loops, uint32_t *periodic_runs, uint16_t *periodic_overruns);
+
 #endif /* EX_BOARD_H */

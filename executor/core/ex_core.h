@@ -14,6 +14,10 @@
  * the bookkeeping: pops the event, sends FIRED, and writes the port itself for any due event that was
  * not armed (e.g. one that arrived after its tick had begun, or the second of two events on one tick).
  *
+ * Load (protocol version 3, SPEC.md MODE): every accepted MODE sets the executor's load as well as its
+ * mode; the core checks the values, keeps them for STATUS and hands them to the port (exb_set_load),
+ * which runs the load's tasks. STATUS reports what they did (exb_load_counts).
+ *
  * Protocol version 2 (SPEC.md "Requests and answers"): the core answers requests (QUERY, SCHEDULE,
  * MODE, CANCEL; FIRE, the profiler's, with ERROR UNKNOWN_TYPE) and frames of an unknown type or wrong
  * length (one ERROR each); every other valid frame is dropped and counted in rx_ok only, so a
@@ -29,7 +33,7 @@
 #include "ex_tc.h"
 #include "mmproto.h"
 
-#define EX_FW_VERSION 0x0200u /* 2.0: protocol version 2 */
+#define EX_FW_VERSION 0x0300u /* 3.0: protocol version 3 */
 
 #define EX_OUT_ID_MASK 0x07u
 #define EX_OUT_STROBE 0x08u
@@ -65,6 +69,9 @@ struct ex {
     uint8_t random_ids;
     uint8_t next_id;     /* verification: next sequential id */
     uint8_t strobe;      /* strobe level now on the port (0 or EX_OUT_STROBE) */
+    uint8_t cpu_load;           /* the load in force (MODE, version 3): echoed in STATUS */
+    uint16_t load_period_us;
+    uint16_t load_exec_us;
 };
 
 /* Sends a lone 0x00 then HELLO with seq 0. `port` is the timecode port's value at boot. */

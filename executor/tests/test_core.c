@@ -38,6 +38,24 @@ uint8_t exb_disarm(void)
     return f;
 }
 uint16_t exb_stack_free(uint8_t task) { return (uint16_t)(100 + task); }
+/* The load: what the core last handed to the board, how often, and the counts the board reports. */
+static uint8_t load_cpu, load_calls;
+static uint16_t load_period, load_exec;
+static uint32_t load_loops = 0x01020304ul, load_runs = 0xA0B0C0D0ul;
+static uint16_t load_overruns = 0xBEEF;
+void exb_set_load(uint8_t cpu, uint16_t period_us, uint16_t exec_us)
+{
+    load_cpu = cpu;
+    load_period = period_us;
+    load_exec = exec_us;
+    load_calls++;
+}
+void exb_load_counts(uint32_t *cpu_loops, uint32_t *periodic_runs, uint16_t *periodic_overruns)
+{
+    *cpu_loops = load_loops;
+    *periodic_runs = load_runs;
+    *periodic_overruns = load_overruns;
+}
 static uint8_t reset_cause = MM_RESET_WATCHDOG;
 static uint16_t lost_ring = 0x1234, lost_hw = 0xBEEF;
 uint8_t exb_reset_cause(void) { return reset_cause; }
@@ -119,7 +137,8 @@ static void feed_schedule(struct ex *x, uint16_t tag, uint8_t id, uint32_t tc)
     feed_msg(x, MM_T_SCHEDULE, 0, b, sizeof b);
 }
 
-static void feed_mode(struct ex *x, uint8_t mode, uint8_t dispatch, uint8_t distance, uint16_t period, uint8_t rnd)
+static void feed_mode_load(struct ex *x, uint8_t mode, uint8_t dispatch, uint8_t distance, uint16_t period,
+                           uint8_t rnd, uint8_t cpu, uint16_t load_period, uint16_t load_exec)
 {
     uint8_t b[MM_MODE_LEN];
     b[MM_MODE_MODE] = mode;
@@ -127,7 +146,16 @@ static void feed_mode(struct ex *x, uint8_t mode, uint8_t dispatch, uint8_t dist
     b[MM_MODE_DISTANCE] = distance;
     mm_put_u16(b + MM_MODE_PERIOD, period);
     b[MM_MODE_RANDOM_IDS] = rnd;
+    b[MM_MODE_CPU_LOAD] = cpu;
+    mm_put_u16(b + MM_MODE_PERIODIC_PERIOD_US, load_period);
+    mm_put_u16(b + MM_MODE_PERIODIC_EXEC_US, load_exec);
     feed_msg(x, MM_T_MODE, 0, b, sizeof b);
+}
+
+/* A MODE with no load (version 2's fields only). */
+static void feed_mode(struct ex *x, uint8_t mode, uint8_t dispatch, uint8_t distance, uint16_t period, uint8_t rnd)
+{
+    feed_mode_load(x, mode, dispatch, distance, period, rnd, 0, 0, 0);
 }
 
 static void feed_query(struct ex *x, uint8_t what)
@@ -325,10 +353,10 @@ static void list_orders_across_32bit_wrap(void **s)
 /* ---- protocol handling -------------------------------------------------------------------------- */
 
 /* Wire bytes produced by the Python implementation (mmproto), see the comments. */
-/* Hello(2, 2, 0x0200, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
-static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x02, 0x02, 0x02, 0x02, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
-                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0xf3,
-                                     0x30, 0x00};
+/* Hello(3, 2, 0x0300, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
+static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x03, 0x02, 0x02, 0x03, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
+                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0x34,
+                                     0x83, 0x00};
 /* Ack(0x1234, 5, 0x105, 0x4000, 1).wire(2) */
 static const uint8_t ACK_WIRE[] = {0x08, 0x21, 0x02, 0x34, 0x12, 0x05, 0x05, 0x01, 0x01, 0x01, 0x05, 0x40, 0x01,
                                    0xfc, 0xb5, 0x00};
@@ -352,7 +380,7 @@ static void boot_sends_flush_then_hello_seq0(void **s)
     assert_int_equal(fr_n, 1);
     assert_int_equal(fr[0].type, MM_T_HELLO);
     assert_int_equal(fr[0].seq, 1);
-    assert_int_equal(fr[0].body[MM_HELLO_PROTO_VERSION], 2);
+    assert_int_equal(fr[0].body[MM_HELLO_PROTO_VERSION], 3);
     assert_int_equal(fr[0].body[MM_HELLO_NODE_KIND], MM_NODE_EXECUTOR);
     assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_TICK_COUNTS), 17778);
     /* reset_cause: the board's value as it is, whatever bits it holds */
@@ -980,6 +1008,131 @@ static void every_mode_empties_the_list(void **s)
     assert_int_equal(X.list.n, 0);
 }
 
+/* ---- protocol version 3: the executor's load ------------------------------------------------------ */
+
+static void expect_status_load(const struct frame *f, uint8_t cpu, uint16_t period, uint16_t exec)
+{
+    assert_int_equal(f->type, MM_T_STATUS);
+    assert_int_equal(f->len, MM_STATUS_LEN);
+    assert_int_equal(f->body[MM_STATUS_CPU_LOAD], cpu);
+    assert_int_equal(mm_get_u16(f->body + MM_STATUS_PERIODIC_PERIOD_US), period);
+    assert_int_equal(mm_get_u16(f->body + MM_STATUS_PERIODIC_EXEC_US), exec);
+    /* the counts are the board's, as they are */
+    assert_int_equal(mm_get_u32(f->body + MM_STATUS_CPU_LOOPS), load_loops);
+    assert_int_equal(mm_get_u32(f->body + MM_STATUS_PERIODIC_RUNS), load_runs);
+    assert_int_equal(mm_get_u16(f->body + MM_STATUS_PERIODIC_OVERRUNS), load_overruns);
+}
+
+static void mode_sets_the_load_and_status_echoes_it(void **s)
+{
+    (void)s;
+    boot(0x20);
+    load_calls = 0;
+    tx_n = 0;
+    /* after reset: no load, and STATUS says so */
+    feed_query(&X, MM_T_STATUS);
+    take_frames();
+    expect_status_load(&fr[0], 0, 0, 0);
+    assert_int_equal(load_calls, 0);
+    /* the example: CPU load and 10000 us / 2000 us periodic, with mixed mode */
+    feed_mode_load(&X, MM_MODE_MIXED, MM_DISPATCH_TASK, 0, 0, 0, 1, 10000, 2000);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].body[MM_STATUS_MODE], MM_MODE_MIXED);
+    expect_status_load(&fr[0], 1, 10000, 2000);
+    assert_int_equal(load_calls, 1);
+    assert_int_equal(load_cpu, 1);
+    assert_int_equal(load_period, 10000);
+    assert_int_equal(load_exec, 2000);
+    /* the boundaries that are accepted: the shortest period with exec = period / 2, the longest
+     * period with the longest exec, an odd period (exec rounds down), exec 0, the CPU load alone */
+    {
+        static const uint16_t ok[][3] = {
+            {0, 1000, 500}, {1, 65535, 32767}, {0, 1001, 500}, {1, 1000, 0}, {1, 0, 0},
+        };
+        size_t i;
+        for (i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+            feed_mode_load(&X, MM_MODE_MIXED, MM_DISPATCH_ISR, 0, 0, 0, (uint8_t)ok[i][0], ok[i][1], ok[i][2]);
+            take_frames();
+            assert_int_equal(fr_n, 1);
+            expect_status_load(&fr[0], (uint8_t)ok[i][0], ok[i][1], ok[i][2]);
+            assert_int_equal(load_period, ok[i][1]);
+            assert_int_equal(load_exec, ok[i][2]);
+        }
+    }
+    assert_int_equal(load_calls, 6);
+    /* refused with BAD_VALUE, and nothing changes: not the load, not the mode, not the list */
+    feed_mode_load(&X, MM_MODE_MIXED, MM_DISPATCH_TASK, 0, 0, 0, 1, 10000, 2000);
+    feed_schedule(&X, 1, 1, 0x30);
+    take_frames();
+    assert_int_equal(X.list.n, 1);
+    load_calls = 0;
+    {
+        static const uint16_t bad[][3] = {
+            {2, 0, 0},          /* cpu_load is 0 or 1 */
+            {0xFF, 10000, 2000},
+            {0, 999, 0},        /* a period is 0 or at least 1000 us */
+            {0, 1, 0},
+            {1, 1000, 501},     /* exec at most half the period */
+            {1, 1001, 501},
+            {0, 65535, 32768},
+            {0, 0, 1},          /* no period: exec 0 */
+            {1, 0, 65535},
+        };
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++)
+            feed_mode_load(&X, MM_MODE_IDLE, MM_DISPATCH_ISR, 0, 0, 0, (uint8_t)bad[i][0], bad[i][1], bad[i][2]);
+        /* a bad version 2 field refuses a good load too */
+        feed_mode_load(&X, 3, MM_DISPATCH_ISR, 0, 0, 0, 0, 0, 0);
+        take_frames();
+        assert_int_equal(fr_n, sizeof bad / sizeof bad[0] + 1);
+        for (i = 0; i < fr_n; i++)
+            expect_error(&fr[i], MM_ERR_BAD_VALUE, MM_T_MODE, 0, 0x20);
+    }
+    assert_int_equal(load_calls, 0);
+    assert_int_equal(X.list.n, 1);
+    feed_query(&X, MM_T_STATUS);
+    take_frames();
+    assert_int_equal(fr[0].body[MM_STATUS_MODE], MM_MODE_MIXED);
+    assert_int_equal(fr[0].body[MM_STATUS_DISPATCH], MM_DISPATCH_TASK);
+    expect_status_load(&fr[0], 1, 10000, 2000);
+    /* MODE idle with zeros turns the load off (and, as every MODE, empties the list) */
+    feed_mode(&X, MM_MODE_IDLE, MM_DISPATCH_ISR, 0, 0, 0);
+    take_frames();
+    expect_status_load(&fr[0], 0, 0, 0);
+    assert_int_equal(load_calls, 1);
+    assert_int_equal(load_cpu, 0);
+    assert_int_equal(load_period, 0);
+    assert_int_equal(load_exec, 0);
+    assert_int_equal(X.list.n, 0);
+    /* counters wrap like every counter: whatever the board reports */
+    load_loops = 0xFFFFFFFFul;
+    load_runs = 0;
+    load_overruns = 1;
+    feed_query(&X, MM_T_STATUS);
+    take_frames();
+    expect_status_load(&fr[0], 0, 0, 0);
+    load_loops = 0x01020304ul;
+    load_runs = 0xA0B0C0D0ul;
+    load_overruns = 0xBEEF;
+}
+
+/* STATUS bytes as the Python implementation packs them: one layout, two sides. */
+static void status_bytes_match_python(void **s)
+{
+    /* Status(2, 1, 0x20, 0, 16, 0, 100, 101, 102, 1, 10000, 2000, 0x01020304, 0xA0B0C0D0, 0xBEEF).body() */
+    static const uint8_t want[MM_STATUS_LEN] = {
+        0x02, 0x01, 0x20, 0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x00, 0x00, 0x00, 0x64, 0x00, 0x65, 0x00, 0x66,
+        0x00, 0x01, 0x10, 0x27, 0xd0, 0x07, 0x04, 0x03, 0x02, 0x01, 0xd0, 0xc0, 0xb0, 0xa0, 0xef, 0xbe};
+    (void)s;
+    boot(0x20);
+    tx_n = 0;
+    feed_mode_load(&X, MM_MODE_MIXED, MM_DISPATCH_TASK, 0, 0, 0, 1, 10000, 2000);
+    take_frames();
+    assert_int_equal(fr[0].len, sizeof want);
+    assert_memory_equal(fr[0].body, want, sizeof want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1011,6 +1164,8 @@ int main(void)
         cmocka_unit_test(cancel_unarms_the_precomputed_output),
         cmocka_unit_test(cancel_after_the_isr_fired_reports_fired),
         cmocka_unit_test(every_mode_empties_the_list),
+        cmocka_unit_test(mode_sets_the_load_and_status_echoes_it),
+        cmocka_unit_test(status_bytes_match_python),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,7 +161,7 @@ def test_hello_first_and_contents(trace):
     assert isinstance(first.message, mmproto.Hello) and first.seq == 0
     h = first.message
     assert (h.proto_version, h.node_kind, h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == \
-        (2, 1, 16_000_000, 16_000_000, TICK, 9600)
+        (3, 1, 16_000_000, 16_000_000, TICK, 9600)
     assert h.flags == 0x01  # hardware capture, not polled, not 8051
     print(f"AVR HELLO after the bench's start: reset_cause 0x{h.reset_cause:02x}")
     assert len(h.body()) == 22 and h.reset_cause == SIM_POWER_ON_CAUSE

@@ -81,7 +81,7 @@ static void test_hello_v2_layout_and_reset_cause(void **st)
     assert_int_equal(pay[0][0], MM_T_HELLO);
     assert_int_equal(paylen[0], MM_HDR_LEN + MM_HELLO_LEN);
     assert_int_equal(MM_HELLO_LEN, 22);
-    assert_int_equal(pay[0][2 + MM_HELLO_PROTO_VERSION], 2);
+    assert_int_equal(pay[0][2 + MM_HELLO_PROTO_VERSION], 3);
     assert_int_equal(pay[0][2 + MM_HELLO_NODE_KIND], MM_NODE_PROFILER);
     assert_int_equal(mm_get_u16(pay[0] + 2 + MM_HELLO_FW_VERSION), PF_FW_VERSION);
     assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_CPU_HZ), PF_CPU_HZ);

@@ -151,7 +151,7 @@ def test_hello_first(run):
     assert h.flags == 0x06  # polled, 8051
     # Protocol version 2: a 22-byte body (the decoder refuses any other length) ending in reset_cause,
     # which is 0 here: the 87C51 has no reset-flag register, it cannot tell why it reset (SPEC.md HELLO).
-    assert h.proto_version == 2 and len(h.body()) == 22 and h.reset_cause == 0
+    assert h.proto_version == 3 and len(h.body()) == 22 and h.reset_cause == 0
 
 
 def test_timecodes_consecutive(run):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mmproto import messages as m
 from mmproto.decoder import StreamDecoder
-from mmproto.framing import MAX_PAYLOAD, crc16, encode_frame
+from mmproto.framing import MAX_ENCODED, MAX_PAYLOAD, crc16, encode_frame
 from mmproto.vectors import CobsVector, CrcVector, MessageVector, StreamVector, Vector, write
 
 HERE = Path(__file__).resolve().parent
@@ -88,11 +88,16 @@ def message_cases() -> list[tuple[str, int, m.Message]]:
         ("schedule_max", 6, m.Schedule(0xFFFF, 7, U32)),
         ("ack_typical", 4, m.Ack(1, 3, 1000, 0x8000, 1)),
         ("ack_max", 255, m.Ack(0xFFFF, 7, U32, 0xFFFF, 0xFF)),
-        ("mode_mixed_isr", 0, m.Mode(m.ExecutorMode.MIXED, m.Dispatch.ISR, 0, 0, 0)),
-        ("mode_verification_task", 1, m.Mode(m.ExecutorMode.VERIFICATION, m.Dispatch.TASK, 2, 1, 1)),
-        ("mode_idle", 2, m.Mode(m.ExecutorMode.IDLE, 0, 0, 0xFFFF, 0)),
-        ("status_typical", 9, m.Status(2, 0, 5000, 3, 16, 4000, 120, 200, 80)),
-        ("status_max", 255, m.Status(0xFF, 0xFF, U32, 0xFF, 0xFF, U32, 0xFFFF, 0xFFFF, 0xFFFF)),
+        ("mode_mixed_isr", 0, m.Mode(m.ExecutorMode.MIXED, m.Dispatch.ISR, 0, 0, 0, 0, 0, 0)),
+        ("mode_verification_task", 1, m.Mode(m.ExecutorMode.VERIFICATION, m.Dispatch.TASK, 2, 1, 1, 0, 0, 0)),
+        ("mode_idle", 2, m.Mode(m.ExecutorMode.IDLE, 0, 0, 0xFFFF, 0, 0, 0, 0)),
+        ("mode_mixed_task_loaded", 3, m.Mode(m.ExecutorMode.MIXED, m.Dispatch.TASK, 0, 0, 0, 1, 10_000, 2_000)),
+        ("mode_load_heaviest", 4, m.Mode(m.ExecutorMode.MIXED, m.Dispatch.ISR, 0, 0, 0, 1, 1_000, 500)),
+        ("mode_load_longest_period", 5, m.Mode(m.ExecutorMode.IDLE, 0, 0, 0, 0, 0, 0xFFFF, 0x7FFF)),
+        ("status_typical", 9, m.Status(2, 0, 5000, 3, 16, 4000, 120, 200, 80, 0, 0, 0, 0, 0, 0)),
+        ("status_loaded", 10, m.Status(2, 1, 5000, 3, 16, 4000, 120, 200, 80, 1, 10_000, 2_000, 1_234_567, 1500, 2)),
+        ("status_max", 255, m.Status(0xFF, 0xFF, U32, 0xFF, 0xFF, U32, 0xFFFF, 0xFFFF, 0xFFFF,
+                                     0xFF, 0xFFFF, 0xFFFF, U32, U32, 0xFFFF)),
         ("local_event", 17, m.LocalEvent(9, 2, 777)),
         ("fired", 18, m.Fired(9, 2, 777)),
         ("fired_wrap", 19, m.Fired(0xFFFF, 7, 0x100)),
@@ -145,7 +150,7 @@ def stream_vectors() -> list[Vector]:
         stream("too_short_empty_block", b"\x01\x00" + tc[1]),
         stream("too_short_two_bytes", b"\x03\x10\x05\x00" + tc[1]),
         stream("too_short_three_bytes", b"\x04\x10\x05\x06\x00" + tc[1]),
-        stream("too_long_38_bytes", bytes([0x55]) * 38 + b"\x00" + tc[1]),
+        stream("too_long_46_bytes", bytes([0x55]) * (MAX_ENCODED + 1) + b"\x00" + tc[1]),
         stream("too_long_garbage_flood", bytes(random.Random(1).randrange(1, 256) for _ in range(600))
                + b"\x00" + tc[1] + tc[2]),
         stream("code_ff_block", b"\xff" + bytes(range(1, 40)) + b"\x00" + tc[1]),
@@ -154,7 +159,7 @@ def stream_vectors() -> list[Vector]:
         stream("bad_length_short_body", raw_frame(b"\x10\x00\x01\x02\x03") + tc[1]),
         stream("bad_length_long_body", raw_frame(b"\x12\x00\x01\x02\x03\x04") + tc[1]),
         stream("max_payload_is_not_too_long", raw_frame(bytes([0x7F, 0]) + bytes(range(1, MAX_PAYLOAD - 1)))),
-        stream("largest_message", m.Counters(*[0xFFFF] * 13).wire(0) + m.Hello(1, 1, 2, 3, 4, 5, 6, 7, 8).wire(1)),
+        stream("largest_message", m.Status(*[0xFF] * 15).wire(0) + m.Hello(1, 1, 2, 3, 4, 5, 6, 7, 8).wire(1)),
         stream("seq_gap_counted", tc[0] + tc[1] + tc[5]),
         stream("seq_wrap_not_a_gap", m.Timecode(1).wire(254) + m.Timecode(2).wire(255) + m.Timecode(3).wire(0)),
         stream("seq_gap_across_wrap", m.Timecode(1).wire(254) + m.Timecode(3).wire(1)),

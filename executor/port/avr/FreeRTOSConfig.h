@@ -34,7 +34,8 @@
 #define configUSE_TIME_SLICING                  0
 #define configUSE_IDLE_HOOK                     1
 #define configUSE_TICK_HOOK                     0
-#define configMAX_PRIORITIES                    4
+/* 0 idle and the load's CPU task, 1 status, 2 serial, 3 timecode, 4 the load's periodic task (main.c) */
+#define configMAX_PRIORITIES                    5
 #define configMINIMAL_STACK_SIZE                ( ( unsigned short ) 160 )
 #define configMAX_TASK_NAME_LEN                 6
 #define configTICK_TYPE_WIDTH_IN_BITS           TICK_TYPE_WIDTH_16_BITS

@@ -81,10 +81,11 @@ void exb_output(uint8_t value)
 
 /*
  * Task dispatch path: the first thing the timecode task does after its notification. No critical
- * section: the task has the highest priority, so no other task runs between its read and its write,
- * exb_arm/exb_disarm (in other tasks) keep interrupts off while they change the fields, so the task
- * never sees them half-written, and no ISR writes them while exa_task is set (the ISR only touches the
- * ISR-armed output). One port read, as in the ISR: a half-changed value never equals the armed byte,
+ * section: no task that touches these fields runs between its read and its write (the timecode task
+ * has the highest priority of the executor's own tasks; the only task above it, the load's periodic
+ * task, never touches them), exb_arm/exb_disarm (in other tasks) keep interrupts off while they change
+ * the fields, so the task never sees them half-written, and no ISR writes them while exa_task is set
+ * (the ISR only touches the ISR-armed output). One port read, as in the ISR: a half-changed value never equals the armed byte,
  * and the pin change that completes it notifies the task again.
  */
 void board_task_dispatch(void)
@@ -246,13 +247,14 @@ ISR(TIMER1_COMPA_vect)
  * plus the measured tick length), so when the output is armed for the ISR:
  *
  *  - exb_arm sets Timer1 compare B to GUARD_COUNTS (1 ms) before the predicted edge;
- *  - its interrupt wakes the timecode task (highest priority), which enters board_guard(): it holds
+ *  - its interrupt wakes the timecode task (highest priority but the load's), which enters board_guard(): it holds
  *    the kernel tick (Timer0 compare interrupt masked), sets the quiet flag, and sleeps in idle mode,
  *    interrupts enabled, until the armed output has been written (or GUARD_TIMEOUT has passed: a
  *    missing or glitched edge must not hold the CPU for ever);
  *  - while it holds the CPU no other task can run, so there is no context switch and no kernel
  *    critical section; the interrupt handlers that may still run make no kernel call in the quiet
- *    window (the receive ISR defers waking the serial task to the end of the window) and are short.
+ *    window (the receive ISR defers waking the serial task to the end of the window, the load's
+ *    periodic timer its release: see "load" below) and are short.
  *
  * So the edge finds the CPU asleep or in a short handler: the worst case is an edge that arrives just
  * as the quiet receive handler starts (its ~87 cycles, then the front half's ~22): 6.8 us measured by
@@ -268,6 +270,11 @@ ISR(TIMER1_COMPA_vect)
  * next tick at the last moment), there is no time to switch to the timecode task safely, and no guard
  * is started: that edge is served as fast as it can be, without the guarantee.
  */
+/* The load's periodic task, and a release the compare interrupt held back during the quiet window
+ * (ISR sets, board_guard reads and clears with interrupts off: volatile). See "load" below. */
+static TaskHandle_t load_task;
+static volatile uint8_t load_deferred;
+
 #define GUARD_COUNTS 250u         /* 1 ms at F_CPU / 64 */
 #define GUARD_TIMEOUT (2u * GUARD_COUNTS)
 #define GUARD_MIN 25u             /* 100 us */
@@ -330,7 +337,7 @@ uint8_t board_guard_due(void)
 void board_guard(void)
 {
     uint16_t t0;
-    uint8_t wake_serial, missed_tick;
+    uint8_t wake_serial, wake_load, missed_tick;
 
     cli(); /* check, then enter the window, without an interrupt in between */
     guard_due = 0;
@@ -368,11 +375,15 @@ void board_guard(void)
         TIFR0 = _BV(OCF0A);
     wake_serial = rx_wake_deferred;
     rx_wake_deferred = 0;
+    wake_load = load_deferred;
+    load_deferred = 0;
     sei();
     if (missed_tick)
         xTaskCatchUpTicks(1); /* the edge is past: the kernel's critical sections are harmless now */
     if (wake_serial)
         xTaskNotifyGive(serial_task);
+    if (wake_load)
+        xTaskNotifyGive(load_task); /* above us: its job runs now, then we carry on */
 }
 
 uint16_t exb_phase(void)
@@ -548,6 +559,168 @@ void exb_tx_kick(void)
     cli();
     UCSR0B |= _BV(UDRIE0);
     SREG = s;
+}
+
+/* ---- load: the periodic task's timer (protocol version 3, SPEC.md MODE) --------------------------- */
+/*
+ * The load's periodic task (main.c, load_periodic_task) is released by Timer3's compare A interrupt.
+ * Why Timer3: it is a 16-bit timer nothing else uses. Timer0 is the kernel tick (FreeRTOSConfig.h),
+ * Timer1 the phase, settle and guard timer above; Timer2 is 8-bit (periods of 1..65 ms would need a
+ * software postscaler, i.e. extra interrupts); Timer4 and Timer5 would do as well, Timer3 is the first
+ * free one. None of its pins is used (COM3x = 0: the compare outputs stay disconnected).
+ *
+ * CTC mode (WGM 4, TOP = OCR3A): the hardware restarts the count at each compare match, so releases
+ * come every period exactly, without drift, and the interrupt reprograms nothing. Clock F_CPU / 8 (2
+ * counts per us: exact to 0.5 us) for periods up to 32767 us (TOP at most 65533), F_CPU / 64 (4 us
+ * per count, rounded to the nearest) above. The job's length is measured on the same counter, from the
+ * moment the job starts: exact to one count, whatever interrupts take meanwhile, since it is clocked
+ * by the crystal, not counted in instructions.
+ *
+ * A release that finds the previous job not finished (running, or released and not started yet) is not
+ * served: it is counted as an overrun. So the periodic task never takes more than exec / period of the
+ * CPU (at most half, the core refuses more), whatever delays it.
+ *
+ * In the quiet window (GPIOR0 bit 1, see "quiet window" above) the release makes no kernel call and no
+ * task switch: it is held (load_deferred) and board_guard releases the task when the window ends, at
+ * most GUARD_TIMEOUT (2 ms) later, in practice just after the ISR-dispatched edge. So the periodic load
+ * leaves the ISR dispatch path's guarantee as it was, and delays the task dispatch path (the timecode
+ * task is below it) by up to exec when an edge comes during a job: the two paths differ visibly.
+ * Measured (tests/test_executor_load.py's campaign, 60 events per path, CPU load on): at 10000 us /
+ * 2000 us ISR dispatch 1.31..1.38 us, task dispatch median 36.6 us, max 1322 us, no overrun; at
+ * 1000 us / 500 us ISR 1.38 us every time, task max 625 us, and 25 overruns: releases held in the
+ * window, which is about a period long, the next release then finds the held one not started; at
+ * 65535 us / 32767 us ISR 1.31..1.38 us, task max 32.7 ms.
+ */
+#define LOAD_SLOW_US 32767u /* longest period at F_CPU / 8 */
+/* 1 from the release until the job has finished: the interrupt sets it, the task clears it (volatile:
+ * each reads what the other wrote). One byte: its reads and writes are atomic. */
+static volatile uint8_t load_busy;
+/* Releases not served (STATUS.periodic_overruns): incremented by the interrupt only, read by
+ * board_load_counts with interrupts off (16 bits, two byte reads): volatile, like the receive counters. */
+static volatile uint16_t load_overruns;
+/* Jobs run (STATUS.periodic_runs): written by the periodic task only. The task is above every other
+ * task and no interrupt handler touches it, so nothing reads it in the middle of the task's increment;
+ * the reader (serial task, lower priority) can be preempted in the middle of its read, so it reads
+ * with interrupts off (board_load_counts). Not volatile: the task's increment is stored before it blocks
+ * (the kernel call is a compiler barrier). */
+static uint32_t load_runs;
+/* Counts per period and per job (0, 0: no periodic load). Written by board_load_periodic (serial task)
+ * with interrupts off, read by the job. The job never sees them half-written: the serial task is below
+ * the periodic task, which can take the CPU from it only through the release interrupt, and that is
+ * off while they change. Not volatile: the job reads them after a kernel call (a compiler barrier). */
+static uint16_t load_cycle, load_exec;
+
+void board_set_load_task(TaskHandle_t periodic)
+{
+    load_task = periodic;
+}
+
+void board_load_periodic(uint16_t period_us, uint16_t exec_us)
+{
+    uint8_t cs = 0, s;
+    uint16_t cycle = 0, exec = 0;
+
+    if (period_us != 0 && period_us <= LOAD_SLOW_US) {
+        cs = _BV(CS31);                          /* F_CPU / 8: 2 counts per us */
+        cycle = (uint16_t)(2u * period_us);
+        exec = (uint16_t)(2u * exec_us);
+    } else if (period_us != 0) {
+        cs = _BV(CS31) | _BV(CS30);              /* F_CPU / 64: 4 us per count, nearest */
+        cycle = (uint16_t)(period_us / 4u + ((period_us & 3u) >= 2u));
+        exec = (uint16_t)(exec_us / 4u + ((exec_us & 3u) >= 2u));
+    }
+    s = SREG;
+    cli(); /* the pair changes together for the job (see above); TCNT3 and OCR3A are 16-bit: TEMP */
+    TCCR3B = 0; /* stop the clock */
+    TIMSK3 = 0;
+    load_cycle = cycle;
+    load_exec = exec;
+    if (cs) {
+        TCCR3A = 0;
+        TCNT3 = 0;
+        OCR3A = (uint16_t)(cycle - 1u);          /* CTC: TOP + 1 counts per period */
+        TIFR3 = _BV(OCF3A);
+        TIMSK3 = _BV(OCIE3A);
+        TCCR3B = _BV(WGM32) | cs;                /* the first release one period from now */
+    }
+    SREG = s;
+}
+
+/* The periodic job: holds the CPU for load_exec counts of Timer3 from now, then counts itself. The
+ * counter restarts at TOP, so the time elapsed is taken modulo the period (exec is at most half of
+ * it, and the loop reads the counter far more often than that). TCNT3 is read without a critical
+ * section: no interrupt handler uses Timer3's 16-bit registers (their shared TEMP byte). */
+void board_load_job(void)
+{
+    uint16_t cycle = load_cycle, exec = load_exec, start, el;
+
+    if (cycle == 0) {
+        load_busy = 0; /* a release still pending when the load was turned off: nothing to do */
+        return;
+    }
+    start = TCNT3;
+    do {
+        uint16_t now = TCNT3;
+        el = now >= start ? (uint16_t)(now - start) : (uint16_t)(now - start + cycle);
+    } while (el < exec);
+    load_runs++;
+    load_busy = 0;
+}
+
+/* Call with interrupts disabled. */
+void board_load_counts(uint32_t *runs, uint16_t *overruns)
+{
+    *runs = load_runs;
+    *overruns = load_overruns;
+}
+
+/* What a release costs besides the job: about 109 us of CPU, measured as the CPU load's loss at
+ * 1000 us / 0 us (43718 against 49059 passes/s, 10.9 % at 1000 releases/s; tests/test_executor_load.py
+ * set-up): this interrupt, the notification, the switch to the periodic task, its return to the wait,
+ * the switch back, and, with the CPU load on, the idle task's turn at the idle priority (it yields at
+ * once). Hence the core's 1 ms minimum period.
+ *
+ * The release, in two versions chosen by a naked front (4 cycles), as the receive interrupt: in the
+ * quiet window a handler that makes no kernel call (it saves only the few registers it uses),
+ * otherwise the one that notifies the periodic task and switches to it. */
+void __vector_timer3_compa_quiet(void) __attribute__((signal, used, externally_visible));
+void __vector_timer3_compa_wake(void) __attribute__((signal, used, externally_visible));
+
+ISR(TIMER3_COMPA_vect, ISR_NAKED)
+{
+    __asm__ __volatile__(
+        "sbis %[gpior0], 1"     "\n\t"
+        "jmp  __vector_timer3_compa_wake"   "\n\t"
+        "jmp  __vector_timer3_compa_quiet"  "\n\t"
+        :
+        : [gpior0] "I"(_SFR_IO_ADDR(GPIOR0)));
+}
+
+void __vector_timer3_compa_quiet(void)
+{
+    if (load_busy) {
+        load_overruns++;
+        return;
+    }
+    load_busy = 1;
+    load_deferred = 1; /* board_guard releases the task at the end of the window */
+}
+
+/* It notifies with vTaskNotifyGiveFromISR, as the receive interrupt does, not with the timecode task's
+ * xTaskNotifyFromISR: a second caller of that one would keep LTO from specialising it for the timecode
+ * task (measured: +20 cycles, 36.8 -> 38.0 us, on the task dispatch path, test_executor_sim.py). */
+void __vector_timer3_compa_wake(void)
+{
+    BaseType_t woken = pdFALSE;
+
+    if (load_busy) {
+        load_overruns++;
+        return;
+    }
+    load_busy = 1;
+    vTaskNotifyGiveFromISR(load_task, &woken);
+    if (woken != pdFALSE)
+        portYIELD_FROM_ISR();
 }
 
 /* ---- LED, init ---------------------------------------------------------------------------------- */

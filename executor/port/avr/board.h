@@ -7,6 +7,7 @@
  *   phase timer   Timer1, free running at F_CPU / 64 (4 us); compare A: settle timer, compare B:
  *                 quiet-window guard (board.c)
  *   kernel tick   Timer0 compare A (see FreeRTOSConfig.h)
+ *   load timer    Timer3, CTC, compare A: releases the load's periodic task (board.c, "load")
  */
 #ifndef BOARD_H
 #define BOARD_H
@@ -35,5 +36,12 @@ void board_guard(void);
 int16_t board_rx_get(void);
 void board_led_toggle(void);
 void board_led_on(void);
+/* The load's periodic task (protocol version 3, board.c "load"): the task its timer releases (set
+ * before the scheduler starts); the timer set to a period (0: off) and job length, values checked by
+ * the core; the job itself (the task calls it on each release); its counts (interrupts disabled). */
+void board_set_load_task(TaskHandle_t periodic);
+void board_load_periodic(uint16_t period_us, uint16_t exec_us);
+void board_load_job(void);
+void board_load_counts(uint32_t *runs, uint16_t *overruns);
 
 #endif

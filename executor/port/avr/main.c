@@ -1,12 +1,16 @@
 /*
- * The executor application on FreeRTOS (paper section 5.2, Table 2):
- *   timecode task  highest priority; woken by a task notification from the pin-change ISR; on the task
+ * The executor application on FreeRTOS (paper section 5.2, Table 2), highest priority first:
+ *   load_periodic  the load's periodic task (protocol version 3, SPEC.md MODE), above everything so that
+ *                  it delays the dispatch path; blocked unless MODE set a period (see below)
+ *   timecode task  highest of the executor's own tasks; woken by a task notification from the pin-change ISR; on the task
  *                  dispatch path it writes the precomputed output first, then extends the timecode,
  *                  reports FIRED and arms the next output (core: ex_tick)
  *   serial task    woken by the USART receive ISR at each frame delimiter (or a half-full ring); feeds the bytes to the core,
  *                  which decodes, answers and queues replies for the transmit ISR
- *   status task    lowest priority; blinks the LED at a rate that tells the mode
- *   idle hook      sleeps (SLEEP_MODE_IDLE) until the next interrupt
+ *   status task    lowest of the executor's own tasks (idle + 1); blinks the LED at a rate that tells the mode
+ *   load_cpu       the load's CPU-bound task, at the idle priority: below every other task, so below the
+ *                  dispatch path; blocked unless MODE set cpu_load (see below)
+ *   idle hook      sleeps (SLEEP_MODE_IDLE) until the next interrupt, unless the CPU load is on
  * The core is not reentrant: both tasks call it holding `core_lock`, a mutex with priority
  * inheritance. No interrupt handler calls the core.
  *
@@ -26,6 +30,16 @@
  * (1.02 s measured in simavr from the last feed to the reset) from the watchdog's own 128 kHz RC
  * oscillator, which the datasheet specifies only loosely; even 20 % fast (0.8 s) it leaves 300 ms over
  * the longest interval. WDTO_500MS would leave nothing. A stuck task is caught within ~1.5 s.
+ *
+ * The load's tasks do not check in: the CPU load is meant to be starved by everything else, and it
+ * cannot starve anything (it is at the idle priority, below the status task). The periodic task takes
+ * at most half the CPU (the core refuses a job longer than half the period, and a release that finds
+ * the job unfinished is skipped, port/avr/board.c "load"); if it ever spun, the tasks below it would
+ * stop checking in and the watchdog would reset the executor, as for any stuck task.
+ * tests/test_executor_load.py test_watchdog_holds_under_the_heaviest_load: no reset in 6.4 s of
+ * simulated time at 1000 us / 500 us with the CPU load on, in mixed mode with a profiler ticking; the
+ * longest feed interval there was 248.2 ms (timecode 71.7 ms, serial 248.8 ms, status 120.1 ms), as
+ * without the load.
  *
  * halt() (failed assertion, stack overflow) switches interrupts off and spins with the LED on; it
  * enables the watchdog at its shortest period (WDTO_15MS), so a halted executor comes back ~16 ms
@@ -54,9 +68,31 @@
 #define EX_DISPATCH MM_DISPATCH_ISR /* build default; MODE.dispatch changes it at run time */
 #endif
 
+/* High-water marks (bytes never used) in tests/test_executor_sim.py's campaign (no load): timecode
+ * 133 of 256, serial 172 of 320, status 97 of 160. Before the load (protocol version 3 alone) they were
+ * 176, 193, 98: the serial task's 21 more bytes are mostly STATUS's 15 new body bytes on its stack; the
+ * timecode task's 43 more are not pinned down (not the fifth priority, not the un-inlined
+ * xTaskGenericNotify: each reverted alone left it at 133; about one saved context). */
 #define STACK_TC 256u
 #define STACK_SERIAL 320u
 #define STACK_STATUS 160u
+/* The load's tasks: little code of their own, but every interrupt handler (and the context a
+ * portYIELD_FROM_ISR saves) runs on the stack of the task it interrupts, so they get the kernel's
+ * minimal stack, as the idle task has. Measured high-water marks (bytes never used), heaviest load
+ * (1000 us / 500 us and the CPU load, profiler ticking, STATUS every 500 ms, 6.5 s simulated;
+ * tests/test_executor_load.py, the test image's 'W' hook): load_cpu 97 of 160, load_periodic 113 of
+ * 160 (timecode 193, serial 161, status 97 in the same run). The status task halts the executor if
+ * one of them ever reaches 0 (status_task). */
+#define STACK_LOAD_CPU configMINIMAL_STACK_SIZE
+#define STACK_LOAD_PERIODIC configMINIMAL_STACK_SIZE
+
+/* Priorities. configMAX_PRIORITIES is 5: one level above the timecode task for the load. */
+#define PRIO_LOAD_PERIODIC (configMAX_PRIORITIES - 1)
+#define PRIO_TC (configMAX_PRIORITIES - 2)
+#define PRIO_SERIAL (configMAX_PRIORITIES - 3)
+#define PRIO_STATUS (tskIDLE_PRIORITY + 1)
+#define PRIO_LOAD_CPU tskIDLE_PRIORITY
+typedef char ex_priorities_are_distinct[(PRIO_SERIAL > PRIO_STATUS && PRIO_STATUS > PRIO_LOAD_CPU) ? 1 : -1];
 
 static const struct ex_cfg cfg = {
     F_CPU, BOARD_TIMER_HZ, BOARD_TICK_COUNTS, EX_BAUD, EX_DISPATCH,
@@ -67,12 +103,18 @@ static SemaphoreHandle_t core_lock;
 static StaticSemaphore_t core_lock_buf;
 
 static StackType_t stack_tc[STACK_TC], stack_serial[STACK_SERIAL], stack_status[STACK_STATUS];
-static StaticTask_t tcb_tc, tcb_serial, tcb_status;
-static TaskHandle_t task_handles[3];
+static StackType_t stack_load_cpu[STACK_LOAD_CPU], stack_load_periodic[STACK_LOAD_PERIODIC];
+/* TCB symbols start with tcb_: the bench's tracer names tasks by them. */
+static StaticTask_t tcb_tc, tcb_serial, tcb_status, tcb_load_cpu, tcb_load_periodic;
+#define N_TASKS 5u
+#define T_LOAD_CPU 3u
+#define T_LOAD_PERIODIC 4u
+/* 0 timecode, 1 serial, 2 status (exb_stack_free's numbering), 3 load_cpu, 4 load_periodic */
+static TaskHandle_t task_handles[N_TASKS];
 
 uint16_t exb_stack_free(uint8_t task)
 {
-    if (task > 2 || task_handles[task] == NULL)
+    if (task >= N_TASKS || task_handles[task] == NULL)
         return 0;
     return uxTaskGetStackHighWaterMark2(task_handles[task]);
 }
@@ -122,7 +164,9 @@ static void checkin(uint8_t task_bit)
  *   'H' the serial task hangs (spins with interrupts on: the timecode task still runs and checks in,
  *       the status task starves; the watchdog must reset the executor)
  *   'S' the serial task stalls 300 ms without reading (the receive ring overflows at 9600 baud)
- *   'X' halt() */
+ *   'X' halt()
+ *   'W' every task's stack high-water mark to GPIOR2: for task t (0..4, as task_handles), 0x40 | t,
+ *       then the mark's low and high byte (the load's tasks have no STATUS field) */
 static void test_hook(uint8_t b)
 {
     static const uint8_t magic[4] = {0xDE, 0xAD, 0xBE, 0xEF};
@@ -137,6 +181,16 @@ static void test_hook(uint8_t b)
             _delay_ms(300);
         if (b == 'X')
             halt();
+        if (b == 'W') {
+            portENTER_CRITICAL(); /* the 15 marks in one piece: no check-in mark among them */
+            for (uint8_t t = 0; t < N_TASKS; t++) {
+                uint16_t m = exb_stack_free(t);
+                TEST_MARK(0x40u | t);
+                TEST_MARK((uint8_t)m);
+                TEST_MARK((uint8_t)(m >> 8));
+            }
+            portEXIT_CRITICAL();
+        }
     }
     k = b == magic[k] ? (uint8_t)(k + 1u) : (uint8_t)(b == magic[0]);
 }
@@ -200,7 +254,7 @@ static void status_task(void *arg)
         board_led_toggle();
         /* Stack overflow check (configCHECK_FOR_STACK_OVERFLOW is 0, see FreeRTOSConfig.h): a task
          * that used its whole stack has overwritten memory beyond it; stop before it does harm. */
-        for (uint8_t t = 0; t < 3; t++)
+        for (uint8_t t = 0; t < N_TASKS; t++)
             if (uxTaskGetStackHighWaterMark2(task_handles[t]) == 0)
                 halt();
         checkin(CHECKIN_STATUS);
@@ -208,8 +262,113 @@ static void status_task(void *arg)
     }
 }
 
+/* ---- the executor's load (protocol version 3, SPEC.md MODE) --------------------------------------- */
+/*
+ * Cost (avr-size of make avr, before and after the load): program 12964 -> 14096 bytes (+1132: the two
+ * tasks, Timer3's set-up, job and two interrupt handlers, the core's MODE and STATUS fields), data + bss
+ * 1628 -> 2095 bytes (+467: two 160-byte stacks, two 38-byte TCBs, one more ready list for the fifth
+ * priority (9), 8 more bytes of decode buffer for version 3's MAX_BODY, and the load's variables).
+ */
+
+/* 1 while the CPU load is on. Written by the serial task (exb_set_load, under the core lock), read
+ * without a lock by load_cpu at each pass and by the idle hook: volatile, so that neither keeps a copy
+ * across its loop (with LTO the idle hook is inlined into the kernel's idle loop). One byte: atomic. */
+static volatile uint8_t load_cpu_on;
+/* Passes of load_cpu's loop (STATUS.cpu_loops). Incremented in load_cpu's critical section and read by
+ * exb_load_counts in one too: it is 4 bytes, and a task switch in the middle of the increment (any
+ * interrupt may make one) would let the reader, a higher-priority task, see it half-written. The
+ * critical sections (cli and a compiler memory barrier) order every access: not volatile. */
+static uint32_t load_cpu_loops;
+/* What load_cpu works on. Volatile so that the compiler keeps the work: nothing ever reads the result,
+ * the work is the point (each pass reads and writes all 16 bytes, as code walking a buffer does). */
+static volatile uint8_t load_buf[16];
+
+/*
+ * The CPU load: whenever no other task is ready, some arithmetic over a small buffer, then a short
+ * critical section (the count: 25 cycles from cli to the restore of SREG, avr-objdump; as real code has,
+ * for a shared counter or a queue operation). Measured (tests/test_executor_load.py and the same run
+ * with other loads, mixed mode, profiler ticking, no events): 49059 passes/s with the CPU load alone,
+ * i.e. one pass every 326 cycles (20.4 us) when it has the CPU; 38644/s with 10000 us / 2000 us
+ * periodic load beside it (78.8 %: the job's 20 % and 1.2 % for 100 releases/s), 18999/s at
+ * 1000 us / 500 us (38.7 %), 43718/s at 1000 us / 0 us (89.1 %: each release costs ~109 us, board.c).
+ *
+ * With it running, the CPU never sleeps in the idle hook: an interrupt no longer finds the core asleep
+ * but executing code. Asleep, the response is always the same (the silicon adds its 5-cycle wake-up
+ * from sleep; simavr's one-node loop adds 1 cycle). Awake, it waits for the instruction in progress to
+ * complete (up to 4 more cycles: call and ret take 5 on the ATmega2560), and for the end of the critical
+ * section when it arrives inside one (up to its 25 cycles). So ISR latency gets a spread it does not
+ * have on an idle executor, whose every edge finds it asleep: on the task dispatch path (the pin-change
+ * interrupt starts it), and on the ISR dispatch path for the edges that have no quiet window (armed
+ * less than 100 us before the edge, see board.c); in the quiet window the timecode task holds the CPU
+ * asleep, above this task. Measured in simavr with this and a 10000 us / 2000 us periodic load
+ * (tests/test_executor_load.py): ISR dispatch 21 or 22 cycles (22 on the idle executor), task dispatch
+ * 36.62 us at the least (36.69 us, every time, on the idle executor).
+ */
+static void load_cpu_task(void *arg)
+{
+    uint8_t acc = 0x5Au;
+
+    (void)arg;
+    for (;;) {
+        if (!load_cpu_on) {
+            /* Blocked until exb_set_load turns the load on (a notification is kept until taken, so one
+             * given between the test and the wait is not lost). portMAX_DELAY is 524 s here (no
+             * vTaskSuspend): a timeout just tests the flag again. */
+            ulTaskNotifyTake(pdTRUE, portMAX_DELAY);
+            continue;
+        }
+        for (uint8_t i = 0; i < sizeof load_buf; i++) {
+            acc = (uint8_t)(((uint8_t)(acc << 1) | (uint8_t)(acc >> 7)) ^ load_buf[i]);
+            load_buf[i] = (uint8_t)(acc + i);
+        }
+        portENTER_CRITICAL();
+        load_cpu_loops++;
+        portEXIT_CRITICAL();
+    }
+}
+
+/* The periodic load: released by Timer3 (board.c, "load"), it busy-waits its job on the timer and blocks
+ * again. portMAX_DELAY is 524 s here: a timeout (no release: the load is off) runs nothing. It waits
+ * with ulTaskNotifyTake, not the timecode task's xTaskNotifyWait: that one, called from the timecode
+ * task alone, is inlined and specialised there by LTO (a second caller cost the task dispatch path 20
+ * cycles). A release is never given twice before it is taken (load_busy, board.c), so the count is 0
+ * or 1. */
+static void load_periodic_task(void *arg)
+{
+    (void)arg;
+    for (;;)
+        if (ulTaskNotifyTake(pdTRUE, portMAX_DELAY) != 0)
+            board_load_job();
+}
+
+/* Called by the core (serial task, core lock held) on every accepted MODE, values checked. */
+void exb_set_load(uint8_t cpu, uint16_t period_us, uint16_t exec_us)
+{
+    load_cpu_on = cpu;
+    if (cpu)
+        xTaskNotifyGive(task_handles[T_LOAD_CPU]); /* below us: it runs when we are done */
+    board_load_periodic(period_us, exec_us);
+}
+
+void exb_load_counts(uint32_t *cpu_loops, uint32_t *periodic_runs, uint16_t *periodic_overruns)
+{
+    portENTER_CRITICAL(); /* multi-byte counters the load's tasks and interrupt update */
+    *cpu_loops = load_cpu_loops;
+    board_load_counts(periodic_runs, periodic_overruns);
+    portEXIT_CRITICAL();
+}
+
+/*
+ * With the CPU load on, load_cpu and the idle task share the idle priority. Time slicing is off, but
+ * the kernel still takes the tasks of one priority in turn after every preemption, so the idle task
+ * gets the CPU back now and then; it yields at once (configIDLE_SHOULD_YIELD) but calls this hook
+ * first if it was switched out there. Sleeping then would take the CPU from the load until the next
+ * interrupt (up to a kernel tick, 8 ms): so no sleep while the load is on.
+ */
 void vApplicationIdleHook(void)
 {
+    if (load_cpu_on)
+        return;
     set_sleep_mode(SLEEP_MODE_IDLE);
     cli();
     sleep_enable();
@@ -243,13 +402,17 @@ int main(void)
 {
     board_init();
     core_lock = xSemaphoreCreateMutexStatic(&core_lock_buf);
-    task_handles[0] = xTaskCreateStatic(timecode_task, "tc", STACK_TC, NULL, configMAX_PRIORITIES - 1,
-                                        stack_tc, &tcb_tc);
-    task_handles[1] = xTaskCreateStatic(serial_task, "serial", STACK_SERIAL, NULL, configMAX_PRIORITIES - 2,
-                                        stack_serial, &tcb_serial);
-    task_handles[2] = xTaskCreateStatic(status_task, "led", STACK_STATUS, NULL, tskIDLE_PRIORITY + 1,
-                                        stack_status, &tcb_status);
+    task_handles[0] = xTaskCreateStatic(timecode_task, "tc", STACK_TC, NULL, PRIO_TC, stack_tc, &tcb_tc);
+    task_handles[1] = xTaskCreateStatic(serial_task, "serial", STACK_SERIAL, NULL, PRIO_SERIAL, stack_serial,
+                                        &tcb_serial);
+    task_handles[2] = xTaskCreateStatic(status_task, "led", STACK_STATUS, NULL, PRIO_STATUS, stack_status,
+                                        &tcb_status);
+    task_handles[T_LOAD_CPU] = xTaskCreateStatic(load_cpu_task, "lcpu", STACK_LOAD_CPU, NULL, PRIO_LOAD_CPU,
+                                                 stack_load_cpu, &tcb_load_cpu);
+    task_handles[T_LOAD_PERIODIC] = xTaskCreateStatic(load_periodic_task, "lper", STACK_LOAD_PERIODIC, NULL,
+                                                      PRIO_LOAD_PERIODIC, stack_load_periodic, &tcb_load_periodic);
     board_set_tasks(task_handles[0], task_handles[1]);
+    board_set_load_task(task_handles[T_LOAD_PERIODIC]);
     /* Interrupts are still off: the lone 0x00 and HELLO wait in the transmit ring until the
      * scheduler starts the first task with interrupts enabled. */
     ex_init(&core, &cfg, board_read_timecode());

@@ -1,5 +1,5 @@
 /*
- * mmrig wire protocol, version 1: the C side (profiler and executor firmware).
+ * mmrig wire protocol, version 3: the C side (profiler and executor firmware).
  *
  * protocol/SPEC.md is the contract; section numbers below refer to it. Everything here is pure code:
  * no heap, no recursion, no I/O, no interrupts masked. It builds as C99 with gcc/clang on the host,
@@ -42,15 +42,15 @@
 
 /* ---- Sizes (section 2) ---------------------------------------------------------------------- */
 
-#define MM_PROTO_VERSION 2
+#define MM_PROTO_VERSION 3
 #define MM_HDR_TYPE 0 /* payload offsets of the header fields */
 #define MM_HDR_SEQ 1
 #define MM_HDR_LEN 2 /* header length = payload offset of the body */
 #define MM_CRC_LEN 2
-#define MM_MAX_BODY 32
-#define MM_MAX_PAYLOAD (MM_HDR_LEN + MM_MAX_BODY)   /* 34 */
-#define MM_MAX_FRAME (MM_MAX_PAYLOAD + MM_CRC_LEN)  /* 36 */
-#define MM_MAX_ENCODED (MM_MAX_FRAME + 1)           /* 37 */
+#define MM_MAX_BODY 40 /* 32 until version 2: version 3's STATUS has 33 body bytes */
+#define MM_MAX_PAYLOAD (MM_HDR_LEN + MM_MAX_BODY)   /* 42 */
+#define MM_MAX_FRAME (MM_MAX_PAYLOAD + MM_CRC_LEN)  /* 44 */
+#define MM_MAX_ENCODED (MM_MAX_FRAME + 1)           /* 45 */
 #define MM_MIN_FRAME (MM_HDR_LEN + MM_CRC_LEN)      /* 4 */
 #define MM_WIRE_LEN(body_len) ((body_len) + 6)      /* bytes on the line, delimiter included */
 
@@ -243,7 +243,10 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_MODE_DISTANCE 2   /* u8 */
 #define MM_MODE_PERIOD 3     /* u16 */
 #define MM_MODE_RANDOM_IDS 5 /* u8 */
-#define MM_MODE_LEN 6
+#define MM_MODE_CPU_LOAD 6           /* u8, version 3: the executor's load */
+#define MM_MODE_PERIODIC_PERIOD_US 7 /* u16 */
+#define MM_MODE_PERIODIC_EXEC_US 9   /* u16 */
+#define MM_MODE_LEN 11
 
 #define MM_STATUS_MODE 0            /* u8 */
 #define MM_STATUS_DISPATCH 1        /* u8 */
@@ -254,7 +257,13 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_STATUS_STACK_TIMECODE 12 /* u16 */
 #define MM_STATUS_STACK_SERIAL 14   /* u16 */
 #define MM_STATUS_STACK_STATUS 16   /* u16 */
-#define MM_STATUS_LEN 18
+#define MM_STATUS_CPU_LOAD 18           /* u8, version 3: the load in force ... */
+#define MM_STATUS_PERIODIC_PERIOD_US 19 /* u16 */
+#define MM_STATUS_PERIODIC_EXEC_US 21   /* u16 */
+#define MM_STATUS_CPU_LOOPS 23          /* u32: ... and what it did since reset */
+#define MM_STATUS_PERIODIC_RUNS 27      /* u32 */
+#define MM_STATUS_PERIODIC_OVERRUNS 31  /* u16 */
+#define MM_STATUS_LEN 33
 
 #define MM_LOCAL_EVENT_TAG 0      /* u16 */
 #define MM_LOCAL_EVENT_EVENT_ID 2 /* u8 */
@@ -323,12 +332,15 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_DISPATCH_ISR 0
 #define MM_DISPATCH_TASK 1
 
+/* MODE's executor load (version 3): periodic_period_us is 0 (no periodic task) or at least this. */
+#define MM_LOAD_PERIOD_MIN_US 1000u
+
 /* Results of mm_msg_check. */
 #define MM_MSG_OK 0
 #define MM_MSG_UNKNOWN_TYPE 1
 #define MM_MSG_BAD_LENGTH 2
 
-/* Body length of a version 1 type, 0 if the type is unknown (no known body is empty). */
+/* Body length of a type, 0 if the type is unknown (no known body is empty). */
 uint8_t mm_msg_body_len(uint8_t type);
 /* Message-level checks of a payload (header + body) that passed mm_dec_push. */
 uint8_t mm_msg_check(const uint8_t *payload, uint8_t len);

@@ -176,10 +176,15 @@ static struct field_def fields[] = {
     F(ACK, PHASE, phase, 2), F(ACK, PENDING, pending, 1),
     F(MODE, MODE, mode, 1), F(MODE, DISPATCH, dispatch, 1), F(MODE, DISTANCE, distance, 1),
     F(MODE, PERIOD, period, 2), F(MODE, RANDOM_IDS, random_ids, 1),
+    F(MODE, CPU_LOAD, cpu_load, 1), F(MODE, PERIODIC_PERIOD_US, periodic_period_us, 2),
+    F(MODE, PERIODIC_EXEC_US, periodic_exec_us, 2),
     F(STATUS, MODE, mode, 1), F(STATUS, DISPATCH, dispatch, 1), F(STATUS, TIMECODE, timecode, 4),
     F(STATUS, PENDING, pending, 1), F(STATUS, CAPACITY, capacity, 1), F(STATUS, FIRED, fired, 4),
     F(STATUS, STACK_TIMECODE, stack_timecode, 2), F(STATUS, STACK_SERIAL, stack_serial, 2),
     F(STATUS, STACK_STATUS, stack_status, 2),
+    F(STATUS, CPU_LOAD, cpu_load, 1), F(STATUS, PERIODIC_PERIOD_US, periodic_period_us, 2),
+    F(STATUS, PERIODIC_EXEC_US, periodic_exec_us, 2), F(STATUS, CPU_LOOPS, cpu_loops, 4),
+    F(STATUS, PERIODIC_RUNS, periodic_runs, 4), F(STATUS, PERIODIC_OVERRUNS, periodic_overruns, 2),
     F(LOCAL_EVENT, TAG, tag, 2), F(LOCAL_EVENT, EVENT_ID, event_id, 1),
     F(LOCAL_EVENT, TIMECODE, timecode, 4),
     F(FIRED, TAG, tag, 2), F(FIRED, EVENT_ID, event_id, 1), F(FIRED, TIMECODE, timecode, 4),
@@ -972,9 +977,9 @@ static void test_msg_check(void **state)
             assert_int_equal(mm_msg_check(p, len), want);
         }
     }
-    /* Version 2 bodies fit the framing, with the room SPEC.md section 2 promises. */
+    /* Version 3 bodies fit the framing, with the room SPEC.md section 2 promises. */
     for (i = 0; i < N_MSGS; i++)
-        assert_true(msgs[i].len <= 26);
+        assert_true(msgs[i].len <= 33);
 }
 
 static void test_sizes_and_helpers(void **state)
@@ -982,9 +987,9 @@ static void test_sizes_and_helpers(void **state)
     uint8_t buf[16];
     (void)state;
 
-    assert_int_equal(MM_MAX_PAYLOAD, 34);
-    assert_int_equal(MM_MAX_FRAME, 36);
-    assert_int_equal(MM_MAX_ENCODED, 37);
+    assert_int_equal(MM_MAX_PAYLOAD, 42);
+    assert_int_equal(MM_MAX_FRAME, 44);
+    assert_int_equal(MM_MAX_ENCODED, 45);
     assert_int_equal(MM_MIN_FRAME, 4);
     assert_int_equal(MM_DEC_MAX_ENCODED, MM_DEC_CAPACITY + 1);
 

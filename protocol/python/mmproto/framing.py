@@ -15,7 +15,7 @@ from crc import Calculator, Crc16
 
 HEADER_LEN = 2
 CRC_LEN = 2
-MAX_BODY = 32
+MAX_BODY = 40  # 32 until version 2; version 3's STATUS has 33 body bytes (SPEC.md section 2)
 MAX_PAYLOAD = HEADER_LEN + MAX_BODY
 MAX_FRAME = MAX_PAYLOAD + CRC_LEN
 MAX_ENCODED = MAX_FRAME + 1

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from .framing import HEADER_LEN, encode_frame
 
-PROTO_VERSION = 2
+PROTO_VERSION = 3
 
 _STRUCT_CODE = {"u8": "B", "u16": "H", "u32": "I"}
 _LIMIT = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFFFFFF}
@@ -55,6 +55,21 @@ class ExecutorMode(enum.IntEnum):
 class Dispatch(enum.IntEnum):
     ISR = 0
     TASK = 1
+
+
+# MODE's executor load (version 3): the limits the executor checks (else ERROR BAD_VALUE, nothing changes)
+LOAD_PERIOD_MIN_US = 1000  # periodic_period_us is 0 (no periodic task) or at least this
+
+
+def load_error(cpu_load: int, periodic_period_us: int, periodic_exec_us: int) -> str | None:
+    """Why the executor would refuse this load with ERROR BAD_VALUE, or None if it accepts it."""
+    if cpu_load not in (0, 1):
+        return f"cpu_load {cpu_load}: 0 or 1"
+    if 0 < periodic_period_us < LOAD_PERIOD_MIN_US:
+        return f"periodic_period_us {periodic_period_us}: 0 or {LOAD_PERIOD_MIN_US}..65535"
+    if 2 * periodic_exec_us > periodic_period_us:
+        return f"periodic_exec_us {periodic_exec_us}: at most half the period ({periodic_period_us // 2})"
+    return None
 
 
 HELLO_FLAG_CAPTURE = 0x01
@@ -217,19 +232,26 @@ class Ack(Message):
 @dataclass(frozen=True)
 class Mode(Message):
     TYPE = 0x22
-    FIELDS = (("mode", "u8"), ("dispatch", "u8"), ("distance", "u8"), ("period", "u16"), ("random_ids", "u8"))
+    FIELDS = (("mode", "u8"), ("dispatch", "u8"), ("distance", "u8"), ("period", "u16"), ("random_ids", "u8"),
+              ("cpu_load", "u8"), ("periodic_period_us", "u16"), ("periodic_exec_us", "u16"))
     mode: int
     dispatch: int
     distance: int
     period: int
     random_ids: int
+    # version 3: the executor's load (SPEC.md MODE); the defaults are "no load"
+    cpu_load: int = 0
+    periodic_period_us: int = 0
+    periodic_exec_us: int = 0
 
 
 @dataclass(frozen=True)
 class Status(Message):
     TYPE = 0x23
     FIELDS = (("mode", "u8"), ("dispatch", "u8"), ("timecode", "u32"), ("pending", "u8"), ("capacity", "u8"),
-              ("fired", "u32"), ("stack_timecode", "u16"), ("stack_serial", "u16"), ("stack_status", "u16"))
+              ("fired", "u32"), ("stack_timecode", "u16"), ("stack_serial", "u16"), ("stack_status", "u16"),
+              ("cpu_load", "u8"), ("periodic_period_us", "u16"), ("periodic_exec_us", "u16"), ("cpu_loops", "u32"),
+              ("periodic_runs", "u32"), ("periodic_overruns", "u16"))
     mode: int
     dispatch: int
     timecode: int
@@ -239,6 +261,13 @@ class Status(Message):
     stack_timecode: int
     stack_serial: int
     stack_status: int
+    # version 3: the load in force (as MODE set it) and what it did since reset; the defaults are "no load"
+    cpu_load: int = 0
+    periodic_period_us: int = 0
+    periodic_exec_us: int = 0
+    cpu_loops: int = 0
+    periodic_runs: int = 0
+    periodic_overruns: int = 0
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ import pytest
 
 from mmproto import (Hello, Result, Schedule, SeqTracker, StreamDecoder, TimeBase, Timecode, encode_frame,
                      extend_timecode)
-from mmproto.framing import FrameSplitter
+from mmproto.framing import MAX_PAYLOAD, FrameSplitter
 from mmproto.wiretime import char_time_s, wire_bytes, wire_time_s
 
 
@@ -49,14 +49,15 @@ def test_seq_tracker_hello_restarts_baseline() -> None:
     assert tracker.lost == 2
 
 
-@pytest.mark.parametrize("size", [0, 1, 35], ids=lambda n: f"{n}_bytes")
+@pytest.mark.parametrize("size", [0, 1, MAX_PAYLOAD + 1], ids=lambda n: f"{n}_bytes")
 def test_encode_frame_refuses_out_of_range_payload(size: int) -> None:
     with pytest.raises(ValueError, match="payload"):
         encode_frame(bytes(size))
 
 
 def test_encode_frame_accepts_the_largest_payload() -> None:
-    assert len(encode_frame(bytes(34))) == 34 + 2 + 1 + 1
+    assert MAX_PAYLOAD == 42  # version 3 (32 + 2 before)
+    assert len(encode_frame(bytes(MAX_PAYLOAD))) == MAX_PAYLOAD + 2 + 1 + 1
 
 
 def test_message_fields_are_range_checked() -> None:
