@@ -392,8 +392,9 @@ static void on_frame(struct ex *x, const uint8_t *p, uint8_t len)
         send_error(x, MM_ERR_UNKNOWN_TYPE, type, 0);
         break;
     default:
-        /* Not a request (HELLO, ERROR, ACK, TIMECODE...): dropped, counted in rx_ok only. v1 answered
-         * it with ERROR, and on a looped-back line one stray ERROR then made ERRORs without end. */
+        /* Not a request (HELLO, ERROR, ACK, TIMECODE..., and NOP, the scheduler's receive load):
+         * dropped, counted in rx_ok only. v1 answered it with ERROR, and on a looped-back line one stray
+         * ERROR then made ERRORs without end. */
         break;
     }
 }

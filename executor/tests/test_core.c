@@ -806,7 +806,8 @@ static void looped_back_line_settles(void **s)
 static void non_requests_are_dropped_silently(void **s)
 {
     static const uint8_t types[] = {MM_T_HELLO, MM_T_ERROR, MM_T_COUNTERS, MM_T_TIMECODE, MM_T_RESULT,
-                                    MM_T_ACK, MM_T_STATUS, MM_T_LOCAL_EVENT, MM_T_FIRED, MM_T_CANCELLED};
+                                    MM_T_ACK, MM_T_STATUS, MM_T_LOCAL_EVENT, MM_T_FIRED, MM_T_CANCELLED,
+                                    MM_T_NOP /* the receive load of --executor-load rx=N */};
     uint8_t b[MM_MAX_BODY] = {0};
     uint16_t c[13];
     size_t i;

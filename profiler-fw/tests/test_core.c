@@ -248,7 +248,7 @@ static void test_error_answers_requests_only(void **st)
     static uint8_t zeros[MM_MAX_BODY];
     static const uint8_t others[] = {MM_T_HELLO, MM_T_ERROR, MM_T_COUNTERS, MM_T_TIMECODE, MM_T_RESULT,
                                      MM_T_SCHEDULE, MM_T_ACK, MM_T_MODE, MM_T_STATUS, MM_T_LOCAL_EVENT,
-                                     MM_T_FIRED, MM_T_CANCEL, MM_T_CANCELLED};
+                                     MM_T_FIRED, MM_T_CANCEL, MM_T_CANCELLED, MM_T_NOP};
     uint8_t fire_bad[3] = {8, 0x21, 0x43};
     uint8_t q_status = MM_T_STATUS;
     uint8_t echo[64][MM_DEC_CAPACITY > 40 ? MM_DEC_CAPACITY : 40];
@@ -266,9 +266,9 @@ static void test_error_answers_requests_only(void **st)
     assert_int_equal(pf_counter(PF_C_RX_OK), sizeof others);
     assert_int_equal(pf_counter(PF_C_RX_BAD_MESSAGE), 0);
 
-    send(0x05, zeros, 0);                     /* unknown type */
+    send(0x06, zeros, 0);                     /* unknown type */
     assert_int_equal(drain(), 1);
-    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x05, 0, 2);
+    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x06, 0, 2);
     send(MM_T_TIMECODE, zeros, 3);            /* wrong length */
     assert_int_equal(drain(), 1);
     assert_error(0, MM_ERR_BAD_LENGTH, MM_T_TIMECODE, 0, 2);

@@ -45,7 +45,7 @@ FIRE_GAP = 200                     # idle bytes between the two FIRE frames
 QUERY_S = 12.0                     # QUERY(COUNTERS) arrives about here (serial input paced by ucsim)
 N_TICKS = 300
 ERROR_GAP = 100                    # idle characters before each ERROR probe (an ERROR takes 14)
-ERROR_PROBES = [mmproto.encode_frame(bytes([0x05, 8])),                  # unknown type
+ERROR_PROBES = [mmproto.encode_frame(bytes([0x06, 8])),                  # unknown type
                 mmproto.Fire(event_id=9, tag=0xBEEF).wire(9),            # BAD_VALUE
                 mmproto.Query(what=0x23).wire(10),                       # BAD_VALUE (no STATUS here)
                 mmproto.Hello(2, 1, 0x100, 1, 1, 1, 9600, 0, 0).wire(0),  # looped back: dropped
@@ -253,7 +253,7 @@ def test_error_answers_requests_only(run):
     errs = [(f.message.code, f.message.ref_type, f.message.ref_tag) for f in run["frames"][i + 1:]
             if isinstance(f.message, mmproto.Error)]
     print("\n8051 ERROR answers: %r" % errs)
-    assert errs == [(5, 0x05, 0), (7, 0x12, 0xBEEF), (7, 0x02, 0)]
+    assert errs == [(5, 0x06, 0), (7, 0x12, 0xBEEF), (7, 0x02, 0)]
     tc = [f.message.timecode for f in run["frames"][i + 1:] if isinstance(f.message, mmproto.Error)]
     last_tc = [f.message.timecode for f in run["frames"] if isinstance(f.message, mmproto.Timecode)][-1]
     assert all(0 < t <= last_tc for t in tc)

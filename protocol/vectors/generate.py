@@ -105,6 +105,8 @@ def message_cases() -> list[tuple[str, int, m.Message]]:
         ("cancel_all", 21, m.Cancel(0, m.CANCEL_ALL)),
         ("cancelled_one", 22, m.Cancelled(513, 1, 3)),
         ("cancelled_all", 23, m.Cancelled(0, 16, 0)),
+        ("nop", 24, m.Nop(0)),
+        ("nop_fill", 25, m.Nop(0xA5)),
     ]
     covered = {type(msg) for _, _, msg in cases}
     assert covered == set(m.MESSAGE_TYPES.values()), "every message type needs a vector"

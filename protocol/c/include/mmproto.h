@@ -164,6 +164,7 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_T_QUERY 0x02
 #define MM_T_ERROR 0x03
 #define MM_T_COUNTERS 0x04
+#define MM_T_NOP 0x05
 #define MM_T_TIMECODE 0x10
 #define MM_T_RESULT 0x11
 #define MM_T_FIRE 0x12
@@ -283,6 +284,10 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_CANCELLED_REMOVED 2 /* u8 */
 #define MM_CANCELLED_PENDING 3 /* u8 */
 #define MM_CANCELLED_LEN 4
+
+/* NOP (version 3): filler the scheduler sends the executor as receive load; never answered */
+#define MM_NOP_FILL 0 /* u8 */
+#define MM_NOP_LEN 1
 
 /* Node kinds (HELLO.node_kind). */
 #define MM_NODE_PROFILER 1

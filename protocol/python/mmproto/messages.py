@@ -305,17 +305,26 @@ class Cancelled(Message):
     pending: int
 
 
+@dataclass(frozen=True)
+class Nop(Message):
+    """Filler (version 3): the scheduler sends it to the executor as receive load (--executor-load rx=N); a
+    node decodes it, counts it in rx_ok and drops it, never answering."""
+    TYPE = 0x05
+    FIELDS = (("fill", "u8"),)
+    fill: int = 0
+
+
 MESSAGE_TYPES: dict[int, type[Message]] = {
     cls.TYPE: cls
     for cls in (Hello, Query, Error, Counters, Timecode, Result, Fire, Schedule, Ack, Mode, Status,
-                LocalEvent, Fired, Cancel, Cancelled)
+                LocalEvent, Fired, Cancel, Cancelled, Nop)
 }
 
 # Names as SPEC.md writes them (upper case, words joined by underscores).
 SPEC_NAMES: dict[type[Message], str] = {
     Hello: "HELLO", Query: "QUERY", Error: "ERROR", Counters: "COUNTERS", Timecode: "TIMECODE",
     Result: "RESULT", Fire: "FIRE", Schedule: "SCHEDULE", Ack: "ACK", Mode: "MODE", Status: "STATUS",
-    LocalEvent: "LOCAL_EVENT", Fired: "FIRED", Cancel: "CANCEL", Cancelled: "CANCELLED",
+    LocalEvent: "LOCAL_EVENT", Fired: "FIRED", Cancel: "CANCEL", Cancelled: "CANCELLED", Nop: "NOP",
 }
 
 
