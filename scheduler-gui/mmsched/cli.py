@@ -154,6 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .budget import format_budget
     from .config import RunConfig
     from .endpoint import Boards, Endpoint, EndpointError
+    from .exload import ExecutorLoad
     from .gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
     from .junit import files_words, junit_xml, write_junit
     from .runner import Runner
@@ -177,6 +178,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Every bad input ends here, one line and exit 2, before a bench is started or a port opened.
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
         return usage_or_rig_error("give both --profiler and --executor (or neither, for the bench)")
+    if args.trace and args.out is None:
+        return usage_or_rig_error("--trace writes OUT.exectrace, OUT.perfetto-trace and OUT.vcd: give --out OUT")
     if args.hist == "" and args.out is None:
         return usage_or_rig_error("--hist without a FILE writes OUT.hist: give --out OUT too (or --hist FILE)")
     if args.lag_bound_us is not None and not (math.isfinite(args.lag_bound_us) and args.lag_bound_us > 0):
@@ -186,6 +189,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
                         duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
+                        executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
                         late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, name=name, out=args.out)
     except ValueError as exc:
         text = str(exc)
@@ -226,6 +230,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
         endpoint = LockstepEndpoint() if args.unpaced else BenchEndpoint(lag_bound_us=args.lag_bound_us)
         images = {"profiler": PROFILER_ELF, "executor": EXECUTOR_ELF, "bench": BENCH_BIN}   # what Bench() loads
+
+    if cfg.trace and endpoint.trace_path() is not None:
+        return usage_or_rig_error(f"--trace: {endpoint.trace_path()}")
 
     # The live progress line: on a terminal only, never into a file or a pipe, nor with -q or --json.
     progress = None
@@ -381,9 +388,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--until", type=float, default=None, help="stop after this many seconds of virtual time")
     bench.set_defaults(func=cmd_bench)
 
-    from mmanalysis.cli import add_report_parser  # analysis owns `mmrig report`; no Qt, no bench
+    # analysis owns `mmrig report`, `mmrig profile` and `mmrig capture`; no Qt, no bench
+    from mmanalysis.cli import add_capture_parser, add_profile_parser, add_report_parser
 
     add_report_parser(sub)
+    add_profile_parser(sub)
+    add_capture_parser(sub)
 
     demo = sub.add_parser("demo", help="the paper's five experiments on the virtual bench")
     demo.add_argument("--quick", action="store_true", help="30 events per experiment (CI)")
@@ -412,6 +422,13 @@ def build_parser() -> argparse.ArgumentParser:
                           "not by TIMECODE arrivals alone (the paper's way, the default)")
     run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
     run.add_argument("--load", action="store_true", help="heavy PC load (stress-ng) during the run")
+    run.add_argument("--trace", action="store_true",
+                     help="bench: trace the executor from outside (task switches, interrupts, pins): writes "
+                          "OUT.exectrace, OUT.perfetto-trace (ui.perfetto.dev), OUT.vcd (PulseView, GTKWave) and "
+                          "the executor's profile (C_i, T_i, U) into OUT.json")
+    run.add_argument("--executor-load", default="none", metavar="LOAD",
+                     help="the executor's own load: none, or any of cpu, periodic=PERIOD/EXEC (a task above the "
+                          "timecode task, e.g. 10ms/2ms), rx=N (frames/s it decodes and drops), comma-separated")
     run.add_argument("--late-bound-us", type=float, default=1000.0)
     run.add_argument("--lag-bound-us", type=float, default=None,
                      help="bench: lag above this invalidates the run (default: normal 1000; mixed and verification a tenth of the schedule's spare time: 4700 one tick ahead, 11800 two ahead)")

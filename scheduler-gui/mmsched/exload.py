@@ -4,7 +4,7 @@ timing has something to degrade against. Three parts, each off by default:
   cpu          a CPU-bound task below every other task (below the dispatch priority): the core never sleeps
   periodic     a task above the timecode task, released every PERIOD by a hardware timer, that computes
                for EXEC each time: task dispatch waits for it, ISR dispatch does not
-  rx           frames a second the scheduler sends the executor that it decodes and drops (protocol NOP):
+  rx           NOP frames a second the scheduler sends the executor, which decodes and drops them:
                receive interrupts and serial-task work, on the line the SCHEDULE frames share
 
 On the command line and in the GUI one text: `none`, or parts joined by commas, for instance
@@ -18,7 +18,9 @@ import math
 import re
 from dataclasses import dataclass
 
-PERIOD_US = (1000, 65535)     # MODE's u16, from a release every ms
+from mmproto import LOAD_PERIOD_MIN_US, load_error
+
+PERIOD_US = (LOAD_PERIOD_MIN_US, 65535)   # MODE's u16, from a release every ms
 RX_MAX_PER_S = 50.0           # a NOP is 7 bytes on the line: 50/s is 36 % of 9600 baud, leaving the rest to SCHEDULEs
 
 
@@ -37,6 +39,9 @@ class ExecutorLoad:
             if not (isinstance(self.exec_us, int) and 1 <= self.exec_us <= self.period_us // 2):
                 raise ValueError(f"--executor-load: periodic execution time must be 1..{self.period_us // 2} us "
                                  f"(at most half the period), not {self.exec_us}")
+        why = load_error(int(self.cpu), self.period_us, self.exec_us)    # the executor's own rule (SPEC.md)
+        if why is not None:
+            raise ValueError(f"--executor-load: the executor would refuse it: {why}")
         if not (math.isfinite(self.rx_per_s) and 0 <= self.rx_per_s <= RX_MAX_PER_S):
             raise ValueError(f"--executor-load: rx must be 0..{RX_MAX_PER_S:g} frames/s, not {self.rx_per_s}")
 

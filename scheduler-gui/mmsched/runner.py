@@ -250,14 +250,19 @@ class Runner:
             mode = {"verification": mp.ExecutorMode.VERIFICATION, "mixed": mp.ExecutorMode.MIXED}.get(
                 cfg.mode, mp.ExecutorMode.IDLE)
             own = mode == mp.ExecutorMode.VERIFICATION   # the executor schedules its own events
+            load = cfg.executor_load
             frame = mp.Mode(mode=mode, dispatch=mp.Dispatch[cfg.dispatch.upper()],
                             distance=cfg.distance if own else 0, period=st.every_ticks(cfg) if own else 0,
-                            random_ids=int(cfg.random_ids) if own else 0)
+                            random_ids=int(cfg.random_ids) if own else 0, cpu_load=int(load.cpu),
+                            periodic_period_us=load.period_us, periodic_exec_us=load.exec_us)
             self.mode_frame = frame
             for attempt in range(3):          # a frame can be lost (noise, a busy host): ask again
                 self.session.send("executor", frame)
                 try:
-                    got = self.wait_item(mp.Status, "executor", 1.5, where=lambda m: m.mode == mode)
+                    # the STATUS of this MODE: its mode and the load it now runs (a refused MODE changes neither)
+                    got = self.wait_item(mp.Status, "executor", 1.5, where=lambda m: (
+                        m.mode, m.cpu_load, m.periodic_period_us, m.periodic_exec_us) == (
+                        mode, frame.cpu_load, frame.periodic_period_us, frame.periodic_exec_us))
                     break
                 except SetupError:
                     if attempt == 2 or not self.session.alive("executor"):
@@ -360,11 +365,14 @@ class Runner:
                 # (verification: the executor creates the events, the free timer never runs; waking for it
                 # would spin, and in lockstep never let time advance)
                 wake = max(0.0, min(wake, st.next_free_at - self.now()))
+            if st.generating and cfg.executor_load.rx_per_s:
+                wake = max(0.0, min(wake, st.next_nop_at - self.now()))
             item = self.endpoint.next_item(self.inbox, wake)
             new_tc = self.handle(item) if item is not None else None
             now = self.now()
             if st.generating:
                 self.generate(now, new_tc)
+                self.send_rx_load(now)
             self.check_deadlines()
             self.check_recovery(now)
             if now - st.last_profiler_frame > SILENCE_S and not st.link_failed:
@@ -403,6 +411,19 @@ class Runner:
                 self.count("free_timer_overruns")
                 st.next_free_at = now + st.rate_s(cfg)
             self.create(now)
+
+    def send_rx_load(self, now: float) -> None:
+        """--executor-load rx=N: a NOP to the executor every 1/N s while events are made (receive interrupts
+        and serial-task work on the line the SCHEDULEs share). After a stall, one NOP, no burst."""
+        st, rate = self.state, self.cfg.executor_load.rx_per_s
+        assert st is not None
+        if not rate or now < st.next_nop_at or not self.session.has("executor"):
+            return
+        self.session.send("executor", mp.Nop(fill=0))
+        self.count("nops_sent")
+        st.next_nop_at += 1.0 / rate
+        if st.next_nop_at < now:
+            st.next_nop_at = now + 1.0 / rate
 
     def new_event(self, tag: int, event_id: int, mode: str, distance: int, scheduled_tc: int, created_tc: int,
                   phase: float | None, accounted: bool = True, at: float | None = None) -> Event:

@@ -58,6 +58,7 @@ class RunState:
     generating: bool = False
     last_gen_tc: int | None = None     # tick-aligned generation: the tick of the last event created
     next_free_at: float = 0.0          # free-running generation: run clock of the next event
+    next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0
     link_failed: bool = False
@@ -81,7 +82,7 @@ class RunState:
                    t0=now, next_free_at=now, last_profiler_frame=now)
 
     def start_generating(self, now: float) -> None:
-        self.t0 = self.next_free_at = now
+        self.t0 = self.next_free_at = self.next_nop_at = now
         self.generating = True
 
     def rate_s(self, cfg: RunConfig) -> float:

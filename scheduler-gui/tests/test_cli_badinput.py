@@ -50,6 +50,9 @@ BAD = [
     (["--name", "x" * 65], "--name"),
     (["--name", ".."], "--name"),
     (["--name", ""], "--name"),
+    (["--executor-load", "cpu,gpu"], "--executor-load"),
+    (["--executor-load", "periodic=10ms/9ms"], "--executor-load"),
+    (["--mode", "normal", "--executor-load", "cpu"], "--executor-load"),
 ]
 
 

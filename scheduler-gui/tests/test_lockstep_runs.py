@@ -116,3 +116,31 @@ def test_an_endpoint_failing_mid_run_keeps_the_data_and_ends_the_bench(tmp_path:
     df = pd.read_csv(tmp_path / "failed.csv")
     assert 0 < len(df) < 60 and (df["outcome"] == "ok").any()      # what was measured before is kept
     assert target.bench is not None and not target.bench.alive()  # the bench was ended, not orphaned
+
+
+def test_executor_load_shapes_task_dispatch_and_leaves_isr_dispatch_alone(tmp_path: Path) -> None:
+    """issue 19: a periodic task above the timecode task (10 ms period, 2 ms each) delays task dispatch by
+    whatever of its job is left when the tick comes, and ISR dispatch not at all; the CPU-bound task and the
+    NOP traffic ride along. The load reaches the executor in MODE and comes back in STATUS."""
+    from mmsched.exload import ExecutorLoad
+
+    load = ExecutorLoad.parse("cpu,periodic=10ms/2ms,rx=20")
+    out = {}
+    for dispatch in ("isr", "task"):
+        cfg = RunConfig(mode="mixed", distance=2, count=120, dispatch=dispatch, executor_load=load,
+                        name=dispatch, out=tmp_path / dispatch)
+        result = run(cfg, LockstepEndpoint())
+        assert result.valid and result.sidecar["invariant"]["ok"], result.sidecar["invalid_reason"]
+        assert result.sidecar["config"]["executor_load_text"] == "cpu,periodic=10000/2000,rx=20"
+        # 20 NOPs a second of the run's ~8.5 s went out, and the executor took every frame without a fault
+        assert result.sidecar["counters"]["scheduler"]["nops_sent"] >= 20 * 8
+        assert not any(v for k, v in result.sidecar["counters"]["executor"].items() if k != "rx_ok")
+        out[dispatch] = pd.read_csv(tmp_path / f"{dispatch}.csv")
+    isr, task = out["isr"]["latency_us"], out["task"]["latency_us"]
+    # ISR dispatch: 22 cycles as idle, a little more when the edge meets the CPU task's critical section
+    # (25 cycles with interrupts off each pass) or a multi-cycle instruction; never a job's milliseconds
+    assert isr.median() == 1.375 and isr.min() >= 1.25 and isr.max() < 5.0
+    assert task.min() == pytest.approx(36.6875, abs=0.1)       # the idle figure: the tick missed the job
+    assert 1000 < task.max() < 2100                            # the tick came early in a job: up to 2 ms more
+    share = (task > 100).mean()                                # about exec / period of the ticks meet a job
+    assert 0.05 < share < 0.45, share
