@@ -3,6 +3,7 @@ defaults for what a script rarely sets, so user code never reads `Mode(2, 0, 0, 
 
     frames.mode("mixed", dispatch="isr")          # MODE: mixed, ISR dispatch
     frames.mode("verification", distance=2, period=1, random_ids=True)
+    frames.mode("mixed", dispatch="task", load="cpu,periodic=10ms/2ms")   # with the executor's load
     frames.schedule(event_id=5, timecode=1234, tag=7)
     frames.fire(event_id=3, tag=9)
     frames.query("hello")                          # QUERY for a HELLO (or "counters", "status")
@@ -18,6 +19,7 @@ import enum
 from typing import TypeVar
 
 import mmproto as mp
+from mmsched.exload import ExecutorLoad
 
 E = TypeVar("E", bound=enum.IntEnum)
 
@@ -41,12 +43,22 @@ def by_name(kind: type[E], value: str | int, what: str) -> E:
 
 
 def mode(mode: str | int = "mixed", *, dispatch: str | int = "isr", distance: int = 0, period: int = 0,
-         random_ids: bool = False) -> mp.Mode:
+         random_ids: bool = False, load: "str | ExecutorLoad" = "none") -> mp.Mode:
     """MODE for the executor. `distance`, `period` (ticks between events) and `random_ids` matter in
-    verification mode only (the executor schedules its own events); mixed mode leaves them 0."""
+    verification mode only (the executor schedules its own events); mixed mode leaves them 0. `load` is the
+    executor's load as `mmrig run --executor-load` takes it ("cpu,periodic=10ms/2ms"; its rx part is traffic
+    a script sends itself, frames.nop()); every MODE sets it, so the default turns any load off."""
+    if isinstance(load, str):
+        load = ExecutorLoad.parse(load)
     return mp.Mode(mode=by_name(mp.ExecutorMode, mode, "executor mode"),
                    dispatch=by_name(mp.Dispatch, dispatch, "dispatch"),
-                   distance=distance, period=period, random_ids=int(bool(random_ids)))
+                   distance=distance, period=period, random_ids=int(bool(random_ids)), cpu_load=int(load.cpu),
+                   periodic_period_us=load.period_us, periodic_exec_us=load.exec_us)
+
+
+def nop() -> mp.Nop:
+    """NOP: filler the executor decodes and drops (receive load), never answered."""
+    return mp.Nop(fill=0)
 
 
 def schedule(*, event_id: int, timecode: int, tag: int) -> mp.Schedule:

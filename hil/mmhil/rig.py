@@ -36,6 +36,7 @@ import mmproto as mp
 from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
 from mmanalysis.schema import DEFAULT_LATE_BOUND_US
 from mmsched.config import DEFAULT_TIMEOUT_TICKS
+from mmsched.exload import ExecutorLoad
 from mmsched.event import Event
 from mmsched.outcome import apply_result, refusal_reason, silent_outcome
 from mmsched.timecode import TimecodeTracker, round256
@@ -74,6 +75,7 @@ class Rig:
     tracker: TimecodeTracker | None = field(default=None, init=False)   # tick starts, from TIMECODE frames
     tc_offset: int = field(default=0, init=False)    # profiler timecode - executor timecode (a multiple of 256)
     executor_mode: tuple[str, str] | None = field(default=None, init=False)   # (mode, dispatch) last set
+    executor_load: str = field(default="none", init=False)                   # the load it was given with them
     results: list[EventResult] = field(default_factory=list, init=False)      # every event this rig ended
     _tag: int = field(default=0, init=False)
     _incoming: "queue.Queue[Item]" = field(default_factory=queue.Queue, init=False)
@@ -244,19 +246,22 @@ class Rig:
 
     # ---- the experiment's verbs ----------------------------------------------------------------
     def mode(self, mode: str = "mixed", *, dispatch: str = "isr", distance: int = 0, period: int = 0,
-             random_ids: bool = False) -> mp.Status:
-        """Puts the executor in `mode` ("idle", "verification", "mixed") with `dispatch` ("isr", "task"); returns
-        its STATUS. Also learns the executor's timeline against the profiler's (its 32-bit timecode count
+             random_ids: bool = False, load: str = "none") -> mp.Status:
+        """Puts the executor in `mode` ("idle", "verification", "mixed") with `dispatch` ("isr", "task") and
+        `load` (as `mmrig run --executor-load`: "cpu,periodic=10ms/2ms"; "none" turns it off); returns its
+        STATUS, which echoes the load and counts what it ran (cpu_loops, periodic_runs). Also learns the executor's timeline against the profiler's (its 32-bit timecode count
         started at its own boot: the offset is a multiple of 256), which `schedule` uses."""
         self.need_executor("rig.mode")
-        frame = frames.mode(mode, dispatch=dispatch, distance=distance, period=period, random_ids=random_ids)
+        frame = frames.mode(mode, dispatch=dispatch, distance=distance, period=period, random_ids=random_ids,
+                            load=load)
         status: mp.Status | None = None
         for _ in range(3):      # a frame can be lost (a cut line, a busy host): ask again
             self.drain("executor")
             self.send("executor", frame)
             try:
-                _, status = self.wait_for("executor", mp.Status, 1.5,
-                                          where=lambda s: (s.mode, s.dispatch) == (frame.mode, frame.dispatch))
+                _, status = self.wait_for("executor", mp.Status, 1.5, where=lambda s: (
+                    s.mode, s.dispatch, s.cpu_load, s.periodic_period_us, s.periodic_exec_us) == (
+                    frame.mode, frame.dispatch, frame.cpu_load, frame.periodic_period_us, frame.periodic_exec_us))
                 break
             except RigError:
                 continue
@@ -264,6 +269,7 @@ class Rig:
             raise RigError(f"executor: no STATUS in mode {mode}/{dispatch} after 3 MODE frames")
         self.tc_offset = round256(self.next_tick() - status.timecode)
         self.executor_mode = (mp.ExecutorMode(frame.mode).name.lower(), mp.Dispatch(frame.dispatch).name.lower())
+        self.executor_load = str(ExecutorLoad.parse(load) if isinstance(load, str) else load)
         return status
 
     def schedule(self, event_id: int, ticks_ahead: int = 2, dispatch: str = "isr", *,
@@ -277,7 +283,7 @@ class Rig:
         self.need_executor("rig.schedule")
         dispatch = frames.by_name(mp.Dispatch, dispatch, "dispatch").name.lower()
         if self.executor_mode != ("mixed", dispatch):
-            self.mode("mixed", dispatch=dispatch)
+            self.mode("mixed", dispatch=dispatch, load=self.executor_load)     # keeps the load it was given
         bound = late_bound_us if late_bound_us is not None else self.late_bound_us
         return self._stall_checked(lambda: self._schedule_once(event_id, ticks_ahead, dispatch, bound),
                                    lag_bound_us("mixed", ticks_ahead))
