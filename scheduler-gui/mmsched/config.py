@@ -54,7 +54,7 @@ class RunConfig:
     firing_process: str = "own"
     dispatch: str = "isr"             # executor dispatch: isr or task
     load: bool = False
-    executor_load: ExecutorLoad = ExecutorLoad()   # what the executor does besides firing (exload.py)
+    executor_load: ExecutorLoad = ExecutorLoad()   # what the executor does besides firing (exload.py; or its text)
     trace: bool = False               # the bench's trace of the executor: NAME.exectrace, .perfetto-trace, .vcd
     late_bound_us: float = 1000.0
     max_in_flight: int = 8
@@ -92,8 +92,10 @@ class RunConfig:
             raise ValueError(f"--max-in-flight must be at least 1, not {self.max_in_flight}")
         if not _whole(self.timeout_ticks) or self.timeout_ticks < 1:
             raise ValueError(f"timeout_ticks must be at least 1, not {self.timeout_ticks}")
+        if isinstance(self.executor_load, str):        # the option's text, as scripts and run_experiment give it
+            self.executor_load = ExecutorLoad.parse(self.executor_load)
         if not isinstance(self.executor_load, ExecutorLoad):
-            raise ValueError("executor_load must be an ExecutorLoad (ExecutorLoad.parse reads the option's text)")
+            raise ValueError("executor_load must be an ExecutorLoad or its text (e.g. 'cpu,periodic=10ms/2ms')")
         if self.mode == "normal" and not self.executor_load.none:
             raise ValueError("--executor-load: normal mode does not use the executor (the PC fires the events)")
         problem = name_problem(self.name)
