@@ -49,18 +49,35 @@ def task_name(symbol: str) -> str:
 
 
 @dataclass
+class Interrupt:
+    """One interrupt taken: entry `start`, its own RETI `end` (None: still open when the trace ended, or
+    ended by a reset), `exit` the cycle the core left it for a task (its RETI; after a switch, the RETI
+    into the incoming task, None when the port switched with RET, as the tick does), `switched` whether the
+    kernel switched tasks inside it, `task` the task it interrupted, `before` taken before the trace began
+    (an F record: its figures are incomplete)."""
+
+    id: int
+    vector: int
+    start: int
+    task: str
+    end: int | None = None
+    exit: int | None = None
+    switched: bool = False
+    before: bool = False
+
+
+@dataclass
 class ExecTrace:
     path: Path
     cpu_hz: int
     tasks: dict[int, str]                                   # TCB address -> task name
     vectors: dict[int, str]                                 # vector number -> name
-    switches: list[tuple[int, int]] = field(default_factory=list)        # (cycle, TCB address)
-    irqs: list[tuple[int, int, int]] = field(default_factory=list)       # (entry, return, vector)
-    sleeps: list[tuple[int, int]] = field(default_factory=list)          # (asleep, awake)
+    records: list[tuple[int, str, Any]] = field(default_factory=list)   # (cycle, letter, arg): F B S I R Z X E
     wires: list[tuple[int, str, int]] = field(default_factory=list)      # (cycle, wire, level)
     start: int = 0
     end: int = 0
     initial: dict[str, int] = field(default_factory=dict)   # wire levels at the start (absent: 0, the reset level)
+    skipped: int = 0                                        # lines of letters this reader does not know
 
     def us(self, cycles: float) -> float:
         return cycles * 1e6 / self.cpu_hz
@@ -71,17 +88,24 @@ class ExecTrace:
     def vector(self, v: int) -> str:
         return self.vectors.get(v, f"vector{v}")
 
+    @property
+    def switches(self) -> list[tuple[int, int]]:
+        """(cycle, TCB address) of every task switch (S records)."""
+        return [(c, a) for c, k, a in self.records if k == "S"]
+
+    @property
+    def irqs(self) -> list[tuple[int, int, int]]:
+        """(entry, its own RETI, vector) of every interrupt taken in the trace and returned from: under
+        FreeRTOS's AVR port a span may hold other tasks' time (a switch inside it); `timeline` says what
+        ran when."""
+        return sorted((i.start, i.end, i.vector) for i in model(self).interrupts if i.end is not None and not i.before)
+
 
 def read(path: Path | str) -> ExecTrace:
-    """Reads a trace; ExecTraceError (file:line: why) for anything malformed. An interrupt or sleep still
-    open at the end is closed at the last cycle seen."""
+    """Reads a trace (hil/bench/exectrace.h, format 1); ExecTraceError (file:line: why) for anything
+    malformed; lines of letters it does not know are skipped, as the format asks (counted in `skipped`)."""
     path = Path(path)
-    cpu_hz = 0
-    tasks: dict[int, str] = {}
-    vectors: dict[int, str] = {}
-    tr = ExecTrace(path, 0, tasks, vectors)
-    open_irq: list[tuple[int, int]] = []
-    asleep: int | None = None
+    tr = ExecTrace(path, 0, {}, {})
     last = None
     with path.open(encoding="ascii", errors="replace") as f:
         first = f.readline().rstrip("\n")
@@ -95,117 +119,166 @@ def read(path: Path | str) -> ExecTrace:
             try:
                 if kind == "#":
                     if len(w) >= 3 and w[1] == "cpu_hz":
-                        cpu_hz = int(w[2])
+                        tr.cpu_hz = int(w[2])
                     continue
                 if kind == "T":
-                    tasks[int(w[1], 16)] = task_name(w[2])
+                    tr.tasks[int(w[1], 16)] = task_name(w[2])
                     continue
                 if kind == "V":
-                    vectors[int(w[1])] = w[2]
+                    tr.vectors[int(w[1])] = w[2]
+                    continue
+                if kind not in "FBSIRZWXE" or len(kind) != 1:
+                    tr.skipped += 1
                     continue
                 cycle = int(w[1])
+                if kind == "S":
+                    arg: Any = int(w[2], 16)
+                elif kind == "I":
+                    arg = int(w[2])
+                elif kind == "R":
+                    arg = None if w[2] == "-" else int(w[2])
+                elif kind == "F":
+                    arg = (int(w[2]), int(w[3], 16))
+                elif kind == "Z":
+                    if w[2] not in ("0", "1"):
+                        raise ValueError(w[2])
+                    arg = w[2] == "1"
+                elif kind == "W":
+                    if w[3] not in ("0", "1"):
+                        raise ValueError(w[3])
+                    arg = (w[2], int(w[3]))
+                elif kind == "X":
+                    arg = w[2]
+                else:                          # B, E
+                    arg = None
             except (IndexError, ValueError):
                 raise ExecTraceError(path, n, f"malformed {kind!r} record: {line.strip()[:60]!r}") from None
+            if last is not None and cycle < last:
+                raise ExecTraceError(path, n, f"cycle {cycle} goes back (last {last})")
             if last is None:
                 tr.start = cycle
-            elif cycle < last:
-                raise ExecTraceError(path, n, f"cycle {cycle} goes back (last {last})")
             last = cycle
-            try:
-                if kind == "S":
-                    tr.switches.append((cycle, int(w[2], 16)))
-                elif kind == "I":
-                    open_irq.append((cycle, int(w[2])))
-                elif kind == "R":
-                    v = int(w[2])
-                    if not open_irq or open_irq[-1][1] != v:
-                        raise ExecTraceError(path, n, f"return from vector {v} that is not the one running "
-                                                      f"({open_irq[-1][1] if open_irq else 'none'})")
-                    entry, _ = open_irq.pop()
-                    tr.irqs.append((entry, cycle, v))
-                elif kind == "Z":
-                    if w[2] == "1" and asleep is None:
-                        asleep = cycle
-                    elif w[2] == "0" and asleep is not None:
-                        tr.sleeps.append((asleep, cycle))
-                        asleep = None
-                elif kind == "W":
-                    tr.wires.append((cycle, w[2], int(w[3])))
-                else:
-                    raise ExecTraceError(path, n, f"unknown record {kind!r}")
-            except ExecTraceError:
-                raise
-            except (IndexError, ValueError):
-                raise ExecTraceError(path, n, f"malformed {kind!r} record: {line.strip()[:60]!r}") from None
-    if not cpu_hz:
+            if kind == "W":
+                tr.wires.append((cycle, arg[0], arg[1]))
+            else:
+                if kind == "B":
+                    tr.start = cycle
+                tr.records.append((cycle, kind, arg))
+    if not tr.cpu_hz:
         raise ExecTraceError(path, 1, "no '# cpu_hz N' header")
-    tr.cpu_hz = cpu_hz
     tr.end = last if last is not None else 0
-    for entry, v in open_irq:
-        tr.irqs.append((entry, tr.end, v))
-    if asleep is not None:
-        tr.sleeps.append((asleep, tr.end))
-    tr.irqs.sort()
     return tr
 
 
 @dataclass(frozen=True)
 class Segment:
-    """A stretch of cycles [start, end) in which the core ran one thing: an interrupt, a task, or slept."""
+    """A stretch of cycles [start, end) in which the core ran one thing: an interrupt's handler (`irq`: the
+    Interrupt's id), a task, or nothing (asleep, halted)."""
 
     start: int
     end: int
-    kind: str        # "isr", "task" or "sleep"
+    kind: str        # "isr", "task", "sleep" or "halted"
     name: str
+    irq: int | None = None
 
 
-def timeline(tr: ExecTrace) -> list[Segment]:
-    """What the core ran, as non-overlapping segments from the first record to the last. Interrupts take
-    precedence over the task they interrupted; sleep happens in whatever task was current (the idle
-    task). Before the first switch the task is unknown ("?")."""
-    marks: list[tuple[int, int, str, Any]] = []          # (cycle, order, what, arg): returns before entries
-    for c, addr in tr.switches:
-        marks.append((c, 1, "S", addr))
-    for a, b, v in tr.irqs:
-        marks.append((a, 2, "I", v))
-        marks.append((b, 0, "R", v))
-    for a, b in tr.sleeps:
-        marks.append((a, 2, "Z1", None))
-        marks.append((b, 0, "Z0", None))
-    marks.sort(key=lambda m: (m[0], m[1]))
-    out: list[Segment] = []
-    task, stack, sleeping, at = "?", [], False, tr.start
+@dataclass
+class Model:
+    segments: list[Segment]
+    interrupts: list[Interrupt]
+    stray_returns: int = 0          # RETIs of a vector no open interrupt of the current task had
+
+
+def model(tr: ExecTrace) -> Model:
+    """What the core ran, cycle by cycle, from the records, as FreeRTOS's ATmega port behaves
+    (exectrace.h): an interrupt belongs to the task it interrupted; a switch inside it (S) leaves it open
+    on that task, and it goes on (its tail, then its own RETI) when that task runs again. So the core runs
+    the innermost open interrupt of the current task, else the task; asleep or halted when so. Time from a
+    switch on goes to the incoming side (the restore of its context, as tracers that watch the current-task
+    pointer count it)."""
+    cached = getattr(tr, "_model", None)
+    if cached is not None:
+        return cached
+    segs: list[Segment] = []
+    irqs: list[Interrupt] = []
+    stacks: dict[str, list[Interrupt]] = defaultdict(list)
+    current, sleeping, halted, at = "?", False, False, tr.start
+    awaiting: Interrupt | None = None        # switched inside it: its exit is the next RETI, if no I/S first
+    stray = 0
+
+    def state() -> tuple[str, str, int | None]:
+        if halted:
+            return "halted", "halted", None
+        st = stacks.get(current)
+        if st:
+            return "isr", tr.vector(st[-1].vector), st[-1].id
+        if sleeping:
+            return "sleep", SLEEP, None
+        return "task", current, None
 
     def emit(upto: int) -> None:
         if upto <= at:
             return
-        if stack:
-            seg = Segment(at, upto, "isr", tr.vector(stack[-1]))
-        elif sleeping:
-            seg = Segment(at, upto, "sleep", SLEEP)
+        kind, name, irq = state()
+        if segs and segs[-1].end == at and (segs[-1].kind, segs[-1].name, segs[-1].irq) == (kind, name, irq):
+            last = segs[-1]
+            segs[-1] = Segment(last.start, upto, kind, name, irq)
         else:
-            seg = Segment(at, upto, "task", task)
-        if out and out[-1].kind == seg.kind and out[-1].name == seg.name and out[-1].end == seg.start:
-            out[-1] = Segment(out[-1].start, seg.end, seg.kind, seg.name)
-        else:
-            out.append(seg)
+            segs.append(Segment(at, upto, kind, name, irq))
 
-    for c, _, what, arg in marks:
+    for c, k, arg in tr.records:
         emit(c)
         at = max(at, c)
-        if what == "S":
-            task = tr.task(arg)
-        elif what == "I":
-            stack.append(arg)
-        elif what == "R":
-            if stack:
-                stack.pop()
-        elif what == "Z1":
-            sleeping = True
-        else:
-            sleeping = False
+        if k == "F":
+            v, addr = arg
+            i = Interrupt(len(irqs), v, c, tr.task(addr), before=True)
+            irqs.append(i)
+            stacks[i.task].append(i)
+        elif k == "S":
+            st = stacks.get(current)
+            if st:
+                st[-1].switched = True
+                awaiting = st[-1]
+            else:
+                awaiting = None
+            current = tr.task(arg)
+        elif k == "I":
+            i = Interrupt(len(irqs), arg, c, current)
+            irqs.append(i)
+            stacks[current].append(i)
+            awaiting = None
+        elif k == "R":
+            if awaiting is not None:
+                awaiting.exit = c
+                awaiting = None
+            if arg is not None:
+                st = stacks.get(current, [])
+                for j in range(len(st) - 1, -1, -1):
+                    if st[j].vector == arg:
+                        done = st.pop(j)
+                        done.end = c
+                        if not done.switched:
+                            done.exit = c
+                        break
+                else:
+                    stray += 1
+        elif k == "Z":
+            sleeping = arg
+        elif k == "X":
+            if arg in ("reset", "watchdog"):
+                stacks.clear()
+                current, sleeping, halted, awaiting = "?", False, False, None
+            else:
+                halted = True
     emit(tr.end)
-    return out
+    m = Model(segs, irqs, stray)
+    tr._model = m                # type: ignore[attr-defined]  # read-only trace: the model never changes
+    return m
+
+
+def timeline(tr: ExecTrace) -> list[Segment]:
+    """What the core ran, as non-overlapping segments from the trace's start to its end (see `model`)."""
+    return model(tr).segments
 
 
 def _mmm(xs: list[float]) -> dict[str, float | None]:
@@ -214,30 +287,41 @@ def _mmm(xs: list[float]) -> dict[str, float | None]:
     return {"min": round(min(xs), 4), "avg": round(statistics.fmean(xs), 4), "max": round(max(xs), 4)}
 
 
-def instances(tr: ExecTrace, segments: list[Segment]) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
-    """Each task's and interrupt's instances as (start, end, cycles it ran): an interrupt from entry to
-    return; a task from the switch to it to the switch away, its cycles without the interrupts and sleep
-    inside (seed 002 counts an instance's computation time so)."""
+def instances(tr: ExecTrace, segments: list[Segment] | None = None) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
+    """Each task's and interrupt's instances as (start, end, cycles it ran): an interrupt from its entry to
+    its own RETI, the cycles its handler ran (a switch inside it leaves out the other tasks' time); a task
+    from the switch to it to the switch away, its cycles without the interrupts and sleep inside (seed 002
+    counts an instance's computation time so). Interrupts taken before the trace began, or never returned
+    from in it, are left out: their figures are incomplete."""
+    m = model(tr)
+    segments = m.segments if segments is None else segments
     out: dict[tuple[str, str], list[tuple[int, int, int]]] = defaultdict(list)
-    for a, b, v in tr.irqs:
-        out[("isr", tr.vector(v))].append((a, b, b - a))
-    bounds = [c for c, _ in tr.switches] + [tr.end]
-    names = [tr.task(addr) for _, addr in tr.switches]
+    ran: dict[int, int] = defaultdict(int)
+    for sg in segments:
+        if sg.irq is not None:
+            ran[sg.irq] += sg.end - sg.start
+    for i in m.interrupts:
+        if i.end is not None and not i.before:
+            out[("isr", tr.vector(i.vector))].append((i.start, i.end, ran[i.id]))
+    switches = tr.switches
+    bounds = [c for c, _ in switches] + [tr.end]
     k = 0
-    for i, name in enumerate(names):
-        a, b = bounds[i], bounds[i + 1]
+    for n, (_, addr) in enumerate(switches):
+        a, b = bounds[n], bounds[n + 1]
         if b <= a:
             continue
-        ran = 0
+        name, own = tr.task(addr), 0
         while k < len(segments) and segments[k].end <= a:
             k += 1
         j = k
         while j < len(segments) and segments[j].start < b:
-            s = segments[j]
-            if s.kind == "task":
-                ran += min(s.end, b) - max(s.start, a)
+            sg = segments[j]
+            if sg.kind == "task" and sg.name == name:
+                own += min(sg.end, b) - max(sg.start, a)
             j += 1
-        out[("task", name)].append((a, b, ran))
+        out[("task", name)].append((a, b, own))
+    for v in out.values():
+        v.sort()
     return out
 
 
@@ -277,7 +361,8 @@ def profile(tr: ExecTrace) -> dict[str, Any]:
                      "idle_task_share": round(idle_task / total, 6)},
             "by_category": {c: round(v / total, 6) for c, v in by_cat.items()},
             "service_calls": service_calls(tr),
-            "switches": len(tr.switches), "interrupts": len(tr.irqs)}
+            "switches": len(tr.switches), "interrupts": sum(not i.before for i in model(tr).interrupts),
+            "stray_returns": model(tr).stray_returns, "skipped_lines": tr.skipped}
 
 
 def _pair(name: str, before: list[float], after: list[float], what_before: str, what_after: str) -> dict[str, Any]:
@@ -291,15 +376,16 @@ def _pair(name: str, before: list[float], after: list[float], what_before: str, 
 
 
 def service_calls(tr: ExecTrace) -> list[dict[str, Any]]:
-    """Seed 004's table form, medians in us: per interrupt vector that sometimes switches tasks, its
-    duration without a switch (before) and with one (after): the difference is what a context switch
-    costs on this port (save, vTaskSwitchContext, restore), measured from outside."""
-    sw = [c for c, _ in tr.switches]
+    """Seed 004's table form, medians in us: per interrupt vector that sometimes switches tasks, the time
+    from its entry until the core leaves it for a task, when it returns to the task it interrupted (before)
+    and when the kernel switches task inside it (after: to the RETI into the incoming task, the save,
+    vTaskSwitchContext and the restore included). The difference is what a context switch costs on this
+    port, measured from outside. (A switch the port ends with RET, as the tick's, has no such RETI: it is
+    left out.)"""
     by_vec: dict[int, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
-    for a, b, v in tr.irqs:
-        i = bisect.bisect_left(sw, a)
-        switched = i < len(sw) and sw[i] <= b
-        by_vec[v][1 if switched else 0].append(tr.us(b - a))
+    for i in model(tr).interrupts:
+        if i.exit is not None and not i.before:
+            by_vec[i.vector][1 if i.switched else 0].append(tr.us(i.exit - i.start))
     out = []
     for v, (plain, switching) in sorted(by_vec.items()):
         if plain and switching:

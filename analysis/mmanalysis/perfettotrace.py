@@ -4,7 +4,7 @@ trace file"; it runs in the browser, nothing is uploaded) or load it with Perfet
 Tracks, under one "executor" group:
   cpu              what the core ran, segment by segment (a task, an interrupt, or asleep): the Gantt row
   task <name>      one track per FreeRTOS task: a slice per instance (switch in .. switch out)
-  isr <name>       one track per interrupt vector: a slice per entry .. return
+  isr <name>       one track per interrupt vector: a slice per stretch its handler ran
   timecode         the timecode port the executor sees (a counter: the 8-bit value)
   events           instants: each event edge the executor drives ("fired id N"), and, when the run's CSV is
                    given, each event's scheduled moment (the start of its scheduled tick) with its outcome
@@ -100,16 +100,25 @@ def write(tr: ExecTrace, path: Path, events: Any = None) -> dict[str, int]:
         put(p)
         CPU, TC, EV = 2, 3, 4
         track(CPU, "cpu")
-        inst = instances(tr, timeline(tr))
+        segs = timeline(tr)
+        inst = instances(tr, segs)
         uuids = {key: 100 + i for i, key in enumerate(sorted(inst, key=lambda k: (k[0] != "isr", k[1])))}
         for (kind, name), u in uuids.items():
             track(u, f"{kind} {name}")
         track(TC, "timecode", counter=True)
         track(EV, "events")
         # the Gantt row, then each task and vector
-        for s in timeline(tr):
-            slice_(CPU, s.name, s.start, s.end, {"start_cycle": s.start, "cycles": s.end - s.start})
+        for sg in segs:
+            slice_(CPU, sg.name, sg.start, sg.end, {"start_cycle": sg.start, "cycles": sg.end - sg.start})
+        # an interrupt's track shows when its handler ran (under FreeRTOS's port a switch inside it leaves
+        # it open while other tasks run: its entry-to-return spans may overlap, its running pieces do not)
+        for sg in segs:
+            if sg.kind == "isr" and ("isr", sg.name) in uuids:
+                slice_(uuids[("isr", sg.name)], sg.name, sg.start, sg.end,
+                       {"start_cycle": sg.start, "cycles": sg.end - sg.start, "interrupt": sg.irq or 0})
         for key, rows in inst.items():
+            if key[0] != "task":
+                continue
             for a, z, ran in rows:
                 slice_(uuids[key], key[1], a, z, {"start_cycle": a, "cycles": z - a, "ran_cycles": ran})
         for c, v in timecode_edges(tr):

@@ -9,26 +9,29 @@ import pytest
 
 from mmanalysis import exectrace as et
 
-# 16 MHz: 16 cycles a microsecond. The idle task sleeps; a timecode edge wakes PCINT2, which switches to
-# the timecode task (tc) that runs 100 us and drives the event strobe; the kernel tick interrupts sleep
-# without a switch; one PCINT2 returns to idle without a switch (a spurious edge).
+# 16 MHz: 16 cycles a microsecond. As FreeRTOS's ATmega port behaves (hil/bench/exectrace.h): the idle task
+# sleeps; a timecode edge wakes PCINT2, which switches to the timecode task (tc) inside it and RETIs into tc
+# ("R -"); tc drives the event strobe, then blocks, and the idle task resumes in PCINT2's tail until its own
+# RETI ("R 11"). The kernel tick interrupts sleep without a switch; one PCINT2 returns to idle without one.
 TRACE = """# mmbench executor trace 1
 # cpu_hz 16000000
 # node executor
 T 0100 tcb_tc
-T 0200 xIdleTaskTCBBuffer
+T 0200 xIdleTaskTCB.2692
 V 11 PCINT2
 V 21 TIMER0_COMPA
+B 0
 S 0 0200
 Z 100 1
 W 1600 timecode0 1
 Z 1604 0
 I 1604 11
 S 1700 0100
-R 1760 11
+R 1760 -
 W 1780 event_id0 1
 W 1790 strobe 1
 S 3360 0200
+R 3380 11
 Z 3400 1
 Z 10000 0
 I 10000 11
@@ -43,12 +46,14 @@ W 17600 timecode1 1
 Z 17604 0
 I 17604 11
 S 17700 0100
-R 17760 11
+R 17760 -
 W 17780 event_id0 0
 W 17790 strobe 0
 S 19360 0200
+R 19380 11
 Z 19400 1
 Z 20000 0
+E 20000
 """
 
 
@@ -62,18 +67,20 @@ def trace(tmp_path: Path) -> et.ExecTrace:
 def test_reads_header_and_records(trace: et.ExecTrace) -> None:
     assert trace.cpu_hz == 16_000_000 and trace.tasks == {0x100: "tc", 0x200: "idle"}
     assert trace.vectors == {11: "PCINT2", 21: "TIMER0_COMPA"}
-    assert trace.irqs == [(1604, 1760, 11), (10000, 10050, 11), (16000, 16160, 21), (17604, 17760, 11)]
+    # an interrupt's span runs to its own RETI, the other task's time inside included
+    assert trace.irqs == [(1604, 3380, 11), (10000, 10050, 11), (16000, 16160, 21), (17604, 19380, 11)]
     assert (trace.start, trace.end) == (0, 20000)
     assert et.timecode_edges(trace) == [(1600, 1), (17600, 2)]
-    assert et.event_edges(trace) == [(1790, 1), (17790, 0)]     # the strobe toggles: either edge
+    assert et.event_edges(trace) == [(1790, 1), (17790, 0)]     # the strobe toggles: either edge is an event
 
 
 def test_timeline_covers_every_cycle_once(trace: et.ExecTrace) -> None:
     segs = et.timeline(trace)
     assert segs[0].start == 0 and segs[-1].end == 20000
     assert all(a.end == b.start for a, b in zip(segs, segs[1:]))
-    assert et.Segment(1604, 1760, "isr", "PCINT2") in segs
-    assert et.Segment(1760, 3360, "task", "tc") in segs
+    assert et.Segment(1604, 1700, "isr", "PCINT2", 0) in segs          # the handler, up to the switch
+    assert et.Segment(1700, 3360, "task", "tc") in segs                # tc from the switch (restore included)
+    assert et.Segment(3360, 3380, "isr", "PCINT2", 0) in segs          # the same interrupt's tail, on idle
     assert sum(s.end - s.start for s in segs if s.kind == "sleep") == (1604 - 100) + (10000 - 3400) + (
         16000 - 10060) + (17604 - 16170) + (20000 - 19400)
 
@@ -82,16 +89,18 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     p = et.profile(trace)
     rows = {(r["kind"], r["name"]): r for r in p["tasks"]}
     pc = rows[("isr", "PCINT2")]
-    assert pc["instances"] == 3 and pc["C_us"]["min"] == pytest.approx(50 / 16) and pc["C_us"]["max"] == pytest.approx(156 / 16)
+    # its handler's own cycles: 96 to the switch + 20 of tail; the spurious one 50
+    assert pc["instances"] == 3 and pc["C_us"]["min"] == pytest.approx(50 / 16) and pc["C_us"]["max"] == pytest.approx(116 / 16)
     tc = rows[("task", "tc")]
-    # an instance's computation time leaves out the interrupt it began in: 1760..3360 is 1600 cycles
-    assert tc["instances"] == 2 and tc["C_us"]["avg"] == pytest.approx(100.0)
-    assert tc["T_us"]["avg"] == pytest.approx(1000.0) and tc["U"] == pytest.approx(0.1)
+    assert tc["instances"] == 2 and tc["C_us"]["avg"] == pytest.approx(1660 / 16)
+    assert tc["T_us"]["avg"] == pytest.approx(1000.0) and tc["U"] == pytest.approx(0.10375)
     assert p["U"] == pytest.approx(sum(r["U"] for r in p["tasks"] if r["U"] is not None and r["name"] != "idle"))
-    assert p["by_category"]["dispatch"] == pytest.approx((156 + 50 + 156 + 3200) / 20000, abs=1e-6)
+    assert p["by_category"]["dispatch"] == pytest.approx((116 + 50 + 116 + 3320) / 20000, abs=1e-6)
     assert p["by_category"]["tick"] == pytest.approx(160 / 20000)
     assert sum(p["by_category"].values()) == pytest.approx(1.0, abs=1e-5)
-    # the context switch, seed 004's form: PCINT2 returning to idle (50 cycles) against switching (156)
+    assert p["stray_returns"] == 0 and p["interrupts"] == 4
+    # the context switch, seed 004's form: PCINT2 returning to idle (50 cycles) against switching to tc
+    # (entry to the RETI into tc: 156)
     (call,) = p["service_calls"]
     assert call["call"] == "PCINT2 interrupt" and call["before_us"] == pytest.approx(50 / 16)
     assert call["difference_us"] == pytest.approx(106 / 16) and call["ratio"] == pytest.approx(156 / 50)
@@ -99,13 +108,42 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     assert any("U = sum(C_i/T_i)" in line for line in et.profile_table(p))
 
 
+def test_reset_and_frames_taken_before_the_trace(tmp_path: Path) -> None:
+    # F: an interrupt taken before the trace began, still open on a task; X reset: every frame is gone
+    text = """# mmbench executor trace 1
+# cpu_hz 16000000
+T 0100 tcb_tc
+T 0200 xIdleTaskTCB.2692
+V 11 PCINT2
+F 50 11 0200
+B 100
+S 100 0100
+S 400 0200
+R 420 11
+I 500 11
+X 600 reset
+S 900 0000
+Q 950 what a later version might add
+E 1000
+"""
+    p = tmp_path / "r.exectrace"
+    p.write_text(text)
+    tr = et.read(p)
+    assert tr.skipped == 1 and tr.start == 100
+    segs = et.timeline(tr)
+    assert et.Segment(400, 420, "isr", "PCINT2", 0) in segs           # the F frame's tail, on idle
+    assert et.Segment(600, 900, "task", "?") in segs                  # after the reset: no task known
+    assert tr.irqs == []                                              # one began before, one never returned
+    assert et.instances(tr)[("task", "tc")] == [(100, 400, 300)]
+
+
 @pytest.mark.parametrize("bad, why", [
     ("hello\n", "not an executor trace"),
-    (TRACE.replace("R 1760 11", "R 1760 21"), "return from vector 21"),
+    (TRACE.replace("R 1760 -", "R 1760 x"), "malformed 'R'"),
     (TRACE.replace("I 16000 21", "I 15 21"), "goes back"),
     (TRACE.replace("S 1700 0100", "S 1700 zz"), "malformed 'S'"),
     (TRACE.replace("# cpu_hz 16000000\n", ""), "cpu_hz"),
-    (TRACE + "Q 20001 1\n", "unknown record 'Q'"),
+    (TRACE.replace("Z 100 1", "Z 100 2"), "malformed 'Z'"),
 ])
 def test_a_bad_trace_names_the_line(tmp_path: Path, bad: str, why: str) -> None:
     p = tmp_path / "bad.exectrace"
@@ -133,7 +171,8 @@ def test_perfetto_trace_reads_back_with_perfettos_own_protos(trace: et.ExecTrace
     assert {"cpu", "task tc", "task idle", "isr PCINT2", "isr TIMER0_COMPA", "timecode", "events"} <= names
     begins = [p for p in t.packet if p.HasField("track_event") and p.track_event.type == TrackEvent.TYPE_SLICE_BEGIN]
     ends = [p for p in t.packet if p.HasField("track_event") and p.track_event.type == TrackEvent.TYPE_SLICE_END]
-    assert len(begins) == len(ends) == counts["slices"] == len(et.timeline(trace)) + 4 + 5   # cpu + 4 isr + 5 task
+    segs = et.timeline(trace)
+    assert len(begins) == len(ends) == counts["slices"] == len(segs) + sum(s.kind == "isr" for s in segs) + 5
     pc = [p for p in begins if p.track_event.name == "PCINT2" and p.timestamp == 100250]   # cycle 1604 = 100.25 us
     assert pc and {a.name: a.uint_value for a in pc[0].track_event.debug_annotations}["start_cycle"] == 1604
     instants = [p.track_event.name for p in t.packet if p.HasField("track_event")
@@ -159,7 +198,7 @@ def test_report_shows_the_profile_beside_the_paper_and_runs_side_by_side(trace: 
     paths = report.report(tmp_path, tmp_path / "rep", figures=False)
     md = paths["md"].read_text()
     assert "## Executor profile (traced runs)" in md and "### Side by side" in md
-    assert "| task | tc | dispatch | 2 | 100.00 | 100.00 | 100.00 | 1000 | 0.1000 |" in md
+    assert "| task | tc | dispatch | 2 | 103.75 | 103.75 | 103.75 | 1000 | 0.1037 |" in md
     assert "14.245 / 6.41" in md                              # the paper's figure beside ours
     assert "| PCINT2 interrupt |" in md and "| cpu,periodic=10000/2000 |" in md
     assert "broken: traced, but its trace could not be used: x.exectrace:1" in md

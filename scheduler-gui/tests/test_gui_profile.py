@@ -24,20 +24,21 @@ TRACE = """# mmbench executor trace 1
 # cpu_hz 16000000
 # node executor
 T 0100 tcb_tc
-T 0200 xIdleTaskTCBBuffer
+T 0200 xIdleTaskTCB.2692
 V 11 PCINT2
 V 21 TIMER0_COMPA
+B 0
 S 0 0200
 Z 100 1
 W 1600 timecode0 1
 Z 1604 0
 I 1604 11
 S 1700 0100
-R 1760 11
+R 1760 -
 W 1780 event_id0 1
 W 1790 strobe 1
-W 1900 strobe 0
 S 3360 0200
+R 3380 11
 Z 3400 1
 Z 10000 0
 I 10000 11
@@ -52,12 +53,16 @@ W 17600 timecode1 1
 Z 17604 0
 I 17604 11
 S 17700 0100
-R 17760 11
+R 17760 -
+W 17780 event_id0 0
+W 17790 strobe 0
 S 19360 0200
+R 19380 11
 Z 19400 1
 Z 20000 0
+E 20000
 """
-PERIOD = 20000      # the pattern's cycles
+PERIOD = 20000      # the pattern's cycles (its E record is left out of the copies)
 
 
 def repeated_trace(reps: int) -> str:
@@ -65,6 +70,8 @@ def repeated_trace(reps: int) -> str:
     head, body = [], []
     for line in TRACE.splitlines():
         w = line.split()
+        if w[0] in ("B", "E"):
+            continue                                  # one trace: no begin or end marks between the copies
         (head if w[0] in ("#", "T", "V") else body).append(w)
     out = [" ".join(w) for w in head]
     for k in range(reps):
@@ -118,10 +125,15 @@ def synthetic_trace(ms: float = 300.0, *, periodic: tuple[int, int] | None = Non
     def top() -> str:
         return max(ready, key=lambda n: TASKS[n][1])
 
-    def switch(at: int, name: str) -> None:
+    tails: dict[str, list[int]] = {}                  # a task switched away inside these interrupts
+
+    def switch(at: int, name: str, tails_at: int | None = None) -> None:
         nonlocal cur, strobes
         cur = name
         recs.append((at, f"S {at} {TASKS[name][0]:04x}"))
+        for k, v in enumerate(reversed(tails.pop(name, []))):     # it resumes in their tails: their RETIs
+            c = (tails_at if tails_at is not None else at) + 20 * (k + 1)
+            recs.append((c, f"R {c} {v}"))
         if name == "tc":                              # the timecode task drives the event's id and strobe
             eid = strobes % 8
             strobes += 1
@@ -165,11 +177,13 @@ def synthetic_trace(ms: float = 300.0, *, periodic: tuple[int, int] | None = Non
             ready[name] = ready.get(name, 0) + work
         h = top()
         if TASKS[h][1] > TASKS[cur][1]:
-            switch(when + switching - 60, h)
+            tails.setdefault(cur, []).append(vec)
             t = when + switching
+            recs.append((t, f"R {t} -"))             # the RETI into the incoming task (FreeRTOS's port)
+            switch(when + switching - 60, h, tails_at=t)
         else:
             t = when + plain
-        recs.append((t, f"R {t} {vec}"))
+            recs.append((t, f"R {t} {vec}"))
     if asleep:
         recs.append((max(t, end), f"Z {max(t, end)} 0"))
     recs.sort(key=lambda r: r[0])
@@ -254,22 +268,24 @@ def test_gantt_rows_and_bars_of_the_hand_made_trace(qtbot, tmp_path) -> None:
     # the wires on top, interrupts by vector, then tasks, idle last (its sleep shaded in the same row)
     assert g.row_names() == ["tick / event", "isr PCINT2", "isr TIMER0_COMPA", "task tc", "task idle"]
     ms = 1000 / 16_000_000
-    assert g.bars("isr PCINT2") == [pytest.approx((1604 * ms, 1760 * ms)), pytest.approx((10000 * ms, 10050 * ms)),
-                                   pytest.approx((17604 * ms, 17760 * ms))]
-    # tc ran from the interrupt's return to the switch away (the interrupt's own cycles are PCINT2's)
-    assert g.bars("task tc") == [pytest.approx((1760 * ms, 3360 * ms)), pytest.approx((17760 * ms, 19360 * ms))]
+    # an interrupt's bars are when its handler ran: to the switch, then its tail when idle comes back
+    assert g.bars("isr PCINT2") == [pytest.approx((1604 * ms, 1700 * ms)), pytest.approx((3360 * ms, 3380 * ms)),
+                                   pytest.approx((10000 * ms, 10050 * ms)), pytest.approx((17604 * ms, 17700 * ms)),
+                                   pytest.approx((19360 * ms, 19380 * ms))]
+    # tc ran from the switch to it (its context's restore included) to the switch away
+    assert g.bars("task tc") == [pytest.approx((1700 * ms, 3360 * ms)), pytest.approx((17700 * ms, 19360 * ms))]
     idle = data.rows[data.row_index("task idle")]
     assert [layer.what for layer in idle.layers] == ["sleep", "task"]
     assert sum(float((la.end_ms - la.start_ms).sum()) for la in idle.layers if la.what == "sleep") == \
         pytest.approx(((1604 - 100) + (10000 - 3400) + (16000 - 10060) + (17604 - 16170) + (20000 - 19400)) * ms)
     assert list(data.tick_ms) == pytest.approx([1600 * ms, 17600 * ms]) and list(data.tick_value) == [1, 2]
-    assert list(data.event_ms) == pytest.approx([1790 * ms, 1900 * ms]) and list(data.event_id) == [1, 1]   # either strobe edge
+    assert list(data.event_ms) == pytest.approx([1790 * ms, 17790 * ms]) and list(data.event_id) == [1, 0]   # either strobe edge
     assert g.x_range() == pytest.approx((0.0, 20000 * ms))
     qtbot.wait(50)
     g.grab()
     assert g.item.last_mode == "exact" and g.item.last_rects >= 3 + 1 + 2
-    tip = g.item.describe_at(1700 * ms, data.row_index("isr PCINT2"))
-    assert "isr PCINT2 (dispatch)" in tip and "cycles 1604 .. 1760: 156 cycles = 9.75 us" in tip
+    tip = g.item.describe_at(1650 * ms, data.row_index("isr PCINT2"))
+    assert "isr PCINT2 (dispatch)" in tip and "cycles 1604 .. 1700: 96 cycles = 6.00 us" in tip
     assert "port reads 2" in g.item.describe_at(17600 * ms, 0, px=0.001)
     assert g.item.describe_at(5000 * ms, data.row_index("task tc")) == ""
     # the mouse over a bar: its tooltip says what ran, from when to when (the cycles too)
@@ -278,7 +294,7 @@ def test_gantt_rows_and_bars_of_the_hand_made_trace(qtbot, tmp_path) -> None:
     scene_pos = vb.mapViewToScene(QPointF(2500 * ms, data.row_index("task tc")))
     qtbot.mouseMove(g.plot.viewport(), g.plot.mapFromScene(scene_pos))
     qtbot.waitUntil(lambda: "task tc (dispatch)" in g.item.toolTip(), timeout=2000)
-    assert "cycles 1760 .. 3360: 1600 cycles = 100.00 us" in g.item.toolTip()
+    assert "cycles 1700 .. 3360: 1660 cycles = 103.75 us" in g.item.toolTip()
 
 
 def test_gantt_zooms_and_pans_x_only(qtbot, tmp_path) -> None:
@@ -332,7 +348,7 @@ def test_gantt_of_a_long_trace_is_built_fast_and_binned(qtbot, tmp_path) -> None
     print(f"\nGantt of {len(segs)} segments: data + widget + first paint {built:.3f} s")
     assert built < 5.0
     assert g.item.last_mode == "binned" and g.item.last_rects < 6 * 1200
-    assert len(g.bars("isr PCINT2")) == 3 * 20_000
+    assert len(g.bars("isr PCINT2")) == 5 * 20_000         # each switching one runs in two pieces
     g.set_x_range(1000.0, 1002.0)                    # two of the pattern's 1.25 ms: each bar as it is
     t0 = time.perf_counter()
     g.grab()
@@ -356,7 +372,7 @@ def test_profile_window_fills_the_tables_and_shows_runs_side_by_side(qtbot, tmp_
     assert [r[:4] for r in rows] == [["isr", "PCINT2", "dispatch", "3"], ["isr", "TIMER0_COMPA", "tick", "1"],
                                      ["task", "idle", "idle", "3"], ["task", "tc", "dispatch", "2"]]
     tc = rows[3]
-    assert tc[4:7] == ["100.00", "100.00", "100.00"] and tc[8] == "1 000" and tc[10] == "0.1000"
+    assert tc[4:7] == ["103.75", "103.75", "103.75"] and tc[8] == "1 000" and tc[10] == "0.1037"
     side = json.loads(a.read_text())["executor_profile"]
     assert f"{side['U']:.4f}" in w.panels[0].summary.text() and "idle " in w.panels[0].summary.text()
     cats = w.panels[0].categories
@@ -398,14 +414,14 @@ def test_a_bad_or_missing_trace_is_one_message(qtbot, tmp_path) -> None:
     from mmsched.gui.profile import ProfileRun, ProfileWindow
 
     bad = write_run(tmp_path, "bad", TRACE)
-    (tmp_path / "bad.exectrace").write_text(TRACE.replace("R 1760 11", "R 1760 21"))
+    (tmp_path / "bad.exectrace").write_text(TRACE.replace("R 1760 -", "R 1760 x"))
     gone = write_run(tmp_path / "g", "gone", TRACE)
     (tmp_path / "g" / "gone.exectrace").unlink()
     w = ProfileWindow([ProfileRun.from_json(bad), ProfileRun.from_json(gone)])
     qtbot.addWidget(w)
     w.show()
     msg = w.gantt.message_text()
-    assert msg.startswith("Cannot read the executor trace of bad:") and "return from vector 21" in msg
+    assert msg.startswith("Cannot read the executor trace of bad:") and "malformed 'R' record" in msg
     assert w.panels[0].tasks is not None and w.panels[0].tasks.rowCount() == 4    # the sidecar's figures stay
     w.run_combo.setCurrentIndex(1)
     assert "The executor trace of gone is missing" in w.gantt.message_text()

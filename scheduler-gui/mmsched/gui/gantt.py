@@ -120,13 +120,15 @@ class GanttData:
             return Layer(what, category, (a[:, 0] - tr.start) * scale, (a[:, 1] - tr.start) * scale,
                          a[:, 0], a[:, 1])
 
-        # interrupts: entry to return (a nested interrupt shows in its own row as well)
-        by_vector: dict[int, list[tuple[int, int]]] = defaultdict(list)
-        for a, b, v in tr.irqs:
-            by_vector[v].append((a, b))
-        rows = [Row(f"isr {tr.vector(v)}", "isr", tr.vector(v),
-                    [layer("isr", category_of("isr", tr.vector(v)), sorted(by_vector[v]))])
-                for v in sorted(by_vector)]
+        # interrupts: when each handler ran (under FreeRTOS's port a switch inside one leaves it open while
+        # other tasks run, and its tail runs when the interrupted task comes back: exectrace.model)
+        by_vector: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for s in segs:
+            if s.kind == "isr":
+                by_vector[s.name].append((s.start, s.end))
+        number = {n: v for v, n in tr.vectors.items()}
+        rows = [Row(f"isr {n}", "isr", n, [layer("isr", category_of("isr", n), by_vector[n])])
+                for n in sorted(by_vector, key=lambda n: (number.get(n, 1 << 16), n))]
         # tasks: what each ran, without the interrupts inside; sleep goes to the idle row, paler
         by_task: dict[str, list[tuple[int, int]]] = defaultdict(list)
         sleep: list[tuple[int, int]] = []
