@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mmhil import Bench, Rig
+from mmhil import Bench, LockstepEndpoint, Rig
 from mmhil.bench import EXECUTOR_ELF, BenchError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -245,3 +245,20 @@ def test_control_commands_follow_the_vcd_rules(tmp_path: Path) -> None:
     t = parse(path)
     assert "# current_tcb none" in t.comments and not t.tcbs   # the fixture is no FreeRTOS image
     assert t.records[0][0] == "B" and t.records[-1][0] == "E"
+
+
+def test_a_lockstep_endpoint_records_the_runs_window(tmp_path: Path) -> None:
+    from mmsched.config import RunConfig
+    from mmsched.runner import run
+
+    ep = LockstepEndpoint(exec_trace=tmp_path / "out" / "run.exectrace")
+    result = run(RunConfig(mode="mixed", distance=2, count=5, out=tmp_path / "r"), ep)
+    assert result.valid
+    assert ep.exec_trace_path == tmp_path / "out" / "run.exectrace"
+    t = parse(ep.exec_trace_path)
+    b, e = int(t.of("B")[0][1]), int(t.of("E")[0][1])
+    assert b > 0 and e > b + 5 * 1_137_778      # on at the window's start (after the handshake), off at its end
+    assert len(t.of("W")) >= 5 * 4              # the events' edges are in it
+    # turned on mid-run: the frames taken before it (F) are returned from like the others
+    returns, _, left = interrupt_stacks(t)
+    assert returns + sum(len(v) for v in left.values()) == len(t.of("I")) + len(t.of("F"))
