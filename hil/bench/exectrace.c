@@ -2,16 +2,18 @@
  * The executor trace (format: exectrace.h). How the bench sees each thing:
  *
  * Task switches. FreeRTOS's pxCurrentTCB is a 2-byte RAM variable (its address from the ELF's symbol
- * table). While the trace is on, the executor runs one instruction per step (cosim.c), and after each
- * one the bench compares the two bytes with what it saw after the previous one. The AVR has no 16-bit
- * store to RAM: the pointer is written byte by byte, and avr-gcc writes it high byte first, low byte
- * in the very next instruction (the executor image: sts 0x07B3 / sts 0x07B2, adjacent, in
- * vTaskSwitchContext and twice in xTaskCreateStatic), inside a critical section or an ISR. So a value
- * is recorded only once it has held for one whole instruction after it changed ("settled"), with the
- * cycle it changed at: a pointer with one byte new and one old lasts exactly one instruction and is
- * never recorded. (Waiting for interrupts to be enabled again would also be safe, but a task that
- * blocked inside a critical section resumes with interrupts off, so that moment can come hundreds of
- * cycles after the switch.)
+ * table). While the trace is on, the executor's batches run one instruction at a time (cosim.c), and
+ * after each one the bench compares the two bytes with what it saw after the previous one. The AVR
+ * has no 16-bit store to RAM: the pointer is written byte by byte. The kernel's writes are adjacent:
+ * avr-gcc writes the high byte, then the low byte in the very next instruction (the executor image:
+ * sts 0x07B3 / sts 0x07B2 in vTaskSwitchContext and twice in xTaskCreateStatic), inside a critical
+ * section or an ISR. The C start-up code writes it too, a byte per pass of a loop: __do_clear_bss
+ * (st X+ / cpi / cpc / brne: 4 instructions a byte) after a reset, and __do_copy_data for .data
+ * (5). With a one-instruction window the start-up's half-cleared pointer was recorded after a reset
+ * ("S 0200" 6 cycles before "S 0000", the idle TCB being 0227). So a value is recorded once it has held
+ * for SETTLE instructions after it changed, with the cycle it changed at (the end of the store that
+ * changed its last byte). (Waiting for interrupts to be enabled again would not do: a task that
+ * blocked inside a critical section resumes with interrupts off, hundreds of cycles after the switch.)
  *
  * Interrupts. simavr raises the interrupt table's RUNNING irq when it takes a vector (value: the
  * vector, after it pushed the return address and cleared I) and when a RETI executes (after it set I,
@@ -52,6 +54,7 @@
 #define MAX_TCBS 64
 #define MAX_FRAMES 64  /* outstanding interrupt frames (the tasks' stacks and nesting): a handful */
 #define HOLD 1024      /* records waiting for the horizon: a few per step at most */
+#define SETTLE 8       /* instructions a pointer value must hold: more than a start-up loop's pass (5) */
 
 static const char *const vector_names[NVECTORS] = {
     "RESET",        "INT0",         "INT1",         "INT2",         "INT3",        "INT4",
@@ -100,7 +103,7 @@ static struct {
     /* the pointer as seen after the last instruction, and as last recorded */
     uint16_t seen, recorded;
     uint64_t seen_cycle;
-    int unsettled;
+    int unsettled; /* instructions it has held since it changed, while under SETTLE; 0: settled */
     int asleep, stopped; /* as last recorded */
     struct frame frames[MAX_FRAMES];
     int nframes;
@@ -144,6 +147,8 @@ static void write_rec(const struct rec *r)
 void exectrace_flush(uint64_t horizon)
 {
     int i = 0, n = exectrace_held;
+    if (xt.unsettled && xt.seen_cycle < horizon)
+        horizon = xt.seen_cycle; /* a pointer change not yet recorded comes with that cycle */
     while (i < n && xt.hold[i].cycle <= horizon)
         write_rec(&xt.hold[i++]);
     if (i) {
@@ -183,7 +188,7 @@ void exectrace_insn(avr_t *a)
         xt.seen = v;
         xt.seen_cycle = a->cycle; /* the end of the store that changed it */
         xt.unsettled = 1;
-    } else if (xt.unsettled) {
+    } else if (xt.unsettled && ++xt.unsettled > SETTLE) {
         xt.unsettled = 0;
         if (v != xt.recorded) {
             xt.recorded = v;

@@ -119,6 +119,7 @@ def test_task_switches_between_the_timecode_task_and_idle(session) -> None:
     assert pairs.count(("xIdleTaskTCB", "tcb_tc")) >= ticks - 2
     assert pairs.count(("tcb_tc", "xIdleTaskTCB")) >= ticks - 2
     assert "tcb_serial" in switches and "tcb_status" in switches
+    assert all(int(r[2], 16) in t.tcbs or r[2] == "0000" for r in t.of("S"))   # only whole pointers
 
 
 def interrupt_stacks(t: Trace) -> tuple[int, int, dict[str, list[int]]]:
@@ -152,6 +153,26 @@ def interrupt_stacks(t: Trace) -> tuple[int, int, dict[str, list[int]]]:
         if k in "SIR":
             last = r
     return returns, dashes, {k: v for k, v in stacks.items() if v}
+
+
+def test_a_reset_starts_the_executor_over(tmp_path: Path) -> None:
+    """`reset executor` mid-run: an X record, then no task until the kernel sets one up again. The start-up
+    code clears pxCurrentTCB a byte per pass of its .bss loop (4 instructions apart): the trace has S 0000,
+    never the half-cleared pointer (it had "S 0200" with a one-instruction settle window), then the
+    timecode task at the next tick; the interrupt frames are gone with the reset."""
+    xt = tmp_path / "x.exectrace"
+    with Bench(run_dir=tmp_path / "run", lockstep=True, exec_trace_file=xt) as bench, Rig.on_bench(bench) as rig:
+        rig.advance(0.5)
+        bench.reset("executor")
+        rig.advance(0.5)
+    t = parse(xt)
+    [x] = t.of("X")
+    assert x[2] == "reset"
+    after = [r for r in t.of("S") if int(r[1]) >= int(x[1])]
+    assert after[0][2] == "0000"
+    assert all(int(r[2], 16) in t.tcbs or r[2] == "0000" for r in t.of("S"))
+    assert "tcb_tc" in [t.tcbs.get(int(r[2], 16)) for r in after]
+    interrupt_stacks(t)
 
 
 def test_every_interrupt_returns_on_the_stack_it_was_taken_on(session) -> None:
