@@ -15,6 +15,8 @@
  *   vcd on [FILE] | vcd off                 VCD trace of the wired ports; FILE: a plain name, created
  *                                           0600 in the run directory (default wires.vcd), never
  *                                           through a symlink
+ *   exectrace on [FILE] | exectrace off     the executor trace (exectrace.h); FILE as for vcd
+ *                                           (default exectrace.txt)
  *   grant CYCLE [frame] [in profiler=N executor=M]   lockstep: advance virtual time (lockstep.c)
  *   stalls [since SECONDS]                  paced: the stall intervals (pacing.c)
  *   sleep MS                                stall the bench's thread for MS ms of wall time after
@@ -50,6 +52,7 @@
 #include <unistd.h>
 
 #include "cosim.h"
+#include "exectrace.h"
 #include "faults.h"
 #include "inject.h"
 #include "lockstep.h"
@@ -197,7 +200,12 @@ void control_status_json(struct sbuf *b)
         sb_json_str(b, vcd_path());
     else
         sb_printf(b, "null");
-    sb_printf(b, ",\"run_dir\":");
+    sb_printf(b, ",\"exectrace\":");
+    if (exectrace_is_open())
+        sb_json_str(b, exectrace_path());
+    else
+        sb_printf(b, "null");
+    sb_printf(b, ",\"exectrace_records\":%" PRIu64 ",\"run_dir\":", exectrace_records());
     sb_json_str(b, ctl.run_dir);
     sb_printf(b, "}\n");
 }
@@ -335,64 +343,90 @@ static void cmd_cut(int fd, char w[][128], int nw)
     control_replyf(fd, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", id >= 0 ? w[1] : group_names[g], until); /* a known name: nothing to escape */
 }
 
-static void reply_vcd(int fd)
+static void reply_path(int fd, const char *key, const char *path)
 {
     struct sbuf b = {0};
-    sb_printf(&b, "{\"ok\":true,\"vcd\":");
-    sb_json_str(&b, vcd_path());
+    sb_printf(&b, "{\"ok\":true,\"%s\":", key);
+    sb_json_str(&b, path);
     sb_printf(&b, "}\n");
     reply(fd, b.p);
     free(b.p);
 }
 
-/* `vcd on FILE` comes from whoever holds the socket, so it may only name a plain file in the run
- * directory: no '/', no "..", and the file is opened with O_NOFOLLOW (a symlink planted under that
- * name once made the bench truncate the file it pointed to), created 0600. (--vcd PATH is the
- * user's own option and may be any path.) */
+/* A trace file named by a control command (`vcd on FILE`, `exectrace on FILE`) comes from whoever
+ * holds the socket, so it may only name a plain file in the run directory: no '/', no "..", and the
+ * file is opened with O_NOFOLLOW (a symlink planted under that name once made the bench truncate the
+ * file it pointed to), created 0600, and must be a regular file. (--vcd PATH and --exec-trace PATH
+ * are the user's own options and may be any path.) Returns the open file with its path in `path`,
+ * or NULL after replying with the reason. */
+static FILE *open_in_run_dir(int fd, const char *cmd, const char *name, char *path, size_t pathsz)
+{
+    int vfd;
+    FILE *f;
+    struct stat st;
+    if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
+        control_error(fd, "%s: '%s' refused: FILE must be a plain file name inside the run directory (no '/', not '.' or '..')", cmd, name);
+        return NULL;
+    }
+    snprintf(path, pathsz, "%s/%s", ctl.run_dir, name);
+    vfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+    if (vfd < 0) {
+        if (errno == ELOOP)
+            control_error(fd, "%s: '%s' refused: it exists as a symlink", cmd, name);
+        else
+            control_error(fd, "%s: cannot open '%s': %s", cmd, name, strerror(errno));
+        return NULL;
+    }
+    if (fstat(vfd, &st) || !S_ISREG(st.st_mode)) {
+        close(vfd); /* a FIFO or device planted under that name */
+        control_error(fd, "%s: '%s' refused: not a regular file", cmd, name);
+        return NULL;
+    }
+    fcntl(vfd, F_SETFL, fcntl(vfd, F_GETFL) & ~O_NONBLOCK);
+    f = fdopen(vfd, "w");
+    if (!f) {
+        close(vfd);
+        control_error(fd, "%s: cannot open '%s': %s", cmd, name, strerror(errno));
+    }
+    return f;
+}
+
 static void cmd_vcd(int fd, char w[][128], int nw)
 {
     if (!cosim.wired) {
         control_error(fd, "vcd: no wires in one-node mode");
     } else if (!strcmp(w[1], "on")) {
-        const char *name = nw >= 3 ? w[2] : "wires.vcd";
         char path[600];
-        int vfd;
-        FILE *f;
-        if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
-            control_error(fd, "vcd: '%s' refused: FILE must be a plain file name inside the run directory (no '/', not '.' or '..')", name);
+        FILE *f = open_in_run_dir(fd, "vcd", nw >= 3 ? w[2] : "wires.vcd", path, sizeof path);
+        if (!f)
             return;
-        }
-        snprintf(path, sizeof path, "%s/%s", ctl.run_dir, name);
-        vfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-        if (vfd < 0) {
-            if (errno == ELOOP)
-                control_error(fd, "vcd: '%s' refused: it exists as a symlink", name);
-            else
-                control_error(fd, "vcd: cannot open '%s': %s", name, strerror(errno));
-            return;
-        }
-        {
-            struct stat st;
-            if (fstat(vfd, &st) || !S_ISREG(st.st_mode)) {
-                close(vfd); /* a FIFO or device planted under that name */
-                control_error(fd, "vcd: '%s' refused: not a regular file", name);
-                return;
-            }
-        }
-        fcntl(vfd, F_SETFL, fcntl(vfd, F_GETFL) & ~O_NONBLOCK);
-        f = fdopen(vfd, "w");
-        if (!f) {
-            close(vfd);
-            control_error(fd, "vcd: cannot open '%s': %s", name, strerror(errno));
-            return;
-        }
         vcd_start(f, path, cosim.now_cycles);
-        reply_vcd(fd);
+        reply_path(fd, "vcd", vcd_path());
     } else if (!strcmp(w[1], "off")) {
         vcd_close();
-        reply_vcd(fd);
+        reply_path(fd, "vcd", vcd_path());
     } else {
         control_error(fd, "usage: vcd on [FILE] | vcd off");
+    }
+}
+
+/* the executor trace (exectrace.h); the same rules for FILE as `vcd on` */
+static void cmd_exectrace(int fd, char w[][128], int nw)
+{
+    if (!cosim.wired) {
+        control_error(fd, "exectrace: two-node mode only");
+    } else if (!strcmp(w[1], "on")) {
+        char path[600];
+        FILE *f = open_in_run_dir(fd, "exectrace", nw >= 3 ? w[2] : "exectrace.txt", path, sizeof path);
+        if (!f)
+            return;
+        exectrace_start(f, path, cosim.now_cycles);
+        reply_path(fd, "exectrace", exectrace_path());
+    } else if (!strcmp(w[1], "off")) {
+        exectrace_close(cosim.now_cycles);
+        reply_path(fd, "exectrace", exectrace_path());
+    } else {
+        control_error(fd, "usage: exectrace on [FILE] | exectrace off");
     }
 }
 
@@ -442,6 +476,8 @@ static void handle_command(int fd, char *line)
         cmd_cut(fd, w, nw);
     } else if (!strcmp(w[0], "vcd")) {
         cmd_vcd(fd, w, nw);
+    } else if (!strcmp(w[0], "exectrace")) {
+        cmd_exectrace(fd, w, nw);
     } else if (!strcmp(w[0], "stalls")) {
         struct sbuf b = {0};
         uint64_t since = nw >= 3 && !strcmp(w[1], "since") ? secs_to_cycles(atof(w[2])) : 0;

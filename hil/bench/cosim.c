@@ -34,6 +34,7 @@
 #include <simavr/sim_io.h>
 
 #include "bench.h"
+#include "exectrace.h"
 #include "trace.h"
 #include "vcd.h"
 
@@ -86,6 +87,10 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
         if (a->data[REG_PCMSK2] & (1u << w->dst_bit))
             avr_raise_interrupt(a, &d->pcint2);
     }
+    if (exectrace_on && w->dst == EXECUTOR) {
+        exectrace_wire(w->vcd_name, level, at);
+        exectrace_core(a, at); /* woken by the pin change's interrupt */
+    }
     if (rewound)
         a->cycle = saved;
     cosim.wire_changes++;
@@ -110,6 +115,8 @@ static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
     int level = value ? 1 : 0;
     (void)irq;
 
+    if (exectrace_on && w->src == EXECUTOR && level != w->src_level)
+        exectrace_wire(w->vcd_name, level, at); /* what the executor drives, whatever a fault does to it */
     if (at < w->stuck_until) {
         if (level != w->src_level)
             cosim.wire_stuck_masked++;
@@ -254,12 +261,14 @@ static uint64_t eff_clock(struct node *n)
  * behind the bench's back: no reset counted, the UART bridge's receive timer lost. So the bench looks
  * for the swapped callback after every step and does the reset itself, the same reset as the reset
  * command (wires, UART bridge) counted as a watchdog reset; simavr's hook still sets WDRF. */
+static void reset_node(int id, uint64_t at, const char *cause);
+
 static void watchdog_reset(struct node *n)
 {
     uint64_t at = n->avr->cycle;
     n->wdt_resets++;
     logmsg("%s: watchdog reset at cycle %" PRIu64, n->name, at);
-    cosim_reset_node(n->id, at); /* avr_reset: simavr's watchdog hook restores avr->run, sets WDRF */
+    reset_node(n->id, at, "watchdog"); /* avr_reset: simavr's watchdog hook restores avr->run, sets WDRF */
     n->avr->run = n->run_fn;     /* (already so; the bench never runs a swapped callback) */
     if (cosim.after_reset)
         cosim.after_reset(n->id);
@@ -275,6 +284,7 @@ static inline void check_watchdog(struct node *n)
 static void step(struct node *n, uint64_t limit)
 {
     avr_t *a = n->avr;
+    int traced = exectrace_on && n->id == EXECUTOR;
     if (a->state == cpu_Sleeping) {
         if (!avr_has_pending_interrupts(a)) {
             uint64_t t = next_timer(a);
@@ -284,6 +294,8 @@ static void step(struct node *n, uint64_t limit)
             }
         }
         avr_cycle_timer_process(a);
+        if (traced)
+            exectrace_core(a, a->cycle); /* a timer's interrupt woke it */
         if (a->run != n->run_fn) {
             watchdog_reset(n);
             return;
@@ -301,9 +313,32 @@ static void step(struct node *n, uint64_t limit)
             a->run_cycle_count = t - a->cycle;
     }
     {
-        avr_flashaddr_t new_pc = avr_run_one(a);
+        avr_flashaddr_t new_pc;
+        if (traced) {
+            /* The executor trace looks at pxCurrentTCB after every instruction (exectrace.c), so the
+             * batch runs here one instruction at a time, as simavr's own loop (avr_run_one) would run
+             * it: on while the next instruction starts before the bound above, the core runs and no
+             * interrupt is pending; a timer registered meanwhile ends it (simavr then sets
+             * run_cycle_count to at most run_cycle_limit, 1: here it is no longer 0). The --trace
+             * records of a run are the same with and without the executor trace
+             * (hil/tests/test_exectrace.py). Measured cost: docs/bench.md, "Executor trace". */
+            uint64_t bound = a->cycle + a->run_cycle_count;
+            for (;;) {
+                a->run_cycle_count = 0;
+                new_pc = avr_run_one(a);
+                exectrace_insn(a);
+                if (a->state != cpu_Running || a->interrupt_state || a->cycle >= bound || a->run_cycle_count)
+                    break;
+                a->pc = new_pc;
+            }
+            exectrace_core(a, a->cycle); /* SLEEP: asleep from the cycle after it */
+        } else {
+            new_pc = avr_run_one(a);
+        }
         avr_cycle_timer_process(a);
         a->pc = new_pc;
+        if (traced)
+            exectrace_core(a, a->cycle); /* a timer due then woke it at once */
     }
     if (a->run != n->run_fn) {
         watchdog_reset(n);
@@ -313,6 +348,8 @@ static void step(struct node *n, uint64_t limit)
         if (!a->sreg[S_I]) {
             logmsg("%s: sleeping with interrupts off at cycle %" PRIu64 ": halted", n->name, (uint64_t)a->cycle);
             a->state = cpu_Done;
+            if (traced)
+                exectrace_core(a, a->cycle);
             return;
         }
         a->cycle += 1;
@@ -320,8 +357,11 @@ static void step(struct node *n, uint64_t limit)
     }
     if (a->state == cpu_Running || a->state == cpu_Sleeping)
         avr_service_interrupts(a);
-    if (a->state == cpu_Crashed)
+    if (a->state == cpu_Crashed) {
         logmsg("%s: crashed at cycle %" PRIu64 " pc=0x%x", n->name, (uint64_t)a->cycle, a->pc);
+        if (traced)
+            exectrace_core(a, a->cycle);
+    }
 }
 
 /* One-node mode: one core needs no ordering against another, so it runs in simavr's own loop
@@ -359,6 +399,9 @@ void cosim_run_until(uint64_t target)
     for (;;) {
         uint64_t cp = eff_clock(p), ce = eff_clock(e);
         target = cosim.run_target;
+        /* nothing recorded from now on is earlier than the lower of the two clocks (exectrace.c) */
+        if (exectrace_held)
+            exectrace_flush(cp < ce ? cp : ce);
         if (cp >= target && ce >= target)
             break;
         if (cp <= ce)
@@ -367,6 +410,8 @@ void cosim_run_until(uint64_t target)
             step(e, cp < target ? cp : target);
     }
     cosim.now_cycles = target;
+    if (exectrace_held)
+        exectrace_flush(target);
     /* lazily sleeping or halted cores: bring their clocks up (nothing happens in between) */
     cosim_catch_up(p, target);
     cosim_catch_up(e, target);
@@ -447,6 +492,8 @@ void cosim_load_node(int id, const char *elf, int alone)
         n->avr->run_cycle_limit = 1;
     avr_load_firmware(n->avr, &fw);
     n->avr->frequency = F_CPU; /* whatever the ELF says */
+    if (id == EXECUTOR && !alone)
+        exectrace_attach(n->avr, elf); /* its interrupt table is watched from the start (exectrace.c) */
     n->run_fn = n->avr->run;
     fix_tifr_writes(n);
     if (n->id == EXECUTOR) {
@@ -490,6 +537,12 @@ static avr_cycle_count_t reapply_inputs(struct avr_t *a, avr_cycle_count_t when,
 
 void cosim_reset_node(int id, uint64_t at)
 {
+    reset_node(id, at, "reset");
+}
+
+/* cause: "reset" (the command) or "watchdog", for the executor trace */
+static void reset_node(int id, uint64_t at, const char *cause)
+{
     struct node *n = &cosim.nodes[id];
     avr_t *a = n->avr;
     int i;
@@ -497,6 +550,8 @@ void cosim_reset_node(int id, uint64_t at)
     at = a->cycle;
     avr_reset(a);
     a->cycle = at;
+    if (id == EXECUTOR && cosim.wired)
+        exectrace_reset(at, cause);
     if (cosim.wired)
         a->run_cycle_limit = 1;
     n->resets++;
@@ -507,6 +562,8 @@ void cosim_reset_node(int id, uint64_t at)
     /* The node's outputs are inputs again after reset: its lines fall to 0. */
     for (i = 0; i < NWIRES; i++)
         if (cosim.wires[i].src == n->id) {
+            if (exectrace_on && id == EXECUTOR && cosim.wires[i].src_level)
+                exectrace_wire(cosim.wires[i].vcd_name, 0, at);
             cosim.wires[i].src_level = 0;
             if (at >= cosim.group_cut_until[cosim.wires[i].group])
                 apply_level(&cosim.wires[i], 0, at);

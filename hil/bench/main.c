@@ -4,7 +4,7 @@
  *
  *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
- *           [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
+ *           [--exec-trace FILE] [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
  *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
  *   mmbench --executor ELF | --profiler ELF  [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]
  *           [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B] ...
@@ -32,6 +32,7 @@
  *   inject.c       floor calibration: bytes into a node's receiver on the profiler's tick edge
  *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
+ *   exectrace.c    the executor trace: task switches, interrupts, sleep, pins, seen from outside
  *   main.c         options, set-up and the main loop (this file)
  *
  * Determinism. In unpaced mode the simulation depends only on the images, the script and the seed:
@@ -54,6 +55,7 @@
 #include "bench.h"
 #include "control.h"
 #include "cosim.h"
+#include "exectrace.h"
 #include "inject.h"
 #include "lockstep.h"
 #include "pacing.h"
@@ -139,7 +141,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]\n"
             "               [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]\n"
-            "               [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
+            "               [--exec-trace FILE] [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
             "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n"
             "       mmbench --executor ELF | --profiler ELF [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]\n"
             "               [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B]   (one node alone, unpaced)\n");
@@ -150,7 +152,7 @@ static void usage(void)
 
 struct options {
     const char *elf[NNODES];
-    const char *vcd, *script, *trace, *sched, *stimulus;
+    const char *vcd, *exec_trace, *script, *trace, *sched, *stimulus;
     char run_dir[400];
     int mlock;
     uint64_t until_cycles, itrace_cycles;
@@ -215,6 +217,8 @@ static void parse_options(int argc, char **argv, struct options *o)
             uart_seed(strtoull(v, NULL, 0));
         else if (!strcmp(a, "--vcd"))
             o->vcd = v;
+        else if (!strcmp(a, "--exec-trace"))
+            o->exec_trace = v;
         else if (!strcmp(a, "--script"))
             o->script = v;
         else if (!strcmp(a, "--trace"))
@@ -236,8 +240,8 @@ static void parse_options(int argc, char **argv, struct options *o)
     if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
         usage();
     if (o->alone >= 0) {
-        if (lockstep.on || o->vcd)
-            die("one-node mode (one image) runs unpaced, without --lockstep or --vcd");
+        if (lockstep.on || o->vcd || o->exec_trace)
+            die("one-node mode (one image) runs unpaced, without --lockstep, --vcd or --exec-trace");
         pacing.paced = 0;
     } else if (o->stimulus || o->itrace_cycles || uart.simavr_timing) {
         die("--stimulus, --itrace and --uart-timing are for one-node mode (one image)");
@@ -425,6 +429,8 @@ int main(int argc, char **argv)
     }
     if (o.vcd && vcd_open(o.vcd, 0))
         die("cannot open %s", o.vcd);
+    if (o.exec_trace && exectrace_open(o.exec_trace, 0))
+        die("cannot open %s", o.exec_trace);
 
     write_ready(o.run_dir);
     logmsg("ready: %s %s control %s (%s)", uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(),
@@ -457,6 +463,7 @@ int main(int argc, char **argv)
     }
     logmsg("stopped at virtual %.6f s", (double)cosim.now_cycles / (double)F_CPU);
     vcd_close();
+    exectrace_close(cosim.now_cycles);
     trace_close();
     control_close();
     {

@@ -15,7 +15,7 @@ static struct {
 
 void vcd_value(int w, int level, uint64_t cycle)
 {
-    uint64_t t = cycle * 625; /* timescale 100 ps: 62.5 ns per cycle */
+    uint64_t t = cycle; /* one VCD time unit per cycle (vcd.h) */
     if (!vcd.f)
         return;
     if (t < vcd.last_t)
@@ -43,12 +43,12 @@ void vcd_start(FILE *f, const char *path, uint64_t cycle)
         fclose(vcd.f);
     vcd.f = f;
     snprintf(vcd.path, sizeof vcd.path, "%s", path);
-    fprintf(vcd.f, "$comment mmbench: wired ports of the virtual bench $end\n$timescale 100ps $end\n");
+    fprintf(vcd.f, "$comment mmbench: wired ports of the virtual bench $end\n$timescale 62500 ps $end\n");
     fprintf(vcd.f, "$scope module bench $end\n");
     for (w = 0; w < NWIRES; w++)
         fprintf(vcd.f, "$var wire 1 %c %s $end\n", (char)('!' + w), cosim.wires[w].vcd_name);
     fprintf(vcd.f, "$upscope $end\n$enddefinitions $end\n");
-    vcd.last_t = cycle * 625;
+    vcd.last_t = cycle;
     fprintf(vcd.f, "#%" PRIu64 "\n$dumpvars\n", vcd.last_t);
     for (w = 0; w < NWIRES; w++)
         fprintf(vcd.f, "%d%c\n", cosim.wires[w].level, (char)('!' + w));

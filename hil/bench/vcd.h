@@ -1,6 +1,10 @@
 /*
  * VCD trace of the wired ports (GTKWave, PulseView), written by the bench rather than by simavr so
- * that both cores' changes carry their exact cycle. Timescale 100 ps: 62.5 ns per cycle is 625 units.
+ * that both cores' changes carry their exact cycle. One time unit per CPU cycle: `$timescale 62500 ps`,
+ * times in cycles. A viewer samples a VCD at 1 / timescale: the former `100ps` (625 units a cycle) made
+ * sigrok expand 2 s of bench time into 19.5 billion samples at 10 GHz; 62500 ps is the clock's own
+ * 16 MHz. IEEE 1364 lists only 1, 10 and 100 as multipliers; sigrok and GTKWave read 62500 (measured:
+ * docs/bench.md, "VCD of the wired ports").
  */
 #ifndef MMBENCH_VCD_H
 #define MMBENCH_VCD_H

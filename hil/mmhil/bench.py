@@ -135,6 +135,9 @@ class Bench:
     lag_bound_us: float | None = None
     seed: int | None = None
     vcd_file: Path | None = None
+    # the executor trace from cycle 0 (docs/bench.md, "Executor trace"); named as vcd_file is, beside the
+    # method exec_trace() that turns it on and off at run time (a field and a method cannot share a name)
+    exec_trace_file: Path | None = None
     script: Path | None = None
     trace: Path | None = None
     start_timeout_s: float = 20.0
@@ -168,7 +171,8 @@ class Bench:
         elif self.realtime:
             cmd.append("--realtime")
         options = {"--until": self.until_s, "--out-buffer": self.out_buffer, "--lag-bound-us": self.lag_bound_us,
-                   "--seed": self.seed, "--vcd": self.vcd_file, "--script": self.script, "--trace": self.trace}
+                   "--seed": self.seed, "--vcd": self.vcd_file, "--exec-trace": self.exec_trace_file,
+                   "--script": self.script, "--trace": self.trace}
         for flag, value in options.items():
             if value is not None:
                 cmd += [flag, str(value)]
@@ -325,6 +329,16 @@ class Bench:
         if path is not None and self.run_dir is not None and Path(path).parent == Path(self.run_dir):
             path = Path(Path(path).name)
         return self.control("vcd on" + (f" {path}" if path else "") if on else "vcd off")
+
+    def exec_trace(self, on: bool, name: str | Path | None = None) -> Path | None:
+        """The executor trace (task switches, interrupts, sleep, pins: hil/bench/exectrace.h) on or off.
+        `name`: a file name in the run directory (a path inside it is given by its name; the bench refuses
+        any other, as for vcd()); default exectrace.txt. Turning it on while it is on ends the current file
+        and starts the new one. Returns the file's path (on: the new file; off: the file just closed)."""
+        if name is not None and self.run_dir is not None and Path(name).parent == Path(self.run_dir):
+            name = Path(name).name
+        reply = self.control("exectrace on" + (f" {name}" if name else "") if on else "exectrace off")
+        return Path(reply["exectrace"]) if reply.get("exectrace") else None
 
     def inject(self, node: str, data: bytes, delay_cycles: int = 0) -> dict[str, Any]:
         """Floor calibration: the bench puts `data` on the node's UART receive line (10 bit times a byte at

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import queue
+import shutil
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,10 +97,17 @@ class BenchEndpoint(Endpoint):
     baud: int = 9600
     profiler_elf: Path | None = None       # None: the images of the checkout or of the installed package
     executor_elf: Path | None = None
+    # The executor trace of the run (hil/bench/exectrace.h): on when the run's window starts (begin), off
+    # when it ends (verdict), and the file moved here when the bench closes (its run directory goes with
+    # it); then exec_trace_path is this path. None: no trace.
+    exec_trace: Path | None = None
+    exec_trace_path: Path | None = field(default=None, init=False)
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
     _before: dict[str, Any] | None = field(default=None, init=False)
+    _trace_file: Path | None = field(default=None, init=False)    # in the bench's run directory
+    _trace_on: bool = field(default=False, init=False)
 
     def open(self, cfg: RunConfig) -> Ports:
         if self.lag_bound_us is None:
@@ -123,10 +131,42 @@ class BenchEndpoint(Endpoint):
         except (BenchError, OSError):  # a dead bench is reported by the links
             return None
 
+    # ---- the executor trace of the run (exec_trace) ----------------------------------------------
+    def _exec_trace_start(self) -> None:
+        if self.exec_trace is None or self.bench is None:
+            return
+        try:
+            self._trace_file = self.bench.exec_trace(True, "exectrace.txt")
+        except (BenchError, OSError) as exc:
+            raise EndpointError("bench_failed", f"exectrace on: {exc}") from exc
+        self._trace_on = True
+
+    def _exec_trace_stop(self) -> None:
+        if not self._trace_on or self.bench is None:
+            return
+        self._trace_on = False
+        try:
+            self.bench.exec_trace(False)
+        except (BenchError, OSError):   # a bench that died: the file has what it wrote (no E line)
+            pass
+
+    def _exec_trace_collect(self) -> None:
+        """Before the bench closes: the trace out of its run directory, to `exec_trace`."""
+        self._exec_trace_stop()
+        if self._trace_file is None or self.exec_trace is None or not self._trace_file.exists():
+            return
+        dest = Path(self.exec_trace)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(self._trace_file), str(dest))
+        self._trace_file = None
+        self.exec_trace_path = dest
+
     def begin(self) -> None:
         self._before = self.status()
+        self._exec_trace_start()
 
     def verdict(self) -> Verdict:
+        self._exec_trace_stop()
         after = self.status()
         if self._before is None or after is None:
             section = {"lag_bound_us": self.lag_bound_us, "lag_max_us": None, "lag_p999_us": None, "valid": False}
@@ -174,6 +214,7 @@ class BenchEndpoint(Endpoint):
 
     def close(self) -> None:
         if self.bench is not None:
+            self._exec_trace_collect()
             self.bench.close()
 
 
@@ -243,9 +284,10 @@ class LockstepEndpoint(BenchEndpoint):
         return bool(self._pending) or not inbox.empty()
 
     def begin(self) -> None:
-        pass
+        self._exec_trace_start()
 
     def verdict(self) -> Verdict:
+        self._exec_trace_stop()
         st = self.status()
         section = {"lockstep": True, "paced": False, "virtual_s": self.clock(),
                    "grants": self.stepper.grants if self.stepper else 0,

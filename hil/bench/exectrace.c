@@ -1,0 +1,428 @@
+/*
+ * The executor trace (format: exectrace.h). How the bench sees each thing:
+ *
+ * Task switches. FreeRTOS's pxCurrentTCB is a 2-byte RAM variable (its address from the ELF's symbol
+ * table). While the trace is on, the executor's batches run one instruction at a time (cosim.c), and
+ * after each one the bench compares the two bytes with what it saw after the previous one. The AVR
+ * has no 16-bit store to RAM: the pointer is written byte by byte. The kernel's writes are adjacent:
+ * avr-gcc writes the high byte, then the low byte in the very next instruction (the executor image:
+ * sts 0x07B3 / sts 0x07B2 in vTaskSwitchContext and twice in xTaskCreateStatic), inside a critical
+ * section or an ISR. The C start-up code writes it too, a byte per pass of a loop: __do_clear_bss
+ * (st X+ / cpi / cpc / brne: 4 instructions a byte) after a reset, and __do_copy_data for .data
+ * (5). With a one-instruction window the start-up's half-cleared pointer was recorded after a reset
+ * ("S 0200" 6 cycles before "S 0000", the idle TCB being 0227). So a value is recorded once it has held
+ * for SETTLE instructions after it changed, with the cycle it changed at (the end of the store that
+ * changed its last byte). (Waiting for interrupts to be enabled again would not do: a task that
+ * blocked inside a critical section resumes with interrupts off, hundreds of cycles after the switch.)
+ *
+ * Interrupts. simavr raises the interrupt table's RUNNING irq when it takes a vector (value: the
+ * vector, after it pushed the return address and cleared I) and when a RETI executes (after it set I,
+ * before it pops the return address; value: what simavr's own nesting stack then has on top, or 0).
+ * The two are told apart by the I flag. simavr's nesting stack is not used: under FreeRTOS a context
+ * switch returns into another task's stack (vPortYieldFromTick with RET, which simavr never pops), so
+ * its stack soon pairs RETIs with the wrong vectors. The bench instead keeps each outstanding entry
+ * with the stack pointer after its push: a RETI executed with that stack pointer pops exactly that
+ * return address. The table is kept whether or not the trace is on, so a trace turned on mid-run
+ * knows the frames taken before it (F lines).
+ *
+ * Sleep, pins, resets: cosim.c calls the hooks below where it sees them happen.
+ *
+ * Order. Records come from both cores' steps: a pin change the profiler makes at cycle a reaches the
+ * executor as of a even when the executor has already run a few cycles past a (cosim.c), and a
+ * pointer change is known one instruction late. So records wait in a small buffer sorted by cycle and
+ * are written once the co-simulation has moved both cores past them (exectrace_flush: nothing that
+ * comes later can be earlier than the lower of the two cores' clocks).
+ */
+#define _GNU_SOURCE
+#include "exectrace.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <simavr/sim_interrupts.h>
+#include <simavr/sim_irq.h>
+
+#include "bench.h"
+
+#define DATA_OFFSET 0x800000u /* avr-gcc's data space in the ELF */
+#define NVECTORS 57           /* ATmega2560: reset + 56 */
+#define MAX_TCBS 64
+#define MAX_FRAMES 64  /* outstanding interrupt frames (the tasks' stacks and nesting): a handful */
+#define HOLD 1024      /* records waiting for the horizon: a few per step at most */
+#define SETTLE 8       /* instructions a pointer value must hold: more than a start-up loop's pass (5) */
+
+static const char *const vector_names[NVECTORS] = {
+    "RESET",        "INT0",         "INT1",         "INT2",         "INT3",        "INT4",
+    "INT5",         "INT6",         "INT7",         "PCINT0",       "PCINT1",      "PCINT2",
+    "WDT",          "TIMER2_COMPA", "TIMER2_COMPB", "TIMER2_OVF",   "TIMER1_CAPT", "TIMER1_COMPA",
+    "TIMER1_COMPB", "TIMER1_COMPC", "TIMER1_OVF",   "TIMER0_COMPA", "TIMER0_COMPB", "TIMER0_OVF",
+    "SPI_STC",      "USART0_RX",    "USART0_UDRE",  "USART0_TX",    "ANALOG_COMP", "ADC",
+    "EE_READY",     "TIMER3_CAPT",  "TIMER3_COMPA", "TIMER3_COMPB", "TIMER3_COMPC", "TIMER3_OVF",
+    "USART1_RX",    "USART1_UDRE",  "USART1_TX",    "TWI",          "SPM_READY",   "TIMER4_CAPT",
+    "TIMER4_COMPA", "TIMER4_COMPB", "TIMER4_COMPC", "TIMER4_OVF",   "TIMER5_CAPT", "TIMER5_COMPA",
+    "TIMER5_COMPB", "TIMER5_COMPC", "TIMER5_OVF",   "USART2_RX",    "USART2_UDRE", "USART2_TX",
+    "USART3_RX",    "USART3_UDRE",  "USART3_TX",
+};
+
+struct rec {
+    uint64_t cycle;
+    char kind;       /* S I R Z W X */
+    int num;         /* S: address; I, R: vector (R: -1 for "-"); Z, W: level */
+    const char *str; /* W: wire name; X: cause (static strings) */
+};
+
+struct frame {
+    uint16_t sp;  /* the stack pointer after the entry pushed its return address */
+    uint8_t vector;
+    uint16_t tcb; /* pxCurrentTCB when it was taken */
+    uint64_t cycle;
+};
+
+int exectrace_on;
+int exectrace_held;
+
+static struct {
+    FILE *f;
+    char path[512];
+    char elf[512];
+    avr_t *avr;
+    /* from the ELF */
+    int has_ptr;
+    uint16_t ptr; /* address of pxCurrentTCB */
+    struct {
+        uint16_t addr;
+        char name[64];
+    } tcbs[MAX_TCBS];
+    int ntcbs;
+    uint8_t handled[NVECTORS];
+    /* the pointer as seen after the last instruction, and as last recorded */
+    uint16_t seen, recorded;
+    uint64_t seen_cycle;
+    int unsettled; /* instructions it has held since it changed, while under SETTLE; 0: settled */
+    int asleep, stopped; /* as last recorded */
+    struct frame frames[MAX_FRAMES];
+    int nframes;
+    uint64_t frames_dropped;
+    struct rec hold[HOLD];
+    uint64_t records;
+    uint64_t last; /* cycle of the last record written */
+} xt;
+
+static uint16_t read_ptr(const avr_t *a)
+{
+    return (uint16_t)(a->data[xt.ptr] | (a->data[xt.ptr + 1] << 8));
+}
+
+static uint16_t read_sp(const avr_t *a)
+{
+    return (uint16_t)(a->data[R_SPL] | (a->data[R_SPH] << 8));
+}
+
+/* ---- writing ------------------------------------------------------------------------------- */
+
+static void write_rec(const struct rec *r)
+{
+    switch (r->kind) {
+    case 'S': fprintf(xt.f, "S %" PRIu64 " %04x\n", r->cycle, (unsigned)r->num); break;
+    case 'I': fprintf(xt.f, "I %" PRIu64 " %d\n", r->cycle, r->num); break;
+    case 'R':
+        if (r->num < 0)
+            fprintf(xt.f, "R %" PRIu64 " -\n", r->cycle);
+        else
+            fprintf(xt.f, "R %" PRIu64 " %d\n", r->cycle, r->num);
+        break;
+    case 'Z': fprintf(xt.f, "Z %" PRIu64 " %d\n", r->cycle, r->num); break;
+    case 'W': fprintf(xt.f, "W %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
+    case 'X': fprintf(xt.f, "X %" PRIu64 " %s\n", r->cycle, r->str); break;
+    }
+    xt.records++;
+    xt.last = r->cycle;
+}
+
+void exectrace_flush(uint64_t horizon)
+{
+    int i = 0, n = exectrace_held;
+    if (xt.unsettled && xt.seen_cycle < horizon)
+        horizon = xt.seen_cycle; /* a pointer change not yet recorded comes with that cycle */
+    while (i < n && xt.hold[i].cycle <= horizon)
+        write_rec(&xt.hold[i++]);
+    if (i) {
+        memmove(xt.hold, xt.hold + i, (size_t)(n - i) * sizeof xt.hold[0]);
+        exectrace_held = n - i;
+    }
+}
+
+/* Into the buffer, in cycle order (stable: after the records of the same cycle). */
+static void add(uint64_t cycle, char kind, int num, const char *str)
+{
+    int i;
+    if (!exectrace_on)
+        return;
+    if (exectrace_held == HOLD) { /* never seen: the horizon moves every step; keep going in order */
+        write_rec(&xt.hold[0]);
+        memmove(xt.hold, xt.hold + 1, (HOLD - 1) * sizeof xt.hold[0]);
+        exectrace_held--;
+    }
+    i = exectrace_held++;
+    while (i > 0 && xt.hold[i - 1].cycle > cycle) {
+        xt.hold[i] = xt.hold[i - 1];
+        i--;
+    }
+    xt.hold[i] = (struct rec){cycle, kind, num, str};
+}
+
+/* ---- hooks --------------------------------------------------------------------------------- */
+
+void exectrace_insn(avr_t *a)
+{
+    uint16_t v;
+    if (!xt.has_ptr)
+        return;
+    v = read_ptr(a);
+    if (v != xt.seen) {
+        xt.seen = v;
+        xt.seen_cycle = a->cycle; /* the end of the store that changed it */
+        xt.unsettled = 1;
+    } else if (xt.unsettled && ++xt.unsettled > SETTLE) {
+        xt.unsettled = 0;
+        if (v != xt.recorded) {
+            xt.recorded = v;
+            add(xt.seen_cycle, 'S', v, NULL);
+        }
+    }
+}
+
+void exectrace_core(avr_t *a, uint64_t cycle)
+{
+    int asleep = a->state == cpu_Sleeping;
+    int stopped = a->state == cpu_Done || a->state == cpu_Crashed;
+    if (!exectrace_on)
+        return;
+    if (stopped && !xt.stopped) {
+        xt.stopped = 1;
+        add(cycle, 'X', 0, a->state == cpu_Done ? "halted" : "crashed");
+    }
+    if (!stopped && asleep != xt.asleep) {
+        xt.asleep = asleep;
+        add(cycle, 'Z', asleep, NULL);
+    }
+}
+
+void exectrace_wire(const char *name, int level, uint64_t cycle)
+{
+    add(cycle, 'W', level, name);
+}
+
+void exectrace_reset(uint64_t cycle, const char *cause)
+{
+    xt.nframes = 0; /* avr_reset: the stack pointer back at RAMEND, every frame gone */
+    add(cycle, 'X', 0, cause);
+    /* what the reader assumes after X: awake, running from the reset vector */
+    xt.asleep = 0;
+    xt.stopped = 0;
+}
+
+static void on_int_running(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+    avr_t *a = param;
+    uint16_t sp = read_sp(a);
+    int i;
+    (void)irq;
+    if (!a->sreg[S_I]) {
+        /* entry: simavr has pushed the return address and cleared I */
+        if (xt.nframes == MAX_FRAMES) { /* frames abandoned on a stack (none seen): forget the oldest */
+            memmove(xt.frames, xt.frames + 1, (MAX_FRAMES - 1) * sizeof xt.frames[0]);
+            xt.nframes--;
+            xt.frames_dropped++;
+        }
+        for (i = 0; i < xt.nframes; i++)
+            if (xt.frames[i].sp == sp) { /* a frame at this address was abandoned: the new one replaces it */
+                memmove(xt.frames + i, xt.frames + i + 1, (size_t)(xt.nframes - i - 1) * sizeof xt.frames[0]);
+                xt.nframes--;
+                xt.frames_dropped++;
+                break;
+            }
+        xt.frames[xt.nframes++] = (struct frame){sp, (uint8_t)value, xt.has_ptr ? read_ptr(a) : 0, a->cycle};
+        add(a->cycle, 'I', (int)value, NULL);
+        return;
+    }
+    /* RETI: simavr has set I and not yet popped the return address */
+    for (i = xt.nframes - 1; i >= 0; i--)
+        if (xt.frames[i].sp == sp)
+            break;
+    if (i < 0) {
+        add(a->cycle, 'R', -1, NULL);
+        return;
+    }
+    add(a->cycle, 'R', xt.frames[i].vector, NULL);
+    memmove(xt.frames + i, xt.frames + i + 1, (size_t)(xt.nframes - i - 1) * sizeof xt.frames[0]);
+    xt.nframes--;
+}
+
+/* ---- the image's symbols ------------------------------------------------------------------- */
+
+/* the kernel's own static TCBs (configKERNEL_PROVIDED_STATIC_MEMORY): function-local statics, which
+ * gcc names with a numeric suffix ("xIdleTaskTCB.2692") */
+static int kernel_tcb(const char *name)
+{
+    static const char *const bases[] = {"xIdleTaskTCB", "xTimerTaskTCB"};
+    size_t i, k;
+    for (i = 0; i < sizeof bases / sizeof bases[0]; i++) {
+        k = strlen(bases[i]);
+        if (!strncmp(name, bases[i], k) && (name[k] == 0 || name[k] == '.'))
+            return 1;
+    }
+    return 0;
+}
+
+static int by_addr(const void *x, const void *y)
+{
+    const uint16_t *a = x, *b = y; /* first member of the tcbs entries */
+    return (int)*a - (int)*b;
+}
+
+static void read_symbols(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    Elf *e;
+    Elf_Scn *scn = NULL;
+    uint64_t bad = UINT64_MAX, vec[NVECTORS];
+    int i;
+
+    for (i = 0; i < NVECTORS; i++)
+        vec[i] = UINT64_MAX;
+    if (fd < 0 || elf_version(EV_CURRENT) == EV_NONE || !(e = elf_begin(fd, ELF_C_READ, NULL)))
+        die("executor trace: cannot read the symbols of %s", path);
+    while ((scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh;
+        Elf_Data *d;
+        size_t k, n;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !(d = elf_getdata(scn, NULL)) || !sh.sh_entsize)
+            continue;
+        n = sh.sh_size / sh.sh_entsize;
+        for (k = 0; k < n; k++) {
+            GElf_Sym s;
+            const char *name;
+            if (!gelf_getsym(d, (int)k, &s) || !(name = elf_strptr(e, sh.sh_link, s.st_name)) || !name[0])
+                continue;
+            if (!strcmp(name, "__bad_interrupt"))
+                bad = s.st_value;
+            else if (!strncmp(name, "__vector_", 9)) {
+                char *end;
+                long v = strtol(name + 9, &end, 10);
+                if (!*end && v > 0 && v < NVECTORS)
+                    vec[v] = s.st_value;
+            }
+            if (GELF_ST_TYPE(s.st_info) != STT_OBJECT || s.st_value < DATA_OFFSET)
+                continue;
+            if (!strcmp(name, "pxCurrentTCB")) {
+                xt.has_ptr = 1;
+                xt.ptr = (uint16_t)(s.st_value - DATA_OFFSET);
+            } else if ((!strncmp(name, "tcb_", 4) || kernel_tcb(name)) && xt.ntcbs < MAX_TCBS) {
+                xt.tcbs[xt.ntcbs].addr = (uint16_t)(s.st_value - DATA_OFFSET);
+                snprintf(xt.tcbs[xt.ntcbs].name, sizeof xt.tcbs[0].name, "%s", name);
+                xt.ntcbs++;
+            }
+        }
+    }
+    elf_end(e);
+    close(fd);
+    for (i = 1; i < NVECTORS; i++)
+        xt.handled[i] = vec[i] != UINT64_MAX && vec[i] != bad;
+    qsort(xt.tcbs, (size_t)xt.ntcbs, sizeof xt.tcbs[0], by_addr);
+}
+
+void exectrace_attach(avr_t *a, const char *elf)
+{
+    avr_irq_t *irq = avr_get_interrupt_irq(a, AVR_INT_ANY);
+    if (!irq)
+        die("executor trace: simavr has no interrupt irq");
+    char *full = realpath(elf, NULL); /* the header names the image wherever the reader runs */
+    xt.avr = a;
+    snprintf(xt.elf, sizeof xt.elf, "%s", full ? full : elf);
+    free(full);
+    read_symbols(elf);
+    avr_irq_register_notify(irq + AVR_INT_IRQ_RUNNING, on_int_running, a);
+}
+
+/* ---- the file ------------------------------------------------------------------------------ */
+
+void exectrace_start(FILE *f, const char *path, uint64_t cycle)
+{
+    avr_t *a = xt.avr;
+    int i;
+    if (xt.f)
+        exectrace_close(cycle);
+    xt.f = f;
+    setvbuf(f, NULL, _IOFBF, 1 << 16);
+    snprintf(xt.path, sizeof xt.path, "%s", path);
+    xt.records = 0;
+    xt.last = cycle;
+    fprintf(f, "# mmbench executor trace 1\n# cpu_hz %llu\n# node executor\n# image %s\n", F_CPU, xt.elf);
+    if (xt.has_ptr)
+        fprintf(f, "# current_tcb pxCurrentTCB %04x\n", xt.ptr);
+    else
+        fprintf(f, "# current_tcb none\n");
+    for (i = 0; i < xt.ntcbs; i++)
+        fprintf(f, "T %04x %s\n", xt.tcbs[i].addr, xt.tcbs[i].name);
+    for (i = 1; i < NVECTORS; i++)
+        if (xt.handled[i])
+            fprintf(f, "V %d %s\n", i, vector_names[i]);
+    for (i = 0; i < xt.nframes; i++)
+        fprintf(f, "F %" PRIu64 " %d %04x\n", xt.frames[i].cycle, xt.frames[i].vector, xt.frames[i].tcb);
+    fprintf(f, "B %" PRIu64 "\n", cycle);
+    exectrace_held = 0;
+    exectrace_on = 1;
+    xt.stopped = a->state == cpu_Done || a->state == cpu_Crashed;
+    xt.asleep = a->state == cpu_Sleeping;
+    if (xt.has_ptr) {
+        xt.seen = xt.recorded = read_ptr(a);
+        xt.unsettled = 0;
+        add(cycle, 'S', xt.recorded, NULL);
+    }
+    add(cycle, 'Z', xt.asleep, NULL);
+    if (xt.stopped)
+        add(cycle, 'X', 0, a->state == cpu_Done ? "halted" : "crashed");
+}
+
+int exectrace_open(const char *path, uint64_t cycle)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return -1;
+    exectrace_start(f, path, cycle);
+    return 0;
+}
+
+void exectrace_close(uint64_t cycle)
+{
+    if (!xt.f)
+        return;
+    exectrace_flush(NEVER);
+    /* a core may have run a few cycles past the bench's clock (its last instruction): E is last */
+    fprintf(xt.f, "E %" PRIu64 "\n", cycle > xt.last ? cycle : xt.last);
+    fclose(xt.f);
+    xt.f = NULL;
+    exectrace_on = 0;
+    exectrace_held = 0;
+}
+
+int exectrace_is_open(void)
+{
+    return xt.f != NULL;
+}
+
+const char *exectrace_path(void)
+{
+    return xt.path;
+}
+
+uint64_t exectrace_records(void)
+{
+    return xt.records;
+}
