@@ -396,27 +396,45 @@ def service_calls(tr: ExecTrace) -> list[dict[str, Any]]:
 
 def timecode_edges(tr: ExecTrace, prefix: str = "timecode") -> list[tuple[int, int]]:
     """(cycle, port value) at each change of the timecode port the executor sees (bits named
-    timecode0..7; the bits that change together at one cycle make one edge)."""
-    bits = [tr.initial.get(f"{prefix}{i}", 0) for i in range(8)]
-    out: list[tuple[int, int]] = []
+    timecode0..7; the bits that change together at one cycle make one edge; a record that repeats a level,
+    as after a reset, is no edge). A trace begun mid-run records only the bits that change, so when the
+    port's levels at its start are not given (`initial`), they are the ones under which the most edges step
+    the timecode by exactly one, as the profiler drives it."""
+    changes: list[tuple[int, int, int]] = []          # (cycle, bit, level)
     for c, name, level in tr.wires:
-        if not name.startswith(prefix):
-            continue
-        k = int(name[len(prefix):])
-        bits[k] = level
-        v = sum(b << i for i, b in enumerate(bits))
-        if out and out[-1][0] == c:
-            out[-1] = (c, v)
-        else:
-            out.append((c, v))
-    return out
+        if name.startswith(prefix):
+            changes.append((c, int(name[len(prefix):]), level))
+    if not changes:
+        return []
+
+    def edges(start: int) -> list[tuple[int, int]]:
+        v, out = start, []
+        for c, bit, level in changes:
+            new = (v & ~(1 << bit)) | (level << bit)
+            if new == v:
+                continue
+            v = new
+            if out and out[-1][0] == c:
+                out[-1] = (c, v)
+            else:
+                out.append((c, v))
+        return out
+
+    known = [f"{prefix}{i}" in tr.initial for i in range(8)]
+    if all(known):
+        return edges(sum(tr.initial[f"{prefix}{i}"] << i for i in range(8)))
+    def steps_of_one(v0: int) -> int:
+        e = edges(v0)
+        return sum((b - a) % 256 == 1 for (_, a), (_, b) in zip(e, e[1:]))
+
+    return edges(max(range(256), key=steps_of_one))
 
 
 def event_edges(tr: ExecTrace, strobe: str = "strobe", id_prefix: str = "event_id") -> list[tuple[int, int]]:
     """(cycle, event id) at each event the executor drives: the strobe toggles once per event (either
     edge, docs/hardware.md), written with the id bits in one port write."""
     ids = [tr.initial.get(f"{id_prefix}{i}", 0) for i in range(3)]
-    level_now = tr.initial.get(strobe, 0)    # out of reset 0; a record of the level it has is no edge
+    level_now = tr.initial.get(strobe)       # None: not given (a trace begun mid-run): its first record is an edge
     out = []
     for c, name, level in tr.wires:
         if name.startswith(id_prefix):

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from mmproto import Item, Link
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Stall, Verdict
+from mmsched.tracefiles import traced_paths
 
 from .bench import Bench, BenchError
 from .lockstep import Stepper
@@ -102,6 +103,7 @@ class BenchEndpoint(Endpoint):
     # it); then exec_trace_path is this path. None: no trace.
     exec_trace: Path | None = None
     exec_trace_path: Path | None = field(default=None, init=False)
+    vcd: Path | None = None                # the wired ports' VCD of the whole bench (cycle timescale), or None
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -112,16 +114,24 @@ class BenchEndpoint(Endpoint):
     def open(self, cfg: RunConfig) -> Ports:
         if self.lag_bound_us is None:
             self.lag_bound_us = lag_bound_us(cfg.mode, cfg.distance)
+        self.trace_to(cfg)
         # Paced runs measure the PC against wall time, so the bench asks for real-time scheduling
         # (SCHED_FIFO 10, locked memory; it falls back to nice -10 and reports what it got).
         bench = Bench(paced=self.paced, lag_bound_us=self.lag_bound_us, realtime=self.paced, baud=self.baud,
-                      profiler_elf=self.profiler_elf, executor_elf=self.executor_elf)
+                      profiler_elf=self.profiler_elf, executor_elf=self.executor_elf, vcd_file=self.vcd)
         try:
             self.bench = bench.start()
         except BenchError as exc:
             raise EndpointError("bench_failed", str(exc)) from exc
         self.priority = raise_priority(self.bench.pid)
         return Ports(self.bench.profiler_port, self.bench.executor_port)
+
+    def trace_to(self, cfg: RunConfig) -> None:
+        """A traced run (RunConfig.trace): the executor's trace and the wires' VCD go beside its CSV."""
+        if cfg.trace and cfg.out is not None:
+            paths = traced_paths(cfg.out)
+            self.exec_trace = self.exec_trace or paths["exectrace"]
+            self.vcd = self.vcd or paths["vcd"]
 
     def status(self) -> dict[str, Any] | None:
         if self.bench is None or not self.bench.alive():
@@ -185,6 +195,13 @@ class BenchEndpoint(Endpoint):
         section["wall_start_s"] = ws
         return Verdict([], section, stalls)
 
+    def trace_path(self) -> str | None:
+        return None                          # the bench sees every cycle of the executor
+
+    def trace_files(self) -> dict[str, Path]:
+        files = {"exectrace": self.exec_trace_path, "vcd": self.vcd}
+        return {k: Path(v) for k, v in files.items() if v is not None and Path(v).is_file()}
+
     def injection_path(self) -> str | None:
         return None if self.bench is not None and self.bench.alive() else "the bench is not running"
 
@@ -237,7 +254,9 @@ class LockstepEndpoint(BenchEndpoint):
         if cfg.mode == "normal":
             raise EndpointError("lockstep_normal", "normal mode measures the PC's own timing against wall time; "
                                 "in lockstep the PC is never late by construction: run it paced (without --unpaced)")
-        bench = Bench(lockstep=True, baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf)
+        self.trace_to(cfg)
+        bench = Bench(lockstep=True, baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
+                      vcd_file=self.vcd)
         try:
             self.bench = bench.start()
         except BenchError as exc:

@@ -144,3 +144,39 @@ def test_executor_load_shapes_task_dispatch_and_leaves_isr_dispatch_alone(tmp_pa
     assert 1000 < task.max() < 2100                            # the tick came early in a job: up to 2 ms more
     share = (task > 100).mean()                                # about exec / period of the ticks meet a job
     assert 0.05 < share < 0.45, share
+
+
+def test_a_traced_run_profiles_the_executor_from_outside(tmp_path: Path) -> None:
+    """issue 19: --trace on the bench writes the executor's trace, its Perfetto trace and the wires' VCD beside
+    the CSV, and the sidecar's executor profile. The trace's own edge-to-edge dispatch (timecode edge in, event
+    edge out, at the executor's pins) agrees with the profiler's latencies to the cycle: two instruments, one
+    answer."""
+    from mmanalysis import exectrace, perfettotrace
+
+    cfg = RunConfig(mode="mixed", distance=2, count=60, dispatch="task", executor_load="cpu,periodic=10ms/2ms,rx=20",
+                    trace=True, name="traced", out=tmp_path / "traced")
+    result = run(cfg, LockstepEndpoint())
+    assert result.valid, result.sidecar["invalid_reason"]
+    prof = result.executor_profile
+    assert prof is not None and "error" not in prof, prof
+    assert set(prof["files"]) == {"exectrace", "perfetto", "vcd"} and result.exec_trace == tmp_path / "traced.exectrace"
+    names = {(r["kind"], r["name"]) for r in prof["tasks"]}
+    assert {("task", "tc"), ("task", "serial"), ("task", "status"), ("task", "idle"), ("task", "load_cpu"),
+            ("task", "load_periodic"), ("isr", "PCINT2"), ("isr", "TIMER0_COMPA"), ("isr", "USART0_RX")} <= names
+    periodic = next(r for r in prof["tasks"] if r["name"] == "load_periodic")
+    assert periodic["T_us"]["avg"] == pytest.approx(10_000, rel=1e-3) and periodic["C_us"]["min"] >= 2000
+    assert 0.9 < prof["U"] <= 1.0 and prof["by_category"]["load"] > 0.9       # the CPU task takes what is left
+    assert prof["stray_returns"] == 0 and prof["skipped_lines"] == 0
+    # the context switch, from outside: PCINT2 switching to the timecode task against returning
+    pcint = next(c for c in prof["service_calls"] if c["call"] == "PCINT2 interrupt")
+    assert 5 < pcint["difference_us"] < 40
+    df = pd.read_csv(tmp_path / "traced.csv")
+    lat = sorted(df["latency_us"].dropna())
+    assert prof["dispatch_us"]["n"] == len(lat)
+    tr = exectrace.read(tmp_path / "traced.exectrace")
+    assert sorted(exectrace.dispatch_delays(tr)) == pytest.approx(lat, abs=1e-9)
+    # the Perfetto trace reads back with Perfetto's own protos, the run's events on it
+    t = perfettotrace.read_back(tmp_path / "traced.perfetto-trace")
+    scheduled = [p for p in t.packet if p.HasField("track_event") and p.track_event.name.startswith("scheduled event")]
+    assert len(scheduled) == len(df)
+    assert (tmp_path / "traced.vcd").read_text().startswith("$comment")
