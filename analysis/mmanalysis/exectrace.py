@@ -360,7 +360,7 @@ def profile(tr: ExecTrace) -> dict[str, Any]:
             "idle": {"share": round((sleep + idle_task) / total, 6), "asleep_share": round(sleep / total, 6),
                      "idle_task_share": round(idle_task / total, 6)},
             "by_category": {c: round(v / total, 6) for c, v in by_cat.items()},
-            "service_calls": service_calls(tr),
+            "service_calls": service_calls(tr), "context_switch": context_switch(tr),
             "switches": len(tr.switches), "interrupts": sum(not i.before for i in model(tr).interrupts),
             "stray_returns": model(tr).stray_returns, "skipped_lines": tr.skipped}
 
@@ -391,6 +391,38 @@ def service_calls(tr: ExecTrace) -> list[dict[str, Any]]:
         if plain and switching:
             out.append(_pair(f"{tr.vector(v)} interrupt", plain, switching, "returns to the task it interrupted",
                              "switches task (context switch)"))
+    return out
+
+
+# Interrupts whose handler does the same work whether or not the kernel switches inside it: on this executor
+# they wake the timecode task (executor/port/avr/board.c: PCINT2 on a timecode edge, Timer1's compares on a
+# settled edge or the quiet window), and the switch happens only when that task outranks the one running. So
+# their switching and non-switching durations differ by the context switch alone. (USART0_RX switches only at
+# a frame's end, which does more; TIMER3_COMPA's non-switching path is an overrun's skip.)
+SAME_WORK_VECTORS = ("PCINT2", "TIMER1_COMPA", "TIMER1_COMPB")
+MIN_PAIR = 10                 # instances on each side before a median is a figure
+
+
+def context_switch(tr: ExecTrace) -> dict[str, Any]:
+    """The context switch measured from outside: the difference between switching and non-switching
+    instances of the SAME_WORK_VECTORS (medians, at least MIN_PAIR of each; their median if several), and
+    its restore half exactly: from the store that changes pxCurrentTCB to the RETI into the incoming task.
+    `us` is None, with `why`, when no such vector both switched and did not often enough."""
+    pairs = [c for c in service_calls(tr) if c["call"].split()[0] in SAME_WORK_VECTORS
+             and c["n_before"] >= MIN_PAIR and c["n_after"] >= MIN_PAIR]
+    restore = []
+    rec = tr.records
+    for k in range(len(rec) - 1):
+        if rec[k][1] == "S" and rec[k + 1][1] == "R" and rec[k + 1][2] is None:
+            restore.append(rec[k + 1][0] - rec[k][0])
+    out: dict[str, Any] = {"us": None, "from": [c["call"] for c in pairs],
+                           "restore_us": round(tr.us(statistics.median(restore)), 4) if restore else None,
+                           "restore_n": len(restore)}
+    if pairs:
+        out["us"] = round(statistics.median(c["difference_us"] for c in pairs), 4)
+    else:
+        out["why"] = (f"no interrupt of {', '.join(SAME_WORK_VECTORS)} both switched and returned to the task it "
+                      f"interrupted {MIN_PAIR} times or more in this trace")
     return out
 
 

@@ -14,14 +14,17 @@ TASK_HEADERS = ["kind", "name", "category", "instances", "C_i min (us)", "C_i av
                 "T_i avg (us)", "U_i = C/T", "share of the trace"]
 CALL_HEADERS = ["service call", "before", "after", "before (us)", "after (us)", "difference (us)", "ratio", "n"]
 SIDE_HEADERS = ["run", "executor load", "dispatch", "U", "idle", "asleep", "tick", "dispatch work", "serial", "load",
-                "context switch (us)", "edge to edge min / median / max (us)"]
+                "context switch (us)", "its restore (us)", "edge to edge min / median / max (us)"]
 
 WORDS = ("Taken by the bench from outside the executor, with no instrumentation in the firmware: the cycle at "
          "which FreeRTOS's current-task pointer changed, each interrupt's entry and return, sleep, and the wired "
          "pins. C_i is an instance's computation time (a task's, without the interrupts inside it), T_i the time "
          "between the starts of successive instances, U_i = C_i avg / T_i avg, and U their sum over everything "
-         "but the idle task. The context switch is the difference between an interrupt that returns to the task "
-         "it interrupted and the same interrupt when it switches task (save, vTaskSwitchContext, restore). "
+         "but the idle task. Each service-call row sets an interrupt that returns to the task it interrupted "
+         "beside the same interrupt when the kernel switches task inside it; where the handler does the same "
+         "work either way (PCINT2 and Timer1's compares wake the timecode task), the difference is the context "
+         "switch (save, vTaskSwitchContext, restore), and its restore half is timed exactly from the store "
+         "that changes pxCurrentTCB to the RETI into the incoming task. "
          "'Edge to edge' is the executor's dispatch as the wires show it: from the timecode edge it sees to the "
          "event edge it drives.")
 
@@ -51,6 +54,12 @@ def task_rows(p: dict[str, Any]) -> list[list[Any]]:
 def call_rows(p: dict[str, Any]) -> list[list[Any]]:
     rows = [[c["call"], c["before"], c["after"], _f(c["before_us"]), _f(c["after_us"]), _f(c["difference_us"]),
              _f(c["ratio"], ".2f"), f"{c['n_before']} / {c['n_after']}"] for c in p["service_calls"]]
+    cs = p.get("context_switch") or {}
+    if cs:
+        rows.append(["context switch, ours (same-work interrupts)", "-", ", ".join(cs.get("from") or []) or
+                     cs.get("why", "-"), "-", _f(cs.get("us")), "-", "-", "-"])
+        rows.append(["its restore half: pxCurrentTCB store to the RETI", "-", "-", "-", _f(cs.get("restore_us")),
+                     "-", "-", str(cs.get("restore_n", "-"))])
     full, no_fpu = PAPER_CONTEXT_SWITCH_US
     rows.append(["context switch, the paper (RTK, section 7.1)", "-", "full / without the FPU", "-",
                  f"{full} / {no_fpu}", "-", "-", "-"])
@@ -58,10 +67,9 @@ def call_rows(p: dict[str, Any]) -> list[list[Any]]:
 
 
 def context_switch_us(p: dict[str, Any]) -> float | None:
-    """Our context switch: the smallest difference over the vectors that sometimes switch (the one with
-    the least other work in its switching path), or None if no vector both switched and did not."""
-    diffs = [c["difference_us"] for c in p["service_calls"] if c["difference_us"] is not None]
-    return min(diffs) if diffs else None
+    """Our context switch (exectrace.context_switch: same-work interrupts, switching against not), or None
+    where the trace has no such pairs (profiles written before it existed have none either)."""
+    return (p.get("context_switch") or {}).get("us")
 
 
 def side_rows(profiles: dict[str, dict[str, Any]], meta: dict[str, dict]) -> list[list[Any]]:
@@ -74,7 +82,7 @@ def side_rows(profiles: dict[str, dict[str, Any]], meta: dict[str, dict]) -> lis
         rows.append([run, cfg.get("executor_load_text", "none"), cfg.get("dispatch", "-"), _f(p["U"], ".4f"),
                      f"{p['idle']['share']:.1%}", f"{p['idle']['asleep_share']:.1%}", f"{cat['tick']:.2%}",
                      f"{cat['dispatch']:.2%}", f"{cat['serial']:.2%}", f"{cat['load']:.2%}",
-                     _f(context_switch_us(p)), edge])
+                     _f(context_switch_us(p)), _f((p.get("context_switch") or {}).get("restore_us")), edge])
     return rows
 
 

@@ -106,6 +106,10 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     assert call["difference_us"] == pytest.approx(106 / 16) and call["ratio"] == pytest.approx(156 / 50)
     assert et.dispatch_delays(trace) == [pytest.approx(190 / 16)] * 2
     assert any("U = sum(C_i/T_i)" in line for line in et.profile_table(p))
+    # too few pairs for a context-switch figure (1 and 2, not 10 each): none, and why; its restore half is
+    # exact anyway: the pointer store to the RETI into tc, 60 cycles, twice
+    cs = p["context_switch"]
+    assert cs["us"] is None and "10 times" in cs["why"] and (cs["restore_us"], cs["restore_n"]) == (3.75, 2)
 
 
 def test_reset_and_frames_taken_before_the_trace(tmp_path: Path) -> None:

@@ -170,6 +170,10 @@ def test_a_traced_run_profiles_the_executor_from_outside(tmp_path: Path) -> None
     # the context switch, from outside: PCINT2 switching to the timecode task against returning
     pcint = next(c for c in prof["service_calls"] if c["call"] == "PCINT2 interrupt")
     assert 5 < pcint["difference_us"] < 40
+    # the same-work pair (PCINT2 wakes the timecode task either way): 231 cycles; its restore half 94
+    cs = prof["context_switch"]
+    assert cs["from"] == ["PCINT2 interrupt"] and cs["us"] == pytest.approx(14.4375)
+    assert cs["restore_us"] == pytest.approx(94 / 16)
     df = pd.read_csv(tmp_path / "traced.csv")
     lat = sorted(df["latency_us"].dropna())
     assert prof["dispatch_us"]["n"] == len(lat)
