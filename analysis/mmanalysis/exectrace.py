@@ -127,6 +127,11 @@ def read(path: Path | str) -> ExecTrace:
                 if kind == "V":
                     tr.vectors[int(w[1])] = w[2]
                     continue
+                if kind == "L":                # a wire's level when the trace began: a state, not a change
+                    if w[3] not in ("0", "1"):
+                        raise ValueError(w[3])
+                    tr.initial[w[2]] = int(w[3])
+                    continue
                 if kind not in "FBSIRZWXE" or len(kind) != 1:
                     tr.skipped += 1
                     continue

@@ -112,6 +112,18 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     assert cs["us"] is None and "10 times" in cs["why"] and (cs["restore_us"], cs["restore_n"]) == (3.75, 2)
 
 
+def test_levels_at_the_start_place_the_timecode_without_inference(tmp_path: Path) -> None:
+    # a trace begun mid-run: L records give the port (0x07) and the strobe (1) when it began, so the first
+    # change (bit 3 up, bits 0-2 down: 0x08) is the timecode 8, and the strobe's fall is an event
+    levels = "".join(f"L 100 timecode{i} {1 if i < 3 else 0}\n" for i in range(8)) + "L 100 strobe 1\n"
+    text = ("# mmbench executor trace 1\n# cpu_hz 16000000\nB 100\n" + levels +
+            "W 500 timecode0 0\nW 500 timecode1 0\nW 500 timecode2 0\nW 500 timecode3 1\nW 900 strobe 0\nE 1000\n")
+    p = tmp_path / "l.exectrace"
+    p.write_text(text)
+    tr = et.read(p)
+    assert tr.initial["strobe"] == 1 and et.timecode_edges(tr) == [(500, 8)] and et.event_edges(tr) == [(900, 0)]
+
+
 def test_reset_and_frames_taken_before_the_trace(tmp_path: Path) -> None:
     # F: an interrupt taken before the trace began, still open on a task; X reset: every frame is gone
     text = """# mmbench executor trace 1
