@@ -48,6 +48,7 @@
 #include <simavr/sim_irq.h>
 
 #include "bench.h"
+#include "cosim.h"
 
 #define DATA_OFFSET 0x800000u /* avr-gcc's data space in the ELF */
 #define NVECTORS 57           /* ATmega2560: reset + 56 */
@@ -71,9 +72,9 @@ static const char *const vector_names[NVECTORS] = {
 
 struct rec {
     uint64_t cycle;
-    char kind;       /* S I R Z W X */
-    int num;         /* S: address; I, R: vector (R: -1 for "-"); Z, W: level */
-    const char *str; /* W: wire name; X: cause (static strings) */
+    char kind;       /* S I R Z W L X */
+    int num;         /* S: address; I, R: vector (R: -1 for "-"); Z, W, L: level */
+    const char *str; /* W, L: wire name; X: cause (static strings) */
 };
 
 struct frame {
@@ -138,6 +139,7 @@ static void write_rec(const struct rec *r)
         break;
     case 'Z': fprintf(xt.f, "Z %" PRIu64 " %d\n", r->cycle, r->num); break;
     case 'W': fprintf(xt.f, "W %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
+    case 'L': fprintf(xt.f, "L %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
     case 'X': fprintf(xt.f, "X %" PRIu64 " %s\n", r->cycle, r->str); break;
     }
     xt.records++;
@@ -386,6 +388,11 @@ void exectrace_start(FILE *f, const char *path, uint64_t cycle)
         add(cycle, 'S', xt.recorded, NULL);
     }
     add(cycle, 'Z', xt.asleep, NULL);
+    /* the wires' levels now: a trace begun mid-run otherwise knows only the bits that change later */
+    for (i = 0; i < NWIRES; i++) {
+        const struct wire *w = &cosim.wires[i];
+        add(cycle, 'L', w->dst == EXECUTOR ? w->level : w->src_level, w->vcd_name);
+    }
     if (xt.stopped)
         add(cycle, 'X', 0, a->state == cpu_Done ? "halted" : "crashed");
 }

@@ -22,8 +22,8 @@
  *   F <cycle> <vector> <addr>  an interrupt taken at <cycle>, before the trace began, whose return
  *                            address is still on a stack (see R), and the TCB current when it was
  *                            taken; oldest first
- *   B <cycle>                the trace begins; S and Z records at this cycle follow with the state
- *                            then (the current TCB, asleep or not)
+ *   B <cycle>                the trace begins; S, Z and L records at this cycle follow with the
+ *                            state then (the current TCB, asleep or not, the wires' levels)
  *   S <cycle> <addr>         pxCurrentTCB took a new value: the kernel switched tasks (before the
  *                            scheduler starts, xTaskCreateStatic sets it too; 0000 after the start-up
  *                            code clears .bss). <cycle> is the end of the store that changed its last
@@ -52,6 +52,8 @@
  *                            strobe (outputs PC0..3, the level the executor drives, before a fault).
  *                            After a reset the bench drives every input again (cosim.c, REAPPLY_S):
  *                            W lines that repeat a level are the executor seeing that level anew
+ *   L <cycle> <wire> 0|1     right after B, one per wire: its level when the trace began (the wires
+ *                            and their sense as for W): a state, not a change
  *   X <cycle> reset|watchdog|halted|crashed   the core was reset (the reset command / the watchdog;
  *                            it then runs from its reset vector: no interrupt frames, awake, no
  *                            task until the next S), or stopped (slept with interrupts off / simavr

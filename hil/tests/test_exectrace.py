@@ -27,7 +27,7 @@ class Trace:
     comments: list[str] = field(default_factory=list)
     tcbs: dict[int, str] = field(default_factory=dict)        # T: address -> symbol
     vectors: dict[int, str] = field(default_factory=dict)     # V: vector -> name
-    records: list[list[str]] = field(default_factory=list)    # F B S I R Z W X E, split
+    records: list[list[str]] = field(default_factory=list)    # F B S I R Z W L X E, split
 
     def of(self, kind: str) -> list[list[str]]:
         return [r for r in self.records if r[0] == kind]
@@ -45,7 +45,7 @@ def parse(path: Path) -> Trace:
         elif f[0] == "V":
             t.vectors[int(f[1])] = f[2]
         else:
-            assert f[0] in "FBSIRZWXE" and len(f[0]) == 1, line
+            assert f[0] in "FBSIRZWLXE" and len(f[0]) == 1, line
             t.records.append(f)
     return t
 
@@ -105,6 +105,8 @@ def test_cycles_never_go_back_and_the_trace_is_closed(session) -> None:
     cycles = [int(r[1]) for r in t.records]
     assert all(a <= b for a, b in zip(cycles, cycles[1:]))
     assert t.records[0][0] in "FB" and t.of("B") == [["B", "0"]] and t.records[-1][0] == "E"
+    assert [r[2] for r in t.of("L")] == [f"timecode{i}" for i in range(8)] + ["event_id0", "event_id1", "event_id2",
+                                                                                "strobe"]
     assert int(t.records[-1][1]) >= final["cycle"]
     assert len(t.records) > 1000
 
@@ -280,6 +282,20 @@ def test_a_lockstep_endpoint_records_the_runs_window(tmp_path: Path) -> None:
     b, e = int(t.of("B")[0][1]), int(t.of("E")[0][1])
     assert b > 0 and e > b + 5 * 1_137_778      # on at the window's start (after the handshake), off at its end
     assert len(t.of("W")) >= 5 * 4              # the events' edges are in it
-    # turned on mid-run: the frames taken before it (F) are returned from like the others
+    # turned on mid-run: the wires' levels at its start (L) and their changes give the timecode port, which
+    # the profiler steps by one each tick
+    tc = {int(r[2][8:]): int(r[3]) for r in t.of("L") if r[2].startswith("timecode")}
+    values = []
+    for r in t.of("W"):
+        if r[2].startswith("timecode"):
+            tc[int(r[2][8:])] = int(r[3])
+            v = sum(lv << i for i, lv in tc.items())
+            if values and values[-1][0] == r[1]:
+                values[-1] = (r[1], v)
+            else:
+                values.append((r[1], v))
+    assert len(values) >= 5 and all((b[1] - a[1]) % 256 == 1 for a, b in zip(values, values[1:]))
+    assert (values[0][1] - sum(int(r[3]) << int(r[2][8:]) for r in t.of("L") if r[2].startswith("timecode"))) % 256 == 1
+    # the frames taken before it (F) are returned from like the others
     returns, _, left = interrupt_stacks(t)
     assert returns + sum(len(v) for v in left.values()) == len(t.of("I")) + len(t.of("F"))
