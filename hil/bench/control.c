@@ -403,7 +403,7 @@ static void cmd_vcd(int fd, char w[][128], int nw)
         vcd_start(f, path, cosim.now_cycles);
         reply_path(fd, "vcd", vcd_path());
     } else if (!strcmp(w[1], "off")) {
-        vcd_close();
+        vcd_close(cosim.now_cycles);
         reply_path(fd, "vcd", vcd_path());
     } else {
         control_error(fd, "usage: vcd on [FILE] | vcd off");

@@ -62,7 +62,8 @@
  *
  * Lines starting with '#' are comments. Every record from F on has its cycle in the second field,
  * and those cycles never go back. Records of one cycle are in the order the bench saw them (an S is
- * seen one instruction late, so it can follow a W of the other core's of its own cycle).
+ * known only once the pointer has settled, 8 instructions later, so it can follow records of its own
+ * cycle that came after it).
  * A reader that does not know a record's letter should skip the line (later versions may add some).
  */
 #ifndef MMBENCH_EXECTRACE_H

@@ -462,7 +462,7 @@ int main(int argc, char **argv)
         free(b.p);
     }
     logmsg("stopped at virtual %.6f s", (double)cosim.now_cycles / (double)F_CPU);
-    vcd_close();
+    vcd_close(cosim.now_cycles);
     exectrace_close(cosim.now_cycles);
     trace_close();
     control_close();

@@ -39,8 +39,7 @@ int vcd_open(const char *path, uint64_t cycle)
 void vcd_start(FILE *f, const char *path, uint64_t cycle)
 {
     int w;
-    if (vcd.f)
-        fclose(vcd.f);
+    vcd_close(cycle);
     vcd.f = f;
     snprintf(vcd.path, sizeof vcd.path, "%s", path);
     fprintf(vcd.f, "$comment mmbench: wired ports of the virtual bench $end\n$timescale 62500 ps $end\n");
@@ -55,9 +54,13 @@ void vcd_start(FILE *f, const char *path, uint64_t cycle)
     fprintf(vcd.f, "$end\n");
 }
 
-void vcd_close(void)
+/* The file ends with the time it was closed at, so a viewer shows the whole window recorded, not just up
+ * to its last change (a quiet stretch at the end would otherwise vanish). */
+void vcd_close(uint64_t cycle)
 {
     if (vcd.f) {
+        if (cycle > vcd.last_t)
+            fprintf(vcd.f, "#%" PRIu64 "\n", cycle);
         fclose(vcd.f);
         vcd.f = NULL;
     }
