@@ -13,48 +13,8 @@ from mmanalysis import exectrace as et
 # sleeps; a timecode edge wakes PCINT2, which switches to the timecode task (tc) inside it and RETIs into tc
 # ("R -"); tc drives the event strobe, then blocks, and the idle task resumes in PCINT2's tail until its own
 # RETI ("R 11"). The kernel tick interrupts sleep without a switch; one PCINT2 returns to idle without one.
-TRACE = """# mmbench executor trace 1
-# cpu_hz 16000000
-# node executor
-T 0100 tcb_tc
-T 0200 xIdleTaskTCB.2692
-V 11 PCINT2
-V 21 TIMER0_COMPA
-B 0
-S 0 0200
-Z 100 1
-W 1600 timecode0 1
-Z 1604 0
-I 1604 11
-S 1700 0100
-R 1760 -
-W 1780 event_id0 1
-W 1790 strobe 1
-S 3360 0200
-R 3380 11
-Z 3400 1
-Z 10000 0
-I 10000 11
-R 10050 11
-Z 10060 1
-Z 16000 0
-I 16000 21
-R 16160 21
-Z 16170 1
-W 17600 timecode0 0
-W 17600 timecode1 1
-Z 17604 0
-I 17604 11
-S 17700 0100
-R 17760 -
-W 17780 event_id0 0
-W 17790 strobe 0
-S 19360 0200
-R 19380 11
-Z 19400 1
-Z 20000 0
-E 20000
-"""
+# (data/handmade.exectrace; the GUI's tests draw it too.)
+TRACE = (Path(__file__).parent / "data" / "handmade.exectrace").read_text()
 
 
 @pytest.fixture()

@@ -34,3 +34,27 @@ def read_exactly(port: serial.Serial, n: int, timeout: float = 5.0) -> bytes:
     while len(got) < n and time.monotonic() < deadline:
         got += port.read(n - len(got))
     return got
+
+
+def vcd_changes(path: Path) -> list[tuple[int, str, int]]:
+    """(time in CPU cycles, signal name, level) for every change after the header (the bench's VCD counts
+    one time unit per cycle: `$timescale 62500 ps`)."""
+    ids: dict[str, str] = {}
+    out: list[tuple[int, str, int]] = []
+    t = 0
+    body = False
+    for line in path.read_text().splitlines():
+        if line.startswith("$var"):
+            _, _, _, ident, name, _ = line.split()
+            ids[ident] = name
+        elif line.startswith("$enddefinitions"):
+            body = True
+        elif line.startswith("$dumpvars"):
+            body = False   # initial values, not changes
+        elif line == "$end":
+            body = True
+        elif body and line.startswith("#"):
+            t = int(line[1:])
+        elif body and line[:1] in "01" and len(line) == 2:
+            out.append((t, ids[line[1]], int(line[0])))
+    return out

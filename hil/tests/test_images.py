@@ -5,41 +5,21 @@ wired port, the profiler's RESULT and its latency per SPEC.md section 7), and de
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import mmproto as mp
 from mmhil import Bench, Rig
 from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
 
+sys.path.insert(0, str(Path(__file__).parent))
+from helpers import vcd_changes  # noqa: E402
+
 # the MODE frames these tests send, by their protocol names
 MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
 
 F_CPU = 16_000_000
 TICK_S = 1_137_778 / F_CPU
-
-
-def vcd_changes(path: Path) -> list[tuple[int, str, int]]:
-    """(time in CPU cycles, signal name, level) for every change after the header (the bench's VCD counts
-    one time unit per cycle: `$timescale 62500 ps`)."""
-    ids: dict[str, str] = {}
-    out: list[tuple[int, str, int]] = []
-    t = 0
-    body = False
-    for line in path.read_text().splitlines():
-        if line.startswith("$var"):
-            _, _, _, ident, name, _ = line.split()
-            ids[ident] = name
-        elif line.startswith("$enddefinitions"):
-            body = True
-        elif line.startswith("$dumpvars"):
-            body = False   # initial values, not changes
-        elif line == "$end":
-            body = True
-        elif body and line.startswith("#"):
-            t = int(line[1:])
-        elif body and line[:1] in "01" and len(line) == 2:
-            out.append((t, ids[line[1]], int(line[0])))
-    return out
 
 
 def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> None:

@@ -6,11 +6,15 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from mmhil import Bench
+
+sys.path.insert(0, str(Path(__file__).parent))
+from helpers import vcd_changes  # noqa: E402
 
 TICK = 1_137_778          # the profiler's tick in cycles (profiler-fw: 71.11 ms at 16 MHz)
 
@@ -26,19 +30,9 @@ def vcd(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def timecode_changes(path: Path) -> list[int]:
     """The times of the timecode port's changes (all its bits change in one write: one time each)."""
-    ids = {}
     times: list[int] = []
-    t = None
-    body = False
-    for line in path.read_text().splitlines():
-        if line.startswith("$var"):
-            _, _, _, ident, name, _ = line.split()
-            ids[ident] = name
-        elif line.startswith("$enddefinitions"):
-            body = True
-        elif body and line.startswith("#"):
-            t = int(line[1:])
-        elif body and line[:1] in "01" and ids.get(line[1:], "").startswith("timecode") and t and t not in times:
+    for t, name, _ in vcd_changes(path):
+        if name.startswith("timecode") and t and t not in times:
             times.append(t)
     return times
 

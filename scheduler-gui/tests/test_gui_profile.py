@@ -19,49 +19,8 @@ from gui_display import start_xvfb  # noqa: E402
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
 
-# analysis/tests/test_exectrace.py's hand-made trace (16 MHz: 16 cycles a us)
-TRACE = """# mmbench executor trace 1
-# cpu_hz 16000000
-# node executor
-T 0100 tcb_tc
-T 0200 xIdleTaskTCB.2692
-V 11 PCINT2
-V 21 TIMER0_COMPA
-B 0
-S 0 0200
-Z 100 1
-W 1600 timecode0 1
-Z 1604 0
-I 1604 11
-S 1700 0100
-R 1760 -
-W 1780 event_id0 1
-W 1790 strobe 1
-S 3360 0200
-R 3380 11
-Z 3400 1
-Z 10000 0
-I 10000 11
-R 10050 11
-Z 10060 1
-Z 16000 0
-I 16000 21
-R 16160 21
-Z 16170 1
-W 17600 timecode0 0
-W 17600 timecode1 1
-Z 17604 0
-I 17604 11
-S 17700 0100
-R 17760 -
-W 17780 event_id0 0
-W 17790 strobe 0
-S 19360 0200
-R 19380 11
-Z 19400 1
-Z 20000 0
-E 20000
-"""
+# analysis/tests/test_exectrace.py's hand-made trace (16 MHz: 16 cycles a us), read from its file
+TRACE = (ROOT / "analysis" / "tests" / "data" / "handmade.exectrace").read_text()
 PERIOD = 20000      # the pattern's cycles (its E record is left out of the copies)
 
 
@@ -234,23 +193,6 @@ def write_run(folder: Path, name: str, trace_text: str | None, load: str = "none
     p = folder / f"{name}.json"
     p.write_text(json.dumps(sidecar))
     return p
-
-
-@pytest.fixture
-def make_win(qtbot, tmp_path):
-    from PySide6.QtCore import QSettings
-
-    from mmsched.gui.window import MainWindow
-
-    def make(ini: Path | None = None):
-        w = MainWindow(QSettings(str(ini or tmp_path / "settings.ini"), QSettings.Format.IniFormat),
-                       runs_dir=tmp_path / "runs")
-        w.quiet = True
-        qtbot.addWidget(w)
-        w.resize(1280, 800)
-        w.show()
-        return w
-    return make
 
 
 # ---- the Gantt chart ----------------------------------------------------------------------------------------------
