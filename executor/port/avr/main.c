@@ -112,6 +112,85 @@ static StaticTask_t tcb_tc, tcb_serial, tcb_status, tcb_load_cpu, tcb_load_perio
 /* 0 timecode, 1 serial, 2 status (exb_stack_free's numbering), 3 load_cpu, 4 load_periodic */
 static TaskHandle_t task_handles[N_TASKS];
 
+/* ---- extra tasks: a measurement build only (make avr EXTRA_TASKS=N, -DEX_EXTRA_TASKS=N) -------------- */
+/*
+ * How the kernel tick's cost grows with the number of tasks (seed 001's question; docs/executor-profile.md,
+ * executor/perf/perf_tick_tasks.py): N more tasks that do nothing but vTaskDelay, so that the trace has
+ * ticks that wake 0, 1, ... N of them. The default image (N = 0) has none of this: it is byte-identical.
+ *
+ * Wake pattern: kernel ticks counted from the scheduler's start, phase = tick mod (N + 1); task i (1..N)
+ * is woken at phases i..N, so the tick of phase k wakes exactly k of them (phase 0 none), each k once every
+ * N + 1 ticks (8 ms each). vTaskDelay is relative to the tick it is called in, and each task calls it in
+ * the tick that woke it (it runs for a few hundred cycles, below only the short work of the timecode and
+ * serial tasks), so the phases hold. The measurement does not rely on them: it counts from the trace which
+ * tasks each tick woke.
+ *
+ * Priority: the status task's (idle + 1). Above idle, so a tick that wakes one of them from the sleeping
+ * idle task switches to it at once (inside the tick, as a real application's periodic task); below the
+ * timecode and serial tasks, so they never delay dispatch or the link (only the tick's own work and their
+ * few short critical sections can). Level with the status task, not below it: nothing is between status
+ * and idle. They cannot starve it: time slicing is off, and each blocks again within microseconds, so the
+ * status task still runs each half period and checks in with the watchdog; were one ever to spin, status
+ * would stop checking in and the watchdog would reset the executor, as for any stuck task. Like the
+ * load's tasks they do not check in themselves, and get the kernel's minimal stack (interrupts run on it).
+ * TCBs are separate objects named tcb_x1 .. tcb_xN: the bench's tracer names a task by its TCB's symbol,
+ * and an array would be one symbol.
+ */
+#ifndef EX_EXTRA_TASKS
+#define EX_EXTRA_TASKS 0
+#endif
+#if EX_EXTRA_TASKS > 0
+#if EX_EXTRA_TASKS > 16
+#error "EX_EXTRA_TASKS: at most 16"
+#endif
+#define STACK_EXTRA configMINIMAL_STACK_SIZE
+#define PRIO_EXTRA PRIO_STATUS
+/* X_UPTO_N(X) expands X(1) .. X(N); EX_EXTRA_TASKS must be a plain decimal number (the Makefile's). */
+#define X_UPTO_1(X) X(1)
+#define X_UPTO_2(X) X_UPTO_1(X) X(2)
+#define X_UPTO_3(X) X_UPTO_2(X) X(3)
+#define X_UPTO_4(X) X_UPTO_3(X) X(4)
+#define X_UPTO_5(X) X_UPTO_4(X) X(5)
+#define X_UPTO_6(X) X_UPTO_5(X) X(6)
+#define X_UPTO_7(X) X_UPTO_6(X) X(7)
+#define X_UPTO_8(X) X_UPTO_7(X) X(8)
+#define X_UPTO_9(X) X_UPTO_8(X) X(9)
+#define X_UPTO_10(X) X_UPTO_9(X) X(10)
+#define X_UPTO_11(X) X_UPTO_10(X) X(11)
+#define X_UPTO_12(X) X_UPTO_11(X) X(12)
+#define X_UPTO_13(X) X_UPTO_12(X) X(13)
+#define X_UPTO_14(X) X_UPTO_13(X) X(14)
+#define X_UPTO_15(X) X_UPTO_14(X) X(15)
+#define X_UPTO_16(X) X_UPTO_15(X) X(16)
+#define X_UPTO_(n) X_UPTO_##n
+#define X_UPTO(n) X_UPTO_(n)
+#define X_TCB(n) static StaticTask_t tcb_x##n;
+#define X_TCB_REF(n) &tcb_x##n,
+X_UPTO(EX_EXTRA_TASKS)(X_TCB)
+static StaticTask_t *const extra_tcbs[EX_EXTRA_TASKS] = {X_UPTO(EX_EXTRA_TASKS)(X_TCB_REF)};
+static StackType_t stack_extra[EX_EXTRA_TASKS][STACK_EXTRA];
+static TaskHandle_t extra_handles[EX_EXTRA_TASKS];
+
+static void extra_task(void *arg)
+{
+    const TickType_t i = (TickType_t)(uintptr_t)arg; /* 1..EX_EXTRA_TASKS */
+
+    vTaskDelay(i); /* created before the scheduler starts: from tick 0 (phase 0) to phase i */
+    for (;;) {
+        for (TickType_t j = i; j < EX_EXTRA_TASKS; j++)
+            vTaskDelay(1);   /* phases i + 1 .. N */
+        vTaskDelay(i + 1u);  /* from phase N to phase i of the next round (N + 1 ticks a round) */
+    }
+}
+
+static void extra_tasks_create(void)
+{
+    for (uint8_t t = 0; t < EX_EXTRA_TASKS; t++)
+        extra_handles[t] = xTaskCreateStatic(extra_task, "x", STACK_EXTRA, (void *)(uintptr_t)(t + 1u), PRIO_EXTRA,
+                                             stack_extra[t], extra_tcbs[t]);
+}
+#endif
+
 uint16_t exb_stack_free(uint8_t task)
 {
     if (task >= N_TASKS || task_handles[task] == NULL)
@@ -257,6 +336,11 @@ static void status_task(void *arg)
         for (uint8_t t = 0; t < N_TASKS; t++)
             if (uxTaskGetStackHighWaterMark2(task_handles[t]) == 0)
                 halt();
+#if EX_EXTRA_TASKS > 0
+        for (uint8_t t = 0; t < EX_EXTRA_TASKS; t++)
+            if (uxTaskGetStackHighWaterMark2(extra_handles[t]) == 0)
+                halt();
+#endif
         checkin(CHECKIN_STATUS);
         vTaskDelay(half);
     }
@@ -411,6 +495,9 @@ int main(void)
                                                  stack_load_cpu, &tcb_load_cpu);
     task_handles[T_LOAD_PERIODIC] = xTaskCreateStatic(load_periodic_task, "lper", STACK_LOAD_PERIODIC, NULL,
                                                       PRIO_LOAD_PERIODIC, stack_load_periodic, &tcb_load_periodic);
+#if EX_EXTRA_TASKS > 0
+    extra_tasks_create(); /* after the executor's own: the status task is first of its priority */
+#endif
     board_set_tasks(task_handles[0], task_handles[1]);
     board_set_load_task(task_handles[T_LOAD_PERIODIC]);
     /* Interrupts are still off: the lone 0x00 and HELLO wait in the transmit ring until the
