@@ -169,9 +169,10 @@ void control_status_json(struct sbuf *b)
         if (!cosim_present(i))
             continue; /* one-node mode */
         c = n->avr->cycle;
-        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
+        /* cycle: the node's own (its crystal: ppm); everything else in the status is global */
+        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
                      ",\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,\"tty\":",
-                  b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim_state_name(n->avr->state),
+                  b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim.ppm[i], cosim_state_name(n->avr->state),
                   c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, n->wdt_resets, (unsigned)n->avr->data[0x54]);
         sb_json_str(b, u->link);
         sb_printf(b, ",\"pts\":");
@@ -420,10 +421,10 @@ static void cmd_exectrace(int fd, char w[][128], int nw)
         FILE *f = open_in_run_dir(fd, "exectrace", nw >= 3 ? w[2] : "exectrace.txt", path, sizeof path);
         if (!f)
             return;
-        exectrace_start(f, path, cosim.now_cycles);
+        exectrace_start(f, path, global_to_node(EXECUTOR, cosim.now_cycles)); /* the executor's clock */
         reply_path(fd, "exectrace", exectrace_path());
     } else if (!strcmp(w[1], "off")) {
-        exectrace_close(cosim.now_cycles);
+        exectrace_close(global_to_node(EXECUTOR, cosim.now_cycles));
         reply_path(fd, "exectrace", exectrace_path());
     } else {
         control_error(fd, "usage: exectrace on [FILE] | exectrace off");

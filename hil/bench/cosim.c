@@ -18,6 +18,16 @@
  * while the change is applied, so timer input capture (ICR5) latches the count of cycle a, and put
  * back afterwards; its next instruction sees the new level. simavr's ATmega2560 has no pin-change
  * interrupt on port K: the bench supplies PCINT2 (vector 11, PCICR bit 2, PCIFR bit 2, PCMSK2).
+ *
+ * Crystal offsets (cosim.h; docs/bench.md, "Crystal offsets"). With --ppm-profiler / --ppm-executor
+ * each core's clock (avr->cycle) counts its own crystal's cycles, K_n = 10^6 + ppm_n of them per 10^6
+ * global cycles. "The lower clock" above is then the earlier moment: the profiler's cycle cp is not
+ * later than the executor's ce when cp * K_e <= ce * K_p (exact, 128-bit), and a pin change at source
+ * cycle a arrives at destination cycle ceil(a * K_dst / K_src), the first cycle of the destination at
+ * or after that moment (a rewind as above when the destination is past it). A run target and every
+ * time the rest of the bench holds (cuts, stuck wires, resets, the control commands) are global cycles,
+ * converted here; --trace and the VCD record global cycles, the executor trace the executor's own.
+ * Both ppm 0 (the default): every conversion is the identity, the same stepping cycle for cycle.
  */
 #define _GNU_SOURCE
 #include "cosim.h"
@@ -46,12 +56,20 @@
 
 const char *const group_names[NGROUPS] = {"timecode", "event"};
 
-/* the two cores, their wires and the virtual clock: one simulation per process */
-struct cosim cosim;
+/* the two cores, their wires and the virtual clock: one simulation per process (both crystals nominal
+ * until cosim_set_ppm) */
+struct cosim cosim = {.k = {PPM_ONE, PPM_ONE}, .same_clock = 1};
+
+void cosim_set_ppm(int id, int ppm)
+{
+    cosim.ppm[id] = ppm;
+    cosim.k[id] = (uint64_t)((int64_t)PPM_ONE + ppm);
+    cosim.same_clock = cosim.k[PROFILER] == cosim.k[EXECUTOR];
+}
 
 /* ---- pin delivery ------------------------------------------------------------------------ */
 
-/* Bring a core that is not running (asleep, or halted) up to cycle `at` lazily. */
+/* Bring a core that is not running (asleep, or halted) up to its cycle `at` lazily. */
 void cosim_catch_up(struct node *n, uint64_t at)
 {
     avr_t *a = n->avr;
@@ -62,6 +80,7 @@ void cosim_catch_up(struct node *n, uint64_t at)
     }
 }
 
+/* `at`: the destination's cycle */
 static void apply_level_raw(struct wire *w, int level, uint64_t at)
 {
     struct node *d = &cosim.nodes[w->dst];
@@ -94,15 +113,15 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
     if (rewound)
         a->cycle = saved;
     cosim.wire_changes++;
-    vcd_value((int)(w - cosim.wires), level, at);
-    TRACE("W %" PRIu64 " %s %d\n", at, w->vcd_name, level);
+    vcd_value((int)(w - cosim.wires), level, node_to_global(w->dst, at));
+    TRACE("W %" PRIu64 " %s %d\n", node_to_global(w->dst, at), w->vcd_name, level);
 }
 
 /* What the destination sees: the driven level, unless the wire is stuck (then it keeps the stuck
  * level; the driver's level is taken when it comes free: cosim_unstick). */
 static void apply_level(struct wire *w, int level, uint64_t at)
 {
-    if (at < w->stuck_until)
+    if (node_to_global(w->dst, at) < w->stuck_until)
         return;
     apply_level_raw(w, level, at);
 }
@@ -111,13 +130,13 @@ static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
 {
     struct wire *w = param;
     struct node *s = &cosim.nodes[w->src];
-    uint64_t at = s->avr->cycle;
+    uint64_t at = s->avr->cycle, g = node_to_global(w->src, at); /* the source's cycle, global time */
     int level = value ? 1 : 0;
     (void)irq;
 
     if (exectrace_on && w->src == EXECUTOR && level != w->src_level)
         exectrace_wire(w->vcd_name, level, at); /* what the executor drives, whatever a fault does to it */
-    if (at < w->stuck_until) {
+    if (g < w->stuck_until) {
         if (level != w->src_level)
             cosim.wire_stuck_masked++;
         w->src_level = level;
@@ -126,11 +145,11 @@ static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
     w->src_level = level;
     if (w->level == level)
         return;
-    if (at < cosim.group_cut_until[w->group]) {
+    if (g < cosim.group_cut_until[w->group]) {
         cosim.wire_cut_dropped++;
         return;
     }
-    apply_level(w, level, at);
+    apply_level(w, level, node_to_node(w->src, w->dst, at)); /* the destination's cycle of that moment */
     /* end the source's instruction batch: the destination may have woken up or must react */
     s->avr->run_cycle_count = 0;
 }
@@ -147,7 +166,7 @@ void cosim_resync_wires(int group, int dst, uint64_t at)
             continue;
         if (at < cosim.group_cut_until[w->group])
             continue;
-        apply_level(w, w->src_level, at);
+        apply_level(w, w->src_level, global_to_node(w->dst, at));
     }
 }
 
@@ -163,7 +182,7 @@ int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now)
         if (w->group != group || (bit >= 0 && w->index != bit))
             continue;
         w->stuck_until = until;
-        apply_level_raw(w, level, now);
+        apply_level_raw(w, level, global_to_node(w->dst, now));
         n++;
     }
     return n;
@@ -178,7 +197,7 @@ void cosim_unstick(int group, uint64_t now)
             continue;
         w->stuck_until = 0;
         if (now >= cosim.group_cut_until[w->group]) /* a cut still on: its end resyncs */
-            apply_level(w, w->src_level, now);
+            apply_level(w, w->src_level, global_to_node(w->dst, now));
     }
 }
 
@@ -272,7 +291,7 @@ static void watchdog_reset(struct node *n)
     n->avr->run = n->run_fn;     /* (already so; the bench never runs a swapped callback) */
     if (cosim.after_reset)
         cosim.after_reset(n->id);
-    TRACE("R %" PRIu64 " %s watchdog\n", at, n->name);
+    TRACE("R %" PRIu64 " %s watchdog\n", node_to_global(n->id, at), n->name);
 }
 
 static inline void check_watchdog(struct node *n)
@@ -371,7 +390,8 @@ static void step(struct node *n, uint64_t limit)
 static void run_alone(struct node *n, uint64_t target)
 {
     avr_t *a = n->avr;
-    while (a->cycle < target && a->state != cpu_Done && a->state != cpu_Crashed) {
+    uint64_t node_target = global_to_node(n->id, target);
+    while (a->cycle < node_target && a->state != cpu_Done && a->state != cpu_Crashed) {
         if (a->cycle < cosim.itrace_until)
             TRACE("P %" PRIu64 " %x %d\n", (uint64_t)a->cycle, a->pc, a->sreg[S_I]);
         check_watchdog(n); /* before simavr's swapped callback would reset it unseen */
@@ -380,17 +400,20 @@ static void run_alone(struct node *n, uint64_t target)
     if (a->state == cpu_Crashed)
         logmsg("%s: crashed at cycle %" PRIu64 " pc=0x%x", n->name, (uint64_t)a->cycle, a->pc);
     cosim.now_cycles = target;
-    cosim_catch_up(n, target);
+    cosim_catch_up(n, node_target);
 }
 
 /* Runs both cores until each has reached the run target (its next action is at or after it). The
  * target starts at `target`; lockstep frame mode lowers it while running (cosim.run_target), when a
  * frame delimiter will be complete earlier: every core is then still at or before that cycle (they
  * are within one instruction of each other, and a byte completes a character time after its
- * write). */
+ * write). The target is global; each core runs to its own cycle of it (tp, te), and "the lower
+ * clock" is the earlier moment (cosim_not_later; with equal crystals, the lower count). */
 void cosim_run_until(uint64_t target)
 {
     struct node *p = &cosim.nodes[PROFILER], *e = &cosim.nodes[EXECUTOR];
+    uint64_t tp = 0, te = 0, converted = 0;
+    int have = 0;
     if (!cosim.wired) {
         run_alone(p->avr ? p : e, target);
         return;
@@ -399,22 +422,38 @@ void cosim_run_until(uint64_t target)
     for (;;) {
         uint64_t cp = eff_clock(p), ce = eff_clock(e);
         target = cosim.run_target;
-        /* nothing recorded from now on is earlier than the lower of the two clocks (exectrace.c) */
-        if (exectrace_held)
-            exectrace_flush(cp < ce ? cp : ce);
-        if (cp >= target && ce >= target)
+        if (!have || target != converted) {
+            tp = global_to_node(PROFILER, target);
+            te = global_to_node(EXECUTOR, target);
+            converted = target;
+            have = 1;
+        }
+        /* nothing recorded from now on is earlier than the lower of the two clocks (exectrace.c), on the
+         * executor's clock: a pin change the profiler makes at cp or later arrives at or after this */
+        if (exectrace_held) {
+            uint64_t cpe = node_to_node(PROFILER, EXECUTOR, cp);
+            exectrace_flush(cpe < ce ? cpe : ce);
+        }
+        if (cp >= tp && ce >= te)
             break;
-        if (cp <= ce)
-            step(p, (ce < target ? ce : target) + 1); /* ties: the profiler first */
-        else
-            step(e, cp < target ? cp : target);
+        if (cosim_not_later(cp, ce)) {
+            /* ties: the profiler first; it runs the instructions that start at or before the
+             * executor's clock (the last profiler cycle not later than ce) and the target */
+            uint64_t lim = node_to_node_down(EXECUTOR, PROFILER, ce);
+            step(p, (lim < tp ? lim : tp) + 1);
+        } else {
+            /* the executor runs those that start before the profiler's clock (the first executor
+             * cycle at or after cp) and the target */
+            uint64_t lim = node_to_node(PROFILER, EXECUTOR, cp);
+            step(e, lim < te ? lim : te);
+        }
     }
     cosim.now_cycles = target;
     if (exectrace_held)
-        exectrace_flush(target);
+        exectrace_flush(te);
     /* lazily sleeping or halted cores: bring their clocks up (nothing happens in between) */
-    cosim_catch_up(p, target);
-    cosim_catch_up(e, target);
+    cosim_catch_up(p, tp);
+    cosim_catch_up(e, te);
 }
 
 /* ---- nodes: load, reset ------------------------------------------------------------------- */
@@ -537,10 +576,10 @@ static avr_cycle_count_t reapply_inputs(struct avr_t *a, avr_cycle_count_t when,
 
 void cosim_reset_node(int id, uint64_t at)
 {
-    reset_node(id, at, "reset");
+    reset_node(id, global_to_node(id, at), "reset");
 }
 
-/* cause: "reset" (the command) or "watchdog", for the executor trace */
+/* at: the node's own cycle; cause: "reset" (the command) or "watchdog", for the executor trace */
 static void reset_node(int id, uint64_t at, const char *cause)
 {
     struct node *n = &cosim.nodes[id];
@@ -565,8 +604,8 @@ static void reset_node(int id, uint64_t at, const char *cause)
             if (exectrace_on && id == EXECUTOR && cosim.wires[i].src_level)
                 exectrace_wire(cosim.wires[i].vcd_name, 0, at);
             cosim.wires[i].src_level = 0;
-            if (at >= cosim.group_cut_until[cosim.wires[i].group])
-                apply_level(&cosim.wires[i], 0, at);
+            if (node_to_global(id, at) >= cosim.group_cut_until[cosim.wires[i].group])
+                apply_level(&cosim.wires[i], 0, node_to_node(id, cosim.wires[i].dst, at));
         }
     /* Its input pins see what the other node drives. */
     for (i = 0; i < NWIRES; i++)

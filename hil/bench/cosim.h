@@ -43,6 +43,15 @@ struct wire {
 
 #define NWIRES 12
 
+/* Crystal offsets (--ppm-profiler, --ppm-executor; docs/bench.md, "Crystal offsets"). Each core counts
+ * its own cycles (avr->cycle: its timers, its UART's baud generator, its sleep) at 16 MHz x (1 + ppm/1e6);
+ * the bench's global virtual time (cosim.now_cycles, pacing, grants, timed actions, the host's UART
+ * line, --trace, the VCD) stays in nominal 16 MHz cycles. With K_n = 10^6 + ppm_n, node n's cycle c is
+ * at global time c * 10^6 / K_n. Every crossing between the two kinds of cycle goes through the helpers
+ * below; with both ppm 0 each of them is the identity. */
+#define PPM_MAX 1000
+#define PPM_ONE 1000000ull
+
 struct cosim {
     struct node nodes[NNODES];
     struct wire wires[NWIRES];
@@ -54,18 +63,81 @@ struct cosim {
     int wired;              /* both nodes and the wires between them (0: one-node mode) */
     uint64_t itrace_until;  /* one-node --itrace: instructions are traced while the clock is below this */
     void (*after_reset)(int id); /* the rest of a node's reset (the UART bridge: main.c sets uart_reset) */
+    int ppm[NNODES];             /* the crystal offsets, -PPM_MAX..PPM_MAX (cosim_set_ppm) */
+    uint64_t k[NNODES];          /* K_n = 10^6 + ppm_n: node cycles per 10^6 global cycles */
+    int same_clock;              /* K_profiler == K_executor: the cores' cycles compare as they are */
 };
 extern struct cosim cosim;
+
+void cosim_set_ppm(int id, int ppm); /* before the run; default 0 */
+
+/* ceil(c * num / den), exact (128-bit); NEVER stays NEVER, and a result past 64 bits is NEVER */
+static inline uint64_t cosim_muldiv_up(uint64_t c, uint64_t num, uint64_t den)
+{
+    unsigned __int128 q;
+    if (c == NEVER)
+        return NEVER;
+    if (num == den)
+        return c;
+    q = ((unsigned __int128)c * num + den - 1) / den;
+    return q > (unsigned __int128)(NEVER - 1) ? NEVER : (uint64_t)q;
+}
+
+/* floor(c * num / den), exact, likewise */
+static inline uint64_t cosim_muldiv_down(uint64_t c, uint64_t num, uint64_t den)
+{
+    unsigned __int128 q;
+    if (c == NEVER)
+        return NEVER;
+    if (num == den)
+        return c;
+    q = (unsigned __int128)c * num / den;
+    return q > (unsigned __int128)(NEVER - 1) ? NEVER : (uint64_t)q;
+}
+
+/* node id's cycle c in global time: the first global cycle at or after it */
+static inline uint64_t node_to_global(int id, uint64_t c)
+{
+    return cosim_muldiv_up(c, PPM_ONE, cosim.k[id]);
+}
+
+/* global time g on node id's clock: the first node cycle at or after it */
+static inline uint64_t global_to_node(int id, uint64_t g)
+{
+    return cosim_muldiv_up(g, cosim.k[id], PPM_ONE);
+}
+
+/* cycle c of node src on node dst's clock: the first dst cycle at or after it (a wire's arrival) */
+static inline uint64_t node_to_node(int src, int dst, uint64_t c)
+{
+    return cosim_muldiv_up(c, cosim.k[dst], cosim.k[src]);
+}
+
+/* the last dst cycle at or before src's cycle c */
+static inline uint64_t node_to_node_down(int src, int dst, uint64_t c)
+{
+    return cosim_muldiv_down(c, cosim.k[dst], cosim.k[src]);
+}
+
+/* the profiler's cycle cp is not later than the executor's cycle ce (in time): cp * K_e <= ce * K_p */
+static inline int cosim_not_later(uint64_t cp, uint64_t ce)
+{
+    if (cosim.same_clock)
+        return cp <= ce;
+    if (cp == NEVER || ce == NEVER)
+        return ce == NEVER;
+    return (unsigned __int128)cp * cosim.k[EXECUTOR] <= (unsigned __int128)ce * cosim.k[PROFILER];
+}
 
 void cosim_load_node(int id, const char *elf, int alone); /* dies if the image cannot be loaded */
 void cosim_wire_up(void);                      /* the fixed pin map, both nodes loaded */
 void cosim_run_until(uint64_t target);
-void cosim_catch_up(struct node *n, uint64_t at);
-void cosim_reset_node(int id, uint64_t at);    /* the core and its wires; the UART side: uart_reset */
+void cosim_catch_up(struct node *n, uint64_t at); /* `at`: the node's own cycle */
+void cosim_reset_node(int id, uint64_t at);    /* at: global; the core and its wires; the UART side: uart_reset */
 void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF */
-void cosim_resync_wires(int group, int dst, uint64_t at);
+void cosim_resync_wires(int group, int dst, uint64_t at); /* at: global */
 /* a stuck wire: the destination sees `level` on the group's bit `bit` (-1: every bit) until `until`;
- * returns how many wires; cosim_unstick (a timed action) then gives them the driver's level */
+ * returns how many wires; cosim_unstick (a timed action) then gives them the driver's level (times: global) */
 int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now);
 void cosim_unstick(int group, uint64_t now);
 const char *cosim_state_name(int state);

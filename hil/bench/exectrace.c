@@ -366,6 +366,8 @@ void exectrace_start(FILE *f, const char *path, uint64_t cycle)
     xt.records = 0;
     xt.last = cycle;
     fprintf(f, "# mmbench executor trace 1\n# cpu_hz %llu\n# node executor\n# image %s\n", F_CPU, xt.elf);
+    if (cosim.ppm[EXECUTOR]) /* its own cycles: a crystal offset (cosim.h); absent at 0 ppm */
+        fprintf(f, "# ppm %d\n", cosim.ppm[EXECUTOR]);
     if (xt.has_ptr)
         fprintf(f, "# current_tcb pxCurrentTCB %04x\n", xt.ptr);
     else

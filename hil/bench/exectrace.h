@@ -1,7 +1,8 @@
 /*
  * The executor trace: what the executor core did, seen by the bench from outside (no instrumentation
  * in the firmware): task switches, interrupt entries and returns, sleep, its wired pins; one record
- * per line, with the executor's own cycle count (the clock of --trace and of the VCD).
+ * per line, with the executor's own cycle count (the clock of --trace and of the VCD; with a crystal
+ * offset, cosim.h, those are global cycles and this one the executor's own: a "# ppm N" line says so).
  *
  * Turned on by --exec-trace PATH (from cycle 0) or the control commands `exectrace on [FILE]` /
  * `exectrace off` (control.c); two-node mode only. Format, version 1 (fields separated by one space;
@@ -12,6 +13,8 @@
  *   # cpu_hz 16000000
  *   # node executor
  *   # image <path of the executor ELF>
+ *   # ppm <N>                               (only with --ppm-executor N, N not 0: the cycles below
+ *                                            are the executor's, 16 MHz x (1 + N/1e6) of global time)
  *   # current_tcb pxCurrentTCB <addr>       (or "# current_tcb none": no such symbol, no S records)
  *   T <addr> <symbol>        a task control block: every STT_OBJECT symbol named tcb_* and the
  *                            kernel's static idle (and timer) task TCB (xIdleTaskTCB, as the symbol

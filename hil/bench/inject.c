@@ -18,6 +18,8 @@
  * The status has "inject_pending" (nodes armed, waiting for the edge) and "injections", the last 16:
  *   {"id","node","bytes","delay_cycles","armed_cycle","edge_cycle","port","start_cycle","late_cycles",
  *    "end_cycle"}  (edge_cycle .. end_cycle null until they happen; port: the new port value)
+ * Every cycle here is global (nominal 16 MHz), as the host's line is timed: with a crystal offset
+ * (cosim.h) the edge is the profiler's cycle of the port write in global time, rounded up.
  */
 #define _GNU_SOURCE
 #include "inject.h"
@@ -74,6 +76,7 @@ static struct record *latest(int node)
 static void on_port(struct avr_irq_t *irq, uint32_t value, void *param)
 {
     avr_t *a = cosim.nodes[PROFILER].avr;
+    uint64_t edge = node_to_global(PROFILER, a->cycle); /* the host line's time */
     uint8_t v = (uint8_t)value;
     int id;
     (void)irq;
@@ -87,11 +90,11 @@ static void on_port(struct avr_irq_t *irq, uint32_t value, void *param)
             continue;
         inj.pending[id] = 0;
         r = latest(id);
-        r->edge = a->cycle;
+        r->edge = edge;
         r->port = v;
         r->have_edge = 1;
-        r->start = uart_inject(id, inj.data[id], inj.n[id], a->cycle + r->delay);
-        r->late = r->start - (a->cycle + r->delay);
+        r->start = uart_inject(id, inj.data[id], inj.n[id], edge + r->delay);
+        r->late = r->start - (edge + r->delay);
     }
 }
 

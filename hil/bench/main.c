@@ -6,6 +6,7 @@
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
  *           [--exec-trace FILE] [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
  *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
+ *           [--ppm-profiler N] [--ppm-executor N]   crystal offsets, -1000..1000 ppm (cosim.h)
  *   mmbench --executor ELF | --profiler ELF  [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]
  *           [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B] ...
  *           one-node mode: one image alone, unpaced, the other node played from a stimulus
@@ -143,8 +144,10 @@ static void usage(void)
             "               [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]\n"
             "               [--exec-trace FILE] [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
             "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n"
+            "               [--ppm-profiler N] [--ppm-executor N]   (crystal offsets, -%d..%d ppm)\n"
             "       mmbench --executor ELF | --profiler ELF [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]\n"
-            "               [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B]   (one node alone, unpaced)\n");
+            "               [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B]   (one node alone, unpaced)\n",
+            PPM_MAX, PPM_MAX);
     exit(2);
 }
 
@@ -157,7 +160,19 @@ struct options {
     int mlock;
     uint64_t until_cycles, itrace_cycles;
     int alone; /* one-node mode: the node that runs, or -1 */
+    int ppm_set; /* a --ppm-* option was given */
 };
+
+/* --ppm-profiler / --ppm-executor: an integer -PPM_MAX..PPM_MAX */
+static void parse_ppm(struct options *o, int id, const char *opt, const char *v)
+{
+    char *end;
+    long ppm = strtol(v, &end, 10);
+    if (end == v || *end || ppm < -PPM_MAX || ppm > PPM_MAX)
+        die("%s: '%s' is not an integer from %d to %d", opt, v, -PPM_MAX, PPM_MAX);
+    cosim_set_ppm(id, (int)ppm);
+    o->ppm_set = 1;
+}
 
 static void parse_options(int argc, char **argv, struct options *o)
 {
@@ -233,6 +248,10 @@ static void parse_options(int argc, char **argv, struct options *o)
             pacing.host_dma_us = atoi(v);
         else if (!strcmp(a, "--cpu"))
             pacing.host_cpu = atoi(v);
+        else if (!strcmp(a, "--ppm-profiler"))
+            parse_ppm(o, PROFILER, a, v);
+        else if (!strcmp(a, "--ppm-executor"))
+            parse_ppm(o, EXECUTOR, a, v);
         else
             usage();
     }
@@ -242,6 +261,8 @@ static void parse_options(int argc, char **argv, struct options *o)
     if (o->alone >= 0) {
         if (lockstep.on || o->vcd || o->exec_trace)
             die("one-node mode (one image) runs unpaced, without --lockstep, --vcd or --exec-trace");
+        if (o->ppm_set) /* a stimulus file is in the node's own cycles: there is no other clock to drift from */
+            die("--ppm-profiler and --ppm-executor are for two-node mode (both images)");
         pacing.paced = 0;
     } else if (o->stimulus || o->itrace_cycles || uart.simavr_timing) {
         die("--stimulus, --itrace and --uart-timing are for one-node mode (one image)");
@@ -463,7 +484,7 @@ int main(int argc, char **argv)
     }
     logmsg("stopped at virtual %.6f s", (double)cosim.now_cycles / (double)F_CPU);
     vcd_close(cosim.now_cycles);
-    exectrace_close(cosim.now_cycles);
+    exectrace_close(global_to_node(EXECUTOR, cosim.now_cycles)); /* the executor's clock */
     trace_close();
     control_close();
     {

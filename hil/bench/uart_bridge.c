@@ -19,6 +19,13 @@
  * reproducible in unpaced mode; a cut line drops every byte until the cut ends; a garbage burst puts
  * random bytes on a line; a hang-up closes the node's pty (the host's port goes away) and later opens
  * a fresh one behind the same NODE.tty link.
+ *
+ * Clocks (crystal offsets, cosim.h). The node's side runs on its own crystal: its character time
+ * comes from its UBRR in its own cycles, and a byte it sends is complete at its own cycle, stamped in
+ * global time (node_to_global) for the output queue, the lockstep grants, pacing and --trace. The
+ * host's side (the USB serial adapter) runs on global time: host bytes, their pacing at --baud, cuts,
+ * faults' delays, injections and scripts are in global cycles, and a byte's stop bit is delivered at
+ * the node's first cycle at or after that moment (global_to_node). Both ppm 0: the same cycles.
  */
 #define _GNU_SOURCE
 #include "uart_bridge.h"
@@ -104,17 +111,18 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     struct node *n = param;
     struct uart_node *u = &uart.n[n->id];
     avr_t *a = n->avr;
-    uint64_t chr, start, at;
+    uint64_t chr, start, end, at;
     uint8_t b = (uint8_t)value;
     struct fault *f = &u->fault[1];
     (void)irq;
 
     if (!uart.simavr_timing)
         fix_uart_timing(n->id); /* before simavr starts its transmit pump with its own char time */
-    chr = u->uart->cycles_per_byte;
+    chr = u->uart->cycles_per_byte; /* the node's cycles */
     start = a->cycle > u->tx_line_free ? a->cycle : u->tx_line_free;
-    at = start + chr;
-    u->tx_line_free = at;
+    end = start + chr;
+    u->tx_line_free = end;
+    at = node_to_global(n->id, end); /* from here on, global time */
     u->out_bytes++;
     if (u->hung) {
         u->hangup_dropped++; /* no pty: the adapter is unplugged */
@@ -146,10 +154,11 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
     if (f->dup > 0 && rng_unit() < f->dup) {
         /* the line repeats the byte: it follows, one character later */
+        uint64_t chr_g = node_to_global(n->id, end + chr) - node_to_global(n->id, end);
         u->f_duplicated[1]++;
-        if (out_push(u, at + chr, b))
-            lockstep_on_byte_out(b, at + chr);
-        TRACE("O %" PRIu64 " %s %02x\n", at + chr, n->name, b);
+        if (out_push(u, at + chr_g, b))
+            lockstep_on_byte_out(b, at + chr_g);
+        TRACE("O %" PRIu64 " %s %02x\n", at + chr_g, n->name, b);
     }
 }
 
@@ -238,7 +247,8 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
 /* Schedules the next byte on the host line: its stop bit ends one character (10 bit times at
  * --baud) after it started. An injection's bytes go first (the first at its start cycle), with no
  * faults; host bytes start when they reached the bench or when the previous one ended, unless held
- * for an injection. */
+ * for an injection. The line is timed in global cycles; the byte enters at the node's first cycle at
+ * or after its stop bit's end. */
 void uart_arm(int id)
 {
     struct uart_node *u = &uart.n[id];
@@ -270,7 +280,7 @@ void uart_arm(int id)
         u->rx_prev_free_scaled = u->rx_line_free_scaled;
     }
     u->rx_line_free_scaled = end_scaled;
-    end = (end_scaled + uart.baud - 1) / uart.baud;
+    end = global_to_node(id, (end_scaled + uart.baud - 1) / uart.baud);
     if (end <= a->cycle)
         end = a->cycle + 1;
     u->rx_armed = 1;
@@ -278,8 +288,9 @@ void uart_arm(int id)
     avr_cycle_timer_register(a, end - a->cycle, rx_deliver, &cosim.nodes[id]);
 }
 
-/* A byte whose stop bit ends now enters the MCU; `at` is the cycle the trace and counters give it
- * (the clock now, or the cycle of the timer that delivers it, which the clock may have passed). */
+/* A byte whose stop bit ends now enters the MCU; `at` is the node's cycle the trace and counters give
+ * it (the clock now, or the cycle of the timer that delivers it, which the clock may have passed), in
+ * global time there. */
 void uart_deliver_now(int id, uint8_t b, uint64_t at)
 {
     struct node *n = &cosim.nodes[id];
@@ -303,6 +314,7 @@ void uart_deliver_now(int id, uint8_t b, uint64_t at)
         avr_raise_interrupt(a, &au->rxc);
     }
     u->in_delivered++;
+    at = node_to_global(id, at);
     if (!u->first_in_cycle)
         u->first_in_cycle = at;
     u->last_in_cycle = at;
@@ -325,7 +337,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         uart_deliver_now(n->id, u->inj[u->inj_next++], a->cycle);
         if (u->inj_next == u->inj_n) {
             u->hold = 0;
-            inject_line_done(n->id, a->cycle);
+            inject_line_done(n->id, node_to_global(n->id, a->cycle));
         }
         uart_arm(n->id);
         return 0;
@@ -342,7 +354,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         uart_arm(n->id);
         return 0;
     }
-    if (a->cycle < u->uart_cut_until) {
+    if (node_to_global(n->id, a->cycle) < u->uart_cut_until) {
         u->cut_dropped[0]++;
         deliver = 0;
     } else if (f->drop > 0 && rng_unit() < f->drop) {
@@ -356,7 +368,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         uart_deliver_now(n->id, b, a->cycle);
         if (f->dup > 0 && rng_unit() < f->dup) {
             u->f_duplicated[0]++;
-            inq_push_front(u, a->cycle, b); /* goes on the line next, right after this one */
+            inq_push_front(u, node_to_global(n->id, a->cycle), b); /* on the line next, right after this one */
             u->rx_dup_head = 1;
         }
     }

@@ -15,12 +15,12 @@
 #define INJECT_MAX 64 /* bytes in one injection (a FIRE frame is 10) */
 
 struct in_byte {
-    uint64_t at; /* virtual cycle the byte reached the bench (host write, or script time) */
+    uint64_t at; /* global cycle the byte reached the bench (host write, or script time) */
     uint8_t b;
 };
 
 struct out_byte {
-    uint64_t at; /* virtual cycle the stop bit ends: the byte is complete at the host */
+    uint64_t at; /* global cycle the stop bit ends: the byte is complete at the host */
     uint8_t b;
 };
 
@@ -40,9 +40,9 @@ struct uart_node {
     struct in_byte *inq;
     size_t inq_head, inq_n, inq_cap;
     size_t inq_limit;             /* bytes read from the pty at most waiting here */
-    uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in cycle*baud units */
+    uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in global cycle*baud units */
     int rx_armed;
-    uint64_t rx_armed_at;
+    uint64_t rx_armed_at;         /* the node's cycle the armed byte enters */
     uint64_t rx_armed_start_scaled, rx_prev_free_scaled; /* the armed host byte's start, the line before it */
     /* an injection (inject.c): bytes on the line from a given cycle; host bytes wait meanwhile */
     int hold;         /* host bytes do not go on the line: an injection is armed or on it */
@@ -53,7 +53,7 @@ struct uart_node {
     /* MCU -> host */
     struct out_byte *outq;
     size_t out_head, out_n, out_cap;
-    uint64_t tx_line_free;
+    uint64_t tx_line_free; /* the node's cycle its transmitter's last stop bit ends */
     /* counters */
     uint64_t in_read, in_delivered, in_ignored;
     uint64_t out_bytes, out_written, out_dropped;
@@ -97,11 +97,12 @@ void uart_hangup(int id);                        /* close the pty; output is dro
 void uart_replug(int id);                        /* a fresh pty, NODE.tty re-pointed atomically */
 void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching the line at `at` */
 /* inject.c: puts n bytes on the line, the first start bit at `start` or when the line is free (a
- * host byte already begun ends first); returns the cycle it begins. Host bytes held (uart_hold)
+ * host byte already begun ends first); returns the cycle it begins (global cycles, as the host line). Host bytes held (uart_hold)
  * stay held until the last stop bit ends, which calls inject_line_done(). */
 uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start);
 void uart_hold(int id); /* no further host byte goes on the line until an injection has ended */
-/* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at `at` */
+/* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at the node's
+ * cycle `at` (in global time) */
 void uart_deliver_now(int id, uint8_t b, uint64_t at);                         /* remove the pty link */
 
 #endif

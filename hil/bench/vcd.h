@@ -4,7 +4,8 @@
  * times in cycles. A viewer samples a VCD at 1 / timescale: the former `100ps` (625 units a cycle) made
  * sigrok expand 2 s of bench time into 19.5 billion samples at 10 GHz; 62500 ps is the clock's own
  * 16 MHz. IEEE 1364 lists only 1, 10 and 100 as multipliers; sigrok and GTKWave read 62500 (measured:
- * docs/bench.md, "VCD of the wired ports").
+ * docs/bench.md, "VCD of the wired ports"). With a crystal offset (cosim.h) the times are global
+ * (nominal 16 MHz) cycles, a change at the destination's cycle converted, rounded up.
  */
 #ifndef MMBENCH_VCD_H
 #define MMBENCH_VCD_H

@@ -146,6 +146,10 @@ class Bench:
     realtime: bool = False
     # lockstep (implies unpaced): virtual time advances only as far as grant() allows
     lockstep: bool = False
+    # crystal offsets, integer ppm in -1000..1000 (docs/bench.md, "Crystal offsets"): each core's clock runs
+    # at 16 MHz x (1 + ppm/1e6) of the bench's virtual time; status()["nodes"][node]["ppm"] says what ran
+    ppm_profiler: int = 0
+    ppm_executor: int = 0
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
     _own_dir: bool = field(default=False, init=False)
@@ -176,6 +180,9 @@ class Bench:
         for flag, value in options.items():
             if value is not None:
                 cmd += [flag, str(value)]
+        for flag, ppm in (("--ppm-profiler", self.ppm_profiler), ("--ppm-executor", self.ppm_executor)):
+            if ppm:
+                cmd += [flag, str(int(ppm))]
         return cmd
 
     def start(self) -> "Bench":

@@ -104,6 +104,8 @@ class BenchEndpoint(Endpoint):
     exec_trace: Path | None = None
     exec_trace_path: Path | None = field(default=None, init=False)
     vcd: Path | None = None                # the wired ports' VCD of the whole bench (cycle timescale), or None
+    ppm_profiler: int = 0                  # crystal offsets of the bench's nodes (Bench, docs/bench.md)
+    ppm_executor: int = 0
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -118,7 +120,8 @@ class BenchEndpoint(Endpoint):
         # Paced runs measure the PC against wall time, so the bench asks for real-time scheduling
         # (SCHED_FIFO 10, locked memory; it falls back to nice -10 and reports what it got).
         bench = Bench(paced=self.paced, lag_bound_us=self.lag_bound_us, realtime=self.paced, baud=self.baud,
-                      profiler_elf=self.profiler_elf, executor_elf=self.executor_elf, vcd_file=self.vcd)
+                      profiler_elf=self.profiler_elf, executor_elf=self.executor_elf, vcd_file=self.vcd,
+                      ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor)
         try:
             self.bench = bench.start()
         except BenchError as exc:
@@ -256,7 +259,7 @@ class LockstepEndpoint(BenchEndpoint):
                                 "in lockstep the PC is never late by construction: run it paced (without --unpaced)")
         self.trace_to(cfg)
         bench = Bench(lockstep=True, baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
-                      vcd_file=self.vcd)
+                      vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor)
         try:
             self.bench = bench.start()
         except BenchError as exc:
