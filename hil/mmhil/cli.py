@@ -13,9 +13,10 @@ from .bench import Bench, BenchError
 
 def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, profiler: Path | None = None,
                          executor: Path | None = None, until_s: float | None = None, realtime: bool = False,
-                         lockstep: bool = False) -> int:
+                         lockstep: bool = False, ppm_profiler: int = 0, ppm_executor: int = 0) -> int:
     bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced and not lockstep,
-                  vcd_file=vcd, until_s=until_s, realtime=realtime, lockstep=lockstep)
+                  vcd_file=vcd, until_s=until_s, realtime=realtime, lockstep=lockstep, ppm_profiler=ppm_profiler,
+                  ppm_executor=ppm_executor)
     try:
         bench.start()
     except BenchError as exc:
@@ -28,6 +29,8 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
     mode = ("lockstep (virtual time advances only by `grant` on the control socket, or mmhil.Rig)" if lockstep else
             "paced (virtual time = wall time)" if paced else "unpaced (as fast as possible)")
     print(f"mode           {mode}")
+    if ppm_profiler or ppm_executor:
+        print(f"crystals       profiler {ppm_profiler:+d} ppm, executor {ppm_executor:+d} ppm")
     sys.stdout.flush()
     stopping = False
 

@@ -230,7 +230,7 @@ class BenchEndpoint(Endpoint):
                 "profiler": self.bench.profiler_port if self.bench else None,
                 "executor": self.bench.executor_port if self.bench else None,
                 "bench_pid": self.bench.pid if self.bench is not None and self.bench.process else None,
-                "priority": self.priority}
+                "priority": self.priority, "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor}}
 
     def close(self) -> None:
         if self.bench is not None:

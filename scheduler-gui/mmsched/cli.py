@@ -176,6 +176,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
     # Every bad input ends here, one line and exit 2, before a bench is started or a port opened.
+    if (args.ppm_profiler or args.ppm_executor) and args.profiler is not None:
+        return usage_or_rig_error("--ppm-profiler / --ppm-executor set the bench's crystals; boards have their own")
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
         return usage_or_rig_error("give both --profiler and --executor (or neither, for the bench)")
     if args.trace and args.out is None:
@@ -228,7 +230,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from mmhil import BenchEndpoint, LockstepEndpoint  # the entry point chooses; the core never imports it
         from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
 
-        endpoint = LockstepEndpoint() if args.unpaced else BenchEndpoint(lag_bound_us=args.lag_bound_us)
+        crystals = dict(ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor)
+        endpoint = (LockstepEndpoint(**crystals) if args.unpaced else
+                    BenchEndpoint(lag_bound_us=args.lag_bound_us, **crystals))
         images = {"profiler": PROFILER_ELF, "executor": EXECUTOR_ELF, "bench": BENCH_BIN}   # what Bench() loads
 
     if cfg.trace and endpoint.trace_path() is not None:
@@ -349,7 +353,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from mmhil import run_bench_foreground  # the bench lives in hil/ (mmhil); this only parses arguments
 
     return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until,
-                                lockstep=args.lockstep)
+                                lockstep=args.lockstep, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor)
 
 
 def cmd_gui(args: argparse.Namespace) -> int:
@@ -359,6 +363,24 @@ def cmd_gui(args: argparse.Namespace) -> int:
         print(f"mmrig gui: PySide6 / pyqtgraph missing ({exc}); run tools/setup.sh", file=sys.stderr)
         return 2
     return gui_main([], str(args.settings) if args.settings else None)
+
+
+def ppm(text: str) -> int:
+    """A crystal offset: a whole number of ppm, -1000..1000 (the bench's range)."""
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of ppm") from None
+    if not -1000 <= v <= 1000:
+        raise argparse.ArgumentTypeError(f"{v} ppm: the bench takes -1000..1000")
+    return v
+
+
+def add_ppm_options(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("bench crystals (docs/bench.md, 'Crystal offsets')")
+    g.add_argument("--ppm-profiler", type=ppm, default=0, metavar="N",
+                   help="the bench's profiler clock N ppm fast (negative: slow), as a real crystal is; default 0")
+    g.add_argument("--ppm-executor", type=ppm, default=0, metavar="N", help="the same for the executor")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -386,6 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--profiler", type=Path, default=None, help="profiler image (default: profiler-fw build)")
     bench.add_argument("--executor", type=Path, default=None, help="executor image (default: executor build)")
     bench.add_argument("--until", type=float, default=None, help="stop after this many seconds of virtual time")
+    add_ppm_options(bench)
     bench.set_defaults(func=cmd_bench)
 
     # analysis owns `mmrig report`, `mmrig profile` and `mmrig capture`; no Qt, no bench
@@ -443,6 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="the virtual bench in lockstep: virtual time advances only as far as the scheduler has "
                             "handled it, so the outcome never depends on the host (tests, CI, the firmware's figures; "
                             "not normal mode)")
+    add_ppm_options(run)
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
     gate = run.add_argument_group("gates (CI): exit 1 when one fails, see the exit codes below")

@@ -53,6 +53,9 @@ BAD = [
     (["--executor-load", "cpu,gpu"], "--executor-load"),
     (["--executor-load", "periodic=10ms/9ms"], "--executor-load"),
     (["--mode", "normal", "--executor-load", "cpu"], "--executor-load"),
+    (["--ppm-profiler", "5000"], "--ppm-profiler"),
+    (["--ppm-executor", "fast"], "--ppm-executor"),
+    (["--ppm-profiler", "10", "--profiler", "/dev/mmrig-x", "--executor", "/dev/mmrig-y"], "--ppm-profiler"),
 ]
 
 
