@@ -14,7 +14,6 @@ Lag bound (what a host stall may cost before a run's figures are no longer the f
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import queue
 import shutil
@@ -29,7 +28,7 @@ from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Stall, Verd
 from mmsched.tracefiles import traced_paths
 
 from .bench import Bench, BenchError
-from .lockstep import Stepper
+from .lockstep import Stepper, stamped
 
 NORMAL_LAG_BOUND_US = 1000.0
 SPARE_ONE_AHEAD_US = 47_000.0
@@ -280,13 +279,7 @@ class LockstepEndpoint(BenchEndpoint):
         """What the links put in the inbox moves to `_pending`, stamped with the virtual time of the last
         grant's stop (every frame in it was complete exactly then: mmhil.lockstep)."""
         assert self._inbox is not None
-        now = self.clock()
-        while True:
-            try:
-                item = self._inbox.get_nowait()
-            except queue.Empty:
-                return
-            self._pending.append(dataclasses.replace(item, at=now))
+        self._pending.extend(stamped(self._inbox, self.clock()))
 
     def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
         """Steps virtual time until `done()` (False after `timeout_s` of it); what arrives meanwhile is kept

@@ -10,16 +10,30 @@ host's queues before the host decides what to send next. docs/bench.md, "Lockste
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import queue
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
-from mmproto import Link
+from mmproto import Item, Link
 
 from .bench import F_CPU, Bench, BenchError
 
 READ_TIMEOUT_S = 5.0     # the host's readers must take in the bench's output within this (wall) time
+
+
+def stamped(incoming: "queue.Queue[Item]", now: float) -> Iterator[Item]:
+    """What the links have put in `incoming` so far, each stamped with `now`, the virtual time of the last
+    grant's stop: every frame in it was complete exactly then (the Stepper grants up to a frame's end). The
+    Rig and LockstepEndpoint both take their frames so."""
+    while True:
+        try:
+            item = incoming.get_nowait()
+        except queue.Empty:
+            return
+        yield dataclasses.replace(item, at=now)
 
 
 @dataclass

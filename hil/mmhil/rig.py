@@ -45,7 +45,7 @@ from . import frames
 from .bench import Bench, BenchError
 from .endpoint import NORMAL_LAG_BOUND_US, lag_bound_us
 from .eventresult import EventResult
-from .lockstep import Stepper
+from .lockstep import Stepper, stamped
 
 M = TypeVar("M", bound=Message)
 NODES = ("profiler", "executor")
@@ -94,13 +94,8 @@ class Rig:
 
     def _take(self) -> None:
         assert self.stepper is not None
-        now = self.stepper.virtual_s
-        while True:
-            try:
-                item = self._incoming.get_nowait()
-            except queue.Empty:
-                return
-            self.queues[item.node].put(dataclasses.replace(item, at=now))
+        for item in stamped(self._incoming, self.stepper.virtual_s):
+            self.queues[item.node].put(item)
 
     def __repr__(self) -> str:
         ports = ", ".join(f"{n} {link.url}" for n, link in self.links.items())
