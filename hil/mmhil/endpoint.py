@@ -118,14 +118,18 @@ class BenchEndpoint(Endpoint):
         self.trace_to(cfg)
         # Paced runs measure the PC against wall time, so the bench asks for real-time scheduling
         # (SCHED_FIFO 10, locked memory; it falls back to nice -10 and reports what it got).
-        bench = Bench(paced=self.paced, lag_bound_us=self.lag_bound_us, realtime=self.paced, baud=self.baud,
-                      profiler_elf=self.profiler_elf, executor_elf=self.executor_elf, vcd_file=self.vcd,
-                      ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor)
+        ports = self.start_bench(paced=self.paced, lag_bound_us=self.lag_bound_us, realtime=self.paced)
+        self.priority = raise_priority(self.bench.pid)
+        return ports
+
+    def start_bench(self, **mode: Any) -> Ports:
+        """The run's bench, with this endpoint's images, baud, crystals and VCD, in `mode` (paced or lockstep)."""
+        bench = Bench(baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
+                      vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor, **mode)
         try:
             self.bench = bench.start()
         except BenchError as exc:
             raise EndpointError("bench_failed", str(exc)) from exc
-        self.priority = raise_priority(self.bench.pid)
         return Ports(self.bench.profiler_port, self.bench.executor_port)
 
     def trace_to(self, cfg: RunConfig) -> None:
@@ -257,14 +261,9 @@ class LockstepEndpoint(BenchEndpoint):
             raise EndpointError("lockstep_normal", "normal mode measures the PC's own timing against wall time; "
                                 "in lockstep the PC is never late by construction: run it paced (without --unpaced)")
         self.trace_to(cfg)
-        bench = Bench(lockstep=True, baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
-                      vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor)
-        try:
-            self.bench = bench.start()
-        except BenchError as exc:
-            raise EndpointError("bench_failed", str(exc)) from exc
+        ports = self.start_bench(lockstep=True)
         self.stepper = Stepper(self.bench)
-        return Ports(self.bench.profiler_port, self.bench.executor_port)
+        return ports
 
     def attach(self, links: dict[str, Link], inbox: "queue.Queue[Item]") -> None:
         assert self.stepper is not None
