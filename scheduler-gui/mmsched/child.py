@@ -46,6 +46,7 @@ from typing import Any, Iterator
 from .config import RunConfig
 from .endpoint import Endpoint
 from .event import Event
+from .export import run_paths
 from .result import RunResult
 from .runner import Runner
 from .session import Session
@@ -318,10 +319,7 @@ class RunProcess:
     def files(self) -> list[Path]:
         if self.cfg.out is None:
             return []
-        out = Path(self.cfg.out)
-        if out.suffix in (".csv", ".json"):
-            out = out.with_suffix("")
-        return [out.with_name(out.name + ".csv"), out.with_name(out.name + ".json")]
+        return list(run_paths(self.cfg.out))
 
     def end_target(self) -> int | None:
         """Ends the process group the child's endpoint started (the bench), if it outlived the child."""

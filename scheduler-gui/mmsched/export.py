@@ -83,13 +83,23 @@ def write_sidecar(path: Path, sidecar: dict[str, Any]) -> None:
     atomic_write(Path(path), (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"))
 
 
+def run_stem(out: Path | str) -> Path:
+    """A run's `--out` without .csv / .json: the stem every file of the run is named from (NAME.csv, NAME.json,
+    NAME.exectrace ...). The one place the rule is."""
+    out = Path(out)
+    return out.with_suffix("") if out.suffix in (".csv", ".json") else out
+
+
+def run_paths(out: Path | str) -> tuple[Path, Path]:
+    """(NAME.csv, NAME.json) of a run's `--out`."""
+    stem = run_stem(out)
+    return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
+
+
 def write_run(out: Path, events: Sequence[Event], sidecar: dict[str, Any]) -> tuple[Path, Path]:
     """`out` is the path without suffix (or with .csv / .json, which is stripped). The CSV first, then the
     sidecar with the CSV's hash (`csv_sha256`); the caller's dict is not changed."""
-    out = Path(out)
-    if out.suffix in (".csv", ".json"):
-        out = out.with_suffix("")
-    csv_path, json_path = out.with_name(out.name + ".csv"), out.with_name(out.name + ".json")
+    csv_path, json_path = run_paths(out)
     digest = write_csv(csv_path, events)
     write_sidecar(json_path, dict(sidecar, csv_sha256=digest))
     return csv_path, json_path

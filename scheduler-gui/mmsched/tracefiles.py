@@ -10,18 +10,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .event import Event
-
-
-def stem_of(out: Path) -> Path:
-    """OUT without .csv / .json, as write_run names the run's files."""
-    out = Path(out)
-    return out.with_suffix("") if out.suffix in (".csv", ".json") else out
+from .export import run_stem
 
 
 def traced_paths(out: Path) -> dict[str, Path]:
     """Where a traced run's files go: OUT.exectrace (the bench's record), OUT.vcd (the wired ports),
     OUT.perfetto-trace (written here)."""
-    stem = stem_of(out)
+    stem = run_stem(out)
     return {kind: stem.with_name(stem.name + suffix) for kind, suffix in
             (("exectrace", ".exectrace"), ("vcd", ".vcd"), ("perfetto", ".perfetto-trace"))}
 
