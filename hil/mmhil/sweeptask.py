@@ -20,6 +20,18 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _where() -> str:
+    """host:pid, and the Dask worker's name and address when a Dask worker runs this."""
+    here = f"{socket.gethostname()}:{os.getpid()}"
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+        return f"{here} (dask worker {w.name} {w.address})"
+    except (ImportError, ValueError):
+        return here
+
+
 def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
               baud: int | None = None) -> dict[str, Any]:
     """One point: RunConfig(**cfg_fields) in lockstep (or paced, on the paced bench), its run named and
@@ -34,7 +46,7 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
     from .bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
     from .endpoint import BenchEndpoint, LockstepEndpoint
 
-    base = {"worker": f"{socket.gethostname()}:{os.getpid()}", "mmrig_version": __version__, "started": _now()}
+    base = {"worker": _where(), "mmrig_version": __version__, "started": _now()}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mmrig-sweep-") as tmp:
         out = Path(tmp) / out_stem

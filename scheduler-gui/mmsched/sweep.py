@@ -410,7 +410,8 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
         if not todo:
             pass
         elif camp.plan.paced:
-            session["cluster"] = out.cluster = {"kind": "none", "note": "paced points run one at a time in the client"}
+            session["cluster"] = out.cluster = camp.doc["cluster"] = {
+                "kind": "none", "note": "paced points run one at a time in the client"}
             camp.save()
             for p in todo:
                 finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True, baud=p.baud or baud))
