@@ -399,6 +399,9 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
         nonlocal done_i
         entry = camp.record(p, got)
         done_i += 1
+        if got.get("mmrig_version") not in (None, __version__):
+            log(f"mmrig sweep: WARNING: {p.name} ran on mmrig {got['mmrig_version']} ({got.get('worker')}), "
+                f"this is {__version__}: install the same version on every worker")
         out.ran.append(p.name)
         if entry["state"] == "failed":
             out.failed.append(p.name)
