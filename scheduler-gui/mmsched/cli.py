@@ -412,12 +412,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except OSError as exc:
         return error(f"--out: cannot write {args.out}: {exc.strerror or exc}")
     log(f"mmrig sweep: campaign {args.out} ({describe(plan)}): {len(plan.points())} points")
+    def stop(signum: int, frame: object) -> None:
+        # SIGTERM / SIGHUP (a CI timeout, a closed terminal) end the campaign as Ctrl-C does: the points done
+        # are kept, the cluster and the benches are closed, the sidecar says interrupted
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         outcome = run_campaign(camp, run_point, workers=args.workers, cluster=args.cluster, log=log)
     except SweepError as exc:
         return error(str(exc))
     except OSError as exc:
         return error(f"cannot write the campaign: {exc}")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if outcome.interrupted:
+        print(f"mmrig sweep: interrupted; the points done are kept: run the same command again (or --resume "
+              f"--out {args.out}) to continue", file=sys.stderr)
     from mmanalysis.sweepplots import write_figures
 
     figures = []

@@ -149,3 +149,29 @@ def test_minimum_safe_distance() -> None:
     assert min_safe_distance([(1, 1.0, True), (2, 0.9, True), (3, 1.0, True)]) == 3
     assert min_safe_distance([(1, 1.0, True), (2, 1.0, False)]) is None
     assert min_safe_distance([]) is None
+
+
+def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
+    """Ctrl-C after the first point: exit 130, the point kept, the campaign 'interrupted', no bench or worker
+    left behind; the same command again runs only the rest."""
+    import signal
+    import subprocess
+    import sys
+
+    ensure_built()
+    out = tmp_path / "camp"
+    cmd = [sys.executable, "-m", "mmsched.cli", "sweep", "--distance", "1..6", "--count", "100", "--workers", "1",
+           "--out", str(out)]
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    assert p.stderr is not None
+    for line in p.stderr:
+        if line.startswith("[1/6]"):
+            p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=60) == 130
+    d = doc(out)
+    done = [n for n, e in d["points"].items() if e["state"] == "done"]
+    assert d["status"] == "interrupted" and 1 <= len(done) < 6, d["totals"]
+    assert main(["sweep", "--resume", "--out", str(out), "--workers", "1", "-q"]) == 0
+    d = doc(out)
+    assert d["status"] == "complete" and all(e["runs"] == 1 for e in d["points"].values())
+    assert d["sessions"][1]["skipped_complete"] == len(done)
