@@ -175,3 +175,33 @@ def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
     d = doc(out)
     assert d["status"] == "complete" and all(e["runs"] == 1 for e in d["points"].values())
     assert d["sessions"][1]["skipped_complete"] == len(done)
+
+
+def test_failed_and_invalid_points(campaign, tmp_path) -> None:
+    """A point whose run failed (no files) is 'failed' and runs again next time; an invalid run is kept, not
+    run again; either makes the exit status 3. (A stand-in for run_point, paced: in this process.)"""
+    from mmsched.sweep import run_campaign
+
+    src, _ = campaign
+    good = {"csv": (src / "points/d1-rtick-isr-idle.csv").read_bytes(),
+            "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
+    calls: list[str] = []
+
+    def fake(fields, stem, *, paced, baud):
+        calls.append(stem)
+        if stem.startswith("d1"):
+            return {"error": "bench did not start", "worker": "here"}
+        side = json.loads(good["json"])
+        side.update(name=stem, valid=False, invalid_reason="too many stalls")
+        return {**good, "json": json.dumps(side).encode()}
+
+    camp = Campaign.open(tmp_path / "c", Plan(distance=[1, 2], count=30, paced=True))
+    out = run_campaign(camp, fake)
+    assert out.exit_code == 3 and out.failed == ["d1-rtick-isr-idle"] and out.invalid == ["d2-rtick-isr-idle"]
+    e = camp.doc["points"]
+    assert e["d1-rtick-isr-idle"]["state"] == "failed" and e["d1-rtick-isr-idle"]["error"] == "bench did not start"
+    assert e["d2-rtick-isr-idle"]["state"] == "done" and not e["d2-rtick-isr-idle"]["valid"]
+    assert camp.doc["status"] == "incomplete"
+    again = run_campaign(Campaign.open(tmp_path / "c", None), fake)
+    assert calls == ["d1-rtick-isr-idle", "d2-rtick-isr-idle", "d1-rtick-isr-idle"]
+    assert again.exit_code == 3 and again.invalid == ["d2-rtick-isr-idle"]
