@@ -37,7 +37,12 @@ def series(doc: dict[str, Any]) -> dict[tuple, list[tuple[int, float, bool]]]:
         v = entry["values"]
         key = (v["rate"], v.get("baud") or entry.get("baud"), v["dispatch"], v["load"])
         out.setdefault(key, []).append((int(v["distance"]), float(s["on_time_share"]), bool(entry.get("valid"))))
-    return {k: sorted(pts) for k, pts in sorted(out.items(), key=lambda kv: tuple(map(str, kv[0])))}
+    axes = doc.get("axes") or {}
+
+    def order(key: tuple) -> tuple:   # the campaign's own order of each axis (tick before 2ticks before 50ms)
+        return tuple((axes.get(a) or []).index(v) if v in (axes.get(a) or []) else 99
+                     for a, v in zip(("rate", "baud", "dispatch", "load"), key)) + tuple(map(str, key))
+    return {k: sorted(pts) for k, pts in sorted(out.items(), key=lambda kv: order(kv[0]))}
 
 
 def min_safe_distance(points: list[tuple[int, float, bool]]) -> int | None:
@@ -67,14 +72,15 @@ def on_time(doc_or_folder: dict[str, Any] | Path | str) -> Figure:
         y = [100 * p[1] for p in pts]
         distances.update(d)
         off = (i - (len(lines) - 1) / 2) * 0.03    # lines that coincide stay visible side by side
-        line, = ax.plot([x + off for x in d], y, "-", lw=1.4, label=label)
+        color = f"C{i % 10}"
+        ax.plot([x + off for x in d], y, "-", lw=1.4, color=color, label=label)
         ax.plot([x + off for x, p in zip(d, pts) if p[2]], [v for v, p in zip(y, pts) if p[2]], "o", ms=5,
-                color=line.get_color())
+                color=color)
         bad = [(x + off, v) for x, v, p in zip(d, y, pts) if not p[2]]
         if bad:
-            ax.plot(*zip(*bad), "x", ms=8, color=line.get_color())
+            ax.plot(*zip(*bad), "x", ms=8, color=color)
         if safe is not None:
-            ax.plot([safe + off], [100], marker="*", ms=16, mfc="none", mec=line.get_color(), mew=1.6)
+            ax.plot([safe + off], [100], marker="*", ms=16, mfc="none", mec=color, mew=1.6)
     if any(not p[2] for pts in lines.values() for p in pts):
         ax.plot([], [], "kx", label="invalid run (kept, not a result)")
     ax.plot([], [], "k*", mfc="none", ms=12, label="minimum safe distance (100 % from here on)")
