@@ -1,4 +1,4 @@
-"""`mmrig`: the one command line of the rig: run, demo, report, bench, gui, proto."""
+"""`mmrig`: the one command line of the rig: run, sweep, demo, report, bench, gui, proto."""
 
 from __future__ import annotations
 
@@ -349,6 +349,108 @@ def cmd_run(args: argparse.Namespace) -> int:
     return code
 
 
+SWEEP_EPILOG = """\
+exit codes: 0 every point valid; 3 some point invalid or failed (kept on disk, listed in campaign.json);
+2 bad input or a cluster that cannot be reached (one line, nothing run); 130 interrupted (the points done
+are kept: run the same command again, or --resume --out FOLDER, to continue).
+files: FOLDER/points/POINT.csv + .json (each a normal run), FOLDER/campaign.json (the campaign's sidecar),
+FOLDER/figures/on_time.png + .svg. docs/campaigns.md: clusters on other machines, the limits (baud).
+"""
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from .sweep import (DISPATCHES, LOADS, Campaign, Plan, SweepError, describe, parse_bauds, parse_choices,
+                        parse_distances, parse_rates, run_campaign)
+
+    def error(text: str) -> int:
+        print(f"mmrig sweep: {text}", file=sys.stderr)
+        return 2
+
+    log = (lambda _t: None) if args.quiet else (lambda t: print(t, file=sys.stderr, flush=True))
+    try:
+        if args.workers is not None and args.workers < 1:
+            raise SweepError(f"--workers must be at least 1, not {args.workers}")
+        if args.paced and (args.cluster or args.workers):
+            raise SweepError("--paced points run one at a time in this process (they measure the host): "
+                             "no --workers or --cluster with --paced")
+        given = [a for a in ("distance", "rate", "dispatch", "load", "baud", "count", "mode")
+                 if getattr(args, a) is not None]
+        if args.resume and not given:
+            plan = None                         # the folder's own axes and options
+        else:
+            if args.distance is None:
+                raise SweepError("--distance is required (e.g. 1..4), or --resume --out FOLDER to continue one")
+            plan = Plan(distance=parse_distances(args.distance), rate=parse_rates(args.rate or "tick"),
+                        dispatch=parse_choices(args.dispatch or "isr", DISPATCHES, "--dispatch"),
+                        load=parse_choices(args.load or "idle", LOADS, "--load"),
+                        baud=parse_bauds(args.baud) if args.baud else None, mode=args.mode or "mixed",
+                        count=args.count if args.count is not None else 200, paced=args.paced)
+        if args.out.exists() and not args.out.is_dir():
+            raise SweepError(f"--out: {args.out} exists and is not a folder")
+        camp = Campaign.open(args.out, plan)
+        plan = camp.plan
+        if plan.paced and any(x != "idle" for x in plan.load) and shutil.which("stress-ng") is None:
+            raise SweepError("--load needs stress-ng, which is not installed (apt-get install stress-ng)")
+    except SweepError as exc:
+        return error(str(exc))
+
+    from mmhil.sweeptask import image_baud, run_point   # the entry point chooses the bench; the core never does
+
+    if plan.baud:
+        try:
+            hello_baud = image_baud()
+        except Exception as exc:  # noqa: BLE001 - a bench that cannot start: one line, exit 2
+            return error(f"cannot start the bench to read the images' baud: {str(exc).splitlines()[0]}")
+        other = [b for b in plan.baud if b != hello_baud]
+        if other:
+            return error(f"--baud {','.join(map(str, other))}: the firmware images run their UARTs at {hello_baud} "
+                         f"baud (their HELLO; a build-time setting, PF_BAUD / EX_BAUD), and the bench cannot change "
+                         f"that at run time, so only --baud {hello_baud} is a meaningful point (docs/campaigns.md)")
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+        camp.save()
+    except OSError as exc:
+        return error(f"--out: cannot write {args.out}: {exc.strerror or exc}")
+    log(f"mmrig sweep: campaign {args.out} ({describe(plan)}): {len(plan.points())} points")
+    def stop(signum: int, frame: object) -> None:
+        # SIGTERM / SIGHUP (a CI timeout, a closed terminal) end the campaign as Ctrl-C does: the points done
+        # are kept, the cluster and the benches are closed, the sidecar says interrupted
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        outcome = run_campaign(camp, run_point, workers=args.workers, cluster=args.cluster, log=log)
+    except SweepError as exc:
+        return error(str(exc))
+    except OSError as exc:
+        return error(f"cannot write the campaign: {exc}")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if outcome.interrupted:
+        print(f"mmrig sweep: interrupted; the points done are kept: run the same command again (or --resume "
+              f"--out {args.out}) to continue", file=sys.stderr)
+    from mmanalysis.sweepplots import write_figures
+
+    figures = []
+    try:
+        figures = write_figures(args.out)
+    except (OSError, ValueError) as exc:
+        print(f"mmrig sweep: figures not written: {exc}", file=sys.stderr)
+    totals = camp.doc.get("totals", {})
+    print(f"campaign {args.out}: {totals.get('done')}/{totals.get('points')} points done "
+          f"({len(outcome.ran)} run now, {len(outcome.skipped)} already complete), "
+          f"{len(outcome.invalid)} invalid, {len(outcome.failed)} failed; "
+          f"virtual time {totals.get('virtual_s', 0):.1f} s; status {camp.doc.get('status')}")
+    if figures:
+        print("wrote " + ", ".join(str(p) for p in [camp.path, *figures]))
+    for name in outcome.invalid:
+        print(f"INVALID point (kept, not a result): {name}: {camp.doc['points'][name].get('invalid_reason')}")
+    for name in outcome.failed:
+        print(f"FAILED point (no run; runs again on --resume): {name}: {camp.doc['points'][name].get('error')}")
+    return outcome.exit_code
+
+
 def cmd_bench(args: argparse.Namespace) -> int:
     from mmhil import run_bench_foreground  # the bench lives in hil/ (mmhil); this only parses arguments
 
@@ -491,6 +593,39 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--quiet", "-q", action="store_true",
                         help="no progress line and no log lines (warnings, errors and the summary still)")
     run.set_defaults(func=cmd_run)
+
+    sweep = sub.add_parser("sweep", help="a campaign: a grid of runs over distance, rate, baud, dispatch, load",
+                           description="A campaign: one run per point of the grid (the product of the axes) in one "
+                                       "folder, lockstep points in parallel as Dask tasks, paced ones one at a "
+                                       "time; resumable.",
+                           epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sweep.add_argument("--distance", "-d", default=None, metavar="D",
+                       help="schedule distances, ticks ahead: a range 1..4 or a list 1,2,4")
+    sweep.add_argument("--rate", "-i", default=None, metavar="RATES",
+                       help="tick, Nticks (tick-aligned) or Xms (the free-running timer), comma-separated "
+                            "(default tick)")
+    sweep.add_argument("--baud", default=None, metavar="BAUDS",
+                       help="baud rates; only the images' own (their HELLO, a build-time setting) is accepted")
+    sweep.add_argument("--dispatch", default=None, metavar="PATHS", help="isr, task or isr,task (default isr)")
+    sweep.add_argument("--load", default=None, metavar="LOADS",
+                       help="PC load conditions: idle, cpu, memory, disk, network, all (default idle; "
+                            "anything but idle needs --paced)")
+    sweep.add_argument("--mode", choices=("mixed", "verification", "normal"), default=None,
+                       help="default mixed (normal needs --paced)")
+    sweep.add_argument("--count", "-l", type=int, default=None, help="events per point (default 200)")
+    sweep.add_argument("--out", "-o", type=Path, required=True, help="the campaign folder")
+    sweep.add_argument("--paced", action="store_true",
+                       help="points on the paced bench, one at a time (they measure the host); default lockstep")
+    where_sweep = sweep.add_mutually_exclusive_group()
+    where_sweep.add_argument("--workers", type=int, default=None,
+                             help="lockstep: a local Dask cluster of N processes (default the CPU count)")
+    where_sweep.add_argument("--cluster", default=None, metavar="tcp://HOST:PORT",
+                             help="lockstep: a running Dask scheduler whose workers have this mmrig installed")
+    sweep.add_argument("--resume", action="store_true",
+                       help="continue the campaign in --out (its own axes unless given); rerunning the same "
+                            "command does the same")
+    sweep.add_argument("--quiet", "-q", action="store_true", help="no line per point")
+    sweep.set_defaults(func=cmd_sweep)
 
     gui = sub.add_parser("gui", help="the PySide6 desktop app (virtual bench or serial ports)")
     gui.add_argument("--settings", type=Path, default=None, help="an INI file for the settings (default: QSettings)")

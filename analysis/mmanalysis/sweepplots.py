@@ -1,0 +1,103 @@
+"""A campaign's figures (`mmrig sweep`, docs/campaigns.md), matplotlib without pyplot as plots.py.
+
+- on_time: the share of events on time (ok / events) against schedule distance, one line per rate, baud,
+  dispatch path (and load condition when there are several), the minimum safe distance of each line marked:
+  the smallest distance at which every event was on time, and at every larger distance too.
+
+Read from the campaign's sidecar (FOLDER/campaign.json: every point's values and summary); nothing here
+knows how the points were run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+from .plots import save
+
+
+def load_campaign(folder: Path | str) -> dict[str, Any]:
+    path = Path(folder) / "campaign.json"
+    doc = json.loads(path.read_text())
+    if doc.get("format") != "mmrig-campaign":
+        raise ValueError(f"{path}: not an mmrig campaign")
+    return doc
+
+
+def series(doc: dict[str, Any]) -> dict[tuple, list[tuple[int, float, bool]]]:
+    """(rate, baud, dispatch, load) -> [(distance, on-time share, valid)] of the points that ran, by distance."""
+    out: dict[tuple, list[tuple[int, float, bool]]] = {}
+    for entry in doc.get("points", {}).values():
+        s = entry.get("summary") or {}
+        if entry.get("state") != "done" or s.get("on_time_share") is None:
+            continue
+        v = entry["values"]
+        key = (v["rate"], v.get("baud") or entry.get("baud"), v["dispatch"], v["load"])
+        out.setdefault(key, []).append((int(v["distance"]), float(s["on_time_share"]), bool(entry.get("valid"))))
+    axes = doc.get("axes") or {}
+
+    def order(key: tuple) -> tuple:   # the campaign's own order of each axis (tick before 2ticks before 50ms)
+        return tuple((axes.get(a) or []).index(v) if v in (axes.get(a) or []) else 99
+                     for a, v in zip(("rate", "baud", "dispatch", "load"), key)) + tuple(map(str, key))
+    return {k: sorted(pts) for k, pts in sorted(out.items(), key=lambda kv: order(kv[0]))}
+
+
+def min_safe_distance(points: list[tuple[int, float, bool]]) -> int | None:
+    """The smallest distance whose point and every larger one's are valid and 100 % on time (None if the
+    largest is not)."""
+    safe = None
+    for d, share, valid in sorted(points, reverse=True):
+        if not (valid and share >= 1.0):
+            break
+        safe = d
+    return safe
+
+
+def on_time(doc_or_folder: dict[str, Any] | Path | str) -> Figure:
+    doc = doc_or_folder if isinstance(doc_or_folder, dict) else load_campaign(doc_or_folder)
+    lines = series(doc)
+    loads = {k[3] for k in lines}
+    fig = Figure(figsize=(8, 4.2))
+    ax = fig.subplots()
+    distances: set[int] = set()
+    for i, (key, pts) in enumerate(lines.items()):
+        rate, baud, dispatch, load = key
+        label = f"rate {rate}, {baud} baud, {dispatch}" + (f", {load}" if len(loads) > 1 else "")
+        safe = min_safe_distance(pts)
+        label += f"  (safe from {safe} ahead)" if safe is not None else "  (no safe distance)"
+        d = [p[0] for p in pts]
+        y = [100 * p[1] for p in pts]
+        distances.update(d)
+        off = (i - (len(lines) - 1) / 2) * 0.03    # lines that coincide stay visible side by side
+        color = f"C{i % 10}"
+        ax.plot([x + off for x in d], y, "-", lw=1.4, color=color, label=label)
+        ax.plot([x + off for x, p in zip(d, pts) if p[2]], [v for v, p in zip(y, pts) if p[2]], "o", ms=5,
+                color=color)
+        bad = [(x + off, v) for x, v, p in zip(d, y, pts) if not p[2]]
+        if bad:
+            ax.plot(*zip(*bad), "x", ms=8, color=color)
+        if safe is not None:
+            ax.plot([safe + off], [100], marker="*", ms=16, mfc="none", mec=color, mew=1.6)
+    if any(not p[2] for pts in lines.values() for p in pts):
+        ax.plot([], [], "kx", label="invalid run (kept, not a result)")
+    ax.plot([], [], "k*", mfc="none", ms=12, label="minimum safe distance (100 % from here on)")
+    ax.set_xticks(sorted(distances) or [1])
+    ax.set_ylim(-3, 105)
+    ax.set_xlabel("schedule distance (ticks ahead)")
+    ax.set_ylabel("on time (ok / events, %)")
+    o = doc.get("options", {})
+    ax.set_title(f"on-time share against distance: campaign {doc.get('name')}, {o.get('count')} events a point, "
+                 f"{'paced' if o.get('paced') else 'lockstep'}", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7, loc="lower right")
+    return fig
+
+
+def write_figures(folder: Path | str) -> list[Path]:
+    """FOLDER/figures/on_time.png and .svg from FOLDER/campaign.json."""
+    folder = Path(folder)
+    return save(on_time(folder), folder / "figures", "on_time")

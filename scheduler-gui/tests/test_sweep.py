@@ -1,0 +1,207 @@
+"""`mmrig sweep` (issue 20): a small lockstep grid through a two-worker local Dask cluster (every point's
+files in the campaign folder, the campaign's sidecar, the figure), resuming (only the point whose files went
+missing or do not match runs again), bad input (one line, exit 2), and the grid's parts one by one."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mmhil.bench import ensure_built
+from mmsched.cli import main
+from mmsched.sweep import (NOMINAL_TICK_MS, Campaign, Plan, SweepError, canonical_rate, load_field,
+                           parse_distances, parse_rates, rate_fields)
+from mmanalysis.sweepplots import min_safe_distance
+
+GRID = ["sweep", "--distance", "1..2", "--dispatch", "isr", "--count", "30", "--workers", "2", "-q"]
+
+
+@pytest.fixture(scope="module")
+def campaign(tmp_path_factory) -> tuple[Path, int]:
+    ensure_built()
+    out = tmp_path_factory.mktemp("sweep") / "camp"
+    return out, main([*GRID, "--out", str(out)])
+
+
+def doc(folder: Path) -> dict:
+    return json.loads((folder / "campaign.json").read_text())
+
+
+def test_grid_on_a_two_worker_cluster(campaign) -> None:
+    out, code = campaign
+    assert code == 0
+    d = doc(out)
+    assert d["format"] == "mmrig-campaign" and d["status"] == "complete"
+    assert d["axes"]["distance"] == [1, 2] and d["options"]["count"] == 30 and not d["options"]["paced"]
+    assert d["cluster"]["kind"] == "local" and d["cluster"]["workers"] == 2
+    assert d["started"] and d["ended"] and d["mmrig_version"]
+    assert set(d["points"]) == {"d1-rtick-isr-idle", "d2-rtick-isr-idle"}
+    for name, e in d["points"].items():
+        assert e["state"] == "done" and e["valid"] and e["runs"] == 1, e
+        assert e["summary"]["events"] == 30 and e["summary"]["on_time_share"] == 1.0, e
+        for suffix in (".csv", ".json"):
+            assert (out / "points" / f"{name}{suffix}").is_file()
+        side = json.loads((out / "points" / f"{name}.json").read_text())
+        assert side["campaign"]["point"] == name and side["config"]["distance"] == e["values"]["distance"]
+        assert side["config"]["out"] == str(out / "points" / name)
+    assert d["totals"]["virtual_s"] > 4
+    for fmt in ("png", "svg"):
+        assert (out / "figures" / f"on_time.{fmt}").stat().st_size > 1000
+    # the points are normal runs: the analysis reads the folder (CSV hash checked)
+    from mmanalysis.reader import read_runs
+
+    assert len(read_runs(out / "points").meta) == 2
+
+
+def test_resume_runs_only_what_is_missing(campaign, capsys) -> None:
+    out, code = campaign
+    assert code == 0
+    (out / "points" / "d2-rtick-isr-idle.csv").unlink()
+    capsys.readouterr()
+    assert main([*GRID, "--out", str(out)]) == 0
+    assert "1 run now, 1 already complete" in capsys.readouterr().out
+    d = doc(out)
+    assert d["points"]["d2-rtick-isr-idle"]["runs"] == 2
+    assert d["points"]["d1-rtick-isr-idle"]["runs"] == 1
+    assert len(d["sessions"]) == 2 and d["status"] == "complete"
+    # a CSV that does not match its sidecar's hash (cut short) is not complete either; --resume alone continues
+    csv = out / "points" / "d1-rtick-isr-idle.csv"
+    csv.write_text(csv.read_text()[:200])
+    assert main(["sweep", "--resume", "--out", str(out), "--workers", "2", "-q"]) == 0
+    d = doc(out)
+    assert d["points"]["d1-rtick-isr-idle"]["runs"] == 2 and d["points"]["d2-rtick-isr-idle"]["runs"] == 2
+    # nothing left to do: nothing runs
+    assert main([*GRID, "--out", str(out)]) == 0
+    assert doc(out)["points"]["d1-rtick-isr-idle"]["runs"] == 2
+    # other axes in the same folder: refused
+    assert main(["sweep", "--distance", "1..3", "--count", "30", "--out", str(out)]) == 2
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--distance", "0..2"], "--distance: '0..2': distances are 1..255"),
+    (["--distance", "3..1"], "empty range"),
+    (["--distance", "x"], "not a whole number"),
+    (["--distance", "1", "--dispatch", "isr,fast"], "--dispatch: unknown value 'fast'"),
+    (["--distance", "1", "--rate", "soon"], "--rate: 'soon'"),
+    (["--distance", "1", "--load", "cpu"], "use --paced"),
+    (["--distance", "1", "--load", "heavy", "--paced"], "--load: unknown value 'heavy'"),
+    (["--distance", "1", "--count", "0"], "--count must be at least 1"),
+    (["--distance", "1", "--mode", "normal"], "add --paced"),
+    (["--distance", "1", "--workers", "0"], "--workers must be at least 1"),
+    (["--distance", "1", "--paced", "--workers", "2"], "no --workers or --cluster with --paced"),
+    (["--distance", "1", "--baud", "fast"], "--baud: 'fast'"),
+    ([], "--distance is required"),
+    (["--resume"], "--resume: no campaign"),
+])
+def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words) -> None:
+    assert main(["sweep", *argv, "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("mmrig sweep: ") and words in err, err
+    assert not (tmp_path / "c" / "points").exists()
+
+
+def test_a_baud_the_images_do_not_run_at_is_refused(tmp_path, capsys) -> None:
+    ensure_built()
+    assert main(["sweep", "--distance", "1", "--baud", "9600,115200", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--baud 115200" in err and "build-time" in err, err
+
+
+def test_cluster_that_cannot_be_reached(tmp_path, capsys) -> None:
+    assert main(["sweep", "--distance", "1", "--count", "5", "--cluster", "tcp://127.0.0.1:1",
+                 "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("mmrig sweep: --cluster: cannot reach"), err
+
+
+def test_axes_and_names() -> None:
+    assert parse_distances("1..4") == [1, 2, 3, 4] and parse_distances("4,1,2..3") == [1, 2, 3, 4]
+    assert parse_rates("tick,2ticks,50ms") == ["tick", "2ticks", "50ms"]
+    assert [canonical_rate(r) for r in ("1tick", "2tick", "50", "50.0ms")] == ["tick", "2ticks", "50ms", "50ms"]
+    assert rate_fields("tick") == {"rate_ms": None, "generation": "aligned"}
+    assert rate_fields("2ticks")["generation"] == "aligned"
+    assert round(rate_fields("2ticks")["rate_ms"] / NOMINAL_TICK_MS) == 2
+    assert rate_fields("50ms") == {"rate_ms": 50.0, "generation": "free"}
+    with pytest.raises(SweepError):
+        parse_distances("0")
+    plan = Plan(distance=[1, 2], rate=["tick", "50ms"], dispatch=["isr", "task"], baud=[9600])
+    names = [p.name for p in plan.points()]
+    assert len(names) == len(set(names)) == 8 and "d2-r50ms-b9600-task-idle" in names
+    fields = plan.run_fields(plan.points()[0])
+    from mmsched.config import RunConfig
+
+    RunConfig(**fields)                 # every point's fields make a RunConfig
+    assert load_field("idle")[0] in (False, "idle") and load_field("cpu")[0] in (True, "cpu")
+
+
+def test_campaign_reopened_with_its_own_plan(tmp_path) -> None:
+    plan = Plan(distance=[1, 3], count=5)
+    camp = Campaign.open(tmp_path / "c", plan)
+    camp.save()
+    again = Campaign.open(tmp_path / "c", None)
+    assert again.plan == plan and [p.name for p in again.todo()] == ["d1-rtick-isr-idle", "d3-rtick-isr-idle"]
+
+
+def test_minimum_safe_distance() -> None:
+    assert min_safe_distance([(1, 0.5, True), (2, 1.0, True), (3, 1.0, True)]) == 2
+    assert min_safe_distance([(1, 1.0, True), (2, 0.9, True), (3, 1.0, True)]) == 3
+    assert min_safe_distance([(1, 1.0, True), (2, 1.0, False)]) is None
+    assert min_safe_distance([]) is None
+
+
+def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
+    """Ctrl-C after the first point: exit 130, the point kept, the campaign 'interrupted', no bench or worker
+    left behind; the same command again runs only the rest."""
+    import signal
+    import subprocess
+    import sys
+
+    ensure_built()
+    out = tmp_path / "camp"
+    cmd = [sys.executable, "-m", "mmsched.cli", "sweep", "--distance", "1..6", "--count", "100", "--workers", "1",
+           "--out", str(out)]
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
+    assert p.stderr is not None
+    for line in p.stderr:
+        if line.startswith("[1/6]"):
+            p.send_signal(signal.SIGINT)
+    assert p.wait(timeout=60) == 130
+    d = doc(out)
+    done = [n for n, e in d["points"].items() if e["state"] == "done"]
+    assert d["status"] == "interrupted" and 1 <= len(done) < 6, d["totals"]
+    assert main(["sweep", "--resume", "--out", str(out), "--workers", "1", "-q"]) == 0
+    d = doc(out)
+    assert d["status"] == "complete" and all(e["runs"] == 1 for e in d["points"].values())
+    assert d["sessions"][1]["skipped_complete"] == len(done)
+
+
+def test_failed_and_invalid_points(campaign, tmp_path) -> None:
+    """A point whose run failed (no files) is 'failed' and runs again next time; an invalid run is kept, not
+    run again; either makes the exit status 3. (A stand-in for run_point, paced: in this process.)"""
+    from mmsched.sweep import run_campaign
+
+    src, _ = campaign
+    good = {"csv": (src / "points/d1-rtick-isr-idle.csv").read_bytes(),
+            "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
+    calls: list[str] = []
+
+    def fake(fields, stem, *, paced, baud):
+        calls.append(stem)
+        if stem.startswith("d1"):
+            return {"error": "bench did not start", "worker": "here"}
+        side = json.loads(good["json"])
+        side.update(name=stem, valid=False, invalid_reason="too many stalls")
+        return {**good, "json": json.dumps(side).encode()}
+
+    camp = Campaign.open(tmp_path / "c", Plan(distance=[1, 2], count=30, paced=True))
+    out = run_campaign(camp, fake)
+    assert out.exit_code == 3 and out.failed == ["d1-rtick-isr-idle"] and out.invalid == ["d2-rtick-isr-idle"]
+    e = camp.doc["points"]
+    assert e["d1-rtick-isr-idle"]["state"] == "failed" and e["d1-rtick-isr-idle"]["error"] == "bench did not start"
+    assert e["d2-rtick-isr-idle"]["state"] == "done" and not e["d2-rtick-isr-idle"]["valid"]
+    assert camp.doc["status"] == "incomplete"
+    again = run_campaign(Campaign.open(tmp_path / "c", None), fake)
+    assert calls == ["d1-rtick-isr-idle", "d2-rtick-isr-idle", "d1-rtick-isr-idle"]
+    assert again.exit_code == 3 and again.invalid == ["d2-rtick-isr-idle"]
