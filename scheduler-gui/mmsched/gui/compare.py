@@ -6,8 +6,17 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QVBoxLayout
 
+from ..load import condition
 from .rows import load_run
 from .widgets import Plots, StatsPanel
+
+
+def load_name(value: object) -> str:
+    """The run's load condition (a sidecar from before named loads has true/false: all/idle)."""
+    try:
+        return condition(value)
+    except ValueError:
+        return str(value)
 
 
 class CompareWindow(QDialog):
@@ -32,7 +41,7 @@ class CompareWindow(QDialog):
             col = QVBoxLayout()
             col.addWidget(panel)
             col.addWidget(QLabel(f"mode {cfg.get('mode', '?')}, distance {cfg.get('distance', '?')}, "
-                                 f"load {'on' if cfg.get('load') else 'off'}, "
+                                 f"load {load_name(cfg.get('load'))}, "
                                  f"{'valid' if (sidecar or {}).get('valid', True) else 'INVALID'}"))
             top.addLayout(col)
             self.panels.append(panel)
