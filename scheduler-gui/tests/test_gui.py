@@ -239,6 +239,23 @@ def test_open_and_compare_runs(make_win, tmp_path) -> None:
     assert [p.summary["n"] for p in cmp.panels] == [4, 3]
     assert cmp.panels[1].summary["outcomes"]["late"] == 1
     assert len(cmp.plots.cdf_curves) == 2
+    # their CDF per load condition: these runs' sidecars have no load, so one idle line, pooled
+    assert list(cmp.load_cdf.lines) == ["idle"] and len(cmp.load_cdf.labels) == 2
+    assert sorted(lb.toPlainText() for lb in cmp.load_cdf.labels) == ["max 1500 us", "min 1 us"]
+
+
+def test_compare_shows_a_cdf_per_load_condition(make_win, tmp_path) -> None:
+    import json
+
+    a = synthetic_run(tmp_path, [40.0, 55.0, 60.0, 80.0], "idle-run")
+    b = synthetic_run(tmp_path, [90.0, 200.0, 350.0], "cpu-run")
+    js = b.with_suffix(".json")
+    meta = json.loads(js.read_text())
+    meta["config"]["load"] = "cpu"
+    js.write_text(json.dumps(meta))
+    cmp = make_win().compare(a, b)
+    assert list(cmp.load_cdf.lines) == ["idle", "cpu"]
+    assert {lb.toPlainText() for lb in cmp.load_cdf.labels} == {"min 40 us", "max 80 us", "min 90 us", "max 350 us"}
 
 
 def test_model_takes_thousands_of_rows_in_chunks(qapp) -> None:
