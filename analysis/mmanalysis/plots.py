@@ -6,6 +6,8 @@ savefig renders with Agg (PNG) and the SVG backend, and in Jupyter a returned Fi
 - timeline:  latency over time, one run (log y), late bound and non-measured outcomes marked
 - histogram: latency histogram with log counts (OSADL style), one step curve per run
 - cdf:       share of events <= x on a log time axis, min and max marked per run (seeds/003 style)
+- load_cdf:  one CDF per PC load condition (idle, cpu, memory, disk, network, all), one panel per mode and
+             distance, one log time axis, min and max of each marked and labelled (seeds/003's figures 6-9)
 - compare:   runs side by side, shared log latency axis (normal vs mixed, 1 vs 2 ticks, idle vs loaded)
 - slack:     mixed mode: propagation delay of SCHEDULE to the executor and the slack left, by outcome,
              which is what explains late and missed events
@@ -19,7 +21,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from .reader import RunSet
-from .schema import DEFAULT_LATE_BOUND_US, MEASURED
+from .schema import DEFAULT_LATE_BOUND_US, LOAD_CONDITIONS, MEASURED, load_condition
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
 
@@ -34,7 +36,9 @@ def _runs(data: RunSet, runs: list[str] | None) -> list[str]:
 
     def key(r):
         c = data.meta[r].get("config", {})
-        return (EXPERIMENT_ORDER.get(c.get("mode"), 9), bool(c.get("load")), c.get("distance") or 0, r)
+        load = load_condition(c.get("load"))
+        return (EXPERIMENT_ORDER.get(c.get("mode"), 9), load != "idle",
+                LOAD_CONDITIONS.index(load) if load in LOAD_CONDITIONS else 99, c.get("distance") or 0, r)
     return sorted(data.meta, key=key)
 
 
@@ -144,6 +148,84 @@ def cdf(data: RunSet, runs: list[str] | None = None):
     return fig
 
 
+LOAD_COLORS = {"idle": "black", "cpu": "tab:red", "memory": "tab:blue", "disk": "tab:orange",
+               "network": "tab:purple", "all": "tab:brown"}
+
+
+def us_text(x: float) -> str:
+    """A latency for a label: whole microseconds from 100 us up (29290, not 2.929e+04), else 4 digits."""
+    return f"{x:.0f}" if x >= 100 else f"{x:.4g}"
+
+
+def load_cdf_data(data: RunSet, runs: list[str] | None = None) -> dict[tuple[str, int], dict[str, np.ndarray]]:
+    """(mode, distance) -> load condition -> the sorted latencies (us) of the measured events (ok + late,
+    measurable, > 0) of RUNS (default: all) pooled per condition. Groups in the paper's order, conditions in
+    LOAD_CONDITIONS' order. What load_cdf draws; a view that draws its own (the GUI) can take it as it is."""
+    df = data.df
+    measured = df["outcome"].isin(MEASURED).to_numpy() & df["measurable"].to_numpy(dtype=bool)
+    groups: dict[tuple[str, int], dict[str, list[np.ndarray]]] = {}
+    for run in _runs(data, runs):
+        cfg = data.meta[run].get("config", {})
+        m = measured & (df["run"] == run).to_numpy()
+        lat = df["latency_us"].to_numpy()[m]
+        lat = lat[lat > 0]                                   # a log axis
+        if not len(lat):
+            continue
+        key = (str(cfg.get("mode")), int(cfg.get("distance") or 0))
+        groups.setdefault(key, {}).setdefault(load_condition(cfg.get("load")), []).append(lat)
+
+    def order(c: str) -> tuple[int, str]:
+        return (LOAD_CONDITIONS.index(c) if c in LOAD_CONDITIONS else len(LOAD_CONDITIONS), c)
+    out = {}
+    for key in sorted(groups, key=lambda k: (EXPERIMENT_ORDER.get(k[0], 9), k[1])):
+        out[key] = {c: np.sort(np.concatenate(groups[key][c])) for c in sorted(groups[key], key=order)}
+    return out
+
+
+def load_cdf(data: RunSet, runs: list[str] | None = None):
+    """Latency CDFs, one line per load condition, one panel per (mode, distance), on one log time axis shared
+    by every panel; each line's min and max marked with a dot and labelled. The labels never overlap: each
+    gets a row of its own (min labels stacked up from the bottom, max labels down from the top, joined to
+    their dot by a thin line)."""
+    groups = load_cdf_data(data, runs)
+    n = max(len(groups), 1)
+    fig = Figure(figsize=(9, 3.6 * n))
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    if not groups:
+        axes[0].text(0.5, 0.5, "no measured events", ha="center", transform=axes[0].transAxes)
+    all_lat = np.concatenate([lat for g in groups.values() for lat in g.values()]) if groups else np.array([1.0])
+    lo, hi = float(all_lat.min()), float(all_lat.max())
+    for ax, ((mode, distance), conds) in zip(axes, groups.items()):
+        step = min(7.0, 44.0 / max(len(conds), 1))          # % of the axis per label row
+        # rows: the largest min nearest the bottom, the smallest max nearest the top, so that no leader line
+        # (vertical, from a label's edge to its dot) runs through a label between it and its dot
+        names = list(conds)
+        min_row = {c: r for r, c in enumerate(sorted(names, key=lambda c: -conds[c][0]))}
+        max_row = {c: r for r, c in enumerate(sorted(names, key=lambda c: conds[c][-1]))}
+        for i, (cond, lat) in enumerate(conds.items()):
+            color = LOAD_COLORS.get(cond, f"C{i}")
+            y = np.arange(1, len(lat) + 1) / len(lat) * 100
+            ax.step(lat, y, where="post", color=color, lw=1.4, label=f"{cond} (n={len(lat)})")
+            for x, yy, what, ty, ha in ((lat[0], y[0], "min", 4 + step * (min_row[cond] + 0.5), "left"),
+                                        (lat[-1], 100.0, "max", 100 - step * (max_row[cond] + 0.5), "right")):
+                ax.plot([x], [yy], "o", color=color, ms=5, zorder=3)
+                ax.annotate(f"{what} {us_text(x)} us", (x, yy), xytext=(x, ty), textcoords="data", ha=ha, va="center",
+                            fontsize=7, color=color, arrowprops=dict(arrowstyle="-", color=color, lw=0.5),
+                            bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.6))
+        ax.set_ylim(0, 105)
+        ax.set_ylabel("events <= x (%)")
+        ax.set_title(f"{mode} mode, {distance} tick{'s' if distance != 1 else ''} ahead: latency by PC load",
+                     fontsize=9)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="PC load", title_fontsize=7)
+    axes[0].set_xscale("log")
+    axes[0].set_xlim(lo / 1.6, hi * 1.6)
+    axes[-1].set_xlabel("latency (us, log)")
+    fig.suptitle("cumulative distribution of latency per load condition (ok + late, measurable events)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def compare(data: RunSet, runs: list[str] | None = None):
     runs = _runs(data, runs)
     fig = Figure(figsize=(2.6 * max(len(runs), 1) + 1, 3.8))
@@ -161,7 +243,7 @@ def compare(data: RunSet, runs: list[str] | None = None):
         cfg = data.meta[run].get("config", {})
         stats = f"mean {lat.mean():.4g} us\nvar {lat.var(ddof=1) / 1e6:.3g} ms^2" if len(lat) > 1 else "no data"
         lost = ", ".join(f"{o} {int(counts.get(o, 0))}" for o in ("late", "early", "missed", "lost") if counts.get(o, 0))
-        ax.set_title(f"{_label(data, run)}\n{cfg.get('mode')} d={cfg.get('distance')} load={cfg.get('load')}",
+        ax.set_title(f"{_label(data, run)}\n{cfg.get('mode')} d={cfg.get('distance')} load={load_condition(cfg.get('load'))}",
                      fontsize=8)
         ax.set_xlabel("event\n" + stats.replace("\n", ", ") + ("\n" + lost if lost else ""), fontsize=7)
     axes[0][0].set_yscale("log")
@@ -240,6 +322,7 @@ def all_figures(data: RunSet, out_dir: Path | str, runs: list[str] | None = None
     runs = _runs(data, runs)
     out: dict[str, list[Path]] = {}
     out["cdf"] = save(cdf(data, runs), out_dir, "cdf")
+    out["load-cdf"] = save(load_cdf(data, runs), out_dir, "load-cdf")
     out["histogram"] = save(histogram(data, runs), out_dir, "histogram")
     out["compare"] = save(compare(data, runs), out_dir, "compare")
     out["slack"] = save(slack(data, runs), out_dir, "slack")

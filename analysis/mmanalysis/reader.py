@@ -12,8 +12,8 @@ from typing import Iterable, NamedTuple
 import numpy as np
 import pandas as pd
 
-from .schema import (COLUMN_NAMES, COLUMNS, FORMAT, MEASURED, MODES, OUTCOMES, READABLE_VERSIONS, REASONS,
-                     SchemaError, missing_defaults)
+from .schema import (COLUMN_NAMES, COLUMNS, FORMAT, LOAD_CONDITIONS, MEASURED, MODES, OUTCOMES, READABLE_VERSIONS,
+                     REASONS, SchemaError, load_condition, missing_defaults)
 
 OUTCOME_DTYPE = pd.CategoricalDtype(OUTCOMES)
 MODE_DTYPE = pd.CategoricalDtype(MODES)
@@ -23,7 +23,8 @@ REASON_DTYPE = pd.CategoricalDtype(REASONS)
 class RunSet(NamedTuple):
     """`df`: one row per event of every run, with a `run` column; `meta`: run name -> its JSON sidecar.
 
-    Columns beyond the file's: `run`, `load` (config.load), `latency_ticks` (latency_counts / tick_counts),
+    Columns beyond the file's: `run`, `load` (config.load's condition: idle, cpu, memory, disk, network, all;
+    a sidecar from before named loads has a bool there, read as all / idle), `latency_ticks` (latency_counts / tick_counts),
     `jitter_us` (seeds/001: |interval between successive measured events - intended interval|, which is
     |latency - latency of the previous measured event of the same run|; empty for the first one).
     """
@@ -210,7 +211,7 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     meta = dict(meta, _csv=str(csv_path))
     tb = meta["timebase"]
     df.insert(0, "run", name)
-    df["load"] = bool(meta["config"].get("load", False))
+    df["load"] = load_condition(meta["config"].get("load"))
     df["latency_ticks"] = df["latency_counts"].to_numpy(dtype=float, na_value=np.nan) / float(tb["tick_counts"])
     measured = df["outcome"].isin(MEASURED).to_numpy() & df["measurable"].to_numpy()
     df["jitter_us"] = jitter_us(df["latency_us"].to_numpy(), measured)
@@ -262,4 +263,6 @@ def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
     df["run"] = pd.Categorical(df["run"], categories=list(meta))
     for name, dtype in (("mode", MODE_DTYPE), ("outcome", OUTCOME_DTYPE), ("reason", REASON_DTYPE)):
         df[name] = df[name].astype(dtype)
+    known = [c for c in LOAD_CONDITIONS]            # groups in this order; an unknown name after them
+    df["load"] = pd.Categorical(df["load"], categories=known + sorted(set(df["load"].astype(str)) - set(known)))
     return RunSet(df, meta)

@@ -72,6 +72,20 @@ FAULT_REASONS = ("seq_gap", "link_fault", "node_reset", "timecode_fault", "no_an
 
 DEFAULT_LATE_BOUND_US = 1000.0
 
+# The PC's load during a run (config.load, `mmrig run --load`), in the order figures and tables list them.
+# A sidecar written before named loads has a bool there: true reads as "all", false as "idle".
+LOAD_CONDITIONS = ("idle", "cpu", "memory", "disk", "network", "all")
+
+
+def load_condition(value: object) -> str:
+    """A run's load condition from its config.load: a name, or the older bool (true: all, false/absent: idle).
+    A name this version does not know is kept as it is."""
+    if value is None or value is False:
+        return "idle"
+    if value is True:
+        return "all"
+    return str(value)
+
 
 class SchemaError(ValueError):
     """A run file does not follow docs/data-format.md. Names the file, the line (1 = header) and the column."""

@@ -1,4 +1,4 @@
-"""Summary statistics per run and per group (mode, distance, load).
+"""Summary statistics per run and per group (mode, distance, load condition: idle, cpu, ... all).
 
 Latency statistics are over `ok` and `late` rows only (docs/data-format.md); `early`, `missed` and `lost`
 are counted in their own columns, never folded in. Variance is the sample variance (ddof=1), in us^2
@@ -14,7 +14,7 @@ import pandas as pd
 
 from .latstats import STAT_NAMES, latency_stats
 from .reader import RunSet
-from .schema import OUTCOMES
+from .schema import OUTCOMES, load_condition
 
 GROUP = ["mode", "distance", "load"]
 
@@ -91,7 +91,8 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
             m = meta.get(str(key["run"]), {})
             row["valid"] = bool(m.get("valid", True))
             cfg = m.get("config", {})
-            row["mode"], row["distance"], row["load"] = cfg.get("mode"), cfg.get("distance"), cfg.get("load")
+            row["mode"], row["distance"] = cfg.get("mode"), cfg.get("distance")
+            row["load"] = load_condition(cfg.get("load"))
         rows.append(row)
     out = pd.DataFrame(rows)
     if "run" in out:

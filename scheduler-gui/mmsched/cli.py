@@ -7,7 +7,6 @@ import json
 import math
 import os
 import re
-import shutil
 import signal
 import sys
 import time
@@ -198,9 +197,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.name is None and args.out is not None and text.startswith("--name "):
             text = "--out: the run's name " + text.removeprefix("--name ") + " (or give --name)"
         return usage_or_rig_error(text)
-    if args.load and shutil.which("stress-ng") is None:
-        return usage_or_rig_error("--load needs stress-ng, which is not installed (tools/setup.sh installs it: "
-                                  "apt-get install stress-ng)")
+    from .load import unavailable as load_unavailable
+    problem = load_unavailable(cfg.load)
+    if problem:
+        return usage_or_rig_error(f"--load {cfg.load}: {problem}")
     for what, port in (("--profiler", args.profiler), ("--executor", args.executor)):
         if port and "://" not in port and not Path(port).exists():
             return usage_or_rig_error(f"{what}: no such port: {port}")
@@ -546,7 +546,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
                           "not by TIMECODE arrivals alone (the paper's way, the default)")
     run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
-    run.add_argument("--load", action="store_true", help="heavy PC load (stress-ng) during the run")
+    run.add_argument("--load", nargs="?", const="all", default="idle", metavar="CONDITION",
+                     help="PC load (stress-ng) during the run: idle (none, the default), cpu, memory, disk, network "
+                          "(loopback only, in a network namespace of its own) or all; --load alone is all")
     run.add_argument("--trace", action="store_true",
                      help="bench: trace the executor from outside (task switches, interrupts, pins): writes "
                           "OUT.exectrace, OUT.perfetto-trace (ui.perfetto.dev), OUT.vcd (PulseView, GTKWave) and "

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from .exload import ExecutorLoad
+from .load import condition as load_condition
 
 MODES = ("mixed", "normal", "verification")
 DEFAULT_TIMEOUT_TICKS = 6     # an event with no RESULT this many ticks after its tick is missed
@@ -53,7 +54,7 @@ class RunConfig:
     # the GUI's run process); "gui": inside the GUI's process, sharing its interpreter lock on purpose
     firing_process: str = "own"
     dispatch: str = "isr"             # executor dispatch: isr or task
-    load: bool = False
+    load: str = "idle"              # PC load condition (load.CONDITIONS); True/False read as all/idle
     executor_load: ExecutorLoad = ExecutorLoad()   # what the executor does besides firing (exload.py; or its text)
     trace: bool = False               # the bench's trace of the executor: NAME.exectrace, .perfetto-trace, .vcd
     late_bound_us: float = 1000.0
@@ -92,6 +93,7 @@ class RunConfig:
             raise ValueError(f"--max-in-flight must be at least 1, not {self.max_in_flight}")
         if not _whole(self.timeout_ticks) or self.timeout_ticks < 1:
             raise ValueError(f"timeout_ticks must be at least 1, not {self.timeout_ticks}")
+        self.load = load_condition(self.load)          # ValueError naming --load and the conditions
         if isinstance(self.executor_load, str):        # the option's text, as scripts and run_experiment give it
             self.executor_load = ExecutorLoad.parse(self.executor_load)
         if not isinstance(self.executor_load, ExecutorLoad):

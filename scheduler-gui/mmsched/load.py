@@ -1,23 +1,35 @@
-"""Heavy PC load for the paper's section 7.5, and keeping the virtual bench above it.
+"""PC load during a run, by named condition (the paper's section 7.5; seeds/003's idle / memory / disk / network).
 
-The load (documented command, recorded in the sidecar):
+`mmrig run --load NAME` (RunConfig.load) names one condition; each is one stress-ng command, recorded in the
+sidecar (load.condition, load.command):
 
-    stress-ng --cpu N --cpu-method matrixprod --vm 1 --vm-bytes 256M --hdd 1 --hdd-bytes 64M
-              --temp-path TMPDIR --timeout Ts --quiet
+    idle     nothing added
+    cpu      stress-ng --cpu N --cpu-method matrixprod
+    memory   stress-ng --vm 1 --vm-bytes 256M
+    disk     stress-ng --hdd 1 --hdd-bytes 64M --temp-path TMPDIR
+    network  stress-ng --sock 1 --sock-if lo --udp 1 --udp-if lo, in a network namespace of its own
+    all      all of the above in one stress-ng (the old `--load`'s mix plus the network stressors)
 
-N = the number of CPUs (every core busy with the scheduler's Python at the same nice level), one
-memory worker (256 MB, touching pages continuously), one disk worker (write/read/unlink 64 MB files
-in a temporary directory), like the paper's "many applications concurrently, as well as background
-disk access". stress-ng runs in its own process group and is stopped with SIGTERM (then SIGKILL) to
-that group when the run ends; --timeout is only a safety net.
+each followed by --timeout Ts --quiet. N = the number of CPUs (every core busy, at the scheduler's own nice
+level); one memory worker touching 256 MB continuously; one disk worker writing/reading/unlinking 64 MB files
+in a temporary directory (removed afterwards); TCP (--sock) and UDP (--udp) traffic over the loopback.
 
-The scheduler's own process is left at normal priority: it is what the load is for. (An endpoint that
-simulates hardware keeps itself above the load: mmhil.endpoint.raise_priority, recorded in the sidecar
-as load.bench_priority.)
+Loopback only: stress-ng 0.15's --sock-if / --udp-if pick the client's address but its servers bind 0.0.0.0
+(seen with `ss -ltnup`: ports 5000/tcp and 7000/udp open on every interface). So a condition with network
+stressors runs stress-ng in a new network namespace (`unshare --net --map-root-user`, unprivileged user
+namespaces, on by default on Debian 12) whose only interface is its own `lo`, brought up by `ip link set lo up`
+before stress-ng is exec'd: nothing it sends or listens on can reach the host's or another machine's network.
+Where such a namespace cannot be made, those conditions are refused (never run on the host's interfaces).
+
+stress-ng runs in its own process group and is stopped with SIGTERM (then SIGKILL) to that group when the run
+ends; --timeout is only a safety net. The scheduler's own process is left at normal priority: it is what the
+load is for. (An endpoint that simulates hardware keeps itself above the load: mmhil.endpoint.raise_priority,
+recorded in the sidecar as load.bench_priority.)
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import signal
@@ -26,26 +38,104 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+CONDITIONS = ("idle", "cpu", "memory", "disk", "network", "all")
+NETWORK_CONDITIONS = ("network", "all")
+CONDITION_WORDS = {
+    "idle": "nothing added",
+    "cpu": "every core busy (matrix products)",
+    "memory": "a worker touching 256 MB continuously",
+    "disk": "a worker writing, reading, unlinking 64 MB files",
+    "network": "TCP and UDP traffic on the loopback (own network namespace)",
+    "all": "cpu + memory + disk + network at once",
+}
+# how `ip` brings the namespace's loopback up before stress-ng replaces the shell ("$0" "$@": stress-ng's argv)
+NETNS_PREFIX = ["unshare", "--net", "--map-root-user", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
 
-def stress_command(duration_s: float, temp_path: Path, cpus: int | None = None) -> list[str]:
+
+def condition(value: object) -> str:
+    """A load condition's name from what RunConfig.load / a sidecar's config.load may hold: a name of
+    CONDITIONS, or a bool (the format before named loads: True -> "all", False -> "idle"), or None (idle)."""
+    if value is None or value is False:
+        return "idle"
+    if value is True:
+        return "all"
+    if isinstance(value, str) and value in CONDITIONS:
+        return value
+    raise ValueError(f"--load must be one of {', '.join(CONDITIONS)}, not {value!r}")
+
+
+def stressors(name: str, temp_path: Path, cpus: int | None = None) -> list[str]:
+    """The stress-ng options of condition NAME (empty for idle)."""
+    name = condition(name)
     n = cpus or os.cpu_count() or 2
-    return ["stress-ng", "--cpu", str(n), "--cpu-method", "matrixprod", "--vm", "1", "--vm-bytes", "256M",
-            "--hdd", "1", "--hdd-bytes", "64M", "--temp-path", str(temp_path),
-            "--timeout", f"{max(1, int(duration_s + 0.999))}s", "--quiet"]
+    parts = {
+        "cpu": ["--cpu", str(n), "--cpu-method", "matrixprod"],
+        "memory": ["--vm", "1", "--vm-bytes", "256M"],
+        "disk": ["--hdd", "1", "--hdd-bytes", "64M", "--temp-path", str(temp_path)],
+        "network": ["--sock", "1", "--sock-if", "lo", "--udp", "1", "--udp-if", "lo"],
+    }
+    if name == "idle":
+        return []
+    if name == "all":
+        return [a for k in ("cpu", "memory", "disk", "network") for a in parts[k]]
+    return parts[name]
+
+
+def stress_command(name: str, duration_s: float, temp_path: Path, cpus: int | None = None) -> list[str]:
+    """The whole argv of condition NAME ([] for idle): stress-ng, behind NETNS_PREFIX when it has network
+    stressors."""
+    opts = stressors(name, temp_path, cpus)
+    if not opts:
+        return []
+    argv = ["stress-ng", *opts, "--timeout", f"{max(1, int(duration_s + 0.999))}s", "--quiet"]
+    return [*NETNS_PREFIX, *argv] if condition(name) in NETWORK_CONDITIONS else argv
+
+
+@functools.lru_cache(maxsize=None)
+def _netns_problem() -> str | None:
+    for tool in ("unshare", "ip"):
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (util-linux / iproute2)"
+    try:
+        p = subprocess.run([*NETNS_PREFIX, "true"], stdin=subprocess.DEVNULL, capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"cannot make a network namespace for the loopback-only network load: {exc}"
+    if p.returncode != 0:
+        why = (p.stderr.decode(errors="replace").strip().splitlines() or ["?"])[-1]
+        return ("cannot make a network namespace for the loopback-only network load (unprivileged user "
+                f"namespaces off?): {why}")
+    return None
+
+
+def unavailable(name: str) -> str | None:
+    """Why condition NAME cannot run on this machine (one line), or None."""
+    name = condition(name)
+    if name == "idle":
+        return None
+    if shutil.which("stress-ng") is None:
+        return "stress-ng is not installed (tools/setup.sh installs it: apt-get install stress-ng)"
+    return _netns_problem() if name in NETWORK_CONDITIONS else None
 
 
 @dataclass
 class Load:
     duration_s: float
+    name: str = "all"
     command: list[str] = field(default_factory=list, init=False)
     process: subprocess.Popen | None = field(default=None, init=False)
     _tmp: Path | None = field(default=None, init=False)
 
+    def __post_init__(self) -> None:
+        self.name = condition(self.name)
+
     def start(self) -> "Load":
-        if shutil.which("stress-ng") is None:
-            raise RuntimeError("stress-ng is not installed (tools/setup.sh installs it: apt-get install stress-ng)")
+        if self.name == "idle":
+            return self
+        problem = unavailable(self.name)
+        if problem:
+            raise RuntimeError(problem)
         self._tmp = Path(tempfile.mkdtemp(prefix="mmrig-load."))
-        self.command = stress_command(self.duration_s, self._tmp)
+        self.command = stress_command(self.name, self.duration_s, self._tmp)
         self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=subprocess.DEVNULL, start_new_session=True)
         return self

@@ -175,9 +175,9 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            if cfg.load:
-                load = Load(self.expected_duration_s() + 30).start()
-                self.say(f"load: {' '.join(load.command)}")
+            if cfg.load != "idle":
+                load = Load(self.expected_duration_s() + 30, cfg.load).start()
+                self.say(f"load {cfg.load}: {' '.join(load.command)}")
             self.setup_modes()
             self.endpoint.begin()
             if cfg.mode == "normal":
@@ -993,7 +993,7 @@ class Runner:
             "counters": {"scheduler": sched_counters, "profiler": self.node_counters.get("profiler"),
                          "executor": self.node_counters.get("executor")},
             "cpu": cpu,
-            "load": {"command": load.command if load else None, "bench_priority": identity.get("priority"),
+            "load": {"condition": cfg.load, "command": load.command if load else None, "bench_priority": identity.get("priority"),
                      "scheduler_nice": os.getpriority(os.PRIO_PROCESS, 0)},
             "link_faults": self.link_faults,
             "faults": self.faults.section(),

@@ -53,6 +53,9 @@ BAD = [
     (["--executor-load", "cpu,gpu"], "--executor-load"),
     (["--executor-load", "periodic=10ms/9ms"], "--executor-load"),
     (["--mode", "normal", "--executor-load", "cpu"], "--executor-load"),
+    (["--load", "gpu"], "--load"),
+    (["--load", "true"], "--load"),
+    (["--load", "Idle"], "--load"),
     (["--ppm-profiler", "5000"], "--ppm-profiler"),
     (["--ppm-executor", "fast"], "--ppm-executor"),
     (["--ppm-profiler", "10", "--profiler", "/dev/mmrig-x", "--executor", "/dev/mmrig-y"], "--ppm-profiler"),
@@ -100,6 +103,7 @@ def test_load_without_stress_ng(tmp_path: Path) -> None:
     ({"distance": 0}, "--distance"), ({"distance": 256}, "--distance"), ({"accuracy": 101}, "--accuracy"),
     ({"max_in_flight": 0}, "--max-in-flight"), ({"late_bound_us": -3.0}, "--late-bound-us"),
     ({"timeout_ticks": 0}, "timeout_ticks"), ({"name": "=1+1"}, "--name"), ({"name": "a" * 65}, "--name"),
+    ({"load": "gpu"}, "--load"), ({"load": 1}, "--load"), ({"load": ""}, "--load"),
 ])
 def test_runconfig_refuses(kw: dict, word: str) -> None:
     with pytest.raises(ValueError, match=word):

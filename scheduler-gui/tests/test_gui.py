@@ -188,6 +188,30 @@ def test_settings_survive_a_restart(make_win, tmp_path) -> None:
     assert again.plots.log_y
 
 
+def test_load_combo_conditions_settings_and_missing_stress_ng(make_win, tmp_path, monkeypatch) -> None:
+    from PySide6.QtCore import QSettings
+
+    from mmsched import load as L
+
+    ini = tmp_path / "load.ini"
+    win = make_win(ini)
+    assert [win.load.itemText(i) for i in range(win.load.count())] == list(L.CONDITIONS)
+    win.load.setCurrentText("disk")
+    assert win.config().load == "disk" and "armed" in win.load_indicator.text()
+    win.close()
+    assert make_win(ini).load.currentText() == "disk"                # kept as the condition's name
+    old = tmp_path / "old.ini"                                       # the checkbox's setting: true / false
+    QSettings(str(old), QSettings.Format.IniFormat).setValue("load", True)
+    assert make_win(old).load.currentText() == "all"
+    # no stress-ng: every condition but idle is a disabled entry that says why; a saved one falls back to idle
+    monkeypatch.setenv("PATH", "/nonexistent")
+    w = make_win(ini)
+    model = w.load.model()
+    assert model.item(0).isEnabled() and w.load.currentText() == "idle"
+    for i in range(1, len(L.CONDITIONS)):
+        assert not model.item(i).isEnabled() and "stress-ng is not installed" in model.item(i).toolTip()
+
+
 def synthetic_run(path: Path, latencies: list[float], name: str) -> Path:
     from mmsched.event import Event
     from mmsched.export import write_run
@@ -215,6 +239,23 @@ def test_open_and_compare_runs(make_win, tmp_path) -> None:
     assert [p.summary["n"] for p in cmp.panels] == [4, 3]
     assert cmp.panels[1].summary["outcomes"]["late"] == 1
     assert len(cmp.plots.cdf_curves) == 2
+    # their CDF per load condition: these runs' sidecars have no load, so one idle line, pooled
+    assert list(cmp.load_cdf.lines) == ["idle"] and len(cmp.load_cdf.labels) == 2
+    assert sorted(lb.toPlainText() for lb in cmp.load_cdf.labels) == ["max 1500 us", "min 1 us"]
+
+
+def test_compare_shows_a_cdf_per_load_condition(make_win, tmp_path) -> None:
+    import json
+
+    a = synthetic_run(tmp_path, [40.0, 55.0, 60.0, 80.0], "idle-run")
+    b = synthetic_run(tmp_path, [90.0, 200.0, 350.0], "cpu-run")
+    js = b.with_suffix(".json")
+    meta = json.loads(js.read_text())
+    meta["config"]["load"] = "cpu"
+    js.write_text(json.dumps(meta))
+    cmp = make_win().compare(a, b)
+    assert list(cmp.load_cdf.lines) == ["idle", "cpu"]
+    assert {lb.toPlainText() for lb in cmp.load_cdf.labels} == {"min 40 us", "max 80 us", "min 90 us", "max 350 us"}
 
 
 def test_model_takes_thousands_of_rows_in_chunks(qapp) -> None:
@@ -293,14 +334,16 @@ def test_heavy_load_switch_runs_stress_ng_and_shows_it(make_win, qtbot) -> None:
     win = make_win()
     win.set_mode("mixed")
     win.length.setValue(12)
-    win.load.setChecked(True)
+    assert win.load.currentText() == "idle" and "no load" in win.load_indicator.text()
+    win.load.setCurrentText("cpu")
     assert "armed" in win.load_indicator.text()
     qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
     assert win.running and "HEAVY LOAD ON" in win.load_indicator.text()
     qtbot.waitUntil(lambda: not win.running, timeout=60000)
     lag_only(win)
     load = win.result.sidecar["load"]
-    assert win.result.sidecar["config"]["load"] is True and load["command"][0] == "stress-ng"
+    assert win.result.sidecar["config"]["load"] == "cpu" and load["condition"] == "cpu"
+    assert load["command"][:3] == ["stress-ng", "--cpu", str(os.cpu_count() or 2)]
     assert "armed" in win.load_indicator.text()
     assert sum(e.outcome == "ok" for e in win.result.events) == 12
     assert running_commands("stress-ng") == []   # stopped, workers too

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, 
 from ..budget import format_budget
 from ..config import MODES, RunConfig
 from ..exload import ExecutorLoad
+from ..load import CONDITION_WORDS, CONDITIONS, condition as load_condition, unavailable as load_unavailable
 from ..export import write_run
 from ..result import RunResult
 from ..endpoint import Boards, Endpoint
@@ -204,17 +204,20 @@ class MainWindow(QMainWindow):
         exload_row.addSpacing(4)
         exload_row.addWidget(self.executor_load, 1)
         form.addRow(exload_row)
-        self.load = QCheckBox("heavy load (stress-ng, paper 7.5)")
+        # the PC's load condition (mmsched.load: stress-ng, paper 7.5, seeds/003's conditions); a condition this
+        # machine cannot run is a disabled entry whose tooltip says why
+        self.load = QComboBox()
+        self.load.addItems(list(CONDITIONS))
+        self.load.setToolTip("PC load during the run (stress-ng): " + "; ".join(
+            f"{c}: {w}" for c, w in CONDITION_WORDS.items()))
         self.load_indicator = LoadIndicator()
-        form.addRow(self.load)
+        form.addRow("PC load", self.load)
         form.addRow("load", self.load_indicator)
-        if shutil.which("stress-ng") is None:
-            self.load.setEnabled(False)
-            self.load.setToolTip("stress-ng is not installed (tools/setup.sh installs it)")
+        self.update_load_conditions()
         left.addWidget(exp)
         for s in (self.distance, self.rate, self.accuracy):
             s.valueChanged.connect(self.update_labels)
-        self.load.toggled.connect(lambda on: self.load_indicator.set_state(on, self.running))
+        self.load.currentTextChanged.connect(lambda name: self.load_indicator.set_state(name != "idle", self.running))
 
         buttons = QHBoxLayout()
         self.start_button = QPushButton("Start  (Ctrl+R)")
@@ -335,7 +338,7 @@ class MainWindow(QMainWindow):
         self.length_unit.setCurrentText(str(s.value("length_unit", "events")))
         self.generation.setCurrentText(str(s.value("generation", "aligned")))
         self.dispatch.setCurrentText(str(s.value("dispatch", "isr")))
-        self.load.setChecked(str(s.value("load", "false")).lower() == "true" and self.load.isEnabled())
+        self.set_load_condition(str(s.value("load", "idle")))
         self.executor_load.setText(str(s.value("executor_load", "")))
         self.trace.setChecked(str(s.value("trace", "false")).lower() == "true")
         (self.conn_serial if s.value("connection", "bench") == "serial" else self.conn_bench).setChecked(True)
@@ -365,7 +368,7 @@ class MainWindow(QMainWindow):
         s.setValue("length_unit", self.length_unit.currentText())
         s.setValue("generation", self.generation.currentText())
         s.setValue("dispatch", self.dispatch.currentText())
-        s.setValue("load", self.load.isChecked())
+        s.setValue("load", self.load.currentText())
         s.setValue("executor_load", self.executor_load.text())
         s.setValue("trace", self.trace.isChecked())
         s.setValue("connection", "serial" if self.conn_serial.isChecked() else "bench")
@@ -459,7 +462,7 @@ class MainWindow(QMainWindow):
         return RunConfig(mode=self.mode(), distance=self.distance.value(), rate_ms=self.rate_ms(), count=count,
                          duration_s=duration, random_ids=self.random_ids.isChecked(),
                          generation=self.generation.currentText(), accuracy=self.accuracy.value(),
-                         dispatch=self.dispatch.currentText(), load=self.load.isChecked(),
+                         dispatch=self.dispatch.currentText(), load=self.load.currentText(),
                          firing_process=self.firing_process(),
                          discipline=self.mode() == "normal" and self.discipline.isChecked(),
                          executor_load=self.executor_load_value(),
@@ -562,7 +565,7 @@ class MainWindow(QMainWindow):
         self.last_config = cfg
         self.say(f"start: {cfg.mode}, distance {cfg.distance}, rate {cfg.rate_ms or 'tick'}, "
                  f"{cfg.count or cfg.duration_s} {'events' if cfg.count else 's'}, "
-                 f"{'random' if cfg.random_ids else 'sequential'} ids, load {'on' if cfg.load else 'off'}"
+                 f"{'random' if cfg.random_ids else 'sequential'} ids, load {cfg.load}"
                  f", executor load {cfg.executor_load}{', traced' if cfg.trace else ''}"
                  f" on {endpoint.kind}, "
                  f"{'in the GUI process' if cfg.firing_process == 'gui' else 'in a process of its own'}")
@@ -585,14 +588,36 @@ class MainWindow(QMainWindow):
                   self.trace):
             w.setEnabled(not on)
         if not on:
-            self.load.setEnabled(shutil.which("stress-ng") is not None)
+            self.update_load_conditions()
             self.on_mode_changed()
             self.on_connection_changed()
         else:
             self.accuracy.setEnabled(False)
             self.fire_in_gui.setEnabled(False)
             self.discipline.setEnabled(False)
-        self.load_indicator.set_state(self.load.isChecked(), on)
+        self.load_indicator.set_state(self.load.currentText() != "idle", on)
+
+    def update_load_conditions(self) -> None:
+        """Disables the conditions this machine cannot run (stress-ng missing, no network namespace), with
+        why in their tooltip; falls back to idle if the chosen one is among them."""
+        model = self.load.model()
+        for i, name in enumerate(CONDITIONS):
+            problem = load_unavailable(name)
+            item = model.item(i)
+            item.setEnabled(problem is None)
+            item.setToolTip(problem or CONDITION_WORDS[name])
+        if not model.item(self.load.currentIndex()).isEnabled():
+            self.load.setCurrentText("idle")
+
+    def set_load_condition(self, value: str) -> None:
+        """A saved setting: a condition's name, or the checkbox's old "true"/"false" (all / idle)."""
+        text = {"true": True, "false": False}.get(value.lower(), value)
+        try:
+            name = load_condition(text)
+        except ValueError:
+            name = "idle"
+        i = CONDITIONS.index(name)
+        self.load.setCurrentIndex(i if self.load.model().item(i).isEnabled() else 0)
 
     def _end_thread(self) -> None:
         if self.thread is not None:

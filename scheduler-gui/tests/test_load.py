@@ -1,0 +1,91 @@
+"""Named PC load conditions (issue 20): the names, the stress-ng command of each (no process), the network
+condition kept on a loopback of its own, and one short real run under --load cpu."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mmsched import load as L
+from mmsched.config import RunConfig
+
+MMRIG = [sys.executable, "-m", "mmsched.cli"]
+TMP = Path("/tmp/mmrig-load.X")
+TAIL = ["--timeout", "10s", "--quiet"]
+
+
+def test_condition_names_and_the_old_bool() -> None:
+    assert L.CONDITIONS == ("idle", "cpu", "memory", "disk", "network", "all")
+    for name in L.CONDITIONS:
+        assert L.condition(name) == name and RunConfig(load=name).load == name
+    # the format before named loads: config.load was a bool
+    assert L.condition(True) == "all" and L.condition(False) == "idle" and L.condition(None) == "idle"
+    assert RunConfig(load=True).load == "all" and RunConfig(load=False).load == "idle"
+    assert RunConfig().load == "idle"
+    for bad in ("gpu", "CPU", "", 1, "true"):
+        with pytest.raises(ValueError, match="--load must be one of idle, cpu, memory, disk, network, all"):
+            L.condition(bad)
+
+
+def test_stress_ng_argv_per_condition() -> None:
+    cmd = {c: L.stress_command(c, 9.2, TMP, cpus=3) for c in L.CONDITIONS}
+    assert cmd["idle"] == []
+    assert cmd["cpu"] == ["stress-ng", "--cpu", "3", "--cpu-method", "matrixprod", *TAIL]
+    assert cmd["memory"] == ["stress-ng", "--vm", "1", "--vm-bytes", "256M", *TAIL]
+    assert cmd["disk"] == ["stress-ng", "--hdd", "1", "--hdd-bytes", "64M", "--temp-path", str(TMP), *TAIL]
+    netns = ["unshare", "--net", "--map-root-user", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
+    assert cmd["network"] == [*netns, "stress-ng", "--sock", "1", "--sock-if", "lo", "--udp", "1", "--udp-if", "lo",
+                              *TAIL]
+    # all: today's mix (cpu + memory + disk in one stress-ng) plus the network stressors, in the namespace
+    assert cmd["all"] == [*netns, "stress-ng", "--cpu", "3", "--cpu-method", "matrixprod", "--vm", "1", "--vm-bytes",
+                          "256M", "--hdd", "1", "--hdd-bytes", "64M", "--temp-path", str(TMP), "--sock", "1",
+                          "--sock-if", "lo", "--udp", "1", "--udp-if", "lo", *TAIL]
+    assert L.stress_command("cpu", 0.2, TMP)[2] == str(os.cpu_count() or 2)   # default: every CPU
+    assert L.stress_command("cpu", 0.2, TMP)[-3:-1] == ["--timeout", "1s"]     # at least a second
+
+
+def test_network_condition_sees_only_its_own_loopback() -> None:
+    """The namespace the network stressors run in has one interface, lo, up: nothing reaches the host's network."""
+    if L.unavailable("network"):
+        pytest.skip(L.unavailable("network"))
+    p = subprocess.run([*L.NETNS_PREFIX, "ip", "-o", "link"], capture_output=True, text=True, timeout=20)
+    assert p.returncode == 0, p.stderr
+    links = [line.split(":")[1].strip() for line in p.stdout.splitlines()]
+    assert links == ["lo"] and "UP" in p.stdout
+
+
+def test_unavailable_without_stress_ng(monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert L.unavailable("idle") is None
+    for name in L.CONDITIONS[1:]:
+        assert "stress-ng is not installed" in L.unavailable(name)
+
+
+def test_short_run_under_cpu_load_records_the_condition_and_command(tmp_path: Path) -> None:
+    from mmhil.bench import ensure_built
+    if L.unavailable("cpu"):
+        pytest.skip(L.unavailable("cpu"))
+    ensure_built()
+    out = tmp_path / "cpu"
+    p = subprocess.run([*MMRIG, "run", "--unpaced", "-q", "--count", "4", "--load", "cpu", "-o", str(out)],
+                       capture_output=True, text=True, timeout=180)
+    assert p.returncode == 0, p.stderr
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert meta["config"]["load"] == "cpu" and meta["load"]["condition"] == "cpu"
+    cmd = meta["load"]["command"]
+    assert cmd[:2] == ["stress-ng", "--cpu"] and "matrixprod" in cmd and "--vm" not in cmd
+    assert meta["summary"]["outcomes"]["ok"] == 4
+
+
+def test_old_flag_without_a_value_is_all() -> None:
+    from mmsched.cli import build_parser
+    parser = build_parser()
+    args = parser.parse_args(["run", "--load", "-o", "x"])
+    assert args.load == "all" and RunConfig(load=args.load).load == "all"
+    assert parser.parse_args(["run"]).load == "idle"
+    assert parser.parse_args(["run", "--load", "disk"]).load == "disk"
