@@ -154,6 +154,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .config import RunConfig
     from .endpoint import Boards, Endpoint, EndpointError
     from .exload import ExecutorLoad
+    from .export import run_paths
     from .gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
     from .junit import files_words, junit_xml, write_junit
     from .runner import Runner
@@ -216,8 +217,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             if not os.access(parent, os.W_OK | os.X_OK):
                 return usage_or_rig_error(f"{what}: {parent} is not writable")
     if args.out is not None and not args.force:
-        stem = args.out.with_suffix("") if args.out.suffix in (".csv", ".json") else args.out   # as write_run
-        for existing in (stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")):
+        for existing in run_paths(args.out):
             if existing.exists():
                 return usage_or_rig_error(f"--out: {existing} exists; --force to overwrite")
     endpoint: Endpoint

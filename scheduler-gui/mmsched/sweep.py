@@ -32,8 +32,8 @@ from mmanalysis.reader import check_csv_hash, read_sidecar
 from mmanalysis.schema import SchemaError
 
 from . import __version__
-from .config import RunConfig
 from .export import atomic_write, write_sidecar
+from .load import CONDITIONS
 
 FORMAT = "mmrig-campaign"
 FORMAT_VERSION = 1
@@ -41,7 +41,7 @@ FORMAT_VERSION = 1
 # creates one event every round(rate / tick) ticks, so 'Nticks' means exactly N ticks for any image whose tick
 # is within a third of a tick of this (the AVR profiler's default is 71.111 ms to 0.2 ppm).
 NOMINAL_TICK_MS = 1000.0 * 12 * 65536 / 11_059_200
-LOADS = ("idle", "cpu", "memory", "disk", "network", "all")
+LOADS = CONDITIONS                # the PC load conditions, as mmrig run --load takes them
 DISPATCHES = ("isr", "task")
 MAX_DISTANCE = 255
 
@@ -133,15 +133,6 @@ def _distinct(items) -> list:
     return seen
 
 
-def load_field(load: str) -> tuple[Any, str | None]:
-    """The load condition as RunConfig takes it: its name when RunConfig.load takes names, else (a bool, as
-    before named load conditions) idle -> False and any other -> True, with a note saying so."""
-    default = RunConfig.__dataclass_fields__["load"].default
-    if isinstance(default, bool):
-        return load != "idle", "RunConfig.load is a bool in this mmrig: idle -> False, every other condition -> True"
-    return load, None
-
-
 # ---- the grid ------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Point:
@@ -201,9 +192,8 @@ class Plan:
 
     def run_fields(self, p: Point) -> dict[str, Any]:
         """The point's RunConfig fields (plain JSON values: they travel to a Dask worker)."""
-        load, _ = load_field(p.load)
         return {"mode": self.mode, "distance": p.distance, "count": self.count, "dispatch": p.dispatch,
-                "load": load, "seed": self.seed, "name": p.name, **rate_fields(p.rate)}
+                "load": p.load, "seed": self.seed, "name": p.name, **rate_fields(p.rate)}
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "Plan":
@@ -261,9 +251,6 @@ class Campaign:
                "mmrig_version": __version__, "created": now_iso(), "axes": plan.axes, "options": plan.options,
                "points": {p.name: {"values": p.values(), "state": "pending", "runs": 0} for p in plan.points()},
                "sessions": []}
-        note = load_field("idle")[1]
-        if note:
-            doc["load_note"] = note
         return cls(folder, plan, doc)
 
     def complete(self, p: Point) -> bool:
