@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 import pandas as pd
 
-from . import plots, profilereport
+from . import plots, profilereport, sweepplots
 from .csvsafe import write_frame
 from .reader import RunSet, read_runs
 from .schema import load_condition
@@ -199,6 +200,21 @@ BUDGET_WORDS = ("Each normal-mode latency split into the parts the rig can measu
                 "'disciplined' by the clock servo. docs/normal-mode.md says how each part is measured.")
 
 
+def campaign_figures(data: RunSet, out: Path) -> dict[str, list[Path]]:
+    """The on-time share against distance of each `mmrig sweep` campaign the runs come from (a point's sidecar
+    names its campaign; the campaign's sidecar is two folders up from the point's CSV: FOLDER/points/P.csv)."""
+    folders: dict[str, Path] = {}
+    for m in data.meta.values():
+        c, csv = m.get("campaign"), m.get("_csv")
+        if isinstance(c, dict) and csv and (Path(csv).parent.parent / "campaign.json").is_file():
+            folders.setdefault(str(c.get("name")), Path(csv).parent.parent)
+    figs = {}
+    for name, folder in sorted(folders.items()):
+        stem = "on-time-" + re.sub(r"[^A-Za-z0-9._-]", "_", name)[:64]
+        figs[f"on-time share against distance, campaign {name}"] = plots.save(sweepplots.on_time(folder), out, stem)
+    return figs
+
+
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
            figures: bool = True) -> dict[str, Path]:
     """Writes OUT_DIR/report.md, report.html, summary.csv, comparison.csv and figures/*.png|svg."""
@@ -216,6 +232,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
     synthetic = "synthetic" in kinds
     figs = plots.all_figures(data, out / "figures", valid) if figures and valid else {}
+    if figures:
+        figs.update(campaign_figures(data, out / "figures"))
     problems = consistency(data, per_run)
 
     run_rows = [[r.get(h) for h in RUN_HEADERS] for _, r in per_run.iterrows()]
