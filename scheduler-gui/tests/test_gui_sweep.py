@@ -182,3 +182,29 @@ def test_stop_keeps_the_points_and_resume_completes(make_sweep, qtbot, tmp_path)
     assert doc["status"] == "complete" and all(e["state"] == "done" for e in doc["points"].values())
     assert any(f"{len(done)} of 6 points already complete" in line for line in w.log_lines)
     assert all(r[1] == "done" for r in rows(w).values())
+
+
+def test_closing_the_main_window_stops_a_running_campaign(make_win, qtbot, tmp_path) -> None:
+    win = make_win()
+    folder = tmp_path / "closed"
+    w = win.open_sweep(folder)
+    tiny(w, count=20, distance="1..8")
+    w.workers.setValue(1)
+    assert w.start()
+    qtbot.waitUntil(lambda: (folder / "campaign.json").is_file(), timeout=60_000)
+    win.close()
+    assert w.proc is None and w.exit_code == 130, "\n".join(w.log_lines)
+    assert json.loads((folder / "campaign.json").read_text())["status"] == "interrupted"
+
+
+def test_stop_right_after_start_waits_for_the_campaign_then_interrupts_it(make_sweep, qtbot, tmp_path) -> None:
+    folder = tmp_path / "early"
+    w = make_sweep(folder)
+    tiny(w, count=20, distance="1..8")
+    w.workers.setValue(1)
+    assert w.start()
+    w.stop()                                  # the command is still starting: SIGTERM goes once the campaign runs
+    qtbot.waitUntil(lambda: not w.running, timeout=60_000)
+    assert w.exit_code == 130, "\n".join(w.log_lines)
+    doc = json.loads((folder / "campaign.json").read_text())
+    assert doc["status"] == "interrupted" and w.resume_button.isEnabled()

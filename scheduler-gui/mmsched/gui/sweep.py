@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QProcess, Qt, QTimer, QUrl
+from PySide6.QtCore import QEvent, QProcess, Qt, QTimer, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QPixmap
 from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox,
                                QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
@@ -40,6 +40,8 @@ class SweepWindow(QDialog):
         self.resize(1280, 900)
         self.errors: dict[str, str] = {}           # field name -> the core's message (tests read them)
         self.proc: QProcess | None = None
+        self._stop_pending = False
+        self._sessions_before: int | None = None
         self.exit_code: int | None = None
         self.doc: dict[str, Any] | None = None
         self._doc_mtime: float | None = None
@@ -52,6 +54,8 @@ class SweepWindow(QDialog):
         self._poll.timeout.connect(self.refresh)
         self._poll.start()
         self.refresh()
+        if parent is not None:
+            parent.installEventFilter(self)     # the main window closing ends a running campaign cleanly
 
     # ---- building --------------------------------------------------------------------------------
     def _build(self, folder: Path | None) -> None:
@@ -311,6 +315,8 @@ class SweepWindow(QDialog):
     def _launch(self, args: list[str]) -> bool:
         cmd = sweep_command() + args
         self.exit_code = None
+        self._stop_pending = False
+        self._sessions_before = self._sessions(running=False)
         self._figure_mtime = None
         self.figure.setPixmap(QPixmap())
         self.figure.setText("the on-time figure appears here when the campaign ends")
@@ -326,10 +332,34 @@ class SweepWindow(QDialog):
         self.validate()
         return True
 
+    def _sessions(self, running: bool = True) -> int | None:
+        """How many sessions FOLDER/campaign.json records (read afresh); with `running`, None while it is not
+        running one."""
+        folder = self.folder_path()
+        try:
+            doc = json.loads((folder / "campaign.json").read_text()) if folder else {}
+        except (OSError, ValueError):
+            return None
+        return len(doc.get("sessions") or []) if doc.get("status") == "running" or not running else None
+
+    def campaign_running(self) -> bool:
+        """The command's campaign has begun (this session is in campaign.json): SIGTERM then ends it as Ctrl-C
+        does. Before that (the command starting, the folder being written) a SIGTERM is not an interruption
+        the command reports, so Stop waits for it."""
+        n = self._sessions()
+        return n is not None and n > (self._sessions_before or 0)
+
     def stop(self) -> None:
         """SIGTERM: the command ends the campaign as Ctrl-C does (points done kept, resumable)."""
-        if self.proc is not None:
-            self.say("stopping: the points done are kept (Resume continues)")
+        if self.proc is None or self._stop_pending:
+            return
+        self.say("stopping: the points done are kept (Resume continues)")
+        self._stop_pending = True
+        self._stop_when_running()
+
+    def _stop_when_running(self) -> None:
+        if self.proc is not None and self._stop_pending and self.campaign_running():
+            self._stop_pending = False
             self.proc.terminate()
 
     def say(self, text: str) -> None:
@@ -354,25 +384,41 @@ class SweepWindow(QDialog):
     def _finished(self, code: int, status) -> None:
         self._read_output()
         self.exit_code = code if status == QProcess.ExitStatus.NormalExit else -1
+        self._stop_pending = False
         self.proc = None
         self.refresh()
         doc = self.doc or {}
         totals = doc.get("totals") or {}
         meaning = {0: "", 2: " (bad input: see the log)", 3: " (invalid or failed points)",
-                   130: " (interrupted: Resume continues)"}.get(self.exit_code, "")
+                   130: " (interrupted: Resume continues)",
+                   -1: " (the sweep process ended abnormally: see the log; Resume continues)"}.get(self.exit_code, "")
         self.status.setText(f"{doc.get('status', 'ended')}: {totals.get('done', 0)}/{totals.get('points', 0)} "
                             f"points done, {totals.get('invalid', 0)} invalid, {totals.get('failed', 0)} failed; "
                             f"exit {self.exit_code}{meaning}")
         self.validate()
 
+    def end_process(self) -> None:
+        """A running campaign is stopped as Stop does (its points kept) and waited for, so neither the command
+        nor its Dask workers outlive the window."""
+        p = self.proc
+        if p is not None:
+            for _ in range(200):                # up to 20 s for the campaign to begin (see campaign_running)
+                if self.campaign_running() or p.waitForFinished(100):
+                    break
+            p.terminate()
+            if not p.waitForFinished(30000):
+                p.kill()
+                p.waitForFinished(3000)
+
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt
-        if self.proc is not None:
-            self.proc.terminate()
-            if not self.proc.waitForFinished(20000):
-                self.proc.kill()
-                self.proc.waitForFinished(3000)
+        self.end_process()
         self._poll.stop()
         super().closeEvent(event)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt
+        if obj is self.parent() and event.type() == QEvent.Type.Close:
+            self.end_process()
+        return False
 
     # ---- the campaign on disk --------------------------------------------------------------------
     def refresh(self) -> None:
@@ -397,6 +443,8 @@ class SweepWindow(QDialog):
                 self.fill(doc)
         if not self.running:
             self.show_figure()
+        else:
+            self._stop_when_running()
         self._update_actions()
 
     def fill(self, doc: dict[str, Any]) -> None:
