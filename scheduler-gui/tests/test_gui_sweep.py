@@ -75,8 +75,12 @@ def test_fields_validate_with_the_core_messages(make_sweep) -> None:
     assert w.errors == {"distance": str(exc.value)}
     assert not w.start_button.isEnabled()
     assert w.distance.toolTip() == str(exc.value) and "#ffd6d6" in w.distance.styleSheet()
+    assert w.problem.isVisible() and w.problem.text() == str(exc.value)
+    w.load.setText("cpu")                                   # checked even while the distance is bad
+    assert "lockstep point does not depend on the host" in w.errors["load"] and "distance" in w.errors
+    w.load.setText("idle")
     w.distance.setText("1..2")
-    assert w.start_button.isEnabled() and w.distance.styleSheet() == ""
+    assert w.start_button.isEnabled() and w.distance.styleSheet() == "" and not w.problem.isVisible()
     w.rate.setText("fast")
     assert w.errors["rate"].startswith("--rate: 'fast'") and not w.start_button.isEnabled()
     w.rate.setText("tick,2ticks")
@@ -96,6 +100,9 @@ def test_fields_validate_with_the_core_messages(make_sweep) -> None:
     assert "cluster" in w.errors
     w.cluster.setText("tcp://127.0.0.1:8786")
     assert "cluster" not in w.errors
+    w.mode.setCurrentText("normal")
+    assert "add --paced" in w.errors["mode"] and not w.start_button.isEnabled()
+    w.mode.setCurrentText("mixed")
     assert w.arguments()[-2:] == ["--cluster", "tcp://127.0.0.1:8786"]
     w.folder.setText("")
     assert "folder" in w.errors and not w.start_button.isEnabled()

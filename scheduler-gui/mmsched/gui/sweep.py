@@ -152,6 +152,12 @@ class SweepWindow(QDialog):
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons.addWidget(self.status, 1)
         lay.addLayout(buttons)
+        self.problem = QLabel("")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #b00000;")
+        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem.hide()
+        lay.addWidget(self.problem)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         left = QSplitter(Qt.Orientation.Vertical)
@@ -214,6 +220,11 @@ class SweepWindow(QDialog):
         check("load", lambda: parse_choices(self.load.text(), LOADS, "--load"))
         paced = self.paced.isChecked()
         plan = None
+        if "load" not in errors:                 # lockstep and loads, normal mode and paced: the core's word
+            try:
+                Plan(distance=[1], load=values["load"], mode=self.mode.currentText(), paced=paced)
+            except SweepError as exc:
+                errors["load" if str(exc).startswith("--load") else "mode"] = str(exc)
         if not errors:
             try:
                 plan = Plan(distance=values["distance"], rate=values["rate"], dispatch=values["dispatch"],
@@ -255,6 +266,8 @@ class SweepWindow(QDialog):
         self.cluster.setEnabled(not paced and self.use_cluster.isChecked() and not self.running)
         self.load_note.setStyleSheet("color: #d00000;" if "load" in self.errors and not paced else "color: #555;")
         self.start_button.setEnabled(plan is not None and not self.running)
+        self.problem.setText("\n".join(self.errors.values()))
+        self.problem.setVisible(bool(self.errors) and not self.running)
         self.start_button.setToolTip("; ".join(self.errors.values()) if self.errors else
                                      f"runs {len(plan.points())} points: mmrig sweep with these arguments")
         self._update_actions()
