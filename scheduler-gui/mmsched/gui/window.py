@@ -321,6 +321,7 @@ class MainWindow(QMainWindow):
         self.follow_action.setChecked(True)
         view.addSeparator()
         self.profile_action = act(view, "Executor &profile...", "Ctrl+P", self.profile_dialog)
+        self.sweep_action = act(view, "S&weep campaign...", "Ctrl+Shift+W", lambda: self.open_sweep())
 
     # ---- settings --------------------------------------------------------------------------------
     def restore_settings(self) -> None:
@@ -864,4 +865,19 @@ class MainWindow(QMainWindow):
         w = ProfileWindow(runs, self)
         w.show()
         self.profile_window = w
+        return w
+
+    # ---- a sweep campaign (issue 20) -----------------------------------------------------------------------
+    def open_sweep(self, folder: Path | None = None):
+        """The sweep window: a campaign's axes, `mmrig sweep` in a process of its own, its points as they end."""
+        from .sweep import SweepWindow
+
+        w = getattr(self, "sweep_window", None)
+        if w is not None and w.isVisible():
+            w.raise_()
+            w.activateWindow()
+            return w
+        w = SweepWindow(folder or self.runs_dir.parent / "campaigns" / "sweep", self)
+        w.show()
+        self.sweep_window = w
         return w
