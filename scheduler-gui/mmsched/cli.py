@@ -359,8 +359,8 @@ FOLDER/figures/on_time.png + .svg. docs/campaigns.md: clusters on other machines
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweep import (DISPATCHES, LOADS, Campaign, Plan, SweepError, describe, parse_bauds, parse_choices,
-                        parse_distances, parse_rates, run_campaign)
+    from .sweep import (DISPATCHES, EXIT_INTERRUPTED, LOADS, Campaign, Plan, SweepError, describe, parse_bauds,
+                        parse_choices, parse_distances, parse_rates, run_campaign)
 
     def error(text: str) -> int:
         print(f"mmrig sweep: {text}", file=sys.stderr)
@@ -417,26 +417,39 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         # are kept, the cluster and the benches are closed, the sidecar says interrupted
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
+    # The handlers stay until the figures are written: a signal at any moment ends the campaign as Ctrl-C
+    # does, never with a traceback nor with the sidecar left saying "running".
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    figures = []
     try:
-        outcome = run_campaign(camp, run_point, workers=args.workers, cluster=args.cluster, log=log)
-    except SweepError as exc:
-        return error(str(exc))
-    except OSError as exc:
-        return error(f"cannot write the campaign: {exc}")
+        try:
+            outcome = run_campaign(camp, run_point, workers=args.workers, cluster=args.cluster, log=log)
+        except SweepError as exc:
+            return error(str(exc))
+        except OSError as exc:
+            return error(f"cannot write the campaign: {exc}")
+        except KeyboardInterrupt:        # before the campaign's own handling began (setting it up)
+            camp.doc["status"] = "interrupted"
+            camp.save()
+            print(f"mmrig sweep: interrupted while starting; run the same command again (or --resume --out "
+                  f"{args.out})", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        if outcome.interrupted:
+            print(f"mmrig sweep: interrupted; the points done are kept: run the same command again (or --resume "
+                  f"--out {args.out}) to continue", file=sys.stderr)
+        from mmanalysis.sweepplots import write_figures
+
+        try:
+            figures = write_figures(args.out)
+        except (OSError, ValueError) as exc:
+            print(f"mmrig sweep: figures not written: {exc}", file=sys.stderr)
+        except KeyboardInterrupt:
+            print("mmrig sweep: interrupted while writing the figures (not written); the points are kept",
+                  file=sys.stderr)
+            outcome.interrupted = True
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    if outcome.interrupted:
-        print(f"mmrig sweep: interrupted; the points done are kept: run the same command again (or --resume "
-              f"--out {args.out}) to continue", file=sys.stderr)
-    from mmanalysis.sweepplots import write_figures
-
-    figures = []
-    try:
-        figures = write_figures(args.out)
-    except (OSError, ValueError) as exc:
-        print(f"mmrig sweep: figures not written: {exc}", file=sys.stderr)
     totals = camp.doc.get("totals", {})
     print(f"campaign {args.out}: {totals.get('done')}/{totals.get('points')} points done "
           f"({len(outcome.ran)} run now, {len(outcome.skipped)} already complete), "

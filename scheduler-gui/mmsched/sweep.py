@@ -46,6 +46,9 @@ DISPATCHES = ("isr", "task")
 MAX_DISTANCE = 255
 
 
+EXIT_INTERRUPTED = 130       # as a shell reports a process Ctrl-C ended: the points done are kept
+
+
 class SweepError(ValueError):
     """Bad input to a sweep: one line, exit 2."""
 
@@ -357,7 +360,7 @@ class Outcome:
     @property
     def exit_code(self) -> int:
         if self.interrupted:
-            return 130
+            return EXIT_INTERRUPTED
         return 3 if (self.invalid or self.failed) else 0
 
 

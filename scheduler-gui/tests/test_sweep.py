@@ -214,3 +214,18 @@ def test_failed_and_invalid_points(campaign, tmp_path) -> None:
     again = run_campaign(Campaign.open(tmp_path / "c", None), fake)
     assert calls == ["d1-rtick-isr-idle", "d2-rtick-isr-idle", "d1-rtick-isr-idle"]
     assert again.exit_code == 3 and again.invalid == ["d2-rtick-isr-idle"]
+
+
+def test_a_signal_while_the_campaign_starts_is_an_interruption_not_a_traceback(tmp_path, capsys, monkeypatch) -> None:
+    # SIGTERM between the handler's installation and the campaign's own handling (the GUI's Stop right after
+    # Start did this): exit 130, one line, the sidecar says interrupted, never "running"
+    import mmsched.sweep
+
+    def signalled(*a, **k):
+        raise KeyboardInterrupt("SIGTERM")
+
+    monkeypatch.setattr(mmsched.sweep, "run_campaign", signalled)
+    ensure_built()
+    assert main(["sweep", "--distance", "1", "--count", "5", "--out", str(tmp_path / "c")]) == 130
+    assert "interrupted while starting" in capsys.readouterr().err
+    assert doc(tmp_path / "c")["status"] == "interrupted"
