@@ -16,6 +16,7 @@ apt_packages=(
     clang libclang-rt-14-dev             # libFuzzer campaigns on the C decoder
     avrdude                              # flashing real boards (make flash-*)
     stress-ng                            # heavy PC load for `mmrig run --load` (paper section 7.5)
+    iproute2 util-linux                  # ip, unshare: the network load runs in a namespace of its own (loopback only)
     rt-tests                             # cyclictest: the host's own wake-up latency beside normal mode (make perf)
     xvfb xauth                           # the GUI's screenshot tests run under a virtual X server
     libxcb-icccm4 libxcb-image0 libxcb-keysyms1 libxcb-render-util0 libxkbcommon-x11-0 libxcb-xkb1

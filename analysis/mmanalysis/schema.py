@@ -140,5 +140,7 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
                      "cannot be shown to be trustworthy."),
     "run_timeout": ("Run did not finish", "The run did not end in twice its expected time."),
     "invariant": ("Accounting error", "Not every created event ended in exactly one row: a bug of the rig."),
-    "load_unavailable": ("Heavy load unavailable", "stress-ng is not installed (make setup installs it)."),
+    "load_unavailable": ("PC load unavailable", "The run's PC load could not be started: stress-ng is not installed, "
+                                                "or (network, all) no network namespace of its own could be made "
+                                                "(unshare, ip: make setup installs them)."),
 }

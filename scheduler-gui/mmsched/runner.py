@@ -85,6 +85,12 @@ class SetupError(RuntimeError):
     code = "setup"
 
 
+class LoadUnavailable(SetupError):
+    """The run's PC load could not be started (mmsched.load.unavailable says why)."""
+
+    code = "load_unavailable"
+
+
 @dataclass
 class Runner:
     cfg: RunConfig
@@ -176,7 +182,10 @@ class Runner:
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
             if cfg.load != "idle":
-                load = Load(self.expected_duration_s() + 30, cfg.load).start()
+                try:
+                    load = Load(self.expected_duration_s() + 30, cfg.load).start()
+                except RuntimeError as exc:      # the entry points check first; a run still says it, never a traceback
+                    raise LoadUnavailable(f"--load {cfg.load}: {exc}") from exc
                 self.say(f"load {cfg.load}: {' '.join(load.command)}")
             self.setup_modes()
             self.endpoint.begin()

@@ -89,3 +89,19 @@ def test_old_flag_without_a_value_is_all() -> None:
     assert args.load == "all" and RunConfig(load=args.load).load == "all"
     assert parser.parse_args(["run"]).load == "idle"
     assert parser.parse_args(["run", "--load", "disk"]).load == "disk"
+
+
+def test_a_load_that_cannot_start_ends_the_run_invalid_not_with_a_traceback(tmp_path, monkeypatch) -> None:
+    # the entry points refuse it first (exit 2); a run started some other way (the demo, a script) ends with the
+    # reason load_unavailable and its files, as the fresh machine without `ip` showed it must
+    from mmhil import LockstepEndpoint
+    from mmhil.bench import ensure_built
+    from mmsched import load as L
+    from mmsched.config import RunConfig
+    from mmsched.runner import run
+
+    ensure_built()
+    monkeypatch.setattr(L, "unavailable", lambda name: "ip is not installed (util-linux / iproute2)")
+    result = run(RunConfig(mode="mixed", count=4, load="network", out=tmp_path / "r"), LockstepEndpoint())
+    assert not result.valid and result.reasons[0] == "load_unavailable"
+    assert "ip is not installed" in result.sidecar["invalid_reason"] and (tmp_path / "r.csv").is_file()
