@@ -6,7 +6,7 @@ savefig renders with Agg (PNG) and the SVG backend, and in Jupyter a returned Fi
 - timeline:  latency over time, one run (log y), late bound and non-measured outcomes marked
 - histogram: latency histogram with log counts (OSADL style), one step curve per run
 - cdf:       share of events <= x on a log time axis, min and max marked per run (seeds/003 style)
-- load_cdf:  one CDF per PC load condition (idle, cpu, memory, disk, network, all), one panel per mode and
+- load_cdf:  one CDF per PC load condition (idle, cpu, memory, disk, network, heavy, all), one panel per mode and
              distance, one log time axis, min and max of each marked and labelled (seeds/003's figures 6-9)
 - compare:   runs side by side, shared log latency axis (normal vs mixed, 1 vs 2 ticks, idle vs loaded)
 - slack:     mixed mode: propagation delay of SCHEDULE to the executor and the slack left, by outcome,
@@ -149,7 +149,7 @@ def cdf(data: RunSet, runs: list[str] | None = None):
 
 
 LOAD_COLORS = {"idle": "black", "cpu": "tab:red", "memory": "tab:blue", "disk": "tab:orange",
-               "network": "tab:purple", "all": "tab:brown"}
+               "network": "tab:purple", "heavy": "tab:olive", "all": "tab:brown"}
 
 
 def us_text(x: float) -> str:

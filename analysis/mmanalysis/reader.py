@@ -23,7 +23,7 @@ REASON_DTYPE = pd.CategoricalDtype(REASONS)
 class RunSet(NamedTuple):
     """`df`: one row per event of every run, with a `run` column; `meta`: run name -> its JSON sidecar.
 
-    Columns beyond the file's: `run`, `load` (config.load's condition: idle, cpu, memory, disk, network, all;
+    Columns beyond the file's: `run`, `load` (config.load's condition: idle, cpu, memory, disk, network, heavy, all;
     a sidecar from before named loads has a bool there, read as all / idle), `latency_ticks` (latency_counts / tick_counts),
     `jitter_us` (seeds/001: |interval between successive measured events - intended interval|, which is
     |latency - latency of the previous measured event of the same run|; empty for the first one).

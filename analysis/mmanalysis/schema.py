@@ -72,18 +72,20 @@ FAULT_REASONS = ("seq_gap", "link_fault", "node_reset", "timecode_fault", "no_an
 
 DEFAULT_LATE_BOUND_US = 1000.0
 
-# The PC's load during a run (config.load, `mmrig run --load`), in the order figures and tables list them.
-# A sidecar written before named loads has a bool there: true reads as "all", false as "idle".
-LOAD_CONDITIONS = ("idle", "cpu", "memory", "disk", "network", "all")
+# The PC's load during a run (config.load, `mmrig run --load`), in the order figures and tables list them,
+# defined once (mmsched.load takes them from here). "heavy" is the paper's section 7.5 mix (cpu + memory +
+# disk), what the former `--load` switch ran; "all" adds the network. A sidecar written before named loads has
+# a bool there: true reads as "heavy" (what it ran), false as "idle".
+LOAD_CONDITIONS = ("idle", "cpu", "memory", "disk", "network", "heavy", "all")
 
 
 def load_condition(value: object) -> str:
-    """A run's load condition from its config.load: a name, or the older bool (true: all, false/absent: idle).
-    A name this version does not know is kept as it is."""
+    """A run's load condition from its config.load: a name, or the older bool (true: heavy, false/absent:
+    idle). A name this version does not know is kept as it is."""
     if value is None or value is False:
         return "idle"
     if value is True:
-        return "all"
+        return "heavy"
     return str(value)
 
 

@@ -28,7 +28,7 @@ def runs(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("loads")
     for i, cond in enumerate(LOAD_CONDITIONS):
         write(d, f"normal-{cond}", "normal", 1, cond, cond != "idle", 10 + i)
-    for i, cond in enumerate(("idle", "cpu", "all")):
+    for i, cond in enumerate(("idle", "cpu", "heavy")):
         write(d, f"mixed-{cond}", "mixed", 2, cond, cond != "idle", 20 + i)
     write(d, "mixed-old-true", "mixed", 2, True, True, 30)       # before named loads: a bool
     write(d, "mixed-old-false", "mixed", 2, False, False, 31)
@@ -36,31 +36,31 @@ def runs(tmp_path_factory) -> Path:
 
 
 def test_load_condition_of_a_sidecar() -> None:
-    assert [load_condition(v) for v in (True, False, None, "cpu", "later")] == ["all", "idle", "idle", "cpu", "later"]
+    assert [load_condition(v) for v in (True, False, None, "cpu", "later")] == ["heavy", "idle", "idle", "cpu", "later"]
 
 
-def test_old_sidecars_read_as_all_and_idle(runs) -> None:
+def test_old_sidecars_read_as_heavy_and_idle(runs) -> None:
     data = read_runs(runs)
     by_run = data.df.groupby("run", observed=True)["load"].first().astype(str)
-    assert by_run["mixed-old-true"] == "all" and by_run["mixed-old-false"] == "idle"
+    assert by_run["mixed-old-true"] == "heavy" and by_run["mixed-old-false"] == "idle"   # what the switch ran
     assert list(data.df["load"].cat.categories) == list(LOAD_CONDITIONS)
     per_run = summarize(data).set_index("run")
-    assert per_run.loc["mixed-old-true", "load"] == "all" and per_run.loc["normal-disk", "load"] == "disk"
+    assert per_run.loc["mixed-old-true", "load"] == "heavy" and per_run.loc["normal-disk", "load"] == "disk"
 
 
 def test_groups_by_condition_name(runs) -> None:
     g = summarize(read_runs(runs), by="group")
     keys = [(m, d, str(c)) for m, d, c in zip(g["mode"], g["distance"], g["load"])]
-    assert keys == [("mixed", 2, "idle"), ("mixed", 2, "cpu"), ("mixed", 2, "all"),
+    assert keys == [("mixed", 2, "idle"), ("mixed", 2, "cpu"), ("mixed", 2, "heavy"),
                     *[("normal", 1, c) for c in LOAD_CONDITIONS]]
-    mixed_all = g[(g["mode"] == "mixed") & (g["load"] == "all")].iloc[0]
-    assert mixed_all["events"] == 240                  # the run named all and the old true one, pooled
+    mixed_heavy = g[(g["mode"] == "mixed") & (g["load"] == "heavy")].iloc[0]
+    assert mixed_heavy["events"] == 240                # the run named heavy and the old true one, pooled
 
 
 def test_paper_rows_match_by_condition(runs) -> None:
     comp = comparison(read_runs(runs)).set_index("section")
     loaded = comp.loc["7.5"]
-    assert set(loaded["runs"].split(", ")) == {"mixed-all", "mixed-old-true"}   # the heavy load: all
+    assert set(loaded["runs"].split(", ")) == {"mixed-heavy", "mixed-old-true"}   # the paper's heavy load
     idle2 = comp[comp["experiment"] == "mixed, 2 ticks ahead"].iloc[0]
     assert set(idle2["runs"].split(", ")) == {"mixed-idle", "mixed-old-false"}
 
@@ -69,7 +69,7 @@ def test_load_cdf_one_line_per_condition_labels_apart(runs, tmp_path) -> None:
     data = read_runs(runs)
     groups = plots.load_cdf_data(data)
     assert list(groups) == [("normal", 1), ("mixed", 2)]
-    assert list(groups[("normal", 1)]) == list(LOAD_CONDITIONS) and list(groups[("mixed", 2)]) == ["idle", "cpu", "all"]
+    assert list(groups[("normal", 1)]) == list(LOAD_CONDITIONS) and list(groups[("mixed", 2)]) == ["idle", "cpu", "heavy"]
     for conds in groups.values():
         for lat in conds.values():
             assert np.all(np.diff(lat) >= 0) and lat[0] > 0

@@ -559,9 +559,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
                           "not by TIMECODE arrivals alone (the paper's way, the default)")
     run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
-    run.add_argument("--load", nargs="?", const="all", default="idle", metavar="CONDITION",
+    run.add_argument("--load", nargs="?", const="heavy", default="idle", metavar="CONDITION",
                      help="PC load (stress-ng) during the run: idle (none, the default), cpu, memory, disk, network "
-                          "(loopback only, in a network namespace of its own) or all; --load alone is all")
+                          "(loopback only, in a network namespace of its own), heavy (cpu + memory + disk: the "
+                          "paper's heavy load) or all (heavy + network); --load alone is heavy")
     run.add_argument("--trace", action="store_true",
                      help="bench: trace the executor from outside (task switches, interrupts, pins): writes "
                           "OUT.exectrace, OUT.perfetto-trace (ui.perfetto.dev), OUT.vcd (PulseView, GTKWave) and "
@@ -623,7 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="baud rates; only the images' own (their HELLO, a build-time setting) is accepted")
     sweep.add_argument("--dispatch", default=None, metavar="PATHS", help="isr, task or isr,task (default isr)")
     sweep.add_argument("--load", default=None, metavar="LOADS",
-                       help="PC load conditions: idle, cpu, memory, disk, network, all (default idle; "
+                       help="PC load conditions: idle, cpu, memory, disk, network, heavy, all (default idle; "
                             "anything but idle needs --paced)")
     sweep.add_argument("--mode", choices=("mixed", "verification", "normal"), default=None,
                        help="default mixed (normal needs --paced)")

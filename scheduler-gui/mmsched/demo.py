@@ -54,7 +54,7 @@ EXPERIMENTS = (
     Experiment("exp4-mixed-2ahead", "4 mixed 2 ahead", "43.0 us, var 0.000378 ms2", 43.0, 0.000378,
                dict(mode="mixed", distance=2)),
     Experiment("exp5-mixed-2ahead-load", "5 mixed 2 ahead, heavy load", "47.03 us, var 0.001035 ms2", 47.03, 0.001035,
-               dict(mode="mixed", distance=2, load="all")),
+               dict(mode="mixed", distance=2, load="heavy")),
 )
 
 

@@ -8,7 +8,9 @@ sidecar (load.condition, load.command):
     memory   stress-ng --vm 1 --vm-bytes 256M
     disk     stress-ng --hdd 1 --hdd-bytes 64M --temp-path TMPDIR
     network  stress-ng --sock 1 --sock-if lo --udp 1 --udp-if lo, in a network namespace of its own
-    all      all of the above in one stress-ng (the old `--load`'s mix plus the network stressors)
+    heavy    cpu + memory + disk in one stress-ng: the paper's section 7.5 heavy load, what `--load` alone runs
+             (no namespace needed, so it runs wherever stress-ng does: containers and CI included)
+    all      heavy + network in one stress-ng
 
 each followed by --timeout Ts --quiet. N = the number of CPUs (every core busy, at the scheduler's own nice
 level); one memory worker touching 256 MB continuously; one disk worker writing/reading/unlinking 64 MB files
@@ -38,7 +40,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-CONDITIONS = ("idle", "cpu", "memory", "disk", "network", "all")
+from mmanalysis.schema import LOAD_CONDITIONS
+
+CONDITIONS = LOAD_CONDITIONS           # defined once, in mmanalysis.schema
 NETWORK_CONDITIONS = ("network", "all")
 CONDITION_WORDS = {
     "idle": "nothing added",
@@ -46,6 +50,7 @@ CONDITION_WORDS = {
     "memory": "a worker touching 256 MB continuously",
     "disk": "a worker writing, reading, unlinking 64 MB files",
     "network": "TCP and UDP traffic on the loopback (own network namespace)",
+    "heavy": "cpu + memory + disk at once (the paper's heavy load)",
     "all": "cpu + memory + disk + network at once",
 }
 # how `ip` brings the namespace's loopback up before stress-ng replaces the shell ("$0" "$@": stress-ng's argv)
@@ -54,11 +59,12 @@ NETNS_PREFIX = ["unshare", "--net", "--map-root-user", "sh", "-c", 'ip link set 
 
 def condition(value: object) -> str:
     """A load condition's name from what RunConfig.load / a sidecar's config.load may hold: a name of
-    CONDITIONS, or a bool (the format before named loads: True -> "all", False -> "idle"), or None (idle)."""
+    CONDITIONS, or a bool (the format before named loads: True -> "heavy", what it ran; False -> "idle"), or
+    None (idle)."""
     if value is None or value is False:
         return "idle"
     if value is True:
-        return "all"
+        return "heavy"
     if isinstance(value, str) and value in CONDITIONS:
         return value
     raise ValueError(f"--load must be one of {', '.join(CONDITIONS)}, not {value!r}")
@@ -76,8 +82,8 @@ def stressors(name: str, temp_path: Path, cpus: int | None = None) -> list[str]:
     }
     if name == "idle":
         return []
-    if name == "all":
-        return [a for k in ("cpu", "memory", "disk", "network") for a in parts[k]]
+    if name in ("heavy", "all"):
+        return [a for k in ("cpu", "memory", "disk", "network")[:3 if name == "heavy" else 4] for a in parts[k]]
     return parts[name]
 
 
@@ -120,7 +126,7 @@ def unavailable(name: str) -> str | None:
 @dataclass
 class Load:
     duration_s: float
-    name: str = "all"
+    name: str = "heavy"
     command: list[str] = field(default_factory=list, init=False)
     process: subprocess.Popen | None = field(default=None, init=False)
     _tmp: Path | None = field(default=None, init=False)

@@ -95,7 +95,7 @@ def test_resume_runs_only_what_is_missing(campaign, capsys) -> None:
     (["--distance", "1", "--dispatch", "isr,fast"], "--dispatch: unknown value 'fast'"),
     (["--distance", "1", "--rate", "soon"], "--rate: 'soon'"),
     (["--distance", "1", "--load", "cpu"], "use --paced"),
-    (["--distance", "1", "--load", "heavy", "--paced"], "--load: unknown value 'heavy'"),
+    (["--distance", "1", "--load", "gpu", "--paced"], "--load: unknown value 'gpu'"),
     (["--distance", "1", "--count", "0"], "--count must be at least 1"),
     (["--distance", "1", "--mode", "normal"], "add --paced"),
     (["--distance", "1", "--workers", "0"], "--workers must be at least 1"),
