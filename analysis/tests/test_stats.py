@@ -106,5 +106,5 @@ def test_group_rows_follow_their_keys(experiments_dir):
     per_run = summarize(data).set_index("run")
     assert len(g) == 5
     for _, row in g.iterrows():
-        name = next(n for n, cfg in synth.EXPERIMENTS.items() if (cfg[0], cfg[1], "all" if cfg[2] else "idle") == (row["mode"], row["distance"], row["load"]))
+        name = next(n for n, cfg in synth.EXPERIMENTS.items() if (cfg[0], cfg[1], "heavy" if cfg[2] else "idle") == (row["mode"], row["distance"], row["load"]))
         assert row["mean_us"] == per_run.loc[name, "mean_us"] and row["events"] == per_run.loc[name, "events"]
