@@ -78,6 +78,7 @@ class ExecTrace:
     end: int = 0
     initial: dict[str, int] = field(default_factory=dict)   # wire levels at the start (absent: 0, the reset level)
     skipped: int = 0                                        # lines of letters this reader does not know
+    built_model: "Model | None" = field(default=None, repr=False, compare=False)   # `model(tr)`, built once
 
     def us(self, cycles: float) -> float:
         return cycles * 1e6 / self.cpu_hz
@@ -201,9 +202,8 @@ def model(tr: ExecTrace) -> Model:
     the innermost open interrupt of the current task, else the task; asleep or halted when so. Time from a
     switch on goes to the incoming side (the restore of its context, as tracers that watch the current-task
     pointer count it)."""
-    cached = getattr(tr, "_model", None)
-    if cached is not None:
-        return cached
+    if tr.built_model is not None:
+        return tr.built_model
     segs: list[Segment] = []
     irqs: list[Interrupt] = []
     stacks: dict[str, list[Interrupt]] = defaultdict(list)
@@ -276,9 +276,8 @@ def model(tr: ExecTrace) -> Model:
             else:
                 halted = True
     emit(tr.end)
-    m = Model(segs, irqs, stray)
-    tr._model = m                # type: ignore[attr-defined]  # read-only trace: the model never changes
-    return m
+    tr.built_model = Model(segs, irqs, stray)      # a trace is read-only once read: its model never changes
+    return tr.built_model
 
 
 def timeline(tr: ExecTrace) -> list[Segment]:
@@ -337,6 +336,7 @@ def profile(tr: ExecTrace) -> dict[str, Any]:
     over everything but the idle task; idle time (the idle task running, and asleep); processor time by
     category; the context switch and the dispatch as service-call pairs."""
     segs = timeline(tr)
+    calls = service_calls(tr)
     total = max(tr.end - tr.start, 1)
     rows = []
     for (kind, name), inst in sorted(instances(tr, segs).items(), key=lambda kv: (kv[0][0] != "isr", kv[0][1])):
@@ -365,7 +365,7 @@ def profile(tr: ExecTrace) -> dict[str, Any]:
             "idle": {"share": round((sleep + idle_task) / total, 6), "asleep_share": round(sleep / total, 6),
                      "idle_task_share": round(idle_task / total, 6)},
             "by_category": {c: round(v / total, 6) for c, v in by_cat.items()},
-            "service_calls": service_calls(tr), "context_switch": context_switch(tr),
+            "service_calls": calls, "context_switch": context_switch(tr, calls),
             "switches": len(tr.switches), "interrupts": sum(not i.before for i in model(tr).interrupts),
             "stray_returns": model(tr).stray_returns, "skipped_lines": tr.skipped}
 
@@ -408,12 +408,12 @@ SAME_WORK_VECTORS = ("PCINT2", "TIMER1_COMPA", "TIMER1_COMPB")
 MIN_PAIR = 10                 # instances on each side before a median is a figure
 
 
-def context_switch(tr: ExecTrace) -> dict[str, Any]:
+def context_switch(tr: ExecTrace, calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The context switch measured from outside: the difference between switching and non-switching
     instances of the SAME_WORK_VECTORS (medians, at least MIN_PAIR of each; their median if several), and
     its restore half exactly: from the store that changes pxCurrentTCB to the RETI into the incoming task.
     `us` is None, with `why`, when no such vector both switched and did not often enough."""
-    pairs = [c for c in service_calls(tr) if c["call"].split()[0] in SAME_WORK_VECTORS
+    pairs = [c for c in (service_calls(tr) if calls is None else calls) if c["call"].split()[0] in SAME_WORK_VECTORS
              and c["n_before"] >= MIN_PAIR and c["n_after"] >= MIN_PAIR]
     restore = []
     rec = tr.records

@@ -71,52 +71,41 @@ extern struct cosim cosim;
 
 void cosim_set_ppm(int id, int ppm); /* before the run; default 0 */
 
-/* ceil(c * num / den), exact (128-bit); NEVER stays NEVER, and a result past 64 bits is NEVER */
-static inline uint64_t cosim_muldiv_up(uint64_t c, uint64_t num, uint64_t den)
+/* c * num / den rounded up (up = 1) or down (up = 0), exact (128-bit); NEVER stays NEVER, and a result
+ * past 64 bits is NEVER */
+static inline uint64_t cosim_muldiv(uint64_t c, uint64_t num, uint64_t den, int up)
 {
     unsigned __int128 q;
     if (c == NEVER)
         return NEVER;
     if (num == den)
         return c;
-    q = ((unsigned __int128)c * num + den - 1) / den;
-    return q > (unsigned __int128)(NEVER - 1) ? NEVER : (uint64_t)q;
-}
-
-/* floor(c * num / den), exact, likewise */
-static inline uint64_t cosim_muldiv_down(uint64_t c, uint64_t num, uint64_t den)
-{
-    unsigned __int128 q;
-    if (c == NEVER)
-        return NEVER;
-    if (num == den)
-        return c;
-    q = (unsigned __int128)c * num / den;
+    q = ((unsigned __int128)c * num + (up ? den - 1 : 0)) / den;
     return q > (unsigned __int128)(NEVER - 1) ? NEVER : (uint64_t)q;
 }
 
 /* node id's cycle c in global time: the first global cycle at or after it */
 static inline uint64_t node_to_global(int id, uint64_t c)
 {
-    return cosim_muldiv_up(c, PPM_ONE, cosim.k[id]);
+    return cosim_muldiv(c, PPM_ONE, cosim.k[id], 1);
 }
 
 /* global time g on node id's clock: the first node cycle at or after it */
 static inline uint64_t global_to_node(int id, uint64_t g)
 {
-    return cosim_muldiv_up(g, cosim.k[id], PPM_ONE);
+    return cosim_muldiv(g, cosim.k[id], PPM_ONE, 1);
 }
 
 /* cycle c of node src on node dst's clock: the first dst cycle at or after it (a wire's arrival) */
 static inline uint64_t node_to_node(int src, int dst, uint64_t c)
 {
-    return cosim_muldiv_up(c, cosim.k[dst], cosim.k[src]);
+    return cosim_muldiv(c, cosim.k[dst], cosim.k[src], 1);
 }
 
 /* the last dst cycle at or before src's cycle c */
 static inline uint64_t node_to_node_down(int src, int dst, uint64_t c)
 {
-    return cosim_muldiv_down(c, cosim.k[dst], cosim.k[src]);
+    return cosim_muldiv(c, cosim.k[dst], cosim.k[src], 0);
 }
 
 /* the profiler's cycle cp is not later than the executor's cycle ce (in time): cp * K_e <= ce * K_p */
