@@ -65,10 +65,10 @@ MEASURED = ("ok", "late")  # latency statistics are over these rows only (and on
 # A run is invalid when more than this share of its events is not measurable (docs/bench.md).
 MAX_UNMEASURABLE_SHARE = 0.05
 MODES = ("mixed", "normal", "verification")
-REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "link_fault",
-           "node_reset", "timecode_fault", "no_answer")
+REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "result_lost",
+           "link_fault", "node_reset", "timecode_fault", "no_answer")
 # The reasons of a `lost` row that name a fault of the rig (mmsched.faults), never of the system under test.
-FAULT_REASONS = ("seq_gap", "link_fault", "node_reset", "timecode_fault", "no_answer")
+FAULT_REASONS = ("seq_gap", "result_lost", "link_fault", "node_reset", "timecode_fault", "no_answer")
 
 DEFAULT_LATE_BOUND_US = 1000.0
 

@@ -471,10 +471,14 @@ void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s)
 }
 #endif
 
-/* E (interrupts masked) */
+/* E (interrupts masked): the board dropped a strobe edge it could not pair with an id. Its time (the
+ * capture) and its id (read later) may belong to two different events, so no record is made; like a
+ * result lost to a full ring, the next stored one says results were lost before it (the scheduler then
+ * ends the events it cannot account for as lost, a fault of the rig). lost_flag: E/R, interrupts masked. */
 void pf_spurious(void)
 {
     counters[PF_C_SPURIOUS]++;
+    lost_flag = 1;
 }
 
 #ifndef PF_COUNTERS_LIVE

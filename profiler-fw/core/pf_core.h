@@ -8,7 +8,8 @@
  *                                go on); -1: nothing to write
  *   pf_tick()                    from the tick ISR, right after it wrote pf_tc_next to the port
  *   pf_event(id, level, &stamp)  for each strobe edge (ISR on the AVR, foreground poll on the 8051)
- *   pf_spurious()                for a strobe edge that was not a clean event
+ *   pf_spurious()                for a strobe edge that was not a clean event (dropped: it counts in
+ *                                spurious_edges and flags the next result "lost before")
  *   pf_rx_byte(byte)             from the UART receive ISR
  *   pf_tx_next()                 from the UART transmit ISR: next byte, or -1 when the frame is done
  *   pf_service()                 from the main loop: starts the next frame; returns 1 if it did work

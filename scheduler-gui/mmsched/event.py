@@ -46,6 +46,8 @@ class Event:
     fired_order: int | None = field(default=None, repr=False)
     # frames the run had seen lost when this event was created: a later loss may have carried its result
     lost_frames_at_create: int = field(default=0, repr=False)
+    # the profiler's loss reports so far when it was made (losses.py): a later one may have been its edge
+    loss_reports_at_create: int = field(default=0, repr=False)
     # the kind of the first rig fault that touched it (faults.py): then it can only end ok or lost
     fault: str | None = field(default=None, repr=False)
 

@@ -41,7 +41,9 @@ KINDS = {
 RIG_COUNTERS: dict[str, dict[str, str]] = {
     "profiler": {"rx_bad_crc": "bad CRC", "rx_bad_cobs": "bad COBS", "rx_too_long": "too long",
                  "rx_too_short": "too short", "rx_bad_message": "bad message", "tx_dropped": "frames not sent",
-                 "node_a": "results lost (ring full)", "node_d": "ticks whose TIMECODE was not sent",
+                 "node_a": "results lost (ring full)",
+                 "node_b": "edges it could not timestamp (closer together than its capture separates, or glitches)",
+                 "node_d": "ticks whose TIMECODE was not sent",
                  "rx_ring_overflow": "input bytes lost (ring full)", "rx_hw_overrun": "input bytes lost (UART overrun)"},
     "executor": {"rx_bad_crc": "bad CRC", "rx_bad_cobs": "bad COBS", "rx_too_long": "too long",
                  "rx_too_short": "too short", "rx_bad_message": "bad message", "tx_dropped": "frames not sent",

@@ -34,13 +34,17 @@ def refusal_reason(code: int) -> str:
         return "bad_value"
 
 
-def silent_outcome(frames_lost_since_creation: int, answered: bool = True) -> tuple[str, str]:
-    """An event whose deadline passed with no RESULT: lost if a frame that could have told us was lost
-    (a sequence gap or the profiler's lost-before flag since the event was created), lost if the node never
-    answered the request that made it (a SCHEDULE with no ACK or ERROR: the request or its answer was lost
-    on the line, so the event was never shown to be in the executor's hands), else missed."""
+def silent_outcome(frames_lost_since_creation: int, answered: bool = True, loss_reports_since_creation: int = 0
+                   ) -> tuple[str, str]:
+    """An event whose deadline passed with no RESULT: lost if a frame that could have told us was lost (a
+    sequence gap since the event was created), lost if the profiler reported results it lost since then
+    (losses.py: a RESULT's lost-before flag, or its COUNTERS), lost if the node never answered the request
+    that made it (a SCHEDULE with no ACK or ERROR: the request or its answer was lost on the line, so the
+    event was never shown to be in the executor's hands), else missed."""
     if frames_lost_since_creation > 0:
         return "lost", "seq_gap"
+    if loss_reports_since_creation > 0:
+        return "lost", "result_lost"
     if not answered:
         return "lost", "no_answer"
     return "missed", "timeout"

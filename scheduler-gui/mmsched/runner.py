@@ -293,6 +293,8 @@ class Runner:
             try:
                 got = self.wait_item(mp.Counters, node, 1.5)
                 self.counters_before[node] = dict(got.message.__dict__)
+                if node == "profiler" and self.state is not None:
+                    self.state.losses.baseline(self.counters_before[node])
             except SetupError:
                 self.count(f"{node}_counters_unjudged")
         self.node_counters.clear()
@@ -441,7 +443,8 @@ class Runner:
         st = self.state
         assert st is not None
         ev = Event(len(self.events) if accounted else -1, tag, event_id, mode, distance, scheduled_tc, created_tc,
-                   phase, lost_frames_at_create=st.lost_frames, created_at=self.now() if at is None else at)
+                   phase, lost_frames_at_create=st.lost_frames, loss_reports_at_create=st.losses.reports,
+                   created_at=self.now() if at is None else at)
         st.matcher.track(ev)
         if accounted:
             self.events.append(ev)
@@ -567,6 +570,8 @@ class Runner:
             return None
         if isinstance(msg, mp.Counters):
             self.node_counters[node] = dict(msg.__dict__)
+            if node == "profiler":
+                st.losses.reading(msg)
             return None
         if node == "profiler":
             if isinstance(msg, mp.Timecode):
@@ -631,7 +636,7 @@ class Runner:
         assert st is not None
         if r.flags & mp.RESULT_FLAG_LOST_BEFORE:
             self.count("profiler_results_lost_flag")
-            st.lost_frames += 1
+            st.losses.flagged()
         if r.flags & mp.RESULT_FLAG_FIRE:
             if r.tag in st.probe_tags:        # a calibration probe's: taken by wait_probe
                 return
@@ -659,15 +664,35 @@ class Runner:
             return
         self.join(st.matcher.join_unfired(due))
         self.check_fired_ticks(due)
+        held = st.losses.hold((e for e in due if not e.terminal and self.put_out(e)
+                               and e.lost_frames_at_create == st.lost_frames
+                               and e.loss_reports_at_create == st.losses.reports), self.now(), self.ask_losses)
         for e in due:
-            if not e.terminal:
+            if not e.terminal and e.event not in held:
                 answered = self.answered(e)
                 if not answered and not e.fault:
                     self.faults.raise_("no_answer", "executor" if e.mode == "mixed" else "profiler", self.rel(self.now()),
                                        f"{'SCHEDULE' if e.mode == 'mixed' else 'FIRE'} of event {e.event} "
                                        f"(tag {e.tag}) never answered", (e,), window=False)
-                self.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, answered))
+                self.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, answered,
+                                            st.losses.reports - e.loss_reports_at_create))
         st.matcher.drop_stale_results(cur - 2 * self.cfg.timeout_ticks)
+
+    def put_out(self, e: Event) -> bool:
+        """Whether the event's edge or frame went out to the profiler: the executor said FIRED (mixed,
+        verification), or the PC wrote its FIRE (normal). Only then can a missing RESULT be the profiler's."""
+        return e.written_at is not None if e.mode == "normal" else e.fired_tc is not None
+
+    def ask_losses(self) -> bool:
+        """QUERY(COUNTERS) to the profiler for losses.LossReports.hold; False if it cannot be sent."""
+        if not self.session.alive("profiler"):
+            return False
+        try:
+            self.session.send("profiler", mp.Query(what=mp.Counters.TYPE))
+        except LinkError:
+            return False
+        self.count("loss_queries")
+        return True
 
     def answered(self, e: Event) -> bool:
         """Whether the node answered the request that made the event: a SCHEDULE's ACK or ERROR (an ERROR

@@ -14,6 +14,7 @@ from mmproto import Hello, TimeBase
 
 from .config import RunConfig
 from .generator import Generator
+from .losses import LossReports
 from .budget import Floor
 from .matching import Matcher
 from .servo import ClockServo
@@ -54,7 +55,8 @@ class RunState:
     t0: float                          # run clock when generation started (sent_s counts from it)
     tc_offset: int = 0                 # profiler timecode - executor timecode (see runner's docstring)
     offset_learned: bool = False
-    lost_frames: int = 0               # sequence gaps on either link + RESULTs flagged lost-before
+    lost_frames: int = 0               # sequence gaps on either link
+    losses: LossReports = field(default_factory=LossReports)   # the profiler's reports of lost results
     generating: bool = False
     last_gen_tc: int | None = None     # tick-aligned generation: the tick of the last event created
     next_free_at: float = 0.0          # free-running generation: run clock of the next event

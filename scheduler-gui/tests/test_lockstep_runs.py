@@ -97,6 +97,28 @@ def test_two_events_in_one_tick_are_both_measured(tmp_path: Path) -> None:
     assert (df["outcome"] == "ok").all(), df[df["outcome"] != "ok"][["event", "scheduled_tc", "fired_tc", "reason"]]
 
 
+def test_three_events_in_one_tick_the_pair_too_close_to_separate_is_lost_not_missed(tmp_path: Path) -> None:
+    # Three events in one tick: the executor puts out the second and third 25 cycles apart, closer than the
+    # profiler's capture separates (85 cycles, profiler-fw/tests/test_avr.py). Before issue 20's fix the
+    # pair came back as one RESULT with the third's id and the second's time, and the second was recorded
+    # missed: the rig's fault blamed on the executor. This run's last tick (40) holds such a pair, with no
+    # later RESULT to carry the lost-before flag: the profiler's COUNTERS, asked at the deadline, tell.
+    cfg = RunConfig(name="three", out=tmp_path / "three", mode="mixed", distance=4, rate_ms=30.0,
+                    generation="free", count=56)
+    result = run(cfg, LockstepEndpoint())
+    df = pd.read_csv(tmp_path / "three.csv")
+    per_tick = df.groupby("scheduled_tc")["event"].transform("size")
+    assert set(df["outcome"]) == {"ok", "lost"}
+    lost = df[df["outcome"] == "lost"]
+    assert (lost["reason"] == "result_lost").all() and (per_tick[lost.index] == 3).all()
+    assert len(lost) == 8 and list(lost["event"][-2:]) == [54, 55]
+    assert result.sidecar["counters"]["scheduler"]["loss_queries"] >= 1
+    assert result.sidecar["counters"]["profiler"]["node_b"] == len(lost) // 2
+    # the rig could not measure every event it was given: the run is not a result
+    assert not result.valid and result.sidecar["invalid_reasons"][0]["code"] == "node_errors"
+    assert "could not timestamp" in result.sidecar["invalid_reason"]
+
+
 class FailsMidRun(LockstepEndpoint):
     """A lockstep bench whose stepping fails after a while (as a lockstep timeout on a starved host does)."""
 

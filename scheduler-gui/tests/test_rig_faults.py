@@ -90,8 +90,9 @@ def test_lost_timecode_frames_do_not_disagree_a_count_that_went_back_does() -> N
     assert t.current is None and t.update(3, 2.0) == 3 and t.disagreements == 0
 
 
-@pytest.mark.parametrize("lost,answered,want", [(0, True, ("missed", "timeout")), (0, False, ("lost", "no_answer")),
-                                                (2, False, ("lost", "seq_gap")), (1, True, ("lost", "seq_gap"))])
-def test_silence_is_a_miss_only_when_the_request_was_answered_and_nothing_was_lost(lost: int, answered: bool,
-                                                                                   want: tuple[str, str]) -> None:
-    assert silent_outcome(lost, answered) == want
+@pytest.mark.parametrize("lost,answered,reports,want", [
+    (0, True, 0, ("missed", "timeout")), (0, False, 0, ("lost", "no_answer")), (2, False, 0, ("lost", "seq_gap")),
+    (1, True, 0, ("lost", "seq_gap")), (0, True, 1, ("lost", "result_lost")), (1, True, 1, ("lost", "seq_gap"))])
+def test_silence_is_a_miss_only_when_the_request_was_answered_and_nothing_was_lost(
+        lost: int, answered: bool, reports: int, want: tuple[str, str]) -> None:
+    assert silent_outcome(lost, answered, reports) == want
