@@ -107,6 +107,8 @@ def message_cases() -> list[tuple[str, int, m.Message]]:
         ("cancelled_all", 23, m.Cancelled(0, 16, 0)),
         ("nop", 24, m.Nop(0)),
         ("nop_fill", 25, m.Nop(0xA5)),
+        ("baud_115200", 26, m.Baud(1152)),
+        ("baud_9600", 27, m.Baud(96)),
     ]
     covered = {type(msg) for _, _, msg in cases}
     assert covered == set(m.MESSAGE_TYPES.values()), "every message type needs a vector"

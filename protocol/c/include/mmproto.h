@@ -42,7 +42,7 @@
 
 /* ---- Sizes (section 2) ---------------------------------------------------------------------- */
 
-#define MM_PROTO_VERSION 3
+#define MM_PROTO_VERSION 4
 #define MM_HDR_TYPE 0 /* payload offsets of the header fields */
 #define MM_HDR_SEQ 1
 #define MM_HDR_LEN 2 /* header length = payload offset of the body */
@@ -165,6 +165,7 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_T_ERROR 0x03
 #define MM_T_COUNTERS 0x04
 #define MM_T_NOP 0x05
+#define MM_T_BAUD 0x06
 #define MM_T_TIMECODE 0x10
 #define MM_T_RESULT 0x11
 #define MM_T_FIRE 0x12
@@ -288,6 +289,11 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 /* NOP (version 3): filler the scheduler sends the executor as receive load; never answered */
 #define MM_NOP_FILL 0 /* u8 */
 #define MM_NOP_LEN 1
+
+/* BAUD (version 4): a request to run the link at baud_hundreds * 100 baud; answered with HELLO at the new
+ * rate, or ERROR BAD_VALUE at the old one */
+#define MM_BAUD_HUNDREDS 0 /* u16 */
+#define MM_BAUD_LEN 2
 
 /* Node kinds (HELLO.node_kind). */
 #define MM_NODE_PROFILER 1
