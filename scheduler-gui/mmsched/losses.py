@@ -36,7 +36,8 @@ def losses_in(counters: Counters | dict[str, int]) -> int:
 
 @dataclass
 class LossReports:
-    reports: int = 0                      # loss reports so far (flags, and counter rises no flag explains)
+    reports: int = 0                      # loss reports so far (flags, counter rises no flag explains, gaps)
+    edges_missing: int = 0                # the matcher's edges_missing when last taken as a report
     counted: int | None = None            # losses_in at the last COUNTERS reading (None: no baseline)
     flags_since_reading: int = 0
     asked_at: float | None = None         # our COUNTERS request still unanswered, sent then
@@ -48,6 +49,11 @@ class LossReports:
         """A RESULT with the lost-before flag."""
         self.reports += 1
         self.flags_since_reading += 1
+
+    def edges_gone(self, edges_missing: int) -> None:
+        """The matcher's edges_missing rose to this (edges its counters do not count: not a flag)."""
+        self.edges_missing = edges_missing
+        self.reports += 1
 
     def baseline(self, counters: dict[str, int] | None) -> None:
         self.counted = losses_in(counters) if counters is not None else None

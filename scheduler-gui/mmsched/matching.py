@@ -11,7 +11,10 @@ FIRED event with the same key that has no RESULT yet. The two frames come over t
 may arrive first, so both sides wait in `pending_*` until their partner comes.
 
 Cross-checks, counted (never guessed over): the edge count of consecutive joined RESULTs must step by
-one per FIRED (`edge_order_breaks` otherwise: a spurious edge or a lost RESULT); a RESULT whose
+one per FIRED (`edge_order_breaks` otherwise: a spurious edge or a lost RESULT; when the profiler counted
+fewer edges than the executor fired between two joined events, `edges_missing` says how many: an edge the
+profiler never reported, which its capture can lose without knowing, so the runner takes it as a report of
+lost results, losses.py); a RESULT whose
 FIRED never came (a lost executor frame) joins, when its deadline is near, the not-yet-fired event
 scheduled for that tick with that id (`joined_without_fired`); RESULTs that join nothing are
 `unmatched_results`.
@@ -38,6 +41,7 @@ class Matcher:
     pending_fired: dict[tuple[int, int], deque] = field(default_factory=lambda: defaultdict(deque))
     pending_results: list[Result] = field(default_factory=list)
     edge_order_breaks: int = 0
+    edges_missing: int = 0        # FIRED events between two joined ones that the profiler counted no edge for
     joined_without_fired: int = 0
     unmatched_results: int = 0
     fired_count: int = 0
@@ -101,6 +105,8 @@ class Matcher:
                 d_edge = (r.tag - self._last_edge[1]) & 0xFFFF
                 if d_fired != d_edge:
                     self.edge_order_breaks += 1
+                    if 0 <= d_edge < d_fired:
+                        self.edges_missing += d_fired - d_edge
             self._last_edge = (ev.fired_order, r.tag)
 
     def join_unfired(self, candidates: list[Event]) -> list[tuple[Event, Result]]:

@@ -530,6 +530,9 @@ class Runner:
     def join(self, pairs: list[tuple[Event, mp.Result]]) -> None:
         st = self.state
         assert st is not None
+        if st.matcher.edges_missing > st.losses.edges_missing:
+            # the profiler reported fewer edges than the executor put out: its capture lost some unawares
+            st.losses.edges_gone(st.matcher.edges_missing)
         for ev, r in pairs:
             if ev.event < 0:            # a verification event beyond the run's count: not ours
                 continue
@@ -1000,7 +1003,8 @@ class Runner:
         sched_counters: dict[str, Any] = dict(self.counters)
         if st is not None:
             m = st.matcher
-            sched_counters.update(edge_order_breaks=m.edge_order_breaks, joined_without_fired=m.joined_without_fired,
+            sched_counters.update(edge_order_breaks=m.edge_order_breaks, edges_missing=m.edges_missing,
+                                  joined_without_fired=m.joined_without_fired,
                                   unmatched_results=m.unmatched_results + len(m.pending_results))
             sched_counters["generator_skipped"] = st.generator.skipped
         sched_counters.update(self.session.counters())
