@@ -258,6 +258,32 @@ def test_compare_shows_a_cdf_per_load_condition(make_win, tmp_path) -> None:
     assert {lb.toPlainText() for lb in cmp.load_cdf.labels} == {"min 40 us", "max 80 us", "min 90 us", "max 350 us"}
 
 
+def test_compare_of_campaign_points_shows_the_campaign_on_time_figure(make_win, tmp_path) -> None:
+    import json
+    import shutil
+
+    folder = tmp_path / "camp"
+    (folder / "points").mkdir(parents=True)
+    points = {}
+    for d, share, valid in ((1, 0.655, True), (2, 1.0, True), (3, 1.0, False), (4, 1.0, True)):
+        name = f"d{d}-r50ms-isr-idle"
+        csv = synthetic_run(tmp_path, [1.375] * 4, name)
+        for suffix in (".csv", ".json"):
+            shutil.move(csv.with_suffix(suffix), folder / "points" / f"{name}{suffix}")
+        points[name] = {"values": {"distance": d, "rate": "50ms", "baud": None, "dispatch": "isr", "load": "idle"},
+                        "state": "done", "valid": valid, "baud": 9600, "summary": {"on_time_share": share}}
+    (folder / "campaign.json").write_text(json.dumps({"format": "mmrig-campaign", "name": "camp", "points": points,
+                                                      "axes": {"rate": ["50ms"]}, "options": {"count": 4}}))
+    cmp = make_win().compare(folder / "points/d1-r50ms-isr-idle.csv", folder / "points/d2-r50ms-isr-idle.csv")
+    assert len(cmp.on_time) == 1
+    plot = cmp.on_time[0]
+    # d3 is invalid: not safe from 2; safe from 4, the largest
+    assert plot.safe == {"50ms, 9600 Bd, isr": 4} and sorted(plot.ringed) == ["d1-r50ms-isr-idle", "d2-r50ms-isr-idle"]
+    # runs that are no campaign's points: no such panel
+    a = synthetic_run(tmp_path, [1.0, 2.0], "lone")
+    assert make_win().compare(a, a).on_time == []
+
+
 def test_model_takes_thousands_of_rows_in_chunks(qapp) -> None:
     from mmsched.gui.model import CHUNK, EventModel
     from mmsched.gui.rows import Row

@@ -1,6 +1,7 @@
-"""Two earlier runs side by side: their statistics and their latency plots overlaid (blue: A, red: B), and
-their latency CDF per PC load condition on a log time axis (the report's load-cdf: mmanalysis.plots'
-load_cdf_data, drawn here with pyqtgraph)."""
+"""Two earlier runs side by side: their statistics and their latency plots overlaid (blue: A, red: B), their
+latency CDF per PC load condition on a log time axis (the report's load-cdf: mmanalysis.plots'
+load_cdf_data, drawn here with pyqtgraph), and, when they are points of `mmrig sweep` campaigns, each
+campaign's on-time share against distance (the report's on-time figure: mmanalysis.sweepplots' series)."""
 
 from __future__ import annotations
 
@@ -75,6 +76,57 @@ class LoadCdf(pg.PlotWidget):
             self.setTitle("CDF per PC load condition: no measured events")
 
 
+def campaign_folder(csv: Path) -> Path | None:
+    """The campaign a run is a point of (FOLDER/points/P.csv with FOLDER/campaign.json), or None."""
+    folder = Path(csv).resolve().parent.parent
+    return folder if Path(csv).resolve().parent.name == "points" and (folder / "campaign.json").is_file() else None
+
+
+class OnTimePlot(pg.PlotWidget):
+    """A campaign's on-time share against distance, one line per rate, baud, dispatch (and load), valid points
+    dots, invalid ones crosses, the minimum safe distance a star (as sweepplots.on_time)."""
+
+    def __init__(self, folder: Path, highlight: set[str], parent=None) -> None:
+        from mmanalysis.sweepplots import load_campaign, min_safe_distance, series
+
+        doc = load_campaign(folder)
+        super().__init__(parent, title=f"on time against distance: campaign {doc.get('name')}")
+        self.setLabel("bottom", "schedule distance (ticks ahead)")
+        self.setLabel("left", "on time (%)")
+        self.setYRange(-3, 105)
+        self.showGrid(x=True, y=True, alpha=0.3)
+        self.addLegend(offset=(-10, -10))
+        lines = series(doc)
+        loads = {k[3] for k in lines}
+        self.safe: dict[str, int | None] = {}
+        for i, (key, pts) in enumerate(lines.items()):
+            rate, baud, dispatch, load = key
+            name = f"{rate}, {baud} Bd, {dispatch}" + (f", {load}" if len(loads) > 1 else "")
+            colour = pg.intColor(i, hues=max(len(lines), 3))
+            safe = min_safe_distance(pts)
+            self.safe[name] = safe
+            d = [p[0] for p in pts]
+            y = [100 * p[1] for p in pts]
+            self.plot(d, y, pen=pg.mkPen(colour, width=2),
+                      name=name + (f" (safe from {safe})" if safe is not None else " (no safe distance)"))
+            ok = [(x, v) for x, v, p in zip(d, y, pts) if p[2]]
+            bad = [(x, v) for x, v, p in zip(d, y, pts) if not p[2]]
+            for sel, symbol in ((ok, "o"), (bad, "x")):
+                if sel:
+                    self.plot(*zip(*sel), pen=None, symbol=symbol, symbolSize=8, symbolBrush=colour, symbolPen=colour)
+            if safe is not None:
+                self.plot([safe], [100], pen=None, symbol="star", symbolSize=16, symbolBrush=None,
+                          symbolPen=pg.mkPen(colour, width=2))
+        # the compared points themselves, ringed
+        self.ringed: list[str] = []
+        for name, entry in doc.get("points", {}).items():
+            s, v = entry.get("summary") or {}, entry.get("values") or {}
+            if name in highlight and s.get("on_time_share") is not None:
+                self.ringed.append(name)
+                self.plot([int(v["distance"])], [100 * float(s["on_time_share"])], pen=None, symbol="o",
+                          symbolSize=18, symbolBrush=None, symbolPen=pg.mkPen("k", width=1.5))
+
+
 # matplotlib's tab: colours by name, for the conditions plots.LOAD_COLORS names that way
 _MPL = {"black": "#000000", "tab:red": "#d62728", "tab:blue": "#1f77b4", "tab:orange": "#ff7f0e",
         "tab:purple": "#9467bd", "tab:brown": "#8c564b"}
@@ -112,5 +164,21 @@ class CompareWindow(QDialog):
         self.load_cdf = LoadCdf([a, b])
         bottom = QHBoxLayout()
         bottom.addWidget(self.plots, 3)
-        bottom.addWidget(self.load_cdf, 2)
+        side = QVBoxLayout()
+        side.addWidget(self.load_cdf, 1)
+        self.on_time: list[OnTimePlot] = []
+        folders: dict[Path, set[str]] = {}
+        for p in (a, b):
+            folder = campaign_folder(run_csv(p))
+            if folder is not None:
+                folders.setdefault(folder, set()).add(run_csv(p).stem)
+        for folder, names in folders.items():
+            try:
+                plot = OnTimePlot(folder, names)
+            except (OSError, ValueError, KeyError) as exc:    # a campaign sidecar that cannot be read: say so
+                side.addWidget(QLabel(f"campaign {folder}: {exc}"))
+                continue
+            self.on_time.append(plot)
+            side.addWidget(plot, 1)
+        bottom.addLayout(side, 2)
         lay.addLayout(bottom, 1)
