@@ -71,6 +71,9 @@ REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "
 FAULT_REASONS = ("seq_gap", "result_lost", "link_fault", "node_reset", "timecode_fault", "no_answer")
 
 DEFAULT_LATE_BOUND_US = 1000.0
+# A campaign's rates in ticks ('tick', '2ticks': docs/campaigns.md) are of the nominal tick, the paper's 71.111 ms
+# (12 x 65536 / 11.0592 MHz), which both profilers run
+NOMINAL_TICK_S = 12 * 65536 / 11_059_200
 
 # The PC's load during a run (config.load, `mmrig run --load`), in the order figures and tables list them,
 # defined once (mmsched.load takes them from here). "heavy" is the paper's section 7.5 mix (cpu + memory +

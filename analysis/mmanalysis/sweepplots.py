@@ -3,6 +3,9 @@
 - on_time: the share of events on time (ok / events) against schedule distance, one line per rate, baud,
   dispatch path (and load condition when there are several), the minimum safe distance of each line marked:
   the smallest distance at which every event was on time, and at every larger distance too.
+- highest_clean_rates: for each baud, distance, dispatch path and load, the highest event rate the rig
+  carried with nothing lost: every event on time, none skipped by the generator, the run valid, at that
+  rate and every slower one of the campaign.
 
 Read from the campaign's sidecar (FOLDER/campaign.json: every point's values and summary); nothing here
 knows how the points were run.
@@ -11,12 +14,14 @@ knows how the points were run.
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
 
 from .plots import save
+from .schema import NOMINAL_TICK_S
 
 
 def load_campaign(folder: Path | str) -> dict[str, Any]:
@@ -54,6 +59,61 @@ def min_safe_distance(points: list[tuple[int, float, bool]]) -> int | None:
             break
         safe = d
     return safe
+
+
+def events_per_s(rate: str) -> float:
+    """A campaign's rate token ('tick', '2ticks', '50ms', '3.3ms') as events per second asked for."""
+    if rate == "tick":
+        return 1 / NOMINAL_TICK_S
+    if rate.endswith("ticks"):
+        return 1 / (int(rate[:-5]) * NOMINAL_TICK_S)
+    return 1000.0 / float(rate[:-2])
+
+
+@dataclass(frozen=True)
+class CleanRate:
+    per_s: float | None          # the highest rate carried clean (None: not even the slowest)
+    rate: str | None             # its token
+    next_rate: str | None        # the first faster rate that was not clean, and why
+    why: str | None
+
+
+def clean(entry: dict[str, Any]) -> str | None:
+    """Why a point is not clean (every event on time, nothing skipped, valid), or None if it is."""
+    s = entry.get("summary") or {}
+    if not entry.get("valid"):
+        return f"invalid: {entry.get('invalid_reason')}"
+    if (s.get("on_time_share") or 0) < 1.0:
+        o = s.get("outcomes") or {}
+        return "not all on time: " + ", ".join(f"{k} {v}" for k, v in o.items() if k != "ok" and v)
+    if entry.get("skipped"):
+        return f"{entry['skipped']} events not created (ids or the in-flight cap exhausted)"
+    return None
+
+
+def highest_clean_rates(doc: dict[str, Any]) -> dict[tuple, CleanRate]:
+    """(baud, distance, dispatch, load) -> the highest rate carried clean at it and every slower rate of the
+    campaign, and the first faster one that was not (a rate where nothing ran breaks the chain)."""
+    groups: dict[tuple, list[tuple[float, str, dict[str, Any]]]] = {}
+    for entry in doc.get("points", {}).values():
+        if entry.get("state") != "done":
+            continue
+        v = entry["values"]
+        key = (v.get("baud") or entry.get("baud"), int(v["distance"]), v["dispatch"], v["load"])
+        groups.setdefault(key, []).append((events_per_s(v["rate"]), v["rate"], entry))
+    out = {}
+    for key, pts in sorted(groups.items(), key=lambda kv: tuple(map(str, kv[0]))):
+        best: tuple[float, str] | None = None
+        stop: tuple[str, str] | None = None
+        for per_s, rate, entry in sorted(pts, key=lambda t: t[0]):
+            why = clean(entry)
+            if why:
+                stop = (rate, why)
+                break
+            best = (per_s, rate)
+        out[key] = CleanRate(best[0] if best else None, best[1] if best else None,
+                             stop[0] if stop else None, stop[1] if stop else None)
+    return out
 
 
 def on_time(doc_or_folder: dict[str, Any] | Path | str) -> Figure:

@@ -154,6 +154,18 @@ class Rig:
         self.tracker = TimecodeTracker(self.time_base().tick_s, self.baud)
         return self
 
+    def change_baud(self, baud: int) -> None:
+        """Moves both links to `baud` with BAUD (SPEC.md 0x06; the nodes start at `self.baud`, their
+        build-time rate): each node answers with HELLO at the new rate, which replaces `hellos`. Raises
+        RigError when a node refuses the rate (its UART cannot make it) or is not heard at it."""
+        wait = self.stepper.wait_until if self.stepper is not None else None
+        for n, link in self.links.items():
+            try:
+                self.hellos[n] = link.change_baud(baud, wait=wait)
+            except LinkError as exc:
+                raise RigError(str(exc)) from exc
+        self.tracker = TimecodeTracker(self.time_base().tick_s, baud)
+
     def send(self, node: str, message: Message) -> float:
         """Sends one frame; returns the Rig's clock after the write returned."""
         if node not in self.links:

@@ -32,8 +32,7 @@ def _where() -> str:
         return here
 
 
-def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
-              baud: int | None = None) -> dict[str, Any]:
+def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False) -> dict[str, Any]:
     """One point: RunConfig(**cfg_fields) in lockstep (or paced, on the paced bench), its run named and
     written as `out_stem`. Returns {summary, valid, invalid_reason, csv, json (bytes), worker, mmrig_version,
     started, ended, wall_s} or {error, ...}."""
@@ -54,8 +53,7 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
             cfg = RunConfig(**{**cfg_fields, "name": out_stem, "out": out})
         except (TypeError, ValueError) as exc:
             return {**base, "error": f"bad point: {exc}", "ended": _now(), "wall_s": time.monotonic() - t0}
-        kw = {"baud": baud} if baud is not None else {}
-        endpoint = BenchEndpoint(**kw) if paced else LockstepEndpoint(**kw)
+        endpoint = BenchEndpoint() if paced else LockstepEndpoint()
         images = {"profiler": PROFILER_ELF, "executor": EXECUTOR_ELF, "bench": BENCH_BIN}
         try:
             result = Runner(cfg, endpoint, None, images=images).run()
@@ -71,15 +69,3 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
                 "invalid_reason": result.sidecar.get("invalid_reason"),
                 "csv": result.csv_path.read_bytes(), "json": result.json_path.read_bytes(),
                 "ended": _now(), "wall_s": time.monotonic() - t0}
-
-
-def image_baud() -> int:
-    """The baud the firmware images run their UARTs at, as the profiler's HELLO says it (a one-event lockstep
-    run, about half a second). The baud is a build-time setting of the images (PF_BAUD / EX_BAUD)."""
-    from mmsched.config import RunConfig
-    from mmsched.runner import run
-
-    from .endpoint import LockstepEndpoint
-
-    result = run(RunConfig(mode="mixed", distance=1, count=1, name="baud-probe"), LockstepEndpoint())
-    return int(result.sidecar["config"]["baud"])

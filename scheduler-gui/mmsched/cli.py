@@ -192,7 +192,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                         duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
-                        late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, name=name, out=args.out)
+                        late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, baud=args.baud, name=name,
+                        out=args.out)
     except ValueError as exc:
         text = str(exc)
         if args.name is None and args.out is not None and text.startswith("--name "):
@@ -354,7 +355,7 @@ exit codes: 0 every point valid; 3 some point invalid or failed (kept on disk, l
 2 bad input or a cluster that cannot be reached (one line, nothing run); 130 interrupted (the points done
 are kept: run the same command again, or --resume --out FOLDER, to continue).
 files: FOLDER/points/POINT.csv + .json (each a normal run), FOLDER/campaign.json (the campaign's sidecar),
-FOLDER/figures/on_time.png + .svg. docs/campaigns.md: clusters on other machines, the limits (baud).
+FOLDER/figures/on_time.png + .svg. docs/campaigns.md: clusters on other machines, the limits.
 """
 
 
@@ -394,18 +395,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except SweepError as exc:
         return error(str(exc))
 
-    from mmhil.sweeptask import image_baud, run_point   # the entry point chooses the bench; the core never does
+    from mmhil.sweeptask import run_point   # the entry point chooses the bench; the core never does
 
-    if plan.baud:
-        try:
-            hello_baud = image_baud()
-        except Exception as exc:  # noqa: BLE001 - a bench that cannot start: one line, exit 2
-            return error(f"cannot start the bench to read the images' baud: {str(exc).splitlines()[0]}")
-        other = [b for b in plan.baud if b != hello_baud]
-        if other:
-            return error(f"--baud {','.join(map(str, other))}: the firmware images run their UARTs at {hello_baud} "
-                         f"baud (their HELLO; a build-time setting, PF_BAUD / EX_BAUD), and the bench cannot change "
-                         f"that at run time, so only --baud {hello_baud} is a meaningful point (docs/campaigns.md)")
     try:
         args.out.mkdir(parents=True, exist_ok=True)
         camp.save()
@@ -457,6 +448,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
           f"virtual time {totals.get('virtual_s', 0):.1f} s; status {camp.doc.get('status')}")
     if figures:
         print("wrote " + ", ".join(str(p) for p in [camp.path, *figures]))
+    if len(camp.plan.rate) > 1:
+        from mmanalysis.sweepplots import highest_clean_rates
+
+        for (baud, d, dispatch, load), c in highest_clean_rates(camp.doc).items():
+            best = f"{c.per_s:.1f} events/s ({c.rate})" if c.per_s is not None else "none of the rates"
+            above = f"; at {c.next_rate}: {c.why}" if c.next_rate else ""
+            print(f"highest clean rate, {baud} baud, distance {d}, {dispatch}, {load}: {best}{above}")
     for name in outcome.invalid:
         print(f"INVALID point (kept, not a result): {name}: {camp.doc['points'][name].get('invalid_reason')}")
     for name in outcome.failed:
@@ -570,6 +568,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--executor-load", default="none", metavar="LOAD",
                      help="the executor's own load: none, or any of cpu, periodic=PERIOD/EXEC (a task above the "
                           "timecode task, e.g. 10ms/2ms), rx=N (frames/s it decodes and drops), comma-separated")
+    run.add_argument("--baud", type=int, default=None, metavar="RATE",
+                     help="run both links at RATE baud (e.g. 115200): asked of the nodes with BAUD after the "
+                          "handshake; default: the rate they start at (their HELLO, 9600 as built)")
     run.add_argument("--late-bound-us", type=float, default=1000.0)
     run.add_argument("--lag-bound-us", type=float, default=None,
                      help="bench: lag above this invalidates the run (default: normal 1000; mixed and verification a tenth of the schedule's spare time: 4700 one tick ahead, 11800 two ahead)")
@@ -621,7 +622,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="tick, Nticks (tick-aligned) or Xms (the free-running timer), comma-separated "
                             "(default tick)")
     sweep.add_argument("--baud", default=None, metavar="BAUDS",
-                       help="baud rates; only the images' own (their HELLO, a build-time setting) is accepted")
+                       help="link rates, e.g. 9600,115200 (BAUD after each point's handshake; the nodes refuse one "
+                            "their UART cannot make)")
     sweep.add_argument("--dispatch", default=None, metavar="PATHS", help="isr, task or isr,task (default isr)")
     sweep.add_argument("--load", default=None, metavar="LOADS",
                        help="PC load conditions: idle, cpu, memory, disk, network, heavy, all (default idle; "

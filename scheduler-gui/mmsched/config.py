@@ -39,6 +39,13 @@ def _finite_positive(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value > 0
 
 
+def baud_problem(baud: object) -> str | None:
+    """What is wrong with a link rate asked for (BAUD carries hundreds of baud, SPEC.md 0x06), or None."""
+    if not _whole(baud) or baud % 100 or not 300 <= baud <= 6_553_500:  # type: ignore[operator]
+        return f"must be a rate in hundreds of baud, 300..6553500 (e.g. 9600, 115200), not {baud}"
+    return None
+
+
 @dataclass
 class RunConfig:
     mode: str = "mixed"
@@ -57,6 +64,7 @@ class RunConfig:
     load: str = "idle"              # PC load condition (load.CONDITIONS); True/False read as all/idle
     executor_load: ExecutorLoad = ExecutorLoad()   # what the executor does besides firing (exload.py; or its text)
     trace: bool = False               # the bench's trace of the executor: NAME.exectrace, .perfetto-trace, .vcd
+    baud: int | None = None           # the links' rate for the run (BAUD after the handshake); None: the nodes' own
     late_bound_us: float = 1000.0
     max_in_flight: int = 8
     timeout_ticks: int = DEFAULT_TIMEOUT_TICKS
@@ -100,6 +108,8 @@ class RunConfig:
             raise ValueError("executor_load must be an ExecutorLoad or its text (e.g. 'cpu,periodic=10ms/2ms')")
         if self.mode == "normal" and not self.executor_load.none:
             raise ValueError("--executor-load: normal mode does not use the executor (the PC fires the events)")
+        if self.baud is not None and baud_problem(self.baud):
+            raise ValueError(f"--baud {baud_problem(self.baud)}")
         problem = name_problem(self.name)
         if problem:
             raise ValueError(f"--name {problem}")

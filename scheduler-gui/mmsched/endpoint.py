@@ -91,7 +91,7 @@ class Verdict:
 
 class Endpoint(abc.ABC):
     kind: str = "?"          # "bench" or "boards": the sidecar's target.kind
-    baud: int = 9600
+    baud: int = 9600         # the rate the nodes start at (their build-time rate); RunConfig.baud moves them
 
     @abc.abstractmethod
     def open(self, cfg: RunConfig) -> Ports:

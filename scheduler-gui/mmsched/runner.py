@@ -178,6 +178,9 @@ class Runner:
             raise
         try:
             self.session.handshake()
+            if cfg.baud is not None:
+                self.session.change_baud(cfg.baud)
+                self.say(f"links at {cfg.baud} baud")
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())

@@ -38,6 +38,11 @@ class Session:
         for link in self.links.values():
             link.handshake(timeout_s, wait=self.endpoint.wait_until)
 
+    def change_baud(self, baud: int) -> None:
+        """Both links to `baud` (BAUD, SPEC.md 0x06), before the run's events begin. Raises LinkError."""
+        for link in self.links.values():
+            link.change_baud(baud, wait=self.endpoint.wait_until)
+
     def send(self, node: str, message: Message) -> float:
         return self.links[node].send(message)
 
@@ -76,6 +81,8 @@ class Session:
         for n, link in self.links.items():
             out[f"{n}_decoder"] = link.decoder.counters.as_dict()
             out[f"{n}_decoder_before_hello"] = link.before_hello
+            if link.during_baud_change:
+                out[f"{n}_decoder_during_baud_change"] = link.during_baud_change
             out[f"{n}_reconnects"] = link.reconnects
         return out
 

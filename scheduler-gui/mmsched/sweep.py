@@ -29,9 +29,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.reader import check_csv_hash, read_sidecar
-from mmanalysis.schema import SchemaError
+from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
 from . import __version__
+from .config import baud_problem
 from .export import atomic_write, write_sidecar
 from .load import CONDITIONS
 
@@ -40,7 +41,7 @@ FORMAT_VERSION = 1
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
 # creates one event every round(rate / tick) ticks, so 'Nticks' means exactly N ticks for any image whose tick
 # is within a third of a tick of this (the AVR profiler's default is 71.111 ms to 0.2 ppm).
-NOMINAL_TICK_MS = 1000.0 * 12 * 65536 / 11_059_200
+NOMINAL_TICK_MS = 1000.0 * NOMINAL_TICK_S
 LOADS = CONDITIONS                # the PC load conditions, as mmrig run --load takes them
 DISPATCHES = ("isr", "task")
 MAX_DISTANCE = 255
@@ -115,8 +116,9 @@ def parse_choices(text: str, allowed: tuple[str, ...], option: str) -> list[str]
 def parse_bauds(text: str) -> list[int]:
     out = []
     for p in _parts(text, "--baud"):
-        if not p.isdigit() or not 300 <= int(p) <= 4_000_000:
-            raise SweepError(f"--baud: {p!r} is not a baud rate (300..4000000)")
+        problem = baud_problem(int(p)) if p.isdigit() else f"must be a rate in hundreds of baud, not {p!r}"
+        if problem:
+            raise SweepError(f"--baud {problem}")
         out.append(int(p))
     return _distinct(out)
 
@@ -196,7 +198,7 @@ class Plan:
     def run_fields(self, p: Point) -> dict[str, Any]:
         """The point's RunConfig fields (plain JSON values: they travel to a Dask worker)."""
         return {"mode": self.mode, "distance": p.distance, "count": self.count, "dispatch": p.dispatch,
-                "load": p.load, "seed": self.seed, "name": p.name, **rate_fields(p.rate)}
+                "load": p.load, "seed": self.seed, "name": p.name, "baud": p.baud, **rate_fields(p.rate)}
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "Plan":
@@ -304,6 +306,7 @@ class Campaign:
                      invalid_reason=sidecar.get("invalid_reason"),
                      files={"csv": str(csv.relative_to(self.folder)), "json": str(js.relative_to(self.folder))},
                      baud=(sidecar.get("config") or {}).get("baud"),
+                     skipped=((sidecar.get("counters") or {}).get("scheduler") or {}).get("generator_skipped"),
                      virtual_s=(sidecar.get("bench") or {}).get("virtual_s"),
                      summary={k: summary.get(k) for k in ("events", "outcomes", "on_time_share", "n", "mean_us",
                                                            "p50_us", "p99_us", "max_us", "unmeasurable")})
@@ -365,8 +368,8 @@ class Outcome:
 
 
 def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = None, cluster: str | None = None,
-                 log: Callable[[str], None] = lambda _t: None, baud: int | None = None) -> Outcome:
-    """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=, baud=)` runs one
+                 log: Callable[[str], None] = lambda _t: None) -> Outcome:
+    """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=)` runs one
     (mmhil.sweeptask.run_point). Lockstep: Dask tasks (a local cluster of `workers` processes, default the CPU
     count, or the scheduler at `cluster`); paced: one at a time here. Raises SweepError if the cluster cannot
     be reached (nothing run)."""
@@ -407,9 +410,9 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
                 "kind": "none", "note": "paced points run one at a time in the client"}
             camp.save()
             for p in todo:
-                finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True, baud=p.baud or baud))
+                finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True))
         else:
-            _run_dask(camp, todo, run_point, workers, cluster, finished, session, out, baud, log)
+            _run_dask(camp, todo, run_point, workers, cluster, finished, session, out, log)
     except KeyboardInterrupt:
         out.interrupted = True
     finally:
@@ -431,7 +434,7 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
 
 
 def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, workers: int | None, cluster: str | None,
-              finished: Callable[[Point, dict], None], session: dict[str, Any], out: Outcome, baud: int | None,
+              finished: Callable[[Point, dict], None], session: dict[str, Any], out: Outcome,
               log: Callable[[str], None]) -> None:
     import logging
 
@@ -466,7 +469,7 @@ def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, workers: i
         try:
             futures = {}
             for p in todo:
-                f = client.submit(run_point, camp.plan.run_fields(p), p.name, paced=False, baud=p.baud or baud,
+                f = client.submit(run_point, camp.plan.run_fields(p), p.name, paced=False,
                                   key=f"mmrig-sweep-{camp.doc['name']}-{p.name}-{time.time_ns()}", pure=False)
                 futures[f] = p
             for f in as_completed(futures):

@@ -100,7 +100,8 @@ def test_resume_runs_only_what_is_missing(campaign, capsys) -> None:
     (["--distance", "1", "--mode", "normal"], "add --paced"),
     (["--distance", "1", "--workers", "0"], "--workers must be at least 1"),
     (["--distance", "1", "--paced", "--workers", "2"], "no --workers or --cluster with --paced"),
-    (["--distance", "1", "--baud", "fast"], "--baud: 'fast'"),
+    (["--distance", "1", "--baud", "fast"], "--baud must be a rate in hundreds of baud, not 'fast'"),
+    (["--distance", "1", "--baud", "9600,115250"], "--baud must be a rate in hundreds of baud"),
     ([], "--distance is required"),
     (["--resume"], "--resume: no campaign"),
 ])
@@ -109,13 +110,6 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words) -> None
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and err.startswith("mmrig sweep: ") and words in err, err
     assert not (tmp_path / "c" / "points").exists()
-
-
-def test_a_baud_the_images_do_not_run_at_is_refused(tmp_path, capsys) -> None:
-    ensure_built()
-    assert main(["sweep", "--distance", "1", "--baud", "9600,115200", "--out", str(tmp_path / "c")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "--baud 115200" in err and "build-time" in err, err
 
 
 def test_cluster_that_cannot_be_reached(tmp_path, capsys) -> None:
@@ -196,7 +190,7 @@ def test_failed_and_invalid_points(campaign, tmp_path) -> None:
             "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
     calls: list[str] = []
 
-    def fake(fields, stem, *, paced, baud):
+    def fake(fields, stem, *, paced):
         calls.append(stem)
         if stem.startswith("d1"):
             return {"error": "bench did not start", "worker": "here"}
@@ -229,3 +223,21 @@ def test_a_signal_while_the_campaign_starts_is_an_interruption_not_a_traceback(t
     assert main(["sweep", "--distance", "1", "--count", "5", "--out", str(tmp_path / "c")]) == 130
     assert "interrupted while starting" in capsys.readouterr().err
     assert doc(tmp_path / "c")["status"] == "interrupted"
+
+
+def test_highest_clean_rate_is_the_fastest_of_an_unbroken_run_of_clean_points() -> None:
+    from mmanalysis.sweepplots import events_per_s, highest_clean_rates
+
+    def point(rate: str, share: float = 1.0, valid: bool = True, skipped: int = 0, baud: int = 9600) -> dict:
+        return {"values": {"distance": 2, "rate": rate, "baud": baud, "dispatch": "isr", "load": "idle"},
+                "state": "done", "valid": valid, "invalid_reason": None if valid else "node_errors: x",
+                "skipped": skipped, "summary": {"on_time_share": share, "outcomes": {"ok": 9, "lost": 1}}}
+
+    doc = {"points": {"a": point("100ms"), "b": point("50ms"), "c": point("30ms", valid=False), "d": point("20ms"),
+                      "e": point("tick", baud=115200), "f": point("10ms", baud=115200, skipped=3)}}
+    got = highest_clean_rates(doc)
+    slow = got[(9600, 2, "isr", "idle")]
+    assert (slow.rate, slow.next_rate) == ("50ms", "30ms") and slow.per_s == 20.0 and slow.why.startswith("invalid")
+    fast = got[(115200, 2, "isr", "idle")]
+    assert fast.rate == "tick" and fast.next_rate == "10ms" and "not created" in fast.why
+    assert abs(events_per_s("tick") - 14.0625) < 1e-9 and events_per_s("2ticks") == events_per_s("tick") / 2

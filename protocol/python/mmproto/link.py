@@ -8,7 +8,8 @@ The sink is any callable: the scheduler passes one inbox shared by both nodes (s
 faults in the order they happened), the Rig one queue per node.
 
 Sending numbers frames with the link's own sequence counter; the HELLO handshake asks with
-QUERY(HELLO) and checks the protocol version and the node kind.
+QUERY(HELLO) and checks the protocol version and the node kind. `change_baud` moves the link to another
+rate with BAUD (SPEC.md 0x06): the node answers with HELLO at the new rate.
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ import serial.threaded
 
 from .decoder import Received, StreamDecoder
 from .framing import DecoderCounters
-from .messages import PROTO_VERSION, Hello, Message, NodeKind, Query
+from .messages import PROTO_VERSION, Baud, Error, Hello, Message, NodeKind, Query
 from .sequence import SeqTracker
+from .wiretime import wire_time_s
 
 NODE_KINDS: dict[str, NodeKind] = {"profiler": NodeKind.PROFILER, "executor": NodeKind.EXECUTOR}
+# BAUD (SPEC.md 0x06): the HELLO at the new rate is asked for again after ASK_AGAIN_S and given up after
+# GIVE_UP_S; a refusal (ERROR BAD_VALUE at the old rate) is awaited this long beyond the two frames' wire time
+BAUD_ASK_AGAIN_S = 0.3
+BAUD_GIVE_UP_S = 1.0
+BAUD_REFUSAL_MARGIN_S = 0.02
 
 
 @dataclass(frozen=True)
@@ -56,11 +63,22 @@ Waiter = Callable[[Callable[[], bool], float], bool]
 
 
 class LinkError(RuntimeError):
-    """A link that cannot be used. `code` is one of: port_error, no_hello, protocol_version, node_kind."""
+    """A link that cannot be used. `code` is one of: port_error, no_hello, protocol_version, node_kind,
+    baud_refused (the node cannot run at a rate asked for), baud_lost (no HELLO at the new rate)."""
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+def _poll(done: Callable[[], bool], seconds: float) -> bool:
+    """Waits on the wall clock until done() or `seconds` have passed; returns done()."""
+    end = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.005)
+    return True
 
 
 class _FrameProtocol(serial.threaded.Protocol):
@@ -95,7 +113,7 @@ class Link:
     node: str                                    # "profiler" or "executor": the kind its HELLO must say
     url: str
     sink: Callable[[Item], Any]
-    baud: int = 9600
+    baud: int = 9600                             # the port's rate now (the node's after reset until change_baud)
     clock: Callable[[], float] = time.monotonic
     write_timeout_s: float = 2.0                 # a write that blocks longer raises (a hung port)
     hello: Hello | None = field(default=None, init=False)
@@ -115,6 +133,16 @@ class Link:
     _tx_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _seq: int = field(default=0, init=False)
     _hello_seen: threading.Event = field(default_factory=threading.Event, init=False)
+    _baud_refused: threading.Event = field(default_factory=threading.Event, init=False)
+    boot_baud: int = field(default=0, init=False)   # the rate the link was opened at: the node's after a reset
+    # What the decoder dropped while the rate changed (a frame the node was sending at the old rate arrives
+    # as garbage at the new one): moved out of the link's error counters when the HELLO at the new rate
+    # comes, kept here, never hidden. _baud_mark: the counters when BAUD went out, and the rate asked for.
+    during_baud_change: dict[str, int] = field(default_factory=dict, init=False)
+    _baud_mark: tuple[int, dict[str, int]] | None = field(default=None, init=False)
+
+    def __post_init__(self) -> None:
+        self.boot_baud = self.baud
 
     # ---- life cycle ------------------------------------------------------------------------
     def open(self) -> "Link":
@@ -149,13 +177,24 @@ class Link:
         advances it, so a port its bench re-plugs after some virtual time comes back."""
         self.close()
         deadline = self.clock() + timeout_s
+        rate = self.baud
         while self.clock() < deadline:
             try:
                 self.open()
-                self.handshake(max(0.1, deadline - self.clock()), wait=wait)
+                try:
+                    self.handshake(max(0.1, min(1.0, deadline - self.clock())), wait=wait)
+                except LinkError as exc:
+                    if exc.code != "no_hello" or rate == self.boot_baud:
+                        raise
+                    # a node that reset runs at its build-time rate again (SPEC.md 0x06): meet it there, then
+                    # ask it for ours
+                    self.set_port_baud(self.boot_baud)
+                    self.handshake(max(0.1, deadline - self.clock()), wait=wait)
+                    self.change_baud(rate, wait=wait)
                 self.reconnects += 1
                 return True
             except LinkError:
+                self.baud = rate
                 self.close()
                 if wait is None:
                     time.sleep(0.1)
@@ -179,10 +218,24 @@ class Link:
                     self.decoder.counters = DecoderCounters()
                     self.decoder.seq = SeqTracker(last=self.decoder.seq.last)
                 self.hello = r.message
+                if self._baud_mark is not None and r.message.baud == self._baud_mark[0]:
+                    self._settle_baud_change(self._baud_mark[1])
                 self._hello_seen.set()
+            elif isinstance(r.message, Error) and r.message.ref_type == Baud.TYPE:
+                self._baud_refused.set()
             self.sink(Arrival(self.node, now, r))
         # counted once its frames are in the sink: whoever waits for a byte count (lockstep) then finds them
         self.bytes_in += len(data)
+
+    def _settle_baud_change(self, mark: dict[str, int]) -> None:
+        """(reader thread) The errors since BAUD went out belong to the change, not to the link."""
+        self._baud_mark = None
+        c = self.decoder.counters
+        for name in ("bad_crc", "bad_cobs", "too_long", "too_short", "unknown_type", "bad_length", "bytes_dropped"):
+            d = getattr(c, name) - mark[name]
+            if d > 0:
+                setattr(c, name, mark[name])
+                self.during_baud_change[name] = self.during_baud_change.get(name, 0) + d
 
     def _lost(self, exc: BaseException | None) -> None:
         if exc is None or self._closing:
@@ -246,6 +299,50 @@ class Link:
             raise LinkError("node_kind", f"{self.node}: HELLO says node kind {h.node_kind}, expected {int(want)}"
                             " (ports swapped?)")
         return h
+
+    def set_port_baud(self, baud: int) -> None:
+        """The port's own rate (the USB-serial adapter's, or the bench pty's); the node is not told."""
+        port = self._port
+        if port is None:
+            raise LinkError("port_error", f"{self.node}: port {self.url} is gone")
+        try:
+            port.baudrate = baud
+        except (serial.SerialException, OSError, ValueError) as exc:
+            raise LinkError("port_error", f"{self.node}: cannot set {self.url} to {baud} baud: {exc}") from exc
+        self.baud = baud
+
+    def change_baud(self, baud: int, wait: Waiter | None = None) -> Hello:
+        """Moves the link to `baud` (SPEC.md 0x06): BAUD at the old rate; a refusal (ERROR BAD_VALUE) comes at
+        the old rate within the two frames' wire time; else the port follows once the frame has left, and
+        the node's HELLO at the new rate answers (asked for again with QUERY(HELLO) after BAUD_ASK_AGAIN_S).
+        Raises LinkError baud_refused, or baud_lost (the port is back at the old rate then). `wait` as in
+        `handshake`."""
+        if self.hello is not None and self.hello.baud == baud == self.baud:
+            return self.hello
+        old = self.baud
+        waiter: Waiter = wait or (lambda done, seconds: _poll(done, seconds))
+        self._baud_refused.clear()
+        self._hello_seen.clear()
+        self._baud_mark = (baud, self.decoder.counters.as_dict())
+        self.send(Baud.of(baud))
+        # (no flush: on a lockstep bench's pty it would block until the next grant) the refusal's wait covers
+        # the frame's time on the line before the port's rate changes
+        settle = wire_time_s(Baud, old) + wire_time_s(Error, old) + BAUD_REFUSAL_MARGIN_S
+        if waiter(self._baud_refused.is_set, settle):
+            self._baud_mark = None
+            raise LinkError("baud_refused", f"{self.node}: cannot run at {baud} baud (ERROR BAD_VALUE); "
+                                            f"still at {old}")
+        self.set_port_baud(baud)
+        at_rate = lambda: self._hello_seen.is_set() and self.hello is not None and self.hello.baud == baud  # noqa: E731
+        if not waiter(at_rate, BAUD_ASK_AGAIN_S):
+            self.send(Query(Hello.TYPE))
+            if not waiter(at_rate, BAUD_GIVE_UP_S - BAUD_ASK_AGAIN_S):
+                self._baud_mark = None
+                self.set_port_baud(old)
+                raise LinkError("baud_lost", f"{self.node}: no HELLO at {baud} baud within {BAUD_GIVE_UP_S} s after "
+                                             f"BAUD; the port is back at {old}")
+        assert self.hello is not None
+        return self.hello
 
     def hello_dict(self) -> dict[str, int] | None:
         return None if self.hello is None else dict(self.hello.__dict__)
