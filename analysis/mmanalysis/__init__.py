@@ -6,8 +6,10 @@
     summarize(data, by="group")        # one row per (mode, distance, load)
 """
 
+from .latstats import measured, variance_text
 from .reader import RunSet, jitter_us, read_run, read_runs
 from .schema import MEASURED, OUTCOMES, SchemaError
 from .stats import summarize
 
-__all__ = ["MEASURED", "OUTCOMES", "RunSet", "SchemaError", "jitter_us", "read_run", "read_runs", "summarize"]
+__all__ = ["MEASURED", "OUTCOMES", "RunSet", "SchemaError", "jitter_us", "measured", "read_run", "read_runs", "summarize",
+           "variance_text"]

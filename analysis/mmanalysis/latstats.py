@@ -1,9 +1,12 @@
 """The latency statistics of mmrig, defined once (numpy only): the scheduler's run summary, the GUI's live
 panel, the analysis tables and the report all call these.
 
-Latency statistics are over the measured rows (`ok` and `late`) only; `early`, `missed` and `lost` are
-counted, never folded in (docs/data-format.md). Variance is the sample variance (ddof=1), undefined for
-fewer than two values. Percentiles interpolate linearly (numpy's default).
+Latency statistics are over the measured rows (`ok` and `late`, and measurable: no host stall met them)
+only; `early`, `missed` and `lost` are counted, never folded in (docs/data-format.md). In pandas,
+`measured(df)` selects exactly those rows, so `measured(df).latency_us.mean()` is the mean every table
+shows. Variance is the sample variance (ddof=1), undefined for fewer than two values, in us^2 everywhere
+it is shown (`variance_text`; the paper's ms^2 figures are converted where they are compared).
+Percentiles interpolate linearly (numpy's default).
 """
 
 from __future__ import annotations
@@ -50,6 +53,24 @@ def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int], unme
     out["on_time_share"] = (out["outcomes"]["ok"] / events) if events else None
     out["unmeasurable"] = int(unmeasurable)
     return out
+
+
+def measured(df: Any) -> Any:
+    """The rows of a run DataFrame (mmanalysis.read_run(s)) the latency figures are over: ok or late, and
+    measurable. `measured(df).latency_us.mean()` is the mean of the run's summary, the demo and the report."""
+    return df[df["outcome"].isin(MEASURED) & df["measurable"].astype(bool)]
+
+
+def variance_text(var_us2: float | None) -> str:
+    """A variance for people, in us^2 with 4 significant digits and thousands grouped: '599.6 us²',
+    '983,900,000 us²', '0 us²'; '-' when undefined (fewer than two values)."""
+    if var_us2 is None or (isinstance(var_us2, float) and np.isnan(var_us2)):
+        return "-"
+    if var_us2 == 0:
+        return "0 us²"
+    digits = 3 - int(np.floor(np.log10(abs(var_us2))))
+    v = round(var_us2, digits)
+    return (f"{v:,.{max(digits, 0)}f}" if digits > 0 else f"{v:,.0f}") + " us²"
 
 
 def is_measured(row: Any) -> bool:
