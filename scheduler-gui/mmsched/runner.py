@@ -418,13 +418,25 @@ class Runner:
         elif cfg.generation == "aligned":
             if new_tc is not None and (st.last_gen_tc is None or new_tc - st.last_gen_tc >= st.every_ticks(cfg)):
                 st.last_gen_tc = new_tc
+                st.creation_due = True
+            if st.creation_due and not self.backlog():
+                st.creation_due = False
                 self.create(now)
-        elif now >= st.next_free_at:
+        elif now >= st.next_free_at and not self.backlog():
             st.next_free_at += st.rate_s(cfg)
             if st.next_free_at < now:             # we stalled: do not burst to catch up
                 self.count("free_timer_overruns")
                 st.next_free_at = now + st.rate_s(cfg)
             self.create(now)
+
+    def backlog(self) -> bool:
+        """Frames already received wait in the inbox: a newer TIMECODE may be among them, so an event made now
+        would be made from a stale timecode (issue 21: a busy start made events 5 ticks stale, all past due).
+        Creation waits until they are handled (microseconds: the loop takes them at once)."""
+        if not self.endpoint.has_pending(self.inbox):
+            return False
+        self.count("creations_deferred")
+        return True
 
     def send_rx_load(self, now: float) -> None:
         """--executor-load rx=N: a NOP to the executor every 1/N s while events are made (receive interrupts

@@ -59,6 +59,7 @@ class RunState:
     losses: LossReports = field(default_factory=LossReports)   # the profiler's reports of lost results
     generating: bool = False
     last_gen_tc: int | None = None     # tick-aligned generation: the tick of the last event created
+    creation_due: bool = False         # tick-aligned: that tick's event waits for the inbox to be empty
     next_free_at: float = 0.0          # free-running generation: run clock of the next event
     next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
