@@ -308,6 +308,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         text.append(format_budget(result.sidecar["budget"]))
     if files:
         text.append("wrote " + ", ".join(str(p) for p in files))
+    else:
+        text.append("nothing written (no --out): give -o NAME to keep the run as NAME.csv and NAME.json")
+    text.append("n, mean, variance: the measured events (ok, late; no host stall met them); the rest counted apart")
     verdict_lines = []
     if not result.valid:
         verdict_lines.append(f"INVALID RUN (kept on disk, not a result): {result.sidecar['invalid_reason']}")
