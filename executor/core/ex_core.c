@@ -147,8 +147,11 @@ static void fire_due(struct ex *x, uint8_t already)
     if (already && k == 0)
         k = 1; /* the ISR fired on a glitch that matched the armed byte: it left, report it */
     for (i = 0; i < k; i++) {
-        if (!(i == 0 && already))
+        if (!(i == 0 && already)) {
+            if (i > 0)
+                exb_output_gap(); /* after an edge of this tick: the profiler's capture needs it (ex_board.h) */
             exb_output(next_out(x, x->list.e[i].id));
+        }
         x->strobe ^= EX_OUT_STROBE;
     }
     for (i = 0; i < k; i++) {

@@ -29,6 +29,9 @@ uint8_t exb_tx_room(void) { return (uint8_t)tx_room; }
 void exb_tx_put(uint8_t b) { assert_true(tx_n < sizeof tx); tx[tx_n++] = b; }
 void exb_tx_kick(void) {}
 void exb_output(uint8_t v) { assert_true(out_n < sizeof outputs); outputs[out_n++] = v; }
+static unsigned gaps_at[256]; /* out_n when each gap was asked for: the output it came before */
+static unsigned gap_n;
+void exb_output_gap(void) { assert_true(gap_n < 256); gaps_at[gap_n++] = out_n; }
 void exb_arm(uint8_t path, uint8_t tc8, uint8_t out) { arm_path = path; arm_tc8 = tc8; arm_out = out; arm_fired = 0; }
 uint8_t exb_disarm(void)
 {
@@ -171,6 +174,7 @@ static void boot(uint8_t port)
 {
     tx_n = 0;
     out_n = 0;
+    gap_n = 0;
     tx_room = 255;
     phase = 0x4000;
     ex_init(&X, &cfg, port);
@@ -494,10 +498,13 @@ static void task_dispatch_and_strobe_toggles(void **s)
     assert_int_equal(arm_out, 0x0B);
     fake_isr(0x00);                 /* not armed for the ISR: writes nothing */
     assert_int_equal(out_n, 0);
+    gap_n = 0;
     ex_tick(&X, 0x00);              /* task path without its fast path: the core writes */
     assert_int_equal(out_n, 2);
     assert_int_equal(outputs[0], 0x0B);  /* id 3, strobe high */
     assert_int_equal(outputs[1], 0x03);  /* id 3, strobe low: a second, distinct edge */
+    assert_int_equal(gap_n, 1);          /* the profiler's gap between them, and only there */
+    assert_int_equal(gaps_at[0], 1);
     take_frames();
     assert_int_equal(fr_n, 2);
     assert_int_equal(fr[0].type, MM_T_FIRED);
