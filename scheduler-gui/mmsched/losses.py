@@ -2,8 +2,8 @@
 
 The profiler loses a result when its ring is full (COUNTERS.node_a, result_overflows) or when two strobe
 edges come closer together than its capture separates, or a glitch moves the strobe (node_b,
-spurious_edges: the AVR separates edges from 85 cycles, 5.3 us, apart on; the executor puts out the second
-and third event of one tick 25 cycles apart). Either way it sets the lost-before flag on the next RESULT it
+spurious_edges: the AVR separates edges from 85 cycles, 5.3 us, apart on; our executor leaves 20 us between
+the edges of one tick, but another system under test may not). Either way it sets the lost-before flag on the next RESULT it
 stores. An event that was put out (its FIRED came, or its FIRE was written) but got no RESULT by its
 deadline is `lost` (reason `result_lost`, a fault of the rig) when such a report came after it was made,
 and `missed` only when the profiler says it lost nothing.

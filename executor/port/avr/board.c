@@ -89,7 +89,9 @@ void exb_output(uint8_t value)
 #endif
 void exb_output_gap(void)
 {
+#if EX_OUT_GAP_US > 0
     _delay_us(EX_OUT_GAP_US);
+#endif
 }
 
 /*

@@ -212,7 +212,8 @@ ISR(TIMER5_CAPT_vect)
          * separates, or a glitch. ICR5 holds the first edge's time, PINC may hold a later event's id:
          * drop it (pf_spurious counts it and flags the next result "lost before"). Measured on the
          * bench (tests/test_avr.py, test_close_edges): two edges are separated from 85 cycles apart on
-         * (5.3 us); the executor puts out the second and third event of one tick 25 cycles apart.
+         * (5.3 us); without its 20 us gap (exb_output_gap) the executor put a tick's events out 25
+         * cycles apart.
          * If the edge that moved it came after the arming above, ICF5 is set and it is measured next;
          * else it was not captured and the capture waits for the wrong way: arm against the level now,
          * and again if the strobe moves while we do (each such edge is lost too, and counted). */
