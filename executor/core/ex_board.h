@@ -58,4 +58,13 @@ void exb_set_load(uint8_t cpu, uint16_t period_us, uint16_t exec_us);
  * atomically: the load's tasks and interrupt handler update them. */
 void exb_load_counts(uint32_t *cpu_loops, uint32_t *periodic_runs, uint16_t *periodic_overruns);
 
+/* BAUD (SPEC.md 0x06, protocol version 4). exb_baud_check: a nonzero divisor token if the UART makes
+ * hundreds * 100 baud within 2.5 % (its nearest divisor), else 0; changes nothing. exb_baud_set: the frame
+ * the transmitter is sending (if any) ends at the old rate, and every byte after it (frames queued and
+ * not begun, then the core's lone delimiter and HELLO) goes at the new one; the receiver switches with
+ * it. Returns at once (the port switches in its transmit interrupt). After a reset the port runs at its
+ * build-time rate again. */
+uint16_t exb_baud_check(uint16_t hundreds);
+void exb_baud_set(uint16_t div);
+
 #endif /* EX_BOARD_H */

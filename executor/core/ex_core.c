@@ -43,7 +43,7 @@ static void send_hello(struct ex *x)
     mm_put_u32(b + MM_HELLO_CPU_HZ, x->cfg->cpu_hz);
     mm_put_u32(b + MM_HELLO_TIMER_HZ, x->cfg->timer_hz);
     mm_put_u32(b + MM_HELLO_TICK_COUNTS, x->cfg->tick_counts);
-    mm_put_u32(b + MM_HELLO_BAUD, x->cfg->baud);
+    mm_put_u32(b + MM_HELLO_BAUD, x->baud);
     b[MM_HELLO_FLAGS] = 0; /* the executor has no event input */
     b[MM_HELLO_RESET_CAUSE] = exb_reset_cause();
     send(x, MM_T_HELLO, b, sizeof b);
@@ -358,6 +358,26 @@ static void on_query(struct ex *x, const uint8_t *b)
     }
 }
 
+/* BAUD (SPEC.md 0x06): a rate the port cannot make is refused at the old rate, nothing changed. Else
+ * the port switches after the frame it is sending (exb_baud_set): what the core puts now (a lone
+ * delimiter, then the HELLO reporting the rate asked for) goes at the new rate, after any frame still
+ * queued, which goes at the new rate too. */
+static void on_baud(struct ex *x, const uint8_t *b)
+{
+    uint16_t h = mm_get_u16(b + MM_BAUD_HUNDREDS);
+    uint16_t div = exb_baud_check(h);
+
+    if (div == 0) {
+        send_error(x, MM_ERR_BAD_VALUE, MM_T_BAUD, 0);
+        return;
+    }
+    exb_baud_set(div);
+    x->baud = (uint32_t)h * 100u;
+    if (exb_tx_room() != 0)
+        exb_tx_put(0);
+    send_hello(x);
+}
+
 static void on_frame(struct ex *x, const uint8_t *p, uint8_t len)
 {
     uint8_t type = p[MM_HDR_TYPE];
@@ -388,6 +408,9 @@ static void on_frame(struct ex *x, const uint8_t *p, uint8_t len)
         break;
     case MM_T_CANCEL:
         on_cancel(x, body);
+        break;
+    case MM_T_BAUD:
+        on_baud(x, body);
         break;
     case MM_T_FIRE:
         /* A request, but the profiler's: answered, as every request is (SPEC.md "Requests and
@@ -441,6 +464,7 @@ void ex_init(struct ex *x, const struct ex_cfg *cfg, uint8_t port)
     x->distance = 2;
     x->period = 1;
     x->rng = LFSR_SEED;
+    x->baud = cfg->baud; /* the port starts at its build-time rate */
     exb_arm(EXB_ARM_NONE, 0, 0);
     /* A lone delimiter flushes whatever the receiver holds (SPEC.md section 6), then HELLO, seq 0. */
     if (exb_tx_room() != 0)

@@ -72,6 +72,7 @@ struct ex {
     uint8_t cpu_load;           /* the load in force (MODE, version 3): echoed in STATUS */
     uint16_t load_period_us;
     uint16_t load_exec_us;
+    uint32_t baud;              /* HELLO.baud: cfg->baud after reset, then the last BAUD taken (version 4) */
 };
 
 /* Sends a lone 0x00 then HELLO with seq 0. `port` is the timecode port's value at boot. */

@@ -86,10 +86,13 @@ def run_bench(stim: str, cycles: int, extra: list[str] = (), elf: Path | None = 
 
 
 def run_sim(script: list[tuple[int, bytes]], cycles: int, start_tc: int = 0, skew: int = 0,
-            glitches: list[tuple[int, int]] = (), elf: Path | None = None, ticks: bool = True) -> SimRun:
+            glitches: list[tuple[int, int]] = (), elf: Path | None = None, ticks: bool = True,
+            raw: list[tuple[int, int]] = ()) -> SimRun:
     """script: (cycle, bytes) in cycle order; the bench paces bytes at the baud rate. ticks=False: no
-    profiler (the timecode port stays at start_tc)."""
+    profiler (the timecode port stays at start_tc). raw: (cycle, byte) handed to the UART at their
+    cycle, not paced (the bench's R lines: bytes at another rate than --baud, after a BAUD)."""
     stim = stimulus(script, cycles if ticks else 0, start_tc, skew, glitches)
+    stim += "".join(f"R {c} {b:02x}\n" for c, b in raw)
     out = run_bench(stim, cycles, elf=elf)
     run = SimRun()
     for line in out.splitlines():

@@ -68,6 +68,24 @@ void exb_rx_lost(uint16_t *ring_overflow, uint16_t *hw_overrun)
     *hw_overrun = lost_hw;
 }
 
+/* BAUD: the fake port makes the ATmega2560's rates (16 MHz, U2X); exb_baud_set notes the divisor and
+ * where in the transmitted bytes the switch falls (bytes before it go at the old rate). */
+static uint16_t baud_div;
+static size_t baud_set_at;
+static unsigned baud_sets;
+uint16_t exb_baud_check(uint16_t hundreds)
+{
+    uint32_t baud = (uint32_t)hundreds * 100u, div, made;
+    if (baud == 0)
+        return 0;
+    div = (16000000ul + 4ul * baud) / (8ul * baud);
+    if (div == 0 || div > 4096u)
+        return 0;
+    made = 16000000ul / (8ul * div);
+    return (made > baud ? made - baud : baud - made) * 40u > baud ? 0 : (uint16_t)div;
+}
+void exb_baud_set(uint16_t div) { baud_div = div; baud_set_at = tx_n; baud_sets++; }
+
 /* What the pin-change ISR does when the port changes: write the armed output if it matches. */
 static void fake_isr(uint8_t port)
 {
@@ -357,10 +375,10 @@ static void list_orders_across_32bit_wrap(void **s)
 /* ---- protocol handling -------------------------------------------------------------------------- */
 
 /* Wire bytes produced by the Python implementation (mmproto), see the comments. */
-/* Hello(3, 2, 0x0300, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
-static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x03, 0x02, 0x02, 0x03, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
-                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0x34,
-                                     0x83, 0x00};
+/* Hello(4, 2, 0x0300, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
+static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x04, 0x02, 0x02, 0x03, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
+                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0x1d,
+                                     0x92, 0x00};
 /* Ack(0x1234, 5, 0x105, 0x4000, 1).wire(2) */
 static const uint8_t ACK_WIRE[] = {0x08, 0x21, 0x02, 0x34, 0x12, 0x05, 0x05, 0x01, 0x01, 0x01, 0x05, 0x40, 0x01,
                                    0xfc, 0xb5, 0x00};
@@ -384,7 +402,7 @@ static void boot_sends_flush_then_hello_seq0(void **s)
     assert_int_equal(fr_n, 1);
     assert_int_equal(fr[0].type, MM_T_HELLO);
     assert_int_equal(fr[0].seq, 1);
-    assert_int_equal(fr[0].body[MM_HELLO_PROTO_VERSION], 3);
+    assert_int_equal(fr[0].body[MM_HELLO_PROTO_VERSION], MM_PROTO_VERSION);
     assert_int_equal(fr[0].body[MM_HELLO_NODE_KIND], MM_NODE_EXECUTOR);
     assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_TICK_COUNTS), 17778);
     /* reset_cause: the board's value as it is, whatever bits it holds */
@@ -1141,6 +1159,64 @@ static void status_bytes_match_python(void **s)
     assert_memory_equal(fr[0].body, want, sizeof want);
 }
 
+
+/* ---- BAUD (version 4) ----------------------------------------------------------------------------- */
+
+static void feed_baud(struct ex *x, uint16_t hundreds)
+{
+    uint8_t b[MM_BAUD_LEN];
+    mm_put_u16(b + MM_BAUD_HUNDREDS, hundreds);
+    feed_msg(x, MM_T_BAUD, 0, b, sizeof b);
+}
+
+static void baud_switches_then_delimiter_and_hello(void **s)
+{
+    (void)s;
+    boot(0x05);
+    tx_n = 0;
+    baud_sets = 0;
+    feed_baud(&X, 1152);
+    assert_int_equal(baud_sets, 1);
+    assert_int_equal(baud_div, 17);            /* UBRR0 16: 117647 baud, +2.1 % */
+    assert_int_equal(baud_set_at, 0);          /* before the delimiter and the HELLO */
+    assert_int_equal(tx[0], 0x00);             /* the lone delimiter, at the new rate */
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_HELLO);
+    assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_BAUD), 115200);
+    feed_query(&X, MM_T_HELLO);
+    take_frames();
+    assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_BAUD), 115200);
+    /* every standard rate from 9600 up to 115200 is made */
+    assert_true(exb_baud_check(96) && exb_baud_check(192) && exb_baud_check(384) && exb_baud_check(576));
+    /* a reset brings the build-time rate back */
+    boot(0x05);
+    take_frames();
+    assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_BAUD), 9600);
+}
+
+static void baud_not_makeable_is_bad_value(void **s)
+{
+    uint16_t c[13];
+    (void)s;
+    boot(0x05);
+    tx_n = 0;
+    baud_sets = 0;
+    feed_baud(&X, 19000);                      /* 1.9 M: UBRR0 0 makes 2 M, +5.3 % */
+    feed_baud(&X, 0);
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    expect_error(&fr[0], MM_ERR_BAD_VALUE, MM_T_BAUD, 0, 5);
+    expect_error(&fr[1], MM_ERR_BAD_VALUE, MM_T_BAUD, 0, 5);
+    assert_int_equal(baud_sets, 0);
+    feed_query(&X, MM_T_HELLO);
+    take_frames();
+    assert_int_equal(mm_get_u32(fr[0].body + MM_HELLO_BAUD), 9600);
+    get_counters(c);
+    assert_int_equal(c[C_OK], 4);              /* two BAUDs, two QUERYs: valid frames */
+    assert_int_equal(c[C_MSG], 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1174,6 +1250,8 @@ int main(void)
         cmocka_unit_test(every_mode_empties_the_list),
         cmocka_unit_test(mode_sets_the_load_and_status_echoes_it),
         cmocka_unit_test(status_bytes_match_python),
+        cmocka_unit_test(baud_switches_then_delimiter_and_hello),
+        cmocka_unit_test(baud_not_makeable_is_bad_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

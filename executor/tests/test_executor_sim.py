@@ -155,7 +155,7 @@ def test_hello_at_boot(sim):
     assert len(run.of(mp.Hello)) == 1, "no reset (watchdog) during the campaign"
     h = first.msg
     assert isinstance(h, mp.Hello)
-    assert (h.proto_version, h.node_kind, h.fw_version) == (3, 2, 0x0300)
+    assert (h.proto_version, h.node_kind, h.fw_version) == (mp.PROTO_VERSION, 2, 0x0300)
     assert (h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == (16_000_000, 250_000, 17778, 9600)
     # simavr 1.6 starts the core with MCUSR = PORF (0x01), as the silicon does after power-on; the
     # executor reports it as it is (port/avr/board.c, board_read_reset_cause)
@@ -473,3 +473,32 @@ def test_receive_ring_overflow_is_counted():
     assert k.rx_ring_overflow == 150 + 1 - 63
     assert k.rx_hw_overrun == 0  # the receive ISR kept reading UDR0
     assert k.rx_too_long == 1 and k.rx_ok == 1  # the junk's remains, then the QUERY
+
+
+BIT_115200 = 8 * (16 + 1)   # UBRR0 16 with U2X: 136 cycles per bit, 117647 baud (+2.1 %)
+
+
+def test_baud_switch_and_refusal():
+    """BAUD (SPEC.md 0x06, version 4): 1.9 M is refused with ERROR BAD_VALUE at 9600; 115200 is taken:
+    a lone delimiter and HELLO(baud 115200) at UBRR0 16 (simavr's 11-bit characters: 1496 cycles a
+    byte), and a QUERY(STATUS) sent at the new rate is answered at it."""
+    from mmproto.messages import Baud  # (version 4: not exported by the package yet)
+    F = 16_000_000
+    script = [(int(0.3 * F), Baud(baud_hundreds=19000).wire(0)),
+              (int(0.5 * F), Baud(baud_hundreds=1152).wire(1))]
+    q_at = int(0.8 * F)
+    raw = [(q_at + n * (11 * BIT_115200 + 100), b) for n, b in enumerate(mp.Query(what=mp.Status.TYPE).wire(2))]
+    run = run_sim(script, cycles=int(1.0 * F), raw=raw)
+    errs = run.of(mp.Error)
+    assert [(e.msg.code, e.msg.ref_type) for e in errs] == [(mp.ErrorCode.BAD_VALUE, Baud.TYPE)]
+    hellos = run.of(mp.Hello)
+    assert [h.msg.baud for h in hellos] == [9600, 115200]
+    end = [i for i, (c, _) in enumerate(run.tx) if c == hellos[1].cycle][0]
+    body = run.tx[end - (22 + 6) + 1:end + 1]
+    assert run.tx[end - (22 + 6)][1] == 0x00, "a lone delimiter before the HELLO"
+    per_byte = (body[-1][0] - body[1][0]) / (len(body) - 2)
+    print(f"executor BAUD: HELLO at {per_byte:.0f} cycles per byte after the switch (11 bits at UBRR0 16: "
+          f"{11 * BIT_115200})")
+    assert abs(per_byte - 11 * BIT_115200) < 11 * BIT_115200 * 0.02
+    st = run.of(mp.Status)
+    assert st and st[-1].cycle > q_at

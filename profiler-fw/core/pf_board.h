@@ -14,7 +14,9 @@
  * Configuration every board must provide (checked below):
  *   pf_count_t         unsigned timer count type (uint32_t; uint16_t on the 8051, see struct pf_stamp)
  *   PF_CPU_HZ, PF_TIMER_HZ, PF_TICK_COUNTS, PF_BAUD, PF_HELLO_FLAGS   the HELLO body (SPEC.md 0x01)
- *   PF_CHAR_COUNTS     one UART character (10 bits) in timer counts: a FIRE stamp goes back by it
+ *   PF_CHAR_COUNTS     one UART character (10 bits) in timer counts at the rate in force: a FIRE stamp
+ *                      goes back by it. An expression of the board's current rate (BAUD, version 4
+ *                      changes it at run time), read by R or F
  *   PF_RING_LEN        result ring records;  PF_FIRE_TAGS  FIRE tags waiting for their RESULT
  *   PF_POST_MS         LED self-test step (0: none)
  *   PF_FLAG            type of a one-bit flag shared with ISRs (volatile uint8_t; volatile __bit)
@@ -27,6 +29,9 @@
  *   PF_FOREGROUND_IO, PF_STAMP_IN_RING, PF_RESULT_LIVE, PF_COUNTERS_LIVE   core options for small
  *                      targets (pf_core.c, README.md "8051 design")
  *   board_leds_write   as a macro instead of a function
+ *   PF_BAUD_NOW()      HELLO.baud (u16: the board makes no rate above 65535) from the UART's own
+ *                      registers, for a board with no RAM to keep it (8051, PF_RESULT_LIVE); without it
+ *                      the core keeps the rate of the last BAUD it took (4 bytes)
  *   ISR prototypes the module holding main() must see (SDCC makes vectors only from those).
  *
  * The tick ISR starts the tick's TIMECODE frame itself when the core prepared it ahead (pf_core.c):
@@ -84,6 +89,14 @@ void board_watchdog_main(void);
  * (MM_RESET_*). The same value for every HELLO until the next reset. */
 uint8_t board_reset_cause(void);
 #endif
+/* BAUD (SPEC.md 0x06, protocol version 4). board_baud_check: the divisor that makes hundreds * 100 baud
+ * within 2.5 % (the nearest one), as a nonzero token for board_baud_set, or 0 if the UART cannot make
+ * it. Called by whoever handles frames (R on the AVR, F on the 8051); changes nothing.
+ * board_baud_set: F, the last frame handed over to the UART (tx_busy 0) and nothing started since:
+ * waits until that frame's last byte has left the transmitter, then runs the UART (both directions) at
+ * div. PF_CHAR_COUNTS follows. After a reset the UART runs at PF_BAUD again (board_init). */
+uint16_t board_baud_check(uint16_t hundreds);
+void board_baud_set(uint16_t div);
 void board_idle(void);       /* sleep until an interrupt if the core has nothing to do (or return) */
 void board_poll_events(void);/* polled event input (8051); empty where events are interrupt-driven */
 

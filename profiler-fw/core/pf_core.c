@@ -77,6 +77,22 @@ static uint8_t err_b;     /* FIRE BAD_VALUE: tag high byte */
  * by F to tx_body in a critical section, which then clears err_pending. */
 static uint8_t err_body[MM_ERROR_LEN];
 #endif
+#ifndef PF_FOREGROUND_IO
+/* BAUD (SPEC.md 0x06, version 4), taken by R and not switched yet: F switches once the frame on the
+ * line is done (tx_busy 0). R writes baud_div and baud_hundreds, then sets baud_pending; F copies them
+ * and clears it in a critical section (R may take another BAUD meanwhile: the last one wins). The 8051
+ * needs none of this (no RAM for it): its F handles the BAUD frame itself once the line is free. */
+static PF_FLAG baud_pending;
+static uint16_t baud_div;
+static uint16_t baud_hundreds;
+#endif
+#ifndef PF_BAUD_NOW
+#ifdef PF_RESULT_LIVE
+#error "PF_RESULT_LIVE (no tx_body for the HELLO) needs PF_BAUD_NOW"
+#endif
+/* HELLO.baud: PF_BAUD after reset, then the rate of the last BAUD taken. F only. */
+static uint32_t baud_now;
+#endif
 /* 1 while a frame is on its way: set by F before kicking the transmitter, cleared by X after the
  * last byte. F starts a frame only while it is 0, so enc/tx_body/tx_lone_delim are never touched by
  * F and X at the same time. volatile: X clears it behind F's back. */
@@ -303,6 +319,12 @@ void pf_init(void)
     tx_lone_delim = 1; /* flushes whatever the receiver holds (SPEC.md section 6) */
     seq = 0;
 #ifndef PF_FOREGROUND_IO
+    baud_pending = 0;
+#endif
+#ifndef PF_BAUD_NOW
+    baud_now = PF_BAUD; /* board_init set the UART to it */
+#endif
+#ifndef PF_FOREGROUND_IO
     tc_ahead = AHEAD_NONE;
     tc_started = 0;
 #endif
@@ -411,6 +433,21 @@ static void tick_sync(void)
         d--;
     counters[PF_C_TICKS_MISSED] += d;
     tc_pending = 1;
+}
+
+/* F (8051): may the BAUD waiting in dec switch the UART now? Only with the line free: no frame on it
+ * (tx_busy) or being folded (tx_crc), and the TIMECODE ahead taken back, so that the tick ISR does not
+ * write SBUF around the switch (cleared first, then pf_tc_isr checked: the ISR sets that in the same
+ * uninterrupted run in which it sends). Until then the BAUD waits in dec; the scheduler sends nothing
+ * until the HELLO (SPEC.md 0x06), and the frame on the line is at most a COUNTERS (33 bytes, 34 ms at
+ * 9600). */
+static uint8_t baud_line_free(void)
+{
+    pf_tc_armed = 0;
+    if (tx_busy || tx_crc || pf_tc_isr)
+        return 0;
+    tc_arming = 0;   /* enc is the HELLO's now: the TIMECODE ahead is prepared again after it */
+    return 1;
 }
 #endif
 
@@ -584,6 +621,24 @@ static void handle_frame(void)
             push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
         }
         break;
+    case MM_T_BAUD:
+        /* (the rate read twice, not kept in a local: a byte of 8051 RAM) */
+        if (!board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8)))) {
+            raise_error(MM_ERR_BAD_VALUE); /* at the old rate; nothing changes */
+            return;
+        }
+#ifdef PF_FOREGROUND_IO
+        /* F, the line free (pf_service held the frame until it was, baud_line_free): switch now, then
+         * the lone delimiter and the HELLO, which reports the rate from the UART (PF_BAUD_NOW) */
+        board_baud_set(board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8))));
+        tx_lone_delim = 1;
+        hello_pending = 1;
+#else
+        baud_div = board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8)));
+        baud_hundreds = (uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8));
+        baud_pending = 1; /* F switches after the frame on the line (pf_service) */
+#endif
+        break;
     case MM_T_QUERY:
         if (b[MM_QUERY_WHAT] == MM_T_HELLO)
             hello_pending = 1;
@@ -738,6 +793,12 @@ uint8_t pf_enc_body(uint8_t body, uint8_t k)
         return ((const uint8_t *)&tc)[k];
 #endif
     case PF_BODY_HELLO:
+        /* baud: the rate in force (version 4), from the UART's registers; bytes 18, 19 stay the
+         * constant's 0 (PF_BAUD < 65536, checked below) */
+        if (k == MM_HELLO_BAUD)
+            return (uint8_t)PF_BAUD_NOW();
+        if (k == MM_HELLO_BAUD + 1u)
+            return (uint8_t)(PF_BAUD_NOW() >> 8);
         return hello_body[k];
     case PF_BODY_ERROR:
         if (k >= MM_ERROR_TIMECODE)
@@ -745,7 +806,7 @@ uint8_t pf_enc_body(uint8_t body, uint8_t k)
         if (k == MM_ERROR_CODE)
             return err_value ? MM_ERR_BAD_VALUE : err_len ? MM_ERR_BAD_LENGTH : MM_ERR_UNKNOWN_TYPE;
         if (k == MM_ERROR_REF_TYPE)
-            return err_value ? (err_fire ? MM_T_FIRE : MM_T_QUERY) : err_a;
+            return err_fire ? MM_T_FIRE : err_a; /* (BAD_VALUE of a QUERY or a BAUD: err_a is its type) */
         if (!err_fire)
             return 0;
         return k == MM_ERROR_REF_TAG ? err_a : err_b;
@@ -869,7 +930,9 @@ uint8_t pf_service(void)
 
 #ifdef PF_FOREGROUND_IO
     tick_sync();
-    if (rx_frame) {
+    /* A BAUD waits in dec until the line is free (baud_line_free); meanwhile the frame on the line
+     * goes on below. */
+    if (rx_frame && (dec.buf[MM_HDR_TYPE] != MM_T_BAUD || baud_line_free())) {
         rx_frame = 0;
         handle_frame();
         return 1;
@@ -898,7 +961,7 @@ uint8_t pf_service(void)
         return 1;     /* the tick took it just before: tick_sync takes it over next call */
     tc_arming = 0;
 #else
-    if (tx_busy || !(tc_pending | hello_pending | counters_pending | err_pending | ring_count)) {
+    if (tx_busy || !(tc_pending | hello_pending | counters_pending | err_pending | baud_pending | ring_count)) {
         /* Nothing to start: encode the next TIMECODE ahead (also while a frame is on the line:
          * tc_wire is not the encoder's). */
         if (tc_ahead == AHEAD_NONE) {
@@ -916,8 +979,25 @@ uint8_t pf_service(void)
     PF_CRIT_EXIT();
     if (busy)
         return 1;              /* the tick started its TIMECODE: the frame waits for the line */
+    if (baud_pending) {
+        /* The BAUD R took: the line is free (tx_busy 0, the TIMECODE ahead taken back, no frame
+         * being folded: tx_crc was handled above), so switch, then the lone delimiter and HELLO at the
+         * new rate; frames still waiting follow it. */
+        uint16_t d;
+
+        PF_CRIT_ENTER();
+        d = baud_div;
+        baud_now = (uint32_t)baud_hundreds * 100u;
+        baud_pending = 0;
+        PF_CRIT_EXIT();
+        board_baud_set(d);
+        tx_lone_delim = 1;
+        hello_pending = 1;
+    }
 #endif
-    if (tc_pending) {
+    /* TIMECODE first, but not between the lone delimiter and the HELLO it comes with (after reset
+     * or a BAUD: SPEC.md 0x06): tx_lone_delim is only ever set with hello_pending. */
+    if (tc_pending && !tx_lone_delim) {
 #ifdef PF_RESULT_LIVE
         tc_pending = 0;
         tx_tc = 1;
@@ -936,6 +1016,7 @@ uint8_t pf_service(void)
         for (i = 0; i < MM_HELLO_LEN; i++) /* tx_body is free: no frame is on the line (tx_busy 0) */
             tx_body[i] = hello_body[i];
         tx_body[MM_HELLO_RESET_CAUSE] = board_reset_cause();
+        put_u32(tx_body + MM_HELLO_BAUD, baud_now);
 #endif
         body = PF_BODY_HELLO;
         type = MM_T_HELLO;
@@ -1000,6 +1081,10 @@ uint8_t pf_has_work(void)
 #ifdef PF_FOREGROUND_IO
     if (!pf_tc_armed)
         return 1;     /* the next TIMECODE to prepare ahead */
+#endif
+#ifndef PF_FOREGROUND_IO
+    if (baud_pending)
+        return 1;
 #endif
     return (uint8_t)(tc_pending | hello_pending | counters_pending | err_pending | ring_count);
 }

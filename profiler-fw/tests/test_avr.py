@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 
 import mmproto
+from mmproto.messages import Baud  # (version 4: not exported by the package yet)
 import pytest
 
 BENCH = os.environ.get("MMBENCH", os.path.join(os.path.dirname(__file__), "..", "..", "hil", "bench", "build", "mmbench"))
@@ -161,7 +162,7 @@ def test_hello_first_and_contents(trace):
     assert isinstance(first.message, mmproto.Hello) and first.seq == 0
     h = first.message
     assert (h.proto_version, h.node_kind, h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == \
-        (3, 1, 16_000_000, 16_000_000, TICK, 9600)
+        (mmproto.PROTO_VERSION, 1, 16_000_000, 16_000_000, TICK, 9600)
     assert h.flags == 0x01  # hardware capture, not polled, not 8051
     print(f"AVR HELLO after the bench's start: reset_cause 0x{h.reset_cause:02x}")
     assert len(h.body()) == 22 and h.reset_cause == SIM_POWER_ON_CAUSE
@@ -468,3 +469,58 @@ def test_shipped_image_has_no_test_hooks():
     assert shipped["__vector_47"] < hang2["__vector_47"]
     assert shipped["board_watchdog_main"] == hang2["board_watchdog_main"]
     assert shipped["__vector_47"] == hang1["__vector_47"]
+
+
+BAUD_AT = 6_000_000            # cycle of the BAUD request's first byte (after the boot HELLO, tick 1)
+BIT_115200 = 8 * (16 + 1)      # UBRR0 16: 136 cycles per bit, 117647 baud (+2.1 %)
+
+
+def test_baud_switch(tmp_path):
+    """BAUD 115200 (SPEC.md 0x06): the frame on the line ends at 9600, then UBRR0 16 (the bytes'
+    spacing in simavr: 11 of its bits, 1496 cycles), a lone delimiter, HELLO reporting 115200, and a
+    QUERY(COUNTERS) sent at the new rate is answered at it. A rate the AVR cannot make (1.9 M: UBRR0 0
+    makes 2 M, +5.3 %) is refused with ERROR BAD_VALUE at the old rate."""
+    lines = []
+    for n, b in enumerate(Baud(baud_hundreds=19000).wire(1)):
+        lines.append(("R", BAUD_AT - 400_000 + n * PACE, b))
+    for n, b in enumerate(Baud(baud_hundreds=1152).wire(2)):
+        lines.append(("R", BAUD_AT + n * PACE, b))
+    q_at = BAUD_AT + 1_500_000
+    pace_new = 11 * BIT_115200 + 100
+    for n, b in enumerate(mmproto.Query(what=0x04).wire(3)):
+        lines.append(("R", q_at + n * pace_new, b))
+    stim = tmp_path / "stim.txt"
+    stim.write_text("".join(f"{k} {c} {v:x}\n" for k, c, v in lines))
+    out = tmp_path / "out.txt"
+    subprocess.run([BENCH, "--profiler", ELF, "--stimulus", str(stim), "--trace", str(out),
+                    "--until-cycles", str(q_at + 2_000_000), "--uart-timing", "simavr",
+                    "--run-dir", str(tmp_path)], check=True, capture_output=True, timeout=120)
+    U = [(int(l.split()[1]), int(l.split()[2], 16)) for l in open(out) if l.startswith("T ")]
+    dec = mmproto.StreamDecoder()
+    # frames with the cycle of their last byte
+    msgs = []
+    for c, b in U:
+        for m in dec.feed(bytes([b])):
+            msgs.append((c, m))
+    errors = [(c, m.message) for c, m in msgs if isinstance(m.message, mmproto.Error)]
+    assert len(errors) == 1
+    assert errors[0][1].code == mmproto.ErrorCode.BAD_VALUE
+    assert errors[0][1].ref_type == Baud.TYPE
+    hellos = [(c, m.message) for c, m in msgs if isinstance(m.message, mmproto.Hello)]
+    assert [h.baud for _, h in hellos] == [9600, 115200]
+    end_hello = hellos[1][0]
+    idx = [i for i, (c, _) in enumerate(U) if c == end_hello][0]
+    body = U[idx - (22 + 6) + 1: idx + 1]   # the HELLO on the wire: body + 6 bytes (SPEC.md section 2)
+    # T is the UDR0 write: the first two bytes go in back to back (UDR0 and the shift register), then
+    # one per character, the UDRE ISR's latency varying with the foreground
+    per_byte = (body[-1][0] - body[1][0]) / (len(body) - 2)
+    print(f"AVR BAUD: HELLO at {per_byte:.0f} cycles per byte after the switch (11 simavr bits at "
+          f"UBRR0 16: {11 * BIT_115200})")
+    assert abs(per_byte - 11 * BIT_115200) < 11 * BIT_115200 * 0.01
+    start = idx - len(body) + 1
+    assert U[start - 1][1] == 0x00 and U[start - 2][1] == 0x00, "a lone delimiter before the HELLO"
+    old_gaps = [b[0] - a[0] for a, b in zip(U[:start - 1], U[1:start - 1]) if b[0] - a[0] < 2 * 11 * BIT]
+    assert old_gaps and sorted(old_gaps)[len(old_gaps) // 2] == 11 * BIT, "before the switch: 9600"
+    counters = [(c, m.message) for c, m in msgs if isinstance(m.message, mmproto.Counters)]
+    assert len(counters) == 1 and counters[0][0] > q_at
+    assert counters[0][1].rx_ok == 3 and counters[0][1].rx_bad_crc == 0

@@ -38,6 +38,7 @@ static int setup(void **st)
     mm_dec_init(&rx);
     host_now = 0;
     host_prev_len = PF_TICK_COUNTS;
+    host_baud_reset();
     pf_init();
     return 0;
 }
@@ -81,7 +82,7 @@ static void test_hello_v2_layout_and_reset_cause(void **st)
     assert_int_equal(pay[0][0], MM_T_HELLO);
     assert_int_equal(paylen[0], MM_HDR_LEN + MM_HELLO_LEN);
     assert_int_equal(MM_HELLO_LEN, 22);
-    assert_int_equal(pay[0][2 + MM_HELLO_PROTO_VERSION], 3);
+    assert_int_equal(pay[0][2 + MM_HELLO_PROTO_VERSION], MM_PROTO_VERSION);
     assert_int_equal(pay[0][2 + MM_HELLO_NODE_KIND], MM_NODE_PROFILER);
     assert_int_equal(mm_get_u16(pay[0] + 2 + MM_HELLO_FW_VERSION), PF_FW_VERSION);
     assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_CPU_HZ), PF_CPU_HZ);
@@ -287,9 +288,9 @@ static void test_error_answers_requests_only(void **st)
     assert_int_equal(pf_counter(PF_C_RX_OK), sizeof others);
     assert_int_equal(pf_counter(PF_C_RX_BAD_MESSAGE), 0);
 
-    send(0x06, zeros, 0);                     /* unknown type */
+    send(0x07, zeros, 0);                     /* unknown type (0x06 is BAUD since version 4) */
     assert_int_equal(drain(), 1);
-    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x06, 0, 2);
+    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x07, 0, 2);
     send(MM_T_TIMECODE, zeros, 3);            /* wrong length */
     assert_int_equal(drain(), 1);
     assert_error(0, MM_ERR_BAD_LENGTH, MM_T_TIMECODE, 0, 2);
@@ -317,10 +318,10 @@ static void test_error_answers_requests_only(void **st)
 
     /* Two bad frames before the foreground runs: one ERROR pending at a time, the other not sent
      * (tx_dropped), both counted in rx_bad_message. */
-    send(0x06, zeros, 0);
     send(0x07, zeros, 0);
+    send(0x0F, zeros, 0);
     assert_int_equal(drain(), 1);
-    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x06, 0, 2);
+    assert_error(0, MM_ERR_UNKNOWN_TYPE, 0x07, 0, 2);
     assert_int_equal(pf_counter(PF_C_TX_DROPPED), 1);
 }
 
@@ -475,6 +476,112 @@ static void test_fire_dropped_on_full_ring_keeps_no_tag(void **st)
     assert_int_equal(pf_counter(PF_C_FIRE_FRAMES), 2 * (PF_FIRE_TAGS + 8));
 }
 
+
+/* ---- BAUD (SPEC.md 0x06, protocol version 4) -------------------------------------------------- */
+
+static void send_baud(uint16_t hundreds)
+{
+    uint8_t b[MM_BAUD_LEN];
+    mm_put_u16(b + MM_BAUD_HUNDREDS, hundreds);
+    send(MM_T_BAUD, b, sizeof b);
+}
+
+/* Taken while a RESULT is on the line: that frame ends at the old rate, then the switch (UBRR 16 for
+ * 115200: 117647 baud, +2.1 %), the lone delimiter and HELLO reporting 115200; a frame queued before
+ * the switch goes after the HELLO. */
+static void test_baud_accepted_after_current_frame(void **st)
+{
+    (void)st;
+    struct pf_stamp s = {0, 0, 100};
+    int16_t b;
+    int n = 0;
+
+    (void)pf_tx_next();
+    assert_int_equal(drain(), 1);           /* HELLO at 9600 */
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_BAUD), 9600);
+    pf_event(2, 1, &s);
+    until_kick();                           /* RESULT on the line */
+    pull(3);
+    send_baud(1152);
+    pf_event(3, 0, &s);                     /* queued, not begun */
+    assert_int_equal(host_baud_sets, 0);    /* not while the RESULT is out */
+    (void)pf_service();
+    assert_int_equal(host_baud_sets, 0);
+    while ((b = pf_tx_next()) >= 0)         /* the rest of the RESULT, at the old rate */
+        if (mm_dec_push(&rx, (uint8_t)b) == MM_DEC_FRAME)
+            n++;
+    assert_int_equal(n, 1);
+    assert_int_equal(rx.buf[0], MM_T_RESULT);
+    assert_int_equal(host_baud_sets, 0);
+    until_kick();                           /* switches, then the HELLO */
+    assert_int_equal(host_baud_sets, 1);
+    assert_int_equal(host_baud_div, 17);    /* UBRR 16 */
+    assert_int_equal(host_char_counts, 1360);
+    assert_int_equal(pf_tx_next(), 0);      /* the lone delimiter first */
+    assert_int_equal(drain(), 2);
+    assert_int_equal(pay[0][0], MM_T_HELLO);
+    assert_int_equal(paylen[0], MM_HDR_LEN + MM_HELLO_LEN);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_BAUD), 115200);
+    assert_int_equal(pay[1][0], MM_T_RESULT);
+    assert_int_equal(pay[1][2 + MM_RESULT_EVENT_ID], 3);
+    /* QUERY(HELLO) later still says 115200 */
+    {
+        uint8_t q = MM_T_HELLO;
+        send(MM_T_QUERY, &q, 1);
+    }
+    assert_int_equal(drain(), 1);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_BAUD), 115200);
+    assert_int_equal(pf_counter(PF_C_RX_OK), 2);
+}
+
+/* Every standard rate the AVR makes within 2.5 %; one it cannot is refused with ERROR BAD_VALUE at the
+ * old rate, nothing changed. */
+static void test_baud_rejected_bad_value(void **st)
+{
+    (void)st;
+    static const uint16_t ok[] = {96, 192, 384, 576, 1152};
+
+    (void)pf_tx_next();
+    drain();
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        assert_true(board_baud_check(ok[i]) != 0);
+    assert_int_equal(board_baud_check(1152), 17);
+    send_baud(0);
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_BAD_VALUE, MM_T_BAUD, 0, 0);
+    send_baud(65535);                       /* 6553500 baud: UBRR 0 makes 2 M */
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_BAD_VALUE, MM_T_BAUD, 0, 0);
+    send_baud(2500);                        /* 250000 exactly (UBRR 7): taken */
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_HELLO);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_HELLO_BAUD), 250000);
+    send_baud(19000);                       /* 1.9 M: UBRR 0 makes 2 M, +5.3 % */
+    assert_int_equal(drain(), 1);
+    assert_error(0, MM_ERR_BAD_VALUE, MM_T_BAUD, 0, 0);
+    assert_int_equal(host_baud_sets, 1);
+    assert_int_equal(host_baud_div, 8);
+}
+
+/* A FIRE after the switch goes back by one character at the new rate (1360 counts at 115200). */
+static void test_baud_fire_backdating_uses_new_rate(void **st)
+{
+    (void)st;
+    uint8_t fire[3] = {6, 0x34, 0x12};
+
+    (void)pf_tx_next();
+    drain();
+    send_baud(1152);
+    assert_int_equal(drain(), 1);
+    pf_tick();
+    drain();
+    host_now = 20000;
+    send(MM_T_FIRE, fire, 3);
+    assert_int_equal(drain(), 1);
+    assert_int_equal(pay[0][0], MM_T_RESULT);
+    assert_int_equal(mm_get_u32(pay[0] + 2 + MM_RESULT_COUNTS), 20000 - 1360);
+}
+
 static void test_led_post(void **st)
 {
     (void)st;
@@ -503,6 +610,9 @@ int main(void)
         cmocka_unit_test_setup(test_timecode_ahead_right_after_busy_frame, setup),
         cmocka_unit_test_setup(test_timecode_ahead_due_dropped_by_next_tick, setup),
         cmocka_unit_test_setup(test_fire_dropped_on_full_ring_keeps_no_tag, setup),
+        cmocka_unit_test_setup(test_baud_accepted_after_current_frame, setup),
+        cmocka_unit_test_setup(test_baud_rejected_bad_value, setup),
+        cmocka_unit_test_setup(test_baud_fire_backdating_uses_new_rate, setup),
         cmocka_unit_test_setup(test_led_post, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

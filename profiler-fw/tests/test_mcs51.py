@@ -15,6 +15,7 @@ import random
 import subprocess
 
 import mmproto
+from mmproto.messages import Baud  # (version 4: not exported by the package yet)
 import pytest
 
 IHX = os.environ.get("PF_MCS51_IHX", os.path.join(os.path.dirname(__file__), "..", "build", "mcs51",
@@ -45,11 +46,16 @@ FIRE_GAP = 200                     # idle bytes between the two FIRE frames
 QUERY_S = 12.0                     # QUERY(COUNTERS) arrives about here (serial input paced by ucsim)
 N_TICKS = 300
 ERROR_GAP = 100                    # idle characters before each ERROR probe (an ERROR takes 14)
-ERROR_PROBES = [mmproto.encode_frame(bytes([0x06, 8])),                  # unknown type
+ERROR_PROBES = [mmproto.encode_frame(bytes([0x07, 8])),                  # unknown type
                 mmproto.Fire(event_id=9, tag=0xBEEF).wire(9),            # BAD_VALUE
                 mmproto.Query(what=0x23).wire(10),                       # BAD_VALUE (no STATUS here)
                 mmproto.Hello(2, 1, 0x100, 1, 1, 1, 9600, 0, 0).wire(0),  # looped back: dropped
-                mmproto.Error(5, 0x05, 0, 0).wire(11)]                   # looped back: dropped
+                mmproto.Error(5, 0x05, 0, 0).wire(11),                   # looped back: dropped
+                Baud(baud_hundreds=1152).wire(12),                       # BAD_VALUE: 115200 (n 0.5)
+                Baud(baud_hundreds=384).wire(13)]                        # BAD_VALUE: 38400 (n 1.5)
+# Then BAUD 19200, which the 8051 takes (TH1 = 256 - 3, SMOD 1): HELLO(baud 19200) is the answer, and a
+# QUERY(HELLO) sent at 19200 (ucsim paces its input at the UART's rate) is answered at it too.
+BAUD_PROBES = [Baud(baud_hundreds=192).wire(14), mmproto.Query(what=0x01).wire(15)]
 STEPS = int(os.environ.get("PF_MCS51_STEPS", "13500000"))  # instructions: ~23 s of 8051 time
 
 
@@ -93,7 +99,7 @@ def run(tmp_path_factory):
     # live: nothing may change a counter while it is out), one frame each ERROR_GAP characters apart:
     # an unknown type, a FIRE with event id 9, a QUERY(STATUS) (each answered with one ERROR), and the
     # profiler's own kind of frames looped back (HELLO, ERROR: dropped, never answered).
-    for w in ERROR_PROBES:
+    for w in ERROR_PROBES + BAUD_PROBES:
         serial += bytes(ERROR_GAP) + w
     (d / "uart_in.bin").write_bytes(serial)
     fire_at = [pad1, pad1 + len(fire1) + FIRE_GAP]   # input byte index of each FIRE's first byte
@@ -129,7 +135,8 @@ def run(tmp_path_factory):
             if k in ids and "x" not in v:
                 changes[ids[k]].append((now, int(v, 2)))
     frames = mmproto.StreamDecoder().feed((d / "uart.bin").read_bytes())
-    return {"edges": edges, "changes": changes, "frames": frames, "log": out.stdout, "fire_at": fire_at}
+    return {"edges": edges, "changes": changes, "frames": frames, "log": out.stdout, "fire_at": fire_at,
+            "dir": d}
 
 
 def tick_starts(run):
@@ -151,7 +158,7 @@ def test_hello_first(run):
     assert h.flags == 0x06  # polled, 8051
     # Protocol version 2: a 22-byte body (the decoder refuses any other length) ending in reset_cause,
     # which is 0 here: the 87C51 has no reset-flag register, it cannot tell why it reset (SPEC.md HELLO).
-    assert h.proto_version == 3 and len(h.body()) == 22 and h.reset_cause == 0
+    assert h.proto_version == mmproto.PROTO_VERSION and len(h.body()) == 22 and h.reset_cause == 0
 
 
 def test_timecodes_consecutive(run):
@@ -253,10 +260,21 @@ def test_error_answers_requests_only(run):
     errs = [(f.message.code, f.message.ref_type, f.message.ref_tag) for f in run["frames"][i + 1:]
             if isinstance(f.message, mmproto.Error)]
     print("\n8051 ERROR answers: %r" % errs)
-    assert errs == [(5, 0x06, 0), (7, 0x12, 0xBEEF), (7, 0x02, 0)]
+    assert errs == [(5, 0x07, 0), (7, 0x12, 0xBEEF), (7, 0x02, 0), (7, Baud.TYPE, 0), (7, Baud.TYPE, 0)]
     tc = [f.message.timecode for f in run["frames"][i + 1:] if isinstance(f.message, mmproto.Error)]
     last_tc = [f.message.timecode for f in run["frames"] if isinstance(f.message, mmproto.Timecode)][-1]
     assert all(0 < t <= last_tc for t in tc)
+
+
+def test_baud_switch(run):
+    """BAUD (version 4): 115200 and 38400 refused (above), 19200 taken: the answer is HELLO with baud
+    19200 after a lone delimiter, and QUERY(HELLO) at the new rate gets it again."""
+    hellos = [f for f in run["frames"] if isinstance(f.message, mmproto.Hello)]
+    print("\n8051 HELLO baud fields: %r" % [h.message.baud for h in hellos])
+    assert [h.message.baud for h in hellos] == [9600, 19200, 19200]
+    raw = (run["dir"] / "uart.bin").read_bytes()
+    at = raw.rfind(hellos[1].message.wire(hellos[1].seq))
+    assert at > 2 and raw[at - 2:at] == bytes(2), "the frame before ends, then a lone delimiter"
 
 
 def test_fire_timestamps(run):

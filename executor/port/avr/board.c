@@ -544,16 +544,106 @@ int16_t board_rx_get(void)
     return b;
 }
 
+/* BAUD (SPEC.md 0x06): the switch waits in the transmit path. exb_baud_set (task, interrupts masked)
+ * sets baud_at (the ring index of the first byte to go at the new rate), baud_ubrr and baud_due; the
+ * UDRE ISR stops at baud_at and hands over to the TXC ISR, which fires once the last byte at the old rate
+ * has left the shift register, switches and lets the UDRE ISR go on. The ISRs do not nest (AVR), and
+ * the task writes these only with interrupts masked: volatile for the task's reads after the ISRs. */
+static volatile uint8_t baud_due, baud_at;
+static volatile uint16_t baud_ubrr;
+/* UCSR0A's U2X0 bit in force: the UDRE ISR writes UCSR0A (to clear TXC0) and must keep it. ISR and
+ * init only (the TXC ISR changes it). */
+static uint8_t ucsra_u2x;
+static void baud_switch(void);
+
 ISR(USART0_UDRE_vect)
 {
     uint8_t t = tx_tail;
 
-    if (t != tx_head) {
+    if (baud_due && t == baud_at) {
+        /* every byte before baud_at is written: switch once the last has left (TXC). Already left
+         * (TXC0 set): now. Else the TXC ISR does, when it has. (simavr 1.6 only calls the TXC vector
+         * for a flag raised while TXCIE0 is on, hence the test here rather than relying on the vector
+         * firing for a flag already set, as the silicon would.) */
+        if (UCSR0A & _BV(TXC0))
+            baud_switch();
+        else
+            UCSR0B = (uint8_t)((UCSR0B & (uint8_t)~_BV(UDRIE0)) | _BV(TXCIE0));
+    } else if (t != tx_head) {
         UDR0 = tx_buf[t];
+        /* TXC0 cleared with each byte written: set, it means every written byte has left (exb_baud_set
+         * on an idle line relies on it). Writing 1 clears it; FE0/DOR0/UPE0 must be written 0. */
+        UCSR0A = (uint8_t)(ucsra_u2x | _BV(TXC0)); /* (UDRE0 is 0 now: UDR0 was just written) */
         tx_tail = (uint8_t)((t + 1u) & (TX_SIZE - 1u));
     } else {
         UCSR0B &= (uint8_t)~_BV(UDRIE0);
     }
+}
+
+/* ISR (UDRE or TXC): the switch, then the UDRE ISR goes on with the bytes after baud_at. */
+static void baud_switch(void)
+{
+    uint16_t u = baud_ubrr;
+
+    ucsra_u2x = _BV(U2X0);
+    /* Before UBRR0: simavr 1.6 derives its byte time when UBRR0 is written. UDRE0 written back as read:
+     * read-only on the silicon, a plain register bit in simavr 1.6. */
+    UCSR0A = (uint8_t)(_BV(U2X0) | (UCSR0A & _BV(UDRE0)));
+    UBRR0H = (uint8_t)(u >> 8);
+    UBRR0L = (uint8_t)u;
+    baud_due = 0;
+    /* UDRIE0 off, then on: simavr 1.6 raises UDRE only on that edge (or at a byte's end), not for a
+     * UDRIE0 left on after the UDRE ISR that called this; the silicon's level-triggered UDRE would fire
+     * either way. */
+    UCSR0B = (uint8_t)(UCSR0B & (uint8_t)~(_BV(TXCIE0) | _BV(UDRIE0)));
+    UCSR0B |= _BV(UDRIE0);
+}
+
+ISR(USART0_TX_vect)
+{
+    baud_switch();
+}
+
+/* USART0 in double speed, UBRR0 = round(F_CPU / (8 * baud)) - 1 (12 bits); the token is UBRR0 + 1.
+ * 115200 -> UBRR0 16 = 117647 baud (+2.1 %); 9600 .. 57600 within 0.2 %. */
+uint16_t exb_baud_check(uint16_t hundreds)
+{
+    uint32_t baud = (uint32_t)hundreds * 100u;
+    uint32_t div, made;
+
+    if (baud == 0)
+        return 0;
+    div = (F_CPU + 4ul * baud) / (8ul * baud);
+    if (div == 0 || div > 4096u)
+        return 0;
+    made = F_CPU / (8ul * div);
+    if ((made > baud ? made - baud : baud - made) * 40u > baud) /* more than 2.5 % off */
+        return 0;
+    return (uint16_t)div;
+}
+
+/* Task (core lock held). The frame on the line: the bytes up to the first delimiter from tx_tail, unless
+ * the byte last handed to UDR0 was a delimiter (then no frame has begun since). The ring is never empty of
+ * history here: the boot HELLO went first. */
+void exb_baud_set(uint16_t div)
+{
+    uint8_t s = SREG;
+    uint8_t t, at;
+
+    cli();
+    t = tx_tail;
+    at = t;
+    if (tx_buf[(uint8_t)((t - 1u) & (TX_SIZE - 1u))] != 0) {
+        while (at != tx_head && tx_buf[at] != 0)
+            at = (uint8_t)((at + 1u) & (TX_SIZE - 1u));
+        if (at != tx_head)
+            at = (uint8_t)((at + 1u) & (TX_SIZE - 1u)); /* past the delimiter */
+    }
+    baud_at = at;
+    baud_ubrr = (uint16_t)(div - 1u);
+    baud_due = 1;
+    UCSR0B |= _BV(UDRIE0);  /* the UDRE ISR reaches baud_at even with nothing queued */
+    SREG = s;
 }
 
 uint8_t exb_tx_room(void)
@@ -765,8 +855,10 @@ void board_init(void)
     UBRR0L = UBRRL_VALUE;
 #if USE_2X
     UCSR0A = _BV(U2X0);
+    ucsra_u2x = _BV(U2X0);
 #else
     UCSR0A = 0;
+    ucsra_u2x = 0;
 #endif
     UCSR0C = _BV(UCSZ01) | _BV(UCSZ00); /* 8N1 */
     UCSR0B = _BV(RXEN0) | _BV(TXEN0) | _BV(RXCIE0);

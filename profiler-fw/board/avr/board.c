@@ -23,6 +23,7 @@
 
 #define F_CPU PF_CPU_HZ
 #include <util/delay.h>
+#include <util/delay_basic.h>
 
 /* Cycles the compare fires ahead of the tick: covers the other ISRs. Measured in simavr (the
  * tests' run): the ISR reaches its coarse wait 256 cycles before the spin's target when no other ISR
@@ -288,6 +289,7 @@ void board_init(void)
     DDRF = 0xFF;
     UCSR0A = _BV(U2X0);     /* before UBRR0: simavr 1.6 derives its byte time when UBRR0 is written */
     UBRR0 = (uint16_t)PF_UBRR;
+    board_char_counts = 80ul * (PF_UBRR + 1ul);
     UCSR0C = _BV(UCSZ01) | _BV(UCSZ00); /* 8N1 */
     UCSR0B = _BV(RXEN0) | _BV(TXEN0) | _BV(RXCIE0);
 }
@@ -354,6 +356,51 @@ void board_stamp_back(struct pf_stamp *s, pf_count_t back)
 
 void board_poll_events(void)
 {
+}
+
+/* PF_CHAR_COUNTS: 80 * (UBRR0 + 1), one character at the rate in force. Written by F in board_baud_set
+ * with interrupts masked, read by R (pf_rx_byte's FIRE stamp): 4 bytes are not written atomically on
+ * the AVR. Not volatile: R reads it afresh on every call (an ISR). */
+uint32_t board_char_counts;
+
+/* BAUD (core/pf_board.h): USART0 in double speed, UBRR0 = round(F_CPU / (8 * baud)) - 1 (12 bits). The
+ * divisor token is UBRR0 + 1. 115200 -> UBRR0 16 = 117647 baud (+2.1 %); 9600 .. 57600 are within
+ * 0.2 %; 38400 -> 38462 (+0.16 %). */
+uint16_t board_baud_check(uint16_t hundreds)
+{
+    uint32_t baud = (uint32_t)hundreds * 100u;
+    uint32_t div;
+    uint32_t made;
+
+    if (baud == 0)
+        return 0;
+    div = (PF_CPU_HZ + 4ul * baud) / (8ul * baud);
+    if (div == 0 || div > 4096u)
+        return 0;
+    made = PF_CPU_HZ / (8ul * div);
+    if ((made > baud ? made - baud : baud - made) * 40u > baud) /* more than 2.5 % off */
+        return 0;
+    return (uint16_t)div;
+}
+
+/* F, tx_busy 0: the last frame's delimiter went from UDR0 into the shift register when the UDRE ISR
+ * found no next byte (pf_tx_next -1), at most one character before now. So UDR0 is empty and waiting
+ * one character at the old rate (10 * 8 * (UBRR0 + 1) cycles, _delay_loop_2's 4 cycles a pass) lets
+ * that byte leave at the rate it began at before UBRR0 changes; 1.04 ms at 9600, far inside the
+ * watchdog's time. Interrupts stay on meanwhile (the tick and the capture must not wait). */
+void board_baud_set(uint16_t div)
+{
+    uint8_t sreg;
+
+    while (!(UCSR0A & _BV(UDRE0)))
+        ;
+    _delay_loop_2((uint16_t)(board_char_counts / 4u));
+    sreg = SREG;            /* board_char_counts against R (see its definition) */
+    cli();
+    UCSR0A = _BV(U2X0);     /* before UBRR0: simavr 1.6 derives its byte time when UBRR0 is written */
+    UBRR0 = (uint16_t)(div - 1u);
+    board_char_counts = 80ul * div;
+    SREG = sreg;
 }
 
 void board_idle(void)

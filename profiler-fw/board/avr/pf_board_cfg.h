@@ -21,7 +21,11 @@ typedef uint32_t pf_count_t;
 #define PF_HELLO_FLAGS MM_HELLO_FLAG_CAPTURE
 /* USART0 in double-speed mode: one bit = 8 * (UBRR0 + 1) cycles. */
 #define PF_UBRR ((PF_CPU_HZ + 4ul * PF_BAUD) / (8ul * PF_BAUD) - 1ul)
-#define PF_CHAR_COUNTS (10ul * 8ul * (PF_UBRR + 1ul))
+/* One character (10 bits) at the rate in force: 10 * 8 * (UBRR0 + 1) cycles, kept ready by the board
+ * (board.c, board_baud_set): multiplied in the RX ISR it delayed the FIRE stamp by 28 cycles (the
+ * __umulhisi3 call before board_stamp_back reads TCNT5; measured in tests/test_avr.py). */
+extern uint32_t board_char_counts;
+#define PF_CHAR_COUNTS board_char_counts
 #define PF_WATCHDOG               /* board_watchdog_main: see board.c */
 #ifndef PF_POST_MS
 #define PF_POST_MS 30

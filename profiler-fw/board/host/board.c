@@ -28,4 +28,42 @@ void board_stamp_back(struct pf_stamp *s, pf_count_t back)
     s->carry = 0;
 }
 void board_idle(void) {}
+
+#define HOST_DIV(baud) ((PF_CPU_HZ + 4ul * (baud)) / (8ul * (baud))) /* UBRR + 1, nearest */
+uint32_t host_char_counts = 80ul * HOST_DIV(PF_BAUD);
+uint16_t host_baud_div = (uint16_t)HOST_DIV(PF_BAUD);
+uint32_t host_baud_sets;
+uint32_t host_baud_set_kicks;
+
+void host_baud_reset(void)
+{
+    host_baud_div = (uint16_t)HOST_DIV(PF_BAUD);
+    host_char_counts = 80ul * host_baud_div;
+    host_baud_sets = 0;
+}
+
+uint16_t board_baud_check(uint16_t hundreds)
+{
+    uint32_t baud = (uint32_t)hundreds * 100u;
+    uint32_t div, made;
+
+    if (baud == 0)
+        return 0;
+    div = (PF_CPU_HZ + 4ul * baud) / (8ul * baud);
+    if (div == 0 || div > 4096u)
+        return 0;
+    made = PF_CPU_HZ / (8ul * div);
+    /* within 2.5 %: |made - baud| * 40 <= baud */
+    if ((made > baud ? made - baud : baud - made) * 40u > baud)
+        return 0;
+    return (uint16_t)div;
+}
+
+void board_baud_set(uint16_t div)
+{
+    host_baud_div = div;
+    host_char_counts = 80ul * div;
+    host_baud_sets++;
+    host_baud_set_kicks = host_kicks;
+}
 void board_poll_events(void) {}

@@ -12,7 +12,10 @@ typedef uint32_t pf_count_t;
 #define PF_TIMER_HZ 16000000ul
 #define PF_TICK_COUNTS 1137778ul
 #define PF_HELLO_FLAGS 0x01
-#define PF_CHAR_COUNTS 16640ul
+/* One character at the rate in force, as on the AVR (16 MHz, U2X): 10 * 8 * (UBRR + 1), 16640 at 9600.
+ * board_baud_set changes it (board/host/board.c). */
+extern uint32_t host_char_counts;
+#define PF_CHAR_COUNTS host_char_counts
 #define PF_POST_MS 0
 #define PF_CRIT_ENTER() {
 #define PF_CRIT_EXIT() }

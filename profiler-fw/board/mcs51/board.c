@@ -115,15 +115,8 @@ void board_init(void)
     P1 = 0;               /* timecode 0 */
     P2 = 0xFF;            /* LEDs off */
     TMOD = 0x21;          /* Timer1 mode 2 (baud), Timer0 mode 1 (16-bit) */
-#if (PF_CPU_HZ / 384ul) % PF_BAUD == 0
-    PCON &= 0x7F;         /* SMOD = 0 */
-    TH1 = (uint8_t)(256u - PF_CPU_HZ / 384ul / PF_BAUD);
-#elif (PF_CPU_HZ / 192ul) % PF_BAUD == 0
-    PCON |= 0x80;         /* SMOD = 1 */
-    TH1 = (uint8_t)(256u - PF_CPU_HZ / 192ul / PF_BAUD);
-#else
-#error "PF_BAUD not reachable with Timer1 mode 2 at 11.0592 MHz"
-#endif
+    PCON |= 0x80;         /* SMOD = 1, always: the rate is then TH1 alone (pf_board_cfg.h, BAUD) */
+    TH1 = (uint8_t)(256u - 57600ul / PF_BAUD);
     TL1 = TH1;
     TR1 = 1;
     SCON = 0x50;          /* mode 1, receiver on */
@@ -197,6 +190,41 @@ void board_poll_events(void)
         }
     }
     poll_p0();
+}
+
+/* BAUD (SPEC.md 0x06). Timer1 mode 2 with SMOD = 1 makes 57600 / n baud, n = 1 .. 255. The 8051 takes
+ * the rates it makes exactly, n <= 48 (1200 .. 57600 but 38400): HELLO.baud must be the rate asked for
+ * and there is no RAM to keep it, so it is read back from TH1 (PF_BAUD_NOW), which only holds for an
+ * exact rate. Every standard rate it can make within 2.5 % is exact at 11.0592 MHz; 38400 (n 1.5) and
+ * 115200 (n 0.5) are 25 % and 50 % off with any n: ERROR BAD_VALUE. The token is n. */
+uint16_t board_baud_check(uint16_t hundreds)
+{
+    switch (hundreds) {
+    case 576: return 1;
+    case 288: return 2;
+    case 192: return 3;
+    case 144: return 4;
+    case 96: return 6;
+    case 48: return 12;
+    case 24: return 24;
+    case 12: return 48;
+    default: return 0;
+    }
+}
+
+/* HELLO.baud by n: 57600 / n for the n board_baud_check gives, 0 elsewhere (never in TH1). */
+const __code uint16_t pf_baud_by_n[49] = {
+    0, 57600, 28800, 19200, 14400, 0, 9600, 0, 0, 0, 0, 0, 4800,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2400, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1200,
+};
+
+/* F, line free (pf_core.c baud_line_free): TI of the last byte came at the start of its stop bit, the
+ * line stays high from there on (stop bit, then idle), so the new rate may start now: a receiver at
+ * the old rate still reads a high stop bit. The reload takes effect at Timer1's next overflow (at
+ * most n machine cycles). */
+void board_baud_set(uint16_t div)
+{
+    TH1 = (uint8_t)(0u - (uint8_t)div);
 }
 
 void board_idle(void)

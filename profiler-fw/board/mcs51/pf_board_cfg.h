@@ -8,6 +8,7 @@
 
 __sfr __at(0xA0) PF_SFR_P2;   /* P2: event LEDs */
 __sbit __at(0xAF) PF_SBIT_EA; /* IE.7: global interrupt enable */
+__sfr __at(0x8D) PF_SFR_TH1;  /* Timer1 reload: the baud divisor (SMOD = 1 always, board.c) */
 
 #ifndef PF_BAUD
 #define PF_BAUD 9600ul
@@ -35,8 +36,18 @@ void t0_isr(void) __interrupt(1);
  * RST pin and (on an AT89S52 / STC89) a watchdog reset all look the same to the program. A constant,
  * so the HELLO body stays in code memory (one byte more). */
 #define PF_RESET_CAUSE 0
-/* One character (start + 8 data + stop) in Timer0 counts: 10 * 921600 / baud (960 at 9600). */
-#define PF_CHAR_COUNTS ((pf_count_t)(10ul * PF_TIMER_HZ / PF_BAUD))
+/* The rate in force lives in TH1 alone (no RAM byte is free, README.md "8051 design"): with SMOD = 1
+ * the UART runs at 921600 / 16 / n = 57600 / n baud, n = 256 - TH1 (board.c), so one character
+ * (start + 8 data + stop) is 10 * 16 * n = 160 * n Timer0 counts (960 at 9600). An 8 x 8 bit product:
+ * SDCC makes it with MUL AB, no library call. */
+#define PF_BAUD_N() ((uint8_t)(0u - PF_SFR_TH1))
+#define PF_CHAR_COUNTS ((pf_count_t)((uint8_t)160u * PF_BAUD_N()))
+/* HELLO.baud: 57600 / n, from a code table (board.c): no division, no RAM. */
+extern const __code uint16_t pf_baud_by_n[];
+#define PF_BAUD_NOW() (pf_baud_by_n[PF_BAUD_N()])
+#if 57600ul % PF_BAUD != 0 || 57600ul / PF_BAUD > 48
+#error "PF_BAUD not reachable with Timer1 mode 2, SMOD 1 at 11.0592 MHz (57600 / n, n <= 48)"
+#endif
 #ifndef PF_POST_MS
 #define PF_POST_MS 30
 #endif
