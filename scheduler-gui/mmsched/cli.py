@@ -313,7 +313,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     text.append("n, mean, variance: the measured events (ok, late; no host stall met them); the rest counted apart")
     verdict_lines = []
     if not result.valid:
-        verdict_lines.append(f"INVALID RUN (kept on disk, not a result): {result.sidecar['invalid_reason']}")
+        kept = "kept on disk, not a result" if files else "not a result"
+        verdict_lines.append(f"INVALID RUN ({kept}): {result.sidecar['invalid_reason']}")
         if not gates.empty:
             verdict_lines.append(f"gates not judged: the run is invalid ({where})")
     else:
