@@ -140,21 +140,37 @@ double uart_node_baud(int id)
 
 /* The two ends of the line run at rates a receiver cannot bridge (more than 4 %: 10 bits drift by
  * more than the half bit a UART samples within). Only with a pty: the stimulus is no adapter. */
-static int baud_mismatch(int id)
+static int baud_mismatch(int id, uint64_t host)
 {
     struct uart_node *u = &uart.n[id];
     double nb, hb;
     if (!u->host_baud)
         return 0;
     nb = uart_node_baud(id);
-    hb = (double)u->host_baud;
+    hb = (double)host;
     return fabs(hb - nb) > BAUD_MISMATCH * nb;
 }
 
-/* The line's time is kept scaled by its rate (cycle * baud): a new rate rescales it, rounding up. */
+/* The line's time is kept scaled by its rate (cycle * baud): a byte at another rate rescales it to
+ * that rate first, rounding up. */
 static uint64_t rescale(uint64_t scaled, uint64_t from, uint64_t to)
 {
     return (scaled + from - 1) / from * to;
+}
+
+static void line_to(struct uart_node *u, uint64_t baud)
+{
+    if (u->rx_line_baud && u->rx_line_baud != baud) {
+        u->rx_line_free_scaled = rescale(u->rx_line_free_scaled, u->rx_line_baud, baud);
+        u->rx_armed_start_scaled = rescale(u->rx_armed_start_scaled, u->rx_line_baud, baud);
+        u->rx_prev_free_scaled = rescale(u->rx_prev_free_scaled, u->rx_line_baud, baud);
+    }
+    u->rx_line_baud = baud;
+}
+
+static uint32_t adapter_baud(const struct uart_node *u)
+{
+    return (uint32_t)(u->host_baud ? u->host_baud : uart.baud);
 }
 
 void uart_poll_host_baud(int id, int force)
@@ -173,9 +189,6 @@ void uart_poll_host_baud(int id, int force)
     b = speed_baud(cfgetospeed(&tio));
     if (!b || b == u->host_baud)
         return;
-    u->rx_line_free_scaled = rescale(u->rx_line_free_scaled, u->host_baud, b);
-    u->rx_armed_start_scaled = rescale(u->rx_armed_start_scaled, u->host_baud, b);
-    u->rx_prev_free_scaled = rescale(u->rx_prev_free_scaled, u->host_baud, b);
     u->host_baud = b;
     u->host_baud_changes++;
 }
@@ -212,7 +225,7 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     at = node_to_global(n->id, end); /* from here on, global time */
     u->out_bytes++;
     uart_poll_host_baud(n->id, 0);
-    if (baud_mismatch(n->id)) {
+    if (baud_mismatch(n->id, u->host_baud)) {
         u->baud_mismatch_dropped[1]++; /* the adapter at another rate: framing errors, not this byte */
         return;
     }
@@ -321,16 +334,16 @@ static void inq_grow(struct uart_node *u)
 static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
 {
     inq_grow(u);
-    u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b};
+    u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b, adapter_baud(u)};
     u->inq_n++;
 }
 
 /* a byte that goes on the line next (a duplicate) */
-static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b)
+static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b, uint32_t baud)
 {
     inq_grow(u);
     u->inq_head = (u->inq_head + u->inq_cap - 1) % u->inq_cap;
-    u->inq[u->inq_head] = (struct in_byte){at, b};
+    u->inq[u->inq_head] = (struct in_byte){at, b, baud};
     u->inq_n++;
 }
 
@@ -347,11 +360,13 @@ void uart_arm(int id)
     struct in_byte *ib;
     uint64_t start_scaled, end_scaled, end;
     avr_t *a = cosim.nodes[id].avr;
-    uint64_t baud = uart_line_baud(id);
+    uint64_t baud;
 
     if (u->rx_armed)
         return;
     if (u->inj_next < u->inj_n) {
+        baud = uart_line_baud(id); /* an injection: at the adapter's rate now */
+        line_to(u, baud);
         start_scaled = u->inj_next ? 0 : u->inj_start * baud;
         if (start_scaled < u->rx_line_free_scaled)
             start_scaled = u->rx_line_free_scaled;
@@ -361,6 +376,8 @@ void uart_arm(int id)
         if (u->hold || !u->inq_n)
             return;
         ib = &u->inq[u->inq_head];
+        baud = ib->baud;           /* the adapter's rate when the byte reached it */
+        line_to(u, baud);
         start_scaled = ib->at * baud;
         if (start_scaled < u->rx_line_free_scaled)
             start_scaled = u->rx_line_free_scaled;
@@ -419,6 +436,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     struct node *n = param;
     struct uart_node *u = &uart.n[n->id];
     uint8_t b;
+    uint32_t bb; /* the rate it went on the line at */
     struct fault *f = &u->fault[0];
     int deliver = 1;
     (void)when;
@@ -438,6 +456,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     if (!u->inq_n)
         return 0;
     b = u->inq[u->inq_head].b;
+    bb = u->inq[u->inq_head].baud;
     u->inq_head = (u->inq_head + 1) % u->inq_cap;
     u->inq_n--;
     if (u->rx_dup_head) {
@@ -450,7 +469,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     if (node_to_global(n->id, a->cycle) < u->uart_cut_until) {
         u->cut_dropped[0]++;
         deliver = 0;
-    } else if (baud_mismatch(n->id)) {
+    } else if (baud_mismatch(n->id, bb)) {
         u->baud_mismatch_dropped[0]++; /* the node's UART at another rate: framing errors */
         deliver = 0;
     } else if (f->drop > 0 && rng_unit() < f->drop) {
@@ -464,7 +483,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         uart_deliver_now(n->id, b, a->cycle);
         if (f->dup > 0 && rng_unit() < f->dup) {
             u->f_duplicated[0]++;
-            inq_push_front(u, node_to_global(n->id, a->cycle), b); /* on the line next, right after this one */
+            inq_push_front(u, node_to_global(n->id, a->cycle), b, bb); /* on the line next, right after this one */
             u->rx_dup_head = 1;
         }
     }
@@ -545,6 +564,7 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
     struct uart_node *u = &uart.n[id];
     uint64_t baud = uart_line_baud(id);
     uint64_t begin;
+    line_to(u, baud);
     if (u->rx_armed && !u->rx_armed_inj && u->rx_armed_start_scaled >= start * baud) {
         /* a host byte scheduled but not begun by the injected start bit (armed before the hold):
          * it goes after the injection; it is still its queue's head (a byte leaves the queue when
@@ -634,12 +654,7 @@ void uart_open_pty(int id, const char *run_dir)
         speed_t sp;
         /* a --baud termios cannot say: the adapter stays at it (no rate polling, no mismatch) */
         uint64_t b = baud_speed(uart.baud, &sp) ? uart.baud : 0;
-        if (u->host_baud && b && b != u->host_baud) { /* a re-plug: the new adapter's rate */
-            u->rx_line_free_scaled = rescale(u->rx_line_free_scaled, u->host_baud, b);
-            u->rx_armed_start_scaled = rescale(u->rx_armed_start_scaled, u->host_baud, b);
-            u->rx_prev_free_scaled = rescale(u->rx_prev_free_scaled, u->host_baud, b);
-        }
-        u->host_baud = b;
+        u->host_baud = b; /* (a re-plug: the new adapter's power-on rate) */
         u->termios_polled_ns = 0;
     }
     /* the link is made under a temporary name and renamed over NODE.tty: a host that (re)opens the

@@ -15,8 +15,9 @@
 #define INJECT_MAX 64 /* bytes in one injection (a FIRE frame is 10) */
 
 struct in_byte {
-    uint64_t at; /* global cycle the byte reached the bench (host write, or script time) */
+    uint64_t at;   /* global cycle the byte reached the bench (host write, or script time) */
     uint8_t b;
+    uint32_t baud; /* the adapter's rate when the byte reached it: it goes on the line at that rate */
 };
 
 struct out_byte {
@@ -41,6 +42,7 @@ struct uart_node {
     size_t inq_head, inq_n, inq_cap;
     size_t inq_limit;             /* bytes read from the pty at most waiting here */
     uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in global cycle*baud units */
+    uint64_t rx_line_baud;        /* the baud of those units (and of the two below): the last byte's */
     int rx_armed;
     uint64_t rx_armed_at;         /* the node's cycle the armed byte enters */
     uint64_t rx_armed_start_scaled, rx_prev_free_scaled; /* the armed host byte's start, the line before it */
