@@ -183,12 +183,16 @@ void control_status_json(struct sbuf *b)
                      ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
                      "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "],"
                      "\"fault_duplicated\":[%" PRIu64 ",%" PRIu64 "],\"garbage_bytes\":[%" PRIu64 ",%" PRIu64 "],"
-                     "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64 "}}",
+                     "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64
+                     ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
+                     ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
                   u->in_delivered, u->inq_n, u->in_read, u->in_ignored, u->out_bytes, u->out_written, u->out_n,
                   u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
                   u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
                   u->cut_dropped[1], u->f_duplicated[0], u->f_duplicated[1], u->garbage_bytes[0], u->garbage_bytes[1],
-                  u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation);
+                  u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation,
+                  uart_line_baud(i), uart_node_baud(i), u->host_baud_changes, u->baud_mismatch_dropped[0],
+                  u->baud_mismatch_dropped[1]);
     }
     sb_printf(b, "},");
     control_status_clients_json(b);

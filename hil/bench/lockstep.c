@@ -115,8 +115,11 @@ void lockstep_grant(int fd, char *args)
             return;
         }
     }
-    /* the host's input first: exactly what it announced, at the current virtual time */
+    /* the host's input first: exactly what it announced, at the current virtual time, at the rate its
+     * port is set to now (the host changes it only between grants: the whole grant runs at it) */
     for (i = 0; i < NNODES; i++) {
+        if (cosim_present(i))
+            uart_poll_host_baud(i, 1);
         if (!have_in) {
             uart_read_pty(i, cosim.now_cycles);
         } else if (uart_read_pty_exactly(i, want[i], cosim.now_cycles, 2000)) {

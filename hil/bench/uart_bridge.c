@@ -93,6 +93,106 @@ static void fix_uart_timing(int id)
     uart.n[id].uart->cycles_per_byte = uart_char_cycles(cosim.nodes[id].avr);
 }
 
+
+/* ---- the adapter's rate (the host's termios) ---------------------------------------------------- */
+
+static const struct {
+    speed_t code;
+    uint64_t baud;
+} speeds[] = {
+    {B1200, 1200},     {B2400, 2400},     {B4800, 4800},     {B9600, 9600},     {B19200, 19200},
+    {B38400, 38400},   {B57600, 57600},   {B115200, 115200}, {B230400, 230400}, {B460800, 460800},
+    {B500000, 500000}, {B576000, 576000}, {B921600, 921600}, {B1000000, 1000000}, {B2000000, 2000000},
+};
+
+static uint64_t speed_baud(speed_t code)
+{
+    size_t i;
+    for (i = 0; i < sizeof speeds / sizeof speeds[0]; i++)
+        if (speeds[i].code == code)
+            return speeds[i].baud;
+    return 0; /* a rate the table does not know (B0: hang up; B50..B600): keep the last one */
+}
+
+static int baud_speed(uint64_t baud, speed_t *code)
+{
+    size_t i;
+    for (i = 0; i < sizeof speeds / sizeof speeds[0]; i++)
+        if (speeds[i].baud == baud) {
+            *code = speeds[i].code;
+            return 1;
+        }
+    return 0;
+}
+
+uint64_t uart_line_baud(int id)
+{
+    uint64_t b = uart.n[id].host_baud;
+    return b ? b : uart.baud;
+}
+
+double uart_node_baud(int id)
+{
+    avr_t *a = cosim.nodes[id].avr;
+    uint32_t ubrr = (uint32_t)a->data[REG_UBRR0L] | ((uint32_t)(a->data[REG_UBRR0H] & 0x0F) << 8);
+    return (double)F_CPU / ((double)(ubrr + 1) * ((a->data[REG_UCSR0A] & 0x02) ? 8.0 : 16.0));
+}
+
+/* The two ends of the line run at rates a receiver cannot bridge (more than 4 %: 10 bits drift by
+ * more than the half bit a UART samples within). Only with a pty: the stimulus is no adapter. */
+static int baud_mismatch(int id, uint64_t host)
+{
+    struct uart_node *u = &uart.n[id];
+    double nb, hb;
+    if (!u->host_baud)
+        return 0;
+    nb = uart_node_baud(id);
+    hb = (double)host;
+    return fabs(hb - nb) > BAUD_MISMATCH * nb;
+}
+
+/* The line's time is kept scaled by its rate (cycle * baud): a byte at another rate rescales it to
+ * that rate first, rounding up. */
+static uint64_t rescale(uint64_t scaled, uint64_t from, uint64_t to)
+{
+    return (scaled + from - 1) / from * to;
+}
+
+static void line_to(struct uart_node *u, uint64_t baud)
+{
+    if (u->rx_line_baud && u->rx_line_baud != baud) {
+        u->rx_line_free_scaled = rescale(u->rx_line_free_scaled, u->rx_line_baud, baud);
+        u->rx_armed_start_scaled = rescale(u->rx_armed_start_scaled, u->rx_line_baud, baud);
+        u->rx_prev_free_scaled = rescale(u->rx_prev_free_scaled, u->rx_line_baud, baud);
+    }
+    u->rx_line_baud = baud;
+}
+
+static uint32_t adapter_baud(const struct uart_node *u)
+{
+    return (uint32_t)(u->host_baud ? u->host_baud : uart.baud);
+}
+
+void uart_poll_host_baud(int id, int force)
+{
+    struct uart_node *u = &uart.n[id];
+    struct termios tio;
+    uint64_t t, b;
+    if (u->master < 0 || !u->host_baud)
+        return;
+    t = mono_ns();
+    if (!force && t - u->termios_polled_ns < 1000000ull)
+        return;
+    u->termios_polled_ns = t;
+    if (tcgetattr(u->master, &tio))
+        return;
+    b = speed_baud(cfgetospeed(&tio));
+    if (!b || b == u->host_baud)
+        return;
+    u->host_baud = b;
+    u->host_baud_changes++;
+}
+
 /* ---- MCU -> host ------------------------------------------------------------------------- */
 
 static int out_push(struct uart_node *u, uint64_t at, uint8_t b)
@@ -124,6 +224,11 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     u->tx_line_free = end;
     at = node_to_global(n->id, end); /* from here on, global time */
     u->out_bytes++;
+    uart_poll_host_baud(n->id, 0);
+    if (baud_mismatch(n->id, u->host_baud)) {
+        u->baud_mismatch_dropped[1]++; /* the adapter at another rate: framing errors, not this byte */
+        return;
+    }
     if (u->hung) {
         u->hangup_dropped++; /* no pty: the adapter is unplugged */
         return;
@@ -229,23 +334,23 @@ static void inq_grow(struct uart_node *u)
 static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
 {
     inq_grow(u);
-    u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b};
+    u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b, adapter_baud(u)};
     u->inq_n++;
 }
 
 /* a byte that goes on the line next (a duplicate) */
-static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b)
+static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b, uint32_t baud)
 {
     inq_grow(u);
     u->inq_head = (u->inq_head + u->inq_cap - 1) % u->inq_cap;
-    u->inq[u->inq_head] = (struct in_byte){at, b};
+    u->inq[u->inq_head] = (struct in_byte){at, b, baud};
     u->inq_n++;
 }
 
 static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param);
 
-/* Schedules the next byte on the host line: its stop bit ends one character (10 bit times at
- * --baud) after it started. An injection's bytes go first (the first at its start cycle), with no
+/* Schedules the next byte on the host line: its stop bit ends one character (10 bit times at the
+ * adapter's rate, uart_line_baud: --baud until the host sets another) after it started. An injection's bytes go first (the first at its start cycle), with no
  * faults; host bytes start when they reached the bench or when the previous one ended, unless held
  * for an injection. The line is timed in global cycles; the byte enters at the node's first cycle at
  * or after its stop bit's end. */
@@ -255,11 +360,14 @@ void uart_arm(int id)
     struct in_byte *ib;
     uint64_t start_scaled, end_scaled, end;
     avr_t *a = cosim.nodes[id].avr;
+    uint64_t baud;
 
     if (u->rx_armed)
         return;
     if (u->inj_next < u->inj_n) {
-        start_scaled = u->inj_next ? 0 : u->inj_start * uart.baud;
+        baud = uart_line_baud(id); /* an injection: at the adapter's rate now */
+        line_to(u, baud);
+        start_scaled = u->inj_next ? 0 : u->inj_start * baud;
         if (start_scaled < u->rx_line_free_scaled)
             start_scaled = u->rx_line_free_scaled;
         end_scaled = start_scaled + 10 * F_CPU;
@@ -268,19 +376,21 @@ void uart_arm(int id)
         if (u->hold || !u->inq_n)
             return;
         ib = &u->inq[u->inq_head];
-        start_scaled = ib->at * uart.baud;
+        baud = ib->baud;           /* the adapter's rate when the byte reached it */
+        line_to(u, baud);
+        start_scaled = ib->at * baud;
         if (start_scaled < u->rx_line_free_scaled)
             start_scaled = u->rx_line_free_scaled;
         end_scaled = start_scaled + 10 * F_CPU;
         if (u->fault[0].delay > 0 && rng_unit() < u->fault[0].delay) {
-            end_scaled += u->fault[0].delay_cycles * uart.baud;
+            end_scaled += u->fault[0].delay_cycles * baud;
             u->f_delayed[0]++;
         }
         u->rx_armed_start_scaled = start_scaled;
         u->rx_prev_free_scaled = u->rx_line_free_scaled;
     }
     u->rx_line_free_scaled = end_scaled;
-    end = global_to_node(id, (end_scaled + uart.baud - 1) / uart.baud);
+    end = global_to_node(id, (end_scaled + baud - 1) / baud);
     if (end <= a->cycle)
         end = a->cycle + 1;
     u->rx_armed = 1;
@@ -326,6 +436,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     struct node *n = param;
     struct uart_node *u = &uart.n[n->id];
     uint8_t b;
+    uint32_t bb; /* the rate it went on the line at */
     struct fault *f = &u->fault[0];
     int deliver = 1;
     (void)when;
@@ -345,6 +456,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     if (!u->inq_n)
         return 0;
     b = u->inq[u->inq_head].b;
+    bb = u->inq[u->inq_head].baud;
     u->inq_head = (u->inq_head + 1) % u->inq_cap;
     u->inq_n--;
     if (u->rx_dup_head) {
@@ -357,6 +469,9 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     if (node_to_global(n->id, a->cycle) < u->uart_cut_until) {
         u->cut_dropped[0]++;
         deliver = 0;
+    } else if (baud_mismatch(n->id, bb)) {
+        u->baud_mismatch_dropped[0]++; /* the node's UART at another rate: framing errors */
+        deliver = 0;
     } else if (f->drop > 0 && rng_unit() < f->drop) {
         u->f_dropped[0]++;
         deliver = 0;
@@ -368,7 +483,7 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         uart_deliver_now(n->id, b, a->cycle);
         if (f->dup > 0 && rng_unit() < f->dup) {
             u->f_duplicated[0]++;
-            inq_push_front(u, node_to_global(n->id, a->cycle), b); /* on the line next, right after this one */
+            inq_push_front(u, node_to_global(n->id, a->cycle), b, bb); /* on the line next, right after this one */
             u->rx_dup_head = 1;
         }
     }
@@ -380,6 +495,7 @@ void uart_read_pty(int id, uint64_t now)
 {
     struct uart_node *u = &uart.n[id];
     uint8_t buf[512];
+    uart_poll_host_baud(id, 0);
     while (u->master >= 0 && u->inq_n < u->inq_limit) {
         size_t want = u->inq_limit - u->inq_n;
         ssize_t k, i;
@@ -388,6 +504,9 @@ void uart_read_pty(int id, uint64_t now)
         k = read(u->master, buf, want);
         if (k <= 0)
             break;
+        /* the host wrote these at the rate its port was set to then: read it now, not up to a
+         * millisecond later (unpaced, they would be judged at the old one) */
+        uart_poll_host_baud(id, 1);
         for (i = 0; i < k; i++)
             inq_push(u, now, buf[i]);
         u->in_read += (uint64_t)k;
@@ -443,8 +562,10 @@ void uart_hold(int id)
 uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
 {
     struct uart_node *u = &uart.n[id];
+    uint64_t baud = uart_line_baud(id);
     uint64_t begin;
-    if (u->rx_armed && !u->rx_armed_inj && u->rx_armed_start_scaled >= start * uart.baud) {
+    line_to(u, baud);
+    if (u->rx_armed && !u->rx_armed_inj && u->rx_armed_start_scaled >= start * baud) {
         /* a host byte scheduled but not begun by the injected start bit (armed before the hold):
          * it goes after the injection; it is still its queue's head (a byte leaves the queue when
          * delivered) */
@@ -456,11 +577,11 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
     u->inj_n = n;
     u->inj_next = 0;
     u->inj_start = start;
-    begin = start * uart.baud;
+    begin = start * baud;
     if (begin < u->rx_line_free_scaled)
         begin = u->rx_line_free_scaled; /* a host byte on the line: after its stop bit */
     uart_arm(id);
-    return (begin + uart.baud - 1) / uart.baud;
+    return (begin + baud - 1) / baud;
 }
 
 void uart_reset(int id)
@@ -520,8 +641,21 @@ void uart_open_pty(int id, const char *run_dir)
     if (u->slave < 0)
         die("cannot open %s: %s", u->pts, strerror(errno));
     if (tcgetattr(u->slave, &tio) == 0) {
+        speed_t sp;
         cfmakeraw(&tio);
+        /* the adapter's power-on rate: --baud (a host that never sets its port sees it) */
+        if (baud_speed(uart.baud, &sp)) {
+            cfsetispeed(&tio, sp);
+            cfsetospeed(&tio, sp);
+        }
         tcsetattr(u->slave, TCSANOW, &tio);
+    }
+    {
+        speed_t sp;
+        /* a --baud termios cannot say: the adapter stays at it (no rate polling, no mismatch) */
+        uint64_t b = baud_speed(uart.baud, &sp) ? uart.baud : 0;
+        u->host_baud = b; /* (a re-plug: the new adapter's power-on rate) */
+        u->termios_polled_ns = 0;
     }
     /* the link is made under a temporary name and renamed over NODE.tty: a host that (re)opens the
      * path gets the old pty or the new one, never no link */
@@ -552,7 +686,8 @@ void uart_close(int id)
 void uart_garbage(int id, int dir, uint64_t count, uint64_t now)
 {
     struct uart_node *u = &uart.n[id];
-    uint64_t chr = (10 * F_CPU + uart.baud - 1) / uart.baud, at = now, k;
+    uint64_t baud = uart_line_baud(id);
+    uint64_t chr = (10 * F_CPU + baud - 1) / baud, at = now, k;
     if (dir == 0) {
         for (k = 0; k < count; k++)
             inq_push(u, now, (uint8_t)(rng_unit() * 256.0));

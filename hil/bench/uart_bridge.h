@@ -15,8 +15,9 @@
 #define INJECT_MAX 64 /* bytes in one injection (a FIRE frame is 10) */
 
 struct in_byte {
-    uint64_t at; /* global cycle the byte reached the bench (host write, or script time) */
+    uint64_t at;   /* global cycle the byte reached the bench (host write, or script time) */
     uint8_t b;
+    uint32_t baud; /* the adapter's rate when the byte reached it: it goes on the line at that rate */
 };
 
 struct out_byte {
@@ -41,6 +42,7 @@ struct uart_node {
     size_t inq_head, inq_n, inq_cap;
     size_t inq_limit;             /* bytes read from the pty at most waiting here */
     uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in global cycle*baud units */
+    uint64_t rx_line_baud;        /* the baud of those units (and of the two below): the last byte's */
     int rx_armed;
     uint64_t rx_armed_at;         /* the node's cycle the armed byte enters */
     uint64_t rx_armed_start_scaled, rx_prev_free_scaled; /* the armed host byte's start, the line before it */
@@ -68,7 +70,17 @@ struct uart_node {
     struct fault fault[2]; /* [0] in (host -> MCU), [1] out (MCU -> host) */
     uint64_t uart_cut_until;
     uint64_t first_in_cycle, last_in_cycle;
+    /* The USB-serial adapter's rate: what the host set on its end of the pty (tcsetattr on the slave;
+     * Linux's tcgetattr on the master returns the pair's termios), --baud at pty creation. Host bytes
+     * are paced at it; while it and the node's USART0 rate differ by more than BAUD_MISMATCH, bytes in
+     * either direction are not delivered (a real receiver sees framing errors) and are counted in
+     * baud_mismatch_dropped [in, out]. 0: no pty (one-node stimulus mode): --baud, never a mismatch. */
+    uint64_t host_baud;
+    uint64_t host_baud_changes;
+    uint64_t termios_polled_ns; /* wall time of the last poll of the pty's termios */
+    uint64_t baud_mismatch_dropped[2];
 };
+#define BAUD_MISMATCH 0.04
 
 struct uart_bridge {
     uint64_t baud;     /* --baud: host bytes are paced at it (10 bit times each) */
@@ -91,6 +103,12 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms);
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
 uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
 void uart_close(int id);
+/* Reads the host's rate from the pty's termios: force (lockstep, before a grant: the host changes its
+ * rate only between grants, so the grant runs at exactly that one), else at most once a millisecond of
+ * wall time (paced: one ioctl, not one per byte). */
+void uart_poll_host_baud(int id, int force);
+uint64_t uart_line_baud(int id);   /* the host line's rate: the adapter's, or --baud without a pty */
+double uart_node_baud(int id);     /* the node's USART0 rate from UBRR0/U2X0 (bits per second) */
 /* faults (faults.c has the commands) */
 void uart_garbage(int id, int dir, uint64_t count, uint64_t now); /* seeded random bytes onto the line */
 void uart_hangup(int id);                        /* close the pty; output is dropped meanwhile */

@@ -99,8 +99,15 @@ def test_unread_output_is_buffered_and_overflow_counted(tmp_path: Path) -> None:
         e = open_port(bench.executor_port)
         with e:
             before = bench.status()["nodes"]["executor"]["uart"]["out"]
+            got_in = bench.status()["nodes"]["executor"]["uart"]["in"]
             e.write(b"B")
             deadline = time.monotonic() + 30
+            # the fixture goes to 1 Mbaud: the host switches its port too once "B" is in (the bench drops
+            # bytes between ends at different rates, docs/bench.md "Baud rate"), then says go
+            while bench.status()["nodes"]["executor"]["uart"]["in"] == got_in and time.monotonic() < deadline:
+                time.sleep(0.01)
+            e.baudrate = 1_000_000
+            e.write(b"G")
             while time.monotonic() < deadline:
                 u = bench.status()["nodes"]["executor"]["uart"]
                 if u["out"] >= before + 100000:

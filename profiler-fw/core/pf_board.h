@@ -29,6 +29,10 @@
  *   PF_FOREGROUND_IO, PF_STAMP_IN_RING, PF_RESULT_LIVE, PF_COUNTERS_LIVE   core options for small
  *                      targets (pf_core.c, README.md "8051 design")
  *   board_leds_write   as a macro instead of a function
+ *   PF_RX_STAMP        the board has board_rx_stamp (below) for the FIRE stamp: the AVR reads its timer
+ *                      before it loads the run-time character time (its FIRE stamp 18 cycles sooner
+ *                      after the RX interrupt than board_stamp_back(s, PF_CHAR_COUNTS) with
+ *                      PF_CHAR_COUNTS in RAM, 14 sooner than with the build-time constant; simavr)
  *   PF_BAUD_NOW()      HELLO.baud (u16: the board makes no rate above 65535) from the UART's own
  *                      registers, for a board with no RAM to keep it (8051, PF_RESULT_LIVE); without it
  *                      the core keeps the rate of the last BAUD it took (4 bytes)
@@ -74,9 +78,11 @@ void board_delay_ms(uint16_t ms);    /* busy wait, only for the LED self test be
 void board_uart_kick_tx(void);       /* a frame is ready: start pulling bytes with pf_tx_next() */
 /* Called with interrupts disabled (ISR or critical section): the time `back` counts before now. */
 void board_stamp_back(struct pf_stamp PF_RAM *s, pf_count_t back);
-#ifdef PF_FOREGROUND_IO
-/* The time of the frame's first byte, less one character (SPEC.md 0x12 FIRE), taken by the board when
- * that byte arrived; pf_rx_byte asks for it when it is given a frame's first byte. */
+#if defined(PF_FOREGROUND_IO) || defined(PF_RX_STAMP)
+/* The time of the frame's first byte, less one character at the rate in force (SPEC.md 0x12 FIRE),
+ * taken by the board when that byte arrived (PF_FOREGROUND_IO) or now (PF_RX_STAMP: from the RX ISR);
+ * pf_rx_byte asks for it when it is given a frame's first byte. Without either, pf_rx_byte calls
+ * board_stamp_back(s, PF_CHAR_COUNTS). */
 void board_rx_stamp(struct pf_stamp PF_RAM *s);
 #endif
 #ifdef PF_WATCHDOG
@@ -91,7 +97,7 @@ uint8_t board_reset_cause(void);
 #endif
 /* BAUD (SPEC.md 0x06, protocol version 4). board_baud_check: the divisor that makes hundreds * 100 baud
  * within 2.5 % (the nearest one), as a nonzero token for board_baud_set, or 0 if the UART cannot make
- * it. Called by whoever handles frames (R on the AVR, F on the 8051); changes nothing.
+ * it. Called by F (never in an ISR: the AVR's takes two 32-bit divisions, about 80 us); changes nothing.
  * board_baud_set: F, the last frame handed over to the UART (tx_busy 0) and nothing started since:
  * waits until that frame's last byte has left the transmitter, then runs the UART (both directions) at
  * div. PF_CHAR_COUNTS follows. After a reset the UART runs at PF_BAUD again (board_init). */

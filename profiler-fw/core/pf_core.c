@@ -78,12 +78,13 @@ static uint8_t err_b;     /* FIRE BAD_VALUE: tag high byte */
 static uint8_t err_body[MM_ERROR_LEN];
 #endif
 #ifndef PF_FOREGROUND_IO
-/* BAUD (SPEC.md 0x06, version 4), taken by R and not switched yet: F switches once the frame on the
- * line is done (tx_busy 0). R writes baud_div and baud_hundreds, then sets baud_pending; F copies them
- * and clears it in a critical section (R may take another BAUD meanwhile: the last one wins). The 8051
- * needs none of this (no RAM for it): its F handles the BAUD frame itself once the line is free. */
+/* BAUD (SPEC.md 0x06, version 4), received by R and not handled yet: F checks the rate (two 32-bit
+ * divisions, about 80 us on the AVR: too long for the RX ISR, which would hold the tick ISR back) and
+ * switches once the frame on the line is done (tx_busy 0). R writes baud_hundreds, then sets
+ * baud_pending; F copies it and clears the flag in a critical section (R may take another BAUD
+ * meanwhile: the last one wins). The 8051 needs none of this (no RAM for it): its F handles the BAUD
+ * frame itself once the line is free. */
 static PF_FLAG baud_pending;
-static uint16_t baud_div;
 static uint16_t baud_hundreds;
 #endif
 #ifndef PF_BAUD_NOW
@@ -570,6 +571,26 @@ static void raise_error(uint8_t code)
     err_pending = 1;
 }
 
+#ifndef PF_FOREGROUND_IO
+/* F: ERROR BAD_VALUE about a BAUD whose rate the board cannot make (pf_service). raise_error is R's (it
+ * reads dec.buf, and R fills err_body while err_pending is 0): here the same body is written by F with
+ * interrupts masked, so R cannot raise another one halfway. */
+static void baud_refuse(void)
+{
+    PF_CRIT_ENTER();
+    if (err_pending) {
+        counters[PF_C_TX_DROPPED]++;
+    } else {
+        err_body[MM_ERROR_CODE] = MM_ERR_BAD_VALUE;
+        err_body[MM_ERROR_REF_TYPE] = MM_T_BAUD;
+        put_u16(err_body + MM_ERROR_REF_TAG, 0);
+        put_u32(err_body + MM_ERROR_TIMECODE, tc_ext);
+        err_pending = 1;
+    }
+    PF_CRIT_EXIT();
+}
+#endif
+
 static void handle_frame(void)
 {
     uint8_t len = (uint8_t)mm_dec_payload_len(&dec);
@@ -622,21 +643,20 @@ static void handle_frame(void)
         }
         break;
     case MM_T_BAUD:
+#ifdef PF_FOREGROUND_IO
         /* (the rate read twice, not kept in a local: a byte of 8051 RAM) */
         if (!board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8)))) {
             raise_error(MM_ERR_BAD_VALUE); /* at the old rate; nothing changes */
             return;
         }
-#ifdef PF_FOREGROUND_IO
         /* F, the line free (pf_service held the frame until it was, baud_line_free): switch now, then
          * the lone delimiter and the HELLO, which reports the rate from the UART (PF_BAUD_NOW) */
         board_baud_set(board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8))));
         tx_lone_delim = 1;
         hello_pending = 1;
 #else
-        baud_div = board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8)));
         baud_hundreds = (uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8));
-        baud_pending = 1; /* F switches after the frame on the line (pf_service) */
+        baud_pending = 1; /* F checks it and switches after the frame on the line (pf_service) */
 #endif
         break;
     case MM_T_QUERY:
@@ -659,9 +679,9 @@ void pf_rx_byte(uint8_t byte)
 
     /* Timestamp the first byte of a frame before the decoder sees it (SPEC.md 0x12 FIRE): the
      * receive interrupt comes one character after the start bit began. */
-#ifdef PF_FOREGROUND_IO
+#if defined(PF_FOREGROUND_IO) || defined(PF_RX_STAMP)
     if (mm_dec_at_frame_start(&dec) && byte != 0)
-        board_rx_stamp(&rx_stamp); /* the board took the time when the byte arrived */
+        board_rx_stamp(&rx_stamp); /* the board's time of the byte, less one character */
 #else
     if (mm_dec_at_frame_start(&dec) && byte != 0)
         board_stamp_back(&rx_stamp, PF_CHAR_COUNTS);
@@ -980,19 +1000,26 @@ uint8_t pf_service(void)
     if (busy)
         return 1;              /* the tick started its TIMECODE: the frame waits for the line */
     if (baud_pending) {
-        /* The BAUD R took: the line is free (tx_busy 0, the TIMECODE ahead taken back, no frame
-         * being folded: tx_crc was handled above), so switch, then the lone delimiter and HELLO at the
-         * new rate; frames still waiting follow it. */
+        /* The BAUD R received: the line is free (tx_busy 0, the TIMECODE ahead taken back, no frame
+         * being folded: tx_crc was handled above). A rate the board makes: switch, then the lone
+         * delimiter and HELLO at the new rate, frames still waiting after it. Else ERROR BAD_VALUE at
+         * the old rate, nothing changed. */
+        uint16_t h;
         uint16_t d;
 
         PF_CRIT_ENTER();
-        d = baud_div;
-        baud_now = (uint32_t)baud_hundreds * 100u;
+        h = baud_hundreds;
         baud_pending = 0;
         PF_CRIT_EXIT();
-        board_baud_set(d);
-        tx_lone_delim = 1;
-        hello_pending = 1;
+        d = board_baud_check(h);
+        if (d != 0) {
+            board_baud_set(d);
+            baud_now = (uint32_t)h * 100u;
+            tx_lone_delim = 1;
+            hello_pending = 1;
+        } else {
+            baud_refuse();
+        }
     }
 #endif
     /* TIMECODE first, but not between the lone delimiter and the HELLO it comes with (after reset

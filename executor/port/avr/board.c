@@ -551,8 +551,8 @@ int16_t board_rx_get(void)
  * the task writes these only with interrupts masked: volatile for the task's reads after the ISRs. */
 static volatile uint8_t baud_due, baud_at;
 static volatile uint16_t baud_ubrr;
-/* UCSR0A's U2X0 bit in force: the UDRE ISR writes UCSR0A (to clear TXC0) and must keep it. ISR and
- * init only (the TXC ISR changes it). */
+/* UCSR0A's U2X0 bit in force: exb_tx_kick writes UCSR0A (to clear TXC0) and must keep it. Written by
+ * init and the switch (an ISR), read by exb_tx_kick with interrupts masked. */
 static uint8_t ucsra_u2x;
 static void baud_switch(void);
 
@@ -571,9 +571,6 @@ ISR(USART0_UDRE_vect)
             UCSR0B = (uint8_t)((UCSR0B & (uint8_t)~_BV(UDRIE0)) | _BV(TXCIE0));
     } else if (t != tx_head) {
         UDR0 = tx_buf[t];
-        /* TXC0 cleared with each byte written: set, it means every written byte has left (exb_baud_set
-         * on an idle line relies on it). Writing 1 clears it; FE0/DOR0/UPE0 must be written 0. */
-        UCSR0A = (uint8_t)(ucsra_u2x | _BV(TXC0)); /* (UDRE0 is 0 now: UDR0 was just written) */
         tx_tail = (uint8_t)((t + 1u) & (TX_SIZE - 1u));
     } else {
         UCSR0B &= (uint8_t)~_BV(UDRIE0);
@@ -662,6 +659,14 @@ void exb_tx_kick(void)
 {
     uint8_t s = SREG;
     cli();
+    /* TXC0 cleared at each kick (not with each byte: the UDRE ISR stays as it was): set, it then means
+     * every byte written since has left, which the BAUD switch relies on when the UDRE ISR reaches
+     * baud_at. Not while a switch is due: the bytes before baud_at were kicked already, and clearing a
+     * TXC0 the last of them has just set would leave the switch waiting for a TXC that never comes.
+     * Writing 1 clears it; FE0/DOR0/UPE0 must be written 0; UDRE0 written back as read (read-only on the
+     * silicon, a plain register bit in simavr 1.6). */
+    if (!baud_due)
+        UCSR0A = (uint8_t)(ucsra_u2x | _BV(TXC0) | (UCSR0A & _BV(UDRE0)));
     UCSR0B |= _BV(UDRIE0);
     SREG = s;
 }

@@ -340,10 +340,9 @@ void board_uart_kick_tx(void)
 }
 
 /* Interrupts masked (called from the RX ISR). */
-void board_stamp_back(struct pf_stamp *s, pf_count_t back)
+/* s = the time t (32-bit timer), as a tick and counts since its port change. */
+static inline __attribute__((always_inline)) void stamp_at(struct pf_stamp *s, uint32_t t)
 {
-    uint32_t t = extend(TCNT5) - back;
-
     if ((int32_t)(t - tick_at) >= 0) {
         s->tc_lo = (uint8_t)(pf_tc_next - 1u);
         s->counts = t - tick_at;
@@ -352,6 +351,20 @@ void board_stamp_back(struct pf_stamp *s, pf_count_t back)
         s->counts = t - tick_prev_at;
     }
     s->carry = 0;
+}
+
+void board_stamp_back(struct pf_stamp *s, pf_count_t back)
+{
+    stamp_at(s, extend(TCNT5) - back);
+}
+
+/* R (the RX ISR, a frame's first byte): one character at the rate in force before now. TCNT5 first,
+ * then board_char_counts (see pf_board_cfg.h). */
+void board_rx_stamp(struct pf_stamp *s)
+{
+    uint32_t now = extend(TCNT5);
+
+    stamp_at(s, now - board_char_counts);
 }
 
 void board_poll_events(void)

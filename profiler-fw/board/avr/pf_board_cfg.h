@@ -23,9 +23,12 @@ typedef uint32_t pf_count_t;
 #define PF_UBRR ((PF_CPU_HZ + 4ul * PF_BAUD) / (8ul * PF_BAUD) - 1ul)
 /* One character (10 bits) at the rate in force: 10 * 8 * (UBRR0 + 1) cycles, kept ready by the board
  * (board.c, board_baud_set): multiplied in the RX ISR it delayed the FIRE stamp by 28 cycles (the
- * __umulhisi3 call before board_stamp_back reads TCNT5; measured in tests/test_avr.py). */
+ * __umulhisi3 call before board_stamp_back reads TCNT5), loaded from RAM as board_stamp_back's argument
+ * by 4 (measured in tests/test_avr.py): board_rx_stamp reads TCNT5 first (then 14 cycles sooner than
+ * with the build-time constant before). */
 extern uint32_t board_char_counts;
 #define PF_CHAR_COUNTS board_char_counts
+#define PF_RX_STAMP /* board_rx_stamp: TCNT5 read before board_char_counts is loaded (board.c) */
 #define PF_WATCHDOG               /* board_watchdog_main: see board.c */
 #ifndef PF_POST_MS
 #define PF_POST_MS 30
