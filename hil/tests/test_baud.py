@@ -15,7 +15,7 @@ import serial
 
 import mmproto as mp
 from mmhil.bench import Bench
-from mmproto.messages import Baud  # (version 4: not exported by the package yet)
+from mmproto import Baud
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import read_exactly  # noqa: E402

@@ -3,6 +3,7 @@ same CSV from the same seed. Every case crosses the 8-bit timecode wrap at least
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -236,3 +237,23 @@ def test_a_traced_run_profiles_the_executor_from_outside(tmp_path: Path) -> None
     scheduled = [p for p in t.packet if p.HasField("track_event") and p.track_event.name.startswith("scheduled event")]
     assert len(scheduled) == len(df)
     assert (tmp_path / "traced.vcd").read_text().startswith("$comment")
+
+
+def test_a_run_at_115200_baud_asks_both_nodes_for_it_and_measures_as_at_9600(tmp_path: Path) -> None:
+    # Issue 20: the baud is a run-time setting (BAUD, SPEC.md 0x06) the HELLO reports
+    df = lockstep_run(tmp_path, "fast", mode="mixed", distance=1, rate_ms=20.0, generation="free", count=120,
+                      baud=115_200)
+    side = json.loads((tmp_path / "fast.json").read_text())
+    assert side["config"]["baud"] == 115_200
+    assert side["nodes"]["profiler"]["baud"] == side["nodes"]["executor"]["baud"] == 115_200
+    # one tick ahead, free-running: at 115200 a SCHEDULE takes 1.1 ms, so only an event made in the last few
+    # hundredths of a tick (its line time, the executor's arming) misses: 8 of 120 here (at 9600, 35 %, made
+    # from phase 0.80 on: README's experiment 3b)
+    assert set(df["outcome"]) <= {"ok", "missed"} and (df["outcome"] == "ok").mean() > 0.9
+    assert df.loc[df["outcome"] == "missed", "created_phase"].min() > 0.95
+
+
+def test_a_rate_a_node_cannot_make_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    result = run(RunConfig(mode="mixed", count=5, baud=300, out=tmp_path / "slow"), LockstepEndpoint())
+    assert not result.valid and result.sidecar["invalid_reasons"][0]["code"] == "baud_refused"
+    assert "cannot run at 300 baud" in result.sidecar["invalid_reason"] and result.summary["events"] == 0

@@ -6,7 +6,7 @@ from .framing import (CRC_CHECK, CRC_NAME, MAX_BODY, MAX_ENCODED, MAX_FRAME, MAX
 from .latency import TimeBase, extend_timecode
 from .link import NODE_KINDS, Arrival, Item, Link, LinkDown, LinkError
 from .messages import (CANCEL_ALL, SCHEDULE_HORIZON_TICKS, Cancel, Cancelled, ResetCause, HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, LOAD_PERIOD_MIN_US, MESSAGE_TYPES, PROTO_VERSION,
-                       RESULT_FLAG_FIRE, RESULT_FLAG_LOST_BEFORE, RESULT_FLAG_STROBE, SPEC_NAMES, Ack, BadLength,
+                       RESULT_FLAG_FIRE, RESULT_FLAG_LOST_BEFORE, RESULT_FLAG_STROBE, SPEC_NAMES, Ack, BadLength, Baud,
                        Counters, Dispatch, Error, ErrorCode, ExecutorMode, Fire, Fired, Hello, LocalEvent, Message,
                        MessageError, Mode, NodeKind, Nop, Query, Result, Schedule, Status, Timecode, UnknownType,
                        load_error, parse_payload)
@@ -17,7 +17,7 @@ __all__ = [
     "Arrival", "HELLO_FLAG_8051", "HELLO_FLAG_CAPTURE", "HELLO_FLAG_POLLED", "Item", "Link", "LinkDown", "LinkError",
     "LOAD_PERIOD_MIN_US", "load_error",
     "NODE_KINDS", "RESULT_FLAG_FIRE", "RESULT_FLAG_LOST_BEFORE", "RESULT_FLAG_STROBE",
-    "Ack", "BadLength", "CRC_CHECK", "CRC_NAME", "Counters", "DecoderCounters", "Dispatch", "Error", "ErrorCode",
+    "Ack", "BadLength", "Baud", "CRC_CHECK", "CRC_NAME", "Counters", "DecoderCounters", "Dispatch", "Error", "ErrorCode",
     "ExecutorMode", "Fire", "Fired", "Hello", "LocalEvent", "MAX_BODY", "MAX_ENCODED", "MAX_FRAME", "MAX_PAYLOAD",
     "MESSAGE_TYPES", "Message", "MessageError", "Mode", "NodeKind", "Nop", "Outcome", "PROTO_VERSION", "Query", "Received",
     "Result", "SPEC_NAMES", "Schedule", "SeqTracker", "Status", "StreamDecoder", "TimeBase", "Timecode",
