@@ -51,9 +51,11 @@ class PaperRow:
     def short(self) -> str:
         """The paper's figure for a table cell: '39.1 us, var 4,809 us²' or its words."""
         if self.mean_us is None:
-            return self.says
+            return self.says.split(":")[0]
         from .latstats import variance_text
-        return f"{self.mean_us:,.6g} us, var {variance_text(self.var_us2)}"
+        m = self.mean_us
+        mean = f"{m:,.0f}" if m >= 1000 else (f"{m:.1f}" if m == round(m, 1) else f"{m:g}")   # as the paper: 43.0
+        return f"{mean} us, var {variance_text(self.var_us2)}"
 
     @property
     def note(self) -> str:
