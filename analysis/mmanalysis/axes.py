@@ -4,7 +4,8 @@
 - anything narrower gets a linear axis padded by 5 % of the range;
 - a range of equal values (the bench's 1.375 us, every event alike) gets a linear axis centred on the value,
   +-5 % of it (at least 0.01), so it reads as one value instead of four flat lines or an empty decade;
-- tick labels are plain numbers ('1.375', '29290', '0.5'), never '1.38x10^0', and a log axis labels only its
+- tick labels are plain numbers ('1.375', '29290', '0.5', with the digits the tick spacing needs on a linear
+  axis), never '1.38x10^0' or an offset, and a log axis labels only its
   decades (and 2 and 5 between them when the axis spans less than three decades), so labels never run together.
 
 `fit_scale(values)` says what to do; `apply(ax, scale, axis)` does it to a matplotlib axis.
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
+from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter, ScalarFormatter
 
 LOG_RATIO = 20.0
 
@@ -65,6 +66,9 @@ def apply(ax, scale: Scale, axis: str = "x") -> None:
         a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
         a.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
         a.set_minor_formatter(NullFormatter())
+        a.set_major_formatter(fmt)
     else:
         a.set_major_locator(MaxNLocator(nbins=6))
-    a.set_major_formatter(fmt)
+        plain = ScalarFormatter(useOffset=False)   # as many digits as the tick spacing needs: 14.035, 14.04
+        plain.set_scientific(False)
+        a.set_major_formatter(plain)

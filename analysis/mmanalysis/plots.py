@@ -351,7 +351,8 @@ def compare(data: RunSet, runs: list[str] | None = None):
         stats = (f"mean {us_text(lat.mean())} us\nvar {variance_text(float(lat.var(ddof=1)))}" if len(lat) > 1
                  else "no data")
         ticks.append(f"{_label(data, run)}\n{cfg.get('mode')}, {cfg.get('distance')} ahead, "
-                     f"{load_condition(cfg.get('load'))}\n{stats}" + (f"\n{other}" if other else ""))
+                     f"{load_condition(cfg.get('load'))}\n{stats}" + (f"\n{other}" if other else "")
+                     + ("\npaper: " + p.short.replace(", var", "\nvar").replace(" (", "\n(") if p is not None else ""))
     if runs:
         ax.plot([], [], "-", color="k", lw=2.2, label="the paper's mean for this experiment (section 7)")
     sc = fit.fit_scale(np.concatenate(values) if values else [])
