@@ -307,8 +307,8 @@ def headline(data: RunSet, comparison_table: pd.DataFrame, include_all: bool = F
     sel = select(data, include_all)
     valid = data.valid_runs()
     lines = [f"runs read: {len(data.runs)} ({len(valid)} valid, {len(data.runs) - len(valid)} invalid); "
-             f"shown: {len(sel.shown)}" + (f"; left out: {len(sel.left_out)} ("
-                                            + ", ".join(r for r, _ in sel.left_out) + "; --all shows them)"
+             f"shown: {len(sel.shown)}" + (f"; left out: {len(sel.left_out)} (invalid or set-aside attempts, "
+                                            "listed with their reasons in the report; --all shows them)"
                                             if sel.left_out else "")]
     lines.append("against the paper (section 7):")
     for _, r in comparison_table.iterrows():

@@ -130,7 +130,7 @@ TABLE_WORDS = ("n, mean, var, max: over the measured events only (ok or late, an
 
 
 def table(rows: list[DemoRow]) -> str:
-    head = (f"| {'experiment':<32} | {'n':>4} | {'stall':>5} | {'mean us':>9} | {'var us²':>11} | {'max us':>9} "
+    head = (f"| {'experiment':<32} | {'n':>4} | {'stall':>5} | {'mean us':>9} | {'var us²':>14} | {'max us':>9} "
             f"| {'on time':>7} | {'ok/late/early/missed/lost':>25} | {'valid':>5} | {'try':>3} | paper |")
     sep = "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"
     out = [head, sep]
@@ -139,7 +139,7 @@ def table(rows: list[DemoRow]) -> str:
         o = s["outcomes"]
         share = s["on_time_share"]
         out.append(f"| {ex.title:<32} | {s['n']:>4} | {s.get('unmeasurable', 0):>5} | {fmt(s['mean_us'], '.3f'):>9} | "
-                   f"{variance_text(s['variance_us2']):>11} | "
+                   f"{variance_text(s['variance_us2']):>14} | "
                    f"{fmt(s['max_us'], '.3f'):>9} | {fmt(share * 100 if share is not None else None, '.1f') + '%':>7} | "
                    f"{'/'.join(str(o[k]) for k in ('ok', 'late', 'early', 'missed', 'lost')):>25} | "
                    f"{'yes' if r.valid else 'NO':>5} | {row.attempt:>3} | {ex.paper_text} |")
@@ -152,10 +152,10 @@ def verdicts(rows: list[DemoRow]) -> str:
     footnote = False
     for row in rows:
         ex, r = row.ex, row.result
-        if ex.paper is None:
-            words = f"{ex.ours.strip('()')}, no figure of the paper's to compare with"
-        elif not r.valid:
+        if not r.valid:
             words = "no valid run: not compared"
+        elif ex.paper is None:
+            words = f"{ex.ours.strip('()')}, no figure of the paper's to compare with"
         else:
             words = verdict(ex.paper, Observed.from_summary(r.summary, r.sidecar))
         if BENCH_CONSTANT in words:            # the same words for several rows: said once, under the list
@@ -177,6 +177,9 @@ def _link(r: RunResult):
 def load_effect(r4: RunResult, r5: RunResult) -> list[str]:
     """Experiment 5 against 4: the mixed mean, and what on the bench can show the load."""
     lines = []
+    if not (r4.valid and r5.valid):
+        return [f"load effect (5 against 4): not shown, {' and '.join(n for n, r in (('4', r4), ('5', r5)) if not r.valid)} "
+                "has no valid run"]
     m4, m5 = r4.summary["mean_us"], r5.summary["mean_us"]
     if m4 is not None and m5 is not None:
         constant = r4.summary["variance_us2"] == 0 and r5.summary["variance_us2"] == 0
