@@ -292,6 +292,7 @@ def load_cdf(data: RunSet, runs: list[str] | None = None):
         axes[0].text(0.5, 0.5, "no measured events", ha="center", transform=axes[0].transAxes)
     all_lat = np.concatenate([lat for g in groups.values() for lat in g.values()]) if groups else np.array([1.0])
     lo, hi = float(all_lat.min()), float(all_lat.max())
+    sc = fit.fit_scale([lo, hi])
     for ax, ((mode, distance), conds) in zip(axes, groups.items()):
         step = min(7.0, 44.0 / max(len(conds), 1))          # % of the axis per label row
         # rows: the largest min nearest the bottom, the smallest max nearest the top, so that no leader line
@@ -303,11 +304,14 @@ def load_cdf(data: RunSet, runs: list[str] | None = None):
             color = LOAD_COLORS.get(cond, f"C{i}")
             y = np.arange(1, len(lat) + 1) / len(lat) * 100
             ax.step(lat, y, where="post", color=color, lw=1.4, label=f"{cond} (n={len(lat)})")
-            for x, yy, what, ty, ha in ((lat[0], y[0], "min", 4 + step * (min_row[cond] + 0.5), "left"),
-                                        (lat[-1], 100.0, "max", 100 - step * (max_row[cond] + 0.5), "right")):
+            for x, yy, what, ty in ((lat[0], y[0], "min", 4 + step * (min_row[cond] + 0.5)),
+                                    (lat[-1], 100.0, "max", 100 - step * (max_row[cond] + 0.5))):
+                left = _axis_fraction(sc, x) < 0.5      # the label reads into the axes, 6 points beside its dot
                 ax.plot([x], [yy], "o", color=color, ms=5, zorder=3)
-                ax.annotate(f"{what} {us_text(x)} us", (x, yy), xytext=(x, ty), textcoords="data", ha=ha, va="center",
-                            fontsize=7, color=color, arrowprops=dict(arrowstyle="-", color=color, lw=0.5),
+                ax.annotate(f"{what} {us_text(x)} us", (x, yy), xytext=(6 if left else -6, ty),
+                            textcoords=("offset points", "data"), ha="left" if left else "right", va="center",
+                            fontsize=7, color=color,
+                            arrowprops=dict(arrowstyle="-", color=color, lw=0.5, relpos=(0.0 if left else 1.0, 0.5)),
                             bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.6))
         ax.set_ylim(0, 105)
         ax.set_ylabel("events <= x (%)")
@@ -315,7 +319,6 @@ def load_cdf(data: RunSet, runs: list[str] | None = None):
                      fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="PC load", title_fontsize=7)
-    sc = fit.fit_scale([lo, hi])
     for ax in axes:
         fit.apply(ax, sc, "x")
     axes[-1].set_xlabel("latency (us" + (", log" if sc.log else "") + ")")

@@ -4,7 +4,7 @@ experiments (normal mode's milliseconds beside mixed mode's microseconds), check
 
 - the latency axis covers the data it draws (and the paper's reference lines) and is not 100x wider than
   that; a range of equal values is drawn on a narrow axis around the value;
-- no two text boxes overlap: annotations, tick labels, legends of one axes;
+- no two text boxes overlap: annotations, tick labels, legends of one axes; annotations stay inside their axes;
 - one colour per run, none shared between runs (artists of a run carry gid "run:NAME").
 """
 
@@ -99,7 +99,14 @@ def text_boxes(fig, ax) -> list[tuple[str, object]]:
 def check_no_overlap(fig) -> None:
     FigureCanvasAgg(fig)
     fig.canvas.draw()
+    r = fig.canvas.get_renderer()
     for ax in fig.axes:
+        frame = ax.get_window_extent(r).expanded(1.0, 1.0).padded(2)
+        for t in ax.texts:                     # a label stays inside its axes (not over the tick labels)
+            if t.get_visible() and t.get_text():
+                b = Text.get_window_extent(t, r)
+                assert frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1, \
+                    f"text {t.get_text()!r} leaves its axes {ax.get_title()!r}"
         boxes = text_boxes(fig, ax)
         for (na, a), (nb, b) in combinations(boxes, 2):
             a2, b2 = a.shrunk(0.98, 0.9), b.shrunk(0.98, 0.9)      # touching is not overlapping
