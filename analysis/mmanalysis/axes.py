@@ -6,7 +6,7 @@
   +-5 % of it (at least 0.01), so it reads as one value instead of four flat lines or an empty decade;
 - tick labels are plain numbers ('1.375', '29290', '0.5', with the digits the tick spacing needs on a linear
   axis), never '1.38x10^0' or an offset, and a log axis labels only its
-  decades (and 2 and 5 between them when the axis spans less than three decades), so labels never run together.
+  decades (and 2 and 5 between them when it spans less than three decades, 1.5, 2, 3, 5, 7 under 1.7), so labels never run together.
 
 `fit_scale(values)` says what to do; `apply(ax, scale, axis)` does it to a matplotlib axis.
 """
@@ -63,7 +63,8 @@ def apply(ax, scale: Scale, axis: str = "x") -> None:
     fmt = FuncFormatter(lambda x, _pos: number_text(x))
     if scale.log:
         decades = np.log10(scale.hi / scale.lo)
-        a.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
+        subs = (1.0, 1.5, 2.0, 3.0, 5.0, 7.0) if decades < 1.7 else (1.0, 2.0, 5.0) if decades < 3 else (1.0,)
+        a.set_major_locator(LogLocator(base=10, subs=subs))
         a.set_minor_locator(LogLocator(base=10, subs=tuple(range(2, 10))))
         a.set_minor_formatter(NullFormatter())
         a.set_major_formatter(fmt)
