@@ -13,18 +13,21 @@ from .schema import SchemaError
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    import pandas as pd
+
     from .reader import read_runs
-    from .report import report
+    from .report import headline, report
 
     try:
         data = read_runs(args.runs)
     except (SchemaError, FileNotFoundError) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
-    paths = report(data, args.out, title=args.title, figures=not args.no_figures)
-    print(paths["md"].read_text().split("## Every run")[0].rstrip())
-    print(f"\nwrote {paths['md']}, {paths['html']}, {paths['summary']}"
-          + (f", figures in {paths['figures']}" if paths["figures"].is_dir() else ""))
+    paths = report(data, args.out, title=args.title, figures=not args.no_figures, include_all=args.all)
+    # a few lines here; the tables (20 columns and more) are in the report itself
+    print("\n".join(headline(data, pd.read_csv(paths["comparison"]), include_all=args.all)))
+    print(f"report: {paths['md']} (Markdown), {paths['html']} (HTML); tables {paths['summary']}, {paths['comparison']}"
+          + (f"; figures in {paths['figures']}" if paths["figures"].is_dir() else ""))
     return 0
 
 
@@ -57,6 +60,10 @@ def add_report_parser(subparsers) -> None:
     p.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: ./report)")
     p.add_argument("--title", default="mmrig latency report")
     p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
+    p.add_argument("--all", action="store_true",
+                   help="show invalid runs and set-aside attempts (NAME.attemptK) in the figures and the run table "
+                        "too, marked (default: listed apart with their reasons); the comparison with the paper "
+                        "never takes them")
     p.set_defaults(func=cmd_report)
 
 

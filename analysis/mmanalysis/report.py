@@ -1,8 +1,9 @@
 """Comparison report: Markdown + HTML, a table against the paper's section 7, the figures.
 
-The paper (seeds/000, section 7) gives means in ms and variances in ms^2 (it writes "variance of 36.52 ms"
-for normal mode; only ms^2 makes that consistent with its other figures). We keep both units explicit:
-every variance column says its unit.
+The paper's rows, its figures (in us and us²) and the verdict words come from mmanalysis.paper, which the
+demo's table uses too. Variances are in us² throughout (mmanalysis.variance_text); the paper's ms² are
+converted. Figures and headline tables show the valid runs that are not set-aside attempts
+(mmanalysis.selection); the others are listed apart with their reasons, and `include_all` brings them in.
 """
 
 from __future__ import annotations
@@ -10,60 +11,24 @@ from __future__ import annotations
 import html
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
 import pandas as pd
 
 from . import plots, profilereport, sweepplots
 from .csvsafe import write_frame
+from .latstats import variance_text
+from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (PAPER, PaperRow: the report's API)
+from .propagation import link_stats
 from .reader import RunSet, read_runs
 from .schema import load_condition
+from .selection import select, subset
 from .stats import summarize
 
-
-@dataclass(frozen=True)
-class PaperRow:
-    key: str
-    section: str
-    experiment: str
-    match: Callable[[dict], bool]  # run config -> belongs to this experiment
-    mean_us: float | None
-    var_ms2: float | None
-    note: str
-
-    @property
-    def var_us2(self) -> float | None:
-        return None if self.var_ms2 is None else self.var_ms2 * 1e6
-
-
-def _cfg(mode=None, distance=None, load=None):
-    """LOAD: a condition's name (True/False: all/idle, as sidecars before named loads said)."""
-    want = None if load is None else load_condition(load)
-
-    def match(c: dict) -> bool:
-        return ((mode is None or c.get("mode") == mode) and (distance is None or c.get("distance") == distance)
-                and (want is None or load_condition(c.get("load")) == want))
-    return match
-
-
-PAPER: tuple[PaperRow, ...] = (
-    PaperRow("executor", "7.2", "executor only (verification)", _cfg("verification"), 39.1, 0.004809,
-             "0.0391 ms mean, variance 0.004809 ms^2"),
-    PaperRow("normal", "7.3", "normal mode (PC fires), 1 tick ahead", _cfg("normal"), 14465.0, 36.52,
-             "14.465 ms mean, variance 36.52 ms^2 (the paper writes 'ms'); same further ahead"),
-    PaperRow("mixed1", "7.4", "mixed, 1 tick ahead", _cfg("mixed", 1, "idle"), None, None,
-             "unacceptable: only about half of the readings under 1 ms (SCHEDULE sometimes took > 71 ms)"),
-    PaperRow("mixed2", "7.4", "mixed, 2 ticks ahead", _cfg("mixed", 2, "idle"), 43.0, 0.000378,
-             "0.0430 ms mean, variance 0.000378 ms^2"),
-    PaperRow("loaded", "7.5", "mixed, 2 ticks ahead, PC under heavy load", _cfg("mixed", None, "heavy"), 47.03, 0.001035,
-             "0.04703 ms mean, variance 0.001035 ms^2"),
-)
-
-COMPARE_HEADERS = ["section", "experiment", "paper mean (us)", "paper var (ms^2)", "paper var (us^2)", "runs",
-                   "events", "n (ok+late)", "mean (us)", "var (ms^2)", "var (us^2)", "std (us)", "p99 (us)",
-                   "max (us)", "jitter max (us)", "ok / events", "early", "missed", "lost", "verdict"]
+COMPARE_HEADERS = ["section", "experiment", "paper mean (us)", "paper var (us²)", "runs", "events", "n (ok+late)",
+                   "mean (us)", "var (us²)", "std (us)", "p99 (us)", "max (us)", "jitter max (us)", "ok / events",
+                   "early", "missed", "lost", "verdict"]
 
 
 def _fmt(x, digits: int = 4) -> str:
@@ -76,25 +41,11 @@ def _fmt(x, digits: int = 4) -> str:
     return str(x)
 
 
-def verdict(row: PaperRow, s: pd.Series | None) -> str:
-    if s is None or s["events"] == 0:
-        return "no run"
-    unmeasured = int(s["early"] + s["missed"] + s["lost"])
-    tail = f"; {unmeasured} of {int(s['events'])} events early/missed/lost" if unmeasured else ""
-    return _verdict(row, s) + tail
-
-
-def _verdict(row: PaperRow, s: pd.Series) -> str:
-    if row.key == "mixed1":
-        share = s["ok_share"]
-        return f"{share:.0%} of events ok (paper: about half under 1 ms): " + ("better" if share > 0.5 else "not better")
-    if s["n"] < 2:
-        return "too few measured events"
-    mean_ok, var_ok = s["mean_us"] < row.mean_us, s["var_us2"] < row.var_us2
-    if mean_ok and var_ok:
-        return "beats the paper (mean and variance lower)"
-    return "does not beat the paper: " + ", ".join(w for w, ok in (("mean", mean_ok), ("variance", var_ok)) if not ok) \
-        + " not lower"
+def _cell(header: str, x: Any) -> str:
+    """A table cell: variances as variance_text (us², 4 significant digits, grouped), the rest by _fmt."""
+    if ("var" in header and "us" in header) and isinstance(x, (int, float)) and not isinstance(x, bool):
+        return variance_text(float(x))
+    return _fmt(x)
 
 
 def comparison(data: RunSet) -> pd.DataFrame:
@@ -102,7 +53,7 @@ def comparison(data: RunSet) -> pd.DataFrame:
 
     When the matching runs differ in event generation (aligned / free), each generation gets its own row:
     pooling them would mix two different experiments."""
-    valid = set(data.valid_runs())
+    valid = set(select(data).shown)   # never an invalid run or a set-aside attempt
     rows = []
     for p in PAPER:
         matched = [r for r in data.runs if p.match(data.meta[r].get("config", {}))]
@@ -118,21 +69,52 @@ def comparison(data: RunSet) -> pd.DataFrame:
                 res = summarize(sub, by="_all", valid_only=False)
                 s = res.iloc[0] if len(res) else None
             get = (lambda k: s[k]) if s is not None else (lambda k: None)
-            v = verdict(p, s)
+            bench = all((data.meta[r].get("target") or {}).get("kind") == "bench" for r in group)
+            v = verdict(p, observed_from_row(s, gen or _only_generation(data, group), bench) if s is not None else None)
             if s is None and group:
                 v = "no events in these runs"
             elif s is None and invalid:
                 v = f"no valid run ({len(invalid)} invalid: {', '.join(invalid)})"
             rows.append({
                 "section": p.section, "experiment": p.experiment + (f" (generation {gen})" if gen else ""),
-                "paper mean (us)": p.mean_us, "paper var (ms^2)": p.var_ms2, "paper var (us^2)": p.var_us2,
+                "paper mean (us)": p.mean_us, "paper var (us²)": p.var_us2,
                 "runs": ", ".join(group) or "-", "events": get("events"), "n (ok+late)": get("n"),
-                "mean (us)": get("mean_us"), "var (ms^2)": get("var_ms2"), "var (us^2)": get("var_us2"),
+                "mean (us)": get("mean_us"), "var (us²)": get("var_us2"),
                 "std (us)": get("std_us"), "p99 (us)": get("p99_us"), "max (us)": get("max_us"),
                 "jitter max (us)": get("jitter_max_us"), "ok / events": get("ok_share"), "early": get("early"),
                 "missed": get("missed"), "lost": get("lost"), "verdict": v, "paper says": p.note,
             })
     return pd.DataFrame(rows)
+
+
+def _only_generation(data: RunSet, runs: list[str]) -> str | None:
+    gens = {data.meta[r].get("config", {}).get("generation") for r in runs}
+    return gens.pop() if len(gens) == 1 else None
+
+
+LOAD_HEADERS = ["run", "load", "events", "n", "mean (us)", "var (us²)", "SCHEDULE propagation mean (ms)",
+                "propagation p99 (ms)", "propagation max (ms)", "slack min (ticks)", "missed"]
+
+LOAD_WORDS = ("What the PC's load can change in mixed mode. The latency is measured by the executor's timer; on "
+              "the virtual bench the executor is idle and the clock exact, so every mixed latency is the same "
+              "dispatch time (variance 0) whatever the PC does: a load effect on the mean can be nothing but 0 there. "
+              "The PC's load shows in how long each SCHEDULE frame took from its creation to the executor's ACK (the "
+              "propagation delay), in the slack the event had left on arrival, and, once the slack runs out, in "
+              "missed events.")
+
+
+def load_rows(data: RunSet, runs: list[str]) -> list[list[Any]]:
+    """Mixed runs of RUNS: latency beside the SCHEDULE link's propagation delay, slack and missed events."""
+    per_run = summarize(subset(data, runs), by="run").set_index("run") if runs else None
+    rows = []
+    for r in runs:
+        if data.meta[r].get("config", {}).get("mode") != "mixed":
+            continue
+        ls = link_stats(data.df[data.df["run"] == r], data.meta[r])
+        s = per_run.loc[r]
+        rows.append([r, load_condition(data.meta[r]["config"].get("load")), ls.events, s["n"], s["mean_us"],
+                     s["var_us2"], ls.prop_mean_ms, ls.prop_p99_ms, ls.prop_max_ms, ls.slack_min_ticks, ls.missed])
+    return rows
 
 
 def consistency(data: RunSet, per_run: pd.DataFrame) -> list[str]:
@@ -151,21 +133,20 @@ def consistency(data: RunSet, per_run: pd.DataFrame) -> list[str]:
 
 
 def md_table(headers: list[str], rows: Iterable[Iterable]) -> str:
-    def cell(x):
-        return _fmt(x).replace("|", "\\|")
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    lines += ["| " + " | ".join(cell(x) for x in r) + " |" for r in rows]
+    lines += ["| " + " | ".join(_cell(h, x).replace("|", "\\|") for h, x in zip(headers, r)) + " |" for r in rows]
     return "\n".join(lines)
 
 
 def html_table(headers: list[str], rows: Iterable[Iterable]) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(x))}</td>" for x in r) + "</tr>" for r in rows)
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(h, x))}</td>" for h, x in zip(headers, r)) + "</tr>"
+                   for r in rows)
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>{body}</tbody>\n</table>"
 
 
 RUN_HEADERS = ["run", "mode", "distance", "load", "valid", "events", "ok", "late", "early", "missed", "lost", "n",
-               "mean_us", "var_ms2", "std_us", "min_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
+               "mean_us", "var_us2", "std_us", "min_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
                "mean_ticks", "p99_ticks", "jitter_mean_us", "jitter_max_us"]
 
 
@@ -216,8 +197,11 @@ def campaign_figures(data: RunSet, out: Path) -> dict[str, list[Path]]:
 
 
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
-           figures: bool = True) -> dict[str, Path]:
-    """Writes OUT_DIR/report.md, report.html, summary.csv, comparison.csv and figures/*.png|svg."""
+           figures: bool = True, include_all: bool = False) -> dict[str, Path]:
+    """Writes OUT_DIR/report.md, report.html, summary.csv (every run, with its `valid` column), comparison.csv
+    and figures/*.png|svg. Figures and the run table show the valid runs that are not set-aside attempts; the
+    others are listed apart with their reasons (INCLUDE_ALL: shown too, marked). The comparison with the paper
+    only ever pools valid runs."""
     data = runs if isinstance(runs, RunSet) else read_runs(runs)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -227,40 +211,51 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     write_frame(per_run, out / "summary.csv", index=False)  # csvsafe: no spreadsheet formulas in text cells
     write_frame(per_group, out / "summary-groups.csv", index=False)
     write_frame(comp, out / "comparison.csv", index=False)
+    sel = select(data, include_all)
+    shown = sel.shown
     valid = data.valid_runs()
-    invalid = [(r, data.meta[r].get("invalid_reason")) for r in data.runs if r not in valid]
+    marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
     synthetic = "synthetic" in kinds
-    figs = plots.all_figures(data, out / "figures", valid) if figures and valid else {}
+    figs = plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown)) if figures and shown else {}
     if figures:
         figs.update(campaign_figures(data, out / "figures"))
     problems = consistency(data, per_run)
 
-    run_rows = [[r.get(h) for h in RUN_HEADERS] for _, r in per_run.iterrows()]
+    run_rows = [[r.get(h) for h in RUN_HEADERS] for _, r in per_run.iterrows() if r["run"] in shown]
     comp_rows = [[r[h] for h in COMPARE_HEADERS] for _, r in comp.iterrows()]
-    paper_rows = [[p.section, p.experiment, p.note] for p in PAPER]
+    paper_rows = [[p.section, p.experiment, p.says] for p in PAPER]
+    loads = load_rows(data, plots._runs(data, shown))
     warn = ("**SYNTHETIC DATA** (mmanalysis.synth): these numbers come from a model, not from a measurement."
             if synthetic else "")
-    intro = (f"Runs: {len(data.runs)} ({len(valid)} valid), targets: {', '.join(kinds)}. Latency statistics are over "
-             "ok + late events only; early, missed and lost events are counted, never folded in. Variance is the "
-             "sample variance; the paper's variances are in ms^2. Verdict: 'beats the paper' when both our mean and our "
-             "variance are below the paper's; the 1-tick-ahead row compares our share of ok events with the paper's "
-             "'about half under 1 ms'. Early, missed and lost events are listed with every verdict.")
+    intro = (f"Runs read: {len(data.runs)} ({len(valid)} valid); shown in figures and the run table: {len(shown)}"
+             + (f", left out: {len(sel.left_out)} (invalid or set-aside attempts, listed below; `--all` shows them)"
+                if sel.left_out else "") + f"; targets: {', '.join(kinds)}. "
+             "Latency statistics (n, mean, variance, percentiles) are over the measured events: ok and late, and "
+             "measurable (mmanalysis.latstats.measured); early, missed and lost events are counted, never folded "
+             "in. Variance is the sample variance in us² (the paper's ms² x 1,000,000). The comparison pools our "
+             "valid runs of each experiment; its verdicts (mmanalysis.paper) say what the runs show against the "
+             "paper, and name every early, missed and lost event.")
 
+    left_out_md = [f"- {r}: {why}" for r, why in sel.left_out]
+    marked_md = [f"- {r}: {why}" for r, why in marked]
     md = [f"# {title}", ""]
     if warn:
         md += [warn, ""]
     md += [intro, "", "## Against the paper (section 7)", "",
            md_table(COMPARE_HEADERS, comp_rows), "", "What the paper reports:", "",
-           md_table(["section", "experiment", "paper"], paper_rows), "", "## Every run", "",
+           md_table(["section", "experiment", "paper"], paper_rows), "", "## Runs shown", "",
            md_table(RUN_HEADERS, run_rows), ""]
-    budgets = budget_rows(data)
+    if marked:
+        md += ["Shown although invalid or set aside (`--all`): never a result.", ""] + marked_md + [""]
+    if loads:
+        md += ["## Mixed mode: what the PC's load can change", "", LOAD_WORDS, "", md_table(LOAD_HEADERS, loads), ""]
+    budgets = budget_rows(subset(data, shown))
     if budgets:
         md += ["## Normal mode: the latency budget (us)", "", BUDGET_WORDS, "", md_table(BUDGET_HEADERS, budgets), ""]
     md += [x + "\n" for x in profilereport.section(data.meta, md_table, lambda t, k: "#" * k + " " + t, lambda t: t)]
-    if invalid:
-        md += ["## Invalid runs (kept, never reported as results)", ""]
-        md += [f"- {r}: {why or 'no reason given'}" for r, why in invalid] + [""]
+    if sel.left_out:
+        md += ["## Runs left out (kept on disk, never reported as results)", ""] + left_out_md + [""]
     if problems:
         md += ["## Sidecar summary disagrees with the CSV", ""] + [f"- {p}" for p in problems] + [""]
     if figs:
@@ -268,6 +263,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
         md += [f"![{name}](figures/{paths[0].name})" for name, paths in figs.items()] + [""]
     (out / "report.md").write_text("\n".join(md))
 
+    def ul(items: list[tuple[str, str]]) -> list[str]:
+        return ["<ul>"] + [f"<li>{html.escape(r)}: {html.escape(why)}</li>" for r, why in items] + ["</ul>"]
     h = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
          "<style>body{font-family:sans-serif;max-width:1400px;margin:auto}table{border-collapse:collapse;"
          "font-size:12px}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
@@ -278,16 +275,20 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
                  "not from a measurement.</p>")
     h += [f"<p>{html.escape(intro)}</p>", "<h2>Against the paper (section 7)</h2>",
           html_table(COMPARE_HEADERS, comp_rows), "<p>What the paper reports:</p>",
-          html_table(["section", "experiment", "paper"], paper_rows), "<h2>Every run</h2>",
+          html_table(["section", "experiment", "paper"], paper_rows), "<h2>Runs shown</h2>",
           html_table(RUN_HEADERS, run_rows)]
+    if marked:
+        h += ["<p>Shown although invalid or set aside (--all): never a result.</p>"] + ul(marked)
+    if loads:
+        h += ["<h2>Mixed mode: what the PC's load can change</h2>", f"<p>{html.escape(LOAD_WORDS)}</p>",
+              html_table(LOAD_HEADERS, loads)]
     if budgets:
         h += ["<h2>Normal mode: the latency budget (us)</h2>", f"<p>{html.escape(BUDGET_WORDS)}</p>",
               html_table(BUDGET_HEADERS, budgets)]
     h += profilereport.section(data.meta, html_table, lambda t, k: f"<h{k}>{html.escape(t)}</h{k}>",
                                lambda t: f"<p>{html.escape(t)}</p>")
-    if invalid:
-        h += ["<h2>Invalid runs (kept, never reported as results)</h2><ul>"]
-        h += [f"<li>{html.escape(r)}: {html.escape(str(why or 'no reason given'))}</li>" for r, why in invalid] + ["</ul>"]
+    if sel.left_out:
+        h += ["<h2>Runs left out (kept on disk, never reported as results)</h2>"] + ul(sel.left_out)
     if problems:
         h += ["<h2>Sidecar summary disagrees with the CSV</h2><ul>"]
         h += [f"<li>{html.escape(p)}</li>" for p in problems] + ["</ul>"]
@@ -299,3 +300,17 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     (out / "report.html").write_text("\n".join(h))
     return {"md": out / "report.md", "html": out / "report.html", "summary": out / "summary.csv",
             "comparison": out / "comparison.csv", "figures": out / "figures"}
+
+
+def headline(data: RunSet, comparison_table: pd.DataFrame, include_all: bool = False) -> list[str]:
+    """A few lines for a terminal: runs read, shown and left out, and each comparison row's verdict."""
+    sel = select(data, include_all)
+    valid = data.valid_runs()
+    lines = [f"runs read: {len(data.runs)} ({len(valid)} valid, {len(data.runs) - len(valid)} invalid); "
+             f"shown: {len(sel.shown)}" + (f"; left out: {len(sel.left_out)} (invalid or set-aside attempts, "
+                                            "listed with their reasons in the report; --all shows them)"
+                                            if sel.left_out else "")]
+    lines.append("against the paper (section 7):")
+    for _, r in comparison_table.iterrows():
+        lines.append(f"  {r['section']} {r['experiment']}: {r['verdict']}")
+    return lines

@@ -124,10 +124,12 @@ def sidecar(name: str, rows: pd.DataFrame, load: bool = False, valid: bool = Tru
 
 
 def write_run(stem: Path | str, rows: pd.DataFrame, meta: dict) -> tuple[Path, Path]:
-    """Writes STEM.csv and STEM.json exactly as docs/data-format.md says."""
+    """Writes STEM.csv and STEM.json exactly as docs/data-format.md says (a dot in STEM stays: NAME.attempt1)."""
     stem = Path(stem)
+    if stem.suffix in (".csv", ".json"):
+        stem = stem.with_suffix("")
     stem.parent.mkdir(parents=True, exist_ok=True)
-    csv, js = stem.with_suffix(".csv"), stem.with_suffix(".json")
+    csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
     rows.to_csv(csv, index=False)
     js.write_text(json.dumps(meta, indent=2) + "\n")
     return csv, js

@@ -23,7 +23,7 @@ def test_notebook_runs_on_synthetic_results(experiments_dir, tmp_path, monkeypat
     nb = execute(experiments_dir, tmp_path, monkeypatch)
     texts, images = outputs(nb)
     joined = "\n".join(texts)
-    assert images == 5  # compare, histogram, cdf, slack, timeline: each shown once
-    assert "mixed-2ahead-loaded" in joined and ("beats the paper" in joined or "does not beat" in joined)
+    assert images == 6  # compare, histogram, cdf, slack, missed-phase, timeline: each shown once
+    assert "mixed-2ahead-loaded" in joined and ("lower than the paper's" in joined)
     assert "largest jitter:" in joined
     assert {p.name for p in (tmp_path / "figs").iterdir()} >= {"compare.png", "cdf.svg", "slack.png"}

@@ -45,8 +45,8 @@ def test_bench_run_loads_and_agrees_with_its_sidecar(bench_run):
 def test_notebook_and_report_on_a_bench_run(bench_run, tmp_path, monkeypatch):
     nb = execute(bench_run, tmp_path, monkeypatch)
     texts, images = outputs(nb)
-    assert images == 5 and "mixed-2ahead" in "\n".join(texts)
+    assert images == 6 and "mixed-2ahead" in "\n".join(texts)
     out = report(bench_run, tmp_path / "rep")
     md = out["md"].read_text()
     assert "SYNTHETIC" not in md and "targets: bench" in md
-    assert "| mixed-2ahead |" in md.split("## Every run")[1]
+    assert "| mixed-2ahead |" in md.split("## Runs shown")[1]

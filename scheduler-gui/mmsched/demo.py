@@ -1,15 +1,24 @@
 """`mmrig demo` (`make demo`): the paper's five experiments on the paced virtual bench, each written to
-results/NAME.csv + NAME.json, then one table of ours beside the paper's section 7 numbers.
+results/NAME.csv + NAME.json, then one table of ours beside the paper's section 7 numbers and, under it, what
+each experiment shows against the paper. The paper's figures and the verdict words come from mmanalysis.paper,
+as `mmrig report`'s do.
 
-Experiment 3 (mixed, 1 tick ahead) runs twice: tick-aligned generation (ours: the scheduler writes
-the SCHEDULE right after a new TIMECODE) and free-running generation at a rate that is not a multiple
-of the tick (the paper's scheduling timer), whose misses the slack distribution explains.
+Experiment 3 (mixed, 1 tick ahead) runs twice: tick-aligned generation (ours: the scheduler writes the
+SCHEDULE right after a new TIMECODE, which leaves the frame a whole tick: not the paper's method) and
+free-running generation at a rate that is not a multiple of the tick (the paper's scheduling timer), which
+reproduces the paper's "about half on time"; its missed events are drawn by the tick phase they were created at.
+
+On the bench a mixed or verification latency is the executor's dispatch on an exact simulated clock: every
+event alike, variance 0, by construction. So the PC's load cannot move the mixed mean there; the notes show
+what it can move instead: the SCHEDULE frames' propagation delay, the slack left, missed events
+(mmanalysis.propagation).
 
 A run whose bench lag went over its bound is invalid (the host stalled the simulation: on a shared VM
 the hypervisor does that for milliseconds a few times a minute, see docs/bench.md). Such a run is
-set aside as NAME.attemptK.csv/.json (kept, marked invalid, listed by `mmrig report`) and the
-experiment runs again, up to `attempts` times (4 by default); the table says which attempt it shows. Runs invalid
-for any other reason are not retried.
+set aside as NAME.attemptK.csv/.json (kept, marked invalid, listed apart by `mmrig report`) and the
+experiment runs again, up to `attempts` times (4 by default; 2 for a loaded experiment, see LOADED_ATTEMPTS);
+the table says which attempt it shows. Runs invalid for any other reason are not retried. An experiment left
+without a valid run makes `mmrig demo` exit with status 3 (NO_VALID_RUN).
 """
 
 from __future__ import annotations
@@ -21,39 +30,59 @@ from typing import Any, Callable
 
 from mmhil import BenchEndpoint  # the demo is an entry point: it chooses the bench
 
+from mmanalysis import read_run, variance_text
+from mmanalysis.paper import BENCH_CONSTANT, BY_KEY, Observed, PaperRow, verdict
+from mmanalysis.phasebars import phase_bars
+from mmanalysis.propagation import link_stats
+
 from .budget import format_budget
 from .config import RunConfig
 from .runner import RunResult, run
 
 RESULTS = Path("results")     # relative to where the demo runs (make demo: the checkout)
+NO_VALID_RUN = 3              # mmrig demo's exit status when an experiment has no valid run (cyclictest-like: 3 invalid)
+
+# A loaded experiment is tried at most twice. Its runs are the ones a host stall is most likely to hit (the
+# load itself takes the host's CPUs), so a retry is the least likely to come back valid, and each one runs a
+# whole stress-ng load for the length of the run on a machine others share: one retry is worth its cost, more
+# are not.
+LOADED_ATTEMPTS = 2
 
 
 @dataclass(frozen=True)
 class Experiment:
     name: str
     title: str
-    paper: str              # the paper's figures, quoted
-    paper_mean_us: float | None
-    paper_var_ms2: float | None
+    paper_key: str | None   # mmanalysis.paper's row this experiment is compared with (None: ours only)
     kw: dict[str, Any]
+    ours: str = ""          # what the paper column says when there is no paper row
+
+    @property
+    def paper(self) -> PaperRow | None:
+        return BY_KEY.get(self.paper_key) if self.paper_key else None
+
+    @property
+    def paper_text(self) -> str:
+        return self.paper.short if self.paper is not None else self.ours
+
+    def attempts(self, attempts: int) -> int:
+        return min(attempts, LOADED_ATTEMPTS) if self.kw.get("load", "idle") != "idle" else attempts
 
 
 EXPERIMENTS = (
-    Experiment("exp1-verification", "1 executor alone (verification)", "39.1 us, var 0.004809 ms2", 39.1, 0.004809,
+    Experiment("exp1-verification", "1 executor alone (verification)", "executor",
                dict(mode="verification", distance=1)),
-    Experiment("exp2-normal", "2 normal mode (PC fires)", "14465 us, var 36.52 ms2", 14465.0, 36.52,
-               dict(mode="normal", distance=1, accuracy=0)),
+    Experiment("exp2-normal", "2 normal mode (PC fires)", "normal", dict(mode="normal", distance=1, accuracy=0)),
     # ours, beside the paper's naive PC: the same run fired by the clock servo (docs/normal-mode.md), so the
     # lab can tell the operating system's jitter from the PC's uncertainty about when a tick began
-    Experiment("exp2b-normal-disciplined", "2b normal mode, disciplined", "(ours: clock servo)", None, None,
-               dict(mode="normal", distance=1, accuracy=0, discipline=True)),
-    Experiment("exp3-mixed-1ahead", "3 mixed 1 ahead, aligned", "about half on time", None, None,
+    Experiment("exp2b-normal-disciplined", "2b normal mode, disciplined", None,
+               dict(mode="normal", distance=1, accuracy=0, discipline=True), ours="(ours: clock servo)"),
+    Experiment("exp3-mixed-1ahead", "3 mixed 1 ahead, tick-aligned", "mixed1",
                dict(mode="mixed", distance=1, generation="aligned")),
-    Experiment("exp3b-mixed-1ahead-free", "3b mixed 1 ahead, free-run", "about half on time", None, None,
+    Experiment("exp3b-mixed-1ahead-free", "3b mixed 1 ahead, free-running", "mixed1",
                dict(mode="mixed", distance=1, generation="free", rate_ms=97.0)),
-    Experiment("exp4-mixed-2ahead", "4 mixed 2 ahead", "43.0 us, var 0.000378 ms2", 43.0, 0.000378,
-               dict(mode="mixed", distance=2)),
-    Experiment("exp5-mixed-2ahead-load", "5 mixed 2 ahead, heavy load", "47.03 us, var 0.001035 ms2", 47.03, 0.001035,
+    Experiment("exp4-mixed-2ahead", "4 mixed 2 ahead", "mixed2", dict(mode="mixed", distance=2)),
+    Experiment("exp5-mixed-2ahead-load", "5 mixed 2 ahead, heavy load", "loaded",
                dict(mode="mixed", distance=2, load="heavy")),
 )
 
@@ -89,24 +118,88 @@ def fmt(v: float | None, spec: str) -> str:
     return "-" if v is None else format(v, spec)
 
 
+def no_valid_run(rows: list[DemoRow]) -> list[str]:
+    """The experiments whose shown run is invalid (every attempt was)."""
+    return [row.ex.name for row in rows if not row.result.valid]
+
+
+TABLE_WORDS = ("n, mean, var, max: over the measured events only (ok or late, and measurable: no host stall met "
+               "them; mmanalysis.latstats.measured), the same rows as `mmrig report` and the lab notebook; "
+               "stall: events a host stall met, left out of n; on time: ok / all events; var in us² (the paper's "
+               "ms² x 1,000,000).")
+
+
 def table(rows: list[DemoRow]) -> str:
-    """n: measured events (ok or late, and measurable); stall: events whose window met a host stall of the
-    paced bench, left out of the figures (docs/bench.md, "Per-event validity")."""
-    head = (f"| {'experiment':<32} | {'n':>4} | {'stall':>5} | {'mean us':>9} | {'var ms2':>10} | {'max us':>9} "
+    head = (f"| {'experiment':<32} | {'n':>4} | {'stall':>5} | {'mean us':>9} | {'var us²':>14} | {'max us':>9} "
             f"| {'on time':>7} | {'ok/late/early/missed/lost':>25} | {'valid':>5} | {'try':>3} | paper |")
     sep = "|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|"
     out = [head, sep]
     for row in rows:
         ex, r, s = row.ex, row.result, row.result.summary
         o = s["outcomes"]
-        var_ms2 = s["variance_us2"] / 1e6 if s["variance_us2"] is not None else None
         share = s["on_time_share"]
         out.append(f"| {ex.title:<32} | {s['n']:>4} | {s.get('unmeasurable', 0):>5} | {fmt(s['mean_us'], '.3f'):>9} | "
-                   f"{fmt(var_ms2, '.3g'):>10} | "
+                   f"{variance_text(s['variance_us2']):>14} | "
                    f"{fmt(s['max_us'], '.3f'):>9} | {fmt(share * 100 if share is not None else None, '.1f') + '%':>7} | "
                    f"{'/'.join(str(o[k]) for k in ('ok', 'late', 'early', 'missed', 'lost')):>25} | "
-                   f"{'yes' if r.valid else 'NO':>5} | {row.attempt:>3} | {ex.paper} |")
-    return "\n".join(out)
+                   f"{'yes' if r.valid else 'NO':>5} | {row.attempt:>3} | {ex.paper_text} |")
+    return "\n".join(out + [TABLE_WORDS])
+
+
+def verdicts(rows: list[DemoRow]) -> str:
+    """What each experiment shows against the paper (mmanalysis.paper.verdict), one line each."""
+    lines = ["Against the paper (section 7):"]
+    footnote = False
+    for row in rows:
+        ex, r = row.ex, row.result
+        if not r.valid:
+            words = "no valid run: not compared"
+        elif ex.paper is None:
+            words = f"{ex.ours.strip('()')}, no figure of the paper's to compare with"
+        else:
+            words = verdict(ex.paper, Observed.from_summary(r.summary, r.sidecar))
+        if BENCH_CONSTANT in words:            # the same words for several rows: said once, under the list
+            words, footnote = words.replace(BENCH_CONSTANT, "bench: constant by construction, see (*)"), True
+        lines.append(f"  {ex.title}: {words}")
+    if footnote:
+        lines.append(f"  (*) {BENCH_CONSTANT}")
+    return "\n".join(lines)
+
+
+def _link(r: RunResult):
+    """The run's SCHEDULE link figures (mmanalysis.propagation), read back from its CSV."""
+    if r.csv_path is None or not r.csv_path.exists():
+        return None
+    data = read_run(r.csv_path)
+    return link_stats(data.df, next(iter(data.meta.values())))
+
+
+def load_effect(r4: RunResult, r5: RunResult) -> list[str]:
+    """Experiment 5 against 4: the mixed mean, and what on the bench can show the load."""
+    lines = []
+    if not (r4.valid and r5.valid):
+        return [f"load effect (5 against 4): not shown, {' and '.join(n for n, r in (('4', r4), ('5', r5)) if not r.valid)} "
+                "has no valid run"]
+    m4, m5 = r4.summary["mean_us"], r5.summary["mean_us"]
+    if m4 is not None and m5 is not None:
+        constant = r4.summary["variance_us2"] == 0 and r5.summary["variance_us2"] == 0
+        bench = all((x.sidecar.get("target") or {}).get("kind") == "bench" for x in (r4, r5))
+        lines.append(f"load effect on the mixed mean (5 - 4): {m5 - m4:+.3f} us" + (
+            ": on the bench it can be nothing else (every mixed latency is the executor's same dispatch time on "
+            "an exact simulated clock, variance 0); what the load can change is below" if constant and bench else ""))
+    l4, l5 = _link(r4), _link(r5)
+    if l4 is not None and l5 is not None:
+        lines.append(f"  4 idle:   {l4.text()}")
+        lines.append(f"  5 loaded: {l5.text()}")
+        if l4.prop_mean_ms is not None and l5.prop_mean_ms is not None:
+            lines.append(f"  the load added {l5.prop_mean_ms - l4.prop_mean_ms:+.2f} ms to the mean SCHEDULE propagation "
+                         f"and {(l5.prop_max_ms or 0) - (l4.prop_max_ms or 0):+.2f} ms to its max; slack min "
+                         f"{fmt(l4.slack_min_ticks, '.3f')} -> {fmt(l5.slack_min_ticks, '.3f')} ticks "
+                         f"(0 or less: missed)")
+    load = r5.sidecar.get("load") or {}
+    lines.append(f"  bench priority {((r5.sidecar.get('bench') or {}).get('host') or {}).get('sched', '?')} "
+                 f"(fallback {load.get('bench_priority')}); load: {' '.join(load.get('command') or [])}")
+    return lines
 
 
 def notes(rows: list[DemoRow]) -> str:
@@ -124,16 +217,14 @@ def notes(rows: list[DemoRow]) -> str:
     r3b = by.get("exp3b-mixed-1ahead-free")
     if r3b is not None and "slack" in r3b.sidecar:
         sl = r3b.sidecar["slack"]
-        lines.append(f"1 ahead free-running: ok events created at tick phase "
-                     f"{fmt(sl['ok']['created_phase_min'], '.2f')}..{fmt(sl['ok']['created_phase_max'], '.2f')}, "
-                     f"missed ones by created phase (bins of 0.1 from 0, last >= 1.0: created before the new "
-                     f"TIMECODE arrived): {sl['missed']['created_phase_histogram']}")
+        lines.append(f"3b, 1 ahead free-running: ok events created at tick phase "
+                     f"{fmt(sl['ok']['created_phase_min'], '.2f')}..{fmt(sl['ok']['created_phase_max'], '.2f')}; "
+                     f"the missed ones were created late in their tick (>= 1.0: after the next tick began, before its "
+                     f"TIMECODE arrived):")
+        lines.append(phase_bars(sl["missed"]["created_phase_histogram"], sl["ok"]["created_phase_histogram"]))
     r4, r5 = by.get("exp4-mixed-2ahead"), by.get("exp5-mixed-2ahead-load")
-    if r4 is not None and r5 is not None and r4.summary["mean_us"] is not None and r5.summary["mean_us"] is not None:
-        d = r5.summary["mean_us"] - r4.summary["mean_us"]
-        lines.append(f"load effect on the mixed mean: {d:+.3f} us (target: within 1 us); bench priority "
-                     f"{((r5.sidecar.get('bench') or {}).get('host') or {}).get('sched', '?')} "
-                     f"(fallback {r5.sidecar['load']['bench_priority']}); load: {' '.join(r5.sidecar['load']['command'] or [])}")
+    if r4 is not None and r5 is not None:
+        lines += load_effect(r4, r5)
     for row in rows:
         if row.set_aside:
             lines.append(f"{row.ex.name}: {len(row.set_aside)} earlier attempt(s) invalid by bench lag, kept as "
@@ -157,20 +248,21 @@ def run_demo(count: int = 200, out_dir: Path = RESULTS, paced: bool = True,
         if log:
             log(f"running {ex.name}: {count} events ...")
         row = None
-        for attempt in range(1, attempts + 1):
+        tries = ex.attempts(attempts)
+        for attempt in range(1, tries + 1):
             r = run(cfg, BenchEndpoint(paced=paced), log=log)
             if log:
                 s = r.summary
                 log(f"  {ex.name}: n={s['n']} mean={fmt(s['mean_us'], '.3f')} us outcomes={s['outcomes']} -> {r.csv_path}")
             row = DemoRow(ex, r, attempt, row.set_aside if row else [])
-            if r.valid or not stalled_only(r) or attempt == attempts:
+            if r.valid or not stalled_only(r) or attempt == tries:
                 break
             kept = set_aside(r, attempt)
             if kept is not None:
                 row.set_aside.append(kept)
             if log:
                 log(f"  {ex.name}: invalid ({r.sidecar['invalid_reason']}); set aside as {kept.name if kept else '-'}, "
-                    f"running it again ({attempt + 1}/{attempts})")
+                    f"running it again ({attempt + 1}/{tries})")
         assert row is not None
         rows.append(row)
     return rows

@@ -165,7 +165,10 @@ def test_a_vanished_port_is_reported_and_the_data_kept(tmp_path: Path) -> None:
 
 def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> None:
     done = mmrig("demo", "--count", "8", "--out-dir", str(tmp_path), timeout=240)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    # 3: an experiment had no valid run; on this shared machine accepted only when every attempt was invalid by
+    # bench lag alone (checked below), and the demo must then say so
+    assert done.returncode in (0, 3), done.stdout[-3000:] + done.stderr[-3000:]
+    assert (done.returncode == 3) == ("mmrig demo: no valid run of" in done.stderr), done.stderr[-3000:]
     names = sorted(p.stem for p in tmp_path.glob("*.csv"))
     assert names == sorted(p.stem for p in tmp_path.glob("*.json"))
     shown = [n for n in names if ".attempt" not in n]
@@ -178,9 +181,15 @@ def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> Non
         df = pd.read_csv(tmp_path / f"{n}.csv")
         assert len(df) == 8, n
     table = done.stdout
-    for needle in ("| experiment", "39.1 us", "14465 us", "43.0 us", "47.03 us", "about half on time",
-                   "(ours: clock servo)", "exp2b-normal-disciplined: budget (disciplined target"):
+    for needle in ("| experiment", "39.1 us, var 4,809 us²", "14,465 us", "43.0 us", "47.03 us", "about half on time",
+                   "(ours: clock servo)", "exp2b-normal-disciplined: budget (disciplined target",
+                   "Against the paper (section 7):", "3 mixed 1 ahead, tick-aligned: ", "load effect on the mixed mean"):
         assert needle in table
+    assert "better" not in table.split("Against the paper")[1]
+    for n in shown:
+        meta = json.loads((tmp_path / f"{n}.json").read_text())
+        if not meta["valid"]:
+            assert "bench lag" in meta["invalid_reason"] and done.returncode == 3, n
     loaded = json.loads((tmp_path / "exp5-mixed-2ahead-load.json").read_text())
     assert loaded["config"]["load"] == "heavy" and loaded["load"]["condition"] == "heavy"
     assert loaded["load"]["command"][0] == "stress-ng"   # heavy: cpu + memory + disk on the host, no namespace

@@ -1,0 +1,199 @@
+"""Every figure of mmanalysis.plots, rendered from real bench runs (`mmrig run --unpaced`: the bench's
+constant 1.375 us latencies, missed events of a free-running 1-tick-ahead run) and from the synthetic
+experiments (normal mode's milliseconds beside mixed mode's microseconds), checked for what a reader needs:
+
+- the latency axis covers the data it draws (and the paper's reference lines) and is not 100x wider than
+  that; a range of equal values is drawn on a narrow axis around the value;
+- no two text boxes overlap: annotations, tick labels, legends of one axes; annotations stay inside their axes;
+- one colour per run, none shared between runs (artists of a run carry gid "run:NAME").
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
+from matplotlib.text import Text
+
+from mmanalysis import measured, plots, read_runs
+from mmanalysis.propagation import propagation_ms
+
+
+@pytest.fixture(scope="module")
+def bench_dir(tmp_path_factory) -> Path:
+    from mmhil.bench import ensure_built
+
+    ensure_built()
+    out = tmp_path_factory.mktemp("bench-figs")
+    for name, args in (("verification", ["--mode", "verification", "--distance", "1"]),
+                       ("mixed-1ahead-free", ["--mode", "mixed", "--distance", "1", "--generation", "free",
+                                              "--rate", "97"]),
+                       ("mixed-2ahead", ["--mode", "mixed", "--distance", "2"])):
+        r = subprocess.run([sys.executable, "-m", "mmsched.cli", "run", *args, "--count", "30", "--unpaced",
+                            "--out", str(out / name)], capture_output=True, text=True, timeout=180)
+        assert r.returncode == 0, f"mmrig run {name} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    return out
+
+
+@pytest.fixture(params=["bench", "synthetic"])
+def data(request, experiments_dir):
+    d = request.getfixturevalue("bench_dir") if request.param == "bench" else experiments_dir
+    return read_runs(d)
+
+
+def latencies(data, runs) -> np.ndarray:
+    df = measured(data.df)
+    return df.loc[df["run"].isin(runs), "latency_us"].to_numpy(dtype=float)
+
+
+def refs(fig, axis: str) -> list[float]:
+    """Values of the reference artists (gid ref:...) along AXIS."""
+    out = []
+    for ax in fig.axes:
+        for line in ax.lines:
+            if (line.get_gid() or "").startswith("ref:"):
+                out += list(np.asarray(line.get_xdata() if axis == "x" else line.get_ydata(), dtype=float))
+    return out
+
+
+def check_axis(ax, axis: str, values) -> None:
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    assert len(v), "nothing drawn"
+    lo, hi = (ax.get_xlim() if axis == "x" else ax.get_ylim())
+    vmin, vmax = float(v.min()), float(v.max())
+    assert lo <= vmin and hi >= vmax, f"axis {lo}..{hi} does not cover the data {vmin}..{vmax}"
+    scale = ax.get_xscale() if axis == "x" else ax.get_yscale()
+    if scale == "log":
+        assert hi / lo <= 100 * (vmax / vmin), f"log axis {lo}..{hi} for data {vmin}..{vmax}"
+        assert vmax / vmin >= 10, f"a log axis for data within one decade ({vmin}..{vmax})"
+    elif vmax > vmin:
+        assert hi - lo <= 100 * (vmax - vmin), f"axis {lo}..{hi} for data {vmin}..{vmax}"
+    else:                                      # equal values: a narrow axis around them, not a decade or 0..x
+        assert hi - lo <= 0.25 * abs(vmin) + 0.05, f"axis {lo}..{hi} for the one value {vmin}"
+
+
+def text_boxes(fig, ax) -> list[tuple[str, object]]:
+    boxes = []
+    r = fig.canvas.get_renderer()
+    for t in ax.texts:            # an annotation's own box, without its leader line (Text's, not Annotation's)
+        if t.get_visible() and t.get_text():
+            boxes.append((f"text {t.get_text()!r}", Text.get_window_extent(t, r)))
+    for which, labels, lim, i in (("x", ax.get_xticklabels(), ax.get_xlim(), 0), ("y", ax.get_yticklabels(), ax.get_ylim(), 1)):
+        lo, hi = min(lim), max(lim)
+        for t in labels:                       # the labels drawn: of ticks inside the axis' range
+            if t.get_visible() and t.get_text() and lo <= t.get_position()[i] <= hi:
+                boxes.append((f"{which} tick {t.get_text()!r}", t.get_window_extent(r)))
+    leg = ax.get_legend()
+    if leg is not None:
+        boxes.append(("legend", leg.get_window_extent(r)))
+    return boxes
+
+
+def check_no_overlap(fig) -> None:
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    for ax in fig.axes:
+        frame = ax.get_window_extent(r).expanded(1.0, 1.0).padded(2)
+        for t in ax.texts:                     # a label stays inside its axes (not over the tick labels)
+            if t.get_visible() and t.get_text():
+                b = Text.get_window_extent(t, r)
+                assert frame.x0 <= b.x0 and b.x1 <= frame.x1 and frame.y0 <= b.y0 and b.y1 <= frame.y1, \
+                    f"text {t.get_text()!r} leaves its axes {ax.get_title()!r}"
+        boxes = text_boxes(fig, ax)
+        for (na, a), (nb, b) in combinations(boxes, 2):
+            a2, b2 = a.shrunk(0.98, 0.9), b.shrunk(0.98, 0.9)      # touching is not overlapping
+            assert not a2.overlaps(b2), f"{na} overlaps {nb} in {ax.get_title()!r}"
+
+
+def check_run_colours(fig) -> None:
+    colours: dict[str, set[str]] = {}
+    for ax in fig.axes:
+        for art in [*ax.lines, *ax.patches]:
+            gid = art.get_gid() or ""
+            if gid.startswith("run:"):
+                c = art.get_color() if hasattr(art, "get_color") else art.get_edgecolor()
+                colours.setdefault(gid[4:], set()).add(to_hex(c, keep_alpha=False))
+    for run, cs in colours.items():
+        assert len(cs) == 1, f"{run} drawn in {cs}"
+    flat = [next(iter(cs)) for cs in colours.values()]
+    assert len(set(flat)) == len(flat), f"runs share a colour: {colours}"
+
+
+def test_cdf(data):
+    runs = plots._runs(data, None)
+    fig = plots.cdf(data, runs)
+    check_no_overlap(fig)
+    check_run_colours(fig)
+    check_axis(fig.axes[0], "x", [*latencies(data, runs), *refs(fig, "x")])
+
+
+def test_histogram(data):
+    runs = plots._runs(data, None)
+    fig = plots.histogram(data, runs)
+    check_no_overlap(fig)
+    check_run_colours(fig)
+    check_axis(fig.axes[0], "x", latencies(data, runs))
+
+
+def test_compare(data):
+    runs = plots._runs(data, None)
+    fig = plots.compare(data, runs)
+    check_no_overlap(fig)
+    check_run_colours(fig)
+    check_axis(fig.axes[0], "y", [*latencies(data, runs), *refs(fig, "y")])
+    assert len(fig.axes) == 1 and fig.get_size_inches()[0] <= 1.6 * len(runs) + 2
+
+
+def test_load_cdf(data):
+    fig = plots.load_cdf(data)
+    check_no_overlap(fig)
+    lat = latencies(data, plots._runs(data, None))
+    for ax in fig.axes:
+        check_axis(ax, "x", lat[lat > 0])
+
+
+def test_timelines(data):
+    for run in plots._runs(data, None):
+        fig = plots.timeline(data, run)
+        check_no_overlap(fig)
+        lat = latencies(data, [run])
+        if len(lat):
+            check_axis(fig.axes[0], "y", [*lat, *refs(fig, "y")])
+
+
+def test_slack_and_missed_phase(data):
+    runs = plots._mixed_runs(data, None)
+    assert runs
+    fig = plots.slack(data)
+    check_no_overlap(fig)
+    check_run_colours(fig)
+    prop = np.concatenate([propagation_ms(data.df[data.df["run"] == r], plots._tick_s(data, r)) for r in runs])
+    check_axis(fig.axes[0], "x", prop)
+    missed = int((data.df.loc[data.df["run"].isin(runs), "outcome"] == "missed").sum())
+    crosses = sum(len(line.get_xdata()) for line in fig.axes[1].lines
+                  if line.get_marker() == "x" and (line.get_gid() or "").startswith("run:"))
+    assert crosses >= missed > 0              # every missed event is drawn (both data sets have some)
+    fig = plots.missed_phase(data)
+    check_no_overlap(fig)
+    bars = sum(p.get_height() for ax in fig.axes for p in ax.patches if to_hex(p.get_facecolor()) == to_hex("tab:red"))
+    assert bars == missed
+
+
+def test_colours_stay_unique_past_ten_runs(experiments_dir, tmp_path):
+    import shutil
+
+    for i in range(3):     # 15 runs: tab10 would repeat
+        for p in experiments_dir.glob("*"):
+            shutil.copy(p, tmp_path / f"{p.stem}-{i}{p.suffix}")
+    many = read_runs(tmp_path)
+    assert len(many.runs) == 15
+    colours = plots.run_colors(many)
+    assert len({to_hex(c) for c in colours.values()}) == 15
