@@ -139,7 +139,7 @@ struct msg_def {
 #define M(msg) { #msg, MM_T_##msg, MM_##msg##_LEN, 0, 0, 0 }
 static struct msg_def msgs[] = {
     M(HELLO), M(QUERY), M(ERROR), M(COUNTERS), M(TIMECODE), M(RESULT), M(FIRE),
-    M(SCHEDULE), M(ACK), M(MODE), M(STATUS), M(LOCAL_EVENT), M(FIRED), M(CANCEL), M(CANCELLED), M(NOP),
+    M(SCHEDULE), M(ACK), M(MODE), M(STATUS), M(LOCAL_EVENT), M(FIRED), M(CANCEL), M(CANCELLED), M(NOP), M(BAUD),
 };
 #define N_MSGS (sizeof msgs / sizeof msgs[0])
 
@@ -190,6 +190,7 @@ static struct field_def fields[] = {
     F(FIRED, TAG, tag, 2), F(FIRED, EVENT_ID, event_id, 1), F(FIRED, TIMECODE, timecode, 4),
     F(CANCEL, TAG, tag, 2), F(CANCEL, FLAGS, flags, 1),
     F(CANCELLED, TAG, tag, 2), F(CANCELLED, REMOVED, removed, 1), F(CANCELLED, PENDING, pending, 1), F(NOP, FILL, fill, 1),
+    F(BAUD, HUNDREDS, baud_hundreds, 2),
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 
