@@ -12,6 +12,7 @@ from PySide6.QtCore import QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
 from PySide6.QtWidgets import QFormLayout, QGridLayout, QGroupBox, QLabel, QSizePolicy, QWidget
 
+from mmanalysis import variance_text
 from mmanalysis.latstats import run_summary
 
 from ..event import OUTCOMES
@@ -106,7 +107,9 @@ class TimecodeDisplay(QWidget):
         self.ext.setText("--")
 
 
-STAT_FIELDS = (("n (ok+late)", "n", "{:d}"), ("mean", "mean_us", "{:.3f} us"), ("variance", "variance_us2", "{:.4f} us²"),
+# (label, summary key, format): a format string, or a function (the variance: mmanalysis.variance_text, the
+# one way every view of the project shows a variance: us², 4 significant digits, grouped)
+STAT_FIELDS = (("n (ok+late)", "n", "{:d}"), ("mean", "mean_us", "{:.3f} us"), ("variance", "variance_us2", variance_text),
                ("min", "min_us", "{:.3f} us"), ("p50", "p50_us", "{:.3f} us"), ("p99", "p99_us", "{:.3f} us"),
                ("p99.9", "p999_us", "{:.3f} us"), ("max", "max_us", "{:.3f} us"))
 
@@ -152,7 +155,7 @@ class StatsPanel(QGroupBox):
         self.summary = s
         for _, key, fmt in STAT_FIELDS:
             v = s.get(key)
-            self.labels[key].setText("-" if v is None else fmt.format(v))
+            self.labels[key].setText("-" if v is None else fmt(v) if callable(fmt) else fmt.format(v))
         o = s.get("outcomes", {})
         text = "/".join(str(o.get(k, 0)) for k in ("ok", "late", "early", "missed", "lost"))
         self.labels["outcomes"].setText(text + (f"  (+{pending} pending)" if pending else ""))
