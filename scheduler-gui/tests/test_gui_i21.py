@@ -56,3 +56,88 @@ def test_variance_is_shown_as_variance_text(make_win, tmp_path) -> None:
     assert win.stats.labels["variance_us2"].text() == variance_text(var)
     cmp = win.compare(a, a)
     assert all(p.labels["variance_us2"].text() == variance_text(var) for p in cmp.panels)
+
+
+# ---- the rate slider says what 0 means ---------------------------------------------------------------------------
+def test_rate_slider_says_every_tick_at_zero(make_win) -> None:
+    win = make_win()
+    win.rate.setValue(0)
+    assert "every tick" in win.rate_label.text() and "71.1 ms" in win.rate_label.text()
+    assert "every tick" in win.rate.toolTip() and win.rate.toolTip() == win.rate_label.toolTip()
+    assert win.config().rate_ms is None
+    win.rate.setValue(15)
+    assert win.rate_label.text() == "schedule rate: every 150 ms" and "150 ms" in win.rate.toolTip()
+    assert "every tick" not in win.rate_label.text() and win.config().rate_ms == 150.0
+    # the profiler's HELLO gives the tick: the words follow it
+    win.rate.setValue(0)
+    win.show_health({"nodes": {"profiler": {"hello": {"fw_version": 1, "proto_version": 4, "cpu_hz": 16_000_000,
+                                                       "tick_counts": 1000, "timer_hz": 100_000, "baud": 9600},
+                                             "bytes_in": 0, "frames_in": 0, "frames_out": 0}}})
+    assert "every tick (10.0 ms)" in win.rate_label.text()
+
+
+# ---- runs go to a per-user folder, shown and changeable ----------------------------------------------------------
+def test_runs_folder_is_per_user_shown_and_changeable(qtbot, tmp_path, monkeypatch) -> None:
+    from PySide6.QtCore import QSettings
+
+    from mmsched.gui.window import RUNS_ENV, MainWindow
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv(RUNS_ENV, raising=False)
+    cwd = tmp_path / "started-here"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    ini = str(tmp_path / "s.ini")
+
+    def make() -> MainWindow:
+        w = MainWindow(QSettings(ini, QSettings.Format.IniFormat))
+        w.quiet = True
+        qtbot.addWidget(w)
+        return w
+
+    win = make()
+    # not ./results/gui of wherever the app was started: the user's data folder
+    assert win.runs_dir == tmp_path / "xdg" / "mmrig" / "scheduler" / "runs", win.runs_dir
+    assert cwd not in win.runs_dir.parents
+    assert str(win.runs_dir) in win.runs_label.text()
+    assert win.config().name.startswith("gui-")
+    # changed: shown, kept for the next start
+    win.set_runs_dir(tmp_path / "mine")
+    assert str(tmp_path / "mine") in win.runs_label.text()
+    win.close()
+    assert make().runs_dir == tmp_path / "mine"
+    # the environment variable (tests, scripts) comes first
+    monkeypatch.setenv(RUNS_ENV, str(tmp_path / "env-runs"))
+    assert make().runs_dir == tmp_path / "env-runs"
+
+
+# ---- progress and time left during a run ------------------------------------------------------------------------
+def test_progress_unit() -> None:
+    from mmsched.gui.widgets import clock_text, remaining_s
+
+    assert remaining_s(0, 200, 3.0, None) is None                      # nothing ended: nothing to go on
+    assert remaining_s(11, 200, 4.0 + 10 * 0.0711, 4.0) == pytest.approx(189 * 0.0711)
+    assert remaining_s(5, None, 12.0, 3.0, duration_s=30.0, started_s=2.0) == pytest.approx(20.0)
+    assert (clock_text(14.2), clock_text(75), clock_text(3725)) == ("0:14", "1:15", "1:02:05")
+
+
+def test_progress_during_a_run(make_win, qtbot) -> None:
+    win = make_win()
+    win.set_mode("verification")
+    win.length.setValue(40)
+    texts: list[str] = []
+    win.start_run()
+    assert win.running and "starting" in win.progress.label.text()
+
+    def seen() -> bool:
+        texts.append(win.progress.label.text())
+        return 10 <= win.progress.done < 40 and "left" in texts[-1]
+    qtbot.waitUntil(seen, timeout=60000)
+    mid = texts[-1]
+    assert "/ 40 events" in mid and "elapsed 0:" in mid and "about 0:0" in mid, mid
+    assert win.progress.bar.maximum() == 40 and 10 <= win.progress.bar.value() < 40
+    assert win.progress.isVisible()
+    qtbot.waitUntil(lambda: not win.running, timeout=60000)
+    assert win.progress.bar.value() == 40 and "run over: 40 events" in win.progress.label.text()
+    # the run auto-saved into the window's runs folder
+    assert win.result.csv_path.parent == win.runs_dir

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer
+import numpy as np
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QThread, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
                                QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow, QMessageBox,
                                QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QSplitter,
-                               QTableView, QVBoxLayout, QWidget)
+                               QStatusBar, QTableView, QVBoxLayout, QWidget)
 
 from ..budget import format_budget
 from ..config import MODES, RunConfig
@@ -23,10 +25,34 @@ from ..endpoint import Boards, Endpoint
 from .feed import EventFeed
 from .model import EventModel
 from .rows import load_run, snapshot
-from .widgets import Leds, LoadIndicator, Plots, StatsPanel, TimecodeDisplay
+from .widgets import Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay
 from .worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
 RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
+DEFAULT_TICK_MS = 71.111    # the profiler's tick as built (docs: 11.0592 MHz / 12 / 65536 on the 8051)
+RUNS_ENV = "MMRIG_GUI_RUNS"  # a runs folder for this session (tests, scripts): before the saved setting
+
+
+def default_runs_dir() -> Path:
+    """Where runs auto-save unless the user chose a folder: the per-user application data folder
+    (QStandardPaths.AppDataLocation, e.g. ~/.local/share/mmrig/scheduler on Linux) / runs, never the folder the
+    app happened to be started from."""
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+    return Path(base or Path.home() / ".local" / "share") / "mmrig" / "scheduler" / "runs"
+
+
+def rate_words(value: int, tick_ms: float = DEFAULT_TICK_MS) -> tuple[str, str]:
+    """The rate slider's label and tooltip for its value: 0 is not "0 ms" but one event at every tick."""
+    if value == 0:
+        return (f"schedule rate: every tick ({tick_ms:.1f} ms)",
+                f"0 (leftmost): one event at every tick of the profiler ({tick_ms:.2f} ms per tick), created right "
+                f"after its TIMECODE. Move right for one event every {RATE_STEP_MS} ms .. "
+                f"{200 * RATE_STEP_MS} ms instead.")
+    ms = value * RATE_STEP_MS
+    per_tick = tick_ms / ms
+    return (f"schedule rate: every {ms} ms",
+            f"one event every {ms} ms ({per_tick:.2g} per tick of {tick_ms:.1f} ms). "
+            f"All the way left (0): one event at every tick.")
 REDRAW_MS = 60      # live redraw tick; LIVE_PARTS take turns, so each is redrawn every 4 * 60 ms
 LIVE_PARTS = ("time", "hist", "cdf", "stats")
 
@@ -41,7 +67,13 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None, runs_dir: Path | None = None) -> None:
         super().__init__()
         self.settings = settings or QSettings("mmrig", "scheduler")
-        self.runs_dir = Path(runs_dir) if runs_dir else Path.cwd() / "results" / "gui"
+        # runs auto-save here: the caller's folder (tests), else $MMRIG_GUI_RUNS, else the folder the user chose
+        # (saved), else the per-user data folder; shown in the status bar, File > Runs folder... changes it
+        env = os.environ.get(RUNS_ENV)
+        saved = self.settings.value("runs_dir")
+        self.runs_dir = (Path(runs_dir) if runs_dir else Path(env) if env else Path(str(saved)) if saved
+                         else default_runs_dir())
+        self.tick_ms = DEFAULT_TICK_MS
         self.setWindowTitle("mmrig scheduler")
         self.model = EventModel(self)
         self.feed: EventFeed | None = None
@@ -230,6 +262,8 @@ class MainWindow(QMainWindow):
         left.addLayout(buttons)
         self.start_button.clicked.connect(self.start_run)
         self.stop_button.clicked.connect(self.stop_run)
+        self.progress = RunProgress()
+        left.addWidget(self.progress)
         self.stats = StatsPanel()
         left.addWidget(self.stats)
         left.addStretch(1)
@@ -286,6 +320,18 @@ class MainWindow(QMainWindow):
         self.log_view.setFixedHeight(70)
         right.addWidget(self.log_view)
         self.setCentralWidget(central)
+        status = QStatusBar()
+        status.setSizeGripEnabled(False)
+        self.runs_label = QLabel()
+        self.runs_label.setObjectName("runs_dir")
+        self.runs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.runs_button = QPushButton("Change...")
+        self.runs_button.setToolTip("Choose the folder new runs are saved to (File > Runs folder...)")
+        self.runs_button.clicked.connect(self.choose_runs_dir)
+        status.addWidget(self.runs_label, 1)
+        status.addPermanentWidget(self.runs_button)
+        self.setStatusBar(status)
+        self.show_runs_dir()
         self.model.rowsInserted.connect(self._follow)
         self.follow = True
 
@@ -308,6 +354,7 @@ class MainWindow(QMainWindow):
         self.export_action = act(f, "&Export CSV + JSON...", "Ctrl+E", self.export_dialog)
         self.open_action = act(f, "&Open run...", "Ctrl+O", self.open_dialog)
         self.compare_action = act(f, "&Compare two runs...", "Ctrl+K", self.compare_dialog)
+        self.runs_action = act(f, "&Runs folder...", None, self.choose_runs_dir)
         f.addSeparator()
         act(f, "&Quit", "Ctrl+Q", self.close)
         self.start_action = act(run, "&Start", "Ctrl+R", self.start_run)
@@ -408,8 +455,10 @@ class MainWindow(QMainWindow):
 
     def update_labels(self) -> None:
         self.distance_label.setText(f"schedule distance: {self.distance.value()} ticks")
-        r = self.rate_ms()
-        self.rate_label.setText("schedule rate: every tick" if r is None else f"schedule rate: {r:.0f} ms")
+        text, tip = rate_words(self.rate.value(), self.tick_ms)
+        self.rate_label.setText(text)
+        self.rate_label.setToolTip(tip)
+        self.rate.setToolTip(tip)
         a = self.accuracy.value()
         self.accuracy_label.setText(f"accuracy: {a}" + (" (sleep)" if a == 0 else " (busy-wait)" if a == 100 else ""))
 
@@ -510,6 +559,23 @@ class MainWindow(QMainWindow):
             raise ValueError(f"{self.mode()} mode needs the executor's serial port too")
         return Boards(prof, exe)
 
+    # ---- where runs go ------------------------------------------------------------------------------
+    def show_runs_dir(self) -> None:
+        self.runs_label.setText(f"runs saved to: {self.runs_dir}")
+        self.runs_label.setToolTip(str(self.runs_dir))
+
+    def set_runs_dir(self, folder: Path) -> None:
+        """New runs auto-save into FOLDER from now on (kept in the settings)."""
+        self.runs_dir = Path(folder)
+        self.settings.setValue("runs_dir", str(self.runs_dir))
+        self.show_runs_dir()
+        self.say(f"runs saved to {self.runs_dir}")
+
+    def choose_runs_dir(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Save runs to", str(self.runs_dir))
+        if folder:
+            self.set_runs_dir(Path(folder))
+
     # ---- messages ------------------------------------------------------------------------------------
     def say(self, text: str) -> None:
         self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
@@ -554,6 +620,7 @@ class MainWindow(QMainWindow):
         self.viewing = None
         self.stats.setTitle("Statistics (live)")
         self.model.clear()
+        self.progress.start(cfg.count, cfg.duration_s)
         self.timecode.reset()
         self.plots.set_series(1)
         self.attach_feed(EventFeed())
@@ -628,9 +695,15 @@ class MainWindow(QMainWindow):
         self.worker = None
         self.set_running(False)
 
+    def update_progress(self) -> None:
+        if self.running:
+            _, code = self.model.arrays()
+            self.progress.update_counts(int(np.count_nonzero(code >= 0)), int(code.size))
+
     def on_finished(self, result: RunResult) -> None:
         self.result = result
         self._end_thread()
+        self.progress.finish(len(result.events))
         # the view ends on the core's own final events (the same the CSV has)
         self.model.set_rows([snapshot(e) for e in result.events])
         self.redraw(force=True)
@@ -657,12 +730,18 @@ class MainWindow(QMainWindow):
 
     def on_failed(self, p: Problem) -> None:
         self._end_thread()
+        _, code = self.model.arrays()
+        self.progress.finish(int(np.count_nonzero(code >= 0)))
+        self.progress.label.setText(f"run failed: {p.title}")
         self.show_problem(p)
 
     def show_health(self, h: dict[str, Any]) -> None:
         lines = []
         for name, n in h.get("nodes", {}).items():
             hello = n.get("hello")
+            if name == "profiler" and hello and hello.get("timer_hz"):
+                self.tick_ms = 1000.0 * hello["tick_counts"] / hello["timer_hz"]
+                self.update_labels()
             ident = (f"fw {hello['fw_version']}, proto {hello['proto_version']}, {hello['cpu_hz'] / 1e6:g} MHz, "
                      f"tick {hello['tick_counts']}/{hello['timer_hz']} s, {hello['baud']} Bd") if hello else "no HELLO"
             err = n.get("errors", 0) + n.get("seq_lost", 0)
@@ -723,6 +802,7 @@ class MainWindow(QMainWindow):
     def redraw(self, force: bool = False) -> None:
         """force: everything now (a finished or opened run, the log switch). Otherwise the live tick: when
         the model moved, start a round over LIVE_PARTS, one part per tick."""
+        self.update_progress()
         if force:
             self._round = []
             self._drawn_revision = self.model.revision
