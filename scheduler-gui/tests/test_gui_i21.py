@@ -141,3 +141,197 @@ def test_progress_during_a_run(make_win, qtbot) -> None:
     assert win.progress.bar.value() == 40 and "run over: 40 events" in win.progress.label.text()
     # the run auto-saved into the window's runs folder
     assert win.result.csv_path.parent == win.runs_dir
+
+
+# ---- latency axes: log across decades, labels apart, the warm-up marked --------------------------------------------
+def label_rects(axis) -> list:
+    """The tick labels `axis` would draw now: (rect, text), from its own draw specs."""
+    from PySide6.QtGui import QImage, QPainter
+
+    img = QImage(16, 16, QImage.Format.Format_ARGB32)
+    p = QPainter(img)
+    try:
+        specs = axis.generateDrawSpecs(p)
+    finally:
+        p.end()
+    return [(r, t) for r, _, t in (specs[2] if specs else [])]
+
+
+def apart(rects: list) -> bool:
+    rs = [r for r, _ in rects]
+    return not any(a.intersects(b) for i, a in enumerate(rs) for b in rs[i + 1:])
+
+
+def shown_plots(qtbot, w: int = 560, h: int = 420):
+    from mmsched.gui.widgets import Plots
+
+    plots = Plots()
+    qtbot.addWidget(plots)
+    plots.resize(w, h)
+    plots.setVisible(True)
+    return plots
+
+
+def test_histogram_and_cdf_tick_labels_never_run_together(qtbot) -> None:
+    import pyqtgraph as pg
+
+    lat = np.r_[np.linspace(120_000.0, 300_000.0, 60), [0.0]]        # 0 .. 300 ms: "100000200000" before
+    x = np.arange(lat.size, dtype=float)
+    # what the issue saw: pyqtgraph's own axis at this width puts labels on top of each other
+    plain = pg.PlotWidget()
+    qtbot.addWidget(plain)
+    plain.resize(190, 200)
+    plain.setVisible(True)
+    plain.plot(lat, np.ones_like(lat))
+    qtbot.wait(50)
+    assert not apart(label_rects(plain.getAxis("bottom")))
+    # ours, as narrow, linear on purpose
+    plots = shown_plots(qtbot, 380, 420)
+    plots.set_axis_mode("linear")
+    plots.show_arrays([(x, lat)])
+    qtbot.wait(50)
+    for plot, side in ((plots.hist_plot, "bottom"), (plots.cdf_plot, "bottom"), (plots.time_plot, "left")):
+        rects = label_rects(plot.getAxis(side))
+        assert len(rects) >= 2, rects
+        assert apart(rects), [t for _, t in rects]
+        assert all(t == "0" or t.endswith((" us", " ms", " s")) for _, t in rects), [t for _, t in rects]
+    assert any(t.endswith(" ms") for _, t in label_rects(plots.hist_plot.getAxis("bottom")))
+    # and on log axes
+    plots.set_axis_mode("log")
+    plots.show_arrays([(np.arange(60.0), np.r_[np.full(30, 1.375), np.geomspace(10, 300_000, 30)])])
+    qtbot.wait(50)
+    for plot, side in ((plots.hist_plot, "bottom"), (plots.cdf_plot, "bottom"), (plots.time_plot, "left")):
+        rects = label_rects(plot.getAxis(side))
+        assert len(rects) >= 2 and apart(rects), [t for _, t in rects]
+
+
+def test_latency_tick_words() -> None:
+    from mmsched.gui.widgets import latency_tick, latency_ticks
+
+    assert latency_ticks([0.0, 100_000.0, 200_000.0, 300_000.0], 100_000.0) == ["0", "100 ms", "200 ms", "300 ms"]
+    assert latency_ticks([0.0, 500.0, 1000.0, 1500.0], 500.0) == ["0", "0.5 ms", "1.0 ms", "1.5 ms"]
+    assert latency_ticks([1.37, 1.38], 0.01) == ["1.37 us", "1.38 us"]
+    assert [latency_tick(v) for v in (1.0, 20.0, 1000.0, 300_000.0, 2e6)] == ["1 us", "20 us", "1 ms", "300 ms", "2 s"]
+
+
+def test_latency_axes_go_log_when_the_data_span_decades(qtbot, make_win, tmp_path) -> None:
+    plots = shown_plots(qtbot)
+    x = np.arange(20, dtype=float)
+    assert plots.axis_mode == "auto"
+    plots.show_arrays([(x, np.r_[np.full(10, 1.375), np.full(10, 300_000.0)])])
+    assert plots.log_y and plots.time_plot.getPlotItem().ctrl.logYCheck.isChecked()
+    assert plots.cdf_plot.getPlotItem().ctrl.logXCheck.isChecked() and plots.hist_plot.getPlotItem().ctrl.logXCheck.isChecked()
+    qtbot.wait(50)
+    lo, hi = plots.time_plot.getViewBox().viewRange()[1]               # log10 of us
+    assert lo <= np.log10(1.375) and hi >= np.log10(300_000) and hi - lo < 7, (lo, hi)
+    plots.show_arrays([(x, np.linspace(100.0, 3000.0, 20))])            # 30x: one decade and a half, linear
+    assert not plots.log_y
+    plots.set_axis_mode("log")                                          # switchable
+    plots.show_arrays([(x, np.linspace(100.0, 3000.0, 20))])
+    assert plots.log_y
+    plots.set_axis_mode("linear")
+    plots.show_arrays([(x, np.r_[np.full(10, 1.375), np.full(10, 300_000.0)])])
+    assert not plots.log_y
+    # the window: automatic by default, a menu of three, kept in the settings
+    ini = tmp_path / "axes.ini"
+    win = make_win(ini)
+    assert win.plots.axis_mode == "auto" and win.axis_actions["auto"].isChecked()
+    win.axis_actions["linear"].trigger()
+    assert win.plots.axis_mode == "linear"
+    win.close()
+    assert make_win(ini).plots.axis_mode == "linear"
+
+
+def normal_with_stall(tick_us: float = 71_111.0, first: int = 0, n: int = 60) -> tuple:
+    """A normal-mode run whose firing path stalled for ~4 ticks at event FIRST: the backlog went out back to back."""
+    rng = np.random.default_rng(3)
+    event = np.arange(n, dtype=float)
+    lat = rng.uniform(150.0, 2500.0, n)
+    sent = 0.18 + event * tick_us / 1e6 + lat / 1e6
+    stall_end = sent[first] + 0.295
+    for k, e in enumerate(range(first, first + 5)):
+        lat[e] = 295_000.0 - k * 59_000.0 if k < 4 else 35_000.0
+        sent[e] = stall_end + 0.002 * k
+    return event, lat, sent
+
+
+def test_warmup_is_found_only_where_a_start_up_stall_is() -> None:
+    from mmsched.gui.widgets import warmup_until
+
+    tick = 71_111.0
+    ev, lat, sent = normal_with_stall(first=0)
+    assert warmup_until(ev, lat, sent, tick) == 5                    # 295, 236, 177, 118 ms and the 35 ms behind
+    ev, lat, sent = normal_with_stall(first=10)
+    assert warmup_until(ev, lat, sent, tick) == 15                   # the stall seen here at 1.1 s into a run
+    ev, lat, sent = normal_with_stall(first=45)
+    assert warmup_until(ev, lat, sent, tick) is None                 # later: the PC's behaviour, never hidden
+    calm = np.random.default_rng(1).uniform(100.0, 3000.0, 60)
+    assert warmup_until(np.arange(60.0), calm, 0.18 + np.arange(60) * 0.0711, tick) is None
+
+
+def test_warmup_is_marked_and_kept_out_of_the_axes(qtbot, make_win, tmp_path) -> None:
+    from mmsched.event import Event
+    from mmsched.export import write_run
+    from mmsched.stats import summarize
+
+    plots = shown_plots(qtbot)
+    ev, lat, sent = normal_with_stall(first=0)
+    plots.show_arrays([(ev, lat)], warmup=[5])
+    qtbot.wait(50)
+    assert plots.warm_band.isVisible() and plots.warm_band.getRegion() == (-0.5, 4.5)
+    assert "warm-up 0-4" in plots.time_plot.getPlotItem().titleLabel.text
+    lo, hi = plots.time_plot.getViewBox().viewRange()[1]
+    assert not plots.log_y and hi < 5000, (lo, hi)                     # the axis fits the run, not 295 ms
+    assert plots.warm_curves[0].yData.size == 5 and plots.time_curves[0].yData.size == 55
+    assert plots.hist_curves[0].yData.sum() == 55 and "warm-up out: 5" in plots.cdf_plot.getPlotItem().titleLabel.text
+    clo, chi = plots.cdf_plot.getViewBox().viewRange()[0]
+    assert chi < 5000, (clo, chi)
+    # an opened run with such a start: the window finds and marks it (its sent_s, its timebase's tick)
+    evs = []
+    for i in range(60):
+        e = Event(i, i, i % 8, "normal", 2, 12 + i, 10 + i, 0.15, sent_s=float(sent[i]), result_tc=12 + i,
+                  latency_us=float(lat[i]))
+        e.finish("ok" if lat[i] < 1000 else "late", None if lat[i] < 1000 else "late")
+        evs.append(e)
+    write_run(tmp_path / "stalled", evs, {"format": "mmrig-run", "format_version": 1, "name": "stalled", "valid": True,
+                                          "summary": summarize(evs), "config": {"mode": "normal", "distance": 2},
+                                          "timebase": {"timer_hz": 16_000_000, "tick_counts": 1_137_778}})
+    win = make_win()
+    assert win.open_run(tmp_path / "stalled.csv")
+    assert win.plots.warmup == [5] and win.plots.warm_band.isVisible()
+    assert win.stats.summary["n"] == 60                                 # the statistics are the run's, all of it
+
+
+# ---- the compare window: log axes across decades, the paper's means as reference lines --------------------------
+def test_compare_puts_a_bench_run_beside_a_normal_run_on_log_axes_with_the_papers_means(make_win, tmp_path) -> None:
+    from mmanalysis.report import PAPER
+
+    mixed = synthetic_run(tmp_path, [1.375] * 50, "mixed-bench", "mixed", 2)
+    normal = synthetic_run(tmp_path, np.linspace(150_000.0, 300_000.0, 50).tolist(), "normal-bench", "normal", 2)
+    cmp = make_win().compare(mixed, normal)
+    paper = {p.key: p.mean_us for p in PAPER}
+    assert [r.key for r in cmp.paper] == ["mixed2", "normal"]
+    assert sorted(us for _, us, _ in cmp.plots.references) == sorted([paper["mixed2"], paper["normal"]])
+    assert cmp.plots.log_y                                              # 1.375 us beside 300 ms: decades
+    lines = [item for _, kind, item, _ in cmp.plots._ref_items if kind == "line"]
+    assert len(lines) == 6                                              # two means on each of the three plots
+    assert {round(10 ** line.value(), 3) for line in lines} == {paper["mixed2"], paper["normal"]}
+    labels = {line.label.toPlainText() for line in lines if getattr(line, "label", None) is not None}
+    assert labels == {"paper 7.4 mixed2: 43 us", "paper 7.3 normal: 14465 us"}, labels
+    cmp.resize(1280, 800)
+    cmp.show()
+    from PySide6.QtWidgets import QApplication
+    for _ in range(5):
+        QApplication.processEvents()
+    # every run and every reference inside the axes
+    lo, hi = cmp.plots.time_plot.getViewBox().viewRange()[1]
+    assert lo <= np.log10(1.375) and hi >= np.log10(300_000) and hi - lo < 7, (lo, hi)
+    clo, chi = cmp.plots.cdf_plot.getViewBox().viewRange()[0]
+    assert clo <= np.log10(1.375) and chi >= np.log10(300_000), (clo, chi)
+    # the CDF per load condition has them too, inside its axis
+    assert [r.key for r in cmp.load_cdf.refs] == ["mixed2", "normal"]
+    llo, lhi = cmp.load_cdf.getViewBox().viewRange()[0]
+    assert llo <= np.log10(43.0) <= lhi and llo <= np.log10(14465.0) <= lhi
+    # a run the paper has no mean for (mixed 1 tick ahead): no line is made up
+    one = synthetic_run(tmp_path, [1.375] * 5, "mixed1", "mixed", 1)
+    assert make_win().compare(one, one).plots.references == []

@@ -9,11 +9,11 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QThread, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
                                QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow, QMessageBox,
                                QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QSplitter,
-                               QStatusBar, QTableView, QVBoxLayout, QWidget)
+                               QTableView, QVBoxLayout, QWidget)
 
 from ..budget import format_budget
 from ..config import MODES, RunConfig
@@ -262,8 +262,6 @@ class MainWindow(QMainWindow):
         left.addLayout(buttons)
         self.start_button.clicked.connect(self.start_run)
         self.stop_button.clicked.connect(self.stop_run)
-        self.progress = RunProgress()
-        left.addWidget(self.progress)
         self.stats = StatsPanel()
         left.addWidget(self.stats)
         left.addStretch(1)
@@ -305,7 +303,7 @@ class MainWindow(QMainWindow):
         self.table.setAlternatingRowColors(True)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
-        for col, w in enumerate((44, 24, 84, 58, 64, 58, 78)):
+        for col, w in enumerate((44, 24, 84, 58, 64, 58, 92)):
             self.table.setColumnWidth(col, w)
         self.table.setMinimumWidth(300)
         split.addWidget(self.table)
@@ -314,23 +312,27 @@ class MainWindow(QMainWindow):
         split.setSizes([520, 380])
         self.split = split
         right.addWidget(split, 1)
-        self.log_view = QPlainTextEdit()
-        self.log_view.setReadOnly(True)
-        self.log_view.setMaximumBlockCount(2000)
-        self.log_view.setFixedHeight(70)
-        right.addWidget(self.log_view)
-        self.setCentralWidget(central)
-        status = QStatusBar()
-        status.setSizeGripEnabled(False)
+        # one row under the table and plots: the run's progress (left), where runs are saved (right); in this
+        # column, whose plots stretch, so the window keeps its 1280 x 800
+        info = QHBoxLayout()
+        info.setContentsMargins(0, 0, 0, 0)
+        self.progress = RunProgress()
+        info.addWidget(self.progress, 1)
         self.runs_label = QLabel()
         self.runs_label.setObjectName("runs_dir")
         self.runs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.runs_button = QPushButton("Change...")
         self.runs_button.setToolTip("Choose the folder new runs are saved to (File > Runs folder...)")
         self.runs_button.clicked.connect(self.choose_runs_dir)
-        status.addWidget(self.runs_label, 1)
-        status.addPermanentWidget(self.runs_button)
-        self.setStatusBar(status)
+        info.addWidget(self.runs_label)
+        info.addWidget(self.runs_button)
+        right.addLayout(info)
+        self.log_view = QPlainTextEdit()
+        self.log_view.setReadOnly(True)
+        self.log_view.setMaximumBlockCount(2000)
+        self.log_view.setFixedHeight(70)
+        right.addWidget(self.log_view)
+        self.setCentralWidget(central)
         self.show_runs_dir()
         self.model.rowsInserted.connect(self._follow)
         self.follow = True
@@ -363,7 +365,16 @@ class MainWindow(QMainWindow):
         act(run, "Mode: normal", "Alt+2", lambda: self.set_mode("normal"))
         act(run, "Mode: verification", "Alt+3", lambda: self.set_mode("verification"))
         act(run, "Refresh serial ports", "F5", self.refresh_ports)
-        self.log_action = act(view, "&Log latency axis", "Ctrl+L", self.toggle_log, checkable=True)
+        # latency axes: automatic (log when the data span decades: the default), or forced log / linear
+        axes = view.addMenu("Latency &axis")
+        self.axis_group = QActionGroup(self)
+        self.axis_actions: dict[str, QAction] = {}
+        for mode, text, key in (("auto", "&Automatic (log when the data span decades)", "Ctrl+Shift+L"),
+                                ("log", "&Log", "Ctrl+L"), ("linear", "Li&near", None)):
+            a = act(axes, text, key, lambda _on=False, m=mode: self.set_axis_mode(m), checkable=True)
+            self.axis_group.addAction(a)
+            self.axis_actions[mode] = a
+        self.log_action = self.axis_actions["log"]
         self.follow_action = act(view, "&Follow newest event", "Ctrl+F", self.toggle_follow, checkable=True)
         self.follow_action.setChecked(True)
         view.addSeparator()
@@ -392,9 +403,10 @@ class MainWindow(QMainWindow):
         (self.conn_serial if s.value("connection", "bench") == "serial" else self.conn_bench).setChecked(True)
         self.profiler_port.setEditText(str(s.value("profiler_port", "")))
         self.executor_port.setEditText(str(s.value("executor_port", "")))
-        log = str(s.value("log_axis", "false")).lower() == "true"
-        self.log_action.setChecked(log)
-        self.plots.set_log(log)
+        # "true" / "false": the log switch this menu once was (false was its default: now automatic)
+        axis = {"true": "log", "false": "auto"}.get(str(s.value("log_axis", "auto")).lower(),
+                                                    str(s.value("log_axis", "auto")))
+        self.set_axis_mode(axis if axis in self.axis_actions else "auto", redraw=False)
         geo = s.value("geometry")
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
@@ -422,7 +434,7 @@ class MainWindow(QMainWindow):
         s.setValue("connection", "serial" if self.conn_serial.isChecked() else "bench")
         s.setValue("profiler_port", self.profiler_port.currentText())
         s.setValue("executor_port", self.executor_port.currentText())
-        s.setValue("log_axis", self.plots.log_y)
+        s.setValue("log_axis", {"log": "true", "linear": "linear"}.get(self.plots.axis_mode, "auto"))
         s.setValue("geometry", self.saveGeometry())
         s.sync()
 
@@ -452,6 +464,15 @@ class MainWindow(QMainWindow):
     def rate_ms(self) -> float | None:
         v = self.rate.value()
         return None if v == 0 else float(v * RATE_STEP_MS)
+
+    def tick_us(self) -> float:
+        """The profiler's tick: the viewed run's timebase, else the last HELLO's, else the default."""
+        tb = (getattr(self, "viewing_sidecar", None) or {}).get("timebase") if self.viewing is not None else None
+        if self.result is not None:
+            tb = (self.result.sidecar or {}).get("timebase") or tb
+        if tb and tb.get("timer_hz"):
+            return 1e6 * tb["tick_counts"] / tb["timer_hz"]
+        return 1000.0 * self.tick_ms
 
     def update_labels(self) -> None:
         self.distance_label.setText(f"schedule distance: {self.distance.value()} ticks")
@@ -796,8 +817,14 @@ class MainWindow(QMainWindow):
         self.follow = on
 
     def toggle_log(self, on: bool) -> None:
-        self.plots.set_log(on)
-        self.redraw(force=True)
+        self.set_axis_mode("log" if on else "auto")
+
+    def set_axis_mode(self, mode: str, redraw: bool = True) -> None:
+        """auto, log or linear latency axes (View > Latency axis)."""
+        self.plots.set_axis_mode(mode)
+        self.axis_actions[mode].setChecked(True)
+        if redraw:
+            self.redraw(force=True)
 
     def redraw(self, force: bool = False) -> None:
         """force: everything now (a finished or opened run, the log switch). Otherwise the live tick: when
@@ -806,7 +833,8 @@ class MainWindow(QMainWindow):
         if force:
             self._round = []
             self._drawn_revision = self.model.revision
-            self.plots.show_arrays([self.model.latency_points()])
+            self._warm = [self.model.warmup(self.tick_us())]
+            self.plots.show_arrays([self.model.latency_points()], warmup=self._warm)
             summary = getattr(self, "viewing_summary", None) if self.viewing is not None else None
             if summary:
                 self.stats.show_summary(summary)
@@ -822,12 +850,13 @@ class MainWindow(QMainWindow):
             self._round = list(LIVE_PARTS)
             self._round_resets = self.model.resets
             self._points = [self.model.latency_points()]
+            self._warm = [self.model.warmup(self.tick_us())]
         part = self._round.pop(0)
         if part == "stats":
             if self.viewing is None:
                 self.stats.show_arrays(*self.model.arrays(), self.model.unmeasurable())
         else:
-            self.plots.show_arrays(self._points, parts=(part,))
+            self.plots.show_arrays(self._points, parts=(part,), warmup=self._warm)
 
     # ---- files -------------------------------------------------------------------------------------------
     def export_to(self, path: Path) -> tuple[Path, Path]:
