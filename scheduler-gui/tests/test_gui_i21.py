@@ -360,3 +360,47 @@ def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot) -> None
     assert all(e.scheduled_tc - e.created_tc == 2 for e in events)
     assert max(e.created_phase for e in events) < 1.0, sorted(e.created_phase for e in events)[-5:]
     assert win.stats.summary["on_time_share"] == 1.0
+
+
+# ---- screenshots of each mode and of the compare window, 1280 x 800, under Xvfb ---------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "build" / "screenshots"
+SHOT_EVENTS = int(__import__("os").environ.get("MMRIG_SHOT_EVENTS", "200"))
+
+
+def grab(win, path: Path):
+    img = win.grab().toImage()
+    assert img.save(str(path)), path
+    return img
+
+
+def test_i21_screenshots_of_each_mode_and_the_compare_window(make_win, qtbot, display) -> None:
+    """Runs of SHOT_EVENTS (200) events on the bench in each mode, started from the GUI; one screenshot while the
+    normal run goes (its progress), one after each run, one of the compare window of the mixed and normal runs:
+    build/screenshots/i21-*.png, looked at by a person (docs/gui.md)."""
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    win = make_win()
+    win.resize(1280, 800)
+    csvs = {}
+    for mode in ("normal", "mixed", "verification"):
+        win.set_mode(mode)
+        win.length.setValue(SHOT_EVENTS)
+        win.start_run()
+        if mode == "normal":
+            qtbot.waitUntil(lambda: win.progress.done >= SHOT_EVENTS // 2 or not win.running, timeout=90000)
+            assert win.running and "left" in win.progress.label.text(), win.progress.label.text()
+            grab(win, SHOTS / "i21-normal-running.png")
+        qtbot.waitUntil(lambda: not win.running, timeout=120000)
+        assert win.result is not None, win.problems
+        assert win.result.summary["events"] == SHOT_EVENTS
+        qtbot.wait(400)
+        img = grab(win, SHOTS / f"i21-{mode}.png")
+        assert (img.width(), img.height()) == (1280, 800)
+        csvs[mode] = win.result.csv_path
+        print(f"{mode}: warm-up {win.plots.warmup}, log axes {win.plots.log_y}, {win.result.summary['outcomes']}")
+    cmp = win.compare(csvs["mixed"], csvs["normal"])
+    cmp.resize(1280, 800)
+    qtbot.wait(400)
+    img = grab(cmp, SHOTS / "i21-compare.png")
+    assert (img.width(), img.height()) == (1280, 800)
+    assert cmp.plots.log_y and [r.key for r in cmp.paper] == ["mixed2", "normal"]

@@ -66,7 +66,9 @@ class LoadCdf(pg.PlotWidget):
             self.lines[name] = self.plot(np.repeat(lat, 2)[1:], np.repeat(y, 2)[:-1], pen=pg.mkPen(colour, width=2),
                                          name=f"{name} (n={len(lat)})")
             for x, yy, what, ty, anchor in ((lat[0], y[0], "min", 0.04 + step * (min_row[name] + 0.5), (0, 0.5)),
-                                            (lat[-1], 1.0, "max", 1.0 - step * (max_row[name] + 0.5), (1, 0.5))):
+                                            (lat[-1], 1.0, "max", 1.0 - step * (max_row[name] + 0.5),
+                                             # a line of one value stands at the axis' left end: label it rightwards
+                                             (0, 0.5) if lat[-1] == lat[0] else (1, 0.5))):
                 self.plot([x], [yy], pen=None, symbol="o", symbolSize=7, symbolBrush=colour, symbolPen=colour)
                 label = pg.TextItem(f"{what} {us_text(x)} us", color=colour, anchor=anchor)
                 label.setPos(float(np.log10(x)), ty)          # view coordinates: log10 of the latency
@@ -78,7 +80,8 @@ class LoadCdf(pg.PlotWidget):
             self.addItem(pg.InfiniteLine(
                 pos=float(np.log10(r.mean_us)), angle=90, movable=False,
                 pen=pg.mkPen(PAPER_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), label=paper_label(r),
-                labelOpts={"color": PAPER_COLOUR, "position": 0.5, "anchors": [(side, 0), (side, 0)]}), ignoreBounds=True)
+                labelOpts={"color": PAPER_COLOUR, "position": 0.3 + 0.25 * k, "anchors": [(side, 0), (side, 0)]}),
+                ignoreBounds=True)
             self.plot([r.mean_us], [0.5], pen=None, symbol="o", symbolSize=1, symbolBrush=(0, 0, 0, 0), symbolPen=None)
         if lines:                                           # 1-2-5 ticks per decade: pyqtgraph labels every minor one
             lo = min([t[2][0] for t in lines] + [r.mean_us for r in self.refs])

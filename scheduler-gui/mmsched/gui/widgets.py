@@ -261,6 +261,28 @@ class RunProgress(QWidget):
         self.t0 = None
 
 
+class ElidedLabel(QLabel):
+    """A one-line label that never widens its window: a text wider than the label is drawn elided in the middle
+    (the whole text is its tooltip and text())."""
+
+    def __init__(self, text: str = "", parent=None) -> None:
+        super().__init__(text, parent)
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(120)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 - Qt
+        return QSize(120, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 - Qt
+        return QSize(min(super().sizeHint().width(), 520), super().sizeHint().height())
+
+    def paintEvent(self, _event) -> None:  # noqa: N802 - Qt
+        p = QPainter(self)
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideMiddle, self.width())
+        p.drawText(self.rect(), int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), text)
+        p.end()
+
+
 class LoadIndicator(QLabel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)

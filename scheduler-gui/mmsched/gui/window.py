@@ -25,7 +25,7 @@ from ..endpoint import Boards, Endpoint
 from .feed import EventFeed
 from .model import EventModel
 from .rows import load_run, snapshot
-from .widgets import Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay
+from .widgets import ElidedLabel, Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay
 from .worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
 RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
@@ -317,14 +317,13 @@ class MainWindow(QMainWindow):
         info = QHBoxLayout()
         info.setContentsMargins(0, 0, 0, 0)
         self.progress = RunProgress()
-        info.addWidget(self.progress, 1)
-        self.runs_label = QLabel()
+        info.addWidget(self.progress, 3)
+        self.runs_label = ElidedLabel()
         self.runs_label.setObjectName("runs_dir")
-        self.runs_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.runs_button = QPushButton("Change...")
         self.runs_button.setToolTip("Choose the folder new runs are saved to (File > Runs folder...)")
         self.runs_button.clicked.connect(self.choose_runs_dir)
-        info.addWidget(self.runs_label)
+        info.addWidget(self.runs_label, 2)
         info.addWidget(self.runs_button)
         right.addLayout(info)
         self.log_view = QPlainTextEdit()
