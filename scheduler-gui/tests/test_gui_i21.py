@@ -157,8 +157,9 @@ def label_rects(axis) -> list:
     return [(r, t) for r, _, t in (specs[2] if specs else [])]
 
 
-def apart(rects: list) -> bool:
-    rs = [r for r, _ in rects]
+def apart(rects: list, gap: float = 4.0) -> bool:
+    """No two labels closer than `gap` px (pyqtgraph's '100000' and '200000' 1 px apart read '100000200000')."""
+    rs = [r.adjusted(-gap / 2, -gap / 2, gap / 2, gap / 2) for r, _ in rects]
     return not any(a.intersects(b) for i, a in enumerate(rs) for b in rs[i + 1:])
 
 

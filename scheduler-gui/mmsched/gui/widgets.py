@@ -412,7 +412,7 @@ class LatencyAxis(pg.AxisItem):
         g = self.GAP_PX / 2
         kept, taken = [], []
         for rect, flags, text in text_specs:
-            grown = rect.adjusted(-g, 0, g, 0) if horizontal else rect.adjusted(0, -g / 2, 0, g / 2)
+            grown = rect.adjusted(-g, 0, g, 0) if horizontal else rect.adjusted(0, -g, 0, g)
             if any(grown.intersects(t) for t in taken):
                 continue
             taken.append(grown)
