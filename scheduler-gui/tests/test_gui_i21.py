@@ -141,6 +141,10 @@ def test_progress_during_a_run(make_win, qtbot) -> None:
     assert win.progress.bar.value() == 40 and "run over: 40 events" in win.progress.label.text()
     # the run auto-saved into the window's runs folder
     assert win.result.csv_path.parent == win.runs_dir
+    # after it: the statistics are named for the run (not "live"), the log shows its last line
+    assert win.stats.title() == f"Statistics: {win.result.sidecar['name']}"
+    bar = win.log_view.verticalScrollBar()
+    assert bar.value() == bar.maximum()
 
 
 # ---- latency axes: log across decades, labels apart, the warm-up marked --------------------------------------------
@@ -256,6 +260,24 @@ def normal_with_stall(tick_us: float = 71_111.0, first: int = 0, n: int = 60) ->
     return event, lat, sent
 
 
+def write_normal(folder: Path, name: str, lat: np.ndarray, sent: np.ndarray) -> Path:
+    """A normal-mode run on disk with these latencies and send times (as the core writes runs)."""
+    from mmsched.event import Event
+    from mmsched.export import write_run
+    from mmsched.stats import summarize
+
+    evs = []
+    for i in range(lat.size):
+        e = Event(i, i, i % 8, "normal", 2, 12 + i, 10 + i, 0.15, sent_s=float(sent[i]), result_tc=12 + i,
+                  latency_us=float(lat[i]))
+        e.finish("ok" if lat[i] < 1000 else "late", None if lat[i] < 1000 else "late")
+        evs.append(e)
+    write_run(folder / name, evs, {"format": "mmrig-run", "format_version": 1, "name": name, "valid": True,
+                                   "summary": summarize(evs), "config": {"mode": "normal", "distance": 2},
+                                   "timebase": {"timer_hz": 16_000_000, "tick_counts": 1_137_778}})
+    return folder / f"{name}.csv"
+
+
 def test_warmup_is_found_only_where_a_start_up_stall_is() -> None:
     from mmsched.gui.widgets import warmup_until
 
@@ -271,10 +293,6 @@ def test_warmup_is_found_only_where_a_start_up_stall_is() -> None:
 
 
 def test_warmup_is_marked_and_kept_out_of_the_axes(qtbot, make_win, tmp_path) -> None:
-    from mmsched.event import Event
-    from mmsched.export import write_run
-    from mmsched.stats import summarize
-
     plots = shown_plots(qtbot)
     ev, lat, sent = normal_with_stall(first=0)
     plots.show_arrays([(ev, lat)], warmup=[5])
@@ -284,21 +302,12 @@ def test_warmup_is_marked_and_kept_out_of_the_axes(qtbot, make_win, tmp_path) ->
     lo, hi = plots.time_plot.getViewBox().viewRange()[1]
     assert not plots.log_y and hi < 5000, (lo, hi)                     # the axis fits the run, not 295 ms
     assert plots.warm_curves[0].yData.size == 5 and plots.time_curves[0].yData.size == 55
-    assert plots.hist_curves[0].yData.sum() == 55 and "warm-up out: 5" in plots.cdf_plot.getPlotItem().titleLabel.text
+    assert plots.hist_curves[0].yData.sum() == 55 and "−5 warm-up" in plots.cdf_plot.getPlotItem().titleLabel.text
     clo, chi = plots.cdf_plot.getViewBox().viewRange()[0]
     assert chi < 5000, (clo, chi)
     # an opened run with such a start: the window finds and marks it (its sent_s, its timebase's tick)
-    evs = []
-    for i in range(60):
-        e = Event(i, i, i % 8, "normal", 2, 12 + i, 10 + i, 0.15, sent_s=float(sent[i]), result_tc=12 + i,
-                  latency_us=float(lat[i]))
-        e.finish("ok" if lat[i] < 1000 else "late", None if lat[i] < 1000 else "late")
-        evs.append(e)
-    write_run(tmp_path / "stalled", evs, {"format": "mmrig-run", "format_version": 1, "name": "stalled", "valid": True,
-                                          "summary": summarize(evs), "config": {"mode": "normal", "distance": 2},
-                                          "timebase": {"timer_hz": 16_000_000, "tick_counts": 1_137_778}})
     win = make_win()
-    assert win.open_run(tmp_path / "stalled.csv")
+    assert win.open_run(write_normal(tmp_path, "stalled", lat, sent))
     assert win.plots.warmup == [5] and win.plots.warm_band.isVisible()
     assert win.stats.summary["n"] == 60                                 # the statistics are the run's, all of it
 
@@ -383,8 +392,9 @@ def test_i21_screenshots_of_each_mode_and_the_compare_window(make_win, qtbot, di
     win = make_win()
     win.resize(1280, 800)
     csvs = {}
-    for mode in ("normal", "mixed", "verification"):
-        win.set_mode(mode)
+    for mode in ("normal", "normal-gui-process", "mixed", "verification"):
+        win.set_mode(mode.split("-")[0])
+        win.fire_in_gui.setChecked(mode == "normal-gui-process")
         win.length.setValue(SHOT_EVENTS)
         win.start_run()
         if mode == "normal":
@@ -399,6 +409,14 @@ def test_i21_screenshots_of_each_mode_and_the_compare_window(make_win, qtbot, di
         assert (img.width(), img.height()) == (1280, 800)
         csvs[mode] = win.result.csv_path
         print(f"{mode}: warm-up {win.plots.warmup}, log axes {win.plots.log_y}, {win.result.summary['outcomes']}")
+    # the warm-up mark on a run known to have one: a synthetic normal run whose first events met a 295 ms stall
+    tmp = SHOTS.parent / "i21-synthetic"
+    tmp.mkdir(exist_ok=True)
+    ev, lat, sent = normal_with_stall(first=0, n=200)
+    csv = write_normal(tmp, "synthetic-normal-stall", lat, sent)
+    assert win.open_run(csv) and win.plots.warmup == [5]
+    qtbot.wait(400)
+    grab(win, SHOTS / "i21-normal-warmup-synthetic.png")
     cmp = win.compare(csvs["mixed"], csvs["normal"])
     cmp.resize(1280, 800)
     qtbot.wait(400)

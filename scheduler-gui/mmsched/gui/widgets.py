@@ -705,9 +705,9 @@ class Plots(QWidget):
                     self._fit_flat(self.cdf_plot, "x", lo, hi)
         left_out = sum(w.size for _, w in warm)
         if "hist" in parts:
-            self.hist_plot.setTitle("histogram" + (f" (warm-up out: {left_out})" if left_out else ""), size="8pt")
+            self.hist_plot.setTitle("histogram" + (f" (−{left_out} warm-up)" if left_out else ""), size="9pt")
         if "cdf" in parts:
-            self.cdf_plot.setTitle("CDF" + (f" (warm-up out: {left_out})" if left_out else ""), size="9pt")
+            self.cdf_plot.setTitle("CDF" + (f" (−{left_out} warm-up)" if left_out else ""), size="9pt")
 
     def _show_warmup(self, warm: list[tuple[np.ndarray, np.ndarray]]) -> None:
         cuts = [c for c in self.warmup if c is not None]

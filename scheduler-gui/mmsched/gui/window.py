@@ -599,6 +599,8 @@ class MainWindow(QMainWindow):
     # ---- messages ------------------------------------------------------------------------------------
     def say(self, text: str) -> None:
         self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
+        bar = self.log_view.verticalScrollBar()     # the newest line in view (a wrapped long one left it below)
+        bar.setValue(bar.maximum())
 
     def show_problem(self, p: Problem, modal: bool = True) -> None:
         self.problems.append(p)
@@ -724,6 +726,7 @@ class MainWindow(QMainWindow):
         self.result = result
         self._end_thread()
         self.progress.finish(len(result.events))
+        self.stats.setTitle(f"Statistics: {(result.sidecar or {}).get('name') or 'last run'}")
         # the view ends on the core's own final events (the same the CSV has)
         self.model.set_rows([snapshot(e) for e in result.events])
         self.redraw(force=True)
