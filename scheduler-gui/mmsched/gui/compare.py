@@ -65,7 +65,9 @@ class LoadCdf(pg.PlotWidget):
             y = np.arange(1, len(lat) + 1) / len(lat)
             self.lines[name] = self.plot(np.repeat(lat, 2)[1:], np.repeat(y, 2)[:-1], pen=pg.mkPen(colour, width=2),
                                          name=f"{name} (n={len(lat)})")
-            for x, yy, what, ty, anchor in ((lat[0], y[0], "min", 0.04 + step * (min_row[name] + 0.5), (0, 0.5)),
+            # min labels start above the legend's band (bottom right, one ~0.065 row per line): they never meet it
+            for x, yy, what, ty, anchor in ((lat[0], y[0], "min", 0.04 + 0.065 * len(lines) + step * (min_row[name] + 0.5),
+                                             (0, 0.5)),
                                             (lat[-1], 1.0, "max", 1.0 - step * (max_row[name] + 0.5),
                                              # a line of one value stands at the axis' left end: label it rightwards
                                              (0, 0.5) if lat[-1] == lat[0] else (1, 0.5))):
