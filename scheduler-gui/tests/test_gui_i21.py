@@ -298,7 +298,13 @@ def test_warmup_is_marked_and_kept_out_of_the_axes(qtbot, make_win, tmp_path) ->
     plots.show_arrays([(ev, lat)], warmup=[5])
     qtbot.wait(50)
     assert plots.warm_band.isVisible() and plots.warm_band.getRegion() == (-0.5, 4.5)
-    assert "warm-up 0-4" in plots.time_plot.getPlotItem().titleLabel.text
+    assert "warm-up: first 5 events, to 295 ms" in plots.time_plot.getPlotItem().titleLabel.text
+    # a title longer than a narrow plot does not widen it past its window (it did: the axis was cut off)
+    narrow = shown_plots(qtbot, 300, 400)
+    narrow.show_arrays([(ev, lat)], warmup=[5])
+    qtbot.wait(50)
+    for plot in (narrow.time_plot, narrow.hist_plot, narrow.cdf_plot):      # the plot inside its view, axes whole
+        assert plot.getPlotItem().width() <= plot.width() + 1, (plot.getPlotItem().width(), plot.width())
     lo, hi = plots.time_plot.getViewBox().viewRange()[1]
     assert not plots.log_y and hi < 5000, (lo, hi)                     # the axis fits the run, not 295 ms
     assert plots.warm_curves[0].yData.size == 5 and plots.time_curves[0].yData.size == 55

@@ -422,7 +422,17 @@ class LatencyAxis(pg.AxisItem):
 
 
 def _plot(title: str, latency_axis: str) -> pg.PlotWidget:
-    return pg.PlotWidget(title=title, axisItems={latency_axis: LatencyAxis(latency_axis)})
+    w = pg.PlotWidget(title=title, axisItems={latency_axis: LatencyAxis(latency_axis)})
+    # a title never widens its plot (pyqtgraph makes the title's width the plot's minimum: a long one pushed the
+    # plot past the window's edge, cutting its axis); a title wider than the plot is cut at the plot's edge
+    label = w.getPlotItem().titleLabel
+    keep = label.updateMin
+
+    def update_min() -> None:
+        keep()
+        label.setMinimumWidth(0)
+    label.updateMin = update_min
+    return w
 
 
 AXIS_MODES = ("auto", "log", "linear")
@@ -705,9 +715,9 @@ class Plots(QWidget):
                     self._fit_flat(self.cdf_plot, "x", lo, hi)
         left_out = sum(w.size for _, w in warm)
         if "hist" in parts:
-            self.hist_plot.setTitle("histogram" + (f" (−{left_out} warm-up)" if left_out else ""), size="9pt")
+            self.hist_plot.setTitle("histogram" + (f" (−{left_out} warm-up)" if left_out else ""), size="8pt")
         if "cdf" in parts:
-            self.cdf_plot.setTitle("CDF" + (f" (−{left_out} warm-up)" if left_out else ""), size="9pt")
+            self.cdf_plot.setTitle("CDF" + (f" (−{left_out} warm-up)" if left_out else ""), size="8pt")
 
     def _show_warmup(self, warm: list[tuple[np.ndarray, np.ndarray]]) -> None:
         cuts = [c for c in self.warmup if c is not None]
@@ -721,7 +731,7 @@ class Plots(QWidget):
         self.warm_band.show()
         worst = max(float(w.max()) for _, w in warm if w.size)
         # short: the plot is ~380 px wide in the main window, and a title wider than that widens the plot
-        self.time_plot.setTitle(f"{self.TIME_TITLE} <span style='color:#555'>(warm-up 0-{end - 1} shaded, "
+        self.time_plot.setTitle(f"{self.TIME_TITLE} <span style='color:#555'>(warm-up: first {end} events, "
                                 f"to {latency_tick(worst)})</span>", size="9pt")
 
     def _fit_flat(self, plot: pg.PlotWidget, axis: str, lo: float, hi: float) -> None:
