@@ -9,11 +9,12 @@ from pathlib import Path
 
 import numpy as np
 import pyqtgraph as pg
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QVBoxLayout
 
 from ..load import condition
 from .rows import load_run
-from .widgets import Plots, StatsPanel
+from .widgets import LatencyAxis, Plots, StatsPanel, latency_tick
 
 
 def load_name(value: object) -> str:
@@ -30,18 +31,22 @@ def run_csv(path: Path) -> Path:
     return p.with_suffix(".csv") if p.suffix in (".csv", ".json") else p.with_name(p.name + ".csv")
 
 
+PAPER_COLOUR = "#2ca02c"
+
+
 class LoadCdf(pg.PlotWidget):
     """Latency CDF per load condition (the runs' measured events pooled per condition; per mode and distance
     when the runs differ in them), log time axis, min and max of each line marked and labelled: a label row
     of its own for each, min labels up from the bottom, max labels down from the top (as plots.load_cdf)."""
 
-    def __init__(self, paths: list[Path], parent=None) -> None:
-        super().__init__(parent, title="CDF per PC load condition")
+    def __init__(self, paths: list[Path], parent=None, refs: list | None = None) -> None:
+        """refs: rows of mmanalysis.report.PAPER whose mean is drawn as a dashed line (inside the axis)."""
+        super().__init__(parent, title="CDF per PC load condition", axisItems={"bottom": LatencyAxis("bottom")})
         from mmanalysis import read_runs
         from mmanalysis.plots import LOAD_COLORS, load_cdf_data, us_text
 
         self.setLogMode(x=True, y=False)
-        self.setLabel("bottom", "latency (us, log)")
+        self.setLabel("bottom", "latency (log)")
         self.setLabel("left", "share of events \u2264 x")
         self.setYRange(0, 1.05)
         self.showGrid(x=True, y=True, alpha=0.3)
@@ -60,20 +65,59 @@ class LoadCdf(pg.PlotWidget):
             y = np.arange(1, len(lat) + 1) / len(lat)
             self.lines[name] = self.plot(np.repeat(lat, 2)[1:], np.repeat(y, 2)[:-1], pen=pg.mkPen(colour, width=2),
                                          name=f"{name} (n={len(lat)})")
-            for x, yy, what, ty, anchor in ((lat[0], y[0], "min", 0.04 + step * (min_row[name] + 0.5), (0, 0.5)),
-                                            (lat[-1], 1.0, "max", 1.0 - step * (max_row[name] + 0.5), (1, 0.5))):
+            # min labels start above the legend's band (bottom right, one ~0.065 row per line): they never meet it
+            for x, yy, what, ty, anchor in ((lat[0], y[0], "min", 0.04 + 0.065 * len(lines) + step * (min_row[name] + 0.5),
+                                             (0, 0.5)),
+                                            (lat[-1], 1.0, "max", 1.0 - step * (max_row[name] + 0.5),
+                                             # a line of one value stands at the axis' left end: label it rightwards
+                                             (0, 0.5) if lat[-1] == lat[0] else (1, 0.5))):
                 self.plot([x], [yy], pen=None, symbol="o", symbolSize=7, symbolBrush=colour, symbolPen=colour)
                 label = pg.TextItem(f"{what} {us_text(x)} us", color=colour, anchor=anchor)
                 label.setPos(float(np.log10(x)), ty)          # view coordinates: log10 of the latency
                 self.addItem(label)
                 self.labels.append(label)
+        self.refs = list(refs or [])
+        for k, r in enumerate(sorted(self.refs, key=lambda r: r.mean_us)):
+            side = 1 if k == len(self.refs) - 1 and len(self.refs) > 1 else 0     # the rightmost: label on its left
+            self.addItem(pg.InfiniteLine(
+                pos=float(np.log10(r.mean_us)), angle=90, movable=False,
+                pen=pg.mkPen(PAPER_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), label=paper_label(r),
+                labelOpts={"color": PAPER_COLOUR, "position": 0.3 + 0.25 * k, "anchors": [(side, 0), (side, 0)]}),
+                ignoreBounds=True)
+            self.plot([r.mean_us], [0.5], pen=None, symbol="o", symbolSize=1, symbolBrush=(0, 0, 0, 0), symbolPen=None)
         if lines:                                           # 1-2-5 ticks per decade: pyqtgraph labels every minor one
-            lo, hi = min(t[2][0] for t in lines), max(t[2][-1] for t in lines)
-            ticks = [(float(np.log10(m * 10.0 ** e)), f"{m * 10.0 ** e:g}")
+            lo = min([t[2][0] for t in lines] + [r.mean_us for r in self.refs])
+            hi = max([t[2][-1] for t in lines] + [r.mean_us for r in self.refs])
+            ticks = [(float(np.log10(m * 10.0 ** e)), latency_tick(m * 10.0 ** e))
                      for e in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)]
             self.getAxis("bottom").setTicks([ticks, []])
         else:
             self.setTitle("CDF per PC load condition: no measured events")
+
+
+def paper_rows(configs: list[dict]) -> list:
+    """The paper's section 7 experiments (mmanalysis.report.PAPER, with a mean) the runs' configurations are, in
+    the runs' order, each once: the references a comparison is drawn against."""
+    from mmanalysis.report import PAPER
+
+    found: list = []
+    for cfg in configs:
+        for row in PAPER:
+            if row.mean_us is not None and row.match(cfg or {}) and row not in found:
+                found.append(row)
+                break
+    return found
+
+
+def paper_label(row) -> str:
+    from mmanalysis.plots import us_text
+
+    return f"paper {row.section} {row.key}: {us_text(row.mean_us)} us"
+
+
+def tick_us_of(sidecar: dict | None) -> float | None:
+    tb = (sidecar or {}).get("timebase") or {}
+    return 1e6 * tb["tick_counts"] / tb["timer_hz"] if tb.get("timer_hz") and tb.get("tick_counts") else None
 
 
 def campaign_folder(csv: Path) -> Path | None:
@@ -159,9 +203,17 @@ class CompareWindow(QDialog):
             top.addLayout(col)
             self.panels.append(panel)
         lay.addLayout(top)
+        # the paper's means for the experiments these runs are (mmanalysis.report.PAPER) as reference lines;
+        # the latency axes go log when the runs (and those lines) span decades (a 1.375 us run beside a 300 ms one)
+        self.paper = paper_rows([((sc or {}).get("config") or {}) for _, sc, _ in self.runs])
         self.plots = Plots()
-        self.plots.show([r[0] for r in self.runs])
-        self.load_cdf = LoadCdf([a, b])
+        self.plots.set_references([(paper_label(r), r.mean_us, PAPER_COLOUR) for r in self.paper])
+        ticks = [tick_us_of(sc) for _, sc, _ in self.runs]
+        self.plots.show([r[0] for r in self.runs], tick_us=next((t for t in ticks if t), None))
+        self.load_cdf = LoadCdf([a, b], refs=self.paper)
+        if self.paper:
+            lay.insertWidget(1, QLabel("dashed green: the paper's mean latency (section 7) for "
+                                       + "; ".join(f"{r.experiment} ({r.section}): {r.mean_us:g} us" for r in self.paper)))
         bottom = QHBoxLayout()
         bottom.addWidget(self.plots, 3)
         side = QVBoxLayout()

@@ -67,12 +67,14 @@ class EventModel(QAbstractTableModel):
         self._code = np.full(n, PENDING, dtype=np.int8)
         self._unmeasurable = np.zeros(n, dtype=bool)
         self._ev = np.zeros(n)
+        self._sent = np.full(n, np.nan)
 
     def _grow(self, need: int) -> None:
         if need > self._lat.size:
             size = max(need, 2 * self._lat.size)
-            lat, code, ev, unm = self._lat, self._code, self._ev, self._unmeasurable
+            lat, code, ev, unm, sent = self._lat, self._code, self._ev, self._unmeasurable, self._sent
             self._alloc(size)
+            self._sent[:sent.size] = sent
             self._lat[:lat.size] = lat
             self._code[:code.size] = code
             self._ev[:ev.size] = ev
@@ -84,6 +86,7 @@ class EventModel(QAbstractTableModel):
         self._lat[pos] = np.nan if r.latency_us is None or not r.measurable else r.latency_us
         self._unmeasurable[pos] = not r.measurable
         self._ev[pos] = r.event
+        self._sent[pos] = np.nan if r.sent_s is None else r.sent_s
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """(latency us or NaN, outcome code or -1) per row, views of the model's own arrays: do not keep."""
@@ -100,6 +103,16 @@ class EventModel(QAbstractTableModel):
         keep = ((code == OUTCOME_CODE["ok"]) | (code == OUTCOME_CODE["late"])) & ~np.isnan(lat)
         i = np.flatnonzero(keep)
         return self._ev[i], lat[i]
+
+    def warmup(self, tick_us: float) -> int | None:
+        """The run's start-up stall (widgets.warmup_until over its first events), or None."""
+        from .widgets import WARMUP_WINDOW, warmup_until
+
+        lat, code = self.arrays()
+        n = min(len(self.rows), 3 * WARMUP_WINDOW)
+        keep = ((code[:n] == OUTCOME_CODE["ok"]) | (code[:n] == OUTCOME_CODE["late"])) & ~np.isnan(lat[:n])
+        i = np.flatnonzero(keep)
+        return warmup_until(self._ev[i], lat[i], self._sent[i], tick_us)
 
     # ---- Qt API ------------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:

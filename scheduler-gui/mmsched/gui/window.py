@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer
-from PySide6.QtGui import QAction, QKeySequence
+import numpy as np
+from PySide6.QtCore import QByteArray, QSettings, QStandardPaths, Qt, QThread, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, QFormLayout, QGridLayout,
                                QGroupBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QMainWindow, QMessageBox,
                                QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QSplitter,
@@ -23,10 +25,34 @@ from ..endpoint import Boards, Endpoint
 from .feed import EventFeed
 from .model import EventModel
 from .rows import load_run, snapshot
-from .widgets import Leds, LoadIndicator, Plots, StatsPanel, TimecodeDisplay
+from .widgets import ElidedLabel, Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay
 from .worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
 RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
+DEFAULT_TICK_MS = 71.111    # the profiler's tick as built (docs: 11.0592 MHz / 12 / 65536 on the 8051)
+RUNS_ENV = "MMRIG_GUI_RUNS"  # a runs folder for this session (tests, scripts): before the saved setting
+
+
+def default_runs_dir() -> Path:
+    """Where runs auto-save unless the user chose a folder: the per-user application data folder
+    (QStandardPaths.AppDataLocation, e.g. ~/.local/share/mmrig/scheduler on Linux) / runs, never the folder the
+    app happened to be started from."""
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.GenericDataLocation)
+    return Path(base or Path.home() / ".local" / "share") / "mmrig" / "scheduler" / "runs"
+
+
+def rate_words(value: int, tick_ms: float = DEFAULT_TICK_MS) -> tuple[str, str]:
+    """The rate slider's label and tooltip for its value: 0 is not "0 ms" but one event at every tick."""
+    if value == 0:
+        return (f"schedule rate: every tick ({tick_ms:.1f} ms)",
+                f"0 (leftmost): one event at every tick of the profiler ({tick_ms:.2f} ms per tick), created right "
+                f"after its TIMECODE. Move right for one event every {RATE_STEP_MS} ms .. "
+                f"{200 * RATE_STEP_MS} ms instead.")
+    ms = value * RATE_STEP_MS
+    per_tick = tick_ms / ms
+    return (f"schedule rate: every {ms} ms",
+            f"one event every {ms} ms ({per_tick:.2g} per tick of {tick_ms:.1f} ms). "
+            f"All the way left (0): one event at every tick.")
 REDRAW_MS = 60      # live redraw tick; LIVE_PARTS take turns, so each is redrawn every 4 * 60 ms
 LIVE_PARTS = ("time", "hist", "cdf", "stats")
 
@@ -41,7 +67,13 @@ class MainWindow(QMainWindow):
     def __init__(self, settings: QSettings | None = None, runs_dir: Path | None = None) -> None:
         super().__init__()
         self.settings = settings or QSettings("mmrig", "scheduler")
-        self.runs_dir = Path(runs_dir) if runs_dir else Path.cwd() / "results" / "gui"
+        # runs auto-save here: the caller's folder (tests), else $MMRIG_GUI_RUNS, else the folder the user chose
+        # (saved), else the per-user data folder; shown in the status bar, File > Runs folder... changes it
+        env = os.environ.get(RUNS_ENV)
+        saved = self.settings.value("runs_dir")
+        self.runs_dir = (Path(runs_dir) if runs_dir else Path(env) if env else Path(str(saved)) if saved
+                         else default_runs_dir())
+        self.tick_ms = DEFAULT_TICK_MS
         self.setWindowTitle("mmrig scheduler")
         self.model = EventModel(self)
         self.feed: EventFeed | None = None
@@ -271,7 +303,7 @@ class MainWindow(QMainWindow):
         self.table.setAlternatingRowColors(True)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
-        for col, w in enumerate((44, 24, 84, 58, 64, 58, 78)):
+        for col, w in enumerate((44, 24, 84, 58, 64, 58, 92)):
             self.table.setColumnWidth(col, w)
         self.table.setMinimumWidth(300)
         split.addWidget(self.table)
@@ -280,12 +312,27 @@ class MainWindow(QMainWindow):
         split.setSizes([520, 380])
         self.split = split
         right.addWidget(split, 1)
+        # one row under the table and plots: the run's progress (left), where runs are saved (right); in this
+        # column, whose plots stretch, so the window keeps its 1280 x 800
+        info = QHBoxLayout()
+        info.setContentsMargins(0, 0, 0, 0)
+        self.progress = RunProgress()
+        info.addWidget(self.progress, 3)
+        self.runs_label = ElidedLabel()
+        self.runs_label.setObjectName("runs_dir")
+        self.runs_button = QPushButton("Change...")
+        self.runs_button.setToolTip("Choose the folder new runs are saved to (File > Runs folder...)")
+        self.runs_button.clicked.connect(self.choose_runs_dir)
+        info.addWidget(self.runs_label, 2)
+        info.addWidget(self.runs_button)
+        right.addLayout(info)
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setMaximumBlockCount(2000)
         self.log_view.setFixedHeight(70)
         right.addWidget(self.log_view)
         self.setCentralWidget(central)
+        self.show_runs_dir()
         self.model.rowsInserted.connect(self._follow)
         self.follow = True
 
@@ -308,6 +355,7 @@ class MainWindow(QMainWindow):
         self.export_action = act(f, "&Export CSV + JSON...", "Ctrl+E", self.export_dialog)
         self.open_action = act(f, "&Open run...", "Ctrl+O", self.open_dialog)
         self.compare_action = act(f, "&Compare two runs...", "Ctrl+K", self.compare_dialog)
+        self.runs_action = act(f, "&Runs folder...", None, self.choose_runs_dir)
         f.addSeparator()
         act(f, "&Quit", "Ctrl+Q", self.close)
         self.start_action = act(run, "&Start", "Ctrl+R", self.start_run)
@@ -316,7 +364,16 @@ class MainWindow(QMainWindow):
         act(run, "Mode: normal", "Alt+2", lambda: self.set_mode("normal"))
         act(run, "Mode: verification", "Alt+3", lambda: self.set_mode("verification"))
         act(run, "Refresh serial ports", "F5", self.refresh_ports)
-        self.log_action = act(view, "&Log latency axis", "Ctrl+L", self.toggle_log, checkable=True)
+        # latency axes: automatic (log when the data span decades: the default), or forced log / linear
+        axes = view.addMenu("Latency &axis")
+        self.axis_group = QActionGroup(self)
+        self.axis_actions: dict[str, QAction] = {}
+        for mode, text, key in (("auto", "&Automatic (log when the data span decades)", "Ctrl+Shift+L"),
+                                ("log", "&Log", "Ctrl+L"), ("linear", "Li&near", None)):
+            a = act(axes, text, key, lambda _on=False, m=mode: self.set_axis_mode(m), checkable=True)
+            self.axis_group.addAction(a)
+            self.axis_actions[mode] = a
+        self.log_action = self.axis_actions["log"]
         self.follow_action = act(view, "&Follow newest event", "Ctrl+F", self.toggle_follow, checkable=True)
         self.follow_action.setChecked(True)
         view.addSeparator()
@@ -345,9 +402,10 @@ class MainWindow(QMainWindow):
         (self.conn_serial if s.value("connection", "bench") == "serial" else self.conn_bench).setChecked(True)
         self.profiler_port.setEditText(str(s.value("profiler_port", "")))
         self.executor_port.setEditText(str(s.value("executor_port", "")))
-        log = str(s.value("log_axis", "false")).lower() == "true"
-        self.log_action.setChecked(log)
-        self.plots.set_log(log)
+        # "true" / "false": the log switch this menu once was (false was its default: now automatic)
+        axis = {"true": "log", "false": "auto"}.get(str(s.value("log_axis", "auto")).lower(),
+                                                    str(s.value("log_axis", "auto")))
+        self.set_axis_mode(axis if axis in self.axis_actions else "auto", redraw=False)
         geo = s.value("geometry")
         if isinstance(geo, QByteArray):
             self.restoreGeometry(geo)
@@ -375,7 +433,7 @@ class MainWindow(QMainWindow):
         s.setValue("connection", "serial" if self.conn_serial.isChecked() else "bench")
         s.setValue("profiler_port", self.profiler_port.currentText())
         s.setValue("executor_port", self.executor_port.currentText())
-        s.setValue("log_axis", self.plots.log_y)
+        s.setValue("log_axis", {"log": "true", "linear": "linear"}.get(self.plots.axis_mode, "auto"))
         s.setValue("geometry", self.saveGeometry())
         s.sync()
 
@@ -406,10 +464,21 @@ class MainWindow(QMainWindow):
         v = self.rate.value()
         return None if v == 0 else float(v * RATE_STEP_MS)
 
+    def tick_us(self) -> float:
+        """The profiler's tick: the viewed run's timebase, else the last HELLO's, else the default."""
+        tb = (getattr(self, "viewing_sidecar", None) or {}).get("timebase") if self.viewing is not None else None
+        if self.result is not None:
+            tb = (self.result.sidecar or {}).get("timebase") or tb
+        if tb and tb.get("timer_hz"):
+            return 1e6 * tb["tick_counts"] / tb["timer_hz"]
+        return 1000.0 * self.tick_ms
+
     def update_labels(self) -> None:
         self.distance_label.setText(f"schedule distance: {self.distance.value()} ticks")
-        r = self.rate_ms()
-        self.rate_label.setText("schedule rate: every tick" if r is None else f"schedule rate: {r:.0f} ms")
+        text, tip = rate_words(self.rate.value(), self.tick_ms)
+        self.rate_label.setText(text)
+        self.rate_label.setToolTip(tip)
+        self.rate.setToolTip(tip)
         a = self.accuracy.value()
         self.accuracy_label.setText(f"accuracy: {a}" + (" (sleep)" if a == 0 else " (busy-wait)" if a == 100 else ""))
 
@@ -510,9 +579,28 @@ class MainWindow(QMainWindow):
             raise ValueError(f"{self.mode()} mode needs the executor's serial port too")
         return Boards(prof, exe)
 
+    # ---- where runs go ------------------------------------------------------------------------------
+    def show_runs_dir(self) -> None:
+        self.runs_label.setText(f"runs saved to: {self.runs_dir}")
+        self.runs_label.setToolTip(str(self.runs_dir))
+
+    def set_runs_dir(self, folder: Path) -> None:
+        """New runs auto-save into FOLDER from now on (kept in the settings)."""
+        self.runs_dir = Path(folder)
+        self.settings.setValue("runs_dir", str(self.runs_dir))
+        self.show_runs_dir()
+        self.say(f"runs saved to {self.runs_dir}")
+
+    def choose_runs_dir(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Save runs to", str(self.runs_dir))
+        if folder:
+            self.set_runs_dir(Path(folder))
+
     # ---- messages ------------------------------------------------------------------------------------
     def say(self, text: str) -> None:
         self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
+        bar = self.log_view.verticalScrollBar()     # the newest line in view (a wrapped long one left it below)
+        bar.setValue(bar.maximum())
 
     def show_problem(self, p: Problem, modal: bool = True) -> None:
         self.problems.append(p)
@@ -554,6 +642,7 @@ class MainWindow(QMainWindow):
         self.viewing = None
         self.stats.setTitle("Statistics (live)")
         self.model.clear()
+        self.progress.start(cfg.count, cfg.duration_s)
         self.timecode.reset()
         self.plots.set_series(1)
         self.attach_feed(EventFeed())
@@ -628,9 +717,16 @@ class MainWindow(QMainWindow):
         self.worker = None
         self.set_running(False)
 
+    def update_progress(self) -> None:
+        if self.running:
+            _, code = self.model.arrays()
+            self.progress.update_counts(int(np.count_nonzero(code >= 0)), int(code.size))
+
     def on_finished(self, result: RunResult) -> None:
         self.result = result
         self._end_thread()
+        self.progress.finish(len(result.events))
+        self.stats.setTitle(f"Statistics: {(result.sidecar or {}).get('name') or 'last run'}")
         # the view ends on the core's own final events (the same the CSV has)
         self.model.set_rows([snapshot(e) for e in result.events])
         self.redraw(force=True)
@@ -657,12 +753,18 @@ class MainWindow(QMainWindow):
 
     def on_failed(self, p: Problem) -> None:
         self._end_thread()
+        _, code = self.model.arrays()
+        self.progress.finish(int(np.count_nonzero(code >= 0)))
+        self.progress.label.setText(f"run failed: {p.title}")
         self.show_problem(p)
 
     def show_health(self, h: dict[str, Any]) -> None:
         lines = []
         for name, n in h.get("nodes", {}).items():
             hello = n.get("hello")
+            if name == "profiler" and hello and hello.get("timer_hz"):
+                self.tick_ms = 1000.0 * hello["tick_counts"] / hello["timer_hz"]
+                self.update_labels()
             ident = (f"fw {hello['fw_version']}, proto {hello['proto_version']}, {hello['cpu_hz'] / 1e6:g} MHz, "
                      f"tick {hello['tick_counts']}/{hello['timer_hz']} s, {hello['baud']} Bd") if hello else "no HELLO"
             err = n.get("errors", 0) + n.get("seq_lost", 0)
@@ -717,16 +819,24 @@ class MainWindow(QMainWindow):
         self.follow = on
 
     def toggle_log(self, on: bool) -> None:
-        self.plots.set_log(on)
-        self.redraw(force=True)
+        self.set_axis_mode("log" if on else "auto")
+
+    def set_axis_mode(self, mode: str, redraw: bool = True) -> None:
+        """auto, log or linear latency axes (View > Latency axis)."""
+        self.plots.set_axis_mode(mode)
+        self.axis_actions[mode].setChecked(True)
+        if redraw:
+            self.redraw(force=True)
 
     def redraw(self, force: bool = False) -> None:
         """force: everything now (a finished or opened run, the log switch). Otherwise the live tick: when
         the model moved, start a round over LIVE_PARTS, one part per tick."""
+        self.update_progress()
         if force:
             self._round = []
             self._drawn_revision = self.model.revision
-            self.plots.show_arrays([self.model.latency_points()])
+            self._warm = [self.model.warmup(self.tick_us())]
+            self.plots.show_arrays([self.model.latency_points()], warmup=self._warm)
             summary = getattr(self, "viewing_summary", None) if self.viewing is not None else None
             if summary:
                 self.stats.show_summary(summary)
@@ -742,12 +852,13 @@ class MainWindow(QMainWindow):
             self._round = list(LIVE_PARTS)
             self._round_resets = self.model.resets
             self._points = [self.model.latency_points()]
+            self._warm = [self.model.warmup(self.tick_us())]
         part = self._round.pop(0)
         if part == "stats":
             if self.viewing is None:
                 self.stats.show_arrays(*self.model.arrays(), self.model.unmeasurable())
         else:
-            self.plots.show_arrays(self._points, parts=(part,))
+            self.plots.show_arrays(self._points, parts=(part,), warmup=self._warm)
 
     # ---- files -------------------------------------------------------------------------------------------
     def export_to(self, path: Path) -> tuple[Path, Path]:
