@@ -354,17 +354,10 @@ def test_compare_puts_a_bench_run_beside_a_normal_run_on_log_axes_with_the_paper
 
 
 # ---- a mixed run started from the GUI: every event on time --------------------------------------------------------
-STALE_REASON = ("issue 21, the scheduler core (runner.py, fixed in main by 7433fce 'no event is made from a timecode "
-                "older than a frame waiting in the inbox'): on this branch the runner makes one event per TIMECODE "
-                "that waited through a stall, each from a stale timecode, and they end missed (past_due) or lost (timecode_fault); "
-                "it passes with main's runner: remove this mark when the branches meet")
-
-
-@pytest.mark.xfail(strict=True, reason=STALE_REASON)
 def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot) -> None:
     # issue 21: the first 5 events of a mixed run two ticks ahead were missed (past_due) in a run marked valid: the
     # scheduler created a burst of them from a timecode ~5 ticks stale (created_phase 4.83, 3.84, 2.94, ...). A busy
-    # start did it there (and, on this branch, a busy machine mid-run: events 81-90 of this test once); here the run's
+    # start did it there (the runner now waits for the inbox to be empty before making one); here the run's
     # process is stopped for 5 ticks mid-run, so the TIMECODEs of those ticks wait, as they did, every time.
     import os
     import signal
