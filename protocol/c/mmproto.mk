@@ -9,14 +9,16 @@
 #                       what a node that never reads or writes a u16/u32 field needs (the profiler)
 #   MMPROTO_MODS, MMPROTO_FRAME_MODS   the same, as module names (mm_crc ...)
 #
-# mm_le (mm_get_u16/u32, mm_put_u16/u32) is a module of its own because SDCC links whole modules:
-# the 8051 profiler must not pay for it.
+# mm_le (mm_get_u16/u32, mm_put_u16/u32) and mm_baud (mm_baud_div: a UART divisor for BAUD) are modules
+# of their own because SDCC links whole modules: the 8051 profiler must not pay for them. MMPROTO_BAUD_SRC is
+# mm_baud's source, for a node that links the frame layer and it (the AVR profiler).
 
 MMPROTO_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 _mmproto_p := $(if $(filter .,$(MMPROTO_DIR)),,$(MMPROTO_DIR)/)
 MMPROTO_INC := $(_mmproto_p)include
 MMPROTO_HDRS := $(MMPROTO_INC)/mmproto.h
 MMPROTO_FRAME_MODS := mm_crc mm_enc mm_dec mm_msg
-MMPROTO_MODS := $(MMPROTO_FRAME_MODS) mm_le
+MMPROTO_MODS := $(MMPROTO_FRAME_MODS) mm_le mm_baud
 MMPROTO_FRAME_SRCS := $(MMPROTO_FRAME_MODS:%=$(_mmproto_p)src/%.c)
 MMPROTO_SRCS := $(MMPROTO_MODS:%=$(_mmproto_p)src/%.c)
+MMPROTO_BAUD_SRC := $(_mmproto_p)src/mm_baud.c

@@ -11,6 +11,7 @@
 #include "board.h"
 #include "ex_board.h"
 #include "ex_tc.h"
+#include "mmproto.h"
 
 #ifndef EX_BAUD
 #define EX_BAUD 9600UL
@@ -605,18 +606,7 @@ ISR(USART0_TX_vect)
  * 115200 -> UBRR0 16 = 117647 baud (+2.1 %); 9600 .. 57600 within 0.2 %. */
 uint16_t exb_baud_check(uint16_t hundreds)
 {
-    uint32_t baud = (uint32_t)hundreds * 100u;
-    uint32_t div, made;
-
-    if (baud == 0)
-        return 0;
-    div = (F_CPU + 4ul * baud) / (8ul * baud);
-    if (div == 0 || div > 4096u)
-        return 0;
-    made = F_CPU / (8ul * div);
-    if ((made > baud ? made - baud : baud - made) * 40u > baud) /* more than 2.5 % off */
-        return 0;
-    return (uint16_t)div;
+    return mm_baud_div(F_CPU / 8ul, hundreds, 4096u);
 }
 
 /* Task (core lock held). The frame on the line: the bytes up to the first delimiter from tx_tail, unless

@@ -381,19 +381,7 @@ uint32_t board_char_counts;
  * 0.2 %; 38400 -> 38462 (+0.16 %). */
 uint16_t board_baud_check(uint16_t hundreds)
 {
-    uint32_t baud = (uint32_t)hundreds * 100u;
-    uint32_t div;
-    uint32_t made;
-
-    if (baud == 0)
-        return 0;
-    div = (PF_CPU_HZ + 4ul * baud) / (8ul * baud);
-    if (div == 0 || div > 4096u)
-        return 0;
-    made = PF_CPU_HZ / (8ul * div);
-    if ((made > baud ? made - baud : baud - made) * 40u > baud) /* more than 2.5 % off */
-        return 0;
-    return (uint16_t)div;
+    return mm_baud_div(PF_CPU_HZ / 8ul, hundreds, 4096u);
 }
 
 /* F, tx_busy 0: the last frame's delimiter went from UDR0 into the shift register when the UDRE ISR

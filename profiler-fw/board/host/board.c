@@ -44,19 +44,7 @@ void host_baud_reset(void)
 
 uint16_t board_baud_check(uint16_t hundreds)
 {
-    uint32_t baud = (uint32_t)hundreds * 100u;
-    uint32_t div, made;
-
-    if (baud == 0)
-        return 0;
-    div = (PF_CPU_HZ + 4ul * baud) / (8ul * baud);
-    if (div == 0 || div > 4096u)
-        return 0;
-    made = PF_CPU_HZ / (8ul * div);
-    /* within 2.5 %: |made - baud| * 40 <= baud */
-    if ((made > baud ? made - baud : baud - made) * 40u > baud)
-        return 0;
-    return (uint16_t)div;
+    return mm_baud_div(PF_CPU_HZ / 8ul, hundreds, 4096u);
 }
 
 void board_baud_set(uint16_t div)

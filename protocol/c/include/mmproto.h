@@ -295,6 +295,11 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_BAUD_HUNDREDS 0 /* u16 */
 #define MM_BAUD_LEN 2
 
+/* The divisor (1 .. max_div) of a UART whose rate is clock_hz / divisor that makes hundreds * 100 baud within
+ * 2.5 % (SPEC.md 0x06), or 0 when none does (mm_baud.c). The ATmega2560 in double speed: clock F_CPU / 8,
+ * divisor UBRR0 + 1 (at most 4096); 115200 at 16 MHz -> 17 = 117647 baud (+2.1 %). */
+uint16_t mm_baud_div(uint32_t clock_hz, uint16_t hundreds, uint16_t max_div);
+
 /* Node kinds (HELLO.node_kind). */
 #define MM_NODE_PROFILER 1
 #define MM_NODE_EXECUTOR 2

@@ -983,6 +983,19 @@ static void test_msg_check(void **state)
         assert_true(msgs[i].len <= 33);
 }
 
+/* SPEC.md 0x06: the divisor for BAUD, within 2.5 %. The ATmega2560 in double speed at 16 MHz: clock 2 MHz,
+ * divisor UBRR0 + 1 <= 4096. */
+static void test_baud_div(void **state)
+{
+    (void)state;
+    assert_int_equal(mm_baud_div(2000000u, 96, 4096u), 208);    /* 9615 baud, +0.16 % */
+    assert_int_equal(mm_baud_div(2000000u, 1152, 4096u), 17);   /* 117647 baud, +2.1 %: within */
+    assert_int_equal(mm_baud_div(2000000u, 2500, 4096u), 8);    /* 250000 exactly */
+    assert_int_equal(mm_baud_div(2000000u, 2304, 4096u), 0);    /* 230400: 222222 or 250000, both too far */
+    assert_int_equal(mm_baud_div(2000000u, 3, 4096u), 0);       /* 300: the divisor would be 6667 */
+    assert_int_equal(mm_baud_div(2000000u, 0, 4096u), 0);
+}
+
 static void test_sizes_and_helpers(void **state)
 {
     uint8_t buf[16];
@@ -1030,6 +1043,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_enc_roundtrip),
         cmocka_unit_test(test_enc_restart),
         cmocka_unit_test(test_msg_check),
+        cmocka_unit_test(test_baud_div),
         cmocka_unit_test(test_sizes_and_helpers),
     };
     int failed;
