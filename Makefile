@@ -7,14 +7,18 @@ PY := .venv/bin/python
 FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
-.PHONY: help setup build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
+.PHONY: help setup bundle build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
         flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil test-examples bench gui faults soak
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
-setup:  ## install Debian packages, .venv with mmrig[dev], the FreeRTOS kernel (idempotent)
-	@tools/setup.sh
+setup:  ## install Debian packages, .venv with mmrig[dev], the FreeRTOS kernel (idempotent; OFFLINE=DIR: from a bundle)
+	@tools/setup.sh $(if $(OFFLINE),--offline "$(OFFLINE)")
+
+BUNDLE ?= mmrig-bundle
+bundle:  ## gather what setup fetches (debs, wheels, FreeRTOS crate) into BUNDLE=DIR for `make setup OFFLINE=DIR`
+	@tools/bundle.sh "$(BUNDLE)"
 
 build: setup  ## build everything: protocol library (host, 8051, AVR), every firmware image (profiler AVR + 8051, executor), the bench
 	$(MAKE) -C protocol/c host mcs51 avr

@@ -2,8 +2,24 @@
 # One idempotent setup for a fresh Debian 12 machine: Debian packages, the Python environment in .venv
 # (the mmrig package in editable mode with its dev extras) and the FreeRTOS kernel through cargo.
 # Each step is skipped when already done, so `make test` and `make demo` can call it every time.
+#
+#   tools/setup.sh                   everything, from the network (apt, pip and cargo use their usual configuration)
+#   tools/setup.sh --offline DIR     everything from a bundle made by `make bundle` (tools/bundle.sh): no network
+#   tools/setup.sh --debian-only     only the Debian packages, the one step that needs root: run it once as root,
+#                                    then everyone runs `make setup` as a normal user (docs/install-offline.md)
+#   tools/setup.sh --print-apt-packages   the Debian packages setup installs, one a line (tools/bundle.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
+bundle="" debian_only="" print_apt=""
+while (($#)); do
+    case "$1" in
+        --offline) [[ $# -ge 2 && -n "$2" ]] || { echo "setup: --offline needs a directory" >&2; exit 2; }
+                   bundle="$(realpath -m -- "$2")"; shift 2 ;;
+        --debian-only) debian_only=1; shift ;;
+        --print-apt-packages) print_apt=1; shift ;;
+        *) echo "setup: unknown argument '$1' (see the head of tools/setup.sh)" >&2; exit 2 ;;
+    esac
+done
 cd "$root"
 
 # Toolchains and libraries the build and the tests use; see docs/architecture.md for who needs what.
@@ -23,7 +39,40 @@ apt_packages=(
     libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxcb-cursor0 libegl1 libgl1   # Qt's xcb platform plugin
     libglib2.0-0 libdbus-1-3 libfontconfig1 fonts-dejavu-core   # PySide6's own libraries load these; text in screenshots
 )
-command -v cargo >/dev/null || apt_packages+=(cargo)   # fetches the FreeRTOS kernel crate
+if [[ -n $print_apt ]]; then printf '%s\n' "${apt_packages[@]}"; exit 0; fi
+# cargo fetches the FreeRTOS kernel crate: not needed offline (the bundle holds the crate) nor once it is fetched
+# here; --debian-only installs it for the normal users who fetch it into their own clones later
+if [[ -z $bundle ]] && ! command -v cargo >/dev/null && [[ -n $debian_only || ! -e build/freertos/kernel/tasks.c ]]; then
+    apt_packages+=(cargo)
+fi
+
+# The bundle: its manifest lists every file with its sha256; check them all before using any (one line, exit 2).
+bundle_fail() { echo "setup: offline bundle $bundle: $* (a bundle comes from 'make bundle': docs/install-offline.md)" >&2; exit 2; }
+if [[ -n $bundle ]]; then
+    manifest="$bundle/MANIFEST"
+    [[ -d $bundle ]] || bundle_fail "no such directory"
+    [[ -f $manifest ]] || bundle_fail "no MANIFEST"
+    system="$(. /etc/os-release; echo "${ID:-?}-${VERSION_ID:-?}") $(dpkg --print-architecture)"
+    made_for="$(sed -n 's/^# system: //p' "$manifest")"
+    [[ "$made_for" == "$system" ]] || bundle_fail "made for '$made_for', this machine is '$system'"
+    if command -v python3 >/dev/null; then   # else apt installs Debian 12's python3 from the bundle below
+        pytag="$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')"
+        [[ "$(sed -n 's/^# python: //p' "$manifest")" == "$pytag" ]] || bundle_fail "its wheels are not for this python3 ($pytag)"
+    fi
+    while IFS=$'\t' read -r kind name version sum file; do
+        [[ -f "$bundle/$file" ]] || bundle_fail "lacks $file ($kind $name $version)"
+    done < <(grep -v '^#' "$manifest")
+    bad="$(grep -v '^#' "$manifest" | awk -F'\t' '{print $4 "  " $5}' | (cd "$bundle" && sha256sum -c --quiet 2>/dev/null) \
+           | sed -n 's/: FAILED.*//p' | head -1 || true)"
+    [[ -z $bad ]] || bundle_fail "$bad does not match its sha256 in MANIFEST"
+    for pkg in "${apt_packages[@]}"; do
+        grep -qP "^deb\t\Q$pkg\E\t" "$manifest" || bundle_fail "lacks the Debian package $pkg"
+    done
+    grep -qP '^crate\tfreertos-next\t0\.12\.0\t' "$manifest" || bundle_fail "lacks the crate freertos-next 0.12.0"
+    if ! grep -qx "# pyproject: $(sha256sum pyproject.toml | cut -d' ' -f1)" "$manifest"; then
+        echo "setup: note: the bundle was made from another pyproject.toml; pip says below if a wheel is missing" >&2
+    fi
+fi
 
 missing=()
 for pkg in "${apt_packages[@]}"; do
@@ -33,23 +82,41 @@ if ((${#missing[@]})); then
     echo "setup: installing Debian packages: ${missing[*]}"
     sudo=""
     if [[ $(id -u) -ne 0 ]]; then
-        command -v sudo >/dev/null || { echo "setup: need root (or sudo) to install ${missing[*]}" >&2; exit 1; }
+        command -v sudo >/dev/null || {
+            echo "setup: need root to install ${missing[*]}: have it done once with 'sudo tools/setup.sh --debian-only'" \
+                 "${bundle:+--offline $bundle }(docs/install-offline.md), then run make setup again" >&2; exit 1; }
         sudo="sudo"
     fi
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt=(env DEBIAN_FRONTEND=noninteractive apt-get)
+    if [[ -n $bundle ]]; then
+        # apt with the bundle as its only source (a flat file: repository, debs/Packages made by tools/bundle.sh),
+        # its lists and cache in a scratch directory: the machine's own sources and lists are neither read nor touched
+        aptdir="$(mktemp -d)"
+        trap 'rm -rf "$aptdir"' EXIT
+        mkdir -p "$aptdir/parts" "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
+        echo "deb [trusted=yes] file:$bundle/debs ./" > "$aptdir/sources.list"
+        apt+=(-o "Dir::Etc::SourceList=$aptdir/sources.list" -o "Dir::Etc::SourceParts=$aptdir/parts"
+              -o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache" -o APT::Sandbox::User=root)
+    fi
+    $sudo "${apt[@]}" update -qq
+    $sudo "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+[[ -z $debian_only ]] || exit 0
 
 stamp=.venv/.mmrig-installed
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
 if [[ ! -f $stamp || "$(cat $stamp)" != "$want" ]]; then
     echo "setup: creating .venv and installing mmrig[dev]"
     [[ -x .venv/bin/python ]] || python3 -m venv .venv
-    .venv/bin/python -m pip install --quiet --upgrade pip
+    pip=(.venv/bin/python -m pip install --disable-pip-version-check)
+    [[ -z $bundle ]] || pip+=(--no-index --find-links "$bundle/wheels")   # only the bundle's wheels, no index
+    "${pip[@]}" --quiet --upgrade pip
     # -qq: setuptools' editable build always prints an "Editable installation" notice (our packages live in
     # four folders, so it installs a meta-path finder); errors are still shown.
-    .venv/bin/python -m pip install -qq -e '.[dev]'
+    "${pip[@]}" -qq -e '.[dev]' || {
+        [[ -z $bundle ]] || bundle_fail "pip could not install mmrig[dev] from its wheels (above)"
+        exit 1; }
     echo "$want" > $stamp
 fi
 
-tools/fetch_freertos.sh
+tools/fetch_freertos.sh ${bundle:+--offline "$bundle"}
