@@ -407,7 +407,7 @@ def grab(win, path: Path):
 def test_i21_screenshots_of_each_mode_and_the_compare_window(make_win, qtbot, display) -> None:
     """Runs of SHOT_EVENTS (200) events on the bench in each mode, started from the GUI; one screenshot while the
     normal run goes (its progress), one after each run, one of the compare window of the mixed and normal runs:
-    build/screenshots/i21-*.png, looked at by a person (docs/gui.md)."""
+    build/screenshots/i21-*.png, looked at by a person (README.md, "The GUI")."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     win = make_win()
     win.resize(1280, 800)
