@@ -74,6 +74,25 @@ def run_bench(stim, out, max_cycles):
                        check=True, capture_output=True, timeout=120)
 
 
+def read_trace(out, r_requests):
+    """The bench trace's lines: A (cycle, PORTA), T (cycle, byte written to UDR0), E (requested, applied,
+    id, level) and I as R (requested, handed to the receiver, byte), the requests' cycles given in order
+    (None past them)."""
+    A, U, E, R = [], [], [], []
+    r_req = iter(r_requests)
+    for l in open(out):
+        p = l.split()
+        if p[0] == "A":
+            A.append((int(p[1]), int(p[2], 16)))
+        elif p[0] == "T":
+            U.append((int(p[1]), int(p[2], 16)))
+        elif p[0] == "E":
+            E.append((int(p[1]), int(p[2]), int(p[3], 16), int(p[4])))
+        elif p[0] == "I":
+            R.append((next(r_req, None), int(p[1]), int(p[3], 16)))
+    return A, U, E, R
+
+
 def build_and_run(run):
     """First pass needs the tick phase: ticks are exactly periodic, so read tick 1 from a short run."""
     d = run["dir"]
@@ -117,18 +136,7 @@ def trace(run):
     out = run["dir"] / "out.txt"
     max_cycles = t1 + (N_TICKS + 2) * TICK
     run_bench(stim, out, max_cycles)
-    A, U, E, R = [], [], [], []
-    r_req = iter(c for k, c, _ in lines if k == "R")
-    for l in open(out):
-        p = l.split()
-        if p[0] == "A":
-            A.append((int(p[1]), int(p[2], 16)))
-        elif p[0] == "T":
-            U.append((int(p[1]), int(p[2], 16)))
-        elif p[0] == "E":
-            E.append((int(p[1]), int(p[2]), int(p[3], 16), int(p[4])))
-        elif p[0] == "I":   # (requested, handed to the receiver, byte)
-            R.append((next(r_req), int(p[1]), int(p[3], 16)))
+    A, U, E, R = read_trace(out, [c for k, c, _ in lines if k == "R"])
     dec = mmproto.StreamDecoder()
     msgs = dec.feed(bytes(b for _, b in U))
     return {"A": A, "U": U, "E": E, "R": R, "msgs": msgs, "dec": dec, "t1": t1, "run": run}
@@ -245,15 +253,7 @@ def close_pairs(tmp_path_factory):
             f.write(f"R {c + j * PACE} {b:x}\n")
     out = d / "out.txt"
     run_bench(stim, out, t1 + (6 + 4 * len(CLOSE_SPACINGS)) * TICK)
-    A, U, E = [], [], []
-    for l in open(out):
-        p = l.split()
-        if p[0] == "A":
-            A.append((int(p[1]), int(p[2], 16)))
-        elif p[0] == "T":
-            U.append((int(p[1]), int(p[2], 16)))
-        elif p[0] == "E":
-            E.append((int(p[1]), int(p[2]), int(p[3], 16), int(p[4])))
+    A, U, E, _ = read_trace(out, [])
     msgs = mmproto.StreamDecoder().feed(bytes(b for _, b in U))
     return {"A": A, "E": E, "msgs": msgs, "t1": t1, "pairs": pairs}
 

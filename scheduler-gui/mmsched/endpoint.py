@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mmproto import Item, Link
+from mmproto import Item, Link, poll_until
 
 from .config import RunConfig
 
@@ -118,12 +118,7 @@ class Endpoint(abc.ABC):
 
     def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
         """Waits (on the run's clock) until `done()`; False after `timeout_s`."""
-        deadline = time.monotonic() + timeout_s
-        while not done():
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.005)
-        return True
+        return poll_until(done, timeout_s)
 
     def begin(self) -> None:
         """The run's measured window starts now."""

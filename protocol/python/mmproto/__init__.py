@@ -4,7 +4,7 @@ from .decoder import Received, StreamDecoder
 from .framing import (CRC_CHECK, CRC_NAME, MAX_BODY, MAX_ENCODED, MAX_FRAME, MAX_PAYLOAD, DecoderCounters,
                       Outcome, crc16, encode_frame)
 from .latency import TimeBase, extend_timecode
-from .link import NODE_KINDS, Arrival, Item, Link, LinkDown, LinkError
+from .link import NODE_KINDS, Arrival, Item, Link, LinkDown, LinkError, poll_until
 from .messages import (CANCEL_ALL, SCHEDULE_HORIZON_TICKS, Cancel, Cancelled, ResetCause, HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, LOAD_PERIOD_MIN_US, MESSAGE_TYPES, PROTO_VERSION,
                        RESULT_FLAG_FIRE, RESULT_FLAG_LOST_BEFORE, RESULT_FLAG_STROBE, SPEC_NAMES, Ack, BadLength, Baud,
                        Counters, Dispatch, Error, ErrorCode, ExecutorMode, Fire, Fired, Hello, LocalEvent, Message,
@@ -21,5 +21,5 @@ __all__ = [
     "ExecutorMode", "Fire", "Fired", "Hello", "LocalEvent", "MAX_BODY", "MAX_ENCODED", "MAX_FRAME", "MAX_PAYLOAD",
     "MESSAGE_TYPES", "Message", "MessageError", "Mode", "NodeKind", "Nop", "Outcome", "PROTO_VERSION", "Query", "Received",
     "Result", "SPEC_NAMES", "Schedule", "SeqTracker", "Status", "StreamDecoder", "TimeBase", "Timecode",
-    "UnknownType", "crc16", "encode_frame", "extend_timecode", "parse_payload",
+    "UnknownType", "crc16", "encode_frame", "extend_timecode", "parse_payload", "poll_until",
 ]

@@ -71,8 +71,8 @@ class LinkError(RuntimeError):
         self.code = code
 
 
-def _poll(done: Callable[[], bool], seconds: float) -> bool:
-    """Waits on the wall clock until done() or `seconds` have passed; returns done()."""
+def poll_until(done: Callable[[], bool], seconds: float) -> bool:
+    """Waits on the wall clock until done() or `seconds` have passed (every 5 ms); returns done()."""
     end = time.monotonic() + seconds
     while not done():
         if time.monotonic() >= end:
@@ -320,7 +320,7 @@ class Link:
         if self.hello is not None and self.hello.baud == baud == self.baud:
             return self.hello
         old = self.baud
-        waiter: Waiter = wait or (lambda done, seconds: _poll(done, seconds))
+        waiter: Waiter = wait or poll_until
         self._baud_refused.clear()
         self._hello_seen.clear()
         self._baud_mark = (baud, self.decoder.counters.as_dict())
