@@ -30,7 +30,7 @@ from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
 from .reader import MODE_DTYPE, OUTCOME_DTYPE, REASON_DTYPE, RunSet, find_runs, read_run
 from .report import html_page, html_table, md_table
-from .schema import LOAD_CONDITIONS, SchemaError, load_condition
+from .schema import FORMAT, LOAD_CONDITIONS, SchemaError, load_condition
 from .selection import is_set_aside, select
 from .stats import summarize
 
@@ -62,7 +62,19 @@ class ClassRuns:
 
 
 def _top_level_runs(folder: Path) -> list[Path]:
-    return [p for p in find_runs(folder) if p.parent == folder] if folder.is_dir() else []
+    """The runs directly in FOLDER (find_runs' rule, without going down: a big results tree is not walked)."""
+    if not folder.is_dir():
+        return []
+    out = []
+    for p in sorted(folder.glob("*.csv")):
+        js = p.with_suffix(".json")
+        if js.is_file():
+            try:
+                if json.loads(js.read_text()).get("format") == FORMAT:
+                    out.append(p)
+            except (OSError, ValueError, AttributeError):
+                out.append(p)     # read_run names the file and the line
+    return out
 
 
 def group_folder(sub: Path) -> Path:
