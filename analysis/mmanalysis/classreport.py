@@ -128,6 +128,11 @@ def read_class(path: Path | str) -> ClassRuns:
     for sub in _subfolders(path):
         g = Group(sub.name, group_folder(sub))
         files = group_runs(sub)
+        beside = _top_level_runs(sub) if g.folder != sub else []
+        if beside:
+            g.problems.append(f"{g.name}: {len(beside)} run(s) directly in {sub.name}/ not read ("
+                              f"{', '.join(b.name for b in beside[:3])}{', ...' if len(beside) > 3 else ''}): "
+                              f"the group's runs are those in {sub.name}/results/")
         for orphan in _orphan_csvs(g.folder, g.folder != sub):
             g.problems.append(f"{g.name}: {orphan.relative_to(path)}: no sidecar {orphan.with_suffix('.json').name} "
                               "beside it, not read")

@@ -150,15 +150,18 @@ def test_cli_bad_group_folders_are_one_line_each(class_dir, tmp_path):
     shutil.copytree(class_dir / "group-03", bad)                            # runs in the group folder itself
     edit_line(bad / "normal.csv", 9, "outcome", "maybe")
     (bad / "notes.csv").write_text("event,tag\n1,2\n")                       # a run CSV without its sidecar
+    synth.write_experiment(cls / "group-01", "mixed-2ahead", count=10)     # beside results/: not read, said
     r = _run(str(cls), "--out", str(tmp_path / "rep"), "--no-figures")
     assert r.returncode == 0, r.stderr
     assert "Traceback" not in r.stderr and r.stderr == ""
     out = r.stdout.splitlines()
-    assert len(out) <= 8, r.stdout
+    assert len([x for x in out if not x.startswith("problem:")]) <= 4, r.stdout   # a few lines, then one per problem
     assert out[1] == ("runs per group: group-01 5, group-02 6, group-03 5, group-04 5, group-05 4, group-06 0, "
                       "group-07 4")
     problems = [x for x in out if x.startswith("problem:")]
     assert problems == [
+        "problem: group-01: 1 run(s) directly in group-01/ not read (mixed-2ahead.csv): the group's runs are those "
+        "in group-01/results/",
         "problem: group-06: no runs (NAME.csv + NAME.json) in group-06/",
         "problem: group-07: group-07/notes.csv: no sidecar notes.json beside it, not read",
         f"problem: group-07: {bad / 'normal.csv'}, line 9, column 'outcome': unknown value 'maybe' "
