@@ -15,9 +15,12 @@ from .schema import SchemaError
 def cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
+    from .classreport import is_class_folder
     from .reader import read_runs
     from .report import headline, report
 
+    if len(args.runs) == 1 and is_class_folder(args.runs[0]):
+        return cmd_class_report(args)
     try:
         data = read_runs(args.runs)
     except (SchemaError, FileNotFoundError) as exc:
@@ -28,6 +31,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     print("\n".join(headline(data, pd.read_csv(paths["comparison"]), include_all=args.all)))
     print(f"report: {paths['md']} (Markdown), {paths['html']} (HTML); tables {paths['summary']}, {paths['comparison']}"
           + (f"; figures in {paths['figures']}" if paths["figures"].is_dir() else ""))
+    return 0
+
+
+def cmd_class_report(args: argparse.Namespace) -> int:
+    """`mmrig report CLASS`: the class overview (mmanalysis.classreport), a few lines on the terminal."""
+    from . import classreport
+
+    cr = classreport.read_class(args.runs[0])
+    if cr.data is None:
+        print("\n".join([f"report: {args.runs[0]}: a class folder, but no group has a readable run"]
+                        + [f"problem: {x}" for x in cr.problems]), file=sys.stderr)
+        return 2
+    title = args.title if args.title != DEFAULT_TITLE else "mmrig class overview"
+    rep = classreport.class_report(cr, args.out, title=title, figures=not args.no_figures, include_all=args.all)
+    print("\n".join(classreport.headline(cr, rep)))
+    print(f"report: {rep.md} (Markdown), {rep.html} (HTML); table {rep.table}"
+          + (f"; figures in {rep.figures}" if rep.figures.is_dir() else ""))
     return 0
 
 
@@ -51,19 +71,26 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return 0
 
 
+DEFAULT_TITLE = "mmrig latency report"
+
+
 def add_report_parser(subparsers) -> None:
     """Adds the `report` subcommand to an argparse subparsers object (mmrig's or ours)."""
     p = subparsers.add_parser("report", help="Markdown + HTML report of runs, against the paper's section 7",
                               description="Loads runs (NAME.csv + NAME.json, or directories of them), writes "
-                                          "report.md, report.html, summary CSVs and figures (PNG, SVG) to --out.")
-    p.add_argument("runs", nargs="+", type=Path, help="run files (NAME.csv or NAME.json) or directories of runs")
+                                          "report.md, report.html, summary CSVs and figures (PNG, SVG) to --out. "
+                                          "One class folder (one subfolder per group, each group's runs in "
+                                          "GROUP/results/ or GROUP/) gives the class overview instead: a table "
+                                          "and a CDF per experiment across the groups.")
+    p.add_argument("runs", nargs="+", type=Path, help="run files (NAME.csv or NAME.json) or directories of runs, "
+                                                      "or one class folder of group folders")
     p.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: ./report)")
-    p.add_argument("--title", default="mmrig latency report")
+    p.add_argument("--title", default=DEFAULT_TITLE)
     p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
     p.add_argument("--all", action="store_true",
                    help="show invalid runs and set-aside attempts (NAME.attemptK) in the figures and the run table "
-                        "too, marked (default: listed apart with their reasons); the comparison with the paper "
-                        "never takes them")
+                        "(a class's figures) too, marked (default: listed apart with their reasons); the comparison "
+                        "with the paper never takes them")
     p.set_defaults(func=cmd_report)
 
 

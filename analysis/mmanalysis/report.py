@@ -145,6 +145,15 @@ def html_table(headers: list[str], rows: Iterable[Iterable]) -> str:
     return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>{body}</tbody>\n</table>"
 
 
+def html_page(title: str, body: list[str]) -> str:
+    """A whole HTML page around BODY's lines: the report's style (tables, the synthetic warning, figures)."""
+    return "\n".join(["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
+                      "<style>body{font-family:sans-serif;max-width:1400px;margin:auto}table{border-collapse:collapse;"
+                      "font-size:12px}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
+                      ".warn{background:#fdd;padding:6px}img{max-width:100%}</style></head><body>",
+                      *body, "</body></html>"])
+
+
 RUN_HEADERS = ["run", "mode", "distance", "load", "valid", "events", "ok", "late", "early", "missed", "lost", "n",
                "mean_us", "var_us2", "std_us", "min_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
                "mean_ticks", "p99_ticks", "jitter_mean_us", "jitter_max_us"]
@@ -265,11 +274,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
 
     def ul(items: list[tuple[str, str]]) -> list[str]:
         return ["<ul>"] + [f"<li>{html.escape(r)}: {html.escape(why)}</li>" for r, why in items] + ["</ul>"]
-    h = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-         "<style>body{font-family:sans-serif;max-width:1400px;margin:auto}table{border-collapse:collapse;"
-         "font-size:12px}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
-         ".warn{background:#fdd;padding:6px}img{max-width:100%}</style></head><body>",
-         f"<h1>{html.escape(title)}</h1>"]
+    h = [f"<h1>{html.escape(title)}</h1>"]
     if warn:
         h.append(f"<p class='warn'><b>SYNTHETIC DATA</b> (mmanalysis.synth): these numbers come from a model, "
                  "not from a measurement.</p>")
@@ -296,8 +301,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
         h += ["<h2>Figures</h2>"]
         h += [f"<figure><img src='figures/{html.escape(paths[1].name)}' alt='{html.escape(name)}'>"
               f"<figcaption>{html.escape(name)}</figcaption></figure>" for name, paths in figs.items()]
-    h.append("</body></html>")
-    (out / "report.html").write_text("\n".join(h))
+    (out / "report.html").write_text(html_page(title, h))
     return {"md": out / "report.md", "html": out / "report.html", "summary": out / "summary.csv",
             "comparison": out / "comparison.csv", "figures": out / "figures"}
 

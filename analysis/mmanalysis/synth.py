@@ -6,6 +6,7 @@ numpy, pandas' CSV writer and json, never the loader, so tests of the loader che
 format document rather than against itself.
 
     python -m mmanalysis.synth OUT_DIR [--count N] [--seed S]   writes the five experiments
+    python -m mmanalysis.synth CLASS --class-groups 5             a class of generated hand-ins (class_handins)
 """
 
 from __future__ import annotations
@@ -146,12 +147,96 @@ def write_experiments(out_dir: Path | str, count: int = 200, seed: int = 0) -> l
     return [write_experiment(out_dir, name, count, seed + i)[0] for i, name in enumerate(EXPERIMENTS)]
 
 
+BENCH_DISPATCH_US = 1.375   # the virtual bench's ISR dispatch: every verification and mixed latency alike
+
+# the five experiments as class_handins' groups name them (students name runs as they like); group 0 uses the
+# demo's names (mmsched.demo)
+HANDIN_NAMES = (
+    ("exp1-verification", "exp2-normal", "exp3-mixed-1ahead", "exp4-mixed-2ahead", "exp5-mixed-2ahead-load"),
+    ("1_verif", "2_normal", "3_mixed1", "4_mixed2", "5_mixed2_heavy"),
+    ("verification", "normal", "mixed-d1-free", "mixed-d2", "mixed-d2-load"),
+    None,                                                  # practice data as it is: write_experiments' names
+    ("run1", "run2", "run3", "run4", None),                # experiment 5 never recorded
+)
+
+
+def _handin_run(folder: Path, name: str, experiment: str, kind: str, count: int, seed: int,
+                generation: str = "aligned", valid: bool = True, invalid_reason: str | None = None) -> Path:
+    """One run of a generated hand-in: drawn from the model like every synthetic run, its sidecar posing as a
+    run on KIND (bench or boards) so a class report's flags can be tried; `target.note` says it was generated."""
+    mode, distance, load = EXPERIMENTS[experiment]
+    rows = synthetic_events(mode, distance, load, count, seed)
+    if kind == "bench" and mode != "normal":   # the bench's exact clock: one dispatch time for every event
+        m = rows["outcome"].isin(["ok", "late"]).to_numpy()
+        counts = round(BENCH_DISPATCH_US * TIMER_HZ / 1e6)
+        rows.loc[m, "latency_counts"] = counts
+        rows.loc[m, "latency_us"] = counts * 1e6 / TIMER_HZ
+        rows.loc[m, "result_tc"] = rows.loc[m, "scheduled_tc"]
+        rows.loc[m, "result_counts"] = counts
+        rows.loc[m, ["outcome", "reason"]] = ["ok", None]
+    meta = sidecar(name, rows, load=load, valid=valid)
+    meta["config"]["generation"] = generation
+    meta["config"]["load"] = "heavy" if load else "idle"
+    meta["invalid_reason"] = None if valid else invalid_reason
+    meta["target"] = {"kind": kind, "paced": kind == "bench", "profiler": None, "executor": None,
+                      "note": f"mmanalysis.synth.class_handins: drawn from a model, posing as a {kind} run"}
+    return write_run(folder / name, rows, meta)[0]
+
+
+def class_handins(folder: Path | str, groups: int = 5, count: int = 60, seed: int = 0) -> list[Path]:
+    """A class folder of generated hand-ins for tests and practice: FOLDER/group-NN/, the five experiments each,
+    with the variety a class has (the runs are drawn from the model, NOT measured; each sidecar's
+    `target.note` says so):
+
+    - group-01: the virtual bench, the demo's run names, in results/;
+    - group-02: the bench, in results/, its normal-mode run invalid and set aside (NAME.attempt1) beside the
+      valid retry, and its loaded run invalid (the only one);
+    - group-03: boards (its sidecars say `target.kind` boards), free-running generation for 1 tick ahead, the runs
+      directly in the group folder;
+    - group-04: practice data handed in as it is (`target.kind` synthetic, write_experiments' names);
+    - group-05: the bench, experiment 5 missing, runs named run1..run4;
+    - group-06 and on: the bench, like group-01.
+
+    Returns the group folders."""
+    folder = Path(folder)
+    out = []
+    for g in range(groups):
+        gdir = folder / f"group-{g + 1:02d}"
+        style = g if g < len(HANDIN_NAMES) else 0
+        s = seed + 100 * g
+        if style == 3:
+            write_experiments(gdir / "results", count, s)
+            out.append(gdir)
+            continue
+        kind = "boards" if style == 2 else "bench"
+        runs = gdir if style == 2 else gdir / "results"
+        for i, (experiment, name) in enumerate(zip(EXPERIMENTS, HANDIN_NAMES[style])):
+            if name is None:
+                continue
+            gen = "free" if style == 2 and experiment == "mixed-1ahead" else "aligned"
+            valid, why = True, None
+            if style == 1 and experiment == "mixed-2ahead-loaded":
+                valid, why = False, "the bench fell behind wall time by 2,310 us (bound 1,000 us) in 14 % of the events"
+            _handin_run(runs, name, experiment, kind, count, s + i, gen, valid, why)
+            if style == 1 and experiment == "normal-1ahead":
+                _handin_run(runs, f"{name}.attempt1", experiment, kind, count, s + 50 + i, gen, False,
+                            "the bench fell behind wall time by 5,120 us (bound 1,000 us) in 9 % of the events")
+        out.append(gdir)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m mmanalysis.synth", description=__doc__.splitlines()[0])
     ap.add_argument("out_dir", type=Path)
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--class-groups", type=int, default=0, metavar="N",
+                    help="write a class folder of N generated groups' hand-ins instead (class_handins)")
     args = ap.parse_args(argv)
+    if args.class_groups:
+        for p in class_handins(args.out_dir, args.class_groups, args.count, args.seed):
+            print(p)
+        return 0
     for p in write_experiments(args.out_dir, args.count, args.seed):
         print(p)
     return 0
