@@ -182,9 +182,19 @@ def _variant(cfg: dict) -> str:
 
 
 def _kind(meta: dict) -> str:
+    """bench, boards, synthetic, or synthetic:KIND for generated data posing as a KIND run (synth.class_handins):
+    drawn from a model, never a measurement, whatever it poses as."""
+    kind = str((meta.get("target") or {}).get("kind"))
     if meta.get("synthetic"):
-        return "synthetic"
-    return str((meta.get("target") or {}).get("kind"))
+        return "synthetic" if kind in ("synthetic", "None") else f"synthetic:{kind}"
+    return kind
+
+
+def target_flag(kind: str) -> str:
+    """The table's flag for a _kind: 'bench', 'boards', 'SYNTHETIC', 'SYNTHETIC (bench-like)'."""
+    if kind.startswith("synthetic:"):
+        return f"SYNTHETIC ({kind.split(':', 1)[1]}-like)"
+    return TARGET_FLAGS.get(kind, f"target {kind}")
 
 
 def _config_text(meta: dict) -> str:
@@ -239,7 +249,7 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
             else:
                 vd = verdict(p, observed_from_row(s, gens.pop() if len(gens) == 1 else None, bench))
             kinds = sorted({_kind(data.meta[r]) for r in runs})
-            flags = [TARGET_FLAGS.get(k, f"target {k}") for k in kinds]
+            flags = [target_flag(k) for k in kinds]
             for r, _ in left:
                 m = data.meta[r]
                 what = (["set-aside attempt"] if is_set_aside(r) else []) + \
@@ -351,7 +361,7 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
     runs_line = ", ".join(f"{g.name} {len(g.runs)}" for g in cr.groups)
     md = [f"# {title}", ""]
     h = [f"<h1>{html.escape(title)}</h1>"]
-    if "synthetic" in kinds:
+    if any(k.startswith("synthetic") for k in kinds):
         warn = "SYNTHETIC DATA in this class (flagged per row): those numbers come from a model, not a measurement."
         md += [f"**{warn}**", ""]
         h.append(f"<p class='warn'><b>{html.escape(warn)}</b></p>")

@@ -225,7 +225,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     valid = data.valid_runs()
     marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
-    synthetic = "synthetic" in kinds
+    synthetic = "synthetic" in kinds or any(data.meta[r].get("synthetic") for r in data.runs)   # (generated hand-ins)
     figs = plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown)) if figures and shown else {}
     if figures:
         figs.update(campaign_figures(data, out / "figures"))

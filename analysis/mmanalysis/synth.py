@@ -180,6 +180,7 @@ def _handin_run(folder: Path, name: str, experiment: str, kind: str, count: int,
     meta["invalid_reason"] = None if valid else invalid_reason
     meta["target"] = {"kind": kind, "paced": kind == "bench", "profiler": None, "executor": None,
                       "note": f"mmanalysis.synth.class_handins: drawn from a model, posing as a {kind} run"}
+    meta["synthetic"] = True      # whatever it poses as, it is no measurement: every view flags it so
     return write_run(folder / name, rows, meta)[0]
 
 

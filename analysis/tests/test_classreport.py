@@ -74,9 +74,9 @@ def test_one_table_per_experiment_a_row_per_group_and_the_flags(rep):
         assert [g.split(" ")[0] for g in rows["group"]] == GROUPS, p.key
     by = {(p.key, r["group"].split(" ")[0]): r
           for p in PAPER for _, r in table[table["experiment"] == p.experiment].iterrows()}
-    for p in PAPER:
-        assert by[(p.key, "group-01")]["flags"] == "bench"
-        assert by[(p.key, "group-03")]["flags"] == "boards"
+    for p in PAPER:     # generated hand-ins: synthetic whatever they pose as
+        assert by[(p.key, "group-01")]["flags"] == "SYNTHETIC (bench-like)"
+        assert by[(p.key, "group-03")]["flags"] == "SYNTHETIC (boards-like)"
         assert by[(p.key, "group-04")]["flags"] == "SYNTHETIC"
     normal2 = by[("normal", "group-02")]
     assert normal2["runs"] == "2_normal"          # the valid retry, the attempt only flagged
@@ -201,3 +201,12 @@ def test_a_run_of_no_paper_experiment_is_named_not_dropped(tmp_path):
     md = rep.md.read_text()
     assert "none of the paper's experiments (not in the tables): g1/three-ahead (mixed, 3 ahead, load idle)" in md
     assert "three-ahead" not in pd.read_csv(rep.table)["runs"].astype(str).str.cat()
+
+
+def test_target_flags_of_measured_and_generated_runs():
+    from mmanalysis.classreport import _kind, target_flag
+
+    assert target_flag(_kind({"target": {"kind": "bench"}})) == "bench"
+    assert target_flag(_kind({"target": {"kind": "boards"}})) == "boards"
+    assert target_flag(_kind({"target": {"kind": "synthetic"}})) == "SYNTHETIC"
+    assert target_flag(_kind({"synthetic": True, "target": {"kind": "boards"}})) == "SYNTHETIC (boards-like)"
