@@ -81,8 +81,10 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "lab.ipynb"
 def execute_notebook(results: Path, out: Path, figures: Path | None = None, timeout: int = 300) -> Path:
     """Runs the lab notebook headless on RESULTS (via MMRIG_RESULTS) and writes the executed copy to OUT."""
     import os
+    import tempfile
 
     import nbformat
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
@@ -91,8 +93,14 @@ def execute_notebook(results: Path, out: Path, figures: Path | None = None, time
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the kernel inherits the environment
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(Path(out).resolve().parent)}}).execute()
+        # IPC (Unix sockets in the Jupyter runtime directory, private to the user), not TCP on localhost: a
+        # kernel on TCP without CurveZMQ keys logs "Kernel is running over TCP without encryption" (ipykernel's
+        # kernelapp), and nothing here needs the network. The sockets go in a private temporary directory
+        # (the default, ./kernel-ipc-N, would litter the student's directory).
+        with tempfile.TemporaryDirectory(prefix="mmrig-kernel-") as sockets:
+            km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
+            NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
+                           resources={"metadata": {"path": str(Path(out).resolve().parent)}}).execute()
     finally:
         for k, v in old.items():
             if v is None:

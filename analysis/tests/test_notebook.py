@@ -27,3 +27,19 @@ def test_notebook_runs_on_synthetic_results(experiments_dir, tmp_path, monkeypat
     assert "mixed-2ahead-loaded" in joined and ("lower than the paper's" in joined)
     assert "largest jitter:" in joined
     assert {p.name for p in (tmp_path / "figs").iterdir()} >= {"compare.png", "cdf.svg", "slack.png"}
+
+
+def test_lab_command_runs_the_kernel_without_tcp(experiments_dir, tmp_path):
+    """`python -m mmanalysis lab` talks to its kernel over IPC: no 'Kernel is running over TCP without
+    encryption' warning on stderr, and no socket files left in the student's directory."""
+    import os
+    import subprocess
+
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
+        str(root / p) for p in ("protocol/python", "scheduler-gui", "hil", "analysis")))
+    r = subprocess.run([sys.executable, "-m", "mmanalysis", "lab", str(experiments_dir), "--out", "lab.ipynb"],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "TCP" not in r.stderr and "encryption" not in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lab", "lab.ipynb"]
