@@ -84,8 +84,8 @@ def execute_notebook(results: Path, out: Path, figures: Path | None = None, time
     import tempfile
 
     import nbformat
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     env = {"MMRIG_RESULTS": str(Path(results).resolve()),
@@ -98,8 +98,12 @@ def execute_notebook(results: Path, out: Path, figures: Path | None = None, time
         # kernelapp), and nothing here needs the network. The sockets go in a private temporary directory
         # (the default, ./kernel-ipc-N, would litter the student's directory).
         with tempfile.TemporaryDirectory(prefix="mmrig-kernel-") as sockets:
-            km = KernelManager(kernel_name="python3", transport="ipc", ip=str(Path(sockets) / "kernel"))
-            NotebookClient(nb, km=km, timeout=timeout, kernel_name="python3",
+            # as configuration, not a KernelManager of ours: the client then owns the kernel and shuts it down
+            # when done (one it does not own is left to notice its parent exit, with a warning on stderr)
+            config = Config()
+            config.KernelManager.transport = "ipc"
+            config.KernelManager.ip = str(Path(sockets) / "kernel")
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", config=config,
                            resources={"metadata": {"path": str(Path(out).resolve().parent)}}).execute()
     finally:
         for k, v in old.items():

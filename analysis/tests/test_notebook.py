@@ -79,4 +79,5 @@ def test_lab_command_runs_the_kernel_without_tcp(experiments_dir, tmp_path):
                        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "TCP" not in r.stderr and "encryption" not in r.stderr, r.stderr
+    assert "WARNING" not in r.stderr, r.stderr      # e.g. a kernel left to notice its parent exit
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lab", "lab.ipynb"]
