@@ -8,8 +8,8 @@ The key runs what its answers need on the virtual bench, through the `mmrig` com
 - paced where the question is about the PC: normal mode, and mixed 2 ticks ahead idle and under heavy load
   (the propagation delay and slack the load can move).
 
-A paced run invalid by bench lag alone (a host stall) is run once more; an answer whose run is still invalid
-says so instead of giving figures. `mmrig proto sizes` gives the SCHEDULE frame's line time. The Markdown
+A paced run invalid by bench lag alone (a host stall), or any run that ended in a rig error, is run once
+more; an answer whose run is still invalid says so instead of giving figures. `mmrig proto sizes` gives the SCHEDULE frame's line time. The Markdown
 written has one section per question (Q1..Q11) and names the command and the runs it came from, so the key
 is regenerated whenever the rig changes.
 """
@@ -60,9 +60,6 @@ RUNS: tuple[KeyRun, ...] = (
                              "cpu,periodic=10ms/2ms"), lockstep=True, count=60),
 )
 
-PACED_TRIES = 2     # a paced run invalid by bench lag alone is run once more
-
-
 @dataclass
 class Made:
     """A run the key made: its sidecar, its rows (mmanalysis.read_run), and how long it took."""
@@ -94,26 +91,35 @@ def mmrig_command() -> list[str]:
     return [sys.executable, "-m", "mmsched.cli"]
 
 
-def _run(argv: list[str], log: Callable[[str], None] | None) -> subprocess.CompletedProcess:
+def _run(argv: list[str], log: Callable[[str], None] | None, check: bool = True) -> subprocess.CompletedProcess:
     if log:
         log("mmrig " + " ".join(argv))
     r = subprocess.run([*mmrig_command(), *argv], capture_output=True, text=True)
-    if r.returncode not in (0, 1, 3):     # 1: a gate (none asked), 3: an invalid run: both leave files
+    if check and r.returncode not in (0, 1, 3):     # 1: a gate (none asked), 3: an invalid run: both leave files
         raise RuntimeError(f"mmrig {' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
     return r
+
+
+TRIES = 2     # a run is made at most twice: after a rig error (exit 2), or paced and invalid by bench lag alone
 
 
 def make_run(run: KeyRun, out: Path, count: int, log: Callable[[str], None] | None = print) -> Made:
     from .reader import read_run
 
-    tries = 1 if run.lockstep else PACED_TRIES
     t0 = time.monotonic()
-    for attempt in range(1, tries + 1):
-        argv = run.argv(out, count)
-        _run(argv, log)
+    argv = run.argv(out, count)
+    for attempt in range(1, TRIES + 1):
+        r = _run(argv, log, check=False)
+        if r.returncode not in (0, 1, 3):
+            # a rig error (the bench did not start or answer in time, e.g. on a machine busy with other work)
+            if attempt == TRIES:
+                raise RuntimeError(f"mmrig {' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
+            if log:
+                log(f"  {run.name}: rig error ({r.returncode}: {r.stderr.strip().splitlines()[-1:]}), running it again")
+            continue
         meta = json.loads((out / f"{run.name}.json").read_text())
-        codes = {r.get("code") for r in meta.get("invalid_reasons") or []}
-        if meta.get("valid", True) or codes != {"bench_lag"}:
+        codes = {x.get("code") for x in meta.get("invalid_reasons") or []}
+        if meta.get("valid", True) or run.lockstep or codes != {"bench_lag"} or attempt == TRIES:
             break
         if log:
             log(f"  {run.name}: invalid by bench lag ({meta.get('invalid_reason')}), running it again")

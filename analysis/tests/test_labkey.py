@@ -40,7 +40,7 @@ def key(tmp_path_factory) -> tuple[str, Path]:
         + [os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, "-m", "mmsched.cli", "lab", "key", "--count", "15", "--quiet",
                         "--out", "key.md"], cwd=d, env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.returncode == 0, f"{r.stdout[-2000:]}\n--- stderr\n{r.stderr[-4000:]}"
     assert "wrote key.md" in r.stdout
     return (d / "key.md").read_text(), d / "key-runs"
 
