@@ -9,9 +9,9 @@ The key runs what its answers need on the virtual bench, through the `mmrig` com
   (the propagation delay and slack the load can move).
 
 A paced run invalid by bench lag alone (a host stall), or any run that ended in a rig error, is run once
-more; an answer whose run is still invalid says so instead of giving figures. `mmrig proto sizes` gives the SCHEDULE frame's line time. The Markdown
-written has one section per question (Q1..Q11) and names the command and the runs it came from, so the key
-is regenerated whenever the rig changes.
+more; an answer whose run is still invalid says so instead of giving figures. `mmrig proto sizes` gives the
+SCHEDULE frame's line time. The Markdown written has one section per question (Q1..Q11) and names the
+command and the runs it came from, so the key is regenerated whenever the rig changes.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import subprocess
 import sys
 import time
@@ -295,7 +294,8 @@ def render(key: Key, command: str, count: int) -> str:
     add("Expected answer: the PC's operating system wakes the firing thread late (`wakeup`: timer slack, the "
         "scheduler, other processes) and the PC only knows when a tick began from a TIMECODE frame that arrived "
         "over the serial line (`est_error`); the write to the line adds `line`. The paper's 14.5 ms came from a "
-        "Pentium III under Windows NT firing from a GUI timer (the paper gives no breakdown). A faster PC shortens the work but not the wake-up lateness or the "
+        "Pentium III under Windows NT firing from a GUI timer (the paper gives no breakdown). A faster PC "
+        "shortens the work but not the wake-up lateness or the "
         "uncertainty of the tick start: it does not give a guarantee, only a different distribution.")
     add("")
 
@@ -306,16 +306,19 @@ def render(key: Key, command: str, count: int) -> str:
     m3, m3b = R["exp3-mixed-1ahead"], R["exp3b-mixed-1ahead-free"]
     lines = []
     if m2.valid and m4.valid:
-        lines.append(f"normal vs mixed 2 ahead: mean {f(m2.summary.get('mean_us'))} us vs {f(m4.summary.get('mean_us'))} us "
+        lines.append(f"normal vs mixed 2 ahead: mean {f(m2.summary.get('mean_us'))} us vs "
+                     f"{f(m4.summary.get('mean_us'))} us "
                      f"(x{f((m2.summary.get('mean_us') or 0) / (m4.summary.get('mean_us') or 1), '.0f')}), max "
                      f"{f(m2.summary.get('max_us'))} vs {f(m4.summary.get('max_us'))} us")
     for a in (m3, m3b):
         if a.valid and m4.valid:
             lines.append(f"1 vs 2 ticks ahead ({a.meta['config'].get('generation')}): on time "
-                         f"{f(100 * summary_row(a)['ok_share'], '.1f')} % vs {f(100 * summary_row(m4)['ok_share'], '.1f')} %")
+                         f"{f(100 * summary_row(a)['ok_share'], '.1f')} % vs "
+                         f"{f(100 * summary_row(m4)['ok_share'], '.1f')} %")
     if m4p.valid and m5.valid:
         lines.append(f"idle vs loaded (mixed 2 ahead, paced): mean {f(m4p.summary.get('mean_us'))} us vs "
-                     f"{f(m5.summary.get('mean_us'))} us (difference {f((m5.summary.get('mean_us') or 0) - (m4p.summary.get('mean_us') or 0))} us)")
+                     f"{f(m5.summary.get('mean_us'))} us (difference "
+                     f"{f((m5.summary.get('mean_us') or 0) - (m4p.summary.get('mean_us') or 0))} us)")
     else:
         lines.append("idle vs loaded: " + (invalid_words(m4p) or invalid_words(m5) or "-"))
     for x in lines:
@@ -380,7 +383,8 @@ def render(key: Key, command: str, count: int) -> str:
     sl = (m3b.meta.get("slack") or {})
     if sl:
         add(f"- `exp3b-mixed-1ahead-free`: ok events were created at tick phase "
-            f"{f((sl.get('ok') or {}).get('created_phase_min'), '.2f')}..{f((sl.get('ok') or {}).get('created_phase_max'), '.2f')}"
+            f"{f((sl.get('ok') or {}).get('created_phase_min'), '.2f')}.."
+            f"{f((sl.get('ok') or {}).get('created_phase_max'), '.2f')}"
             f" (the missed ones late in their tick: the notebook's missed-phase figure)")
     add("")
     add("Expected answer: scheduled 1 tick ahead, an event created at phase p of its tick leaves only (1 - p) of a "
