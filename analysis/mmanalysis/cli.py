@@ -108,9 +108,11 @@ NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "lab.ipynb"
 def execute_notebook(results: Path, out: Path, figures: Path | None = None, timeout: int = 300) -> Path:
     """Runs the lab notebook headless on RESULTS (via MMRIG_RESULTS) and writes the executed copy to OUT."""
     import os
+    import tempfile
 
     import nbformat
     from nbclient import NotebookClient
+    from traitlets.config import Config
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     env = {"MMRIG_RESULTS": str(Path(results).resolve()),
@@ -118,8 +120,18 @@ def execute_notebook(results: Path, out: Path, figures: Path | None = None, time
     old = {k: os.environ.get(k) for k in env}
     os.environ.update(env)  # the kernel inherits the environment
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                       resources={"metadata": {"path": str(Path(out).resolve().parent)}}).execute()
+        # IPC (Unix sockets in the Jupyter runtime directory, private to the user), not TCP on localhost: a
+        # kernel on TCP without CurveZMQ keys logs "Kernel is running over TCP without encryption" (ipykernel's
+        # kernelapp), and nothing here needs the network. The sockets go in a private temporary directory
+        # (the default, ./kernel-ipc-N, would litter the student's directory).
+        with tempfile.TemporaryDirectory(prefix="mmrig-kernel-") as sockets:
+            # as configuration, not a KernelManager of ours: the client then owns the kernel and shuts it down
+            # when done (one it does not own is left to notice its parent exit, with a warning on stderr)
+            config = Config()
+            config.KernelManager.transport = "ipc"
+            config.KernelManager.ip = str(Path(sockets) / "kernel")
+            NotebookClient(nb, timeout=timeout, kernel_name="python3", config=config,
+                           resources={"metadata": {"path": str(Path(out).resolve().parent)}}).execute()
     finally:
         for k, v in old.items():
             if v is None:

@@ -1,8 +1,12 @@
-"""Every command in docs/lab.md is run here: `bash lab` blocks verbatim, `bash lab-dry` blocks (boards, root,
-network) by shell syntax check plus `make -n` or a look-up of the program."""
+"""Every command in docs/lab.md is run here, in a fresh directory as a student's own lab directory: `bash lab`
+blocks verbatim, `bash lab-short` blocks with fewer events (the experiments: `--count` made small), in the
+handout's order; `bash lab-dry` blocks (boards, root, network) by shell syntax check plus `make -n`, the
+options parsed or a look-up of the program, and the boards' `mmrig run` lines run on the bench without their
+ports (lockstep where the mode allows it, paced with few events where it does not)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -16,6 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "docs" / "lab.md"
 VENV_BIN = ROOT / ".venv" / "bin"
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.S | re.M)
+SHORT_COUNT = 20            # events per experiment for `bash lab-short` blocks: one event a host stall voids
+                            # (5 %) leaves a paced run valid; more than that and the demo runs it again
+KINDS = ("bash lab", "bash lab-short", "bash lab-dry")
 
 
 def blocks() -> list[tuple[str, str]]:
@@ -29,21 +36,47 @@ def commands(kind: str) -> list[str]:
 def test_every_command_block_is_marked():
     infos = [info for info, _ in blocks()]
     assert infos, "no fenced blocks found"
-    assert all(i in ("bash lab", "bash lab-dry") for i in infos), infos
-    assert commands("lab") and commands("lab-dry")
+    assert all(i in KINDS for i in infos), infos
+    assert commands("lab") and commands("lab-short") and commands("lab-dry")
+
+
+def shorten(body: str) -> str:
+    """An experiment block with few events: every `--count N` becomes SHORT_COUNT."""
+    return re.sub(r"--count \d+", f"--count {SHORT_COUNT}", body)
+
+
+def lab_env() -> dict[str, str]:
+    return dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", MPLBACKEND="Agg")
 
 
 def test_lab_commands_run(tmp_path):
     from mmhil.bench import ensure_built
 
-    ensure_built()  # the smoke test runs on the virtual bench
-    env = dict(os.environ, PATH=f"{VENV_BIN}{os.pathsep}{os.environ['PATH']}", MPLBACKEND="Agg")
+    ensure_built()  # the smoke test, the experiments and step 5 run on the virtual bench
+    env = lab_env()
+    before = subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout
     for info, body in blocks():
-        if info != "bash lab":
+        if info not in ("bash lab", "bash lab-short"):
             continue
+        body = shorten(body) if info == "bash lab-short" else body
         r = subprocess.run(["bash", "-euo", "pipefail", "-c", body], cwd=tmp_path, env=env, capture_output=True,
-                           text=True, timeout=150)
+                           text=True, timeout=300)
         assert r.returncode == 0, f"{body}\n--- stdout\n{r.stdout[-2000:]}\n--- stderr\n{r.stderr[-2000:]}"
+    # everything the lab writes went to the student's directory: the repository is as it was
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True).stdout == before
+    # the smoke test in lockstep: what the handout promises, the same at every try
+    smoke = json.loads((tmp_path / "smoke" / "mixed-2ahead.json").read_text())
+    assert smoke["environment"]["target"]["lockstep"] and smoke["valid"]
+    assert smoke["summary"]["outcomes"]["ok"] == 20 and smoke["summary"]["mean_us"] == 1.375
+    # the experiments: every run the handout's questions name, from the bench, and the analysis made on them
+    from mmsched.demo import EXPERIMENTS
+
+    for ex in EXPERIMENTS:
+        meta = json.loads((tmp_path / "results" / f"{ex.name}.json").read_text())
+        assert meta["config"]["count"] == SHORT_COUNT and meta["target"]["kind"] == "bench", ex.name
+    assert (tmp_path / "report" / "report.html").stat().st_size > 0
+    assert (tmp_path / "lab.ipynb").stat().st_size > 0
+    assert (tmp_path / "inside" / "loaded.exectrace").exists()
     # what the rehearsal promises exists
     assert (tmp_path / "practice-report" / "report.html").stat().st_size > 0
     assert "SYNTHETIC DATA" in (tmp_path / "practice-report" / "report.md").read_text()
@@ -52,10 +85,59 @@ def test_lab_commands_run(tmp_path):
     assert (tmp_path / "smoke-lab.ipynb").stat().st_size > 0
 
 
+BOARD_RUNS = [line for line in commands("lab-dry") if line.startswith("mmrig run ") and "--profiler" in line]
+
+
+def test_board_runs_are_the_bench_demos_experiments():
+    """Boards and bench record the same experiments with the same options (experiment 3's generation too), so
+    a class can put their runs side by side."""
+    from mmsched.cli import build_parser
+    from mmsched.demo import EXPERIMENTS
+
+    assert len(BOARD_RUNS) == len(EXPERIMENTS)
+    for line in BOARD_RUNS:
+        args = build_parser().parse_args(shlex.split(line)[1:])
+        ex = next(e for e in EXPERIMENTS if e.name == args.out.name)
+        for k, v in ex.kw.items():
+            got = {"load": args.load, "rate_ms": args.rate}.get(k, getattr(args, k, None))
+            assert got == v, (ex.name, k, got, v)
+        defaults = build_parser().parse_args(["run"])
+        for k in ("generation", "discipline", "load", "accuracy"):
+            if k not in ex.kw:
+                assert getattr(args, k) == getattr(defaults, k), (ex.name, k)
+
+
+def test_board_runs_run_on_the_bench(tmp_path):
+    """The boards' commands for real, on the bench: ports left out, few events, lockstep where the mode allows
+    it (normal mode and a PC load need the paced bench)."""
+    from mmhil.bench import ensure_built
+
+    ensure_built()
+    for line in BOARD_RUNS:
+        argv = shlex.split(shorten(line))
+        for opt in ("--profiler", "--executor"):
+            if opt in argv:
+                i = argv.index(opt)
+                del argv[i:i + 2]
+        if "normal" not in argv and "--load" not in argv:
+            argv.append("--unpaced")
+        r = subprocess.run([*argv, "--quiet"], cwd=tmp_path, env=lab_env(), capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode in (0, 3), f"{argv}\n{r.stderr[-2000:]}"   # 3: a host stall voided a paced run
+        out = tmp_path / argv[argv.index("--out") + 1]
+        meta = json.loads(out.with_suffix(".json").read_text())
+        assert meta["config"]["count"] == SHORT_COUNT and meta["target"]["kind"] == "bench"
+
+
 @pytest.mark.parametrize("line", commands("lab-dry"))
 def test_dry_commands_are_sound(line):
     assert subprocess.run(["bash", "-n", "-c", line]).returncode == 0, line
     argv = shlex.split(line.split("|")[0])
+    if argv[0] in ("cd", "source"):       # shell builtins: the directory and the environment of the lab
+        return
+    if argv[0] == "jupyter":              # installed by make setup (the dev extra), in the project's .venv
+        assert (VENV_BIN / "jupyter").exists() or shutil.which("jupyter"), line
+        return
     if argv[0] == "make":
         r = subprocess.run(["make", "-n", *argv[1:]], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert r.returncode == 0, r.stderr

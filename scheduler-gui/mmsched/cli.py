@@ -551,6 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_report_parser(sub)
     add_profile_parser(sub)
     add_capture_parser(sub)
+    __import__("mmanalysis.labkey").labkey.add_lab_key_parser(sub)   # mmrig lab key (runs the bench via mmrig run)
 
     demo = sub.add_parser("demo", help="the paper's five experiments on the virtual bench",
                           description="The paper's five experiments on the paced virtual bench, a table beside the "
