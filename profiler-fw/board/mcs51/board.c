@@ -4,7 +4,8 @@
  *   P1        timecode out (8 bits)
  *   P0.0-2    event id in; P0.3 strobe in, toggled once per event (P0 needs external pull-ups)
  *   P2        event LEDs, active low (LED from Vcc through a resistor into the pin)
- *   P3.0/P3.1 UART, 8N1, Timer1 mode 2 baud generator (0xFD, SMOD=0 at 9600), polled (no ISR)
+ *   P3.0/P3.1 UART, 8N1, Timer1 mode 2 baud generator (SMOD=1, TH1 = 256 - 57600/baud: 0xFA at 9600),
+ *             polled (no ISR)
  *   P3.7      poll monitor: toggles at every poll of P0 (a scope or ucsim's VCD sees the poll gaps)
  *   Timer0    mode 1, free running: one tick = 65536 machine cycles = 71.11 ms; timestamp = count
  *
