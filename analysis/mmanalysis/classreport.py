@@ -31,7 +31,7 @@ from .paper import PAPER, PaperRow, observed_from_row, verdict
 from .reader import MODE_DTYPE, OUTCOME_DTYPE, REASON_DTYPE, RunSet, find_runs, read_run
 from .report import html_page, html_table, md_table
 from .schema import FORMAT, LOAD_CONDITIONS, SchemaError, load_condition
-from .selection import is_set_aside, select
+from .selection import is_set_aside, run_kind, select
 from .stats import summarize
 
 TABLE_HEADERS = ["group", "runs", "events", "n (ok+late)", "mean (us)", "var (us²)", "max (us)", "ok / events",
@@ -181,17 +181,8 @@ def _variant(cfg: dict) -> str:
     return ""
 
 
-def _kind(meta: dict) -> str:
-    """bench, boards, synthetic, or synthetic:KIND for generated data posing as a KIND run (synth.class_handins):
-    drawn from a model, never a measurement, whatever it poses as."""
-    kind = str((meta.get("target") or {}).get("kind"))
-    if meta.get("synthetic"):
-        return "synthetic" if kind in ("synthetic", "None") else f"synthetic:{kind}"
-    return kind
-
-
 def target_flag(kind: str) -> str:
-    """The table's flag for a _kind: 'bench', 'boards', 'SYNTHETIC', 'SYNTHETIC (bench-like)'."""
+    """The table's flag for a run_kind: 'bench', 'boards', 'SYNTHETIC', 'SYNTHETIC (bench-like)'."""
     if kind.startswith("synthetic:"):
         return f"SYNTHETIC ({kind.split(':', 1)[1]}-like)"
     return TARGET_FLAGS.get(kind, f"target {kind}")
@@ -241,14 +232,14 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
             s = summarize(sub, by="_all", valid_only=False)
             s = s.iloc[0] if len(s) else None
             gens = {data.meta[r]["config"].get("generation") for r in pooled}
-            bench = all(_kind(data.meta[r]) == "bench" for r in pooled)
+            bench = all(run_kind(data.meta[r]) == "bench" for r in pooled)
             if not shown:
                 vd = "not a result: no valid run (see flags)"
             elif s is None:
                 vd = "no events in these runs"
             else:
                 vd = verdict(p, observed_from_row(s, gens.pop() if len(gens) == 1 else None, bench))
-            kinds = sorted({_kind(data.meta[r]) for r in runs})
+            kinds = sorted({run_kind(data.meta[r]) for r in runs})
             flags = [target_flag(k) for k in kinds]
             for r, _ in left:
                 m = data.meta[r]
@@ -348,7 +339,7 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
     write_frame(table, out / "class.csv", index=False)
 
     read = [g for g in cr.groups if g.runs]
-    kinds = sorted({_kind(m) for m in cr.data.meta.values()}) if cr.data is not None else []
+    kinds = sorted({run_kind(m) for m in cr.data.meta.values()}) if cr.data is not None else []
     intro = (f"Class folder {src}: {len(cr.groups)} group folders, {len(read)} with runs, "
              f"{sum(len(g.runs) for g in read)} runs read; targets: {', '.join(kinds) or 'none'}. Each group's runs "
              "are those in GROUP/results/ when it exists, else directly in GROUP/. Runs are matched to the paper's "

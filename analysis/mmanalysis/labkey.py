@@ -28,6 +28,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .latstats import measured
+
 QUESTIONS = tuple(f"Q{i}" for i in range(1, 12))
 
 
@@ -159,16 +161,15 @@ def schedule_line_ms(proto_sizes: str) -> tuple[int, float]:
     raise ValueError("no SCHEDULE line in `mmrig proto sizes`")
 
 
-def _measured(df: Any) -> Any:
-    from .latstats import measured
-
-    return measured(df)
-
-
 def link(made: Made):
     from .propagation import link_stats
 
     return link_stats(made.df, made.meta)
+
+
+def experiment_runs(runs: dict[str, Made]) -> list[Made]:
+    """The key's valid runs of the five experiments (not step 5's traced `inside-*` runs)."""
+    return [m for m in runs.values() if m.valid and not m.run.name.startswith("inside")]
 
 
 def summary_row(made: Made) -> dict[str, Any]:
@@ -336,9 +337,7 @@ def render(key: Key, command: str, count: int) -> str:
     add("")
     add("| run | min us | p50 us | p99 us | max us | mean us |")
     add("|---|---|---|---|---|---|")
-    for m in R.values():
-        if m.run.name.startswith("inside") or not m.valid:
-            continue
+    for m in experiment_runs(R):
         s = m.summary
         add(f"| `{m.run.name}` | {f(s.get('min_us'))} | {f(s.get('p50_us'))} | {f(s.get('p99_us'))} | "
             f"{f(s.get('max_us'))} | {f(s.get('mean_us'))} |")
@@ -351,9 +350,7 @@ def render(key: Key, command: str, count: int) -> str:
     # Q5
     add("## Q5. What a linear count axis hides")
     add("")
-    for m in R.values():
-        if m.run.name.startswith("inside") or not m.valid:
-            continue
+    for m in experiment_runs(R):
         tall, bins, n, lo, hi = tail_events(m)
         bw = (m.meta.get("histogram") or {}).get("bin_us")
         add(f"- `{m.run.name}` ({bw} us bins): tallest bin {tall} events; {bins} bin(s) with only 1 or 2 events, "
@@ -413,7 +410,7 @@ def render(key: Key, command: str, count: int) -> str:
     # Q8
     add("## Q8. Jitter")
     add("")
-    rows = [(m.run.name, summary_row(m)) for m in R.values() if m.valid and not m.run.name.startswith("inside")]
+    rows = [(m.run.name, summary_row(m)) for m in experiment_runs(R)]
     rows = [(n, r) for n, r in rows if r.get("jitter_max_us") == r.get("jitter_max_us")]
     if rows:
         jn, jr = max(rows, key=lambda x: x[1]["jitter_max_us"])
@@ -456,7 +453,7 @@ def render(key: Key, command: str, count: int) -> str:
     add("")
     for name in ("inside-idle", "inside-loaded"):
         m = R[name]
-        lat = _measured(m.df)["latency_us"].to_numpy(dtype=float)
+        lat = measured(m.df)["latency_us"].to_numpy(dtype=float)
         if not len(lat):
             add(f"- `{name}`: no measured event")
             continue

@@ -23,7 +23,7 @@ from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (P
 from .propagation import link_stats
 from .reader import RunSet, read_runs
 from .schema import load_condition
-from .selection import select, subset
+from .selection import run_kind, select, subset
 from .stats import summarize
 
 COMPARE_HEADERS = ["section", "experiment", "paper mean (us)", "paper var (us²)", "runs", "events", "n (ok+late)",
@@ -225,7 +225,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     valid = data.valid_runs()
     marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
-    synthetic = "synthetic" in kinds or any(data.meta[r].get("synthetic") for r in data.runs)   # (generated hand-ins)
+    synthetic = any(run_kind(data.meta[r]).startswith("synthetic") for r in data.runs)
     figs = plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown)) if figures and shown else {}
     if figures:
         figs.update(campaign_figures(data, out / "figures"))

@@ -48,3 +48,12 @@ def subset(data: RunSet, runs: list[str]) -> RunSet:
     df = data.df[data.df["run"].isin(keep)].copy()
     df["run"] = df["run"].cat.set_categories([r for r in data.meta if r in keep])
     return RunSet(df, {r: m for r, m in data.meta.items() if r in keep})
+
+
+def run_kind(meta: dict) -> str:
+    """What a run is, from its sidecar: bench, boards, synthetic, or synthetic:KIND for generated data posing
+    as a KIND run (synth.class_handins): drawn from a model, never a measurement, whatever it poses as."""
+    kind = str((meta.get("target") or {}).get("kind"))
+    if meta.get("synthetic"):
+        return "synthetic" if kind in ("synthetic", "None") else f"synthetic:{kind}"
+    return kind

@@ -204,7 +204,8 @@ def test_a_run_of_no_paper_experiment_is_named_not_dropped(tmp_path):
 
 
 def test_target_flags_of_measured_and_generated_runs():
-    from mmanalysis.classreport import _kind, target_flag
+    from mmanalysis.classreport import target_flag
+    from mmanalysis.selection import run_kind as _kind
 
     assert target_flag(_kind({"target": {"kind": "bench"}})) == "bench"
     assert target_flag(_kind({"target": {"kind": "boards"}})) == "boards"

@@ -14,13 +14,14 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QEvent, QProcess, Qt, QTimer, QUrl
 from PySide6.QtGui import QColor, QDesktopServices, QPixmap
-from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox,
+from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QGroupBox,
                                QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit, QPushButton,
-                               QRadioButton, QSizePolicy, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
+                               QSizePolicy, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout)
 
 from ..sweep import (DISPATCHES, LOADS, Campaign, Plan, SweepError, parse_choices, parse_distances,
                      parse_rates)
+from .widgets import radio_pair
 
 POLL_MS = 400
 BAD_STYLE = "QLineEdit { background: #ffd6d6; border: 1px solid #d00000; }"
@@ -90,12 +91,9 @@ class SweepWindow(QDialog):
 
         where = QGroupBox("Where the points run")
         wl = QVBoxLayout(where)
-        self.lockstep = QRadioButton("lockstep: points in parallel as Dask tasks")
-        self.paced = QRadioButton("paced: one at a time in the sweep's process (they measure the host)")
-        self.lockstep.setChecked(True)
-        self.bench_group = QButtonGroup(self)
-        self.bench_group.addButton(self.lockstep)
-        self.bench_group.addButton(self.paced)
+        self.lockstep, self.paced, self.bench_group = radio_pair(
+            self, "lockstep: points in parallel as Dask tasks",
+            "paced: one at a time in the sweep's process (they measure the host)")
         wl.addWidget(self.lockstep)
         wl.addWidget(self.paced)
         self.load_note = QLabel("Lockstep refuses load conditions other than idle: a lockstep point does not "
@@ -104,12 +102,8 @@ class SweepWindow(QDialog):
         self.load_note.setStyleSheet("color: #555;")
         wl.addWidget(self.load_note)
         row = QHBoxLayout()
-        self.use_local = QRadioButton("local cluster, workers")
-        self.use_cluster = QRadioButton("Dask scheduler")
-        self.use_local.setChecked(True)
-        self.cluster_group = QButtonGroup(self)
-        self.cluster_group.addButton(self.use_local)
-        self.cluster_group.addButton(self.use_cluster)
+        self.use_local, self.use_cluster, self.cluster_group = radio_pair(self, "local cluster, workers",
+                                                                          "Dask scheduler")
         self.workers = QSpinBox()
         self.workers.setRange(1, 256)
         self.workers.setValue(2)

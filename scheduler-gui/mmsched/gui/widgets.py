@@ -10,7 +10,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFont, QPainter
-from PySide6.QtWidgets import QFormLayout, QGridLayout, QGroupBox, QLabel, QProgressBar, QSizePolicy, QWidget
+from PySide6.QtWidgets import (QButtonGroup, QFormLayout, QGridLayout, QGroupBox, QLabel, QProgressBar, QRadioButton,
+                               QSizePolicy, QWidget)
 
 from mmanalysis import variance_text
 from mmanalysis.latstats import run_summary
@@ -20,6 +21,16 @@ from ..stats import summarize
 from .rows import Row
 
 pg.setConfigOptions(antialias=False, background="w", foreground="k")
+
+
+def radio_pair(owner: QWidget, first: str, second: str) -> tuple[QRadioButton, QRadioButton, QButtonGroup]:
+    """Two exclusive radio buttons, the first checked, and the group that keeps them exclusive (owned by OWNER)."""
+    a, b = QRadioButton(first), QRadioButton(second)
+    a.setChecked(True)
+    group = QButtonGroup(owner)
+    group.addButton(a)
+    group.addButton(b)
+    return a, b, group
 
 
 class Leds(QWidget):

@@ -25,7 +25,7 @@ from ..endpoint import Boards, Endpoint
 from .feed import EventFeed
 from .model import EventModel
 from .rows import load_run, snapshot
-from .widgets import ElidedLabel, Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay
+from .widgets import ElidedLabel, Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay, radio_pair
 from .worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
 RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
@@ -110,12 +110,7 @@ class MainWindow(QMainWindow):
         # connection
         conn = QGroupBox("Connection")
         cl = QGridLayout(conn)
-        self.conn_bench = QRadioButton("virtual bench")
-        self.conn_serial = QRadioButton("serial ports")
-        self.conn_bench.setChecked(True)
-        self.conn_group = QButtonGroup(self)
-        self.conn_group.addButton(self.conn_bench)
-        self.conn_group.addButton(self.conn_serial)
+        self.conn_bench, self.conn_serial, self.conn_group = radio_pair(self, "virtual bench", "serial ports")
         cl.addWidget(self.conn_bench, 0, 0)
         cl.addWidget(self.conn_serial, 0, 1)
         self.profiler_port = QComboBox()
