@@ -4,9 +4,16 @@ tracked, and the estimate of when each tick began on this host's clock.
 Tick-start estimation. The profiler sends TIMECODE right after its output changed, so a frame for tick
 T completes on the PC at start(T) + wire time (10 bytes, 10.417 ms at 9600 baud) + delays (a RESULT
 already on the line, the OS, the bench's lag). Delays only ever add, so each frame gives an upper bound
-on the tick's start; with the tick length from HELLO, `start(T) = base + T * tick_s`, and the estimate
-of `base` is the smallest bound over the last `window` frames (a minimum filter: robust to the long
-tail of delays, and it follows slow clock drift between the node's crystal and the PC).
+on the tick's start; `start(T) = base + T * tick`, and the estimate of `base` is the smallest bound over
+the last `window` frames (a minimum filter: robust to the long tail of delays, and it follows what is left
+of the drift between the node's crystal and the PC).
+
+The tick length is not taken on trust from HELLO: a board's crystal or resonator is off (a Mega's
+resonator by up to 0.5 %), and with the nominal length the minimum filter lags the drift by up to `window`
+ticks' worth of it (0.5 % slow: FIREs 2.4-5.5 ms early). Once `fit_min_frames` frames have arrived on one
+tick grid, the length is the lower-envelope fit of the arrivals (tickfit.py) over the last `fit_window`
+frames; before that, and for a fit more than `fit_max_offset` from nominal (which no real clock is: a
+fault), the nominal length. `fit_ppm` says how fast the profiler's clock runs against this host's.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from dataclasses import dataclass, field
 
 from mmproto import Timecode, extend_timecode
 from mmproto.wiretime import wire_time_s
+
+from .tickfit import lower_envelope_slope
 
 
 def round256(d: int) -> int:
@@ -28,11 +37,18 @@ class TimecodeTracker:
     tick_s: float
     baud: int = 9600
     window: int = 16
+    fit_window: int = 512          # 36 s of ticks: the fit's precision grows with its span
+    fit_min_frames: int = 64       # 4.6 s: simulated 0..3 ms delays and stalls, the start 2 ticks ahead within -54 us
+                                   # over 15 runs (32 frames: -120 us, more than the bench's least FIRE latency)
+    fit_max_offset: float = 0.02   # a fit further than 2 % from nominal is a fault, not a clock
     current: int | None = field(default=None, init=False)   # extended timecode of the last frame
     frames: int = field(default=0, init=False)
     jumps: int = field(default=0, init=False)                # frames that were neither +0 nor +1
     disagreements: int = field(default=0, init=False)        # frames whose own count was not our extension
-    _bases: deque = field(default_factory=deque, init=False)
+    fits_rejected: int = field(default=0, init=False)        # fits past fit_max_offset (nominal used instead)
+    fitted_tick_s: float | None = field(default=None, init=False)   # None: not fitted yet
+    _bases: deque = field(default_factory=deque, init=False)    # (timecode, arrival - wire), last `window`
+    _points: deque = field(default_factory=deque, init=False)   # the same, last `fit_window`, one tick grid
 
     @property
     def wire_s(self) -> float:
@@ -48,6 +64,8 @@ class TimecodeTracker:
         """The profiler reset: its count starts again, and so does the estimate of the tick's start."""
         self.current = None
         self._bases.clear()
+        self._points.clear()
+        self.fitted_tick_s = None
 
     def update(self, timecode: int, arrived_at: float) -> int:
         """One TIMECODE frame (the profiler's own 32-bit extended value) that completed at `arrived_at`.
@@ -64,12 +82,51 @@ class TimecodeTracker:
                 ext = timecode
         if self.current is not None and ext != self.current + 1:
             self._bases.clear()  # the tick grid moved (reset, lost frames): start the estimate again
+            if ext <= self.current:   # went back: another grid; lost frames leave the grid, and the fit, as they were
+                self._points.clear()
+                self.fitted_tick_s = None
         self.current = ext
         self.frames += 1
-        self._bases.append(arrived_at - self.wire_s - ext * self.tick_s)
+        point = (ext, arrived_at - self.wire_s)
+        self._bases.append(point)
         while len(self._bases) > self.window:
             self._bases.popleft()
+        self._points.append(point)
+        while len(self._points) > self.fit_window:
+            self._points.popleft()
+        self._refit()
         return ext
+
+    def _refit(self) -> None:
+        if len(self._points) < self.fit_min_frames:
+            return
+        slope = lower_envelope_slope(list(self._points))
+        if slope is None:
+            return
+        if abs(slope / self.tick_s - 1.0) > self.fit_max_offset:
+            self.fits_rejected += 1
+            self.fitted_tick_s = None
+            return
+        self.fitted_tick_s = slope
+
+    @property
+    def tick_len_s(self) -> float:
+        """The tick length in use: fitted from the arrivals once there are enough, else HELLO's."""
+        return self.fitted_tick_s if self.fitted_tick_s is not None else self.tick_s
+
+    @property
+    def fitted(self) -> bool:
+        return self.fitted_tick_s is not None
+
+    @property
+    def fit_ppm(self) -> float | None:
+        """How fast the profiler's clock runs against this host's, in ppm (+: fast, its ticks shorter than
+        nominal; the sign of the bench's --ppm-profiler). None before the fit."""
+        return None if self.fitted_tick_s is None else (self.tick_s / self.fitted_tick_s - 1.0) * 1e6
+
+    def _base(self) -> float:
+        tick = self.tick_len_s
+        return min(y - x * tick for x, y in self._bases)
 
     @property
     def ready(self) -> bool:
@@ -79,16 +136,15 @@ class TimecodeTracker:
         """Estimated host time (time.monotonic) at which tick `timecode` began."""
         if not self._bases:
             raise RuntimeError("no TIMECODE frame yet")
-        return min(self._bases) + timecode * self.tick_s
+        return self._base() + timecode * self.tick_len_s
 
     def phase(self, now: float, timecode: int | None = None) -> float:
         """How far into tick `timecode` (default: the current one) `now` is, in ticks (0..1 normally)."""
         tc = self.current if timecode is None else timecode
         assert tc is not None
-        return (now - self.tick_start(tc)) / self.tick_s
+        return (now - self.tick_start(tc)) / self.tick_len_s
 
     def now_tc(self, now: float) -> int:
         """The tick in force at host time `now` by the estimate (may be ahead of `current`, whose
         frame is still on the wire during the first 10 ms of every tick)."""
-        base = min(self._bases)
-        return int((now - base) // self.tick_s)
+        return int((now - self._base()) // self.tick_len_s)

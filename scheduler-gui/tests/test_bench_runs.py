@@ -89,6 +89,26 @@ def test_normal_mode_results_come_from_fire_frames(tmp_path: Path) -> None:
     assert sidecar["cpu"]["normal_mode_cpu_s"] > 0 and sidecar["cpu"]["accuracy"] == 50
 
 
+@pytest.mark.parametrize("ppm", [-5000, 5000])
+def test_normal_mode_with_the_profiler_crystal_half_a_percent_off_fires_nothing_early(tmp_path: Path, ppm: int) -> None:
+    """Issue 23: a Mega's resonator is off by up to 0.5 %. With HELLO's nominal tick length, a profiler 0.5 % slow
+    made FIREs go out 2.4-5.5 ms early (recorded `early`) and 0.5 % fast 0.6-3 ms late. The tick length is now
+    fitted from the TIMECODE arrivals: no event is early, none late, and the fit finds the crystal."""
+    out = tmp_path / "drift"
+    done = mmrig("run", "--mode", "normal", "--distance", "1", "--count", "30", "--accuracy", "100",
+                 "--ppm-profiler", str(ppm), "--out", str(out))
+    sidecar = json.loads((tmp_path / "drift.json").read_text())
+    valid_or_lag_only(done.returncode, sidecar, done.stdout + done.stderr)
+    assert sidecar["target"]["ppm"]["profiler"] == ppm
+    # the paced bench keeps virtual time on the host's clock: the fit sees the crystal itself
+    assert sidecar["timebase"]["profiler_clock_ppm"] == pytest.approx(ppm, abs=150)
+    df = pd.read_csv(tmp_path / "drift.csv")
+    assert len(df) == 30
+    counts = df["outcome"].value_counts().to_dict()
+    assert counts.get("early", 0) == 0 and counts.get("late", 0) == 0, counts
+    assert counts.get("ok", 0) == 30, df[["outcome", "reason", "latency_us"]]
+
+
 def test_disciplined_normal_run_splits_each_latency_into_its_budget(tmp_path: Path) -> None:
     """The floor comes from FIREs the bench injected on the tick's edge; the servo locks on the start probes;
     every measured row's four parts add up to its latency; the report shows the budget."""
