@@ -83,8 +83,11 @@ perf: setup  ## run every benchmark, write perf/results.json and print a table
 flash-profiler-avr:  ## flash the AVR profiler to an Arduino Mega 2560: make flash-profiler-avr PORT=/dev/ttyACM0
 	$(MAKE) -C profiler-fw flash-avr $(if $(PORT),PORT=$(PORT))
 
-flash-profiler-8051:  ## flash the 8051 profiler (stcgal, STC89C52): make flash-profiler-8051 PORT=/dev/ttyUSB0
+flash-profiler-8051:  ## flash the 8051 profiler (stcgal, STC89C52RC, 12T): make flash-profiler-8051 PORT=/dev/ttyUSB0
 	$(MAKE) -C profiler-fw flash-8051 $(if $(PORT),PORT51=$(PORT))
+
+flash-profiler-at89s52:  ## flash the 8051 profiler to an AT89S52 (s51dude + USBtinyISP): make flash-profiler-at89s52 PORT=/dev/ttyUSB0
+	$(MAKE) -C profiler-fw flash-8051-isp $(if $(PORT),PORT51=$(PORT))
 
 flash-executor:  ## flash the executor to an Arduino Mega 2560: make flash-executor PORT=/dev/ttyACM0
 	$(MAKE) -C executor flash $(if $(PORT),PORT=$(PORT))
