@@ -65,7 +65,7 @@ mkdir -p "$TMP/parts" "$TMP/lists/partial" "$TMP/cache/archives/partial" "$TMP/d
 # deb822 files: every stanza whose Types has "deb" becomes a deb-src stanza (same URIs, suites, keys).
 shopt -s nullglob
 for f in /etc/apt/sources.list.d/*.sources; do
-    awk 'BEGIN { IGNORECASE = 1 } /^Types:/ { if ($0 ~ /[[:space:]]deb([[:space:]]|$)/) print "Types: deb-src"; else print; next } { print }' \
+    awk '/^Types:/ && / deb( |$)/ { print "Types: deb-src"; next } { print }' \
         "$f" > "$TMP/parts/$(basename "$f")"
 done
 # one-line files: "deb [opts] uri suite comp..." -> "deb-src ..."
@@ -74,13 +74,20 @@ for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
     sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >> "$TMP/parts/derived.list"
 done
 APT=(apt-get -q -o Dir::Etc::SourceList=/dev/null -o "Dir::Etc::SourceParts=$TMP/parts"
-     -o "Dir::State::Lists=$TMP/lists" -o "Dir::Cache=$TMP/cache" -o APT::Sandbox::User=root)
+     -o "Dir::State::Lists=$TMP/lists" -o "Dir::Cache=$TMP/cache")
+# as root, apt would hand the download to its _apt user, who cannot enter our mktemp directory
+[[ $(id -u) -ne 0 ]] || APT+=(-o APT::Sandbox::User=root)
 # A third-party entry without sources only warns; what counts is whether sdcc $PIN can be had.
 "${APT[@]}" update >"$TMP/update.log" 2>&1 || true
-( cd "$TMP/dl" && "${APT[@]}" source --download-only "sdcc=$PIN" ) >"$TMP/source.log" 2>&1 \
-    || unavailable "Debian source package sdcc $PIN cannot be had ($(grep -m1 -E '^E:' "$TMP/source.log" || echo 'no deb-src'))"
+if ! ( cd "$TMP/dl" && "${APT[@]}" source --download-only "sdcc=$PIN" ) >"$TMP/source.log" 2>&1; then
+    why="$(grep -m1 -E '^E:' "$TMP/source.log" || echo 'no deb-src')"
+    unavailable "Debian source package sdcc $PIN cannot be had ($why)"
+fi
 DSC="$TMP/dl/sdcc_$PIN.dsc"
-[[ -f "$DSC" ]] && grep -qx "Version: $PIN" "$DSC" || { echo "ucsim.sh: fetched source is not sdcc $PIN" >&2; exit 1; }
+if ! [[ -f "$DSC" ]] || ! grep -qx "Version: $PIN" "$DSC"; then
+    echo "ucsim.sh: the fetched source is not sdcc $PIN" >&2
+    exit 1
+fi
 say "fetched sdcc $PIN ($(du -sh "$TMP/dl" | cut -f1)); unpacking"
 # dpkg-source checks the tarballs against the .dsc (whose hashes apt checked against the signed index)
 # and applies Debian's patches.
@@ -124,11 +131,16 @@ S51_OBJS=(glob.o sim51.o inc.o jmp.o mov.o logic.o arith.o bit.o timer0.o timer1
     strip --strip-debug "$OUT/lib/libucsim51.a"
     ranlib "$OUT/lib/libucsim51.a"
     rm -rf "$OUT/obj"
-) >"$LOG" 2>&1 || { echo "ucsim.sh: build failed, see build/ucsim/build.log:" >&2; tail -5 "$LOG" >&2; exit 1; }
+) >"$LOG" 2>&1 || {
+    echo "ucsim.sh: build failed, see build/ucsim/build.log:" >&2
+    tail -5 "$LOG" >&2
+    exit 1
+}
 
 # The include path, as ucsim's own s51.src/Makefile has it.
 for d in src src/s51.src src/sim.src src/cmd.src src/gui.src; do
     echo "-I$OUT/$d"
 done | tr '\n' ' ' > "$OUT/cppflags"
 echo "$PIN" > "$OUT/VERSION"
-say "built in $(( $(date +%s) - start )) s: build/ucsim/lib/libucsim51.a ($(du -k "$OUT/lib/libucsim51.a" | cut -f1) KiB)"
+size_k=$(du -k "$OUT/lib/libucsim51.a" | cut -f1)
+say "built in $(( $(date +%s) - start )) s: build/ucsim/lib/libucsim51.a ($size_k KiB)"
