@@ -117,6 +117,47 @@ def test_node_reset(run51: Path) -> None:
     assert r["edge_results"] >= r["edges"] - 1 and r["id_mismatch"] == 0
 
 
+def p1_changes(writes: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for t, v in writes:
+        if not out or out[-1][1] != v:
+            out.append((t, v))
+    return out
+
+
+@pytest.mark.skipif(shutil.which("s51") is None, reason="no s51 (Debian's sdcc-ucsim) to compare with")
+def test_p1_clocks_equal_s51s(run51: Path, tmp_path: Path) -> None:
+    """The port callback's clock is ucsim's own: the P1 changes run51 sees are those of s51's VCD of the
+    same image, to the clock (s51 writes the VCD in whole ps; one clock is 90422.5 ps)."""
+    vcd = tmp_path / "s51.vcd"
+    cfg = tmp_path / "cfg.txt"
+    cfg.write_text(f'file "{IHX}"\nset hw vcd[0] output "{vcd}"\nset hw vcd[0] add sfr[0x90]\n'
+                   "set hw vcd[0] start\n")
+    r = subprocess.run(["s51", "-t", "87C51", "-X", "11.0592M", "-C", str(cfg), "-c", "-"],
+                       input="step 600000\nset hw vcd[0] stop\nquit\n", capture_output=True, text=True,
+                       timeout=60, cwd=tmp_path)
+    assert "Simulated" in r.stdout, r.stdout[-1000:]
+    theirs: list[tuple[int, int]] = []
+    now = 0
+    for line in vcd.read_text().splitlines():
+        if line.startswith("#"):
+            now = int(line[1:])
+        elif line.startswith("b") and "x" not in line:
+            clocks = now * 11_059_200 / 1e12      # whole clocks, written as whole ps (rounded)
+            assert abs(clocks - round(clocks)) < 0.01
+            theirs.append((round(clocks), int(line[1:].split()[0], 2)))
+    trace = tmp_path / "run51.txt"
+    subprocess.run([str(run51), "--seconds", "0.9", "--trace", str(trace), str(IHX)], check=True,
+                   capture_output=True, timeout=60)
+    ours = [(int(t), int(v, 16)) for t, k, v in (ln.split() for ln in trace.read_text().splitlines())
+            if k == "P1"]
+    theirs, ours = p1_changes(theirs), p1_changes(ours)
+    n = min(len(theirs), len(ours))
+    print(f"\nrun51 and s51: the first {n} P1 changes at the same clocks ({ours[n - 1][0]} the last)")
+    assert n >= 12        # reset, board_init, board_start, the ticks of ~0.9 s
+    assert ours[:n] == theirs[:n]
+
+
 def test_faster_than_real_time(with_executor: dict[str, Any]) -> None:
     """The bench runs the cores paced at real time: the 8051 core must keep up (measured ~9x on this
     machine's kind)."""
