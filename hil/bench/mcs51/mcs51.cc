@@ -261,21 +261,39 @@ uint64_t mcs51_clock(const mcs51_t *m)
     return m->watch->cycles * MCS51_CLOCKS_PER_CYCLE;
 }
 
+// ucsim's reasons to stop (stypes.h: every result above resSTOP stops its simulator). Ours sets no
+// breakpoints and no step count, so any of them here means the program went wrong.
+static const char *stop_reason(int res)
+{
+    switch (res) {
+    case resHALT: return "halted (a serious error in ucsim)";
+    case resINV_ADDR: return "an invalid indirect address";
+    case resSTACK_OV: return "stack overflow";
+    case resINV_INST: return "an invalid instruction";
+    case resBITADDR: return "an uninterpretable bit address";
+    case resERROR: return "an error during an instruction";
+    case resNOT_DONE: return "an instruction ucsim does not simulate";
+    default: return "ucsim stopped the core";
+    }
+}
+
 int mcs51_step(mcs51_t *m)
 {
     uint64_t before = m->watch->cycles;
-    if (m->uc->state != stGO && m->uc->state != stIDLE) {
-        m->error = "the 8051 is in power-down";
+    if (m->uc->state == stPD) {
+        m->error = "the 8051 is in power-down (only a reset ends it)";
         return -1;
     }
+    // cl_51core::do_inst: one instruction (in idle mode one machine cycle), then the interrupt it
+    // accepts, if any
     int res = m->uc->do_inst(1);
-    if (res == resINV_INST) {
-        m->error = "invalid instruction";
+    if (res > resSTOP) {
+        m->error = stop_reason(res);
         return -1;
     }
     uint64_t used = m->watch->cycles - before;
     if (used == 0) {
-        m->error = "an instruction took no time (ucsim stopped the core)";
+        m->error = "an instruction took no time";
         return -1;
     }
     return (int)(used * MCS51_CLOCKS_PER_CYCLE);

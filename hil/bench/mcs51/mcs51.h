@@ -59,8 +59,9 @@ void mcs51_reset(mcs51_t *m);
 uint64_t mcs51_clock(const mcs51_t *m);
 
 /* One instruction, and the interrupt ucsim accepts after it if any (the hardware LCALL to the vector,
- * 2 machine cycles: ucsim does both in one step). Returns the clocks used (> 0), or -1 if the core
- * stopped (an invalid instruction, power-down: nothing wakes it here), with the reason in mcs51_error. */
+ * 2 machine cycles: ucsim does both in one step); in idle mode one machine cycle. Returns the clocks
+ * used (> 0), or -1 if the core stopped (an invalid instruction or address, a stack overflow, power-
+ * down: nothing but a reset ends it here), with the reason in mcs51_error. */
 int mcs51_step(mcs51_t *m);
 
 /* Instructions until the clock reaches `until` (it stops at the first instruction boundary at or after
