@@ -158,6 +158,15 @@ def test_p1_clocks_equal_s51s(run51: Path, tmp_path: Path) -> None:
     assert ours[:n] == theirs[:n]
 
 
+def test_same_run_whatever_the_quantum(run51: Path) -> None:
+    """A co-simulation returns from mcs51_run_until often (to let other cores run): returning after every
+    instruction must give the very same run, frame for frame and clock for clock."""
+    runs = [run(run51, "--seconds", "3", "--executor", "--fire-ms", "150", *q) for q in ([], ["--quantum", "1"])]
+    for r in runs:
+        del r["wall_s"], r["speed"]
+    assert runs[0] == runs[1] and runs[0]["fire_results"] >= 10
+
+
 def test_faster_than_real_time(with_executor: dict[str, Any]) -> None:
     """The bench runs the cores paced at real time: the 8051 core must keep up (measured ~9x on this
     machine's kind)."""

@@ -1,7 +1,8 @@
 /*
  * run51: the 8051 profiler image alone on ucsim's core (mcs51.h), unpaced, for N virtual seconds.
  *
- *   run51 [--seconds S] [--executor] [--fire-ms MS] [--reset-at S] [--json] [--trace FILE] IMAGE.ihx
+ *   run51 [--seconds S] [--executor] [--fire-ms MS] [--reset-at S] [--quantum CLOCKS] [--json]
+ *         [--trace FILE] IMAGE.ihx
  *
  *   --executor   a stand-in executor: each timecode change on P1 (the new value is the old one + 1) is
  *                answered with an event on P0 EXEC_DELAY_CLOCKS later (1.375 us, the figure of the issue's
@@ -12,6 +13,8 @@
  *                start bit went onto the line
  *   --reset-at S the node's reset (mcs51_reset) at S virtual seconds: the profiler starts again (a second
  *                HELLO, timecodes from 1); a frame on the line then is cut (one bad frame at most)
+ *   --quantum C  return from mcs51_run_until at least every C clocks (1: after every instruction), as a
+ *                co-simulation that interleaves the 8051 with other cores would: the speed it costs
  *   --json       one JSON object instead of the text summary (hil/tests/test_mcs51.py reads it)
  *   --trace FILE every P1 write, P0 edge and UART byte with its clock (text, one per line)
  *
@@ -255,8 +258,8 @@ static double now_s(void)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: run51 [--seconds S] [--executor] [--fire-ms MS] [--reset-at S] [--json] "
-                    "[--trace FILE] IMAGE.ihx\n");
+    fprintf(stderr, "usage: run51 [--seconds S] [--executor] [--fire-ms MS] [--reset-at S] [--quantum CLOCKS] "
+                    "[--json] [--trace FILE] IMAGE.ihx\n");
     exit(2);
 }
 
@@ -264,6 +267,7 @@ int main(int argc, char **argv)
 {
     static struct run r;
     double seconds = 10.0, fire_ms = 0, reset_s = -1;
+    unsigned long quantum = 0;
     int json = 0;
     const char *ihx = NULL, *trace = NULL;
     char *end;
@@ -280,6 +284,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(argv[i], "--reset-at") && i + 1 < argc) {
             reset_s = strtod(argv[++i], &end);
             if (*end || reset_s <= 0)
+                usage();
+        } else if (!strcmp(argv[i], "--quantum") && i + 1 < argc) {
+            quantum = strtoul(argv[++i], &end, 10);
+            if (*end || quantum == 0)
                 usage();
         } else if (!strcmp(argv[i], "--executor")) {
             r.executor = 1;
@@ -338,6 +346,8 @@ int main(int argc, char **argv)
             next = next_fire;
         if (reset_at < next)
             next = reset_at;
+        if (quantum && mcs51_clock(r.m) + quantum < next)
+            next = mcs51_clock(r.m) + quantum;
         if (mcs51_run_until(r.m, next) < 0) {   /* 1: stopped early for a P1 change, see edge_due */
             fprintf(stderr, "run51: the 8051 stopped at clock %llu: %s\n",
                     (unsigned long long)mcs51_clock(r.m), mcs51_error(r.m));
