@@ -6,10 +6,13 @@
  * there: BOOTRST programmed, BOOTSZ = 4096 words, so the reset vector is byte 0x3E000. The bench loads
  * that very file (Debian's arduino-core-avr, or --bootloader HEX) into flash beside the application
  * image and sets simavr's reset PC (avr->reset_pc: avr_reset starts every core there) to 0x3E000. The
- * bootloader then does what it does on the board: after a watchdog reset (WDRF) it jumps to the
- * application at once; otherwise it waits for a byte on USART0 (115200 baud) for about 0.8 s and then
- * jumps to 0; a byte received in that window makes it stay in its STK500v2 command loop for seconds
- * (issue 23). It also clears MCUSR, so the application always reads 0 there, as on the board.
+ * bootloader then does what it does on the board: it waits for a byte on USART0 (115200 baud) for
+ * 0.8325 s and then jumps to 0; a byte received in that window makes it stay in its STK500v2 command
+ * loop for seconds (issue 23). It clears MCUSR, so the application always reads 0 there. After a
+ * watchdog reset it means to jump to the application at once, but through an EICALL with EIND = 1: it
+ * lands in empty flash at 0x20000, runs up into itself again (3.84 ms) and waits the full time
+ * (measured: docs/bench.md, "Arduino mode"). simavr's hex reader prints "unsupported check type 03"
+ * for the file's start-address record, which the bench does not need (the reset PC is the fuses'). 
  *
  * Reset on open. On the board the USB chip (ATmega16U2) asserts DTR when the host opens the port,
  * and DTR pulls RESET low through a 100 nF capacitor: every open resets the MCU; a close does not.

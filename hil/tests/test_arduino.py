@@ -5,6 +5,7 @@ Link.handshake, which asks with QUERY at once). Lockstep, so the moment of every
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -184,3 +185,29 @@ def test_paced_open_then_hello_after_the_bootloader(tmp_path: Path) -> None:
     assert silent_until is not None and silent_until > 0.6
     assert 0.95 < first[1] < 3.0, first[1]
     assert st["nodes"]["profiler"]["open_resets"] == 1
+
+
+def test_a_watchdog_reset_waits_in_the_bootloader_too(tmp_path: Path) -> None:
+    """After a watchdog reset this bootloader means to jump to the application at once (it reads WDRF),
+    but its jump is an EICALL through a null pointer with EIND = 1 (its start-up sets EIND for its own
+    calls in the upper flash): it lands at byte 0x20000, in empty flash, which runs (0xFFFF words) up to
+    the bootloader at 0x3E000 again (61,440 words: 3.84 ms), and that run, MCUSR cleared, waits its full
+    time. So on a Mega every watchdog reset costs the bootloader's wait too, and the application's
+    MCUSR is 0. The test image hil/bench/tests/wdt.c reports MCUSR, enables a 15 ms watchdog, is never fed."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_watchdog import wdt_bench
+
+    trace = tmp_path / "t.trace"
+    with wdt_bench(tmp_path, lockstep=True, arduino=True, trace=trace) as bench:
+        grant_to(bench, 2.7)
+        st = bench.status()["nodes"]["executor"]
+    out = bytes(int(h, 16) for _, h in trace_lines(trace, "O", "executor"))
+    resets = [c for c, what in trace_lines(trace, "R", "executor") if what == "watchdog"]
+    assert st["wdt_resets"] == len(resets) == 3
+    assert out.split(b"\n")[:3] == [b"MCUSR 00"] * 3
+    first, gaps = resets[0] / F_CPU, [(b - a) / F_CPU for a, b in zip(resets, resets[1:])]
+    print(f"first watchdog reset at {first:.4f} s, then every {gaps[0]:.4f} s")
+    # power-on: the bootloader's wait, the image's start, its 16 ms watchdog
+    assert BOOT_WAIT_S[0] + 0.016 < first < BOOT_WAIT_S[1] + 0.03
+    # each later one: the slide through empty flash (3.84 ms) and the same again
+    assert all(abs(g - first - 0.00384) < 0.0005 for g in gaps), gaps
