@@ -10,6 +10,7 @@
  *           [--arduino [--bootloader HEX]]   both nodes as an Arduino Mega 2560: its stk500v2 bootloader,
  *                                             a reset each time the host opens a port (arduino.c)
  *           [--unconnected timecode|event]... the group's wires left off: its inputs float (cosim.c)
+ *           --seed N seeds both the byte faults and that noise
  *   mmbench --executor ELF | --profiler ELF  [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]
  *           [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B] ...
  *           one-node mode: one image alone, unpaced, the other node played from a stimulus
