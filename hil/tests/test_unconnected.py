@@ -37,9 +37,13 @@ def read_all(port: serial.Serial, n: int, timeout: float = 5.0) -> bytes:
     return data
 
 
+FIRE_TAGS = range(1000, 1020)      # profiler runs: one FIRE every 0.1 s from 1.0 s on
+
+
 def run_unconnected(tmp_path: Path, node: str, group: str, elf: Path) -> tuple[list[mp.Message], dict]:
-    """RUN_S of bench time with `group` unconnected, the node's output read all along; then its COUNTERS
-    asked for. Returns the node's messages and the bench status."""
+    """RUN_S of bench time with `group` unconnected, the node's output read all along (the profiler also
+    gets a FIRE frame every 0.1 s from 1.0 s on, as in normal mode); then its COUNTERS asked for. Returns
+    the node's messages and the bench status."""
     images = {"profiler_elf": elf} if node == "profiler" else {"executor_elf": elf}
     msgs: list[mp.Message] = []
     with Bench(run_dir=tmp_path / "b", lockstep=True, unconnected=(group,), seed=7, **images) as bench:
@@ -52,12 +56,21 @@ def run_unconnected(tmp_path: Path, node: str, group: str, elf: Path) -> tuple[l
                 new = read_all(port, r["out"][node] - seen)
                 seen += len(new)
                 msgs.extend(f.message for f in dec.feed(new))
+            written, seq, tags = 0, 0, iter(FIRE_TAGS)
             for tenth in range(1, int(RUN_S * 10) + 1):
-                grant(tenth / 10)
-            query = mp.Query(mp.Counters.TYPE).wire(0)
+                if node == "profiler" and tenth >= 10:
+                    tag = next(tags, None)
+                    if tag is not None:
+                        fire = mp.Fire(event_id=tag & 7, tag=tag).wire(seq)
+                        seq += 1
+                        port.write(fire)
+                        port.flush()
+                        written += len(fire)
+                grant(tenth / 10, written)
+            query = mp.Query(mp.Counters.TYPE).wire(seq)
             port.write(query)
             port.flush()
-            grant(RUN_S + 0.2, len(query))
+            grant(RUN_S + 0.2, written + len(query))
         finally:
             port.close()
         status = bench.status()
@@ -76,19 +89,24 @@ def test_profiler_event_inputs_unconnected(tmp_path: Path, pullups: bool) -> Non
     msgs, st = run_unconnected(tmp_path, "profiler", "event", elf)
     assert st["unconnected"] == ["event"]
     results = [m for m in msgs if isinstance(m, mp.Result)]
+    fired = [m for m in results if m.flags & 1 and m.tag in FIRE_TAGS]
+    edges = [m for m in results if not m.flags & 1]
     c = counters(msgs)
     print(f"profiler, event unconnected, pull-ups {'on' if pullups else 'off'}: noise changes "
-          f"{st['noise_changes']['event']}, RESULT frames {len(results)}, spurious_edges {c.node_b}, "
-          f"result_overflows {c.node_a}")
+          f"{st['noise_changes']['event']}, edge RESULTs {len(edges)}, FIRE RESULTs {len(fired)} of "
+          f"{len(FIRE_TAGS)}, spurious_edges {c.node_b}, result_overflows {c.node_a}")
+    assert c.node_c == len(FIRE_TAGS)                        # every FIRE was timestamped
     if pullups:
         # the noise ran (the inputs floated until the firmware turned the pull-ups on) and then had no effect
-        assert results == []
+        assert edges == []
+        assert len(fired) == len(FIRE_TAGS)
         assert c.node_b == 0 and c.node_a == 0
         assert st["noise_changes"]["event"] < 20
     else:
         assert st["noise_changes"]["event"] > 1000 * RUN_S   # a few per millisecond on 4 pins
-        assert len(results) > 50
-        assert c.node_a > 0 or c.node_b > 0                  # the ring overflowed / edges it could not pair
+        assert len(edges) > 50
+        assert c.node_a > 0                                  # the ring overflowed...
+        assert len(fired) < len(FIRE_TAGS)                   # ...and FIRE results were lost with it
 
 
 @pytest.mark.parametrize("pullups", [True, False], ids=["pullups", "no-pullups"])
