@@ -22,8 +22,9 @@
  * the watch exists). The node then gets the reset command's reset (RESET pin: MCUSR EXTRF, its UART
  * side re-armed) at the virtual time the bench notices the open: before any byte the host wrote after
  * opening is taken (uart_read_pty asks here first), in every mode: unpaced and paced at the next look
- * at the descriptors (the inotify descriptor is polled with the ptys), lockstep at the next grant
- * point or while waiting for one.
+ * at the descriptors (the inotify descriptor is polled with the ptys); lockstep at a grant point only
+ * (while waiting for a grant, and where the next grant takes the host's bytes), so the run stays a
+ * function of the host's opens, grants and bytes.
  */
 #define _GNU_SOURCE
 #include "arduino.h"

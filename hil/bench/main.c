@@ -433,10 +433,8 @@ static void run(uint64_t until_cycles)
             /* output as it falls due; host input only at grant points (lockstep.c) */
             for (i = 0; i < NNODES; i++)
                 uart_flush_out(i, cosim.now_cycles);
-            if (!lockstep_reached(cosim.now_cycles)) {
-                arduino_service(cosim.now_cycles);
-                control_service();
-            }
+            if (!lockstep_reached(cosim.now_cycles))
+                control_service(); /* (a port opened meanwhile resets its node at a grant point only) */
         } else if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now()) {
             /* ahead: the sync point next writes the output by wall time and services the descriptors */
         } else {
