@@ -15,7 +15,7 @@ import pytest
 import serial
 
 import mmproto as mp
-from mmhil.bench import PROFILER_ELF, EXECUTOR_ELF, ROOT, Bench
+from mmhil.bench import EXECUTOR_ELF, PROFILER_ELF, ROOT, Bench, BenchError
 
 F_CPU = 16_000_000
 RUN_S = 3.0
@@ -127,11 +127,6 @@ def test_executor_timecode_inputs_unconnected(tmp_path: Path, pullups: bool) -> 
 
 def test_unconnected_bad_group_is_one_line_exit_2(tmp_path: Path) -> None:
     bench = Bench(run_dir=tmp_path / "b", paced=False, unconnected=("timecod",))
-    done = subprocess.run(bench_cmd(bench), capture_output=True, text=True, timeout=10)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1].endswith("'timecod' is not a line group (timecode or event)")
-
-
-def bench_cmd(bench: Bench) -> list[str]:
-    bench.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return bench.command()
+    with pytest.raises(BenchError, match="status 2") as err:
+        bench.start()
+    assert "--unconnected: 'timecod' is not a line group (timecode or event)" in err.value.log_tail
