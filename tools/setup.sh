@@ -28,6 +28,7 @@ apt_packages=(
     sdcc sdcc-ucsim                      # 8051 profiler: compiler and the ucsim simulator (s51)
     gcc-avr binutils-avr avr-libc        # ATmega2560 profiler and executor
     simavr libsimavr-dev libelf-dev      # the virtual bench links libsimavr
+    arduino-core-avr                     # the Mega 2560's stk500v2 bootloader for mmbench --arduino
     libcmocka-dev                        # C unit tests
     clang libclang-rt-14-dev             # libFuzzer campaigns on the C decoder
     avrdude                              # flashing real boards (make flash-*)

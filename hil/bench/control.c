@@ -51,6 +51,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "arduino.h"
 #include "cosim.h"
 #include "exectrace.h"
 #include "faults.h"
@@ -160,8 +161,13 @@ void control_status_json(struct sbuf *b)
               vs, now, pacing.paced ? "true" : "false", (double)wall / 1e9,
               (double)pacing.wall_start_ns / 1e9, wall ? vs / ((double)wall / 1e9) : 0.0);
     pacing_status_json(b, now);
-    sb_printf(b, "\"lockstep\":%s,\"valid\":%s,\"nodes\":{", lockstep.on ? "true" : "false",
-              pacing_valid() ? "true" : "false");
+    sb_printf(b, "\"lockstep\":%s,\"valid\":%s,", lockstep.on ? "true" : "false", pacing_valid() ? "true" : "false");
+    sb_printf(b, "\"arduino\":%s,\"bootloader\":", arduino.on ? "true" : "false");
+    sb_json_str(b, arduino.on ? arduino.bootloader : "");
+    sb_printf(b, ",\"unconnected\":[%s%s%s],\"noise_changes\":{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "},\"nodes\":{",
+              cosim.unconnected[0] ? "\"timecode\"" : "", cosim.unconnected[0] && cosim.unconnected[1] ? "," : "",
+              cosim.unconnected[1] ? "\"event\"" : "", group_names[0], cosim.noise_changes[0], group_names[1],
+              cosim.noise_changes[1]);
     for (i = 0; i < NNODES; i++) {
         struct node *n = &cosim.nodes[i];
         struct uart_node *u = &uart.n[i];
@@ -193,6 +199,12 @@ void control_status_json(struct sbuf *b)
                   u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation,
                   uart_line_baud(i), uart_node_baud(i), u->host_baud_changes, u->baud_mismatch_dropped[0],
                   u->baud_mismatch_dropped[1]);
+        if (arduino.on) {
+            /* the node's object ends in "}}" (uart, node): the arduino fields go into the node's */
+            b->p[--b->n] = 0;
+            sb_printf(b, ",\"open_resets\":%" PRIu64 ",\"bootloader_bytes\":%u,\"baud_mismatch_garbled\":%" PRIu64 "}",
+                      arduino.open_resets[i], (unsigned)arduino.boot_bytes[i], u->baud_mismatch_garbled);
+        }
     }
     sb_printf(b, "},");
     control_status_clients_json(b);

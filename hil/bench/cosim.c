@@ -58,7 +58,7 @@ const char *const group_names[NGROUPS] = {"timecode", "event"};
 
 /* the two cores, their wires and the virtual clock: one simulation per process (both crystals nominal
  * until cosim_set_ppm) */
-struct cosim cosim = {.k = {PPM_ONE, PPM_ONE}, .same_clock = 1};
+struct cosim cosim = {.k = {PPM_ONE, PPM_ONE}, .same_clock = 1, .noise_rng = 0x2545F4914F6CDD1Dull}; /* noise: --seed 0 */
 
 void cosim_set_ppm(int id, int ppm)
 {
@@ -78,6 +78,48 @@ void cosim_catch_up(struct node *n, uint64_t at)
             n->sleep_cycles += at - a->cycle;
         a->cycle = at;
     }
+}
+
+/* ---- PORT writes ----------------------------------------------------------------------------
+ * simavr 1.6 raises an input pin to 1 when the firmware writes its PORT bit 1 (the internal pull-up),
+ * on every write to that PORT or DDR register, as if the pull-up drove the pin: with the pull-ups on
+ * (the boards' firmware since issue 23) the executor's PINK read 0xFF, not the profiler's timecode,
+ * until each bit changed again, and a PORTL write set the profiler's strobe input to 1 under the
+ * executor's 0. On the board the driver (the other node's push-pull output) overrides the ~35 kOhm
+ * pull-up. simavr's port has an "external" level for input pins (AVR_IOCTL_IOPORT_SET_EXTERNAL:
+ * pull_mask, pull_value) that it uses instead of the PORT bit: each connected wire's destination pin
+ * is in its port's mask, at the wire's level, kept up to date here at every change, so a PORT or DDR
+ * write leaves a driven input at its wire's level and raises no edge. An unconnected input (below) is
+ * left out of the mask: its pull-up then reads 1, as on the board. */
+static void set_pull(struct wire *w, int level)
+{
+    avr_ioport_t *p = w->dst_io;
+    uint8_t m = (uint8_t)(1u << w->dst_bit);
+    if (!p || cosim.unconnected[w->group])
+        return;
+    p->external.pull_mask |= m;
+    p->external.pull_value = (uint8_t)(level ? p->external.pull_value | m : p->external.pull_value & ~m);
+}
+
+static avr_ioport_t *find_port(avr_t *a, char name)
+{
+    avr_io_t *io;
+    for (io = a->io_port; io; io = io->next)
+        if (io->kind && !strcmp(io->kind, "port") && ((avr_ioport_t *)io)->name == name)
+            return (avr_ioport_t *)io;
+    return NULL;
+}
+
+/* One-node mode (stimulus.c): an input the stimulus drives, held at its level the same way. */
+void cosim_drive_input(avr_t *a, char port, int bit, int level)
+{
+    avr_ioport_t *p = find_port(a, port);
+    uint8_t m = (uint8_t)(1u << bit);
+    if (!p)
+        die("no port %c", port);
+    p->external.pull_mask |= m;
+    p->external.pull_value = (uint8_t)(level ? p->external.pull_value | m : p->external.pull_value & ~m);
+    avr_raise_irq(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ(port), bit), (uint32_t)level);
 }
 
 /* `at`: the destination's cycle */
@@ -100,6 +142,7 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
         rewound = 1;
         cosim.wire_rewinds++;
     }
+    set_pull(w, level);
     avr_raise_irq(w->dst_irq, (uint32_t)level);
     if (w->dst == EXECUTOR && w->dst_port == 'K') {
         /* the missing PCINT2: PCIF2 is set on any change of a port K pin enabled in PCMSK2 */
@@ -136,6 +179,10 @@ static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
 
     if (exectrace_on && w->src == EXECUTOR && level != w->src_level)
         exectrace_wire(w->vcd_name, level, at); /* what the executor drives, whatever a fault does to it */
+    if (cosim.unconnected[w->group]) {
+        w->src_level = level; /* driven into no wire: the destination's input floats (noise below) */
+        return;
+    }
     if (g < w->stuck_until) {
         if (level != w->src_level)
             cosim.wire_stuck_masked++;
@@ -164,7 +211,7 @@ void cosim_resync_wires(int group, int dst, uint64_t at)
         struct wire *w = &cosim.wires[i];
         if ((group >= 0 && w->group != group) || (dst >= 0 && w->dst != dst))
             continue;
-        if (at < cosim.group_cut_until[w->group])
+        if (at < cosim.group_cut_until[w->group] || cosim.unconnected[w->group])
             continue;
         apply_level(w, w->src_level, global_to_node(w->dst, at));
     }
@@ -216,9 +263,89 @@ static void add_wire(int i, int src, char sp, int sb, int dst, char dp, int db, 
     w->vcd_name = name;
     w->index = group == GROUP_TIMECODE ? i : i - 8;
     w->dst_irq = avr_io_getirq(cosim.nodes[dst].avr, AVR_IOCTL_IOPORT_GETIRQ(dp), db);
+    w->dst_io = find_port(cosim.nodes[dst].avr, dp);
+    if (!w->dst_io)
+        die("no port %c", dp);
+    set_pull(w, 0);
     avr_irq_register_notify(avr_io_getirq(cosim.nodes[src].avr, AVR_IOCTL_IOPORT_GETIRQ(sp), sb), on_src_pin, w);
     if (!w->dst_irq)
         die("no irq for port %c%d", dp, db);
+}
+
+/* ---- Unconnected inputs ----------------------------------------------------------------------
+ * --unconnected GROUP: the group's wires are not there (a node alone on the bench, normal mode without
+ * an executor, a cable left off). The source's changes go nowhere, and each destination input with
+ * nothing driving it is what it is on the board: with its internal pull-up off (DDR bit 0, PORT bit
+ * 0) a floating CMOS input that picks up noise and reads 0 or 1 at random; with the pull-up on (PORT
+ * bit 1) it reads 1 (simavr raises it so on the PORT write, and the noise leaves it there); an output
+ * (DDR bit 1) is the node's own. The bench makes the noise: a cycle timer on the destination core at
+ * seeded random intervals (--seed) toggles one of its floating inputs, on average every NOISE_PIN_US
+ * per pin (2.5 changes per millisecond per pin), each change reaching the core as a wire's change
+ * does (the pin-change interrupt on port K, input capture on ICP5). Counted per group in the status
+ * (noise_changes). The firmware's pull-ups are what keeps that noise out (profiler-fw/board/avr,
+ * executor/port/avr: board.c; hil/tests/test_unconnected.py). */
+#define NOISE_PIN_US 400
+
+static uint64_t noise_next(void)
+{
+    uint64_t x = cosim.noise_rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    cosim.noise_rng = x;
+    return x;
+}
+
+void cosim_seed_noise(uint64_t seed)
+{
+    cosim.noise_rng = seed * 0x9E3779B97F4A7C15ull + 0x2545F4914F6CDD1Dull;
+    if (!cosim.noise_rng)
+        cosim.noise_rng = 1;
+}
+
+/* the node's inputs that float: the wires of unconnected groups ending at it */
+static int noise_inputs(const struct node *n, struct wire **out)
+{
+    int i, k = 0;
+    for (i = 0; i < NWIRES; i++)
+        if (cosim.wires[i].dst == n->id && cosim.unconnected[cosim.wires[i].group])
+            out[k++] = &cosim.wires[i];
+    return k;
+}
+
+/* uniform in 1 .. 2 * mean - 1 node cycles: mean NOISE_PIN_US per pin */
+static avr_cycle_count_t noise_interval(const struct node *n, int pins)
+{
+    uint64_t mean = (uint64_t)NOISE_PIN_US * (uint64_t)(n->avr->frequency / 1000000u) / (uint64_t)pins;
+    return (avr_cycle_count_t)(1 + noise_next() % (2 * mean - 1));
+}
+
+static avr_cycle_count_t noise_tick(struct avr_t *a, avr_cycle_count_t when, void *param)
+{
+    struct node *n = param;
+    struct wire *in[NWIRES], *w;
+    int k = noise_inputs(n, in), level;
+    uint8_t m;
+    (void)a;
+    w = in[noise_next() % (uint64_t)k];
+    m = (uint8_t)(1u << w->dst_bit);
+    if (!(n->avr->data[w->dst_io->r_ddr] & m)) {
+        level = (n->avr->data[w->dst_io->r_port] & m) ? 1 : !w->level; /* pull-up: 1; floating: flips */
+        if (level != w->level) {
+            cosim.noise_changes[w->group]++;
+            apply_level_raw(w, level, when);
+        }
+    }
+    return when + noise_interval(n, k);
+}
+
+/* (re)starts the node's noise timer: at wire-up, and after each reset (avr_reset drops the timers) */
+static void noise_start(struct node *n)
+{
+    struct wire *in[NWIRES];
+    int k = n->avr && cosim.wired ? noise_inputs(n, in) : 0;
+    if (k)
+        avr_cycle_timer_register(n->avr, noise_interval(n, k), noise_tick, n);
 }
 
 /* wires: timecode (profiler PORTA -> executor PORTK), event (executor PC0..3 -> profiler) */
@@ -236,6 +363,8 @@ void cosim_wire_up(void)
     for (i = 0; i < NWIRES; i++)
         avr_raise_irq(cosim.wires[i].dst_irq, 0);
     cosim.wired = 1;
+    noise_start(&cosim.nodes[PROFILER]);
+    noise_start(&cosim.nodes[EXECUTOR]);
 }
 
 /* ---- stepping ----------------------------------------------------------------------------- */
@@ -558,6 +687,7 @@ void cosim_load_node(int id, const char *elf, int alone)
 static void force_input(struct wire *w, uint64_t at)
 {
     int lv = w->level;
+    set_pull(w, !lv);
     avr_raise_irq(w->dst_irq, (uint32_t)!lv);
     w->level = !lv;
     apply_level_raw(w, lv, at);
@@ -569,7 +699,7 @@ static avr_cycle_count_t reapply_inputs(struct avr_t *a, avr_cycle_count_t when,
     int i;
     (void)a;
     for (i = 0; i < NWIRES; i++)
-        if (cosim.wires[i].dst == n->id)
+        if (cosim.wires[i].dst == n->id && !cosim.unconnected[cosim.wires[i].group])
             force_input(&cosim.wires[i], when);
     return 0; /* once */
 }
@@ -604,14 +734,16 @@ static void reset_node(int id, uint64_t at, const char *cause)
             if (exectrace_on && id == EXECUTOR && cosim.wires[i].src_level)
                 exectrace_wire(cosim.wires[i].vcd_name, 0, at);
             cosim.wires[i].src_level = 0;
-            if (node_to_global(id, at) >= cosim.group_cut_until[cosim.wires[i].group])
+            if (node_to_global(id, at) >= cosim.group_cut_until[cosim.wires[i].group] &&
+                !cosim.unconnected[cosim.wires[i].group])
                 apply_level(&cosim.wires[i], 0, node_to_node(id, cosim.wires[i].dst, at));
         }
     /* Its input pins see what the other node drives. */
     for (i = 0; i < NWIRES; i++)
-        if (cosim.wires[i].dst == n->id)
+        if (cosim.wires[i].dst == n->id && !cosim.unconnected[cosim.wires[i].group])
             force_input(&cosim.wires[i], at); /* the level it sees, stuck or not */
     avr_cycle_timer_register(a, (avr_cycle_count_t)(REAPPLY_S * a->frequency), reapply_inputs, n);
+    noise_start(n); /* avr_reset dropped its timer */
     logmsg("%s reset at cycle %" PRIu64, n->name, at);
 }
 

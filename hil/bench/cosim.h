@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include <simavr/avr_ioport.h>
 #include <simavr/sim_avr.h>
 #include <simavr/sim_interrupts.h>
 #include <simavr/sim_irq.h>
@@ -39,6 +40,7 @@ struct wire {
     const char *vcd_name;
     int index;              /* bit within its group: timecode 0..7, event 0..3 (3: the strobe) */
     uint64_t stuck_until;   /* a stuck wire (faults.c): the destination sees the stuck level until then */
+    avr_ioport_t *dst_io;   /* the destination's port (its external pull: cosim.c, "PORT writes") */
 };
 
 #define NWIRES 12
@@ -66,6 +68,10 @@ struct cosim {
     int ppm[NNODES];             /* the crystal offsets, -PPM_MAX..PPM_MAX (cosim_set_ppm) */
     uint64_t k[NNODES];          /* K_n = 10^6 + ppm_n: node cycles per 10^6 global cycles */
     int same_clock;              /* K_profiler == K_executor: the cores' cycles compare as they are */
+    /* --unconnected GROUP: the group's wires are not there; its inputs float (cosim.c, "Unconnected") */
+    int unconnected[NGROUPS];
+    uint64_t noise_changes[NGROUPS]; /* level changes the noise made on the group's inputs */
+    uint64_t noise_rng;              /* its PRNG state (--seed) */
 };
 extern struct cosim cosim;
 
@@ -120,11 +126,14 @@ static inline int cosim_not_later(uint64_t cp, uint64_t ce)
 
 void cosim_load_node(int id, const char *elf, int alone); /* dies if the image cannot be loaded */
 void cosim_wire_up(void);                      /* the fixed pin map, both nodes loaded */
+void cosim_seed_noise(uint64_t seed);          /* --seed: the noise on unconnected inputs */
 void cosim_run_until(uint64_t target);
 void cosim_catch_up(struct node *n, uint64_t at); /* `at`: the node's own cycle */
 void cosim_reset_node(int id, uint64_t at);    /* at: global; the core and its wires; the UART side: uart_reset */
 void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF */
 void cosim_resync_wires(int group, int dst, uint64_t at); /* at: global */
+/* one-node mode: the stimulus drives input pin `port``bit` to `level` (held against PORT writes: cosim.c) */
+void cosim_drive_input(avr_t *a, char port, int bit, int level);
 /* a stuck wire: the destination sees `level` on the group's bit `bit` (-1: every bit) until `until`;
  * returns how many wires; cosim_unstick (a timed action) then gives them the driver's level (times: global) */
 int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now);

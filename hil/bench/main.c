@@ -7,6 +7,10 @@
  *           [--exec-trace FILE] [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
  *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
  *           [--ppm-profiler N] [--ppm-executor N]   crystal offsets, -1000..1000 ppm (cosim.h)
+ *           [--arduino [--bootloader HEX]]   both nodes as an Arduino Mega 2560: its stk500v2 bootloader,
+ *                                             a reset each time the host opens a port (arduino.c)
+ *           [--unconnected timecode|event]... the group's wires left off: its inputs float (cosim.c)
+ *           --seed N seeds both the byte faults and that noise
  *   mmbench --executor ELF | --profiler ELF  [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]
  *           [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B] ...
  *           one-node mode: one image alone, unpaced, the other node played from a stimulus
@@ -23,10 +27,12 @@
  * a refused run directory, no pty, no socket).
  *
  * The parts, one concept per file:
- *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order
+ *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order; the
+ *                  noise on unconnected inputs (--unconnected)
  *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
  *   control.c      the control socket, its commands, the status JSON, timed actions
  *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
+ *   arduino.c      --arduino: the Mega's bootloader, the reset when the host opens a port
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
  *                  real-time set-up
  *   lockstep.c     --lockstep: virtual time advances only as far as the host grants
@@ -53,6 +59,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "arduino.h"
 #include "bench.h"
 #include "control.h"
 #include "cosim.h"
@@ -70,6 +77,7 @@
 static void service_io(void)
 {
     int i;
+    arduino_service(cosim.now_cycles); /* a port opened: its node resets before the host's bytes enter */
     for (i = 0; i < NNODES; i++) {
         if (!cosim_present(i))
             continue;
@@ -110,8 +118,10 @@ static uint64_t next_held_out(uint64_t wall, uint64_t now)
 static void service_ready(const struct pollfd *pfd, int n)
 {
     int i, control = 0;
+    if (pfd[NNODES].revents)
+        arduino_service(cosim.now_cycles); /* before the ptys: the host's bytes after its open */
     for (i = 0; i < n; i++) {
-        if (!pfd[i].revents)
+        if (!pfd[i].revents || i == NNODES)
             continue;
         if (i < NNODES)
             uart_read_pty(i, cosim.now_cycles); /* fd -1 (no node) never has revents */
@@ -122,12 +132,14 @@ static void service_ready(const struct pollfd *pfd, int n)
         control_service();
 }
 
-/* the ptys first (index = node id, see service_ready), then the control channel */
+/* the ptys first (index = node id, see service_ready), the opens of their slave sides (--arduino; else
+ * fd -1), then the control channel */
 static int io_pollfds(struct pollfd *pfd)
 {
     int i, n = 0;
     for (i = 0; i < NNODES; i++)
         pfd[n++] = (struct pollfd){cosim_present(i) ? uart.n[i].master : -1, POLLIN, 0};
+    pfd[n++] = (struct pollfd){arduino_fd(), POLLIN, 0};
     return n + control_pollfds(pfd + n);
 }
 
@@ -145,6 +157,7 @@ static void usage(void)
             "               [--exec-trace FILE] [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]\n"
             "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n"
             "               [--ppm-profiler N] [--ppm-executor N]   (crystal offsets, -%d..%d ppm)\n"
+            "               [--arduino [--bootloader HEX]] [--unconnected timecode|event]...\n"
             "       mmbench --executor ELF | --profiler ELF [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]\n"
             "               [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B]   (one node alone, unpaced)\n",
             PPM_MAX, PPM_MAX);
@@ -155,7 +168,7 @@ static void usage(void)
 
 struct options {
     const char *elf[NNODES];
-    const char *vcd, *exec_trace, *script, *trace, *sched, *stimulus;
+    const char *vcd, *exec_trace, *script, *trace, *sched, *stimulus, *bootloader;
     char run_dir[400];
     int mlock;
     uint64_t until_cycles, itrace_cycles;
@@ -172,6 +185,18 @@ static void parse_ppm(struct options *o, int id, const char *opt, const char *v)
         die("%s: '%s' is not an integer from %d to %d", opt, v, -PPM_MAX, PPM_MAX);
     cosim_set_ppm(id, (int)ppm);
     o->ppm_set = 1;
+}
+
+/* --unconnected GROUP: a group name of cosim.c (timecode, event) */
+static void parse_unconnected(const char *opt, const char *v)
+{
+    int g;
+    for (g = 0; g < NGROUPS; g++)
+        if (!strcmp(v, group_names[g])) {
+            cosim.unconnected[g] = 1;
+            return;
+        }
+    die("%s: '%s' is not a line group (timecode or event)", opt, v);
 }
 
 static void parse_options(int argc, char **argv, struct options *o)
@@ -203,6 +228,10 @@ static void parse_options(int argc, char **argv, struct options *o)
             o->mlock = 1;
             continue;
         }
+        if (!strcmp(a, "--arduino")) {
+            arduino.on = 1;
+            continue;
+        }
         if (!v)
             usage();
         i++;
@@ -228,8 +257,13 @@ static void parse_options(int argc, char **argv, struct options *o)
             uart.out_buffer = (size_t)strtoull(v, NULL, 0);
         else if (!strcmp(a, "--lag-bound-us"))
             pacing.lag_bound_ns = (uint64_t)(atof(v) * 1000.0);
-        else if (!strcmp(a, "--seed"))
+        else if (!strcmp(a, "--seed")) {
             uart_seed(strtoull(v, NULL, 0));
+            cosim_seed_noise(strtoull(v, NULL, 0));
+        } else if (!strcmp(a, "--bootloader"))
+            o->bootloader = arduino.bootloader = v;
+        else if (!strcmp(a, "--unconnected"))
+            parse_unconnected(a, v);
         else if (!strcmp(a, "--vcd"))
             o->vcd = v;
         else if (!strcmp(a, "--exec-trace"))
@@ -255,6 +289,8 @@ static void parse_options(int argc, char **argv, struct options *o)
         else
             usage();
     }
+    if (o->bootloader && !arduino.on)
+        die("--bootloader is for --arduino");
     o->alone = !o->elf[PROFILER] ? EXECUTOR : !o->elf[EXECUTOR] ? PROFILER : -1;
     if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
         usage();
@@ -264,6 +300,8 @@ static void parse_options(int argc, char **argv, struct options *o)
         if (o->ppm_set) /* a stimulus file is in the node's own cycles: there is no other clock to drift from */
             die("--ppm-profiler and --ppm-executor are for two-node mode (both images)");
         pacing.paced = 0;
+        if (arduino.on || cosim.unconnected[GROUP_TIMECODE] || cosim.unconnected[GROUP_EVENT])
+            die("--arduino and --unconnected are for two-node mode (both images)");
     } else if (o->stimulus || o->itrace_cycles || uart.simavr_timing) {
         die("--stimulus, --itrace and --uart-timing are for one-node mode (one image)");
     }
@@ -307,7 +345,7 @@ static void write_ready(const char *run_dir)
     sb_json_str(&b, uart.n[EXECUTOR].link);
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
-    sb_printf(&b, ",\"paced\":%s}\n", pacing.paced ? "true" : "false");
+    sb_printf(&b, ",\"paced\":%s,\"arduino\":%s}\n", pacing.paced ? "true" : "false", arduino.on ? "true" : "false");
     fputs(b.p, f);
     free(b.p);
     fclose(f);
@@ -320,10 +358,15 @@ static void write_ready(const char *run_dir)
  * ptys are not watched: host input is taken at grant points only. */
 static void wait_for_grant(void)
 {
-    struct pollfd pfd[1 + MAX_CLIENTS];
-    int n = control_pollfds(pfd);
-    if (poll(pfd, (nfds_t)n, -1) > 0)
+    struct pollfd pfd[2 + MAX_CLIENTS];
+    int n;
+    pfd[0] = (struct pollfd){arduino_fd(), POLLIN, 0}; /* --arduino: a port opened meanwhile resets now */
+    n = 1 + control_pollfds(pfd + 1);
+    if (poll(pfd, (nfds_t)n, -1) > 0) {
+        if (pfd[0].revents)
+            arduino_service(cosim.now_cycles);
         control_service();
+    }
 }
 
 static void run(uint64_t until_cycles)
@@ -363,7 +406,7 @@ static void run(uint64_t until_cycles)
             }
             wall_ns = mono_ns() - pacing.wall_start_ns;
             if (virt_ns > wall_ns) {
-                struct pollfd pfd[NNODES + 1 + MAX_CLIENTS];
+                struct pollfd pfd[NNODES + 2 + MAX_CLIENTS];
                 if (virt_ns - wall_ns > pacing.lead_max_ns)
                     pacing.lead_max_ns = virt_ns - wall_ns;
                 wall_ns = pacing_wait_until(now, pfd, io_pollfds(pfd), service_ready) - pacing.wall_start_ns;
@@ -391,7 +434,7 @@ static void run(uint64_t until_cycles)
             for (i = 0; i < NNODES; i++)
                 uart_flush_out(i, cosim.now_cycles);
             if (!lockstep_reached(cosim.now_cycles))
-                control_service();
+                control_service(); /* (a port opened meanwhile resets its node at a grant point only) */
         } else if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now()) {
             /* ahead: the sync point next writes the output by wall time and services the descriptors */
         } else {
@@ -430,6 +473,8 @@ int main(int argc, char **argv)
     for (i = 0; i < NNODES; i++)
         if (o.elf[i]) {
             cosim_load_node(i, o.elf[i], o.alone >= 0);
+            if (arduino.on)
+                arduino_load_bootloader(i);
             uart_attach(i);
         }
     cosim.after_reset = uart_reset; /* a watchdog reset (cosim.c) resets the node's UART side too */

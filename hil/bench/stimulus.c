@@ -162,7 +162,7 @@ static void set_port_k(uint8_t value, uint8_t mask)
         if (mask & (1u << i)) {
             uint8_t bit = (value >> i) & 1u;
             if (((st.tc >> i) & 1u) != bit) {
-                avr_raise_irq(st.port_k[i], bit);
+                cosim_drive_input(a, 'K', i, bit);
                 if (a->data[REG_PCMSK2] & (1u << i))
                     avr_raise_interrupt(a, &st.n->pcint2);
             }
@@ -201,9 +201,9 @@ static void apply(struct stim *s, uint64_t when)
         break;
     case 'E':
         for (b = 0; b < 3; b++)
-            avr_raise_irq(st.event_id[b], (s->value >> b) & 1u);
+            cosim_drive_input(a, 'C', b, (s->value >> b) & 1u);
         st.strobe_level = !st.strobe_level;
-        avr_raise_irq(st.strobe, (uint32_t)st.strobe_level);
+        cosim_drive_input(a, 'L', 1, st.strobe_level);
         TRACE("E %" PRIu64 " %" PRIu64 " %x %d\n", s->at, (uint64_t)a->cycle, s->value, st.strobe_level);
         break;
     case 'R':
@@ -292,15 +292,15 @@ void stimulus_start(int id, uint64_t itrace_cycles)
     if (id == EXECUTOR) {
         for (i = 0; i < 8; i++) {
             st.port_k[i] = avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('K'), i);
-            avr_raise_irq(st.port_k[i], 0);
+            cosim_drive_input(a, 'K', i, 0); /* the stimulus drives it: a pull-up does not change it */
         }
     } else {
         for (i = 0; i < 3; i++) {
             st.event_id[i] = avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('C'), i);
-            avr_raise_irq(st.event_id[i], 0);
+            cosim_drive_input(a, 'C', i, 0); /* the stimulus drives it: a pull-up does not change it */
         }
         st.strobe = avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('L'), 1);
-        avr_raise_irq(st.strobe, 0);
+        cosim_drive_input(a, 'L', 1, 0);
     }
     avr_irq_register_notify(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('A'), IOPORT_IRQ_PIN_ALL), on_porta, NULL);
     avr_irq_register_notify(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('C'), IOPORT_IRQ_REG_PORT), on_portc, NULL);

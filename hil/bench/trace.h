@@ -4,6 +4,7 @@
  *   W <cycle> <wire> <level>      a wired pin changed at the destination
  *   I <cycle> <node> <hex>        a host byte entered the MCU (its stop bit ended)
  *   O <cycle> <node> <hex>        an MCU byte is complete at the host (its stop bit ended)
+ *   R <cycle> <node> <cause>      a reset: watchdog, or open (--arduino: the host opened the node's port)
  * Cycles are global (nominal 16 MHz): with a crystal offset (--ppm-*, cosim.h) a node's cycle is
  * converted, rounded up; at 0 ppm the nodes' cycles and global cycles are one.
  */

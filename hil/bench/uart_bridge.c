@@ -45,6 +45,7 @@
 #include <simavr/sim_interrupts.h>
 #include <simavr/sim_io.h>
 
+#include "arduino.h"
 #include "cosim.h"
 #include "inject.h"
 #include "lockstep.h"
@@ -469,6 +470,14 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     if (node_to_global(n->id, a->cycle) < u->uart_cut_until) {
         u->cut_dropped[0]++;
         deliver = 0;
+    } else if (baud_mismatch(n->id, bb) && arduino.on && (double)bb < uart_node_baud(n->id)) {
+        /* --arduino: the Mega's bootloader listens at 115200 while the host is at the application's
+         * rate (9600). A slower host byte's start bit (104 us) outlasts the node's whole frame (87 us):
+         * its receiver reads 0x00 with a framing error and RXC is set all the same, and a byte is what
+         * keeps the bootloader waiting (issue 23). One 0x00 per host byte (the bits after the start
+         * bit may make more frames on the board: at least this one). */
+        u->baud_mismatch_garbled++;
+        b = 0x00;
     } else if (baud_mismatch(n->id, bb)) {
         u->baud_mismatch_dropped[0]++; /* the node's UART at another rate: framing errors */
         deliver = 0;
@@ -495,6 +504,7 @@ void uart_read_pty(int id, uint64_t now)
 {
     struct uart_node *u = &uart.n[id];
     uint8_t buf[512];
+    arduino_service(now); /* --arduino: an open before these bytes resets the node first */
     uart_poll_host_baud(id, 0);
     while (u->master >= 0 && u->inq_n < u->inq_limit) {
         size_t want = u->inq_limit - u->inq_n;
@@ -521,6 +531,7 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
     struct uart_node *u = &uart.n[id];
     uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
     uint8_t buf[512];
+    arduino_service(now); /* --arduino: an open before these bytes resets the node first */
     if (u->master < 0) {
         uart_arm(id);
         return 0; /* hung up: no pty, nothing the host can have written (counts restart on the next) */
@@ -670,6 +681,7 @@ void uart_open_pty(int id, const char *run_dir)
             die("cannot create %s: %s", u->link, strerror(errno));
     }
     u->pty_generation++;
+    arduino_watch(id); /* --arduino: the host's opens from now on (ours above is not seen) */
 }
 
 void uart_close(int id)

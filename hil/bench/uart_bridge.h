@@ -79,6 +79,7 @@ struct uart_node {
     uint64_t host_baud_changes;
     uint64_t termios_polled_ns; /* wall time of the last poll of the pty's termios */
     uint64_t baud_mismatch_dropped[2];
+    uint64_t baud_mismatch_garbled; /* --arduino: slower host bytes the node read as 0x00 (uart_bridge.c) */
 };
 #define BAUD_MISMATCH 0.04
 

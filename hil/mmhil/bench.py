@@ -150,6 +150,14 @@ class Bench:
     # at 16 MHz x (1 + ppm/1e6) of the bench's virtual time; status()["nodes"][node]["ppm"] says what ran
     ppm_profiler: int = 0
     ppm_executor: int = 0
+    # --arduino: both nodes behave as an Arduino Mega 2560 (docs/bench.md, "Arduino mode"): the stk500v2
+    # bootloader runs first after every reset, and every open of a node's port by the host resets that node
+    # (DTR); bootloader: another .hex than Debian's stock one (--bootloader)
+    arduino: bool = False
+    bootloader: Path | None = None
+    # --unconnected GROUP per name ("timecode", "event"): those wires left off, their inputs float
+    # (docs/bench.md, "Unconnected inputs"); status()["noise_changes"] counts the noise per group
+    unconnected: tuple[str, ...] = ()
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
     _own_dir: bool = field(default=False, init=False)
@@ -183,6 +191,14 @@ class Bench:
         for flag, ppm in (("--ppm-profiler", self.ppm_profiler), ("--ppm-executor", self.ppm_executor)):
             if ppm:
                 cmd += [flag, str(int(ppm))]
+        if self.arduino:
+            cmd.append("--arduino")
+            if self.bootloader is not None:
+                cmd += ["--bootloader", str(self.bootloader)]
+        elif self.bootloader is not None:
+            raise BenchError("Bench(bootloader=...) is for arduino=True")
+        for group in self.unconnected:
+            cmd += ["--unconnected", group]
         return cmd
 
     def start(self) -> "Bench":

@@ -13,10 +13,14 @@ from .bench import Bench, BenchError
 
 def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, profiler: Path | None = None,
                          executor: Path | None = None, until_s: float | None = None, realtime: bool = False,
-                         lockstep: bool = False, ppm_profiler: int = 0, ppm_executor: int = 0) -> int:
+                         lockstep: bool = False, ppm_profiler: int = 0, ppm_executor: int = 0,
+                         arduino: bool = False, bootloader: Path | None = None,
+                         unconnected: tuple[str, ...] = ()) -> int:
+    """`mmrig bench`. arduino: --arduino (both nodes as an Arduino Mega 2560: its bootloader, a reset on each
+    open of a port), bootloader: --bootloader HEX, unconnected: one --unconnected GROUP each (docs/bench.md)."""
     bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced and not lockstep,
                   vcd_file=vcd, until_s=until_s, realtime=realtime, lockstep=lockstep, ppm_profiler=ppm_profiler,
-                  ppm_executor=ppm_executor)
+                  ppm_executor=ppm_executor, arduino=arduino, bootloader=bootloader, unconnected=tuple(unconnected))
     try:
         bench.start()
     except BenchError as exc:
@@ -31,6 +35,11 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
     print(f"mode           {mode}")
     if ppm_profiler or ppm_executor:
         print(f"crystals       profiler {ppm_profiler:+d} ppm, executor {ppm_executor:+d} ppm")
+    if arduino:
+        print("boards         Arduino Mega 2560: the stk500v2 bootloader after every reset (~0.83 s before the "
+              "application starts), and opening a port resets its node (DTR)")
+    if unconnected:
+        print(f"unconnected    {', '.join(unconnected)} (inputs with no pull-up pick up noise)")
     sys.stdout.flush()
     stopping = False
 

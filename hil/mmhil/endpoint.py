@@ -105,6 +105,10 @@ class BenchEndpoint(Endpoint):
     vcd: Path | None = None                # the wired ports' VCD of the whole bench (cycle timescale), or None
     ppm_profiler: int = 0                  # crystal offsets of the bench's nodes (Bench, docs/bench.md)
     ppm_executor: int = 0
+    # both nodes as an Arduino Mega 2560 (Bench(arduino=True), docs/bench.md "Arduino mode"): the bootloader
+    # after every reset, and each open of a node's port resets it, so the session's handshake must wait for
+    # the node's boot HELLO rather than ask at once
+    arduino: bool = False
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -125,7 +129,8 @@ class BenchEndpoint(Endpoint):
     def start_bench(self, **mode: Any) -> Ports:
         """The run's bench, with this endpoint's images, baud, crystals and VCD, in `mode` (paced or lockstep)."""
         bench = Bench(baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
-                      vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor, **mode)
+                      vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor,
+                      arduino=self.arduino, **mode)
         try:
             self.bench = bench.start()
         except BenchError as exc:

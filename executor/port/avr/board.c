@@ -8,6 +8,11 @@
 #include <avr/wdt.h>
 #include <util/delay.h>
 
+/* 1: port K's internal pull-ups on (board_init says why); 0 only for a test image */
+#ifndef EX_PULLUPS
+#define EX_PULLUPS 1
+#endif
+
 #include "board.h"
 #include "ex_board.h"
 #include "ex_tc.h"
@@ -837,8 +842,18 @@ void board_led_on(void)
 
 void board_init(void)
 {
-    DDRK = 0x00; /* timecode in, no pull-ups: the profiler drives it */
+    DDRK = 0x00; /* timecode in */
+    /* The internal pull-ups on: an input nothing drives picks up noise, and every noise change on
+     * port K is a pin-change interrupt, a timecode the core takes for a tick (counted, and wrong
+     * timecodes in STATUS and FIRED). That happens while the profiler resets (its PORTA is input then),
+     * with it unplugged, or before it starts. With the pull-up an undriven line reads 1; the profiler
+     * drives PORTA push-pull, which overrides the pull-up, so nothing changes while it runs.
+     * EX_PULLUPS=0 (make avr PULLUPS=0, a test-only image) leaves them off. */
+#if EX_PULLUPS
+    PORTK = 0xFF;
+#else
     PORTK = 0x00;
+#endif
     PORTC = 0x00;
     DDRC = EVENT_MASK;
     DDRB |= LED_BIT;

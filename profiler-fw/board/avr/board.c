@@ -276,15 +276,24 @@ void board_init(void)
     PORTA = 0;
     DDRA = 0xFF;            /* timecode 0 */
     DDRC &= (uint8_t)~0x07u;
-    PORTC &= (uint8_t)~0x07u; /* id inputs, no pull-ups: the executor drives them */
     DDRL &= (uint8_t)~_BV(PL1);
-    /* Strobe input without the internal pull-up: unconnected, a floating ICP5 captures noise edges
-     * and can fill the result ring, so the board gets an external 10 kOhm pull-down on PL1
-     * (docs/hardware.md); the executor drives PC3 push-pull and starts it low (PORTC = 0), the
-     * level the resistor holds while it is in reset or unplugged. Electrically the internal pull-up would be safe too, but simavr
-     * 1.6 models it as a driver that overrides the bench's level on every PORTL write (the first
-     * strobe edge in test_avr.py is lost), so the line's idle level is left to the resistor. */
+    /* The id inputs (PC0..2) and the strobe (PL1 = ICP5) with the internal pull-ups on (DDR 0, PORT 1):
+     * an input nothing drives picks up noise, and every noise edge on ICP5 is a capture, a RESULT frame
+     * in the ring. That happens in normal mode without an executor, with the executor unplugged, and
+     * while the executor resets (its outputs are inputs then): the noise RESULTs fill the 16-entry ring
+     * and the FIRE results behind them are lost (the bench shows it: mmbench --unconnected event, with
+     * and without PF_PULLUPS; hil/tests/test_unconnected.py). With the pull-up the lines rest at 1 and
+     * see no edge; the executor drives PC0..3 push-pull, which overrides the ~35 kOhm pull-up, so
+     * nothing changes while it runs. The external 10 kOhm pull-down on PL1 that docs/hardware.md asked
+     * for is no longer needed (fitted anyway, it holds the idle line at ~1.1 V, a valid 0: harmless).
+     * PF_PULLUPS=0 (make avr PULLUPS=0, a test-only image) leaves them off. */
+#if PF_PULLUPS
+    PORTC |= 0x07u;
+    PORTL |= _BV(PL1);
+#else
+    PORTC &= (uint8_t)~0x07u;
     PORTL &= (uint8_t)~_BV(PL1);
+#endif
     PORTF = 0;
     DDRF = 0xFF;
     UCSR0A = _BV(U2X0);     /* before UBRR0: simavr 1.6 derives its byte time when UBRR0 is written */

@@ -5,6 +5,10 @@
 
 #include <stdint.h>
 
+/* 1: the event inputs' internal pull-ups on (board.c says why); 0 only for a test image */
+#ifndef PF_PULLUPS
+#define PF_PULLUPS 1
+#endif
 #ifndef PF_BAUD
 #define PF_BAUD 9600ul
 #endif
