@@ -51,7 +51,7 @@ struct wire {
  * line, --trace, the VCD) stays in nominal 16 MHz cycles. With K_n = 10^6 + ppm_n, node n's cycle c is
  * at global time c * 10^6 / K_n. Every crossing between the two kinds of cycle goes through the helpers
  * below; with both ppm 0 each of them is the identity. */
-#define PPM_MAX 1000
+#define PPM_MAX 10000 /* 1 %: twice the 0.5 % of the resonator a genuine Mega clocks its ATmega2560 from */
 #define PPM_ONE 1000000ull
 
 struct cosim {

@@ -6,7 +6,7 @@
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
  *           [--exec-trace FILE] [--script FILE] [--trace FILE] [--spin | --spin-us US] [--quantum-us US]
  *           [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]
- *           [--ppm-profiler N] [--ppm-executor N]   crystal offsets, -1000..1000 ppm (cosim.h)
+ *           [--ppm-profiler N] [--ppm-executor N]   crystal offsets, -10000..10000 ppm (cosim.h)
  *           [--arduino [--bootloader HEX]]   both nodes as an Arduino Mega 2560: its stk500v2 bootloader,
  *                                             a reset each time the host opens a port (arduino.c)
  *           [--unconnected timecode|event]... the group's wires left off: its inputs float (cosim.c)

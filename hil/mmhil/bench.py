@@ -146,7 +146,7 @@ class Bench:
     realtime: bool = False
     # lockstep (implies unpaced): virtual time advances only as far as grant() allows
     lockstep: bool = False
-    # crystal offsets, integer ppm in -1000..1000 (docs/bench.md, "Crystal offsets"): each core's clock runs
+    # crystal offsets, integer ppm in -10000..10000 (docs/bench.md, "Crystal offsets"): each core's clock runs
     # at 16 MHz x (1 + ppm/1e6) of the bench's virtual time; status()["nodes"][node]["ppm"] says what ran
     ppm_profiler: int = 0
     ppm_executor: int = 0

@@ -81,8 +81,8 @@ def test_zero_ppm_is_the_default_bench(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, why", [
-    (["--ppm-profiler", "1001"], "-1000 to 1000"),
-    (["--ppm-executor", "-2000"], "-1000 to 1000"),
+    (["--ppm-profiler", "10001"], "-10000 to 10000"),
+    (["--ppm-executor", "-20000"], "-10000 to 10000"),
     (["--ppm-executor", "12.5"], "not an integer"),
     (["--ppm-profiler", ""], "not an integer"),
 ])
