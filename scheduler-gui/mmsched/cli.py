@@ -195,6 +195,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     # Every bad input ends here, one line and exit 2, before a bench is started or a port opened.
     if (args.ppm_profiler or args.ppm_executor) and args.profiler is not None:
         return usage_or_rig_error("--ppm-profiler / --ppm-executor set the bench's crystals; boards have their own")
+    if not args.reset_on_open and args.profiler is None:
+        return usage_or_rig_error("--no-reset-on-open is for boards (--profiler PORT); the bench's ptys reset nothing")
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
         return usage_or_rig_error("give both --profiler and --executor (or neither, for the bench)")
     if args.trace and args.out is None:
@@ -241,7 +243,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     endpoint: Endpoint
     images = None
     if args.profiler is not None:
-        endpoint = boards = Boards(args.profiler, args.executor)
+        endpoint = boards = Boards(args.profiler, args.executor, reset_on_open=args.reset_on_open)
         for warning in boards.warnings():   # an FTDI latency timer above 1 ms: one line each, with the fix
             print(f"mmrig run: WARNING: {warning.text}", file=sys.stderr)
     else:
@@ -614,6 +616,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_ppm_options(run)
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
+    run.add_argument("--no-reset-on-open", dest="reset_on_open", action="store_false",
+                     help="boards: opening the ports does not reset the nodes (an adapter without DTR reset), so "
+                          "the handshake asks for HELLO at once instead of listening 1.5 s for the boot HELLO of "
+                          "an Arduino its open reset")
     gate = run.add_argument_group("gates (CI): exit 1 when one fails, see the exit codes below")
     gate.add_argument("--fail-on", type=fail_on, default=None, metavar="OUTCOMES",
                       help="fail if any event ended with one of these outcomes: a comma list of late,missed,early,lost")
