@@ -168,8 +168,7 @@ class Link:
         except (serial.SerialException, OSError, ValueError) as exc:
             raise LinkError("port_error", f"{self.node}: cannot open {self.url}: {exc}") from exc
         self.vanished = None
-        self.hello = None                 # what is heard from here on is this open's
-        self._hello_seen.clear()
+        self._hello_seen.clear()          # (a HELLO seen from here on is this open's: handshake keeps it)
         self._heard.clear()
         self._reader = _Reader(self._port, lambda: _FrameProtocol(self))
         self._reader.name = f"mmproto-{self.node}"
