@@ -128,3 +128,35 @@ def test_help_documents_the_exit_codes(capsys) -> None:
         cli.main(["boards", "--help"])
     out = capsys.readouterr().out
     assert "exit status:" in out and "0  every port answered" in out and "2  usage error" in out
+
+
+def test_list_ports_gives_device_description_vid_pid_and_serial(monkeypatch: pytest.MonkeyPatch) -> None:
+    from serial.tools import list_ports
+    from serial.tools.list_ports_common import ListPortInfo
+
+    mega = ListPortInfo("/dev/ttyACM0")
+    mega.description, mega.vid, mega.pid, mega.serial_number = "Arduino Mega 2560", 0x2341, 0x0042, "7563331"
+    uart = ListPortInfo("/dev/ttyS0")
+    monkeypatch.setattr(list_ports, "comports", lambda: [uart, mega])
+    assert b.list_ports() == [b.PortInfo("/dev/ttyACM0", "Arduino Mega 2560", "2341:0042", "7563331"),
+                              b.PortInfo("/dev/ttyS0", "n/a", None, None)]
+
+
+def test_mmrig_boards_without_ports_checks_each_usb_port_listed(monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    """Two fake Megas (their open resets them) listed as USB ports, a UART that is not: the Megas are
+    identified by their boot HELLO and compared with the checkout's built images."""
+    from mmhil.bench import ensure_built
+
+    ensure_built()
+    with FakeArduino(PROFILER) as p, FakeArduino(EXECUTOR) as e:
+        monkeypatch.setattr(b, "list_ports", lambda: [b.PortInfo(p.path, "Arduino Mega 2560", "2341:0042", "1"),
+                                                      b.PortInfo(e.path, "Arduino Mega 2560", "2341:0042", "2"),
+                                                      b.PortInfo("/dev/ttyS0", "n/a", None, None)])
+        code = cli.main(["boards", "--no-self-test", "--json"])
+        assert p.held == 0 and e.held == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert [c["role"] for c in doc["ports"]] == ["profiler", "executor"]
+    assert doc["ports"][0]["usb"]["vid_pid"] == "2341:0042"
+    assert any("/dev/ttyS0" in n and "not checked" in n for n in doc["notes"])
+    assert all(c["matches_image"] for c in doc["ports"]), doc["fixes"]
+    assert code == 0 and doc["exit"] == 0

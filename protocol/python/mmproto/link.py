@@ -39,8 +39,10 @@ BAUD_REFUSAL_MARGIN_S = 0.02
 # Opening an Arduino Mega's port asserts DTR, which resets the board into its stk500v2 bootloader (measured in
 # simavr): left alone it starts the application after 0.835 s, but a byte at 0.435 s keeps it in the
 # bootloader until 9.4 s (a byte every 0.5 s: 13.4 s). So after an open that may have reset the node the link
-# first listens, sending nothing, this long: the bootloader's 0.835 s, the application's start to its boot
-# HELLO (some ms), and margin. The node's boot HELLO, or any frame (an application already running), ends it.
+# first listens, sending nothing, this long: the bootloader's 0.835 s, the application's way to its boot HELLO
+# (the profiler's LED self-test first, 8 x 30 ms, then its 28-byte frame, 29 ms at 9600 baud: ~1.1 s in all;
+# the executor's a few ms), and 0.4 s of margin. The node's boot HELLO, or any frame (an application already
+# running), ends it; a QUERY after it reaches the application, whatever the bootloader took.
 HELLO_LISTEN_S = 1.5
 HELLO_ASK_EVERY_S = 0.5     # then QUERY(HELLO) this often until the handshake's timeout
 
