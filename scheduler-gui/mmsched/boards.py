@@ -24,7 +24,6 @@ from typing import Any, Callable
 
 import mmproto as mp
 from mmproto import Hello, Link, LinkError
-from mmproto.link import HELLO_LISTEN_S
 
 from . import usbserial
 
@@ -34,7 +33,7 @@ EXIT_USAGE = 2
 EXIT_CODES = {EXIT_OK: "every port answered, matches its image, and the self-test (if run) was on time",
               EXIT_FIX: "something to fix: the lines after the table say what",
               EXIT_USAGE: "usage error (bad option, no such port, an image that cannot be read)"}
-HELLO_TIMEOUT_S = 5.0          # per port: listening (HELLO_LISTEN_S) and asking, as a run's handshake
+HELLO_TIMEOUT_S = 5.0          # per port: listening (mmproto.link.HELLO_LISTEN_S) and asking, as a run's handshake
 SELF_TEST_EVENTS = 5
 ACM_FLUSH_MS = 4.1             # the Mega's ATmega16U2 (USB-serial firmware) sends what it has every 4.1 ms
 ROLE = {int(mp.NodeKind.PROFILER): "profiler", int(mp.NodeKind.EXECUTOR): "executor"}
@@ -125,6 +124,7 @@ class Latency:
     kind: str
     ms: float | None
     fix: str | None = None
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -140,7 +140,9 @@ def latency(port: str, sysfs: Path | str = usbserial.SYSFS) -> Latency:
         return Latency("ftdi", timer.ms)
     name = usbserial.tty_name(port)
     if name is not None and name.startswith("ttyACM"):
-        return Latency("acm", ACM_FLUSH_MS)
+        return Latency("acm", ACM_FLUSH_MS, note=f"{port}: a CDC-ACM board (a Mega's ATmega16U2) sends what it has "
+                                                 f"every {ACM_FLUSH_MS} ms; fixed in its USB firmware, nothing to set "
+                                                 "(normal mode's tick estimate carries it)")
     return Latency("none", None)
 
 
@@ -330,7 +332,7 @@ def text(report: Report) -> str:
         lines += [f"  {role}: {what}" for role, what in st.led_post.items()]
         if st.leds_seen:
             lines.append(f"  seen: {st.leds_seen}")
-    lines += [f"note: {n}" for n in report.notes]
+    lines += [f"note: {n}" for n in report.notes + [c.latency.note for c in report.ports if c.latency.note]]
     fixes = report.fixes()
     lines.append("")
     lines += ["what to fix:"] + [f"  - {f}" for f in fixes] if fixes else ["nothing to fix"]
@@ -351,6 +353,6 @@ def expect_line(check: PortCheck) -> tuple[int, str]:
     return EXIT_OK, f"{check.port}: {what}: matches {check.image_path}"
 
 
-__all__ = ["COMPARED", "EXIT_CODES", "EXIT_FIX", "EXIT_OK", "EXIT_USAGE", "HELLO_LISTEN_S", "LED_POST", "Latency",
+__all__ = ["COMPARED", "EXIT_CODES", "EXIT_FIX", "EXIT_OK", "EXIT_USAGE", "LED_POST", "Latency",
            "PortCheck", "PortInfo", "Report", "SelfTest", "check_port", "differences", "expect_line", "hello_words",
            "latency", "list_ports", "read_hello", "self_test", "table", "text"]

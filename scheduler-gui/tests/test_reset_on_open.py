@@ -10,7 +10,6 @@ the reopen does on a Mega)."""
 from __future__ import annotations
 
 import dataclasses
-import queue
 from collections import Counter
 from pathlib import Path
 from typing import Any
