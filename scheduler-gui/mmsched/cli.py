@@ -499,7 +499,7 @@ checks its two ptys (--arduino: a bench that behaves as a Mega, reset on open; n
 Each node's HELLO is read as a run reads it (listening first where opening the port resets the board: an
 Arduino's DTR; --no-reset-on-open for an adapter without that) and compared with the HELLO the built image
 sends at its own boot (the image run alone in the bench for a moment). An FTDI adapter's latency timer is
-read from sysfs. With both nodes found: a self-test of SELF events in verification mode.
+read from sysfs. With both nodes found: a self-test of --count events (5) in verification mode.
 
 exit status:
   0  every port answered, matches its image, and the self-test (if run) was on time
@@ -821,7 +821,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the profiler image to compare with (default: the checkout's build)")
     boards.add_argument("--executor-image", type=Path, default=None, metavar="ELF",
                         help="the executor image to compare with (default: the checkout's build)")
-    boards.add_argument("--count", type=int, default=5, metavar="SELF",
+    boards.add_argument("--count", type=int, default=5, metavar="N",
                         help="self-test events in verification mode (default 5)")
     boards.add_argument("--no-self-test", action="store_true", help="identify and compare only")
     boards.add_argument("--timeout", type=float, default=5.0, help="seconds per port for its HELLO (default 5)")
