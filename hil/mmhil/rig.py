@@ -68,6 +68,10 @@ class Rig:
     late_bound_us: float = LATE_BOUND_US
     timeout_ticks: int = TIMEOUT_TICKS
     retries: int = 2              # paced bench: an event a host stall met is done again this many times
+    # Opening a port resets its node (an Arduino's DTR): the handshake listens for the boot HELLO before it
+    # asks (mmproto.link.HELLO_LISTEN_S). None: True on boards, False on a bench (on_bench passes the
+    # bench's own); False for boards behind an adapter without DTR reset (saves the listening).
+    reset_on_open: bool | None = None
     links: dict[str, Link] = field(default_factory=dict, init=False)
     queues: dict[str, "queue.Queue[Item]"] = field(init=False)
     hellos: dict[str, Hello] = field(default_factory=dict, init=False)
@@ -87,7 +91,10 @@ class Rig:
         # On a lockstep bench a step's frames go to `_incoming` first and reach the queues when the step has
         # ended, stamped with its stop: the virtual moment they were complete (a step stops at a frame's end).
         sink = self._incoming.put if lockstep else (lambda item: self.queues[item.node].put(item))
-        self.links = {n: Link(n, urls[n], sink, baud=self.baud) for n in self.nodes}
+        if self.reset_on_open is None:
+            self.reset_on_open = self.bench is None
+        self.links = {n: Link(n, urls[n], sink, baud=self.baud, reset_on_open=self.reset_on_open)
+                      for n in self.nodes}
         if lockstep:
             assert self.bench is not None
             self.stepper = Stepper(self.bench, self.links, on_step=lambda _virtual_s: self._take())
@@ -118,8 +125,10 @@ class Rig:
         self.stepper.wait_until(lambda: False, seconds)
 
     @classmethod
-    def on_bench(cls, bench: Bench, **kw) -> "Rig":
-        return cls(bench.profiler_port, bench.executor_port, bench.baud, bench, **kw)
+    def on_bench(cls, bench: Bench, *, arduino: bool = False, **kw) -> "Rig":
+        """The Rig of a started bench. `arduino`: the bench behaves as a Mega (its stock bootloader, a reset
+        when a pty is opened), so the links listen first (to become the bench's own `bench.arduino`)."""
+        return cls(bench.profiler_port, bench.executor_port, bench.baud, bench, reset_on_open=arduino, **kw)
 
     @property
     def profiler(self) -> Link:
@@ -141,7 +150,9 @@ class Rig:
 
     def open(self, hello_timeout: float = 5.0) -> "Rig":
         """Opens the links and reads a HELLO from each (the link asks with QUERY: a node that booted
-        before the port was opened said hello to nobody), checking version and node kind."""
+        before the port was opened said hello to nobody; with `reset_on_open` it listens first, for the
+        boot HELLO of the node the open reset, and `hello_timeout` covers both), checking version and node
+        kind."""
         try:
             for link in self.links.values():
                 link.open()

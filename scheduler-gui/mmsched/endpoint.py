@@ -38,10 +38,14 @@ class EndpointError(RuntimeError):
 
 @dataclass(frozen=True)
 class Ports:
-    """Serial ports or pyserial URLs of the nodes; no executor for a normal-mode run on boards."""
+    """Serial ports or pyserial URLs of the nodes; no executor for a normal-mode run on boards.
+    `reset_on_open`: opening a port resets its node (an Arduino's DTR pulls its reset line), so the
+    handshake listens for the node's boot HELLO before it asks (mmproto.link.HELLO_LISTEN_S), and a
+    reopened port's HELLO is the node's reset, not an answer."""
 
     profiler: str
     executor: str | None
+    reset_on_open: bool = False
 
 
 @dataclass(frozen=True)
@@ -169,6 +173,9 @@ class Boards(Endpoint):
     executor: str | None = None
     baud: int = 9600
     sysfs: str = field(default="/sys", repr=False)
+    # an Arduino's USB port resets the board when opened (DTR); False for an adapter wired without that
+    # (`mmrig run --no-reset-on-open`)
+    reset_on_open: bool = True
     kind: str = field(default="boards", init=False)
 
     def usb_latency_timers(self) -> dict[str, "usbserial.LatencyTimer | None"]:
@@ -192,12 +199,12 @@ class Boards(Endpoint):
             raise EndpointError("port_error", "no profiler port given")
         if self.executor is None and cfg.mode != "normal":
             raise EndpointError("port_error", f"a {cfg.mode} run needs the executor's port too")
-        return Ports(self.profiler, self.executor if cfg.mode != "normal" else None)
+        return Ports(self.profiler, self.executor if cfg.mode != "normal" else None, self.reset_on_open)
 
     def identity(self) -> dict[str, Any]:
         timers = self.usb_latency_timers()
         return {"kind": self.kind, "paced": None, "profiler": self.profiler, "executor": self.executor,
-                "bench_pid": None,
+                "bench_pid": None, "reset_on_open": self.reset_on_open,
                 "usb_latency_timer_ms": {role: t.ms if t is not None else None for role, t in timers.items()},
                 "warnings": [{"code": w.code, "text": w.text} for w in self.warnings(timers)]}
 

@@ -904,6 +904,11 @@ class Runner:
             self.faults.raise_("link_fault", down.node, self.rel(down.at),
                                f"the {down.node} port vanished ({down.error}) and was reopened", affected)
             self.recover("timecode", self.now())
+            if self.session.reset_on_open and (st.generating or self.events) and down.node in self.measured_nodes():
+                # (an Arduino's DTR) the reopen reset the node: the run's reset-fault path, as for a HELLO mid-run
+                self.count(f"{down.node}_reset_by_reopen")
+                self.node_reset(down.node, f"the {down.node}'s port was reopened, which resets it (reset on open)",
+                                self.now())
             return
         self.invalid.append(Reason("link_fault", f"link_fault: {down.node} port vanished at {self.rel(down.at):.3f} s "
                                    f"(reconnect failed); {len(affected)} events lost"))

@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mmproto import Item, Link, Message
+from mmproto.link import HELLO_LISTEN_S
 
 from .endpoint import Endpoint, Ports
 
 RECONNECT_S = 2.0      # a vanished port is tried again this long, then the run gives up on it
+# ... and this long where the open resets the node: the link listens HELLO_LISTEN_S for its boot HELLO first
+RECONNECT_RESET_S = RECONNECT_S + HELLO_LISTEN_S
 
 
 @dataclass
@@ -23,18 +26,24 @@ class Session:
     endpoint: Endpoint
     inbox: "queue.Queue[Item]" = field(default_factory=queue.Queue)
     links: dict[str, Link] = field(default_factory=dict, init=False)
-    reconnected: set[str] = field(default_factory=set, init=False)   # reopened, their HELLO not yet handled
+    # reopened nodes: how many of their HELLOs still to be handled answer the reopen's handshake (and BAUD)
+    answers: dict[str, int] = field(default_factory=dict, init=False)
+    reset_on_open: bool = field(default=False, init=False)            # Ports.reset_on_open of the open ports
 
     def open(self, ports: Ports) -> None:
         """Opens a link per node (the executor's only if there is one) and hands them to the endpoint.
-        Raises LinkError if a port cannot be opened."""
+        Raises LinkError if a port cannot be opened. With `ports.reset_on_open` the links listen for the
+        nodes' boot HELLO before they ask (Link.reset_on_open)."""
+        self.reset_on_open = ports.reset_on_open
         for node, url in (("profiler", ports.profiler), ("executor", ports.executor)):
             if url:
                 self.links[node] = Link(node, url, self.inbox.put, baud=self.endpoint.baud,
-                                        clock=self.endpoint.clock).open()
+                                        clock=self.endpoint.clock, reset_on_open=ports.reset_on_open).open()
         self.endpoint.attach(self.links, self.inbox)
 
     def handshake(self, timeout_s: float = 5.0) -> None:
+        """Each node's HELLO, one after the other. Where the open reset both nodes, the second one's boot
+        HELLO may come while the first is listened to: its link keeps it (Link.handshake)."""
         for link in self.links.values():
             link.handshake(timeout_s, wait=self.endpoint.wait_until)
 
@@ -55,16 +64,28 @@ class Session:
 
     def reconnect(self, node: str) -> bool:
         """The policy: try the vanished port for RECONNECT_S (a board replugged, a bench restarted). The node's
-        HELLO that answers the new handshake is not a reset (`answered_hello`)."""
-        ok = self.links[node].reopen(RECONNECT_S, wait=self.endpoint.wait_until)
+        HELLO that answers the new handshake is not a reset (`answered_hello`). Where opening the port
+        resets the node (`reset_on_open`, tried RECONNECT_RESET_S) the reopen itself reset it: its schedule
+        list and mode are gone, and the caller must treat a reconnect as the node's reset (the HELLOs the
+        reopen read are then not counted again as resets)."""
+        link = self.links[node]
+        if self.reset_on_open:
+            before = link.hellos_in
+            ok = link.reopen(RECONNECT_RESET_S, wait=self.endpoint.wait_until)
+            if ok:
+                # every HELLO the reopen read (the boot HELLO or the answer that stands for it, the one at the
+                # run's rate after BAUD) is accounted for by the reset the caller records (Runner.link_fault)
+                self.answers[node] = link.hellos_in - before
+            return ok
+        ok = link.reopen(RECONNECT_S, wait=self.endpoint.wait_until)
         if ok:
-            self.reconnected.add(node)
+            self.answers[node] = 1
         return ok
 
     def answered_hello(self, node: str) -> bool:
         """Whether a HELLO from `node` answers our reconnect's handshake (once), not a reset of the node."""
-        if node in self.reconnected:
-            self.reconnected.discard(node)
+        if self.answers.get(node, 0) > 0:
+            self.answers[node] -= 1
             return True
         return False
 
@@ -90,4 +111,4 @@ class Session:
         return {n: link.health() for n, link in list(self.links.items())}
 
 
-__all__ = ["RECONNECT_S", "Session"]
+__all__ = ["RECONNECT_RESET_S", "RECONNECT_S", "Session"]

@@ -38,6 +38,7 @@ BAD = [
     (["--late-bound-us", "nan"], "--late-bound-us"),
     (["--lag-bound-us", "-1"], "--lag-bound-us"),
     (["--profiler", "/dev/mmrig-no-such-port", "--executor", "/dev/mmrig-no-such-port2"], "--profiler"),
+    (["--no-reset-on-open"], "--no-reset-on-open"),
     (["--profiler", "/dev/mmrig-no-such-port"], "--executor"),
     (["-o", "/proc/mmrig-x/y"], "--out"),
     (["-o", "{tmp}"], "--out"),

@@ -8,7 +8,9 @@ The sink is any callable: the scheduler passes one inbox shared by both nodes (s
 faults in the order they happened), the Rig one queue per node.
 
 Sending numbers frames with the link's own sequence counter; the HELLO handshake asks with
-QUERY(HELLO) and checks the protocol version and the node kind. `change_baud` moves the link to another
+QUERY(HELLO) and checks the protocol version and the node kind. A link whose open resets the node
+(`reset_on_open`: an Arduino's DTR) listens first, HELLO_LISTEN_S without sending, so no byte reaches the
+node's bootloader (which would hold it there for seconds). `change_baud` moves the link to another
 rate with BAUD (SPEC.md 0x06): the node answers with HELLO at the new rate.
 """
 
@@ -34,6 +36,15 @@ NODE_KINDS: dict[str, NodeKind] = {"profiler": NodeKind.PROFILER, "executor": No
 BAUD_ASK_AGAIN_S = 0.3
 BAUD_GIVE_UP_S = 1.0
 BAUD_REFUSAL_MARGIN_S = 0.02
+# Opening an Arduino Mega's port asserts DTR, which resets the board into its stk500v2 bootloader (measured in
+# simavr): left alone it starts the application after 0.835 s, but a byte at 0.435 s keeps it in the
+# bootloader until 9.4 s (a byte every 0.5 s: 13.4 s). So after an open that may have reset the node the link
+# first listens, sending nothing, this long: the bootloader's 0.835 s, the application's way to its boot HELLO
+# (the profiler's LED self-test first, 8 x 30 ms, then its 28-byte frame, 29 ms at 9600 baud: ~1.1 s in all;
+# the executor's a few ms), and 0.4 s of margin. The node's boot HELLO, or any frame (an application already
+# running), ends it; a QUERY after it reaches the application, whatever the bootloader took.
+HELLO_LISTEN_S = 1.5
+HELLO_ASK_EVERY_S = 0.5     # then QUERY(HELLO) this often until the handshake's timeout
 
 
 @dataclass(frozen=True)
@@ -116,11 +127,15 @@ class Link:
     baud: int = 9600                             # the port's rate now (the node's after reset until change_baud)
     clock: Callable[[], float] = time.monotonic
     write_timeout_s: float = 2.0                 # a write that blocks longer raises (a hung port)
+    # opening the port resets the node (an Arduino's DTR): the handshake listens first (HELLO_LISTEN_S) and a
+    # reopen meets the node at its boot rate
+    reset_on_open: bool = False
     hello: Hello | None = field(default=None, init=False)
     decoder: StreamDecoder = field(default_factory=StreamDecoder, init=False)
     vanished: LinkDown | None = field(default=None, init=False)
     reconnects: int = field(default=0, init=False)
     bytes_in: int = field(default=0, init=False)
+    hellos_in: int = field(default=0, init=False)     # HELLO frames received, ever (a reopen's count them)
     bytes_out: int = field(default=0, init=False)
     frames_out: int = field(default=0, init=False)
     # What the decoder dropped before the first HELLO: opening a port flushes its input, which can cut the
@@ -133,6 +148,7 @@ class Link:
     _tx_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _seq: int = field(default=0, init=False)
     _hello_seen: threading.Event = field(default_factory=threading.Event, init=False)
+    _heard: threading.Event = field(default_factory=threading.Event, init=False)   # any valid frame
     _baud_refused: threading.Event = field(default_factory=threading.Event, init=False)
     boot_baud: int = field(default=0, init=False)   # the rate the link was opened at: the node's after a reset
     # What the decoder dropped while the rate changed (a frame the node was sending at the old rate arrives
@@ -154,6 +170,8 @@ class Link:
         except (serial.SerialException, OSError, ValueError) as exc:
             raise LinkError("port_error", f"{self.node}: cannot open {self.url}: {exc}") from exc
         self.vanished = None
+        self._hello_seen.clear()          # (a HELLO seen from here on is this open's: handshake keeps it)
+        self._heard.clear()
         self._reader = _Reader(self._port, lambda: _FrameProtocol(self))
         self._reader.name = f"mmproto-{self.node}"
         self._reader.start()
@@ -174,13 +192,25 @@ class Link:
         """Closes what is left of the port and opens it again (and reads a HELLO) until the timeout, on the
         link's clock. Frames already received stay where they are; the decoder's counters go on. `wait` as
         in `handshake`: a co-simulation whose time stands still while we wait (lockstep) passes one that
-        advances it, so a port its bench re-plugs after some virtual time comes back."""
+        advances it, so a port its bench re-plugs after some virtual time comes back.
+
+        With `reset_on_open` the open reset the node: it is met at its boot rate (then asked for ours) and
+        listened to first; every try resets it again, so one try gets the whole time left (at least
+        HELLO_LISTEN_S and one ask)."""
         self.close()
         deadline = self.clock() + timeout_s
         rate = self.baud
         while self.clock() < deadline:
             try:
+                if self.reset_on_open:
+                    self.baud = self.boot_baud
                 self.open()
+                if self.reset_on_open:
+                    self.handshake(max(HELLO_LISTEN_S + HELLO_ASK_EVERY_S, deadline - self.clock()), wait=wait)
+                    if rate != self.baud:
+                        self.change_baud(rate, wait=wait)
+                    self.reconnects += 1
+                    return True
                 try:
                     self.handshake(max(0.1, min(1.0, deadline - self.clock())), wait=wait)
                 except LinkError as exc:
@@ -212,12 +242,14 @@ class Link:
     def _received(self, data: bytes) -> None:
         now = self.clock()
         for r in self.decoder.feed(data):
+            self._heard.set()
             if isinstance(r.message, Hello):
                 if self.before_hello is None:   # the decoder belongs to this thread: no lock needed
                     self.before_hello = self.decoder.counters.as_dict()
                     self.decoder.counters = DecoderCounters()
                     self.decoder.seq = SeqTracker(last=self.decoder.seq.last)
                 self.hello = r.message
+                self.hellos_in += 1
                 if self._baud_mark is not None and r.message.baud == self._baud_mark[0]:
                     self._settle_baud_change(self._baud_mark[1])
                 self._hello_seen.set()
@@ -272,22 +304,38 @@ class Link:
             return self.clock()
 
     # ---- HELLO -----------------------------------------------------------------------------
-    def handshake(self, timeout_s: float = 5.0, wait: Waiter | None = None) -> Hello:
-        """Asks for HELLO (a node that booted before the port was opened said hello to nobody, and
-        opening the port flushed its input) every 0.5 s until `timeout_s`, and checks the protocol version
-        and the node kind. `wait(done, seconds)` waits for `done()` (default: on the wall clock; a
-        co-simulation passes one that advances its own time)."""
-        self._hello_seen.clear()
-        self.hello = None
-        waiter: Waiter = wait or (lambda done, seconds: self._hello_seen.wait(seconds))
+    def handshake(self, timeout_s: float = 5.0, wait: Waiter | None = None,
+                  listen_s: float | None = None) -> Hello:
+        """Reads the node's HELLO and checks the protocol version and the node kind.
+
+        First, if the open may have reset the node (`listen_s`; None: HELLO_LISTEN_S with `reset_on_open`,
+        else 0), listens without sending: the node's boot HELLO ends it, and so does any other frame (the
+        node's application was running already). Then asks with QUERY(HELLO) (a node that booted before the
+        port was opened said hello to nobody, and opening the port flushed its input) every
+        HELLO_ASK_EVERY_S. `timeout_s` covers both. `wait(done, seconds)` waits for `done()` (default: on the
+        wall clock; a co-simulation passes one that advances its own time)."""
+        if listen_s is None:
+            listen_s = HELLO_LISTEN_S if self.reset_on_open else 0.0
+        if not (listen_s > 0 and self._hello_seen.is_set()):
+            # (a boot HELLO that came since the open, while another link was listened to, is kept)
+            self._hello_seen.clear()
+            self.hello = None
+        self._heard.clear()
         left = timeout_s
-        while left > 0:
+        listen = min(listen_s, left)
+        if listen > 0 and not self._hello_seen.is_set():
+            (wait or poll_until)(self._heard.is_set, listen)
+            # the whole listen is counted even if a frame ended it early (a waiter does not say how long it
+            # waited on a co-simulation's clock): a node heard is running and answers a QUERY within ms
+            left -= listen
+        waiter: Waiter = wait or (lambda done, seconds: self._hello_seen.wait(seconds))
+        while left > 0 and not self._hello_seen.is_set():
             if self.vanished is not None:
                 raise LinkError("port_error", f"{self.node}: port vanished during the handshake ({self.vanished.error})")
             self.send(Query(Hello.TYPE))
-            if waiter(self._hello_seen.is_set, min(0.5, left)):
+            if waiter(self._hello_seen.is_set, min(HELLO_ASK_EVERY_S, left)):
                 break
-            left -= 0.5
+            left -= HELLO_ASK_EVERY_S
         h = self.hello
         if h is None:
             raise LinkError("no_hello", f"{self.node}: no HELLO within {timeout_s} s on {self.url}")

@@ -174,3 +174,102 @@ def test_other_side_closing_between_two_reads_gives_link_down(inbox) -> None:
         link.close()
     finally:
         node.close()
+
+
+# ---- a node whose port's open resets it (an Arduino Mega's DTR; issue 23) ------------------------------
+def _fake_arduino(**kw):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from fake_arduino import FakeArduino
+
+    return FakeArduino(hello(kind=1), **kw)
+
+
+def test_asking_at_once_holds_a_reset_arduino_in_its_bootloader(inbox) -> None:
+    """The old handshake (QUERY at once, every 0.5 s): its bytes keep the bootloader from starting the
+    application, so no HELLO comes within 5 s (what every run on real Megas ended with)."""
+    with _fake_arduino() as node:
+        with Link("profiler", node.path, inbox.put) as link:
+            with pytest.raises(LinkError) as exc:
+                link.handshake(3.0, listen_s=0.0)
+        assert exc.value.code == "no_hello" and node.held == 1 and node.hellos_sent == 0
+
+
+def test_listening_first_reads_a_reset_arduinos_boot_hello_at_the_first_try(inbox) -> None:
+    with _fake_arduino() as node:
+        with Link("profiler", node.path, inbox.put, reset_on_open=True) as link:
+            t0 = time.monotonic()
+            h = link.handshake(5.0)
+            took = time.monotonic() - t0
+        assert h.node_kind == mp.NodeKind.PROFILER and node.resets == 1
+        assert node.held == 0 and node.bytes_in_bootloader == 0
+        assert node.got == []                    # the boot HELLO answered it: nothing was asked
+        assert 0.7 < took < mp.link.HELLO_LISTEN_S
+
+
+def test_a_node_already_running_is_asked_as_soon_as_a_frame_is_heard(inbox) -> None:
+    """An adapter without DTR reset: the profiler's TIMECODE (every 71 ms) ends the listening early."""
+    with _fake_arduino(resets_on_open=False, running_at_start=True, timecodes=True) as node:
+        with Link("profiler", node.path, inbox.put, reset_on_open=True) as link:
+            t0 = time.monotonic()
+            h = link.handshake(5.0)
+            took = time.monotonic() - t0
+        assert h.node_kind == mp.NodeKind.PROFILER and node.resets == 0
+        assert any(isinstance(m, mp.Query) and m.what == mp.Hello.TYPE for _, m in node.got)
+        assert took < 0.4
+
+
+def test_a_silent_node_is_asked_after_listening_within_the_one_timeout(inbox) -> None:
+    """A running node that sends nothing by itself: asked after HELLO_LISTEN_S; the timeout covers both."""
+    with _fake_arduino(resets_on_open=False, running_at_start=True) as node:
+        with Link("profiler", node.path, inbox.put, reset_on_open=True) as link:
+            t0 = time.monotonic()
+            link.handshake(3.0)
+            took = time.monotonic() - t0
+            assert mp.link.HELLO_LISTEN_S <= took < mp.link.HELLO_LISTEN_S + 0.4
+    node = FakeNode(None)
+    try:
+        with Link("profiler", node.path, inbox.put, reset_on_open=True) as link:
+            t0 = time.monotonic()
+            with pytest.raises(LinkError):
+                link.handshake(2.0)
+            assert 1.9 < time.monotonic() - t0 < 2.4
+            asks = [m for m in node.got if isinstance(m, mp.Query)]
+            assert len(asks) == 1                 # 1.5 s listening, then one ask in the 0.5 s left
+    finally:
+        node.close()
+
+
+def test_reopen_after_a_reset_meets_the_node_at_its_boot_rate_and_listens(inbox) -> None:
+    """A reopened Arduino port reset the node: it is back at its boot rate, and must not be asked while its
+    bootloader runs."""
+    with _fake_arduino() as node:
+        link = Link("profiler", node.path, inbox.put, reset_on_open=True).open()
+        try:
+            link.handshake(5.0)
+            link.close()                         # the port vanished (the fake must see it gone to reset)
+            assert mp.poll_until(lambda: not node.plugged, 1.0)
+            assert link.reopen(4.0)
+            assert node.resets == 2 and node.held == 0 and link.reconnects == 1
+        finally:
+            link.close()
+
+
+def test_the_second_of_two_reset_nodes_keeps_the_boot_hello_it_sent_while_the_first_was_listened_to(inbox) -> None:
+    """Both Megas reset when their ports open; the executor's boot HELLO comes while the profiler's link
+    listens, and its link does not throw it away and listen 1.5 s more."""
+    with _fake_arduino() as p, _fake_arduino() as e:
+        e.answer = hello(kind=2)
+        links = [Link("profiler", p.path, inbox.put, reset_on_open=True).open(),
+                 Link("executor", e.path, inbox.put, reset_on_open=True).open()]
+        try:
+            t0 = time.monotonic()
+            for link in links:
+                link.handshake(5.0)
+            assert time.monotonic() - t0 < 1.2
+            assert p.got == [] and e.got == []    # neither was asked
+        finally:
+            for link in links:
+                link.close()
