@@ -93,9 +93,11 @@ def test_normal_mode_results_come_from_fire_frames(tmp_path: Path) -> None:
 def test_normal_mode_with_the_profiler_crystal_half_a_percent_off_fires_nothing_early(tmp_path: Path, ppm: int) -> None:
     """Issue 23: a Mega's resonator is off by up to 0.5 %. With HELLO's nominal tick length, a profiler 0.5 % slow
     made FIREs go out 2.4-5.5 ms early (recorded `early`) and 0.5 % fast 0.6-3 ms late. The tick length is now
-    fitted from the TIMECODE arrivals: no event is early, none late, and the fit finds the crystal."""
+    fitted from the TIMECODE arrivals: no event is early, none late, and the fit finds the crystal. At the default
+    accuracy (the demo's: the PC sleeps until the moment, latencies from about 80 us) a millisecond's drift shows as
+    `early`; the fit's own error (tens of us at most here) does not."""
     out = tmp_path / "drift"
-    done = mmrig("run", "--mode", "normal", "--distance", "1", "--count", "30", "--accuracy", "100",
+    done = mmrig("run", "--mode", "normal", "--distance", "1", "--count", "30",
                  "--ppm-profiler", str(ppm), "--out", str(out))
     sidecar = json.loads((tmp_path / "drift.json").read_text())
     valid_or_lag_only(done.returncode, sidecar, done.stdout + done.stderr)
