@@ -135,7 +135,8 @@ class BenchEndpoint(Endpoint):
             self.bench = bench.start()
         except BenchError as exc:
             raise EndpointError("bench_failed", str(exc)) from exc
-        return Ports(self.bench.profiler_port, self.bench.executor_port)
+        # a bench in Arduino mode resets a node when its port is opened: the links listen for its boot HELLO first
+        return Ports(self.bench.profiler_port, self.bench.executor_port, reset_on_open=self.bench.arduino)
 
     def trace_to(self, cfg: RunConfig) -> None:
         """A traced run (RunConfig.trace): the executor's trace and the wires' VCD go beside its CSV."""
@@ -238,7 +239,8 @@ class BenchEndpoint(Endpoint):
                 "profiler": self.bench.profiler_port if self.bench else None,
                 "executor": self.bench.executor_port if self.bench else None,
                 "bench_pid": self.bench.pid if self.bench is not None and self.bench.process else None,
-                "priority": self.priority, "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor}}
+                "priority": self.priority, "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor},
+                "arduino": self.arduino}
 
     def close(self) -> None:
         if self.bench is not None:

@@ -125,10 +125,10 @@ class Rig:
         self.stepper.wait_until(lambda: False, seconds)
 
     @classmethod
-    def on_bench(cls, bench: Bench, *, arduino: bool = False, **kw) -> "Rig":
-        """The Rig of a started bench. `arduino`: the bench behaves as a Mega (its stock bootloader, a reset
-        when a pty is opened), so the links listen first (to become the bench's own `bench.arduino`)."""
-        return cls(bench.profiler_port, bench.executor_port, bench.baud, bench, reset_on_open=arduino, **kw)
+    def on_bench(cls, bench: Bench, **kw) -> "Rig":
+        """The Rig of a started bench. A bench in Arduino mode (`Bench(arduino=True)`: the stock bootloader, a
+        reset when a pty is opened) resets a node as its link opens, so the links listen first."""
+        return cls(bench.profiler_port, bench.executor_port, bench.baud, bench, reset_on_open=bench.arduino, **kw)
 
     @property
     def profiler(self) -> Link:

@@ -36,9 +36,12 @@ def test_rig_on_bench_listens_only_for_an_arduino_bench(tmp_path: Path) -> None:
     with Bench(run_dir=tmp_path / "plain", lockstep=True) as bench, Rig.on_bench(bench) as rig:
         assert rig.reset_on_open is False
         assert rig.hellos["executor"].node_kind == mp.NodeKind.EXECUTOR
-    with Bench(run_dir=tmp_path / "mega", lockstep=True) as bench, Rig.on_bench(bench, arduino=True) as rig:
+    # a bench in Arduino mode: the Mega's bootloader runs first and each open resets the node (issue 23)
+    with Bench(run_dir=tmp_path / "mega", lockstep=True, arduino=True) as bench, Rig.on_bench(bench) as rig:
         assert rig.reset_on_open is True and rig.executor.reset_on_open
         assert rig.hellos["profiler"].node_kind == mp.NodeKind.PROFILER
-        assert rig.now() < mp.link.HELLO_LISTEN_S + 0.5
+        status = bench.status()
+        assert all(status["nodes"][n]["open_resets"] >= 1 for n in ("profiler", "executor")), status["nodes"]
+        assert rig.now() < mp.link.HELLO_LISTEN_S + 1.0
         ev = rig.schedule(5, ticks_ahead=2)
         assert ev.outcome == "ok"

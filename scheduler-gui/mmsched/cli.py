@@ -197,6 +197,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         return usage_or_rig_error("--ppm-profiler / --ppm-executor set the bench's crystals; boards have their own")
     if not args.reset_on_open and args.profiler is None:
         return usage_or_rig_error("--no-reset-on-open is for boards (--profiler PORT); the bench's ptys reset nothing")
+    if args.arduino and args.profiler is not None:
+        return usage_or_rig_error("--arduino makes the bench behave as a Mega; boards are what they are")
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
         return usage_or_rig_error("give both --profiler and --executor (or neither, for the bench)")
     if args.trace and args.out is None:
@@ -250,9 +252,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         from mmhil import BenchEndpoint, LockstepEndpoint  # the entry point chooses; the core never imports it
         from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
 
-        crystals = dict(ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor)
-        endpoint = (LockstepEndpoint(**crystals) if args.unpaced else
-                    BenchEndpoint(lag_bound_us=args.lag_bound_us, **crystals))
+        bench_opts = dict(ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor, arduino=args.arduino)
+        endpoint = (LockstepEndpoint(**bench_opts) if args.unpaced else
+                    BenchEndpoint(lag_bound_us=args.lag_bound_us, **bench_opts))
         images = {"profiler": PROFILER_ELF, "executor": EXECUTOR_ELF, "bench": BENCH_BIN}   # what Bench() loads
 
     if cfg.trace and endpoint.trace_path() is not None:
@@ -489,12 +491,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from mmhil import run_bench_foreground  # the bench lives in hil/ (mmhil); this only parses arguments
 
     return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until,
-                                lockstep=args.lockstep, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor)
+                                lockstep=args.lockstep, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor,
+                                arduino=args.arduino, bootloader=args.bootloader, unconnected=tuple(args.unconnected))
 
 
 BOARDS_EPILOG = """\
 Without PORT: lists the serial ports and checks each USB one. With --bench: starts the virtual bench and
-checks its two ptys (--arduino: a bench that behaves as a Mega, reset on open; not every bench has it).
+checks its two ptys (--arduino: a bench that behaves as a Mega: its bootloader, a reset on open).
 
 Each node's HELLO is read as a run reads it (listening first where opening the port resets the board: an
 Arduino's DTR; --no-reset-on-open for an adapter without that) and compared with the HELLO the built image
@@ -557,10 +560,7 @@ def cmd_boards(args: argparse.Namespace) -> int:
         if args.bench:
             from mmhil import Bench, BenchError
 
-            try:
-                bench = Bench(arduino=True) if args.arduino else Bench()
-            except TypeError:
-                return usage("--arduino: this bench cannot behave as a Mega yet (mmhil.Bench has no arduino option)")
+            bench = Bench(arduino=args.arduino)
             try:
                 bench.start()
             except BenchError as exc:
@@ -626,13 +626,13 @@ def cmd_gui(args: argparse.Namespace) -> int:
 
 
 def ppm(text: str) -> int:
-    """A crystal offset: a whole number of ppm, -1000..1000 (the bench's range)."""
+    """A crystal offset: a whole number of ppm, -10000..10000 (the bench's range)."""
     try:
         v = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of ppm") from None
-    if not -1000 <= v <= 1000:
-        raise argparse.ArgumentTypeError(f"{v} ppm: the bench takes -1000..1000")
+    if not -10000 <= v <= 10000:   # the bench's range (PPM_MAX in hil/bench/cosim.h)
+        raise argparse.ArgumentTypeError(f"{v} ppm: the bench takes -10000..10000")
     return v
 
 
@@ -668,6 +668,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--profiler", type=Path, default=None, help="profiler image (default: profiler-fw build)")
     bench.add_argument("--executor", type=Path, default=None, help="executor image (default: executor build)")
     bench.add_argument("--until", type=float, default=None, help="stop after this many seconds of virtual time")
+    bench.add_argument("--arduino", action="store_true",
+                       help="both nodes as an Arduino Mega: the stock bootloader first, a reset when a port is opened")
+    bench.add_argument("--bootloader", type=Path, default=None, metavar="HEX",
+                       help="with --arduino: this bootloader instead of Debian's stk500boot_v2_mega2560.hex")
+    bench.add_argument("--unconnected", action="append", default=[], choices=["timecode", "event"],
+                       help="leave this wire group unconnected: inputs with no pull-up pick up noise (repeatable)")
     add_ppm_options(bench)
     bench.set_defaults(func=cmd_bench)
 
@@ -740,6 +746,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_ppm_options(run)
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
+    run.add_argument("--arduino", action="store_true",
+                     help="the bench behaves as two Arduino Megas: their stock bootloader runs first and opening a "
+                          "port resets the node (docs/bench.md, 'Arduino mode')")
     run.add_argument("--no-reset-on-open", dest="reset_on_open", action="store_false",
                      help="boards: opening the ports does not reset the nodes (an adapter without DTR reset), so "
                           "the handshake asks for HELLO at once instead of listening 1.5 s for the boot HELLO of "

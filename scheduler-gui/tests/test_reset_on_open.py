@@ -102,3 +102,27 @@ def test_session_passes_reset_on_open_to_its_links_and_boards_set_it() -> None:
         assert s.reset_on_open and s.links["profiler"].reset_on_open
     finally:
         s.close()
+
+
+def test_a_replug_on_an_arduino_bench_resets_the_node_and_the_run_recovers(built, tmp_path: Path) -> None:
+    """The same replug on a bench in Arduino mode (issue 23): nobody resets the executor by hand; its port's
+    reopen does, through the Mega's bootloader, as the DTR does on the board."""
+    endpoint = LockstepEndpoint(arduino=True)
+    cfg = RunConfig(mode="verification", distance=2, count=60, seed=3, out=tmp_path / "replug-mega")
+    runner = Runner(cfg, endpoint)
+    marks: dict[str, int] = {}
+
+    def inject(kind: str, obj: Any) -> None:
+        if kind == "timecode" and obj - marks.setdefault("first", obj) >= 15 and "done" not in marks:
+            marks["done"] = obj
+            assert endpoint.bench is not None and endpoint.bench.control("hangup executor 0.3").get("ok")
+
+    runner.observer = inject
+    res = runner.run()
+    sc = res.sidecar
+    kinds = Counter((f["kind"], f["node"]) for f in sc["faults"])
+    assert kinds[("node_reset", "executor")] == 1 and runner.counters.get("executor_reset_by_reopen") == 1, kinds
+    outcomes = Counter((e.outcome, e.reason) for e in res.events)
+    assert len(res.events) == 60 and outcomes[("ok", None)] >= 50, outcomes
+    assert not [e for e in res.events if e.outcome == "missed"], outcomes
+    assert sc["invariant"]["ok"]
