@@ -6,8 +6,11 @@ its UART (the --trace file's T lines: each byte as the MCU wrote UDR0).
 `mmrig boards` compares a board's HELLO with this one: another firmware version, another `BAUD=` build or
 another crystal shows as a field that differs, before a run finds it the hard way.
 
-Only AVR ELF images run in the bench; an Intel HEX file is looked up as the ELF beside it (the Makefiles
-flash build/avr/profiler.hex, built with build/avr/profiler.elf).
+AVR ELF images run in the bench; an Intel HEX file is looked up as the ELF beside it (the Makefiles
+flash build/avr/profiler.hex, built with build/avr/profiler.elf). An Intel HEX file with no ELF beside it is an
+8051 image (profiler-fw/build/mcs51/profiler.ihx): it runs alone on ucsim's 8051 core (`run51`,
+hil/bench/mcs51/README.md; built where tools/ucsim.sh could build the core), whose --trace has the same kind of
+lines (`CLOCK TX BYTE`).
 """
 
 from __future__ import annotations
@@ -78,6 +81,9 @@ def guess_role(elf: Path) -> str:
 def boot(image: Path, role: str | None = None, seconds: float = BOOT_S, bench_bin: Path | None = None) -> ImageBoot:
     """Runs `image` alone for `seconds` of virtual time (longer, up to BOOT_S_MAX, if no HELLO came) and
     returns what it did. Raises ImageError."""
+    image = Path(image)
+    if image.suffix in (".ihx", ".hex") and not image.with_suffix(".elf").exists():
+        return _boot51(image, seconds)
     elf = elf_of(image)
     role = role or guess_role(elf)
     bench = Path(bench_bin or BENCH_BIN)
@@ -134,9 +140,43 @@ def _run(elf: Path, role: str, seconds: float, bench: Path) -> _Run:
     return out
 
 
+RUN51 = BENCH_BIN.parent / "mcs51" / "run51"     # make -C hil mcs51 (hil/bench/mcs51/README.md)
+
+
+def _boot51(image: Path, seconds: float) -> ImageBoot:
+    """An 8051 image (Intel HEX) alone on ucsim's 8051 core for `seconds` of virtual time: its UART bytes."""
+    if not image.exists():
+        raise ImageError(f"{image}: no such file")
+    if not RUN51.exists():
+        raise ImageError(f"{image}: an 8051 image runs on ucsim's 8051 core, which is not built here "
+                         "(bash tools/ucsim.sh, then make -C hil mcs51)")
+    with tempfile.TemporaryDirectory(prefix="mmrig-image.") as d:
+        trace = Path(d) / "trace.txt"
+        try:
+            proc = subprocess.run([str(RUN51), "--seconds", str(max(seconds, 0.5)), "--trace", str(trace), str(image)],
+                                  capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise ImageError(f"{image}: the 8051 core could not run it: {exc}") from exc
+        if proc.returncode != 0 or not trace.exists():
+            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+            raise ImageError(f"{image}: the 8051 core could not run it (exit {proc.returncode}): {tail}")
+        out = _Run()
+        dec = mp.StreamDecoder()
+        for line in trace.read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] == "TX":
+                for r in dec.feed(bytes([int(parts[2], 16)])):
+                    out.frames.append(r.message)
+                    if out.hello is None and isinstance(r.message, mp.Hello):
+                        out.hello = r.message
+    if out.hello is None:
+        raise ImageError(f"{image}: no HELLO in {seconds} s of its boot alone on the 8051 core")
+    return ImageBoot(image, "profiler", out.hello, out.frames)
+
+
 def boot_hello(image: Path, role: str | None = None) -> mp.Hello:
     """The HELLO `image` sends after its reset (see `boot`). Raises ImageError."""
     return boot(image, role).hello
 
 
-__all__ = ["BOOT_S", "ImageBoot", "ImageError", "boot", "boot_hello", "elf_of", "guess_role"]
+__all__ = ["BOOT_S", "RUN51", "ImageBoot", "ImageError", "boot", "boot_hello", "elf_of", "guess_role"]

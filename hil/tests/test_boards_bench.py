@@ -83,3 +83,19 @@ def test_given_ports_and_expect_image_match_and_mismatch(tmp_path: Path, capsys)
 def test_an_unreadable_image_is_a_usage_error(tmp_path: Path, capsys) -> None:
     assert cli.main(["boards", "--port", "loop://", "--expect-image", str(tmp_path / "none.elf")]) == 2
     assert capsys.readouterr().err.startswith("mmrig boards: ")
+
+
+IHX51 = Path(__file__).resolve().parents[2] / "profiler-fw" / "build" / "mcs51" / "profiler.ihx"
+
+
+@pytest.mark.skipif(not images.RUN51.exists() or not IHX51.exists(),
+                    reason="ucsim's 8051 core (tools/ucsim.sh, make -C hil mcs51) or the 8051 image is not built")
+def test_the_8051_image_says_its_boot_hello_on_the_8051_core(capsys) -> None:
+    """The flash targets of the 8051 boards verify against the .ihx they wrote (issue 23): it runs alone on
+    ucsim's core. The AVR profiler of the bench is not that image: every clock field differs."""
+    hello = images.boot_hello(IHX51)
+    assert (hello.node_kind, hello.cpu_hz, hello.timer_hz, hello.tick_counts, hello.baud) == (
+        mp.NodeKind.PROFILER, 11_059_200, 921_600, 65_536, 9600)
+    assert cli.main(["boards", "--bench", "--expect-image", str(IHX51)]) == 1
+    out = capsys.readouterr().out
+    assert "MISMATCH" in out and "cpu_hz board 16000000 image 11059200" in out
