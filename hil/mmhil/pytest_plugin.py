@@ -72,6 +72,8 @@ class RigTarget:
     baud: int = 9600
     profiler_elf: Path | None = None
     executor_elf: Path | None = None
+    arduino: bool = False          # bench: both nodes as Arduino Megas (bootloader, reset on open; docs/bench.md)
+    reset_on_open: bool = True     # boards: opening a port resets its node (a Mega's DTR): listen for its HELLO first
 
     @property
     def flavour(self) -> str:
@@ -111,6 +113,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="bench: the profiler image to run (default: the checkout's or the installed package's)")
     g.addoption("--executor-elf", metavar="ELF", type=Path, default=None,
                 help="bench: the executor image to run (default: the checkout's or the installed package's)")
+    g.addoption("--rig-arduino", action="store_true",
+                help="bench: both nodes behave as Arduino Megas (their stock bootloader, a reset when a port opens)")
+    g.addoption("--no-reset-on-open", dest="reset_on_open", action="store_false",
+                help="boards: opening the ports does not reset the nodes (no DTR reset): ask for HELLO at once")
 
 
 def rig_kind(config: pytest.Config) -> str:
@@ -129,6 +135,10 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--rig ports needs --profiler PORT (and --executor PORT for mixed mode)")
     if kind != "ports" and (profiler or executor):
         raise pytest.UsageError(f"--profiler/--executor name board ports: use them with --rig ports, not --rig {kind}")
+    if config.getoption("rig_arduino") and kind == "ports":
+        raise pytest.UsageError("--rig-arduino makes the bench behave as Megas; boards are what they are")
+    if not config.getoption("reset_on_open") and kind != "ports":
+        raise pytest.UsageError("--no-reset-on-open is for boards (--rig ports); the bench's ptys reset nothing")
     for option in ("profiler_elf", "executor_elf"):
         elf = config.getoption(option)
         if elf is not None and kind == "ports":
@@ -151,7 +161,8 @@ def target_of(config: pytest.Config) -> RigTarget:
     elf = {k: Path(v).resolve() if v is not None else None
            for k in ("profiler_elf", "executor_elf") for v in [config.getoption(k)]}
     return RigTarget(rig_kind(config), config.getoption("profiler"), config.getoption("executor"),
-                     retries=config.getoption("rig_retries"), baud=config.getoption("rig_baud"), **elf)
+                     retries=config.getoption("rig_retries"), baud=config.getoption("rig_baud"),
+                     arduino=config.getoption("rig_arduino"), reset_on_open=config.getoption("reset_on_open"), **elf)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -224,7 +235,8 @@ def _mmrig_bench(rig_target: RigTarget) -> Iterator["Bench | None"]:
     from .endpoint import raise_priority
 
     bench = Bench(lockstep=rig_target.kind == "lockstep", realtime=rig_target.kind == "bench",
-                  profiler_elf=rig_target.profiler_elf, executor_elf=rig_target.executor_elf)
+                  profiler_elf=rig_target.profiler_elf, executor_elf=rig_target.executor_elf,
+                  arduino=rig_target.arduino)
     try:
         bench.start()
     except BenchError as exc:
@@ -255,7 +267,7 @@ def rig(request: pytest.FixtureRequest, rig_target: RigTarget, _mmrig_bench: "Be
         r = Rig.on_bench(_mmrig_bench)
     else:
         assert rig_target.profiler is not None
-        r = Rig(rig_target.profiler, rig_target.executor, baud=rig_target.baud)
+        r = Rig(rig_target.profiler, rig_target.executor, baud=rig_target.baud, reset_on_open=rig_target.reset_on_open)
     try:
         r.open()
     except RigError as exc:
@@ -348,13 +360,15 @@ class Experiment:
         if self.target.kind == "ports":
             from mmsched.endpoint import Boards
 
-            boards = Boards(self.target.profiler, self.target.executor, baud=self.target.baud)
+            boards = Boards(self.target.profiler, self.target.executor, baud=self.target.baud,
+                            reset_on_open=self.target.reset_on_open)
             for warning in boards.warnings():
                 print(f"mmrig: WARNING: {warning.text}", file=sys.stderr)
             return boards
         from .endpoint import BenchEndpoint, LockstepEndpoint
 
-        images = {"profiler_elf": self.target.profiler_elf, "executor_elf": self.target.executor_elf}
+        images = {"profiler_elf": self.target.profiler_elf, "executor_elf": self.target.executor_elf,
+                  "arduino": self.target.arduino}
         if self.target.kind == "lockstep":
             return LockstepEndpoint(**images)
         return BenchEndpoint(lag_bound_us=lag_bound_us, **images)

@@ -116,6 +116,10 @@ def test_x():
     no_port = pytest_run(d, "--rig", "ports")
     assert no_port.returncode == 4 and "--rig ports needs --profiler PORT" in no_port.stderr
     assert "Traceback" not in no_port.stderr
+    megas = pytest_run(d, "--profiler", "/dev/null", "--rig-arduino")
+    assert megas.returncode == 4 and "--rig-arduino makes the bench behave as Megas" in megas.stderr
+    no_dtr = pytest_run(d, "--rig", "lockstep", "--no-reset-on-open")
+    assert no_dtr.returncode == 4 and "--no-reset-on-open is for boards" in no_dtr.stderr
     unknown = pytest_run(d, "--rig", "lockstep")
     assert unknown.returncode == 4, unknown.stdout + unknown.stderr
     assert "rig_needs('oscilloscope'): one of executor, bench, faults, paced, lockstep" in unknown.stderr
