@@ -188,6 +188,22 @@ def test_settings_survive_a_restart(make_win, tmp_path) -> None:
     assert again.plots.log_y
 
 
+def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win, tmp_path) -> None:
+    """Issue 23: an Arduino's port resets the board when opened; the boards' endpoint listens for its boot HELLO.
+    The box says so, is for serial ports only, and is kept."""
+    ini = tmp_path / "reset.ini"
+    win = make_win(ini)
+    assert not win.reset_on_open.isEnabled()                    # the bench: nothing to say
+    win.conn_serial.setChecked(True)
+    win.set_mode("normal")
+    win.profiler_port.setEditText("/dev/ttyACM0")
+    assert win.reset_on_open.isEnabled() and win.endpoint().reset_on_open is True
+    win.reset_on_open.setChecked(False)
+    assert win.endpoint().reset_on_open is False
+    win.close()
+    assert make_win(ini).reset_on_open.isChecked() is False
+
+
 def test_load_combo_conditions_settings_and_missing_stress_ng(make_win, tmp_path, monkeypatch) -> None:
     from PySide6.QtCore import QSettings
 

@@ -126,6 +126,13 @@ class MainWindow(QMainWindow):
         self.probe_button = QPushButton("Connect / identify")
         cl.addWidget(self.refresh_button, 3, 0)
         cl.addWidget(self.probe_button, 3, 1)
+        self.reset_on_open = QCheckBox("Opening a port resets the board (Arduino)")
+        self.reset_on_open.setChecked(True)
+        self.reset_on_open.setToolTip("An Arduino's USB port resets the board when it is opened, and its bootloader "
+                                      "waits 0.8 s: the scheduler listens for the board's own HELLO first instead of "
+                                      "asking at once (a byte then keeps it in the bootloader). Uncheck for an adapter "
+                                      "that does not reset the board (docs/hardware.md).")
+        cl.addWidget(self.reset_on_open, 5, 0, 1, 2)
         self.health_label = QLabel("not connected")
         self.health_label.setWordWrap(True)
         self.health_label.setTextFormat(Qt.TextFormat.RichText)
@@ -397,6 +404,7 @@ class MainWindow(QMainWindow):
         (self.conn_serial if s.value("connection", "bench") == "serial" else self.conn_bench).setChecked(True)
         self.profiler_port.setEditText(str(s.value("profiler_port", "")))
         self.executor_port.setEditText(str(s.value("executor_port", "")))
+        self.reset_on_open.setChecked(str(s.value("reset_on_open", "true")).lower() == "true")
         # "true" / "false": the log switch this menu once was (false was its default: now automatic)
         axis = {"true": "log", "false": "auto"}.get(str(s.value("log_axis", "auto")).lower(),
                                                     str(s.value("log_axis", "auto")))
@@ -428,6 +436,7 @@ class MainWindow(QMainWindow):
         s.setValue("connection", "serial" if self.conn_serial.isChecked() else "bench")
         s.setValue("profiler_port", self.profiler_port.currentText())
         s.setValue("executor_port", self.executor_port.currentText())
+        s.setValue("reset_on_open", self.reset_on_open.isChecked())
         s.setValue("log_axis", {"log": "true", "linear": "linear"}.get(self.plots.axis_mode, "auto"))
         s.setValue("geometry", self.saveGeometry())
         s.sync()
@@ -499,6 +508,7 @@ class MainWindow(QMainWindow):
         self.profiler_port.setEnabled(serial_on)
         self.executor_port.setEnabled(serial_on and self.mode() != "normal")
         self.refresh_button.setEnabled(serial_on)
+        self.reset_on_open.setEnabled(serial_on)
         self.trace.setEnabled(not serial_on)
         self.trace.setToolTip("Only the virtual bench can trace the executor (boards on serial ports cannot)"
                               if serial_on else self.trace_tip)
@@ -572,7 +582,7 @@ class MainWindow(QMainWindow):
             raise ValueError("choose the profiler's serial port (or the virtual bench)")
         if exe is None and self.mode() != "normal":
             raise ValueError(f"{self.mode()} mode needs the executor's serial port too")
-        return Boards(prof, exe)
+        return Boards(prof, exe, reset_on_open=self.reset_on_open.isChecked())
 
     # ---- where runs go ------------------------------------------------------------------------------
     def show_runs_dir(self) -> None:
