@@ -57,6 +57,7 @@
 #include "faults.h"
 #include "inject.h"
 #include "lockstep.h"
+#include "node51.h"
 #include "pacing.h"
 #include "uart_bridge.h"
 #include "vcd.h"
@@ -174,12 +175,31 @@ void control_status_json(struct sbuf *b)
         uint64_t c;
         if (!cosim_present(i))
             continue; /* one-node mode */
-        c = n->avr->cycle;
+        c = cosim_node_cycle(i);
         /* cycle: the node's own (its crystal: ppm); everything else in the status is global */
-        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
-                     ",\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,\"tty\":",
-                  b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim.ppm[i], cosim_state_name(n->avr->state),
-                  c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, n->wdt_resets, (unsigned)n->avr->data[0x54]);
+        if (n->avr) {
+            sb_printf(b, "%s\"%s\":{\"kind\":\"avr\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\","
+                         "\"asleep_share\":%.6f,\"resets\":%" PRIu64 ",\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,",
+                      b->p[b->n - 1] == '{' ? "" : ",", n->name, F_CPU, c, cosim.ppm[i], cosim_state_name(n->avr->state),
+                      c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, n->wdt_resets, (unsigned)n->avr->data[0x54]);
+            if (i == PROFILER) /* the event LEDs, PF0..7, active high (docs/hardware.md) */
+                sb_printf(b, "\"leds\":%u,", (unsigned)n->avr->data[0x31]);
+        } else {
+            /* the 8051 profiler (node51.c): no sleep counted (idle mode is stepped a machine cycle at a
+             * time), no watchdog, no reset flags; leds: P2's LEDs lit (active low: ~P2), p2 the latch */
+            sb_printf(b, "%s\"%s\":{\"kind\":\"8051\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,"
+                         "\"state\":\"%s\",\"asleep_share\":0,\"resets\":%" PRIu64 ",\"wdt_resets\":0,\"mcusr\":null,"
+                         "\"leds\":%u,\"p1\":%u,\"p2\":%u,\"p0_pins\":%u,\"p1_changes\":%" PRIu64 ",\"p2_changes\":%" PRIu64
+                         ",\"stops\":%" PRIu64 ",\"error\":",
+                      b->p[b->n - 1] == '{' ? "" : ",", n->name, NODE51_HZ, c, cosim.ppm[i],
+                      node51.stopped ? "crashed" : "running", n->resets, (unsigned)(uint8_t)~node51.p2,
+                      (unsigned)node51.p1, (unsigned)node51.p2, (unsigned)node51.p0, node51.p1_writes, node51.p2_writes,
+                      node51.stops);
+            sb_json_str(b, node51_error());
+            sb_printf(b, ",");
+            u->in_ignored = node51_rx_lost(); /* bytes that started with the receiver off (ucsim) */
+        }
+        sb_printf(b, "\"tty\":");
         sb_json_str(b, u->link);
         sb_printf(b, ",\"pts\":");
         sb_json_str(b, u->pts);
