@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate
+from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate, ucsim_built
 
 LAYOUT = locate()       # a checkout (built there by make) or the installed package's data (paths.py)
 ROOT = LAYOUT.root if LAYOUT.root is not None else LAYOUT.bench_dir.parents[1]
@@ -26,6 +26,9 @@ BENCH_BIN = LAYOUT.bench_bin
 FIXTURE_ELF = LAYOUT.fixture_elf
 PROFILER_ELF = LAYOUT.profiler_elf
 EXECUTOR_ELF = LAYOUT.executor_elf
+PROFILER_IHX = LAYOUT.profiler_ihx       # the 8051 profiler's image (profiler_kind="8051")
+HAS_8051 = ucsim_built(LAYOUT)           # build/ucsim is there: the bench program has the 8051 core
+PROFILER_KINDS = ("avr", "8051")
 F_CPU = 16_000_000
 NODES = ("profiler", "executor")
 
@@ -89,8 +92,20 @@ def _build_from_package() -> None:
         _make(BENCH_DIR, "build/mmbench", BENCH_BIN, hint)
 
 
-def ensure_built(profiler: Path | None = None, executor: Path | None = None) -> tuple[Path, Path, Path]:
-    """Builds what is missing: the bench program and the default images."""
+def ensure_built(profiler: Path | None = None, executor: Path | None = None,
+                 profiler_kind: str = "avr") -> tuple[Path, Path, Path]:
+    """Builds what is missing: the bench program and the default images (the 8051 profiler's .ihx for
+    profiler_kind "8051")."""
+    if profiler_kind not in PROFILER_KINDS:
+        raise BenchError(f"profiler_kind {profiler_kind!r}: not one of {', '.join(PROFILER_KINDS)}")
+    if profiler_kind == "8051":
+        if not HAS_8051:
+            raise BenchError("the 8051 profiler needs ucsim's core, built into build/ucsim by tools/ucsim.sh "
+                             "(the bench program is then rebuilt with it); not in the installed package")
+        if profiler is None:
+            profiler = PROFILER_IHX
+            if PROFILER_IHX is not None and not PROFILER_IHX.exists():
+                _make(ROOT / "profiler-fw", "mcs51", PROFILER_IHX, " (the 8051 image needs sdcc)")
     if LAYOUT.source == "none":
         try:
             find_root()
@@ -158,6 +173,9 @@ class Bench:
     # --unconnected GROUP per name ("timecode", "event"): those wires left off, their inputs float
     # (docs/bench.md, "Unconnected inputs"); status()["noise_changes"] counts the noise per group
     unconnected: tuple[str, ...] = ()
+    # "8051": the paper's profiler, the 87C51 image profiler-fw/build/mcs51/profiler.ihx (or profiler_elf, an
+    # .ihx) on ucsim's 8051 core beside the executor (docs/bench.md, "The 8051 profiler"); needs build/ucsim
+    profiler_kind: str = "avr"
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
     _own_dir: bool = field(default=False, init=False)
@@ -172,10 +190,10 @@ class Bench:
 
     # ---- life cycle --------------------------------------------------------------------------
     def command(self) -> list[str]:
-        binary, prof, exe = ensure_built(self.profiler_elf, self.executor_elf)
+        binary, prof, exe = ensure_built(self.profiler_elf, self.executor_elf, self.profiler_kind)
         assert self.run_dir is not None
-        cmd = [str(binary), "--profiler", str(prof), "--executor", str(exe), "--run-dir", str(self.run_dir),
-               "--baud", str(self.baud)]
+        cmd = [str(binary), "--profiler", str(prof), "--profiler-kind", self.profiler_kind, "--executor", str(exe),
+               "--run-dir", str(self.run_dir), "--baud", str(self.baud)]
         if self.lockstep:
             cmd.append("--lockstep")
         elif not self.paced:
