@@ -92,10 +92,19 @@ def _build_from_package() -> None:
         _make(BENCH_DIR, "build/mmbench", BENCH_BIN, hint)
 
 
+def profiler_kind_of(profiler: Path | None, profiler_kind: str | None) -> str:
+    """The profiler's core: as given, else from the image's name as mmbench decides it (Intel HEX, .ihx or
+    .hex: the 8051's; anything else an AVR ELF)."""
+    if profiler_kind is not None:
+        return profiler_kind
+    return "8051" if profiler is not None and Path(profiler).suffix in (".ihx", ".hex") else "avr"
+
+
 def ensure_built(profiler: Path | None = None, executor: Path | None = None,
-                 profiler_kind: str = "avr") -> tuple[Path, Path, Path]:
+                 profiler_kind: str | None = None) -> tuple[Path, Path, Path]:
     """Builds what is missing: the bench program and the default images (the 8051 profiler's .ihx for
-    profiler_kind "8051")."""
+    profiler_kind "8051"; None: the kind the image's name says, profiler_kind_of)."""
+    profiler_kind = profiler_kind_of(profiler, profiler_kind)
     if profiler_kind not in PROFILER_KINDS:
         raise BenchError(f"profiler_kind {profiler_kind!r}: not one of {', '.join(PROFILER_KINDS)}")
     if profiler_kind == "8051":
@@ -174,8 +183,11 @@ class Bench:
     # (docs/bench.md, "Unconnected inputs"); status()["noise_changes"] counts the noise per group
     unconnected: tuple[str, ...] = ()
     # "8051": the paper's profiler, the 87C51 image profiler-fw/build/mcs51/profiler.ihx (or profiler_elf, an
-    # .ihx) on ucsim's 8051 core beside the executor (docs/bench.md, "The 8051 profiler"); needs build/ucsim
-    profiler_kind: str = "avr"
+    # .ihx) on ucsim's 8051 core beside the executor (docs/bench.md, "The 8051 profiler"); needs build/ucsim.
+    # "avr": an AVR image. None: as the image's name says (an .ihx is the 8051's). running_profiler_kind:
+    # what the started bench says it runs (its ready file)
+    profiler_kind: str | None = None
+    running_profiler_kind: str | None = field(default=None, init=False)
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
     _own_dir: bool = field(default=False, init=False)
@@ -192,8 +204,10 @@ class Bench:
     def command(self) -> list[str]:
         binary, prof, exe = ensure_built(self.profiler_elf, self.executor_elf, self.profiler_kind)
         assert self.run_dir is not None
-        cmd = [str(binary), "--profiler", str(prof), "--profiler-kind", self.profiler_kind, "--executor", str(exe),
-               "--run-dir", str(self.run_dir), "--baud", str(self.baud)]
+        cmd = [str(binary), "--profiler", str(prof), "--executor", str(exe), "--run-dir", str(self.run_dir),
+               "--baud", str(self.baud)]
+        if self.profiler_kind is not None:
+            cmd += ["--profiler-kind", self.profiler_kind]
         if self.lockstep:
             cmd.append("--lockstep")
         elif not self.paced:
@@ -241,6 +255,10 @@ class Bench:
                 self.close()
                 raise BenchError("bench not ready in time", self.log_tail())
             time.sleep(0.01)
+        try:   # the ready file is written whole (renamed into place); an older bench has no profiler_kind
+            self.running_profiler_kind = json.loads((self.run_dir / "ready").read_text()).get("profiler_kind", "avr")
+        except (OSError, ValueError):
+            self.running_profiler_kind = None
         return self
 
     def __enter__(self) -> "Bench":

@@ -27,7 +27,7 @@ from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Stall, Verdict
 from mmsched.tracefiles import traced_paths
 
-from .bench import Bench, BenchError
+from .bench import Bench, BenchError, profiler_kind_of
 from .lockstep import Stepper, stamped
 
 NORMAL_LAG_BOUND_US = 1000.0
@@ -110,8 +110,8 @@ class BenchEndpoint(Endpoint):
     # the node's boot HELLO rather than ask at once
     arduino: bool = False
     # "8051": the paper's 87C51 profiler image on the bench's 8051 core (Bench(profiler_kind=...), docs/bench.md
-    # "The 8051 profiler"); the run's identity (sidecar) says which profiler ran
-    profiler_kind: str = "avr"
+    # "The 8051 profiler"); None: as the image says. The run's identity (sidecar) says which profiler ran
+    profiler_kind: str | None = None
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -242,7 +242,8 @@ class BenchEndpoint(Endpoint):
                 "executor": self.bench.executor_port if self.bench else None,
                 "bench_pid": self.bench.pid if self.bench is not None and self.bench.process else None,
                 "priority": self.priority, "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor},
-                "profiler_kind": self.profiler_kind}
+                "profiler_kind": self.bench.running_profiler_kind if self.bench is not None
+                else profiler_kind_of(self.profiler_elf, self.profiler_kind)}
 
     def close(self) -> None:
         if self.bench is not None:
