@@ -28,6 +28,13 @@
  * time the rest of the bench holds (cuts, stuck wires, resets, the control commands) are global cycles,
  * converted here; --trace and the VCD record global cycles, the executor trace the executor's own.
  * Both ppm 0 (the default): every conversion is the identity, the same stepping cycle for cycle.
+ *
+ * The 8051 profiler (cosim.p51, node51.c). The profiler node may be the 87C51 image on ucsim's core: its
+ * clock runs at 432/625 of an AVR's (K_n in cosim.h), it is stepped with node51_run in the same order
+ * (its instructions that start at or before the executor's clock), its P1 writes, which take effect at
+ * the end of their instruction, are queued and passed to the wires once the executor has reached them
+ * (apply_p51_pending), and the executor's event pins set its P0 (apply_level_raw). Nothing else here
+ * changes: the wires, cuts, stuck wires, VCD and trace are the same.
  */
 #define _GNU_SOURCE
 #include "cosim.h"
