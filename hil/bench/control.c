@@ -172,7 +172,7 @@ void control_status_json(struct sbuf *b)
     for (i = 0; i < NNODES; i++) {
         struct node *n = &cosim.nodes[i];
         struct uart_node *u = &uart.n[i];
-        uint64_t c;
+        uint64_t c, in_ok = u->in_delivered, in_ignored = u->in_ignored;
         if (!cosim_present(i))
             continue; /* one-node mode */
         c = cosim_node_cycle(i);
@@ -197,7 +197,10 @@ void control_status_json(struct sbuf *b)
                       node51.stops);
             sb_json_str(b, node51_error());
             sb_printf(b, ",");
-            u->in_ignored = node51_rx_lost(); /* bytes that started with the receiver off (ucsim) */
+            /* host bytes whose start bit came with the receiver off: ucsim lost them (the bridge counted
+             * them delivered when it put them on the line) */
+            in_ignored = node51_rx_lost();
+            in_ok = in_ok > in_ignored ? in_ok - in_ignored : 0;
         }
         sb_printf(b, "\"tty\":");
         sb_json_str(b, u->link);
@@ -212,7 +215,7 @@ void control_status_json(struct sbuf *b)
                      "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64
                      ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
                      ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
-                  u->in_delivered, u->inq_n, u->in_read, u->in_ignored, u->out_bytes, u->out_written, u->out_n,
+                  in_ok, u->inq_n, u->in_read, in_ignored, u->out_bytes, u->out_written, u->out_n,
                   u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
                   u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
                   u->cut_dropped[1], u->f_duplicated[0], u->f_duplicated[1], u->garbage_bytes[0], u->garbage_bytes[1],

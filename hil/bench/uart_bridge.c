@@ -547,7 +547,6 @@ static void rx_take(struct node *n, uint64_t cycle)
         }
     }
     uart_arm(n->id);
-    return;
 }
 
 void uart_read_pty(int id, uint64_t now)
@@ -674,19 +673,18 @@ void uart_attach(int id)
     struct uart_node *u = &uart.n[id];
     uint32_t flags = 0;
 
-    if (!n->avr) {
-        node51_on_tx(on_51_out); /* the 8051 (node51.c) */
-        goto queues;
+    if (n->avr) {
+        avr_ioctl(n->avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
+        flags &= ~(uint32_t)(AVR_UART_FLAG_POLL_SLEEP | AVR_UART_FLAG_STDIO);
+        avr_ioctl(n->avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
+        u->uart = find_uart(n->avr, '0');
+        if (!u->uart)
+            die("no USART0 in simavr's atmega2560");
+        u->uart_in = avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
+        avr_irq_register_notify(avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), on_uart_out, n);
+    } else {
+        node51_on_tx(on_51_out); /* the 8051 (node51.c): its transmitter reports each byte's stop bit */
     }
-    avr_ioctl(n->avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
-    flags &= ~(uint32_t)(AVR_UART_FLAG_POLL_SLEEP | AVR_UART_FLAG_STDIO);
-    avr_ioctl(n->avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
-    u->uart = find_uart(n->avr, '0');
-    if (!u->uart)
-        die("no USART0 in simavr's atmega2560");
-    u->uart_in = avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
-    avr_irq_register_notify(avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), on_uart_out, n);
-queues:
     u->out_cap = uart.out_buffer ? uart.out_buffer : 1;
     u->outq = calloc(u->out_cap, sizeof *u->outq);
     if (!u->outq)
