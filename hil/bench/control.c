@@ -190,11 +190,11 @@ void control_status_json(struct sbuf *b)
             sb_printf(b, "%s\"%s\":{\"kind\":\"8051\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,"
                          "\"state\":\"%s\",\"asleep_share\":0,\"resets\":%" PRIu64 ",\"wdt_resets\":0,\"mcusr\":null,"
                          "\"leds\":%u,\"p1\":%u,\"p2\":%u,\"p0_pins\":%u,\"p1_changes\":%" PRIu64 ",\"p2_changes\":%" PRIu64
-                         ",\"stops\":%" PRIu64 ",\"error\":",
+                         ",\"p1_dropped\":%" PRIu64 ",\"stops\":%" PRIu64 ",\"error\":",
                       b->p[b->n - 1] == '{' ? "" : ",", n->name, NODE51_HZ, c, cosim.ppm[i],
                       node51.stopped ? "crashed" : "running", n->resets, (unsigned)(uint8_t)~node51.p2,
                       (unsigned)node51.p1, (unsigned)node51.p2, (unsigned)node51.p0, node51.p1_writes, node51.p2_writes,
-                      node51.stops);
+                      node51.pend_dropped, node51.stops);
             sb_json_str(b, node51_error());
             sb_printf(b, ",");
             /* host bytes whose start bit came with the receiver off: ucsim lost them (the bridge counted

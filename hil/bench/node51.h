@@ -21,7 +21,8 @@ struct node51 {
     uint64_t p1_writes, p2_writes; /* writes that changed the latch */
     int stopped;         /* ucsim stopped the core (mcs51_error): only a reset brings it back */
     uint64_t stops;
-    /* P1 writes not yet on the wires: applied when the executor has reached their moment (node51.c) */
+    /* P1 writes not yet on the wires: applied when the executor has reached their moment (cosim.c,
+     * apply_p51_pending); pend_dropped: writes a full queue lost (never seen: the 8051 stops after each) */
     int pend_n;
     struct {
         uint64_t clock;
