@@ -24,6 +24,7 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "protocol/python/perf/perf_decoder.py"), str(STREAM)],
     [str(ROOT / "protocol/c/build/perf_decoder"), str(STREAM)],
     [sys.executable, str(ROOT / "hil/perf/perf_bench.py")],
+    [sys.executable, str(ROOT / "hil/perf/perf_bench8051.py")],
     [sys.executable, str(ROOT / "analysis/perf/perf_summary.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_lockstep.py")],

@@ -57,6 +57,7 @@
 #include "faults.h"
 #include "inject.h"
 #include "lockstep.h"
+#include "node51.h"
 #include "pacing.h"
 #include "uart_bridge.h"
 #include "vcd.h"
@@ -171,15 +172,37 @@ void control_status_json(struct sbuf *b)
     for (i = 0; i < NNODES; i++) {
         struct node *n = &cosim.nodes[i];
         struct uart_node *u = &uart.n[i];
-        uint64_t c;
+        uint64_t c, in_ok = u->in_delivered, in_ignored = u->in_ignored;
         if (!cosim_present(i))
             continue; /* one-node mode */
-        c = n->avr->cycle;
+        c = cosim_node_cycle(i);
         /* cycle: the node's own (its crystal: ppm); everything else in the status is global */
-        sb_printf(b, "%s\"%s\":{\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\",\"asleep_share\":%.6f,\"resets\":%" PRIu64
-                     ",\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,\"tty\":",
-                  b->p[b->n - 1] == '{' ? "" : ",", n->name, c, cosim.ppm[i], cosim_state_name(n->avr->state),
-                  c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, n->wdt_resets, (unsigned)n->avr->data[0x54]);
+        if (n->avr) {
+            sb_printf(b, "%s\"%s\":{\"kind\":\"avr\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\","
+                         "\"asleep_share\":%.6f,\"resets\":%" PRIu64 ",\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,",
+                      b->p[b->n - 1] == '{' ? "" : ",", n->name, F_CPU, c, cosim.ppm[i], cosim_state_name(n->avr->state),
+                      c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, n->wdt_resets, (unsigned)n->avr->data[0x54]);
+            if (i == PROFILER) /* the event LEDs, PF0..7, active high (docs/hardware.md) */
+                sb_printf(b, "\"leds\":%u,", (unsigned)n->avr->data[0x31]);
+        } else {
+            /* the 8051 profiler (node51.c): no sleep counted (idle mode is stepped a machine cycle at a
+             * time), no watchdog, no reset flags; leds: P2's LEDs lit (active low: ~P2), p2 the latch */
+            sb_printf(b, "%s\"%s\":{\"kind\":\"8051\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,"
+                         "\"state\":\"%s\",\"asleep_share\":0,\"resets\":%" PRIu64 ",\"wdt_resets\":0,\"mcusr\":null,"
+                         "\"leds\":%u,\"p1\":%u,\"p2\":%u,\"p0_pins\":%u,\"p1_changes\":%" PRIu64 ",\"p2_changes\":%" PRIu64
+                         ",\"p1_dropped\":%" PRIu64 ",\"stops\":%" PRIu64 ",\"error\":",
+                      b->p[b->n - 1] == '{' ? "" : ",", n->name, NODE51_HZ, c, cosim.ppm[i],
+                      node51.stopped ? "crashed" : "running", n->resets, (unsigned)(uint8_t)~node51.p2,
+                      (unsigned)node51.p1, (unsigned)node51.p2, (unsigned)node51.p0, node51.p1_writes, node51.p2_writes,
+                      node51.pend_dropped, node51.stops);
+            sb_json_str(b, node51_error());
+            sb_printf(b, ",");
+            /* host bytes whose start bit came with the receiver off: ucsim lost them (the bridge counted
+             * them delivered when it put them on the line) */
+            in_ignored = node51_rx_lost();
+            in_ok = in_ok > in_ignored ? in_ok - in_ignored : 0;
+        }
+        sb_printf(b, "\"tty\":");
         sb_json_str(b, u->link);
         sb_printf(b, ",\"pts\":");
         sb_json_str(b, u->pts);
@@ -192,7 +215,7 @@ void control_status_json(struct sbuf *b)
                      "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64
                      ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
                      ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
-                  u->in_delivered, u->inq_n, u->in_read, u->in_ignored, u->out_bytes, u->out_written, u->out_n,
+                  in_ok, u->inq_n, u->in_read, in_ignored, u->out_bytes, u->out_written, u->out_n,
                   u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
                   u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
                   u->cut_dropped[1], u->f_duplicated[0], u->f_duplicated[1], u->garbage_bytes[0], u->garbage_bytes[1],

@@ -28,6 +28,13 @@
  * time the rest of the bench holds (cuts, stuck wires, resets, the control commands) are global cycles,
  * converted here; --trace and the VCD record global cycles, the executor trace the executor's own.
  * Both ppm 0 (the default): every conversion is the identity, the same stepping cycle for cycle.
+ *
+ * The 8051 profiler (cosim.p51, node51.c). The profiler node may be the 87C51 image on ucsim's core: its
+ * clock runs at 432/625 of an AVR's (K_n in cosim.h), it is stepped with node51_run in the same order
+ * (its instructions that start at or before the executor's clock), its P1 writes, which take effect at
+ * the end of their instruction, are queued and passed to the wires once the executor has reached them
+ * (apply_p51_pending), and the executor's event pins set its P0 (apply_level_raw). Nothing else here
+ * changes: the wires, cuts, stuck wires, VCD and trace are the same.
  */
 #define _GNU_SOURCE
 #include "cosim.h"
@@ -45,6 +52,8 @@
 
 #include "bench.h"
 #include "exectrace.h"
+#include "inject.h"
+#include "node51.h"
 #include "trace.h"
 #include "vcd.h"
 
@@ -58,13 +67,26 @@ const char *const group_names[NGROUPS] = {"timecode", "event"};
 
 /* the two cores, their wires and the virtual clock: one simulation per process (both crystals nominal
  * until cosim_set_ppm) */
-struct cosim cosim = {.k = {PPM_ONE, PPM_ONE}, .same_clock = 1, .noise_rng = 0x2545F4914F6CDD1Dull}; /* noise: --seed 0 */
+struct cosim cosim = {.k = {GLOBAL_K, GLOBAL_K}, .ratio = {RATIO_AVR, RATIO_AVR}, .same_clock = 1,
+                      .noise_rng = 0x2545F4914F6CDD1Dull}; /* noise: --seed 0 */
+
+static void set_k(int id)
+{
+    cosim.k[id] = cosim.ratio[id] * (uint64_t)((int64_t)PPM_ONE + cosim.ppm[id]);
+    cosim.same_clock = cosim.k[PROFILER] == cosim.k[EXECUTOR];
+}
 
 void cosim_set_ppm(int id, int ppm)
 {
     cosim.ppm[id] = ppm;
-    cosim.k[id] = (uint64_t)((int64_t)PPM_ONE + ppm);
-    cosim.same_clock = cosim.k[PROFILER] == cosim.k[EXECUTOR];
+    set_k(id);
+}
+
+void cosim_set_8051(void)
+{
+    cosim.p51 = 1;
+    cosim.ratio[PROFILER] = RATIO_8051;
+    set_k(PROFILER);
 }
 
 /* ---- pin delivery ------------------------------------------------------------------------ */
@@ -133,6 +155,14 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
     if (w->level == level)
         return;
     w->level = level;
+    if (!a) {
+        /* the 8051 profiler's P0: read from its next instruction on (node51.c: never after its clock) */
+        node51_set_input(w->dst_bit, level);
+        cosim.wire_changes++;
+        vcd_value((int)(w - cosim.wires), level, node_to_global(w->dst, at));
+        TRACE("W %" PRIu64 " %s %d\n", node_to_global(w->dst, at), w->vcd_name, level);
+        return;
+    }
     cosim_catch_up(d, at);
     saved = a->cycle;
     if (saved > at) {
@@ -169,36 +199,56 @@ static void apply_level(struct wire *w, int level, uint64_t at)
     apply_level_raw(w, level, at);
 }
 
-static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
+/* The source drives `level` from its cycle `at` on. Returns 1 if the destination saw a change. */
+static int src_change(struct wire *w, int level, uint64_t at)
 {
-    struct wire *w = param;
-    struct node *s = &cosim.nodes[w->src];
-    uint64_t at = s->avr->cycle, g = node_to_global(w->src, at); /* the source's cycle, global time */
-    int level = value ? 1 : 0;
-    (void)irq;
+    uint64_t g = node_to_global(w->src, at); /* the source's cycle, global time */
 
-    if (exectrace_on && w->src == EXECUTOR && level != w->src_level)
-        exectrace_wire(w->vcd_name, level, at); /* what the executor drives, whatever a fault does to it */
     if (cosim.unconnected[w->group]) {
         w->src_level = level; /* driven into no wire: the destination's input floats (noise below) */
-        return;
+        return 0;
     }
     if (g < w->stuck_until) {
         if (level != w->src_level)
             cosim.wire_stuck_masked++;
         w->src_level = level;
-        return;
+        return 0;
     }
     w->src_level = level;
     if (w->level == level)
-        return;
+        return 0;
     if (g < cosim.group_cut_until[w->group]) {
         cosim.wire_cut_dropped++;
-        return;
+        return 0;
     }
     apply_level(w, level, node_to_node(w->src, w->dst, at)); /* the destination's cycle of that moment */
-    /* end the source's instruction batch: the destination may have woken up or must react */
-    s->avr->run_cycle_count = 0;
+    return 1;
+}
+
+static void on_src_pin(struct avr_irq_t *irq, uint32_t value, void *param)
+{
+    struct wire *w = param;
+    struct node *s = &cosim.nodes[w->src];
+    (void)irq;
+    if (exectrace_on && w->src == EXECUTOR && (value ? 1 : 0) != w->src_level)
+        exectrace_wire(w->vcd_name, value ? 1 : 0, s->avr->cycle); /* what the executor drives, whatever a fault does */
+    if (src_change(w, value ? 1 : 0, s->avr->cycle))
+        /* end the source's instruction batch: the destination may have woken up or must react */
+        s->avr->run_cycle_count = 0;
+}
+
+/* The 8051's P1 writes queued by node51.c, onto the timecode wires (the executor has reached their
+ * moment, or is asleep until after it: cosim_run_until) */
+static void apply_p51_pending(uint64_t ce)
+{
+    int i = 0, j;
+    for (; i < node51.pend_n && node_to_node(PROFILER, EXECUTOR, node51.pend[i].clock) <= ce; i++) {
+        for (j = 0; j < 8; j++)
+            src_change(&cosim.wires[j], (node51.pend[i].value >> j) & 1, node51.pend[i].clock);
+        inject_edge(node_to_global(PROFILER, node51.pend[i].clock), node51.pend[i].value); /* (the 8051 stands at it) */
+    }
+    memmove(node51.pend, node51.pend + i, (size_t)(node51.pend_n - i) * sizeof node51.pend[0]);
+    node51.pend_n -= i;
 }
 
 /* Re-applies the levels the sources drive (after a cut ends or a reset). */
@@ -262,14 +312,24 @@ static void add_wire(int i, int src, char sp, int sb, int dst, char dp, int db, 
     w->src_level = 0;
     w->vcd_name = name;
     w->index = group == GROUP_TIMECODE ? i : i - 8;
-    w->dst_irq = avr_io_getirq(cosim.nodes[dst].avr, AVR_IOCTL_IOPORT_GETIRQ(dp), db);
-    w->dst_io = find_port(cosim.nodes[dst].avr, dp);
-    if (!w->dst_io)
-        die("no port %c", dp);
-    set_pull(w, 0);
-    avr_irq_register_notify(avr_io_getirq(cosim.nodes[src].avr, AVR_IOCTL_IOPORT_GETIRQ(sp), sb), on_src_pin, w);
-    if (!w->dst_irq)
-        die("no irq for port %c%d", dp, db);
+    if (cosim.p51 && src == PROFILER) {
+        w->src_port = '1'; /* the 8051's P1.n (node51.c queues its writes: apply_p51_pending) */
+        w->src_bit = w->index;
+    }
+    if (cosim.p51 && dst == PROFILER) {
+        w->dst_port = '0'; /* the 8051's P0.0..3: PC0..2 the id, PC3 the strobe (docs/hardware.md) */
+        w->dst_bit = w->index;
+    } else {
+        w->dst_irq = avr_io_getirq(cosim.nodes[dst].avr, AVR_IOCTL_IOPORT_GETIRQ(dp), db);
+        w->dst_io = find_port(cosim.nodes[dst].avr, dp);
+        if (!w->dst_io)
+            die("no port %c", dp);
+        set_pull(w, 0);
+        if (!w->dst_irq)
+            die("no irq for port %c%d", dp, db);
+    }
+    if (cosim.nodes[src].avr)
+        avr_irq_register_notify(avr_io_getirq(cosim.nodes[src].avr, AVR_IOCTL_IOPORT_GETIRQ(sp), sb), on_src_pin, w);
 }
 
 /* ---- Unconnected inputs ----------------------------------------------------------------------
@@ -361,8 +421,17 @@ void cosim_wire_up(void)
     add_wire(10, EXECUTOR, 'C', 2, PROFILER, 'C', 2, GROUP_EVENT, "event_id2");
     add_wire(11, EXECUTOR, 'C', 3, PROFILER, 'L', 1, GROUP_EVENT, "strobe");
     for (i = 0; i < NWIRES; i++)
-        avr_raise_irq(cosim.wires[i].dst_irq, 0);
+        if (cosim.wires[i].dst_irq)
+            avr_raise_irq(cosim.wires[i].dst_irq, 0);
     cosim.wired = 1;
+    if (cosim.p51) {
+        /* the 8051 leaves reset with its P1 latch 0xFF (quasi-bidirectional: the pins high): so the
+         * executor sees it from cycle 0 */
+        node51.pend[0].clock = 0;
+        node51.pend[0].value = node51.p1;
+        node51.pend_n = 1;
+        apply_p51_pending(NEVER);
+    }
     noise_start(&cosim.nodes[PROFILER]);
     noise_start(&cosim.nodes[EXECUTOR]);
 }
@@ -384,7 +453,7 @@ static uint64_t eff_clock(struct node *n)
 {
     avr_t *a = n->avr;
     if (!a)
-        return NEVER; /* one-node mode: the node that is not there */
+        return n->id == PROFILER && cosim.p51 ? node51_eff_clock() : NEVER; /* else one-node mode: not there */
     if (a->state == cpu_Running)
         return a->cycle;
     if (a->state == cpu_Sleeping) {
@@ -550,6 +619,11 @@ void cosim_run_until(uint64_t target)
     cosim.run_target = target;
     for (;;) {
         uint64_t cp = eff_clock(p), ce = eff_clock(e);
+        if (node51.pend_n && ce >= node_to_node(PROFILER, EXECUTOR, node51.pend[0].clock)) {
+            /* the executor has reached the 8051's P1 write (or sleeps until after it): onto the wires */
+            apply_p51_pending(ce);
+            continue;
+        }
         target = cosim.run_target;
         if (!have || target != converted) {
             tp = global_to_node(PROFILER, target);
@@ -569,7 +643,10 @@ void cosim_run_until(uint64_t target)
             /* ties: the profiler first; it runs the instructions that start at or before the
              * executor's clock (the last profiler cycle not later than ce) and the target */
             uint64_t lim = node_to_node_down(EXECUTOR, PROFILER, ce);
-            step(p, (lim < tp ? lim : tp) + 1);
+            if (cosim.p51)
+                node51_run((lim < tp ? lim : tp) + 1); /* stops after a P1 write: applied above */
+            else
+                step(p, (lim < tp ? lim : tp) + 1);
         } else {
             /* the executor runs those that start before the profiler's clock (the first executor
              * cycle at or after cp) and the target */
@@ -643,6 +720,12 @@ void cosim_load_node(int id, const char *elf, int alone)
     n->id = id;
     n->name = node_names[id];
     n->elf = elf;
+    if (id == PROFILER && cosim.p51) {
+        if (alone)
+            die("the 8051 profiler runs on the bench with an executor (alone: hil/bench/build/mcs51/run51)");
+        node51_load(elf);
+        return;
+    }
     memset(&fw, 0, sizeof fw);
     if (elf_read_firmware(n->elf, &fw) != 0)
         die("cannot read %s image %s", n->name, n->elf);
@@ -706,6 +789,16 @@ static avr_cycle_count_t reapply_inputs(struct avr_t *a, avr_cycle_count_t when,
 
 void cosim_reset_node(int id, uint64_t at)
 {
+    if (id == PROFILER && cosim.p51) {
+        /* the 8051's RST pin: its clock goes on; P1 and P2 latches to 0xFF, which node51.c sees as writes
+         * (P1: queued for the wires, high as the quasi-bidirectional pins go); its P0 inputs keep what
+         * the executor drives (node51.p0, outside the core) */
+        cosim.nodes[id].resets++;
+        node51_reset();
+        logmsg("profiler (8051) reset at clock %" PRIu64, node51_clock());
+        (void)at;
+        return;
+    }
     reset_node(id, global_to_node(id, at), "reset");
 }
 
@@ -753,12 +846,18 @@ void cosim_external_reset(int id, uint64_t at)
 {
     avr_t *a = cosim.nodes[id].avr;
     cosim_reset_node(id, at);
-    avr_regbit_set(a, a->reset_flags.extrf);
+    if (a)
+        avr_regbit_set(a, a->reset_flags.extrf); /* (the 87C51 has no reset flags) */
 }
 
 int cosim_present(int id)
 {
-    return cosim.nodes[id].avr != NULL;
+    return cosim.nodes[id].avr != NULL || (id == PROFILER && node51.on);
+}
+
+uint64_t cosim_node_cycle(int id)
+{
+    return cosim.nodes[id].avr ? cosim.nodes[id].avr->cycle : id == PROFILER && node51.on ? node51_clock() : 0;
 }
 
 const char *cosim_state_name(int s)

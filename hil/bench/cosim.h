@@ -53,6 +53,13 @@ struct wire {
  * below; with both ppm 0 each of them is the identity. */
 #define PPM_MAX 10000 /* 1 %: twice the 0.5 % of the resonator a genuine Mega clocks its ATmega2560 from */
 #define PPM_ONE 1000000ull
+/* The 8051 profiler (node51.h) runs at 11.0592 MHz: 432/625 of 16 MHz, exactly. So K_n is kept as node
+ * cycles per GLOBAL_K = 625 x 10^6 global cycles: K_n = RATIO_n x (10^6 + ppm_n) with RATIO 625 for an
+ * AVR and 432 for the 8051, and every conversion below stays one exact muldiv (an AVR's K is its former
+ * 10^6 + ppm scaled by 625: the same results). */
+#define RATIO_AVR 625ull
+#define RATIO_8051 432ull
+#define GLOBAL_K (RATIO_AVR * PPM_ONE)
 
 struct cosim {
     struct node nodes[NNODES];
@@ -66,7 +73,9 @@ struct cosim {
     uint64_t itrace_until;  /* one-node --itrace: instructions are traced while the clock is below this */
     void (*after_reset)(int id); /* the rest of a node's reset (the UART bridge: main.c sets uart_reset) */
     int ppm[NNODES];             /* the crystal offsets, -PPM_MAX..PPM_MAX (cosim_set_ppm) */
-    uint64_t k[NNODES];          /* K_n = 10^6 + ppm_n: node cycles per 10^6 global cycles */
+    uint64_t ratio[NNODES];      /* RATIO_AVR, or RATIO_8051 for the 8051 profiler (cosim_set_8051) */
+    uint64_t k[NNODES];          /* K_n = ratio_n x (10^6 + ppm_n): node cycles per GLOBAL_K global cycles */
+    int p51;                     /* the profiler is the 8051 (node51.c): nodes[PROFILER].avr is NULL */
     int same_clock;              /* K_profiler == K_executor: the cores' cycles compare as they are */
     /* --unconnected GROUP: the group's wires are not there; its inputs float (cosim.c, "Unconnected") */
     int unconnected[NGROUPS];
@@ -76,6 +85,7 @@ struct cosim {
 extern struct cosim cosim;
 
 void cosim_set_ppm(int id, int ppm); /* before the run; default 0 */
+void cosim_set_8051(void);           /* the profiler is the 8051: its clock ratio (before the run) */
 
 /* c * num / den rounded up (up = 1) or down (up = 0), exact (128-bit); NEVER stays NEVER, and a result
  * past 64 bits is NEVER */
@@ -93,13 +103,13 @@ static inline uint64_t cosim_muldiv(uint64_t c, uint64_t num, uint64_t den, int 
 /* node id's cycle c in global time: the first global cycle at or after it */
 static inline uint64_t node_to_global(int id, uint64_t c)
 {
-    return cosim_muldiv(c, PPM_ONE, cosim.k[id], 1);
+    return cosim_muldiv(c, GLOBAL_K, cosim.k[id], 1);
 }
 
 /* global time g on node id's clock: the first node cycle at or after it */
 static inline uint64_t global_to_node(int id, uint64_t g)
 {
-    return cosim_muldiv(g, cosim.k[id], PPM_ONE, 1);
+    return cosim_muldiv(g, cosim.k[id], GLOBAL_K, 1);
 }
 
 /* cycle c of node src on node dst's clock: the first dst cycle at or after it (a wire's arrival) */
@@ -140,5 +150,6 @@ int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now);
 void cosim_unstick(int group, uint64_t now);
 const char *cosim_state_name(int state);
 int cosim_present(int id); /* one-node mode runs one of the two */
+uint64_t cosim_node_cycle(int id); /* the node's own clock now (AVR cycles, or 8051 clocks) */
 
 #endif

@@ -19,7 +19,10 @@
  *   {"id","node","bytes","delay_cycles","armed_cycle","edge_cycle","port","start_cycle","late_cycles",
  *    "end_cycle"}  (edge_cycle .. end_cycle null until they happen; port: the new port value)
  * Every cycle here is global (nominal 16 MHz), as the host's line is timed: with a crystal offset
- * (cosim.h) the edge is the profiler's cycle of the port write in global time, rounded up.
+ * (cosim.h) the edge is the profiler's cycle of the port write in global time, rounded up. With the 8051
+ * profiler (node51.c) the edge is its P1 write, at the end of the writing instruction (when its latch
+ * takes the value, and when the executor sees it), and the injected start bit begins at the 8051's first
+ * instruction boundary at or after its moment.
  */
 #define _GNU_SOURCE
 #include "inject.h"
@@ -76,11 +79,14 @@ static struct record *latest(int node)
 static void on_port(struct avr_irq_t *irq, uint32_t value, void *param)
 {
     avr_t *a = cosim.nodes[PROFILER].avr;
-    uint64_t edge = node_to_global(PROFILER, a->cycle); /* the host line's time */
-    uint8_t v = (uint8_t)value;
-    int id;
     (void)irq;
     (void)param;
+    inject_edge(node_to_global(PROFILER, a->cycle), (uint8_t)value); /* the host line's time */
+}
+
+void inject_edge(uint64_t edge, uint8_t v)
+{
+    int id;
     if (v == inj.port)
         return;
     inj.port = v;
@@ -100,7 +106,13 @@ static void on_port(struct avr_irq_t *irq, uint32_t value, void *param)
 
 void inject_attach(void)
 {
-    avr_irq_t *irq = avr_io_getirq(cosim.nodes[PROFILER].avr, AVR_IOCTL_IOPORT_GETIRQ('A'), IOPORT_IRQ_PIN_ALL);
+    avr_irq_t *irq;
+    if (cosim.p51) {
+        inj.watching = 1; /* the 8051's P1 writes come through inject_edge (cosim.c) */
+        inj.port = 0xFF;  /* its latch out of reset */
+        return;
+    }
+    irq = avr_io_getirq(cosim.nodes[PROFILER].avr, AVR_IOCTL_IOPORT_GETIRQ('A'), IOPORT_IRQ_PIN_ALL);
     if (!irq)
         die("no irq for the profiler's port A");
     avr_irq_register_notify(irq, on_port, NULL);

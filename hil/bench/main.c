@@ -11,6 +11,11 @@
  *                                             a reset each time the host opens a port (arduino.c)
  *           [--unconnected timecode|event]... the group's wires left off: its inputs float (cosim.c)
  *           --seed N seeds both the byte faults and that noise
+ *           [--profiler-kind avr|8051]   the profiler's core; default: 8051 for an Intel HEX image
+ *                                        (IMAGE.ihx, .hex: profiler-fw/build/mcs51/profiler.ihx), else avr.
+ *                                        The 8051 runs on ucsim's core (node51.c), where this mmbench was
+ *                                        built with build/ucsim (tools/ucsim.sh); two-node mode only, no
+ *                                        --arduino, no --unconnected event
  *   mmbench --executor ELF | --profiler ELF  [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]
  *           [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B] ...
  *           one-node mode: one image alone, unpaced, the other node played from a stimulus
@@ -29,6 +34,7 @@
  * The parts, one concept per file:
  *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order; the
  *                  noise on unconnected inputs (--unconnected)
+ *   node51.c       the 8051 profiler (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
  *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
  *   control.c      the control socket, its commands, the status JSON, timed actions
  *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
@@ -66,6 +72,7 @@
 #include "exectrace.h"
 #include "inject.h"
 #include "lockstep.h"
+#include "node51.h"
 #include "pacing.h"
 #include "stimulus.h"
 #include "trace.h"
@@ -158,6 +165,7 @@ static void usage(void)
             "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n"
             "               [--ppm-profiler N] [--ppm-executor N]   (crystal offsets, -%d..%d ppm)\n"
             "               [--arduino [--bootloader HEX]] [--unconnected timecode|event]...\n"
+            "               [--profiler-kind avr|8051]   (default: 8051 for a .ihx/.hex profiler image)\n"
             "       mmbench --executor ELF | --profiler ELF [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]\n"
             "               [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B]   (one node alone, unpaced)\n",
             PPM_MAX, PPM_MAX);
@@ -174,6 +182,7 @@ struct options {
     uint64_t until_cycles, itrace_cycles;
     int alone; /* one-node mode: the node that runs, or -1 */
     int ppm_set; /* a --ppm-* option was given */
+    const char *profiler_kind; /* --profiler-kind, or NULL: from the image's name */
 };
 
 /* --ppm-profiler / --ppm-executor: an integer -PPM_MAX..PPM_MAX */
@@ -286,11 +295,29 @@ static void parse_options(int argc, char **argv, struct options *o)
             parse_ppm(o, PROFILER, a, v);
         else if (!strcmp(a, "--ppm-executor"))
             parse_ppm(o, EXECUTOR, a, v);
-        else
+        else if (!strcmp(a, "--profiler-kind")) {
+            if (strcmp(v, "avr") && strcmp(v, "8051"))
+                die("--profiler-kind: '%s' is not avr or 8051", v);
+            o->profiler_kind = v;
+        } else
             usage();
     }
     if (o->bootloader && !arduino.on)
         die("--bootloader is for --arduino");
+    if (o->profiler_kind && !o->elf[PROFILER])
+        die("--profiler-kind without --profiler");
+    if (o->elf[PROFILER] && (o->profiler_kind ? !strcmp(o->profiler_kind, "8051") : node51_is_image(o->elf[PROFILER]))) {
+        if (!node51_built())
+            die("%s: an 8051 profiler image, but this mmbench was built without the 8051 core (build/ucsim is "
+                "missing: bash tools/ucsim.sh, then make -C hil/bench)", o->elf[PROFILER]);
+        if (!o->elf[EXECUTOR])
+            die("the 8051 profiler runs on the bench with an executor (alone: hil/bench/build/mcs51/run51)");
+        if (arduino.on)
+            die("--arduino is for the AVR profiler (the 8051 has no bootloader)");
+        if (cosim.unconnected[GROUP_EVENT])
+            die("--unconnected event is for the AVR profiler (the 8051's P0 noise is not modelled)");
+        cosim_set_8051();
+    }
     o->alone = !o->elf[PROFILER] ? EXECUTOR : !o->elf[EXECUTOR] ? PROFILER : -1;
     if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
         usage();
@@ -345,7 +372,8 @@ static void write_ready(const char *run_dir)
     sb_json_str(&b, uart.n[EXECUTOR].link);
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
-    sb_printf(&b, ",\"paced\":%s,\"arduino\":%s}\n", pacing.paced ? "true" : "false", arduino.on ? "true" : "false");
+    sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\"}\n", pacing.paced ? "true" : "false",
+              arduino.on ? "true" : "false", cosim.p51 ? "8051" : "avr");
     fputs(b.p, f);
     free(b.p);
     fclose(f);
@@ -541,5 +569,5 @@ int main(int argc, char **argv)
         if (o.elf[i])
             uart_close(i);
     /* one-node mode: a crashed core fails the run, as a test driver expects */
-    return o.alone >= 0 && cosim.nodes[o.alone].avr->state == cpu_Crashed ? 1 : 0;
+    return o.alone >= 0 && cosim.nodes[o.alone].avr && cosim.nodes[o.alone].avr->state == cpu_Crashed ? 1 : 0;
 }

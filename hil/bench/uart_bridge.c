@@ -49,6 +49,7 @@
 #include "cosim.h"
 #include "inject.h"
 #include "lockstep.h"
+#include "node51.h"
 #include "pacing.h"
 #include "trace.h"
 
@@ -91,6 +92,8 @@ static uint64_t uart_char_cycles(avr_t *a)
 
 static void fix_uart_timing(int id)
 {
+    if (!cosim.nodes[id].avr)
+        return; /* the 8051 (node51.c): ucsim times its own UART */
     uart.n[id].uart->cycles_per_byte = uart_char_cycles(cosim.nodes[id].avr);
 }
 
@@ -135,6 +138,8 @@ uint64_t uart_line_baud(int id)
 double uart_node_baud(int id)
 {
     avr_t *a = cosim.nodes[id].avr;
+    if (!a)
+        return node51_baud();
     uint32_t ubrr = (uint32_t)a->data[REG_UBRR0L] | ((uint32_t)(a->data[REG_UBRR0H] & 0x0F) << 8);
     return (double)F_CPU / ((double)(ubrr + 1) * ((a->data[REG_UCSR0A] & 0x02) ? 8.0 : 16.0));
 }
@@ -207,14 +212,14 @@ static int out_push(struct uart_node *u, uint64_t at, uint8_t b)
     return 1;
 }
 
+static void out_done(struct node *n, uint64_t end, uint64_t chr, uint8_t b);
+
 static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
 {
     struct node *n = param;
     struct uart_node *u = &uart.n[n->id];
     avr_t *a = n->avr;
-    uint64_t chr, start, end, at;
-    uint8_t b = (uint8_t)value;
-    struct fault *f = &u->fault[1];
+    uint64_t chr, start, end;
     (void)irq;
 
     if (!uart.simavr_timing)
@@ -223,7 +228,22 @@ static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
     start = a->cycle > u->tx_line_free ? a->cycle : u->tx_line_free;
     end = start + chr;
     u->tx_line_free = end;
-    at = node_to_global(n->id, end); /* from here on, global time */
+    out_done(n, end, chr, (uint8_t)value);
+}
+
+/* the 8051's transmitter finished a byte: its stop bit ended at `clock` (node51.c) */
+static void on_51_out(uint64_t clock, uint8_t b)
+{
+    out_done(&cosim.nodes[PROFILER], clock, node51_char_clocks(), b);
+}
+
+/* A byte the node sent, complete at the host when its stop bit ends (the node's cycle `end`; chr: a
+ * character in the node's cycles) */
+static void out_done(struct node *n, uint64_t end, uint64_t chr, uint8_t b)
+{
+    struct uart_node *u = &uart.n[n->id];
+    struct fault *f = &u->fault[1];
+    uint64_t at = node_to_global(n->id, end); /* from here on, global time */
     u->out_bytes++;
     uart_poll_host_baud(n->id, 0);
     if (baud_mismatch(n->id, u->host_baud)) {
@@ -349,6 +369,7 @@ static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b, uint32_t
 }
 
 static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param);
+static void rx_start_51(uint64_t at);
 
 /* Schedules the next byte on the host line: its stop bit ends one character (10 bit times at the
  * adapter's rate, uart_line_baud: --baud until the host sets another) after it started. An injection's bytes go first (the first at its start cycle), with no
@@ -391,6 +412,15 @@ void uart_arm(int id)
         u->rx_prev_free_scaled = u->rx_line_free_scaled;
     }
     u->rx_line_free_scaled = end_scaled;
+    if (!a) {
+        /* the 8051: the start bit goes onto its line at its moment, ucsim's receiver times the rest
+         * (node51.c); the timer fires at the first instruction boundary at or after it */
+        uint64_t start = global_to_node(id, (end_scaled - 10 * F_CPU + baud - 1) / baud);
+        u->rx_armed = 1;
+        u->rx_armed_at = start;
+        node51_timer(start, rx_start_51);
+        return;
+    }
     end = global_to_node(id, (end_scaled + baud - 1) / baud);
     if (end <= a->cycle)
         end = a->cycle + 1;
@@ -408,7 +438,12 @@ void uart_deliver_now(int id, uint8_t b, uint64_t at)
     struct uart_node *u = &uart.n[id];
     avr_uart_t *au = u->uart;
     avr_t *a = n->avr;
-    if (uart.simavr_timing) {
+    if (!a) {
+        /* the 8051: `at` is the start bit's clock; ucsim's receiver has the byte at the end of its stop
+         * bit, traced so (a byte that starts while REN = 0 is lost there: node51_rx_lost) */
+        node51_uart_rx(b);
+        at += node51_char_clocks();
+    } else if (uart.simavr_timing) {
         avr_raise_irq(u->uart_in, b); /* simavr raises RXC one of its characters later */
     } else {
         if (!(a->data[REG_UCSR0B] & 0x10)) {
@@ -432,30 +467,45 @@ void uart_deliver_now(int id, uint8_t b, uint64_t at)
     TRACE("I %" PRIu64 " %s %02x\n", at, n->name, b);
 }
 
+static void rx_take(struct node *n, uint64_t cycle);
+
 static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param)
 {
-    struct node *n = param;
+    (void)when;
+    rx_take(param, a->cycle);
+    return 0;
+}
+
+/* the 8051's armed host byte: its start bit begins now (at: the 8051's clock) */
+static void rx_start_51(uint64_t at)
+{
+    rx_take(&cosim.nodes[PROFILER], at);
+}
+
+/* The armed byte goes into the node at its cycle `cycle` (an AVR: its stop bit ends; the 8051: its
+ * start bit begins) */
+static void rx_take(struct node *n, uint64_t cycle)
+{
     struct uart_node *u = &uart.n[n->id];
     uint8_t b;
     uint32_t bb; /* the rate it went on the line at */
     struct fault *f = &u->fault[0];
     int deliver = 1;
-    (void)when;
 
     u->rx_armed = 0;
     if (u->rx_armed_inj) {
         /* an injected byte: no faults or cuts (a calibration frame must arrive as sent) */
         u->rx_armed_inj = 0;
-        uart_deliver_now(n->id, u->inj[u->inj_next++], a->cycle);
+        uart_deliver_now(n->id, u->inj[u->inj_next++], cycle);
         if (u->inj_next == u->inj_n) {
             u->hold = 0;
-            inject_line_done(n->id, node_to_global(n->id, a->cycle));
+            inject_line_done(n->id, node_to_global(n->id, cycle + (n->avr ? 0 : node51_char_clocks())));
         }
         uart_arm(n->id);
-        return 0;
+        return;
     }
     if (!u->inq_n)
-        return 0;
+        return;
     b = u->inq[u->inq_head].b;
     bb = u->inq[u->inq_head].baud;
     u->inq_head = (u->inq_head + 1) % u->inq_cap;
@@ -463,11 +513,11 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
     if (u->rx_dup_head) {
         /* the repeat of the byte before: on the line as it was, not faulted or repeated again */
         u->rx_dup_head = 0;
-        uart_deliver_now(n->id, b, a->cycle);
+        uart_deliver_now(n->id, b, cycle);
         uart_arm(n->id);
-        return 0;
+        return;
     }
-    if (node_to_global(n->id, a->cycle) < u->uart_cut_until) {
+    if (node_to_global(n->id, cycle) < u->uart_cut_until) {
         u->cut_dropped[0]++;
         deliver = 0;
     } else if (baud_mismatch(n->id, bb) && arduino.on && (double)bb < uart_node_baud(n->id)) {
@@ -489,15 +539,14 @@ static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *para
         u->f_corrupted[0]++;
     }
     if (deliver) {
-        uart_deliver_now(n->id, b, a->cycle);
+        uart_deliver_now(n->id, b, cycle);
         if (f->dup > 0 && rng_unit() < f->dup) {
             u->f_duplicated[0]++;
-            inq_push_front(u, node_to_global(n->id, a->cycle), b, bb); /* on the line next, right after this one */
+            inq_push_front(u, node_to_global(n->id, cycle), b, bb); /* on the line next, right after this one */
             u->rx_dup_head = 1;
         }
     }
     uart_arm(n->id);
-    return 0;
 }
 
 void uart_read_pty(int id, uint64_t now)
@@ -580,7 +629,10 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
         /* a host byte scheduled but not begun by the injected start bit (armed before the hold):
          * it goes after the injection; it is still its queue's head (a byte leaves the queue when
          * delivered) */
-        avr_cycle_timer_cancel(cosim.nodes[id].avr, rx_deliver, &cosim.nodes[id]);
+        if (cosim.nodes[id].avr)
+            avr_cycle_timer_cancel(cosim.nodes[id].avr, rx_deliver, &cosim.nodes[id]);
+        else
+            node51_timer_cancel();
         u->rx_armed = 0;
         u->rx_line_free_scaled = u->rx_prev_free_scaled;
     }
@@ -597,6 +649,8 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
 
 void uart_reset(int id)
 {
+    if (!cosim.nodes[id].avr)
+        node51_timer_cancel(); /* as avr_reset drops an AVR's timers: the byte is armed again below */
     uart.n[id].rx_armed = 0; /* avr_reset dropped every cycle timer */
     uart.n[id].rx_armed_inj = 0; /* an injected byte on the line goes again, whole */
     uart_arm(id);
@@ -619,14 +673,18 @@ void uart_attach(int id)
     struct uart_node *u = &uart.n[id];
     uint32_t flags = 0;
 
-    avr_ioctl(n->avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
-    flags &= ~(uint32_t)(AVR_UART_FLAG_POLL_SLEEP | AVR_UART_FLAG_STDIO);
-    avr_ioctl(n->avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
-    u->uart = find_uart(n->avr, '0');
-    if (!u->uart)
-        die("no USART0 in simavr's atmega2560");
-    u->uart_in = avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
-    avr_irq_register_notify(avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), on_uart_out, n);
+    if (n->avr) {
+        avr_ioctl(n->avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
+        flags &= ~(uint32_t)(AVR_UART_FLAG_POLL_SLEEP | AVR_UART_FLAG_STDIO);
+        avr_ioctl(n->avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
+        u->uart = find_uart(n->avr, '0');
+        if (!u->uart)
+            die("no USART0 in simavr's atmega2560");
+        u->uart_in = avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
+        avr_irq_register_notify(avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), on_uart_out, n);
+    } else {
+        node51_on_tx(on_51_out); /* the 8051 (node51.c): its transmitter reports each byte's stop bit */
+    }
     u->out_cap = uart.out_buffer ? uart.out_buffer : 1;
     u->outq = calloc(u->out_cap, sizeof *u->outq);
     if (!u->outq)

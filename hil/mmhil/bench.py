@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate
+from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate, ucsim_built
 
 LAYOUT = locate()       # a checkout (built there by make) or the installed package's data (paths.py)
 ROOT = LAYOUT.root if LAYOUT.root is not None else LAYOUT.bench_dir.parents[1]
@@ -26,6 +26,9 @@ BENCH_BIN = LAYOUT.bench_bin
 FIXTURE_ELF = LAYOUT.fixture_elf
 PROFILER_ELF = LAYOUT.profiler_elf
 EXECUTOR_ELF = LAYOUT.executor_elf
+PROFILER_IHX = LAYOUT.profiler_ihx       # the 8051 profiler's image (profiler_kind="8051")
+HAS_8051 = ucsim_built(LAYOUT)           # build/ucsim is there: the bench program has the 8051 core
+PROFILER_KINDS = ("avr", "8051")
 F_CPU = 16_000_000
 NODES = ("profiler", "executor")
 
@@ -89,8 +92,29 @@ def _build_from_package() -> None:
         _make(BENCH_DIR, "build/mmbench", BENCH_BIN, hint)
 
 
-def ensure_built(profiler: Path | None = None, executor: Path | None = None) -> tuple[Path, Path, Path]:
-    """Builds what is missing: the bench program and the default images."""
+def profiler_kind_of(profiler: Path | None, profiler_kind: str | None) -> str:
+    """The profiler's core: as given, else from the image's name as mmbench decides it (Intel HEX, .ihx or
+    .hex: the 8051's; anything else an AVR ELF)."""
+    if profiler_kind is not None:
+        return profiler_kind
+    return "8051" if profiler is not None and Path(profiler).suffix in (".ihx", ".hex") else "avr"
+
+
+def ensure_built(profiler: Path | None = None, executor: Path | None = None,
+                 profiler_kind: str | None = None) -> tuple[Path, Path, Path]:
+    """Builds what is missing: the bench program and the default images (the 8051 profiler's .ihx for
+    profiler_kind "8051"; None: the kind the image's name says, profiler_kind_of)."""
+    profiler_kind = profiler_kind_of(profiler, profiler_kind)
+    if profiler_kind not in PROFILER_KINDS:
+        raise BenchError(f"profiler_kind {profiler_kind!r}: not one of {', '.join(PROFILER_KINDS)}")
+    if profiler_kind == "8051":
+        if not HAS_8051:
+            raise BenchError("the 8051 profiler needs ucsim's core, built into build/ucsim by tools/ucsim.sh "
+                             "(the bench program is then rebuilt with it); not in the installed package")
+        if profiler is None:
+            profiler = PROFILER_IHX
+            if PROFILER_IHX is not None and not PROFILER_IHX.exists():
+                _make(ROOT / "profiler-fw", "mcs51", PROFILER_IHX, " (the 8051 image needs sdcc)")
     if LAYOUT.source == "none":
         try:
             find_root()
@@ -158,6 +182,12 @@ class Bench:
     # --unconnected GROUP per name ("timecode", "event"): those wires left off, their inputs float
     # (docs/bench.md, "Unconnected inputs"); status()["noise_changes"] counts the noise per group
     unconnected: tuple[str, ...] = ()
+    # "8051": the paper's profiler, the 87C51 image profiler-fw/build/mcs51/profiler.ihx (or profiler_elf, an
+    # .ihx) on ucsim's 8051 core beside the executor (docs/bench.md, "The 8051 profiler"); needs build/ucsim.
+    # "avr": an AVR image. None: as the image's name says (an .ihx is the 8051's). running_profiler_kind:
+    # what the started bench says it runs (its ready file)
+    profiler_kind: str | None = None
+    running_profiler_kind: str | None = field(default=None, init=False)
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
     _own_dir: bool = field(default=False, init=False)
@@ -172,10 +202,12 @@ class Bench:
 
     # ---- life cycle --------------------------------------------------------------------------
     def command(self) -> list[str]:
-        binary, prof, exe = ensure_built(self.profiler_elf, self.executor_elf)
+        binary, prof, exe = ensure_built(self.profiler_elf, self.executor_elf, self.profiler_kind)
         assert self.run_dir is not None
         cmd = [str(binary), "--profiler", str(prof), "--executor", str(exe), "--run-dir", str(self.run_dir),
                "--baud", str(self.baud)]
+        if self.profiler_kind is not None:
+            cmd += ["--profiler-kind", self.profiler_kind]
         if self.lockstep:
             cmd.append("--lockstep")
         elif not self.paced:
@@ -223,6 +255,10 @@ class Bench:
                 self.close()
                 raise BenchError("bench not ready in time", self.log_tail())
             time.sleep(0.01)
+        try:   # the ready file is written whole (renamed into place); an older bench has no profiler_kind
+            self.running_profiler_kind = json.loads((self.run_dir / "ready").read_text()).get("profiler_kind", "avr")
+        except (OSError, ValueError):
+            self.running_profiler_kind = None
         return self
 
     def __enter__(self) -> "Bench":

@@ -27,7 +27,7 @@ from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Stall, Verdict
 from mmsched.tracefiles import traced_paths
 
-from .bench import Bench, BenchError
+from .bench import Bench, BenchError, profiler_kind_of
 from .lockstep import Stepper, stamped
 
 NORMAL_LAG_BOUND_US = 1000.0
@@ -109,6 +109,9 @@ class BenchEndpoint(Endpoint):
     # after every reset, and each open of a node's port resets it, so the session's handshake must wait for
     # the node's boot HELLO rather than ask at once
     arduino: bool = False
+    # "8051": the paper's 87C51 profiler image on the bench's 8051 core (Bench(profiler_kind=...), docs/bench.md
+    # "The 8051 profiler"); None: as the image says. The run's identity (sidecar) says which profiler ran
+    profiler_kind: str | None = None
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -130,7 +133,7 @@ class BenchEndpoint(Endpoint):
         """The run's bench, with this endpoint's images, baud, crystals and VCD, in `mode` (paced or lockstep)."""
         bench = Bench(baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
                       vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor,
-                      arduino=self.arduino, **mode)
+                      arduino=self.arduino, profiler_kind=self.profiler_kind, **mode)
         try:
             self.bench = bench.start()
         except BenchError as exc:
@@ -240,7 +243,9 @@ class BenchEndpoint(Endpoint):
                 "executor": self.bench.executor_port if self.bench else None,
                 "bench_pid": self.bench.pid if self.bench is not None and self.bench.process else None,
                 "priority": self.priority, "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor},
-                "arduino": self.arduino}
+                "arduino": self.arduino,
+                "profiler_kind": self.bench.running_profiler_kind if self.bench is not None
+                else profiler_kind_of(self.profiler_elf, self.profiler_kind)}
 
     def close(self) -> None:
         if self.bench is not None:

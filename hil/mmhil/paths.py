@@ -35,6 +35,9 @@ class Layout:
     profiler_elf: Path
     executor_elf: Path
     root: Path | None = None  # the checkout, if any
+    # the 8051 profiler image (Bench(profiler_kind="8051"), docs/bench.md "The 8051 profiler"): the very
+    # .ihx one would burn; the bench runs it only where build/ucsim was built (ucsim_built)
+    profiler_ihx: Path | None = None
 
 
 def is_checkout(d: Path) -> bool:
@@ -72,7 +75,14 @@ def root_or_here() -> Path:
 def checkout_layout(root: Path) -> Layout:
     bench = root / "hil/bench"
     return Layout("checkout", bench, bench / "build/mmbench", bench / "build/fixture.elf",
-                  root / "profiler-fw/build/avr/profiler.elf", root / "executor/build/avr/executor.elf", root)
+                  root / "profiler-fw/build/avr/profiler.elf", root / "executor/build/avr/executor.elf", root,
+                  root / "profiler-fw/build/mcs51/profiler.ihx")
+
+
+def ucsim_built(layout: Layout) -> bool:
+    """ucsim's 8051 core is there (tools/ucsim.sh wrote build/ucsim/VERSION last): the bench program built in
+    this checkout then has the 8051 profiler (hil/bench/Makefile). The installed package never has it."""
+    return layout.root is not None and (layout.root / "build/ucsim/VERSION").is_file()
 
 
 def has_package_data() -> bool:

@@ -348,6 +348,11 @@ int mcs51_uart_rx(mcs51_t *m, uint8_t byte)
     return 0;
 }
 
+uint8_t mcs51_sfr(const mcs51_t *m, unsigned addr)
+{
+    return (uint8_t)m->sfr->get((t_addr)addr);
+}
+
 unsigned mcs51_uart_rx_pending(const mcs51_t *m)
 {
     return m->rx_count;

@@ -92,6 +92,10 @@ void mcs51_set_p0(mcs51_t *m, uint8_t pins);
  * Returns 0, or -1 if the queue (256 bytes) is full. */
 int mcs51_uart_rx(mcs51_t *m, uint8_t byte);
 
+/* An SFR's value now (addr 0x80..0xFF: e.g. 0x8D TH1, 0x87 PCON, 0x98 SCON, 0xA0 P2), for a status or
+ * the UART's rate; callable between instructions and from the callbacks. */
+uint8_t mcs51_sfr(const mcs51_t *m, unsigned addr);
+
 /* Bytes waiting in the receive queue (not yet started on the line) and bytes lost with REN = 0. */
 unsigned mcs51_uart_rx_pending(const mcs51_t *m);
 unsigned long mcs51_uart_rx_lost(const mcs51_t *m);
