@@ -162,7 +162,7 @@ class Rig:
         except LinkError as exc:
             self.close()
             raise RigError(str(exc)) from exc
-        self.tracker = TimecodeTracker(self.time_base().tick_s, self.baud)
+        self.tracker = TimecodeTracker.for_profiler(self.hellos["profiler"])
         return self
 
     def change_baud(self, baud: int) -> None:
@@ -175,7 +175,7 @@ class Rig:
                 self.hellos[n] = link.change_baud(baud, wait=wait)
             except LinkError as exc:
                 raise RigError(str(exc)) from exc
-        self.tracker = TimecodeTracker(self.time_base().tick_s, baud)
+        self.tracker = TimecodeTracker.for_profiler(self.hellos["profiler"])
 
     def send(self, node: str, message: Message) -> float:
         """Sends one frame; returns the Rig's clock after the write returned."""

@@ -79,7 +79,7 @@ class RunState:
         check_hello(profiler_hello)
         timebase = TimeBase.from_hello(profiler_hello)
         return cls(timebase=timebase, baud=profiler_hello.baud,
-                   tracker=TimecodeTracker(timebase.tick_s, profiler_hello.baud),
+                   tracker=TimecodeTracker.for_profiler(profiler_hello),
                    generator=Generator(cfg.random_ids, cfg.max_in_flight, cfg.seed), matcher=Matcher(),
                    servo=ClockServo(timebase.tick_s),
                    t0=now, next_free_at=now, last_profiler_frame=now)

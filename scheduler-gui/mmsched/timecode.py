@@ -21,10 +21,25 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from mmproto import Timecode, extend_timecode
+from mmproto import HELLO_FLAG_8051, Hello, Timecode, extend_timecode
 from mmproto.wiretime import wire_time_s
 
 from .tickfit import lower_envelope_slope
+
+
+# How much later than its wire time a profiler's TIMECODE frame is complete, at the least: the AVR profiler's
+# UART interrupt sends the 10 bytes back to back (measured in the bench's one-node mode: tick edge to the last
+# stop bit 10.405 ms at 9600 baud, every tick, against a wire time of 10.417 ms: nothing to add); the 8051
+# sends each byte when its foreground loop has encoded it and sees TI, ~0.19 ms after the last one (run51 over
+# 842 ticks at 9600 baud: 12.344 / 12.420 / 12.845 ms min / median / max). The least is what is added: each
+# arrival then stays an upper bound of its tick's start. Without it normal mode's FIREs with the 8051 went out
+# 2 ms late, every one `late`. (The 8051's gaps are its loop's, so they are taken as the same at other rates.)
+TIMECODE_LEAD_S = {"avr": 0.0, "8051": 0.001927}
+
+
+def timecode_lead_s(hello: Hello) -> float:
+    """TIMECODE_LEAD_S for the profiler whose HELLO this is (flags bit 2: the 8051 target)."""
+    return TIMECODE_LEAD_S["8051" if hello.flags & HELLO_FLAG_8051 else "avr"]
 
 
 def round256(d: int) -> int:
@@ -36,6 +51,7 @@ def round256(d: int) -> int:
 class TimecodeTracker:
     tick_s: float
     baud: int = 9600
+    lead_s: float = 0.0            # TIMECODE_LEAD_S of this profiler
     window: int = 16
     fit_window: int = 512          # 36 s of ticks: the fit's precision grows with its span
     fit_min_frames: int = 64       # 4.6 s: simulated 0..3 ms delays and stalls, the start 2 ticks ahead within -54 us
@@ -50,9 +66,15 @@ class TimecodeTracker:
     _bases: deque = field(default_factory=deque, init=False)    # (timecode, arrival - wire), last `window`
     _points: deque = field(default_factory=deque, init=False)   # the same, last `fit_window`, one tick grid
 
+    @classmethod
+    def for_profiler(cls, hello: Hello) -> "TimecodeTracker":
+        """The tracker of the profiler that said this HELLO: its tick, baud and TIMECODE lead."""
+        return cls(hello.tick_counts / hello.timer_hz, hello.baud, lead_s=timecode_lead_s(hello))
+
     @property
     def wire_s(self) -> float:
-        return wire_time_s(Timecode, self.baud)
+        """The least time from a tick's start to its TIMECODE frame's last stop bit: the wire time and the lead."""
+        return wire_time_s(Timecode, self.baud) + self.lead_s
 
     def disagrees(self, timecode: int) -> bool:
         """Whether the profiler's own 32-bit count differs from our extension of its low byte (SPEC.md

@@ -343,3 +343,20 @@ def test_tick_fit_ignores_a_fault_and_restarts_with_the_grid() -> None:
     assert t.fitted
     t.update(3, 9.0)                                      # went back (a reset the runner missed): fit again
     assert not t.fitted
+
+
+def test_the_8051s_timecode_lead_is_taken_from_its_hello() -> None:
+    """The 8051 sends TIMECODE's bytes with its loop's gaps: its frame ends 12.34 ms after the tick at the least,
+    not the 10.42 ms of ten bytes back to back; the tracker of an 8051 profiler subtracts that (issue 24)."""
+    from mmproto import HELLO_FLAG_8051, HELLO_FLAG_POLLED, Hello
+
+    from mmsched.timecode import TIMECODE_LEAD_S
+
+    avr = TimecodeTracker.for_profiler(Hello(4, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0))
+    m51 = TimecodeTracker.for_profiler(Hello(4, 1, 0x100, 11_059_200, 921_600, 65_536, 9600,
+                                             HELLO_FLAG_POLLED | HELLO_FLAG_8051, 0))
+    assert avr.lead_s == 0.0 and avr.wire_s == pytest.approx(0.010417, abs=1e-6)
+    assert m51.lead_s == TIMECODE_LEAD_S["8051"] and m51.wire_s == pytest.approx(0.012344, abs=1e-6)
+    assert m51.tick_s == pytest.approx(65_536 / 921_600)
+    m51.update(7, 1.0 + m51.wire_s)                    # an 8051 frame that met no delay: tick 7 began at 1.0
+    assert m51.tick_start(7) == pytest.approx(1.0)
