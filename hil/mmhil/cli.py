@@ -15,12 +15,14 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
                          executor: Path | None = None, until_s: float | None = None, realtime: bool = False,
                          lockstep: bool = False, ppm_profiler: int = 0, ppm_executor: int = 0,
                          arduino: bool = False, bootloader: Path | None = None,
-                         unconnected: tuple[str, ...] = ()) -> int:
+                         unconnected: tuple[str, ...] = (), profiler_kind: str | None = None) -> int:
     """`mmrig bench`. arduino: --arduino (both nodes as an Arduino Mega 2560: its bootloader, a reset on each
-    open of a port), bootloader: --bootloader HEX, unconnected: one --unconnected GROUP each (docs/bench.md)."""
+    open of a port), bootloader: --bootloader HEX, unconnected: one --unconnected GROUP each, profiler_kind:
+    --profiler-kind (avr, or 8051: the 87C51 image on ucsim's core) (docs/bench.md)."""
     bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced and not lockstep,
                   vcd_file=vcd, until_s=until_s, realtime=realtime, lockstep=lockstep, ppm_profiler=ppm_profiler,
-                  ppm_executor=ppm_executor, arduino=arduino, bootloader=bootloader, unconnected=tuple(unconnected))
+                  ppm_executor=ppm_executor, arduino=arduino, bootloader=bootloader, unconnected=tuple(unconnected),
+                  profiler_kind=profiler_kind)
     try:
         bench.start()
     except BenchError as exc:
@@ -33,6 +35,8 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
     mode = ("lockstep (virtual time advances only by `grant` on the control socket, or mmhil.Rig)" if lockstep else
             "paced (virtual time = wall time)" if paced else "unpaced (as fast as possible)")
     print(f"mode           {mode}")
+    if bench.running_profiler_kind == "8051":
+        print("profiler       the 8051 image (87C51 at 11.0592 MHz) on ucsim's core, its event input polled")
     if ppm_profiler or ppm_executor:
         print(f"crystals       profiler {ppm_profiler:+d} ppm, executor {ppm_executor:+d} ppm")
     if arduino:

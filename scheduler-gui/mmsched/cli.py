@@ -199,6 +199,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         return usage_or_rig_error("--no-reset-on-open is for boards (--profiler PORT); the bench's ptys reset nothing")
     if args.arduino and args.profiler is not None:
         return usage_or_rig_error("--arduino makes the bench behave as a Mega; boards are what they are")
+    if args.profiler_kind != "avr" and args.profiler is not None:
+        return usage_or_rig_error("--profiler-kind chooses the bench's profiler; a board is what was flashed")
+    if args.profiler_kind == "8051" and args.arduino:
+        return usage_or_rig_error("--arduino is for the Megas; the 8051 profiler has no bootloader on the bench")
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
         return usage_or_rig_error("give both --profiler and --executor (or neither, for the bench)")
     if args.trace and args.out is None:
@@ -250,12 +254,14 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"mmrig run: WARNING: {warning.text}", file=sys.stderr)
     else:
         from mmhil import BenchEndpoint, LockstepEndpoint  # the entry point chooses; the core never imports it
-        from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
+        from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX
 
-        bench_opts = dict(ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor, arduino=args.arduino)
+        bench_opts = dict(ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor, arduino=args.arduino,
+                          profiler_kind=args.profiler_kind)
         endpoint = (LockstepEndpoint(**bench_opts) if args.unpaced else
                     BenchEndpoint(lag_bound_us=args.lag_bound_us, **bench_opts))
-        images = {"profiler": PROFILER_ELF, "executor": EXECUTOR_ELF, "bench": BENCH_BIN}   # what Bench() loads
+        images = {"profiler": PROFILER_IHX if args.profiler_kind == "8051" else PROFILER_ELF,   # what Bench() loads
+                  "executor": EXECUTOR_ELF, "bench": BENCH_BIN}
 
     if cfg.trace and endpoint.trace_path() is not None:
         return usage_or_rig_error(f"--trace: {endpoint.trace_path()}")
@@ -492,7 +498,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until,
                                 lockstep=args.lockstep, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor,
-                                arduino=args.arduino, bootloader=args.bootloader, unconnected=tuple(args.unconnected))
+                                arduino=args.arduino, bootloader=args.bootloader, unconnected=tuple(args.unconnected),
+                                profiler_kind=args.profiler_kind)
 
 
 BOARDS_EPILOG = """\
@@ -636,6 +643,12 @@ def ppm(text: str) -> int:
     return v
 
 
+def add_profiler_kind_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--profiler-kind", choices=("avr", "8051"), default="avr",
+                   help="the bench's profiler: avr (the ATmega2560 image, input capture; default) or 8051 (the "
+                        "paper's 87C51 image on ucsim's core, its event input polled; docs/bench.md)")
+
+
 def add_ppm_options(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("bench crystals (docs/bench.md, 'Crystal offsets')")
     g.add_argument("--ppm-profiler", type=ppm, default=0, metavar="N",
@@ -668,6 +681,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--profiler", type=Path, default=None, help="profiler image (default: profiler-fw build)")
     bench.add_argument("--executor", type=Path, default=None, help="executor image (default: executor build)")
     bench.add_argument("--until", type=float, default=None, help="stop after this many seconds of virtual time")
+    add_profiler_kind_option(bench)
     bench.add_argument("--arduino", action="store_true",
                        help="both nodes as an Arduino Mega: the stock bootloader first, a reset when a port is opened")
     bench.add_argument("--bootloader", type=Path, default=None, metavar="HEX",
@@ -746,6 +760,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_ppm_options(run)
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
+    add_profiler_kind_option(run)
     run.add_argument("--arduino", action="store_true",
                      help="the bench behaves as two Arduino Megas: their stock bootloader runs first and opening a "
                           "port resets the node (docs/bench.md, 'Arduino mode')")
