@@ -188,6 +188,30 @@ def test_settings_survive_a_restart(make_win, tmp_path) -> None:
     assert again.plots.log_y
 
 
+def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tmp_path) -> None:
+    """Issue 24: the bench's profiler chosen in the window; the run's sidecar says the 8051 ran, its LEDs light
+    from its RESULTs, and its latencies are the polled input's (tens of us), not the AVR's 1.375 us."""
+    from mmhil.bench import HAS_8051
+
+    if not HAS_8051:
+        pytest.skip("ucsim's 8051 core is not built here (tools/ucsim.sh)")
+    ini = tmp_path / "kind.ini"
+    win = make_win(ini)
+    assert win.profiler_kind.isEnabled()
+    win.profiler_kind.setCurrentIndex(win.profiler_kind.findData("8051"))
+    win.length.setValue(12)
+    run_to_end(qtbot, win)
+    lag_only(win)
+    assert win.result.sidecar["target"]["profiler_kind"] == "8051"
+    assert win.result.sidecar["nodes"]["profiler"]["cpu_hz"] == 11_059_200
+    ok = [e for e in win.result.events if e.outcome == "ok"]
+    assert len(ok) == 12 and sum(win.leds.counts) == 12
+    lat = sorted(e.latency_us for e in ok)
+    assert lat[len(lat) // 2] > 5.0                              # the poll's delay (median ~30 us), not 1.375 us
+    win.close()
+    assert make_win(ini).profiler_kind.currentData() == "8051"
+
+
 def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win, tmp_path) -> None:
     """Issue 23: an Arduino's port resets the board when opened; the boards' endpoint listens for its boot HELLO.
     The box says so, is for serial ports only, and is kept."""

@@ -133,6 +133,15 @@ class MainWindow(QMainWindow):
                                       "asking at once (a byte then keeps it in the bootloader). Uncheck for an adapter "
                                       "that does not reset the board (docs/hardware.md).")
         cl.addWidget(self.reset_on_open, 5, 0, 1, 2)
+        self.profiler_kind = QComboBox()
+        self.profiler_kind.addItem("AVR (ATmega2560, input capture)", "avr")
+        self.profiler_kind.addItem("8051 (87C51, polled: the paper's)", "8051")
+        self.profiler_kind_tip = ("The bench's profiler: the ATmega2560 image, or the paper's 87C51 image on ucsim's "
+                                  "8051 core, whose polled event input adds up to 684 us to each stamp "
+                                  "(docs/bench.md)")
+        self.profiler_kind.setToolTip(self.profiler_kind_tip)
+        cl.addWidget(QLabel("bench profiler"), 6, 0)
+        cl.addWidget(self.profiler_kind, 6, 1)
         self.health_label = QLabel("not connected")
         self.health_label.setWordWrap(True)
         self.health_label.setTextFormat(Qt.TextFormat.RichText)
@@ -405,6 +414,8 @@ class MainWindow(QMainWindow):
         self.profiler_port.setEditText(str(s.value("profiler_port", "")))
         self.executor_port.setEditText(str(s.value("executor_port", "")))
         self.reset_on_open.setChecked(str(s.value("reset_on_open", "true")).lower() == "true")
+        kind = self.profiler_kind.findData(str(s.value("profiler_kind", "avr")))
+        self.profiler_kind.setCurrentIndex(kind if kind >= 0 and self.has_8051() else 0)
         # "true" / "false": the log switch this menu once was (false was its default: now automatic)
         axis = {"true": "log", "false": "auto"}.get(str(s.value("log_axis", "auto")).lower(),
                                                     str(s.value("log_axis", "auto")))
@@ -437,6 +448,7 @@ class MainWindow(QMainWindow):
         s.setValue("profiler_port", self.profiler_port.currentText())
         s.setValue("executor_port", self.executor_port.currentText())
         s.setValue("reset_on_open", self.reset_on_open.isChecked())
+        s.setValue("profiler_kind", self.profiler_kind.currentData())
         s.setValue("log_axis", {"log": "true", "linear": "linear"}.get(self.plots.axis_mode, "auto"))
         s.setValue("geometry", self.saveGeometry())
         s.sync()
@@ -509,9 +521,19 @@ class MainWindow(QMainWindow):
         self.executor_port.setEnabled(serial_on and self.mode() != "normal")
         self.refresh_button.setEnabled(serial_on)
         self.reset_on_open.setEnabled(serial_on)
+        self.profiler_kind.setEnabled(not serial_on and self.has_8051())
         self.trace.setEnabled(not serial_on)
         self.trace.setToolTip("Only the virtual bench can trace the executor (boards on serial ports cannot)"
                               if serial_on else self.trace_tip)
+
+    def has_8051(self) -> bool:
+        """Whether the bench program has the 8051 core (tools/ucsim.sh built it); the box says why not."""
+        from mmhil.bench import HAS_8051   # the GUI is an entry point: it may know the bench
+
+        if not HAS_8051:
+            self.profiler_kind.setToolTip(self.profiler_kind_tip + ". Not here: ucsim's 8051 core is not built "
+                                          "(tools/ucsim.sh, which make setup runs)")
+        return HAS_8051
 
     def refresh_ports(self) -> None:
         try:
@@ -575,7 +597,7 @@ class MainWindow(QMainWindow):
         if self.conn_bench.isChecked():
             from mmhil import BenchEndpoint
 
-            return BenchEndpoint(paced=True)
+            return BenchEndpoint(paced=True, profiler_kind=self.profiler_kind.currentData())
         prof = self.profiler_port.currentText().strip() or None
         exe = self.executor_port.currentText().strip() or None
         if prof is None:
