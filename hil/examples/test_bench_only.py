@@ -14,6 +14,6 @@ def test_a_corrupted_line_costs_the_event_not_the_executor(bench, rig):
     assert rig.schedule(2).on_time
 
 
-@pytest.mark.rig_needs("executor", "lockstep")
+@pytest.mark.rig_needs("executor", "lockstep", "capture")
 def test_isr_dispatch_is_exactly_22_cycles(rig):
     assert [rig.schedule(5).latency_us for _ in range(3)] == [1.375] * 3   # 22 cycles at 16 MHz

@@ -54,6 +54,10 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "faults": ("fault injection (the bench's control channel)", ("bench", "lockstep")),
     "paced": ("wall-clock time (normal mode measures the PC against it)", ("bench", "ports", "ports+executor")),
     "lockstep": ("lockstep time (figures that do not depend on the host)", ("lockstep",)),
+    # the AVR profiler stamps the strobe by input capture, exact to a cycle; the 8051's polled input adds up to
+    # 684 us (docs/hardware.md): figures of a few us need the first (boards: what was flashed, taken as the AVR)
+    "capture": ("a profiler that stamps events by input capture (the AVR's; --rig-profiler-kind avr)",
+                ("bench", "lockstep", "ports", "ports+executor")),
 }
 # A paced run is run again (--rig-retries) when the host, not the firmware, spoiled it: invalid by these, or
 # an event that a host stall met (not measurable) did not end ok.
@@ -73,6 +77,7 @@ class RigTarget:
     profiler_elf: Path | None = None
     executor_elf: Path | None = None
     arduino: bool = False          # bench: both nodes as Arduino Megas (bootloader, reset on open; docs/bench.md)
+    profiler_kind: str = "avr"     # bench: the AVR profiler, or the paper's 8051 on ucsim's core
     reset_on_open: bool = True     # boards: opening a port resets its node (a Mega's DTR): listen for its HELLO first
 
     @property
@@ -83,14 +88,15 @@ class RigTarget:
         if self.kind == "ports":
             return f"--rig ports (boards: profiler {self.profiler}, " + \
                    (f"executor {self.executor})" if self.executor else "no executor)")
-        return {"bench": "--rig bench (the paced virtual bench)",
-                "lockstep": "--rig lockstep (the bench in lockstep: time granted by the host)"}[self.kind]
+        kind = {"bench": "--rig bench (the paced virtual bench", "lockstep":
+                "--rig lockstep (the bench in lockstep: time granted by the host"}[self.kind]
+        return kind + (", the 8051 profiler)" if self.profiler_kind == "8051" else ")")
 
     def lacks(self, needs: tuple[str, ...]) -> str | None:
         """Why this rig cannot run a test that needs `needs`, or None."""
         for need in needs:
             what, kinds = CAPABILITIES[need]
-            if self.flavour not in kinds:
+            if self.flavour not in kinds or (need == "capture" and self.profiler_kind != "avr"):
                 return f"needs {what}; this rig is {self.describe()}"
         return None
 
@@ -113,6 +119,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="bench: the profiler image to run (default: the checkout's or the installed package's)")
     g.addoption("--executor-elf", metavar="ELF", type=Path, default=None,
                 help="bench: the executor image to run (default: the checkout's or the installed package's)")
+    g.addoption("--rig-profiler-kind", choices=("avr", "8051"), default="avr",
+                help="bench: the profiler image, avr (default) or 8051 (the paper's 87C51 on ucsim's core, polled input)")
     g.addoption("--rig-arduino", action="store_true",
                 help="bench: both nodes behave as Arduino Megas (their stock bootloader, a reset when a port opens)")
     g.addoption("--no-reset-on-open", dest="reset_on_open", action="store_false",
@@ -137,6 +145,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--profiler/--executor name board ports: use them with --rig ports, not --rig {kind}")
     if config.getoption("rig_arduino") and kind == "ports":
         raise pytest.UsageError("--rig-arduino makes the bench behave as Megas; boards are what they are")
+    if config.getoption("rig_profiler_kind") != "avr" and kind == "ports":
+        raise pytest.UsageError("--rig-profiler-kind chooses the bench's profiler; a board is what was flashed")
     if not config.getoption("reset_on_open") and kind != "ports":
         raise pytest.UsageError("--no-reset-on-open is for boards (--rig ports); the bench's ptys reset nothing")
     for option in ("profiler_elf", "executor_elf"):
@@ -162,7 +172,8 @@ def target_of(config: pytest.Config) -> RigTarget:
            for k in ("profiler_elf", "executor_elf") for v in [config.getoption(k)]}
     return RigTarget(rig_kind(config), config.getoption("profiler"), config.getoption("executor"),
                      retries=config.getoption("rig_retries"), baud=config.getoption("rig_baud"),
-                     arduino=config.getoption("rig_arduino"), reset_on_open=config.getoption("reset_on_open"), **elf)
+                     arduino=config.getoption("rig_arduino"), reset_on_open=config.getoption("reset_on_open"),
+                     profiler_kind=config.getoption("rig_profiler_kind"), **elf)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -236,7 +247,7 @@ def _mmrig_bench(rig_target: RigTarget) -> Iterator["Bench | None"]:
 
     bench = Bench(lockstep=rig_target.kind == "lockstep", realtime=rig_target.kind == "bench",
                   profiler_elf=rig_target.profiler_elf, executor_elf=rig_target.executor_elf,
-                  arduino=rig_target.arduino)
+                  arduino=rig_target.arduino, profiler_kind=rig_target.profiler_kind)
     try:
         bench.start()
     except BenchError as exc:
@@ -368,7 +379,7 @@ class Experiment:
         from .endpoint import BenchEndpoint, LockstepEndpoint
 
         images = {"profiler_elf": self.target.profiler_elf, "executor_elf": self.target.executor_elf,
-                  "arduino": self.target.arduino}
+                  "arduino": self.target.arduino, "profiler_kind": self.target.profiler_kind}
         if self.target.kind == "lockstep":
             return LockstepEndpoint(**images)
         return BenchEndpoint(lag_bound_us=lag_bound_us, **images)

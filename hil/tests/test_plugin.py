@@ -122,7 +122,7 @@ def test_x():
     assert no_dtr.returncode == 4 and "--no-reset-on-open is for boards" in no_dtr.stderr
     unknown = pytest_run(d, "--rig", "lockstep")
     assert unknown.returncode == 4, unknown.stdout + unknown.stderr
-    assert "rig_needs('oscilloscope'): one of executor, bench, faults, paced, lockstep" in unknown.stderr
+    assert "rig_needs('oscilloscope'): one of executor, bench, faults, paced, lockstep, capture" in unknown.stderr
     (d / "test_suite.py").write_text('''
 def test_typo(run_experiment):
     run_experiment(mode="mixed", cuont=5)
