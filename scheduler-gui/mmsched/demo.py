@@ -368,7 +368,7 @@ def polling_added(rows: list[DemoRow], avr: dict[str, Figures]) -> str:
         a = avr.get(row.ex.name)
         m8 = r.summary.get("mean_us") if r.valid else None
         paper = row.ex.paper
-        ref = (f"the paper {paper.short.split(',')[0]}" if paper is not None and paper.mean_us is not None
+        ref = (f"the paper {paper.short.split(', var')[0]}" if paper is not None and paper.mean_us is not None
                else f"the paper: {row.ex.paper_text}")
         if m8 is None or a is None or a.mean_us is None:
             why = ("no valid 8051 run" if m8 is None else "no AVR run (`mmrig demo`)")

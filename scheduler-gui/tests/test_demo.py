@@ -128,6 +128,11 @@ def test_8051_demo_sets_its_figures_beside_the_avr_ones_and_the_paper(tmp_path, 
     assert "1 executor alone (verification): +68.625 us (8051 70.000, AVR 1.375), 176% of the paper's mean; " \
            "the paper 39.1 us" in beside
     assert "4 mixed 2 ahead: - (no AVR run (`mmrig demo`)); the paper 43.0 us" in beside
+    by = {ex.name: ex for ex in demo.EXPERIMENTS}
+    normal = demo.DemoRow(by["exp2-normal"], fake_run(tmp_path / "n8051", "normal", 1, profiler_kind="8051",
+                                                      latency_us=1165.0))
+    avr = {"exp2-normal": demo.Figures(40, 290.0, 35140.0, 2187.0, 0.98, True, "avr", None)}
+    assert "+875.000 us (8051 1165.000, AVR 290.000); the paper 14,465 us\n" in demo.polling_added([normal], avr)
 
 
 def test_an_8051_run_is_never_read_as_the_avr_figures(tmp_path):
