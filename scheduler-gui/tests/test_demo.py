@@ -78,12 +78,14 @@ def test_loaded_experiment_is_retried_at_most_once(tmp_path, monkeypatch):
     assert demo.no_valid_run(rows) == ["exp4-mixed-2ahead", "exp5-mixed-2ahead-load"]
 
 
+@pytest.mark.parametrize("kind", ["avr", "8051"])
 @pytest.mark.parametrize("valid, code", [(True, 0), (False, demo.NO_VALID_RUN)])
-def test_demo_exit_status(tmp_path, monkeypatch, capsys, valid, code):
+def test_demo_exit_status(tmp_path, monkeypatch, capsys, valid, code, kind):
     ex = next(e for e in demo.EXPERIMENTS if e.name == "exp4-mixed-2ahead")
-    row = demo.DemoRow(ex, fake_run(tmp_path / ex.name, "mixed", 2, valid=valid))
+    row = demo.DemoRow(ex, fake_run(tmp_path / ex.name, "mixed", 2, valid=valid, profiler_kind=kind))
     monkeypatch.setattr(demo, "run_demo", lambda **kw: [row])
-    assert cli.main(["demo", "--count", "5", "--out-dir", str(tmp_path)]) == code
+    monkeypatch.setattr(mmhil.bench, "HAS_8051", True)
+    assert cli.main(["demo", "--count", "5", "--out-dir", str(tmp_path), "--profiler-kind", kind]) == code
     err = capsys.readouterr().err
     assert (f"no valid run of exp4-mixed-2ahead (exit status {code};" in err) == (not valid)
 
