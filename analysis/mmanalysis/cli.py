@@ -63,7 +63,8 @@ def cmd_summary(args: argparse.Namespace) -> int:
         print(f"summary: {exc}", file=sys.stderr)
         return 2
     table = summarize(data, by=args.by)
-    cols = [c for c in (["run", "mode", "distance", "load", "valid"] if args.by == "run" else ["mode", "distance", "load"])
+    cols = [c for c in (["run", "mode", "distance", "load", "profiler_kind", "valid"] if args.by == "run"
+                          else ["mode", "distance", "load", "profiler_kind"])
             + ["events", "ok", "late", "early", "missed", "lost", "n", "mean_us", "var_ms2", "p99_us", "max_us",
                "jitter_max_us"] if c in table]
     with pd.option_context("display.width", 200, "display.max_columns", 50):

@@ -8,7 +8,8 @@ each run in one colour of its own, the same in every figure (run_colors); latenc
 (mmanalysis.axes: log only where the data spans decades, a range of equal values drawn readably, plain tick
 labels); labels are placed in rows of their own so they never overlap; where a figure compares with the
 paper, the paper's means are drawn as reference lines. Artists of a run carry gid "run:NAME", reference lines
-gid "ref:..." (the figure test reads them).
+gid "ref:..." (the figure test reads them). Where the runs drawn come from two profiler kinds (avr, 8051:
+mmanalysis.profiler_kind), each run's label says its kind ("NAME [8051]"), so the two are never confused.
 
 - timeline:     latency over time, one run, late bound and non-measured outcomes marked on a strip at the top
 - histogram:    latency histogram with log counts (OSADL style), one step curve per run, bins from the data
@@ -34,7 +35,7 @@ from .latstats import measured, variance_text
 from .paper import PAPER, PaperRow
 from .phasebars import PHASE_EDGES, bin_labels
 from .propagation import propagation_ms
-from .reader import RunSet
+from .reader import RunSet, profiler_kind
 from .schema import DEFAULT_LATE_BOUND_US, LOAD_CONDITIONS, MEASURED, load_condition
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
@@ -88,7 +89,8 @@ def _tick_s(data: RunSet, run: str) -> float:
 def _label(data: RunSet, run: str) -> str:
     m = data.meta[run]
     suffix = "" if m.get("valid", True) else " (INVALID)"
-    return f"{run}{suffix}"
+    kind = f" [{profiler_kind(m)}]" if len({profiler_kind(x) for x in data.meta.values()}) > 1 else ""
+    return f"{run}{kind}{suffix}"
 
 
 def _measured(data: RunSet, run: str) -> np.ndarray:

@@ -23,7 +23,10 @@ REASON_DTYPE = pd.CategoricalDtype(REASONS)
 class RunSet(NamedTuple):
     """`df`: one row per event of every run, with a `run` column; `meta`: run name -> its JSON sidecar.
 
-    Columns beyond the file's: `run`, `load` (config.load's condition: idle, cpu, memory, disk, network, heavy, all;
+    Columns beyond the file's: `run`, `profiler_kind` (the bench's or board's profiler that stamped the run:
+    "avr", input capture, or "8051", the paper's 87C51 image with its event input polled; the sidecar's
+    target.profiler_kind, and "avr" for a sidecar without it, written before the 8051 profiler existed:
+    profiler_kind()), `load` (config.load's condition: idle, cpu, memory, disk, network, heavy, all;
     a sidecar from before named loads has a bool there, read as all / idle), `latency_ticks` (latency_counts / tick_counts),
     `jitter_us` (seeds/001: |interval between successive measured events - intended interval|, which is
     |latency - latency of the previous measured event of the same run|; empty for the first one).
@@ -38,6 +41,16 @@ class RunSet(NamedTuple):
 
     def valid_runs(self) -> list[str]:
         return [r for r, m in self.meta.items() if m.get("valid", True)]
+
+
+PROFILER_KINDS = ("avr", "8051")    # in this order in the profiler_kind column's categories
+
+
+def profiler_kind(meta: dict) -> str:
+    """The run's profiler kind from its sidecar: target.profiler_kind, "avr" when the key is missing (a run from
+    before the 8051 bench, docs/bench.md "The 8051 profiler": only the AVR profiler existed then)."""
+    kind = (meta.get("target") or {}).get("profiler_kind") if isinstance(meta.get("target"), dict) else None
+    return str(kind) if kind else "avr"
 
 
 def _line(i: int) -> int:
@@ -212,6 +225,7 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     tb = meta["timebase"]
     df.insert(0, "run", name)
     df["load"] = load_condition(meta["config"].get("load"))
+    df["profiler_kind"] = profiler_kind(meta)
     df["latency_ticks"] = df["latency_counts"].to_numpy(dtype=float, na_value=np.nan) / float(tb["tick_counts"])
     measured = df["outcome"].isin(MEASURED).to_numpy() & df["measurable"].to_numpy()
     df["jitter_us"] = jitter_us(df["latency_us"].to_numpy(), measured)
@@ -263,6 +277,9 @@ def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
     df["run"] = pd.Categorical(df["run"], categories=list(meta))
     for name, dtype in (("mode", MODE_DTYPE), ("outcome", OUTCOME_DTYPE), ("reason", REASON_DTYPE)):
         df[name] = df[name].astype(dtype)
+    kinds = list(PROFILER_KINDS)
+    df["profiler_kind"] = pd.Categorical(df["profiler_kind"],
+                                         categories=kinds + sorted(set(df["profiler_kind"].astype(str)) - set(kinds)))
     known = [c for c in LOAD_CONDITIONS]            # groups in this order; an unknown name after them
     df["load"] = pd.Categorical(df["load"], categories=known + sorted(set(df["load"].astype(str)) - set(known)))
     return RunSet(df, meta)

@@ -4,6 +4,11 @@ The paper's rows, its figures (in us and us²) and the verdict words come from m
 demo's table uses too. Variances are in us² throughout (mmanalysis.variance_text); the paper's ms² are
 converted. Figures and headline tables show the valid runs that are not set-aside attempts
 (mmanalysis.selection); the others are listed apart with their reasons, and `include_all` brings them in.
+
+Runs are grouped by the profiler that stamped them (mmanalysis.profiler_kind: "avr", input capture, or "8051",
+the paper's 87C51 image polling its event input; a sidecar without the key is "avr"): the comparison never pools
+the two kinds (its `profiler` column says which), the run table has a profiler_kind column, and figures that
+show both kinds label each run with its kind.
 """
 
 from __future__ import annotations
@@ -21,12 +26,12 @@ from .csvsafe import write_frame
 from .latstats import variance_text
 from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (PAPER, PaperRow: the report's API)
 from .propagation import link_stats
-from .reader import RunSet, read_runs
+from .reader import PROFILER_KINDS, RunSet, profiler_kind, read_runs
 from .schema import load_condition
 from .selection import run_kind, select, subset
 from .stats import summarize
 
-COMPARE_HEADERS = ["section", "experiment", "paper mean (us)", "paper var (us²)", "runs", "events", "n (ok+late)",
+COMPARE_HEADERS = ["section", "experiment", "profiler", "paper mean (us)", "paper var (us²)", "runs", "events", "n (ok+late)",
                    "mean (us)", "var (us²)", "std (us)", "p99 (us)", "max (us)", "jitter max (us)", "ok / events",
                    "early", "missed", "lost", "verdict"]
 
@@ -52,7 +57,8 @@ def comparison(data: RunSet) -> pd.DataFrame:
     """The table against the paper: one row per section 7 experiment, our valid runs that match it pooled.
 
     When the matching runs differ in event generation (aligned / free), each generation gets its own row:
-    pooling them would mix two different experiments."""
+    pooling them would mix two different experiments. Runs of different profiler kinds (avr, 8051) get rows of
+    their own too, the `profiler` column saying which: the 8051's polled stamps add tens of us to every latency."""
     valid = set(select(data).shown)   # never an invalid run or a set-aside attempt
     rows = []
     for p in PAPER:
@@ -60,9 +66,13 @@ def comparison(data: RunSet) -> pd.DataFrame:
         runs = [r for r in matched if r in valid]
         invalid = [r for r in matched if r not in valid]
         gens = sorted({str(data.meta[r]["config"].get("generation")) for r in runs})
-        split = [(g, [r for r in runs if str(data.meta[r]["config"].get("generation")) == g]) for g in gens] \
-            if len(gens) > 1 else [(None, runs)]
-        for gen, group in split:
+        kinds = sorted({profiler_kind(data.meta[r]) for r in runs}, key=_kind_order)
+        split = [(k, g if len(gens) > 1 else None,
+                  [r for r in runs if profiler_kind(data.meta[r]) == k
+                   and (len(gens) == 1 or str(data.meta[r]["config"].get("generation")) == g)])
+                 for k in kinds for g in gens]
+        split = [x for x in split if x[2]] or [(None, None, [])]
+        for kind, gen, group in split:
             s = None
             if group:
                 sub = RunSet(data.df[data.df["run"].isin(group)].assign(_all="all"), {r: data.meta[r] for r in group})
@@ -77,6 +87,7 @@ def comparison(data: RunSet) -> pd.DataFrame:
                 v = f"no valid run ({len(invalid)} invalid: {', '.join(invalid)})"
             rows.append({
                 "section": p.section, "experiment": p.experiment + (f" (generation {gen})" if gen else ""),
+                "profiler": kind or "-",
                 "paper mean (us)": p.mean_us, "paper var (us²)": p.var_us2,
                 "runs": ", ".join(group) or "-", "events": get("events"), "n (ok+late)": get("n"),
                 "mean (us)": get("mean_us"), "var (us²)": get("var_us2"),
@@ -85,6 +96,10 @@ def comparison(data: RunSet) -> pd.DataFrame:
                 "missed": get("missed"), "lost": get("lost"), "verdict": v, "paper says": p.note,
             })
     return pd.DataFrame(rows)
+
+
+def _kind_order(kind: str) -> tuple[int, str]:
+    return (PROFILER_KINDS.index(kind) if kind in PROFILER_KINDS else len(PROFILER_KINDS), kind)
 
 
 def _only_generation(data: RunSet, runs: list[str]) -> str | None:
@@ -154,7 +169,7 @@ def html_page(title: str, body: list[str]) -> str:
                       *body, "</body></html>"])
 
 
-RUN_HEADERS = ["run", "mode", "distance", "load", "valid", "events", "ok", "late", "early", "missed", "lost", "n",
+RUN_HEADERS = ["run", "mode", "distance", "load", "profiler_kind", "valid", "events", "ok", "late", "early", "missed", "lost", "n",
                "mean_us", "var_us2", "std_us", "min_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
                "mean_ticks", "p99_ticks", "jitter_mean_us", "jitter_max_us"]
 
@@ -225,6 +240,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     valid = data.valid_runs()
     marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
+    profilers = sorted({profiler_kind(data.meta[r]) for r in data.runs}, key=_kind_order)
     synthetic = any(run_kind(data.meta[r]).startswith("synthetic") for r in data.runs)
     figs = plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown)) if figures and shown else {}
     if figures:
@@ -239,7 +255,9 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
             if synthetic else "")
     intro = (f"Runs read: {len(data.runs)} ({len(valid)} valid); shown in figures and the run table: {len(shown)}"
              + (f", left out: {len(sel.left_out)} (invalid or set-aside attempts, listed below; `--all` shows them)"
-                if sel.left_out else "") + f"; targets: {', '.join(kinds)}. "
+                if sel.left_out else "") + f"; targets: {', '.join(kinds)}; profilers: {', '.join(profilers)}"
+             + (" (grouped apart: the 8051 polls its event input, the AVR stamps it by input capture)"
+                if len(profilers) > 1 else "") + ". "
              "Latency statistics (n, mean, variance, percentiles) are over the measured events: ok and late, and "
              "measurable (mmanalysis.latstats.measured); early, missed and lost events are counted, never folded "
              "in. Variance is the sample variance in us² (the paper's ms² x 1,000,000). The comparison pools our "
@@ -315,6 +333,8 @@ def headline(data: RunSet, comparison_table: pd.DataFrame, include_all: bool = F
                                             "listed with their reasons in the report; --all shows them)"
                                             if sel.left_out else "")]
     lines.append("against the paper (section 7):")
+    several = len(set(comparison_table.get("profiler", pd.Series(dtype=object))) - {"-"}) > 1   # "-": no runs
     for _, r in comparison_table.iterrows():
-        lines.append(f"  {r['section']} {r['experiment']}: {r['verdict']}")
+        kind = f" [profiler {r['profiler']}]" if several and r["profiler"] != "-" else ""
+        lines.append(f"  {r['section']} {r['experiment']}{kind}: {r['verdict']}")
     return lines

@@ -1,4 +1,5 @@
-"""Summary statistics per run and per group (mode, distance, load condition: idle, cpu, ... all).
+"""Summary statistics per run and per group (mode, distance, load condition: idle, cpu, ... all; profiler kind:
+avr or 8051, never pooled, since the 8051's polled stamps add tens of us that the AVR's input capture does not).
 
 Latency statistics are over `ok` and `late` rows only (docs/data-format.md); `early`, `missed` and `lost`
 are counted in their own columns, never folded in. Variance is the sample variance (ddof=1), in us^2
@@ -13,10 +14,10 @@ import numpy as np
 import pandas as pd
 
 from .latstats import STAT_NAMES, latency_stats
-from .reader import RunSet
+from .reader import RunSet, profiler_kind
 from .schema import OUTCOMES, load_condition
 
-GROUP = ["mode", "distance", "load"]
+GROUP = ["mode", "distance", "load", "profiler_kind"]
 
 
 def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_only: bool | None = None) -> pd.DataFrame:
@@ -30,6 +31,8 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
     """
     df, meta = (data.df, data.meta) if isinstance(data, RunSet) else (data, None)
     keys = GROUP if by == "group" else [by] if isinstance(by, str) else list(by)
+    if by == "group" and "profiler_kind" not in df:    # a bare DataFrame not from read_runs: no kind to group by
+        keys = [k for k in keys if k != "profiler_kind"]
     if valid_only is None:
         valid_only = keys != ["run"]
     if valid_only and meta is not None:
@@ -93,6 +96,7 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
             cfg = m.get("config", {})
             row["mode"], row["distance"] = cfg.get("mode"), cfg.get("distance")
             row["load"] = load_condition(cfg.get("load"))
+            row["profiler_kind"] = profiler_kind(m)
         rows.append(row)
     out = pd.DataFrame(rows)
     if "run" in out:

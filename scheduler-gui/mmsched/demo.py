@@ -19,6 +19,15 @@ set aside as NAME.attemptK.csv/.json (kept, marked invalid, listed apart by `mmr
 experiment runs again, up to `attempts` times (4 by default; 2 for a loaded experiment, see LOADED_ATTEMPTS);
 the table says which attempt it shows. Runs invalid for any other reason are not retried. An experiment left
 without a valid run makes `mmrig demo` exit with status 3 (NO_VALID_RUN).
+
+`mmrig demo --profiler-kind 8051` (issue 24) runs the same experiments with the paper's own profiler, the 87C51
+image on the bench's 8051 core (docs/bench.md "The 8051 profiler"), into results/8051/; the AVR demo's runs stay
+in results/. Its table then sets each experiment's 8051 figures beside the AVR profiler's for the same
+experiment (read from results/NAME.json, the AVR demo's shown run) and the paper's, and says what the 8051's
+polling adds: the 8051 mean minus the AVR mean, against the paper's mean. The 8051 polls its event input from
+its foreground loop (docs/hardware.md "8051 timestamp error bound": -2.2..+684 us stated; measured on the bench
+over 2000 events -0.02 / 30.2 / 84.3 us min/median/max), where the AVR's input capture stamps in hardware: the
+difference is what the paper's profiler put into the paper's figures, on this bench.
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from .config import RunConfig
 from .runner import RunResult, run
 
 RESULTS = Path("results")     # relative to where the demo runs (make demo: the checkout)
+PROFILER_KINDS = ("avr", "8051")   # the bench's profilers (mmhil.Bench(profiler_kind=...)); avr: the default
 NO_VALID_RUN = 3              # mmrig demo's exit status when an experiment has no valid run (cyclictest-like: 3 invalid)
 
 # A loaded experiment is tried at most twice. Its runs are the ones a host stall is most likely to hit (the
@@ -234,9 +244,14 @@ def notes(rows: list[DemoRow]) -> str:
     return "\n".join(lines)
 
 
+def results_dir(profiler_kind: str = "avr", base: Path = RESULTS) -> Path:
+    """Where a demo with PROFILER_KIND writes: the AVR's runs in BASE, the 8051's in BASE/8051 (never mixed)."""
+    return base if profiler_kind == "avr" else base / profiler_kind
+
+
 def run_demo(count: int = 200, out_dir: Path = RESULTS, paced: bool = True,
              log: Callable[[str], None] | None = print, only: tuple[str, ...] | None = None,
-             attempts: int = 4) -> list[DemoRow]:
+             attempts: int = 4, profiler_kind: str = "avr") -> list[DemoRow]:
     out_dir.mkdir(parents=True, exist_ok=True)
     for old in out_dir.glob("*.attempt*.*"):
         old.unlink()  # set-aside attempts of an earlier demo: this demo's results replace them
@@ -250,7 +265,7 @@ def run_demo(count: int = 200, out_dir: Path = RESULTS, paced: bool = True,
         row = None
         tries = ex.attempts(attempts)
         for attempt in range(1, tries + 1):
-            r = run(cfg, BenchEndpoint(paced=paced), log=log)
+            r = run(cfg, BenchEndpoint(paced=paced, profiler_kind=profiler_kind), log=log)
             if log:
                 s = r.summary
                 log(f"  {ex.name}: n={s['n']} mean={fmt(s['mean_us'], '.3f')} us outcomes={s['outcomes']} -> {r.csv_path}")
@@ -266,3 +281,103 @@ def run_demo(count: int = 200, out_dir: Path = RESULTS, paced: bool = True,
         assert row is not None
         rows.append(row)
     return rows
+
+
+# ---- the 8051 demo beside the AVR's and the paper's (issue 24) ----
+
+@dataclass(frozen=True)
+class Figures:
+    """One run's figures as its sidecar summary gives them (the numbers the demo's table printed for it)."""
+    n: int
+    mean_us: float | None
+    var_us2: float | None
+    max_us: float | None
+    on_time_share: float | None
+    valid: bool
+    profiler_kind: str      # target.profiler_kind; a sidecar without it is from before the 8051 bench: "avr"
+    created: str | None
+
+    @classmethod
+    def from_sidecar(cls, meta: dict) -> "Figures":
+        s = meta.get("summary") or {}
+        return cls(int(s.get("n") or 0), s.get("mean_us"), s.get("variance_us2"), s.get("max_us"),
+                   s.get("on_time_share"), bool(meta.get("valid", True)),
+                   str((meta.get("target") or {}).get("profiler_kind") or "avr"), meta.get("created"))
+
+    def cells(self) -> list[str]:
+        share = self.on_time_share
+        return [fmt(self.mean_us, ".3f"), variance_text(self.var_us2) if self.var_us2 is not None else "-",
+                fmt(self.max_us, ".3f"), fmt(share * 100 if share is not None else None, ".1f") + "%"]
+
+
+NO_FIGURES = ["-", "-", "-", "-"]
+
+
+def avr_figures(avr_dir: Path) -> dict[str, Figures]:
+    """The AVR demo's shown run of each experiment (AVR_DIR/NAME.json), if it is there, valid and an AVR run:
+    a missing, unreadable, invalid or 8051 sidecar gives no figures (the table says '-')."""
+    out = {}
+    for ex in EXPERIMENTS:
+        path = avr_dir / f"{ex.name}.json"
+        try:
+            meta = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError):
+            continue
+        if not isinstance(meta, dict):
+            continue
+        f = Figures.from_sidecar(meta)
+        if f.valid and f.profiler_kind == "avr":
+            out[ex.name] = f
+    return out
+
+
+BESIDE_WORDS = ("8051: this demo's runs (the paper's 87C51 profiler image, its event input polled); AVR: the AVR "
+                "profiler's run of the same experiment (input capture), from `mmrig demo`; mean, var, max over "
+                "the measured events as above; on time: ok / all events.")
+
+
+def beside_table(rows: list[DemoRow], avr: dict[str, Figures], avr_dir: Path) -> str:
+    """Per experiment: the 8051 run's figures, the AVR profiler's for the same experiment, the paper's."""
+    cols = ["8051 mean us", "8051 var us²", "8051 max us", "on time", "AVR mean us", "AVR var us²", "AVR max us",
+            "on time"]
+    widths = [12, 14, 11, 7, 11, 12, 10, 7]
+    head = f"| {'experiment':<32} | " + " | ".join(f"{c:>{w}}" for c, w in zip(cols, widths)) + " | paper |"
+    sep = "|" + "|".join("-" * len(c) for c in head.split("|")[1:-1]) + "|"
+    out = [head, sep]
+    for row in rows:
+        mine = Figures.from_sidecar(row.result.sidecar).cells() if row.result.valid else NO_FIGURES
+        theirs = avr[row.ex.name].cells() if row.ex.name in avr else NO_FIGURES
+        out.append(f"| {row.ex.title:<32} | " + " | ".join(f"{c:>{w}}" for c, w in zip(mine + theirs, widths))
+                   + f" | {row.ex.paper_text} |")
+    out.append(BESIDE_WORDS)
+    missing = [row.ex.name for row in rows if row.ex.name not in avr]
+    if missing:
+        out.append(f"AVR figures '-': no valid AVR run in {avr_dir}/ for {', '.join(missing)}; "
+                   f"make them with `mmrig demo` (the AVR profiler, the default)")
+    return "\n".join(out)
+
+
+def polling_added(rows: list[DemoRow], avr: dict[str, Figures]) -> str:
+    """What the 8051's polling adds, per experiment: the 8051 mean minus the AVR mean, beside the paper's mean.
+    On the bench the executor and the PC's side are the same for both profilers; what differs is how the
+    profiler stamps the event (polled, or input capture), so the difference is the profiler's."""
+    lines = ["What the 8051's polling adds (8051 mean - AVR mean, same experiment, same simulated executor), against "
+             "the paper's mean:"]
+    for row in rows:
+        r = row.result
+        a = avr.get(row.ex.name)
+        m8 = r.summary.get("mean_us") if r.valid else None
+        paper = row.ex.paper
+        ref = (f"the paper {paper.short.split(', var')[0]}" if paper is not None and paper.mean_us is not None
+               else f"the paper: {row.ex.paper_text}")
+        if m8 is None or a is None or a.mean_us is None:
+            why = ("no valid 8051 run" if m8 is None else "no AVR run (`mmrig demo`)")
+            lines.append(f"  {row.ex.title}: - ({why}); {ref}")
+            continue
+        added = m8 - a.mean_us
+        share = (f", {added / paper.mean_us:.0%} of the paper's mean"
+                 if paper is not None and paper.mean_us and row.ex.kw.get("mode") != "normal" else "")
+        lines.append(f"  {row.ex.title}: {added:+.3f} us (8051 {m8:.3f}, AVR {a.mean_us:.3f}){share}; {ref}")
+    lines.append("  (normal mode: the 8051 stamps the PC's FIRE by polling too, so its normal-mode latencies carry the "
+                 "polling as well; the paper's normal-mode mean is the PC's, far larger than either)")
+    return "\n".join(lines)
