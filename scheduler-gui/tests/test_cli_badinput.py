@@ -57,7 +57,7 @@ BAD = [
     (["--load", "gpu"], "--load"),
     (["--load", "true"], "--load"),
     (["--load", "Idle"], "--load"),
-    (["--ppm-profiler", "5000"], "--ppm-profiler"),
+    (["--ppm-profiler", "10001"], "--ppm-profiler"),
     (["--ppm-executor", "fast"], "--ppm-executor"),
     (["--ppm-profiler", "10", "--profiler", "/dev/mmrig-x", "--executor", "/dev/mmrig-y"], "--ppm-profiler"),
 ]

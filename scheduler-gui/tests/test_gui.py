@@ -202,6 +202,9 @@ def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tm
     win.length.setValue(12)
     run_to_end(qtbot, win)
     lag_only(win)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    qtbot.wait(300)
+    assert win.grab().save(str(SHOTS / "gui_8051.png"))           # looked at: the 8051's latencies, its LEDs
     assert win.result.sidecar["target"]["profiler_kind"] == "8051"
     assert win.result.sidecar["nodes"]["profiler"]["cpu_hz"] == 11_059_200
     ok = [e for e in win.result.events if e.outcome == "ok"]
@@ -224,6 +227,8 @@ def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win
     assert win.reset_on_open.isEnabled() and win.endpoint().reset_on_open is True
     win.reset_on_open.setChecked(False)
     assert win.endpoint().reset_on_open is False
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    assert win.grab().save(str(SHOTS / "gui_serial_ports.png"))   # looked at: the box under the ports
     win.close()
     assert make_win(ini).reset_on_open.isChecked() is False
 

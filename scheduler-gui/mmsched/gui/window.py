@@ -140,8 +140,8 @@ class MainWindow(QMainWindow):
                                   "8051 core, whose polled event input adds up to 684 us to each stamp "
                                   "(docs/bench.md)")
         self.profiler_kind.setToolTip(self.profiler_kind_tip)
-        cl.addWidget(QLabel("bench profiler"), 6, 0)
-        cl.addWidget(self.profiler_kind, 6, 1)
+        # on the bench the profiler row chooses its image, with boards its port (on_connection_changed shows one)
+        cl.addWidget(self.profiler_kind, 1, 1)
         self.health_label = QLabel("not connected")
         self.health_label.setWordWrap(True)
         self.health_label.setTextFormat(Qt.TextFormat.RichText)
@@ -521,7 +521,10 @@ class MainWindow(QMainWindow):
         self.executor_port.setEnabled(serial_on and self.mode() != "normal")
         self.refresh_button.setEnabled(serial_on)
         self.reset_on_open.setEnabled(serial_on)
+        self.reset_on_open.setVisible(serial_on)
         self.profiler_kind.setEnabled(not serial_on and self.has_8051())
+        self.profiler_kind.setVisible(not serial_on)
+        self.profiler_port.setVisible(serial_on)
         self.trace.setEnabled(not serial_on)
         self.trace.setToolTip("Only the virtual bench can trace the executor (boards on serial ports cannot)"
                               if serial_on else self.trace_tip)
