@@ -46,11 +46,13 @@ TICK_S = 1_137_778 / 16_000_000
 FIRST_TICK_S = 0.2404  # the profiler's tick 0 begins about here after boot
 
 
-def workload(path: Path, seconds: float) -> Path:
+def workload(path: Path, seconds: float, tick_s: float = TICK_S, first_s: float = FIRST_TICK_S) -> Path:
+    """A --script: MODE mixed, then a SCHEDULE two ticks ahead 0.3 ticks into every tick of the profiler
+    (tick `tick_s`, its tick 0 at `first_s`); perf_bench8051.py uses it with the 8051's tick."""
     lines = ["0.05 executor " + MIXED_ISR.wire(0).hex(" ")]
     k = 1
-    while FIRST_TICK_S + (k + 0.3) * TICK_S < seconds:
-        lines.append(f"{FIRST_TICK_S + (k + 0.3) * TICK_S:.6f} executor "
+    while first_s + (k + 0.3) * tick_s < seconds:
+        lines.append(f"{first_s + (k + 0.3) * tick_s:.6f} executor "
                      + mp.Schedule(tag=k & 0xFFFF, event_id=k & 7, timecode=k + 2).wire(k & 0xFF).hex(" "))
         k += 1
     path.write_text("\n".join(lines) + "\n")

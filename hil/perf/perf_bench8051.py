@@ -31,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "protocol/python"))
 import mmproto as mp  # noqa: E402
 
-MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from perf_bench import workload  # noqa: E402  (the same SCHEDULE a tick as the AVR bench's benchmark)
+
 
 BENCH = ROOT / "hil/bench/build/mmbench"
 EXECUTOR = ROOT / "executor/build/avr/executor.elf"
@@ -40,17 +42,6 @@ PROFILERS = {
     "8051": (ROOT / "profiler-fw/build/mcs51/profiler.ihx", 65536 * 12 / 11_059_200, 7257 / 16e6),
     "AVR": (ROOT / "profiler-fw/build/avr/profiler.elf", 1_137_778 / 16_000_000, 0.2404),
 }
-
-
-def workload(path: Path, seconds: float, tick_s: float, first_s: float) -> Path:
-    lines = ["0.05 executor " + MIXED_ISR.wire(0).hex(" ")]
-    k = 1
-    while first_s + (k + 0.3) * tick_s < seconds:
-        lines.append(f"{first_s + (k + 0.3) * tick_s:.6f} executor "
-                     + mp.Schedule(tag=k & 0xFFFF, event_id=k & 7, timecode=k + 2).wire(k & 0xFF).hex(" "))
-        k += 1
-    path.write_text("\n".join(lines) + "\n")
-    return path
 
 
 def run(tmp: Path, name: str, script: Path, seconds: float, trace: Path | None = None) -> tuple[float, dict]:

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import serial
 
+import mmproto as mp
 from mmhil.bench import FIXTURE_ELF, Bench
+
+F_CPU = 16_000_000
+# the MODE frame the lockstep sessions send, by its protocol names
+MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
 
 
 def fixture_bench(tmp_path: Path, **kw) -> Bench:
@@ -58,3 +63,45 @@ def vcd_changes(path: Path) -> list[tuple[int, str, int]]:
         elif body and line[:1] in "01" and len(line) == 2:
             out.append((t, ids[line[1]], int(line[0])))
     return out
+
+
+def lockstep_session(tmp_path: Path, name: str, grant_s: float = 1.6, events: int = 10,
+                     **bench_kw) -> tuple[bytes, list[dict], dict[str, bytes]]:
+    """Real images in lockstep: grant frame by frame up to `grant_s` of bench time; after the executor's HELLO
+    put it in mixed mode, after each profiler TIMECODE schedule an event two ticks ahead (`events` of them).
+    Every host decision depends on bench output only, so two sessions must match byte for byte. Returns the
+    --trace bytes, the grant replies and what each node wrote. `bench_kw` go to Bench (profiler_kind=...)."""
+    trace = tmp_path / f"{name}.trace"
+    replies: list[dict] = []
+    seen = {"profiler": b"", "executor": b""}
+    written = {"profiler": 0, "executor": 0}
+    with Bench(run_dir=tmp_path / name, lockstep=True, trace=trace, **bench_kw) as bench:
+        ports = {n: serial.Serial(bench.port(n), 9600, timeout=0.05) for n in ("profiler", "executor")}
+        decoders = {n: mp.StreamDecoder() for n in ports}
+        seq, tag, moded = 0, 100, False
+        try:
+            while True:
+                r = bench.grant(int(grant_s * F_CPU), frame=True, written=dict(written))
+                replies.append(r)
+                for n, port in ports.items():
+                    new = read_exactly(port, r["out"][n] - len(seen[n]))
+                    seen[n] += new
+                    for res in decoders[n].feed(new):
+                        m = res.message
+                        if n == "executor" and isinstance(m, mp.Hello) and not moded:
+                            wire = MIXED_ISR.wire(seq)
+                        elif n == "profiler" and isinstance(m, mp.Timecode) and moded and tag < 100 + events:
+                            wire = mp.Schedule(tag=tag, event_id=tag & 7, timecode=m.timecode + 2).wire(seq)
+                            tag += 1
+                        else:
+                            continue
+                        moded = True
+                        seq += 1
+                        ports["executor"].write(wire)
+                        written["executor"] += len(wire)
+                if r["stop"] != "frame":
+                    break
+        finally:
+            for port in ports.values():
+                port.close()
+    return trace.read_bytes(), replies, seen

@@ -24,7 +24,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import serial
 
 import mmproto as mp
 from mmhil import BenchEndpoint, LockstepEndpoint
@@ -33,7 +32,7 @@ from mmsched.config import RunConfig
 from mmsched.runner import run
 
 sys.path.insert(0, str(Path(__file__).parent))
-from helpers import read_exactly, vcd_changes  # noqa: E402
+from helpers import lockstep_session, vcd_changes  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not HAS_8051, reason="build/ucsim is missing (bash tools/ucsim.sh builds ucsim's "
                                                      "8051 core): this bench has no 8051 profiler")
@@ -156,52 +155,9 @@ def test_lockstep_mixed_run_accounts_for_every_event(tmp_path: Path) -> None:
     assert sum(nm == "timecode0" for nm in names) >= n                         # P1.0 toggles every tick
 
 
-MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
-
-
-def lockstep_session(tmp_path: Path, name: str) -> tuple[bytes, list[dict], dict[str, bytes]]:
-    """As test_lockstep.py's session, with the 8051 profiler: grant frame by frame; after the executor's
-    HELLO put it in mixed mode, after each profiler TIMECODE schedule an event two ticks ahead. Every host
-    decision depends on bench output only, so two sessions must match byte for byte."""
-    trace = tmp_path / f"{name}.trace"
-    replies: list[dict] = []
-    seen = {"profiler": b"", "executor": b""}
-    written = {"profiler": 0, "executor": 0}
-    with Bench(run_dir=tmp_path / name, lockstep=True, profiler_kind="8051", trace=trace) as bench:
-        ports = {n: serial.Serial(bench.port(n), 9600, timeout=0.05) for n in ("profiler", "executor")}
-        decoders = {n: mp.StreamDecoder() for n in ports}
-        seq, tag, moded = 0, 100, False
-        try:
-            while True:
-                r = bench.grant(int(2.0 * F_CPU), frame=True, written=dict(written))
-                replies.append(r)
-                for n, port in ports.items():
-                    new = read_exactly(port, r["out"][n] - len(seen[n]))
-                    seen[n] += new
-                    for res in decoders[n].feed(new):
-                        m = res.message
-                        if n == "executor" and isinstance(m, mp.Hello) and not moded:
-                            wire = MIXED_ISR.wire(seq)
-                        elif n == "profiler" and isinstance(m, mp.Timecode) and moded and tag < 115:
-                            wire = mp.Schedule(tag=tag, event_id=tag & 7, timecode=m.timecode + 2).wire(seq)
-                            tag += 1
-                        else:
-                            continue
-                        moded = True
-                        seq += 1
-                        ports["executor"].write(wire)
-                        written["executor"] += len(wire)
-                if r["stop"] != "frame":
-                    break
-        finally:
-            for port in ports.values():
-                port.close()
-    return trace.read_bytes(), replies, seen
-
-
 def test_lockstep_runs_are_deterministic(tmp_path: Path) -> None:
-    a_trace, a_replies, a_seen = lockstep_session(tmp_path, "a")
-    b_trace, b_replies, b_seen = lockstep_session(tmp_path, "b")
+    a_trace, a_replies, a_seen = lockstep_session(tmp_path, "a", grant_s=2.0, events=15, profiler_kind="8051")
+    b_trace, b_replies, b_seen = lockstep_session(tmp_path, "b", grant_s=2.0, events=15, profiler_kind="8051")
     assert a_trace == b_trace                        # every byte and pin change at the same cycle
     assert a_replies == b_replies and a_seen == b_seen
     results = [r.message for r in mp.StreamDecoder().feed(a_seen["profiler"]) if isinstance(r.message, mp.Result)]

@@ -16,53 +16,10 @@ import mmproto as mp
 from mmhil.bench import Bench, BenchError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import fixture_bench, read_exactly  # noqa: E402
-
-# the MODE frames these tests send, by their protocol names
-MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+from helpers import fixture_bench, lockstep_session, read_exactly  # noqa: E402
 
 F_CPU = 16_000_000
 TICK = 1_137_778
-
-
-def lockstep_session(tmp_path: Path, name: str) -> tuple[bytes, list[dict], dict[str, bytes]]:
-    """Real images in lockstep: grant frame by frame; after the executor's HELLO put it in mixed mode,
-    and after each profiler TIMECODE schedule an event two ticks ahead. Every host decision depends on
-    bench output only, so two sessions must match byte for byte."""
-    trace = tmp_path / f"{name}.trace"
-    replies: list[dict] = []
-    seen = {"profiler": b"", "executor": b""}
-    written = {"profiler": 0, "executor": 0}
-    with Bench(run_dir=tmp_path / name, lockstep=True, trace=trace) as bench:
-        ports = {n: serial.Serial(bench.port(n), 9600, timeout=0.05) for n in ("profiler", "executor")}
-        decoders = {n: mp.StreamDecoder() for n in ports}
-        seq, tag, moded = 0, 100, False
-        try:
-            while True:
-                r = bench.grant(int(1.6 * F_CPU), frame=True, written=dict(written))
-                replies.append(r)
-                for n, port in ports.items():
-                    new = read_exactly(port, r["out"][n] - len(seen[n]))
-                    seen[n] += new
-                    for res in decoders[n].feed(new):
-                        m = res.message
-                        if n == "executor" and isinstance(m, mp.Hello) and not moded:
-                            wire = MIXED_ISR.wire(seq)
-                        elif n == "profiler" and isinstance(m, mp.Timecode) and moded and tag < 110:
-                            wire = mp.Schedule(tag=tag, event_id=tag & 7, timecode=m.timecode + 2).wire(seq)
-                            tag += 1
-                        else:
-                            continue
-                        moded = True
-                        seq += 1
-                        ports["executor"].write(wire)
-                        written["executor"] += len(wire)
-                if r["stop"] != "frame":
-                    break
-        finally:
-            for port in ports.values():
-                port.close()
-    return trace.read_bytes(), replies, seen
 
 
 def test_lockstep_runs_are_deterministic(tmp_path: Path) -> None:
