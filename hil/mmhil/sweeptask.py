@@ -32,8 +32,10 @@ def _where() -> str:
         return here
 
 
-def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False) -> dict[str, Any]:
-    """One point: RunConfig(**cfg_fields) in lockstep (or paced, on the paced bench), its run named and
+def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
+              profiler_kind: str = "avr") -> dict[str, Any]:
+    """One point: RunConfig(**cfg_fields) in lockstep (or paced, on the paced bench; with the bench's profiler
+    `profiler_kind`, avr or the paper's 8051), its run named and
     written as `out_stem`. Returns {summary, valid, invalid_reason, csv, json (bytes), worker, mmrig_version,
     started, ended, wall_s} or {error, ...}."""
     from mmproto import LinkError
@@ -42,7 +44,7 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False)
     from mmsched.endpoint import EndpointError
     from mmsched.runner import Runner
 
-    from .bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
+    from .bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX
     from .endpoint import BenchEndpoint, LockstepEndpoint
 
     base = {"worker": _where(), "mmrig_version": __version__, "started": _now()}
@@ -53,8 +55,10 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False)
             cfg = RunConfig(**{**cfg_fields, "name": out_stem, "out": out})
         except (TypeError, ValueError) as exc:
             return {**base, "error": f"bad point: {exc}", "ended": _now(), "wall_s": time.monotonic() - t0}
-        endpoint = BenchEndpoint() if paced else LockstepEndpoint()
-        images = {"profiler": PROFILER_ELF, "executor": EXECUTOR_ELF, "bench": BENCH_BIN}
+        endpoint = (BenchEndpoint(profiler_kind=profiler_kind) if paced else
+                    LockstepEndpoint(profiler_kind=profiler_kind))
+        images = {"profiler": PROFILER_IHX if profiler_kind == "8051" else PROFILER_ELF, "executor": EXECUTOR_ELF,
+                  "bench": BENCH_BIN}
         try:
             result = Runner(cfg, endpoint, None, images=images).run()
         except (LinkError, EndpointError, OSError) as exc:

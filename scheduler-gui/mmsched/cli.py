@@ -435,7 +435,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                         dispatch=parse_choices(args.dispatch or "isr", DISPATCHES, "--dispatch"),
                         load=parse_choices(args.load or "idle", LOADS, "--load"),
                         baud=parse_bauds(args.baud) if args.baud else None, mode=args.mode or "mixed",
-                        count=args.count if args.count is not None else 200, paced=args.paced)
+                        count=args.count if args.count is not None else 200, paced=args.paced,
+                        profiler_kind=args.profiler_kind)
         if args.out.exists() and not args.out.is_dir():
             raise SweepError(f"--out: {args.out} exists and is not a folder")
         camp = Campaign.open(args.out, plan)
@@ -836,6 +837,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep.add_argument("--mode", choices=("mixed", "verification", "normal"), default=None,
                        help="default mixed (normal needs --paced)")
     sweep.add_argument("--count", "-l", type=int, default=None, help="events per point (default 200)")
+    add_profiler_kind_option(sweep)
     sweep.add_argument("--out", "-o", type=Path, required=True, help="the campaign folder")
     sweep.add_argument("--paced", action="store_true",
                        help="points on the paced bench, one at a time (they measure the host); default lockstep")

@@ -168,8 +168,11 @@ class Plan:
     count: int = 200
     paced: bool = False
     seed: int = 1
+    profiler_kind: str = "avr"  # the bench's profiler for every point (avr, or the paper's 8051)
 
     def __post_init__(self) -> None:
+        if self.profiler_kind not in ("avr", "8051"):
+            raise SweepError(f"--profiler-kind: {self.profiler_kind!r} (avr or 8051)")
         if not isinstance(self.count, int) or isinstance(self.count, bool) or self.count < 1:
             raise SweepError(f"--count must be at least 1, not {self.count}")
         if self.mode not in ("mixed", "verification", "normal"):
@@ -188,7 +191,8 @@ class Plan:
 
     @property
     def options(self) -> dict[str, Any]:
-        return {"mode": self.mode, "count": self.count, "paced": self.paced, "seed": self.seed}
+        return {"mode": self.mode, "count": self.count, "paced": self.paced, "seed": self.seed,
+                "profiler_kind": self.profiler_kind}
 
     def points(self) -> list[Point]:
         bauds = self.baud if self.baud else [None]
@@ -205,7 +209,8 @@ class Plan:
         a, o = doc["axes"], doc["options"]
         return cls(distance=list(a["distance"]), rate=list(a["rate"]), dispatch=list(a["dispatch"]),
                    load=list(a["load"]), baud=list(a["baud"]) if a.get("baud") else None, mode=o["mode"],
-                   count=int(o["count"]), paced=bool(o["paced"]), seed=int(o.get("seed", 1)))
+                   count=int(o["count"]), paced=bool(o["paced"]), seed=int(o.get("seed", 1)),
+                   profiler_kind=str(o.get("profiler_kind", "avr")))
 
 
 def now_iso() -> str:
@@ -331,6 +336,8 @@ def describe(plan: Plan) -> str:
         parts.append(f"baud {','.join(map(str, a['baud']))}")
     parts += [f"dispatch {','.join(a['dispatch'])}", f"load {','.join(a['load'])}", f"count {plan.count}",
               "paced" if plan.paced else "lockstep"]
+    if plan.profiler_kind != "avr":
+        parts.append(f"profiler {plan.profiler_kind}")
     return ", ".join(parts)
 
 
@@ -369,7 +376,7 @@ class Outcome:
 
 def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = None, cluster: str | None = None,
                  log: Callable[[str], None] = lambda _t: None) -> Outcome:
-    """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=)` runs one
+    """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=, profiler_kind=)` runs one
     (mmhil.sweeptask.run_point). Lockstep: Dask tasks (a local cluster of `workers` processes, default the CPU
     count, or the scheduler at `cluster`); paced: one at a time here. Raises SweepError if the cluster cannot
     be reached (nothing run)."""
@@ -410,7 +417,8 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
                 "kind": "none", "note": "paced points run one at a time in the client"}
             camp.save()
             for p in todo:
-                finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True))
+                finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True,
+                                      profiler_kind=camp.plan.profiler_kind))
         else:
             _run_dask(camp, todo, run_point, workers, cluster, finished, session, out, log)
     except KeyboardInterrupt:
@@ -470,6 +478,7 @@ def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, workers: i
             futures = {}
             for p in todo:
                 f = client.submit(run_point, camp.plan.run_fields(p), p.name, paced=False,
+                                  profiler_kind=camp.plan.profiler_kind,
                                   key=f"mmrig-sweep-{camp.doc['name']}-{p.name}-{time.time_ns()}", pure=False)
                 futures[f] = p
             for f in as_completed(futures):

@@ -139,6 +139,22 @@ def test_axes_and_names() -> None:
     assert plan.run_fields(plan.points()[0])["load"] == "idle"   # the condition's name, as mmrig run --load
 
 
+def test_a_campaign_with_the_papers_8051_profiler(tmp_path) -> None:
+    """Issue 24: the bench's profiler is a campaign option; every point runs on the 8051 and says so."""
+    from mmhil.bench import HAS_8051
+
+    if not HAS_8051:
+        pytest.skip("ucsim's 8051 core is not built here (tools/ucsim.sh)")
+    out = tmp_path / "camp8051"
+    assert main(["sweep", "--distance", "2", "--count", "10", "--workers", "1", "--profiler-kind", "8051", "-q",
+                 "--out", str(out)]) == 0
+    d = doc(out)
+    assert d["options"]["profiler_kind"] == "8051" and Plan.from_doc(d).profiler_kind == "8051"
+    side = json.loads((out / "points" / "d2-rtick-isr-idle.json").read_text())
+    assert side["target"]["profiler_kind"] == "8051" and side["nodes"]["profiler"]["cpu_hz"] == 11_059_200
+    assert side["summary"]["outcomes"]["ok"] == 10 and side["summary"]["p50_us"] > 5.0   # the poll's delay
+
+
 def test_campaign_reopened_with_its_own_plan(tmp_path) -> None:
     plan = Plan(distance=[1, 3], count=5)
     camp = Campaign.open(tmp_path / "c", plan)
@@ -190,7 +206,7 @@ def test_failed_and_invalid_points(campaign, tmp_path) -> None:
             "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
     calls: list[str] = []
 
-    def fake(fields, stem, *, paced):
+    def fake(fields, stem, *, paced, profiler_kind="avr"):
         calls.append(stem)
         if stem.startswith("d1"):
             return {"error": "bench did not start", "worker": "here"}
