@@ -59,8 +59,11 @@ def workload(path: Path, seconds: float, tick_s: float = TICK_S, first_s: float 
     return path
 
 
-def run(tmp: Path, script: Path, seconds: float, paced: bool, extra: list[str] | None = None) -> tuple[float, dict]:
-    cmd = [str(BENCH), "--profiler", str(PROFILER), "--executor", str(EXECUTOR), "--run-dir", str(tmp / "run"),
+def run(tmp: Path, script: Path, seconds: float, paced: bool, extra: list[str] | None = None,
+        profiler: Path = PROFILER) -> tuple[float, dict]:
+    """One bench run of `seconds` virtual with the --script; its wall time and final status. perf_bench8051.py
+    runs it with the 8051 profiler image."""
+    cmd = [str(BENCH), "--profiler", str(profiler), "--executor", str(EXECUTOR), "--run-dir", str(tmp / "run"),
            "--until", str(seconds), "--script", str(script), "--lag-bound-us", "100"] + (extra or [])
     if not paced:
         cmd.append("--unpaced")

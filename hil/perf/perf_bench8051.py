@@ -32,28 +32,20 @@ sys.path.insert(0, str(ROOT / "protocol/python"))
 import mmproto as mp  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from perf_bench import workload  # noqa: E402  (the same SCHEDULE a tick as the AVR bench's benchmark)
+from perf_bench import BENCH, EXECUTOR, FIRST_TICK_S, PROFILER, TICK_S, workload  # noqa: E402
+from perf_bench import run as bench_run  # noqa: E402  (the AVR bench's benchmark: the same workload and run)
 
 
-BENCH = ROOT / "hil/bench/build/mmbench"
-EXECUTOR = ROOT / "executor/build/avr/executor.elf"
 PROFILERS = {
     # name: (image, the tick in s, tick 0's start after power-on in s)
     "8051": (ROOT / "profiler-fw/build/mcs51/profiler.ihx", 65536 * 12 / 11_059_200, 7257 / 16e6),
-    "AVR": (ROOT / "profiler-fw/build/avr/profiler.elf", 1_137_778 / 16_000_000, 0.2404),
+    "AVR": (PROFILER, TICK_S, FIRST_TICK_S),
 }
 
 
 def run(tmp: Path, name: str, script: Path, seconds: float, trace: Path | None = None) -> tuple[float, dict]:
-    cmd = [str(BENCH), "--profiler", str(PROFILERS[name][0]), "--executor", str(EXECUTOR),
-           "--run-dir", str(tmp / f"run-{name}"), "--until", str(seconds), "--script", str(script), "--unpaced"]
-    if trace is not None:
-        cmd += ["--trace", str(trace)]
-    start = time.perf_counter()
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        sys.exit(f"bench ({name} profiler) failed ({done.returncode}): {done.stderr[-2000:]}")
-    return time.perf_counter() - start, json.loads(done.stdout)
+    return bench_run(tmp, script, seconds, paced=False, extra=["--trace", str(trace)] if trace else None,
+                     profiler=PROFILERS[name][0])
 
 
 def results_in(trace: Path) -> int:
@@ -85,7 +77,7 @@ def main() -> int:
                    for name, (_img, tick, first) in PROFILERS.items()}
         check = {}
         for name in PROFILERS:                      # the workload works: RESULTs back for its SCHEDULEs
-            _, _st = run(tmp, name, scripts[name], 5.0, trace=tmp / f"{name}.trace")
+            run(tmp, name, scripts[name], 5.0, trace=tmp / f"{name}.trace")
             check[name] = results_in(tmp / f"{name}.trace")
             if check[name] < 60:
                 sys.exit(f"perf_bench8051: only {check[name]} RESULTs from the {name} profiler in 5 s")

@@ -8,9 +8,8 @@ from pathlib import Path
 import serial
 
 import mmproto as mp
-from mmhil.bench import FIXTURE_ELF, Bench
+from mmhil.bench import F_CPU, FIXTURE_ELF, Bench
 
-F_CPU = 16_000_000
 # the MODE frame the lockstep sessions send, by its protocol names
 MIXED_ISR = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
 

@@ -13,9 +13,8 @@ import pytest
 import serial
 
 import mmproto as mp
-from mmhil.bench import Bench, BenchError
+from mmhil.bench import F_CPU, Bench, BenchError
 
-F_CPU = 16_000_000
 # the stock bootloader's wait for a first byte before it jumps to the application: measured here as the
 # delay of the HELLO after a reset with the bootloader less that without it, 1.1033 - 0.2708 = 0.8325 s
 # (issue 23 measured 0.835 s in simavr)

@@ -27,7 +27,7 @@ import pytest
 
 import mmproto as mp
 from mmhil import BenchEndpoint, LockstepEndpoint
-from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, HAS_8051, PROFILER_IHX, Bench, BenchError, ensure_built
+from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, F_CPU, HAS_8051, PROFILER_IHX, Bench, BenchError, ensure_built
 from mmsched.config import RunConfig
 from mmsched.runner import run
 
@@ -40,7 +40,6 @@ pytestmark = pytest.mark.skipif(not HAS_8051, reason="build/ucsim is missing (ba
 # 65536 machine cycles of 12 clocks at 11.0592 MHz, in 16 MHz global cycles: 786432 x 625 / 432
 TICK_GLOBAL = 65536 * 12 * 625 / 432          # 1137777.78 cycles = 71.111 ms
 MACHINE_CYCLE = 12 * 625 / 432                # 17.36 global cycles
-F_CPU = 16_000_000
 BOUND_US = (-2.2, 684.0)                      # the issue's stated error bound of the 8051's edge stamps
 
 

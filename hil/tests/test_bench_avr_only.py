@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mmhil.bench import BENCH_DIR, EXECUTOR_ELF, PROFILER_ELF, ROOT, ensure_built
+from mmhil.bench import BENCH_DIR, EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX, ROOT, ensure_built
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_avr_bench_works_without_ucsim(avr_only: Path, tmp_path: Path) -> None:
 
 
 def test_8051_image_refused_with_one_line(avr_only: Path, tmp_path: Path) -> None:
-    image = ROOT / "profiler-fw/build/mcs51/profiler.ihx"     # need not exist: the name is refused first
+    image = PROFILER_IHX                                      # need not exist: the name is refused first
     done = subprocess.run([str(avr_only), "--profiler", str(image), "--executor", str(EXECUTOR_ELF),
                            "--run-dir", str(tmp_path / "r"), "--unpaced", "--until", "0.1"],
                           capture_output=True, text=True, timeout=60)

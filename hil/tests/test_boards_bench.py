@@ -11,7 +11,7 @@ import pytest
 
 import mmproto as mp
 from mmhil import Bench, images
-from mmhil.bench import EXECUTOR_ELF, PROFILER_ELF, ensure_built
+from mmhil.bench import EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX, ensure_built
 from mmsched import cli
 
 
@@ -85,7 +85,7 @@ def test_an_unreadable_image_is_a_usage_error(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err.startswith("mmrig boards: ")
 
 
-IHX51 = Path(__file__).resolve().parents[2] / "profiler-fw" / "build" / "mcs51" / "profiler.ihx"
+IHX51 = PROFILER_IHX    # the 8051 image, found as the bench finds it
 
 
 @pytest.mark.skipif(not images.RUN51.exists() or not IHX51.exists(),

@@ -19,12 +19,12 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-UCSIM_VERSION = ROOT / "build" / "ucsim" / "VERSION"
-RUN51 = ROOT / "hil" / "bench" / "build" / "mcs51" / "run51"
-IHX = ROOT / "profiler-fw" / "build" / "mcs51" / "profiler.ihx"
+from mmhil.bench import HAS_8051, PROFILER_IHX as IHX
+from mmhil.images import RUN51
 
-pytestmark = pytest.mark.skipif(not UCSIM_VERSION.exists(),
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(not HAS_8051,
                                 reason="build/ucsim is missing: tools/ucsim.sh builds ucsim's 8051 core")
 
 CYCLE_US = 12 / 11.0592            # one machine cycle

@@ -8,16 +8,18 @@ depend on the host."""
 from __future__ import annotations
 
 import subprocess
-import time
+import sys
 from pathlib import Path
 
 import pytest
 import serial
 
 import mmproto as mp
-from mmhil.bench import EXECUTOR_ELF, PROFILER_ELF, ROOT, Bench, BenchError
+from mmhil.bench import EXECUTOR_ELF, F_CPU, PROFILER_ELF, ROOT, Bench, BenchError
 
-F_CPU = 16_000_000
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helpers import read_exactly  # noqa: E402
+
 RUN_S = 3.0
 
 
@@ -28,13 +30,6 @@ def no_pullups_image(node: str) -> Path:
     done = subprocess.run(["make", "-C", str(fw), "avr", "PULLUPS=0"], capture_output=True, text=True)
     assert done.returncode == 0 and elf.exists(), done.stdout[-2000:] + done.stderr[-2000:]
     return elf
-
-
-def read_all(port: serial.Serial, n: int, timeout: float = 5.0) -> bytes:
-    data, end = b"", time.monotonic() + timeout
-    while len(data) < n and time.monotonic() < end:
-        data += port.read(n - len(data))
-    return data
 
 
 FIRE_TAGS = range(1000, 1020)      # profiler runs: one FIRE every 0.1 s from 1.0 s on
@@ -53,7 +48,7 @@ def run_unconnected(tmp_path: Path, node: str, group: str, elf: Path) -> tuple[l
             def grant(seconds: float, written: int = 0) -> None:
                 nonlocal seen
                 r = bench.grant(int(seconds * F_CPU), frame=False, written={node: written})
-                new = read_all(port, r["out"][node] - seen)
+                new = read_exactly(port, r["out"][node] - seen)
                 seen += len(new)
                 msgs.extend(f.message for f in dec.feed(new))
             written, seq, tags = 0, 0, iter(FIRE_TAGS)
