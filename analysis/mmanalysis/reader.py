@@ -11,6 +11,7 @@ from typing import Iterable, NamedTuple
 
 import numpy as np
 import pandas as pd
+from mmproto import PROFILER_KINDS
 
 from .schema import (COLUMN_NAMES, COLUMNS, FORMAT, LOAD_CONDITIONS, MEASURED, MODES, OUTCOMES, READABLE_VERSIONS,
                      REASONS, SchemaError, load_condition, missing_defaults)
@@ -43,7 +44,6 @@ class RunSet(NamedTuple):
         return [r for r, m in self.meta.items() if m.get("valid", True)]
 
 
-PROFILER_KINDS = ("avr", "8051")    # in this order in the profiler_kind column's categories
 
 
 def profiler_kind(meta: dict) -> str:

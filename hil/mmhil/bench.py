@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mmproto import PROFILER_KINDS
+
 from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate, ucsim_built
 
 LAYOUT = locate()       # a checkout (built there by make) or the installed package's data (paths.py)
@@ -28,7 +30,6 @@ PROFILER_ELF = LAYOUT.profiler_elf
 EXECUTOR_ELF = LAYOUT.executor_elf
 PROFILER_IHX = LAYOUT.profiler_ihx       # the 8051 profiler's image (profiler_kind="8051")
 HAS_8051 = ucsim_built(LAYOUT)           # build/ucsim is there: the bench program has the 8051 core
-PROFILER_KINDS = ("avr", "8051")
 F_CPU = 16_000_000
 NODES = ("profiler", "executor")
 
@@ -90,6 +91,12 @@ def _build_from_package() -> None:
             "libsimavr and libelf (Debian: apt-get install build-essential libsimavr-dev libelf-dev)"
         print(f"mmhil: building the virtual bench program into {BENCH_DIR} (first use)", file=sys.stderr, flush=True)
         _make(BENCH_DIR, "build/mmbench", BENCH_BIN, hint)
+
+
+def default_images(profiler_kind: str = "avr") -> dict[str, Path | None]:
+    """The images and bench program a Bench of this profiler kind runs by default (the sidecar's firmware hashes)."""
+    return {"profiler": PROFILER_IHX if profiler_kind == "8051" else PROFILER_ELF, "executor": EXECUTOR_ELF,
+            "bench": BENCH_BIN}
 
 
 def profiler_kind_of(profiler: Path | None, profiler_kind: str | None) -> str:

@@ -22,11 +22,10 @@ from pathlib import Path
 
 import mmproto as mp
 
-from .bench import BENCH_BIN
+from .bench import BENCH_BIN, F_CPU
 
 ELF_MAGIC = b"\x7fELF"
 EM_AVR = 83                   # the ELF header's e_machine for Atmel AVR
-F_CPU = 16_000_000            # the bench's cores (ATmega2560 at 16 MHz)
 # Virtual time the image runs alone: the profiler's HELLO comes after its LED self-test (8 x 30 ms) and
 # its frame (~25 ms at 9600 baud); the executor's after FreeRTOS starts (~5 ms, measured: its first byte at
 # cycle ~0.1 M). 0.5 s leaves margin for the slowest build rate, and costs ~30 ms of host time.
@@ -106,22 +105,34 @@ class _Run:
     led: list[tuple[int, int]] = field(default_factory=list)
     cycles: int = 0
 
+    def feed(self, dec: mp.StreamDecoder, byte: int) -> None:
+        """One byte the image wrote to its UART: the frames it completes, the first HELLO kept."""
+        for r in dec.feed(bytes([byte])):
+            self.frames.append(r.message)
+            if self.hello is None and isinstance(r.message, mp.Hello):
+                self.hello = r.message
+
+
+def _trace_of(cmd: list[str], trace: Path, image: Path, what: str, ok: tuple[int, ...]) -> str:
+    """Runs `cmd` (a simulator writing `trace`) and returns the trace's text. Raises ImageError."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ImageError(f"{image}: {what} could not run it: {exc}") from exc
+    if proc.returncode not in ok or not trace.exists():
+        tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise ImageError(f"{image}: {what} could not run it (exit {proc.returncode}): {tail}")
+    return trace.read_text()
+
 
 def _run(elf: Path, role: str, seconds: float, bench: Path) -> _Run:
     cycles = int(seconds * F_CPU)
     with tempfile.TemporaryDirectory(prefix="mmrig-image.") as d:
         trace, stim = Path(d) / "trace.txt", Path(d) / "stimulus.txt"
         stim.write_text("# nothing from the other node or the host: the image's own boot\n")
-        try:
-            proc = subprocess.run([str(bench), f"--{role}", str(elf), "--stimulus", str(stim), "--trace", str(trace),
-                                   "--until-cycles", str(cycles), "--run-dir", str(Path(d) / "run")],
-                                  capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ImageError(f"{elf}: the bench could not run it: {exc}") from exc
-        if proc.returncode not in (0, 1) or not trace.exists():
-            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise ImageError(f"{elf}: the bench could not run it (exit {proc.returncode}): {tail}")
-        text = trace.read_text()
+        text = _trace_of([str(bench), f"--{role}", str(elf), "--stimulus", str(stim), "--trace", str(trace),
+                          "--until-cycles", str(cycles), "--run-dir", str(Path(d) / "run")],
+                         trace, elf, "the bench", ok=(0, 1))
     out = _Run()
     dec = mp.StreamDecoder()
     for line in text.splitlines():
@@ -129,10 +140,7 @@ def _run(elf: Path, role: str, seconds: float, bench: Path) -> _Run:
         if not parts:
             continue
         if parts[0] == "T":
-            for r in dec.feed(bytes([int(parts[2], 16)])):
-                out.frames.append(r.message)
-                if out.hello is None and isinstance(r.message, mp.Hello):
-                    out.hello = r.message
+            out.feed(dec, int(parts[2], 16))
         elif parts[0] == "L":
             out.led.append((int(parts[1]), int(parts[2])))
         elif parts[0] == "END":
@@ -152,23 +160,14 @@ def _boot51(image: Path, seconds: float) -> ImageBoot:
                          "(bash tools/ucsim.sh, then make -C hil mcs51)")
     with tempfile.TemporaryDirectory(prefix="mmrig-image.") as d:
         trace = Path(d) / "trace.txt"
-        try:
-            proc = subprocess.run([str(RUN51), "--seconds", str(max(seconds, 0.5)), "--trace", str(trace), str(image)],
-                                  capture_output=True, text=True, timeout=60)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise ImageError(f"{image}: the 8051 core could not run it: {exc}") from exc
-        if proc.returncode != 0 or not trace.exists():
-            tail = (proc.stderr.strip().splitlines() or ["(no output)"])[-1]
-            raise ImageError(f"{image}: the 8051 core could not run it (exit {proc.returncode}): {tail}")
-        out = _Run()
-        dec = mp.StreamDecoder()
-        for line in trace.read_text().splitlines():
-            parts = line.split()
-            if len(parts) == 3 and parts[1] == "TX":
-                for r in dec.feed(bytes([int(parts[2], 16)])):
-                    out.frames.append(r.message)
-                    if out.hello is None and isinstance(r.message, mp.Hello):
-                        out.hello = r.message
+        text = _trace_of([str(RUN51), "--seconds", str(max(seconds, 0.5)), "--trace", str(trace), str(image)],
+                         trace, image, "the 8051 core", ok=(0,))
+    out = _Run()
+    dec = mp.StreamDecoder()
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "TX":
+            out.feed(dec, int(parts[2], 16))
     if out.hello is None:
         raise ImageError(f"{image}: no HELLO in {seconds} s of its boot alone on the 8051 core")
     return ImageBoot(image, "profiler", out.hello, out.frames)

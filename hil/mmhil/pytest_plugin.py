@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
+from mmproto import PROFILER_KINDS
+
 if TYPE_CHECKING:
     from mmsched.result import RunResult
 
@@ -119,7 +121,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="bench: the profiler image to run (default: the checkout's or the installed package's)")
     g.addoption("--executor-elf", metavar="ELF", type=Path, default=None,
                 help="bench: the executor image to run (default: the checkout's or the installed package's)")
-    g.addoption("--rig-profiler-kind", choices=("avr", "8051"), default="avr",
+    g.addoption("--rig-profiler-kind", choices=PROFILER_KINDS, default="avr",
                 help="bench: the profiler image, avr (default) or 8051 (the paper's 87C51 on ucsim's core, polled input)")
     g.addoption("--rig-arduino", action="store_true",
                 help="bench: both nodes behave as Arduino Megas (their stock bootloader, a reset when a port opens)")

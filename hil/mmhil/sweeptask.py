@@ -44,7 +44,7 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
     from mmsched.endpoint import EndpointError
     from mmsched.runner import Runner
 
-    from .bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX
+    from .bench import default_images
     from .endpoint import BenchEndpoint, LockstepEndpoint
 
     base = {"worker": _where(), "mmrig_version": __version__, "started": _now()}
@@ -57,8 +57,7 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
             return {**base, "error": f"bad point: {exc}", "ended": _now(), "wall_s": time.monotonic() - t0}
         endpoint = (BenchEndpoint(profiler_kind=profiler_kind) if paced else
                     LockstepEndpoint(profiler_kind=profiler_kind))
-        images = {"profiler": PROFILER_IHX if profiler_kind == "8051" else PROFILER_ELF, "executor": EXECUTOR_ELF,
-                  "bench": BENCH_BIN}
+        images = default_images(profiler_kind)
         try:
             result = Runner(cfg, endpoint, None, images=images).run()
         except (LinkError, EndpointError, OSError) as exc:

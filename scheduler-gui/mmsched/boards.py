@@ -73,21 +73,12 @@ def list_ports() -> list[PortInfo]:
     return found
 
 
-def fw_text(fw_version: int) -> str:
-    return f"{fw_version >> 8}.{fw_version & 0xFF}"
-
-
-def reset_cause_words(cause: int) -> str:
-    names = [c.name.lower().replace("_", "-") for c in mp.ResetCause if cause & c]
-    return ", ".join(names) if names else "not told"
-
-
 def hello_words(h: Hello) -> dict[str, Any]:
     """A HELLO in the table's words (and the JSON's)."""
     return {"node": ROLE.get(h.node_kind, f"kind {h.node_kind}"), "protocol": h.proto_version,
-            "firmware": fw_text(h.fw_version), "cpu_hz": h.cpu_hz, "timer_hz": h.timer_hz,
+            "firmware": mp.fw_version_text(h.fw_version), "cpu_hz": h.cpu_hz, "timer_hz": h.timer_hz,
             "tick_ms": round(h.tick_counts / h.timer_hz * 1000, 3) if h.timer_hz else None, "baud": h.baud,
-            "flags": h.flags, "reset_cause": reset_cause_words(h.reset_cause)}
+            "flags": h.flags, "reset_cause": mp.ResetCause.words(h.reset_cause)}
 
 
 def differences(board: Hello, image: Hello) -> dict[str, tuple[int, int]]:
@@ -101,7 +92,7 @@ def mismatch_fixes(port: str, role: str, diff: dict[str, tuple[int, int]]) -> li
     out = []
     for f, (b, i) in diff.items():
         if f == "fw_version":
-            out.append(f"{port}: the {role} runs firmware {fw_text(b)}, the build is {fw_text(i)}: flash it ({flash})")
+            out.append(f"{port}: the {role} runs firmware {mp.fw_version_text(b)}, the build is {mp.fw_version_text(i)}: flash it ({flash})")
         elif f == "baud":
             out.append(f"{port}: the {role} was built for {b} baud, the image for {i} (another BAUD= build): "
                        f"flash the image ({flash}), or build with BAUD={b}")
@@ -230,7 +221,6 @@ class SelfTest:
     valid: bool = False
     error: str | None = None
     led_post: dict[str, str] = field(default_factory=lambda: dict(LED_POST))
-    leds_seen: str | None = None         # where the LEDs could be read (a bench that shows them), else None
 
     @property
     def ok(self) -> bool:
@@ -330,8 +320,6 @@ def text(report: Report) -> str:
                      + ("" if st.error is None else f" ({st.error})"))
         lines.append("LED self-test at reset (look at the boards):")
         lines += [f"  {role}: {what}" for role, what in st.led_post.items()]
-        if st.leds_seen:
-            lines.append(f"  seen: {st.leds_seen}")
     lines += [f"note: {n}" for n in report.notes + [c.latency.note for c in report.ports if c.latency.note]]
     fixes = report.fixes()
     lines.append("")

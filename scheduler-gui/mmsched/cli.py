@@ -14,7 +14,7 @@ from pathlib import Path
 
 import serial
 
-from mmproto import StreamDecoder
+from mmproto import PROFILER_KINDS, StreamDecoder
 from mmproto.messages import SPEC_NAMES
 from mmproto.wiretime import markdown_table
 
@@ -80,7 +80,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if text:
         print(text)
     if kind != "avr":
-        avr_dir = results_dir("avr", out_dir.parent if args.out_dir else RESULTS)
+        avr_dir = out_dir.parent if args.out_dir else RESULTS
         avr = avr_figures(avr_dir)
         print()
         print(f"With the 8051 profiler beside the AVR profiler ({avr_dir}/) and the paper:")
@@ -273,14 +273,13 @@ def cmd_run(args: argparse.Namespace) -> int:
             print(f"mmrig run: WARNING: {warning.text}", file=sys.stderr)
     else:
         from mmhil import BenchEndpoint, LockstepEndpoint  # the entry point chooses; the core never imports it
-        from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX
+        from mmhil.bench import default_images
 
         bench_opts = dict(ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor, arduino=args.arduino,
                           profiler_kind=args.profiler_kind)
         endpoint = (LockstepEndpoint(**bench_opts) if args.unpaced else
                     BenchEndpoint(lag_bound_us=args.lag_bound_us, **bench_opts))
-        images = {"profiler": PROFILER_IHX if args.profiler_kind == "8051" else PROFILER_ELF,   # what Bench() loads
-                  "executor": EXECUTOR_ELF, "bench": BENCH_BIN}
+        images = default_images(args.profiler_kind)   # what Bench() loads
 
     if cfg.trace and endpoint.trace_path() is not None:
         return usage_or_rig_error(f"--trace: {endpoint.trace_path()}")
@@ -664,7 +663,7 @@ def ppm(text: str) -> int:
 
 
 def add_profiler_kind_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--profiler-kind", choices=("avr", "8051"), default="avr",
+    p.add_argument("--profiler-kind", choices=PROFILER_KINDS, default="avr",
                    help="the bench's profiler: avr (the ATmega2560 image, input capture; default) or 8051 (the "
                         "paper's 87C51 image on ucsim's core, its event input polled; docs/bench.md)")
 
@@ -728,7 +727,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--out-dir", type=Path, default=None,
                       help="where the CSV + JSON go (default results/, results/8051/ with --profiler-kind 8051; "
                            "an 8051 demo reads the AVR figures from the folder above its --out-dir)")
-    demo.add_argument("--profiler-kind", "--profiler", dest="profiler_kind", choices=("avr", "8051"), default="avr",
+    demo.add_argument("--profiler-kind", "--profiler", dest="profiler_kind", choices=PROFILER_KINDS, default="avr",
                       help="the bench's profiler: avr (input capture; default) or 8051 (the paper's 87C51 image, its "
                            "event input polled; its runs go to results/8051/ and the table sets them beside the AVR "
                            "demo's in results/ and the paper's). --profiler: the same (the demo has no board ports)")

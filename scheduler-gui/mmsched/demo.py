@@ -40,6 +40,7 @@ from typing import Any, Callable
 from mmhil import BenchEndpoint  # the demo is an entry point: it chooses the bench
 
 from mmanalysis import read_run, variance_text
+from mmanalysis.reader import profiler_kind as kind_of_run
 from mmanalysis.paper import BENCH_CONSTANT, BY_KEY, Observed, PaperRow, verdict
 from mmanalysis.phasebars import phase_bars
 from mmanalysis.propagation import link_stats
@@ -49,7 +50,6 @@ from .config import RunConfig
 from .runner import RunResult, run
 
 RESULTS = Path("results")     # relative to where the demo runs (make demo: the checkout)
-PROFILER_KINDS = ("avr", "8051")   # the bench's profilers (mmhil.Bench(profiler_kind=...)); avr: the default
 NO_VALID_RUN = 3              # mmrig demo's exit status when an experiment has no valid run (cyclictest-like: 3 invalid)
 
 # A loaded experiment is tried at most twice. Its runs are the ones a host stall is most likely to hit (the
@@ -302,7 +302,7 @@ class Figures:
         s = meta.get("summary") or {}
         return cls(int(s.get("n") or 0), s.get("mean_us"), s.get("variance_us2"), s.get("max_us"),
                    s.get("on_time_share"), bool(meta.get("valid", True)),
-                   str((meta.get("target") or {}).get("profiler_kind") or "avr"), meta.get("created"))
+                   kind_of_run(meta), meta.get("created"))
 
     def cells(self) -> list[str]:
         share = self.on_time_share

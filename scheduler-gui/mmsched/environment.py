@@ -20,6 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any, Mapping
 
+from mmproto import fw_version_text
+
 from . import __version__
 
 CHECKOUT = Path(__file__).resolve().parents[2]     # scheduler-gui/mmsched -> the checkout, if this is one
@@ -117,7 +119,7 @@ def firmware(images: Mapping[str, Any] | None, hellos: Mapping[str, Any]) -> dic
         entry: dict[str, Any] = {"image": str(path) if path else None, "sha256": sha256(path) if path else None}
         if name != "bench":
             ver = hello.get("fw_version") if hello else None
-            entry["fw_version"] = f"{ver >> 8}.{ver & 0xFF}" if isinstance(ver, int) else None
+            entry["fw_version"] = fw_version_text(ver) if isinstance(ver, int) else None
         if entry["sha256"] is None:
             entry["why"] = (f"image {path} not readable" if path else
                             "no image path given by the entry point (mmrig run gives the bench's; boards are "

@@ -1093,8 +1093,7 @@ class Runner:
 
 def reset_cause_text(hello: mp.Hello) -> str:
     """HELLO.reset_cause in words (SPEC.md section 5); a node that cannot tell says 0."""
-    names = [c.name.lower().replace("_", "-") for c in mp.ResetCause if hello.reset_cause & c]
-    return "reset cause: " + (", ".join(names) if names else "not told")
+    return "reset cause: " + mp.ResetCause.words(hello.reset_cause)
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:

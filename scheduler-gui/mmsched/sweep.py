@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.reader import check_csv_hash, read_sidecar
+from mmproto import PROFILER_KINDS
 from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
 from . import __version__
@@ -171,7 +172,7 @@ class Plan:
     profiler_kind: str = "avr"  # the bench's profiler for every point (avr, or the paper's 8051)
 
     def __post_init__(self) -> None:
-        if self.profiler_kind not in ("avr", "8051"):
+        if self.profiler_kind not in PROFILER_KINDS:
             raise SweepError(f"--profiler-kind: {self.profiler_kind!r} (avr or 8051)")
         if not isinstance(self.count, int) or isinstance(self.count, bool) or self.count < 1:
             raise SweepError(f"--count must be at least 1, not {self.count}")

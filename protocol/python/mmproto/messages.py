@@ -45,6 +45,17 @@ class ResetCause(enum.IntFlag):
     WATCHDOG = 0x08
     JTAG = 0x10
 
+    @staticmethod
+    def words(cause: int) -> str:
+        """The bits in words ("external, watchdog"); 0: "not told" (a node that cannot tell)."""
+        names = [c.name.lower().replace("_", "-") for c in ResetCause if cause & c]
+        return ", ".join(names) if names else "not told"
+
+
+def fw_version_text(fw_version: int) -> str:
+    """HELLO.fw_version (major * 256 + minor) as people write it: "3.0"."""
+    return f"{fw_version >> 8}.{fw_version & 0xFF}"
+
 
 class ExecutorMode(enum.IntEnum):
     IDLE = 0
@@ -75,6 +86,9 @@ def load_error(cpu_load: int, periodic_period_us: int, periodic_exec_us: int) ->
 HELLO_FLAG_CAPTURE = 0x01
 HELLO_FLAG_POLLED = 0x02
 HELLO_FLAG_8051 = 0x04
+# the profiler targets (HELLO flags bit 2 tells them apart): the bench's `profiler_kind`, the runs' sidecars and
+# every option that chooses one take their names from here, in this order (avr first: the default)
+PROFILER_KINDS = ("avr", "8051")
 CANCEL_ALL = 0x01
 # The executor refuses a SCHEDULE more than this many ticks ahead of its timecode (ERROR HORIZON): an
 # event so far out is a host bug or a corrupted field, and 16 of them would hold the list for good.

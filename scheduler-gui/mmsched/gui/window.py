@@ -58,9 +58,9 @@ LIVE_PARTS = ("time", "hist", "cdf", "stats")
 
 
 def list_serial_ports() -> list[tuple[str, str]]:
-    from serial.tools import list_ports
+    from ..boards import list_ports   # the one listing, `mmrig boards`' too
 
-    return [(p.device, p.description or "") for p in sorted(list_ports.comports(), key=lambda p: p.device)]
+    return [(p.device, p.description) for p in list_ports()]
 
 
 class MainWindow(QMainWindow):
