@@ -28,9 +28,9 @@ import pandas as pd
 from . import plots
 from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
-from .reader import MODE_DTYPE, OUTCOME_DTYPE, PROFILER_KINDS, REASON_DTYPE, RunSet, find_runs, read_run
+from .reader import RunSet, find_runs, read_run, typed_runset
 from .report import html_page, html_table, md_table
-from .schema import FORMAT, LOAD_CONDITIONS, SchemaError, load_condition
+from .schema import FORMAT, SchemaError, load_condition
 from .selection import is_set_aside, run_kind, select
 from .stats import summarize
 
@@ -162,17 +162,7 @@ def read_class(path: Path | str) -> ClassRuns:
         groups.append(g)
     if not frames:
         return ClassRuns(None, groups, path)
-    df = pd.concat(frames, ignore_index=True)
-    df["run"] = pd.Categorical(df["run"], categories=list(meta))
-    for name, dtype in (("mode", MODE_DTYPE), ("outcome", OUTCOME_DTYPE), ("reason", REASON_DTYPE)):
-        df[name] = df[name].astype(dtype)
-    if "profiler_kind" in df:
-        kinds = list(PROFILER_KINDS)
-        df["profiler_kind"] = pd.Categorical(df["profiler_kind"], categories=kinds + sorted(
-            set(df["profiler_kind"].astype(str)) - set(kinds)))
-    known = list(LOAD_CONDITIONS)
-    df["load"] = pd.Categorical(df["load"], categories=known + sorted(set(df["load"].astype(str)) - set(known)))
-    return ClassRuns(RunSet(df, meta), groups, path)
+    return ClassRuns(typed_runset(pd.concat(frames, ignore_index=True), meta), groups, path)
 
 
 def _variant(cfg: dict) -> str:

@@ -274,12 +274,18 @@ def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
         frames.append(rs.df)
         meta.update(rs.meta)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return typed_runset(df, meta)
+
+
+def typed_runset(df: pd.DataFrame, meta: dict[str, dict]) -> RunSet:
+    """The RunSet of DF, read_run's frames of the runs in META concatenated, with the column types of every
+    RunSet: `run` categorical in META's order, mode/outcome/reason of the schema's categories, profiler_kind
+    ordered by PROFILER_KINDS and load by LOAD_CONDITIONS (an unknown name after them, sorted)."""
     df["run"] = pd.Categorical(df["run"], categories=list(meta))
     for name, dtype in (("mode", MODE_DTYPE), ("outcome", OUTCOME_DTYPE), ("reason", REASON_DTYPE)):
         df[name] = df[name].astype(dtype)
-    kinds = list(PROFILER_KINDS)
-    df["profiler_kind"] = pd.Categorical(df["profiler_kind"],
-                                         categories=kinds + sorted(set(df["profiler_kind"].astype(str)) - set(kinds)))
-    known = [c for c in LOAD_CONDITIONS]            # groups in this order; an unknown name after them
-    df["load"] = pd.Categorical(df["load"], categories=known + sorted(set(df["load"].astype(str)) - set(known)))
+    for column, known in (("profiler_kind", PROFILER_KINDS), ("load", LOAD_CONDITIONS)):
+        # groups in this order; an unknown name after them
+        df[column] = pd.Categorical(df[column], categories=list(known) + sorted(
+            set(df[column].astype(str)) - set(known)))
     return RunSet(df, meta)
