@@ -30,7 +30,7 @@ from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
 from .reader import RunSet, find_runs, read_run, typed_runset
 from .report import html_page, html_table, md_table
-from .schema import FORMAT, SchemaError, load_condition
+from .schema import SchemaError, load_condition
 from .selection import is_set_aside, run_kind, select
 from .stats import summarize
 
@@ -61,22 +61,6 @@ class ClassRuns:
         return [p for g in self.groups for p in g.problems]
 
 
-def _top_level_runs(folder: Path) -> list[Path]:
-    """The runs directly in FOLDER (find_runs' rule, without going down: a big results tree is not walked)."""
-    if not folder.is_dir():
-        return []
-    out = []
-    for p in sorted(folder.glob("*.csv")):
-        js = p.with_suffix(".json")
-        if js.is_file():
-            try:
-                if json.loads(js.read_text()).get("format") == FORMAT:
-                    out.append(p)
-            except (OSError, ValueError, AttributeError):
-                out.append(p)     # read_run names the file and the line
-    return out
-
-
 def group_folder(sub: Path) -> Path:
     """Where a group's runs are: GROUP/results/ if it exists, else GROUP/ itself."""
     res = sub / "results"
@@ -86,7 +70,7 @@ def group_folder(sub: Path) -> Path:
 def group_runs(sub: Path) -> list[Path]:
     """The run CSVs of the group folder SUB (the rule in the module's docstring)."""
     folder = group_folder(sub)
-    return find_runs(folder) if folder != sub else _top_level_runs(sub)
+    return find_runs(folder) if folder != sub else find_runs(sub, recursive=False)
 
 
 def _subfolders(path: Path) -> list[Path]:
@@ -99,7 +83,7 @@ def is_class_folder(path: Path | str) -> bool:
     path = Path(path)
     if not path.is_dir() or (path / "results").is_dir() or (path / "campaign.json").exists():
         return False
-    if _top_level_runs(path):
+    if find_runs(path, recursive=False):
         return False
     return any(group_runs(sub) for sub in _subfolders(path))
 
@@ -128,7 +112,7 @@ def read_class(path: Path | str) -> ClassRuns:
     for sub in _subfolders(path):
         g = Group(sub.name, group_folder(sub))
         files = group_runs(sub)
-        beside = _top_level_runs(sub) if g.folder != sub else []
+        beside = find_runs(sub, recursive=False) if g.folder != sub else []
         if beside:
             g.problems.append(f"{g.name}: {len(beside)} run(s) directly in {sub.name}/ not read ("
                               f"{', '.join(b.name for b in beside[:3])}{', ...' if len(beside) > 3 else ''}): "

@@ -232,16 +232,18 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     return RunSet(df, {name: meta})
 
 
-def find_runs(directory: Path | str) -> list[Path]:
-    """NAME.csv files under DIRECTORY (recursively) that have a NAME.json sidecar of this format."""
+def find_runs(directory: Path | str, recursive: bool = True) -> list[Path]:
+    """NAME.csv files under DIRECTORY (recursively, or only those directly in it) that have a NAME.json sidecar
+    of this format."""
+    directory = Path(directory)
     found = []
-    for p in sorted(Path(directory).rglob("*.csv")):
+    for p in sorted(directory.rglob("*.csv") if recursive else directory.glob("*.csv")):
         js = p.with_suffix(".json")
         if js.is_file():
             try:
                 if json.loads(js.read_text()).get("format") == FORMAT:
                     found.append(p)
-            except (json.JSONDecodeError, AttributeError):
+            except (OSError, ValueError, AttributeError):
                 found.append(p)  # read_sidecar will name the file and line
     return found
 
