@@ -18,17 +18,16 @@ A group folder without a readable run, or a run file the reader refuses, is one 
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
 from . import plots
 from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
-from .reader import RunSet, find_runs, read_run, typed_runset
+from .reader import RunSet, find_runs, iter_runs, read_run, typed_runset
 from .report import html_page, html_table, md_table
 from .schema import SchemaError, load_condition
 from .selection import is_set_aside, run_kind, select
@@ -67,10 +66,15 @@ def group_folder(sub: Path) -> Path:
     return res if res.is_dir() else sub
 
 
+def iter_group_runs(sub: Path) -> Iterator[Path]:
+    """group_runs one run at a time (reader.iter_runs), for a caller that only asks whether there is one."""
+    folder = group_folder(sub)
+    return iter_runs(folder, recursive=folder != sub)
+
+
 def group_runs(sub: Path) -> list[Path]:
     """The run CSVs of the group folder SUB (the rule in the module's docstring)."""
-    folder = group_folder(sub)
-    return find_runs(folder) if folder != sub else find_runs(sub, recursive=False)
+    return list(iter_group_runs(sub))
 
 
 def _subfolders(path: Path) -> list[Path]:
@@ -83,9 +87,9 @@ def is_class_folder(path: Path | str) -> bool:
     path = Path(path)
     if not path.is_dir() or (path / "results").is_dir() or (path / "campaign.json").exists():
         return False
-    if find_runs(path, recursive=False):
+    if any(iter_runs(path, recursive=False)):
         return False
-    return any(group_runs(sub) for sub in _subfolders(path))
+    return any(any(iter_group_runs(sub)) for sub in _subfolders(path))
 
 
 def _orphan_csvs(folder: Path, recursive: bool) -> list[Path]:
@@ -122,23 +126,21 @@ def read_class(path: Path | str) -> ClassRuns:
                               "beside it, not read")
         for f in files:
             try:
-                stem = json.loads(f.with_suffix(".json").read_text()).get("name") or f.stem
-            except (OSError, ValueError, AttributeError):
-                stem = f.stem                      # read_run names the problem
-            name = f"{g.name}/{stem}"
-            if name in meta:                       # two runs of one name in a group: their paths tell them apart
-                name = f"{g.name}/{f.relative_to(sub).with_suffix('')}"
-            try:
-                rs = read_run(f, run=name)
+                rs = read_run(f)                   # read once, then named GROUP/NAME below
             except SchemaError as exc:
                 g.problems.append(f"{g.name}: {exc}")
                 continue
             except (OSError, ValueError) as exc:   # not a run the reader can take apart (binary, encoding)
                 g.problems.append(f"{g.name}: {f.relative_to(path)}: unreadable ({type(exc).__name__}: {exc})")
                 continue
-            rs.meta[name]["_group"] = g.name
+            stem, run_meta = next(iter(rs.meta.items()))   # the sidecar's name, else the file's stem
+            name = f"{g.name}/{stem}"
+            if name in meta:                       # two runs of one name in a group: their paths tell them apart
+                name = f"{g.name}/{f.relative_to(sub).with_suffix('')}"
+            rs.df["run"] = name                    # what read_run(f, run=name) would have written, without a re-read
+            run_meta["_group"] = g.name
             frames.append(rs.df)
-            meta.update(rs.meta)
+            meta[name] = run_meta
             g.runs.append(name)
         if not g.runs and not g.problems:
             where = f"{sub.name}/results/" if g.folder != sub else f"{sub.name}/"

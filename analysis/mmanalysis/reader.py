@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -232,20 +232,24 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     return RunSet(df, {name: meta})
 
 
-def find_runs(directory: Path | str, recursive: bool = True) -> list[Path]:
-    """NAME.csv files under DIRECTORY (recursively, or only those directly in it) that have a NAME.json sidecar
-    of this format."""
+def iter_runs(directory: Path | str, recursive: bool = True) -> Iterator[Path]:
+    """find_runs one run at a time: a sidecar is parsed only when the caller asks for the next run, so
+    `any(iter_runs(d))` stops at the first."""
     directory = Path(directory)
-    found = []
     for p in sorted(directory.rglob("*.csv") if recursive else directory.glob("*.csv")):
         js = p.with_suffix(".json")
         if js.is_file():
             try:
                 if json.loads(js.read_text()).get("format") == FORMAT:
-                    found.append(p)
+                    yield p
             except (OSError, ValueError, AttributeError):
-                found.append(p)  # read_sidecar will name the file and line
-    return found
+                yield p  # read_sidecar will name the file and line
+
+
+def find_runs(directory: Path | str, recursive: bool = True) -> list[Path]:
+    """NAME.csv files under DIRECTORY (recursively, or only those directly in it) that have a NAME.json sidecar
+    of this format."""
+    return list(iter_runs(directory, recursive))
 
 
 def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
