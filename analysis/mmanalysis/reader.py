@@ -49,7 +49,8 @@ PROFILER_KINDS = ("avr", "8051")    # in this order in the profiler_kind column'
 def profiler_kind(meta: dict) -> str:
     """The run's profiler kind from its sidecar: target.profiler_kind, "avr" when the key is missing (a run from
     before the 8051 bench, docs/bench.md "The 8051 profiler": only the AVR profiler existed then)."""
-    kind = (meta.get("target") or {}).get("profiler_kind") if isinstance(meta.get("target"), dict) else None
+    target = meta.get("target")
+    kind = target.get("profiler_kind") if isinstance(target, dict) else None
     return str(kind) if kind else "avr"
 
 
