@@ -92,11 +92,14 @@ def mmrig_command() -> list[str]:
     return [sys.executable, "-m", "mmsched.cli"]
 
 
+LEFT_FILES = (0, 1, 3)     # `mmrig` exit codes after which the run's files are there: 1 a gate (none asked), 3 invalid
+
+
 def _run(argv: list[str], log: Callable[[str], None] | None, check: bool = True) -> subprocess.CompletedProcess:
     if log:
         log("mmrig " + " ".join(argv))
     r = subprocess.run([*mmrig_command(), *argv], capture_output=True, text=True)
-    if check and r.returncode not in (0, 1, 3):     # 1: a gate (none asked), 3: an invalid run: both leave files
+    if check and r.returncode not in LEFT_FILES:
         raise RuntimeError(f"mmrig {' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
     return r
 
@@ -110,11 +113,9 @@ def make_run(run: KeyRun, out: Path, count: int, log: Callable[[str], None] | No
     t0 = time.monotonic()
     argv = run.argv(out, count)
     for attempt in range(1, TRIES + 1):
-        r = _run(argv, log, check=False)
-        if r.returncode not in (0, 1, 3):
+        r = _run(argv, log, check=attempt == TRIES)   # the last try's rig error raises there
+        if r.returncode not in LEFT_FILES:
             # a rig error (the bench did not start or answer in time, e.g. on a machine busy with other work)
-            if attempt == TRIES:
-                raise RuntimeError(f"mmrig {' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
             if log:
                 log(f"  {run.name}: rig error ({r.returncode}: {r.stderr.strip().splitlines()[-1:]}), running it again")
             continue
