@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -78,6 +79,21 @@ class Made:
     @property
     def summary(self) -> dict[str, Any]:
         return self.meta.get("summary") or {}
+
+    @cached_property
+    def summary_row(self) -> dict[str, Any]:
+        """The run's stats.summarize row, computed once: several answers read it (Q7, Q8, ...)."""
+        from .reader import RunSet
+        from .stats import summarize
+
+        return summarize(RunSet(self.df, {self.run.name: self.meta})).iloc[0].to_dict()
+
+    @cached_property
+    def link(self):
+        """The run's propagation.link_stats, computed once: several answers read it."""
+        from .propagation import link_stats
+
+        return link_stats(self.df, self.meta)
 
 
 @dataclass
@@ -163,9 +179,7 @@ def schedule_line_ms(proto_sizes: str) -> tuple[int, float]:
 
 
 def link(made: Made):
-    from .propagation import link_stats
-
-    return link_stats(made.df, made.meta)
+    return made.link
 
 
 def experiment_runs(runs: dict[str, Made]) -> list[Made]:
@@ -174,10 +188,7 @@ def experiment_runs(runs: dict[str, Made]) -> list[Made]:
 
 
 def summary_row(made: Made) -> dict[str, Any]:
-    from .reader import RunSet
-    from .stats import summarize
-
-    return summarize(RunSet(made.df, {made.run.name: made.meta})).iloc[0].to_dict()
+    return made.summary_row
 
 
 def tail_events(made: Made) -> tuple[int, int, int, float | None, float | None]:
