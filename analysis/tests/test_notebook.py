@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mma_helpers import NOTEBOOK, execute, outputs  # noqa: E402
+from mma_helpers import NOTEBOOK, edit_line, execute, outputs  # noqa: E402
 
 
 def test_notebook_is_clean_and_has_questions():
@@ -42,16 +42,12 @@ def test_slack_table_counts_the_missed_events(experiments_dir, tmp_path, monkeyp
     shutil.copytree(experiments_dir, results)
     csv = results / "mixed-1ahead.csv"
     lines = csv.read_text().splitlines()
-    head = lines[0].split(",")
-    blanked = 0
-    for i, line in enumerate(lines[1:], 1):
-        cells = line.split(",")
-        if cells[head.index("outcome")] == "missed":
-            cells[head.index("slack_ticks")] = ""
-            lines[i] = ",".join(cells)
-            blanked += 1
+    outcome = lines[0].split(",").index("outcome")
+    missed_lines = [n for n, line in enumerate(lines, 1) if n > 1 and line.split(",")[outcome] == "missed"]
+    for n in missed_lines:
+        edit_line(csv, n, "slack_ticks", "")
+    blanked = len(missed_lines)
     assert blanked > 0, "the synthetic 1-ahead run should have missed events"
-    csv.write_text("\n".join(lines) + "\n")
     side = csv.with_suffix(".json")
     meta = json.loads(side.read_text())
     if "csv_sha256" in meta:
