@@ -6,7 +6,7 @@ from pathlib import Path
 import nbformat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mma_helpers import NOTEBOOK, edit_line, execute, outputs  # noqa: E402
+from mma_helpers import NOTEBOOK, edit_line, execute, outputs, subprocess_env  # noqa: E402
 
 
 def test_notebook_is_clean_and_has_questions():
@@ -65,14 +65,10 @@ def test_slack_table_counts_the_missed_events(experiments_dir, tmp_path, monkeyp
 def test_lab_command_runs_the_kernel_without_tcp(experiments_dir, tmp_path):
     """`python -m mmanalysis lab` talks to its kernel over IPC: no 'Kernel is running over TCP without
     encryption' warning on stderr, and no socket files left in the student's directory."""
-    import os
     import subprocess
 
-    root = Path(__file__).resolve().parents[2]
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
-        str(root / p) for p in ("protocol/python", "scheduler-gui", "hil", "analysis")))
     r = subprocess.run([sys.executable, "-m", "mmanalysis", "lab", str(experiments_dir), "--out", "lab.ipynb"],
-                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+                       cwd=tmp_path, env=subprocess_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "TCP" not in r.stderr and "encryption" not in r.stderr, r.stderr
     assert "WARNING" not in r.stderr, r.stderr      # e.g. a kernel left to notice its parent exit
