@@ -18,19 +18,18 @@ A group folder without a readable run, or a run file the reader refuses, is one 
 from __future__ import annotations
 
 import html
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 
 from . import plots
 from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
-from .reader import MODE_DTYPE, OUTCOME_DTYPE, PROFILER_KINDS, REASON_DTYPE, RunSet, find_runs, read_run
+from .reader import RunSet, find_runs, iter_runs, read_run, typed_runset
 from .report import html_page, html_table, md_table
-from .schema import FORMAT, LOAD_CONDITIONS, SchemaError, load_condition
+from .schema import SchemaError, load_condition
 from .selection import is_set_aside, run_kind, select
 from .stats import summarize
 
@@ -61,32 +60,21 @@ class ClassRuns:
         return [p for g in self.groups for p in g.problems]
 
 
-def _top_level_runs(folder: Path) -> list[Path]:
-    """The runs directly in FOLDER (find_runs' rule, without going down: a big results tree is not walked)."""
-    if not folder.is_dir():
-        return []
-    out = []
-    for p in sorted(folder.glob("*.csv")):
-        js = p.with_suffix(".json")
-        if js.is_file():
-            try:
-                if json.loads(js.read_text()).get("format") == FORMAT:
-                    out.append(p)
-            except (OSError, ValueError, AttributeError):
-                out.append(p)     # read_run names the file and the line
-    return out
-
-
 def group_folder(sub: Path) -> Path:
     """Where a group's runs are: GROUP/results/ if it exists, else GROUP/ itself."""
     res = sub / "results"
     return res if res.is_dir() else sub
 
 
+def iter_group_runs(sub: Path) -> Iterator[Path]:
+    """group_runs one run at a time (reader.iter_runs), for a caller that only asks whether there is one."""
+    folder = group_folder(sub)
+    return iter_runs(folder, recursive=folder != sub)
+
+
 def group_runs(sub: Path) -> list[Path]:
     """The run CSVs of the group folder SUB (the rule in the module's docstring)."""
-    folder = group_folder(sub)
-    return find_runs(folder) if folder != sub else _top_level_runs(sub)
+    return list(iter_group_runs(sub))
 
 
 def _subfolders(path: Path) -> list[Path]:
@@ -99,9 +87,9 @@ def is_class_folder(path: Path | str) -> bool:
     path = Path(path)
     if not path.is_dir() or (path / "results").is_dir() or (path / "campaign.json").exists():
         return False
-    if _top_level_runs(path):
+    if any(iter_runs(path, recursive=False)):
         return False
-    return any(group_runs(sub) for sub in _subfolders(path))
+    return any(any(iter_group_runs(sub)) for sub in _subfolders(path))
 
 
 def _orphan_csvs(folder: Path, recursive: bool) -> list[Path]:
@@ -128,7 +116,7 @@ def read_class(path: Path | str) -> ClassRuns:
     for sub in _subfolders(path):
         g = Group(sub.name, group_folder(sub))
         files = group_runs(sub)
-        beside = _top_level_runs(sub) if g.folder != sub else []
+        beside = find_runs(sub, recursive=False) if g.folder != sub else []
         if beside:
             g.problems.append(f"{g.name}: {len(beside)} run(s) directly in {sub.name}/ not read ("
                               f"{', '.join(b.name for b in beside[:3])}{', ...' if len(beside) > 3 else ''}): "
@@ -138,23 +126,21 @@ def read_class(path: Path | str) -> ClassRuns:
                               "beside it, not read")
         for f in files:
             try:
-                stem = json.loads(f.with_suffix(".json").read_text()).get("name") or f.stem
-            except (OSError, ValueError, AttributeError):
-                stem = f.stem                      # read_run names the problem
-            name = f"{g.name}/{stem}"
-            if name in meta:                       # two runs of one name in a group: their paths tell them apart
-                name = f"{g.name}/{f.relative_to(sub).with_suffix('')}"
-            try:
-                rs = read_run(f, run=name)
+                rs = read_run(f)                   # read once, then named GROUP/NAME below
             except SchemaError as exc:
                 g.problems.append(f"{g.name}: {exc}")
                 continue
             except (OSError, ValueError) as exc:   # not a run the reader can take apart (binary, encoding)
                 g.problems.append(f"{g.name}: {f.relative_to(path)}: unreadable ({type(exc).__name__}: {exc})")
                 continue
-            rs.meta[name]["_group"] = g.name
+            stem, run_meta = next(iter(rs.meta.items()))   # the sidecar's name, else the file's stem
+            name = f"{g.name}/{stem}"
+            if name in meta:                       # two runs of one name in a group: their paths tell them apart
+                name = f"{g.name}/{f.relative_to(sub).with_suffix('')}"
+            rs.df["run"] = name                    # what read_run(f, run=name) would have written, without a re-read
+            run_meta["_group"] = g.name
             frames.append(rs.df)
-            meta.update(rs.meta)
+            meta[name] = run_meta
             g.runs.append(name)
         if not g.runs and not g.problems:
             where = f"{sub.name}/results/" if g.folder != sub else f"{sub.name}/"
@@ -162,17 +148,7 @@ def read_class(path: Path | str) -> ClassRuns:
         groups.append(g)
     if not frames:
         return ClassRuns(None, groups, path)
-    df = pd.concat(frames, ignore_index=True)
-    df["run"] = pd.Categorical(df["run"], categories=list(meta))
-    for name, dtype in (("mode", MODE_DTYPE), ("outcome", OUTCOME_DTYPE), ("reason", REASON_DTYPE)):
-        df[name] = df[name].astype(dtype)
-    if "profiler_kind" in df:
-        kinds = list(PROFILER_KINDS)
-        df["profiler_kind"] = pd.Categorical(df["profiler_kind"], categories=kinds + sorted(
-            set(df["profiler_kind"].astype(str)) - set(kinds)))
-    known = list(LOAD_CONDITIONS)
-    df["load"] = pd.Categorical(df["load"], categories=known + sorted(set(df["load"].astype(str)) - set(known)))
-    return ClassRuns(RunSet(df, meta), groups, path)
+    return ClassRuns(typed_runset(pd.concat(frames, ignore_index=True), meta), groups, path)
 
 
 def _variant(cfg: dict) -> str:

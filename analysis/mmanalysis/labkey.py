@@ -23,6 +23,7 @@ import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
@@ -79,6 +80,21 @@ class Made:
     def summary(self) -> dict[str, Any]:
         return self.meta.get("summary") or {}
 
+    @cached_property
+    def summary_row(self) -> dict[str, Any]:
+        """The run's stats.summarize row, computed once: several answers read it (Q7, Q8, ...)."""
+        from .reader import RunSet
+        from .stats import summarize
+
+        return summarize(RunSet(self.df, {self.run.name: self.meta})).iloc[0].to_dict()
+
+    @cached_property
+    def link(self):
+        """The run's propagation.link_stats, computed once: several answers read it."""
+        from .propagation import link_stats
+
+        return link_stats(self.df, self.meta)
+
 
 @dataclass
 class Key:
@@ -92,11 +108,14 @@ def mmrig_command() -> list[str]:
     return [sys.executable, "-m", "mmsched.cli"]
 
 
+LEFT_FILES = (0, 1, 3)     # `mmrig` exit codes after which the run's files are there: 1 a gate (none asked), 3 invalid
+
+
 def _run(argv: list[str], log: Callable[[str], None] | None, check: bool = True) -> subprocess.CompletedProcess:
     if log:
         log("mmrig " + " ".join(argv))
     r = subprocess.run([*mmrig_command(), *argv], capture_output=True, text=True)
-    if check and r.returncode not in (0, 1, 3):     # 1: a gate (none asked), 3: an invalid run: both leave files
+    if check and r.returncode not in LEFT_FILES:
         raise RuntimeError(f"mmrig {' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
     return r
 
@@ -110,11 +129,9 @@ def make_run(run: KeyRun, out: Path, count: int, log: Callable[[str], None] | No
     t0 = time.monotonic()
     argv = run.argv(out, count)
     for attempt in range(1, TRIES + 1):
-        r = _run(argv, log, check=False)
-        if r.returncode not in (0, 1, 3):
+        r = _run(argv, log, check=attempt == TRIES)   # the last try's rig error raises there
+        if r.returncode not in LEFT_FILES:
             # a rig error (the bench did not start or answer in time, e.g. on a machine busy with other work)
-            if attempt == TRIES:
-                raise RuntimeError(f"mmrig {' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
             if log:
                 log(f"  {run.name}: rig error ({r.returncode}: {r.stderr.strip().splitlines()[-1:]}), running it again")
             continue
@@ -162,9 +179,7 @@ def schedule_line_ms(proto_sizes: str) -> tuple[int, float]:
 
 
 def link(made: Made):
-    from .propagation import link_stats
-
-    return link_stats(made.df, made.meta)
+    return made.link
 
 
 def experiment_runs(runs: dict[str, Made]) -> list[Made]:
@@ -173,10 +188,7 @@ def experiment_runs(runs: dict[str, Made]) -> list[Made]:
 
 
 def summary_row(made: Made) -> dict[str, Any]:
-    from .reader import RunSet
-    from .stats import summarize
-
-    return summarize(RunSet(made.df, {made.run.name: made.meta})).iloc[0].to_dict()
+    return made.summary_row
 
 
 def tail_events(made: Made) -> tuple[int, int, int, float | None, float | None]:

@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
-from typing import Iterable, NamedTuple
+from typing import Iterable, Iterator, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -49,7 +49,8 @@ class RunSet(NamedTuple):
 def profiler_kind(meta: dict) -> str:
     """The run's profiler kind from its sidecar: target.profiler_kind, "avr" when the key is missing (a run from
     before the 8051 bench, docs/bench.md "The 8051 profiler": only the AVR profiler existed then)."""
-    kind = (meta.get("target") or {}).get("profiler_kind") if isinstance(meta.get("target"), dict) else None
+    target = meta.get("target")
+    kind = target.get("profiler_kind") if isinstance(target, dict) else None
     return str(kind) if kind else "avr"
 
 
@@ -232,18 +233,24 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
     return RunSet(df, {name: meta})
 
 
-def find_runs(directory: Path | str) -> list[Path]:
-    """NAME.csv files under DIRECTORY (recursively) that have a NAME.json sidecar of this format."""
-    found = []
-    for p in sorted(Path(directory).rglob("*.csv")):
+def iter_runs(directory: Path | str, recursive: bool = True) -> Iterator[Path]:
+    """find_runs one run at a time: a sidecar is parsed only when the caller asks for the next run, so
+    `any(iter_runs(d))` stops at the first."""
+    directory = Path(directory)
+    for p in sorted(directory.rglob("*.csv") if recursive else directory.glob("*.csv")):
         js = p.with_suffix(".json")
         if js.is_file():
             try:
                 if json.loads(js.read_text()).get("format") == FORMAT:
-                    found.append(p)
-            except (json.JSONDecodeError, AttributeError):
-                found.append(p)  # read_sidecar will name the file and line
-    return found
+                    yield p
+            except (OSError, ValueError, AttributeError):
+                yield p  # read_sidecar will name the file and line
+
+
+def find_runs(directory: Path | str, recursive: bool = True) -> list[Path]:
+    """NAME.csv files under DIRECTORY (recursively, or only those directly in it) that have a NAME.json sidecar
+    of this format."""
+    return list(iter_runs(directory, recursive))
 
 
 def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
@@ -274,12 +281,18 @@ def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
         frames.append(rs.df)
         meta.update(rs.meta)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    return typed_runset(df, meta)
+
+
+def typed_runset(df: pd.DataFrame, meta: dict[str, dict]) -> RunSet:
+    """The RunSet of DF, read_run's frames of the runs in META concatenated, with the column types of every
+    RunSet: `run` categorical in META's order, mode/outcome/reason of the schema's categories, profiler_kind
+    ordered by PROFILER_KINDS and load by LOAD_CONDITIONS (an unknown name after them, sorted)."""
     df["run"] = pd.Categorical(df["run"], categories=list(meta))
     for name, dtype in (("mode", MODE_DTYPE), ("outcome", OUTCOME_DTYPE), ("reason", REASON_DTYPE)):
         df[name] = df[name].astype(dtype)
-    kinds = list(PROFILER_KINDS)
-    df["profiler_kind"] = pd.Categorical(df["profiler_kind"],
-                                         categories=kinds + sorted(set(df["profiler_kind"].astype(str)) - set(kinds)))
-    known = [c for c in LOAD_CONDITIONS]            # groups in this order; an unknown name after them
-    df["load"] = pd.Categorical(df["load"], categories=known + sorted(set(df["load"].astype(str)) - set(known)))
+    for column, known in (("profiler_kind", PROFILER_KINDS), ("load", LOAD_CONDITIONS)):
+        # groups in this order; an unknown name after them
+        df[column] = pd.Categorical(df[column], categories=list(known) + sorted(
+            set(df[column].astype(str)) - set(known)))
     return RunSet(df, meta)

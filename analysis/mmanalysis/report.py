@@ -66,12 +66,12 @@ def comparison(data: RunSet) -> pd.DataFrame:
         runs = [r for r in matched if r in valid]
         invalid = [r for r in matched if r not in valid]
         gens = sorted({str(data.meta[r]["config"].get("generation")) for r in runs})
-        kinds = sorted({profiler_kind(data.meta[r]) for r in runs}, key=_kind_order)
-        split = [(k, g if len(gens) > 1 else None,
-                  [r for r in runs if profiler_kind(data.meta[r]) == k
-                   and (len(gens) == 1 or str(data.meta[r]["config"].get("generation")) == g)])
-                 for k in kinds for g in gens]
-        split = [x for x in split if x[2]] or [(None, None, [])]
+        groups: dict[tuple[str, str | None], list[str]] = {}
+        for r in runs:
+            gen = str(data.meta[r]["config"].get("generation")) if len(gens) > 1 else None
+            groups.setdefault((profiler_kind(data.meta[r]), gen), []).append(r)
+        split = [(k, g, groups[k, g]) for k, g in sorted(groups, key=lambda kg: (_kind_order(kg[0]), kg[1] or ""))]
+        split = split or [(None, None, [])]
         for kind, gen, group in split:
             s = None
             if group:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).resolve().parents[1] / "notebooks" / "lab.ipynb"
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOK = ROOT / "analysis" / "notebooks" / "lab.ipynb"
+
+
+def subprocess_env() -> dict[str, str]:
+    """The environment for a `python -m mmanalysis` / `mmsched.cli` subprocess: this checkout's packages first
+    on PYTHONPATH (then the caller's), matplotlib without a display."""
+    paths = [str(ROOT / p) for p in ("protocol/python", "scheduler-gui", "hil", "analysis")]
+    if os.environ.get("PYTHONPATH"):
+        paths.append(os.environ["PYTHONPATH"])
+    return dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(paths))
 
 
 def edit_line(csv_path: Path, line: int, column: str, value: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -12,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from mmanalysis import labkey
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mma_helpers import subprocess_env  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,11 +37,8 @@ def key(tmp_path_factory) -> tuple[str, Path]:
 
     ensure_built()
     d = tmp_path_factory.mktemp("key")
-    env = dict(os.environ, MPLBACKEND="Agg", PYTHONPATH=os.pathsep.join(
-        [str(ROOT / p) for p in ("protocol/python", "scheduler-gui", "hil", "analysis")]
-        + [os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, "-m", "mmsched.cli", "lab", "key", "--count", "15", "--quiet",
-                        "--out", "key.md"], cwd=d, env=env, capture_output=True, text=True, timeout=300)
+                        "--out", "key.md"], cwd=d, env=subprocess_env(), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, f"{r.stdout[-2000:]}\n--- stderr\n{r.stderr[-4000:]}"
     assert "wrote key.md" in r.stdout
     return (d / "key.md").read_text(), d / "key-runs"
