@@ -119,12 +119,6 @@ uint64_t control_next_action(void)
     return t;
 }
 
-static void reset_node(int id, uint64_t at)
-{
-    cosim_external_reset(id, at);
-    uart_reset(id);
-}
-
 void control_run_actions(uint64_t now)
 {
     int i = 0;
@@ -133,7 +127,7 @@ void control_run_actions(uint64_t now)
             struct action a = ctl.actions[i];
             ctl.actions[i] = ctl.actions[--ctl.n_actions];
             switch (a.kind) {
-            case ACT_RESET: reset_node(a.arg, now); break;
+            case ACT_RESET: cosim_external_reset(a.arg, now); break;
             case ACT_CUT_END: cosim_resync_wires(a.arg, -1, now); break;
             case ACT_HANGUP_END: uart_replug(a.arg); break;
             case ACT_STUCK_END: cosim_unstick(a.arg, now); break;
@@ -507,7 +501,7 @@ static void handle_command(int fd, char *line)
             else
                 control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);
         } else {
-            reset_node(id, cosim.now_cycles);
+            cosim_external_reset(id, cosim.now_cycles);
             control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim.now_cycles);
         }
     } else if (faults_command(fd, w, nw)) {

@@ -841,13 +841,16 @@ static void reset_node(int id, uint64_t at, const char *cause)
 }
 
 /* The reset command is the RESET pin: on the silicon an external reset sets EXTRF in MCUSR, which
- * avr_reset (it clears the I/O registers) leaves at 0. */
+ * avr_reset (it clears the I/O registers) leaves at 0. Then the rest of the node's reset (the UART
+ * bridge), as a watchdog reset does. */
 void cosim_external_reset(int id, uint64_t at)
 {
     avr_t *a = cosim.nodes[id].avr;
     cosim_reset_node(id, at);
     if (a)
         avr_regbit_set(a, a->reset_flags.extrf); /* (the 87C51 has no reset flags) */
+    if (cosim.after_reset)
+        cosim.after_reset(id);
 }
 
 int cosim_present(int id)

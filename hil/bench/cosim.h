@@ -140,7 +140,7 @@ void cosim_seed_noise(uint64_t seed);          /* --seed: the noise on unconnect
 void cosim_run_until(uint64_t target);
 void cosim_catch_up(struct node *n, uint64_t at); /* `at`: the node's own cycle */
 void cosim_reset_node(int id, uint64_t at);    /* at: global; the core and its wires; the UART side: uart_reset */
-void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF */
+void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF; after_reset */
 void cosim_resync_wires(int group, int dst, uint64_t at); /* at: global */
 /* one-node mode: the stimulus drives input pin `port``bit` to `level` (held against PORT writes: cosim.c) */
 void cosim_drive_input(avr_t *a, char port, int bit, int level);

@@ -505,7 +505,7 @@ int main(int argc, char **argv)
                 arduino_load_bootloader(i);
             uart_attach(i);
         }
-    cosim.after_reset = uart_reset; /* a watchdog reset (cosim.c) resets the node's UART side too */
+    cosim.after_reset = uart_reset; /* a watchdog or external reset (cosim.c) resets the node's UART side too */
     if (o.alone < 0)
         cosim_wire_up();
     if (o.elf[PROFILER])
