@@ -113,14 +113,17 @@ void cosim_catch_up(struct node *n, uint64_t at)
  * is in its port's mask, at the wire's level, kept up to date here at every change, so a PORT or DDR
  * write leaves a driven input at its wire's level and raises no edge. An unconnected input (below) is
  * left out of the mask: its pull-up then reads 1, as on the board. */
-static void set_pull(struct wire *w, int level)
+static void hold_pin(avr_ioport_t *p, uint8_t m, int level)
 {
-    avr_ioport_t *p = w->dst_io;
-    uint8_t m = (uint8_t)(1u << w->dst_bit);
-    if (!p || cosim.unconnected[w->group])
-        return;
     p->external.pull_mask |= m;
     p->external.pull_value = (uint8_t)(level ? p->external.pull_value | m : p->external.pull_value & ~m);
+}
+
+static void set_pull(struct wire *w, int level)
+{
+    if (!w->dst_io || cosim.unconnected[w->group])
+        return;
+    hold_pin(w->dst_io, (uint8_t)(1u << w->dst_bit), level);
 }
 
 static avr_ioport_t *find_port(avr_t *a, char name)
@@ -132,16 +135,21 @@ static avr_ioport_t *find_port(avr_t *a, char name)
     return NULL;
 }
 
-/* One-node mode (stimulus.c): an input the stimulus drives, held at its level the same way. */
-void cosim_drive_input(avr_t *a, char port, int bit, int level)
+/* One-node mode (stimulus.c): an input the stimulus drives, held at its level the same way. The
+ * port and IRQ are looked up once (cosim_input), not at every change of every bit. */
+struct cosim_input cosim_input(avr_t *a, char port, int bit)
 {
-    avr_ioport_t *p = find_port(a, port);
-    uint8_t m = (uint8_t)(1u << bit);
-    if (!p)
+    struct cosim_input in = {find_port(a, port), avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ(port), bit),
+                             (uint8_t)(1u << bit)};
+    if (!in.port)
         die("no port %c", port);
-    p->external.pull_mask |= m;
-    p->external.pull_value = (uint8_t)(level ? p->external.pull_value | m : p->external.pull_value & ~m);
-    avr_raise_irq(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ(port), bit), (uint32_t)level);
+    return in;
+}
+
+void cosim_drive_input(const struct cosim_input *in, int level)
+{
+    hold_pin(in->port, in->mask, level);
+    avr_raise_irq(in->irq, (uint32_t)level);
 }
 
 /* `at`: the destination's cycle */
