@@ -84,7 +84,8 @@
 static void service_io(void)
 {
     int i;
-    arduino_service(cosim.now_cycles); /* a port opened: its node resets before the host's bytes enter */
+    /* (a port opened: uart_read_pty resets its node (arduino_service) before the host's bytes enter;
+     * there is always a node, so it always runs) */
     for (i = 0; i < NNODES; i++) {
         if (!cosim_present(i))
             continue;
@@ -125,7 +126,7 @@ static uint64_t next_held_out(uint64_t wall, uint64_t now)
 static void service_ready(const struct pollfd *pfd, int n)
 {
     int i, control = 0;
-    if (pfd[NNODES].revents)
+    if (pfd[NNODES].revents) /* (only the inotify fd may be ready: no uart_read_pty then) */
         arduino_service(cosim.now_cycles); /* before the ptys: the host's bytes after its open */
     for (i = 0; i < n; i++) {
         if (!pfd[i].revents || i == NNODES)
