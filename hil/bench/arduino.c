@@ -42,7 +42,7 @@
 #include "trace.h"
 #include "uart_bridge.h"
 
-struct arduino arduino = {.bootloader = ARDUINO_BOOTLOADER, .ifd = -1, .wd = {-1, -1}};
+struct arduino arduino = {.ifd = -1, .wd = {-1, -1}};
 
 void arduino_load_bootloader(int id)
 {

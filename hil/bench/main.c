@@ -177,7 +177,7 @@ static void usage(void)
 
 struct options {
     const char *elf[NNODES];
-    const char *vcd, *exec_trace, *script, *trace, *sched, *stimulus, *bootloader;
+    const char *vcd, *exec_trace, *script, *trace, *sched, *stimulus;
     char run_dir[400];
     int mlock;
     uint64_t until_cycles, itrace_cycles;
@@ -271,7 +271,7 @@ static void parse_options(int argc, char **argv, struct options *o)
             uart_seed(strtoull(v, NULL, 0));
             cosim_seed_noise(strtoull(v, NULL, 0));
         } else if (!strcmp(a, "--bootloader"))
-            o->bootloader = arduino.bootloader = v;
+            arduino.bootloader = v;
         else if (!strcmp(a, "--unconnected"))
             parse_unconnected(a, v);
         else if (!strcmp(a, "--vcd"))
@@ -303,8 +303,10 @@ static void parse_options(int argc, char **argv, struct options *o)
         } else
             usage();
     }
-    if (o->bootloader && !arduino.on)
+    if (arduino.bootloader && !arduino.on)
         die("--bootloader is for --arduino");
+    if (!arduino.bootloader)
+        arduino.bootloader = ARDUINO_BOOTLOADER;
     if (o->profiler_kind && !o->elf[PROFILER])
         die("--profiler-kind without --profiler");
     if (o->elf[PROFILER] && (o->profiler_kind ? !strcmp(o->profiler_kind, "8051") : node51_is_image(o->elf[PROFILER]))) {
