@@ -157,8 +157,7 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
 {
     struct node *d = &cosim.nodes[w->dst];
     avr_t *a = d->avr;
-    uint64_t saved;
-    int rewound = 0;
+    uint64_t g;
 
     if (w->level == level)
         return;
@@ -166,36 +165,36 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
     if (!a) {
         /* the 8051 profiler's P0: read from its next instruction on (node51.c: never after its clock) */
         node51_set_input(w->dst_bit, level);
-        cosim.wire_changes++;
-        vcd_value((int)(w - cosim.wires), level, node_to_global(w->dst, at));
-        TRACE("W %" PRIu64 " %s %d\n", node_to_global(w->dst, at), w->vcd_name, level);
-        return;
+    } else {
+        uint64_t saved;
+        int rewound = 0;
+        cosim_catch_up(d, at);
+        saved = a->cycle;
+        if (saved > at) {
+            if (saved - at > cosim.wire_max_skew)
+                cosim.wire_max_skew = saved - at;
+            a->cycle = at; /* apply the change as of the cycle it happened (input capture) */
+            rewound = 1;
+            cosim.wire_rewinds++;
+        }
+        set_pull(w, level);
+        avr_raise_irq(w->dst_irq, (uint32_t)level);
+        if (w->dst == EXECUTOR && w->dst_port == 'K') {
+            /* the missing PCINT2: PCIF2 is set on any change of a port K pin enabled in PCMSK2 */
+            if (a->data[REG_PCMSK2] & (1u << w->dst_bit))
+                avr_raise_interrupt(a, &d->pcint2);
+        }
+        if (exectrace_on && w->dst == EXECUTOR) {
+            exectrace_wire(w->vcd_name, level, at);
+            exectrace_core(a, at); /* woken by the pin change's interrupt */
+        }
+        if (rewound)
+            a->cycle = saved;
     }
-    cosim_catch_up(d, at);
-    saved = a->cycle;
-    if (saved > at) {
-        if (saved - at > cosim.wire_max_skew)
-            cosim.wire_max_skew = saved - at;
-        a->cycle = at; /* apply the change as of the cycle it happened (input capture) */
-        rewound = 1;
-        cosim.wire_rewinds++;
-    }
-    set_pull(w, level);
-    avr_raise_irq(w->dst_irq, (uint32_t)level);
-    if (w->dst == EXECUTOR && w->dst_port == 'K') {
-        /* the missing PCINT2: PCIF2 is set on any change of a port K pin enabled in PCMSK2 */
-        if (a->data[REG_PCMSK2] & (1u << w->dst_bit))
-            avr_raise_interrupt(a, &d->pcint2);
-    }
-    if (exectrace_on && w->dst == EXECUTOR) {
-        exectrace_wire(w->vcd_name, level, at);
-        exectrace_core(a, at); /* woken by the pin change's interrupt */
-    }
-    if (rewound)
-        a->cycle = saved;
     cosim.wire_changes++;
-    vcd_value((int)(w - cosim.wires), level, node_to_global(w->dst, at));
-    TRACE("W %" PRIu64 " %s %d\n", node_to_global(w->dst, at), w->vcd_name, level);
+    g = node_to_global(w->dst, at);
+    vcd_value((int)(w - cosim.wires), level, g);
+    TRACE("W %" PRIu64 " %s %d\n", g, w->vcd_name, level);
 }
 
 /* What the destination sees: the driven level, unless the wire is stuck (then it keeps the stuck
