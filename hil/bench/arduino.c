@@ -42,7 +42,7 @@
 #include "trace.h"
 #include "uart_bridge.h"
 
-struct arduino arduino = {.bootloader = ARDUINO_BOOTLOADER, .ifd = -1, .wd = {-1, -1}};
+struct arduino arduino = {.ifd = -1, .wd = {-1, -1}};
 
 void arduino_load_bootloader(int id)
 {
@@ -98,8 +98,7 @@ int arduino_fd(void)
 static void reset_on_open(int id, uint64_t now)
 {
     arduino.open_resets[id]++;
-    cosim_external_reset(id, now);
-    uart_reset(id);
+    cosim_external_reset(id, now); /* and the UART bridge (cosim.after_reset) */
     logmsg("%s: port opened by the host: reset (DTR) at virtual %.6f s", node_names[id], (double)now / (double)F_CPU);
     TRACE("R %" PRIu64 " %s open\n", now, node_names[id]);
 }

@@ -17,7 +17,7 @@
 
 struct arduino {
     int on;                 /* --arduino */
-    const char *bootloader; /* --bootloader HEX (default ARDUINO_BOOTLOADER) */
+    const char *bootloader; /* --bootloader HEX (main.c: ARDUINO_BOOTLOADER when not given) */
     int ifd;                /* inotify: the ptys' slave sides, IN_OPEN */
     int wd[NNODES];         /* the watch of each node's current pty (-1: none) */
     uint64_t open_resets[NNODES]; /* resets on open, per node */

@@ -119,12 +119,6 @@ uint64_t control_next_action(void)
     return t;
 }
 
-static void reset_node(int id, uint64_t at)
-{
-    cosim_external_reset(id, at);
-    uart_reset(id);
-}
-
 void control_run_actions(uint64_t now)
 {
     int i = 0;
@@ -133,7 +127,7 @@ void control_run_actions(uint64_t now)
             struct action a = ctl.actions[i];
             ctl.actions[i] = ctl.actions[--ctl.n_actions];
             switch (a.kind) {
-            case ACT_RESET: reset_node(a.arg, now); break;
+            case ACT_RESET: cosim_external_reset(a.arg, now); break;
             case ACT_CUT_END: cosim_resync_wires(a.arg, -1, now); break;
             case ACT_HANGUP_END: uart_replug(a.arg); break;
             case ACT_STUCK_END: cosim_unstick(a.arg, now); break;
@@ -177,24 +171,26 @@ void control_status_json(struct sbuf *b)
             continue; /* one-node mode */
         c = cosim_node_cycle(i);
         /* cycle: the node's own (its crystal: ppm); everything else in the status is global */
+        sb_printf(b, "%s\"%s\":{\"kind\":\"%s\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\",",
+                  b->p[b->n - 1] == '{' ? "" : ",", n->name, n->avr ? "avr" : "8051", n->avr ? F_CPU : NODE51_HZ, c,
+                  cosim.ppm[i], n->avr ? cosim_state_name(n->avr->state) : node51.stopped ? "crashed" : "running");
+        if (n->avr)
+            sb_printf(b, "\"asleep_share\":%.6f,", c ? (double)n->sleep_cycles / (double)c : 0.0);
+        else /* the 8051 (node51.c): no sleep counted (idle mode is stepped a machine cycle at a time) */
+            sb_printf(b, "\"asleep_share\":0,");
+        sb_printf(b, "\"resets\":%" PRIu64 ",", n->resets);
         if (n->avr) {
-            sb_printf(b, "%s\"%s\":{\"kind\":\"avr\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\","
-                         "\"asleep_share\":%.6f,\"resets\":%" PRIu64 ",\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,",
-                      b->p[b->n - 1] == '{' ? "" : ",", n->name, F_CPU, c, cosim.ppm[i], cosim_state_name(n->avr->state),
-                      c ? (double)n->sleep_cycles / (double)c : 0.0, n->resets, n->wdt_resets, (unsigned)n->avr->data[0x54]);
+            sb_printf(b, "\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,", n->wdt_resets, (unsigned)n->avr->data[0x54]);
             if (i == PROFILER) /* the event LEDs, PF0..7, active high (docs/hardware.md) */
                 sb_printf(b, "\"leds\":%u,", (unsigned)n->avr->data[0x31]);
         } else {
-            /* the 8051 profiler (node51.c): no sleep counted (idle mode is stepped a machine cycle at a
-             * time), no watchdog, no reset flags; leds: P2's LEDs lit (active low: ~P2), p2 the latch */
-            sb_printf(b, "%s\"%s\":{\"kind\":\"8051\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,"
-                         "\"state\":\"%s\",\"asleep_share\":0,\"resets\":%" PRIu64 ",\"wdt_resets\":0,\"mcusr\":null,"
+            /* the 8051 profiler: no watchdog, no reset flags; leds: P2's LEDs lit (active low: ~P2), p2 the
+             * latch */
+            sb_printf(b, "\"wdt_resets\":0,\"mcusr\":null,"
                          "\"leds\":%u,\"p1\":%u,\"p2\":%u,\"p0_pins\":%u,\"p1_changes\":%" PRIu64 ",\"p2_changes\":%" PRIu64
                          ",\"p1_dropped\":%" PRIu64 ",\"stops\":%" PRIu64 ",\"error\":",
-                      b->p[b->n - 1] == '{' ? "" : ",", n->name, NODE51_HZ, c, cosim.ppm[i],
-                      node51.stopped ? "crashed" : "running", n->resets, (unsigned)(uint8_t)~node51.p2,
-                      (unsigned)node51.p1, (unsigned)node51.p2, (unsigned)node51.p0, node51.p1_writes, node51.p2_writes,
-                      node51.pend_dropped, node51.stops);
+                      (unsigned)(uint8_t)~node51.p2, (unsigned)node51.p1, (unsigned)node51.p2, (unsigned)node51.p0,
+                      node51.p1_writes, node51.p2_writes, node51.pend_dropped, node51.stops);
             sb_json_str(b, node51_error());
             sb_printf(b, ",");
             /* host bytes whose start bit came with the receiver off: ucsim lost them (the bridge counted
@@ -214,7 +210,7 @@ void control_status_json(struct sbuf *b)
                      "\"fault_duplicated\":[%" PRIu64 ",%" PRIu64 "],\"garbage_bytes\":[%" PRIu64 ",%" PRIu64 "],"
                      "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64
                      ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
-                     ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}}",
+                     ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}",
                   in_ok, u->inq_n, u->in_read, in_ignored, u->out_bytes, u->out_written, u->out_n,
                   u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
                   u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
@@ -222,12 +218,10 @@ void control_status_json(struct sbuf *b)
                   u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation,
                   uart_line_baud(i), uart_node_baud(i), u->host_baud_changes, u->baud_mismatch_dropped[0],
                   u->baud_mismatch_dropped[1]);
-        if (arduino.on) {
-            /* the node's object ends in "}}" (uart, node): the arduino fields go into the node's */
-            b->p[--b->n] = 0;
-            sb_printf(b, ",\"open_resets\":%" PRIu64 ",\"bootloader_bytes\":%u,\"baud_mismatch_garbled\":%" PRIu64 "}",
+        if (arduino.on)
+            sb_printf(b, ",\"open_resets\":%" PRIu64 ",\"bootloader_bytes\":%u,\"baud_mismatch_garbled\":%" PRIu64,
                       arduino.open_resets[i], (unsigned)arduino.boot_bytes[i], u->baud_mismatch_garbled);
-        }
+        sb_printf(b, "}"); /* the node's object */
     }
     sb_printf(b, "},");
     control_status_clients_json(b);
@@ -507,7 +501,7 @@ static void handle_command(int fd, char *line)
             else
                 control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);
         } else {
-            reset_node(id, cosim.now_cycles);
+            cosim_external_reset(id, cosim.now_cycles);
             control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim.now_cycles);
         }
     } else if (faults_command(fd, w, nw)) {

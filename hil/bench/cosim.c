@@ -113,14 +113,17 @@ void cosim_catch_up(struct node *n, uint64_t at)
  * is in its port's mask, at the wire's level, kept up to date here at every change, so a PORT or DDR
  * write leaves a driven input at its wire's level and raises no edge. An unconnected input (below) is
  * left out of the mask: its pull-up then reads 1, as on the board. */
-static void set_pull(struct wire *w, int level)
+static void hold_pin(avr_ioport_t *p, uint8_t m, int level)
 {
-    avr_ioport_t *p = w->dst_io;
-    uint8_t m = (uint8_t)(1u << w->dst_bit);
-    if (!p || cosim.unconnected[w->group])
-        return;
     p->external.pull_mask |= m;
     p->external.pull_value = (uint8_t)(level ? p->external.pull_value | m : p->external.pull_value & ~m);
+}
+
+static void set_pull(struct wire *w, int level)
+{
+    if (!w->dst_io || cosim.unconnected[w->group])
+        return;
+    hold_pin(w->dst_io, (uint8_t)(1u << w->dst_bit), level);
 }
 
 static avr_ioport_t *find_port(avr_t *a, char name)
@@ -132,16 +135,21 @@ static avr_ioport_t *find_port(avr_t *a, char name)
     return NULL;
 }
 
-/* One-node mode (stimulus.c): an input the stimulus drives, held at its level the same way. */
-void cosim_drive_input(avr_t *a, char port, int bit, int level)
+/* One-node mode (stimulus.c): an input the stimulus drives, held at its level the same way. The
+ * port and IRQ are looked up once (cosim_input), not at every change of every bit. */
+struct cosim_input cosim_input(avr_t *a, char port, int bit)
 {
-    avr_ioport_t *p = find_port(a, port);
-    uint8_t m = (uint8_t)(1u << bit);
-    if (!p)
+    struct cosim_input in = {find_port(a, port), avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ(port), bit),
+                             (uint8_t)(1u << bit)};
+    if (!in.port)
         die("no port %c", port);
-    p->external.pull_mask |= m;
-    p->external.pull_value = (uint8_t)(level ? p->external.pull_value | m : p->external.pull_value & ~m);
-    avr_raise_irq(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ(port), bit), (uint32_t)level);
+    return in;
+}
+
+void cosim_drive_input(const struct cosim_input *in, int level)
+{
+    hold_pin(in->port, in->mask, level);
+    avr_raise_irq(in->irq, (uint32_t)level);
 }
 
 /* `at`: the destination's cycle */
@@ -149,8 +157,7 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
 {
     struct node *d = &cosim.nodes[w->dst];
     avr_t *a = d->avr;
-    uint64_t saved;
-    int rewound = 0;
+    uint64_t g;
 
     if (w->level == level)
         return;
@@ -158,36 +165,36 @@ static void apply_level_raw(struct wire *w, int level, uint64_t at)
     if (!a) {
         /* the 8051 profiler's P0: read from its next instruction on (node51.c: never after its clock) */
         node51_set_input(w->dst_bit, level);
-        cosim.wire_changes++;
-        vcd_value((int)(w - cosim.wires), level, node_to_global(w->dst, at));
-        TRACE("W %" PRIu64 " %s %d\n", node_to_global(w->dst, at), w->vcd_name, level);
-        return;
+    } else {
+        uint64_t saved;
+        int rewound = 0;
+        cosim_catch_up(d, at);
+        saved = a->cycle;
+        if (saved > at) {
+            if (saved - at > cosim.wire_max_skew)
+                cosim.wire_max_skew = saved - at;
+            a->cycle = at; /* apply the change as of the cycle it happened (input capture) */
+            rewound = 1;
+            cosim.wire_rewinds++;
+        }
+        set_pull(w, level);
+        avr_raise_irq(w->dst_irq, (uint32_t)level);
+        if (w->dst == EXECUTOR && w->dst_port == 'K') {
+            /* the missing PCINT2: PCIF2 is set on any change of a port K pin enabled in PCMSK2 */
+            if (a->data[REG_PCMSK2] & (1u << w->dst_bit))
+                avr_raise_interrupt(a, &d->pcint2);
+        }
+        if (exectrace_on && w->dst == EXECUTOR) {
+            exectrace_wire(w->vcd_name, level, at);
+            exectrace_core(a, at); /* woken by the pin change's interrupt */
+        }
+        if (rewound)
+            a->cycle = saved;
     }
-    cosim_catch_up(d, at);
-    saved = a->cycle;
-    if (saved > at) {
-        if (saved - at > cosim.wire_max_skew)
-            cosim.wire_max_skew = saved - at;
-        a->cycle = at; /* apply the change as of the cycle it happened (input capture) */
-        rewound = 1;
-        cosim.wire_rewinds++;
-    }
-    set_pull(w, level);
-    avr_raise_irq(w->dst_irq, (uint32_t)level);
-    if (w->dst == EXECUTOR && w->dst_port == 'K') {
-        /* the missing PCINT2: PCIF2 is set on any change of a port K pin enabled in PCMSK2 */
-        if (a->data[REG_PCMSK2] & (1u << w->dst_bit))
-            avr_raise_interrupt(a, &d->pcint2);
-    }
-    if (exectrace_on && w->dst == EXECUTOR) {
-        exectrace_wire(w->vcd_name, level, at);
-        exectrace_core(a, at); /* woken by the pin change's interrupt */
-    }
-    if (rewound)
-        a->cycle = saved;
     cosim.wire_changes++;
-    vcd_value((int)(w - cosim.wires), level, node_to_global(w->dst, at));
-    TRACE("W %" PRIu64 " %s %d\n", node_to_global(w->dst, at), w->vcd_name, level);
+    g = node_to_global(w->dst, at);
+    vcd_value((int)(w - cosim.wires), level, g);
+    TRACE("W %" PRIu64 " %s %d\n", g, w->vcd_name, level);
 }
 
 /* What the destination sees: the driven level, unless the wire is stuck (then it keeps the stuck
@@ -720,9 +727,7 @@ void cosim_load_node(int id, const char *elf, int alone)
     n->id = id;
     n->name = node_names[id];
     n->elf = elf;
-    if (id == PROFILER && cosim.p51) {
-        if (alone)
-            die("the 8051 profiler runs on the bench with an executor (alone: hil/bench/build/mcs51/run51)");
+    if (id == PROFILER && cosim.p51) { /* (main.c refused it alone or not built) */
         node51_load(elf);
         return;
     }
@@ -841,13 +846,16 @@ static void reset_node(int id, uint64_t at, const char *cause)
 }
 
 /* The reset command is the RESET pin: on the silicon an external reset sets EXTRF in MCUSR, which
- * avr_reset (it clears the I/O registers) leaves at 0. */
+ * avr_reset (it clears the I/O registers) leaves at 0. Then the rest of the node's reset (the UART
+ * bridge), as a watchdog reset does. */
 void cosim_external_reset(int id, uint64_t at)
 {
     avr_t *a = cosim.nodes[id].avr;
     cosim_reset_node(id, at);
     if (a)
         avr_regbit_set(a, a->reset_flags.extrf); /* (the 87C51 has no reset flags) */
+    if (cosim.after_reset)
+        cosim.after_reset(id);
 }
 
 int cosim_present(int id)

@@ -140,10 +140,16 @@ void cosim_seed_noise(uint64_t seed);          /* --seed: the noise on unconnect
 void cosim_run_until(uint64_t target);
 void cosim_catch_up(struct node *n, uint64_t at); /* `at`: the node's own cycle */
 void cosim_reset_node(int id, uint64_t at);    /* at: global; the core and its wires; the UART side: uart_reset */
-void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF */
+void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF; after_reset */
 void cosim_resync_wires(int group, int dst, uint64_t at); /* at: global */
 /* one-node mode: the stimulus drives input pin `port``bit` to `level` (held against PORT writes: cosim.c) */
-void cosim_drive_input(avr_t *a, char port, int bit, int level);
+struct cosim_input {       /* an input pin the one-node stimulus drives (stimulus.c) */
+    avr_ioport_t *port;
+    avr_irq_t *irq;
+    uint8_t mask;
+};
+struct cosim_input cosim_input(avr_t *a, char port, int bit); /* dies if the core has no such port */
+void cosim_drive_input(const struct cosim_input *in, int level);
 /* a stuck wire: the destination sees `level` on the group's bit `bit` (-1: every bit) until `until`;
  * returns how many wires; cosim_unstick (a timed action) then gives them the driver's level (times: global) */
 int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now);

@@ -84,7 +84,8 @@
 static void service_io(void)
 {
     int i;
-    arduino_service(cosim.now_cycles); /* a port opened: its node resets before the host's bytes enter */
+    /* (a port opened: uart_read_pty resets its node (arduino_service) before the host's bytes enter;
+     * there is always a node, so it always runs) */
     for (i = 0; i < NNODES; i++) {
         if (!cosim_present(i))
             continue;
@@ -125,7 +126,7 @@ static uint64_t next_held_out(uint64_t wall, uint64_t now)
 static void service_ready(const struct pollfd *pfd, int n)
 {
     int i, control = 0;
-    if (pfd[NNODES].revents)
+    if (pfd[NNODES].revents) /* (only the inotify fd may be ready: no uart_read_pty then) */
         arduino_service(cosim.now_cycles); /* before the ptys: the host's bytes after its open */
     for (i = 0; i < n; i++) {
         if (!pfd[i].revents || i == NNODES)
@@ -176,7 +177,7 @@ static void usage(void)
 
 struct options {
     const char *elf[NNODES];
-    const char *vcd, *exec_trace, *script, *trace, *sched, *stimulus, *bootloader;
+    const char *vcd, *exec_trace, *script, *trace, *sched, *stimulus;
     char run_dir[400];
     int mlock;
     uint64_t until_cycles, itrace_cycles;
@@ -270,7 +271,7 @@ static void parse_options(int argc, char **argv, struct options *o)
             uart_seed(strtoull(v, NULL, 0));
             cosim_seed_noise(strtoull(v, NULL, 0));
         } else if (!strcmp(a, "--bootloader"))
-            o->bootloader = arduino.bootloader = v;
+            arduino.bootloader = v;
         else if (!strcmp(a, "--unconnected"))
             parse_unconnected(a, v);
         else if (!strcmp(a, "--vcd"))
@@ -302,8 +303,10 @@ static void parse_options(int argc, char **argv, struct options *o)
         } else
             usage();
     }
-    if (o->bootloader && !arduino.on)
+    if (arduino.bootloader && !arduino.on)
         die("--bootloader is for --arduino");
+    if (!arduino.bootloader)
+        arduino.bootloader = ARDUINO_BOOTLOADER;
     if (o->profiler_kind && !o->elf[PROFILER])
         die("--profiler-kind without --profiler");
     if (o->elf[PROFILER] && (o->profiler_kind ? !strcmp(o->profiler_kind, "8051") : node51_is_image(o->elf[PROFILER]))) {
@@ -505,7 +508,7 @@ int main(int argc, char **argv)
                 arduino_load_bootloader(i);
             uart_attach(i);
         }
-    cosim.after_reset = uart_reset; /* a watchdog reset (cosim.c) resets the node's UART side too */
+    cosim.after_reset = uart_reset; /* a watchdog or external reset (cosim.c) resets the node's UART side too */
     if (o.alone < 0)
         cosim_wire_up();
     if (o.elf[PROFILER])

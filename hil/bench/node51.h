@@ -15,7 +15,6 @@
 
 struct node51 {
     int on;              /* the profiler node is the 8051 */
-    const char *image;
     uint8_t p0;          /* the P0 pins as the executor's wires drive them (P0.4..7: pull-ups, 1) */
     uint8_t p1, p2;      /* the latches as last written (P1: timecode, P2: LEDs, active low) */
     uint64_t p1_writes, p2_writes; /* writes that changed the latch */

@@ -72,7 +72,7 @@ static struct {
     size_t n_bytes, bytes_cap, next_byte;
     uint64_t last_byte_at, cpb;
     uint64_t itrace_cycles;
-    avr_irq_t *port_k[8], *event_id[3], *strobe;
+    struct cosim_input port_k[8], event_id[3], strobe; /* the inputs it drives (stimulus_start) */
     uint8_t tc;          /* the level of the timecode port the node sees */
     int strobe_level;
     int portc_last;      /* last PORTC value traced (-1: none yet) */
@@ -162,7 +162,7 @@ static void set_port_k(uint8_t value, uint8_t mask)
         if (mask & (1u << i)) {
             uint8_t bit = (value >> i) & 1u;
             if (((st.tc >> i) & 1u) != bit) {
-                cosim_drive_input(a, 'K', i, bit);
+                cosim_drive_input(&st.port_k[i], bit);
                 if (a->data[REG_PCMSK2] & (1u << i))
                     avr_raise_interrupt(a, &st.n->pcint2);
             }
@@ -201,9 +201,9 @@ static void apply(struct stim *s, uint64_t when)
         break;
     case 'E':
         for (b = 0; b < 3; b++)
-            cosim_drive_input(a, 'C', b, (s->value >> b) & 1u);
+            cosim_drive_input(&st.event_id[b], (s->value >> b) & 1u);
         st.strobe_level = !st.strobe_level;
-        cosim_drive_input(a, 'L', 1, st.strobe_level);
+        cosim_drive_input(&st.strobe, st.strobe_level);
         TRACE("E %" PRIu64 " %" PRIu64 " %x %d\n", s->at, (uint64_t)a->cycle, s->value, st.strobe_level);
         break;
     case 'R':
@@ -291,16 +291,16 @@ void stimulus_start(int id, uint64_t itrace_cycles)
     st.itrace_cycles = itrace_cycles;
     if (id == EXECUTOR) {
         for (i = 0; i < 8; i++) {
-            st.port_k[i] = avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('K'), i);
-            cosim_drive_input(a, 'K', i, 0); /* the stimulus drives it: a pull-up does not change it */
+            st.port_k[i] = cosim_input(a, 'K', i);
+            cosim_drive_input(&st.port_k[i], 0); /* the stimulus drives it: a pull-up does not change it */
         }
     } else {
         for (i = 0; i < 3; i++) {
-            st.event_id[i] = avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('C'), i);
-            cosim_drive_input(a, 'C', i, 0); /* the stimulus drives it: a pull-up does not change it */
+            st.event_id[i] = cosim_input(a, 'C', i);
+            cosim_drive_input(&st.event_id[i], 0); /* the stimulus drives it: a pull-up does not change it */
         }
-        st.strobe = avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('L'), 1);
-        cosim_drive_input(a, 'L', 1, 0);
+        st.strobe = cosim_input(a, 'L', 1);
+        cosim_drive_input(&st.strobe, 0);
     }
     avr_irq_register_notify(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('A'), IOPORT_IRQ_PIN_ALL), on_porta, NULL);
     avr_irq_register_notify(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('C'), IOPORT_IRQ_REG_PORT), on_portc, NULL);

@@ -353,11 +353,6 @@ uint8_t mcs51_sfr(const mcs51_t *m, unsigned addr)
     return (uint8_t)m->sfr->get((t_addr)addr);
 }
 
-unsigned mcs51_uart_rx_pending(const mcs51_t *m)
-{
-    return m->rx_count;
-}
-
 unsigned long mcs51_uart_rx_lost(const mcs51_t *m)
 {
     return m->rx_lost;

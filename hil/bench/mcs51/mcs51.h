@@ -96,8 +96,7 @@ int mcs51_uart_rx(mcs51_t *m, uint8_t byte);
  * the UART's rate; callable between instructions and from the callbacks. */
 uint8_t mcs51_sfr(const mcs51_t *m, unsigned addr);
 
-/* Bytes waiting in the receive queue (not yet started on the line) and bytes lost with REN = 0. */
-unsigned mcs51_uart_rx_pending(const mcs51_t *m);
+/* Bytes lost with REN = 0. */
 unsigned long mcs51_uart_rx_lost(const mcs51_t *m);
 
 #ifdef __cplusplus
