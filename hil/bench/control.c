@@ -19,6 +19,8 @@
  *                                           (default exectrace.txt)
  *   grant CYCLE [frame] [in profiler=N executor=M]   lockstep: advance virtual time (lockstep.c)
  *   stalls [since SECONDS]                  paced: the stall intervals (pacing.c)
+ *   timing [since SECONDS]                  paced: the host's bytes with their stamps (hostin.c), the
+ *                                           output written late and the stall intervals (pacing.c)
  *   sleep MS                                stall the bench's thread for MS ms of wall time after
  *                                           replying (a host stall on demand, for tests)
  *   inject NODE HEX [DELAY_CYCLES]          bytes into NODE's receiver, the first start bit DELAY
@@ -55,6 +57,7 @@
 #include "cosim.h"
 #include "exectrace.h"
 #include "faults.h"
+#include "hostin.h"
 #include "inject.h"
 #include "lockstep.h"
 #include "node51.h"
@@ -66,7 +69,8 @@ volatile sig_atomic_t bench_stop;
 
 /* A client's replies go out through its own bounded buffer, never by waiting on it: a client that
  * stops reading once stalled the whole simulation in a blocking reply (6 s of lag seen). */
-#define CLIENT_OUT_MAX (1u << 20) /* bytes of unread replies a client may owe: 1 MiB (a status is a few KB) */
+#define CLIENT_OUT_MAX (16u << 20) /* bytes of unread replies a client may owe: 16 MiB (a status is a few KB; a
+                                   * `timing` reply of a 30-minute paced run a few MB) */
 #define CLIENT_IDLE_NS 1000000000ull /* a full table makes room by dropping a client idle this long */
 
 struct client {
@@ -156,6 +160,7 @@ void control_status_json(struct sbuf *b)
               vs, now, pacing.paced ? "true" : "false", (double)wall / 1e9,
               (double)pacing.wall_start_ns / 1e9, wall ? vs / ((double)wall / 1e9) : 0.0);
     pacing_status_json(b, now);
+    hostin_status_json(b);
     sb_printf(b, "\"lockstep\":%s,\"valid\":%s,", lockstep.on ? "true" : "false", pacing_valid() ? "true" : "false");
     sb_printf(b, "\"arduino\":%s,\"bootloader\":", arduino.on ? "true" : "false");
     sb_json_str(b, arduino.on ? arduino.bootloader : "");
@@ -516,6 +521,23 @@ static void handle_command(int fd, char *line)
         struct sbuf b = {0};
         uint64_t since = nw >= 3 && !strcmp(w[1], "since") ? secs_to_cycles(atof(w[2])) : 0;
         sb_printf(&b, "{\"ok\":true,\"virtual_s\":%.9f,", (double)cosim.now_cycles / (double)F_CPU);
+        pacing_stalls_json(&b, since, cosim.now_cycles);
+        sb_printf(&b, "}\n");
+        reply(fd, b.p);
+        free(b.p);
+    } else if (!strcmp(w[0], "timing")) {
+        /* paced: what validity by cause looks up (mmsched/validity.py): the host's bytes with their stamps,
+         * the output written late, the stall intervals; each from `since` virtual seconds on */
+        struct sbuf b = {0};
+        double s = nw >= 3 && !strcmp(w[1], "since") ? atof(w[2]) : 0.0;
+        uint64_t since = secs_to_cycles(s);
+        sb_printf(&b, "{\"ok\":true,\"virtual_s\":%.9f,\"wall_start_s\":%.9f,\"paced\":%s,",
+                  (double)cosim.now_cycles / (double)F_CPU, (double)pacing.wall_start_ns / 1e9,
+                  pacing.paced ? "true" : "false");
+        hostin_record_json(&b, s > 0 ? (uint64_t)(s * 1e9) : 0);
+        sb_printf(&b, ",");
+        pacing_held_json(&b, since);
+        sb_printf(&b, ",");
         pacing_stalls_json(&b, since, cosim.now_cycles);
         sb_printf(&b, "}\n");
         reply(fd, b.p);

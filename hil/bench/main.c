@@ -36,6 +36,8 @@
  *                  noise on unconnected inputs (--unconnected)
  *   node51.c       the 8051 profiler (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
  *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
+ *   hostin.c       paced: the host's bytes stamped on the host clock by a thread of their own, each put
+ *                  on its line at its stamp's virtual moment (a stall of the simulation moves no input)
  *   control.c      the control socket, its commands, the status JSON, timed actions
  *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
  *   arduino.c      --arduino: the Mega's bootloader, the reset when the host opens a port
@@ -70,6 +72,7 @@
 #include "control.h"
 #include "cosim.h"
 #include "exectrace.h"
+#include "hostin.h"
 #include "inject.h"
 #include "lockstep.h"
 #include "node51.h"
@@ -81,17 +84,28 @@
 
 /* ---- the main loop's I/O ------------------------------------------------------------------ */
 
+/* The host's bytes so far into the nodes' input queues: paced, those the stamping thread read, each at
+ * its stamp's moment (hostin.c); unpaced, read now and entering now. (A port opened: both reset its node
+ * (arduino_service) before the host's bytes enter; there is always a node, so it always runs.) */
+static void take_input(void)
+{
+    int i;
+    for (i = 0; i < NNODES; i++)
+        if (cosim_present(i)) {
+            if (hostin_running())
+                hostin_take(i, cosim.now_cycles);
+            else
+                uart_read_pty(i, cosim.now_cycles);
+        }
+}
+
 static void service_io(void)
 {
     int i;
-    /* (a port opened: uart_read_pty resets its node (arduino_service) before the host's bytes enter;
-     * there is always a node, so it always runs) */
-    for (i = 0; i < NNODES; i++) {
-        if (!cosim_present(i))
-            continue;
-        uart_read_pty(i, cosim.now_cycles);
-        uart_flush_out(i, cosim.now_cycles);
-    }
+    take_input();
+    for (i = 0; i < NNODES; i++)
+        if (cosim_present(i))
+            uart_flush_out(i, cosim.now_cycles);
     control_service();
 }
 
@@ -140,13 +154,13 @@ static void service_ready(const struct pollfd *pfd, int n)
         control_service();
 }
 
-/* the ptys first (index = node id, see service_ready), the opens of their slave sides (--arduino; else
- * fd -1), then the control channel */
+/* the ptys first (index = node id, see service_ready; fd -1 where the stamping thread reads them), the
+ * opens of their slave sides (--arduino; else fd -1), then the control channel */
 static int io_pollfds(struct pollfd *pfd)
 {
     int i, n = 0;
     for (i = 0; i < NNODES; i++)
-        pfd[n++] = (struct pollfd){cosim_present(i) ? uart.n[i].master : -1, POLLIN, 0};
+        pfd[n++] = (struct pollfd){cosim_present(i) && !hostin_running() ? uart.n[i].master : -1, POLLIN, 0};
     pfd[n++] = (struct pollfd){arduino_fd(), POLLIN, 0};
     return n + control_pollfds(pfd + n);
 }
@@ -454,6 +468,8 @@ static void run(uint64_t until_cycles)
         }
         if (target > until_cycles)
             target = until_cycles;
+        if (hostin_running())
+            take_input(); /* what the host wrote so far, before the slice that may reach its moments */
         act = control_next_action();
         if (act < target)
             target = act > now ? act : now;
@@ -536,10 +552,13 @@ int main(int argc, char **argv)
     if (pacing.paced)
         pacing_host_setup(o.sched, o.mlock);
     pacing_start();
+    if (pacing.paced)
+        hostin_start(); /* host bytes stamped on the host clock (after the set-up: it sets itself above it) */
     for (i = 0; i < NNODES; i++)
         if (o.elf[i])
             uart_arm(i);
     run(o.until_cycles);
+    hostin_stop();
     lockstep_end(); /* --until or stop ended the run during a grant */
 
     /* final flush of what the host can still take (paced: once the wall clock has reached virtual

@@ -169,10 +169,58 @@ void pacing_spin_until(uint64_t cycle)
         ;
 }
 
-/* One byte written to a pty at t_ns whose stop bit ended at virtual cycle `at`. */
-void pacing_record_out(uint64_t at, uint64_t t_ns)
+/* a byte of node `id` written HELD_MIN_NS or more after its moment: it extends the node's open run of such
+ * bytes, or opens one */
+static void record_held(int id, uint64_t at, uint64_t late_ns)
+{
+    struct held_run *r;
+    if (pacing.held_open[id] && pacing.held_n) {
+        r = &pacing.held[(pacing.held_head + pacing.held_n - 1) % HELD_RUNS];
+        if (r->node == id) {
+            r->due_last = at;
+            r->n++;
+            if (late_ns > r->max_late_ns)
+                r->max_late_ns = late_ns;
+            return;
+        }
+    }
+    if (pacing.held_n == HELD_RUNS) {
+        pacing.held_head = (pacing.held_head + 1) % HELD_RUNS;
+        pacing.held_n--;
+        pacing.held_dropped++;
+    }
+    pacing.held[(pacing.held_head + pacing.held_n) % HELD_RUNS] = (struct held_run){at, at, late_ns, 1, (uint8_t)id};
+    pacing.held_n++;
+    for (int i = 0; i < NNODES; i++) /* runs are kept whole per node: the other node's run is closed */
+        pacing.held_open[i] = 0;
+    pacing.held_open[id] = 1;
+}
+
+void pacing_held_json(struct sbuf *b, uint64_t since)
+{
+    size_t i;
+    int first = 1;
+    sb_printf(b, "\"held\":[");
+    for (i = 0; i < pacing.held_n; i++) {
+        const struct held_run *r = &pacing.held[(pacing.held_head + i) % HELD_RUNS];
+        if (r->due_last < since)
+            continue;
+        sb_printf(b, "%s[\"%s\",%.9f,%.9f,%u,%.3f]", first ? "" : ",", node_names[r->node],
+                  (double)r->due_first / (double)F_CPU, (double)r->due_last / (double)F_CPU, r->n,
+                  (double)r->max_late_ns / 1000.0);
+        first = 0;
+    }
+    sb_printf(b, "],\"held_dropped\":%" PRIu64 ",\"held_min_us\":%.1f", pacing.held_dropped, HELD_MIN_NS / 1000.0);
+}
+
+/* One byte of node `id` written to its pty at t_ns whose stop bit ended at virtual cycle `at`. */
+void pacing_record_out(int id, uint64_t at, uint64_t t_ns)
 {
     uint64_t due = pacing_cycle_wall_ns(at);
+    if (t_ns >= due + HELD_MIN_NS)
+        record_held(id, at, t_ns - due);
+    else
+        pacing.held_open[id] = 0;
     pacing.out_bytes++;
     if (t_ns < due) {
         if (due - t_ns > pacing.out_early_max_ns)

@@ -22,6 +22,18 @@ struct stall {
 #define MAX_STALLS 4096 /* the last ones kept; older ones are counted in stalls_dropped */
 #define OUT_BINS 1001   /* output lateness histogram: 0..999 us, 1 us wide; 1000: 1 ms or more */
 
+/* Output held: a run of one node's consecutive bytes each written to its pty at least HELD_MIN_NS after
+ * its wall moment (pacing.c), for the `timing` command: a frame the PC's figures depend on (a TIMECODE)
+ * is looked up by its moment there (mmsched/validity.py). */
+#define HELD_MIN_NS 20000 /* the quantum: a byte is never later than this unless the bench lagged */
+#define HELD_RUNS 65536   /* the last ones kept; older ones counted in held_dropped */
+struct held_run {
+    uint64_t due_first, due_last; /* the wall moments of its first and last byte, as virtual cycles */
+    uint64_t max_late_ns;
+    uint32_t n;
+    uint8_t node;
+};
+
 struct pacing {
     int paced;             /* 0: --unpaced */
     uint64_t spin_ns;      /* --spin-us: busy-wait this last part of each wait instead of sleeping (--spin: all) */
@@ -47,6 +59,10 @@ struct pacing {
     uint64_t out_late_hist[OUT_BINS]; /* how late after it, 1 us bins; the last: 1 ms or more */
     uint64_t out_late_max_ns;
     uint64_t out_waits;               /* sync points that spun for a byte's moment first */
+    struct held_run held[HELD_RUNS];  /* output written late (a ring, oldest at held_head) */
+    size_t held_head, held_n;
+    uint64_t held_dropped;
+    int held_open[NNODES];            /* the node's last byte was late: its run is the newest, still growing */
     /* host set-up (--realtime, --sched, --mlock, --dma-latency, --cpu), as done: see status "host" */
     char host_sched[32];
     int host_mlock, host_dma_fd, host_dma_us, host_cpu;
@@ -62,7 +78,10 @@ void pacing_record_lag(uint64_t lag_ns, uint64_t now_cycles);
 uint64_t pacing_wall_cycles_now(void);
 uint64_t pacing_cycle_wall_ns(uint64_t cycle); /* CLOCK_MONOTONIC of virtual `cycle`, rounded up */
 void pacing_spin_until(uint64_t cycle);        /* busy-waits until the wall clock reaches `cycle` */
-void pacing_record_out(uint64_t at, uint64_t t_ns); /* a byte complete at cycle `at` written at t_ns */
+void pacing_record_out(int id, uint64_t at, uint64_t t_ns); /* node id's byte complete at cycle `at` written at t_ns */
+/* "held":[[node,due_first_s,due_last_s,n,max_late_us],...] for runs ending at or after `since` (cycles),
+ * ,"held_dropped":N,"held_min_us":US */
+void pacing_held_json(struct sbuf *b, uint64_t since);
 void pacing_host_setup(const char *want_sched, int want_mlock);
 void pacing_status_json(struct sbuf *b, uint64_t now); /* the "lag" and "host" members of the status */
 int pacing_valid(void); /* the run kept within its lag bound (or was unpaced) */

@@ -47,6 +47,7 @@
 
 #include "arduino.h"
 #include "cosim.h"
+#include "hostin.h"
 #include "inject.h"
 #include "lockstep.h"
 #include "node51.h"
@@ -177,6 +178,12 @@ static void line_to(struct uart_node *u, uint64_t baud)
 static uint32_t adapter_baud(const struct uart_node *u)
 {
     return (uint32_t)(u->host_baud ? u->host_baud : uart.baud);
+}
+
+uint64_t uart_pty_baud(int fd)
+{
+    struct termios tio;
+    return tcgetattr(fd, &tio) ? 0 : speed_baud(cfgetospeed(&tio));
 }
 
 void uart_poll_host_baud(int id, int force)
@@ -317,7 +324,7 @@ void uart_flush_out(int id, uint64_t now)
             return; /* pty full (host not reading): keep the bytes, bounded by out_cap */
         for (i = 0; i < (size_t)w; i++) {
             if (pacing.paced)
-                pacing_record_out(u->outq[u->out_head].at, t);
+                pacing_record_out(id, u->outq[u->out_head].at, t);
             u->out_head = (u->out_head + 1) % u->out_cap;
             u->out_n--;
         }
@@ -609,6 +616,19 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
     return u->in_read < total ? -1 : 0;
 }
 
+void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint64_t baud)
+{
+    struct uart_node *u = &uart.n[id];
+    size_t i;
+    if (u->host_baud && baud && baud != u->host_baud) { /* the rate the host had set when it wrote them */
+        u->host_baud = baud;
+        u->host_baud_changes++;
+    }
+    for (i = 0; i < n; i++)
+        inq_push(u, at, b[i]);
+    u->in_read += n;
+}
+
 void uart_push_input(int id, uint64_t at, uint8_t b)
 {
     inq_push(&uart.n[id], at, b);
@@ -798,9 +818,11 @@ void uart_hangup(int id)
     u->hangup_dropped += u->out_n;
     u->out_head = 0;
     u->out_n = 0;
+    hostin_lock(); /* the stamping thread reads the master only while it is the node's */
     close(u->master);
     close(u->slave);
     u->master = u->slave = -1;
+    hostin_unlock();
     logmsg("%s: pty %s hung up", node_names[id], u->pts);
 }
 
@@ -811,7 +833,9 @@ void uart_replug(int id)
     struct uart_node *u = &uart.n[id];
     if (!u->hung)
         return;
+    hostin_lock();
     uart_open_pty(id, uart.run_dir);
+    hostin_unlock(); /* (wakes the stamping thread: it polls the new master) */
     u->in_read = 0;
     u->out_written = 0;
     u->hung = 0;

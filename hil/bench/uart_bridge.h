@@ -115,6 +115,9 @@ void uart_garbage(int id, int dir, uint64_t count, uint64_t now); /* seeded rand
 void uart_hangup(int id);                        /* close the pty; output is dropped meanwhile */
 void uart_replug(int id);                        /* a fresh pty, NODE.tty re-pointed atomically */
 void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching the line at `at` */
+/* host bytes read from the pty (hostin.c), reaching the line at `at`, written at `baud` (0: unknown) */
+void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint64_t baud);
+uint64_t uart_pty_baud(int fd); /* the rate set on a pty (either end), or 0 */
 /* inject.c: puts n bytes on the line, the first start bit at `start` or when the line is free (a
  * host byte already begun ends first); returns the cycle it begins (global cycles, as the host line). Host bytes held (uart_hold)
  * stay held until the last stop bit ends, which calls inject_line_done(). */

@@ -1,0 +1,345 @@
+/*
+ * Host input on the host clock (paced mode).
+ *
+ * Why. A byte the PC writes is part of what a paced run measures: in normal mode its FIRE's moment is
+ * the PC's result, in mixed mode its SCHEDULE's moment decides whether the executor can still fire on
+ * time. Before, the simulation read the ptys itself at its sync points and put a byte on the line at the
+ * virtual moment it had then reached. A host stall of the simulation thread (a few ms, several times a
+ * second on a busy 2-vCPU VM) then moved input: the thread came back at the virtual moment where it had
+ * frozen and injected the byte there, up to a stall's length too early. So every event a stall came near
+ * had to be thrown away (docs/bench.md, "Validity by cause").
+ *
+ * How. One thread does nothing but wait in poll() on the nodes' pty masters; when it wakes it takes
+ * CLOCK_MONOTONIC first, reads what is there and keeps the bytes with that stamp in a ring per node
+ * (with the rate the host had set on its end of the pty, read right after the bytes). It runs one
+ * SCHED_FIFO priority above the simulation (11) where the host grants real-time scheduling, so a busy
+ * simulation does not delay its stamps. The simulation takes the stamped bytes at every sync point and
+ * puts each on its line at the virtual moment of its stamp (virtual = stamp - wall_start): paced, the
+ * simulation is never more than the quantum (20 us) ahead of wall time, so that moment is in its future
+ * (it was stalled: the byte waits for its moment while the simulation catches up) or at most a quantum in
+ * its past (then the byte enters at once, and how far it was moved is recorded). A stall of the
+ * simulation thread therefore moves no input at all; what remains is the pty's own hop from the PC's
+ * write to the stamping thread (the host's tty layer, tens of us), which the scheduler measures against
+ * its own write moments.
+ *
+ * Record. Every read is kept (a ring of HOSTIN_RECORD entries, older ones counted as dropped): node,
+ * pty generation, the offset of its first byte in the host's byte stream (bytes read from that pty
+ * before: the PC's own write count, since a pty loses nothing from host to bench), count, stamp and how
+ * far it was moved. The control channel's `timing` command returns it; the scheduler looks up each
+ * event's FIRE or SCHEDULE by its offset (mmsched/validity.py).
+ *
+ * Threads. The ring and the descriptors are shared under one mutex (priority inheritance, held for a
+ * read() or a copy: microseconds). The simulation changes a node's descriptor (hang-up, re-plug) only
+ * under hostin_lock() and then wakes the thread (eventfd), which polls the descriptors anew; it reads a
+ * descriptor only while it is still the node's, so a number reused by another file is never read.
+ * Bytes read from a pty that was hung up before the simulation took them are dropped (the adapter was
+ * unplugged with them in flight) and counted.
+ */
+#define _GNU_SOURCE
+#include "hostin.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "arduino.h"
+#include "cosim.h"
+#include "pacing.h"
+#include "uart_bridge.h"
+
+#define HOSTIN_RING 65536   /* bytes per node waiting for the simulation (it takes them every <= 200 us) */
+#define HOSTIN_READS 4096   /* reads per node waiting for it */
+#define HOSTIN_RECORD 65536 /* reads kept for `timing` (a 200-event run makes a few hundred) */
+
+struct pending_read {
+    uint64_t stamp_ns, gen, baud;
+    uint32_t n;
+};
+
+/* one node's ring: written by the stamping thread, emptied by the simulation, under `lock` */
+struct node_ring {
+    uint8_t bytes[HOSTIN_RING];
+    size_t head, n;
+    struct pending_read reads[HOSTIN_READS];
+    size_t rhead, rn;
+};
+
+static struct {
+    int running;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    int wake_fd;          /* eventfd: stop, or a node's descriptor changed, or its ring has room again */
+    volatile int stopping; /* set under lock by hostin_stop, read by the thread after a wake */
+    struct node_ring ring[NNODES];
+    char sched[32];       /* what the thread was granted */
+    /* the record, and figures for the status (simulation thread only) */
+    struct hostin_entry record[HOSTIN_RECORD];
+    size_t rec_head, rec_n;
+    uint64_t rec_dropped;
+    uint64_t bytes, reads, moved_reads, moved_max_ns, stale_bytes, ring_full_waits;
+} hi = {.wake_fd = -1, .sched = "none"};
+
+int hostin_running(void)
+{
+    return hi.running;
+}
+
+void hostin_lock(void)
+{
+    if (hi.running)
+        pthread_mutex_lock(&hi.lock);
+}
+
+void hostin_unlock(void)
+{
+    if (!hi.running)
+        return;
+    pthread_mutex_unlock(&hi.lock);
+    {
+        uint64_t one = 1;
+        if (write(hi.wake_fd, &one, sizeof one) < 0) { /* (the counter only saturates: a wake is pending) */
+        }
+    }
+}
+
+/* ---- the stamping thread --------------------------------------------------------------------- */
+
+static size_t room(const struct node_ring *r)
+{
+    return r->rn == HOSTIN_READS ? 0 : HOSTIN_RING - r->n;
+}
+
+/* reads what node `id`'s pty holds, stamped `t`; under the lock */
+static void read_node(int id, int fd, uint64_t t)
+{
+    struct node_ring *r = &hi.ring[id];
+    struct uart_node *u = &uart.n[id];
+    uint8_t buf[4096];
+    size_t want = room(r), i;
+    ssize_t k;
+    if (u->master != fd || !want)
+        return; /* re-plugged or hung up meanwhile, or full: the wake that follows polls anew */
+    if (want > sizeof buf)
+        want = sizeof buf;
+    k = read(fd, buf, want);
+    if (k <= 0)
+        return;
+    for (i = 0; i < (size_t)k; i++)
+        r->bytes[(r->head + r->n + i) % HOSTIN_RING] = buf[i];
+    r->n += (size_t)k;
+    r->reads[(r->rhead + r->rn) % HOSTIN_READS] =
+        (struct pending_read){t - pacing.wall_start_ns, u->pty_generation, uart_pty_baud(fd), (uint32_t)k};
+    r->rn++;
+}
+
+/* One priority above the simulation where it is SCHED_FIFO; else as high a nice as allowed. */
+static void set_priority(void)
+{
+    struct sched_param sp = {.sched_priority = 11};
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    if (!strncmp(pacing.host_sched, "fifo", 4) && pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0) {
+        snprintf(hi.sched, sizeof hi.sched, "fifo 11");
+        return;
+    }
+    /* (the thread did not inherit the simulation's FIFO: SCHED_RESET_ON_FORK) */
+    if (setpriority(PRIO_PROCESS, 0, -10) == 0)
+        snprintf(hi.sched, sizeof hi.sched, "nice -10");
+    else
+        snprintf(hi.sched, sizeof hi.sched, "other");
+}
+
+static void *stamping_thread(void *arg)
+{
+    int bad[NNODES]; /* a descriptor that reported an error with nothing to read: not polled until it changes */
+    (void)arg;
+    set_priority();
+    memset(bad, -1, sizeof bad);
+    for (;;) {
+        struct pollfd pfd[1 + NNODES];
+        int fds[NNODES], i, n = 1, full = 0;
+        uint64_t t;
+        pthread_mutex_lock(&hi.lock);
+        if (hi.stopping) {
+            pthread_mutex_unlock(&hi.lock);
+            break;
+        }
+        pfd[0] = (struct pollfd){hi.wake_fd, POLLIN, 0};
+        for (i = 0; i < NNODES; i++) {
+            int fd = cosim_present(i) ? uart.n[i].master : -1;
+            fds[i] = -1;
+            if (fd < 0 || fd == bad[i])
+                continue;
+            if (!room(&hi.ring[i])) {
+                full = 1; /* the simulation empties it within a slice: look again in 1 ms */
+                continue;
+            }
+            fds[i] = fd;
+            pfd[n++] = (struct pollfd){fd, POLLIN, 0};
+        }
+        if (full)
+            hi.ring_full_waits++;
+        pthread_mutex_unlock(&hi.lock);
+        if (poll(pfd, (nfds_t)n, full ? 1 : -1) < 0 && errno != EINTR)
+            break;
+        t = mono_ns(); /* first thing after the wake: the stamp of whatever is there */
+        if (pfd[0].revents & POLLIN) {
+            uint64_t v;
+            if (read(hi.wake_fd, &v, sizeof v) < 0) { /* (nonblocking: another wake already took it) */
+            }
+        }
+        pthread_mutex_lock(&hi.lock);
+        for (i = 1; i < n; i++) {
+            int id, fd = pfd[i].fd;
+            if (!pfd[i].revents)
+                continue;
+            for (id = 0; id < NNODES && fds[id] != fd; id++)
+                ;
+            if (id == NNODES)
+                continue;
+            if (pfd[i].revents & POLLIN)
+                read_node(id, fd, t);
+            else
+                bad[id] = fd; /* POLLERR/POLLHUP/POLLNVAL and nothing to read: do not spin on it */
+        }
+        for (i = 0; i < NNODES; i++) /* a changed descriptor is polled again */
+            if (bad[i] >= 0 && (!cosim_present(i) || uart.n[i].master != bad[i]))
+                bad[i] = -1;
+        pthread_mutex_unlock(&hi.lock);
+    }
+    return NULL;
+}
+
+void hostin_start(void)
+{
+    pthread_mutexattr_t ma;
+    pthread_mutexattr_init(&ma);
+    pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
+    pthread_mutex_init(&hi.lock, &ma);
+    pthread_mutexattr_destroy(&ma);
+    hi.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (hi.wake_fd < 0)
+        die("eventfd: %s", strerror(errno));
+    hi.stopping = 0;
+    if (pthread_create(&hi.thread, NULL, stamping_thread, NULL))
+        die("cannot start the input stamping thread");
+    hi.running = 1;
+}
+
+void hostin_stop(void)
+{
+    uint64_t one = 1;
+    if (!hi.running)
+        return;
+    pthread_mutex_lock(&hi.lock);
+    hi.stopping = 1;
+    pthread_mutex_unlock(&hi.lock);
+    if (write(hi.wake_fd, &one, sizeof one) < 0) { /* (a wake is pending already) */
+    }
+    pthread_join(hi.thread, NULL);
+    hi.running = 0;
+    close(hi.wake_fd);
+    hi.wake_fd = -1;
+}
+
+/* ---- the simulation's side ------------------------------------------------------------------- */
+
+static void record(const struct hostin_entry *e)
+{
+    if (hi.rec_n == HOSTIN_RECORD) {
+        hi.rec_head = (hi.rec_head + 1) % HOSTIN_RECORD;
+        hi.rec_n--;
+        hi.rec_dropped++;
+    }
+    hi.record[(hi.rec_head + hi.rec_n) % HOSTIN_RECORD] = *e;
+    hi.rec_n++;
+}
+
+void hostin_take(int id, uint64_t now)
+{
+    struct node_ring *r = &hi.ring[id];
+    struct uart_node *u = &uart.n[id];
+    static uint8_t bytes[HOSTIN_RING];
+    struct pending_read reads[64];
+    size_t nr, nb, i, pos = 0, was_full;
+    /* --arduino: a host open before these bytes resets the node first (the open came before its writes) */
+    arduino_service(now);
+    do {
+        pthread_mutex_lock(&hi.lock);
+        was_full = !room(r);
+        nr = r->rn < 64 ? r->rn : 64;
+        for (i = 0, nb = 0; i < nr; i++) {
+            reads[i] = r->reads[(r->rhead + i) % HOSTIN_READS];
+            nb += reads[i].n;
+        }
+        for (i = 0; i < nb; i++)
+            bytes[i] = r->bytes[(r->head + i) % HOSTIN_RING];
+        r->rhead = (r->rhead + nr) % HOSTIN_READS;
+        r->rn -= nr;
+        r->head = (r->head + nb) % HOSTIN_RING;
+        r->n -= nb;
+        pthread_mutex_unlock(&hi.lock);
+        if (was_full && nr) {
+            uint64_t one = 1; /* room again: the thread polls the pty again */
+            if (write(hi.wake_fd, &one, sizeof one) < 0) {
+            }
+        }
+        for (i = 0, pos = 0; i < nr; i++) {
+            const struct pending_read *p = &reads[i];
+            uint64_t at = p->stamp_ns * (F_CPU / 1000000ull) / 1000ull; /* the stamp's virtual cycle */
+            struct hostin_entry e = {p->gen, u->in_read, p->n, p->stamp_ns, 0, (uint8_t)id};
+            if (p->gen != u->pty_generation) {
+                hi.stale_bytes += p->n; /* read from a pty that was hung up before we took it */
+                pos += p->n;
+                continue;
+            }
+            if (at < now) {
+                /* the simulation ran ahead of the stamp (at most the quantum): the byte enters now */
+                e.moved_ns = (now - at) * 1000ull / (F_CPU / 1000000ull);
+                at = now;
+                hi.moved_reads++;
+                if (e.moved_ns > hi.moved_max_ns)
+                    hi.moved_max_ns = e.moved_ns;
+            }
+            uart_take_host_bytes(id, at, bytes + pos, p->n, p->baud);
+            pos += p->n;
+            hi.bytes += p->n;
+            hi.reads++;
+            record(&e);
+        }
+    } while (nr == 64);
+    uart_arm(id);
+}
+
+void hostin_record_json(struct sbuf *b, uint64_t since_ns)
+{
+    size_t i;
+    int first = 1;
+    sb_printf(b, "\"inputs\":[");
+    for (i = 0; i < hi.rec_n; i++) {
+        const struct hostin_entry *e = &hi.record[(hi.rec_head + i) % HOSTIN_RECORD];
+        if (e->stamp_ns < since_ns)
+            continue;
+        sb_printf(b, "%s[\"%s\",%" PRIu64 ",%" PRIu64 ",%u,%.9f,%.3f]", first ? "" : ",", node_names[e->node], e->gen,
+                  e->offset, e->n, (double)e->stamp_ns / 1e9, (double)e->moved_ns / 1000.0);
+        first = 0;
+    }
+    sb_printf(b, "],\"inputs_dropped\":%" PRIu64, hi.rec_dropped);
+}
+
+void hostin_status_json(struct sbuf *b)
+{
+    sb_printf(b, "\"hostin\":{\"running\":%s,\"sched\":", hi.running ? "true" : "false");
+    sb_json_str(b, hi.sched);
+    sb_printf(b, ",\"bytes\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"moved_reads\":%" PRIu64 ",\"moved_max_us\":%.3f,"
+                 "\"stale_bytes\":%" PRIu64 ",\"ring_full_waits\":%" PRIu64 ",\"record_dropped\":%" PRIu64 "},",
+              hi.bytes, hi.reads, hi.moved_reads, (double)hi.moved_max_ns / 1000.0, hi.stale_bytes, hi.ring_full_waits,
+              hi.rec_dropped);
+}
