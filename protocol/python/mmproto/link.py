@@ -61,6 +61,18 @@ class Arrival:
 
 
 @dataclass(frozen=True)
+class Written:
+    """A frame the link wrote: its first byte's offset in the bytes written since the port was opened (the
+    `opens`-th time), the link clock just before the write began and after it returned. A pty loses nothing
+    from the PC to the bench, so the offset finds the frame in what the bench recorded of its input."""
+
+    offset: int
+    opens: int
+    began: float
+    ended: float
+
+
+@dataclass(frozen=True)
 class LinkDown:
     """The port of `node` failed at `at` (link clock); `error` says how."""
 
@@ -138,6 +150,8 @@ class Link:
     hellos_in: int = field(default=0, init=False)     # HELLO frames received, ever (a reopen's count them)
     bytes_out: int = field(default=0, init=False)
     frames_out: int = field(default=0, init=False)
+    opens: int = field(default=0, init=False)          # times the port was opened (a reopen counts)
+    bytes_out_open: int = field(default=0, init=False)  # bytes written since the last open
     # What the decoder dropped before the first HELLO: opening a port flushes its input, which can cut the
     # frame on the line in two, so the first frame heard may be a tail. Kept apart from the link's error
     # counters (which start at the first HELLO), never hidden.
@@ -170,6 +184,8 @@ class Link:
         except (serial.SerialException, OSError, ValueError) as exc:
             raise LinkError("port_error", f"{self.node}: cannot open {self.url}: {exc}") from exc
         self.vanished = None
+        self.opens += 1
+        self.bytes_out_open = 0
         self._hello_seen.clear()          # (a HELLO seen from here on is this open's: handshake keeps it)
         self._heard.clear()
         self._reader = _Reader(self._port, lambda: _FrameProtocol(self))
@@ -281,6 +297,10 @@ class Link:
         returned. Raises LinkError(port_error) if the port is gone or the write failed or timed out."""
         return self.write(self.prepare(message))
 
+    def send_frame(self, message: Message) -> Written:
+        """As `send`, and says where and when the frame was written."""
+        return self.write_frame(self.prepare(message))
+
     def prepare(self, message: Message) -> bytes:
         """The frame's bytes with the link's next sequence number, for `write` later: a sender that must
         hit a moment encodes ahead and writes only the bytes then (normal mode's FIRE)."""
@@ -291,17 +311,23 @@ class Link:
 
     def write(self, wire: bytes) -> float:
         """Writes a prepared frame; returns the clock after the write returned (see send)."""
+        return self.write_frame(wire).ended
+
+    def write_frame(self, wire: bytes) -> Written:
+        """Writes a prepared frame; says where and when (Written). Raises as `send`."""
         port = self._port
         if port is None or self.vanished is not None:
             raise LinkError("port_error", f"{self.node}: port {self.url} is gone")
         with self._tx_lock:
+            offset, began = self.bytes_out_open, self.clock()
             try:
                 port.write(wire)
             except (serial.SerialException, OSError) as exc:
                 raise LinkError("port_error", f"{self.node}: write failed: {exc}") from exc
             self.bytes_out += len(wire)
+            self.bytes_out_open += len(wire)
             self.frames_out += 1
-            return self.clock()
+            return Written(offset, self.opens, began, self.clock())
 
     # ---- HELLO -----------------------------------------------------------------------------
     def handshake(self, timeout_s: float = 5.0, wait: Waiter | None = None,
