@@ -1,7 +1,7 @@
 """The latency statistics of mmrig, defined once (numpy only): the scheduler's run summary, the GUI's live
 panel, the analysis tables and the report all call these.
 
-Latency statistics are over the measured rows (`ok` and `late`, and measurable: no host stall met them)
+Latency statistics are over the measured rows (`ok` and `late`, and measurable: no byte of theirs displaced by a host stall)
 only; `early`, `missed` and `lost` are counted, never folded in (docs/data-format.md). In pandas,
 `measured(df)` selects exactly those rows, so `measured(df).latency_us.mean()` is the mean every table
 shows. Variance is the sample variance (ddof=1), undefined for fewer than two values, in us^2 everywhere
@@ -41,7 +41,7 @@ def _or_none(v: float) -> float | None:
 def run_summary(measured_us: np.ndarray, outcome_counts: Mapping[str, int], unmeasurable: int = 0) -> dict[str, Any]:
     """The summary a run's sidecar carries (docs/data-format.md, "summary"): latency figures in us of the
     measured events (ok or late, and measurable), outcome counts, the on-time share (ok / all events) and
-    how many events were not measurable (their window met a host stall: left out of the figures)."""
+    how many events were not measurable (a host stall displaced a byte they depend on: left out of the figures)."""
     st = latency_stats(measured_us)
     events = int(sum(outcome_counts.get(o, 0) for o in OUTCOMES))
     out: dict[str, Any] = {"n": int(st["n"])}
@@ -75,12 +75,12 @@ def variance_text(var_us2: float | None) -> str:
 
 def is_measured(row: Any) -> bool:
     """Whether a row (an event, a GUI row, a DataFrame tuple) counts in the latency figures: measured (ok,
-    late) and no stall met it."""
+    late) and measurable."""
     return row.outcome in MEASURED and bool(row.measurable)
 
 
 def measured_latencies(rows: Iterable[Any]) -> np.ndarray:
-    """The latencies every figure is taken over: rows measured (ok, late) that no stall met, in order."""
+    """The latencies every figure is taken over: rows measured (ok, late) and measurable, in order."""
     return np.array([r.latency_us for r in rows if is_measured(r)], dtype=float)
 
 

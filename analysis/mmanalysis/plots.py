@@ -138,7 +138,7 @@ def timeline(data: RunSet, run: str):
     strip = ax.get_xaxis_transform()         # x in data, y in axes fraction: a strip above the data
     if unmeas.any():
         ax.plot(t[unmeas], np.full(unmeas.sum(), 0.97), "|", color="k", transform=strip,
-                label=f"met a host stall ({unmeas.sum()}, left out)")
+                label=f"displaced by a host stall ({unmeas.sum()}, left out)")
     for o in ("early", "missed", "lost"):
         m = outcome == o
         if m.any():

@@ -30,9 +30,10 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("latency_us", "float", True),
     ("outcome", "str", False),
     ("reason", "str", True),
-    # Measurability (version 2): False when the event's measurement window met a host stall of the paced
-    # bench (docs/bench.md, "Per-event validity"); stall_us is the largest lag of that stall. The outcome
-    # stays; latency statistics leave such events out and count them.
+    # Measurability (version 2): False when a host stall of the paced bench displaced a byte the event's figure
+    # depends on past the bound (docs/bench.md, "Validity by cause"), or the scheduler made it late; stall_us is
+    # by how much (also on a measurable mixed event whose bytes were displaced so but which still ended on time).
+    # The outcome stays; latency statistics leave such events out and count them.
     ("measurable", "bool", False),
     ("stall_us", "float", True),
     # The latency budget (version 3, normal mode only; docs/normal-mode.md): a measured normal-mode latency
@@ -139,7 +140,8 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
     "lockstep_normal": ("Normal mode needs a paced run", "Normal mode measures the PC's own timing against wall "
                         "time; in lockstep the PC is never late by construction. Run it on the paced bench."),
     "bench_failed": ("Virtual bench failed", "The virtual bench could not start or stopped during the run."),
-    "bench_lag": ("Bench fell behind", "The host stalled the virtual bench beyond its lag bound, so this run is "
+    "bench_lag": ("Bench fell behind", "Host stalls of the virtual bench displaced bytes that more than 5 % of the "
+                  "events depend on past the bound (validity by cause), so this run is "
                   "kept on disk but is not a result. Close other programs and run again."),
     "bench_status": ("Bench status unavailable", "The bench's lag over the run could not be read, so the run "
                      "cannot be shown to be trustworthy."),

@@ -24,7 +24,7 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
     """One row per run (by="run") or per group (by="group" = mode, distance, load; or any column list).
 
     Columns: the keys; events and one count per outcome; ok_share (ok / events); unmeasurable (events whose
-    window met a host stall, left out of the figures); n (ok + late, measurable);
+    bytes a host stall displaced, left out of the figures); n (ok + late, measurable);
     mean/var/std/min/p50/p90/p99/p999/max in us (var_us2) and in ticks (var_ticks2); var_ms2; jitter_mean_us,
     jitter_max_us. With a RunSet, runs whose sidecar says valid=false are left out of group summaries
     (valid_only defaults to True unless by="run", where a `valid` column says which is which).
@@ -61,7 +61,7 @@ def summarize(data: RunSet | pd.DataFrame, by: str | list[str] = "run", valid_on
     oc = df["outcome"].cat.codes.to_numpy().astype(np.int64)
     counts = np.bincount(codes * len(OUTCOMES) + oc, minlength=ngroups * len(OUTCOMES)).reshape(ngroups, -1)
     measurable = df["measurable"].to_numpy(dtype=bool)
-    measured = ((oc == 0) | (oc == 1)) & measurable  # ok, late, and not met by a host stall
+    measured = ((oc == 0) | (oc == 1)) & measurable  # ok, late, and measurable
     lat_us = df["latency_us"].to_numpy()
     lat_ticks = df["latency_ticks"].to_numpy()
     jit = df["jitter_us"].to_numpy()

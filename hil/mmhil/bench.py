@@ -475,6 +475,12 @@ class Bench:
         interval still open comes last, ending at the current virtual time (see docs/bench.md)."""
         return self.control("stalls" + (f" since {since_s}" if since_s is not None else ""))["stalls"]
 
+    def timing(self, since_s: float | None = None) -> dict[str, Any]:
+        """Paced: what validity by cause judges events by (mmsched.validity, mmhil.timing): the host's bytes
+        with their stamps on the host clock and how far each read was moved, the output handed to the ptys
+        late, the stall intervals; from virtual time since_s on (docs/bench.md, "Validity by cause")."""
+        return self.control("timing" + (f" since {since_s}" if since_s is not None else ""), timeout=30.0)
+
     def sleep(self, ms: float) -> dict[str, Any]:
         """Stalls the bench's own thread for `ms` ms of wall time right after it replies (a host stall
         on demand); the reply carries the virtual time it happened at."""

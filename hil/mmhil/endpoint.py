@@ -1,15 +1,18 @@
 """The virtual bench as the scheduler core's endpoint (`mmsched.endpoint.Endpoint`): the core runs against
 it exactly as against boards; what is bench-specific lives here: starting and stopping the bench, its
-priority over the scheduler's load, its lag bound and whether the run's window stayed within it.
+priority over the scheduler's load, its bound and what it recorded of the run's bytes.
 
-Lag bound (what a host stall may cost before a run's figures are no longer the firmware's and the PC's):
-- normal mode: the PC's FIRE is stamped in virtual time, so lag enters the measured latency directly:
-  1 ms, the paper's late bound;
-- mixed and verification: the latency is measured wholly inside virtual time (executor edge -> profiler
-  capture on one simulated clock); lag only shifts the PC's messages in virtual time by at most the lag,
-  so the bound is a tenth of the time a SCHEDULE written right after its TIMECODE has to spare before its
-  tick: 47 ms one tick ahead at 9600 baud (SPEC.md section 8), one tick (71.1 ms) more per further tick
-  of distance, i.e. 4.7 ms one tick ahead and 11.8 ms two ahead. `lag_bound_us=` overrides it.
+Validity by cause (mmsched.validity, docs/bench.md): the paced bench stamps the PC's bytes on the host clock
+and records how late it handed its nodes' output over; an event is not measurable when a byte its figure
+depends on was displaced past the mode's bound:
+- normal mode: 1 ms, the paper's late bound (a displacement of the FIRE or of the TIMECODE it was placed by
+  enters the latency directly; below the bound it is part of the figure's `line`, and the sidecar gives its
+  distribution);
+- mixed and verification: a displacement only shifts the PC's messages, so the bound is a tenth of the time
+  a SCHEDULE written right after its TIMECODE has to spare before its tick: 47 ms one tick ahead at 9600
+  baud (SPEC.md section 8), one tick (71.1 ms) more per further tick of distance, i.e. 4.7 ms one tick
+  ahead and 11.8 ms two ahead. `lag_bound_us=` overrides it.
+The bench's stall intervals (its lag above the same bound) are kept for the share of the run they covered.
 """
 
 from __future__ import annotations
@@ -24,9 +27,10 @@ from typing import Any, Callable
 
 from mmproto import Item, Link
 from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Stall, Verdict
+from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
 from mmsched.tracefiles import traced_paths
 
+from . import timing
 from .bench import Bench, BenchError, profiler_kind_of
 from .lockstep import Stepper, stamped
 
@@ -42,10 +46,11 @@ def lag_bound_us(mode: str, distance: int) -> float:
     return round(0.1 * (SPARE_ONE_AHEAD_US + (max(distance, 1) - 1) * TICK_US), -2)
 
 
-def lag_window(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
+def lag_summary(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     """The bench's lag figures over the window between two `status` replies, from the difference of
     their histograms (bins: 1 us wide below 1 ms, 1 ms wide above): samples, p99.9, max (lower edge
-    of the highest occupied bin, or the bench's max if that grew in the window) and the exceedances."""
+    of the highest occupied bin, or the bench's max if that grew in the window) and the samples over the
+    bound. Figures for a reader: validity is judged per event (mmsched.validity), not from these."""
     lb, la = before.get("lag", {}), after.get("lag", {})
     hb = {int(lo): n for lo, n in lb.get("histogram_us", [])}
     diff = sorted((int(lo), n - hb.get(int(lo), 0)) for lo, n in la.get("histogram_us", []))
@@ -63,11 +68,11 @@ def lag_window(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]:
     top = float(diff[-1][0]) if diff else 0.0
     max_us = float(la.get("max_us", 0.0)) if float(la.get("max_us", 0.0)) > float(lb.get("max_us", 0.0)) else top
     bound = float(la.get("bound_us", DEFAULT_LAG_BOUND_US))
-    paced = bool(after.get("paced", True))
     return {"lag_bound_us": bound, "lag_max_us": max_us, "lag_p999_us": p999, "lag_samples": samples,
-            "lag_exceeded": exceeded, "paced": paced, "valid": (not paced) or exceeded == 0,
+            "lag_exceeded": exceeded, "paced": bool(after.get("paced", True)),
             "virtual_s": after.get("virtual_s"), "wall_s": after.get("wall_s"),
-            "host": after.get("host")}  # what the bench was granted: scheduling policy, mlock, ...
+            "host": after.get("host"),   # what the bench was granted: scheduling policy, mlock, ...
+            "hostin": after.get("hostin")}   # the input stamping thread: its priority, bytes moved and how far
 
 
 def raise_priority(pid: int) -> str:
@@ -194,21 +199,23 @@ class BenchEndpoint(Endpoint):
         self._exec_trace_stop()
         after = self.status()
         if self._before is None or after is None:
-            section = {"lag_bound_us": self.lag_bound_us, "lag_max_us": None, "lag_p999_us": None, "valid": False}
+            section = {"lag_bound_us": self.lag_bound_us, "lag_max_us": None, "lag_p999_us": None}
             return Verdict([Reason("bench_status", "bench status unavailable (lag unknown)")], section)
-        section = lag_window(self._before, after)
-        # Per-event validity: the bench's stall intervals (virtual time) placed on the host's clock. Virtual
-        # time v was due at wall_start + v; a stall from v0 to v1 (it covers the catch-up) ends on the host
-        # at most its largest lag after wall_start + v1.
-        ws = float(after["wall_start_s"])
+        section = lag_summary(self._before, after)
         try:
-            raw = self.bench.stalls(since_s=float(self._before["virtual_s"])) if self.bench else []
+            # the whole record: an event's estimate can rest on frames from before the window (probes, the
+            # minimum filter's older TIMECODEs); the window's bytes are a few hundred entries
+            reply = self.bench.timing(since_s=0.0) if self.bench else None
         except (BenchError, OSError):
-            return Verdict([Reason("bench_status", "bench stall intervals unavailable")], section)
-        stalls = [Stall(ws + v0, ws + v1 + lag_us / 1e6, lag_us) for v0, v1, lag_us in raw]
-        section["stalls"] = [[round(v0, 6), round(v1, 6), lag_us] for v0, v1, lag_us in raw]
+            reply = None
+        if reply is None:
+            return Verdict([Reason("bench_status", "the bench's record of the run's bytes is unavailable")], section)
+        ws = float(reply["wall_start_s"])
+        window = (ws + float(self._before["virtual_s"]), ws + float(after["virtual_s"]))
+        stalls = [s for s in timing.stalls(reply) if s.end >= window[0]]
+        section["stalls"] = [[round(s.start - ws, 6), round(s.end - ws, 6), s.lag_us] for s in stalls]
         section["wall_start_s"] = ws
-        return Verdict([], section, stalls)
+        return Verdict([], section, timing.byte_record(reply), self.lag_bound_us, stalls, window)
 
     def trace_path(self) -> str | None:
         return None                          # the bench sees every cycle of the executor

@@ -24,9 +24,9 @@ class EventResult:
     ack_tc: int | None = None        # mixed: the tick the executor acknowledged it in
     fired_tc: int | None = None      # mixed: the tick the executor says it fired in (FIRED)
     result_tc: int | None = None     # the profiler's tick when the event reached it
-    measurable: bool = True          # False: a host stall of the paced bench met its window
-    stall_us: float | None = None    # that stall's largest lag
-    attempts: int = 1                # Rig.schedule / fire do an event again whose window a stall met
+    measurable: bool = True          # False: the paced bench displaced a byte it depends on (mmsched.validity)
+    stall_us: float | None = None    # by this much
+    attempts: int = 1                # Rig.schedule / fire do an event again that was displaced so
 
     @property
     def on_time(self) -> bool:
@@ -40,7 +40,7 @@ class EventResult:
             ticks += f", acked in {self.ack_tc}"
         if self.fired_tc is not None:
             ticks += f", fired in {self.fired_tc}"
-        stall = "" if self.measurable else f", not measurable: host stall {self.stall_us:.0f} us"
+        stall = "" if self.measurable else f", not measurable: displaced {self.stall_us:.0f} us by a host stall"
         return f"event {self.event_id} ({self.mode}{'/' + self.dispatch if self.dispatch else ''}, {ticks}): " \
                f"{self.outcome}{why}, {lat}{stall}"
 

@@ -13,7 +13,7 @@ user when its own parts fail:
 5. events outside the fault's window are on time: those due before it began, and those created once the rig
    had RECOVERY_TICKS to recover after it ended.
 
-Checks 2 and 5 judge the measurable events only: an event a host stall met (paced normal runs on a busy host)
+Checks 2 and 5 judge the measurable events only: an event a host stall displaced a byte of (paced normal runs on a busy host)
 keeps its outcome but is marked not measurable, and the rig stands behind neither its outcome nor its figure;
 the campaign counts them (`unmeasurable`), and a run with too many of them is invalid for bench lag.
 

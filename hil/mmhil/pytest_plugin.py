@@ -62,7 +62,7 @@ CAPABILITIES: dict[str, tuple[str, tuple[str, ...]]] = {
                 ("bench", "lockstep", "ports", "ports+executor")),
 }
 # A paced run is run again (--rig-retries) when the host, not the firmware, spoiled it: invalid by these, or
-# an event that a host stall met (not measurable) did not end ok.
+# an event a host stall displaced a byte of (not measurable) did not end ok.
 HOST_REASONS = {"bench_lag", "bench_status"}
 RUNS_KEY = pytest.StashKey[list[tuple[str, str]]]()
 LOG_KEY = pytest.StashKey[list[str]]()
@@ -362,7 +362,7 @@ class Experiment:
             if result.valid and not stalled or not result.valid and not set(result.reasons) <= HOST_REASONS:
                 break
             why = f"invalid by {', '.join(result.reasons)}" if not result.valid else \
-                f"{len(stalled)} event(s) a host stall met ended {', '.join(sorted({e.outcome for e in stalled}))}"
+                f"{len(stalled)} event(s) a host stall displaced ended {', '.join(sorted({e.outcome for e in stalled}))}"
             self.log.append(f"run {out.name}: {why} (the host's, not the firmware's): run again")
         if require_valid and not result.valid:
             pytest.fail(f"invalid run, not a result ({', '.join(result.reasons)}: "

@@ -12,9 +12,10 @@ On top of the frames, the experiment's own verbs, so that a test reads like the 
                                                           # (paced bench or boards: not in lockstep)
 
 Each returns when its event has ended, with the outcome in the run format's words (mmsched.outcome
-decides it, as in `mmrig run`), the latency and the ticks the nodes reported. On the paced bench an event
-whose window met a host stall of the bench is done again (`retries`), and kept as not measurable if it
-keeps meeting one: a stall of the host is the rig's fault, never the firmware's.
+decides it, as in `mmrig run`), the latency and the ticks the nodes reported. On the paced bench each event
+is judged by the bytes its figure depends on, as a run's are (mmsched.validity: validity by cause): one a
+host stall displaced past the mode's bound is done again (`retries`), and kept as not measurable if it keeps
+being displaced: a stall of the host is the rig's fault, never the firmware's.
 
 On a lockstep bench (`Bench(lockstep=True)`) the Rig steps virtual time itself (mmhil.lockstep): a
 wait for a frame grants time frame by frame until one comes, timeouts count in virtual seconds, frames
@@ -40,8 +41,9 @@ from mmsched.exload import ExecutorLoad
 from mmsched.event import Event
 from mmsched.outcome import apply_result, refusal_reason, silent_outcome
 from mmsched.timecode import TimecodeTracker, round256
+from mmsched.validity import Basis, Cause, Sent, causes, deciding
 
-from . import frames
+from . import frames, timing
 from .bench import Bench, BenchError
 from .endpoint import NORMAL_LAG_BOUND_US, lag_bound_us
 from .eventresult import EventResult
@@ -67,7 +69,7 @@ class Rig:
     bench: Bench | None = None
     late_bound_us: float = LATE_BOUND_US
     timeout_ticks: int = TIMEOUT_TICKS
-    retries: int = 2              # paced bench: an event a host stall met is done again this many times
+    retries: int = 2              # paced bench: an event a host stall displaced is done again this many times
     # Opening a port resets its node (an Arduino's DTR): the handshake listens for the boot HELLO before it
     # asks (mmproto.link.HELLO_LISTEN_S). None: True on boards, False on a bench (on_bench passes the
     # bench's own); False for boards behind an adapter without DTR reset (saves the listening).
@@ -303,8 +305,8 @@ class Rig:
         if self.executor_mode != ("mixed", dispatch):
             self.mode("mixed", dispatch=dispatch, load=self.executor_load)     # keeps the load it was given
         bound = late_bound_us if late_bound_us is not None else self.late_bound_us
-        return self._stall_checked(lambda: self._schedule_once(event_id, ticks_ahead, dispatch, bound),
-                                   lag_bound_us("mixed", ticks_ahead))
+        return self._judged(lambda: self._schedule_once(event_id, ticks_ahead, dispatch, bound),
+                            lag_bound_us("mixed", ticks_ahead))
 
     def cancel(self, tag: int | None = None, timeout: float = 1.5) -> mp.Cancelled:
         """Takes the event with `tag` (as sent in a SCHEDULE) out of the executor's list before it fires, or
@@ -330,7 +332,7 @@ class Rig:
         if not 1 <= ticks_ahead <= 255:
             raise ValueError(f"ticks_ahead {ticks_ahead}: 1..255")
         bound = late_bound_us if late_bound_us is not None else self.late_bound_us
-        return self._stall_checked(lambda: self._fire_once(event_id, ticks_ahead, bound, spin_s), NORMAL_LAG_BOUND_US)
+        return self._judged(lambda: self._fire_once(event_id, ticks_ahead, bound, spin_s), NORMAL_LAG_BOUND_US)
 
     # ---- inside the verbs ------------------------------------------------------------------------
     def _next_tag(self) -> int:
@@ -346,15 +348,19 @@ class Rig:
                            latency_us=event.latency_us, latency_counts=event.latency_counts,
                            result_tc=event.result_tc, **ticks)
 
-    def _schedule_once(self, event_id: int, ticks_ahead: int, dispatch: str, bound: float) -> EventResult:
+    def _schedule_once(self, event_id: int, ticks_ahead: int, dispatch: str, bound: float) -> tuple[EventResult, Event]:
+        assert self.tracker is not None
         tb, tick = self.time_base(), self.tick_s
         self.drain("executor")
         now_tc = self.next_tick()
         target, tag, lost0 = now_tc + ticks_ahead, self._next_tag(), self._seq_lost()
         ev = Event(event=len(self.results) + 1, tag=tag, event_id=event_id, mode="mixed", distance=ticks_ahead,
                    scheduled_tc=target, created_tc=now_tc, created_phase=None)
-        self.send("executor", frames.schedule(event_id=event_id, tag=tag,
-                                              timecode=(target - self.tc_offset) & 0xFFFFFFFF))
+        ev.bytes.basis = Basis(now_tc, self.tracker.tick_start(now_tc), self.tracker.last_arrival())
+        ev.bytes.created_at = self.now()
+        w = self._write("executor", self.executor.prepare(frames.schedule(
+            event_id=event_id, tag=tag, timecode=(target - self.tc_offset) & 0xFFFFFFFF)))
+        ev.bytes.sent = Sent("executor", w.offset, w.began, w.opens)
         deadline = self.now() + (ticks_ahead + self.timeout_ticks) * tick
         ack_tc = fired_tc = None
         result: mp.Result | None = None
@@ -382,9 +388,15 @@ class Rig:
             apply_result(ev, result, tb, bound)
         elif ev.outcome is None:
             ev.finish(*silent_outcome(self._seq_lost() - lost0))
-        return self._ended(ev, dispatch, ack_tc=ack_tc, fired_tc=fired_tc)
+        return self._ended(ev, dispatch, ack_tc=ack_tc, fired_tc=fired_tc), ev
 
-    def _fire_once(self, event_id: int, ticks_ahead: int, bound: float, spin_s: float) -> EventResult:
+    def _write(self, node: str, wire: bytes) -> mp.Written:
+        try:
+            return self.links[node].write_frame(wire)
+        except LinkError as exc:
+            raise RigError(str(exc)) from exc
+
+    def _fire_once(self, event_id: int, ticks_ahead: int, bound: float, spin_s: float) -> tuple[EventResult, Event]:
         assert self.tracker is not None
         tb, tick = self.time_base(), self.tick_s
         now_tc = self.next_tick()
@@ -395,36 +407,38 @@ class Rig:
                    scheduled_tc=target, created_tc=now_tc, created_phase=None)
         wire = self.profiler.prepare(frames.fire(event_id=event_id, tag=tag))
         at = self.tracker.tick_start(target)
+        basis_tc, arrived = self.tracker.basis()
+        ev.bytes.basis = Basis(basis_tc, self.tracker.tick_start(basis_tc), arrived)
         while (left := at - time.monotonic()) > spin_s:
             time.sleep(left - spin_s)
         while time.monotonic() < at:
             pass
-        try:
-            self.profiler.write(wire)
-        except LinkError as exc:
-            raise RigError(str(exc)) from exc
+        w = self._write("profiler", wire)
+        ev.bytes.sent = Sent("profiler", w.offset, w.began, w.opens)
         try:
             _, result = self.wait_for("profiler", mp.Result, (self.timeout_ticks + 1) * tick,
                                       where=lambda r: bool(r.flags & mp.RESULT_FLAG_FIRE) and r.tag == tag)
             apply_result(ev, result, tb, bound)
         except RigError:
             ev.finish(*silent_outcome(self._seq_lost() - lost0))
-        return self._ended(ev, None)
+        return self._ended(ev, None), ev
 
-    def _stall_checked(self, once: Callable[[], EventResult], bound_us: float) -> EventResult:
-        """Paced bench: does the event again if a host stall above `bound_us` met its window (up to `retries`
-        times), else keeps it as not measurable. Elsewhere (boards, lockstep) runs it once."""
+    def _judged(self, once: Callable[[], tuple[EventResult, Event]], bound_us: float) -> EventResult:
+        """Paced bench: validity by cause (mmsched.validity), as for a run's events. An event a byte of which
+        the bench displaced past `bound_us` in a way that could change its figure is done again (up to
+        `retries` times), else kept as not measurable with the displacement. Elsewhere (boards, lockstep):
+        once, judged by nothing (no record of the bytes)."""
         attempt = 0
         while True:
             attempt += 1
             v0 = self._bench_virtual_s()
-            res = once()
-            stall = self._stall_since(v0, bound_us) if v0 is not None else None
-            if stall is None:
+            res, ev = once()
+            cause = self._displaced(ev, v0, bound_us) if v0 is not None else None
+            if cause is None:
                 res = dataclasses.replace(res, attempts=attempt)
                 break
             if attempt > self.retries:
-                res = dataclasses.replace(res, measurable=False, stall_us=stall, attempts=attempt)
+                res = dataclasses.replace(res, measurable=False, stall_us=cause.us, attempts=attempt)
                 break
         self.results.append(res)
         return res
@@ -437,13 +451,15 @@ class Rig:
         except (BenchError, OSError):
             return None
 
-    def _stall_since(self, v0: float, bound_us: float) -> float | None:
+    def _displaced(self, ev: Event, v0: float, bound_us: float) -> Cause | None:
+        """The displacement that voids the event, from the bench's record since shortly before it began (the
+        estimate's TIMECODE can be a few seconds old), or None."""
         assert self.bench is not None
         try:
-            lags = [lag for _, _, lag in self.bench.stalls(since_s=v0) if lag >= bound_us]
+            record = timing.byte_record(self.bench.timing(since_s=max(0.0, v0 - 5.0)))
         except (BenchError, OSError):
             return None
-        return max(lags) if lags else None
+        return deciding(ev.mode, ev.outcome, ev.reason, causes(ev.mode, ev.bytes, record), bound_us)
 
     def close(self) -> None:
         for link in self.links.values():

@@ -38,7 +38,7 @@ def soak(name: str, endpoint: BenchEndpoint, seconds: float, out: Path) -> dict[
     problems = []
     if not sc["invariant"]["ok"]:
         problems.append(f"invariant: {sc['invariant']['error']}")
-    # An event a host stall met (the bench's, or the scheduler's own: made past its tick) is not measurable:
+    # An event a host stall displaced a byte of (the bench's, or the scheduler's own: made past its tick) is not measurable:
     # its outcome is kept and counted, but it is no fault of the system under test.
     if not sc.get("faults") and any(e.outcome != "ok" and e.measurable for e in res.events):
         problems.append("measurable events not ok in a run without a fault of the rig")

@@ -355,7 +355,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         text.append("wrote " + ", ".join(str(p) for p in files))
     else:
         text.append("nothing written (no --out): give -o NAME to keep the run as NAME.csv and NAME.json")
-    text.append("n, mean, variance: the measured events (ok, late; no host stall met them); the rest counted apart")
+    text.append("n, mean, variance: the measured events (ok, late; measurable: no byte of theirs displaced by a host stall); "
+                "the rest counted apart")
     verdict_lines = []
     if not result.valid:
         kept = "kept on disk, not a result" if files else "not a result"
@@ -732,8 +733,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "event input polled; its runs go to results/8051/ and the table sets them beside the AVR "
                            "demo's in results/ and the paper's). --profiler: the same (the demo has no board ports)")
     demo.add_argument("--attempts", type=int, default=4,
-                      help="runs per experiment while it is invalid by bench lag alone (default 4; a loaded "
-                           "experiment at most 2)")
+                      help="runs per experiment while it is invalid by host stalls alone (more than 5%% of its events "
+                           "not measurable; default 4; a loaded experiment at most 2)")
     demo.set_defaults(func=cmd_demo)
 
     run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed",
@@ -770,7 +771,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "handshake; default: the rate they start at (their HELLO, 9600 as built)")
     run.add_argument("--late-bound-us", type=float, default=1000.0)
     run.add_argument("--lag-bound-us", type=float, default=None,
-                     help="bench: lag above this invalidates the run (default: normal 1000; mixed and verification a tenth of the schedule's spare time: 4700 one tick ahead, 11800 two ahead)")
+                     help="paced bench: an event a byte of which a host stall displaced by more than this is not "
+                          "measurable, validity by cause (default: normal 1000; mixed and verification a tenth of the "
+                          "schedule's spare time: 4700 one tick ahead, 11800 two ahead); the run is invalid when more "
+                          "than 5%% of its events are not measurable")
     run.add_argument("--max-in-flight", type=int, default=8)
     run.add_argument("--out", "-o", type=Path, default=None, help="writes OUT.csv and OUT.json")
     run.add_argument("--name", default=None,

@@ -13,8 +13,9 @@ event alike, variance 0, by construction. So the PC's load cannot move the mixed
 what it can move instead: the SCHEDULE frames' propagation delay, the slack left, missed events
 (mmanalysis.propagation).
 
-A run whose bench lag went over its bound is invalid (the host stalled the simulation: on a shared VM
-the hypervisor does that for milliseconds a few times a minute, see docs/bench.md). Such a run is
+A host stall of the bench costs only the events whose own bytes it displaced past the bound (validity by
+cause, mmsched.validity, docs/bench.md); a run in which more than 5 % of the events are so is invalid (on a
+shared VM the hypervisor stalls the bench for milliseconds several times a second). Such a run is
 set aside as NAME.attemptK.csv/.json (kept, marked invalid, listed apart by `mmrig report`) and the
 experiment runs again, up to `attempts` times (4 by default; 2 for a loaded experiment, see LOADED_ATTEMPTS);
 the table says which attempt it shows. Runs invalid for any other reason are not retried. An experiment left
@@ -107,7 +108,8 @@ class DemoRow:
 
 
 def stalled_only(r: RunResult) -> bool:
-    """Invalid only because the bench lagged (a host stall), so running it again is a fair retry."""
+    """Invalid only because host stalls displaced bytes that too many of its events depend on, so running it
+    again is a fair retry."""
     return not r.valid and set(r.reasons) == {"bench_lag"}
 
 
@@ -133,10 +135,11 @@ def no_valid_run(rows: list[DemoRow]) -> list[str]:
     return [row.ex.name for row in rows if not row.result.valid]
 
 
-TABLE_WORDS = ("n, mean, var, max: over the measured events only (ok or late, and measurable: no host stall met "
-               "them; mmanalysis.latstats.measured), the same rows as `mmrig report` and the lab notebook; "
-               "stall: events a host stall met, left out of n; on time: ok / all events; var in us² (the paper's "
-               "ms² x 1,000,000).")
+TABLE_WORDS = ("n, mean, var, max: over the measured events only (ok or late, and measurable: no byte of theirs "
+               "displaced by a host stall; mmanalysis.latstats.measured), the same rows as `mmrig report` and the lab "
+               "notebook; stall: events a host stall displaced a byte of past the bound, left out of n (the sidecar's "
+               "measurability.events names the byte); on time: ok / all events; try: the attempt shown; var in us² "
+               "(the paper's ms² x 1,000,000).")
 
 
 def table(rows: list[DemoRow]) -> str:
@@ -237,7 +240,7 @@ def notes(rows: list[DemoRow]) -> str:
         lines += load_effect(r4, r5)
     for row in rows:
         if row.set_aside:
-            lines.append(f"{row.ex.name}: {len(row.set_aside)} earlier attempt(s) invalid by bench lag, kept as "
+            lines.append(f"{row.ex.name}: {len(row.set_aside)} earlier attempt(s) invalid by host stalls, kept as "
                          f"{', '.join(p.name for p in row.set_aside)}")
         if not row.result.valid:
             lines.append(f"INVALID {row.ex.name}: {row.result.sidecar['invalid_reason']} (kept on disk, not a result)")

@@ -10,7 +10,8 @@ the GUI) choose which to build. An endpoint
   host's monotonic clock and a plain queue wait here; a co-simulation advances its own time instead
   (mmhil.LockstepEndpoint);
 - judges whether the figures of the run's window can be trusted (`begin` at the window's start,
-  `verdict` at its end), with reasons as codes (`mmanalysis.schema.INVALID_REASONS`) a view maps to words.
+  `verdict` at its end), with reasons as codes (`mmanalysis.schema.INVALID_REASONS`) a view maps to words,
+  and hands over what it recorded of the bytes it carried, by which each event is judged (validity.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any, Callable
 from mmproto import Item, Link, poll_until
 
 from .config import RunConfig
+from .validity import ByteRecord, Stall
 
 
 class EndpointError(RuntimeError):
@@ -56,37 +58,20 @@ class Reason:
     text: str
 
 
-@dataclass(frozen=True)
-class Window:
-    """The stretch of the run's clock an event's measurement depends on (docs/bench.md, "Per-event
-    validity"): what happens to the rig inside it can change the event's figure."""
-
-    event: int
-    start: float
-    end: float
-
-
-@dataclass(frozen=True)
-class Stall:
-    """A stretch of the run's clock in which the rig could not keep its timing (a host stall of the paced
-    bench), with the largest lag in it."""
-
-    start: float
-    end: float
-    lag_us: float
-
-    def meets(self, w: Window) -> bool:
-        return self.start <= w.end and w.start <= self.end
-
-
 @dataclass
 class Verdict:
     """An endpoint's judgement of a run's window: its reasons (none: trusted), the sidecar section that
-    backs it up (the bench's lag figures, say), and the stalls in it (per-event validity)."""
+    backs it up (the bench's lag figures, say), and what validity by cause judges each event by
+    (mmsched.validity): the record of the bytes the endpoint carried (None: it keeps none, as boards and a
+    lockstep bench), the bound past which a displacement voids an event, the stalls and the window
+    [start, end] on the run's clock (for the share of the run the stalls covered)."""
 
     reasons: list[Reason] = field(default_factory=list)
     section: dict[str, Any] | None = None
+    record: ByteRecord | None = None
+    bound_us: float | None = None
     stalls: list[Stall] = field(default_factory=list)
+    window: tuple[float, float] | None = None
 
     @property
     def valid(self) -> bool:

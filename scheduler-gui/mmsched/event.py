@@ -8,6 +8,8 @@ from dataclasses import dataclass, field, fields
 from mmanalysis.schema import COLUMN_NAMES as COLUMNS
 from mmanalysis.schema import OUTCOMES, REASONS
 
+from .validity import EventBytes
+
 
 @dataclass
 class Event:
@@ -30,8 +32,8 @@ class Event:
     latency_us: float | None = None
     outcome: str | None = None
     reason: str | None = None
-    measurable: bool = True               # False: its measurement window met a host stall (stall_us: its lag)
-    stall_us: float | None = None
+    measurable: bool = True               # False: a byte its figure depends on was displaced past the bound
+    stall_us: float | None = None         # ... by this much (validity.py); set on a measurable one that met it too
     # normal mode's latency budget (budget.py): the four add up to latency_us
     est_error_us: float | None = None
     wakeup_us: float | None = None
@@ -50,6 +52,8 @@ class Event:
     loss_reports_at_create: int = field(default=0, repr=False)
     # the kind of the first rig fault that touched it (faults.py): then it can only end ok or lost
     fault: str | None = field(default=None, repr=False)
+    # the bytes its figure depends on (validity.py), noted as it is made
+    bytes: EventBytes = field(default_factory=EventBytes, repr=False)
 
     @property
     def terminal(self) -> bool:

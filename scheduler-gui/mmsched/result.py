@@ -1,7 +1,7 @@
 """What one run gives back: its events, its sidecar and where both were written.
 
 The figures a test asserts on are properties (the sidecar's summary, mmanalysis.latstats: latency over
-the measured events, `ok` and `late`, that no host stall met), and the result's repr is one line that
+the measured events, `ok` and `late`, that are measurable), and the result's repr is one line that
 names the run's files, so a failed `assert result.p99_us < 5.0` tells where to look:
 
     assert r.on_time_share >= 0.99 and r.p99_us < 5.0, r
@@ -79,7 +79,8 @@ class RunResult:
 
     @property
     def unmeasurable(self) -> int:
-        """Events a host stall met: kept with their outcome, left out of the latency figures."""
+        """Events a host stall displaced a byte of past the bound (mmsched.validity): kept with their outcome, left
+        out of the latency figures."""
         return int(self.summary.get("unmeasurable", 0))
 
     def _figure(self, key: str) -> float:

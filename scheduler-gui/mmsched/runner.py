@@ -43,7 +43,7 @@ from mmproto.wiretime import wire_time_s
 from . import __version__
 from .budget import Floor, apply_budget, budget_summary
 from .config import RunConfig
-from .endpoint import Endpoint, EndpointError, Reason, Verdict, Window
+from .endpoint import Endpoint, EndpointError, Reason, Verdict
 from .environment import collect as collect_environment
 from .event import Event
 from .export import write_run
@@ -59,10 +59,8 @@ from .session import Session
 from .stats import slack_distribution, summarize
 from .timecode import round256
 from .tracefiles import executor_profile
+from .validity import LATE_READ_MARGIN_TICKS, Basis, Sent, judge
 
-# A TIMECODE read this much later than its frame could have arrived (a tenth of a tick, 7.1 ms, far above
-# the few hundred us a paced run's reader takes) means the scheduler stalled (late_creations).
-LATE_READ_MARGIN_TICKS = 0.1
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 FLOOR_PROBES = 5           # normal mode: FIREs injected on a tick's edge (the floor calibration)
 CLOCK_PROBES = 8           # normal mode, disciplined: FIREs written at start to lock the servo
@@ -108,6 +106,8 @@ class Runner:
     counters_before: dict[str, Any] = field(default_factory=dict, init=False)   # COUNTERS at set-up, by node
     reset_nodes: set[str] = field(default_factory=set, init=False)              # nodes that reset mid-run
     mode_frame: mp.Mode | None = field(default=None, init=False)                # the executor's MODE of this run
+    # the FIREs written (probes and events) by their write moment: the servo's anchor is one (validity.py)
+    fires_sent: dict[float, Sent] = field(default_factory=dict, init=False, repr=False)
     _open: list[Event] = field(default_factory=list, init=False, repr=False)    # events not ended yet (in_flight)
     # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
     # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
@@ -364,12 +364,11 @@ class Runner:
         link = self.session.links["profiler"]
         for _ in range(CLOCK_PROBES):
             tag = self.probe_tag()
-            wire = link.prepare(mp.Fire(event_id=0, tag=tag))
-            t = time.monotonic()
-            link.write(wire)
+            w = link.write_frame(link.prepare(mp.Fire(event_id=0, tag=tag)))
+            self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens)
             r = self.wait_probe(tag)
             if r is not None:
-                st.servo.add(t, st.timebase.seconds(r.timecode, r.counts))
+                st.servo.add(w.began, st.timebase.seconds(r.timecode, r.counts))
         if not st.servo.ready:
             self.count("discipline_unlocked_at_start")
 
@@ -494,12 +493,15 @@ class Runner:
         cur = st.tracker.current
         ev = self.new_event(tag, eid, cfg.mode, cfg.distance, cur + cfg.distance, cur,
                             round(st.tracker.phase(now, cur), 6))
+        ev.bytes.created_at = ev.created_at
         if cfg.mode == "mixed":
+            ev.bytes.basis = Basis(cur, st.tracker.tick_start(cur), st.tracker.last_arrival())
             try:
                 t = self.now()
-                self.session.send("executor", mp.Schedule(tag=tag, event_id=eid,
-                                                          timecode=(ev.scheduled_tc - st.tc_offset) & 0xFFFFFFFF))
+                w = self.session.send_frame("executor", mp.Schedule(
+                    tag=tag, event_id=eid, timecode=(ev.scheduled_tc - st.tc_offset) & 0xFFFFFFFF))
                 ev.sent_s = round(t - st.t0, 6)
+                ev.bytes.sent = Sent("executor", w.offset, t, w.opens)
             except LinkError:
                 self.end(ev, "lost", "link_fault")
         elif cfg.mode == "normal":
@@ -507,11 +509,14 @@ class Runner:
             # encoded now, written at the moment: the firing thread only writes (firing.py)
             wire = self.session.links["profiler"].prepare(mp.Fire(event_id=eid, tag=tag))
             at = st.tracker.tick_start(ev.scheduled_tc)          # the paper's estimate (timecode.py)
+            basis_tc, arrived = st.tracker.basis()
+            ev.bytes.basis = Basis(basis_tc, st.tracker.tick_start(basis_tc), arrived)
             if cfg.discipline:
                 disciplined = st.servo.tick_start(ev.scheduled_tc, near=at)
                 if disciplined is None:
                     self.count("discipline_unlocked")   # no two FIREs agree yet: the naive estimate
                 else:
+                    ev.bytes.anchor = self.fires_sent.get(st.servo.anchor_written_at(at))   # type: ignore[arg-type]
                     at = disciplined
             ev.fire_at = at
             self.firer.add(ev, at, wire)
@@ -537,10 +542,10 @@ class Runner:
     def send_fire(self, ev: Event, wire: bytes) -> None:
         st = self.state
         assert st is not None
-        t = time.monotonic()
-        self.session.links["profiler"].write(wire)
-        ev.written_at = t
-        ev.sent_s = round(t - st.t0, 6)
+        w = self.session.links["profiler"].write_frame(wire)
+        ev.written_at = w.began
+        ev.sent_s = round(w.began - st.t0, 6)
+        ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens)
         self.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:
@@ -947,73 +952,24 @@ class Runner:
                     pass
 
     # ---- the run's files ---------------------------------------------------------------------------
-    def windows(self) -> list[Window]:
-        """Each event's measurement window on the run's clock (docs/bench.md, "Per-event validity").
-        Normal mode: from the start of the tick the PC created it in (the TIMECODE frames it placed its
-        FIRE by) to the FIRE's stamp (the tick's start plus the latency; one tick if none came). Mixed and
-        verification: from its creation (the SCHEDULE's journey) to the end of the tick it fired in."""
-        st = self.state
-        if st is None or not st.tracker.ready:
-            return []
-        tick = st.timebase.tick_s
-        out = []
-        for e in self.events:
-            if e.created_at is None:
-                continue
-            due = st.tracker.tick_start(e.scheduled_tc)
-            if self.cfg.mode == "normal":
-                lat_s = max(e.latency_us, 0.0) / 1e6 if e.latency_us is not None else tick
-                out.append(Window(e.event, st.tracker.tick_start(e.created_tc), due + lat_s + 0.001))
-            else:
-                out.append(Window(e.event, e.created_at, due + tick))
-        return out
-
-    def late_creations(self) -> dict[int, float]:
-        """Events this scheduler made at or after their own scheduled moment because it read its TIMECODEs
-        late, by event, with the lag in us (created_phase x the tick). Such an event could not have been
-        on time over any line: this host stalled the scheduler. Where the executor is measured (mixed,
-        verification) that is a fault of the rig, not of the system under test; in normal mode the PC is
-        what is measured, and its lateness is the result, so none are returned. Nor are events already
-        `lost` to a fault of the rig (a port that came back, after which the scheduler made events from the
-        TIMECODEs that waited): their fault names them already.
-
-        A phase past the distance alone is no stall: a free-running timer that expires just after a tick
-        began, before that tick's TIMECODE has crossed the line, makes an event on the tick before, phase
-        1.0 .. 1 + the frame's line time (the paper's 1-tick experiment, half of whose events miss so). Only a
-        phase past that, plus LATE_READ_MARGIN_TICKS, says the next TIMECODE had arrived and was not read."""
-        st = self.state
-        if self.cfg.mode == "normal" or st is None:
-            return {}
-        tick_s = st.timebase.tick_s
-        stale = 1.0 + wire_time_s(mp.Timecode, st.baud) / tick_s + LATE_READ_MARGIN_TICKS
-        return {e.event: round(e.created_phase * tick_s * 1e6, 1) for e in self.events
-                if e.created_phase is not None and e.outcome != "lost"
-                and e.created_phase >= max(e.distance, stale)}
-
     def mark_unmeasurable(self, verdict: Verdict) -> dict[str, Any]:
-        """Events whose window met a stall (the bench's, or this scheduler's own: late_creations) keep their
-        outcome and are marked not measurable; a run with more than MAX_UNMEASURABLE_SHARE of them is
-        invalid. Returns the figures for the sidecar."""
-        lags: dict[int, float] = {}
-        for w in self.windows():
-            met = [s for s in verdict.stalls if s.meets(w)]
-            if met:
-                lags[w.event] = round(max(s.lag_us for s in met), 1)
-        late = self.late_creations()
-        for i, lag in late.items():
-            lags[i] = max(lag, lags.get(i, 0.0))
-        for i, lag in lags.items():
-            self.events[i].measurable, self.events[i].stall_us = False, lag
-        marked = len(lags)
-        share = marked / len(self.events) if self.events else 0.0
+        """Validity by cause (validity.py): each event judged by the bytes its figure depends on, in the record
+        of the endpoint (the paced bench's; none on boards or in lockstep, where only the scheduler's own late
+        creations are judged); a run with more than MAX_UNMEASURABLE_SHARE of them not measurable is invalid.
+        Returns the sidecar's `measurability`."""
+        st = self.state
+        tick_s = st.timebase.tick_s if st is not None else 0.0
+        baud = st.baud if st is not None else self.endpoint.baud
+        stale = 1.0 + wire_time_s(mp.Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
+        j = judge(self.events, verdict.record, verdict.bound_us, stale, tick_s)
+        late = sum(1 for c in j.marked.values() if c.byte == "late creation")
+        share = j.share(len(self.events))
         if share > MAX_UNMEASURABLE_SHARE:
-            worst = max(e.stall_us for e in self.events if e.stall_us is not None)
-            self.invalid.append(Reason("bench_lag", f"bench lag bound exceeded: {marked} of {len(self.events)} events "
-                                                    f"({share:.1%}) met a host stall (largest lag {worst:.0f} us); "
-                                                    f"more than {MAX_UNMEASURABLE_SHARE:.0%} not measurable"))
-        return {"stalls": len(verdict.stalls), "late_creations": len(late), "unmeasurable": marked,
-                "unmeasurable_share": round(share, 6),
-                "max_unmeasurable_share": MAX_UNMEASURABLE_SHARE}
+            worst = max(j.marked.values(), key=lambda c: c.us)
+            self.invalid.append(Reason("bench_lag", f"{len(j.marked)} of {len(self.events)} events ({share:.1%}) not "
+                                                    f"measurable, more than {MAX_UNMEASURABLE_SHARE:.0%}: a host stall "
+                                                    f"displaced a byte they depend on (worst: {worst.detail})"))
+        return j.figures(len(self.events), verdict.stalls, verdict.window, verdict.bound_us, late)
 
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state

@@ -19,10 +19,12 @@ exactly like an offset of the clocks; the estimate takes the fastest FIRE of its
 disciplined FIRE is therefore written that constant early and lands on the tick: the figure it yields is
 the variable part of the PC's cost (wake-up, write jitter) plus the profiler's floor.
 
-Robustness. A FIRE that enters a stalled bench is stamped too early (the virtual clock lags the wall), which
-would make its bound too high and pull every later FIRE early. A bound counts only when a second bound of
-the window confirms it (lies within `tolerance_s` below it); a lone one is skipped (`rejected`). The servo
-therefore never places a tick earlier than two FIREs agree it began.
+Robustness. A FIRE that entered a stalled bench too early (before the bench stamped the PC's bytes on the host
+clock, it put them on the line where its simulation had frozen) would make its bound too high and pull every
+later FIRE early; on boards, anything that shortens one FIRE's path would do the same. A bound counts only when
+a second bound of the window confirms it (lies within `tolerance_s` below it); a lone one is skipped
+(`rejected`). The servo therefore never places a tick earlier than two FIREs agree it began. Which FIRE anchors
+the estimate (`anchor_written_at`) is what validity by cause judges a disciplined event by (mmsched.validity).
 """
 
 from __future__ import annotations
@@ -101,12 +103,22 @@ class ClockServo:
                     self._anchors.popleft()
                 self.drift = fit_drift(list(self._anchors))
 
-    def base(self, at: float) -> float | None:
-        """Where tick 0 began on the host clock, as seen at host time `at`; None until two FIREs agree.
-        The anchor is the newest half of the window's (it follows drift sooner), else the whole window's."""
+    def _anchor(self, at: float) -> tuple[float, float] | None:
+        """(written_at, base) of the FIRE whose bound places tick 0 as seen at host time `at`: the anchor of the
+        newest half of the window's (it follows drift sooner), else the whole window's; None until two agree."""
         pts = [(t, b + self.drift * (at - t)) for t, b in self._pts]   # each bound carried to `at`
-        a = (anchor(pts[len(pts) // 2:], self.tolerance_s) if len(pts) >= 16 else None) or anchor(pts, self.tolerance_s)
+        return (anchor(pts[len(pts) // 2:], self.tolerance_s) if len(pts) >= 16 else None) or anchor(pts, self.tolerance_s)
+
+    def base(self, at: float) -> float | None:
+        """Where tick 0 began on the host clock, as seen at host time `at`; None until two FIREs agree."""
+        a = self._anchor(at)
         return None if a is None else a[1]
+
+    def anchor_written_at(self, at: float) -> float | None:
+        """When the FIRE that anchors `base(at)` was written (its own moments are what the estimate rests on:
+        mmsched.validity), or None."""
+        a = self._anchor(at)
+        return None if a is None else a[0]
 
     @property
     def ready(self) -> bool:

@@ -11,7 +11,7 @@ import queue
 from dataclasses import dataclass, field
 from typing import Any
 
-from mmproto import Item, Link, Message
+from mmproto import Item, Link, Message, Written
 from mmproto.link import HELLO_LISTEN_S
 
 from .endpoint import Endpoint, Ports
@@ -54,6 +54,10 @@ class Session:
 
     def send(self, node: str, message: Message) -> float:
         return self.links[node].send(message)
+
+    def send_frame(self, node: str, message: Message) -> Written:
+        """As `send`, and says where in the port's byte stream and when the frame was written."""
+        return self.links[node].send_frame(message)
 
     def has(self, node: str) -> bool:
         return node in self.links

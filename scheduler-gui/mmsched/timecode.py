@@ -154,6 +154,17 @@ class TimecodeTracker:
         wire_fix = self.wire_s * (tick / self.tick_s - 1.0)
         return min(y - x * tick for x, y in self._bases) - wire_fix
 
+    def basis(self) -> tuple[int, float]:
+        """The frame the estimate of tick starts rests on now (the minimum filter's: the frame of the window that
+        met the least delay): its tick and when it was complete at the PC (mmsched.validity)."""
+        tick = self.tick_len_s
+        x, y = min(self._bases, key=lambda p: p[1] - p[0] * tick)
+        return x, y + self.wire_s
+
+    def last_arrival(self) -> float:
+        """When the newest frame (tick `current`) was complete at the PC."""
+        return self._bases[-1][1] + self.wire_s
+
     @property
     def ready(self) -> bool:
         return self.current is not None and len(self._bases) > 0

@@ -36,16 +36,17 @@ def mmrig(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def valid_or_lag_only(code: int, sidecar: dict, out: str) -> None:
+    """Valid, or invalid (exit 3) only because host stalls displaced bytes that too many events depend on; either
+    way every event the run marked names the byte and the amount (validity by cause, mmsched.validity)."""
+    m = sidecar["measurability"]
+    assert m["unmeasurable"] == sum(1 for x in m["events"] if not x["measurable"]), m
+    assert all(x["byte"] and x["us"] > 0 for x in m["events"]), m["events"]
     if code == 3:
-        assert sidecar["valid"] is False and sidecar["invalid_reason"].startswith("bench lag bound exceeded"), out
+        assert sidecar["valid"] is False and [r["code"] for r in sidecar["invalid_reasons"]] == ["bench_lag"], out
+        assert m["unmeasurable_share"] > m["max_unmeasurable_share"], m
     else:
         assert code == 0, out
-        assert sidecar["valid"] is True
-        if not sidecar["bench"]["valid"]:
-            # per-event validity (docs/bench.md): a stall that met no more than 5 % of the events leaves the
-            # run valid; the bench's window saw it, and the run accounted for it
-            m = sidecar["measurability"]
-            assert m["stalls"] > 0 and m["unmeasurable_share"] <= m["max_unmeasurable_share"], sidecar["bench"]
+        assert sidecar["valid"] is True and m["unmeasurable_share"] <= m["max_unmeasurable_share"], m
 
 
 def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
@@ -215,7 +216,7 @@ def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> Non
     assert len(shown) == 7                      # the five experiments, 3b free-running, 2b disciplined
     for n in set(names) - set(shown):   # attempts the host stalled: set aside, marked invalid, named apart
         meta = json.loads((tmp_path / f"{n}.json").read_text())
-        assert meta["valid"] is False and meta["name"] == n and "bench lag" in meta["invalid_reason"]
+        assert meta["valid"] is False and meta["name"] == n and [r["code"] for r in meta["invalid_reasons"]] == ["bench_lag"]
         assert n.split(".attempt")[0] in shown
     for n in names:
         df = pd.read_csv(tmp_path / f"{n}.csv")
@@ -229,7 +230,7 @@ def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> Non
     for n in shown:
         meta = json.loads((tmp_path / f"{n}.json").read_text())
         if not meta["valid"]:
-            assert "bench lag" in meta["invalid_reason"] and done.returncode == 3, n
+            assert [r["code"] for r in meta["invalid_reasons"]] == ["bench_lag"] and done.returncode == 3, n
     loaded = json.loads((tmp_path / "exp5-mixed-2ahead-load.json").read_text())
     assert loaded["config"]["load"] == "heavy" and loaded["load"]["condition"] == "heavy"
     assert loaded["load"]["command"][0] == "stress-ng"   # heavy: cpu + memory + disk on the host, no namespace

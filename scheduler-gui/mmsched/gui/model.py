@@ -46,7 +46,7 @@ def display(r: Row) -> tuple[str, ...]:
     else:
         outcome = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} ({r.reason})"
         if not r.measurable:
-            outcome += f", not measurable (host stall {r.stall_us or 0:.0f} us)"
+            outcome += f", not measurable (displaced {r.stall_us or 0:.0f} us by a host stall)"
     return (str(r.event), str(r.event_id), str(r.scheduled_tc), _fmt(r.sent_s), _fmt(r.ack_tc), _fmt(r.fired_tc),
             _fmt(r.latency_us), outcome)
 
@@ -82,7 +82,7 @@ class EventModel(QAbstractTableModel):
 
     def _record(self, pos: int, r: Row) -> None:
         self._code[pos] = OUTCOME_CODE.get(r.outcome, PENDING) if r.outcome is not None else PENDING
-        # a latency the rig cannot stand behind (its window met a host stall) is not plotted or summarised
+        # a latency the rig cannot stand behind (a host stall displaced a byte of it) is not plotted or summarised
         self._lat[pos] = np.nan if r.latency_us is None or not r.measurable else r.latency_us
         self._unmeasurable[pos] = not r.measurable
         self._ev[pos] = r.event
@@ -94,7 +94,7 @@ class EventModel(QAbstractTableModel):
         return self._lat[:n], self._code[:n]
 
     def unmeasurable(self) -> int:
-        """Rows whose window met a host stall (their latency is left out)."""
+        """Rows a host stall displaced a byte of past the bound (their latency is left out)."""
         return int(self._unmeasurable[:len(self.rows)].sum())
 
     def latency_points(self) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,33 @@
+"""The paced bench's `timing` reply (hil/bench/hostin.c, pacing.c) as what validity by cause judges events by
+(mmsched.validity): the PC's bytes with their stamps and the output handed over late as a `ByteRecord`, and
+the stall intervals, all placed on the host clock (virtual time v was due at wall_start + v)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mmsched.validity import ByteRecord, Entry, Held, Stall
+
+
+def byte_record(reply: dict[str, Any]) -> ByteRecord:
+    """The record of a `timing` reply: entries by node in (pty generation, offset) order, held output runs by
+    node in due order."""
+    ws = float(reply["wall_start_s"])
+    entries: dict[str, list[Entry]] = {}
+    for node, gen, offset, n, stamp_s, moved_us in reply.get("inputs", []):
+        entries.setdefault(node, []).append(Entry(node, int(gen), int(offset), int(n), ws + float(stamp_s),
+                                                  float(moved_us) / 1e6))
+    held: dict[str, list[Held]] = {}
+    for node, due0, due1, n, late_us in reply.get("held", []):
+        held.setdefault(node, []).append(Held(node, ws + float(due0), ws + float(due1), int(n), float(late_us) / 1e6))
+    for es in entries.values():
+        es.sort(key=lambda e: (e.gen, e.offset))
+    return ByteRecord(entries, held, float(reply.get("held_min_us", 0.0)) / 1e6,
+                      int(reply.get("inputs_dropped", 0)) + int(reply.get("held_dropped", 0)))
+
+
+def stalls(reply: dict[str, Any]) -> list[Stall]:
+    """The stall intervals of a `timing` (or `stalls`) reply on the host clock: a stall from virtual v0 to v1
+    (catch-up included) starts at wall_start + v0 and ends on the host at wall_start + v1."""
+    ws = float(reply["wall_start_s"])
+    return [Stall(ws + float(v0), ws + float(v1), float(lag)) for v0, v1, lag in reply.get("stalls", [])]

@@ -1,0 +1,325 @@
+"""Validity by cause: which events of a run the rig can stand behind (docs/bench.md, "Validity by cause").
+
+A paced bench keeps virtual time on wall time, and the host sometimes stalls it for a few milliseconds.
+Everything that happens inside the simulation happens in virtual time, which no stall can bend; what a
+stall can bend is where the simulation meets the PC: the moment a byte the PC wrote entered a node's line,
+and the moment a byte a node sent reached the PC. An event's figure depends on a handful of those byte
+moments, so an event is judged by them, not by whether a stall happened anywhere near it:
+
+- normal mode: the latency is the FIRE's stamp minus the tick's start. It is bent by (a) the moment the
+  FIRE entered the profiler's line (on the bench: the stamp its bytes got on the host clock, against the
+  PC's own write moment) and (b) the moment the TIMECODE frame the PC placed its FIRE by reached the PC
+  (held back, it makes the PC fire late). Which frame: the naive estimator's minimum filter rests on one
+  frame of its window (`TimecodeTracker.basis`); the disciplined one (servo.py) rests on the FIRE whose
+  bound anchors it, and the TIMECODE frames only pick the tick.
+- mixed mode: the latency is measured inside the simulation (the executor's edge against the profiler's
+  capture). A displacement can change only the outcome, through the SCHEDULE's entry into the executor's
+  line and the TIMECODE frame the event was created from (and a creation from a stale view: a frame due
+  before the event was made but held past that moment). An event that still ended on time is measurable
+  whatever its bytes met; its displacement is kept in `stall_us` (the slack it cost).
+- verification: the executor makes its own events; no byte of the PC's is in them.
+
+An event is not measurable when one of its bytes was displaced past the mode's bound (the bench's lag
+bound: 1 ms in normal mode; a tenth of a SCHEDULE's spare time in mixed mode, mmhil.endpoint); `stall_us`
+says by how much and the sidecar's `measurability.events` which byte. The scheduler's own late creations
+(it read its TIMECODEs late; mixed and verification: `late_creations`) stay as they were. A run is invalid
+when more than MAX_UNMEASURABLE_SHARE of its events are not measurable.
+
+What an endpoint recorded of the bytes it carried is a `ByteRecord` (the paced bench's: mmhil.endpoint);
+where there is none (boards, lockstep) only late creations are judged. Byte offsets count the bytes the PC
+wrote to a port since it opened it (a pty loses nothing from host to bench), so a frame the PC wrote is
+found in the record exactly; frames the PC received are found by their moment, since opening a port drops
+what was waiting in it.
+
+Used by `mmsched.runner` (a run's events) and `mmhil.Rig` (a HIL script's events), one rule for both.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmanalysis.schema import MAX_UNMEASURABLE_SHARE
+
+# How far past its own TIMECODE frame's line time an event may be made before it counts as the scheduler's
+# own late creation: a tenth of a tick (7.1 ms), far above the few hundred us a paced run's reader takes.
+LATE_READ_MARGIN_TICKS = 0.1
+
+
+# ---- what an endpoint recorded ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Entry:
+    """Bytes the PC wrote to `node` that reached the endpoint together: `n` bytes from stream offset `offset`
+    of the port's `gen`-th opening, stamped at host time `stamp`, put on the line `moved_s` after it."""
+
+    node: str
+    gen: int
+    offset: int
+    n: int
+    stamp: float
+    moved_s: float
+
+    @property
+    def entered(self) -> float:
+        """When the first byte went onto the node's line, on the host clock."""
+        return self.stamp + self.moved_s
+
+
+@dataclass(frozen=True)
+class Held:
+    """A run of `node`'s output bytes, due from `due0` to `due1` (host clock), each handed to the PC at
+    least the record's `held_min_s` and at most `late_s` after its moment."""
+
+    node: str
+    due0: float
+    due1: float
+    n: int
+    late_s: float
+
+
+@dataclass
+class ByteRecord:
+    """What an endpoint recorded of the bytes it carried, on the host clock: every read of the PC's bytes
+    (`entries`, in offset order per node) and every run of output handed over late (`held`, in due order:
+    a node's runs do not overlap). Output later than `held_min_s` is always in `held`; `dropped`: records
+    the endpoint no longer had."""
+
+    entries: dict[str, list[Entry]] = field(default_factory=dict)
+    held: dict[str, list[Held]] = field(default_factory=dict)
+    held_min_s: float = 0.0
+    dropped: int = 0
+    _keys: dict[str, list[tuple[int, int]]] = field(default_factory=dict, init=False, repr=False)
+    _due1: dict[str, list[float]] = field(default_factory=dict, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._keys = {n: [(e.gen, e.offset) for e in es] for n, es in self.entries.items()}
+        self._due1 = {n: [h.due1 for h in hs] for n, hs in self.held.items()}
+
+    def entry(self, node: str, gen: int, offset: int) -> Entry | None:
+        """The read that held byte `offset` of the port's `gen`-th opening, or None (not recorded)."""
+        i = bisect.bisect_right(self._keys.get(node, []), (gen, offset)) - 1
+        if i < 0:
+            return None
+        e = self.entries[node][i]
+        return e if e.gen == gen and e.offset <= offset < e.offset + e.n else None
+
+    def held_between(self, node: str, t0: float, t1: float) -> float:
+        """The latest any byte of `node` due from `t0` to `t1` was handed over, in seconds (0: none late)."""
+        runs, worst = self.held.get(node, []), 0.0
+        for i in range(bisect.bisect_left(self._due1.get(node, []), t0), len(runs)):
+            if runs[i].due0 > t1:
+                break
+            worst = max(worst, runs[i].late_s)
+        return worst
+
+    def held_across(self, node: str, t: float) -> float:
+        """How long after `t` a byte of `node` due by `t` was still held (0: none): the PC's view at `t` was
+        that much stale through the endpoint's fault."""
+        runs = self.held.get(node, [])
+        if not runs:
+            return 0.0
+        longest = max(h.late_s for h in runs)
+        worst = 0.0
+        for i in range(bisect.bisect_right([h.due0 for h in runs], t) - 1, -1, -1):
+            h = runs[i]
+            if h.due1 + longest <= t:
+                break
+            worst = max(worst, min(h.due1, t) + h.late_s - t)
+        return worst
+
+
+# ---- what an event depends on ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Sent:
+    """A frame the PC wrote: to `node`, its first byte at `offset` of the port's `gen`-th opening, at `at`
+    (the run's clock; the host clock on a paced bench)."""
+
+    node: str
+    offset: int
+    at: float
+    gen: int = 1
+
+
+@dataclass(frozen=True)
+class Basis:
+    """The TIMECODE frame of tick `tick`: the PC estimated the tick began at `start` and had the frame
+    complete at `arrived` (the run's clock)."""
+
+    tick: int
+    start: float
+    arrived: float
+
+
+@dataclass
+class EventBytes:
+    """The bytes one event's figure depends on, noted as the event is made (see the module's text)."""
+
+    sent: Sent | None = None        # its FIRE (normal) or SCHEDULE (mixed)
+    basis: Basis | None = None      # the TIMECODE frame it was placed by (normal, naive) or created from (mixed)
+    anchor: Sent | None = None      # disciplined normal mode: the FIRE whose bound anchored the servo
+    created_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Cause:
+    """One byte an endpoint displaced: which (`byte`, words for people in `detail`) and by how much."""
+
+    byte: str
+    us: float
+    detail: str
+
+
+def entry_delay(record: ByteRecord, sent: Sent, what: str) -> Cause | None:
+    """How long after the PC wrote `sent` its first byte went onto the node's line (the pty's hop, the
+    stamping thread's wake-up, the simulation's lead), or None if the record does not hold it."""
+    e = record.entry(sent.node, sent.gen, sent.offset)
+    if e is None:
+        return None
+    us = max(0.0, e.entered - sent.at) * 1e6
+    return Cause(what, round(us, 1), f"{what} entered the {sent.node}'s line {us:.0f} us after the PC wrote it")
+
+
+def timecode_held(record: ByteRecord, basis: Basis, what: str) -> Cause:
+    """How late the bench handed over the TIMECODE frame of `basis` (its bytes are due from the tick's start
+    to their arrival; the start is widened by 2 ms for the estimate's own error)."""
+    us = record.held_between("profiler", basis.start - 0.002, basis.arrived) * 1e6
+    return Cause(what, round(us, 1), f"{what} (tick {basis.tick}) reached the PC {us:.0f} us late")
+
+
+def causes(mode: str, deps: EventBytes, record: ByteRecord) -> list[Cause]:
+    """Every displacement the record shows on the bytes of one event (the largest first)."""
+    out: list[Cause | None] = []
+    if mode == "normal":
+        if deps.sent is not None:
+            out.append(entry_delay(record, deps.sent, "FIRE"))
+        if deps.anchor is not None:
+            out.append(entry_delay(record, deps.anchor, "anchor FIRE"))
+        elif deps.basis is not None:
+            out.append(timecode_held(record, deps.basis, "TIMECODE"))
+    elif mode == "mixed":
+        if deps.sent is not None:
+            out.append(entry_delay(record, deps.sent, "SCHEDULE"))
+        if deps.basis is not None:
+            out.append(timecode_held(record, deps.basis, "TIMECODE"))
+        if deps.created_at is not None:
+            stale = record.held_across("profiler", deps.created_at) * 1e6
+            if stale > 0:
+                out.append(Cause("stale view", round(stale, 1), f"a frame due before the event was made was held "
+                                                                 f"{stale:.0f} us past that moment"))
+    return sorted((c for c in out if c is not None), key=lambda c: -c.us)
+
+
+def deciding(mode: str, outcome: str | None, reason: str | None, found: list[Cause], bound_us: float) -> Cause | None:
+    """The displacement past the bound that makes the event not measurable, or None. Mixed mode: only if
+    the event did not end on time (a SCHEDULE that arrived late but before its deadline changed nothing)."""
+    past = [c for c in found if c.us > bound_us]
+    if not past or mode == "verification":
+        return None
+    if mode == "mixed" and (outcome == "ok" or (outcome == "missed" and reason != "past_due") or outcome == "lost"):
+        return None
+    return past[0]
+
+
+def late_creation(mode: str, created_phase: float | None, distance: int, stale_phase: float) -> bool:
+    """The scheduler's own stall (mixed, verification): an event made at or after its own scheduled moment
+    because the scheduler read its TIMECODEs late (created_phase past the distance and past `stale_phase`,
+    one tick plus the frame's line time plus LATE_READ_MARGIN_TICKS: a free-running timer that expires just
+    after a tick began, before that tick's frame crossed the line, is no stall; docs/bench.md). Normal mode:
+    the PC is what is measured, its lateness is the result."""
+    return mode != "normal" and created_phase is not None and created_phase >= max(distance, stale_phase)
+
+
+# ---- a run's judgement ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Stall:
+    """A stretch of the host clock in which the bench could not keep its timing, with the largest lag in it
+    (the catch-up included: from `start` to `end`)."""
+
+    start: float
+    end: float
+    lag_us: float
+
+
+def stall_time_share(stalls: list[Stall], t0: float, t1: float) -> float:
+    """The share of the window [t0, t1] the stalls covered (each from its start to its end plus its lag)."""
+    if t1 <= t0:
+        return 0.0
+    covered = sum(max(0.0, min(s.end + s.lag_us / 1e6, t1) - max(s.start, t0)) for s in stalls)
+    return min(1.0, covered / (t1 - t0))
+
+
+@dataclass
+class Judgement:
+    """Validity by cause over a run's events: the marked ones with their cause, the figures for the sidecar."""
+
+    marked: dict[int, Cause] = field(default_factory=dict)        # event -> what made it not measurable
+    kept: dict[int, Cause] = field(default_factory=dict)          # displaced past the bound, still on time
+    delays_us: list[float] = field(default_factory=list)          # each judged event's largest displacement
+    unjudged: int = 0                                             # events whose bytes the record did not hold
+
+    def share(self, events: int) -> float:
+        return len(self.marked) / events if events else 0.0
+
+    def figures(self, events: int, stalls: list[Stall], window: tuple[float, float] | None, bound_us: float | None,
+                late_creations: int) -> dict[str, Any]:
+        """The sidecar's `measurability` section."""
+        d = sorted(self.delays_us)
+
+        def q(p: float) -> float | None:
+            return None if not d else round(d[min(len(d) - 1, math.ceil(p * len(d)) - 1)], 1)
+        return {"rule": "by cause", "bound_us": bound_us, "stalls": len(stalls),
+                "stall_time_share": round(stall_time_share(stalls, *window), 6) if window else None,
+                "late_creations": late_creations, "unmeasurable": len(self.marked),
+                "unmeasurable_share": round(self.share(events), 6), "max_unmeasurable_share": MAX_UNMEASURABLE_SHARE,
+                "displacement_us": {"n": len(d), "p50": q(0.5), "p99": q(0.99), "max": d[-1] if d else None},
+                "unjudged": self.unjudged,
+                "events": [{"event": i, "byte": c.byte, "us": c.us, "detail": c.detail, "measurable": False}
+                           for i, c in sorted(self.marked.items())]
+                + [{"event": i, "byte": c.byte, "us": c.us, "detail": c.detail, "measurable": True}
+                   for i, c in sorted(self.kept.items())]}
+
+
+def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, stale_phase: float,
+          tick_s: float) -> Judgement:
+    """Judges every event (objects with `event`, `mode`, `outcome`, `reason`, `distance`, `created_phase` and
+    `bytes`, an EventBytes) and marks them: `measurable` False and `stall_us` where a displacement past the
+    bound decided it; `stall_us` alone where one was past the bound but the event still ended on time.
+    `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag."""
+    j = Judgement()
+    for e in events:
+        if e.outcome == "lost":            # a fault of the rig already names it
+            continue
+        if late_creation(e.mode, e.created_phase, e.distance, stale_phase):
+            lag = round(e.created_phase * tick_s * 1e6, 1)
+            j.marked[e.event] = Cause("late creation", lag, f"the scheduler made the event {e.created_phase:.2f} "
+                                                            f"ticks into its tick: it read its TIMECODEs late")
+            continue
+        if record is None or bound_us is None or e.mode == "verification":
+            continue
+        sent = e.bytes.sent
+        if sent is not None and record.entry(sent.node, sent.gen, sent.offset) is None:
+            j.unjudged += 1                # its frame is not in the record (a re-plugged port, a dropped record)
+        found = causes(e.mode, e.bytes, record)
+        if not found:
+            continue
+        j.delays_us.append(found[0].us)
+        c = deciding(e.mode, e.outcome, e.reason, found, bound_us)
+        if c is not None:
+            j.marked[e.event] = c
+        elif found[0].us > bound_us:
+            j.kept[e.event] = found[0]
+    for e in events:
+        c = j.marked.get(e.event) or j.kept.get(e.event)
+        if c is not None:
+            e.stall_us = c.us
+            e.measurable = e.event not in j.marked
+    return j
+
+
+__all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Held", "Judgement", "Sent", "Stall",
+           "causes", "deciding", "entry_delay", "judge", "late_creation", "stall_time_share", "timecode_held"]

@@ -1,0 +1,119 @@
+"""Validity by cause (mmsched.validity), one layer: the record's look-ups and the rule per mode, on hand-made
+records. The same rule on the real paced bench: test_event_validity.py."""
+
+from __future__ import annotations
+
+import pytest
+
+from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Held, Sent, Stall, causes, deciding, judge,
+                              stall_time_share)
+from mmsched.event import Event
+
+T = 1_137_778 / 16e6          # the AVR profiler's tick
+
+
+def record(entries=(), held=()) -> ByteRecord:
+    by: dict = {}
+    for e in entries:
+        by.setdefault(e.node, []).append(e)
+    hb: dict = {}
+    for h in held:
+        hb.setdefault(h.node, []).append(h)
+    return ByteRecord(by, hb, 20e-6)
+
+
+def test_a_written_frame_is_found_by_its_offset_in_the_read_that_held_it() -> None:
+    rec = record([Entry("profiler", 1, 0, 10, 100.0, 0.0), Entry("profiler", 1, 10, 20, 100.5, 5e-6),
+                  Entry("profiler", 2, 0, 10, 200.0, 0.0)])
+    assert rec.entry("profiler", 1, 0).stamp == 100.0
+    assert rec.entry("profiler", 1, 25).offset == 10          # inside the second read
+    assert rec.entry("profiler", 1, 30) is None               # never read (not recorded)
+    assert rec.entry("profiler", 2, 3).stamp == 200.0         # a re-plugged port counts again from 0
+    assert rec.entry("executor", 1, 0) is None
+
+
+def test_held_output_is_looked_up_by_its_moment() -> None:
+    rec = record(held=[Held("profiler", 10.000, 10.010, 10, 0.004), Held("profiler", 11.0, 11.0, 1, 0.030)])
+    assert rec.held_between("profiler", 9.99, 10.001) == pytest.approx(0.004)
+    assert rec.held_between("profiler", 10.02, 10.9) == 0.0
+    assert rec.held_between("profiler", 10.5, 11.5) == pytest.approx(0.030)
+    # a byte due at 11.0 was held 30 ms: the PC's view at 11.01 was 20 ms stale, at 11.05 no longer
+    assert rec.held_across("profiler", 11.01) == pytest.approx(0.020)
+    assert rec.held_across("profiler", 11.05) == 0.0
+    assert rec.held_across("profiler", 10.9) == 0.0
+
+
+def normal_event(written: float, offset: int, basis: Basis) -> Event:
+    e = Event(0, 1, 3, "normal", 1, 101, 100, 0.15)
+    e.bytes = EventBytes(sent=Sent("profiler", offset, written), basis=basis, created_at=written - 0.06)
+    return e
+
+
+def test_normal_mode_judges_the_fire_by_its_entry_against_the_pcs_write() -> None:
+    # the FIRE written at 50.0 was stamped by the bench 80 us later and put on the line 10 us after that
+    rec = record([Entry("profiler", 1, 40, 10, 50.000080, 10e-6)])
+    e = normal_event(50.0, 40, Basis(95, 49.0, 49.0104))
+    found = causes("normal", e.bytes, rec)
+    assert [c.byte for c in found][0] == "FIRE" and found[0].us == pytest.approx(90.0)
+    assert deciding("normal", "ok", None, found, 1000.0) is None          # under the bound: part of the figure
+    assert deciding("normal", "ok", None, found, 50.0) is found[0]        # past it: not measurable
+
+
+def test_normal_mode_judges_the_timecode_its_estimate_rests_on() -> None:
+    rec = record([Entry("profiler", 1, 40, 10, 50.00005, 0.0)], [Held("profiler", 49.001, 49.0104, 10, 0.0025)])
+    e = normal_event(50.0, 40, Basis(95, 49.0, 49.0129))
+    c = deciding("normal", "ok", None, causes("normal", e.bytes, rec), 1000.0)
+    assert c is not None and c.byte == "TIMECODE" and c.us == pytest.approx(2500.0)
+    # the disciplined estimate rests on a FIRE instead: the TIMECODE no longer counts
+    e.bytes.anchor = Sent("profiler", 40, 50.0)
+    assert deciding("normal", "ok", None, causes("normal", e.bytes, rec), 1000.0) is None
+
+
+def mixed_event(outcome: str, reason: str | None) -> Event:
+    e = Event(0, 1, 3, "mixed", 1, 101, 100, 0.15)
+    e.bytes = EventBytes(sent=Sent("executor", 0, 20.0), basis=Basis(100, 19.99, 20.0), created_at=20.0)
+    e.outcome, e.reason = outcome, reason
+    return e
+
+
+@pytest.mark.parametrize("outcome, reason, voided", [("missed", "past_due", True), ("late", None, True),
+                                                     ("ok", None, False), ("missed", "duplicate", False)])
+def test_mixed_mode_voids_only_an_event_whose_displaced_bytes_could_have_changed_its_outcome(
+        outcome: str, reason: str | None, voided: bool) -> None:
+    rec = record([Entry("executor", 1, 0, 12, 20.0200, 0.0)])            # the SCHEDULE entered 20 ms late
+    e = mixed_event(outcome, reason)
+    j = judge([e], rec, 4700.0, 1.25, T)
+    assert e.measurable is not voided and e.stall_us == pytest.approx(20000.0)   # kept: its slack marked
+    assert (0 in j.marked) is voided and (0 in j.kept) is not voided
+    assert j.figures(1, [], (0.0, 100.0), 4700.0, 0)["events"][0]["byte"] == "SCHEDULE"
+
+
+def test_mixed_mode_names_a_creation_from_a_stale_view() -> None:
+    # a profiler byte due 1 ms before the event was made reached the PC 9 ms after it: a TIMECODE held across
+    rec = record([Entry("executor", 1, 0, 12, 20.0001, 0.0)], [Held("profiler", 19.999, 19.999, 1, 0.010)])
+    e = mixed_event("missed", "past_due")
+    e.bytes.basis = Basis(100, 19.93, 19.9405)       # made by a free-running timer from the frame before
+    c = deciding("mixed", e.outcome, e.reason, causes("mixed", e.bytes, rec), 4700.0)
+    assert c is not None and c.byte == "stale view" and c.us == pytest.approx(9000.0)
+
+
+def test_verification_events_have_no_byte_of_the_pcs() -> None:
+    rec = record([Entry("executor", 1, 0, 12, 30.0, 0.0)])
+    e = mixed_event("missed", "past_due")
+    e.mode = "verification"
+    assert judge([e], rec, 1.0, 1.25, T).marked == {} and e.measurable
+
+
+def test_without_a_record_only_late_creations_are_judged() -> None:
+    late, fine = mixed_event("missed", "past_due"), mixed_event("ok", None)
+    late.created_phase, late.event, fine.event = 2.1, 0, 1
+    j = judge([late, fine], None, None, 1.25, T)
+    assert set(j.marked) == {0} and j.marked[0].byte == "late creation" and fine.measurable
+    assert late.stall_us == pytest.approx(2.1 * T * 1e6, rel=1e-6)
+
+
+def test_stall_time_share_counts_each_stall_with_its_lag_inside_the_window() -> None:
+    stalls = [Stall(10.0, 10.002, 1500.0), Stall(19.999, 20.001, 1000.0)]
+    # 2 ms + 1.5 ms, and the second cut at the window's end (1 ms of its 3 ms)
+    assert stall_time_share(stalls, 0.0, 20.0) == pytest.approx((0.0035 + 0.001) / 20.0)
+    assert stall_time_share([], 0.0, 20.0) == 0.0 and stall_time_share(stalls, 5.0, 5.0) == 0.0
