@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""How the paced bench's validity by cause holds up on this machine (docs/bench.md, "Validity by cause").
+
+    .venv/bin/python tools/validity_under_load.py [--demos N] [--normal-runs N] [--hog] [--out DIR]
+
+--demos N        runs `mmrig demo` N times in a row (each in DIR/demoK) and prints, per experiment, the attempt
+                 that counted and the demo's exit status
+--normal-runs N  runs `mmrig run --mode normal --count 200` N times and prints, per run, whether it was valid,
+                 its share of events not measurable and the share of its time the bench's stalls covered, and
+                 whether unmeasurable_share <= 3 x stall_time_share + 1 % (the two should agree: a stall costs
+                 only what it touches)
+--hog            a CPU hog beside every run (`stress-ng --cpu 1` at nice 0: a user's browser)
+
+Figures only; it asserts nothing (the suite's tests assert what the rig promises on any host). Exit status 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+MMRIG = [sys.executable, "-m", "mmsched.cli"]
+
+
+@contextmanager
+def hog(on: bool) -> Iterator[None]:
+    """`stress-ng --cpu 1` at nice 0 for as long as the block runs (nothing if not `on`)."""
+    p = subprocess.Popen(["stress-ng", "--cpu", "1", "--quiet"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL) if on else None
+    try:
+        yield
+    finally:
+        if p is not None:
+            p.terminate()
+            p.wait()
+
+
+def demos(n: int, out: Path, with_hog: bool) -> None:
+    print(f"## mmrig demo x {n}" + (" (stress-ng --cpu 1 beside it)" if with_hog else ""))
+    rows: dict[str, list[str]] = {}
+    for k in range(1, n + 1):
+        d = out / f"demo{k}"
+        d.mkdir(parents=True, exist_ok=True)
+        t = time.monotonic()
+        with hog(with_hog):
+            done = subprocess.run([*MMRIG, "demo", "--out-dir", str(d)], capture_output=True, text=True, cwd=ROOT)
+        (d / "demo.txt").write_text(done.stdout + done.stderr)
+        print(f"demo {k}: exit {done.returncode} in {time.monotonic() - t:.0f} s ({d}/demo.txt)")
+        for side in sorted(d.glob("*.json")):
+            if ".attempt" in side.stem:
+                continue
+            meta = json.loads(side.read_text())
+            tries = 1 + len(list(d.glob(f"{side.stem}.attempt*.json")))
+            rows.setdefault(side.stem, []).append(f"{tries}{'' if meta['valid'] else ' (invalid)'}")
+    print(f"| experiment | attempt that counted, demos 1..{n} |\n|---|---|")
+    for name, tries in rows.items():
+        print(f"| {name} | {', '.join(tries)} |")
+
+
+def normal_runs(n: int, out: Path, with_hog: bool) -> None:
+    print(f"## mmrig run --mode normal --count 200 x {n}" + (" (stress-ng --cpu 1 beside it)" if with_hog else ""))
+    print("| run | valid | unmeasurable | unmeasurable_share | stall_time_share | <= 3 x stall + 1 % | largest displacement |")
+    print("|---|---|---|---|---|---|---|")
+    out.mkdir(parents=True, exist_ok=True)
+    for k in range(1, n + 1):
+        o = out / f"normal{k}"
+        with hog(with_hog):
+            subprocess.run([*MMRIG, "run", "--mode", "normal", "--count", "200", "--out", str(o), "--force"],
+                           capture_output=True, text=True, cwd=ROOT)
+        meta = json.loads(o.with_suffix(".json").read_text())
+        m = meta["measurability"]
+        u, st = m["unmeasurable_share"], m["stall_time_share"] or 0.0
+        worst = max((x for x in m["events"]), key=lambda x: x["us"], default=None)
+        print(f"| {k} | {'yes' if meta['valid'] else 'NO'} | {m['unmeasurable']} | {u:.1%} | {st:.2%} | "
+              f"{'yes' if u <= 3 * st + 0.01 else 'NO'} | "
+              f"{'-' if worst is None else worst['byte'] + ' ' + format(worst['us'], '.0f') + ' us'} |")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--demos", type=int, default=0)
+    ap.add_argument("--normal-runs", type=int, default=0)
+    ap.add_argument("--hog", action="store_true")
+    ap.add_argument("--out", type=Path, default=ROOT / "build" / "validity")
+    a = ap.parse_args()
+    if a.demos:
+        demos(a.demos, a.out, a.hog)
+    if a.normal_runs:
+        normal_runs(a.normal_runs, a.out, a.hog)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
