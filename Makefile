@@ -65,15 +65,15 @@ fuzz: setup  ## libFuzzer on the C decoder (FUZZ_RUNS) and hypothesis on the Pyt
 
 demo: setup  ## the paper's five experiments on the virtual bench (QUICK=1: 30 events each)
 	$(MAKE) -C hil all
-	$(PY) -m mmsched.cli demo $(if $(QUICK),--quick)
+	$(PY) -m mmrig demo $(if $(QUICK),--quick)
 
 faults: setup  ## the fault campaign: every mode x every fault class on the bench, checked (build/faults/)
 	$(MAKE) -C hil all
-	$(PY) -m mmhil.faultcampaign --out build/faults
+	$(PY) -m mmrig.faultcampaign --out build/faults
 
 soak: setup  ## a 3 h lockstep and a 30 min paced mixed run: outcomes, counters, worst event (build/soak/)
 	$(MAKE) -C hil all
-	$(PY) -m mmhil.soak --out build/soak
+	$(PY) -m mmrig.soak --out build/soak
 
 perf: setup  ## run every benchmark, write perf/results.json and print a table
 	$(MAKE) -C protocol/c perf
@@ -94,7 +94,7 @@ flash-executor:  ## flash the executor to an Arduino Mega 2560: make flash-execu
 
 bench: setup  ## the virtual bench in the foreground (prints the two serial ports); Ctrl-C stops it
 	$(MAKE) -C hil all
-	$(PY) -m mmsched.cli bench
+	$(PY) -m mmrig bench
 
 clean:  ## remove build outputs (keeps .venv)
 	$(MAKE) -C protocol/c clean
@@ -105,4 +105,4 @@ clean:  ## remove build outputs (keeps .venv)
 
 gui: setup  ## the PySide6 scheduler app (virtual bench by default, or serial ports)
 	$(MAKE) -C hil all
-	$(PY) -m mmsched.cli gui
+	$(PY) -m mmrig gui

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
-MMRIG = [sys.executable, "-m", "mmsched.cli"]
+MMRIG = [sys.executable, "-m", "mmrig"]
 
 
 @contextmanager

@@ -1,4 +1,4 @@
-"""Command line: `mmrig report RUNS... --out DIR` (add_report_parser, which mmsched.cli wires in, as it does
+"""Command line: `mmrig report RUNS... --out DIR` (add_report_parser, which mmrig.cli wires in, as it does
 profile and capture), and on its own: `python -m mmanalysis report RUNS...`, `... summary RUNS...`,
 `... lab RESULTS --out X.ipynb`, `... profile OUT.exectrace [--perfetto X]`, `... capture X.sr --run OUT.csv`."""
 

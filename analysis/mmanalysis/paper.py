@@ -1,5 +1,5 @@
 """The paper's section 7, defined once: its experiments, its figures (in us and us²) and the words we use to
-say what a run of ours shows against each of them. `make demo`'s table (mmsched.demo) and `mmrig report`'s
+say what a run of ours shows against each of them. `make demo`'s table (mmrig.demo) and `mmrig report`'s
 comparison (mmanalysis.report) both take their paper column and their verdicts from here.
 
 The paper (seeds/000, section 7) gives means in ms and variances in ms² (it writes "variance of 36.52 ms"

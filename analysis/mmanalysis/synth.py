@@ -150,7 +150,7 @@ def write_experiments(out_dir: Path | str, count: int = 200, seed: int = 0) -> l
 BENCH_DISPATCH_US = 1.375   # the virtual bench's ISR dispatch: every verification and mixed latency alike
 
 # the five experiments as class_handins' groups name them (students name runs as they like); group 0 uses the
-# demo's names (mmsched.demo)
+# demo's names (mmrig.demo)
 HANDIN_NAMES = (
     ("exp1-verification", "exp2-normal", "exp3-mixed-1ahead", "exp4-mixed-2ahead", "exp5-mixed-2ahead-load"),
     ("1_verif", "2_normal", "3_mixed1", "4_mixed2", "5_mixed2_heavy"),

@@ -13,7 +13,7 @@ NOTEBOOK = ROOT / "analysis" / "notebooks" / "lab.ipynb"
 
 
 def subprocess_env() -> dict[str, str]:
-    """The environment for a `python -m mmanalysis` / `mmsched.cli` subprocess: this checkout's packages first
+    """The environment for a `python -m mmanalysis` / `mmrig.cli` subprocess: this checkout's packages first
     on PYTHONPATH (then the caller's), matplotlib without a display."""
     paths = [str(ROOT / p) for p in ("protocol/python", "scheduler-gui", "hil", "analysis")]
     if os.environ.get("PYTHONPATH"):

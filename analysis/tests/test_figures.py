@@ -35,7 +35,7 @@ def bench_dir(tmp_path_factory) -> Path:
                        ("mixed-1ahead-free", ["--mode", "mixed", "--distance", "1", "--generation", "free",
                                               "--rate", "97"]),
                        ("mixed-2ahead", ["--mode", "mixed", "--distance", "2"])):
-        r = subprocess.run([sys.executable, "-m", "mmsched.cli", "run", *args, "--count", "30", "--unpaced",
+        r = subprocess.run([sys.executable, "-m", "mmrig", "run", *args, "--count", "30", "--unpaced",
                             "--out", str(out / name)], capture_output=True, text=True, timeout=180)
         assert r.returncode == 0, f"mmrig run {name} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
     return out

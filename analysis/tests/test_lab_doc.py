@@ -69,7 +69,7 @@ def test_lab_commands_run(tmp_path):
     assert smoke["environment"]["target"]["lockstep"] and smoke["valid"]
     assert smoke["summary"]["outcomes"]["ok"] == 20 and smoke["summary"]["mean_us"] == 1.375
     # the experiments: every run the handout's questions name, from the bench, and the analysis made on them
-    from mmsched.demo import EXPERIMENTS
+    from mmrig.demo import EXPERIMENTS
 
     for ex in EXPERIMENTS:
         meta = json.loads((tmp_path / "results" / f"{ex.name}.json").read_text())
@@ -91,8 +91,8 @@ BOARD_RUNS = [line for line in commands("lab-dry") if line.startswith("mmrig run
 def test_board_runs_are_the_bench_demos_experiments():
     """Boards and bench record the same experiments with the same options (experiment 3's generation too), so
     a class can put their runs side by side."""
-    from mmsched.cli import build_parser
-    from mmsched.demo import EXPERIMENTS
+    from mmrig.cli import build_parser
+    from mmrig.demo import EXPERIMENTS
 
     assert len(BOARD_RUNS) == len(EXPERIMENTS)
     for line in BOARD_RUNS:
@@ -149,7 +149,7 @@ def test_dry_commands_are_sound(line):
     elif argv[0] == "mmrig" or argv[:3] == ["python", "-m", "mmanalysis"]:
         # the options must exist: parse them with the real parser, without running anything
         if argv[0] == "mmrig":
-            from mmsched.cli import build_parser
+            from mmrig.cli import build_parser
             rest = argv[1:]
         else:
             from mmanalysis.cli import build_parser

@@ -23,7 +23,7 @@ def bench_run(tmp_path_factory) -> Path:
 
     ensure_built()  # the bench program and the real profiler and executor images
     out = tmp_path_factory.mktemp("bench") / "results"
-    r = subprocess.run([sys.executable, "-m", "mmsched.cli", "run", "--mode", "mixed", "--distance", "2",
+    r = subprocess.run([sys.executable, "-m", "mmrig", "run", "--mode", "mixed", "--distance", "2",
                         "--count", "20", "--unpaced", "--out", str(out / "mixed-2ahead")],
                        capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, f"mmrig run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"

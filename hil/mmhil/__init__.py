@@ -1,5 +1,6 @@
 """mmhil: the virtual bench (hil/bench, simavr) from Python, and the Rig API that drives either the
-bench or real boards through pyserial; its pytest plugin is mmhil.pytest_plugin (docs/hil.md).
+bench or real boards through pyserial, and the bench as the scheduler core's endpoint. The pytest plugin
+that puts them in a test session is the application layer's (mmrig.pytest_plugin, docs/hil.md).
 
 The names below load on first use (PEP 562): pytest loads the plugin, and with it this package, in every
 session where mmrig is installed, which must not pay for the bench, the scheduler and pandas up front."""
@@ -9,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-_WHERE = {"Bench": "bench", "BenchError": "bench", "ensure_built": "bench", "run_bench_foreground": "cli",
+_WHERE = {"Bench": "bench", "BenchError": "bench", "ensure_built": "bench",
           "BenchEndpoint": "endpoint", "LockstepEndpoint": "endpoint", "EventResult": "eventresult",
           "summarize": "eventresult", "Rig": "rig", "RigError": "rig"}
 

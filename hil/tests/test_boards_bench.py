@@ -12,7 +12,7 @@ import pytest
 import mmproto as mp
 from mmhil import Bench, images
 from mmhil.bench import EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX, ensure_built
-from mmsched import cli
+from mmrig import cli
 
 
 @pytest.fixture(scope="module", autouse=True)

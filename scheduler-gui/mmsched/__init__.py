@@ -1,8 +1,9 @@
-"""mmsched: the scheduler's headless core and the `mmrig` command line.
+"""mmsched: the scheduler's headless core.
 
-Serial sessions, the timecode tracker, the schedule generator, normal-mode firing, result matching,
-the experiment runner, export and the demo (docs/architecture.md lists the modules). Nothing in this
-package imports Qt except the `gui` subpackage, which only views and commands the rest.
+Serial sessions, the timecode tracker, the schedule generator, normal-mode firing, result matching, validity
+by cause, the experiment runner and the run's files (docs/architecture.md lists the modules). It runs against
+an endpoint (`mmsched.endpoint`) and never knows whether boards or the bench are behind it; it imports neither
+Qt nor the bench (`mmhil`) nor the application layer (`mmrig`) above it (tests/test_layers.py).
 """
 
 __version__ = "0.1.0"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from mmanalysis.sweepplots import highest_clean_rates
 from mmhil.bench import ensure_built
-from mmhil.sweeptask import run_point
-from mmsched.sweep import Campaign, Plan, run_campaign
+from mmrig.sweep.task import run_point
+from mmrig.sweep.campaign import Campaign, Plan, run_campaign
 
 # free-running periods (ms): 10 .. 400 events/s
 PERIODS_MS = ["100", "70", "50", "40", "35", "30", "25", "20", "15", "12", "10", "8", "6", "5", "4", "3.3", "2.5"]

@@ -22,8 +22,8 @@ from PySide6.QtCore import QElapsedTimer, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
 from mmsched.event import Event  # noqa: E402
-from mmsched.gui.feed import EventFeed  # noqa: E402
-from mmsched.gui.window import MainWindow  # noqa: E402
+from mmrig.gui.feed import EventFeed  # noqa: E402
+from mmrig.gui.window import MainWindow  # noqa: E402
 
 RATE = 100.0
 SECONDS = float(os.environ.get("MMGUI_BENCH_S", "20"))

@@ -3,10 +3,10 @@
 
 The same normal-mode run (paced virtual bench, COUNT events one per tick, two ticks ahead) three ways:
   cli  the command line's path: mmsched.runner.run in a plain process of its own (no Qt anywhere),
-  proc the GUI's run process (mmsched.child.RunProcess) started from this program with no window
+  proc the GUI's run process (mmrig.child.RunProcess) started from this program with no window
        updating: the run-process machinery alone (proc/cli) apart from the GUI's load (own/proc),
   own  the GUI window (offscreen platform, live table, plots and statistics) with firing_process="own":
-       the run in a process of its own (mmsched.child),
+       the run in a process of its own (mmrig.child),
   gui  the same window with firing_process="gui": the run in the GUI's process, sharing its interpreter
        lock with the event loop and the live plots (the path issue 16 measured: p50 4 ms against 0.5 ms),
 at accuracy 100 and 0, interleaved round by round so machine noise spreads over all cases. The latency of
@@ -91,7 +91,7 @@ def run_cli(accuracy: int, out: Path) -> dict:
 
 def run_proc(accuracy: int, out: Path) -> dict:
     from mmhil import BenchEndpoint
-    from mmsched.child import RunProcess
+    from mmrig.child import RunProcess
     from mmsched.config import RunConfig
 
     cfg = RunConfig(mode="normal", distance=DISTANCE, count=COUNT, accuracy=accuracy, name=out.name, out=out)
@@ -111,7 +111,7 @@ class Gui:
         from PySide6.QtCore import QSettings
         from PySide6.QtWidgets import QApplication
 
-        from mmsched.gui.window import MainWindow
+        from mmrig.gui.window import MainWindow
 
         self.app = QApplication.instance() or QApplication(sys.argv[:1])
         self.win = MainWindow(QSettings(str(tmp / "perf.ini"), QSettings.Format.IniFormat), runs_dir=tmp / "gui")
@@ -202,7 +202,7 @@ def main() -> int:
         for case in CASES:
             f = figures[(case, acc)]
             where = {"cli": "command-line path (Runner in a plain process)",
-                     "proc": "the GUI's run process (mmsched.child) with no window updating",
+                     "proc": "the GUI's run process (mmrig.child) with no window updating",
                      "own": "GUI window, run in its own process (firing_process=own)",
                      "gui": "GUI window, run in the GUI's process (firing_process=gui)"}[case]
             note = (f"{where}; normal mode, paced bench, {COUNT} events/run, accuracy {acc}; measured events per "

@@ -159,7 +159,7 @@ def run_mmrig(tmp: Path, name: str, accuracy: int, discipline: bool, count: int)
     """One paced normal-mode run through the command line; (figures, None), or (None, why not) if the run
     is invalid (the bench's lag, mostly)."""
     out = tmp / name
-    command = [sys.executable, "-m", "mmsched.cli", "run", "--mode", "normal", "--accuracy", str(accuracy),
+    command = [sys.executable, "-m", "mmrig", "run", "--mode", "normal", "--accuracy", str(accuracy),
                "--count", str(count), "-o", str(out)] + (["--discipline"] if discipline else [])
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
     sidecar_path = out.with_suffix(".json")

@@ -17,8 +17,8 @@ import time
 from pathlib import Path
 
 from mmhil.bench import ensure_built
-from mmhil.sweeptask import run_point
-from mmsched.sweep import Campaign, Plan, run_campaign
+from mmrig.sweep.task import run_point
+from mmrig.sweep.campaign import Campaign, Plan, run_campaign
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 2
 GRID = dict(distance=[1, 2, 3], rate=["tick", "2ticks", "50ms"], dispatch=["isr", "task"], count=200)

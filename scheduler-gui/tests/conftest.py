@@ -11,7 +11,7 @@ import pytest
 def make_win(qtbot, tmp_path):
     from PySide6.QtCore import QSettings
 
-    from mmsched.gui.window import MainWindow
+    from mmrig.gui.window import MainWindow
 
     made = []
 

@@ -22,7 +22,7 @@ from mmsched.config import RunConfig
 from mmhil import BenchEndpoint
 from mmsched.runner import Runner
 
-MMRIG = [sys.executable, "-m", "mmsched.cli"]
+MMRIG = [sys.executable, "-m", "mmrig"]
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -13,7 +13,7 @@ import pytest
 
 import mmproto as mp
 from mmsched import boards as b
-from mmsched import cli
+from mmrig import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "protocol" / "python" / "tests"))
 from fake_arduino import FakeArduino  # noqa: E402

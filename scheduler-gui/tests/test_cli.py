@@ -10,7 +10,7 @@ from pathlib import Path
 from mmproto import Hello, Result, Timecode
 from mmproto.wiretime import markdown_table
 
-MMRIG = [sys.executable, "-m", "mmsched.cli"]
+MMRIG = [sys.executable, "-m", "mmrig"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:

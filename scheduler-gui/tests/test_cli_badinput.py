@@ -15,7 +15,7 @@ import pytest
 
 from mmsched.config import RunConfig
 
-MMRIG = [sys.executable, "-m", "mmsched.cli"]
+MMRIG = [sys.executable, "-m", "mmrig"]
 
 # (argv after `run --unpaced -o {tmp}/r`, a word the error line must contain). {tmp} is the test's tmp_path.
 BAD = [

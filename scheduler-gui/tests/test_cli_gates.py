@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-MMRIG = [sys.executable, "-m", "mmsched.cli"]
+MMRIG = [sys.executable, "-m", "mmrig"]
 ALL_GATES = ["--fail-on", "late,missed,early,lost", "--max-latency-us", "50", "--min-on-time", "99"]
 
 

@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from mmanalysis.histogram import bin_counts, hist_text, latency_histogram
-from mmsched.gates import EXIT_GATE, EXIT_INVALID, EXIT_PASS, Gates, exit_code, judge, parse_fail_on
-from mmsched.junit import junit_xml
-from mmsched.progress import CLEAR, ProgressLine, bench_lag_text
+from mmrig.gates import EXIT_GATE, EXIT_INVALID, EXIT_PASS, Gates, exit_code, judge, parse_fail_on
+from mmrig.junit import junit_xml
+from mmrig.progress import CLEAR, ProgressLine, bench_lag_text
 
 LINE = re.compile(rb"\r\x1b\[K([^\r\n]*?\d+/30 events[^\r\n]*)")
 
@@ -29,7 +29,7 @@ def run_on_pty(*args: str, timeout: float = 120) -> tuple[int, bytes]:
     pid, fd = pty.fork()
     if pid == 0:                                                  # the child: never returns
         try:
-            os.execv(sys.executable, [sys.executable, "-m", "mmsched.cli", *args])
+            os.execv(sys.executable, [sys.executable, "-m", "mmrig", *args])
         finally:
             os._exit(127)
     out = bytearray()

@@ -26,7 +26,7 @@ def bench_alive(pid: int) -> bool:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_keeps_the_run_marked_invalid(tmp_path: Path, sig: signal.Signals) -> None:
     out = tmp_path / "sig"
-    proc = subprocess.Popen([sys.executable, "-m", "mmsched.cli", "run", "--count", "400", "-q", "-o", str(out)],
+    proc = subprocess.Popen([sys.executable, "-m", "mmrig", "run", "--count", "400", "-q", "-o", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
     bench = None

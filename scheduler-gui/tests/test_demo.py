@@ -13,7 +13,7 @@ import mmhil.bench
 
 from mmanalysis import synth
 from mmanalysis.paper import BENCH_CONSTANT
-from mmsched import cli, demo
+from mmrig import cli, demo
 from mmsched.result import RunResult
 
 
@@ -65,11 +65,10 @@ def test_verdicts_say_what_each_row_shows(tmp_path):
 def test_loaded_experiment_is_retried_at_most_once(tmp_path, monkeypatch):
     calls: dict[str, int] = {}
 
-    def run(cfg, endpoint, log=None):                     # every attempt invalid by bench lag alone
+    def run(cfg, target, log=None):                       # every attempt invalid by bench lag alone
         calls[cfg.name] = calls.get(cfg.name, 0) + 1
         return fake_run(Path(cfg.out), cfg.mode, cfg.distance, valid=False)
     monkeypatch.setattr(demo, "run", run)
-    monkeypatch.setattr(demo, "BenchEndpoint", lambda paced, profiler_kind: None)
     rows = demo.run_demo(count=10, out_dir=tmp_path, log=None, attempts=4,
                          only=("exp4-mixed-2ahead", "exp5-mixed-2ahead-load"))
     assert calls == {"exp4-mixed-2ahead": 4, "exp5-mixed-2ahead-load": demo.LOADED_ATTEMPTS}

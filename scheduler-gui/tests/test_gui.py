@@ -58,8 +58,8 @@ def run_to_end(qtbot, win, timeout_ms: int = 60000) -> list:
 
 def test_core_never_imports_qt() -> None:
     import subprocess
-    code = ("import sys, mmsched.cli, mmsched.runner, mmsched.session, mmsched.stats, mmsched.export, mmsched.demo, "
-            "mmsched.child; "
+    code = ("import sys, mmrig.cli, mmsched.runner, mmsched.session, mmsched.stats, mmsched.export, mmrig.demo, "
+            "mmrig.child; "
             "print([m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -154,7 +154,7 @@ def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
 
 def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
     from mmsched.endpoint import Reason
-    from mmsched.gui.worker import explain
+    from mmrig.gui.worker import explain
 
     win = make_win()
     win.conn_serial.setChecked(True)
@@ -330,8 +330,8 @@ def test_compare_of_campaign_points_shows_the_campaign_on_time_figure(make_win, 
 
 
 def test_model_takes_thousands_of_rows_in_chunks(qapp) -> None:
-    from mmsched.gui.model import CHUNK, EventModel
-    from mmsched.gui.rows import Row
+    from mmrig.gui.model import CHUNK, EventModel
+    from mmrig.gui.rows import Row
 
     m = EventModel()
     inserts: list[tuple[int, int]] = []
@@ -375,7 +375,7 @@ def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:
     # pyqtgraph keeps the previous span for zero-spread data: 1.375 us values after a run up to 3.3 ms
     # were drawn as a flat line at the middle of +-1600 us
     import numpy as np
-    from mmsched.gui.widgets import Plots
+    from mmrig.gui.widgets import Plots
 
     plots = Plots()
     qtbot.addWidget(plots)
@@ -437,9 +437,9 @@ def running_commands(name: str) -> list[str]:
 
 # ---- where a run goes (issue 16): a process of its own, or the GUI's on purpose ---------------------------------
 def test_rows_from_the_run_process_are_the_views_rows() -> None:
-    from mmsched.child import ROW_FIELDS, row_of
+    from mmrig.child import ROW_FIELDS, row_of
     from mmsched.event import Event
-    from mmsched.gui.rows import Row, snapshot
+    from mmrig.gui.rows import Row, snapshot
 
     assert Row._fields == ROW_FIELDS
     ev = Event(3, 4, 5, "normal", 2, 102, 100, 0.25, sent_s=1.5, result_tc=102, latency_us=612.5)

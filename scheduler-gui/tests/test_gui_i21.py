@@ -80,7 +80,7 @@ def test_rate_slider_says_every_tick_at_zero(make_win) -> None:
 def test_runs_folder_is_per_user_shown_and_changeable(qtbot, tmp_path, monkeypatch) -> None:
     from PySide6.QtCore import QSettings
 
-    from mmsched.gui.window import RUNS_ENV, MainWindow
+    from mmrig.gui.window import RUNS_ENV, MainWindow
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv(RUNS_ENV, raising=False)
@@ -113,7 +113,7 @@ def test_runs_folder_is_per_user_shown_and_changeable(qtbot, tmp_path, monkeypat
 
 # ---- progress and time left during a run ------------------------------------------------------------------------
 def test_progress_unit() -> None:
-    from mmsched.gui.widgets import clock_text, remaining_s
+    from mmrig.gui.widgets import clock_text, remaining_s
 
     assert remaining_s(0, 200, 3.0, None) is None                      # nothing ended: nothing to go on
     assert remaining_s(11, 200, 4.0 + 10 * 0.0711, 4.0) == pytest.approx(189 * 0.0711)
@@ -168,7 +168,7 @@ def apart(rects: list, gap: float = 4.0) -> bool:
 
 
 def shown_plots(qtbot, w: int = 560, h: int = 420):
-    from mmsched.gui.widgets import Plots
+    from mmrig.gui.widgets import Plots
 
     plots = Plots()
     qtbot.addWidget(plots)
@@ -211,7 +211,7 @@ def test_histogram_and_cdf_tick_labels_never_run_together(qtbot) -> None:
 
 
 def test_latency_tick_words() -> None:
-    from mmsched.gui.widgets import latency_tick, latency_ticks
+    from mmrig.gui.widgets import latency_tick, latency_ticks
 
     assert latency_ticks([0.0, 100_000.0, 200_000.0, 300_000.0], 100_000.0) == ["0", "100 ms", "200 ms", "300 ms"]
     assert latency_ticks([0.0, 500.0, 1000.0, 1500.0], 500.0) == ["0", "0.5 ms", "1.0 ms", "1.5 ms"]
@@ -279,7 +279,7 @@ def write_normal(folder: Path, name: str, lat: np.ndarray, sent: np.ndarray) -> 
 
 
 def test_warmup_is_found_only_where_a_start_up_stall_is() -> None:
-    from mmsched.gui.widgets import warmup_until
+    from mmrig.gui.widgets import warmup_until
 
     tick = 71_111.0
     ev, lat, sent = normal_with_stall(first=0)

@@ -199,7 +199,7 @@ def write_run(folder: Path, name: str, trace_text: str | None, load: str = "none
 def test_gantt_rows_and_bars_of_the_hand_made_trace(qtbot, tmp_path) -> None:
     from PySide6.QtCore import QPointF
 
-    from mmsched.gui.gantt import GanttWidget
+    from mmrig.gui.gantt import GanttWidget
 
     tr = write_trace(tmp_path / "run.exectrace", TRACE)
     g = GanttWidget()
@@ -244,7 +244,7 @@ def test_gantt_zooms_and_pans_x_only(qtbot, tmp_path) -> None:
     from PySide6.QtGui import QWheelEvent
     from PySide6.QtWidgets import QApplication
 
-    from mmsched.gui.gantt import GanttWidget
+    from mmrig.gui.gantt import GanttWidget
 
     g = GanttWidget()
     qtbot.addWidget(g)
@@ -273,7 +273,7 @@ def test_gantt_zooms_and_pans_x_only(qtbot, tmp_path) -> None:
 
 def test_gantt_of_a_long_trace_is_built_fast_and_binned(qtbot, tmp_path) -> None:
     from mmanalysis import exectrace as et
-    from mmsched.gui.gantt import GanttData, GanttWidget
+    from mmrig.gui.gantt import GanttData, GanttWidget
 
     tr = write_trace(tmp_path / "long.exectrace", repeated_trace(20_000))      # 25 s of the pattern
     segs = et.timeline(tr)
@@ -300,7 +300,7 @@ def test_gantt_of_a_long_trace_is_built_fast_and_binned(qtbot, tmp_path) -> None
 
 # ---- the profile window -----------------------------------------------------------------------------------------
 def test_profile_window_fills_the_tables_and_shows_runs_side_by_side(qtbot, tmp_path) -> None:
-    from mmsched.gui.profile import ProfileRun, ProfileWindow
+    from mmrig.gui.profile import ProfileRun, ProfileWindow
 
     a = write_run(tmp_path / "a", "idle-exec", TRACE)
     b = write_run(tmp_path / "b", "loaded-exec", synthetic_trace(120, periodic=(10_000, 2_000), rx_per_s=20),
@@ -338,7 +338,7 @@ def test_profile_window_fills_the_tables_and_shows_runs_side_by_side(qtbot, tmp_
 
 
 def test_a_run_without_a_profile_says_it_was_not_traced(qtbot, tmp_path) -> None:
-    from mmsched.gui.profile import ProfileRun, ProfileWindow
+    from mmrig.gui.profile import ProfileRun, ProfileWindow
 
     w = ProfileWindow([ProfileRun.from_json(write_run(tmp_path, "plain", None)),
                        ProfileRun.from_json(write_run(tmp_path, "traced", TRACE))])
@@ -353,7 +353,7 @@ def test_a_run_without_a_profile_says_it_was_not_traced(qtbot, tmp_path) -> None
 
 
 def test_a_bad_or_missing_trace_is_one_message(qtbot, tmp_path) -> None:
-    from mmsched.gui.profile import ProfileRun, ProfileWindow
+    from mmrig.gui.profile import ProfileRun, ProfileWindow
 
     bad = write_run(tmp_path, "bad", TRACE)
     (tmp_path / "bad.exectrace").write_text(TRACE.replace("R 1760 -", "R 1760 x"))
@@ -413,7 +413,7 @@ def test_executor_load_field_and_trace_box_reach_the_run_config(make_win, qtbot,
 
 
 def test_profile_menu_opens_the_last_traced_run(make_win, tmp_path) -> None:
-    from mmsched.gui.profile import ProfileWindow
+    from mmrig.gui.profile import ProfileWindow
     from mmsched.result import RunResult
 
     win = make_win()
@@ -443,7 +443,7 @@ def test_gui_modules_stay_out_of_the_core() -> None:
 
 # ---- what it looks like ------------------------------------------------------------------------------------------
 def test_screenshot_of_the_profile_window(qtbot, tmp_path) -> None:
-    from mmsched.gui.profile import ProfileRun, ProfileWindow
+    from mmrig.gui.profile import ProfileRun, ProfileWindow
 
     SHOTS.mkdir(parents=True, exist_ok=True)
     idle = write_run(tmp_path, "idle-executor", synthetic_trace(500))

@@ -34,7 +34,7 @@ def qapp_args(display):
 
 @pytest.fixture
 def make_sweep(qtbot, tmp_path):
-    from mmsched.gui.sweep import SweepWindow
+    from mmrig.gui.sweep import SweepWindow
 
     made = []
 
@@ -64,7 +64,7 @@ def tiny(w, count: int = 20, distance: str = "1..2") -> None:
 
 
 def test_fields_validate_with_the_core_messages(make_sweep) -> None:
-    from mmsched.sweep import SweepError, parse_distances
+    from mmrig.sweep.campaign import SweepError, parse_distances
 
     w = make_sweep()
     tiny(w)
@@ -109,7 +109,7 @@ def test_fields_validate_with_the_core_messages(make_sweep) -> None:
 
 
 def test_a_folder_holding_another_campaign_is_refused(make_sweep, tmp_path) -> None:
-    from mmsched.sweep import Campaign, Plan
+    from mmrig.sweep.campaign import Campaign, Plan
 
     folder = tmp_path / "other"
     Campaign.open(folder, Plan(distance=[3], count=5)).save()

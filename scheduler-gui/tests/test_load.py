@@ -14,7 +14,7 @@ import pytest
 from mmsched import load as L
 from mmsched.config import RunConfig
 
-MMRIG = [sys.executable, "-m", "mmsched.cli"]
+MMRIG = [sys.executable, "-m", "mmrig"]
 TMP = Path("/tmp/mmrig-load.X")
 TAIL = ["--timeout", "10s", "--quiet"]
 
@@ -86,7 +86,7 @@ def test_short_run_under_cpu_load_records_the_condition_and_command(tmp_path: Pa
 
 
 def test_old_flag_without_a_value_is_all() -> None:
-    from mmsched.cli import build_parser
+    from mmrig.cli import build_parser
     parser = build_parser()
     args = parser.parse_args(["run", "--load", "-o", "x"])
     assert args.load == "heavy" and RunConfig(load=args.load).load == "heavy"

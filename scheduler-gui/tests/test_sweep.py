@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from mmhil.bench import ensure_built
-from mmsched.cli import main
-from mmsched.sweep import (NOMINAL_TICK_MS, Campaign, Plan, SweepError, canonical_rate,
+from mmrig.cli import main
+from mmrig.sweep.campaign import (NOMINAL_TICK_MS, Campaign, Plan, SweepError, canonical_rate,
                            parse_distances, parse_rates, rate_fields)
 from mmanalysis.sweepplots import min_safe_distance
 
@@ -179,7 +179,7 @@ def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
 
     ensure_built()
     out = tmp_path / "camp"
-    cmd = [sys.executable, "-m", "mmsched.cli", "sweep", "--distance", "1..6", "--count", "100", "--workers", "1",
+    cmd = [sys.executable, "-m", "mmrig", "sweep", "--distance", "1..6", "--count", "100", "--workers", "1",
            "--out", str(out)]
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     assert p.stderr is not None
@@ -199,7 +199,7 @@ def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
 def test_failed_and_invalid_points(campaign, tmp_path) -> None:
     """A point whose run failed (no files) is 'failed' and runs again next time; an invalid run is kept, not
     run again; either makes the exit status 3. (A stand-in for run_point, paced: in this process.)"""
-    from mmsched.sweep import run_campaign
+    from mmrig.sweep.campaign import run_campaign
 
     src, _ = campaign
     good = {"csv": (src / "points/d1-rtick-isr-idle.csv").read_bytes(),
@@ -229,12 +229,12 @@ def test_failed_and_invalid_points(campaign, tmp_path) -> None:
 def test_a_signal_while_the_campaign_starts_is_an_interruption_not_a_traceback(tmp_path, capsys, monkeypatch) -> None:
     # SIGTERM between the handler's installation and the campaign's own handling (the GUI's Stop right after
     # Start did this): exit 130, one line, the sidecar says interrupted, never "running"
-    import mmsched.sweep
+    import mmrig.sweep.campaign
 
     def signalled(*a, **k):
         raise KeyboardInterrupt("SIGTERM")
 
-    monkeypatch.setattr(mmsched.sweep, "run_campaign", signalled)
+    monkeypatch.setattr(mmrig.sweep.campaign, "run_campaign", signalled)
     ensure_built()
     assert main(["sweep", "--distance", "1", "--count", "5", "--out", str(tmp_path / "c")]) == 130
     assert "interrupted while starting" in capsys.readouterr().err

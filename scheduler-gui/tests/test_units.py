@@ -186,7 +186,7 @@ def test_demo_retries_a_run_invalid_by_bench_lag_and_keeps_the_invalid_one(tmp_p
     # the demo's retry policy alone (the runner is replaced; the quick demo test drives the real one):
     # a lag-invalid run is set aside under its own name and run again; other invalid runs are not retried
     import json
-    from mmsched import demo
+    from mmrig import demo
     from mmsched.runner import RunResult
 
     reasons = iter(["bench lag bound exceeded: max 9000.0 us > 5000.0 us", None])

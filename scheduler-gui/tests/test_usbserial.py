@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mmsched import cli, usbserial
+from mmrig import cli
+from mmsched import usbserial
 from mmsched.endpoint import Boards
 from mmsched.usbserial import CODE, latency_timer, latency_timer_ms, tty_name
 

@@ -1,0 +1,419 @@
+"""`mmrig run`: one experiment run, cyclictest-like: CSV + JSON out, the summary printed, gates judged for CI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from mmanalysis.histogram import hist_text
+from mmproto import LinkError
+from mmsched.budget import format_budget
+from mmsched.config import RunConfig
+from mmsched.endpoint import Boards, Endpoint, EndpointError
+from mmsched.exload import ExecutorLoad
+from mmsched.export import run_paths
+from mmsched.load import unavailable as load_unavailable
+from mmsched.result import RunResult
+from mmsched.runner import Runner
+from mmsched.stats import format_summary
+
+from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
+from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
+from mmrig.junit import files_words, junit_xml, write_junit
+
+from .options import add_ppm_options, add_profiler_kind_option, percent, positive_float
+
+
+def parse_rate(text: str) -> float | None:
+    if text == "tick":
+        return None
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("rate must be > 0 ms or 'tick'")
+    return value
+
+
+def fail_on(text: str) -> tuple[str, ...]:
+    from mmrig.gates import parse_fail_on
+
+    try:
+        return parse_fail_on(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--fail-on: ")) from None
+
+
+def dumps_readable(doc: object) -> str:
+    """Indented JSON with every list of plain numbers on one line (the histogram's 1000 counts)."""
+    text = json.dumps(doc, indent=2, default=str)
+    return re.sub(r"\[\s*(-?[0-9][-+0-9.eE]*(?:,\s*-?[0-9][-+0-9.eE]*)*)\s*\]",
+                  lambda m: "[" + ", ".join(x.strip() for x in m.group(1).split(",")) + "]", text)
+
+
+RUN_EPILOG = """\
+exit codes (the first that applies wins):
+  2  usage or rig error: bad option, a port that cannot be opened, a bench that cannot start (no run)
+  3  invalid run: kept on disk, never a result; its gates are not judged
+  1  a gate failed (--fail-on, --max-latency-us, --min-on-time)
+  0  the run is valid and every gate passed (or none was given)
+  130  interrupted twice with Ctrl-C (once: event generation stops, the run ends and is written as usual)
+
+output: the summary (or with --json one JSON document) on stdout; log lines, warnings and errors on stderr;
+on a terminal a live progress line on stderr (events done, on time, p99 and max so far, bench lag),
+none when stderr is not a terminal, nor with -q or --json.
+files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has the histogram and the
+environment), OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
+'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate).
+"""
+
+
+def ensure_closed(endpoint: object) -> None:
+    """After an error out of a run: the endpoint released (a bench ended), whatever the run got to. close() is
+    safe to call twice; an endpoint error that escaped mid-run (a lockstep grant that timed out) can leave it
+    open otherwise, and a bench orphaned."""
+    try:
+        endpoint.close()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - best effort; the error being reported is the one that matters
+        pass
+
+
+class Refusal(Exception):
+    """A bad option or a rig error: one line on stderr, exit 2, never a traceback."""
+
+
+@dataclass
+class Invocation:
+    """One `mmrig run`: its options, gates and name, the moment it began, and how it ends (`refuse`)."""
+
+    args: argparse.Namespace
+    gates: Gates
+    name: str
+    t0: float = field(default_factory=time.monotonic)
+
+    def refuse(self, text: str) -> int:
+        """One line on stderr, the JUnit report (an <error>) if asked for, exit 2. Never a traceback."""
+        print(f"mmrig run: {text}", file=sys.stderr)
+        if self.args.junit is not None:
+            try:
+                write_junit(self.args.junit, junit_xml(self.name, judge(self.gates, {}, valid=False), valid=False,
+                                                       error=text, time_s=time.monotonic() - self.t0))
+            except OSError as exc:
+                print(f"mmrig run: cannot write {self.args.junit}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Options that contradict each other or cannot be honoured (Refusal), before anything is started."""
+    if (args.ppm_profiler or args.ppm_executor) and args.profiler is not None:
+        raise Refusal("--ppm-profiler / --ppm-executor set the bench's crystals; boards have their own")
+    if not args.reset_on_open and args.profiler is None:
+        raise Refusal("--no-reset-on-open is for boards (--profiler PORT); the bench's ptys reset nothing")
+    if args.arduino and args.profiler is not None:
+        raise Refusal("--arduino makes the bench behave as a Mega; boards are what they are")
+    if args.profiler_kind != "avr" and args.profiler is not None:
+        raise Refusal("--profiler-kind chooses the bench's profiler; a board is what was flashed")
+    if args.profiler_kind == "8051" and args.arduino:
+        raise Refusal("--arduino is for the Megas; the 8051 profiler has no bootloader on the bench")
+    if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
+        raise Refusal("give both --profiler and --executor (or neither, for the bench)")
+    if args.trace and args.out is None:
+        raise Refusal("--trace writes OUT.exectrace, OUT.perfetto-trace and OUT.vcd: give --out OUT")
+    if args.hist == "" and args.out is None:
+        raise Refusal("--hist without a FILE writes OUT.hist: give --out OUT too (or --hist FILE)")
+    if args.lag_bound_us is not None and not (math.isfinite(args.lag_bound_us) and args.lag_bound_us > 0):
+        raise Refusal(f"--lag-bound-us must be > 0, not {args.lag_bound_us}")
+
+
+def run_config(args: argparse.Namespace, name: str) -> RunConfig:
+    """The run's configuration from the options (Refusal naming the option that is wrong)."""
+    count = args.count if args.count is not None or args.duration is not None else 200
+    try:
+        cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
+                        duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
+                        accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
+                        executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
+                        late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, baud=args.baud, name=name,
+                        out=args.out)
+    except ValueError as exc:
+        text = str(exc)
+        if args.name is None and args.out is not None and text.startswith("--name "):
+            text = "--out: the run's name " + text.removeprefix("--name ") + " (or give --name)"
+        raise Refusal(text) from None
+    problem = load_unavailable(cfg.load)
+    if problem:
+        raise Refusal(f"--load {cfg.load}: {problem}")
+    return cfg
+
+
+def check_files(args: argparse.Namespace) -> None:
+    """The ports exist, every output's folder can be made and written to, the run's files are not there yet
+    (unless --force)."""
+    for what, port in (("--profiler", args.profiler), ("--executor", args.executor)):
+        if port and "://" not in port and not Path(port).exists():
+            raise Refusal(f"{what}: no such port: {port}")
+    for what, path in (("--out", args.out), ("--junit", args.junit), ("--hist", args.hist or None)):
+        if path is not None:
+            parent = Path(path).parent
+            if Path(path).is_dir():
+                raise Refusal(f"{what}: {path} is a directory")
+            try:
+                parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise Refusal(f"{what}: cannot create {parent}: {exc.strerror or exc}") from None
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise Refusal(f"{what}: {parent} is not writable")
+    if args.out is not None and not args.force:
+        for existing in run_paths(args.out):
+            if existing.exists():
+                raise Refusal(f"--out: {existing} exists; --force to overwrite")
+
+
+def target_of(args: argparse.Namespace) -> Target:
+    return Target.of(args.profiler, args.executor, lockstep=args.unpaced, reset_on_open=args.reset_on_open,
+                     profiler_kind=args.profiler_kind, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor,
+                     arduino=args.arduino, lag_bound_us=args.lag_bound_us)
+
+
+def progress_line(args: argparse.Namespace, cfg: RunConfig, endpoint: Endpoint, lockstep: bool) -> Any:
+    """The live progress line: on a terminal only, never into a file or a pipe, nor with -q or --json."""
+    if args.quiet or args.json or not sys.stderr.isatty():
+        return None
+    from mmrig.progress import ProgressLine, bench_lag_text
+
+    lag = (lambda: "lockstep") if lockstep else bench_lag_text(endpoint.health)
+    return ProgressLine(sys.stderr, cfg.count, lag, name=cfg.name)
+
+
+def run_with_signals(runner: Runner, log: Callable[[str], None]) -> RunResult:
+    """The run, Ctrl-C once ending event generation (the run is written as usual), SIGTERM / SIGHUP ending it
+    early, written and marked invalid (interrupted). KeyboardInterrupt escapes on a second Ctrl-C."""
+
+    def first_interrupt(signum: int, frame: object) -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        runner.stop_requested.set()
+        log("mmrig run: stopping (Ctrl-C again to abort)")
+
+    def terminated(signum: int, frame: object) -> None:
+        runner.interrupt(signal.Signals(signum).name)
+
+    previous = signal.signal(signal.SIGINT, first_interrupt)
+    previous_term = {sig: signal.signal(sig, terminated) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        return runner.run()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        for sig, handler in previous_term.items():
+            signal.signal(sig, handler)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    inv = Invocation(args, Gates(args.fail_on or (), args.max_latency_us, args.min_on_time),
+                     args.name if args.name is not None else (args.out.name if args.out else "run"))
+    try:
+        check_options(args)        # every bad input ends here, one line and exit 2, before a port is opened
+        cfg = run_config(args, inv.name)
+        check_files(args)
+    except Refusal as exc:
+        return inv.refuse(str(exc))
+    target = target_of(args)
+    endpoint = choose_endpoint(target)
+    if isinstance(endpoint, Boards):
+        for warning in endpoint.warnings():   # an FTDI latency timer above 1 ms: one line each, with the fix
+            print(f"mmrig run: WARNING: {warning.text}", file=sys.stderr)
+    if cfg.trace and endpoint.trace_path() is not None:
+        return inv.refuse(f"--trace: {endpoint.trace_path()}")
+    progress = progress_line(args, cfg, endpoint, target.where == LOCKSTEP)
+    log: Callable[[str], None] | None = None if args.quiet else (
+        progress.print_above if progress is not None else (lambda text: print(text, file=sys.stderr)))
+    runner = Runner(cfg, endpoint, log, images=bench_images(target), histogram_us=args.histogram_us)
+    if progress is not None:
+        runner.observer = progress.observer
+        progress.start()
+    try:
+        result = run_with_signals(runner, log or (lambda t: print(t, file=sys.stderr)))
+    except (LinkError, EndpointError) as exc:
+        ensure_closed(endpoint)
+        return inv.refuse(str(exc).splitlines()[0])
+    except OSError as exc:                       # the run's files could not be written
+        ensure_closed(endpoint)
+        return inv.refuse(f"cannot write the run: {exc}")
+    except KeyboardInterrupt:
+        ensure_closed(endpoint)
+        print("mmrig run: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        if progress is not None:
+            progress.close()
+    return report(inv, cfg, result)
+
+
+def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
+    """The run's summary (or --json), its histogram file, its gates and JUnit report; the exit code."""
+    args = inv.args
+    files: list[Path] = [p for p in (result.csv_path, result.json_path) if p is not None]
+    hist_path = None
+    if args.hist is not None:
+        hist_path = Path(args.hist) if args.hist else Path(result.csv_path or args.out).with_suffix(".hist")
+        try:
+            hist_path.write_text(hist_text(result.sidecar))
+        except OSError as exc:
+            return inv.refuse(f"cannot write {hist_path}: {exc.strerror or exc}")
+        files.append(hist_path)
+    verdicts = judge(inv.gates, result.summary, result.valid)
+    code = exit_code(result.valid, verdicts)
+    text = summary_lines(cfg, result, files)
+    verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
+    if args.json:
+        print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist_path, args.junit)))
+        for line in verdict_lines:
+            print(line, file=sys.stderr)
+    else:
+        print("\n".join(text + verdict_lines))
+    if args.junit is not None:
+        props = {k: result.sidecar["config"].get(k) for k in ("mode", "distance", "count", "rate_ms", "dispatch")}
+        props["target"] = (result.sidecar.get("target") or {}).get("kind")
+        try:
+            write_junit(args.junit, junit_xml(cfg.name, verdicts, valid=result.valid,
+                                              reasons=[r["text"] for r in result.sidecar.get("invalid_reasons") or []],
+                                              files=files, time_s=time.monotonic() - inv.t0, properties=props,
+                                              system_out="\n".join(text + verdict_lines)))
+        except OSError as exc:
+            return inv.refuse(f"cannot write {args.junit}: {exc.strerror or exc}")
+    return code
+
+
+def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[str]:
+    text = [format_summary(cfg.name, result.summary)]
+    if "budget" in result.sidecar:
+        text.append(format_budget(result.sidecar["budget"]))
+    if files:
+        text.append("wrote " + ", ".join(str(p) for p in files))
+    else:
+        text.append("nothing written (no --out): give -o NAME to keep the run as NAME.csv and NAME.json")
+    text.append("n, mean, variance: the measured events (ok, late; measurable: no byte of theirs displaced by a host "
+                "stall); the rest counted apart")
+    return text
+
+
+def gate_lines(gates: Gates, result: RunResult, verdicts: list[Any], code: int, files: list[Path]) -> list[str]:
+    where = files_words(files)
+    if not result.valid:
+        kept = "kept on disk, not a result" if files else "not a result"
+        lines = [f"INVALID RUN ({kept}): {result.sidecar['invalid_reason']}"]
+        if not gates.empty:
+            lines.append(f"gates not judged: the run is invalid ({where})")
+        return lines
+    lines = [f"FAIL {v.text}; {where}" for v in verdicts if v.failed]
+    if verdicts and code == 0:
+        lines.append(f"PASS all {len(verdicts)} gate{'s' if len(verdicts) > 1 else ''} ({gates.options()})")
+    return lines
+
+
+def json_document(cfg: RunConfig, result: RunResult, verdicts: list[Any], code: int, files: list[Path],
+                  hist_path: Path | None, junit: Path | None) -> dict[str, Any]:
+    """`mmrig run --json`: one document on stdout."""
+    doc = {"name": cfg.name, "valid": result.valid, "exit_code": code, "exit": EXIT_CODES[code],
+           "invalid_reasons": result.sidecar.get("invalid_reasons") or [],
+           "summary": result.summary, "histogram": result.sidecar.get("histogram"),
+           "gates": [v.as_dict() for v in verdicts],
+           "files": {"csv": str(result.csv_path) if result.csv_path else None,
+                     "json": str(result.json_path) if result.json_path else None,
+                     "hist": str(hist_path) if hist_path else None, "junit": str(junit) if junit else None},
+           "config": result.sidecar.get("config"), "target": result.sidecar.get("target"),
+           "environment": result.sidecar.get("environment")}
+    if "budget" in result.sidecar:
+        doc["budget"] = result.sidecar["budget"]
+    return doc
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed",
+                         description="One experiment run (cyclictest-like): CSV + JSON out, the summary printed, "
+                                     "gates judged for CI.",
+                         epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
+    run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
+    run.add_argument("--rate", "-i", type=parse_rate, default=None,
+                     help="ms between events, or 'tick' (default: one per tick)")
+    run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
+    run.add_argument("--duration", "-D", type=float, default=None, help="seconds of event generation")
+    run.add_argument("--random-ids", action="store_true")
+    run.add_argument("--generation", choices=("aligned", "free"), default="aligned",
+                     help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's)")
+    run.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
+    run.add_argument("--discipline", action="store_true",
+                     help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
+                          "not by TIMECODE arrivals alone (the paper's way, the default)")
+    run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
+    run.add_argument("--load", nargs="?", const="heavy", default="idle", metavar="CONDITION",
+                     help="PC load (stress-ng) during the run: idle (none, the default), cpu, memory, disk, network "
+                          "(loopback only, in a network namespace of its own), heavy (cpu + memory + disk: the "
+                          "paper's heavy load) or all (heavy + network); --load alone is heavy")
+    run.add_argument("--trace", action="store_true",
+                     help="bench: trace the executor from outside (task switches, interrupts, pins): writes "
+                          "OUT.exectrace, OUT.perfetto-trace (ui.perfetto.dev), OUT.vcd (PulseView, GTKWave) and "
+                          "the executor's profile (C_i, T_i, U) into OUT.json")
+    run.add_argument("--executor-load", default="none", metavar="LOAD",
+                     help="the executor's own load: none, or any of cpu, periodic=PERIOD/EXEC (a task above the "
+                          "timecode task, e.g. 10ms/2ms), rx=N (frames/s it decodes and drops), comma-separated")
+    run.add_argument("--baud", type=int, default=None, metavar="RATE",
+                     help="run both links at RATE baud (e.g. 115200): asked of the nodes with BAUD after the "
+                          "handshake; default: the rate they start at (their HELLO, 9600 as built)")
+    run.add_argument("--late-bound-us", type=float, default=1000.0)
+    run.add_argument("--lag-bound-us", type=float, default=None,
+                     help="paced bench: an event a byte of which a host stall displaced by more than this is not "
+                          "measurable, validity by cause (default: normal 1000; mixed and verification a tenth of the "
+                          "schedule's spare time: 4700 one tick ahead, 11800 two ahead); the run is invalid when more "
+                          "than 5%% of its events are not measurable")
+    run.add_argument("--max-in-flight", type=int, default=8)
+    run.add_argument("--out", "-o", type=Path, default=None, help="writes OUT.csv and OUT.json")
+    run.add_argument("--name", default=None,
+                     help="the run's name (default: OUT's file name, or 'run'): 1..64 of A-Z a-z 0-9 . _ -")
+    run.add_argument("--force", action="store_true", help="overwrite an existing OUT.csv / OUT.json")
+    where = run.add_mutually_exclusive_group()
+    where.add_argument("--bench", action="store_true", help="the paced virtual bench (default)")
+    where.add_argument("--unpaced", "--lockstep", dest="unpaced", action="store_true",
+                       help="the virtual bench in lockstep: virtual time advances only as far as the scheduler has "
+                            "handled it, so the outcome never depends on the host (tests, CI, the firmware's figures; "
+                            "not normal mode)")
+    add_ppm_options(run)
+    run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
+    run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
+    add_profiler_kind_option(run)
+    run.add_argument("--arduino", action="store_true",
+                     help="the bench behaves as two Arduino Megas: their stock bootloader runs first and opening a "
+                          "port resets the node (docs/bench.md, 'Arduino mode')")
+    run.add_argument("--no-reset-on-open", dest="reset_on_open", action="store_false",
+                     help="boards: opening the ports does not reset the nodes (an adapter without DTR reset), so "
+                          "the handshake asks for HELLO at once instead of listening 1.5 s for the boot HELLO of "
+                          "an Arduino its open reset")
+    gate = run.add_argument_group("gates (CI): exit 1 when one fails, see the exit codes below")
+    gate.add_argument("--fail-on", type=fail_on, default=None, metavar="OUTCOMES",
+                      help="fail if any event ended with one of these outcomes: a comma list of late,missed,early,lost")
+    gate.add_argument("--max-latency-us", type=positive_float, default=None, metavar="N",
+                      help="fail if the largest measured latency is above N us (or nothing was measured)")
+    gate.add_argument("--min-on-time", type=percent, default=None, metavar="PCT",
+                      help="fail if fewer than PCT %% of the events were on time (ok)")
+    report = run.add_argument_group("output")
+    report.add_argument("--json", action="store_true",
+                        help="print the summary, histogram, gates, files and environment as one JSON document on "
+                             "stdout (words go to stderr)")
+    report.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                        help="write a JUnit XML report: a testcase for validity and one per gate")
+    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
+                        help="latency histogram bin width in us (1000 fixed bins from 0, and an overflow count); "
+                             "default 1 in mixed and verification mode, 10 in normal mode")
+    report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
+                        help="also write the histogram as a latmus-like text file (default OUT.hist): '#' lines "
+                             "with the environment, then 'bin_start_us count' lines")
+    report.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress line and no log lines (warnings, errors and the summary still)")
+    run.set_defaults(func=cmd_run)

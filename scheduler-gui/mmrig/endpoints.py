@@ -1,0 +1,79 @@
+"""Where a run goes: the one choice every entry point makes (the command line, the demo, the sweep's points,
+the GUI, the pytest plugin, the fault campaign, the soak). The scheduler core runs against an
+`mmsched.endpoint.Endpoint` and never knows which; this module is the only place that builds one.
+
+- boards: two serial ports or pyserial URLs (`mmsched.endpoint.Boards`; normal mode needs no executor);
+- the paced bench (`mmhil.BenchEndpoint`): virtual time on wall time, the PC's own timing measured;
+- the lockstep bench (`mmhil.LockstepEndpoint`): virtual time granted by the run, the outcome independent of
+  the host (not normal mode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mmsched.endpoint import Boards, Endpoint
+
+PACED, LOCKSTEP, BOARDS = "paced", "lockstep", "boards"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A run's target as an entry point's options say it: `where` is PACED, LOCKSTEP or BOARDS; the ports for
+    boards; the bench's own options (its profiler kind, crystals, Arduino mode, the bound of validity by cause,
+    other images) for a bench."""
+
+    where: str = PACED
+    profiler: str | None = None
+    executor: str | None = None
+    reset_on_open: bool = True
+    baud: int = 9600
+    profiler_kind: str | None = None
+    ppm_profiler: int = 0
+    ppm_executor: int = 0
+    arduino: bool = False
+    lag_bound_us: float | None = None
+    profiler_elf: Path | None = None
+    executor_elf: Path | None = None
+
+    @classmethod
+    def of(cls, profiler: str | None = None, executor: str | None = None, lockstep: bool = False,
+           **options: Any) -> "Target":
+        """Boards where a profiler port is given, else the lockstep or the paced bench."""
+        where = BOARDS if profiler is not None else LOCKSTEP if lockstep else PACED
+        return cls(where, profiler, executor, **options)
+
+
+def choose_endpoint(t: Target) -> Endpoint:
+    """The endpoint for target `t` (not opened yet: the run opens it)."""
+    if t.where == BOARDS:
+        assert t.profiler is not None
+        return Boards(t.profiler, t.executor, baud=t.baud, reset_on_open=t.reset_on_open)
+    from mmhil.endpoint import BenchEndpoint, LockstepEndpoint   # the bench: only when it is the target
+
+    bench: dict[str, Any] = dict(profiler_kind=t.profiler_kind, ppm_profiler=t.ppm_profiler,
+                                 ppm_executor=t.ppm_executor, arduino=t.arduino, profiler_elf=t.profiler_elf,
+                                 executor_elf=t.executor_elf)
+    if t.where == LOCKSTEP:
+        return LockstepEndpoint(**bench)
+    return BenchEndpoint(lag_bound_us=t.lag_bound_us, **bench)
+
+
+def bench_images(t: Target) -> dict[str, Any] | None:
+    """The images a bench target runs, for the sidecar's environment (None on boards: the run reads the
+    nodes' HELLOs instead)."""
+    if t.where == BOARDS:
+        return None
+    from mmhil.bench import default_images
+
+    images = default_images(t.profiler_kind or "avr")
+    if t.profiler_elf is not None:
+        images["profiler"] = Path(t.profiler_elf)
+    if t.executor_elf is not None:
+        images["executor"] = Path(t.executor_elf)
+    return images
+
+
+__all__ = ["BOARDS", "LOCKSTEP", "PACED", "Target", "bench_images", "choose_endpoint"]

@@ -1,0 +1,199 @@
+"""The event schedule list as a Qt model over the core's events (their snapshots): new rows go in with
+beginInsertRows in chunks, changed rows with one dataChanged per batch, so thousands of rows stay smooth.
+
+A view paints every visible cell many times a second and asks several roles per cell, so `data` only
+indexes: each row's display strings are formatted once, when the row arrives or changes. The model also
+keeps each event's latency and outcome in numpy arrays (indexed by event) for the live plots and
+statistics, so they never walk the row list in Python."""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import numpy as np
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from mmsched.event import OUTCOMES
+from mmrig.gui.rows import Row
+
+HEADERS = ("event", "id", "scheduled tc", "sent (s)", "acked tc", "fired tc", "latency (us)", "outcome")
+OUTCOME_COLOURS = {"ok": QColor("#1b7f3a"), "late": QColor("#b36b00"), "early": QColor("#7a3db8"),
+                   "missed": QColor("#c0392b"), "lost": QColor("#7f7f7f")}
+CHUNK = 512
+NCOLS = len(HEADERS)
+OUTCOME_CODE = {o: i for i, o in enumerate(OUTCOMES)}     # outcome code in `codes`; -1: pending
+PENDING = -1
+
+_DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
+_FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
+_ALIGN = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
+
+
+def _fmt(v: Any, digits: int = 3) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def display(r: Row) -> tuple[str, ...]:
+    """The row's eight cells as the table shows them."""
+    if r.outcome is None:
+        outcome = "pending"
+    else:
+        outcome = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} ({r.reason})"
+        if not r.measurable:
+            outcome += f", not measurable (displaced {r.stall_us or 0:.0f} us by a host stall)"
+    return (str(r.event), str(r.event_id), str(r.scheduled_tc), _fmt(r.sent_s), _fmt(r.ack_tc), _fmt(r.fired_tc),
+            _fmt(r.latency_us), outcome)
+
+
+class EventModel(QAbstractTableModel):
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.rows: list[Row] = []
+        self._text: list[tuple[str, ...]] = []    # display strings, parallel to rows
+        self._waiting: dict[int, Row] = {}    # rows that arrived before an earlier one (kept until contiguous)
+        self.revision = 0                     # bumps on every change: views redraw only when it moved
+        self.resets = 0                       # bumps on clear / set_rows: arrays taken before are stale
+        self._alloc(1024)
+
+    # ---- per-event arrays (plots and statistics) -------------------------------------------------
+    def _alloc(self, n: int) -> None:
+        self._lat = np.full(n, np.nan)
+        self._code = np.full(n, PENDING, dtype=np.int8)
+        self._unmeasurable = np.zeros(n, dtype=bool)
+        self._ev = np.zeros(n)
+        self._sent = np.full(n, np.nan)
+
+    def _grow(self, need: int) -> None:
+        if need > self._lat.size:
+            size = max(need, 2 * self._lat.size)
+            lat, code, ev, unm, sent = self._lat, self._code, self._ev, self._unmeasurable, self._sent
+            self._alloc(size)
+            self._sent[:sent.size] = sent
+            self._lat[:lat.size] = lat
+            self._code[:code.size] = code
+            self._ev[:ev.size] = ev
+            self._unmeasurable[:unm.size] = unm
+
+    def _record(self, pos: int, r: Row) -> None:
+        self._code[pos] = OUTCOME_CODE.get(r.outcome, PENDING) if r.outcome is not None else PENDING
+        # a latency the rig cannot stand behind (a host stall displaced a byte of it) is not plotted or summarised
+        self._lat[pos] = np.nan if r.latency_us is None or not r.measurable else r.latency_us
+        self._unmeasurable[pos] = not r.measurable
+        self._ev[pos] = r.event
+        self._sent[pos] = np.nan if r.sent_s is None else r.sent_s
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        """(latency us or NaN, outcome code or -1) per row, views of the model's own arrays: do not keep."""
+        n = len(self.rows)
+        return self._lat[:n], self._code[:n]
+
+    def unmeasurable(self) -> int:
+        """Rows a host stall displaced a byte of past the bound (their latency is left out)."""
+        return int(self._unmeasurable[:len(self.rows)].sum())
+
+    def latency_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """(event index, latency us) of the rows with a latency and outcome ok or late (as latency_arrays)."""
+        lat, code = self.arrays()
+        keep = ((code == OUTCOME_CODE["ok"]) | (code == OUTCOME_CODE["late"])) & ~np.isnan(lat)
+        i = np.flatnonzero(keep)
+        return self._ev[i], lat[i]
+
+    def warmup(self, tick_us: float) -> int | None:
+        """The run's start-up stall (widgets.warmup_until over its first events), or None."""
+        from mmrig.gui.widgets import WARMUP_WINDOW, warmup_until
+
+        lat, code = self.arrays()
+        n = min(len(self.rows), 3 * WARMUP_WINDOW)
+        keep = ((code[:n] == OUTCOME_CODE["ok"]) | (code[:n] == OUTCOME_CODE["late"])) & ~np.isnan(lat[:n])
+        i = np.flatnonzero(keep)
+        return warmup_until(self._ev[i], lat[i], self._sent[i], tick_us)
+
+    # ---- Qt API ------------------------------------------------------------------------------
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
+        return 0 if parent.isValid() else NCOLS
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = _DISPLAY) -> Any:
+        # called for every visible cell and role on every paint: index only, no formatting
+        role = int(role)
+        if role == _DISPLAY:
+            try:
+                return self._text[index.row()][index.column()]
+            except IndexError:
+                return None
+        if role == _ALIGN:
+            return _RIGHT if index.column() != 7 else None
+        if role == _FOREGROUND and index.column() == 7:
+            row = index.row()
+            if 0 <= row < len(self.rows):
+                o = self.rows[row].outcome
+                return OUTCOME_COLOURS.get(o) if o else None
+        return None
+
+    # ---- feeding -----------------------------------------------------------------------------
+    def clear(self) -> None:
+        self.beginResetModel()
+        self.rows = []
+        self._text = []
+        self._waiting.clear()
+        self._alloc(1024)
+        self.revision += 1
+        self.resets += 1
+        self.endResetModel()
+
+    def set_rows(self, rows: Iterable[Row]) -> None:
+        self.beginResetModel()
+        self.rows = sorted(rows, key=lambda r: r.event)
+        self._text = [display(r) for r in self.rows]
+        self._waiting.clear()
+        self._alloc(max(1024, len(self.rows)))
+        for pos, r in enumerate(self.rows):
+            self._record(pos, r)
+        self.revision += 1
+        self.resets += 1
+        self.endResetModel()
+
+    def apply(self, batch: Iterable[Row]) -> None:
+        """One batch of snapshots: updates of known rows, then the new rows appended in chunks."""
+        lo = hi = None
+        n = len(self.rows)
+        for row in batch:
+            if 0 <= row.event < n:
+                self.rows[row.event] = row
+                self._text[row.event] = display(row)
+                self._record(row.event, row)
+                lo = row.event if lo is None else min(lo, row.event)
+                hi = row.event if hi is None else max(hi, row.event)
+            elif row.event >= 0:
+                self._waiting[row.event] = row
+        if lo is not None:
+            self.dataChanged.emit(self.index(lo, 0), self.index(hi, NCOLS - 1))
+        new: list[Row] = []
+        while n + len(new) in self._waiting:
+            new.append(self._waiting.pop(n + len(new)))
+        if new:
+            self._grow(n + len(new))
+            for pos, r in enumerate(new, n):
+                self._record(pos, r)
+        for start in range(0, len(new), CHUNK):
+            part = new[start:start + CHUNK]
+            first = len(self.rows)
+            self.beginInsertRows(QModelIndex(), first, first + len(part) - 1)
+            self.rows.extend(part)
+            self._text.extend(display(r) for r in part)
+            self.endInsertRows()
+        if lo is not None or new:
+            self.revision += 1

@@ -1,0 +1,396 @@
+"""The mmrig pytest plugin (entry point `pytest11: mmrig`, so an installed mmrig brings it): one HIL test
+file runs on the virtual bench, in lockstep or on boards, and skips what the rig in hand cannot do.
+
+Options:
+    --rig bench|lockstep|ports   the paced virtual bench (default), the lockstep bench (virtual time granted
+                                 by the host: deterministic figures), or boards on serial ports
+    --profiler PORT --executor PORT   the boards' ports or pyserial URLs (imply --rig ports); no --executor:
+                                 a profiler alone (normal mode only)
+    --rig-results DIR            where every run's CSV + JSON is kept (default: mmrig-runs under pytest's
+                                 temporary directory); with -n N each xdist worker writes under DIR/gwK
+    --rig-retries N              paced bench: run again, up to N times, a run the host stalled (invalid by
+                                 bench_lag, or an event a stall met did not end ok)
+    --profiler-elf ELF --executor-elf ELF   the bench runs these images (your build) instead of the checkout's
+                                 or the installed package's
+
+Fixtures:
+    rig             an opened `mmhil.Rig` (both nodes said HELLO with the right kind and version), on a bench of
+                    its own (one per test, so `pytest -n 2` gives every worker its own) or on the boards
+    bench           the `mmhil.Bench` under `rig` (faults, cuts, resets, VCD); skips on boards, saying why
+    run_experiment  `run_experiment(**RunConfig fields) -> RunResult`: a whole `mmrig run` (its own bench, or
+                    the boards), files kept under --rig-results and named in the JUnit XML and the report
+    rig_target      what this session's rig is (kind, ports, capabilities, results directory)
+
+Marker:
+    @pytest.mark.rig_needs("executor", "bench", "faults", "paced", "lockstep")
+                    the test is skipped, with the reason, on a rig that lacks one of them.
+
+docs/hil.md is the guide.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+import pytest
+
+from mmproto import PROFILER_KINDS
+
+if TYPE_CHECKING:
+    from mmsched.result import RunResult
+
+    from mmhil.bench import Bench
+    from mmhil.rig import Rig
+
+KINDS = ("bench", "lockstep", "ports")
+# what a test may need -> (what it is, the kinds that have it)
+CAPABILITIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "executor": ("an executor node", ("bench", "lockstep", "ports+executor")),
+    "bench": ("the virtual bench", ("bench", "lockstep")),
+    "faults": ("fault injection (the bench's control channel)", ("bench", "lockstep")),
+    "paced": ("wall-clock time (normal mode measures the PC against it)", ("bench", "ports", "ports+executor")),
+    "lockstep": ("lockstep time (figures that do not depend on the host)", ("lockstep",)),
+    # the AVR profiler stamps the strobe by input capture, exact to a cycle; the 8051's polled input adds up to
+    # 684 us (docs/hardware.md): figures of a few us need the first (boards: what was flashed, taken as the AVR)
+    "capture": ("a profiler that stamps events by input capture (the AVR's; --rig-profiler-kind avr)",
+                ("bench", "lockstep", "ports", "ports+executor")),
+}
+# A paced run is run again (--rig-retries) when the host, not the firmware, spoiled it: invalid by these, or
+# an event a host stall displaced a byte of (not measurable) did not end ok.
+HOST_REASONS = {"bench_lag", "bench_status"}
+RUNS_KEY = pytest.StashKey[list[tuple[str, str]]]()
+LOG_KEY = pytest.StashKey[list[str]]()
+
+
+@dataclass(frozen=True)
+class RigTarget:
+    kind: str                      # bench, lockstep or ports
+    profiler: str | None = None
+    executor: str | None = None
+    results: Path = Path("mmrig-runs")
+    retries: int = 2
+    baud: int = 9600
+    profiler_elf: Path | None = None
+    executor_elf: Path | None = None
+    arduino: bool = False          # bench: both nodes as Arduino Megas (bootloader, reset on open; docs/bench.md)
+    profiler_kind: str = "avr"     # bench: the AVR profiler, or the paper's 8051 on ucsim's core
+    reset_on_open: bool = True     # boards: opening a port resets its node (a Mega's DTR): listen for its HELLO first
+
+    @property
+    def flavour(self) -> str:
+        return "ports+executor" if self.kind == "ports" and self.executor else self.kind
+
+    def describe(self) -> str:
+        if self.kind == "ports":
+            return f"--rig ports (boards: profiler {self.profiler}, " + \
+                   (f"executor {self.executor})" if self.executor else "no executor)")
+        kind = {"bench": "--rig bench (the paced virtual bench", "lockstep":
+                "--rig lockstep (the bench in lockstep: time granted by the host"}[self.kind]
+        return kind + (", the 8051 profiler)" if self.profiler_kind == "8051" else ")")
+
+    def lacks(self, needs: tuple[str, ...]) -> str | None:
+        """Why this rig cannot run a test that needs `needs`, or None."""
+        for need in needs:
+            what, kinds = CAPABILITIES[need]
+            if self.flavour not in kinds or (need == "capture" and self.profiler_kind != "avr"):
+                return f"needs {what}; this rig is {self.describe()}"
+        return None
+
+
+# ---- options, markers, skips --------------------------------------------------------------------
+def pytest_addoption(parser: pytest.Parser) -> None:
+    g = parser.getgroup("mmrig", "mmrig HIL rig (docs/hil.md)")
+    g.addoption("--rig", choices=KINDS, default=None,
+                help="where the tests run: bench (the paced virtual bench, default), lockstep (the bench in "
+                     "lockstep: host-independent figures) or ports (boards: --profiler, --executor)")
+    g.addoption("--profiler", metavar="PORT", default=None, help="the profiler board's serial port or pyserial URL")
+    g.addoption("--executor", metavar="PORT", default=None, help="the executor board's serial port or pyserial URL")
+    g.addoption("--rig-results", metavar="DIR", type=Path, default=None,
+                help="keep every run's CSV + JSON here (default: mmrig-runs under pytest's temporary directory)")
+    g.addoption("--rig-retries", metavar="N", type=int, default=2,
+                help="paced bench: run again, up to N times (default 2), a run the host stalled (invalid by bench_lag, "
+                     "or an event a stall met did not end ok)")
+    g.addoption("--rig-baud", metavar="BAUD", type=int, default=9600, help="the boards' baud rate (default 9600)")
+    g.addoption("--profiler-elf", metavar="ELF", type=Path, default=None,
+                help="bench: the profiler image to run (default: the checkout's or the installed package's)")
+    g.addoption("--executor-elf", metavar="ELF", type=Path, default=None,
+                help="bench: the executor image to run (default: the checkout's or the installed package's)")
+    g.addoption("--rig-profiler-kind", choices=PROFILER_KINDS, default="avr",
+                help="bench: the profiler image, avr (default) or 8051 (the paper's 87C51 on ucsim's core, polled input)")
+    g.addoption("--rig-arduino", action="store_true",
+                help="bench: both nodes behave as Arduino Megas (their stock bootloader, a reset when a port opens)")
+    g.addoption("--no-reset-on-open", dest="reset_on_open", action="store_false",
+                help="boards: opening the ports does not reset the nodes (no DTR reset): ask for HELLO at once")
+
+
+def rig_kind(config: pytest.Config) -> str:
+    kind = config.getoption("rig")
+    if kind is None:
+        return "ports" if config.getoption("profiler") or config.getoption("executor") else "bench"
+    return kind
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "rig_needs(*what): skip unless the rig has each of: "
+                            + ", ".join(CAPABILITIES) + " (mmrig plugin, docs/hil.md)")
+    profiler, executor = config.getoption("profiler"), config.getoption("executor")
+    kind = rig_kind(config)
+    if kind == "ports" and not profiler:
+        raise pytest.UsageError("--rig ports needs --profiler PORT (and --executor PORT for mixed mode)")
+    if kind != "ports" and (profiler or executor):
+        raise pytest.UsageError(f"--profiler/--executor name board ports: use them with --rig ports, not --rig {kind}")
+    if config.getoption("rig_arduino") and kind == "ports":
+        raise pytest.UsageError("--rig-arduino makes the bench behave as Megas; boards are what they are")
+    if config.getoption("rig_profiler_kind") != "avr" and kind == "ports":
+        raise pytest.UsageError("--rig-profiler-kind chooses the bench's profiler; a board is what was flashed")
+    if not config.getoption("reset_on_open") and kind != "ports":
+        raise pytest.UsageError("--no-reset-on-open is for boards (--rig ports); the bench's ptys reset nothing")
+    for option in ("profiler_elf", "executor_elf"):
+        elf = config.getoption(option)
+        if elf is not None and kind == "ports":
+            raise pytest.UsageError(f"--{option.replace('_', '-')} is the bench's image: boards run what was flashed")
+        if elf is not None and not Path(elf).is_file():
+            raise pytest.UsageError(f"--{option.replace('_', '-')} {elf}: no such file")
+
+
+def needs_of(item: pytest.Item) -> tuple[str, ...]:
+    needs: list[str] = []
+    for mark in item.iter_markers("rig_needs"):
+        for need in mark.args:
+            if need not in CAPABILITIES:
+                raise pytest.UsageError(f"{item.nodeid}: rig_needs({need!r}): one of {', '.join(CAPABILITIES)}")
+            needs.append(need)
+    return tuple(needs)
+
+
+def target_of(config: pytest.Config) -> RigTarget:
+    elf = {k: Path(v).resolve() if v is not None else None
+           for k in ("profiler_elf", "executor_elf") for v in [config.getoption(k)]}
+    return RigTarget(rig_kind(config), config.getoption("profiler"), config.getoption("executor"),
+                     retries=config.getoption("rig_retries"), baud=config.getoption("rig_baud"),
+                     arduino=config.getoption("rig_arduino"), reset_on_open=config.getoption("reset_on_open"),
+                     profiler_kind=config.getoption("rig_profiler_kind"), **elf)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    target = target_of(config)
+    for item in items:
+        why = target.lacks(needs_of(item))
+        if why is not None:
+            item.add_marker(pytest.mark.skip(reason=why))
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    uses = config.getoption("rig") or config.getoption("profiler") or config.getoption("rig_results")
+    if not uses:
+        return None
+    results = config.getoption("rig_results")
+    return f"mmrig: {target_of(config).describe()}; run files in {results or 'mmrig-runs under the basetemp'}"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """The files of the test's runs, as a section of its report (shown with a failure)."""
+    report = yield
+    if report.when == "call":
+        if runs := item.stash.get(RUNS_KEY, None):
+            report.sections.append(("mmrig runs", "\n".join(f"{what}: {path}" for what, path in runs)))
+        if log := item.stash.get(LOG_KEY, None):
+            report.sections.append(("mmrig log", "\n".join(log)))
+    return report
+
+
+def record(node: pytest.Item, what: str, path: Path | str) -> None:
+    """A file of the test's: a JUnit XML property of its testcase and a line of its report section."""
+    node.stash.setdefault(RUNS_KEY, []).append((what, str(path)))
+    node.user_properties.append((f"mmrig_{what}", str(path)))
+
+
+# ---- fixtures -------------------------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def rig_target(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> RigTarget:
+    """What this session's rig is; its `results` directory exists."""
+    results = pytestconfig.getoption("rig_results")
+    if results is None:
+        results = tmp_path_factory.getbasetemp() / "mmrig-runs"   # xdist: each worker has its own basetemp
+    elif "PYTEST_XDIST_WORKER" in os.environ:
+        results = Path(results) / worker()                          # -n N: DIR/gw0, DIR/gw1, ... share nothing
+    results = Path(results).resolve()
+    results.mkdir(parents=True, exist_ok=True)
+    return dataclasses.replace(target_of(pytestconfig), results=results)
+
+
+def safe_name(nodeid: str) -> str:
+    """A file name from a test's node id: test_file.py::test_x[a-1] -> test_file/test_x-a-1."""
+    path, _, name = nodeid.partition("::")
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", name.replace("::", ".")).strip("-")
+    return f"{Path(path).stem}/{name or 'test'}"
+
+
+def worker() -> str:
+    return os.environ.get("PYTEST_XDIST_WORKER", "main")
+
+
+@pytest.fixture
+def _mmrig_bench(rig_target: RigTarget) -> Iterator["Bench | None"]:
+    """A bench of the test's own (none on boards): paced with the host's real-time service, as `mmrig run`
+    has it, or lockstep. Its run directory is a fresh temporary one, so parallel workers share nothing."""
+    if rig_target.kind == "ports":
+        yield None
+        return
+    from mmhil.bench import Bench, BenchError
+    from mmhil.endpoint import raise_priority
+
+    bench = Bench(lockstep=rig_target.kind == "lockstep", realtime=rig_target.kind == "bench",
+                  profiler_elf=rig_target.profiler_elf, executor_elf=rig_target.executor_elf,
+                  arduino=rig_target.arduino, profiler_kind=rig_target.profiler_kind)
+    try:
+        bench.start()
+    except BenchError as exc:
+        pytest.fail(f"the virtual bench did not start: {str(exc).splitlines()[0]}", pytrace=False)
+    if rig_target.kind == "bench":
+        raise_priority(bench.pid)
+    try:
+        yield bench
+    finally:
+        bench.close()
+
+
+@pytest.fixture
+def bench(rig_target: RigTarget, _mmrig_bench: "Bench | None") -> "Bench":
+    """The virtual bench under `rig` (the same one when a test takes both). Skips on boards."""
+    if _mmrig_bench is None:
+        pytest.skip(f"needs the virtual bench; this rig is {rig_target.describe()}")
+    return _mmrig_bench
+
+
+@pytest.fixture
+def rig(request: pytest.FixtureRequest, rig_target: RigTarget, _mmrig_bench: "Bench | None") -> Iterator["Rig"]:
+    """An opened Rig: on the test's bench, or on the boards. The events it ended are kept as JSON beside the
+    runs (`<results>/<test file>/<test>.rig.json`)."""
+    from mmhil.rig import Rig, RigError
+
+    if _mmrig_bench is not None:
+        r = Rig.on_bench(_mmrig_bench)
+    else:
+        assert rig_target.profiler is not None
+        r = Rig(rig_target.profiler, rig_target.executor, baud=rig_target.baud, reset_on_open=rig_target.reset_on_open)
+    try:
+        r.open()
+    except RigError as exc:
+        pytest.fail(f"rig ({rig_target.describe()}): {str(exc).splitlines()[0]}", pytrace=False)
+    try:
+        yield r
+    finally:
+        r.close()
+        if r.results:
+            write_rig_events(request.node, rig_target, r)
+
+
+def write_rig_events(node: pytest.Item, target: RigTarget, r: "Rig") -> None:
+    import json
+
+    path = target.results / f"{safe_name(node.nodeid)}.rig.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc = {"test": node.nodeid, "rig": target.describe(), "worker": worker(),
+           "bench_run_dir": str(r.bench.run_dir) if r.bench is not None else None,
+           "hello": {n: dataclasses.asdict(h) for n, h in r.hellos.items()},
+           "events": [dataclasses.asdict(e) for e in r.results]}
+    path.write_text(json.dumps(doc, indent=1) + "\n")
+    record(node, "rig_events", path)
+
+
+@dataclass
+class Experiment:
+    """`run_experiment(**config) -> RunResult`: one whole `mmrig run` of the test's."""
+
+    node: pytest.Item
+    target: RigTarget
+    uses_rig: bool
+    runs: int = 0
+    log: list[str] = field(default_factory=list)
+
+    def __repr__(self) -> str:
+        return f"run_experiment({self.target.describe()}; runs kept in {self.target.results})"
+
+    def __call__(self, *, require_valid: bool = True, lag_bound_us: float | None = None, **config: Any) -> "RunResult":
+        from dataclasses import fields
+
+        from mmproto import LinkError
+        from mmsched.config import RunConfig
+        from mmsched.endpoint import EndpointError
+        from mmsched.runner import run
+
+        known = {f.name for f in fields(RunConfig)} - {"out"}
+        unknown = sorted(set(config) - known)
+        if unknown:
+            pytest.fail(f"run_experiment: unknown option {', '.join(map(repr, unknown))} (RunConfig fields: "
+                        f"{', '.join(sorted(known))}; and require_valid, lag_bound_us)", pytrace=False)
+        mode = config.get("mode", "mixed")
+        if mode == "normal" and self.target.kind == "lockstep":
+            pytest.skip("normal mode measures the PC against wall time, and in lockstep the PC is never late by "
+                        "construction: run it with --rig bench or --rig ports")
+        if mode != "normal" and self.target.kind == "ports" and not self.target.executor:
+            pytest.skip(f"{mode} mode needs an executor; this rig is {self.target.describe()}")
+        if self.uses_rig and self.target.kind == "ports":
+            pytest.fail("on --rig ports a test takes either `rig` or `run_experiment`: both open the same serial "
+                        "ports", pytrace=False)
+        self.runs += 1
+        name = safe_name(self.node.nodeid) + (f"-{self.runs}" if self.runs > 1 else "")
+        attempts = 1 + (self.target.retries if self.target.kind == "bench" else 0)
+        for attempt in range(attempts):
+            out = self.target.results / (name + (f".retry{attempt}" if attempt else ""))
+            out.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                cfg = RunConfig(**{"name": out.name, **config, "out": out})
+            except (TypeError, ValueError) as exc:
+                pytest.fail(f"run_experiment: {exc}", pytrace=False)
+            try:
+                result = run(cfg, self.endpoint(lag_bound_us), log=self.log.append)
+            except (LinkError, EndpointError) as exc:
+                pytest.fail(f"run_experiment ({self.target.describe()}): {str(exc).splitlines()[0]}", pytrace=False)
+            if result.csv_path is not None:
+                record(self.node, "csv", result.csv_path)
+                record(self.node, "json", result.json_path)
+            stalled = [e for e in result.events if not e.measurable and e.outcome != "ok"]
+            if result.valid and not stalled or not result.valid and not set(result.reasons) <= HOST_REASONS:
+                break
+            why = f"invalid by {', '.join(result.reasons)}" if not result.valid else \
+                f"{len(stalled)} event(s) a host stall displaced ended {', '.join(sorted({e.outcome for e in stalled}))}"
+            self.log.append(f"run {out.name}: {why} (the host's, not the firmware's): run again")
+        if require_valid and not result.valid:
+            pytest.fail(f"invalid run, not a result ({', '.join(result.reasons)}: "
+                        f"{result.sidecar.get('invalid_reason')}): {result!r}", pytrace=False)
+        return result
+
+    def endpoint(self, lag_bound_us: float | None) -> Any:
+        from mmsched.endpoint import Boards
+
+        from mmrig.endpoints import Target, choose_endpoint
+
+        t = self.target
+        where = Target.of(t.profiler if t.kind == "ports" else None, t.executor, lockstep=t.kind == "lockstep",
+                          baud=t.baud, reset_on_open=t.reset_on_open, profiler_elf=t.profiler_elf,
+                          executor_elf=t.executor_elf, arduino=t.arduino, profiler_kind=t.profiler_kind,
+                          lag_bound_us=lag_bound_us)
+        endpoint = choose_endpoint(where)
+        if isinstance(endpoint, Boards):
+            for warning in endpoint.warnings():
+                print(f"mmrig: WARNING: {warning.text}", file=sys.stderr)
+        return endpoint
+
+
+@pytest.fixture
+def run_experiment(request: pytest.FixtureRequest, rig_target: RigTarget) -> Experiment:
+    """`run_experiment(mode="mixed", distance=2, dispatch="isr", count=50) -> RunResult`: a whole `mmrig run`
+    (keywords: RunConfig's fields; `require_valid=False` returns an invalid run instead of failing the test).
+    On the paced bench a run the host stalled is run again (--rig-retries). Each run's files are kept under
+    --rig-results, named in the JUnit XML (properties mmrig_csv, mmrig_json) and in the failure report."""
+    return Experiment(request.node, rig_target, uses_rig="rig" in request.fixturenames,
+                      log=request.node.stash.setdefault(LOG_KEY, []))

@@ -1,0 +1,500 @@
+"""`mmrig sweep`: a campaign, a grid of runs over schedule distance, rate, baud, dispatch path and load
+condition, in one folder (docs/campaigns.md). Headless: no Qt, no bench. The entry point (`mmrig.cli`)
+hands in the function that runs one point (`mmrig.sweep.task.run_point`); this module plans the grid,
+knows which points are done, runs the rest and keeps the campaign's sidecar.
+
+- every point is a normal run: `FOLDER/points/<point>.csv` + `.json` (docs/data-format.md), named from its
+  values (`d2-rtick-isr-idle`; `-b9600` too when a baud axis was given);
+- `FOLDER/campaign.json`: the axes, the options, every point's state and summary, the mmrig version, the
+  cluster, start and end times; rewritten atomically after each point;
+- a point is done when its CSV and JSON are on disk and the sidecar's `csv_sha256` matches the CSV
+  (`mmanalysis.reader`); rerunning the same command (or `--resume --out FOLDER`) runs only the others;
+- lockstep points (host-independent by construction) run in parallel as Dask tasks: a local cluster of
+  processes, or a running Dask scheduler (`cluster="tcp://HOST:PORT"`); the task returns the run's files'
+  bytes and the client writes them here, so remote workers need no shared filesystem;
+- paced points measure the host, so they never compete for it: one at a time, in this process.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import json
+import os
+import re
+import socket
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from mmanalysis.reader import check_csv_hash, read_sidecar
+from mmproto import PROFILER_KINDS
+from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
+
+from mmsched import __version__
+from mmsched.config import baud_problem
+from mmsched.export import atomic_write, write_sidecar
+from mmsched.load import CONDITIONS
+
+FORMAT = "mmrig-campaign"
+FORMAT_VERSION = 1
+# The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
+# creates one event every round(rate / tick) ticks, so 'Nticks' means exactly N ticks for any image whose tick
+# is within a third of a tick of this (the AVR profiler's default is 71.111 ms to 0.2 ppm).
+NOMINAL_TICK_MS = 1000.0 * NOMINAL_TICK_S
+LOADS = CONDITIONS                # the PC load conditions, as mmrig run --load takes them
+DISPATCHES = ("isr", "task")
+MAX_DISTANCE = 255
+
+
+EXIT_INTERRUPTED = 130       # as a shell reports a process Ctrl-C ended: the points done are kept
+
+
+class SweepError(ValueError):
+    """Bad input to a sweep: one line, exit 2."""
+
+
+# ---- the axes, from their text -------------------------------------------------------------------
+def parse_distances(text: str) -> list[int]:
+    """'1..4', '1,2,4', '2' -> sorted distinct whole ticks, 1..255 (mixed mode)."""
+    out: set[int] = set()
+    for part in _parts(text, "--distance"):
+        m = re.fullmatch(r"(\d+)\.\.(\d+)", part)
+        try:
+            lo, hi = (int(m.group(1)), int(m.group(2))) if m else (int(part), int(part))
+        except ValueError:
+            raise SweepError(f"--distance: {part!r} is not a whole number of ticks or a range like 1..4") from None
+        if lo > hi:
+            raise SweepError(f"--distance: {part!r} is an empty range")
+        if lo < 1 or hi > MAX_DISTANCE:
+            raise SweepError(f"--distance: {part!r}: distances are 1..{MAX_DISTANCE} ticks ahead")
+        out.update(range(lo, hi + 1))
+    return sorted(out)
+
+
+def canonical_rate(part: str) -> str:
+    """'tick', '1tick' -> 'tick'; '2tick', '2ticks' -> '2ticks'; '50', '50ms', '50.0ms' -> '50ms'."""
+    p = part.strip().lower()
+    m = re.fullmatch(r"(\d*)ticks?", p)
+    if m:
+        n = int(m.group(1) or 1)
+        if n < 1 or n > 255:
+            raise SweepError(f"--rate: {part!r}: 1..255 ticks")
+        return "tick" if n == 1 else f"{n}ticks"
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)(ms)?", p)
+    if m:
+        v = float(m.group(1))
+        if not 0 < v <= 60_000:
+            raise SweepError(f"--rate: {part!r}: a rate in ms is > 0 and at most 60000")
+        return f"{v:g}ms"
+    raise SweepError(f"--rate: {part!r} is neither 'tick', 'Nticks' nor a time in ms like '50ms'")
+
+
+def parse_rates(text: str) -> list[str]:
+    return _distinct(canonical_rate(p) for p in _parts(text, "--rate"))
+
+
+def rate_fields(rate: str) -> dict[str, Any]:
+    """A rate token -> RunConfig fields. Ticks: tick-aligned generation, one event every N ticks. A time in
+    ms: the paper's free-running scheduling timer at that period (aligned generation would round it to whole
+    ticks, so 50 ms would be the same run as 'tick')."""
+    if rate == "tick":
+        return {"rate_ms": None, "generation": "aligned"}
+    if rate.endswith("ticks"):
+        return {"rate_ms": round(int(rate[:-5]) * NOMINAL_TICK_MS, 6), "generation": "aligned"}
+    return {"rate_ms": float(rate[:-2]), "generation": "free"}
+
+
+def parse_choices(text: str, allowed: tuple[str, ...], option: str) -> list[str]:
+    got = [p.strip().lower() for p in _parts(text, option)]
+    for p in got:
+        if p not in allowed:
+            raise SweepError(f"{option}: unknown value {p!r} (one of {', '.join(allowed)})")
+    return _distinct(got)
+
+
+def parse_bauds(text: str) -> list[int]:
+    out = []
+    for p in _parts(text, "--baud"):
+        problem = baud_problem(int(p)) if p.isdigit() else f"must be a rate in hundreds of baud, not {p!r}"
+        if problem:
+            raise SweepError(f"--baud {problem}")
+        out.append(int(p))
+    return _distinct(out)
+
+
+def _parts(text: str, option: str) -> list[str]:
+    parts = [p.strip() for p in str(text).split(",")]
+    if not parts or any(not p for p in parts):
+        raise SweepError(f"{option}: empty value in {text!r}")
+    return parts
+
+
+def _distinct(items) -> list:
+    seen: list = []
+    for i in items:
+        if i not in seen:
+            seen.append(i)
+    return seen
+
+
+# ---- the grid ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Point:
+    distance: int
+    rate: str
+    dispatch: str
+    load: str
+    baud: int | None = None     # None: whatever the images run at (no baud axis given)
+
+    @property
+    def name(self) -> str:
+        baud = f"-b{self.baud}" if self.baud is not None else ""
+        return f"d{self.distance}-r{self.rate}{baud}-{self.dispatch}-{self.load}"
+
+    def values(self) -> dict[str, Any]:
+        return {"distance": self.distance, "rate": self.rate, "baud": self.baud, "dispatch": self.dispatch,
+                "load": self.load}
+
+
+@dataclass
+class Plan:
+    distance: list[int]
+    rate: list[str] = field(default_factory=lambda: ["tick"])
+    dispatch: list[str] = field(default_factory=lambda: ["isr"])
+    load: list[str] = field(default_factory=lambda: ["idle"])
+    baud: list[int] | None = None
+    mode: str = "mixed"
+    count: int = 200
+    paced: bool = False
+    seed: int = 1
+    profiler_kind: str = "avr"  # the bench's profiler for every point (avr, or the paper's 8051)
+
+    def __post_init__(self) -> None:
+        if self.profiler_kind not in PROFILER_KINDS:
+            raise SweepError(f"--profiler-kind: {self.profiler_kind!r} (avr or 8051)")
+        if not isinstance(self.count, int) or isinstance(self.count, bool) or self.count < 1:
+            raise SweepError(f"--count must be at least 1, not {self.count}")
+        if self.mode not in ("mixed", "verification", "normal"):
+            raise SweepError(f"--mode: {self.mode!r} (mixed, normal or verification)")
+        if self.mode == "normal" and not self.paced:
+            raise SweepError("--mode normal measures the PC against wall time: add --paced (lockstep never is late)")
+        if not self.paced and any(x != "idle" for x in self.load):
+            raise SweepError("--load: a lockstep point does not depend on the host, so a load condition changes "
+                             "nothing but the campaign's speed; use --paced for " +
+                             ", ".join(x for x in self.load if x != "idle"))
+
+    @property
+    def axes(self) -> dict[str, Any]:
+        return {"distance": self.distance, "rate": self.rate, "baud": self.baud, "dispatch": self.dispatch,
+                "load": self.load}
+
+    @property
+    def options(self) -> dict[str, Any]:
+        return {"mode": self.mode, "count": self.count, "paced": self.paced, "seed": self.seed,
+                "profiler_kind": self.profiler_kind}
+
+    def points(self) -> list[Point]:
+        bauds = self.baud if self.baud else [None]
+        return [Point(d, r, disp, ld, b)
+                for d, r, b, disp, ld in itertools.product(self.distance, self.rate, bauds, self.dispatch, self.load)]
+
+    def run_fields(self, p: Point) -> dict[str, Any]:
+        """The point's RunConfig fields (plain JSON values: they travel to a Dask worker)."""
+        return {"mode": self.mode, "distance": p.distance, "count": self.count, "dispatch": p.dispatch,
+                "load": p.load, "seed": self.seed, "name": p.name, "baud": p.baud, **rate_fields(p.rate)}
+
+    @classmethod
+    def from_doc(cls, doc: dict[str, Any]) -> "Plan":
+        a, o = doc["axes"], doc["options"]
+        return cls(distance=list(a["distance"]), rate=list(a["rate"]), dispatch=list(a["dispatch"]),
+                   load=list(a["load"]), baud=list(a["baud"]) if a.get("baud") else None, mode=o["mode"],
+                   count=int(o["count"]), paced=bool(o["paced"]), seed=int(o.get("seed", 1)),
+                   profiler_kind=str(o.get("profiler_kind", "avr")))
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# ---- the campaign folder -------------------------------------------------------------------------
+@dataclass
+class Campaign:
+    folder: Path
+    plan: Plan
+    doc: dict[str, Any]
+
+    @property
+    def path(self) -> Path:
+        return self.folder / "campaign.json"
+
+    @property
+    def points_dir(self) -> Path:
+        return self.folder / "points"
+
+    def stem(self, p: Point) -> Path:
+        return self.points_dir / p.name
+
+    @classmethod
+    def open(cls, folder: Path | str, plan: Plan | None) -> "Campaign":
+        """The campaign in FOLDER: a new one for `plan`, or the one there (its axes and options must be the
+        plan's; `plan=None`, i.e. --resume without axes: the folder's own plan)."""
+        folder = Path(folder)
+        path = folder / "campaign.json"
+        if path.exists():
+            try:
+                doc = json.loads(path.read_text())
+                if doc.get("format") != FORMAT:
+                    raise SweepError(f"{path} is not an mmrig campaign (format {doc.get('format')!r})")
+                old = Plan.from_doc(doc)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                if isinstance(exc, SweepError):
+                    raise
+                raise SweepError(f"{path}: not a readable campaign ({exc})") from None
+            if plan is not None and (plan.axes, plan.options) != (old.axes, old.options):
+                raise SweepError(f"{folder} holds a campaign with other axes or options "
+                                 f"({describe(old)}); give another --out, or --resume to continue that one")
+            return cls(folder, old, doc)
+        if plan is None:
+            raise SweepError(f"--resume: no campaign in {folder} (no campaign.json)")
+        doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "name": folder.name,
+               "mmrig_version": __version__, "created": now_iso(), "axes": plan.axes, "options": plan.options,
+               "points": {p.name: {"values": p.values(), "state": "pending", "runs": 0} for p in plan.points()},
+               "sessions": []}
+        return cls(folder, plan, doc)
+
+    def complete(self, p: Point) -> bool:
+        """The point's CSV and JSON are on disk, the JSON is this format and names the point, and its
+        csv_sha256 matches the CSV (a write cut short or another run's file is not complete)."""
+        stem = self.stem(p)
+        csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
+        if not (csv.is_file() and js.is_file()):
+            return False
+        try:
+            meta = read_sidecar(js)
+            if meta.get("csv_sha256") is None or meta.get("name") != p.name:
+                return False
+            check_csv_hash(csv, meta)
+        except SchemaError:
+            return False
+        return True
+
+    def todo(self) -> list[Point]:
+        return [p for p in self.plan.points() if not self.complete(p)]
+
+    def save(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.path, (json.dumps(self.doc, indent=2, default=str) + "\n").encode())
+
+    def record(self, p: Point, got: dict[str, Any]) -> dict[str, Any]:
+        """One point's result from `run_point` (wherever it ran): its files written here (the CSV, then the
+        sidecar with the campaign's identity added; the CSV's hash is the worker's), the sidecar saved."""
+        entry = self.doc["points"].setdefault(p.name, {"values": p.values(), "state": "pending", "runs": 0})
+        entry["runs"] = int(entry.get("runs", 0)) + 1
+        for k in ("worker", "mmrig_version", "started", "ended", "wall_s"):
+            entry[k] = got.get(k)
+        if got.get("error"):
+            entry.update(state="failed", error=got["error"], valid=False)
+            self.save()
+            return entry
+        stem = self.stem(p)
+        self.points_dir.mkdir(parents=True, exist_ok=True)
+        csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
+        atomic_write(csv, got["csv"])
+        sidecar = json.loads(got["json"])
+        sidecar.setdefault("config", {})["out"] = str(stem)
+        sidecar["campaign"] = {"name": self.doc["name"], "point": p.name, "values": p.values(),
+                               "worker": got.get("worker")}
+        write_sidecar(js, sidecar)
+        summary = sidecar.get("summary") or {}
+        entry.update(state="done", error=None, valid=bool(sidecar.get("valid")),
+                     invalid_reason=sidecar.get("invalid_reason"),
+                     files={"csv": str(csv.relative_to(self.folder)), "json": str(js.relative_to(self.folder))},
+                     baud=(sidecar.get("config") or {}).get("baud"),
+                     skipped=((sidecar.get("counters") or {}).get("scheduler") or {}).get("generator_skipped"),
+                     virtual_s=(sidecar.get("bench") or {}).get("virtual_s"),
+                     summary={k: summary.get(k) for k in ("events", "outcomes", "on_time_share", "n", "mean_us",
+                                                           "p50_us", "p99_us", "max_us", "unmeasurable")})
+        self.save()
+        return entry
+
+    def mark_existing(self) -> None:
+        """Points found complete on disk (a resumed campaign) are 'done' in the sidecar."""
+        for p in self.plan.points():
+            e = self.doc["points"].setdefault(p.name, {"values": p.values(), "state": "pending", "runs": 0})
+            if self.complete(p):
+                if e.get("state") != "done":
+                    e["state"] = "done"
+            elif e.get("state") == "done":
+                e["state"] = "pending"       # its files went missing or do not match: it runs again
+
+
+def describe(plan: Plan) -> str:
+    a = plan.axes
+    parts = [f"distance {','.join(map(str, a['distance']))}", f"rate {','.join(a['rate'])}"]
+    if a["baud"]:
+        parts.append(f"baud {','.join(map(str, a['baud']))}")
+    parts += [f"dispatch {','.join(a['dispatch'])}", f"load {','.join(a['load'])}", f"count {plan.count}",
+              "paced" if plan.paced else "lockstep"]
+    if plan.profiler_kind != "avr":
+        parts.append(f"profiler {plan.profiler_kind}")
+    return ", ".join(parts)
+
+
+def point_line(i: int, n: int, p: Point, entry: dict[str, Any]) -> str:
+    if entry.get("state") == "failed":
+        return f"[{i}/{n}] {p.name}: FAILED: {entry.get('error')}"
+    s = entry.get("summary") or {}
+    o = s.get("outcomes") or {}
+    share = s.get("on_time_share")
+    on_time = f"{100 * share:.1f} %" if share is not None else "-"
+    counts = "/".join(str(o.get(k, 0)) for k in ("ok", "late", "early", "missed", "lost"))
+    state = "valid" if entry.get("valid") else f"INVALID: {entry.get('invalid_reason')}"
+    return (f"[{i}/{n}] {p.name}: {s.get('events')} events, on time {on_time} "
+            f"(ok/late/early/missed/lost {counts}), {state}, on {entry.get('worker')}")
+
+
+# ---- running -------------------------------------------------------------------------------------
+RunPoint = Callable[..., dict]
+
+
+@dataclass
+class Outcome:
+    ran: list[str]
+    skipped: list[str]
+    invalid: list[str]
+    failed: list[str]
+    interrupted: bool = False
+    cluster: dict[str, Any] | None = None
+
+    @property
+    def exit_code(self) -> int:
+        if self.interrupted:
+            return EXIT_INTERRUPTED
+        return 3 if (self.invalid or self.failed) else 0
+
+
+def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = None, cluster: str | None = None,
+                 log: Callable[[str], None] = lambda _t: None) -> Outcome:
+    """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=, profiler_kind=)` runs one
+    (mmrig.sweep.task.run_point). Lockstep: Dask tasks (a local cluster of `workers` processes, default the CPU
+    count, or the scheduler at `cluster`); paced: one at a time here. Raises SweepError if the cluster cannot
+    be reached (nothing run)."""
+    camp.mark_existing()
+    todo = camp.todo()
+    all_points = camp.plan.points()
+    skipped = [p.name for p in all_points if p not in todo]
+    session: dict[str, Any] = {"started": now_iso(), "ended": None, "host": socket.gethostname(),
+                               "points_to_run": len(todo), "skipped_complete": len(skipped)}
+    camp.doc.setdefault("sessions", []).append(session)
+    camp.doc["started"] = camp.doc.get("started") or session["started"]
+    camp.doc["status"] = "running"
+    camp.save()
+    out = Outcome([], skipped, [], [])
+    if skipped:
+        log(f"mmrig sweep: {len(skipped)} of {len(all_points)} points already complete, skipped")
+    done_i = len(skipped)
+
+    def finished(p: Point, got: dict[str, Any]) -> None:
+        nonlocal done_i
+        entry = camp.record(p, got)
+        done_i += 1
+        if got.get("mmrig_version") not in (None, __version__):
+            log(f"mmrig sweep: WARNING: {p.name} ran on mmrig {got['mmrig_version']} ({got.get('worker')}), "
+                f"this is {__version__}: install the same version on every worker")
+        out.ran.append(p.name)
+        if entry["state"] == "failed":
+            out.failed.append(p.name)
+        elif not entry.get("valid"):
+            out.invalid.append(p.name)
+        log(point_line(done_i, len(all_points), p, entry))
+
+    try:
+        if not todo:
+            pass
+        elif camp.plan.paced:
+            session["cluster"] = out.cluster = camp.doc["cluster"] = {
+                "kind": "none", "note": "paced points run one at a time in the client"}
+            camp.save()
+            for p in todo:
+                finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True,
+                                      profiler_kind=camp.plan.profiler_kind))
+        else:
+            _run_dask(camp, todo, run_point, workers, cluster, finished, session, out, log)
+    except KeyboardInterrupt:
+        out.interrupted = True
+    finally:
+        session["ended"] = now_iso()
+        camp.doc["ended"] = session["ended"]
+        camp.mark_existing()
+        states = [e.get("state") for e in camp.doc["points"].values()]
+        camp.doc["status"] = ("interrupted" if out.interrupted else
+                              "complete" if all(s == "done" for s in states) else "incomplete")
+        camp.doc["totals"] = {
+            "points": len(all_points), "done": states.count("done"), "failed": states.count("failed"),
+            "invalid": sum(1 for e in camp.doc["points"].values() if e.get("state") == "done" and not e.get("valid")),
+            "virtual_s": round(sum(float(e.get("virtual_s") or 0) for e in camp.doc["points"].values()), 6)}
+        camp.save()
+    # every invalid point counts, also those of an earlier session
+    out.invalid = sorted({*out.invalid, *(n for n, e in camp.doc["points"].items()
+                                          if e.get("state") == "done" and not e.get("valid"))})
+    return out
+
+
+def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, workers: int | None, cluster: str | None,
+              finished: Callable[[Point, dict], None], session: dict[str, Any], out: Outcome,
+              log: Callable[[str], None]) -> None:
+    import logging
+
+    from distributed import Client, LocalCluster, as_completed
+
+    local = None
+    try:
+        if cluster:
+            try:
+                client = Client(cluster, timeout="10s")
+            except (OSError, TimeoutError, ValueError) as exc:
+                raise SweepError(f"--cluster: cannot reach the Dask scheduler at {cluster}: "
+                                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+            info = client.scheduler_info()
+            n = len(info.get("workers", {}))
+            if n == 0:
+                client.close()
+                raise SweepError(f"--cluster: the Dask scheduler at {cluster} has no workers "
+                                 "(start some: dask worker {cluster}; docs/campaigns.md)")
+            desc = {"kind": "remote", "address": cluster, "workers": n}
+        else:
+            n = workers or os.cpu_count() or 1
+            local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                                 silence_logs=logging.ERROR)
+            client = Client(local)
+            desc = {"kind": "local", "address": local.scheduler_address, "workers": n, "threads_per_worker": 1}
+        session["cluster"] = out.cluster = desc
+        camp.doc["cluster"] = desc
+        camp.save()
+        log(f"mmrig sweep: {len(todo)} lockstep points on {desc['workers']} Dask worker"
+            f"{'s' if desc['workers'] != 1 else ''} ({desc['kind']} cluster {desc['address']})")
+        try:
+            futures = {}
+            for p in todo:
+                f = client.submit(run_point, camp.plan.run_fields(p), p.name, paced=False,
+                                  profiler_kind=camp.plan.profiler_kind,
+                                  key=f"mmrig-sweep-{camp.doc['name']}-{p.name}-{time.time_ns()}", pure=False)
+                futures[f] = p
+            for f in as_completed(futures):
+                p = futures[f]
+                try:
+                    got = f.result()
+                except Exception as exc:  # noqa: BLE001 - a task that raised: the point failed, the rest go on
+                    got = {"error": f"task raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
+                finished(p, got)
+        except KeyboardInterrupt:
+            for f in futures:
+                f.cancel()
+            raise
+        finally:
+            client.close()
+    finally:
+        if local is not None:
+            local.close()

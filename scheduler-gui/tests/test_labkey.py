@@ -1,0 +1,80 @@
+"""`mmrig lab key`: the instructor's answer key, made from runs on the bench (short: few events)."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mmrig import labkey
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "analysis" / "tests"))
+from mma_helpers import subprocess_env  # noqa: E402  (the analysis tests' helper: this checkout first)
+
+
+def test_schedule_line_time_is_read_from_proto_sizes():
+    table = "| message | type | body bytes | wire bytes | ms at 9600 baud |\n|---|---|---|---|---|\n" \
+            "| SCHEDULE | 0x20 | 7 | 13 | 13.542 |\n"
+    assert labkey.schedule_line_ms(table) == (13, 13.542)
+    with pytest.raises(ValueError):
+        labkey.schedule_line_ms("| HELLO | 0x01 | 22 | 28 | 29.167 |")
+
+
+def test_every_question_of_the_handout_has_a_section():
+    questions = set(re.findall(r"\*\*(Q\d+)\.\*\*", (ROOT / "docs" / "lab.md").read_text()))
+    assert questions == set(labkey.QUESTIONS)
+
+
+@pytest.fixture(scope="module")
+def key(tmp_path_factory) -> tuple[str, Path]:
+    from mmhil.bench import ensure_built
+
+    ensure_built()
+    d = tmp_path_factory.mktemp("key")
+    r = subprocess.run([sys.executable, "-m", "mmrig", "lab", "key", "--count", "15", "--quiet",
+                        "--out", "key.md"], cwd=d, env=subprocess_env(), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, f"{r.stdout[-2000:]}\n--- stderr\n{r.stderr[-4000:]}"
+    assert "wrote key.md" in r.stdout
+    return (d / "key.md").read_text(), d / "key-runs"
+
+
+def sections(text: str) -> dict[str, str]:
+    parts = re.split(r"^## (Q\d+)\. .*$", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_the_key_answers_every_question_with_figures(key):
+    text, runs = key
+    secs = sections(text)
+    assert list(secs) == list(labkey.QUESTIONS)
+    for q, body in secs.items():
+        # a figure computed from a run (or, for a run the host made invalid, the words saying so)
+        assert re.search(r"\d", body.split("Expected answer")[0]) or "no valid run" in body, (q, body)
+        assert "Expected answer" in body, q
+    for run in labkey.RUNS:
+        assert (runs / f"{run.name}.csv").exists() and (runs / f"{run.name}.json").exists(), run.name
+
+
+def test_the_key_figures_are_the_runs_figures(key):
+    text, runs = key
+    secs = sections(text)
+    meta = json.loads((runs / "exp1-verification.json").read_text())
+    assert meta["config"]["count"] == 15 and meta["environment"]["target"]["lockstep"]
+    row = next(line for line in secs["Q1"].splitlines() if "`exp1-verification`" in line)
+    assert f"| {meta['summary']['mean_us']:.3f} |" in row
+    normal = json.loads((runs / "exp2-normal.json").read_text())
+    assert not normal["environment"]["target"]["lockstep"]     # normal mode measures the PC: paced
+    if normal["valid"]:
+        assert f"mean {normal['summary']['mean_us']:.3f} us" in secs["Q2"]
+    sizes = subprocess.run([sys.executable, "-m", "mmrig", "proto", "sizes", "--baud", "9600"],
+                           capture_output=True, text=True, check=True).stdout
+    wire, ms = labkey.schedule_line_ms(sizes)
+    assert abs(ms - wire * 10 / 9600 * 1e3) < 1e-3       # 10 bit times a byte
+    assert f"SCHEDULE is {wire} bytes on the wire, {ms:.3f} ms" in secs["Q7"]
+    loaded = json.loads((runs / "inside-loaded.json").read_text())
+    assert "executor_profile" in loaded and f"n {loaded['summary']['n']}," in secs["Q10"]

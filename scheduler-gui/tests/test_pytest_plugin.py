@@ -1,0 +1,186 @@
+"""The mmrig pytest plugin (mmrig.pytest_plugin), run as a user runs it: pytest in a process of its own on a
+test file, on the lockstep bench, on two xdist workers, on "boards" (the ptys of a bench this test starts,
+opened as serial ports), and from an installed copy away from the checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from mmhil import Bench
+from mmhil.bench import EXECUTOR_ELF, PROFILER_ELF
+
+ROOT = Path(__file__).resolve().parents[2]
+
+SUITE = '''
+import pytest
+
+@pytest.mark.rig_needs("executor")
+def test_schedule(rig):
+    ev = rig.schedule(5, ticks_ahead=2)
+    assert ev.on_time and ev.latency_us < 5.0, ev
+
+@pytest.mark.rig_needs("executor")
+def test_schedule_again(rig):
+    assert rig.schedule(3, ticks_ahead=1).on_time
+
+@pytest.mark.rig_needs("faults")
+def test_faults(bench):
+    bench.fault("executor", "in", "drop", 0.5)
+
+@pytest.mark.rig_needs("paced")
+def test_fire(rig):
+    assert rig.fire(2).outcome in ("ok", "late")
+'''
+
+
+def pytest_run(where: Path, *args: str, env: dict[str, str] | None = None,
+               timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-ra", *args],
+                          cwd=where, capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def suite(tmp_path: Path, text: str = SUITE, name: str = "test_suite.py") -> Path:
+    d = tmp_path / "suite"
+    d.mkdir(exist_ok=True)
+    (d / name).write_text(text)
+    return d
+
+
+def junit(path: Path) -> dict[str, dict[str, object]]:
+    """testcase name -> {"outcome": passed/failed/skipped, "message", "properties": {name: [values]}}."""
+    out: dict[str, dict[str, object]] = {}
+    for case in ET.parse(path).getroot().iter("testcase"):
+        props: dict[str, list[str]] = {}
+        for p in case.iter("property"):
+            props.setdefault(p.get("name", ""), []).append(p.get("value", ""))
+        bad = case.find("failure")
+        skip = case.find("skipped")
+        outcome = "failed" if bad is not None else "skipped" if skip is not None else "passed"
+        message = (bad if bad is not None else skip).get("message", "") if outcome != "passed" else ""
+        out[case.get("name", "")] = {"outcome": outcome, "message": message, "properties": props}
+    return out
+
+
+def test_two_workers_each_get_a_bench_of_their_own(tmp_path: Path) -> None:
+    # --dist each: both workers run every test, at the same time, each on a bench of its own
+    d = suite(tmp_path)
+    done = pytest_run(d, "--rig", "lockstep", "-n", "2", "--dist", "each", "--junitxml", str(tmp_path / "junit.xml"),
+                      "--rig-results", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    cases = junit(tmp_path / "junit.xml")
+    assert {k: v["outcome"] for k, v in cases.items()} == {
+        "test_schedule": "passed", "test_schedule_again": "passed", "test_faults": "passed", "test_fire": "skipped"}
+    assert "needs wall-clock time" in str(cases["test_fire"]["message"]) and "--rig lockstep" in str(cases["test_fire"]["message"])
+    docs = [json.loads((tmp_path / f"runs/{w}/test_suite/test_schedule.rig.json").read_text()) for w in ("gw0", "gw1")]
+    assert [doc["worker"] for doc in docs] == ["gw0", "gw1"]                 # no shared result paths
+    assert docs[0]["bench_run_dir"] != docs[1]["bench_run_dir"]               # nor benches
+    assert docs[0]["events"] == docs[1]["events"]                             # lockstep: the same events,
+    assert docs[0]["events"][0]["latency_us"] == 1.375                        # the firmware's figure
+
+
+def test_a_failing_run_names_its_files(tmp_path: Path) -> None:
+    d = suite(tmp_path, '''
+def test_task_dispatch_under_5_us(run_experiment):
+    run = run_experiment(mode="mixed", distance=2, dispatch="task", count=5)
+    assert run.p99_us < 5.0
+''')
+    done = pytest_run(d, "--rig", "lockstep", "--junitxml", str(tmp_path / "junit.xml"),
+                      "--rig-results", str(tmp_path / "runs"))
+    assert done.returncode == 1, done.stdout[-3000:]
+    csv = tmp_path / "runs/test_suite/test_task_dispatch_under_5_us.csv"
+    assert csv.is_file() and csv.with_suffix(".json").is_file()
+    # the assertion names it (pytest shortens a long line's middle). 36.7475 since protocol version 4 (was
+    # 36.6875): the profiler's boot HELLO, which now carries its run-time rate, leaves 195 cycles later
+    # (lockstep trace), and the lockstep host's whole exchange shifts with it against the tick phase
+    assert f"where 36.7475 = RunResult({str(csv)[:60]}" in done.stdout
+    assert f"csv: {csv}" in done.stdout                                          # the report's mmrig runs section
+    props = junit(tmp_path / "junit.xml")["test_task_dispatch_under_5_us"]["properties"]
+    assert props == {"mmrig_csv": [str(csv)], "mmrig_json": [str(csv.with_suffix(".json"))]}
+
+
+def test_bad_input_is_one_line(tmp_path: Path) -> None:
+    d = suite(tmp_path, '''
+import pytest
+
+@pytest.mark.rig_needs("oscilloscope")
+def test_x():
+    pass
+''')
+    no_port = pytest_run(d, "--rig", "ports")
+    assert no_port.returncode == 4 and "--rig ports needs --profiler PORT" in no_port.stderr
+    assert "Traceback" not in no_port.stderr
+    megas = pytest_run(d, "--profiler", "/dev/null", "--rig-arduino")
+    assert megas.returncode == 4 and "--rig-arduino makes the bench behave as Megas" in megas.stderr
+    no_dtr = pytest_run(d, "--rig", "lockstep", "--no-reset-on-open")
+    assert no_dtr.returncode == 4 and "--no-reset-on-open is for boards" in no_dtr.stderr
+    unknown = pytest_run(d, "--rig", "lockstep")
+    assert unknown.returncode == 4, unknown.stdout + unknown.stderr
+    assert "rig_needs('oscilloscope'): one of executor, bench, faults, paced, lockstep, capture" in unknown.stderr
+    (d / "test_suite.py").write_text('''
+def test_typo(run_experiment):
+    run_experiment(mode="mixed", cuont=5)
+''')
+    typo = pytest_run(d, "--rig", "lockstep")
+    assert typo.returncode == 1 and "run_experiment: unknown option 'cuont' (RunConfig fields:" in typo.stdout
+    assert "Traceback" not in typo.stdout
+
+
+def test_boards_run_what_they_can_and_skip_the_rest_saying_why(tmp_path: Path) -> None:
+    # the "boards" are the two ptys of a paced bench: to the plugin they are serial ports like /dev/ttyUSB0
+    d = suite(tmp_path)
+    with Bench(run_dir=tmp_path / "boards", realtime=True) as boards:
+        both = pytest_run(d, "--profiler", boards.profiler_port, "--executor", boards.executor_port,
+                          "--junitxml", str(tmp_path / "both.xml"))
+        alone = pytest_run(d, "--rig", "ports", "--profiler", boards.profiler_port,
+                           "--junitxml", str(tmp_path / "alone.xml"))
+    assert both.returncode == 0, both.stdout[-3000:]
+    cases = junit(tmp_path / "both.xml")
+    assert {k: v["outcome"] for k, v in cases.items()} == {
+        "test_schedule": "passed", "test_schedule_again": "passed", "test_faults": "skipped", "test_fire": "passed"}
+    assert str(cases["test_faults"]["message"]).startswith("needs fault injection (the bench's control channel); "
+                                                           "this rig is --rig ports (boards: profiler ")
+    assert alone.returncode == 0, alone.stdout[-3000:]
+    cases = junit(tmp_path / "alone.xml")
+    assert {k: v["outcome"] for k, v in cases.items()} == {
+        "test_schedule": "skipped", "test_schedule_again": "skipped", "test_faults": "skipped", "test_fire": "passed"}
+    assert str(cases["test_schedule"]["message"]).startswith("needs an executor node; this rig is --rig ports")
+    assert "no executor)" in str(cases["test_schedule"]["message"])
+
+
+def installable_copy(dest: Path) -> None:
+    """The distribution's sources, the bench's sources and the built images (what `pip install .` in a
+    checkout after `make build` sees), without the checkout's build leftovers."""
+    meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(ROOT / name, dest / name)
+    files = [py for folder in meta["package-dir"].values() for py in (ROOT / folder).rglob("*.py")]
+    files += [f for f in (ROOT / "hil/bench").rglob("*") if f.is_file() and "build" not in f.relative_to(ROOT).parts]
+    files += [PROFILER_ELF, EXECUTOR_ELF, ROOT / "profiler-fw/Makefile"]
+    for f in files:
+        (dest / f.relative_to(ROOT)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(f, dest / f.relative_to(ROOT))
+
+
+def test_an_installed_copy_runs_the_example_suite_away_from_the_checkout(tmp_path: Path) -> None:
+    src, site, away = tmp_path / "src", tmp_path / "site", tmp_path / "away"
+    src.mkdir()
+    away.mkdir()
+    installable_copy(src)
+    done = subprocess.run([sys.executable, "-m", "pip", "install", "--target", str(site), "--no-deps",
+                           "--no-build-isolation", "-q", str(src)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert (site / "mmhil/data/profiler.elf").is_file() and (site / "mmhil/data/bench/Makefile").is_file()
+    shutil.copy2(ROOT / "hil/examples/test_mixed_mode.py", away)
+    env = {**os.environ, "PYTHONPATH": str(site), "MMRIG_CACHE": str(tmp_path / "cache")}
+    env.pop("MMRIG_ROOT", None)
+    ran = pytest_run(away, "--rig", "lockstep", "-k", "one_event or two_ticks_ahead", env=env)
+    assert ran.returncode == 0 and "2 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-2000:]
+    assert list((tmp_path / "cache").glob("bench-*/build/mmbench"))      # built from the shipped sources
+

@@ -1,0 +1,132 @@
+"""What may import what (docs/architecture.md, "Layers"), read from the sources: every `import`, `from ...
+import` (relative ones resolved), `importlib.import_module("...")` and `__import__("...")` of every module of
+the project's packages, at any depth (an import inside a function is a dependency too, only a later one).
+
+The packages stand in layers, each importing only those below it:
+
+    mmrig        the application layer: every entry point (command line, demo, sweep, lab key, fault
+                 campaign, soak, pytest plugin, the desktop app)
+    mmhil        the bench and the Rig (and the bench as the core's endpoint)
+    mmsched      the scheduler's headless core
+    mmanalysis   the run format, statistics, figures, reports
+    mmproto      the wire protocol
+
+So there is no import cycle between packages, and on the scheduler's side only the application layer imports
+the bench. Qt is imported by the desktop app (`mmrig.gui`) alone. A few modules are also imported in a fresh
+interpreter, to check what they pull in when they load (the GUI's run process must not load Qt)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = {"mmproto": "protocol/python/mmproto", "mmanalysis": "analysis/mmanalysis",
+            "mmsched": "scheduler-gui/mmsched", "mmhil": "hil/mmhil", "mmrig": "scheduler-gui/mmrig"}
+LAYERS = ("mmproto", "mmanalysis", "mmsched", "mmhil", "mmrig")      # bottom to top
+QT = ("PySide6", "pyqtgraph", "shiboken6")
+QT_HOME = "mmrig.gui"
+
+
+def module_name(path: Path, package: str) -> str:
+    rel = path.relative_to(ROOT / PACKAGES[package]).with_suffix("")
+    parts = [package, *rel.parts]
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported(path: Path, package: str) -> set[str]:
+    """Every module name the file imports, at any depth, absolute."""
+    name = module_name(path, package)
+    here = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = here[:len(here) - node.level + 1] if node.level else []
+            mod = ".".join(base + ([node.module] if node.module else []))
+            found.add(mod)
+            found.update(f"{mod}.{a.name}" for a in node.names)   # `from pkg import module`
+        elif (isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant)
+              and isinstance(node.args[0].value, str)
+              and ((isinstance(node.func, ast.Name) and node.func.id == "__import__")
+                   or (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module"))):
+            found.add(node.args[0].value)
+    return found
+
+
+def sources() -> dict[str, tuple[str, set[str]]]:
+    """module -> (its package, the modules it imports)"""
+    out = {}
+    for package, folder in PACKAGES.items():
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            out[module_name(path, package)] = (package, imported(path, package))
+    return out
+
+
+SOURCES = sources()
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {p: set() for p in PACKAGES}
+    for package, deps in SOURCES.values():
+        graph[package] |= {d.split(".")[0] for d in deps if d.split(".")[0] in PACKAGES} - {package}
+    return graph
+
+
+def test_every_package_was_read() -> None:
+    assert {"mmsched.runner", "mmsched.validity", "mmhil.rig", "mmrig.cli.run", "mmrig.gui.window",
+            "mmanalysis.reader", "mmproto.link"} <= set(SOURCES)
+
+
+def test_no_import_cycle_between_packages() -> None:
+    graph = package_graph()
+    state: dict[str, int] = {}
+
+    def cycle_from(p: str, path: list[str]) -> list[str] | None:
+        state[p] = 1
+        for q in sorted(graph[p]):
+            if state.get(q) == 1:
+                return path + [p, q]
+            if q not in state and (found := cycle_from(q, path + [p])):
+                return found
+        state[p] = 2
+        return None
+
+    for p in PACKAGES:
+        if p not in state:
+            assert (c := cycle_from(p, [])) is None, f"import cycle: {' -> '.join(c)}"
+
+
+@pytest.mark.parametrize("module", sorted(SOURCES))
+def test_a_module_imports_only_its_layer_and_those_below(module: str) -> None:
+    package, deps = SOURCES[module]
+    floor = LAYERS.index(package)
+    above = sorted(d for d in deps if d.split(".")[0] in LAYERS[floor + 1:])
+    assert above == [], f"{module} ({package}) imports from a layer above it: {above}"
+    qt = sorted(d for d in deps if d.split(".")[0] in QT)
+    assert not qt or module == QT_HOME or module.startswith(QT_HOME + "."), f"{module} imports Qt: {qt}"
+
+
+def test_on_the_schedulers_side_only_the_application_layer_imports_the_bench() -> None:
+    users = {m for m, (p, deps) in SOURCES.items() if p in ("mmsched", "mmrig") and any(
+        d.split(".")[0] == "mmhil" for d in deps)}
+    assert users and all(m.startswith("mmrig") for m in users), sorted(users)
+
+
+@pytest.mark.parametrize("module, banned", [
+    ("mmrig.child", QT),                  # the GUI's run process: spawned, it must not load Qt
+    ("mmrig.cli", QT),                    # the command line loads Qt only for `mmrig gui`
+    ("mmsched.runner", ("mmhil", "mmrig", *QT)),
+    ("mmhil", ("mmsched", "mmrig", "pandas", *QT)),   # pytest loads it with the plugin in every session: lazy
+])
+def test_what_a_module_pulls_in_when_it_loads(module: str, banned: tuple[str, ...]) -> None:
+    code = f"import sys, {module}; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    bad = [m for m in done.stdout.split() if m.split(".")[0] in banned]
+    assert bad == [], f"{module} pulls in {bad[:5]}"
