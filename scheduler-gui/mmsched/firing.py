@@ -20,9 +20,13 @@ import heapq
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from .event import Event
+from .validity import Basis, Sent
+
+if TYPE_CHECKING:
+    from .runstate import RunState
 
 BUSY_MAX_S = 0.020
 PR_SET_TIMERSLACK = 29      # prctl(2)
@@ -108,3 +112,22 @@ class Firer:
                 self.late_wakeups_s.append(t - at)
         finally:
             self.cpu_s = time.thread_time() - cpu0
+
+
+def aim(st: RunState, ev: Event, discipline: bool, fires_sent: dict[float, Sent], count: Callable[[str], None]) -> float:
+    """The host moment normal mode fires event `ev` at: its tick's start by the paper's estimate (the TIMECODE
+    arrivals' minimum filter, timecode.py), or disciplined by the clock servo on the profiler's own FIRE stamps
+    once two FIREs agree (servo.py; before that the naive estimate, counted). Notes what the estimate rests on
+    (validity by cause): the minimum filter's TIMECODE frame, or the servo's anchor FIRE."""
+    at = st.tracker.tick_start(ev.scheduled_tc)
+    basis_tc, arrived = st.tracker.basis()
+    ev.bytes.basis = Basis(basis_tc, st.tracker.tick_start(basis_tc), arrived)
+    if discipline:
+        disciplined = st.servo.tick_start(ev.scheduled_tc, near=at)
+        if disciplined is None:
+            count("discipline_unlocked")   # no two FIREs agree yet: the naive estimate
+        else:
+            anchor = st.servo.anchor_written_at(at)
+            ev.bytes.anchor = fires_sent.get(anchor) if anchor is not None else None
+            at = disciplined
+    return at

@@ -7,86 +7,40 @@ a new TIMECODE, or free-running on a timer), joins ACK / ERROR / FIRED / RESULT 
 deadline, and writes the run. Normal mode adds the Firer thread, which only writes FIRE frames at their
 moment.
 
-Executor and profiler timecodes. Both nodes extend the same 8-bit port value, but the executor's
-32-bit count starts from the port value at its own boot, so its high bytes can differ from the
-profiler's (e.g. an executor reset later than the profiler). The run learns `tc_offset` =
-profiler timecode - executor timecode from the executor's STATUS (answer to MODE) against the
-profiler's last TIMECODE, rounded to a multiple of 256 (the low bytes agree, up to the one tick the
-frames may straddle); SCHEDULE timecodes are sent as T - offset, and ACK / FIRED / LOCAL_EVENT / ERROR
-timecodes are read as value + offset. Every ACK checks it (mapped ACK timecode within one tick of the
-profiler's); a failed check is a timecode fault, and the offset is learned again from a fresh STATUS.
-
-Faults of the rig (faults.py, issue 18). A node that resets mid-run (a HELLO, or a profiler timecode that
-went back), a timecode the nodes disagree on, a request nobody answered, frames lost on a line and the
-nodes' own fault counters are recorded as faults; the events they touch end `lost` with the fault's kind,
-never as misses of the system under test, and the run is invalid. The run recovers where it can and goes
-on: an executor that reset gets its MODE again, a profiler that reset starts the timecode count again, and
-the offset is learned again; until then the fault is open and the events created meanwhile are touched too.
+The rest of a run has rooms of its own: the nodes' set-up and wind-down (nodesetup.py: MODE, the executor's
+timecode offset, the counters before and after), normal mode's calibrations (calibration.py), faults of the rig
+and the way back from them (recovery.py), validity by cause (validity.py) and the sidecar (sidecar.py).
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import os
-import resource
 import threading
-import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import mmproto as mp
-from mmanalysis.histogram import default_bin_us, latency_histogram
-from mmanalysis.schema import FORMAT, FORMAT_VERSION, MAX_UNMEASURABLE_SHARE
 from mmproto import Arrival, Item, LinkDown, LinkError
-from mmproto.wiretime import wire_time_s
 
-from . import __version__
-from .budget import Floor, apply_budget, budget_summary
+from . import deadlines, nodesetup, recovery
+from .budget import apply_budget
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict
-from .environment import collect as collect_environment
 from .event import Event
 from .export import write_run
-from .faults import FaultLedger, counter_faults, describe_counters
-from .firing import Firer
+from .faults import FaultLedger
+from .firing import Firer, aim
 from .invariant import InvariantViolation, check_invariant
 from .load import Load
-from .outcome import apply_result, refusal_reason, silent_outcome
+from .nodesetup import LoadUnavailable, SetupError
+from .outcome import apply_result, refusal_reason
 from .result import RunResult
 from .runstate import BadHello, RunState
-from .servo import ClockServo
 from .session import Session
-from .stats import slack_distribution, summarize
-from .timecode import round256
-from .tracefiles import executor_profile
-from .validity import LATE_READ_MARGIN_TICKS, Basis, Sent, judge
+from .sidecar import Usage, assemble
+from .stats import summarize
+from .validity import Basis, Sent, judge_run
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
-FLOOR_PROBES = 5           # normal mode: FIREs injected on a tick's edge (the floor calibration)
-CLOCK_PROBES = 8           # normal mode, disciplined: FIREs written at start to lock the servo
-PROBE_TAG0 = 0xFF00        # tags of the rig's own probes (the run's events start at 1, in order)
-RECOVERY_RETRY_S = 1.5     # a recovery request (MODE, QUERY STATUS) not answered this long is sent again
-RECOVERY_TRIES = 4         # ... this many times; then the fault stays open to the end of the run
-# TIMECODE frames to wait after a node's restart before the offset is learned again: the executor's timecode
-# extension takes a changed port value as a glitch and resynchronises on the next one (executor/core/ex_tc.c),
-# so its count is right from the second change on; the third frame leaves a tick of margin.
-RESYNC_TICKS = 3
-# A profiler that resets drops its timecode port at once, so the executor's frames disagree with the tick
-# (a timecode fault) before the profiler's HELLO arrives: its boot and the frame take 30-300 ms (bench: 228 ms
-# from `reset profiler` to the HELLO). Timecode faults this recent are put down to the reset.
-RESET_EXPLAINS_S = 1.0
-
-
-class SetupError(RuntimeError):
-    """A node said HELLO but did not answer the run's set-up."""
-
-    code = "setup"
-
-
-class LoadUnavailable(SetupError):
-    """The run's PC load could not be started (mmsched.load.unavailable says why)."""
-
-    code = "load_unavailable"
 
 
 @dataclass
@@ -115,7 +69,7 @@ class Runner:
     # `stop_requested` ends event generation early; the events in flight still end as usual.
     observer: Any = None
     stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
-    # The sidecar's environment and histogram (issue 17): the images the endpoint ran, by node (and "bench"),
+    # The sidecar's environment and histogram: the images the endpoint ran, by node (and "bench"),
     # hashed into `environment` (only the entry point that chose the endpoint knows them), and the latency
     # histogram's bin width in us (None: mmanalysis.histogram's default for the mode).
     images: dict[str, Any] | None = None
@@ -138,7 +92,7 @@ class Runner:
 
     def interrupt(self, why: str) -> None:
         """A signal (SIGTERM, SIGHUP) ends the run early: generation stops, the events in flight end, and the
-        run is written, marked invalid with the reason (issue 18: nothing lost, nothing taken for a result)."""
+        run is written, marked invalid with the reason: nothing lost, nothing taken for a result."""
         if not any(r.code == "interrupted" for r in self.invalid):
             self.invalid.append(Reason("interrupted", f"interrupted: {why}; the events so far are kept"))
         self.stop_requested.set()
@@ -165,9 +119,7 @@ class Runner:
         """The whole run. A port that cannot be opened or an endpoint that cannot start raises (LinkError,
         EndpointError: nothing was run); anything after that ends in a run on disk, invalid if need be."""
         cfg = self.cfg
-        wall0 = time.monotonic()
-        cpu0 = time.process_time()
-        ru0 = resource.getrusage(resource.RUSAGE_SELF)
+        usage = Usage()
         load: Load | None = None
         verdict = Verdict()
         try:
@@ -190,7 +142,7 @@ class Runner:
                 except RuntimeError as exc:      # the entry points check first; a run still says it, never a traceback
                     raise LoadUnavailable(f"--load {cfg.load}: {exc}") from exc
                 self.say(f"load {cfg.load}: {' '.join(load.command)}")
-            self.setup_modes()
+            nodesetup.setup_modes(self)
             self.endpoint.begin()
             if cfg.mode == "normal":
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed).start()
@@ -207,7 +159,7 @@ class Runner:
             if load is not None:
                 load.stop()
             try:
-                self.finish_nodes()
+                nodesetup.finish_nodes(self)
                 verdict = self.endpoint.verdict()
             except (LinkError, EndpointError) as exc:   # the nodes' counters are best effort; closing is not
                 if not self.invalid:
@@ -215,17 +167,7 @@ class Runner:
             finally:
                 self.endpoint.close()
                 self.session.close()
-        wall = time.monotonic() - wall0
-        ru1 = resource.getrusage(resource.RUSAGE_SELF)
-        firer = self.firer
-        cpu = {"normal_mode_cpu_s": firer.cpu_s if firer else 0.0, "wall_s": wall,
-               "process_cpu_s": time.process_time() - cpu0,
-               "process_cpu_share": (time.process_time() - cpu0) / wall if wall > 0 else None,
-               "normal_mode_cpu_share": (firer.cpu_s / wall) if firer and wall > 0 else None,
-               "involuntary_context_switches": ru1.ru_nivcsw - ru0.ru_nivcsw,
-               "accuracy": cfg.accuracy if cfg.mode == "normal" else None,
-               "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
-               "firer_timer_slack_ns": firer.timer_slack_ns if firer else None}
+        cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None)
         result = self.export(verdict, cpu, load)
         self.notify("phase", "done")
         return result
@@ -253,135 +195,7 @@ class Runner:
             if item.node == node and isinstance(item.message, want) and (where is None or where(item.message)):
                 return item
 
-    def setup_modes(self) -> None:
-        cfg, st = self.cfg, self.state
-        assert st is not None
-        self.wait_item(mp.Timecode, "profiler", 3.0)
-        self.wait_item(mp.Timecode, "profiler", 3.0)   # two frames: the tick estimate has a base
-        if self.session.has("executor"):
-            mode = {"verification": mp.ExecutorMode.VERIFICATION, "mixed": mp.ExecutorMode.MIXED}.get(
-                cfg.mode, mp.ExecutorMode.IDLE)
-            own = mode == mp.ExecutorMode.VERIFICATION   # the executor schedules its own events
-            load = cfg.executor_load
-            frame = mp.Mode(mode=mode, dispatch=mp.Dispatch[cfg.dispatch.upper()],
-                            distance=cfg.distance if own else 0, period=st.every_ticks(cfg) if own else 0,
-                            random_ids=int(cfg.random_ids) if own else 0, cpu_load=int(load.cpu),
-                            periodic_period_us=load.period_us, periodic_exec_us=load.exec_us)
-            self.mode_frame = frame
-            for attempt in range(3):          # a frame can be lost (noise, a busy host): ask again
-                self.session.send("executor", frame)
-                try:
-                    # the STATUS of this MODE: its mode and the load it now runs (a refused MODE changes neither)
-                    got = self.wait_item(mp.Status, "executor", 1.5, where=lambda m: (
-                        m.mode, m.cpu_load, m.periodic_period_us, m.periodic_exec_us) == (
-                        mode, frame.cpu_load, frame.periodic_period_us, frame.periodic_exec_us))
-                    break
-                except SetupError:
-                    if attempt == 2 or not self.session.alive("executor"):
-                        raise
-                    self.count("mode_retries")
-            self.learn_offset(got.message)
-        self.baseline_counters()
-        if cfg.mode == "normal":
-            self.calibrate_floor()
-            if cfg.discipline:
-                self.calibrate_clock()
-            self.fit_tick()
-        st.start_generating(self.now())
-
-    def fit_tick(self) -> None:
-        """Normal mode fires at its estimate of each tick's start, so it waits until the tick length is fitted from
-        the TIMECODE arrivals (timecode.py): with HELLO's nominal length a profiler 0.5 % slow made FIREs go out
-        milliseconds early. At most the fit's frames and a margin; a run whose profiler's timecodes do not fit
-        (no real clock is 2 % off) goes on with the nominal length, counted."""
-        st = self.state
-        assert st is not None
-        for _ in range(st.tracker.fit_min_frames + 8):
-            if st.tracker.fitted:
-                return
-            self.wait_item(mp.Timecode, "profiler", 3.0)
-        if not st.tracker.fitted:
-            self.count("tick_not_fitted")
-
-    def baseline_counters(self) -> None:
-        """The nodes' COUNTERS before the run: on boards they hold earlier runs' counts, so the run judges
-        their rise (faults.counter_faults). A node that does not answer is not judged by its counters."""
-        for node, link in self.session.links.items():
-            link.send(mp.Query(what=mp.Counters.TYPE))
-            try:
-                got = self.wait_item(mp.Counters, node, 1.5)
-                self.counters_before[node] = dict(got.message.__dict__)
-                if node == "profiler" and self.state is not None:
-                    self.state.losses.baseline(self.counters_before[node])
-            except SetupError:
-                self.count(f"{node}_counters_unjudged")
-        self.node_counters.clear()
-
     # ---- normal mode's calibrations (docs/normal-mode.md) --------------------------------------------
-    def probe_tag(self) -> int:
-        st = self.state
-        assert st is not None
-        tag = PROBE_TAG0 + len(st.probe_tags)
-        st.probe_tags.add(tag)
-        return tag
-
-    def wait_probe(self, tag: int) -> mp.Result | None:
-        st = self.state
-        assert st is not None
-        try:
-            return self.wait_item(mp.Result, "profiler", 2 * st.timebase.tick_s + 1.0,
-                                  where=lambda m: m.tag == tag).message
-        except SetupError:
-            self.count("probes_unanswered")
-            return None
-
-    def calibrate_floor(self) -> None:
-        """The rig's own part of every normal-mode latency, with no PC timing in it: FIREs the endpoint
-        injects into the profiler with their first start bit on a tick's edge; the latency the profiler
-        reports for them is its floor (stamping, interrupt entry)."""
-        st = self.state
-        assert st is not None
-        why = self.endpoint.injection_path()
-        if why is not None:
-            st.floor = Floor(why=why)
-            return
-        link = self.session.links["profiler"]
-        samples = []
-        for _ in range(FLOOR_PROBES):
-            tag = self.probe_tag()
-            self.endpoint.inject_on_edge(link.prepare(mp.Fire(event_id=0, tag=tag)))
-            r = self.wait_probe(tag)
-            if r is not None and r.counts < st.timebase.tick_counts // 2:   # stamped in the edge's tick
-                samples.append(round(st.timebase.counts_to_us(r.counts), 3))
-        st.floor = Floor(samples, "bench_inject", None if samples else "no injected FIRE was answered")
-        st.servo.floor_s = (st.floor.us or 0.0) / 1e6
-
-    def calibrate_clock(self) -> None:
-        """Disciplined normal mode: a short exchange before the run locks the servo (servo.py); each
-        FIRE of the run refines it from then on."""
-        st = self.state
-        assert st is not None
-        link = self.session.links["profiler"]
-        for _ in range(CLOCK_PROBES):
-            tag = self.probe_tag()
-            w = link.write_frame(link.prepare(mp.Fire(event_id=0, tag=tag)))
-            self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens)
-            r = self.wait_probe(tag)
-            if r is not None:
-                st.servo.add(w.began, st.timebase.seconds(r.timecode, r.counts))
-        if not st.servo.ready:
-            self.count("discipline_unlocked_at_start")
-
-    def learn_offset(self, status: mp.Status) -> None:
-        st = self.state
-        assert st is not None and st.tracker.current is not None
-        new = round256(st.tracker.current - status.timecode)
-        if new != st.tc_offset and st.offset_learned:
-            self.count("tc_offset_changes")
-        st.offset_learned = True
-        self.counters["tc_offset_learned"] = 1
-        st.tc_offset = new
-
     # ---- the loop --------------------------------------------------------------------------------
     def loop(self) -> None:
         cfg, st = self.cfg, self.state
@@ -401,10 +215,10 @@ class Runner:
             if st.generating:
                 self.generate(now, new_tc)
                 self.send_rx_load(now)
-            self.check_deadlines()
-            self.check_recovery(now)
+            deadlines.check_deadlines(self)
+            recovery.check_recovery(self, now)
             if now - st.last_profiler_frame > SILENCE_S and not st.link_failed:
-                self.link_fault(LinkDown("profiler", now, f"silent for {SILENCE_S} s"), reconnect=False)
+                recovery.link_fault(self, LinkDown("profiler", now, f"silent for {SILENCE_S} s"), reconnect=False)
             if st.link_failed:
                 break
             if not st.generating and not self.in_flight():
@@ -508,16 +322,7 @@ class Runner:
             assert self.firer is not None
             # encoded now, written at the moment: the firing thread only writes (firing.py)
             wire = self.session.links["profiler"].prepare(mp.Fire(event_id=eid, tag=tag))
-            at = st.tracker.tick_start(ev.scheduled_tc)          # the paper's estimate (timecode.py)
-            basis_tc, arrived = st.tracker.basis()
-            ev.bytes.basis = Basis(basis_tc, st.tracker.tick_start(basis_tc), arrived)
-            if cfg.discipline:
-                disciplined = st.servo.tick_start(ev.scheduled_tc, near=at)
-                if disciplined is None:
-                    self.count("discipline_unlocked")   # no two FIREs agree yet: the naive estimate
-                else:
-                    ev.bytes.anchor = self.fires_sent.get(st.servo.anchor_written_at(at))   # type: ignore[arg-type]
-                    at = disciplined
+            at = aim(st, ev, cfg.discipline, self.fires_sent, self.count)
             ev.fire_at = at
             self.firer.add(ev, at, wire)
         self.notify("event", ev)
@@ -585,7 +390,7 @@ class Runner:
         st = self.state
         assert st is not None
         if isinstance(item, LinkDown):
-            self.link_fault(item)
+            recovery.link_fault(self, item)
             return None
         msg, node = item.message, item.node
         if item.received.lost_before:
@@ -600,9 +405,9 @@ class Runner:
         if isinstance(msg, mp.Hello):
             if self.session.answered_hello(node):
                 return None                      # the answer to our reconnect's handshake, not a reset
-            if (st.generating or self.events) and node in self.measured_nodes():
+            if (st.generating or self.events) and node in recovery.measured_nodes(self):
                 self.count(f"{node}_hello_midrun")
-                self.node_reset(node, f"the {node} said HELLO mid-run ({reset_cause_text(msg)})", item.at)
+                recovery.node_reset(self, node, f"the {node} said HELLO mid-run ({recovery.reset_cause_text(msg)})", item.at)
             elif st.generating or self.events:
                 self.count(f"{node}_hello_midrun")   # a node the mode does not use: nothing it measures
             return None
@@ -613,9 +418,9 @@ class Runner:
             return None
         if node == "profiler":
             if isinstance(msg, mp.Timecode):
-                self.check_timecode(msg.timecode, item.at)
+                recovery.check_timecode(self, msg.timecode, item.at)
                 tc = st.tracker.update(msg.timecode, item.at)
-                self.recovered_timecode(item.at)
+                recovery.recovered_timecode(self, item.at)
                 self.notify("timecode", tc)
                 return tc
             if isinstance(msg, mp.Result):
@@ -639,14 +444,14 @@ class Runner:
             ev.ack_phase = round(msg.phase / 65536, 6)
             ev.slack_ticks = round(ev.scheduled_tc - ev.ack_tc - ev.ack_phase, 6)
             self.notify("event", ev)
-            self.check_executor_tick(ev.ack_tc, f"ACK of tag {msg.tag}", at)
+            recovery.check_executor_tick(self, ev.ack_tc, f"ACK of tag {msg.tag}", at)
         elif isinstance(msg, mp.Error):
             if msg.ref_type == mp.Schedule.TYPE:
                 ev = st.matcher.by_tag.get(msg.ref_tag)
                 if ev is not None and not ev.terminal:
                     ev.ack_tc = msg.timecode + off
                     # a refusal stamped in another tick than the profiler's is the rig's clock, not the SUT's
-                    self.check_executor_tick(ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
+                    recovery.check_executor_tick(self, ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
                     self.end(ev, "missed", refusal_reason(msg.code))
                     return
             self.count(f"executor_error_{msg.code}")
@@ -654,10 +459,10 @@ class Runner:
             if self.mode_frame is not None and msg.mode != self.mode_frame.mode:
                 return
             if st.recovering == "mode":          # set up again: its count follows the port after a few ticks
-                self.recover("timecode", at)
+                recovery.recover(self, "timecode", at)
             elif st.recovering == "status":
-                self.learn_offset(msg)
-                self.recovered(at)
+                nodesetup.learn_offset(self, msg)
+                recovery.recovered(self, at)
         elif isinstance(msg, mp.LocalEvent):
             self.on_local_event(msg, at)
         elif isinstance(msg, mp.Fired):
@@ -666,7 +471,7 @@ class Runner:
                 self.count("unknown_fired")
                 return
             # it fired at the start of that tick and said so at once (13.5 ms of line at 9600 baud)
-            self.check_executor_tick(msg.timecode + off, f"FIRED of tag {msg.tag}", at)
+            recovery.check_executor_tick(self, msg.timecode + off, f"FIRED of tag {msg.tag}", at)
             self.join(st.matcher.fired(ev, msg.timecode + off))
 
     def on_result(self, r: mp.Result) -> None:
@@ -687,99 +492,6 @@ class Runner:
         else:
             self.join(st.matcher.edge_result(r))
 
-    # ---- deadlines and faults --------------------------------------------------------------------
-    def check_deadlines(self) -> None:
-        st = self.state
-        assert st is not None
-        cur = st.tracker.current
-        if cur is None:
-            return
-        due = [e for e in self.in_flight() if cur >= e.scheduled_tc + self.cfg.timeout_ticks]
-        if not due or self.endpoint.has_pending(self.inbox):
-            # Judge silence only once every frame already received is read: a starved scheduler reading a
-            # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
-            # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)
-            return
-        self.join(st.matcher.join_unfired(due))
-        self.check_fired_ticks(due)
-        held = st.losses.hold((e for e in due if not e.terminal and self.put_out(e)
-                               and e.lost_frames_at_create == st.lost_frames
-                               and e.loss_reports_at_create == st.losses.reports), self.now(), self.ask_losses)
-        for e in due:
-            if not e.terminal and e.event not in held:
-                answered = self.answered(e)
-                if not answered and not e.fault:
-                    self.faults.raise_("no_answer", "executor" if e.mode == "mixed" else "profiler", self.rel(self.now()),
-                                       f"{'SCHEDULE' if e.mode == 'mixed' else 'FIRE'} of event {e.event} "
-                                       f"(tag {e.tag}) never answered", (e,), window=False)
-                self.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, answered,
-                                            st.losses.reports - e.loss_reports_at_create))
-        st.matcher.drop_stale_results(cur - 2 * self.cfg.timeout_ticks)
-
-    def put_out(self, e: Event) -> bool:
-        """Whether the event's edge or frame went out to the profiler: the executor said FIRED (mixed,
-        verification), or the PC wrote its FIRE (normal). Only then can a missing RESULT be the profiler's."""
-        return e.written_at is not None if e.mode == "normal" else e.fired_tc is not None
-
-    def ask_losses(self) -> bool:
-        """QUERY(COUNTERS) to the profiler for losses.LossReports.hold; False if it cannot be sent."""
-        if not self.session.alive("profiler"):
-            return False
-        try:
-            self.session.send("profiler", mp.Query(what=mp.Counters.TYPE))
-        except LinkError:
-            return False
-        self.count("loss_queries")
-        return True
-
-    def answered(self, e: Event) -> bool:
-        """Whether the node answered the request that made the event: a SCHEDULE's ACK or ERROR (an ERROR
-        ends the event, so a silent one had none), a written FIRE's RESULT (a silent one had none). An event
-        never requested (verification mode, a FIRE the PC never wrote) was not the rig's to answer."""
-        if e.mode == "mixed":
-            return e.ack_tc is not None
-        if e.mode == "normal":
-            return e.written_at is None
-        return True
-
-    def check_executor_tick(self, tc: int, what: str, at: float) -> None:
-        """An executor frame's timecode (mapped by the offset) must lie within a tick or two of the profiler's
-        (the frame's own line time): else the nodes disagree on the tick, a timecode fault; the offset is
-        learned again."""
-        st = self.state
-        assert st is not None
-        cur = st.tracker.current
-        if cur is None or cur - 2 <= tc <= cur + 1 or st.recovering is not None:
-            return
-        self.count("ack_timecode_mismatch")
-        self.faults.raise_("timecode_fault", "executor", self.rel(at),
-                           f"{what} stamped at tick {tc}, the profiler's is {cur}", self.in_flight())
-        self.recover("status", at)
-
-    def measured_nodes(self) -> set[str]:
-        """The nodes whose faults can touch what the run measures: normal mode uses the profiler only."""
-        return {"profiler"} if self.cfg.mode == "normal" else {"profiler", "executor"}
-
-    def check_fired_ticks(self, due: list[Event]) -> None:
-        """An event the executor says it fired at tick T whose edge the profiler stamped, with its id, at a
-        neighbouring tick instead (a RESULT left unjoined): the executor's count and the profiler's disagree
-        by that much, which no frame's timing can explain (a stuck or loose timecode wire). A timecode fault."""
-        st = self.state
-        assert st is not None
-        for e in due:
-            if e.terminal or e.fired_tc is None:
-                continue
-            near = [r for r in st.matcher.pending_results
-                    if r.event_id == e.event_id and r.timecode != e.fired_tc and abs(r.timecode - e.fired_tc) <= 2]
-            if near:
-                f = self.faults.raise_("timecode_fault", "executor", self.rel(self.now()),
-                                       f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
-                                       f"the profiler's tick {near[0].timecode}", [e, *self.in_flight()])
-                # the count was wrong by the time this event fired: so for those due since
-                # (the last events suffice: they are in creation order, a few per tick)
-                self.faults.reach_back(f, [x for x in self.events[-256:]
-                                           if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
-
     def in_flight(self) -> list[Event]:
         # The events not yet ended, pruned here: a long run (a soak: 150,000 events in 3 h) must not scan
         # every event it ever made on every frame.
@@ -787,194 +499,23 @@ class Runner:
         return list(self._open)
 
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
-    def node_reset(self, node: str, detail: str, at: float) -> None:
-        """A node reset mid-run: every event in flight ends lost now. An executor lost its list, its mode and
-        (verification) its tag count: it gets the run's MODE again. A profiler restarted its timecode count,
-        which every event in flight was scheduled on: the count, the tick estimate and the offset start again."""
-        st = self.state
-        assert st is not None
-        self.reset_nodes.add(node)
-        if node == "profiler":
-            self.faults.explain("timecode_fault", self.rel(at) - RESET_EXPLAINS_S, "node_reset", node)
-        self.faults.raise_("node_reset", node, self.rel(at), detail, self.in_flight())
-        for e in self.in_flight():
-            self.end(e, "lost", "node_reset")
-        if node == "executor":
-            if self.mode_frame is not None:
-                self.recover("mode", at)
-            return
-        st.matcher.drop_stale_results(1 << 40)
-        st.tracker.restart()
-        st.servo = ClockServo(st.timebase.tick_s, floor_s=st.servo.floor_s)
-        st.last_gen_tc = None
-        self.recover("timecode", at)
-
-    def check_timecode(self, timecode: int, at: float) -> None:
-        """A TIMECODE whose own 32-bit count disagrees with our extension of the frames before it: gone back,
-        the profiler reset (its HELLO was lost); gone forward, a fault of time."""
-        st = self.state
-        assert st is not None
-        cur = st.tracker.current
-        if cur is None or not st.tracker.disagrees(timecode):
-            return
-        if timecode < cur:
-            self.node_reset("profiler", f"the profiler's timecode went back from {cur} to {timecode} "
-                                        f"(a reset whose HELLO was not seen)", at)
-        elif st.generating or self.events:
-            self.faults.raise_("timecode_fault", "profiler", self.rel(at),
-                               f"the profiler's timecode jumped from {cur} to {timecode}", self.in_flight())
-            self.recover("timecode", at)
-
-    def recover(self, step: str, at: float) -> None:
-        """Starts the way back from a fault: `mode` (send the executor its MODE; its STATUS leads to
-        `timecode`), `timecode` (RESYNC_TICKS TIMECODE frames: the tick estimate has a base and the executor's
-        count follows the port again; then `status` if there is an executor), `status` (learn the offset from
-        a fresh STATUS). The fault closes when the last step is done."""
-        st = self.state
-        assert st is not None
-        st.recovering, st.recovery_tries, st.recovery_sent = step, 0, at
-        st.recovery_tcs = 0
-        self.send_recovery(at)
-
-    def send_recovery(self, at: float) -> None:
-        st = self.state
-        assert st is not None
-        try:
-            if st.recovering == "mode" and self.mode_frame is not None:
-                self.session.send("executor", self.mode_frame)
-            elif st.recovering == "status":
-                self.session.send("executor", mp.Query(what=mp.Status.TYPE))
-        except LinkError:
-            pass                                 # the link fault is reported by the link itself
-        st.recovery_sent = at
-        st.recovery_tries += 1
-
-    def recovered_timecode(self, at: float) -> None:
-        st = self.state
-        assert st is not None
-        if st.recovering != "timecode":
-            return
-        st.recovery_tcs += 1
-        if st.recovery_tcs >= RESYNC_TICKS:      # the tick estimate has a base, the executor's count is right
-            if self.session.has("executor") and self.mode_frame is not None and self.session.alive("executor"):
-                self.recover("status", at)
-            else:
-                self.recovered(at)
-
-    def recovered(self, at: float) -> None:
-        st = self.state
-        assert st is not None
-        st.recovering = None
-        self.faults.close(self.rel(at))
-
-    def check_recovery(self, now: float) -> None:
-        st = self.state
-        assert st is not None
-        if st.recovering in ("mode", "status") and now - st.recovery_sent > RECOVERY_RETRY_S \
-                and st.recovery_tries < RECOVERY_TRIES:
-            self.count("recovery_retries")
-            self.send_recovery(now)
-
-    def judge_counters(self) -> None:
-        """The nodes' own fault counters take part in the verdict: each that rose is a fault of the run."""
-        at = self.rel(self.now())
-        for node, after in self.node_counters.items():
-            if node not in self.measured_nodes():
-                continue
-            if node not in self.counters_before and node not in self.reset_nodes:
-                continue                         # no baseline: the counters cannot be judged
-            for kind, rises in counter_faults(node, self.counters_before.get(node), after,
-                                              node in self.reset_nodes, bool(self.reset_nodes)).items():
-                self.faults.raise_(kind, node, at, describe_counters(node, rises), (), window=False)
-
-    def link_fault(self, down: LinkDown, reconnect: bool = True) -> None:
-        st = self.state
-        assert st is not None
-        if st.link_failed:
-            return
-        if down.node == "executor" and self.cfg.mode == "normal":
-            self.link_faults.append({"node": down.node, "at_s": self.rel(down.at), "error": down.error,
-                                     "reconnected": False, "affected": 0})
-            return
-        self.say(f"link fault: {down.node}: {down.error}")
-        affected = self.in_flight()
-        for e in affected:
-            self.end(e, "lost", "link_fault")
-        ok = self.session.reconnect(down.node) if reconnect else False
-        self.link_faults.append({"node": down.node, "at_s": self.rel(down.at), "error": down.error,
-                                 "reconnected": ok, "affected": len(affected)})
-        if ok:
-            # back: the frames that came meanwhile are read now, late; the events made from them are touched
-            # until the tick estimate has a base again
-            self.faults.raise_("link_fault", down.node, self.rel(down.at),
-                               f"the {down.node} port vanished ({down.error}) and was reopened", affected)
-            self.recover("timecode", self.now())
-            if self.session.reset_on_open and (st.generating or self.events) and down.node in self.measured_nodes():
-                # (an Arduino's DTR) the reopen reset the node: the run's reset-fault path, as for a HELLO mid-run
-                self.count(f"{down.node}_reset_by_reopen")
-                self.node_reset(down.node, f"the {down.node}'s port was reopened, which resets it (reset on open)",
-                                self.now())
-            return
-        self.invalid.append(Reason("link_fault", f"link_fault: {down.node} port vanished at {self.rel(down.at):.3f} s "
-                                   f"(reconnect failed); {len(affected)} events lost"))
-        st.link_failed = True
-        st.generating = False
-
     def rel(self, t: float) -> float:
         return round(t - (self.state.t0 if self.state is not None else t), 6)
 
-    def finish_nodes(self) -> None:
-        """Executor back to idle, then COUNTERS from both nodes (best effort: a dead link says nothing)."""
-        try:
-            if self.session.alive("executor") and self.cfg.mode != "normal":
-                self.session.send("executor", mp.Mode(mode=mp.ExecutorMode.IDLE,
-                                                      dispatch=mp.Dispatch[self.cfg.dispatch.upper()],
-                                                      distance=0, period=0, random_ids=0))
-        except LinkError:
-            pass
-        asked = []
-        for name, link in self.session.links.items():
-            try:
-                if link.vanished is None and link.hello is not None:
-                    link.send(mp.Query(what=mp.Counters.TYPE))
-                    asked.append(name)
-            except LinkError:
-                pass
-        deadline = self.now() + 0.5
-        while asked and self.now() < deadline and any(n not in self.node_counters for n in asked):
-            item = self.endpoint.next_item(self.inbox, 0.05)
-            if isinstance(item, Arrival) and isinstance(item.message, mp.Counters):
-                self.node_counters[item.node] = dict(item.message.__dict__)
-            elif isinstance(item, Arrival) and self.state is not None:
-                try:
-                    self.handle(item)
-                except Exception:  # noqa: BLE001 - late frames after the run cannot change it
-                    pass
-
     # ---- the run's files ---------------------------------------------------------------------------
     def mark_unmeasurable(self, verdict: Verdict) -> dict[str, Any]:
-        """Validity by cause (validity.py): each event judged by the bytes its figure depends on, in the record
-        of the endpoint (the paced bench's; none on boards or in lockstep, where only the scheduler's own late
-        creations are judged); a run with more than MAX_UNMEASURABLE_SHARE of them not measurable is invalid.
-        Returns the sidecar's `measurability`."""
+        """Validity by cause over the run's events (validity.judge_run); returns the sidecar's `measurability`."""
         st = self.state
-        tick_s = st.timebase.tick_s if st is not None else 0.0
-        baud = st.baud if st is not None else self.endpoint.baud
-        stale = 1.0 + wire_time_s(mp.Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
-        j = judge(self.events, verdict.record, verdict.bound_us, stale, tick_s)
-        late = sum(1 for c in j.marked.values() if c.byte == "late creation")
-        share = j.share(len(self.events))
-        if share > MAX_UNMEASURABLE_SHARE:
-            worst = max(j.marked.values(), key=lambda c: c.us)
-            self.invalid.append(Reason("bench_lag", f"{len(j.marked)} of {len(self.events)} events ({share:.1%}) not "
-                                                    f"measurable, more than {MAX_UNMEASURABLE_SHARE:.0%}: a host stall "
-                                                    f"displaced a byte they depend on (worst: {worst.detail})"))
-        return j.figures(len(self.events), verdict.stalls, verdict.window, verdict.bound_us, late)
+        figures, reason = judge_run(self.events, verdict, st.timebase.tick_s if st else 0.0,
+                                    st.baud if st else self.endpoint.baud)
+        if reason is not None:
+            self.invalid.append(Reason("bench_lag", reason))
+        return figures
 
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
-        self.judge_counters()
+        recovery.judge_counters(self)
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
@@ -991,65 +532,11 @@ class Runner:
         except InvariantViolation as exc:
             invariant = {"ok": False, "error": str(exc)}
             self.invalid.append(Reason("invariant", f"accounting invariant violated: {exc}"))
-        sched_counters: dict[str, Any] = dict(self.counters)
-        if st is not None:
-            m = st.matcher
-            sched_counters.update(edge_order_breaks=m.edge_order_breaks, edges_missing=m.edges_missing,
-                                  joined_without_fired=m.joined_without_fired,
-                                  unmatched_results=m.unmatched_results + len(m.pending_results))
-            sched_counters["generator_skipped"] = st.generator.skipped
-        sched_counters.update(self.session.counters())
-        sched_counters["tc_offset"] = st.tc_offset if st is not None else 0
-        if st is not None:
-            sched_counters["timecode_jumps"] = st.tracker.jumps
-            sched_counters["timecode_disagreements"] = st.tracker.disagreements
-        hellos = self.session.hellos()
-        identity = self.endpoint.identity()
-        sidecar: dict[str, Any] = {
-            "format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
-            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-            "name": cfg.name,
-            "config": cfg.sidecar(st.baud if st else self.endpoint.baud, st.timebase.tick_s if st else 0.0),
-            "target": identity,
-            "nodes": {"profiler": hellos.get("profiler"), "executor": hellos.get("executor")},
-            "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts,
-                         "profiler_clock_ppm": None if st.tracker.fit_ppm is None else round(st.tracker.fit_ppm, 1)}
-            if st is not None else None,
-            "bench": verdict.section,
-            "measurability": validity,
-            "valid": not self.invalid,
-            "invalid_reason": "; ".join(r.text for r in self.invalid) if self.invalid else None,
-            "invalid_reasons": [{"code": r.code, "text": r.text} for r in self.invalid],
-            "counters": {"scheduler": sched_counters, "profiler": self.node_counters.get("profiler"),
-                         "executor": self.node_counters.get("executor")},
-            "cpu": cpu,
-            "load": {"condition": cfg.load, "command": load.command if load else None, "bench_priority": identity.get("priority"),
-                     "scheduler_nice": os.getpriority(os.PRIO_PROCESS, 0)},
-            "link_faults": self.link_faults,
-            "faults": self.faults.section(),
-            "invariant": invariant,
-            "summary": summary,
-        }
-        # issue 17: what a reader needs to trust the figure, and the latency histogram (docs/data-format.md)
-        sidecar["environment"] = collect_environment(hellos, identity, self.images)
-        sidecar["histogram"] = latency_histogram(self.events, self.histogram_us or default_bin_us(cfg.mode))
-        if cfg.mode == "mixed":
-            sidecar["slack"] = slack_distribution(self.events)
-        if cfg.mode == "normal" and st is not None:
-            sidecar["budget"] = budget_summary(self.events, st.floor, cfg.discipline)
-            sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),
-                                "locked": st.servo.ready, "drift_ppm": round(st.servo.drift * 1e6, 3)}
-        if cfg.trace and cfg.out is not None:          # issue 19: the executor seen from outside
-            sidecar["executor_profile"] = executor_profile(self.endpoint.trace_files(), self.events, cfg.out)
+        sidecar = assemble(self, verdict, cpu, load, validity, summary, invariant)
         csv_path = json_path = None
         if cfg.out is not None:
             csv_path, json_path = write_run(cfg.out, self.events, sidecar)
         return RunResult(self.events, sidecar, csv_path, json_path)
-
-
-def reset_cause_text(hello: mp.Hello) -> str:
-    """HELLO.reset_cause in words (SPEC.md section 5); a node that cannot tell says 0."""
-    return "reset cause: " + mp.ResetCause.words(hello.reset_cause)
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:

@@ -42,6 +42,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mmanalysis.schema import MAX_UNMEASURABLE_SHARE
+from mmproto import Timecode
+from mmproto.wiretime import wire_time_s
 
 # How far past its own TIMECODE frame's line time an event may be made before it counts as the scheduler's
 # own late creation: a tenth of a tick (7.1 ms), far above the few hundred us a paced run's reader takes.
@@ -321,5 +323,21 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
     return j
 
 
+def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int) -> tuple[dict[str, Any], str | None]:
+    """A run's judgement: every event judged (`judge`) by the endpoint's verdict (its byte record, bound,
+    stalls and window), the sidecar's `measurability`, and why the run is invalid (more than
+    MAX_UNMEASURABLE_SHARE of its events not measurable) or None."""
+    stale = 1.0 + wire_time_s(Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
+    j = judge(events, verdict.record, verdict.bound_us, stale, tick_s)
+    late = sum(1 for c in j.marked.values() if c.byte == "late creation")
+    share = j.share(len(events))
+    reason = None
+    if share > MAX_UNMEASURABLE_SHARE:
+        worst = max(j.marked.values(), key=lambda c: c.us)
+        reason = (f"{len(j.marked)} of {len(events)} events ({share:.1%}) not measurable, more than "
+                  f"{MAX_UNMEASURABLE_SHARE:.0%}: a host stall displaced a byte they depend on (worst: {worst.detail})")
+    return j.figures(len(events), verdict.stalls, verdict.window, verdict.bound_us, late), reason
+
+
 __all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Held", "Judgement", "Sent", "Stall",
-           "causes", "deciding", "entry_delay", "judge", "late_creation", "stall_time_share", "timecode_held"]
+           "causes", "deciding", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]

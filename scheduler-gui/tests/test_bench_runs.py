@@ -161,9 +161,9 @@ def test_disciplined_normal_run_splits_each_latency_into_its_budget(tmp_path: Pa
 class PastDueRunner(Runner):
     """Schedules every event for the tick in force (distance 0), which the executor must refuse."""
 
-    def setup_modes(self) -> None:
-        super().setup_modes()
+    def loop(self) -> None:            # (the nodes are set up for distance 1; the events are made for 0)
         self.cfg.distance = 0
+        super().loop()
 
 
 def test_past_due_schedule_is_missed_with_its_reason(tmp_path: Path) -> None:

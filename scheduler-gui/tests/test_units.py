@@ -223,6 +223,7 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
 
     from mmsched.config import RunConfig
     from mmsched.endpoint import Boards
+    from mmsched import deadlines
     from mmsched.runner import Runner
     from mmsched.runstate import RunState
 
@@ -233,10 +234,10 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     e.ack_tc = 8                                                        # the executor had it (ACKed)
     r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
     r.inbox.put("a frame not handled yet")                              # e.g. the executor's ERROR
-    r.check_deadlines()
+    deadlines.check_deadlines(r)
     assert not e.terminal                                               # judged only once all is read
     r.inbox.get()
-    r.check_deadlines()
+    deadlines.check_deadlines(r)
     assert (e.outcome, e.reason) == ("missed", "timeout")               # ACKed, then nothing: a timeout
 
 

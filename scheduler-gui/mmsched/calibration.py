@@ -1,0 +1,102 @@
+"""Normal mode's calibrations before the run's events (docs/normal-mode.md): the profiler's floor (FIREs the
+endpoint injects on a tick's edge), the clock servo's lock (disciplined mode: a few FIREs written at once) and
+the tick length fitted from the TIMECODE arrivals. Each waits for its frames through the run's `wait_item`,
+so what arrives meanwhile is handled as in the run."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import mmproto as mp
+
+from .budget import Floor
+from .validity import Sent
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+FLOOR_PROBES = 5           # FIREs injected on a tick's edge (the floor calibration)
+CLOCK_PROBES = 8           # disciplined: FIREs written at start to lock the servo
+PROBE_TAG0 = 0xFF00        # tags of the rig's own probes (the run's events start at 1, in order)
+
+
+def calibrate(r: Runner) -> None:
+    """All of normal mode's calibrations, in order."""
+    calibrate_floor(r)
+    if r.cfg.discipline:
+        calibrate_clock(r)
+    fit_tick(r)
+
+
+def probe_tag(r: Runner) -> int:
+    st = r.state
+    assert st is not None
+    tag = PROBE_TAG0 + len(st.probe_tags)
+    st.probe_tags.add(tag)
+    return tag
+
+
+def wait_probe(r: Runner, tag: int) -> mp.Result | None:
+    from .nodesetup import SetupError   # (nodesetup imports this module)
+
+    st = r.state
+    assert st is not None
+    try:
+        return r.wait_item(mp.Result, "profiler", 2 * st.timebase.tick_s + 1.0, where=lambda m: m.tag == tag).message
+    except SetupError:
+        r.count("probes_unanswered")
+        return None
+
+
+def calibrate_floor(r: Runner) -> None:
+    """The rig's own part of every normal-mode latency, with no PC timing in it: FIREs the endpoint injects
+    into the profiler with their first start bit on a tick's edge; the latency the profiler reports for them
+    is its floor (stamping, interrupt entry)."""
+    st = r.state
+    assert st is not None
+    why = r.endpoint.injection_path()
+    if why is not None:
+        st.floor = Floor(why=why)
+        return
+    link = r.session.links["profiler"]
+    samples = []
+    for _ in range(FLOOR_PROBES):
+        tag = probe_tag(r)
+        r.endpoint.inject_on_edge(link.prepare(mp.Fire(event_id=0, tag=tag)))
+        got = wait_probe(r, tag)
+        if got is not None and got.counts < st.timebase.tick_counts // 2:   # stamped in the edge's tick
+            samples.append(round(st.timebase.counts_to_us(got.counts), 3))
+    st.floor = Floor(samples, "bench_inject", None if samples else "no injected FIRE was answered")
+    st.servo.floor_s = (st.floor.us or 0.0) / 1e6
+
+
+def calibrate_clock(r: Runner) -> None:
+    """Disciplined normal mode: a short exchange before the run locks the servo (servo.py); each FIRE of the
+    run refines it from then on. Each probe is noted (`fires_sent`): the servo's anchor may be one of them."""
+    st = r.state
+    assert st is not None
+    link = r.session.links["profiler"]
+    for _ in range(CLOCK_PROBES):
+        tag = probe_tag(r)
+        w = link.write_frame(link.prepare(mp.Fire(event_id=0, tag=tag)))
+        r.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens)
+        got = wait_probe(r, tag)
+        if got is not None:
+            st.servo.add(w.began, st.timebase.seconds(got.timecode, got.counts))
+    if not st.servo.ready:
+        r.count("discipline_unlocked_at_start")
+
+
+def fit_tick(r: Runner) -> None:
+    """Normal mode fires at its estimate of each tick's start, so it waits until the tick length is fitted from
+    the TIMECODE arrivals (timecode.py): with HELLO's nominal length a profiler 0.5 % slow made FIREs go out
+    milliseconds early. At most the fit's frames and a margin; a run whose profiler's timecodes do not fit (no
+    real clock is 2 % off) goes on with the nominal length, counted."""
+    st = r.state
+    assert st is not None
+    for _ in range(st.tracker.fit_min_frames + 8):
+        if st.tracker.fitted:
+            return
+        r.wait_item(mp.Timecode, "profiler", 3.0)
+    if not st.tracker.fitted:
+        r.count("tick_not_fitted")

@@ -1,0 +1,75 @@
+"""An event's deadline: its tick plus the run's timeout (`timeout_ticks`) by the profiler's timecode. Silence is
+judged only once every frame already received is read; an event whose result the profiler may have lost is
+held for its COUNTERS (losses.py) before it ends. A silent event ends missed, or lost when a frame that may have
+carried its answer was lost (outcome.silent_outcome): a fault of the rig, never of the system under test."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import mmproto as mp
+from mmproto import LinkError
+
+from . import recovery
+from .event import Event
+from .outcome import silent_outcome
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+
+def check_deadlines(r: Runner) -> None:
+    """Ends the events whose deadline (their tick plus the timeout) the profiler's timecode has passed."""
+    st = r.state
+    assert st is not None
+    cur = st.tracker.current
+    if cur is None:
+        return
+    due = [e for e in r.in_flight() if cur >= e.scheduled_tc + r.cfg.timeout_ticks]
+    if not due or r.endpoint.has_pending(r.inbox):
+        # Judge silence only once every frame already received is read: a starved scheduler reading a
+        # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
+        # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)
+        return
+    r.join(st.matcher.join_unfired(due))
+    recovery.check_fired_ticks(r, due)
+    held = st.losses.hold((e for e in due if not e.terminal and put_out(e)
+                           and e.lost_frames_at_create == st.lost_frames
+                           and e.loss_reports_at_create == st.losses.reports), r.now(), lambda: ask_losses(r))
+    for e in due:
+        if not e.terminal and e.event not in held:
+            heard = answered(e)
+            if not heard and not e.fault:
+                r.faults.raise_("no_answer", "executor" if e.mode == "mixed" else "profiler", r.rel(r.now()),
+                                f"{'SCHEDULE' if e.mode == 'mixed' else 'FIRE'} of event {e.event} "
+                                f"(tag {e.tag}) never answered", (e,), window=False)
+            r.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, heard,
+                                     st.losses.reports - e.loss_reports_at_create))
+    st.matcher.drop_stale_results(cur - 2 * r.cfg.timeout_ticks)
+
+
+def put_out(e: Event) -> bool:
+    """Whether the event's edge or frame went out to the profiler: the executor said FIRED (mixed,
+    verification), or the PC wrote its FIRE (normal). Only then can a missing RESULT be the profiler's."""
+    return e.written_at is not None if e.mode == "normal" else e.fired_tc is not None
+
+def ask_losses(r: Runner) -> bool:
+    """QUERY(COUNTERS) to the profiler for losses.LossReports.hold; False if it cannot be sent."""
+    if not r.session.alive("profiler"):
+        return False
+    try:
+        r.session.send("profiler", mp.Query(what=mp.Counters.TYPE))
+    except LinkError:
+        return False
+    r.count("loss_queries")
+    return True
+
+def answered(e: Event) -> bool:
+    """Whether the node answered the request that made the event: a SCHEDULE's ACK or ERROR (an ERROR
+    ends the event, so a silent one had none), a written FIRE's RESULT (a silent one had none). An event
+    never requested (verification mode, a FIRE the PC never wrote) was not the rig's to answer."""
+    if e.mode == "mixed":
+        return e.ack_tc is not None
+    if e.mode == "normal":
+        return e.written_at is None
+    return True

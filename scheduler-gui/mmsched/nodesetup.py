@@ -1,0 +1,130 @@
+"""The nodes' set-up for a run and their wind-down, around the run's events.
+
+Executor and profiler timecodes. Both nodes extend the same 8-bit port value, but the executor's 32-bit count
+starts from the port value at its own boot, so its high bytes can differ from the profiler's (e.g. an executor
+reset later than the profiler). The run learns `tc_offset` = profiler timecode - executor timecode from the
+executor's STATUS (answer to MODE) against the profiler's last TIMECODE, rounded to a multiple of 256 (the low
+bytes agree, up to the one tick the frames may straddle); SCHEDULE timecodes are sent as T - offset, and ACK /
+FIRED / LOCAL_EVENT / ERROR timecodes are read as value + offset. Every ACK checks it (recovery.py: mapped ACK
+timecode within one tick of the profiler's); a failed check is a timecode fault, and the offset is learned again
+from a fresh STATUS.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import mmproto as mp
+from mmproto import Arrival, LinkError
+
+from . import calibration
+from .timecode import round256
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+
+class SetupError(RuntimeError):
+    """A node said HELLO but did not answer the run's set-up."""
+
+    code = "setup"
+
+
+class LoadUnavailable(SetupError):
+    """The run's PC load could not be started (mmsched.load.unavailable says why)."""
+
+    code = "load_unavailable"
+
+
+def setup_modes(r: Runner) -> None:
+    """Two TIMECODE frames (the tick estimate has a base), the executor's MODE for the run answered by its STATUS
+    (asked up to three times: a frame can be lost), the offset of its timecode learned, the nodes' counters read
+    before the run, normal mode's calibrations; then generation may start."""
+    cfg, st = r.cfg, r.state
+    assert st is not None
+    r.wait_item(mp.Timecode, "profiler", 3.0)
+    r.wait_item(mp.Timecode, "profiler", 3.0)   # two frames: the tick estimate has a base
+    if r.session.has("executor"):
+        mode = {"verification": mp.ExecutorMode.VERIFICATION, "mixed": mp.ExecutorMode.MIXED}.get(
+            cfg.mode, mp.ExecutorMode.IDLE)
+        own = mode == mp.ExecutorMode.VERIFICATION   # the executor schedules its own events
+        load = cfg.executor_load
+        frame = mp.Mode(mode=mode, dispatch=mp.Dispatch[cfg.dispatch.upper()],
+                        distance=cfg.distance if own else 0, period=st.every_ticks(cfg) if own else 0,
+                        random_ids=int(cfg.random_ids) if own else 0, cpu_load=int(load.cpu),
+                        periodic_period_us=load.period_us, periodic_exec_us=load.exec_us)
+        r.mode_frame = frame
+        for attempt in range(3):          # a frame can be lost (noise, a busy host): ask again
+            r.session.send("executor", frame)
+            try:
+                # the STATUS of this MODE: its mode and the load it now runs (a refused MODE changes neither)
+                got = r.wait_item(mp.Status, "executor", 1.5, where=lambda m: (
+                    m.mode, m.cpu_load, m.periodic_period_us, m.periodic_exec_us) == (
+                    mode, frame.cpu_load, frame.periodic_period_us, frame.periodic_exec_us))
+                break
+            except SetupError:
+                if attempt == 2 or not r.session.alive("executor"):
+                    raise
+                r.count("mode_retries")
+        learn_offset(r, got.message)
+    baseline_counters(r)
+    if cfg.mode == "normal":
+        calibration.calibrate(r)
+    st.start_generating(r.now())
+
+
+def baseline_counters(r: Runner) -> None:
+    """The nodes' COUNTERS before the run: on boards they hold earlier runs' counts, so the run judges
+    their rise (faults.counter_faults). A node that does not answer is not judged by its counters."""
+    for node, link in r.session.links.items():
+        link.send(mp.Query(what=mp.Counters.TYPE))
+        try:
+            got = r.wait_item(mp.Counters, node, 1.5)
+            r.counters_before[node] = dict(got.message.__dict__)
+            if node == "profiler" and r.state is not None:
+                r.state.losses.baseline(r.counters_before[node])
+        except SetupError:
+            r.count(f"{node}_counters_unjudged")
+    r.node_counters.clear()
+
+
+def learn_offset(r: Runner, status: mp.Status) -> None:
+    """tc_offset = the profiler's timecode - the executor's, from its STATUS against the profiler's last
+    TIMECODE, rounded to a multiple of 256 (the module's text)."""
+    st = r.state
+    assert st is not None and st.tracker.current is not None
+    new = round256(st.tracker.current - status.timecode)
+    if new != st.tc_offset and st.offset_learned:
+        r.count("tc_offset_changes")
+    st.offset_learned = True
+    r.counters["tc_offset_learned"] = 1
+    st.tc_offset = new
+
+
+def finish_nodes(r: Runner) -> None:
+    """Executor back to idle, then COUNTERS from both nodes (best effort: a dead link says nothing)."""
+    try:
+        if r.session.alive("executor") and r.cfg.mode != "normal":
+            r.session.send("executor", mp.Mode(mode=mp.ExecutorMode.IDLE,
+                                                  dispatch=mp.Dispatch[r.cfg.dispatch.upper()],
+                                                  distance=0, period=0, random_ids=0))
+    except LinkError:
+        pass
+    asked = []
+    for name, link in r.session.links.items():
+        try:
+            if link.vanished is None and link.hello is not None:
+                link.send(mp.Query(what=mp.Counters.TYPE))
+                asked.append(name)
+        except LinkError:
+            pass
+    deadline = r.now() + 0.5
+    while asked and r.now() < deadline and any(n not in r.node_counters for n in asked):
+        item = r.endpoint.next_item(r.inbox, 0.05)
+        if isinstance(item, Arrival) and isinstance(item.message, mp.Counters):
+            r.node_counters[item.node] = dict(item.message.__dict__)
+        elif isinstance(item, Arrival) and r.state is not None:
+            try:
+                r.handle(item)
+            except Exception:  # noqa: BLE001 - late frames after the run cannot change it
+                pass

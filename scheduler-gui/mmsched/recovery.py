@@ -1,0 +1,223 @@
+"""Faults of the rig and the way back from them (faults.py keeps the ledger; this is what the run does).
+
+A node that resets mid-run (a HELLO, or a profiler timecode that went back), a timecode the nodes disagree on,
+a request nobody answered, frames lost on a line and the nodes' own fault counters are recorded as faults; the
+events they touch end `lost` with the fault's kind, never as misses of the system under test, and the run is
+invalid. The run recovers where it can and goes on: an executor that reset gets its MODE again, a profiler that
+reset starts the timecode count again, and the offset is learned again (nodesetup.learn_offset); until then the
+fault is open and the events created meanwhile are touched too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import mmproto as mp
+from mmproto import LinkDown, LinkError
+
+from .endpoint import Reason
+from .event import Event
+from .faults import counter_faults, describe_counters
+from .servo import ClockServo
+
+if TYPE_CHECKING:
+    from .runner import Runner
+
+RECOVERY_RETRY_S = 1.5     # a recovery request (MODE, QUERY STATUS) not answered this long is sent again
+RECOVERY_TRIES = 4         # ... this many times; then the fault stays open to the end of the run
+# TIMECODE frames to wait after a node's restart before the offset is learned again: the executor's timecode
+# extension takes a changed port value as a glitch and resynchronises on the next one (executor/core/ex_tc.c),
+# so its count is right from the second change on; the third frame leaves a tick of margin.
+RESYNC_TICKS = 3
+# A profiler that resets drops its timecode port at once, so the executor's frames disagree with the tick
+# (a timecode fault) before the profiler's HELLO arrives: its boot and the frame take 30-300 ms (bench: 228 ms
+# from `reset profiler` to the HELLO). Timecode faults this recent are put down to the reset.
+RESET_EXPLAINS_S = 1.0
+
+
+def check_executor_tick(r: Runner, tc: int, what: str, at: float) -> None:
+    """An executor frame's timecode (mapped by the offset) must lie within a tick or two of the profiler's
+    (the frame's own line time): else the nodes disagree on the tick, a timecode fault; the offset is
+    learned again."""
+    st = r.state
+    assert st is not None
+    cur = st.tracker.current
+    if cur is None or cur - 2 <= tc <= cur + 1 or st.recovering is not None:
+        return
+    r.count("ack_timecode_mismatch")
+    r.faults.raise_("timecode_fault", "executor", r.rel(at),
+                       f"{what} stamped at tick {tc}, the profiler's is {cur}", r.in_flight())
+    recover(r, "status", at)
+
+
+def measured_nodes(r: Runner) -> set[str]:
+    """The nodes whose faults can touch what the run measures: normal mode uses the profiler only."""
+    return {"profiler"} if r.cfg.mode == "normal" else {"profiler", "executor"}
+
+
+def check_fired_ticks(r: Runner, due: list[Event]) -> None:
+    """An event the executor says it fired at tick T whose edge the profiler stamped, with its id, at a
+    neighbouring tick instead (a RESULT left unjoined): the executor's count and the profiler's disagree
+    by that much, which no frame's timing can explain (a stuck or loose timecode wire). A timecode fault."""
+    st = r.state
+    assert st is not None
+    for e in due:
+        if e.terminal or e.fired_tc is None:
+            continue
+        near = [res for res in st.matcher.pending_results
+                if res.event_id == e.event_id and res.timecode != e.fired_tc and abs(res.timecode - e.fired_tc) <= 2]
+        if near:
+            f = r.faults.raise_("timecode_fault", "executor", r.rel(r.now()),
+                                   f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
+                                   f"the profiler's tick {near[0].timecode}", [e, *r.in_flight()])
+            # the count was wrong by the time this event fired: so for those due since
+            # (the last events suffice: they are in creation order, a few per tick)
+            r.faults.reach_back(f, [x for x in r.events[-256:]
+                                       if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
+
+
+def node_reset(r: Runner, node: str, detail: str, at: float) -> None:
+    """A node reset mid-run: every event in flight ends lost now. An executor lost its list, its mode and
+    (verification) its tag count: it gets the run's MODE again. A profiler restarted its timecode count,
+    which every event in flight was scheduled on: the count, the tick estimate and the offset start again."""
+    st = r.state
+    assert st is not None
+    r.reset_nodes.add(node)
+    if node == "profiler":
+        r.faults.explain("timecode_fault", r.rel(at) - RESET_EXPLAINS_S, "node_reset", node)
+    r.faults.raise_("node_reset", node, r.rel(at), detail, r.in_flight())
+    for e in r.in_flight():
+        r.end(e, "lost", "node_reset")
+    if node == "executor":
+        if r.mode_frame is not None:
+            recover(r, "mode", at)
+        return
+    st.matcher.drop_stale_results(1 << 40)
+    st.tracker.restart()
+    st.servo = ClockServo(st.timebase.tick_s, floor_s=st.servo.floor_s)
+    st.last_gen_tc = None
+    recover(r, "timecode", at)
+
+
+def check_timecode(r: Runner, timecode: int, at: float) -> None:
+    """A TIMECODE whose own 32-bit count disagrees with our extension of the frames before it: gone back,
+    the profiler reset (its HELLO was lost); gone forward, a fault of time."""
+    st = r.state
+    assert st is not None
+    cur = st.tracker.current
+    if cur is None or not st.tracker.disagrees(timecode):
+        return
+    if timecode < cur:
+        node_reset(r, "profiler", f"the profiler's timecode went back from {cur} to {timecode} "
+                                    f"(a reset whose HELLO was not seen)", at)
+    elif st.generating or r.events:
+        r.faults.raise_("timecode_fault", "profiler", r.rel(at),
+                           f"the profiler's timecode jumped from {cur} to {timecode}", r.in_flight())
+        recover(r, "timecode", at)
+
+
+def recover(r: Runner, step: str, at: float) -> None:
+    """Starts the way back from a fault: `mode` (send the executor its MODE; its STATUS leads to
+    `timecode`), `timecode` (RESYNC_TICKS TIMECODE frames: the tick estimate has a base and the executor's
+    count follows the port again; then `status` if there is an executor), `status` (learn the offset from
+    a fresh STATUS). The fault closes when the last step is done."""
+    st = r.state
+    assert st is not None
+    st.recovering, st.recovery_tries, st.recovery_sent = step, 0, at
+    st.recovery_tcs = 0
+    send_recovery(r, at)
+
+
+def send_recovery(r: Runner, at: float) -> None:
+    st = r.state
+    assert st is not None
+    try:
+        if st.recovering == "mode" and r.mode_frame is not None:
+            r.session.send("executor", r.mode_frame)
+        elif st.recovering == "status":
+            r.session.send("executor", mp.Query(what=mp.Status.TYPE))
+    except LinkError:
+        pass                                 # the link fault is reported by the link itself
+    st.recovery_sent = at
+    st.recovery_tries += 1
+
+
+def recovered_timecode(r: Runner, at: float) -> None:
+    st = r.state
+    assert st is not None
+    if st.recovering != "timecode":
+        return
+    st.recovery_tcs += 1
+    if st.recovery_tcs >= RESYNC_TICKS:      # the tick estimate has a base, the executor's count is right
+        if r.session.has("executor") and r.mode_frame is not None and r.session.alive("executor"):
+            recover(r, "status", at)
+        else:
+            recovered(r, at)
+
+
+def recovered(r: Runner, at: float) -> None:
+    st = r.state
+    assert st is not None
+    st.recovering = None
+    r.faults.close(r.rel(at))
+
+
+def check_recovery(r: Runner, now: float) -> None:
+    st = r.state
+    assert st is not None
+    if st.recovering in ("mode", "status") and now - st.recovery_sent > RECOVERY_RETRY_S \
+            and st.recovery_tries < RECOVERY_TRIES:
+        r.count("recovery_retries")
+        send_recovery(r, now)
+
+
+def judge_counters(r: Runner) -> None:
+    """The nodes' own fault counters take part in the verdict: each that rose is a fault of the run."""
+    at = r.rel(r.now())
+    for node, after in r.node_counters.items():
+        if node not in measured_nodes(r):
+            continue
+        if node not in r.counters_before and node not in r.reset_nodes:
+            continue                         # no baseline: the counters cannot be judged
+        for kind, rises in counter_faults(node, r.counters_before.get(node), after,
+                                          node in r.reset_nodes, bool(r.reset_nodes)).items():
+            r.faults.raise_(kind, node, at, describe_counters(node, rises), (), window=False)
+
+
+def link_fault(r: Runner, down: LinkDown, reconnect: bool = True) -> None:
+    st = r.state
+    assert st is not None
+    if st.link_failed:
+        return
+    if down.node == "executor" and r.cfg.mode == "normal":
+        r.link_faults.append({"node": down.node, "at_s": r.rel(down.at), "error": down.error,
+                                 "reconnected": False, "affected": 0})
+        return
+    r.say(f"link fault: {down.node}: {down.error}")
+    affected = r.in_flight()
+    for e in affected:
+        r.end(e, "lost", "link_fault")
+    ok = r.session.reconnect(down.node) if reconnect else False
+    r.link_faults.append({"node": down.node, "at_s": r.rel(down.at), "error": down.error,
+                             "reconnected": ok, "affected": len(affected)})
+    if ok:
+        # back: the frames that came meanwhile are read now, late; the events made from them are touched
+        # until the tick estimate has a base again
+        r.faults.raise_("link_fault", down.node, r.rel(down.at),
+                           f"the {down.node} port vanished ({down.error}) and was reopened", affected)
+        recover(r, "timecode", r.now())
+        if r.session.reset_on_open and (st.generating or r.events) and down.node in measured_nodes(r):
+            # (an Arduino's DTR) the reopen reset the node: the run's reset-fault path, as for a HELLO mid-run
+            r.count(f"{down.node}_reset_by_reopen")
+            node_reset(r, down.node, f"the {down.node}'s port was reopened, which resets it (reset on open)",
+                            r.now())
+        return
+    r.invalid.append(Reason("link_fault", f"link_fault: {down.node} port vanished at {r.rel(down.at):.3f} s "
+                               f"(reconnect failed); {len(affected)} events lost"))
+    st.link_failed = True
+    st.generating = False
+
+
+def reset_cause_text(hello: mp.Hello) -> str:
+    """HELLO.reset_cause in words (SPEC.md section 5); a node that cannot tell says 0."""
+    return "reset cause: " + mp.ResetCause.words(hello.reset_cause)
