@@ -1,4 +1,4 @@
-"""The fault campaign (`make faults`, issue 18): every mode x every fault class on the virtual bench, each a
+"""The fault campaign (`make faults`): every mode x every fault class on the virtual bench, each a
 whole run with a fault injected through the bench's control channel, checked for what an instrument owes its
 user when its own parts fail:
 

@@ -1,4 +1,4 @@
-"""The soak (`make soak`, issue 18): long runs that cross the 8-bit timecode wrap many times and show that
+"""The soak (`make soak`): long runs that cross the 8-bit timecode wrap many times and show that
 nothing drifts, leaks or piles up: a paced mixed run of 30 minutes (the wrap every 256 ticks = 18.2 s: about
 100 wraps) and a lockstep mixed run of several hours of virtual time. Each reports its outcome counts, the
 nodes' and the scheduler's counters, its validity and the time of its worst event, and writes its CSV +

@@ -1,4 +1,4 @@
-"""The executor's load for a run (issue 19): what the executor is given to do besides firing events, so its
+"""The executor's load for a run: what the executor is given to do besides firing events, so its
 timing has something to degrade against. Three parts, each off by default:
 
   cpu          a CPU-bound task below every other task (below the dispatch priority): the core never sleeps

@@ -1,4 +1,4 @@
-"""Faults of the rig seen during a run, and what they do to the events they touch (issue 18: nothing lost,
+"""Faults of the rig seen during a run, and what they do to the events they touch (nothing lost,
 nothing misattributed).
 
 A fault of the rig is never a fault of the system under test. The runner reports what it sees here: a node

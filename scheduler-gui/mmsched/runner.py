@@ -259,7 +259,7 @@ class Runner:
 
     def backlog(self) -> bool:
         """Frames already received wait in the inbox: a newer TIMECODE may be among them, so an event made now
-        would be made from a stale timecode (issue 21: a busy start made events 5 ticks stale, all past due).
+        would be made from a stale timecode (a busy start once made events 5 ticks stale, all past due).
         Creation waits until they are handled (microseconds: the loop takes them at once)."""
         if not self.endpoint.has_pending(self.inbox):
             return False

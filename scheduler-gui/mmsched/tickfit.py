@@ -10,7 +10,7 @@ frames held up by a stall or a busy line lie above the hull and do not move it.
 
 Why fit at all: a Mega's ceramic resonator is off by up to 0.5 %. With the tick length taken from HELLO,
 the estimate of a tick's start (a minimum over the last frames, timecode.py) drifts by the offset times
-the window: a profiler 0.5 % slow made normal mode's FIREs go out 2.4-5.5 ms early (issue 23).
+the window: a profiler 0.5 % slow made normal mode's FIREs go out 2.4-5.5 ms early.
 """
 
 from __future__ import annotations

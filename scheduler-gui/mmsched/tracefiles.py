@@ -1,4 +1,4 @@
-"""A traced run's files (RunConfig.trace, issue 19): the executor's trace the endpoint recorded beside the
+"""A traced run's files (RunConfig.trace): the executor's trace the endpoint recorded beside the
 run's CSV, turned into the sidecar's `executor_profile` (mmanalysis.exectrace.profile: per task and
 interrupt C_i, T_i, U; time by category; the context switch; the dispatch as the wires show it) and a
 Perfetto trace with the run's events on it. Board-agnostic: it reads files, whoever wrote them."""
