@@ -17,7 +17,7 @@ from pathlib import Path
 import mmproto as mp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from simrun import CPB, ELF, TEST_ELF, TICK, SimRun, run_sim  # noqa: E402
+from simrun import TEST_ELF, TICK, SimRun, run_sim  # noqa: E402
 
 F = 16_000_000
 US = F // 1_000_000

@@ -43,7 +43,6 @@ def frame(msg, seq):
 def run(tmp_path_factory):
     rng = random.Random(20081)
     d = tmp_path_factory.mktemp("avr")
-    stim = []
     # Timed edges: ticks 2..240, random phase anywhere in the tick (boot and the first tick avoided:
     # tick 0 starts before the timer does). At most one edge per 2 ticks: RESULTs keep up at 9600.
     ticks = sorted(rng.sample(range(2, 240), TIMED_EDGES // 1 if TIMED_EDGES < 238 else 237))

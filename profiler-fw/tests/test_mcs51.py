@@ -206,7 +206,6 @@ def abs_time(run, r):
 
 
 def test_edge_timestamps(run):
-    starts = tick_starts(run)
     edges = run["edges"]
     used = set()
     errs = []
