@@ -31,6 +31,8 @@ import numpy as np
 
 from mmanalysis.latstats import measured
 
+from mmrig.experiments import BY_NAME
+
 QUESTIONS = tuple(f"Q{i}" for i in range(1, 12))
 
 
@@ -42,21 +44,28 @@ class KeyRun:
     lockstep: bool
     count: int | None = None      # None: the key's --count; step 5's runs are the handout's 60 events
 
+    @classmethod
+    def of(cls, experiment: str, lockstep: bool, name: str | None = None) -> "KeyRun":
+        """A run of one of the paper's experiments (mmrig.experiments), under its own name unless NAME."""
+        return cls(name or experiment, BY_NAME[experiment].run_options(), lockstep)
+
     def argv(self, out: Path, count: int) -> list[str]:
         n = self.count if self.count is not None else count
         return ["run", *self.options, "--count", str(min(n, count)), "--quiet", "--force", "-o", str(out / self.name),
                 *(["--unpaced"] if self.lockstep else [])]
 
 
+# Lockstep where the answer must not depend on the host, paced where the question is about the PC.
 RUNS: tuple[KeyRun, ...] = (
-    KeyRun("exp1-verification", ("--mode", "verification", "--distance", "1"), lockstep=True),
-    KeyRun("exp2-normal", ("--mode", "normal", "--distance", "1"), lockstep=False),
-    KeyRun("exp3-mixed-1ahead", ("--mode", "mixed", "--distance", "1", "--generation", "aligned"), lockstep=True),
-    KeyRun("exp3b-mixed-1ahead-free", ("--mode", "mixed", "--distance", "1", "--generation", "free", "--rate", "97"),
-           lockstep=True),
-    KeyRun("exp4-mixed-2ahead", ("--mode", "mixed", "--distance", "2"), lockstep=True),
-    KeyRun("exp4p-mixed-2ahead-paced", ("--mode", "mixed", "--distance", "2"), lockstep=False),
-    KeyRun("exp5-mixed-2ahead-load", ("--mode", "mixed", "--distance", "2", "--load", "heavy"), lockstep=False),
+    KeyRun.of("exp1-verification", lockstep=True),
+    KeyRun.of("exp2-normal", lockstep=False),
+    KeyRun.of("exp3-mixed-1ahead", lockstep=True),
+    KeyRun.of("exp3b-mixed-1ahead-free", lockstep=True),
+    KeyRun.of("exp4-mixed-2ahead", lockstep=True),
+    # experiment 4 paced: the idle side of Q9's heavy load, on the same host as experiment 5
+    KeyRun.of("exp4-mixed-2ahead", lockstep=False, name="exp4p-mixed-2ahead-paced"),
+    KeyRun.of("exp5-mixed-2ahead-load", lockstep=False),
+    # step 5: task dispatch traced, the executor idle and under its own load
     KeyRun("inside-idle", ("--mode", "mixed", "--dispatch", "task", "--trace"), lockstep=True, count=60),
     KeyRun("inside-loaded", ("--mode", "mixed", "--dispatch", "task", "--trace", "--executor-load",
                              "cpu,periodic=10ms/2ms"), lockstep=True, count=60),
@@ -241,7 +250,7 @@ def priority_words(made: Made) -> str:
 
 
 def render(key: Key, command: str, count: int) -> str:
-    from mmanalysis.paper import BY_KEY, Observed, verdict
+    from mmanalysis.paper import Observed, verdict
 
     R = key.runs
     L: list[str] = []
@@ -267,15 +276,14 @@ def render(key: Key, command: str, count: int) -> str:
     add("| experiment | run | n | mean us | var us² | p99 us | max us | paper | verdict |")
     add("|---|---|---|---|---|---|---|---|---|")
     from mmanalysis.latstats import variance_text
-    for name, pkey in (("exp1-verification", "executor"), ("exp2-normal", "normal"), ("exp3-mixed-1ahead", "mixed1"),
-                       ("exp3b-mixed-1ahead-free", "mixed1"), ("exp4-mixed-2ahead", "mixed2"),
-                       ("exp5-mixed-2ahead-load", "loaded")):
+    for name in (run.name for run in RUNS if run.name in BY_NAME):    # the paper's experiments, in the key's order
+        paper = BY_NAME[name].paper
         m = R[name]
         s = m.summary
-        words = invalid_words(m) or verdict(BY_KEY[pkey], Observed.from_summary(s, m.meta))
-        add(f"| {BY_KEY[pkey].section} {BY_KEY[pkey].experiment} | `{name}` | {s.get('n')} | {f(s.get('mean_us'))} | "
+        words = invalid_words(m) or verdict(paper, Observed.from_summary(s, m.meta))
+        add(f"| {paper.section} {paper.experiment} | `{name}` | {s.get('n')} | {f(s.get('mean_us'))} | "
             f"{variance_text(s.get('variance_us2'))} | {f(s.get('p99_us'))} | {f(s.get('max_us'))} | "
-            f"{BY_KEY[pkey].short} | {words} |")
+            f"{paper.short} | {words} |")
     add("")
     add("Expected answer: on the bench every mixed and verification mean is far below the paper's and the variance "
         "is 0 (one dispatch path on an exact simulated clock); normal mode is well below the paper's 14.5 ms but "
