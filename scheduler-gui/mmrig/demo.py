@@ -21,7 +21,7 @@ experiment runs again, up to `attempts` times (4 by default; 2 for a loaded expe
 the table says which attempt it shows. Runs invalid for any other reason are not retried. An experiment left
 without a valid run makes `mmrig demo` exit with status 3 (NO_VALID_RUN).
 
-`mmrig demo --profiler-kind 8051` (issue 24) runs the same experiments with the paper's own profiler, the 87C51
+`mmrig demo --profiler-kind 8051` runs the same experiments with the paper's own profiler, the 87C51
 image on the bench's 8051 core (docs/bench.md "The 8051 profiler"), into results/8051/; the AVR demo's runs stay
 in results/. Its table then sets each experiment's 8051 figures beside the AVR profiler's for the same
 experiment (read from results/NAME.json, the AVR demo's shown run) and the paper's, and says what the 8051's
@@ -259,7 +259,7 @@ def run_demo(count: int = 200, out_dir: Path = RESULTS,
     return rows
 
 
-# ---- the 8051 demo beside the AVR's and the paper's (issue 24) ----
+# ---- the 8051 demo beside the AVR's and the paper's ----
 
 @dataclass(frozen=True)
 class Figures:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Normal mode beside cyclictest (issue 16): how much later than the host's own wake-up latency does the
+"""Normal mode beside cyclictest: how much later than the host's own wake-up latency does the
 PC fire a normal-mode event?
 
 In one run, interleaved round by round (the order rotates each round) so that every case sees the same

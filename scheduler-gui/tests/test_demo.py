@@ -150,7 +150,7 @@ def test_8051_demo_sets_its_figures_beside_the_avr_ones_and_the_paper(tmp_path, 
         return rows
     monkeypatch.setattr(demo, "run_demo", run_demo)
     monkeypatch.setattr(mmhil.bench, "HAS_8051", True)
-    # --profiler: the words for --profiler-kind, on the demo only (it has no board ports)
+    # --profiler: the same as --profiler-kind, on the demo only (it has no board ports)
     assert cli.main(["demo", "--profiler", "8051", "--out-dir", str(tmp_path / "8051")]) == 0
     assert calls["profiler_kind"] == "8051" and calls["out_dir"] == tmp_path / "8051"
     out = capsys.readouterr().out

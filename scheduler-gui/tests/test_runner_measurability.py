@@ -10,7 +10,7 @@ import mmproto as mp
 
 @pytest.mark.parametrize("mode, marked", [("mixed", True), ("normal", False)])
 def test_an_event_the_scheduler_made_after_its_own_moment_is_not_measurable(mode: str, marked: bool) -> None:
-    # The paced soak (issue 18): a TIMECODE read 2.08 ticks late made an event for distance 2 already past
+    # Seen in a paced soak: a TIMECODE read 2.08 ticks late made an event for distance 2 already past
     # its tick; the executor refused it (past_due) and the run blamed the executor. No line could have
     # delivered it: the rig's host stalled, so where the executor is measured the event is not measurable.
     # In normal mode the PC is what is measured, and its lateness is the result.

@@ -22,9 +22,10 @@ def test_tick_start_estimate_is_the_least_delayed_frame() -> None:
 
 @pytest.mark.parametrize("ppm", [-5000, -3000, 0, 3000, 5000])
 def test_tick_length_is_fitted_from_arrivals_not_taken_from_hello(ppm: int) -> None:
-    """Issue 23: a Mega's resonator is off by up to 0.5 %. Arrivals of a profiler whose clock is `ppm` fast, each delayed by 0..3 ms (exponential, the line and the OS) and every 40th by a 30 ms stall: once
-    fitted, the start of a tick two ahead is never more than 100 us before the truth (a FIRE aimed at it is not
-    early: the delays only make it later) nor later than the delays; with HELLO's length it was off by milliseconds."""
+    """A Mega's resonator is off by up to 0.5 %. Arrivals of a profiler whose clock is `ppm` fast, each delayed
+    by 0..3 ms (exponential, the line and the OS) and every 40th by a 30 ms stall: once fitted, the start of a
+    tick two ahead is never more than 100 us before the truth (a FIRE aimed at it is not early: the delays only
+    make it later) nor later than the delays; with HELLO's length it was off by milliseconds."""
     import random
     rnd = random.Random(ppm)
     nominal = 0.0711111
@@ -66,7 +67,7 @@ def test_tick_fit_ignores_a_fault_and_restarts_with_the_grid() -> None:
 
 def test_the_8051s_timecode_lead_is_taken_from_its_hello() -> None:
     """The 8051 sends TIMECODE's bytes with its loop's gaps: its frame ends 12.34 ms after the tick at the least,
-    not the 10.42 ms of ten bytes back to back; the tracker of an 8051 profiler subtracts that (issue 24)."""
+    not the 10.42 ms of ten bytes back to back; the tracker of an 8051 profiler subtracts that."""
     from mmproto import HELLO_FLAG_8051, HELLO_FLAG_POLLED, Hello
 
     from mmsched.timecode import TIMECODE_LEAD_S
