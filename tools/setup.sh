@@ -123,7 +123,7 @@ fi
 
 tools/fetch_freertos.sh ${bundle:+--offline "$bundle"}
 
-# The bench's 8051 core (issue 24): ucsim built from Debian's sdcc source package, pinned. Without it (no deb-src
+# The bench's 8051 core: ucsim built from Debian's sdcc source package, pinned. Without it (no deb-src
 # reachable, an offline bundle: exit 3) everything else works and the 8051 bench's tests say they are skipped.
 if [[ -n $bundle ]]; then
     echo "setup: offline: the bench's 8051 core (tools/ucsim.sh) needs Debian's sdcc source package; not built"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ucsim's 8051 core as a static library for the bench (hil/bench/mcs51, issue 24).
+# ucsim's 8051 core as a static library for the bench (hil/bench/mcs51).
 #
 # Fetches Debian's `sdcc` source package at one pinned version (ucsim lives in its sim/ucsim; we link
 # ucsim's internal C++ API, which changes between releases, hence the pin), configures ucsim with every

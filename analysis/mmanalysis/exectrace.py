@@ -1,4 +1,4 @@
-"""The executor seen from outside (issue 19): the bench's executor trace (hil/bench/exectrace.h defines the
+"""The executor seen from outside: the bench's executor trace (hil/bench/exectrace.h defines the
 format) read into one timeline of what the core ran, cycle by cycle, and the figures the seeds take of an
 RTOS from it: per task and interrupt the computation time C_i (min/avg/max), period T_i, utilization
 U = sum(C_i/T_i) and idle time (seed 002's ProfileAnalyzer), processor time by category (seed 001:

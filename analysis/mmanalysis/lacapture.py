@@ -1,6 +1,6 @@
-"""A logic analyzer's capture of the wires between the boards, lined up with a run's CSV (issue 19: "on
-boards too, where they can be had: the event port and timecode from a logic analyzer capture (sigrok's
-formats) lined up with the run's CSV").
+"""A logic analyzer's capture of the wires between the boards, lined up with a run's CSV: on boards, where one
+can be had, the event port and the timecode as the analyzer saw them (sigrok's formats) beside what the run
+recorded.
 
 Probe the timecode (profiler PA0..7 = executor PK0..7), the event id (PC0..2) and the strobe (executor PC3 =
 profiler PL1), capture with PulseView or sigrok-cli into a sigrok session file (.sr), name the channels

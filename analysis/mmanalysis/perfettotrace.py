@@ -1,4 +1,4 @@
-"""The executor trace as a Perfetto trace (issue 19): open it in the Perfetto UI (ui.perfetto.dev, "Open
+"""The executor trace as a Perfetto trace: open it in the Perfetto UI (ui.perfetto.dev, "Open
 trace file"; it runs in the browser, nothing is uploaded) or load it with Perfetto's trace processor.
 
 Tracks, under one "executor" group:

@@ -33,7 +33,7 @@ from matplotlib.figure import Figure
 from . import axes as fit
 from .latstats import measured, variance_text
 from .paper import PAPER, PaperRow
-from .phasebars import PHASE_EDGES, bin_labels
+from .phasebars import bin_labels, phase_histogram
 from .propagation import propagation_ms
 from .reader import RunSet, profiler_kind
 from .schema import DEFAULT_LATE_BOUND_US, LOAD_CONDITIONS, MEASURED, load_condition
@@ -461,8 +461,8 @@ def missed_phase(data: RunSet, runs: list[str] | None = None):
         df = data.df[data.df["run"] == run]
         phase = df["created_phase"].to_numpy(dtype=float, na_value=np.nan)
         outcome = df["outcome"].astype(str).to_numpy()
-        ok = np.histogram(np.clip(phase[(outcome == "ok") & ~np.isnan(phase)], 0, None), PHASE_EDGES)[0]
-        miss = np.histogram(np.clip(phase[(outcome == "missed") & ~np.isnan(phase)], 0, None), PHASE_EDGES)[0]
+        ok = np.asarray(phase_histogram(phase[outcome == "ok"]))
+        miss = np.asarray(phase_histogram(phase[outcome == "missed"]))
         ax.bar(x, ok, color=COLORS["ok"], label=f"ok ({ok.sum()})")
         ax.bar(x, miss, bottom=ok, color=COLORS["missed"], label=f"missed ({miss.sum()})")
         ax.set_xticks(x, labels, fontsize=7)

@@ -1,4 +1,4 @@
-"""The report's "Executor profile" section (issue 19): for each traced run (`mmrig run --trace`, the
+"""The report's "Executor profile" section: for each traced run (`mmrig run --trace`, the
 sidecar's `executor_profile`), seed 002's per-task table (C_i, T_i, U_i), seed 001's processor time by
 category, and seed 004's service-call pairs with the paper's section 7.1 context-switch figures beside
 ours; then the traced runs side by side."""

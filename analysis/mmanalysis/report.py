@@ -294,7 +294,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
         return ["<ul>"] + [f"<li>{html.escape(r)}: {html.escape(why)}</li>" for r, why in items] + ["</ul>"]
     h = [f"<h1>{html.escape(title)}</h1>"]
     if warn:
-        h.append(f"<p class='warn'><b>SYNTHETIC DATA</b> (mmanalysis.synth): these numbers come from a model, "
+        h.append("<p class='warn'><b>SYNTHETIC DATA</b> (mmanalysis.synth): these numbers come from a model, "
                  "not from a measurement.</p>")
     h += [f"<p>{html.escape(intro)}</p>", "<h2>Against the paper (section 7)</h2>",
           html_table(COMPARE_HEADERS, comp_rows), "<p>What the paper reports:</p>",

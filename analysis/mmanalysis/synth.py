@@ -18,8 +18,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .schema import NOMINAL_TICK_S
+
 TIMER_HZ = 16_000_000
-TICK_COUNTS = 1_137_778  # 71.111 ms at 16 MHz, the profiler's default
+TICK_COUNTS = round(NOMINAL_TICK_S * TIMER_HZ)  # the nominal tick in whole 16 MHz counts (1_137_778), the AVR profiler's
 TICK_US = TICK_COUNTS * 1e6 / TIMER_HZ
 LATE_BOUND_US = 1000.0
 

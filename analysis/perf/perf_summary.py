@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How fast mmanalysis summarises a large run: 1,000,000 events (issue 8: <= 1 s).
+"""How fast mmanalysis summarises a large run: 1,000,000 events (the budget: <= 1 s).
 
 Writes one synthetic run of 1e6 events in the real on-disk format (mmanalysis.synth), reads it with
 mmanalysis.read_runs, then times summarize() per run and per group (mode, distance, load). Prints the

@@ -1,11 +1,10 @@
-"""Crash-safe run files (issue 18): atomic writes, the CSV first, the sidecar last with the CSV's SHA-256."""
+"""Crash-safe run files: atomic writes, the CSV first, the sidecar last with the CSV's SHA-256."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-from pathlib import Path
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""CSV formula injection (issue 18): text cells starting with = + - @ tab or CR get a leading "'" in every
+"""CSV formula injection: text cells starting with = + - @ tab or CR get a leading "'" in every
 CSV we write; numbers (also negative ones) stay numbers."""
 
 from __future__ import annotations

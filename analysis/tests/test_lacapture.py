@@ -1,4 +1,4 @@
-"""A logic analyzer's capture lined up with a run's CSV (issue 19, boards). The fixture is real sigrok output:
+"""A logic analyzer's capture lined up with a run's CSV (boards). The fixture is real sigrok output:
 a lockstep mixed run of 40 events (random ids) on the bench with its wires' VCD, converted by sigrok-cli 0.7.2
 as a 1 MS/s analyzer would have captured them:
 

@@ -1,4 +1,4 @@
-"""Named PC load conditions in the analysis (issue 20): old sidecars (config.load a bool) read as all / idle,
+"""Named PC load conditions in the analysis: old sidecars (config.load a bool) read as all / idle,
 groups by the condition's name, and the per-condition latency CDF (seeds/003's form)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Runs grouped by profiler kind (issue 24): the sidecar's target.profiler_kind ("avr" or "8051"; a sidecar
+"""Runs grouped by profiler kind: the sidecar's target.profiler_kind ("avr" or "8051"; a sidecar
 without it is from before the 8051 bench: "avr") as a column of read_runs, a key of the group summary, rows of
 their own in the comparison with the paper, a column of the run table, and each run's kind in figure labels
 when two kinds are drawn. Synthetic runs; the 8051 ones shifted by the polling the bench measured (about 70 us)."""

@@ -29,7 +29,7 @@ void exb_output(uint8_t value);
 /* Wait out the gap the profiler needs between two edges (EX_OUT_GAP_US), before the second of two
  * outputs of one tick. The profiler stamps an edge by input capture and reads its id in an interrupt: it
  * separates two edges from 85 cycles (5.3 us) apart on when it serves no other interrupt, more while its
- * UART interrupts run (profiler-fw/tests/test_avr.py, test_close_edges; issue 20). Without the gap the
+ * UART interrupts run (profiler-fw/tests/test_avr.py, test_close_edges). Without the gap the
  * executor put the events of one tick out 25 cycles apart and the profiler lost them. The k-th event of a
  * tick so leaves (k - 1) gaps later: the latency the rig measures includes them, by design. */
 void exb_output_gap(void);

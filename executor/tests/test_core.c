@@ -789,7 +789,7 @@ static size_t count_type(uint8_t type)
     return n;
 }
 
-/* Issue 18: with its output looped back onto its input, v1 answered its own HELLO with ERROR and every
+/* With its output looped back onto its input, v1 answered its own HELLO with ERROR and every
  * ERROR with another, for ever. Now only requests (and unknown types / wrong lengths) are answered. */
 static void looped_back_line_settles(void **s)
 {
@@ -1002,7 +1002,7 @@ static void cancel_after_the_isr_fired_reports_fired(void **s)
     assert_int_equal(arm_path, EXB_ARM_NONE);
 }
 
-/* Issue 18: a MODE naming the current mode left the list as it was; after an interrupted run the next
+/* Before protocol version 2 a MODE naming the current mode left the list as it was; after an interrupted run the next
  * run's tag 1 was refused as a duplicate and old events fired into it. */
 static void every_mode_empties_the_list(void **s)
 {
@@ -1060,7 +1060,7 @@ static void mode_sets_the_load_and_status_echoes_it(void **s)
     take_frames();
     expect_status_load(&fr[0], 0, 0, 0);
     assert_int_equal(load_calls, 0);
-    /* the issue's example: CPU load and 10000 us / 2000 us periodic, with mixed mode */
+    /* the handout's example (docs/lab.md step 5): CPU load and 10000 us / 2000 us periodic, with mixed mode */
     feed_mode_load(&X, MM_MODE_MIXED, MM_DISPATCH_TASK, 0, 0, 0, 1, 10000, 2000);
     take_frames();
     assert_int_equal(fr_n, 1);

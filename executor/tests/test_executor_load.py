@@ -1,4 +1,4 @@
-"""The executor's load (issue 19, protocol version 3: SPEC.md MODE) on the executor image in simavr: the
+"""The executor's load (protocol version 3: SPEC.md MODE) on the executor image in simavr: the
 periodic task runs at its period, the CPU load gets the CPU nothing else wants, both stop when MODE turns
 them off, the watchdog holds under the heaviest legal load, and what the load does to the two dispatch
 paths' latency.
@@ -17,7 +17,7 @@ from pathlib import Path
 import mmproto as mp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from simrun import CPB, ELF, TEST_ELF, TICK, SimRun, run_sim  # noqa: E402
+from simrun import TEST_ELF, TICK, SimRun, run_sim  # noqa: E402
 
 F = 16_000_000
 US = F // 1_000_000

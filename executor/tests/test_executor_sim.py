@@ -39,7 +39,7 @@ T_VERIFY = 242          # verification mode from here ...
 T_IDLE = 262            # ... to here
 END_TICKS = 265
 
-# Issue 4 targets
+# The executor's dispatch latency targets (us): the ISR path's mean and max, the task path's mean and max
 ISR_MEAN_US, ISR_MAX_US = 3.0, 10.0
 TASK_MEAN_US, TASK_MAX_US = 40.0, 100.0
 
@@ -258,12 +258,12 @@ def test_dispatch_latency_both_paths(sim, capsys):
         print(f"\n  ISR  dispatch: mean {mi:.2f} us, max {xi:.2f} us, min {min(isr) / 16:.2f} us, n={ni}")
         print(f"  task dispatch: mean {mt:.2f} us, max {xt:.2f} us, min {min(task) / 16:.2f} us, n={nt}")
     assert ni >= 100 and nt >= 100
-    assert mi <= ISR_MEAN_US and xi <= ISR_MAX_US       # issue 4 targets
-    assert xt <= TASK_MAX_US                           # issue 4 target
+    assert mi <= ISR_MEAN_US and xi <= ISR_MAX_US
+    assert xt <= TASK_MAX_US
 
 
 def test_task_dispatch_mean_meets_target(sim):
-    """Issue 4: task path mean <= 40 us. Measured 36.7 us (587 cycles, ~480 of them in the kernel's
+    """The task path's mean is <= 40 us. Measured 36.7 us (587 cycles, ~480 of them in the kernel's
     xTaskNotifyFromISR, context switch and return through xTaskNotifyWait; `python tests/cycleprof.py
     task` shows where)."""
     (_, _, _), (mt, _, _), _, _ = _latencies(sim)
@@ -384,7 +384,7 @@ def test_skewed_edges_and_glitches():
     assert len(run.of(mp.Fired)) == len(events)
 
 
-# ---- watchdog, reset cause, lost input (issue 18): the test image -------------------------------
+# ---- watchdog, reset cause, lost input: the test image --------------------------------------------
 # build/avr-test/executor-test.elf is built from the same sources with EX_TEST_HOOKS (make avr-test):
 # DE AD BE EF + 'H' hangs the serial task, + 'S' stalls it 300 ms, + 'X' calls halt(); every watchdog
 # check-in writes the task's bit to GPIOR2 and every feed 0x80 (the bench's "D" trace lines).

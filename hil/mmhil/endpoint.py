@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import Item, Link
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
@@ -36,7 +37,7 @@ from .lockstep import Stepper, stamped
 
 NORMAL_LAG_BOUND_US = 1000.0
 SPARE_ONE_AHEAD_US = 47_000.0
-TICK_US = 71_111.0
+TICK_US = NOMINAL_TICK_S * 1e6   # rounded to 100 us, the bound is the same as with 71_111 us at every distance 1..255
 DEFAULT_LAG_BOUND_US = 1000.0
 
 

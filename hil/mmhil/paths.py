@@ -63,15 +63,6 @@ def find_root() -> Path:
         "inside the checkout or set MMRIG_ROOT to it")
 
 
-def root_or_here() -> Path:
-    """The checkout if there is one, else the package's own parent (paths that then do not exist are
-    reported by whoever needs them, with a clear message)."""
-    try:
-        return find_root()
-    except CheckoutNotFound:
-        return PACKAGE.parents[1]
-
-
 def checkout_layout(root: Path) -> Layout:
     bench = root / "hil/bench"
     return Layout("checkout", bench, bench / "build/mmbench", bench / "build/fixture.elf",

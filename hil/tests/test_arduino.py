@@ -1,4 +1,4 @@
-"""Arduino mode (--arduino, issue 23): both nodes behave as an Arduino Mega 2560. Every reset starts the
+"""Arduino mode (--arduino): both nodes behave as an Arduino Mega 2560. Every reset starts the
 stock stk500v2 bootloader, which waits ~0.8 s for a byte before it starts the application, and opening a
 node's port (DTR) resets that node. The host's side is raw pyserial + mmproto.StreamDecoder here (not
 Link.handshake, which asks with QUERY at once). Lockstep, so the moment of every host action is exact."""
@@ -17,7 +17,7 @@ from mmhil.bench import F_CPU, Bench, BenchError
 
 # the stock bootloader's wait for a first byte before it jumps to the application: measured here as the
 # delay of the HELLO after a reset with the bootloader less that without it, 1.1033 - 0.2708 = 0.8325 s
-# (issue 23 measured 0.835 s in simavr)
+# (0.835 s when first measured in simavr)
 BOOT_WAIT_S = (0.80, 0.87)
 
 

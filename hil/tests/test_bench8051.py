@@ -40,7 +40,7 @@ pytestmark = pytest.mark.skipif(not HAS_8051, reason="build/ucsim is missing (ba
 # 65536 machine cycles of 12 clocks at 11.0592 MHz, in 16 MHz global cycles: 786432 x 625 / 432
 TICK_GLOBAL = 65536 * 12 * 625 / 432          # 1137777.78 cycles = 71.111 ms
 MACHINE_CYCLE = 12 * 625 / 432                # 17.36 global cycles
-BOUND_US = (-2.2, 684.0)                      # the issue's stated error bound of the 8051's edge stamps
+BOUND_US = (-2.2, 684.0)                      # the 8051's edge stamps' stated error bound (docs/hardware.md)
 
 
 @pytest.fixture(scope="module", autouse=True)

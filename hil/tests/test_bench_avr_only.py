@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mmhil.bench import BENCH_DIR, EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX, ROOT, ensure_built
+from mmhil.bench import BENCH_DIR, EXECUTOR_ELF, PROFILER_ELF, PROFILER_IHX, ensure_built
 
 
 @pytest.fixture(scope="module")

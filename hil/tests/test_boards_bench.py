@@ -91,7 +91,7 @@ IHX51 = PROFILER_IHX    # the 8051 image, found as the bench finds it
 @pytest.mark.skipif(not images.RUN51.exists() or not IHX51.exists(),
                     reason="ucsim's 8051 core (tools/ucsim.sh, make -C hil mcs51) or the 8051 image is not built")
 def test_the_8051_image_says_its_boot_hello_on_the_8051_core(capsys) -> None:
-    """The flash targets of the 8051 boards verify against the .ihx they wrote (issue 23): it runs alone on
+    """The flash targets of the 8051 boards verify against the .ihx they wrote: it runs alone on
     ucsim's core. The AVR profiler of the bench is not that image: every clock field differs."""
     hello = images.boot_hello(IHX51)
     assert (hello.node_kind, hello.cpu_hz, hello.timer_hz, hello.tick_counts, hello.baud) == (

@@ -18,4 +18,4 @@ def test_one_event_example_prints_the_latency_of_its_event() -> None:
     assert m, done.stdout
     target, acked, latency = int(m[1]), int(m[2]), float(m[3])
     assert target - 2 <= acked < target          # the executor had it before its tick
-    assert 0.0 < latency < 10.0                  # ISR dispatch: a few microseconds (executor issue target)
+    assert 0.0 < latency < 10.0                  # ISR dispatch: a few microseconds (the executor's target: < 10 us)

@@ -1,4 +1,4 @@
-"""Issue 18: the fault kinds beyond drop/corrupt/delay/cut (hil/bench/faults.c) on the test fixture
+"""The fault kinds beyond drop/corrupt/delay/cut (hil/bench/faults.c) on the test fixture
 image: byte duplication, garbage bursts, a pty hang-up and re-plug, stuck wires."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18, "nothing lost, nothing misattributed": the bench's run directory, the control channel's
+"""Nothing lost, nothing misattributed: the bench's run directory, the control channel's
 file names, its clients and its JSON replies (the test fixture image in both slots)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """run51: the 8051 profiler image on ucsim's 8051 core linked into a C program (hil/bench/mcs51), the
-foundation of the 8051 as the bench's third core (issue 24).
+foundation of the 8051 as the bench's third core.
 
 Two unpaced runs of a few virtual seconds: one with run51's stand-in executor (each timecode change on
 P1 answered by an event on P0 1.375 us later), one with FIRE frames into the UART's receiver. Each

@@ -39,7 +39,7 @@ def test_a_hil_script_steps_time_and_gets_the_same_answer_twice(tmp_path: Path) 
 
 
 def test_cancel_takes_an_event_out_before_it_fires(tmp_path: Path) -> None:
-    # issue 18: "add a way to cancel". Two events far ahead; one cancelled by tag never fires; then cancel-all
+    # CANCEL (SPEC.md, version 2): two events far ahead; one cancelled by tag never fires; then cancel-all
     # empties the list; a tag not pending removes nothing.
     from mmhil import frames
 
@@ -60,7 +60,7 @@ def test_cancel_takes_an_event_out_before_it_fires(tmp_path: Path) -> None:
 
 
 def test_a_script_dials_the_executor_load(tmp_path: Path) -> None:
-    # issue 19, HIL API: rig.mode(load=...) reaches the executor (STATUS echoes it and counts the periodic
+    # rig.mode(load=...) reaches the executor (STATUS echoes it and counts the periodic
     # jobs), rig.schedule keeps it, and task dispatch then waits for the periodic job when a tick meets one.
     # The period is 7.3 ms, not 10: a script samples every third tick (213.3 ms), which is 1.6 ms further into
     # a 7.3 ms period each time, while with 10 ms it would return to the same three phases for ever (the

@@ -1,4 +1,4 @@
-"""Issue 23: the Rig on boards whose port's open resets the node (an Arduino Mega's DTR) listens for the
+"""The Rig on boards whose port's open resets the node (an Arduino Mega's DTR) listens for the
 boot HELLO before it asks; on the bench it does so only when told the bench behaves as a Mega."""
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ def test_rig_on_bench_listens_only_for_an_arduino_bench(tmp_path: Path) -> None:
     with Bench(run_dir=tmp_path / "plain", lockstep=True) as bench, Rig.on_bench(bench) as rig:
         assert rig.reset_on_open is False
         assert rig.hellos["executor"].node_kind == mp.NodeKind.EXECUTOR
-    # a bench in Arduino mode: the Mega's bootloader runs first and each open resets the node (issue 23)
+    # a bench in Arduino mode: the Mega's bootloader runs first and each open resets the node
     with Bench(run_dir=tmp_path / "mega", lockstep=True, arduino=True) as bench, Rig.on_bench(bench) as rig:
         assert rig.reset_on_open is True and rig.executor.reset_on_open
         assert rig.hellos["profiler"].node_kind == mp.NodeKind.PROFILER

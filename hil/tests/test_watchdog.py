@@ -1,4 +1,4 @@
-"""Issue 18: watchdog resets on the bench (simavr 1.6 parks them where the two-node loop never looked;
+"""Watchdog resets on the bench (simavr 1.6 parks them where the two-node loop never looked;
 docs/bench.md, "Watchdog"). The test image hil/bench/tests/wdt.c reports MCUSR at start, enables the
 watchdog at 15 ms and stops feeding it ('F' from the host: it feeds it)."""
 

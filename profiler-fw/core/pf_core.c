@@ -623,7 +623,7 @@ static void handle_frame(void)
             fire_full = 1;
         } else {
 #else
-        /* Room in the ring first, as above: the tag is queued only with its record (issue 18: a
+        /* Room in the ring first, as above: the tag is queued only with its record (once a
          * FIRE dropped by a full ring left its tag behind, so later RESULTs carried the previous
          * FIRE's tag and PF_FIRE_TAGS such drops lost every FIRE until reset). No other producer
          * runs between this check and push_result: R runs with interrupts masked, and F only

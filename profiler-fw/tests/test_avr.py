@@ -43,7 +43,6 @@ def frame(msg, seq):
 def run(tmp_path_factory):
     rng = random.Random(20081)
     d = tmp_path_factory.mktemp("avr")
-    stim = []
     # Timed edges: ticks 2..240, random phase anywhere in the tick (boot and the first tick avoided:
     # tick 0 starts before the timer does). At most one edge per 2 ticks: RESULTs keep up at 9600.
     ticks = sorted(rng.sample(range(2, 240), TIMED_EDGES // 1 if TIMED_EDGES < 238 else 237))
@@ -262,7 +261,7 @@ def test_close_edges(close_pairs):
     """Every RESULT is a true measurement of the edge it names (id, level and time within one cycle of
     the edge that set them), or there is none: a pair the capture cannot separate is dropped whole,
     counted in spurious_edges and announced by the next RESULT's lost-before flag. Never an id of one
-    edge with the time of another (before issue 20 the pair became one RESULT with the second's id and
+    edge with the time of another (once the pair became one RESULT with the second's id and
     the first's time, and the first event was never reported)."""
     tr = close_pairs
     res = [m.message for m in of(tr, mmproto.Result) if not m.message.flags & 1]
@@ -409,7 +408,7 @@ def test_timecode_right_after_busy_frame(trace):
     assert all(SIM_BYTE <= g <= SIM_BYTE + 200 for g in gaps), sorted(set(gaps))
 
 
-# ---- Watchdog (issue 18) -------------------------------------------------------------------------
+# ---- Watchdog ------------------------------------------------------------------------------------
 # Test-only images from the same sources (Makefile, build/avr-test; PF_TEST_HANG, never in profiler.elf):
 # 1 = the main loop hangs at timecode 20 (interrupts on: the tick ISR keeps checking in), 2 = the tick
 # stops at timecode 20 (its interrupt disabled; the main loop runs on). Either way nothing feeds the

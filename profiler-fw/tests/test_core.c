@@ -137,7 +137,7 @@ static void test_overflow_flag_and_counter(void **st)
 /* An edge the board could not pair with an id (the strobe moved again before its capture was read:
  * two events closer than the capture separates, or a glitch) is dropped: counted in spurious_edges, and
  * the next stored result says results were lost before it, so the scheduler ends the events it cannot
- * account for as lost, a fault of the rig, never as missed by the executor (issue 20). */
+ * account for as lost, a fault of the rig, never as missed by the executor. */
 static void test_spurious_edge_flags_next_result(void **st)
 {
     (void)st;
@@ -234,7 +234,7 @@ static void test_garbage_counted(void **st)
     assert_error(2, MM_ERR_BAD_VALUE, MM_T_FIRE, 0, 0);
 }
 
-/* Protocol version 2 (issue 18): COUNTERS is 26 bytes, rx_ring_overflow at 22 (the AVR has no receive
+/* Protocol version 2: COUNTERS is 26 bytes, rx_ring_overflow at 22 (the AVR has no receive
  * ring: always 0) and rx_hw_overrun at 24 (the board reports each USART data overrun through
  * pf_rx_overrun), both after node_d. */
 static void test_counters_v2_layout_and_overrun(void **st)
@@ -260,7 +260,7 @@ static void test_counters_v2_layout_and_overrun(void **st)
     assert_int_equal(pf_counter(PF_C_RX_HW_OVERRUN), 3);
 }
 
-/* SPEC.md "Requests and answers" (version 2, issue 18): the profiler's requests are FIRE and QUERY; a
+/* SPEC.md "Requests and answers" (version 2): the profiler's requests are FIRE and QUERY; a
  * frame of an unknown type or a wrong length gets one ERROR; a request it cannot serve gets one ERROR
  * (BAD_VALUE); every other known type is dropped silently (counted in rx_ok only). Version 1 sent no
  * ERROR at all: a bad frame was only counted. */
@@ -442,7 +442,7 @@ static void test_timecode_ahead_due_dropped_by_next_tick(void **st)
     assert_int_equal(mm_get_u32(pay[0] + 2), 3);
 }
 
-/* Issue 18: a FIRE that finds the result ring full is lost, and so is its tag. It must not leave
+/* A FIRE that finds the result ring full is lost, and so is its tag. It must not leave
  * its tag queued: the next FIRE's RESULT would carry the dropped FIRE's tag, and after
  * PF_FIRE_TAGS such drops the tag FIFO would stay full and every FIRE would be lost. */
 static void test_fire_dropped_on_full_ring_keeps_no_tag(void **st)

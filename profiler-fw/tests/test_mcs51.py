@@ -206,7 +206,6 @@ def abs_time(run, r):
 
 
 def test_edge_timestamps(run):
-    starts = tick_starts(run)
     edges = run["edges"]
     used = set()
     errs = []
@@ -248,7 +247,7 @@ def test_overflow_reported(run):
     assert c.node_c == 2 and c.rx_ok == 3 and c.rx_bad_crc == 0 and c.rx_bad_cobs == 0 and c.node_b == 0
     # Protocol version 2: 26 bytes. The 8051 has no receive ring (the byte waits in SBUF) and its UART
     # no overrun flag (a byte that completes while RI is still set is lost unseen): both counters are
-    # sent as 0 (README.md "What the 8051 cannot count"). Issue 18: they were read past the end of the
+    # sent as 0 (README.md "What the 8051 cannot count"). Once they were read past the end of the
     # counter array (rx_ring_overflow=156, rx_hw_overrun=11133 in this run).
     assert len(c.body()) == 26 and c.rx_ring_overflow == 0 and c.rx_hw_overrun == 0
 

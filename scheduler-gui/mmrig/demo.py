@@ -1,5 +1,5 @@
-"""`mmrig demo` (`make demo`): the paper's five experiments on the paced virtual bench, each written to
-results/NAME.csv + NAME.json, then one table of ours beside the paper's section 7 numbers and, under it, what
+"""`mmrig demo` (`make demo`): the paper's five experiments (mmrig.experiments) on the paced virtual bench, each
+written to results/NAME.csv + NAME.json, then one table of ours beside the paper's section 7 numbers and, under it, what
 each experiment shows against the paper. The paper's figures and the verdict words come from mmanalysis.paper,
 as `mmrig report`'s do.
 
@@ -21,7 +21,7 @@ experiment runs again, up to `attempts` times (4 by default; 2 for a loaded expe
 the table says which attempt it shows. Runs invalid for any other reason are not retried. An experiment left
 without a valid run makes `mmrig demo` exit with status 3 (NO_VALID_RUN).
 
-`mmrig demo --profiler-kind 8051` (issue 24) runs the same experiments with the paper's own profiler, the 87C51
+`mmrig demo --profiler-kind 8051` runs the same experiments with the paper's own profiler, the 87C51
 image on the bench's 8051 core (docs/bench.md "The 8051 profiler"), into results/8051/; the AVR demo's runs stay
 in results/. Its table then sets each experiment's 8051 figures beside the AVR profiler's for the same
 experiment (read from results/NAME.json, the AVR demo's shown run) and the paper's, and says what the 8051's
@@ -36,12 +36,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
-
+from typing import Callable
 
 from mmanalysis import read_run, variance_text
 from mmanalysis.reader import profiler_kind as kind_of_run
-from mmanalysis.paper import BENCH_CONSTANT, BY_KEY, Observed, PaperRow, verdict
+from mmanalysis.paper import BENCH_CONSTANT, Observed, verdict
 from mmanalysis.phasebars import phase_bars
 from mmanalysis.propagation import link_stats
 
@@ -50,6 +49,7 @@ from mmsched.config import RunConfig
 from mmsched.runner import Runner, RunResult
 
 from mmrig.endpoints import Target, bench_images, choose_endpoint
+from mmrig.experiments import EXPERIMENTS, Experiment
 
 RESULTS = Path("results")     # relative to where the demo runs (make demo: the checkout)
 NO_VALID_RUN = 3              # mmrig demo's exit status when an experiment has no valid run (cyclictest-like: 3 invalid)
@@ -61,42 +61,9 @@ NO_VALID_RUN = 3              # mmrig demo's exit status when an experiment has 
 LOADED_ATTEMPTS = 2
 
 
-@dataclass(frozen=True)
-class Experiment:
-    name: str
-    title: str
-    paper_key: str | None   # mmanalysis.paper's row this experiment is compared with (None: ours only)
-    kw: dict[str, Any]
-    ours: str = ""          # what the paper column says when there is no paper row
-
-    @property
-    def paper(self) -> PaperRow | None:
-        return BY_KEY.get(self.paper_key) if self.paper_key else None
-
-    @property
-    def paper_text(self) -> str:
-        return self.paper.short if self.paper is not None else self.ours
-
-    def attempts(self, attempts: int) -> int:
-        return min(attempts, LOADED_ATTEMPTS) if self.kw.get("load", "idle") != "idle" else attempts
-
-
-EXPERIMENTS = (
-    Experiment("exp1-verification", "1 executor alone (verification)", "executor",
-               dict(mode="verification", distance=1)),
-    Experiment("exp2-normal", "2 normal mode (PC fires)", "normal", dict(mode="normal", distance=1, accuracy=0)),
-    # ours, beside the paper's naive PC: the same run fired by the clock servo (docs/normal-mode.md), so the
-    # lab can tell the operating system's jitter from the PC's uncertainty about when a tick began
-    Experiment("exp2b-normal-disciplined", "2b normal mode, disciplined", None,
-               dict(mode="normal", distance=1, accuracy=0, discipline=True), ours="(ours: clock servo)"),
-    Experiment("exp3-mixed-1ahead", "3 mixed 1 ahead, tick-aligned", "mixed1",
-               dict(mode="mixed", distance=1, generation="aligned")),
-    Experiment("exp3b-mixed-1ahead-free", "3b mixed 1 ahead, free-running", "mixed1",
-               dict(mode="mixed", distance=1, generation="free", rate_ms=97.0)),
-    Experiment("exp4-mixed-2ahead", "4 mixed 2 ahead", "mixed2", dict(mode="mixed", distance=2)),
-    Experiment("exp5-mixed-2ahead-load", "5 mixed 2 ahead, heavy load", "loaded",
-               dict(mode="mixed", distance=2, load="heavy")),
-)
+def tries(ex: Experiment, attempts: int) -> int:
+    """How many times the demo may run EX while it comes back invalid by host stalls alone."""
+    return min(attempts, LOADED_ATTEMPTS) if ex.loaded else attempts
 
 
 @dataclass
@@ -268,31 +235,31 @@ def run_demo(count: int = 200, out_dir: Path = RESULTS,
     for ex in EXPERIMENTS:
         if only and ex.name not in only:
             continue
-        cfg = RunConfig(count=count, name=ex.name, out=out_dir / ex.name, **ex.kw)
+        cfg = RunConfig(count=count, name=ex.name, out=out_dir / ex.name, **ex.config)
         if log:
             log(f"running {ex.name}: {count} events ...")
         row = None
-        tries = ex.attempts(attempts)
-        for attempt in range(1, tries + 1):
+        most = tries(ex, attempts)
+        for attempt in range(1, most + 1):
             r = run(cfg, Target(profiler_kind=profiler_kind), log=log)   # the paced bench
             if log:
                 s = r.summary
                 log(f"  {ex.name}: n={s['n']} mean={fmt(s['mean_us'], '.3f')} us outcomes={s['outcomes']} -> {r.csv_path}")
             row = DemoRow(ex, r, attempt, row.set_aside if row else [])
-            if r.valid or not stalled_only(r) or attempt == tries:
+            if r.valid or not stalled_only(r) or attempt == most:
                 break
             kept = set_aside(r, attempt)
             if kept is not None:
                 row.set_aside.append(kept)
             if log:
                 log(f"  {ex.name}: invalid ({r.sidecar['invalid_reason']}); set aside as {kept.name if kept else '-'}, "
-                    f"running it again ({attempt + 1}/{tries})")
+                    f"running it again ({attempt + 1}/{most})")
         assert row is not None
         rows.append(row)
     return rows
 
 
-# ---- the 8051 demo beside the AVR's and the paper's (issue 24) ----
+# ---- the 8051 demo beside the AVR's and the paper's ----
 
 @dataclass(frozen=True)
 class Figures:
@@ -385,7 +352,7 @@ def polling_added(rows: list[DemoRow], avr: dict[str, Figures]) -> str:
             continue
         added = m8 - a.mean_us
         share = (f", {added / paper.mean_us:.0%} of the paper's mean"
-                 if paper is not None and paper.mean_us and row.ex.kw.get("mode") != "normal" else "")
+                 if paper is not None and paper.mean_us and row.ex.config.get("mode") != "normal" else "")
         lines.append(f"  {row.ex.title}: {added:+.3f} us (8051 {m8:.3f}, AVR {a.mean_us:.3f}){share}; {ref}")
     lines.append("  (normal mode: the 8051 stamps the PC's FIRE by polling too, so its normal-mode latencies carry the "
                  "polling as well; the paper's normal-mode mean is the PC's, far larger than either)")

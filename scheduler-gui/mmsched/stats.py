@@ -8,6 +8,7 @@ from typing import Iterable
 import numpy as np
 
 from mmanalysis.latstats import summarize_rows, variance_text
+from mmanalysis.phasebars import phase_histogram
 
 from .event import Event
 
@@ -17,14 +18,11 @@ def summarize(events: Iterable[Event]) -> dict[str, object]:
     return summarize_rows(events)
 
 
-# Created-phase bins: ten of 0.1 over the tick, then one for phase >= 1: an event created after the
-# next tick began but before its TIMECODE frame arrived (the scheduler still counted the old tick).
-PHASE_EDGES = [i / 10 for i in range(11)] + [np.inf]
-
-
 def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
     """Mixed mode: slack (ticks left when the executor had the event) of on-time and refused events,
-    so a 1-tick-ahead run's misses can be explained from data."""
+    so a 1-tick-ahead run's misses can be explained from data. The created-phase histogram is in
+    mmanalysis.phasebars' bins: ten of 0.1 over the tick, then one for phase >= 1 (an event created after the
+    next tick began but before its TIMECODE frame arrived: the scheduler still counted the old tick)."""
     out: dict[str, object] = {}
     evs = list(events)
     for label, sel in (("ok", [e for e in evs if e.outcome == "ok"]),
@@ -36,7 +34,7 @@ def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
                       "slack_p50": float(np.median(s)) if s.size else None,
                       "created_phase_min": float(ph.min()) if ph.size else None,
                       "created_phase_max": float(ph.max()) if ph.size else None,
-                      "created_phase_histogram": np.histogram(np.clip(ph, 0.0, None), bins=PHASE_EDGES)[0].tolist()}
+                      "created_phase_histogram": phase_histogram(ph)}
     return out
 
 

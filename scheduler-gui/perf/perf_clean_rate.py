@@ -7,7 +7,7 @@ One lockstep campaign: free-running rates from 10 to 400 events/s x baud 9600, 1
 SCHEDULE made anywhere in a tick has a whole tick to spare; one tick ahead a free-running event made in the
 tick's last hundredths misses at any baud), ISR dispatch, 200 events a point. Lockstep:
 the figures are the firmware's and the protocol's, not this host's, so one run is the measurement (runs 1).
-Targets (issue 20): >= 30 events/s at 9600 baud, >= 300 at 115200. Prints a JSON list of {"name", "unit",
+Targets: >= 30 events/s at 9600 baud, >= 300 at 115200. Prints a JSON list of {"name", "unit",
 "median", "max", "runs", "note"} for tools/perf.py; the note says what stopped the next faster rate.
 """
 

@@ -91,7 +91,7 @@ def test_normal_mode_results_come_from_fire_frames(tmp_path: Path) -> None:
 
 
 def test_mmrig_run_on_a_bench_that_behaves_as_two_megas_connects_first_time(tmp_path: Path) -> None:
-    """Issue 23: opening a Mega's port resets it into its bootloader, and a byte in its first 0.8 s keeps it
+    """Opening a Mega's port resets it into its bootloader, and a byte in its first 0.8 s keeps it
     there for seconds: the handshake that asked at once failed every time. In Arduino mode the bench runs the
     stock bootloader and resets each node as its pty opens; the run listens for the boot HELLOs, then runs."""
     out = tmp_path / "megas"
@@ -106,7 +106,7 @@ def test_mmrig_run_on_a_bench_that_behaves_as_two_megas_connects_first_time(tmp_
 
 @pytest.mark.parametrize("ppm", [-5000, 5000])
 def test_normal_mode_with_the_profiler_crystal_half_a_percent_off_fires_nothing_early(tmp_path: Path, ppm: int) -> None:
-    """Issue 23: a Mega's resonator is off by up to 0.5 %. With HELLO's nominal tick length, a profiler 0.5 % slow
+    """A Mega's resonator is off by up to 0.5 %. With HELLO's nominal tick length, a profiler 0.5 % slow
     made FIREs go out 2.4-5.5 ms early (recorded `early`) and 0.5 % fast 0.6-3 ms late. The tick length is now
     fitted from the TIMECODE arrivals: no event is early, none late, and the fit finds the crystal. At the default
     accuracy (the demo's: the PC sleeps until the moment, latencies from about 80 us) a millisecond's drift shows as

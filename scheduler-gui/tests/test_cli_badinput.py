@@ -1,4 +1,4 @@
-"""Bad `mmrig run` input (issue 18): one clear line on stderr and exit 2, never a traceback, and before any
+"""Bad `mmrig run` input: one clear line on stderr and exit 2, never a traceback, and before any
 bench is started or port opened (so: fast, and no run files). The value checks live in RunConfig, so the GUI
 and the pytest plugin get them too. An existing run is not overwritten without --force."""
 

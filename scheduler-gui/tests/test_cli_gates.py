@@ -1,4 +1,4 @@
-"""`mmrig run` as a CI gate (issue 17): each exit code provoked once by a real run, the --json document, the
+"""`mmrig run` as a CI gate: each exit code provoked once by a real run, the --json document, the
 JUnit report (parsed with xml.etree), the histogram in the sidecar and the latmus-like .hist file, the
 environment in the sidecar; bad input gets one line and exit 2, never a traceback.
 

@@ -1,4 +1,4 @@
-"""`mmrig run`'s live progress line (issue 17): on a terminal one line rewritten in place on stderr, none with
+"""`mmrig run`'s live progress line: on a terminal one line rewritten in place on stderr, none with
 -q or when stderr is not a terminal; the line's content and its observer's thread safety, and the histogram
 and gates it sits beside, checked without a bench. No test here depends on timing: a real run under a pty
 is checked for a line that was drawn and erased, not for how often."""

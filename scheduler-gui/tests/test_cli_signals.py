@@ -1,5 +1,5 @@
 """A run ended by SIGTERM or SIGHUP (a CI timeout, a closed terminal) is written with the events so far,
-marked invalid with reason `interrupted`, exits 3, and leaves no bench behind (issue 18)."""
+marked invalid with reason `interrupted`, exits 3, and leaves no bench behind."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ in the on-disk format, sidecars saying what the case needs)."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,12 @@ import mmhil.bench
 from mmanalysis import synth
 from mmanalysis.paper import BENCH_CONSTANT
 from mmrig import cli, demo
+from mmsched.export import write_run
 from mmsched.result import RunResult
+from mmsched.stats import summarize
+
+sys.path.insert(0, str(Path(__file__).parent))
+from fake_events import finished  # noqa: E402
 
 
 def fake_run(out: Path, mode: str, distance: int, *, valid: bool = True, generation: str = "aligned",
@@ -77,6 +83,35 @@ def test_loaded_experiment_is_retried_at_most_once(tmp_path, monkeypatch):
     assert demo.no_valid_run(rows) == ["exp4-mixed-2ahead", "exp5-mixed-2ahead-load"]
 
 
+def test_demo_retries_a_run_invalid_by_bench_lag_and_keeps_the_invalid_one(tmp_path: Path, monkeypatch) -> None:
+    # the demo's retry policy alone (the runner is replaced; the quick demo test drives the real one):
+    # a lag-invalid run is set aside under its own name and run again; other invalid runs are not retried
+    reasons = iter(["bench lag bound exceeded: max 9000.0 us > 5000.0 us", None])
+
+    def fake_run(cfg, target, log=None):
+        why = next(reasons)
+        evs = finished(2)
+        code = "bench_lag" if why and why.startswith("bench lag") else "invariant"
+        side = {"name": cfg.name, "valid": why is None, "invalid_reason": why, "summary": summarize(evs),
+                "invalid_reasons": [{"code": code, "text": why}] if why else [], "invariant": {"ok": True, "error": None}}
+        c, j = write_run(cfg.out, evs, side)
+        return RunResult(evs, side, c, j)
+
+    monkeypatch.setattr(demo, "run", fake_run)
+    rows = demo.run_demo(count=2, out_dir=tmp_path, log=None, only=("exp4-mixed-2ahead",))
+    assert len(rows) == 1 and rows[0].attempt == 2 and rows[0].result.valid
+    kept = tmp_path / "exp4-mixed-2ahead.attempt1.json"
+    assert [p.name for p in rows[0].set_aside] == ["exp4-mixed-2ahead.attempt1.csv"] and kept.exists()
+    meta = json.loads(kept.read_text())
+    assert meta["name"] == "exp4-mixed-2ahead.attempt1" and meta["valid"] is False
+    assert json.loads((tmp_path / "exp4-mixed-2ahead.json").read_text())["valid"] is True
+    assert "|   2 |" in demo.table(rows) and "attempt1.csv" in demo.notes(rows)
+
+    reasons = iter(["accounting invariant violated: x", None])
+    rows = demo.run_demo(count=2, out_dir=tmp_path, log=None, only=("exp4-mixed-2ahead",))
+    assert rows[0].attempt == 1 and not rows[0].result.valid and not list(tmp_path.glob("*.attempt*"))
+
+
 @pytest.mark.parametrize("kind", ["avr", "8051"])
 @pytest.mark.parametrize("valid, code", [(True, 0), (False, demo.NO_VALID_RUN)])
 def test_demo_exit_status(tmp_path, monkeypatch, capsys, valid, code, kind):
@@ -115,7 +150,7 @@ def test_8051_demo_sets_its_figures_beside_the_avr_ones_and_the_paper(tmp_path, 
         return rows
     monkeypatch.setattr(demo, "run_demo", run_demo)
     monkeypatch.setattr(mmhil.bench, "HAS_8051", True)
-    # --profiler: the issue's words for --profiler-kind, on the demo only (it has no board ports)
+    # --profiler: the same as --profiler-kind, on the demo only (it has no board ports)
     assert cli.main(["demo", "--profiler", "8051", "--out-dir", str(tmp_path / "8051")]) == 0
     assert calls["profiler_kind"] == "8051" and calls["out_dir"] == tmp_path / "8051"
     out = capsys.readouterr().out

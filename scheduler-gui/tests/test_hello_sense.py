@@ -1,4 +1,4 @@
-"""A profiler's HELLO is checked for sense before a run builds its clock on it (issue 18): a zero or absurd
+"""A profiler's HELLO is checked for sense before a run builds its clock on it: a zero or absurd
 timer rate, tick or baud is a clear setup error naming the field, never a ZeroDivisionError."""
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mmrig import labkey
+from mmrig.labkey_figures import schedule_line_ms
+from mmrig.labkey_render import QUESTIONS
+from mmrig.labkey_runs import RUNS
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis" / "tests"))
@@ -20,14 +22,14 @@ from mma_helpers import subprocess_env  # noqa: E402  (the analysis tests' helpe
 def test_schedule_line_time_is_read_from_proto_sizes():
     table = "| message | type | body bytes | wire bytes | ms at 9600 baud |\n|---|---|---|---|---|\n" \
             "| SCHEDULE | 0x20 | 7 | 13 | 13.542 |\n"
-    assert labkey.schedule_line_ms(table) == (13, 13.542)
+    assert schedule_line_ms(table) == (13, 13.542)
     with pytest.raises(ValueError):
-        labkey.schedule_line_ms("| HELLO | 0x01 | 22 | 28 | 29.167 |")
+        schedule_line_ms("| HELLO | 0x01 | 22 | 28 | 29.167 |")
 
 
 def test_every_question_of_the_handout_has_a_section():
     questions = set(re.findall(r"\*\*(Q\d+)\.\*\*", (ROOT / "docs" / "lab.md").read_text()))
-    assert questions == set(labkey.QUESTIONS)
+    assert questions == set(QUESTIONS)
 
 
 @pytest.fixture(scope="module")
@@ -51,12 +53,12 @@ def sections(text: str) -> dict[str, str]:
 def test_the_key_answers_every_question_with_figures(key):
     text, runs = key
     secs = sections(text)
-    assert list(secs) == list(labkey.QUESTIONS)
+    assert list(secs) == list(QUESTIONS)
     for q, body in secs.items():
         # a figure computed from a run (or, for a run the host made invalid, the words saying so)
         assert re.search(r"\d", body.split("Expected answer")[0]) or "no valid run" in body, (q, body)
         assert "Expected answer" in body, q
-    for run in labkey.RUNS:
+    for run in RUNS:
         assert (runs / f"{run.name}.csv").exists() and (runs / f"{run.name}.json").exists(), run.name
 
 
@@ -73,7 +75,7 @@ def test_the_key_figures_are_the_runs_figures(key):
         assert f"mean {normal['summary']['mean_us']:.3f} us" in secs["Q2"]
     sizes = subprocess.run([sys.executable, "-m", "mmrig", "proto", "sizes", "--baud", "9600"],
                            capture_output=True, text=True, check=True).stdout
-    wire, ms = labkey.schedule_line_ms(sizes)
+    wire, ms = schedule_line_ms(sizes)
     assert abs(ms - wire * 10 / 9600 * 1e3) < 1e-3       # 10 bit times a byte
     assert f"SCHEDULE is {wire} bytes on the wire, {ms:.3f} ms" in secs["Q7"]
     loaded = json.loads((runs / "inside-loaded.json").read_text())

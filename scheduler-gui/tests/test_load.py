@@ -1,4 +1,4 @@
-"""Named PC load conditions (issue 20): the names, the stress-ng command of each (no process), the network
+"""Named PC load conditions: the names, the stress-ng command of each (no process), the network
 condition kept on a loopback of its own, and one short real run under --load cpu."""
 
 from __future__ import annotations

@@ -125,10 +125,10 @@ def test_three_events_in_one_tick_are_all_measured(tmp_path: Path) -> None:
 @pytest.mark.parametrize("dispatch,rate_ms,count,lost_tail", [("isr", 30.0, 56, [54, 55]), ("task", 20.0, 40, None)])
 def test_edges_too_close_to_separate_are_lost_not_missed(tmp_path: Path, dispatch: str, rate_ms: float, count: int,
                                                          lost_tail: list[int] | None) -> None:
-    # With no gap (GAP_US=0) the executor puts a tick's events out 25 cycles apart. Before issue 20's fix the
-    # ISR path's pair came back as one RESULT with the third's id and the second's time and the second was
-    # recorded missed; on the task path three edges before the capture ISR ran left the capture register
-    # holding the last, the profiler never knowing. Now: the profiler drops what it cannot separate and says
+    # With no gap (GAP_US=0) the executor puts a tick's events out 25 cycles apart. Before the profiler
+    # armed the next capture first, the ISR path's pair came back as one RESULT with the third's id and the
+    # second's time and the second was recorded missed; on the task path three edges before the capture ISR
+    # ran left the capture register holding the last, the profiler never knowing. Now: the profiler drops what it cannot separate and says
     # so (spurious_edges, lost-before), the matcher sees fewer edges than FIRED events (edges_missing), and
     # those events end lost/result_lost, a fault of the rig; the run is invalid. The ISR case's last tick
     # (40) holds such a pair with no later RESULT to carry the flag: the profiler's COUNTERS, asked at the
@@ -172,7 +172,7 @@ def test_an_endpoint_failing_mid_run_keeps_the_data_and_ends_the_bench(tmp_path:
 
 
 def test_executor_load_shapes_task_dispatch_and_leaves_isr_dispatch_alone(tmp_path: Path) -> None:
-    """issue 19: a periodic task above the timecode task (10 ms period, 2 ms each) delays task dispatch by
+    """A periodic task above the timecode task (10 ms period, 2 ms each) delays task dispatch by
     whatever of its job is left when the tick comes, and ISR dispatch not at all; the CPU-bound task and the
     NOP traffic ride along. The load reaches the executor in MODE and comes back in STATUS."""
     from mmsched.exload import ExecutorLoad
@@ -200,7 +200,7 @@ def test_executor_load_shapes_task_dispatch_and_leaves_isr_dispatch_alone(tmp_pa
 
 
 def test_a_traced_run_profiles_the_executor_from_outside(tmp_path: Path) -> None:
-    """issue 19: --trace on the bench writes the executor's trace, its Perfetto trace and the wires' VCD beside
+    """--trace on the bench writes the executor's trace, its Perfetto trace and the wires' VCD beside
     the CSV, and the sidecar's executor profile. The trace's own edge-to-edge dispatch (timecode edge in, event
     edge out, at the executor's pins) agrees with the profiler's latencies to the cycle: two instruments, one
     answer."""
@@ -240,7 +240,7 @@ def test_a_traced_run_profiles_the_executor_from_outside(tmp_path: Path) -> None
 
 
 def test_a_run_at_115200_baud_asks_both_nodes_for_it_and_measures_as_at_9600(tmp_path: Path) -> None:
-    # Issue 20: the baud is a run-time setting (BAUD, SPEC.md 0x06) the HELLO reports
+    # The baud is a run-time setting (BAUD, SPEC.md 0x06) the HELLO reports
     df = lockstep_run(tmp_path, "fast", mode="mixed", distance=1, rate_ms=20.0, generation="free", count=120,
                       baud=115_200)
     side = json.loads((tmp_path / "fast.json").read_text())

@@ -1,4 +1,4 @@
-"""Issue 23: a node whose port's open resets it (an Arduino Mega's DTR). The run's session passes the
+"""A node whose port's open resets it (an Arduino Mega's DTR). The run's session passes the
 endpoint's `Ports.reset_on_open` to its links (they listen for the boot HELLO before asking), and a port
 that vanished and was reopened reset its node: the run takes that as the node's reset (events in flight
 lost, MODE again, the offset learnt again), not as an answer to its handshake.
@@ -105,7 +105,7 @@ def test_session_passes_reset_on_open_to_its_links_and_boards_set_it() -> None:
 
 
 def test_a_replug_on_an_arduino_bench_resets_the_node_and_the_run_recovers(built, tmp_path: Path) -> None:
-    """The same replug on a bench in Arduino mode (issue 23): nobody resets the executor by hand; its port's
+    """The same replug on a bench in Arduino mode: nobody resets the executor by hand; its port's
     reopen does, through the Mega's bootloader, as the DTR does on the board."""
     endpoint = LockstepEndpoint(arduino=True)
     cfg = RunConfig(mode="verification", distance=2, count=60, seed=3, out=tmp_path / "replug-mega")

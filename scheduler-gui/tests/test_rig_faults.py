@@ -1,4 +1,4 @@
-"""Faults of the rig are never faults of the system under test (issue 18): the ledger, the taint rule, the
+"""Faults of the rig are never faults of the system under test: the ledger, the taint rule, the
 counters' judgement and the timecode checks, one layer at a time. End to end on the bench:
 hil/tests/test_campaign.py."""
 

@@ -1,4 +1,4 @@
-"""`mmrig sweep` (issue 20): a small lockstep grid through a two-worker local Dask cluster (every point's
+"""`mmrig sweep`: a small lockstep grid through a two-worker local Dask cluster (every point's
 files in the campaign folder, the campaign's sidecar, the figure), resuming (only the point whose files went
 missing or do not match runs again), bad input (one line, exit 2), and the grid's parts one by one."""
 
@@ -140,7 +140,7 @@ def test_axes_and_names() -> None:
 
 
 def test_a_campaign_with_the_papers_8051_profiler(tmp_path) -> None:
-    """Issue 24: the bench's profiler is a campaign option; every point runs on the 8051 and says so."""
+    """The bench's profiler is a campaign option; every point runs on the 8051 and says so."""
     from mmhil.bench import HAS_8051
 
     if not HAS_8051:

@@ -14,7 +14,7 @@
  * The core is not reentrant: both tasks call it holding `core_lock`, a mutex with priority
  * inheritance. No interrupt handler calls the core.
  *
- * Watchdog (issue 18). Each of the three tasks checks in once per pass of its loop (checkin()); the
+ * Watchdog. Each of the three tasks checks in once per pass of its loop (checkin()); the
  * watchdog is fed only when all three have checked in since the last feed, so a task that is stuck,
  * or starved by a higher-priority one that spins, stops the feeding and the watchdog resets the
  * executor, which then says so in its HELLO (reset_cause = WATCHDOG). The idle task does not check

@@ -57,7 +57,7 @@ uint8_t board_reset_cause(void)
                                         MM_RESET_WATCHDOG | MM_RESET_JTAG));
 }
 
-/* Watchdog (issue 18: a profiler that hangs must reset, and say so in HELLO.reset_cause = 0x08).
+/* Watchdog (a profiler that hangs must reset, and say so in HELLO.reset_cause = 0x08).
  * Fed only when both the main loop and the tick ISR are alive: the tick ISR sets wd_tick at every tick,
  * and the main loop (board_watchdog_main, every pass) feeds the watchdog only if wd_tick is set, and
  * clears it. A stuck main loop, a stuck ISR (interrupts masked for good) or a tick that stopped all
@@ -190,7 +190,7 @@ ISR(TIMER5_COMPA_vect)
 #endif
 }
 
-/* Strobe-edge capture. The order matters for edges that come close together (issue 20): arm for the
+/* Strobe-edge capture. The order matters for edges that come close together: arm for the
  * next edge first, then read the id and the level. An edge after the arming is captured in hardware and
  * comes back here; an edge between the capture and the id read shows as a level that is not the captured
  * edge's, and then the id may be the later event's: the pair is not a measurement of any one event. */

@@ -176,7 +176,7 @@ def test_other_side_closing_between_two_reads_gives_link_down(inbox) -> None:
         node.close()
 
 
-# ---- a node whose port's open resets it (an Arduino Mega's DTR; issue 23) ------------------------------
+# ---- a node whose port's open resets it (an Arduino Mega's DTR) -----------------------------------------
 def _fake_arduino(**kw):
     import sys
     from pathlib import Path

@@ -1,0 +1,41 @@
+"""The paper's experiments defined once (mmrig.experiments): the demo runs each one's configuration, the lab
+key its `mmrig run` options; both must be the same run."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from mmsched.config import RunConfig
+
+import mmrig.cli.run
+from mmrig.cli import build_parser
+from mmrig.cli.run import run_config
+from mmrig.experiments import BY_NAME, EXPERIMENTS, Experiment
+
+
+@pytest.mark.parametrize("ex", EXPERIMENTS, ids=lambda ex: ex.name)
+def test_run_options_make_the_demos_configuration(ex: Experiment, monkeypatch) -> None:
+    monkeypatch.setattr(mmrig.cli.run, "load_unavailable", lambda load: None)   # stress-ng not needed to compare
+    args = build_parser().parse_args(["run", *ex.run_options(), "--count", "30"])
+    from_options = dataclasses.asdict(run_config(args, ex.name))
+    from_config = dataclasses.asdict(RunConfig(count=30, name=ex.name, **ex.config))
+    assert from_options == from_config
+
+
+def test_run_options_are_what_a_student_types() -> None:
+    assert BY_NAME["exp3b-mixed-1ahead-free"].run_options() == (
+        "--mode", "mixed", "--distance", "1", "--generation", "free", "--rate", "97")
+    assert BY_NAME["exp2b-normal-disciplined"].run_options() == ("--mode", "normal", "--distance", "1",
+                                                                 "--discipline")
+    assert BY_NAME["exp5-mixed-2ahead-load"].loaded and not BY_NAME["exp4-mixed-2ahead"].loaded
+
+
+def test_the_lab_key_runs_the_experiments_it_names_as_defined() -> None:
+    from mmrig.labkey_runs import RUNS
+
+    for run in RUNS:
+        if run.name in BY_NAME:
+            assert run.options == BY_NAME[run.name].run_options(), run.name
+    assert {r.name for r in RUNS} >= set(BY_NAME) - {"exp2b-normal-disciplined"}

@@ -1,0 +1,38 @@
+"""The event generator (mmsched.generator): ids never reused while in flight, the in-flight cap, the order of
+sequential ids."""
+
+from __future__ import annotations
+
+import pytest
+
+from mmsched.generator import Generator
+
+
+@pytest.mark.parametrize("random_ids", [False, True])
+def test_generator_never_reuses_an_id_in_flight_and_caps(random_ids: bool) -> None:
+    g = Generator(random_ids=random_ids, max_in_flight=5, seed=3)
+    live: list[int] = []
+    tags = set()
+    for step in range(200):
+        got = g.next()
+        if len(live) >= 5:
+            assert got is None
+        else:
+            assert got is not None
+            tag, eid = got
+            assert eid not in live and 0 <= eid < 8 and tag not in tags
+            tags.add(tag)
+            live.append(eid)
+        if step % 3 == 0 and live:
+            g.done(live.pop(0))
+    assert g.skipped > 0
+    with pytest.raises(AssertionError):
+        Generator().done(3)
+
+
+def test_sequential_ids_cycle_and_skip_busy_ones() -> None:
+    g = Generator(max_in_flight=8)
+    ids = [g.next()[1] for _ in range(3)]
+    assert ids == [0, 1, 2]
+    g.done(1)
+    assert [g.next()[1] for _ in range(6)] == [3, 4, 5, 6, 7, 1]

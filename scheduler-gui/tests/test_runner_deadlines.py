@@ -1,0 +1,31 @@
+"""When the runner judges an event by its deadline (mmsched.deadlines): only once every frame received is read."""
+
+from __future__ import annotations
+
+import mmproto as mp
+
+
+def test_deadline_waits_for_the_frames_already_received() -> None:
+    # A starved scheduler reads a backlog: the newer TIMECODEs move the deadline past an event while the
+    # executor's refusal of it still waits in the inbox. The event must end by that refusal (past_due),
+    # not as a timeout.
+    from types import SimpleNamespace
+
+    from mmsched import deadlines
+    from mmsched.config import RunConfig
+    from mmsched.endpoint import Boards
+    from mmsched.runner import Runner
+    from mmsched.runstate import RunState
+
+    r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
+    r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
+    tag, eid = r.state.generator.next()
+    e = r.new_event(tag, eid, "mixed", 2, 10, 8, 0.1)                    # made as the run makes them
+    e.ack_tc = 8                                                        # the executor had it (ACKed)
+    r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
+    r.inbox.put("a frame not handled yet")                              # e.g. the executor's ERROR
+    deadlines.check_deadlines(r)
+    assert not e.terminal                                               # judged only once all is read
+    r.inbox.get()
+    deadlines.check_deadlines(r)
+    assert (e.outcome, e.reason) == ("missed", "timeout")               # ACKed, then nothing: a timeout
