@@ -33,7 +33,7 @@ def test_run_options_are_what_a_student_types() -> None:
 
 
 def test_the_lab_key_runs_the_experiments_it_names_as_defined() -> None:
-    from mmrig.labkey_runs import RUNS
+    from mmrig.labkey.runs import RUNS
 
     for run in RUNS:
         if run.name in BY_NAME:

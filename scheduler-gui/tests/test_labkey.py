@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from mmrig.labkey_figures import schedule_line_ms
-from mmrig.labkey_render import QUESTIONS
-from mmrig.labkey_runs import RUNS
+from mmrig.labkey.figures import schedule_line_ms
+from mmrig.labkey.render import QUESTIONS
+from mmrig.labkey.runs import RUNS
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis" / "tests"))

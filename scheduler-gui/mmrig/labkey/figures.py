@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mmrig.labkey_runs import Made
+from mmrig.labkey.runs import Made
 
 
 def f(x: Any, spec: str = ".3f") -> str:

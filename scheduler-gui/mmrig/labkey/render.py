@@ -17,9 +17,9 @@ from mmanalysis.latstats import measured, variance_text
 from mmanalysis.paper import Observed, verdict
 
 from mmrig.experiments import BY_NAME
-from mmrig.labkey_figures import (experiment_runs, f, invalid_words, priority_words, reasons, schedule_line_ms,
+from mmrig.labkey.figures import (experiment_runs, f, invalid_words, priority_words, reasons, schedule_line_ms,
                                   slack_table, tail_events)
-from mmrig.labkey_runs import RUNS, Key, Made
+from mmrig.labkey.runs import RUNS, Key, Made
 
 def section(title: str, body: list[str], expected: str) -> list[str]:
     """One question's section: its title, the figures (BODY's lines), the expected answer."""

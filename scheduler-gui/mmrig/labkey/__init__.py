@@ -14,7 +14,7 @@ SCHEDULE frame's line time. The Markdown written has one section per question (Q
 command and the runs it came from, so the key is regenerated whenever the rig changes.
 
 This module is the command and its parser; the key's parts each have a module of their own:
-labkey_runs (which runs, and making them), labkey_figures (the figures the answers quote) and labkey_render
+runs (which runs, and making them), figures (the figures the answers quote) and render
 (the Markdown).
 """
 
@@ -27,8 +27,8 @@ from typing import Any
 
 
 def cmd_lab_key(args: Any) -> int:
-    from mmrig.labkey_render import render      # loaded when the key is made, not when `mmrig` parses options
-    from mmrig.labkey_runs import make_key
+    from mmrig.labkey.render import render      # loaded when the key is made, not when `mmrig` parses options
+    from mmrig.labkey.runs import make_key
 
     out: Path = args.out
     runs = args.runs or out.with_suffix("").with_name(out.stem + "-runs")
