@@ -437,14 +437,18 @@ def running_commands(name: str) -> list[str]:
 
 # ---- where a run goes (issue 16): a process of its own, or the GUI's on purpose ---------------------------------
 def test_rows_from_the_run_process_are_the_views_rows() -> None:
-    from mmrig.child import ROW_FIELDS, row_of
-    from mmsched.event import Event
-    from mmrig.gui.rows import Row, snapshot
+    import pickle
 
-    assert Row._fields == ROW_FIELDS
+    from mmrig.child import Row as ChildRow
+    from mmsched.event import Event
+    from mmrig.gui.rows import Row
+
+    assert Row is ChildRow                                   # one definition, Qt-free, both sides use
     ev = Event(3, 4, 5, "normal", 2, 102, 100, 0.25, sent_s=1.5, result_tc=102, latency_us=612.5)
     ev.finish("ok", None)
-    assert Row._make(row_of(ev)) == snapshot(ev)
+    row = Row.of(ev)
+    assert (row.event, row.event_id, row.latency_us, row.outcome, row.measurable) == (3, 5, 612.5, "ok", True)
+    assert pickle.loads(pickle.dumps(row)) == row             # as the run process sends it
 
 
 def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:

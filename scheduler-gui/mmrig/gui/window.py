@@ -26,7 +26,7 @@ from mmsched.endpoint import Endpoint
 from mmrig.endpoints import Target, choose_endpoint
 from mmrig.gui.feed import EventFeed
 from mmrig.gui.model import EventModel
-from mmrig.gui.rows import load_run, snapshot
+from mmrig.gui.rows import Row, load_run
 from mmrig.gui.widgets import ElidedLabel, Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay, radio_pair
 from mmrig.gui.worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
@@ -758,7 +758,7 @@ class MainWindow(QMainWindow):
         self.progress.finish(len(result.events))
         self.stats.setTitle(f"Statistics: {(result.sidecar or {}).get('name') or 'last run'}")
         # the view ends on the core's own final events (the same the CSV has)
-        self.model.set_rows([snapshot(e) for e in result.events])
+        self.model.set_rows([Row.of(e) for e in result.events])
         self.redraw(force=True)
         s = result.summary
         self.show_budget(result.sidecar)
