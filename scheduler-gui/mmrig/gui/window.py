@@ -15,6 +15,8 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFileDialog, 
                                QPlainTextEdit, QPushButton, QRadioButton, QSlider, QSpinBox, QSplitter,
                                QTableView, QVBoxLayout, QWidget)
 
+from mmanalysis.schema import NOMINAL_TICK_S
+
 from mmsched.budget import format_budget
 from mmsched.config import MODES, RunConfig
 from mmsched.exload import ExecutorLoad
@@ -31,7 +33,7 @@ from mmrig.gui.widgets import ElidedLabel, Leds, LoadIndicator, Plots, RunProgre
 from mmrig.gui.worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
 RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
-DEFAULT_TICK_MS = 71.111    # the profiler's tick as built (docs: 11.0592 MHz / 12 / 65536 on the 8051)
+DEFAULT_TICK_MS = 1000.0 * NOMINAL_TICK_S    # the profiler's tick as built, until a HELLO says otherwise
 RUNS_ENV = "MMRIG_GUI_RUNS"  # a runs folder for this session (tests, scripts): before the saved setting
 
 
