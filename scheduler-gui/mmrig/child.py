@@ -47,7 +47,6 @@ from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint
 from mmsched.event import Event
 from mmsched.export import run_paths
-from mmsched.result import RunResult
 from mmsched.runner import Runner
 from mmsched.session import Session
 

@@ -375,7 +375,7 @@ def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:
     # pyqtgraph keeps the previous span for zero-spread data: 1.375 us values after a run up to 3.3 ms
     # were drawn as a flat line at the middle of +-1600 us
     import numpy as np
-    from mmrig.gui.widgets import Plots
+    from mmrig.gui.widgets.plots import Plots
 
     plots = Plots()
     qtbot.addWidget(plots)

@@ -113,7 +113,7 @@ def test_runs_folder_is_per_user_shown_and_changeable(qtbot, tmp_path, monkeypat
 
 # ---- progress and time left during a run ------------------------------------------------------------------------
 def test_progress_unit() -> None:
-    from mmrig.gui.widgets import clock_text, remaining_s
+    from mmrig.gui.widgets.progress import clock_text, remaining_s
 
     assert remaining_s(0, 200, 3.0, None) is None                      # nothing ended: nothing to go on
     assert remaining_s(11, 200, 4.0 + 10 * 0.0711, 4.0) == pytest.approx(189 * 0.0711)
@@ -168,7 +168,7 @@ def apart(rects: list, gap: float = 4.0) -> bool:
 
 
 def shown_plots(qtbot, w: int = 560, h: int = 420):
-    from mmrig.gui.widgets import Plots
+    from mmrig.gui.widgets.plots import Plots
 
     plots = Plots()
     qtbot.addWidget(plots)
@@ -211,7 +211,7 @@ def test_histogram_and_cdf_tick_labels_never_run_together(qtbot) -> None:
 
 
 def test_latency_tick_words() -> None:
-    from mmrig.gui.widgets import latency_tick, latency_ticks
+    from mmrig.gui.widgets.latency_axis import latency_tick, latency_ticks
 
     assert latency_ticks([0.0, 100_000.0, 200_000.0, 300_000.0], 100_000.0) == ["0", "100 ms", "200 ms", "300 ms"]
     assert latency_ticks([0.0, 500.0, 1000.0, 1500.0], 500.0) == ["0", "0.5 ms", "1.0 ms", "1.5 ms"]
@@ -279,7 +279,7 @@ def write_normal(folder: Path, name: str, lat: np.ndarray, sent: np.ndarray) -> 
 
 
 def test_warmup_is_found_only_where_a_start_up_stall_is() -> None:
-    from mmrig.gui.widgets import warmup_until
+    from mmrig.gui.widgets.warmup import warmup_until
 
     tick = 71_111.0
     ev, lat, sent = normal_with_stall(first=0)
@@ -298,7 +298,7 @@ def test_warmup_is_marked_and_kept_out_of_the_axes(qtbot, make_win, tmp_path) ->
     plots.show_arrays([(ev, lat)], warmup=[5])
     qtbot.wait(50)
     assert plots.warm_band.isVisible() and plots.warm_band.getRegion() == (-0.5, 4.5)
-    assert "warm-up: first 5 events, to 295 ms" in plots.time_plot.getPlotItem().titleLabel.text
+    assert "warm-up: 5 events, to 295 ms" in plots.time_plot.getPlotItem().titleLabel.text
     # a title longer than a narrow plot does not widen it past its window (it did: the axis was cut off)
     narrow = shown_plots(qtbot, 300, 400)
     narrow.show_arrays([(ev, lat)], warmup=[5])

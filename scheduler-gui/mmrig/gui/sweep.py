@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QGr
 
 from mmrig.sweep.campaign import (DISPATCHES, LOADS, Campaign, Plan, SweepError, parse_choices, parse_distances,
                      parse_rates)
-from mmrig.gui.widgets import radio_pair
+from mmrig.gui.widgets.controls import radio_pair
 
 POLL_MS = 400
 BAD_STYLE = "QLineEdit { background: #ffd6d6; border: 1px solid #d00000; }"

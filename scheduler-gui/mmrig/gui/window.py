@@ -29,7 +29,13 @@ from mmrig.endpoints import Target, choose_endpoint
 from mmrig.gui.feed import EventFeed
 from mmrig.gui.model import EventModel
 from mmrig.gui.rows import Row, load_run
-from mmrig.gui.widgets import ElidedLabel, Leds, LoadIndicator, Plots, RunProgress, StatsPanel, TimecodeDisplay, radio_pair
+from mmrig.gui.widgets.controls import ElidedLabel, radio_pair
+from mmrig.gui.widgets.leds import Leds
+from mmrig.gui.widgets.load import LoadIndicator
+from mmrig.gui.widgets.plots import Plots
+from mmrig.gui.widgets.progress import RunProgress
+from mmrig.gui.widgets.stats import StatsPanel
+from mmrig.gui.widgets.timecode import TimecodeDisplay
 from mmrig.gui.worker import Problem, ProbeWorker, RunWorker, explain, start_in_thread
 
 RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
