@@ -69,28 +69,28 @@ def test_sliders_reach_the_run_config(make_win, qtbot) -> None:
     from PySide6.QtCore import Qt
 
     win = make_win()
-    win.distance.setFocus()
+    win.run_settings.distance.setFocus()
     for _ in range(3):
-        qtbot.keyClick(win.distance, Qt.Key.Key_Right)          # 2 -> 5 ticks
-    win.rate.setValue(15)                                        # 150 ms
-    qtbot.keyClick(win.random_ids, Qt.Key.Key_Space)
-    assert not win.accuracy.isEnabled()                          # accuracy: normal mode only
+        qtbot.keyClick(win.run_settings.distance, Qt.Key.Key_Right)          # 2 -> 5 ticks
+    win.run_settings.rate.setValue(15)                                        # 150 ms
+    qtbot.keyClick(win.run_settings.random_ids, Qt.Key.Key_Space)
+    assert not win.run_settings.accuracy.isEnabled()                          # accuracy: normal mode only
     cfg = win.config()
     assert (cfg.mode, cfg.distance, cfg.rate_ms, cfg.random_ids) == ("mixed", 5, 150.0, True)
-    qtbot.mouseClick(win.mode_buttons["normal"], Qt.MouseButton.LeftButton)
-    assert win.accuracy.isEnabled()
-    win.accuracy.setValue(80)
-    win.length_unit.setCurrentText("seconds")
-    win.length.setValue(7)
+    qtbot.mouseClick(win.run_settings.mode_buttons["normal"], Qt.MouseButton.LeftButton)
+    assert win.run_settings.accuracy.isEnabled()
+    win.run_settings.accuracy.setValue(80)
+    win.run_settings.length_unit.setCurrentText("seconds")
+    win.run_settings.length.setValue(7)
     cfg = win.config()
     assert (cfg.mode, cfg.accuracy, cfg.count, cfg.duration_s) == ("normal", 80, None, 7.0)
-    assert "5 ticks" in win.distance_label.text() and "150 ms" in win.rate_label.text()
+    assert "5 ticks" in win.run_settings.distance_label.text() and "150 ms" in win.run_settings.rate_label.text()
 
 
 def test_mixed_run_live_and_export(make_win, qtbot, tmp_path) -> None:
     win = make_win()
-    win.distance.setValue(3)
-    win.length.setValue(20)
+    win.run_settings.distance.setValue(3)
+    win.run_settings.length.setValue(20)
     batches = run_to_end(qtbot, win)
     lag_only(win)
     # live: the feed delivered snapshots while the run went on, the timecode and the LEDs moved
@@ -99,10 +99,10 @@ def test_mixed_run_live_and_export(make_win, qtbot, tmp_path) -> None:
     # the bench loses no frame (a lost one was the CRC race of mmproto, fixed): every event on time
     assert len(ok_events) == 20, [(e.outcome, e.reason) for e in win.result.events]
     assert {r.event for r in live if r.outcome == "ok"} == ok_events
-    assert win.timecode.value is not None and win.timecode.value >= 20
-    assert sum(win.leds.counts) == len(ok_events)
+    assert win.live.timecode.value is not None and win.live.timecode.value >= 20
+    assert sum(win.live.leds.counts) == len(ok_events)
     assert win.model.rowCount() == 20
-    assert win.stats.summary["outcomes"]["ok"] == len(ok_events)
+    assert win.live.stats.summary["outcomes"]["ok"] == len(ok_events)
     # export: the CSV is the core's, with the slider's distance in the data
     csv_path, json_path = win.export_to(tmp_path / "export" / "mixed")
     df = pd.read_csv(csv_path)
@@ -115,7 +115,7 @@ def test_mixed_run_live_and_export(make_win, qtbot, tmp_path) -> None:
     side = json.loads(json_path.read_text())
     assert side["config"]["distance"] == 3 and side["summary"]["outcomes"]["ok"] == len(ok_events)
     # health: both nodes said HELLO, bytes flowed
-    h = win.last_health["nodes"]
+    h = win.connection.last_health["nodes"]
     assert h["profiler"]["hello"]["node_kind"] == 1 and h["executor"]["hello"]["node_kind"] == 2
     assert h["profiler"]["bytes_in"] > 0
 
@@ -124,7 +124,7 @@ def test_stop_ends_a_run_early(make_win, qtbot) -> None:
     from PySide6.QtCore import Qt
 
     win = make_win()
-    win.length.setValue(500)
+    win.run_settings.length.setValue(500)
     qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: win.model.rowCount() >= 5 or not win.running, timeout=30000)
     assert win.running, (win.problems, win.log_view.toPlainText())
@@ -140,14 +140,14 @@ def test_stop_ends_a_run_early(make_win, qtbot) -> None:
 
 def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
     win = make_win()
-    win.length.setValue(300)
+    win.run_settings.length.setValue(300)
     win.start_run()
     qtbot.waitUntil(lambda: win.model.rowCount() >= 3, timeout=30000)
     os.killpg(win.worker.identity["bench_pid"], signal.SIGKILL)
     qtbot.waitUntil(lambda: not win.running, timeout=30000)
     assert [p.title for p in win.problems] == ["Connection lost"], win.problems
     assert "Traceback" not in win.log_view.toPlainText()
-    assert win.banner.isVisible()
+    assert win.live.banner.isVisible()
     o = win.result.summary["outcomes"]
     assert o["lost"] >= 1 and sum(o.values()) == len(win.result.events)
 
@@ -157,14 +157,14 @@ def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
     from mmrig.gui.worker import explain
 
     win = make_win()
-    win.conn_serial.setChecked(True)
-    win.profiler_port.setEditText("/dev/mmrig-no-such-port")
-    win.executor_port.setEditText("/dev/mmrig-no-such-port-2")
+    win.connection.conn_serial.setChecked(True)
+    win.connection.profiler_port.setEditText("/dev/mmrig-no-such-port")
+    win.connection.executor_port.setEditText("/dev/mmrig-no-such-port-2")
     win.start_run()
     qtbot.waitUntil(lambda: not win.running, timeout=20000)
     assert [p.title for p in win.problems] == ["Serial port error"]
     assert "mmrig-no-such-port" in win.problems[0].text
-    win.executor_port.setEditText("")
+    win.connection.executor_port.setEditText("")
     win.start_run()                                             # mixed needs both ports: said, not run
     assert win.problems[-1].title == "Invalid settings" and not win.running
     assert explain(Reason("protocol_version", "session: profiler: speaks protocol version 9, we speak 1")).title \
@@ -174,18 +174,18 @@ def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
 def test_settings_survive_a_restart(make_win, tmp_path) -> None:
     ini = tmp_path / "keep.ini"
     win = make_win(ini)
-    win.set_mode("normal")
-    win.distance.setValue(7)
-    win.accuracy.setValue(55)
-    win.random_ids.setChecked(True)
-    win.plots.set_log(True)
-    win.fire_in_gui.setChecked(True)
+    win.run_settings.set_mode("normal")
+    win.run_settings.distance.setValue(7)
+    win.run_settings.accuracy.setValue(55)
+    win.run_settings.random_ids.setChecked(True)
+    win.live.plots.set_log(True)
+    win.run_settings.fire_in_gui.setChecked(True)
     win.close()
     again = make_win(ini)
     cfg = again.config()
     assert (cfg.mode, cfg.distance, cfg.accuracy, cfg.random_ids) == ("normal", 7, 55, True)
-    assert again.fire_in_gui.isChecked() and cfg.firing_process == "gui"
-    assert again.plots.log_y
+    assert again.run_settings.fire_in_gui.isChecked() and cfg.firing_process == "gui"
+    assert again.live.plots.log_y
 
 
 def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tmp_path) -> None:
@@ -197,9 +197,9 @@ def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tm
         pytest.skip("ucsim's 8051 core is not built here (tools/ucsim.sh)")
     ini = tmp_path / "kind.ini"
     win = make_win(ini)
-    assert win.profiler_kind.isEnabled()
-    win.profiler_kind.setCurrentIndex(win.profiler_kind.findData("8051"))
-    win.length.setValue(12)
+    assert win.connection.profiler_kind.isEnabled()
+    win.connection.profiler_kind.setCurrentIndex(win.connection.profiler_kind.findData("8051"))
+    win.run_settings.length.setValue(12)
     run_to_end(qtbot, win)
     lag_only(win)
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -208,11 +208,11 @@ def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tm
     assert win.result.sidecar["target"]["profiler_kind"] == "8051"
     assert win.result.sidecar["nodes"]["profiler"]["cpu_hz"] == 11_059_200
     ok = [e for e in win.result.events if e.outcome == "ok"]
-    assert len(ok) == 12 and sum(win.leds.counts) == 12
+    assert len(ok) == 12 and sum(win.live.leds.counts) == 12
     lat = sorted(e.latency_us for e in ok)
     assert lat[len(lat) // 2] > 5.0                              # the poll's delay (median ~30 us), not 1.375 us
     win.close()
-    assert make_win(ini).profiler_kind.currentData() == "8051"
+    assert make_win(ini).connection.profiler_kind.currentData() == "8051"
 
 
 def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win, tmp_path) -> None:
@@ -220,17 +220,17 @@ def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win
     The box says so, is for serial ports only, and is kept."""
     ini = tmp_path / "reset.ini"
     win = make_win(ini)
-    assert not win.reset_on_open.isEnabled()                    # the bench: nothing to say
-    win.conn_serial.setChecked(True)
-    win.set_mode("normal")
-    win.profiler_port.setEditText("/dev/ttyACM0")
-    assert win.reset_on_open.isEnabled() and win.endpoint().reset_on_open is True
-    win.reset_on_open.setChecked(False)
+    assert not win.connection.reset_on_open.isEnabled()                    # the bench: nothing to say
+    win.connection.conn_serial.setChecked(True)
+    win.run_settings.set_mode("normal")
+    win.connection.profiler_port.setEditText("/dev/ttyACM0")
+    assert win.connection.reset_on_open.isEnabled() and win.endpoint().reset_on_open is True
+    win.connection.reset_on_open.setChecked(False)
     assert win.endpoint().reset_on_open is False
     SHOTS.mkdir(parents=True, exist_ok=True)
     assert win.grab().save(str(SHOTS / "gui_serial_ports.png"))   # looked at: the box under the ports
     win.close()
-    assert make_win(ini).reset_on_open.isChecked() is False
+    assert make_win(ini).connection.reset_on_open.isChecked() is False
 
 
 def test_load_combo_conditions_settings_and_missing_stress_ng(make_win, tmp_path, monkeypatch) -> None:
@@ -240,19 +240,19 @@ def test_load_combo_conditions_settings_and_missing_stress_ng(make_win, tmp_path
 
     ini = tmp_path / "load.ini"
     win = make_win(ini)
-    assert [win.load.itemText(i) for i in range(win.load.count())] == list(L.CONDITIONS)
-    win.load.setCurrentText("disk")
-    assert win.config().load == "disk" and "armed" in win.load_indicator.text()
+    assert [win.run_settings.load.itemText(i) for i in range(win.run_settings.load.count())] == list(L.CONDITIONS)
+    win.run_settings.load.setCurrentText("disk")
+    assert win.config().load == "disk" and "armed" in win.run_settings.load_indicator.text()
     win.close()
-    assert make_win(ini).load.currentText() == "disk"                # kept as the condition's name
+    assert make_win(ini).run_settings.load.currentText() == "disk"                # kept as the condition's name
     old = tmp_path / "old.ini"                                       # the checkbox's setting: true / false
     QSettings(str(old), QSettings.Format.IniFormat).setValue("load", True)
-    assert make_win(old).load.currentText() == "heavy"               # what the checkbox ran
+    assert make_win(old).run_settings.load.currentText() == "heavy"               # what the checkbox ran
     # no stress-ng: every condition but idle is a disabled entry that says why; a saved one falls back to idle
     monkeypatch.setenv("PATH", "/nonexistent")
     w = make_win(ini)
-    model = w.load.model()
-    assert model.item(0).isEnabled() and w.load.currentText() == "idle"
+    model = w.run_settings.load.model()
+    assert model.item(0).isEnabled() and w.run_settings.load.currentText() == "idle"
     for i in range(1, len(L.CONDITIONS)):
         assert not model.item(i).isEnabled() and "stress-ng is not installed" in model.item(i).toolTip()
 
@@ -278,7 +278,7 @@ def test_open_and_compare_runs(make_win, tmp_path) -> None:
     b = synthetic_run(tmp_path, [1500.0, 20.0, 30.0], "b")
     win = make_win()
     assert win.open_run(a)
-    assert win.model.rowCount() == 4 and win.stats.labels["max_us"].text() == "4.000 us"
+    assert win.model.rowCount() == 4 and win.live.stats.labels["max_us"].text() == "4.000 us"
     assert not win.open_run(tmp_path / "nothing.csv") and win.problems[-1].title == "Cannot open run"
     cmp = win.compare(a, b)
     assert [p.summary["n"] for p in cmp.panels] == [4, 3]
@@ -352,8 +352,8 @@ def test_screenshots_of_each_mode(make_win, qtbot, display) -> None:
     win = make_win()
     win.resize(1280, 800)
     for mode in ("mixed", "normal", "verification"):
-        win.set_mode(mode)
-        win.length.setValue(15)
+        win.run_settings.set_mode(mode)
+        win.run_settings.length.setValue(15)
         run_to_end(qtbot, win)
         lag_only(win)
         assert win.result.summary["events"] == 15
@@ -403,19 +403,19 @@ def test_heavy_load_switch_runs_stress_ng_and_shows_it(make_win, qtbot) -> None:
     from PySide6.QtCore import Qt
 
     win = make_win()
-    win.set_mode("mixed")
-    win.length.setValue(12)
-    assert win.load.currentText() == "idle" and "no load" in win.load_indicator.text()
-    win.load.setCurrentText("cpu")
-    assert "armed" in win.load_indicator.text()
+    win.run_settings.set_mode("mixed")
+    win.run_settings.length.setValue(12)
+    assert win.run_settings.load.currentText() == "idle" and "no load" in win.run_settings.load_indicator.text()
+    win.run_settings.load.setCurrentText("cpu")
+    assert "armed" in win.run_settings.load_indicator.text()
     qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
-    assert win.running and "HEAVY LOAD ON" in win.load_indicator.text()
+    assert win.running and "HEAVY LOAD ON" in win.run_settings.load_indicator.text()
     qtbot.waitUntil(lambda: not win.running, timeout=60000)
     lag_only(win)
     load = win.result.sidecar["load"]
     assert win.result.sidecar["config"]["load"] == "cpu" and load["condition"] == "cpu"
     assert load["command"][:3] == ["stress-ng", "--cpu", str(os.cpu_count() or 2)]
-    assert "armed" in win.load_indicator.text()
+    assert "armed" in win.run_settings.load_indicator.text()
     assert sum(e.outcome == "ok" for e in win.result.events) == 12
     assert running_commands("stress-ng") == []   # stopped, workers too
 
@@ -435,7 +435,7 @@ def running_commands(name: str) -> list[str]:
     return found
 
 
-# ---- where a run goes (issue 16): a process of its own, or the GUI's on purpose ---------------------------------
+# ---- where a run goes: a process of its own, or the GUI's on purpose --------------------------------------------
 def test_rows_from_the_run_process_are_the_views_rows() -> None:
     import pickle
 
@@ -457,19 +457,19 @@ def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:
     from PySide6.QtCore import Qt
 
     win = make_win()
-    win.set_mode("normal")
-    win.length.setValue(15)
-    win.accuracy.setValue(100)
-    assert win.fire_in_gui.isEnabled() and not win.fire_in_gui.isChecked()     # the default: its own process
+    win.run_settings.set_mode("normal")
+    win.run_settings.length.setValue(15)
+    win.run_settings.accuracy.setValue(100)
+    assert win.run_settings.fire_in_gui.isEnabled() and not win.run_settings.fire_in_gui.isChecked()     # the default: its own process
     assert win.config().firing_process == "own"
-    assert win.discipline.isEnabled() and not win.config().discipline          # the paper's naive PC by default
-    win.discipline.setChecked(True)
+    assert win.run_settings.discipline.isEnabled() and not win.config().discipline          # the paper's naive PC by default
+    win.run_settings.discipline.setChecked(True)
     batches: list = []
     qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
     worker = win.worker
     assert worker is not None and worker.runner is None and worker.child is not None
     win.feed.batch.connect(batches.append)
-    assert not win.fire_in_gui.isEnabled()                                      # fixed while it runs
+    assert not win.run_settings.fire_in_gui.isEnabled()                                      # fixed while it runs
     qtbot.waitUntil(lambda: worker.child.pid is not None, timeout=10000)
     assert worker.child.pid != os.getpid()
     qtbot.waitUntil(lambda: not win.running, timeout=60000)
@@ -485,9 +485,9 @@ def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:
     assert {r.event for b in batches for r in b} == set(range(15))
     assert {r.event for b in batches for r in b if r.outcome in ("ok", "late")} == measured
     stamped = sum(e.latency_us is not None for e in res.events)
-    assert win.timecode.value is not None and sum(win.leds.counts) == stamped
-    assert win.last_health["nodes"]["profiler"]["bytes_in"] > 0
-    assert win.stats.summary["n"] == res.summary["n"]
+    assert win.live.timecode.value is not None and sum(win.live.leds.counts) == stamped
+    assert win.connection.last_health["nodes"]["profiler"]["bytes_in"] > 0
+    assert win.live.stats.summary["n"] == res.summary["n"]
     # the files the run's process wrote, with where it ran in the config
     assert res.csv_path.exists() and res.json_path.exists()
     df = pd.read_csv(res.csv_path)
@@ -498,19 +498,19 @@ def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:
     assert "in a process of its own" in win.log_view.toPlainText()
     # disciplined, and the run's latency budget shown beside the statistics (docs/normal-mode.md)
     assert side["config"]["discipline"] is True and side["budget"]["target"] == "disciplined"
-    assert win.budget_label.isVisible() and "budget (disciplined target" in win.budget_label.text()
-    assert "floor " in win.budget_label.text()
+    assert win.live.budget_label.isVisible() and "budget (disciplined target" in win.live.budget_label.text()
+    assert "floor " in win.live.budget_label.text()
 
 
 def test_normal_run_fired_from_the_gui_process(make_win, qtbot) -> None:
     import json
 
     win = make_win()
-    win.set_mode("mixed")
-    win.fire_in_gui.setChecked(True)
-    assert not win.fire_in_gui.isEnabled() and win.config().firing_process == "own"   # normal mode's option
-    win.set_mode("normal")
-    win.length.setValue(10)
+    win.run_settings.set_mode("mixed")
+    win.run_settings.fire_in_gui.setChecked(True)
+    assert not win.run_settings.fire_in_gui.isEnabled() and win.config().firing_process == "own"   # normal mode's option
+    win.run_settings.set_mode("normal")
+    win.run_settings.length.setValue(10)
     assert win.config().firing_process == "gui"
     batches = run_to_end(qtbot, win)
     lag_only(win)
@@ -523,7 +523,7 @@ def test_normal_run_fired_from_the_gui_process(make_win, qtbot) -> None:
 
 def test_run_process_killed_is_a_clear_message(make_win, qtbot) -> None:
     win = make_win()
-    win.length.setValue(300)
+    win.run_settings.length.setValue(300)
     win.start_run()
     worker = win.worker
     qtbot.waitUntil(lambda: win.model.rowCount() >= 3, timeout=30000)
@@ -534,7 +534,7 @@ def test_run_process_killed_is_a_clear_message(make_win, qtbot) -> None:
     text = win.problems[0].text
     assert "SIGKILL" in text and "no files yet" in text and str(bench) in text, text
     assert "Traceback" not in win.log_view.toPlainText()
-    assert win.banner.isVisible() and win.result is None
+    assert win.live.banner.isVisible() and win.result is None
     assert win.model.rowCount() >= 3                        # what it reported stays in view
     assert win.start_button.isEnabled()
     qtbot.waitUntil(lambda: not alive(bench), timeout=5000)  # its bench did not outlive it

@@ -50,10 +50,10 @@ def test_variance_is_shown_as_variance_text(make_win, tmp_path) -> None:
     win = make_win()
     assert win.open_run(a)
     var = float(np.var(lat, ddof=1))
-    text = win.stats.labels["variance_us2"].text()
+    text = win.live.stats.labels["variance_us2"].text()
     assert text == variance_text(var) and "," in text and text.endswith(" us²"), text
-    win.stats.show_rows(win.model.rows)                  # the live path (the core's summarize) says it the same
-    assert win.stats.labels["variance_us2"].text() == variance_text(var)
+    win.live.stats.show_rows(win.model.rows)                  # the live path (the core's summarize) says it the same
+    assert win.live.stats.labels["variance_us2"].text() == variance_text(var)
     cmp = win.compare(a, a)
     assert all(p.labels["variance_us2"].text() == variance_text(var) for p in cmp.panels)
 
@@ -61,26 +61,27 @@ def test_variance_is_shown_as_variance_text(make_win, tmp_path) -> None:
 # ---- the rate slider says what 0 means ---------------------------------------------------------------------------
 def test_rate_slider_says_every_tick_at_zero(make_win) -> None:
     win = make_win()
-    win.rate.setValue(0)
-    assert "every tick" in win.rate_label.text() and "71.1 ms" in win.rate_label.text()
-    assert "every tick" in win.rate.toolTip() and win.rate.toolTip() == win.rate_label.toolTip()
+    win.run_settings.rate.setValue(0)
+    assert "every tick" in win.run_settings.rate_label.text() and "71.1 ms" in win.run_settings.rate_label.text()
+    assert "every tick" in win.run_settings.rate.toolTip() and win.run_settings.rate.toolTip() == win.run_settings.rate_label.toolTip()
     assert win.config().rate_ms is None
-    win.rate.setValue(15)
-    assert win.rate_label.text() == "schedule rate: every 150 ms" and "150 ms" in win.rate.toolTip()
-    assert "every tick" not in win.rate_label.text() and win.config().rate_ms == 150.0
+    win.run_settings.rate.setValue(15)
+    assert win.run_settings.rate_label.text() == "schedule rate: every 150 ms" and "150 ms" in win.run_settings.rate.toolTip()
+    assert "every tick" not in win.run_settings.rate_label.text() and win.config().rate_ms == 150.0
     # the profiler's HELLO gives the tick: the words follow it
-    win.rate.setValue(0)
-    win.show_health({"nodes": {"profiler": {"hello": {"fw_version": 1, "proto_version": 4, "cpu_hz": 16_000_000,
+    win.run_settings.rate.setValue(0)
+    win.connection.show_health({"nodes": {"profiler": {"hello": {"fw_version": 1, "proto_version": 4, "cpu_hz": 16_000_000,
                                                        "tick_counts": 1000, "timer_hz": 100_000, "baud": 9600},
                                              "bytes_in": 0, "frames_in": 0, "frames_out": 0}}})
-    assert "every tick (10.0 ms)" in win.rate_label.text()
+    assert "every tick (10.0 ms)" in win.run_settings.rate_label.text()
 
 
 # ---- runs go to a per-user folder, shown and changeable ----------------------------------------------------------
 def test_runs_folder_is_per_user_shown_and_changeable(qtbot, tmp_path, monkeypatch) -> None:
     from PySide6.QtCore import QSettings
 
-    from mmrig.gui.window import RUNS_ENV, MainWindow
+    from mmrig.gui.panels.runs_folder import RUNS_ENV
+    from mmrig.gui.window import MainWindow
 
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv(RUNS_ENV, raising=False)
@@ -97,18 +98,18 @@ def test_runs_folder_is_per_user_shown_and_changeable(qtbot, tmp_path, monkeypat
 
     win = make()
     # not ./results/gui of wherever the app was started: the user's data folder
-    assert win.runs_dir == tmp_path / "xdg" / "mmrig" / "scheduler" / "runs", win.runs_dir
-    assert cwd not in win.runs_dir.parents
-    assert str(win.runs_dir) in win.runs_label.text()
+    assert win.runs_folder.runs_dir == tmp_path / "xdg" / "mmrig" / "scheduler" / "runs", win.runs_folder.runs_dir
+    assert cwd not in win.runs_folder.runs_dir.parents
+    assert str(win.runs_folder.runs_dir) in win.runs_folder.runs_label.text()
     assert win.config().name.startswith("gui-")
     # changed: shown, kept for the next start
-    win.set_runs_dir(tmp_path / "mine")
-    assert str(tmp_path / "mine") in win.runs_label.text()
+    win.runs_folder.set_runs_dir(tmp_path / "mine")
+    assert str(tmp_path / "mine") in win.runs_folder.runs_label.text()
     win.close()
-    assert make().runs_dir == tmp_path / "mine"
+    assert make().runs_folder.runs_dir == tmp_path / "mine"
     # the environment variable (tests, scripts) comes first
     monkeypatch.setenv(RUNS_ENV, str(tmp_path / "env-runs"))
-    assert make().runs_dir == tmp_path / "env-runs"
+    assert make().runs_folder.runs_dir == tmp_path / "env-runs"
 
 
 # ---- progress and time left during a run ------------------------------------------------------------------------
@@ -123,26 +124,26 @@ def test_progress_unit() -> None:
 
 def test_progress_during_a_run(make_win, qtbot) -> None:
     win = make_win()
-    win.set_mode("verification")
-    win.length.setValue(40)
+    win.run_settings.set_mode("verification")
+    win.run_settings.length.setValue(40)
     texts: list[str] = []
     win.start_run()
-    assert win.running and "starting" in win.progress.label.text()
+    assert win.running and "starting" in win.live.progress.label.text()
 
     def seen() -> bool:
-        texts.append(win.progress.label.text())
-        return 10 <= win.progress.done < 40 and "left" in texts[-1]
+        texts.append(win.live.progress.label.text())
+        return 10 <= win.live.progress.done < 40 and "left" in texts[-1]
     qtbot.waitUntil(seen, timeout=60000)
     mid = texts[-1]
     assert "/ 40 events" in mid and "elapsed 0:" in mid and "about 0:0" in mid, mid
-    assert win.progress.bar.maximum() == 40 and 10 <= win.progress.bar.value() < 40
-    assert win.progress.isVisible()
+    assert win.live.progress.bar.maximum() == 40 and 10 <= win.live.progress.bar.value() < 40
+    assert win.live.progress.isVisible()
     qtbot.waitUntil(lambda: not win.running, timeout=60000)
-    assert win.progress.bar.value() == 40 and "run over: 40 events" in win.progress.label.text()
+    assert win.live.progress.bar.value() == 40 and "run over: 40 events" in win.live.progress.label.text()
     # the run auto-saved into the window's runs folder
-    assert win.result.csv_path.parent == win.runs_dir
+    assert win.result.csv_path.parent == win.runs_folder.runs_dir
     # after it: the statistics are named for the run (not "live"), the log shows its last line
-    assert win.stats.title() == f"Statistics: {win.result.sidecar['name']}"
+    assert win.live.stats.title() == f"Statistics: {win.result.sidecar['name']}"
     bar = win.log_view.verticalScrollBar()
     assert bar.value() == bar.maximum()
 
@@ -240,11 +241,11 @@ def test_latency_axes_go_log_when_the_data_span_decades(qtbot, make_win, tmp_pat
     # the window: automatic by default, a menu of three, kept in the settings
     ini = tmp_path / "axes.ini"
     win = make_win(ini)
-    assert win.plots.axis_mode == "auto" and win.axis_actions["auto"].isChecked()
-    win.axis_actions["linear"].trigger()
-    assert win.plots.axis_mode == "linear"
+    assert win.live.plots.axis_mode == "auto" and win.menus.axis_actions["auto"].isChecked()
+    win.menus.axis_actions["linear"].trigger()
+    assert win.live.plots.axis_mode == "linear"
     win.close()
-    assert make_win(ini).plots.axis_mode == "linear"
+    assert make_win(ini).live.plots.axis_mode == "linear"
 
 
 def normal_with_stall(tick_us: float = 71_111.0, first: int = 0, n: int = 60) -> tuple:
@@ -314,8 +315,8 @@ def test_warmup_is_marked_and_kept_out_of_the_axes(qtbot, make_win, tmp_path) ->
     # an opened run with such a start: the window finds and marks it (its sent_s, its timebase's tick)
     win = make_win()
     assert win.open_run(write_normal(tmp_path, "stalled", lat, sent))
-    assert win.plots.warmup == [5] and win.plots.warm_band.isVisible()
-    assert win.stats.summary["n"] == 60                                 # the statistics are the run's, all of it
+    assert win.live.plots.warmup == [5] and win.live.plots.warm_band.isVisible()
+    assert win.live.stats.summary["n"] == 60                                 # the statistics are the run's, all of it
 
 
 # ---- the compare window: log axes across decades, the paper's means as reference lines --------------------------
@@ -366,10 +367,10 @@ def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot) -> None
     from PySide6.QtCore import Qt
 
     win = make_win()
-    win.set_mode("mixed")
-    win.distance.setValue(2)
-    win.rate.setValue(0)
-    win.length.setValue(60)
+    win.run_settings.set_mode("mixed")
+    win.run_settings.distance.setValue(2)
+    win.run_settings.rate.setValue(0)
+    win.run_settings.length.setValue(60)
     qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
     assert win.running
     worker = win.worker
@@ -389,7 +390,7 @@ def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot) -> None
     # two ticks ahead of the timecode each was made from, and on time (the timecode read last before a stall ends
     # may still be a tick old when the next frame is not read yet: made from it, the event keeps < 1 tick of slack)
     assert all(e.scheduled_tc - e.created_tc == 2 for e in events)
-    assert win.stats.summary["on_time_share"] == 1.0
+    assert win.live.stats.summary["on_time_share"] == 1.0
 
 
 # ---- screenshots of each mode and of the compare window, 1280 x 800, under Xvfb ---------------------------------
@@ -413,13 +414,13 @@ def test_i21_screenshots_of_each_mode_and_the_compare_window(make_win, qtbot, di
     win.resize(1280, 800)
     csvs = {}
     for mode in ("normal", "normal-gui-process", "mixed", "verification"):
-        win.set_mode(mode.split("-")[0])
-        win.fire_in_gui.setChecked(mode == "normal-gui-process")
-        win.length.setValue(SHOT_EVENTS)
+        win.run_settings.set_mode(mode.split("-")[0])
+        win.run_settings.fire_in_gui.setChecked(mode == "normal-gui-process")
+        win.run_settings.length.setValue(SHOT_EVENTS)
         win.start_run()
         if mode == "normal":
-            qtbot.waitUntil(lambda: win.progress.done >= SHOT_EVENTS // 2 or not win.running, timeout=90000)
-            assert win.running and "left" in win.progress.label.text(), win.progress.label.text()
+            qtbot.waitUntil(lambda: win.live.progress.done >= SHOT_EVENTS // 2 or not win.running, timeout=90000)
+            assert win.running and "left" in win.live.progress.label.text(), win.live.progress.label.text()
             grab(win, SHOTS / "i21-normal-running.png")
         qtbot.waitUntil(lambda: not win.running, timeout=120000)
         assert win.result is not None, win.problems
@@ -428,13 +429,13 @@ def test_i21_screenshots_of_each_mode_and_the_compare_window(make_win, qtbot, di
         img = grab(win, SHOTS / f"i21-{mode}.png")
         assert (img.width(), img.height()) == (1280, 800)
         csvs[mode] = win.result.csv_path
-        print(f"{mode}: warm-up {win.plots.warmup}, log axes {win.plots.log_y}, {win.result.summary['outcomes']}")
+        print(f"{mode}: warm-up {win.live.plots.warmup}, log axes {win.live.plots.log_y}, {win.result.summary['outcomes']}")
     # the warm-up mark on a run known to have one: a synthetic normal run whose first events met a 295 ms stall
     tmp = SHOTS.parent / "i21-synthetic"
     tmp.mkdir(exist_ok=True)
     ev, lat, sent = normal_with_stall(first=0, n=200)
     csv = write_normal(tmp, "synthetic-normal-stall", lat, sent)
-    assert win.open_run(csv) and win.plots.warmup == [5]
+    assert win.open_run(csv) and win.live.plots.warmup == [5]
     qtbot.wait(400)
     grab(win, SHOTS / "i21-normal-warmup-synthetic.png")
     cmp = win.compare(csvs["mixed"], csvs["normal"])

@@ -384,31 +384,31 @@ def test_executor_load_field_and_trace_box_reach_the_run_config(make_win, qtbot,
 
     ini = tmp_path / "keep.ini"
     win = make_win(ini)
-    assert win.executor_load.placeholderText() == "none, or cpu,periodic=10ms/2ms,rx=20"
+    assert win.run_settings.executor_load.placeholderText() == "none, or cpu,periodic=10ms/2ms,rx=20"
     assert win.config().executor_load == ExecutorLoad() and win.config().trace is False
-    win.executor_load.setFocus()
-    qtbot.keyClicks(win.executor_load, "cpu,gpu")
-    assert win.executor_load_error and "'gpu' is not cpu" in win.executor_load.toolTip()
-    assert "c0392b" in win.executor_load.styleSheet()
+    win.run_settings.executor_load.setFocus()
+    qtbot.keyClicks(win.run_settings.executor_load, "cpu,gpu")
+    assert win.run_settings.executor_load_error and "'gpu' is not cpu" in win.run_settings.executor_load.toolTip()
+    assert "c0392b" in win.run_settings.executor_load.styleSheet()
     win.start_run()                                           # blocked, with the parser's message
     assert not win.running and win.problems[-1].title == "Invalid settings"
     assert "'gpu' is not cpu, periodic=PERIOD/EXEC or rx=N" in win.problems[-1].text
-    win.executor_load.setText("cpu,periodic=10ms/2ms,rx=20")
-    assert win.executor_load_error is None and win.executor_load.styleSheet() == ""
-    qtbot.mouseClick(win.trace, Qt.MouseButton.LeftButton)
+    win.run_settings.executor_load.setText("cpu,periodic=10ms/2ms,rx=20")
+    assert win.run_settings.executor_load_error is None and win.run_settings.executor_load.styleSheet() == ""
+    qtbot.mouseClick(win.run_settings.trace, Qt.MouseButton.LeftButton)
     cfg = win.config()
     assert cfg.executor_load == ExecutorLoad(cpu=True, period_us=10_000, exec_us=2_000, rx_per_s=20.0)
     assert cfg.trace is True
-    win.set_mode("normal")                                    # no executor in normal mode: the field is off
-    assert not win.executor_load.isEnabled() and win.config().executor_load.none
-    win.set_mode("mixed")
-    win.conn_serial.setChecked(True)                          # boards cannot be traced
-    assert not win.trace.isEnabled() and "virtual bench" in win.trace.toolTip() and win.config().trace is False
-    win.conn_bench.setChecked(True)
-    assert win.trace.isEnabled() and win.config().trace is True
+    win.run_settings.set_mode("normal")                                    # no executor in normal mode: the field is off
+    assert not win.run_settings.executor_load.isEnabled() and win.config().executor_load.none
+    win.run_settings.set_mode("mixed")
+    win.connection.conn_serial.setChecked(True)                          # boards cannot be traced
+    assert not win.run_settings.trace.isEnabled() and "virtual bench" in win.run_settings.trace.toolTip() and win.config().trace is False
+    win.connection.conn_bench.setChecked(True)
+    assert win.run_settings.trace.isEnabled() and win.config().trace is True
     win.close()
     again = make_win(ini)
-    assert again.executor_load.text() == "cpu,periodic=10ms/2ms,rx=20" and again.trace.isChecked()
+    assert again.run_settings.executor_load.text() == "cpu,periodic=10ms/2ms,rx=20" and again.run_settings.trace.isChecked()
     assert again.config().executor_load.period_us == 10_000
 
 
@@ -423,7 +423,7 @@ def test_profile_menu_opens_the_last_traced_run(make_win, tmp_path) -> None:
                                                       ("ok", "late", "early", "missed", "lost")}})
     win.on_finished(RunResult([], json.loads(j.read_text()), j.with_suffix(".csv"), j))   # a traced run ends
     assert "executor traced: U = 0.1" in win.log_view.toPlainText() and "Executor profile" in win.log_view.toPlainText()
-    win.profile_action.trigger()
+    win.menus.profile_action.trigger()
     w = win.profile_window
     assert isinstance(w, ProfileWindow) and [r.name for r in w.runs] == ["last"]
     assert w.gantt.row_names()[-1] == "task idle"

@@ -122,10 +122,10 @@ def test_a_folder_holding_another_campaign_is_refused(make_sweep, tmp_path) -> N
 
 def test_menu_opens_the_sweep_window(make_win) -> None:
     win = make_win()
-    win.sweep_action.trigger()
+    win.menus.sweep_action.trigger()
     w = win.sweep_window
     assert w.isVisible() and w.folder.text().endswith("sweep")
-    win.sweep_action.trigger()
+    win.menus.sweep_action.trigger()
     assert win.sweep_window is w
     w.close()
 
