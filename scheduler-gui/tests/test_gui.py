@@ -4,7 +4,6 @@ Paced bench runs may come back invalid only for bench lag (a shared machine); th
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import sys
@@ -129,7 +128,7 @@ def test_stop_ends_a_run_early(make_win, qtbot) -> None:
     qtbot.waitUntil(lambda: win.model.rowCount() >= 5 or not win.running, timeout=30000)
     assert win.running, (win.problems, win.log_view.toPlainText())
     win.activateWindow()
-    qtbot.waitUntil(win.isActiveWindow, timeout=5000)
+    qtbot.waitUntil(win.isActiveWindow, timeout=30000)
     qtbot.keyClick(win, Qt.Key.Key_Escape)                     # the Stop shortcut
     qtbot.waitUntil(lambda: not win.running, timeout=30000)
     ev = win.result.events
@@ -161,7 +160,7 @@ def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
     win.connection.profiler_port.setEditText("/dev/mmrig-no-such-port")
     win.connection.executor_port.setEditText("/dev/mmrig-no-such-port-2")
     win.start_run()
-    qtbot.waitUntil(lambda: not win.running, timeout=20000)
+    qtbot.waitUntil(lambda: not win.running, timeout=60000)
     assert [p.title for p in win.problems] == ["Serial port error"]
     assert "mmrig-no-such-port" in win.problems[0].text
     win.connection.executor_port.setEditText("")
@@ -408,30 +407,42 @@ def test_heavy_load_switch_runs_stress_ng_and_shows_it(make_win, qtbot) -> None:
     assert win.run_settings.load.currentText() == "idle" and "no load" in win.run_settings.load_indicator.text()
     win.run_settings.load.setCurrentText("cpu")
     assert "armed" in win.run_settings.load_indicator.text()
+    before = set(running_stress())                       # other users' stress-ng (a shared machine) stay out
+    seen: dict[int, tuple[str, int]] = {}
     qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
     assert win.running and "HEAVY LOAD ON" in win.run_settings.load_indicator.text()
-    qtbot.waitUntil(lambda: not win.running, timeout=60000)
+
+    def ended() -> bool:
+        seen.update({pid: v for pid, v in running_stress().items() if pid not in before})
+        return not win.running
+    qtbot.waitUntil(ended, timeout=60000)
     lag_only(win)
     load = win.result.sidecar["load"]
     assert win.result.sidecar["config"]["load"] == "cpu" and load["condition"] == "cpu"
     assert load["command"][:3] == ["stress-ng", "--cpu", str(os.cpu_count() or 2)]
     assert "armed" in win.run_settings.load_indicator.text()
     assert sum(e.outcome == "ok" for e in win.result.events) == 12
-    assert running_commands("stress-ng") == []   # stopped, workers too
+    # the run's stress-ng: the new one with the command its sidecar records, leader of a session of its own
+    ours = {pid for pid, (cmd, session) in seen.items() if cmd == " ".join(load["command"]) and session == pid}
+    assert ours, seen
+    left = {pid: cmd for pid, (cmd, session) in running_stress().items() if session in ours}
+    assert left == {}                                     # stopped, workers too
 
 
-def running_commands(name: str) -> list[str]:
-    """Command lines of live processes whose program name starts with `name` (stress-ng renames its workers
-    "stress-ng-cpu" and so on), read from /proc: a minimal Debian has no procps, so no pgrep."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+def running_stress() -> dict[int, tuple[str, int]]:
+    """Live stress-ng processes, pid -> (command line, session id), read from /proc (a minimal Debian has no
+    procps, so no pgrep). stress-ng renames its workers "stress-ng-cpu" and so on; they keep its session."""
+    found = {}
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            argv = cmdline.read_bytes().split(b"\0")
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+            stat = (proc / "stat").read_text()
         except OSError:          # the process ended while we looked
             continue
         first = argv[0].decode(errors="replace").split(" ")[0] if argv else ""
-        if first and Path(first).name.startswith(name):
-            found.append(" ".join(a.decode(errors="replace") for a in argv if a))
+        fields = stat.rsplit(")", 1)[1].split()
+        if first and Path(first).name.startswith("stress-ng") and fields[0] != "Z":
+            found[int(proc.name)] = (" ".join(a.decode(errors="replace") for a in argv if a), int(fields[3]))
     return found
 
 
@@ -470,7 +481,7 @@ def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:
     assert worker is not None and worker.runner is None and worker.child is not None
     win.feed.batch.connect(batches.append)
     assert not win.run_settings.fire_in_gui.isEnabled()                                      # fixed while it runs
-    qtbot.waitUntil(lambda: worker.child.pid is not None, timeout=10000)
+    qtbot.waitUntil(lambda: worker.child.pid is not None, timeout=30000)
     assert worker.child.pid != os.getpid()
     qtbot.waitUntil(lambda: not win.running, timeout=60000)
     lag_only(win)
@@ -537,7 +548,7 @@ def test_run_process_killed_is_a_clear_message(make_win, qtbot) -> None:
     assert win.live.banner.isVisible() and win.result is None
     assert win.model.rowCount() >= 3                        # what it reported stays in view
     assert win.start_button.isEnabled()
-    qtbot.waitUntil(lambda: not alive(bench), timeout=5000)  # its bench did not outlive it
+    qtbot.waitUntil(lambda: not alive(bench), timeout=30000)  # its bench did not outlive it
 
 
 def alive(pid: int) -> bool:
