@@ -12,29 +12,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from gui_display import start_xvfb  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
 
 
-@pytest.fixture(scope="session")
-def display():
-    # Xvfb ends with this process (PDEATHSIG): Qt keeps its X connection until the interpreter exits,
-    # and an X server killed under it would make Qt exit the test process with status 1
-    yield start_xvfb()
-
-
-@pytest.fixture(scope="session")
-def qapp_args(display):   # pytest-qt builds its QApplication after this: the display exists by then
-    return ["mmgui-tests"]
-
-
-@pytest.fixture(scope="session", autouse=True)
-def built() -> None:
-    from mmhil.bench import ensure_built
-    ensure_built()
+pytestmark = pytest.mark.usefixtures("bench")     # most of these run on the virtual bench
 
 
 def lag_only(win) -> None:
@@ -188,7 +170,7 @@ def test_settings_survive_a_restart(make_win, tmp_path) -> None:
 
 
 def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tmp_path) -> None:
-    """Issue 24: the bench's profiler chosen in the window; the run's sidecar says the 8051 ran, its LEDs light
+    """The bench's profiler chosen in the window; the run's sidecar says the 8051 ran, its LEDs light
     from its RESULTs, and its latencies are the polled input's (tens of us), not the AVR's 1.375 us."""
     from mmhil.bench import HAS_8051
 
@@ -215,7 +197,7 @@ def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tm
 
 
 def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win, tmp_path) -> None:
-    """Issue 23: an Arduino's port resets the board when opened; the boards' endpoint listens for its boot HELLO.
+    """An Arduino's port resets the board when opened; the boards' endpoint listens for its boot HELLO.
     The box says so, is for serial ports only, and is kept."""
     ini = tmp_path / "reset.ini"
     win = make_win(ini)
@@ -256,23 +238,7 @@ def test_load_combo_conditions_settings_and_missing_stress_ng(make_win, tmp_path
         assert not model.item(i).isEnabled() and "stress-ng is not installed" in model.item(i).toolTip()
 
 
-def synthetic_run(path: Path, latencies: list[float], name: str) -> Path:
-    from mmsched.event import Event
-    from mmsched.export import write_run
-    from mmsched.stats import summarize
-
-    evs = []
-    for i, lat in enumerate(latencies):
-        e = Event(i, i, i % 8, "mixed", 2, 100 + i, 98 + i, 0.1, latency_us=lat, result_tc=100 + i)
-        e.finish("ok" if lat < 1000 else "late", None if lat < 1000 else "late")
-        evs.append(e)
-    write_run(path / name, evs, {"format": "mmrig-run", "format_version": 1, "name": name, "valid": True,
-                                 "summary": summarize(evs), "config": {"mode": "mixed", "distance": 2},
-                                 "timebase": {"timer_hz": 16_000_000, "tick_counts": 1_137_778}})
-    return path / f"{name}.csv"
-
-
-def test_open_and_compare_runs(make_win, tmp_path) -> None:
+def test_open_and_compare_runs(make_win, tmp_path, synthetic_run) -> None:
     a = synthetic_run(tmp_path, [1.0, 2.0, 3.0, 4.0], "a")
     b = synthetic_run(tmp_path, [1500.0, 20.0, 30.0], "b")
     win = make_win()
@@ -288,7 +254,7 @@ def test_open_and_compare_runs(make_win, tmp_path) -> None:
     assert sorted(lb.toPlainText() for lb in cmp.load_cdf.labels) == ["max 1500 us", "min 1 us"]
 
 
-def test_compare_shows_a_cdf_per_load_condition(make_win, tmp_path) -> None:
+def test_compare_shows_a_cdf_per_load_condition(make_win, tmp_path, synthetic_run) -> None:
     import json
 
     a = synthetic_run(tmp_path, [40.0, 55.0, 60.0, 80.0], "idle-run")
@@ -302,7 +268,7 @@ def test_compare_shows_a_cdf_per_load_condition(make_win, tmp_path) -> None:
     assert {lb.toPlainText() for lb in cmp.load_cdf.labels} == {"min 40 us", "max 80 us", "min 90 us", "max 350 us"}
 
 
-def test_compare_of_campaign_points_shows_the_campaign_on_time_figure(make_win, tmp_path) -> None:
+def test_compare_of_campaign_points_shows_the_campaign_on_time_figure(make_win, tmp_path, synthetic_run) -> None:
     import json
     import shutil
 

@@ -1,4 +1,4 @@
-"""The executor profile in the GUI (issue 19): the Gantt chart of a trace, the profile window's tables from
+"""The executor profile in the GUI: the Gantt chart of a trace, the profile window's tables from
 a run's sidecar (one or several runs side by side), the executor-load and trace fields of the main window,
 and a screenshot of the profile window with a realistic trace. No bench here: traces are made by hand (the
 analysis test's pattern) or by `synthetic_trace`, a small simulation of the executor's tasks and interrupts
@@ -11,9 +11,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-from gui_display import start_xvfb  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
@@ -152,21 +149,6 @@ def synthetic_trace(ms: float = 300.0, *, periodic: tuple[int, int] | None = Non
 
 
 # ---- fixtures ---------------------------------------------------------------------------------------------------
-@pytest.fixture(scope="session")
-def display():
-    from PySide6.QtWidgets import QApplication
-
-    if QApplication.instance() is not None:       # test_gui.py's display is up already (same session)
-        yield None
-        return
-    yield start_xvfb()
-
-
-@pytest.fixture(scope="session")
-def qapp_args(display):
-    return ["mmgui-profile-tests"]
-
-
 def write_trace(path: Path, text: str):
     from mmanalysis import exectrace as et
 
