@@ -159,7 +159,7 @@ def test_settings_survive_a_restart(make_win, tmp_path) -> None:
     win.run_settings.distance.setValue(7)
     win.run_settings.accuracy.setValue(55)
     win.run_settings.random_ids.setChecked(True)
-    win.live.plots.set_log(True)
+    win.set_axis_mode("log")                                      # View > Latency axis > Log
     win.run_settings.fire_in_gui.setChecked(True)
     win.close()
     again = make_win(ini)

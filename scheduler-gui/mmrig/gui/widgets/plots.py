@@ -130,10 +130,6 @@ class Plots(QWidget):
                                                         skipFiniteCheck=True))
             self.cdf_curves.append(self.cdf_plot.plot([], [], pen=pg.mkPen(col, width=2), skipFiniteCheck=True))
 
-    def set_log(self, on: bool | None) -> None:
-        """True: log latency axes; False: linear; None: automatic (log when the data span decades)."""
-        self.set_axis_mode("auto" if on is None else "log" if on else "linear")
-
     def set_axis_mode(self, mode: str) -> None:
         if mode not in AXIS_MODES:
             raise ValueError(f"axis mode {mode!r}: one of {', '.join(AXIS_MODES)}")
