@@ -1,8 +1,8 @@
 """A run in a process of its own: how the GUI runs an experiment without sharing its interpreter lock.
 
 A run started in the GUI's process shares the interpreter lock with the Qt event loop, so the normal-mode
-firing thread and the links' reader threads wait behind every redraw (issue 16: p50 4 ms from the GUI
-against 0.5 ms from the command line). `RunProcess` starts the whole run (Runner, endpoint, links, firing
+firing thread and the links' reader threads wait behind every redraw (p50 4 ms from the GUI against
+0.5 ms from the command line, measured by perf/perf_gui_firing.py). `RunProcess` starts the whole run (Runner, endpoint, links, firing
 thread) in a child process of the "spawn" kind, which imports no Qt, and streams back what a live view
 needs, in order, through one pipe:
 
@@ -10,7 +10,7 @@ needs, in order, through one pipe:
     ("identity", dict)              the endpoint's identity whenever it changes (the bench's pid, ...)
     ("log", str)                    the Runner's progress lines
     ("timecode", int)               the Runner's observer notifications ...
-    ("rows", [tuple, ...])          ... events as ROW_FIELDS tuples, newest state only, batched
+    ("rows", [Row, ...])            ... events as Rows, newest state only, batched
     ("phase", str)
     ("health", dict)                `health_of` every HEALTH_S
     ("result", RunResult)           last: the run's result (its CSV + JSON are on disk), or
@@ -41,13 +41,12 @@ import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, NamedTuple
 
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint
 from mmsched.event import Event
 from mmsched.export import run_paths
-from mmsched.result import RunResult
 from mmsched.runner import Runner
 from mmsched.session import Session
 
@@ -57,15 +56,30 @@ IDLE_WAKE_S = 1.0       # in the run's window: the child's housekeeping when no 
 JOIN_S = 10.0           # a child that sent its last message gets this long to exit
 QT = ("PySide6", "pyqtgraph")
 
-# The fields of an event a view shows, in the order of `mmrig.gui.rows.Row` (a test checks they agree).
-ROW_FIELDS = ("event", "event_id", "scheduled_tc", "created_tc", "sent_s", "ack_tc", "fired_tc", "result_tc",
-              "latency_us", "outcome", "reason", "measurable", "stall_us")
+class Row(NamedTuple):
+    """What a view keeps of an event: an immutable snapshot of its fields, taken in the run's threads (so a
+    view never reads an Event the runner is still changing), cheap to pickle from the run process. The one
+    definition: the run process sends these, the GUI's model, feed and run reader (mmrig.gui.rows) keep them."""
 
+    event: int
+    event_id: int
+    scheduled_tc: int
+    created_tc: int
+    sent_s: float | None
+    ack_tc: int | None
+    fired_tc: int | None
+    result_tc: int | None
+    latency_us: float | None
+    outcome: str | None
+    reason: str | None
+    measurable: bool = True
+    stall_us: float | None = None
 
-def row_of(ev: Event) -> tuple:
-    """An event's view fields now, as a plain tuple (cheap to take in the run's threads and to pickle)."""
-    return (ev.event, ev.event_id, ev.scheduled_tc, ev.created_tc, ev.sent_s, ev.ack_tc, ev.fired_tc, ev.result_tc,
-            ev.latency_us, ev.outcome, ev.reason, ev.measurable, ev.stall_us)
+    @classmethod
+    def of(cls, ev: Event) -> "Row":
+        """An event's view fields now."""
+        return cls(ev.event, ev.event_id, ev.scheduled_tc, ev.created_tc, ev.sent_s, ev.ack_tc, ev.fired_tc,
+                   ev.result_tc, ev.latency_us, ev.outcome, ev.reason, ev.measurable, ev.stall_us)
 
 
 def health_of(session: Session, endpoint: Endpoint) -> dict[str, Any]:
@@ -114,13 +128,13 @@ class Outbox:
         self.conn = conn
         self._cv = threading.Condition()
         self._items: list[tuple[str, Any]] = []
-        self._rows: dict[int, tuple] = {}
+        self._rows: dict[int, Row] = {}
         self._woken = False
         self.broken = False                      # the parent is gone: nothing is sent any more
 
     def observer(self, kind: str, obj: Any) -> None:
         if kind == "event":
-            row = row_of(obj)
+            row = Row.of(obj)
             with self._cv:
                 self._rows.pop(row[0], None)    # the newest snapshot, in change order
                 self._rows[row[0]] = row
@@ -335,5 +349,4 @@ class RunProcess:
             return None
 
 
-__all__ = ["Failure", "HEALTH_S", "ROW_FIELDS", "RunProcess", "child_main", "describe_exit",
-           "health_of", "row_of"]
+__all__ = ["Failure", "HEALTH_S", "Row", "RunProcess", "child_main", "describe_exit", "health_of"]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Normal mode's latency from the GUI against the command line (issue 16), in one run of this program.
+"""Normal mode's latency from the GUI against the command line, in one run of this program.
 
 The same normal-mode run (paced virtual bench, COUNT events one per tick, two ticks ahead) three ways:
   cli  the command line's path: mmsched.runner.run in a plain process of its own (no Qt anywhere),
@@ -8,7 +8,7 @@ The same normal-mode run (paced virtual bench, COUNT events one per tick, two ti
   own  the GUI window (offscreen platform, live table, plots and statistics) with firing_process="own":
        the run in a process of its own (mmrig.child),
   gui  the same window with firing_process="gui": the run in the GUI's process, sharing its interpreter
-       lock with the event loop and the live plots (the path issue 16 measured: p50 4 ms against 0.5 ms),
+       lock with the event loop and the live plots (the path that once measured p50 4 ms against the command line's 0.5 ms),
 at accuracy 100 and 0, interleaved round by round so machine noise spreads over all cases. The latency of
 a run is that of its measured (ok / late), measurable events (per-event validity: an event a bench stall
 met is left out). Prints a JSON list of {"name","unit","median","max","runs","note"} for tools/perf.py:

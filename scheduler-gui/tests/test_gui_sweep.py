@@ -1,35 +1,16 @@
-"""The sweep window (issue 20): its fields checked by the core's parse functions, a tiny lockstep campaign
+"""The sweep window: its fields checked by the core's parse functions, a tiny lockstep campaign
 started from the panel (`mmrig sweep` in a process of its own) followed to the end, its table and figure,
 and a campaign stopped half-way that Resume completes. Screenshot: build/screenshots/sweep.png."""
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-from gui_display import start_xvfb  # noqa: E402
-
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
-
-
-@pytest.fixture(scope="session")
-def display():
-    from PySide6.QtWidgets import QApplication
-
-    if QApplication.instance() is not None:       # another GUI module's display is up already (same session)
-        yield None
-        return
-    yield start_xvfb()
-
-
-@pytest.fixture(scope="session")
-def qapp_args(display):
-    return ["mmgui-sweep-tests"]
 
 
 @pytest.fixture
@@ -122,10 +103,10 @@ def test_a_folder_holding_another_campaign_is_refused(make_sweep, tmp_path) -> N
 
 def test_menu_opens_the_sweep_window(make_win) -> None:
     win = make_win()
-    win.sweep_action.trigger()
+    win.menus.sweep_action.trigger()
     w = win.sweep_window
     assert w.isVisible() and w.folder.text().endswith("sweep")
-    win.sweep_action.trigger()
+    win.menus.sweep_action.trigger()
     assert win.sweep_window is w
     w.close()
 

@@ -14,7 +14,9 @@ from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QVBoxLayout
 
 from mmsched.load import condition
 from mmrig.gui.rows import load_run
-from mmrig.gui.widgets import LatencyAxis, Plots, StatsPanel, latency_tick
+from mmrig.gui.widgets.latency_axis import LatencyAxis, latency_tick
+from mmrig.gui.widgets.plots import Plots
+from mmrig.gui.widgets.stats import StatsPanel
 
 
 def load_name(value: object) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from mmsched.event import Event
-from mmrig.gui.rows import Row, snapshot
+from mmrig.gui.rows import Row
 
 
 class EventFeed(QObject):
@@ -34,7 +34,7 @@ class EventFeed(QObject):
     def __call__(self, kind: str, obj: Any) -> None:
         if kind == "event":
             ev: Event = obj
-            row = snapshot(ev)
+            row = Row.of(ev)
             with self._lock:
                 self._pending.pop(row.event, None)    # keep the newest snapshot, in change order
                 self._pending[row.event] = row

@@ -1,4 +1,4 @@
-"""The executor's run as a Gantt chart (issue 19, seed 002's ProfileAnalyzer view): one row per interrupt
+"""The executor's run as a Gantt chart (after seed 002's ProfileAnalyzer view): one row per interrupt
 vector and per task, a bar per instance, coloured by category (mmanalysis.exectrace.CATEGORY_OF_*), x in
 milliseconds of virtual time from the trace's first record, zoom and pan on x with the mouse (the rows
 stay put), vertical lines at the timecode edges (the ticks) and a marker per event edge the executor drove.

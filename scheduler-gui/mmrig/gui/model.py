@@ -105,8 +105,8 @@ class EventModel(QAbstractTableModel):
         return self._ev[i], lat[i]
 
     def warmup(self, tick_us: float) -> int | None:
-        """The run's start-up stall (widgets.warmup_until over its first events), or None."""
-        from mmrig.gui.widgets import WARMUP_WINDOW, warmup_until
+        """The run's start-up stall (warmup_until over its first events), or None."""
+        from mmrig.gui.widgets.warmup import WARMUP_WINDOW, warmup_until
 
         lat, code = self.arrays()
         n = min(len(self.rows), 3 * WARMUP_WINDOW)

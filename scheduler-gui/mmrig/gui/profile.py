@@ -1,4 +1,4 @@
-"""The executor profile window (issue 19; seed 002's ProfileAnalyzer): the Gantt chart of a traced run on top,
+"""The executor profile window (after seed 002's ProfileAnalyzer): the Gantt chart of a traced run on top,
 and below it, one column per run (one to four, side by side), the figures the run's sidecar carries in
 `executor_profile` (mmanalysis.exectrace.profile): per task and interrupt C_i and T_i (min / avg / max), U_i
 and share of the processor; U = sum(C_i / T_i) and the idle time; processor time by category (seed 001);

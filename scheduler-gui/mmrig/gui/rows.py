@@ -1,36 +1,15 @@
-"""What the view keeps of an event: an immutable snapshot taken in the run's thread (so the GUI never
-reads an Event the runner is still changing), and the same rows read back from a run's CSV."""
+"""What the view keeps of an event, `Row` (defined once, Qt-free, in mmrig.child: the run process sends
+the same rows, and `Row.of` takes one in the run's thread), and the same rows read back from a run's CSV."""
 
 from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import pandas as pd
 
-from mmsched.event import Event
-
-
-class Row(NamedTuple):
-    event: int
-    event_id: int
-    scheduled_tc: int
-    created_tc: int
-    sent_s: float | None
-    ack_tc: int | None
-    fired_tc: int | None
-    result_tc: int | None
-    latency_us: float | None
-    outcome: str | None
-    reason: str | None
-    measurable: bool = True
-    stall_us: float | None = None
-
-
-def snapshot(ev: Event) -> Row:
-    return Row(ev.event, ev.event_id, ev.scheduled_tc, ev.created_tc, ev.sent_s, ev.ack_tc, ev.fired_tc,
-               ev.result_tc, ev.latency_us, ev.outcome, ev.reason, ev.measurable, ev.stall_us)
+from mmrig.child import Row
 
 
 def _opt(v: Any, kind=float):
@@ -53,3 +32,6 @@ def load_run(path: str | Path) -> tuple[list[Row], dict[str, Any], str]:
                 str(r.outcome), _opt(r.reason, str), bool(r.measurable), _opt(r.stall_us))
             for r in data.df.itertuples(index=False)]
     return rows, sidecar, name
+
+
+__all__ = ["Row", "load_run"]

@@ -1,4 +1,4 @@
-"""The sweep window (issue 20): a campaign from the GUI. The axes are typed as `mmrig sweep` takes them and
+"""The sweep window: a campaign from the GUI. The axes are typed as `mmrig sweep` takes them and
 checked with the core's own parse functions (mmrig.sweep.campaign); Start runs `mmrig sweep` with the same
 arguments in a process of its own (QProcess: the GUI stays responsive, Dask stays out of the GUI's process),
 Stop sends it SIGTERM, which the command handles as Ctrl-C (the points done are kept, the campaign is
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QGr
 
 from mmrig.sweep.campaign import (DISPATCHES, LOADS, Campaign, Plan, SweepError, parse_choices, parse_distances,
                      parse_rates)
-from mmrig.gui.widgets import radio_pair
+from mmrig.gui.widgets.controls import radio_pair
 
 POLL_MS = 400
 BAD_STYLE = "QLineEdit { background: #ffd6d6; border: 1px solid #d00000; }"
@@ -64,7 +64,27 @@ class SweepWindow(QDialog):
         lay.setContentsMargins(6, 6, 6, 6)
         top = QHBoxLayout()
         lay.addLayout(top)
+        top.addWidget(self._build_axes(), 3)
+        top.addWidget(self._build_where(folder), 4)
+        lay.addLayout(self._build_buttons())
+        self.problem = QLabel("")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet("color: #b00000;")
+        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.problem.hide()
+        lay.addWidget(self.problem)
+        lay.addWidget(self._build_results(), 1)
+        for w in (self.distance, self.rate, self.dispatch, self.load, self.cluster, self.folder):
+            w.textChanged.connect(self.validate)
+        for b in (self.lockstep, self.paced, self.use_local, self.use_cluster):
+            b.toggled.connect(self.validate)
+        self.mode.currentIndexChanged.connect(self.validate)
+        self.count.valueChanged.connect(self.validate)
+        self._fields = {"distance": self.distance, "rate": self.rate, "dispatch": self.dispatch,
+                        "load": self.load, "mode": self.mode, "cluster": self.cluster, "folder": self.folder}
+        self._tips = {name: w.toolTip() for name, w in self._fields.items()}
 
+    def _build_axes(self) -> QGroupBox:
         axes = QGroupBox("Axes (as mmrig sweep takes them)")
         form = QFormLayout(axes)
         self.distance = QLineEdit("1..4")
@@ -87,8 +107,9 @@ class SweepWindow(QDialog):
         form.addRow("load", self.load)
         form.addRow("mode", self.mode)
         form.addRow("count", self.count)
-        top.addWidget(axes, 3)
+        return axes
 
+    def _build_where(self, folder: Path | None) -> QGroupBox:
         where = QGroupBox("Where the points run")
         wl = QVBoxLayout(where)
         self.lockstep, self.paced, self.bench_group = radio_pair(
@@ -124,8 +145,9 @@ class SweepWindow(QDialog):
         frow.addWidget(browse)
         wl.addLayout(frow)
         wl.addStretch(1)
-        top.addWidget(where, 4)
+        return where
 
+    def _build_buttons(self) -> QHBoxLayout:
         buttons = QHBoxLayout()
         self.start_button = QPushButton("Start")
         self.start_button.clicked.connect(self.start)
@@ -145,14 +167,10 @@ class SweepWindow(QDialog):
         self.status = QLabel("")
         self.status.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         buttons.addWidget(self.status, 1)
-        lay.addLayout(buttons)
-        self.problem = QLabel("")
-        self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("color: #b00000;")
-        self.problem.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.problem.hide()
-        lay.addWidget(self.problem)
+        return buttons
 
+    def _build_results(self) -> QSplitter:
+        """The points' table over the command's log, beside the campaign's on-time figure."""
         split = QSplitter(Qt.Orientation.Horizontal)
         left = QSplitter(Qt.Orientation.Vertical)
         self.table = QTableWidget(0, len(COLUMNS))
@@ -176,17 +194,7 @@ class SweepWindow(QDialog):
         self.figure.setStyleSheet("background: white; color: #555;")
         split.addWidget(self.figure)
         split.setSizes([700, 560])
-        lay.addWidget(split, 1)
-
-        for w in (self.distance, self.rate, self.dispatch, self.load, self.cluster, self.folder):
-            w.textChanged.connect(self.validate)
-        for b in (self.lockstep, self.paced, self.use_local, self.use_cluster):
-            b.toggled.connect(self.validate)
-        self.mode.currentIndexChanged.connect(self.validate)
-        self.count.valueChanged.connect(self.validate)
-        self._fields = {"distance": self.distance, "rate": self.rate, "dispatch": self.dispatch,
-                        "load": self.load, "mode": self.mode, "cluster": self.cluster, "folder": self.folder}
-        self._tips = {name: w.toolTip() for name, w in self._fields.items()}
+        return split
 
     # ---- the fields ------------------------------------------------------------------------------
     @property

@@ -26,7 +26,6 @@ from mmsched.result import RunResult
 from mmsched.runner import Runner
 from mmsched.session import Session
 from mmrig.gui.feed import EventFeed
-from mmrig.gui.rows import Row
 
 
 @dataclass
@@ -113,7 +112,7 @@ class RunWorker(QObject):
             return
         for kind, obj in self.child.messages():
             if kind == "rows":
-                self.feed.deliver([Row._make(t) for t in obj])
+                self.feed.deliver(obj)         # mmrig.child.Row, as the view keeps them
             elif kind == "timecode":
                 self.feed.timecode.emit(obj)
             elif kind == "phase":

@@ -1,0 +1,186 @@
+"""The live view of a run (or of an opened one): the timecode and the event LEDs, the banner, normal mode's
+latency budget, the event table beside the latency plots, and the statistics panel and the progress bar, which
+the window places elsewhere. It redraws the plots and statistics from the event model on a timer of its own."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
+
+from mmsched.budget import format_budget
+from mmrig.gui.model import EventModel
+from mmrig.gui.widgets.leds import Leds
+from mmrig.gui.widgets.plots import Plots
+from mmrig.gui.widgets.progress import RunProgress
+from mmrig.gui.widgets.stats import StatsPanel
+from mmrig.gui.widgets.timecode import TimecodeDisplay
+
+REDRAW_MS = 60      # live redraw tick; LIVE_PARTS take turns, so each is redrawn every 4 * 60 ms
+LIVE_PARTS = ("time", "hist", "cdf", "stats")
+PROBLEM_STYLE = "background:#fdecea;color:#611a15;padding:4px;border:1px solid #e6a39c;"
+NOTICE_STYLE = "background:#fff4e5;color:#663c00;padding:4px;"
+
+
+class LivePanel(QWidget):
+    """`tick_us`: the profiler's tick now (the warm-up is found in ticks). `running`: a run goes (the progress
+    follows the model). `summary`: an opened run's own summary, shown instead of one computed from its rows;
+    `viewing`: an opened run is shown, so the live tick leaves the statistics alone."""
+
+    def __init__(self, model: EventModel, tick_us: Callable[[], float], parent=None) -> None:
+        super().__init__(parent)
+        self.model = model
+        self.tick_us = tick_us
+        self.running = False
+        self.viewing = False
+        self.summary: dict[str, Any] | None = None
+        self.follow = True
+        self._drawn_revision = -1
+        self._round: list[str] = []              # live redraw: parts still to draw in this round
+        self._round_resets = 0
+        self._points: list = []
+        self._warm: list = []
+        self._build()
+        self.model.rowsInserted.connect(self._follow)
+        # plots and statistics: one of the four per tick, in turn, so each updates at ~4 Hz and no single pass
+        # of the event loop repaints all three plots at once
+        self._redraw = QTimer(self)
+        self._redraw.setInterval(REDRAW_MS)
+        self._redraw.timeout.connect(self.redraw)
+        self._redraw.start()
+
+    def _build(self) -> None:
+        col = QVBoxLayout(self)
+        col.setContentsMargins(0, 0, 0, 0)
+        top = QHBoxLayout()
+        self.timecode = TimecodeDisplay()
+        top.addWidget(self.timecode, 2)
+        ledbox = QVBoxLayout()
+        ledbox.addWidget(QLabel("event LEDs (profiler)"))
+        self.leds = Leds()
+        ledbox.addWidget(self.leds)
+        top.addLayout(ledbox, 1)
+        col.addLayout(top)
+        self.banner = QLabel("")
+        self.banner.setWordWrap(True)
+        self.banner.hide()
+        col.addWidget(self.banner)
+        # normal mode's latency budget (budget.py) of the last run or the opened one, hidden otherwise; above the
+        # stretching plots, so it never makes the window taller
+        self.budget_label = QLabel()
+        self.budget_label.setWordWrap(True)
+        self.budget_label.setObjectName("budget")
+        self.budget_label.setStyleSheet("background:#eef5fb;padding:3px;")
+        self.budget_label.hide()
+        col.addWidget(self.budget_label)
+        self.split = QSplitter(Qt.Orientation.Horizontal)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(20)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)   # uniform rows
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        for c, w in enumerate((44, 24, 84, 58, 64, 58, 92)):
+            self.table.setColumnWidth(c, w)
+        self.table.setMinimumWidth(300)
+        self.split.addWidget(self.table)
+        self.plots = Plots()
+        self.split.addWidget(self.plots)
+        self.split.setSizes([520, 380])
+        col.addWidget(self.split, 1)
+        # placed by the window: the statistics under the settings, the progress under the table
+        self.stats = StatsPanel()
+        self.progress = RunProgress()
+
+    # ---- what is shown -------------------------------------------------------------------------------------
+    def start_live(self, count: int | None, duration_s: float | None) -> None:
+        """A run starts: live statistics, an empty table, the progress from zero."""
+        self.viewing = False
+        self.summary = None
+        self.stats.setTitle("Statistics (live)")
+        self.model.clear()
+        self.progress.start(count, duration_s)
+        self.timecode.reset()
+        self.plots.set_series(1)
+
+    def show_opened(self, name: str, summary: dict[str, Any] | None) -> None:
+        """An opened run: its rows are in the model; its own summary, if it has one, is what the statistics say."""
+        self.viewing = True
+        self.summary = summary
+        self.plots.set_series(1)
+        self.stats.setTitle(f"Statistics: {name}")
+
+    def show_budget(self, sidecar: dict[str, Any] | None) -> None:
+        """Normal mode: why its events were as late as they were (the sidecar's budget), else nothing."""
+        budget = (sidecar or {}).get("budget")
+        if not budget:
+            self.budget_label.hide()
+            return
+        self.budget_label.setText("Latency budget: " + format_budget(budget))
+        self.budget_label.show()
+
+    def show_banner(self, html: str, style: str = PROBLEM_STYLE) -> None:
+        self.banner.setText(html)
+        self.banner.setStyleSheet(style)
+        self.banner.show()
+
+    def hide_banner(self) -> None:
+        self.banner.hide()
+
+    def ended(self) -> int:
+        """Events of the run that have ended (an outcome)."""
+        _, code = self.model.arrays()
+        return int(np.count_nonzero(code >= 0))
+
+    def update_progress(self) -> None:
+        if self.running:
+            _, code = self.model.arrays()
+            self.progress.update_counts(int(np.count_nonzero(code >= 0)), int(code.size))
+
+    def _follow(self, *_: Any) -> None:
+        if self.follow:
+            self.table.scrollToBottom()
+
+    def set_follow(self, on: bool) -> None:
+        self.follow = on
+
+    def set_axis_mode(self, mode: str, redraw: bool = True) -> None:
+        """auto, log or linear latency axes."""
+        self.plots.set_axis_mode(mode)
+        if redraw:
+            self.redraw(force=True)
+
+    def redraw(self, force: bool = False) -> None:
+        """force: everything now (a finished or opened run, the axis switched). Otherwise the live tick: when
+        the model moved, start a round over LIVE_PARTS, one part per tick."""
+        self.update_progress()
+        if force:
+            self._round = []
+            self._drawn_revision = self.model.revision
+            self._warm = [self.model.warmup(self.tick_us())]
+            self.plots.show_arrays([self.model.latency_points()], warmup=self._warm)
+            if self.viewing and self.summary:
+                self.stats.show_summary(self.summary)
+            else:
+                self.stats.show_rows(self.model.rows)      # the core's own summarize
+            return
+        if self._round and self._round_resets != self.model.resets:
+            self._round = []                               # the model was cleared or replaced mid-round
+        if not self._round:
+            if self.model.revision == self._drawn_revision:
+                return
+            self._drawn_revision = self.model.revision
+            self._round = list(LIVE_PARTS)
+            self._round_resets = self.model.resets
+            self._points = [self.model.latency_points()]
+            self._warm = [self.model.warmup(self.tick_us())]
+        part = self._round.pop(0)
+        if part == "stats":
+            if not self.viewing:
+                self.stats.show_arrays(*self.model.arrays(), self.model.unmeasurable())
+        else:
+            self.plots.show_arrays(self._points, parts=(part,), warmup=self._warm)

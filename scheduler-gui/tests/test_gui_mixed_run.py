@@ -1,0 +1,42 @@
+"""A mixed run started from the window on the bench: every event on time, even when the run's process stops
+for 5 ticks mid-run (the TIMECODEs of those ticks wait, as a busy start once made them)."""
+
+from __future__ import annotations
+
+
+def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot, bench) -> None:
+    # the first 5 events of a mixed run two ticks ahead were missed (past_due) in a run marked valid: the
+    # scheduler created a burst of them from a timecode ~5 ticks stale (created_phase 4.83, 3.84, 2.94, ...). A busy
+    # start did it there (the runner now waits for the inbox to be empty before making one); here the run's
+    # process is stopped for 5 ticks mid-run, so the TIMECODEs of those ticks wait, as they did, every time.
+    import os
+    import signal
+    import time
+
+    from PySide6.QtCore import Qt
+
+    win = make_win()
+    win.run_settings.set_mode("mixed")
+    win.run_settings.distance.setValue(2)
+    win.run_settings.rate.setValue(0)
+    win.run_settings.length.setValue(60)
+    qtbot.mouseClick(win.start_button, Qt.MouseButton.LeftButton)
+    assert win.running
+    worker = win.worker
+    qtbot.waitUntil(lambda: win.model.rowCount() >= 20 or not win.running, timeout=60000)
+    assert win.running and worker.child is not None and worker.child.pid is not None
+    os.kill(worker.child.pid, signal.SIGSTOP)
+    try:
+        time.sleep(5 * 0.0711)
+    finally:
+        os.kill(worker.child.pid, signal.SIGCONT)
+    qtbot.waitUntil(lambda: not win.running, timeout=90000)
+    assert win.result is not None, win.problems
+    events = win.result.events
+    assert len(events) == 60
+    bad = [(e.event, e.outcome, e.reason, e.created_phase) for e in events if e.outcome != "ok"]
+    assert not bad, (bad, win.result.sidecar.get("invalid_reason"))
+    # two ticks ahead of the timecode each was made from, and on time (the timecode read last before a stall ends
+    # may still be a tick old when the next frame is not read yet: made from it, the event keeps < 1 tick of slack)
+    assert all(e.scheduled_tc - e.created_tc == 2 for e in events)
+    assert win.live.stats.summary["on_time_share"] == 1.0
