@@ -581,11 +581,6 @@ const char *control_sock_path(void)
     return ctl.sock_path;
 }
 
-const char *control_run_dir(void)
-{
-    return ctl.run_dir;
-}
-
 int control_pollfds(struct pollfd *pfd)
 {
     int n = 0, i;

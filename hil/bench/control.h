@@ -18,7 +18,6 @@ extern volatile sig_atomic_t bench_stop;
 
 void control_open(const char *run_dir);
 const char *control_sock_path(void);
-const char *control_run_dir(void);
 int control_pollfds(struct pollfd *pfd); /* the listening socket and the clients; returns how many */
 void control_service(void);              /* accept, read and answer what is there */
 uint64_t control_next_action(void);      /* cycle of the next timed action (NEVER: none) */

@@ -424,7 +424,6 @@ void uart_arm(int id)
          * (node51.c); the timer fires at the first instruction boundary at or after it */
         uint64_t start = global_to_node(id, (end_scaled - 10 * F_CPU + baud - 1) / baud);
         u->rx_armed = 1;
-        u->rx_armed_at = start;
         node51_timer(start, rx_start_51);
         return;
     }
@@ -432,7 +431,6 @@ void uart_arm(int id)
     if (end <= a->cycle)
         end = a->cycle + 1;
     u->rx_armed = 1;
-    u->rx_armed_at = end;
     avr_cycle_timer_register(a, end - a->cycle, rx_deliver, &cosim.nodes[id]);
 }
 

@@ -44,7 +44,6 @@ struct uart_node {
     uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in global cycle*baud units */
     uint64_t rx_line_baud;        /* the baud of those units (and of the two below): the last byte's */
     int rx_armed;
-    uint64_t rx_armed_at;         /* the node's cycle the armed byte enters */
     uint64_t rx_armed_start_scaled, rx_prev_free_scaled; /* the armed host byte's start, the line before it */
     /* an injection (inject.c): bytes on the line from a given cycle; host bytes wait meanwhile */
     int hold;         /* host bytes do not go on the line: an injection is armed or on it */
@@ -103,7 +102,7 @@ void uart_read_pty(int id, uint64_t now);        /* host bytes written so far en
 int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
 uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
-void uart_close(int id);
+void uart_close(int id);                         /* remove the pty link */
 /* Reads the host's rate from the pty's termios: force (lockstep, before a grant: the host changes its
  * rate only between grants, so the grant runs at exactly that one), else at most once a millisecond of
  * wall time (paced: one ioctl, not one per byte). */
@@ -125,6 +124,6 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start);
 void uart_hold(int id); /* no further host byte goes on the line until an injection has ended */
 /* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at the node's
  * cycle `at` (in global time) */
-void uart_deliver_now(int id, uint8_t b, uint64_t at);                         /* remove the pty link */
+void uart_deliver_now(int id, uint8_t b, uint64_t at);
 
 #endif
