@@ -39,6 +39,7 @@
 #include <simavr/sim_hex.h>
 
 #include "cosim.h"
+#include "node_avr.h"
 #include "trace.h"
 #include "uart_bridge.h"
 
@@ -46,7 +47,7 @@ struct arduino arduino = {.ifd = -1, .wd = {-1, -1}};
 
 void arduino_load_bootloader(int id)
 {
-    avr_t *a = cosim.nodes[id].avr;
+    avr_t *a = node_avr(cosim.nodes[id])->avr;
     ihex_chunk_p chunks = NULL;
     int n, i;
     uint32_t total = 0;

@@ -60,7 +60,6 @@
 #include "hostin.h"
 #include "inject.h"
 #include "lockstep.h"
-#include "node51.h"
 #include "pacing.h"
 #include "uart_bridge.h"
 #include "vcd.h"
@@ -169,40 +168,20 @@ void control_status_json(struct sbuf *b)
               cosim.unconnected[1] ? "\"event\"" : "", group_names[0], cosim.noise_changes[0], group_names[1],
               cosim.noise_changes[1]);
     for (i = 0; i < NNODES; i++) {
-        struct node *n = &cosim.nodes[i];
+        struct node *n = cosim.nodes[i];
         struct uart_node *u = &uart.n[i];
-        uint64_t c, in_ok = u->in_delivered, in_ignored = u->in_ignored;
-        if (!cosim_present(i))
+        uint64_t in_ok = u->in_delivered, in_ignored = u->in_ignored, lost;
+        if (!n)
             continue; /* one-node mode */
-        c = cosim_node_cycle(i);
         /* cycle: the node's own (its crystal: ppm); everything else in the status is global */
-        sb_printf(b, "%s\"%s\":{\"kind\":\"%s\",\"clock_hz\":%llu,\"cycle\":%" PRIu64 ",\"ppm\":%d,\"state\":\"%s\",",
-                  b->p[b->n - 1] == '{' ? "" : ",", n->name, n->avr ? "avr" : "8051", n->avr ? F_CPU : NODE51_HZ, c,
-                  cosim.ppm[i], n->avr ? cosim_state_name(n->avr->state) : node51.stopped ? "crashed" : "running");
-        if (n->avr)
-            sb_printf(b, "\"asleep_share\":%.6f,", c ? (double)n->sleep_cycles / (double)c : 0.0);
-        else /* the 8051 (node51.c): no sleep counted (idle mode is stepped a machine cycle at a time) */
-            sb_printf(b, "\"asleep_share\":0,");
-        sb_printf(b, "\"resets\":%" PRIu64 ",", n->resets);
-        if (n->avr) {
-            sb_printf(b, "\"wdt_resets\":%" PRIu64 ",\"mcusr\":%u,", n->wdt_resets, (unsigned)n->avr->data[0x54]);
-            if (i == PROFILER) /* the event LEDs, PF0..7, active high (docs/hardware.md) */
-                sb_printf(b, "\"leds\":%u,", (unsigned)n->avr->data[0x31]);
-        } else {
-            /* the 8051 profiler: no watchdog, no reset flags; leds: P2's LEDs lit (active low: ~P2), p2 the
-             * latch */
-            sb_printf(b, "\"wdt_resets\":0,\"mcusr\":null,"
-                         "\"leds\":%u,\"p1\":%u,\"p2\":%u,\"p0_pins\":%u,\"p1_changes\":%" PRIu64 ",\"p2_changes\":%" PRIu64
-                         ",\"p1_dropped\":%" PRIu64 ",\"stops\":%" PRIu64 ",\"error\":",
-                      (unsigned)(uint8_t)~node51.p2, (unsigned)node51.p1, (unsigned)node51.p2, (unsigned)node51.p0,
-                      node51.p1_writes, node51.p2_writes, node51.pend_dropped, node51.stops);
-            sb_json_str(b, node51_error());
-            sb_printf(b, ",");
-            /* host bytes whose start bit came with the receiver off: ucsim lost them (the bridge counted
-             * them delivered when it put them on the line) */
-            in_ignored = node51_rx_lost();
-            in_ok = in_ok > in_ignored ? in_ok - in_ignored : 0;
-        }
+        sb_printf(b, "%s\"%s\":{\"kind\":\"%s\",\"clock_hz\":%" PRIu64 ",\"cycle\":%" PRIu64 ",\"ppm\":%d,",
+                  b->p[b->n - 1] == '{' ? "" : ",", n->name, n->kind, n->hz, n->ops->cycle(n), cosim.ppm[i]);
+        n->ops->status_json(n, b);
+        /* host bytes the core lost itself (ucsim: the start bit came with the receiver off), though the
+         * bridge counted them delivered when it put them on the line */
+        lost = n->ops->uart_rx_lost(n);
+        in_ignored += lost;
+        in_ok = in_ok > lost ? in_ok - lost : 0;
         sb_printf(b, "\"tty\":");
         sb_json_str(b, u->link);
         sb_printf(b, ",\"pts\":");

@@ -32,9 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simavr/avr_ioport.h>
-#include <simavr/sim_io.h>
-
 #include "control.h"
 #include "cosim.h"
 #include "uart_bridge.h"
@@ -73,18 +70,8 @@ static struct record *latest(int node)
     return NULL;
 }
 
-/* PORTA's pins as a whole (simavr raises IOPORT_IRQ_PIN_ALL after each write of PORTA, DDRA or PINA,
- * within the writing instruction, after the single pins' notifications the wires act on): a change
- * is the edge. */
-static void on_port(struct avr_irq_t *irq, uint32_t value, void *param)
-{
-    avr_t *a = cosim.nodes[PROFILER].avr;
-    (void)irq;
-    (void)param;
-    inject_edge(node_to_global(PROFILER, a->cycle), (uint8_t)value); /* the host line's time */
-}
-
-void inject_edge(uint64_t edge, uint8_t v)
+/* the profiler's timecode port changed (global cycle `edge`) */
+static void edge_seen(uint64_t edge, uint8_t v)
 {
     int id;
     if (v == inj.port)
@@ -104,18 +91,20 @@ void inject_edge(uint64_t edge, uint8_t v)
     }
 }
 
+/* The timecode port's pins as a whole, after the single pins' changes the wires act on (node.h:
+ * watch_port): a change is the edge. */
+static void on_port(void *ctx, uint8_t value, uint64_t at)
+{
+    (void)ctx;
+    edge_seen(node_to_global(PROFILER, at), value); /* the host line's time */
+}
+
 void inject_attach(void)
 {
-    avr_irq_t *irq;
-    if (cosim.p51) {
-        inj.watching = 1; /* the 8051's P1 writes come through inject_edge (cosim.c) */
-        inj.port = 0xFF;  /* its latch out of reset */
-        return;
-    }
-    irq = avr_io_getirq(cosim.nodes[PROFILER].avr, AVR_IOCTL_IOPORT_GETIRQ('A'), IOPORT_IRQ_PIN_ALL);
-    if (!irq)
-        die("no irq for the profiler's port A");
-    avr_irq_register_notify(irq, on_port, NULL);
+    struct node *p = cosim.nodes[PROFILER];
+    char port = p->pins->timecode[0].port;
+    inj.port = p->ops->port_out(p, port); /* the 8051's latch leaves reset at 0xFF, an AVR's pins at 0 */
+    p->ops->watch_port(p, port, on_port, NULL);
     inj.watching = 1;
 }
 

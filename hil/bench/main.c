@@ -76,6 +76,7 @@
 #include "inject.h"
 #include "lockstep.h"
 #include "node51.h"
+#include "node_avr.h"
 #include "pacing.h"
 #include "stimulus.h"
 #include "trace.h"
@@ -198,6 +199,7 @@ struct options {
     int alone; /* one-node mode: the node that runs, or -1 */
     int ppm_set; /* a --ppm-* option was given */
     const char *profiler_kind; /* --profiler-kind, or NULL: from the image's name */
+    int p51; /* the profiler is the 8051 (node51.c) */
 };
 
 /* --ppm-profiler / --ppm-executor: an integer -PPM_MAX..PPM_MAX */
@@ -333,7 +335,7 @@ static void parse_options(int argc, char **argv, struct options *o)
             die("--arduino is for the AVR profiler (the 8051 has no bootloader)");
         if (cosim.unconnected[GROUP_EVENT])
             die("--unconnected event is for the AVR profiler (the 8051's P0 noise is not modelled)");
-        cosim_set_8051();
+        o->p51 = 1;
     }
     o->alone = !o->elf[PROFILER] ? EXECUTOR : !o->elf[EXECUTOR] ? PROFILER : -1;
     if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
@@ -390,7 +392,7 @@ static void write_ready(const char *run_dir)
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
     sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\"}\n", pacing.paced ? "true" : "false",
-              arduino.on ? "true" : "false", cosim.p51 ? "8051" : "avr");
+              arduino.on ? "true" : "false", cosim_present(PROFILER) ? cosim.nodes[PROFILER]->kind : "avr");
     fputs(b.p, f);
     free(b.p);
     fclose(f);
@@ -519,7 +521,7 @@ int main(int argc, char **argv)
 
     for (i = 0; i < NNODES; i++)
         if (o.elf[i]) {
-            cosim_load_node(i, o.elf[i], o.alone >= 0);
+            cosim_add_node(i == PROFILER && o.p51 ? node51_load(o.elf[i]) : node_avr_load(i, o.elf[i], o.alone >= 0));
             if (arduino.on)
                 arduino_load_bootloader(i);
             uart_attach(i);
@@ -591,5 +593,5 @@ int main(int argc, char **argv)
         if (o.elf[i])
             uart_close(i);
     /* one-node mode: a crashed core fails the run, as a test driver expects */
-    return o.alone >= 0 && cosim.nodes[o.alone].avr && cosim.nodes[o.alone].avr->state == cpu_Crashed ? 1 : 0;
+    return o.alone >= 0 && cosim.nodes[o.alone]->ops->state(cosim.nodes[o.alone]) == NODE_CRASHED ? 1 : 0;
 }

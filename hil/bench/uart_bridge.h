@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <simavr/avr_uart.h>
-
 #include "bench.h"
 
 #define INJECT_MAX 64 /* bytes in one injection (a FIRE frame is 10) */
@@ -31,8 +29,6 @@ struct fault {
 };
 
 struct uart_node {
-    avr_uart_t *uart;
-    avr_irq_t *uart_in;
     /* pty */
     int master, slave;
     char pts[64];
@@ -54,7 +50,6 @@ struct uart_node {
     /* MCU -> host */
     struct out_byte *outq;
     size_t out_head, out_n, out_cap;
-    uint64_t tx_line_free; /* the node's cycle its transmitter's last stop bit ends */
     /* counters */
     uint64_t in_read, in_delivered, in_ignored;
     uint64_t out_bytes, out_written, out_dropped;
@@ -93,11 +88,11 @@ struct uart_bridge {
 extern struct uart_bridge uart;
 
 void uart_seed(uint64_t seed);
-void uart_attach(int id);                        /* after cosim_load_node */
+void uart_attach(int id);                        /* after cosim_add_node */
 void uart_open_pty(int id, const char *run_dir); /* RUN_DIR/NODE.tty */
 void uart_load_script(const char *path);
 void uart_arm(int id);                           /* schedule the next host byte, if any */
-void uart_reset(int id);                         /* after cosim_reset_node: timers were dropped */
+void uart_reset(int id);                         /* after a node's reset (cosim.after_reset) */
 void uart_read_pty(int id, uint64_t now);        /* host bytes written so far enter at `now` */
 int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
@@ -108,7 +103,7 @@ void uart_close(int id);                         /* remove the pty link */
  * wall time (paced: one ioctl, not one per byte). */
 void uart_poll_host_baud(int id, int force);
 uint64_t uart_line_baud(int id);   /* the host line's rate: the adapter's, or --baud without a pty */
-double uart_node_baud(int id);     /* the node's USART0 rate from UBRR0/U2X0 (bits per second) */
+double uart_node_baud(int id);     /* the node's UART rate, as its image set it (bits per second) */
 /* faults (faults.c has the commands) */
 void uart_garbage(int id, int dir, uint64_t count, uint64_t now); /* seeded random bytes onto the line */
 void uart_hangup(int id);                        /* close the pty; output is dropped meanwhile */
