@@ -53,6 +53,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "actions.h"
 #include "arduino.h"
 #include "cosim.h"
 #include "exectrace.h"
@@ -82,65 +83,15 @@ struct client {
     int dead;         /* dropped: replies are discarded, closed at the end of control_service */
 };
 
-/* pending timed actions (resets at a virtual time, ends of cuts, hang-ups and stuck wires) */
-struct action {
-    uint64_t at;
-    int kind; /* enum action_kind (control.h) */
-    int arg;
-};
-#define MAX_ACTIONS 64
-
-/* the channel's socket, its clients and the actions commands left: one channel per bench */
+/* the channel's socket and its clients: one channel per bench */
 static struct {
     int listen_fd;
     char run_dir[400];
     char sock_path[512];
     struct client clients[MAX_CLIENTS];
-    struct action actions[MAX_ACTIONS];
-    int n_actions;
     long sleep_ms; /* the sleep command: a host stall on demand, once the replies are out */
     uint64_t dropped_clients, evicted_clients, refused_clients;
 } ctl = {.listen_fd = -1};
-
-/* ---- timed actions ----------------------------------------------------------------------- */
-
-int control_add_action(uint64_t at, int kind, int arg)
-{
-    if (ctl.n_actions == MAX_ACTIONS)
-        return -1;
-    ctl.actions[ctl.n_actions++] = (struct action){at, kind, arg};
-    return 0;
-}
-
-uint64_t control_next_action(void)
-{
-    uint64_t t = NEVER;
-    int i;
-    for (i = 0; i < ctl.n_actions; i++)
-        if (ctl.actions[i].at < t)
-            t = ctl.actions[i].at;
-    return t;
-}
-
-void control_run_actions(uint64_t now)
-{
-    int i = 0;
-    while (i < ctl.n_actions) {
-        if (ctl.actions[i].at <= now) {
-            struct action a = ctl.actions[i];
-            ctl.actions[i] = ctl.actions[--ctl.n_actions];
-            switch (a.kind) {
-            case ACT_RESET: cosim_external_reset(a.arg, now); break;
-            case ACT_CUT_END: cosim_resync_wires(a.arg, -1, now); break;
-            case ACT_HANGUP_END: uart_replug(a.arg); break;
-            case ACT_STUCK_END: cosim_unstick(a.arg, now); break;
-            }
-            i = 0;
-        } else {
-            i++;
-        }
-    }
-}
 
 /* ---- status ------------------------------------------------------------------------------ */
 
@@ -332,6 +283,12 @@ void control_error(int fd, const char *fmt, ...)
     free(b.p);
 }
 
+/* a cut line group's end: the destinations see what the sources drive now */
+static void cut_end(int group, uint64_t now)
+{
+    cosim_resync_wires(group, -1, now);
+}
+
 static void cmd_cut(int fd, char w[][128], int nw)
 {
     double s = atof(w[2]);
@@ -346,7 +303,7 @@ static void cmd_cut(int fd, char w[][128], int nw)
             break;
     if (g < NGROUPS) {
         cosim.group_cut_until[g] = until;
-        control_add_action(until, ACT_CUT_END, g);
+        actions_add(until, cut_end, g);
     } else {
         if (!strcmp(w[1], "profiler.uart"))
             id = PROFILER;
@@ -480,7 +437,7 @@ static void handle_command(int fd, char *line)
             uint64_t at = secs_to_cycles(atof(w[3]));
             if (at < cosim.now_cycles)
                 at = cosim.now_cycles;
-            if (control_add_action(at, ACT_RESET, id))
+            if (actions_add(at, cosim_external_reset, id))
                 reply(fd, "{\"ok\":false,\"error\":\"too many pending actions\"}\n");
             else
                 control_replyf(fd, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);

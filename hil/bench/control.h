@@ -1,6 +1,6 @@
 /*
  * The control channel: a Unix socket (RUN_DIR/control.sock), one text command per line, one JSON
- * line per reply; and the timed actions commands leave behind (control.c has the commands).
+ * line per reply (control.c has the commands).
  */
 #ifndef MMBENCH_CONTROL_H
 #define MMBENCH_CONTROL_H
@@ -20,10 +20,6 @@ void control_open(const char *run_dir);
 const char *control_sock_path(void);
 int control_pollfds(struct pollfd *pfd); /* the listening socket and the clients; returns how many */
 void control_service(void);              /* accept, read and answer what is there */
-uint64_t control_next_action(void);      /* cycle of the next timed action (NEVER: none) */
-enum action_kind { ACT_RESET, ACT_CUT_END, ACT_HANGUP_END, ACT_STUCK_END };
-int control_add_action(uint64_t at, int kind, int arg); /* 0, or -1: the table is full */
-void control_run_actions(uint64_t now);  /* those due by `now` */
 void control_status_json(struct sbuf *b);
 void control_close(void);
 void control_reply(int fd, const char *text, size_t len); /* a reply, later (lockstep) or now */

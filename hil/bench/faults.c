@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions.h"
 #include "control.h"
 #include "cosim.h"
 #include "uart_bridge.h"
@@ -101,6 +102,13 @@ static void cmd_garbage(int fd, char w[][128], int nw)
                    node_names[id], dir ? "out" : "in", count, cosim.now_cycles);
 }
 
+/* the adapter plugged in again after a hang-up */
+static void hangup_end(int id, uint64_t now)
+{
+    (void)now;
+    uart_replug(id);
+}
+
 static void cmd_hangup(int fd, char w[][128], int nw)
 {
     int id = nw >= 2 ? parse_node(w[1]) : -1;
@@ -116,7 +124,7 @@ static void cmd_hangup(int fd, char w[][128], int nw)
         return;
     }
     until = cosim.now_cycles + secs_to_cycles(s);
-    if (control_add_action(until, ACT_HANGUP_END, id)) {
+    if (actions_add(until, hangup_end, id)) {
         control_error(fd, "too many pending actions");
         return;
     }
@@ -156,7 +164,7 @@ static void cmd_stuck(int fd, char w[][128], int nw)
         return;
     }
     until = cosim.now_cycles + secs_to_cycles(s);
-    if (control_add_action(until, ACT_STUCK_END, g)) {
+    if (actions_add(until, cosim_unstick, g)) {
         control_error(fd, "too many pending actions");
         return;
     }

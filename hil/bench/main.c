@@ -67,6 +67,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "actions.h"
 #include "arduino.h"
 #include "bench.h"
 #include "control.h"
@@ -472,12 +473,12 @@ static void run(uint64_t until_cycles)
             target = until_cycles;
         if (hostin_running())
             take_input(); /* what the host wrote so far, before the slice that may reach its moments */
-        act = control_next_action();
+        act = actions_next();
         if (act < target)
             target = act > now ? act : now;
         if (target > now)
             cosim_run_until(target);
-        control_run_actions(cosim.now_cycles);
+        actions_run(cosim.now_cycles);
         if (lockstep.on) {
             /* output as it falls due; host input only at grant points (lockstep.c) */
             for (i = 0; i < NNODES; i++)
