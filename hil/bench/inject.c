@@ -122,9 +122,9 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-void inject_command(int fd, char *args)
+void inject_command(struct command_req *req, struct sbuf *b)
 {
-    char *save = NULL, *node = strtok_r(args, " \t", &save), *hex = strtok_r(NULL, " \t", &save);
+    char *save = NULL, *node = strtok_r(req->args, " \t", &save), *hex = strtok_r(NULL, " \t", &save);
     char *delay_s = strtok_r(NULL, " \t", &save), *end = NULL;
     int id = node ? parse_node(node) : -1;
     uint64_t delay = 0;
@@ -132,37 +132,37 @@ void inject_command(int fd, char *args)
     struct record *r;
 
     if (!node || !hex || strtok_r(NULL, " \t", &save)) {
-        control_error(fd, "usage: inject NODE HEX [DELAY_CYCLES]");
+        sb_error(b, "usage: inject NODE HEX [DELAY_CYCLES]");
         return;
     }
     if (id < 0 || !cosim_present(id)) {
-        control_error(fd, "inject: unknown node '%.40s'", node);
+        sb_error(b, "inject: unknown node '%.40s'", node);
         return;
     }
     if (!inj.watching) {
-        control_error(fd, "inject: no profiler (its timecode port gives the edge)");
+        sb_error(b, "inject: no profiler (its timecode port gives the edge)");
         return;
     }
     if (delay_s) {
         delay = strtoull(delay_s, &end, 0);
         if (*end || *delay_s == '-') {
-            control_error(fd, "inject: bad DELAY_CYCLES '%.40s'", delay_s);
+            sb_error(b, "inject: bad DELAY_CYCLES '%.40s'", delay_s);
             return;
         }
     }
     if (inj.pending[id] || uart.n[id].hold) {
-        control_error(fd, "inject: an injection into %s is armed or on the line", node_names[id]);
+        sb_error(b, "inject: an injection into %s is armed or on the line", node_names[id]);
         return;
     }
     len = strlen(hex);
     if (!len || len % 2 || len / 2 > INJECT_MAX) {
-        control_error(fd, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
+        sb_error(b, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
         return;
     }
     for (; n < len / 2; n++) {
         int hi = hexval(hex[2 * n]), lo = hexval(hex[2 * n + 1]);
         if (hi < 0 || lo < 0) {
-            control_error(fd, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
+            sb_error(b, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
             return;
         }
         inj.data[id][n] = (uint8_t)(hi << 4 | lo);
@@ -176,7 +176,7 @@ void inject_command(int fd, char *args)
     }
     r = &inj.rec[(inj.head + inj.count++) % RECORDS];
     *r = (struct record){.id = inj.next_id++, .node = id, .bytes = n, .delay = delay, .armed = cosim.now_cycles};
-    control_replyf(fd, "{\"ok\":true,\"id\":%" PRIu64 ",\"node\":\"%s\",\"bytes\":%zu,\"delay_cycles\":%" PRIu64
+    sb_printf(b, "{\"ok\":true,\"id\":%" PRIu64 ",\"node\":\"%s\",\"bytes\":%zu,\"delay_cycles\":%" PRIu64
                        ",\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f}\n",
                    r->id, node_names[id], n, delay, cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU);
 }

@@ -70,6 +70,7 @@
 #include "actions.h"
 #include "arduino.h"
 #include "bench.h"
+#include "commands.h"
 #include "control.h"
 #include "cosim.h"
 #include "exectrace.h"
@@ -79,6 +80,7 @@
 #include "node51.h"
 #include "node_avr.h"
 #include "pacing.h"
+#include "status.h"
 #include "stimulus.h"
 #include "trace.h"
 #include "uart_bridge.h"
@@ -512,6 +514,7 @@ int main(int argc, char **argv)
     } else {
         check_run_dir(o.run_dir);
     }
+    snprintf(bench_run_dir, sizeof bench_run_dir, "%s", o.run_dir);
     if (o.trace)
         trace_open(o.trace);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ppoll wake-ups to the nanosecond (default slack: 50 us) */
@@ -535,7 +538,7 @@ int main(int argc, char **argv)
     for (i = 0; i < NNODES; i++)
         if (o.elf[i])
             uart_open_pty(i, o.run_dir);
-    control_open(o.run_dir);
+    control_open(o.run_dir, commands);
     if (o.script)
         uart_load_script(o.script);
     if (o.alone >= 0) {
@@ -575,7 +578,7 @@ int main(int argc, char **argv)
         stimulus_end(o.alone);
     {
         struct sbuf b = {0};
-        control_status_json(&b);
+        status_json(&b);
         fputs(b.p, status_out);
         fflush(status_out);
         free(b.p);

@@ -590,6 +590,40 @@ void uart_reset(int id)
     uart_arm(id);
 }
 
+/* the node's "tty", "pts" and "uart" members of its status object */
+void uart_status_json(int id, struct sbuf *b)
+{
+    struct node *n = cosim.nodes[id];
+    struct uart_node *u = &uart.n[id];
+    uint64_t in_ok = u->in_delivered, in_ignored = u->in_ignored, lost;
+
+    /* host bytes the core lost itself (ucsim: the start bit came with the receiver off), though the
+     * bridge counted them delivered when it put them on the line */
+    lost = n->ops->uart_rx_lost(n);
+    in_ignored += lost;
+    in_ok = in_ok > lost ? in_ok - lost : 0;
+    sb_printf(b, "\"tty\":");
+    sb_json_str(b, u->link);
+    sb_printf(b, ",\"pts\":");
+    sb_json_str(b, u->pts);
+    sb_printf(b, ",\"uart\":{\"in\":%" PRIu64 ",\"in_queued\":%zu,\"in_read\":%" PRIu64
+                 ",\"in_ignored\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_written\":%" PRIu64 ",\"out_buffered\":%zu,"
+                 "\"out_dropped\":%" PRIu64 ",\"first_in_cycle\":%" PRIu64 ",\"last_in_cycle\":%" PRIu64
+                 ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
+                 "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "],"
+                 "\"fault_duplicated\":[%" PRIu64 ",%" PRIu64 "],\"garbage_bytes\":[%" PRIu64 ",%" PRIu64 "],"
+                 "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64
+                 ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
+                 ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}",
+              in_ok, u->inq_n, u->in_read, in_ignored, u->out_bytes, u->out_written, u->out_n,
+              u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
+              u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
+              u->cut_dropped[1], u->f_duplicated[0], u->f_duplicated[1], u->garbage_bytes[0], u->garbage_bytes[1],
+              u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation,
+              uart_line_baud(id), uart_node_baud(id), u->host_baud_changes, u->baud_mismatch_dropped[0],
+              u->baud_mismatch_dropped[1]);
+}
+
 /* ---- set-up ------------------------------------------------------------------------------ */
 
 void uart_attach(int id)

@@ -98,6 +98,7 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms);
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
 uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
 void uart_close(int id);                         /* remove the pty link */
+void uart_status_json(int id, struct sbuf *b);   /* a node's "tty","pts","uart":{...} in the status */
 /* Reads the host's rate from the pty's termios: force (lockstep, before a grant: the host changes its
  * rate only between grants, so the grant runs at exactly that one), else at most once a millisecond of
  * wall time (paced: one ioctl, not one per byte). */
