@@ -41,7 +41,6 @@
 #include "cosim.h"
 #include "node_avr.h"
 #include "trace.h"
-#include "uart_bridge.h"
 
 struct arduino arduino = {.ifd = -1, .wd = {-1, -1}};
 
@@ -77,7 +76,7 @@ void arduino_load_bootloader(int id)
     a->pc = ARDUINO_BOOT_START;       /* power-on */
 }
 
-void arduino_watch(int id)
+void arduino_watch(int id, const char *pts)
 {
     if (!arduino.on)
         return;
@@ -86,9 +85,9 @@ void arduino_watch(int id)
         if (arduino.ifd < 0)
             die("inotify_init1: %s", strerror(errno));
     }
-    arduino.wd[id] = inotify_add_watch(arduino.ifd, uart.n[id].pts, IN_OPEN);
+    arduino.wd[id] = inotify_add_watch(arduino.ifd, pts, IN_OPEN);
     if (arduino.wd[id] < 0)
-        die("cannot watch %s for opens: %s", uart.n[id].pts, strerror(errno));
+        die("cannot watch %s for opens: %s", pts, strerror(errno));
 }
 
 int arduino_fd(void)

@@ -70,6 +70,16 @@ static struct record *latest(int node)
     return NULL;
 }
 
+/* the injection's last stop bit ended (uart_bridge.c) */
+static void line_done(int id, uint64_t cycle)
+{
+    struct record *r = latest(id);
+    if (r && !r->have_end) {
+        r->end = cycle;
+        r->have_end = 1;
+    }
+}
+
 /* the profiler's timecode port changed (global cycle `edge`) */
 static void edge_seen(uint64_t edge, uint8_t v)
 {
@@ -86,7 +96,7 @@ static void edge_seen(uint64_t edge, uint8_t v)
         r->edge = edge;
         r->port = v;
         r->have_edge = 1;
-        r->start = uart_inject(id, inj.data[id], inj.n[id], edge + r->delay);
+        r->start = uart_inject(id, inj.data[id], inj.n[id], edge + r->delay, line_done);
         r->late = r->start - (edge + r->delay);
     }
 }
@@ -106,15 +116,6 @@ void inject_attach(void)
     inj.port = p->ops->port_out(p, port); /* the 8051's latch leaves reset at 0xFF, an AVR's pins at 0 */
     p->ops->watch_port(p, port, on_port, NULL);
     inj.watching = 1;
-}
-
-void inject_line_done(int id, uint64_t cycle)
-{
-    struct record *r = latest(id);
-    if (r && !r->have_end) {
-        r->end = cycle;
-        r->have_end = 1;
-    }
 }
 
 static int hexval(char c)

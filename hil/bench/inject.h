@@ -12,7 +12,6 @@
 
 void inject_attach(void);                         /* the profiler added (and wired): watch its timecode port */
 void inject_command(struct command_req *req, struct sbuf *b); /* the inject command: req->args after "inject" */
-void inject_line_done(int id, uint64_t cycle);    /* uart_bridge.c: the last stop bit ended */
 void inject_status_json(struct sbuf *b);          /* "inject_pending":[...],"injections":[...], */
 
 #endif

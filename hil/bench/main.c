@@ -531,6 +531,10 @@ int main(int argc, char **argv)
             uart_attach(i);
         }
     cosim.after_reset = uart_reset; /* a watchdog or external reset (cosim.c) resets the node's UART side too */
+    uart.pty_lock = hostin_lock;    /* the stamping thread reads the ptys (it takes the lock once it runs) */
+    uart.pty_unlock = hostin_unlock;
+    if (lockstep.on)
+        uart.on_out_byte = lockstep_on_byte_out; /* a frame grant stops at the delimiter's stop bit */
     if (o.alone < 0)
         cosim_wire_up();
     if (o.elf[PROFILER])

@@ -41,9 +41,6 @@
 
 #include "arduino.h"
 #include "cosim.h"
-#include "hostin.h"
-#include "inject.h"
-#include "lockstep.h"
 #include "pacing.h"
 #include "trace.h"
 
@@ -221,15 +218,15 @@ static void out_done(void *ctx, uint64_t end, uint64_t chr, uint8_t b)
         if (at < last->at)
             at = last->at;
     }
-    if (out_push(u, at, b))
-        lockstep_on_byte_out(b, at);
+    if (out_push(u, at, b) && uart.on_out_byte)
+        uart.on_out_byte(b, at);
     TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
     if (f->dup > 0 && rng_unit() < f->dup) {
         /* the line repeats the byte: it follows, one character later */
         uint64_t chr_g = node_to_global(n->id, end + chr) - node_to_global(n->id, end);
         u->f_duplicated[1]++;
-        if (out_push(u, at + chr_g, b))
-            lockstep_on_byte_out(b, at + chr_g);
+        if (out_push(u, at + chr_g, b) && uart.on_out_byte)
+            uart.on_out_byte(b, at + chr_g);
         TRACE("O %" PRIu64 " %s %02x\n", at + chr_g, n->name, b);
     }
 }
@@ -420,10 +417,11 @@ static void rx_take(struct node *n, uint64_t cycle)
     if (u->rx_armed_inj) {
         /* an injected byte: no faults or cuts (a calibration frame must arrive as sent) */
         u->rx_armed_inj = 0;
-        uart_deliver_now(n->id, u->inj[u->inj_next++], cycle);
+        uart_deliver_now(n->id, u->inj_data[u->inj_next++], cycle);
         if (u->inj_next == u->inj_n) {
             u->hold = 0;
-            inject_line_done(n->id, node_to_global(n->id, stop_bit_end(n, cycle)));
+            if (u->inj_done)
+                u->inj_done(n->id, node_to_global(n->id, stop_bit_end(n, cycle)));
         }
         uart_arm(n->id);
         return;
@@ -556,7 +554,7 @@ void uart_hold(int id)
     uart.n[id].hold = 1;
 }
 
-uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
+uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start, void (*done)(int id, uint64_t at))
 {
     struct uart_node *u = &uart.n[id];
     uint64_t baud = uart_line_baud(id);
@@ -570,7 +568,8 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
         u->rx_armed = 0;
         u->rx_line_free_scaled = u->rx_prev_free_scaled;
     }
-    memcpy(u->inj, b, n);
+    memcpy(u->inj_data, b, n);
+    u->inj_done = done;
     u->inj_n = n;
     u->inj_next = 0;
     u->inj_start = start;
@@ -686,7 +685,7 @@ void uart_open_pty(int id, const char *run_dir)
             die("cannot create %s: %s", u->link, strerror(errno));
     }
     u->pty_generation++;
-    arduino_watch(id); /* --arduino: the host's opens from now on (ours above is not seen) */
+    arduino_watch(id, u->pts); /* --arduino: the host's opens from now on (ours above is not seen) */
 }
 
 void uart_close(int id)
@@ -726,7 +725,8 @@ void uart_garbage(int id, int dir, uint64_t count, uint64_t now)
         } else if (at < u->uart_cut_until) {
             u->cut_dropped[1]++;
         } else if (out_push(u, at, b)) {
-            lockstep_on_byte_out(b, at);
+            if (uart.on_out_byte)
+                uart.on_out_byte(b, at);
             TRACE("O %" PRIu64 " %s %02x\n", at, node_names[id], b);
         }
     }
@@ -745,11 +745,13 @@ void uart_hangup(int id)
     u->hangup_dropped += u->out_n;
     u->out_head = 0;
     u->out_n = 0;
-    hostin_lock(); /* the stamping thread reads the master only while it is the node's */
+    if (uart.pty_lock)
+        uart.pty_lock(); /* the stamping thread reads the master only while it is the node's */
     close(u->master);
     close(u->slave);
     u->master = u->slave = -1;
-    hostin_unlock();
+    if (uart.pty_unlock)
+        uart.pty_unlock();
     logmsg("%s: pty %s hung up", node_names[id], u->pts);
 }
 
@@ -760,9 +762,11 @@ void uart_replug(int id)
     struct uart_node *u = &uart.n[id];
     if (!u->hung)
         return;
-    hostin_lock();
+    if (uart.pty_lock)
+        uart.pty_lock();
     uart_open_pty(id, uart.run_dir);
-    hostin_unlock(); /* (wakes the stamping thread: it polls the new master) */
+    if (uart.pty_unlock)
+        uart.pty_unlock(); /* (wakes the stamping thread: it polls the new master) */
     u->in_read = 0;
     u->out_written = 0;
     u->hung = 0;

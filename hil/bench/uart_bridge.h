@@ -44,9 +44,10 @@ struct uart_node {
     /* an injection (inject.c): bytes on the line from a given cycle; host bytes wait meanwhile */
     int hold;         /* host bytes do not go on the line: an injection is armed or on it */
     int rx_armed_inj; /* the armed byte is the injection's */
-    uint8_t inj[INJECT_MAX];
+    uint8_t inj_data[INJECT_MAX];
     size_t inj_n, inj_next; /* its bytes, and the next to go on the line */
     uint64_t inj_start;     /* the cycle its first start bit may begin */
+    void (*inj_done)(int id, uint64_t at); /* its last stop bit ended at global `at` (uart_inject) */
     /* MCU -> host */
     struct out_byte *outq;
     size_t out_head, out_n, out_cap;
@@ -84,6 +85,13 @@ struct uart_bridge {
     int simavr_timing; /* --uart-timing simavr (one-node mode): no corrections, bytes handed over raw */
     char run_dir[400]; /* where NODE.tty links are (re)made */
     struct uart_node n[NNODES];
+    /* Hooks set up by main.c (NULL: none). pty_lock/pty_unlock: around every change of a node's pty
+     * descriptor (hang-up, re-plug), for another thread that reads the ptys (hostin.c). on_out_byte:
+     * each MCU byte queued for the host, complete at global `at` (lockstep.c: a frame grant stops at
+     * a delimiter). */
+    void (*pty_lock)(void);
+    void (*pty_unlock)(void);
+    void (*on_out_byte)(uint8_t b, uint64_t at);
 };
 extern struct uart_bridge uart;
 
@@ -114,9 +122,9 @@ void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching th
 void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint64_t baud);
 uint64_t uart_pty_baud(int fd); /* the rate set on a pty (either end), or 0 */
 /* inject.c: puts n bytes on the line, the first start bit at `start` or when the line is free (a
- * host byte already begun ends first); returns the cycle it begins (global cycles, as the host line). Host bytes held (uart_hold)
- * stay held until the last stop bit ends, which calls inject_line_done(). */
-uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start);
+ * host byte already begun ends first); returns the cycle it begins (global cycles, as the host line).
+ * Host bytes held (uart_hold) stay held until the last stop bit ends, which calls done(id, at). */
+uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start, void (*done)(int id, uint64_t at));
 void uart_hold(int id); /* no further host byte goes on the line until an injection has ended */
 /* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at the node's
  * cycle `at` (in global time) */
