@@ -8,7 +8,7 @@
  * image and sets simavr's reset PC (avr->reset_pc: avr_reset starts every core there) to 0x3E000. The
  * bootloader then does what it does on the board: it waits for a byte on USART0 (115200 baud) for
  * 0.8325 s and then jumps to 0; a byte received in that window makes it stay in its STK500v2 command
- * loop for seconds (issue 23). It clears MCUSR, so the application always reads 0 there. After a
+ * loop for seconds (on two real Megas every handshake failed so). It clears MCUSR, so the application always reads 0 there. After a
  * watchdog reset it means to jump to the application at once, but through an EICALL with EIND = 1: it
  * lands in empty flash at 0x20000, runs up into itself again (3.84 ms) and waits the full time
  * (measured: docs/bench.md, "Arduino mode"). simavr's hex reader prints "unsupported check type 03"

@@ -1,6 +1,7 @@
 /*
- * mmbench: the virtual bench. Two ATmega2560 images (profiler and executor) in simavr on one virtual
- * clock, wired pin by pin, each USART0 on a pseudo-terminal, a control channel on a Unix socket.
+ * mmbench: the virtual bench. The profiler and executor images as two nodes on one virtual clock
+ * (ATmega2560s on simavr; the profiler may be the 87C51 on ucsim's core), wired pin by pin, each
+ * node's serial port on a pseudo-terminal, a control channel on a Unix socket.
  *
  *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
@@ -32,13 +33,19 @@
  * a refused run directory, no pty, no socket).
  *
  * The parts, one concept per file:
- *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order; the
+ *   cosim.c        the two nodes on one clock, the wires between them, stepping in cycle order; the
  *                  noise on unconnected inputs (--unconnected)
- *   node51.c       the 8051 profiler (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
- *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
+ *   node.h         a node as the bench uses it: stepping, pins, timers, its UART, reset, its status
+ *   node_avr.c     the ATmega2560 node on simavr, and the simavr 1.6 quirks the bench corrects
+ *   node51.c       the 8051 profiler node (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
+ *   uart_bridge.c  each node's serial line on a pty: host bytes paced at the baud rate, output queue,
+ *                  byte faults
  *   hostin.c       paced: the host's bytes stamped on the host clock by a thread of their own, each put
  *                  on its line at its stamp's virtual moment (a stall of the simulation moves no input)
- *   control.c      the control socket, its commands, the status JSON, timed actions
+ *   control.c      the control socket's server: its clients, their lines, their replies
+ *   commands.c     the control commands: the table (name -> handler) and the handlers of no other part
+ *   status.c       the status JSON, each part's members in their order
+ *   actions.c      timed actions: a reset at a later time, the ends of cuts, hang-ups, stuck wires
  *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
  *   arduino.c      --arduino: the Mega's bootloader, the reset when the host opens a port
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
@@ -48,7 +55,11 @@
  *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
  *   exectrace.c    the executor trace: task switches, interrupts, sleep, pins, seen from outside
- *   main.c         options, set-up and the main loop (this file)
+ *   bench.c        what every part shares: the clock, node names, logging, the JSON text buffer
+ *   main.c         options, set-up (the hooks between the parts) and the main loop (this file)
+ * No part calls back into a part that uses it: where a lower part must reach a higher one (a node's
+ * reset to the UART bridge, the bridge to the stamping thread, to a lockstep grant, to an injection),
+ * it calls a hook main.c set up or a function it was handed.
  *
  * Determinism. In unpaced mode the simulation depends only on the images, the script and the seed:
  * the same --script gives byte-identical UART output at identical cycles (--trace records them).

@@ -34,9 +34,9 @@
 #include "trace.h"
 
 /* ATmega2560 data-space addresses */
+#define REG_PORTF 0x31
 #define REG_PCIFR 0x3B
 #define REG_MCUSR 0x54
-#define REG_PORTF 0x31
 #define REG_PCICR 0x68
 #define REG_PCMSK2 0x6D
 #define REG_UCSR0A 0xC0

@@ -446,7 +446,7 @@ static void rx_take(struct node *n, uint64_t cycle)
         /* --arduino: the Mega's bootloader listens at 115200 while the host is at the application's
          * rate (9600). A slower host byte's start bit (104 us) outlasts the node's whole frame (87 us):
          * its receiver reads 0x00 with a framing error and RXC is set all the same, and a byte is what
-         * keeps the bootloader waiting (issue 23). One 0x00 per host byte (the bits after the start
+         * keeps the bootloader waiting (what failed the handshakes on real Megas). One 0x00 per host byte (the bits after the start
          * bit may make more frames on the board: at least this one). */
         u->baud_mismatch_garbled++;
         b = 0x00;
