@@ -8,7 +8,7 @@
  * image and sets simavr's reset PC (avr->reset_pc: avr_reset starts every core there) to 0x3E000. The
  * bootloader then does what it does on the board: it waits for a byte on USART0 (115200 baud) for
  * 0.8325 s and then jumps to 0; a byte received in that window makes it stay in its STK500v2 command
- * loop for seconds (issue 23). It clears MCUSR, so the application always reads 0 there. After a
+ * loop for seconds (on two real Megas every handshake failed so). It clears MCUSR, so the application always reads 0 there. After a
  * watchdog reset it means to jump to the application at once, but through an EICALL with EIND = 1: it
  * lands in empty flash at 0x20000, runs up into itself again (3.84 ms) and waits the full time
  * (measured: docs/bench.md, "Arduino mode"). simavr's hex reader prints "unsupported check type 03"
@@ -39,14 +39,14 @@
 #include <simavr/sim_hex.h>
 
 #include "cosim.h"
+#include "node_avr.h"
 #include "trace.h"
-#include "uart_bridge.h"
 
 struct arduino arduino = {.ifd = -1, .wd = {-1, -1}};
 
 void arduino_load_bootloader(int id)
 {
-    avr_t *a = cosim.nodes[id].avr;
+    avr_t *a = node_avr(cosim.nodes[id])->avr;
     ihex_chunk_p chunks = NULL;
     int n, i;
     uint32_t total = 0;
@@ -76,7 +76,7 @@ void arduino_load_bootloader(int id)
     a->pc = ARDUINO_BOOT_START;       /* power-on */
 }
 
-void arduino_watch(int id)
+void arduino_watch(int id, const char *pts)
 {
     if (!arduino.on)
         return;
@@ -85,9 +85,9 @@ void arduino_watch(int id)
         if (arduino.ifd < 0)
             die("inotify_init1: %s", strerror(errno));
     }
-    arduino.wd[id] = inotify_add_watch(arduino.ifd, uart.n[id].pts, IN_OPEN);
+    arduino.wd[id] = inotify_add_watch(arduino.ifd, pts, IN_OPEN);
     if (arduino.wd[id] < 0)
-        die("cannot watch %s for opens: %s", uart.n[id].pts, strerror(errno));
+        die("cannot watch %s for opens: %s", pts, strerror(errno));
 }
 
 int arduino_fd(void)

@@ -25,8 +25,8 @@ struct arduino {
 };
 extern struct arduino arduino;
 
-void arduino_load_bootloader(int id); /* after cosim_load_node; dies on a bad file (exit 2) */
-void arduino_watch(int id);           /* after each (re)open of the node's pty by the bench */
+void arduino_load_bootloader(int id); /* after node_avr_load; dies on a bad file (exit 2) */
+void arduino_watch(int id, const char *pts); /* after each (re)open of the node's pty (/dev/pts/N) */
 int arduino_fd(void);                 /* the descriptor to poll (-1: not in arduino mode) */
 void arduino_service(uint64_t now);   /* a host open of a pty since the last call: that node resets now */
 

@@ -10,6 +10,9 @@
 
 const char *const node_names[NNODES] = {"profiler", "executor"};
 
+volatile sig_atomic_t bench_stop;
+char bench_run_dir[400];
+
 int parse_node(const char *s)
 {
     int i;
@@ -115,4 +118,16 @@ void sb_json_str(struct sbuf *b, const char *s)
         }
     }
     sb_printf(b, "\"");
+}
+
+void sb_error(struct sbuf *b, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    sb_printf(b, "{\"ok\":false,\"error\":");
+    sb_json_str(b, msg);
+    sb_printf(b, "}\n");
 }

@@ -1,34 +1,48 @@
 /*
- * The control channel: a Unix socket (RUN_DIR/control.sock), one text command per line, one JSON
- * line per reply; and the timed actions commands leave behind (control.c has the commands).
+ * The control channel's server: a Unix socket (RUN_DIR/control.sock), one text command per line, one
+ * JSON line per reply (control.c says how clients are kept). What the commands are and do is a table
+ * handed over at set-up (commands.c); a command's handler builds its reply, and the server sends it.
  */
 #ifndef MMBENCH_CONTROL_H
 #define MMBENCH_CONTROL_H
 
 #include <poll.h>
-#include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bench.h"
 
 #define MAX_CLIENTS 8
 
-/* set by the stop command and by SIGINT/SIGTERM/SIGHUP (main.c): the main loop ends */
-extern volatile sig_atomic_t bench_stop;
+/* One command line as its handler sees it. */
+struct command_req {
+    uint64_t client;   /* who sent it: where a later reply goes (control_reply_later) */
+    char *args;        /* the line after the command's name */
+    char w[6][128];    /* its first words, w[0] the name (empty where the line has fewer) */
+    int nw;
+    /* set by the handler: */
+    int later;         /* no reply now: it comes with control_reply_later */
+    long stall_ms;     /* stall the bench's thread this long once the replies are out */
+};
 
-void control_open(const char *run_dir);
+/* builds the reply (one JSON line) into `reply` */
+typedef void (*command_fn)(struct command_req *req, struct sbuf *reply);
+
+struct command {
+    const char *name;
+    command_fn fn;
+    int whole_line; /* its arguments are the rest of the line, not words (they may be longer) */
+};
+
+/* the table ends with a NULL name */
+void control_open(const char *run_dir, const struct command *table);
 const char *control_sock_path(void);
-const char *control_run_dir(void);
 int control_pollfds(struct pollfd *pfd); /* the listening socket and the clients; returns how many */
 void control_service(void);              /* accept, read and answer what is there */
-uint64_t control_next_action(void);      /* cycle of the next timed action (NEVER: none) */
-enum action_kind { ACT_RESET, ACT_CUT_END, ACT_HANGUP_END, ACT_STUCK_END };
-int control_add_action(uint64_t at, int kind, int arg); /* 0, or -1: the table is full */
-void control_run_actions(uint64_t now);  /* those due by `now` */
-void control_status_json(struct sbuf *b);
+/* The reply a handler left for later (req.later), when it is ready; dropped if the client has gone.
+ * Until then the client is not evicted to make room for a newcomer. */
+void control_reply_later(uint64_t client, const char *text, size_t len);
+void control_clients_json(struct sbuf *b); /* "control":{...}, for the status */
 void control_close(void);
-void control_reply(int fd, const char *text, size_t len); /* a reply, later (lockstep) or now */
-void control_replyf(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3))); /* no strings from outside in fmt's %s */
-void control_error(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));  /* {"ok":false,"error":"..."} escaped */
 
 #endif

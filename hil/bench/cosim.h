@@ -1,5 +1,5 @@
 /*
- * Co-simulation: the two ATmega2560 cores on one virtual clock, the wires between their ports, and
+ * Co-simulation: the two nodes (node.h) on one virtual clock, the wires between their ports, and
  * stepping them in cycle order (cosim.c says how and why).
  */
 #ifndef MMBENCH_COSIM_H
@@ -7,46 +7,28 @@
 
 #include <stdint.h>
 
-#include <simavr/avr_ioport.h>
-#include <simavr/sim_avr.h>
-#include <simavr/sim_interrupts.h>
-#include <simavr/sim_irq.h>
-
 #include "bench.h"
-
-struct node {
-    int id;
-    const char *name;
-    const char *elf;
-    avr_t *avr;
-    avr_int_vector_t pcint2; /* executor only (port K) */
-    uint64_t sleep_cycles;
-    uint64_t resets;     /* every reset: the reset command and the watchdog's */
-    uint64_t wdt_resets; /* the watchdog's */
-    avr_run_t run_fn;    /* simavr's run callback: the watchdog swaps it to ask for a reset */
-};
+#include "node.h"
 
 enum { GROUP_TIMECODE = 0, GROUP_EVENT = 1, NGROUPS = 2 };
 extern const char *const group_names[NGROUPS];
 
 struct wire {
     int src, dst;
-    char src_port, dst_port;
-    int src_bit, dst_bit;
+    struct node_pin src_pin, dst_pin; /* as the nodes' boards have them (node.h: pins) */
+    int dst_in;    /* the destination's handle of its input (node.h: input) */
     int group;
     int level;     /* level the destination sees */
     int src_level; /* level the source drives */
-    avr_irq_t *dst_irq;
     const char *vcd_name;
     int index;              /* bit within its group: timecode 0..7, event 0..3 (3: the strobe) */
     uint64_t stuck_until;   /* a stuck wire (faults.c): the destination sees the stuck level until then */
-    avr_ioport_t *dst_io;   /* the destination's port (its external pull: cosim.c, "PORT writes") */
 };
 
 #define NWIRES 12
 
 /* Crystal offsets (--ppm-profiler, --ppm-executor; docs/bench.md, "Crystal offsets"). Each core counts
- * its own cycles (avr->cycle: its timers, its UART's baud generator, its sleep) at 16 MHz x (1 + ppm/1e6);
+ * its own cycles (node.h: its timers, its UART's baud generator, its sleep) at 16 MHz x (1 + ppm/1e6);
  * the bench's global virtual time (cosim.now_cycles, pacing, grants, timed actions, the host's UART
  * line, --trace, the VCD) stays in nominal 16 MHz cycles. With K_n = 10^6 + ppm_n, node n's cycle c is
  * at global time c * 10^6 / K_n. Every crossing between the two kinds of cycle goes through the helpers
@@ -54,15 +36,15 @@ struct wire {
 #define PPM_MAX 10000 /* 1 %: twice the 0.5 % of the resonator a genuine Mega clocks its ATmega2560 from */
 #define PPM_ONE 1000000ull
 /* The 8051 profiler (node51.h) runs at 11.0592 MHz: 432/625 of 16 MHz, exactly. So K_n is kept as node
- * cycles per GLOBAL_K = 625 x 10^6 global cycles: K_n = RATIO_n x (10^6 + ppm_n) with RATIO 625 for an
- * AVR and 432 for the 8051, and every conversion below stays one exact muldiv (an AVR's K is its former
- * 10^6 + ppm scaled by 625: the same results). */
+ * cycles per GLOBAL_K = 625 x 10^6 global cycles: K_n = RATIO_n x (10^6 + ppm_n) with RATIO_n the node's
+ * clock in units of RATIO_HZ (625 for an AVR at 16 MHz, 432 for the 8051), and every conversion below
+ * stays one exact muldiv (an AVR's K is its former 10^6 + ppm scaled by 625: the same results). */
 #define RATIO_AVR 625ull
-#define RATIO_8051 432ull
+#define RATIO_HZ (F_CPU / RATIO_AVR) /* 25.6 kHz: both crystals are whole multiples of it */
 #define GLOBAL_K (RATIO_AVR * PPM_ONE)
 
 struct cosim {
-    struct node nodes[NNODES];
+    struct node *nodes[NNODES]; /* NULL: not there (one-node mode runs one of the two) */
     struct wire wires[NWIRES];
     uint64_t group_cut_until[NGROUPS]; /* a cut line group drops changes until then */
     uint64_t now_cycles;               /* the global virtual time: every core has reached it */
@@ -70,12 +52,10 @@ struct cosim {
     uint64_t wire_changes, wire_cut_dropped, wire_max_skew, wire_rewinds;
     uint64_t wire_stuck_masked; /* source changes a stuck wire did not pass on */
     int wired;              /* both nodes and the wires between them (0: one-node mode) */
-    uint64_t itrace_until;  /* one-node --itrace: instructions are traced while the clock is below this */
     void (*after_reset)(int id); /* the rest of a node's reset (the UART bridge: main.c sets uart_reset) */
     int ppm[NNODES];             /* the crystal offsets, -PPM_MAX..PPM_MAX (cosim_set_ppm) */
-    uint64_t ratio[NNODES];      /* RATIO_AVR, or RATIO_8051 for the 8051 profiler (cosim_set_8051) */
+    uint64_t ratio[NNODES];      /* the node's clock / RATIO_HZ (cosim_add_node): 625 an AVR, 432 the 8051 */
     uint64_t k[NNODES];          /* K_n = ratio_n x (10^6 + ppm_n): node cycles per GLOBAL_K global cycles */
-    int p51;                     /* the profiler is the 8051 (node51.c): nodes[PROFILER].avr is NULL */
     int same_clock;              /* K_profiler == K_executor: the cores' cycles compare as they are */
     /* --unconnected GROUP: the group's wires are not there; its inputs float (cosim.c, "Unconnected") */
     int unconnected[NGROUPS];
@@ -85,7 +65,6 @@ struct cosim {
 extern struct cosim cosim;
 
 void cosim_set_ppm(int id, int ppm); /* before the run; default 0 */
-void cosim_set_8051(void);           /* the profiler is the 8051: its clock ratio (before the run) */
 
 /* c * num / den rounded up (up = 1) or down (up = 0), exact (128-bit); NEVER stays NEVER, and a result
  * past 64 bits is NEVER */
@@ -134,28 +113,18 @@ static inline int cosim_not_later(uint64_t cp, uint64_t ce)
     return (unsigned __int128)cp * cosim.k[EXECUTOR] <= (unsigned __int128)ce * cosim.k[PROFILER];
 }
 
-void cosim_load_node(int id, const char *elf, int alone); /* dies if the image cannot be loaded */
-void cosim_wire_up(void);                      /* the fixed pin map, both nodes loaded */
+void cosim_add_node(struct node *n);           /* a node loaded (node_avr_load, node51_load): its clock */
+void cosim_wire_up(void);                      /* the fixed pin map, both nodes added */
 void cosim_seed_noise(uint64_t seed);          /* --seed: the noise on unconnected inputs */
 void cosim_run_until(uint64_t target);
-void cosim_catch_up(struct node *n, uint64_t at); /* `at`: the node's own cycle */
-void cosim_reset_node(int id, uint64_t at);    /* at: global; the core and its wires; the UART side: uart_reset */
-void cosim_external_reset(int id, uint64_t at); /* the reset command: as the RESET pin, MCUSR EXTRF; after_reset */
+/* the reset command: the RESET pin (an AVR: MCUSR EXTRF), at global `at`; the core, its wires, then
+ * after_reset */
+void cosim_external_reset(int id, uint64_t at);
 void cosim_resync_wires(int group, int dst, uint64_t at); /* at: global */
-/* one-node mode: the stimulus drives input pin `port``bit` to `level` (held against PORT writes: cosim.c) */
-struct cosim_input {       /* an input pin the one-node stimulus drives (stimulus.c) */
-    avr_ioport_t *port;
-    avr_irq_t *irq;
-    uint8_t mask;
-};
-struct cosim_input cosim_input(avr_t *a, char port, int bit); /* dies if the core has no such port */
-void cosim_drive_input(const struct cosim_input *in, int level);
 /* a stuck wire: the destination sees `level` on the group's bit `bit` (-1: every bit) until `until`;
  * returns how many wires; cosim_unstick (a timed action) then gives them the driver's level (times: global) */
 int cosim_stick(int group, int bit, int level, uint64_t until, uint64_t now);
 void cosim_unstick(int group, uint64_t now);
-const char *cosim_state_name(int state);
 int cosim_present(int id); /* one-node mode runs one of the two */
-uint64_t cosim_node_cycle(int id); /* the node's own clock now (AVR cycles, or 8051 clocks) */
 
 #endif

@@ -2,7 +2,7 @@
  * The executor trace (format: exectrace.h). How the bench sees each thing:
  *
  * Task switches. FreeRTOS's pxCurrentTCB is a 2-byte RAM variable (its address from the ELF's symbol
- * table). While the trace is on, the executor's batches run one instruction at a time (cosim.c), and
+ * table). While the trace is on, the executor's batches run one instruction at a time (node_avr.c), and
  * after each one the bench compares the two bytes with what it saw after the previous one. The AVR
  * has no 16-bit store to RAM: the pointer is written byte by byte. The kernel's writes are adjacent:
  * avr-gcc writes the high byte, then the low byte in the very next instruction (the executor image:
@@ -25,7 +25,7 @@
  * return address. The table is kept whether or not the trace is on, so a trace turned on mid-run
  * knows the frames taken before it (F lines).
  *
- * Sleep, pins, resets: cosim.c calls the hooks below where it sees them happen.
+ * Sleep, pins, resets: cosim.c and node_avr.c call the hooks below where they see them happen.
  *
  * Order. Records come from both cores' steps: a pin change the profiler makes at cycle a reaches the
  * executor as of a even when the executor has already run a few cycles past a (cosim.c), and a

@@ -5,7 +5,7 @@
  * offset, cosim.h, those are global cycles and this one the executor's own: a "# ppm N" line says so).
  *
  * Turned on by --exec-trace PATH (from cycle 0) or the control commands `exectrace on [FILE]` /
- * `exectrace off` (control.c); two-node mode only. Format, version 1 (fields separated by one space;
+ * `exectrace off` (commands.c); two-node mode only. Format, version 1 (fields separated by one space;
  * <cycle> and <vector> decimal; <addr> four lower-case hex digits, no prefix, a data-space address as
  * the core sees it, e.g. 0227 for the ELF's 0x800227):
  *
@@ -77,7 +77,7 @@
 
 #include <simavr/sim_avr.h>
 
-/* tested by cosim.c at every executor step: a plain int, not a call */
+/* tested by node_avr.c at every executor step: a plain int, not a call */
 extern int exectrace_on;
 
 void exectrace_attach(avr_t *a, const char *elf); /* at load, two-node mode: symbols, interrupt hooks */
@@ -88,7 +88,7 @@ int exectrace_is_open(void);
 const char *exectrace_path(void); /* the last file opened ("" if none) */
 uint64_t exectrace_records(void); /* records written to the current file */
 
-/* hooks from cosim.c (each a no-op unless the trace is on) */
+/* hooks from cosim.c and node_avr.c (each a no-op unless the trace is on) */
 void exectrace_insn(avr_t *a);                           /* after each executor instruction */
 void exectrace_core(avr_t *a, uint64_t cycle);           /* asleep, awake, halted, crashed? */
 void exectrace_wire(const char *name, int level, uint64_t cycle);

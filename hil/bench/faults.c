@@ -1,7 +1,7 @@
 /*
  * Faults, from the control channel. Byte faults draw from the bridge's seeded PRNG (--seed), so an
  * unpaced or lockstep run with the same commands at the same cycles gives the same faults; ends of
- * timed faults are timed actions (control.c) and happen at their cycle, in lockstep too.
+ * timed faults are timed actions (actions.c) and happen at their cycle, in lockstep too.
  *
  *   fault NODE in|out drop|corrupt|delay|dup RATE [DELAY_US]
  *       each byte in that direction is dropped, has one bit flipped, is held DELAY_US longer
@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "actions.h"
 #include "control.h"
 #include "cosim.h"
 #include "uart_bridge.h"
@@ -47,8 +48,10 @@ static int parse_dir(const char *s)
     return !strcmp(s, "in") ? 0 : !strcmp(s, "out") ? 1 : -1;
 }
 
-static void cmd_fault(int fd, char w[][128], int nw)
+void faults_fault(struct command_req *r, struct sbuf *b)
 {
+    char(*w)[128] = r->w;
+    int nw = r->nw;
     int id, dir;
     double rate;
     char *end;
@@ -58,14 +61,14 @@ static void cmd_fault(int fd, char w[][128], int nw)
         for (i = 0; i < NNODES; i++)
             if (nw < 3 || parse_node(w[2]) == i)
                 memset(uart.n[i].fault, 0, sizeof uart.n[i].fault);
-        control_replyf(fd, "{\"ok\":true}\n");
+        sb_printf(b, "{\"ok\":true}\n");
         return;
     }
     id = parse_node(w[1]);
     dir = parse_dir(w[2]);
     rate = strtod(w[4], &end);
     if (id < 0 || !cosim_present(id) || dir < 0 || nw < 5 || *end || !(rate >= 0 && rate <= 1)) {
-        control_error(fd, "usage: fault NODE in|out drop|corrupt|delay|dup RATE [DELAY_US] (RATE 0..1)");
+        sb_error(b, "usage: fault NODE in|out drop|corrupt|delay|dup RATE [DELAY_US] (RATE 0..1)");
         return;
     }
     f = &uart.n[id].fault[dir];
@@ -79,103 +82,101 @@ static void cmd_fault(int fd, char w[][128], int nw)
         f->delay = rate;
         f->delay_cycles = secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6);
     } else {
-        control_error(fd, "fault: unknown kind '%s'", w[3]);
+        sb_error(b, "fault: unknown kind '%s'", w[3]);
         return;
     }
     /* every word echoed was checked against a fixed list: nothing to escape */
-    control_replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"kind\":\"%s\",\"rate\":%g}\n", node_names[id],
+    sb_printf(b, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"kind\":\"%s\",\"rate\":%g}\n", node_names[id],
                    dir ? "out" : "in", w[3], rate);
 }
 
-static void cmd_garbage(int fd, char w[][128], int nw)
+void faults_garbage(struct command_req *r, struct sbuf *b)
 {
+    char(*w)[128] = r->w;
+    int nw = r->nw;
     int id = nw >= 2 ? parse_node(w[1]) : -1, dir = nw >= 3 ? parse_dir(w[2]) : -1;
     char *end;
     unsigned long long count = nw >= 4 ? strtoull(w[3], &end, 0) : 0;
     if (id < 0 || !cosim_present(id) || dir < 0 || nw < 4 || *end || count < 1 || count > 65536) {
-        control_error(fd, "usage: garbage NODE in|out COUNT (COUNT 1..65536)");
+        sb_error(b, "usage: garbage NODE in|out COUNT (COUNT 1..65536)");
         return;
     }
     uart_garbage(id, dir, count, cosim.now_cycles);
-    control_replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"bytes\":%llu,\"cycle\":%" PRIu64 "}\n",
+    sb_printf(b, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"bytes\":%llu,\"cycle\":%" PRIu64 "}\n",
                    node_names[id], dir ? "out" : "in", count, cosim.now_cycles);
 }
 
-static void cmd_hangup(int fd, char w[][128], int nw)
+/* the adapter plugged in again after a hang-up */
+static void hangup_end(int id, uint64_t now)
 {
+    (void)now;
+    uart_replug(id);
+}
+
+void faults_hangup(struct command_req *r, struct sbuf *b)
+{
+    char(*w)[128] = r->w;
+    int nw = r->nw;
     int id = nw >= 2 ? parse_node(w[1]) : -1;
     char *end;
     double s = nw >= 3 ? strtod(w[2], &end) : 0;
     uint64_t until;
     if (id < 0 || !cosim_present(id) || nw < 3 || *end || !(s > 0)) {
-        control_error(fd, "usage: hangup NODE SECONDS (SECONDS > 0)");
+        sb_error(b, "usage: hangup NODE SECONDS (SECONDS > 0)");
         return;
     }
     if (uart.n[id].hung) {
-        control_error(fd, "hangup: %s is hung up already", node_names[id]);
+        sb_error(b, "hangup: %s is hung up already", node_names[id]);
         return;
     }
     until = cosim.now_cycles + secs_to_cycles(s);
-    if (control_add_action(until, ACT_HANGUP_END, id)) {
-        control_error(fd, "too many pending actions");
+    if (actions_add(until, hangup_end, id)) {
+        sb_error(b, "too many pending actions");
         return;
     }
     uart_hangup(id);
-    control_replyf(fd, "{\"ok\":true,\"node\":\"%s\",\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
+    sb_printf(b, "{\"ok\":true,\"node\":\"%s\",\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
                    node_names[id], cosim.now_cycles, until);
 }
 
-static void cmd_stuck(int fd, char w[][128], int nw)
+void faults_stuck(struct command_req *r, struct sbuf *b)
 {
+    char(*w)[128] = r->w;
+    int nw = r->nw;
     int g, bit = -1, level, n;
     char *end;
     double s;
     uint64_t until;
     if (nw < 5) {
-        control_error(fd, "usage: stuck LINE BIT LEVEL SECONDS (LINE timecode|event, BIT 0..7|all, LEVEL 0|1)");
+        sb_error(b, "usage: stuck LINE BIT LEVEL SECONDS (LINE timecode|event, BIT 0..7|all, LEVEL 0|1)");
         return;
     }
     for (g = 0; g < NGROUPS; g++)
         if (!strcmp(w[1], group_names[g]))
             break;
     if (!cosim.wired || g == NGROUPS) {
-        control_error(fd, "stuck: unknown line '%s' (timecode or event, both nodes running)", w[1]);
+        sb_error(b, "stuck: unknown line '%s' (timecode or event, both nodes running)", w[1]);
         return;
     }
     if (strcmp(w[2], "all")) {
         bit = (int)strtol(w[2], &end, 10);
         if (*end || bit < 0 || bit > (g == GROUP_TIMECODE ? 7 : 3)) {
-            control_error(fd, "stuck: bad BIT '%s' (timecode 0..7, event 0..3, or all)", w[2]);
+            sb_error(b, "stuck: bad BIT '%s' (timecode 0..7, event 0..3, or all)", w[2]);
             return;
         }
     }
     level = !strcmp(w[3], "1") ? 1 : !strcmp(w[3], "0") ? 0 : -1;
     s = strtod(w[4], &end);
     if (level < 0 || *end || !(s > 0)) {
-        control_error(fd, "usage: stuck LINE BIT LEVEL SECONDS (LEVEL 0|1, SECONDS > 0)");
+        sb_error(b, "usage: stuck LINE BIT LEVEL SECONDS (LEVEL 0|1, SECONDS > 0)");
         return;
     }
     until = cosim.now_cycles + secs_to_cycles(s);
-    if (control_add_action(until, ACT_STUCK_END, g)) {
-        control_error(fd, "too many pending actions");
+    if (actions_add(until, cosim_unstick, g)) {
+        sb_error(b, "too many pending actions");
         return;
     }
     n = cosim_stick(g, bit, level, until, cosim.now_cycles);
-    control_replyf(fd, "{\"ok\":true,\"line\":\"%s\",\"wires\":%d,\"level\":%d,\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
+    sb_printf(b, "{\"ok\":true,\"line\":\"%s\",\"wires\":%d,\"level\":%d,\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
                    group_names[g], n, level, cosim.now_cycles, until);
-}
-
-int faults_command(int fd, char w[][128], int nw)
-{
-    if (!strcmp(w[0], "fault"))
-        cmd_fault(fd, w, nw);
-    else if (!strcmp(w[0], "garbage"))
-        cmd_garbage(fd, w, nw);
-    else if (!strcmp(w[0], "hangup"))
-        cmd_hangup(fd, w, nw);
-    else if (!strcmp(w[0], "stuck"))
-        cmd_stuck(fd, w, nw);
-    else
-        return 0;
-    return 1;
 }

@@ -32,9 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <simavr/avr_ioport.h>
-#include <simavr/sim_io.h>
-
 #include "control.h"
 #include "cosim.h"
 #include "uart_bridge.h"
@@ -73,18 +70,18 @@ static struct record *latest(int node)
     return NULL;
 }
 
-/* PORTA's pins as a whole (simavr raises IOPORT_IRQ_PIN_ALL after each write of PORTA, DDRA or PINA,
- * within the writing instruction, after the single pins' notifications the wires act on): a change
- * is the edge. */
-static void on_port(struct avr_irq_t *irq, uint32_t value, void *param)
+/* the injection's last stop bit ended (uart_bridge.c) */
+static void line_done(int id, uint64_t cycle)
 {
-    avr_t *a = cosim.nodes[PROFILER].avr;
-    (void)irq;
-    (void)param;
-    inject_edge(node_to_global(PROFILER, a->cycle), (uint8_t)value); /* the host line's time */
+    struct record *r = latest(id);
+    if (r && !r->have_end) {
+        r->end = cycle;
+        r->have_end = 1;
+    }
 }
 
-void inject_edge(uint64_t edge, uint8_t v)
+/* the profiler's timecode port changed (global cycle `edge`) */
+static void edge_seen(uint64_t edge, uint8_t v)
 {
     int id;
     if (v == inj.port)
@@ -99,33 +96,26 @@ void inject_edge(uint64_t edge, uint8_t v)
         r->edge = edge;
         r->port = v;
         r->have_edge = 1;
-        r->start = uart_inject(id, inj.data[id], inj.n[id], edge + r->delay);
+        r->start = uart_inject(id, inj.data[id], inj.n[id], edge + r->delay, line_done);
         r->late = r->start - (edge + r->delay);
     }
 }
 
-void inject_attach(void)
+/* The timecode port's pins as a whole, after the single pins' changes the wires act on (node.h:
+ * watch_port): a change is the edge. */
+static void on_port(void *ctx, uint8_t value, uint64_t at)
 {
-    avr_irq_t *irq;
-    if (cosim.p51) {
-        inj.watching = 1; /* the 8051's P1 writes come through inject_edge (cosim.c) */
-        inj.port = 0xFF;  /* its latch out of reset */
-        return;
-    }
-    irq = avr_io_getirq(cosim.nodes[PROFILER].avr, AVR_IOCTL_IOPORT_GETIRQ('A'), IOPORT_IRQ_PIN_ALL);
-    if (!irq)
-        die("no irq for the profiler's port A");
-    avr_irq_register_notify(irq, on_port, NULL);
-    inj.watching = 1;
+    (void)ctx;
+    edge_seen(node_to_global(PROFILER, at), value); /* the host line's time */
 }
 
-void inject_line_done(int id, uint64_t cycle)
+void inject_attach(void)
 {
-    struct record *r = latest(id);
-    if (r && !r->have_end) {
-        r->end = cycle;
-        r->have_end = 1;
-    }
+    struct node *p = cosim.nodes[PROFILER];
+    char port = p->pins->timecode[0].port;
+    inj.port = p->ops->port_out(p, port); /* the 8051's latch leaves reset at 0xFF, an AVR's pins at 0 */
+    p->ops->watch_port(p, port, on_port, NULL);
+    inj.watching = 1;
 }
 
 static int hexval(char c)
@@ -133,9 +123,9 @@ static int hexval(char c)
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
 
-void inject_command(int fd, char *args)
+void inject_command(struct command_req *req, struct sbuf *b)
 {
-    char *save = NULL, *node = strtok_r(args, " \t", &save), *hex = strtok_r(NULL, " \t", &save);
+    char *save = NULL, *node = strtok_r(req->args, " \t", &save), *hex = strtok_r(NULL, " \t", &save);
     char *delay_s = strtok_r(NULL, " \t", &save), *end = NULL;
     int id = node ? parse_node(node) : -1;
     uint64_t delay = 0;
@@ -143,37 +133,37 @@ void inject_command(int fd, char *args)
     struct record *r;
 
     if (!node || !hex || strtok_r(NULL, " \t", &save)) {
-        control_error(fd, "usage: inject NODE HEX [DELAY_CYCLES]");
+        sb_error(b, "usage: inject NODE HEX [DELAY_CYCLES]");
         return;
     }
     if (id < 0 || !cosim_present(id)) {
-        control_error(fd, "inject: unknown node '%.40s'", node);
+        sb_error(b, "inject: unknown node '%.40s'", node);
         return;
     }
     if (!inj.watching) {
-        control_error(fd, "inject: no profiler (its timecode port gives the edge)");
+        sb_error(b, "inject: no profiler (its timecode port gives the edge)");
         return;
     }
     if (delay_s) {
         delay = strtoull(delay_s, &end, 0);
         if (*end || *delay_s == '-') {
-            control_error(fd, "inject: bad DELAY_CYCLES '%.40s'", delay_s);
+            sb_error(b, "inject: bad DELAY_CYCLES '%.40s'", delay_s);
             return;
         }
     }
     if (inj.pending[id] || uart.n[id].hold) {
-        control_error(fd, "inject: an injection into %s is armed or on the line", node_names[id]);
+        sb_error(b, "inject: an injection into %s is armed or on the line", node_names[id]);
         return;
     }
     len = strlen(hex);
     if (!len || len % 2 || len / 2 > INJECT_MAX) {
-        control_error(fd, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
+        sb_error(b, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
         return;
     }
     for (; n < len / 2; n++) {
         int hi = hexval(hex[2 * n]), lo = hexval(hex[2 * n + 1]);
         if (hi < 0 || lo < 0) {
-            control_error(fd, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
+            sb_error(b, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
             return;
         }
         inj.data[id][n] = (uint8_t)(hi << 4 | lo);
@@ -187,7 +177,7 @@ void inject_command(int fd, char *args)
     }
     r = &inj.rec[(inj.head + inj.count++) % RECORDS];
     *r = (struct record){.id = inj.next_id++, .node = id, .bytes = n, .delay = delay, .armed = cosim.now_cycles};
-    control_replyf(fd, "{\"ok\":true,\"id\":%" PRIu64 ",\"node\":\"%s\",\"bytes\":%zu,\"delay_cycles\":%" PRIu64
+    sb_printf(b, "{\"ok\":true,\"id\":%" PRIu64 ",\"node\":\"%s\",\"bytes\":%zu,\"delay_cycles\":%" PRIu64
                        ",\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f}\n",
                    r->id, node_names[id], n, delay, cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU);
 }

@@ -8,11 +8,10 @@
 #include <stdint.h>
 
 #include "bench.h"
+#include "control.h"
 
-void inject_attach(void);                         /* after cosim_load_node(PROFILER): watch its port A */
-void inject_edge(uint64_t edge, uint8_t port);    /* the profiler's timecode port changed (global cycle) */
-void inject_command(int fd, char *args);          /* the inject command (after the word "inject") */
-void inject_line_done(int id, uint64_t cycle);    /* uart_bridge.c: the last stop bit ended */
+void inject_attach(void);                         /* the profiler added (and wired): watch its timecode port */
+void inject_command(struct command_req *req, struct sbuf *b); /* the inject command: req->args after "inject" */
 void inject_status_json(struct sbuf *b);          /* "inject_pending":[...],"injections":[...], */
 
 #endif

@@ -38,24 +38,39 @@
 #include "uart_bridge.h"
 
 /* the one outstanding grant of this bench and the --lockstep switch */
-struct lockstep lockstep = {.fd = -1};
+struct lockstep lockstep;
 
-static void reply_grant(const char *stop)
+/* The grant's reply (the output due by `now` written first: the reply's "out" counts it); no grant
+ * outstanding from here on. */
+static void grant_done(struct sbuf *b, uint64_t now, const char *stop)
 {
-    char buf[512];
-    uint64_t now = cosim.now_cycles;
     const struct uart_node *p = &uart.n[PROFILER], *e = &uart.n[EXECUTOR];
-    int k = snprintf(buf, sizeof buf,
-                     "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
-                     ",\"executor\":%" PRIu64 "},\"pty_generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
-                     "},\"hung_up\":{\"profiler\":%s,\"executor\":%s}}\n",
-                     now, (double)now / (double)F_CPU, stop, p->out_written, e->out_written, p->pty_generation,
-                     e->pty_generation, p->hung ? "true" : "false", e->hung ? "true" : "false");
-    if (lockstep.fd >= 0)
-        control_reply(lockstep.fd, buf, (size_t)k);
+    int i;
+    for (i = 0; i < NNODES; i++)
+        uart_flush_out(i, now);
+    now = cosim.now_cycles;
+    sb_printf(b,
+              "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
+              ",\"executor\":%" PRIu64 "},\"pty_generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
+              "},\"hung_up\":{\"profiler\":%s,\"executor\":%s}}\n",
+              now, (double)now / (double)F_CPU, stop, p->out_written, e->out_written, p->pty_generation,
+              e->pty_generation, p->hung ? "true" : "false", e->hung ? "true" : "false");
     lockstep.active = 0;
-    lockstep.fd = -1;
     lockstep.grants++;
+}
+
+/* the grant ran to its end (or the run ended): its client gets the reply now */
+static void reply_later(uint64_t now, const char *stop)
+{
+    struct sbuf b = {0};
+    grant_done(&b, now, stop);
+    control_reply_later(lockstep.client, b.p, b.n);
+    free(b.p);
+}
+
+static const char *stop_reason(void)
+{
+    return lockstep.stop_at < lockstep.granted ? "frame" : "until";
 }
 
 /* The earliest 0x00 already queued that is not complete yet (NEVER: none). */
@@ -75,24 +90,24 @@ static uint64_t pending_delimiter(uint64_t now)
     return t;
 }
 
-void lockstep_grant(int fd, char *args)
+void lockstep_grant(struct command_req *req, struct sbuf *b)
 {
     uint64_t want[NNODES] = {0, 0}, cycle;
     int have_in = 0, frame = 0, i;
     char *tok, *save = NULL, *end;
 
     if (!lockstep.on) {
-        control_error(fd, "grant: the bench is not in lockstep (--lockstep)");
+        sb_error(b, "grant: the bench is not in lockstep (--lockstep)");
         return;
     }
     if (lockstep.active) {
-        control_error(fd, "grant: a grant is outstanding");
+        sb_error(b, "grant: a grant is outstanding");
         return;
     }
-    tok = strtok_r(args, " \t", &save);
+    tok = strtok_r(req->args, " \t", &save);
     cycle = tok ? strtoull(tok, &end, 0) : 0;
     if (!tok || *end) {
-        control_error(fd, "usage: grant CYCLE [frame] [in profiler=N executor=M]");
+        sb_error(b, "usage: grant CYCLE [frame] [in profiler=N executor=M]");
         return;
     }
     while ((tok = strtok_r(NULL, " \t", &save))) {
@@ -106,12 +121,12 @@ void lockstep_grant(int fd, char *args)
             *eq = 0;
             id = parse_node(tok);
             if (id < 0) {
-                control_error(fd, "grant: unknown node '%s'", tok);
+                sb_error(b, "grant: unknown node '%s'", tok);
                 return;
             }
             want[id] = strtoull(eq + 1, NULL, 0);
         } else {
-            control_error(fd, "grant: unexpected '%s'", tok);
+            sb_error(b, "grant: unexpected '%s'", tok);
             return;
         }
     }
@@ -123,13 +138,13 @@ void lockstep_grant(int fd, char *args)
         if (!have_in) {
             uart_read_pty(i, cosim.now_cycles);
         } else if (uart_read_pty_exactly(i, want[i], cosim.now_cycles, 2000)) {
-            control_error(fd, "grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s",
+            sb_error(b, "grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s",
                            node_names[i], want[i], uart.n[i].in_read);
             return;
         }
     }
     lockstep.active = 1;
-    lockstep.fd = fd;
+    lockstep.client = req->client;
     lockstep.frame = frame;
     lockstep.granted = cycle;
     lockstep.stop_at = cycle;
@@ -138,7 +153,10 @@ void lockstep_grant(int fd, char *args)
         if (d < lockstep.stop_at)
             lockstep.stop_at = d;
     }
-    lockstep_reached(cosim.now_cycles);
+    if (cosim.now_cycles >= lockstep.stop_at)
+        grant_done(b, cosim.now_cycles, stop_reason()); /* there already: the reply now */
+    else
+        req->later = 1; /* the main loop runs it; lockstep_reached replies */
 }
 
 void lockstep_on_byte_out(uint8_t b, uint64_t at)
@@ -152,27 +170,14 @@ void lockstep_on_byte_out(uint8_t b, uint64_t at)
 
 int lockstep_reached(uint64_t now)
 {
-    int i;
     if (!lockstep.active || now < lockstep.stop_at)
         return 0;
-    for (i = 0; i < NNODES; i++)
-        uart_flush_out(i, now);
-    reply_grant(lockstep.stop_at < lockstep.granted ? "frame" : "until");
+    reply_later(now, stop_reason());
     return 1;
 }
 
 void lockstep_end(void)
 {
-    int i;
-    if (!lockstep.active)
-        return;
-    for (i = 0; i < NNODES; i++)
-        uart_flush_out(i, cosim.now_cycles);
-    reply_grant("end");
-}
-
-void lockstep_client_gone(int fd)
-{
-    if (lockstep.fd == fd)
-        lockstep.fd = -1; /* the grant runs on; nobody to tell */
+    if (lockstep.active)
+        reply_later(cosim.now_cycles, "end");
 }

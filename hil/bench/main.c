@@ -1,6 +1,7 @@
 /*
- * mmbench: the virtual bench. Two ATmega2560 images (profiler and executor) in simavr on one virtual
- * clock, wired pin by pin, each USART0 on a pseudo-terminal, a control channel on a Unix socket.
+ * mmbench: the virtual bench. The profiler and executor images as two nodes on one virtual clock
+ * (ATmega2560s on simavr; the profiler may be the 87C51 on ucsim's core), wired pin by pin, each
+ * node's serial port on a pseudo-terminal, a control channel on a Unix socket.
  *
  *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
@@ -32,13 +33,19 @@
  * a refused run directory, no pty, no socket).
  *
  * The parts, one concept per file:
- *   cosim.c        the two cores on one clock, the wires between them, stepping in cycle order; the
+ *   cosim.c        the two nodes on one clock, the wires between them, stepping in cycle order; the
  *                  noise on unconnected inputs (--unconnected)
- *   node51.c       the 8051 profiler (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
- *   uart_bridge.c  each USART0 on a pty: host bytes paced at the baud rate, output queue, faults
+ *   node.h         a node as the bench uses it: stepping, pins, timers, its UART, reset, its status
+ *   node_avr.c     the ATmega2560 node on simavr, and the simavr 1.6 quirks the bench corrects
+ *   node51.c       the 8051 profiler node (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
+ *   uart_bridge.c  each node's serial line on a pty: host bytes paced at the baud rate, output queue,
+ *                  byte faults
  *   hostin.c       paced: the host's bytes stamped on the host clock by a thread of their own, each put
  *                  on its line at its stamp's virtual moment (a stall of the simulation moves no input)
- *   control.c      the control socket, its commands, the status JSON, timed actions
+ *   control.c      the control socket's server: its clients, their lines, their replies
+ *   commands.c     the control commands: the table (name -> handler) and the handlers of no other part
+ *   status.c       the status JSON, each part's members in their order
+ *   actions.c      timed actions: a reset at a later time, the ends of cuts, hang-ups, stuck wires
  *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
  *   arduino.c      --arduino: the Mega's bootloader, the reset when the host opens a port
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
@@ -48,7 +55,11 @@
  *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
  *   exectrace.c    the executor trace: task switches, interrupts, sleep, pins, seen from outside
- *   main.c         options, set-up and the main loop (this file)
+ *   bench.c        what every part shares: the clock, node names, logging, the JSON text buffer
+ *   main.c         options, set-up (the hooks between the parts) and the main loop (this file)
+ * No part calls back into a part that uses it: where a lower part must reach a higher one (a node's
+ * reset to the UART bridge, the bridge to the stamping thread, to a lockstep grant, to an injection),
+ * it calls a hook main.c set up or a function it was handed.
  *
  * Determinism. In unpaced mode the simulation depends only on the images, the script and the seed:
  * the same --script gives byte-identical UART output at identical cycles (--trace records them).
@@ -67,8 +78,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "actions.h"
 #include "arduino.h"
 #include "bench.h"
+#include "commands.h"
 #include "control.h"
 #include "cosim.h"
 #include "exectrace.h"
@@ -76,7 +89,9 @@
 #include "inject.h"
 #include "lockstep.h"
 #include "node51.h"
+#include "node_avr.h"
 #include "pacing.h"
+#include "status.h"
 #include "stimulus.h"
 #include "trace.h"
 #include "uart_bridge.h"
@@ -198,6 +213,7 @@ struct options {
     int alone; /* one-node mode: the node that runs, or -1 */
     int ppm_set; /* a --ppm-* option was given */
     const char *profiler_kind; /* --profiler-kind, or NULL: from the image's name */
+    int p51; /* the profiler is the 8051 (node51.c) */
 };
 
 /* --ppm-profiler / --ppm-executor: an integer -PPM_MAX..PPM_MAX */
@@ -333,7 +349,7 @@ static void parse_options(int argc, char **argv, struct options *o)
             die("--arduino is for the AVR profiler (the 8051 has no bootloader)");
         if (cosim.unconnected[GROUP_EVENT])
             die("--unconnected event is for the AVR profiler (the 8051's P0 noise is not modelled)");
-        cosim_set_8051();
+        o->p51 = 1;
     }
     o->alone = !o->elf[PROFILER] ? EXECUTOR : !o->elf[EXECUTOR] ? PROFILER : -1;
     if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
@@ -390,7 +406,7 @@ static void write_ready(const char *run_dir)
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
     sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\"}\n", pacing.paced ? "true" : "false",
-              arduino.on ? "true" : "false", cosim.p51 ? "8051" : "avr");
+              arduino.on ? "true" : "false", cosim_present(PROFILER) ? cosim.nodes[PROFILER]->kind : "avr");
     fputs(b.p, f);
     free(b.p);
     fclose(f);
@@ -470,12 +486,12 @@ static void run(uint64_t until_cycles)
             target = until_cycles;
         if (hostin_running())
             take_input(); /* what the host wrote so far, before the slice that may reach its moments */
-        act = control_next_action();
+        act = actions_next();
         if (act < target)
             target = act > now ? act : now;
         if (target > now)
             cosim_run_until(target);
-        control_run_actions(cosim.now_cycles);
+        actions_run(cosim.now_cycles);
         if (lockstep.on) {
             /* output as it falls due; host input only at grant points (lockstep.c) */
             for (i = 0; i < NNODES; i++)
@@ -509,6 +525,7 @@ int main(int argc, char **argv)
     } else {
         check_run_dir(o.run_dir);
     }
+    snprintf(bench_run_dir, sizeof bench_run_dir, "%s", o.run_dir);
     if (o.trace)
         trace_open(o.trace);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ppoll wake-ups to the nanosecond (default slack: 50 us) */
@@ -519,12 +536,16 @@ int main(int argc, char **argv)
 
     for (i = 0; i < NNODES; i++)
         if (o.elf[i]) {
-            cosim_load_node(i, o.elf[i], o.alone >= 0);
+            cosim_add_node(i == PROFILER && o.p51 ? node51_load(o.elf[i]) : node_avr_load(i, o.elf[i], o.alone >= 0));
             if (arduino.on)
                 arduino_load_bootloader(i);
             uart_attach(i);
         }
     cosim.after_reset = uart_reset; /* a watchdog or external reset (cosim.c) resets the node's UART side too */
+    uart.pty_lock = hostin_lock;    /* the stamping thread reads the ptys (it takes the lock once it runs) */
+    uart.pty_unlock = hostin_unlock;
+    if (lockstep.on)
+        uart.on_out_byte = lockstep_on_byte_out; /* a frame grant stops at the delimiter's stop bit */
     if (o.alone < 0)
         cosim_wire_up();
     if (o.elf[PROFILER])
@@ -532,7 +553,7 @@ int main(int argc, char **argv)
     for (i = 0; i < NNODES; i++)
         if (o.elf[i])
             uart_open_pty(i, o.run_dir);
-    control_open(o.run_dir);
+    control_open(o.run_dir, commands);
     if (o.script)
         uart_load_script(o.script);
     if (o.alone >= 0) {
@@ -572,7 +593,7 @@ int main(int argc, char **argv)
         stimulus_end(o.alone);
     {
         struct sbuf b = {0};
-        control_status_json(&b);
+        status_json(&b);
         fputs(b.p, status_out);
         fflush(status_out);
         free(b.p);
@@ -591,5 +612,5 @@ int main(int argc, char **argv)
         if (o.elf[i])
             uart_close(i);
     /* one-node mode: a crashed core fails the run, as a test driver expects */
-    return o.alone >= 0 && cosim.nodes[o.alone].avr && cosim.nodes[o.alone].avr->state == cpu_Crashed ? 1 : 0;
+    return o.alone >= 0 && cosim.nodes[o.alone]->ops->state(cosim.nodes[o.alone]) == NODE_CRASHED ? 1 : 0;
 }

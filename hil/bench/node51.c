@@ -11,16 +11,18 @@
  * Stepping (cosim.c, cosim_run_until). The 8051 runs the instructions that start at or before the
  * executor's clock, as an AVR profiler does (mcs51_run_until to the first 8051 clock after it). Its P1
  * latch takes a write at the END of the writing instruction (S6P2 of its last machine cycle; ucsim
- * reports it with that clock), which may be later than the executor's clock: the write is queued
- * (node51.pend) and the 8051 stops after that instruction (mcs51_break); the executor then runs up to
- * that moment, and cosim.c passes the change to the wires with the executor at it (exactly as an AVR
- * profiler's change: a rewind if the executor's last instruction went past it). The executor's event
- * pins reach P0 at the first 8051 clock at or after their moment, which is never after the 8051's
- * clock (it ran no instruction starting after the executor's): the next instruction reads them.
+ * reports it with that clock), which may be later than the executor's clock: the write is held
+ * (n51.pend, node.h: held_out) and the 8051 stops after that instruction (mcs51_break); the executor
+ * then runs up to that moment, and cosim.c has the change released onto the wires with the executor at
+ * it (exactly as an AVR profiler's change: a rewind if the executor's last instruction went past it).
+ * The executor's event pins reach P0 at the first 8051 clock at or after their moment, which is never
+ * after the 8051's clock (it ran no instruction starting after the executor's): the next instruction
+ * reads them. It is never lazily asleep (idle mode is stepped a machine cycle at a time), so it has no
+ * sleep to count and nothing to catch up.
  *
  * UART. The host line stays the bridge's (uart_bridge.c: paced at the adapter's rate, faults, cuts):
- * for the 8051 it starts each byte's start bit at its moment (a timer here, at the first instruction
- * boundary at or after it: up to 47 clocks, 4.3 us, late) and ucsim's receiver counts the 10 bit times
+ * for the 8051 it starts each byte's start bit at its moment (node.rx_at_start; a timer here, at the first
+ * instruction boundary at or after it: up to 47 clocks, 4.3 us, late) and ucsim's receiver counts the 10 bit times
  * at the rate the image set (Timer1) and sets RI at the end of the stop bit. Output: ucsim reports each
  * byte at the end of its stop bit (mcs51_on_tx), which is when the bridge queues it for the pty.
  */
@@ -30,8 +32,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-
-struct node51 node51;
 
 int node51_is_image(const char *path)
 {
@@ -48,8 +48,51 @@ int node51_is_image(const char *path)
 #define SFR_TMOD 0x89
 #define SFR_TH1 0x8D
 
-static mcs51_t *m;
-static void (*tx_fn)(uint64_t clock, uint8_t b);
+#define TIMERS 4  /* (fn, ctx) pairs: the UART bridge's receive timer is the one there is */
+#define WATCHES 16 /* P1: its 8 pins (the timecode wires) and the port as a whole (inject.c) */
+
+/* The board's pins (docs/hardware.md): P1.0..7 drive the timecode, P0.0..3 read the event id (PC0..2)
+ * and the strobe (PC3) */
+static const struct node_pins pins51 = {
+    .timecode = {{'1', 0}, {'1', 1}, {'1', 2}, {'1', 3}, {'1', 4}, {'1', 5}, {'1', 6}, {'1', 7}},
+    .event = {{'0', 0}, {'0', 1}, {'0', 2}, {'0', 3}},
+};
+
+/* the one 8051 a bench can have (the profiler) */
+static struct {
+    struct node node;    /* the interface; first, so a struct node * of this kind is one of these */
+    mcs51_t *m;
+    uint8_t p0;          /* the P0 pins as the executor's wires drive them (P0.4..7: pull-ups, 1) */
+    uint8_t p1, p2;      /* the latches as last written (P1: timecode, P2: LEDs, active low) */
+    uint64_t p1_writes, p2_writes; /* writes that changed the latch */
+    int stopped;         /* ucsim stopped the core (mcs51_error): only a reset brings it back */
+    uint64_t stops;
+    /* P1 writes not yet on the wires (held_out): released when the executor has reached their moment;
+     * pend_dropped: writes a full queue lost (never seen: the 8051 stops after each) */
+    int pend_n;
+    struct {
+        uint64_t clock;
+        uint8_t value;
+    } pend[16];
+    uint64_t pend_dropped;
+    /* timers: fn at the first instruction boundary at or after clock `at` */
+    struct {
+        uint64_t at;
+        node_timer_fn fn;
+        void *ctx;
+    } timers[TIMERS];
+    int n_timers;
+    /* who watches P1: a pin (bit >= 0) or the port (bit -1) */
+    struct {
+        int bit;
+        node_pin_fn pin;
+        node_port_fn port;
+        void *ctx;
+    } watches[WATCHES];
+    int n_watches;
+    node_tx_fn tx_fn;
+    void *tx_ctx;
+} n51;
 
 int node51_built(void)
 {
@@ -61,119 +104,23 @@ static void on_port(void *ctx, int port, uint64_t clock, uint8_t value)
 {
     (void)ctx;
     if (port == 2) {
-        if (value != node51.p2)
-            node51.p2_writes++;
-        node51.p2 = value;
+        if (value != n51.p2)
+            n51.p2_writes++;
+        n51.p2 = value;
         return;
     }
-    if (value == node51.p1)
+    if (value == n51.p1)
         return; /* a write that leaves the pins as they were: nothing on the wires */
-    node51.p1 = value;
-    node51.p1_writes++;
-    if (node51.pend_n == (int)(sizeof node51.pend / sizeof node51.pend[0])) {
-        node51.pend_dropped++; /* cannot happen while cosim.c drains it before each turn */
+    n51.p1 = value;
+    n51.p1_writes++;
+    if (n51.pend_n == (int)(sizeof n51.pend / sizeof n51.pend[0])) {
+        n51.pend_dropped++; /* cannot happen while cosim.c releases them before each turn */
         return;
     }
-    node51.pend[node51.pend_n].clock = clock;
-    node51.pend[node51.pend_n].value = value;
-    node51.pend_n++;
-    mcs51_break(m); /* the executor must reach this moment before the 8051 runs on */
-}
-
-static void on_tx(void *ctx, uint64_t clock, uint8_t b)
-{
-    (void)ctx;
-    if (tx_fn)
-        tx_fn(clock, b);
-}
-
-void node51_load(const char *path)
-{
-    char err[200];
-    long n;
-    m = mcs51_create(err, sizeof err);
-    if (!m)
-        die("8051 profiler: %s", err);
-    n = mcs51_load_ihx(m, path);
-    if (n < 0)
-        die("cannot read profiler image %s (not an Intel HEX file the 8051 can run)", path);
-    node51.on = 1;
-    node51.p1 = node51.p2 = 0xFF; /* reset latches */
-    node51.p0 = 0xF0;             /* the event wires at 0 (cosim.c), P0.4..7 pulled up */
-    mcs51_set_p0(m, node51.p0);
-    mcs51_on_port(m, on_port, NULL);
-    mcs51_on_tx(m, on_tx, NULL);
-    node51.timer_at = NEVER;
-    logmsg("profiler: 8051 (ucsim, 87C51 at 11.0592 MHz), %s: %ld bytes", path, n);
-}
-
-uint64_t node51_clock(void)
-{
-    return mcs51_clock(m);
-}
-
-uint64_t node51_eff_clock(void)
-{
-    return node51.stopped ? NEVER : mcs51_clock(m);
-}
-
-void node51_run(uint64_t limit)
-{
-    uint64_t c = mcs51_clock(m);
-    if (node51.stopped)
-        return;
-    if (node51.timer_fn && node51.timer_at <= c) {
-        void (*fn)(uint64_t) = node51.timer_fn;
-        node51.timer_fn = NULL;
-        node51.timer_at = NEVER;
-        fn(c);
-        return;
-    }
-    if (node51.timer_fn && node51.timer_at < limit)
-        limit = node51.timer_at;
-    if (limit <= c)
-        limit = c + 1;
-    if (mcs51_run_until(m, limit) < 0) {
-        node51.stopped = 1;
-        node51.stops++;
-        logmsg("profiler (8051): stopped at clock %" PRIu64 ": %s", mcs51_clock(m), mcs51_error(m));
-    }
-}
-
-void node51_set_input(int bit, int level)
-{
-    uint8_t b = (uint8_t)(1u << bit);
-    node51.p0 = (uint8_t)(level ? node51.p0 | b : node51.p0 & ~b);
-    mcs51_set_p0(m, node51.p0);
-}
-
-void node51_reset(void)
-{
-    mcs51_reset(m); /* P1, P2 latches to 0xFF: seen as writes (on_port) */
-    node51.stopped = 0;
-}
-
-void node51_timer(uint64_t at, void (*fn)(uint64_t at))
-{
-    node51.timer_at = at;
-    node51.timer_fn = fn;
-}
-
-void node51_timer_cancel(void)
-{
-    node51.timer_fn = NULL;
-    node51.timer_at = NEVER;
-}
-
-void node51_uart_rx(uint8_t b)
-{
-    if (mcs51_uart_rx(m, b))
-        logmsg("profiler (8051): receive queue full, byte %02x lost", b);
-}
-
-void node51_on_tx(void (*fn)(uint64_t clock, uint8_t b))
-{
-    tx_fn = fn;
+    n51.pend[n51.pend_n].clock = clock;
+    n51.pend[n51.pend_n].value = value;
+    n51.pend_n++;
+    mcs51_break(n51.m); /* the executor must reach this moment before the 8051 runs on */
 }
 
 /* Timer1 in mode 2 (auto-reload) as the baud generator: f / (12 x (256 - TH1) x (SMOD ? 16 : 32));
@@ -181,32 +128,344 @@ void node51_on_tx(void (*fn)(uint64_t clock, uint8_t b))
  * start-up), as an AVR's UART is at another rate before its UBRR is written. */
 static uint64_t bit_clocks(void)
 {
-    uint8_t th1 = mcs51_sfr(m, SFR_TH1), tmod = mcs51_sfr(m, SFR_TMOD), pcon = mcs51_sfr(m, SFR_PCON);
+    uint8_t th1 = mcs51_sfr(n51.m, SFR_TH1), tmod = mcs51_sfr(n51.m, SFR_TMOD), pcon = mcs51_sfr(n51.m, SFR_PCON);
     if (((tmod >> 4) & 3) != 2 || th1 == 0)
         return 0;
     return 12ull * (256u - th1) * ((pcon & 0x80) ? 16u : 32u);
 }
 
-double node51_baud(void)
+static uint64_t n51_uart_char(struct node *n)
 {
     uint64_t b = bit_clocks();
-    return b ? (double)NODE51_HZ / (double)b : 0.0;
-}
-
-uint64_t node51_char_clocks(void)
-{
-    uint64_t b = bit_clocks();
+    (void)n;
     return 10 * (b ? b : 1152); /* 1152: 9600 baud, before the image set it up */
 }
 
-unsigned long node51_rx_lost(void)
+/* ucsim's transmitter reports each byte at the end of its stop bit */
+static void on_tx(void *ctx, uint64_t clock, uint8_t b)
 {
-    return mcs51_uart_rx_lost(m);
+    (void)ctx;
+    if (n51.tx_fn)
+        n51.tx_fn(n51.tx_ctx, clock, n51_uart_char(&n51.node), b);
 }
 
-const char *node51_error(void)
+/* ---- running ---------------------------------------------------------------------------------- */
+
+static uint64_t n51_cycle(struct node *n)
 {
-    return mcs51_error(m);
+    (void)n;
+    return mcs51_clock(n51.m);
+}
+
+static uint64_t n51_next_event(struct node *n)
+{
+    (void)n;
+    return n51.stopped ? NEVER : mcs51_clock(n51.m);
+}
+
+/* the timer due first (-1: none) */
+static int first_timer(void)
+{
+    int i, t = -1;
+    for (i = 0; i < n51.n_timers; i++)
+        if (n51.timers[i].fn && (t < 0 || n51.timers[i].at < n51.timers[t].at))
+            t = i;
+    return t;
+}
+
+static void n51_step(struct node *n, uint64_t limit)
+{
+    uint64_t c = mcs51_clock(n51.m);
+    int t;
+    if (n51.stopped)
+        return;
+    t = first_timer();
+    if (t >= 0 && n51.timers[t].at <= c) {
+        node_timer_fn fn = n51.timers[t].fn;
+        uint64_t again;
+        n51.timers[t].fn = NULL;
+        n51.timers[t].at = NEVER;
+        again = fn(n, c, n51.timers[t].ctx);
+        if (again)
+            n->ops->timer(n, again, fn, n51.timers[t].ctx);
+        return;
+    }
+    if (t >= 0 && n51.timers[t].at < limit)
+        limit = n51.timers[t].at;
+    if (limit <= c)
+        limit = c + 1;
+    if (mcs51_run_until(n51.m, limit) < 0) {
+        n51.stopped = 1;
+        n51.stops++;
+        logmsg("profiler (8051): stopped at clock %" PRIu64 ": %s", mcs51_clock(n51.m), mcs51_error(n51.m));
+    }
+}
+
+/* (never called: main.c runs the 8051 with an executor only) */
+static void n51_run_alone(struct node *n, uint64_t until)
+{
+    while (!n51.stopped && mcs51_clock(n51.m) < until)
+        n51_step(n, until);
+}
+
+static void n51_catch_up(struct node *n, uint64_t at)
+{
+    (void)n;
+    (void)at; /* never lazily asleep: its clock is where it ran to */
+}
+
+static enum node_state n51_state(struct node *n)
+{
+    (void)n;
+    return n51.stopped ? NODE_CRASHED : NODE_RUNNING;
+}
+
+/* The RST pin: its clock goes on; P1 and P2 latches to 0xFF, which ucsim reports as writes (on_port:
+ * P1 held for the wires, high as the quasi-bidirectional pins go); its P0 inputs keep what the executor
+ * drives (n51.p0, outside the core). The 87C51 has no reset flags. */
+static uint64_t n51_reset(struct node *n, uint64_t at, const char *cause)
+{
+    (void)at;
+    (void)cause;
+    n->resets++;
+    mcs51_reset(n51.m);
+    n51.stopped = 0;
+    logmsg("profiler (8051) reset at clock %" PRIu64, mcs51_clock(n51.m));
+    return mcs51_clock(n51.m);
+}
+
+static void n51_timer(struct node *n, uint64_t at, node_timer_fn fn, void *ctx)
+{
+    int i;
+    (void)n;
+    for (i = 0; i < n51.n_timers; i++)
+        if (n51.timers[i].ctx == ctx && (n51.timers[i].fn == fn || !n51.timers[i].fn))
+            break;
+    if (i == n51.n_timers) {
+        if (n51.n_timers == TIMERS)
+            die("profiler (8051): more than %d timers", TIMERS);
+        n51.n_timers++;
+    }
+    n51.timers[i].at = at;
+    n51.timers[i].fn = fn;
+    n51.timers[i].ctx = ctx;
+}
+
+/* the core's reset keeps the timers (they are the bench's, outside it): only this drops one */
+static void n51_timer_cancel(struct node *n, node_timer_fn fn, void *ctx)
+{
+    int i;
+    (void)n;
+    for (i = 0; i < n51.n_timers; i++)
+        if (n51.timers[i].fn == fn && n51.timers[i].ctx == ctx) {
+            n51.timers[i].fn = NULL;
+            n51.timers[i].at = NEVER;
+        }
+}
+
+/* ---- pins ------------------------------------------------------------------------------------- */
+
+static int n51_input(struct node *n, struct node_pin pin)
+{
+    if (pin.port != '0' || pin.bit < 0 || pin.bit > 7)
+        die("%s (8051): no input P%c.%d", n->name, pin.port, pin.bit);
+    return pin.bit;
+}
+
+static void set_p0(int bit, int level)
+{
+    uint8_t b = (uint8_t)(1u << bit);
+    n51.p0 = (uint8_t)(level ? n51.p0 | b : n51.p0 & ~b);
+    mcs51_set_p0(n51.m, n51.p0);
+}
+
+static void n51_preset_input(struct node *n, int in, int level, int driven)
+{
+    (void)n;
+    (void)driven;
+    if (((n51.p0 >> in) & 1) != level)
+        set_p0(in, level);
+}
+
+/* read from its next instruction on (never after its clock: it ran none that starts later) */
+static uint64_t n51_set_input(struct node *n, int in, int level, uint64_t at, int driven)
+{
+    (void)n;
+    (void)at;
+    (void)driven;
+    set_p0(in, level);
+    return 0;
+}
+
+/* P0 has no internal pull-ups: a pin nothing drives floats (main.c refuses --unconnected event with
+ * the 8051: its noise is not modelled) */
+static enum pin_mode n51_input_mode(struct node *n, int in)
+{
+    (void)n;
+    (void)in;
+    return PIN_FLOATING;
+}
+
+static void add_watch(struct node *n, char port, int bit, node_pin_fn pin, node_port_fn pf, void *ctx)
+{
+    if (port != '1')
+        die("%s (8051): the bench watches P1 only, not P%c", n->name, port);
+    if (n51.n_watches == WATCHES)
+        die("%s (8051): more than %d watches on P1", n->name, WATCHES);
+    n51.watches[n51.n_watches].bit = bit;
+    n51.watches[n51.n_watches].pin = pin;
+    n51.watches[n51.n_watches].port = pf;
+    n51.watches[n51.n_watches].ctx = ctx;
+    n51.n_watches++;
+}
+
+static void n51_watch_pin(struct node *n, struct node_pin pin, node_pin_fn fn, void *ctx)
+{
+    add_watch(n, pin.port, pin.bit, fn, NULL, ctx);
+}
+
+static void n51_watch_port(struct node *n, char port, node_port_fn fn, void *ctx)
+{
+    add_watch(n, port, -1, NULL, fn, ctx);
+}
+
+static uint8_t n51_port_out(struct node *n, char port)
+{
+    (void)n;
+    return port == '1' ? n51.p1 : port == '2' ? n51.p2 : 0xFF;
+}
+
+static uint64_t n51_held_out(struct node *n)
+{
+    (void)n;
+    return n51.pend_n ? n51.pend[0].clock : NEVER;
+}
+
+/* each held P1 write at or before `upto`, in order: its pins one by one, then the port as a whole (as
+ * simavr reports an AVR's port write) */
+static void n51_release_out(struct node *n, uint64_t upto)
+{
+    int i = 0, j, k;
+    (void)n;
+    for (; i < n51.pend_n && n51.pend[i].clock <= upto; i++) {
+        for (k = 0; k < n51.n_watches; k++)
+            if (n51.watches[k].pin)
+                n51.watches[k].pin(n51.watches[k].ctx, (n51.pend[i].value >> n51.watches[k].bit) & 1, n51.pend[i].clock);
+        for (k = 0; k < n51.n_watches; k++)
+            if (n51.watches[k].port)
+                n51.watches[k].port(n51.watches[k].ctx, n51.pend[i].value, n51.pend[i].clock);
+    }
+    for (j = i; j < n51.pend_n; j++)
+        n51.pend[j - i] = n51.pend[j];
+    n51.pend_n -= i;
+}
+
+/* ---- UART ------------------------------------------------------------------------------------- */
+
+static void n51_uart_attach(struct node *n, node_tx_fn fn, void *ctx, int raw)
+{
+    (void)n;
+    (void)raw; /* ucsim times its own UART */
+    n51.tx_fn = fn;
+    n51.tx_ctx = ctx;
+}
+
+/* the byte's start bit on the receive line now: ucsim's receiver has it at the end of its stop bit (a
+ * byte that starts while REN = 0 is lost there: uart_rx_lost) */
+static int n51_uart_rx(struct node *n, uint8_t b)
+{
+    (void)n;
+    if (mcs51_uart_rx(n51.m, b))
+        logmsg("profiler (8051): receive queue full, byte %02x lost", b);
+    return 1;
+}
+
+static double n51_uart_baud(struct node *n)
+{
+    uint64_t b = bit_clocks();
+    (void)n;
+    return b ? (double)NODE51_HZ / (double)b : 0.0;
+}
+
+static unsigned long n51_uart_rx_lost(struct node *n)
+{
+    (void)n;
+    return mcs51_uart_rx_lost(n51.m);
+}
+
+/* no watchdog, no reset flags; leds: P2's LEDs lit (active low: ~P2), p2 the latch; no sleep counted
+ * (idle mode is stepped a machine cycle at a time) */
+static void n51_status_json(struct node *n, struct sbuf *b)
+{
+    sb_printf(b, "\"state\":\"%s\",\"asleep_share\":0,\"resets\":%" PRIu64 ",", node_state_name(n51_state(n)), n->resets);
+    sb_printf(b, "\"wdt_resets\":0,\"mcusr\":null,"
+                 "\"leds\":%u,\"p1\":%u,\"p2\":%u,\"p0_pins\":%u,\"p1_changes\":%" PRIu64 ",\"p2_changes\":%" PRIu64
+                 ",\"p1_dropped\":%" PRIu64 ",\"stops\":%" PRIu64 ",\"error\":",
+              (unsigned)(uint8_t)~n51.p2, (unsigned)n51.p1, (unsigned)n51.p2, (unsigned)n51.p0, n51.p1_writes,
+              n51.p2_writes, n51.pend_dropped, n51.stops);
+    sb_json_str(b, mcs51_error(n51.m));
+    sb_printf(b, ",");
+}
+
+static const struct node_ops ops51 = {
+    .cycle = n51_cycle,
+    .next_event = n51_next_event,
+    .step = n51_step,
+    .run_alone = n51_run_alone,
+    .catch_up = n51_catch_up,
+    .state = n51_state,
+    .reset = n51_reset,
+    .timer = n51_timer,
+    .timer_cancel = n51_timer_cancel,
+    .input = n51_input,
+    .preset_input = n51_preset_input,
+    .set_input = n51_set_input,
+    .input_mode = n51_input_mode,
+    .watch_pin = n51_watch_pin,
+    .watch_port = n51_watch_port,
+    .port_out = n51_port_out,
+    .held_out = n51_held_out,
+    .release_out = n51_release_out,
+    .uart_attach = n51_uart_attach,
+    .uart_rx = n51_uart_rx,
+    .uart_char = n51_uart_char,
+    .uart_baud = n51_uart_baud,
+    .uart_rx_lost = n51_uart_rx_lost,
+    .status_json = n51_status_json,
+};
+
+struct node *node51_load(const char *path)
+{
+    struct node *n = &n51.node;
+    char err[200];
+    long len;
+    n51.m = mcs51_create(err, sizeof err);
+    if (!n51.m)
+        die("8051 profiler: %s", err);
+    len = mcs51_load_ihx(n51.m, path);
+    if (len < 0)
+        die("cannot read profiler image %s (not an Intel HEX file the 8051 can run)", path);
+    n->id = PROFILER;
+    n->name = node_names[PROFILER];
+    n->image = path;
+    n->kind = "8051";
+    n->hz = NODE51_HZ;
+    n->ops = &ops51;
+    n->pins = &pins51;
+    n->rx_at_start = 1;
+    n->reset_floats_pins = 0;
+    n51.p1 = n51.p2 = 0xFF; /* reset latches */
+    n51.p0 = 0xF0;          /* the event wires at 0 (cosim.c), P0.4..7 pulled up */
+    mcs51_set_p0(n51.m, n51.p0);
+    mcs51_on_port(n51.m, on_port, NULL);
+    mcs51_on_tx(n51.m, on_tx, NULL);
+    /* it leaves reset with its P1 latch 0xFF (quasi-bidirectional: the pins high): held from clock 0,
+     * so the executor sees it from its first cycle once the wires are up (cosim_wire_up releases it) */
+    n51.pend[0].clock = 0;
+    n51.pend[0].value = n51.p1;
+    n51.pend_n = 1;
+    logmsg("profiler: 8051 (ucsim, 87C51 at 11.0592 MHz), %s: %ld bytes", path, len);
+    return n;
 }
 
 #else /* built without build/ucsim: the AVR bench alone */
@@ -216,23 +475,10 @@ int node51_built(void)
     return 0;
 }
 
-void node51_load(const char *path)
+struct node *node51_load(const char *path)
 {
-    (void)path; /* never called: main.c refuses an 8051 image before loading when node51_built() is 0 */
+    /* (main.c refuses an 8051 image before loading when node51_built() is 0) */
+    die("%s: an 8051 profiler image, but this mmbench was built without the 8051 core", path);
 }
-
-uint64_t node51_clock(void) { return 0; }
-uint64_t node51_eff_clock(void) { return NEVER; }
-void node51_run(uint64_t limit) { (void)limit; }
-void node51_set_input(int bit, int level) { (void)bit; (void)level; }
-void node51_reset(void) {}
-void node51_timer(uint64_t at, void (*fn)(uint64_t at)) { (void)at; (void)fn; }
-void node51_timer_cancel(void) {}
-void node51_uart_rx(uint8_t b) { (void)b; }
-void node51_on_tx(void (*fn)(uint64_t clock, uint8_t b)) { (void)fn; }
-double node51_baud(void) { return 0.0; }
-uint64_t node51_char_clocks(void) { return 11520; }
-unsigned long node51_rx_lost(void) { return 0; }
-const char *node51_error(void) { return ""; }
 
 #endif

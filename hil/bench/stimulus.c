@@ -49,6 +49,7 @@
 #include <simavr/sim_io.h>
 
 #include "cosim.h"
+#include "node_avr.h"
 #include "trace.h"
 #include "uart_bridge.h"
 
@@ -65,14 +66,14 @@ struct stim {
 /* the stimulus of the one node a one-node run has, and the port state it drives */
 static struct {
     int id;
-    struct node *n;
+    struct avr_node *n;
     struct stim *items;
     size_t n_items, cap, next;
     struct stim *bytes;       /* U bytes with simavr timing: a chain of their own, paced */
     size_t n_bytes, bytes_cap, next_byte;
     uint64_t last_byte_at, cpb;
     uint64_t itrace_cycles;
-    struct cosim_input port_k[8], event_id[3], strobe; /* the inputs it drives (stimulus_start) */
+    struct avr_input port_k[8], event_id[3], strobe; /* the inputs it drives (stimulus_start) */
     uint8_t tc;          /* the level of the timecode port the node sees */
     int strobe_level;
     int portc_last;      /* last PORTC value traced (-1: none yet) */
@@ -162,7 +163,7 @@ static void set_port_k(uint8_t value, uint8_t mask)
         if (mask & (1u << i)) {
             uint8_t bit = (value >> i) & 1u;
             if (((st.tc >> i) & 1u) != bit) {
-                cosim_drive_input(&st.port_k[i], bit);
+                node_avr_drive(&st.port_k[i], bit);
                 if (a->data[REG_PCMSK2] & (1u << i))
                     avr_raise_interrupt(a, &st.n->pcint2);
             }
@@ -186,7 +187,7 @@ static void apply(struct stim *s, uint64_t when)
     case 'K':
         TRACE("K %" PRIu64 " %02x\n", when, s->value);
         if (st.itrace_cycles)
-            cosim.itrace_until = when + st.itrace_cycles;
+            st.n->itrace_until = when + st.itrace_cycles;
         if (s->skew) {
             set_port_k(s->value, 0x0F);
             /* the high nibble `skew` cycles after the low one changed (as the old harness did) */
@@ -201,9 +202,9 @@ static void apply(struct stim *s, uint64_t when)
         break;
     case 'E':
         for (b = 0; b < 3; b++)
-            cosim_drive_input(&st.event_id[b], (s->value >> b) & 1u);
+            node_avr_drive(&st.event_id[b], (s->value >> b) & 1u);
         st.strobe_level = !st.strobe_level;
-        cosim_drive_input(&st.strobe, st.strobe_level);
+        node_avr_drive(&st.strobe, st.strobe_level);
         TRACE("E %" PRIu64 " %" PRIu64 " %x %d\n", s->at, (uint64_t)a->cycle, s->value, st.strobe_level);
         break;
     case 'R':
@@ -286,21 +287,21 @@ void stimulus_start(int id, uint64_t itrace_cycles)
     avr_t *a;
     int i;
     st.id = id;
-    st.n = &cosim.nodes[id];
+    st.n = node_avr(cosim.nodes[id]);
     a = st.n->avr;
     st.itrace_cycles = itrace_cycles;
     if (id == EXECUTOR) {
         for (i = 0; i < 8; i++) {
-            st.port_k[i] = cosim_input(a, 'K', i);
-            cosim_drive_input(&st.port_k[i], 0); /* the stimulus drives it: a pull-up does not change it */
+            st.port_k[i] = node_avr_input(a, 'K', i);
+            node_avr_drive(&st.port_k[i], 0); /* the stimulus drives it: a pull-up does not change it */
         }
     } else {
         for (i = 0; i < 3; i++) {
-            st.event_id[i] = cosim_input(a, 'C', i);
-            cosim_drive_input(&st.event_id[i], 0); /* the stimulus drives it: a pull-up does not change it */
+            st.event_id[i] = node_avr_input(a, 'C', i);
+            node_avr_drive(&st.event_id[i], 0); /* the stimulus drives it: a pull-up does not change it */
         }
-        st.strobe = cosim_input(a, 'L', 1);
-        cosim_drive_input(&st.strobe, 0);
+        st.strobe = node_avr_input(a, 'L', 1);
+        node_avr_drive(&st.strobe, 0);
     }
     avr_irq_register_notify(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('A'), IOPORT_IRQ_PIN_ALL), on_porta, NULL);
     avr_irq_register_notify(avr_io_getirq(a, AVR_IOCTL_IOPORT_GETIRQ('C'), IOPORT_IRQ_REG_PORT), on_portc, NULL);
@@ -320,6 +321,7 @@ void stimulus_start(int id, uint64_t itrace_cycles)
 
 void stimulus_end(int id)
 {
-    avr_t *a = cosim.nodes[id].avr;
-    TRACE("END %" PRIu64 " %d %s\n", (uint64_t)a->cycle, (int)a->state, cosim_state_name(a->state));
+    struct node *n = cosim.nodes[id];
+    avr_t *a = node_avr(n)->avr;
+    TRACE("END %" PRIu64 " %d %s\n", (uint64_t)a->cycle, (int)a->state, node_state_name(n->ops->state(n)));
 }

@@ -1,11 +1,9 @@
 /*
- * The UART/pty bridge.
- *
- * simavr 1.6 times a UART character as 11 bits (it always counts a parity bit) and raises RXC one
- * such character after a byte is injected. The bench corrects both: it sets the UART's character
- * time from UBRR/U2X/UCSZ/USBS/UPM (10 bits for 8N1), and injects each host byte at the moment its
- * stop bit ends, raising RXC at once. Host bytes are paced at --baud (default 9600, 10 bit times per
- * byte) in virtual time, one after the other. MCU output reaches the pty when its stop bit ends (UDR
+ * The UART/pty bridge: the host's side of each node's serial line. The node's side is the node's own
+ * (node.h: uart_*): an AVR's USART0 gets each host byte whole at the moment its stop bit ends, with
+ * RXC at once and its character time corrected (node_avr.c, "USART0"); the 8051's receiver gets the
+ * start bit at its moment and times the bits itself (node.rx_at_start). Host bytes are paced at --baud
+ * (default 9600, 10 bit times per byte) in virtual time, one after the other. MCU output reaches the pty when its stop bit ends (UDR
  * write, or the end of the previous character, plus one character; paced, not before the wall clock
  * has reached that moment: main.c, pacing.c); output the host does not read
  * stays in a bounded per-node buffer (--out-buffer) whose overflow is counted.
@@ -41,25 +39,10 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include <simavr/sim_cycle_timers.h>
-#include <simavr/sim_interrupts.h>
-#include <simavr/sim_io.h>
-
 #include "arduino.h"
 #include "cosim.h"
-#include "hostin.h"
-#include "inject.h"
-#include "lockstep.h"
-#include "node51.h"
 #include "pacing.h"
 #include "trace.h"
-
-/* ATmega2560 data-space addresses */
-#define REG_UCSR0A 0xC0
-#define REG_UCSR0B 0xC1
-#define REG_UCSR0C 0xC2
-#define REG_UBRR0L 0xC4
-#define REG_UBRR0H 0xC5
 
 /* both nodes' bridges, and their shared settings and fault PRNG */
 struct uart_bridge uart = {.baud = 9600, .out_buffer = 1 << 20, .rng = 0x9E3779B97F4A7C15ull};
@@ -76,26 +59,6 @@ static double rng_unit(void)
 void uart_seed(uint64_t seed)
 {
     uart.rng = seed * 0x9E3779B97F4A7C15ull + 1;
-}
-
-/* Character time of the node's USART0 from its registers (simavr would count 11 bits for 8N1). */
-static uint64_t uart_char_cycles(avr_t *a)
-{
-    uint32_t ubrr = (uint32_t)a->data[REG_UBRR0L] | ((uint32_t)(a->data[REG_UBRR0H] & 0x0F) << 8);
-    uint8_t ucsra = a->data[REG_UCSR0A], ucsrb = a->data[REG_UCSR0B], ucsrc = a->data[REG_UCSR0C];
-    static const int databits[8] = {5, 6, 7, 8, 8, 8, 8, 9};
-    int db = databits[((ucsrc >> 1) & 3) | (ucsrb & 4)];
-    int sb = 1 + ((ucsrc >> 3) & 1);
-    int parity = (ucsrc >> 4) & 3 ? 1 : 0;
-    uint64_t per_bit = (uint64_t)(ubrr + 1) * ((ucsra & 0x02) ? 8 : 16);
-    return per_bit * (uint64_t)(1 + db + parity + sb);
-}
-
-static void fix_uart_timing(int id)
-{
-    if (!cosim.nodes[id].avr)
-        return; /* the 8051 (node51.c): ucsim times its own UART */
-    uart.n[id].uart->cycles_per_byte = uart_char_cycles(cosim.nodes[id].avr);
 }
 
 
@@ -138,11 +101,8 @@ uint64_t uart_line_baud(int id)
 
 double uart_node_baud(int id)
 {
-    avr_t *a = cosim.nodes[id].avr;
-    if (!a)
-        return node51_baud();
-    uint32_t ubrr = (uint32_t)a->data[REG_UBRR0L] | ((uint32_t)(a->data[REG_UBRR0H] & 0x0F) << 8);
-    return (double)F_CPU / ((double)(ubrr + 1) * ((a->data[REG_UCSR0A] & 0x02) ? 8.0 : 16.0));
+    struct node *n = cosim.nodes[id];
+    return n->ops->uart_baud(n);
 }
 
 /* The two ends of the line run at rates a receiver cannot bridge (more than 4 %: 10 bits drift by
@@ -219,35 +179,11 @@ static int out_push(struct uart_node *u, uint64_t at, uint8_t b)
     return 1;
 }
 
-static void out_done(struct node *n, uint64_t end, uint64_t chr, uint8_t b);
-
-static void on_uart_out(struct avr_irq_t *irq, uint32_t value, void *param)
-{
-    struct node *n = param;
-    struct uart_node *u = &uart.n[n->id];
-    avr_t *a = n->avr;
-    uint64_t chr, start, end;
-    (void)irq;
-
-    if (!uart.simavr_timing)
-        fix_uart_timing(n->id); /* before simavr starts its transmit pump with its own char time */
-    chr = u->uart->cycles_per_byte; /* the node's cycles */
-    start = a->cycle > u->tx_line_free ? a->cycle : u->tx_line_free;
-    end = start + chr;
-    u->tx_line_free = end;
-    out_done(n, end, chr, (uint8_t)value);
-}
-
-/* the 8051's transmitter finished a byte: its stop bit ended at `clock` (node51.c) */
-static void on_51_out(uint64_t clock, uint8_t b)
-{
-    out_done(&cosim.nodes[PROFILER], clock, node51_char_clocks(), b);
-}
-
 /* A byte the node sent, complete at the host when its stop bit ends (the node's cycle `end`; chr: a
- * character in the node's cycles) */
-static void out_done(struct node *n, uint64_t end, uint64_t chr, uint8_t b)
+ * character in the node's cycles): node.h, uart_attach */
+static void out_done(void *ctx, uint64_t end, uint64_t chr, uint8_t b)
 {
+    struct node *n = ctx;
     struct uart_node *u = &uart.n[n->id];
     struct fault *f = &u->fault[1];
     uint64_t at = node_to_global(n->id, end); /* from here on, global time */
@@ -282,15 +218,15 @@ static void out_done(struct node *n, uint64_t end, uint64_t chr, uint8_t b)
         if (at < last->at)
             at = last->at;
     }
-    if (out_push(u, at, b))
-        lockstep_on_byte_out(b, at);
+    if (out_push(u, at, b) && uart.on_out_byte)
+        uart.on_out_byte(b, at);
     TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
     if (f->dup > 0 && rng_unit() < f->dup) {
         /* the line repeats the byte: it follows, one character later */
         uint64_t chr_g = node_to_global(n->id, end + chr) - node_to_global(n->id, end);
         u->f_duplicated[1]++;
-        if (out_push(u, at + chr_g, b))
-            lockstep_on_byte_out(b, at + chr_g);
+        if (out_push(u, at + chr_g, b) && uart.on_out_byte)
+            uart.on_out_byte(b, at + chr_g);
         TRACE("O %" PRIu64 " %s %02x\n", at + chr_g, n->name, b);
     }
 }
@@ -375,8 +311,7 @@ static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b, uint32_t
     u->inq_n++;
 }
 
-static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param);
-static void rx_start_51(uint64_t at);
+static uint64_t rx_deliver(struct node *n, uint64_t when, void *ctx);
 
 /* Schedules the next byte on the host line: its stop bit ends one character (10 bit times at the
  * adapter's rate, uart_line_baud: --baud until the host sets another) after it started. An injection's bytes go first (the first at its start cycle), with no
@@ -386,9 +321,9 @@ static void rx_start_51(uint64_t at);
 void uart_arm(int id)
 {
     struct uart_node *u = &uart.n[id];
+    struct node *n = cosim.nodes[id];
     struct in_byte *ib;
-    uint64_t start_scaled, end_scaled, end;
-    avr_t *a = cosim.nodes[id].avr;
+    uint64_t start_scaled, end_scaled, at;
     uint64_t baud;
 
     if (u->rx_armed)
@@ -419,21 +354,20 @@ void uart_arm(int id)
         u->rx_prev_free_scaled = u->rx_line_free_scaled;
     }
     u->rx_line_free_scaled = end_scaled;
-    if (!a) {
-        /* the 8051: the start bit goes onto its line at its moment, ucsim's receiver times the rest
-         * (node51.c); the timer fires at the first instruction boundary at or after it */
-        uint64_t start = global_to_node(id, (end_scaled - 10 * F_CPU + baud - 1) / baud);
-        u->rx_armed = 1;
-        u->rx_armed_at = start;
-        node51_timer(start, rx_start_51);
-        return;
-    }
-    end = global_to_node(id, (end_scaled + baud - 1) / baud);
-    if (end <= a->cycle)
-        end = a->cycle + 1;
+    /* the moment the node takes the byte: its start bit (a receiver that times the bits itself) or the
+     * end of its stop bit; the node's first cycle at or after it (node.h: timer) */
+    if (n->rx_at_start)
+        at = (end_scaled - 10 * F_CPU + baud - 1) / baud;
+    else
+        at = (end_scaled + baud - 1) / baud;
     u->rx_armed = 1;
-    u->rx_armed_at = end;
-    avr_cycle_timer_register(a, end - a->cycle, rx_deliver, &cosim.nodes[id]);
+    n->ops->timer(n, global_to_node(id, at), rx_deliver, u);
+}
+
+/* the node's cycle a byte the node took at `cycle` ends its stop bit */
+static uint64_t stop_bit_end(struct node *n, uint64_t cycle)
+{
+    return n->rx_at_start ? cycle + n->ops->uart_char(n) : cycle;
 }
 
 /* A byte whose stop bit ends now enters the MCU; `at` is the node's cycle the trace and counters give
@@ -441,31 +375,15 @@ void uart_arm(int id)
  * global time there. */
 void uart_deliver_now(int id, uint8_t b, uint64_t at)
 {
-    struct node *n = &cosim.nodes[id];
+    struct node *n = cosim.nodes[id];
     struct uart_node *u = &uart.n[id];
-    avr_uart_t *au = u->uart;
-    avr_t *a = n->avr;
-    if (!a) {
-        /* the 8051: `at` is the start bit's clock; ucsim's receiver has the byte at the end of its stop
-         * bit, traced so (a byte that starts while REN = 0 is lost there: node51_rx_lost) */
-        node51_uart_rx(b);
-        at += node51_char_clocks();
-    } else if (uart.simavr_timing) {
-        avr_raise_irq(u->uart_in, b); /* simavr raises RXC one of its characters later */
-    } else {
-        if (!(a->data[REG_UCSR0B] & 0x10)) {
-            u->in_ignored++; /* receiver off: the byte is lost, as on the chip */
-            return;
-        }
-        fix_uart_timing(id);
-        avr_raise_irq(u->uart_in, b);
-        /* the stop bit has ended now: RXC at once (simavr would wait another character) */
-        if (!avr_regbit_get(a, au->rxc.raised)) {
-            au->rxc_raise_time = a->cycle;
-            au->rx_cnt = 0;
-        }
-        avr_raise_interrupt(a, &au->rxc);
+    if (!n->ops->uart_rx(n, b)) {
+        u->in_ignored++; /* receiver off: the byte is lost, as on the chip */
+        return;
     }
+    /* a receiver that times the bits itself was handed the start bit: traced at its stop bit's end (a
+     * byte it lost with its receiver off: uart_rx_lost) */
+    at = stop_bit_end(n, at);
     u->in_delivered++;
     at = node_to_global(id, at);
     if (!u->first_in_cycle)
@@ -476,21 +394,17 @@ void uart_deliver_now(int id, uint8_t b, uint64_t at)
 
 static void rx_take(struct node *n, uint64_t cycle);
 
-static avr_cycle_count_t rx_deliver(avr_t *a, avr_cycle_count_t when, void *param)
+/* the armed byte's moment: the node's clock (which may have passed `when` within an instruction) */
+static uint64_t rx_deliver(struct node *n, uint64_t when, void *ctx)
 {
     (void)when;
-    rx_take(param, a->cycle);
+    (void)ctx;
+    rx_take(n, n->ops->cycle(n));
     return 0;
 }
 
-/* the 8051's armed host byte: its start bit begins now (at: the 8051's clock) */
-static void rx_start_51(uint64_t at)
-{
-    rx_take(&cosim.nodes[PROFILER], at);
-}
-
-/* The armed byte goes into the node at its cycle `cycle` (an AVR: its stop bit ends; the 8051: its
- * start bit begins) */
+/* The armed byte goes into the node at its cycle `cycle` (its stop bit ends, or its start bit begins:
+ * node.rx_at_start) */
 static void rx_take(struct node *n, uint64_t cycle)
 {
     struct uart_node *u = &uart.n[n->id];
@@ -503,10 +417,11 @@ static void rx_take(struct node *n, uint64_t cycle)
     if (u->rx_armed_inj) {
         /* an injected byte: no faults or cuts (a calibration frame must arrive as sent) */
         u->rx_armed_inj = 0;
-        uart_deliver_now(n->id, u->inj[u->inj_next++], cycle);
+        uart_deliver_now(n->id, u->inj_data[u->inj_next++], cycle);
         if (u->inj_next == u->inj_n) {
             u->hold = 0;
-            inject_line_done(n->id, node_to_global(n->id, cycle + (n->avr ? 0 : node51_char_clocks())));
+            if (u->inj_done)
+                u->inj_done(n->id, node_to_global(n->id, stop_bit_end(n, cycle)));
         }
         uart_arm(n->id);
         return;
@@ -531,7 +446,7 @@ static void rx_take(struct node *n, uint64_t cycle)
         /* --arduino: the Mega's bootloader listens at 115200 while the host is at the application's
          * rate (9600). A slower host byte's start bit (104 us) outlasts the node's whole frame (87 us):
          * its receiver reads 0x00 with a framing error and RXC is set all the same, and a byte is what
-         * keeps the bootloader waiting (issue 23). One 0x00 per host byte (the bits after the start
+         * keeps the bootloader waiting (what failed the handshakes on real Megas). One 0x00 per host byte (the bits after the start
          * bit may make more frames on the board: at least this one). */
         u->baud_mismatch_garbled++;
         b = 0x00;
@@ -639,7 +554,7 @@ void uart_hold(int id)
     uart.n[id].hold = 1;
 }
 
-uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
+uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start, void (*done)(int id, uint64_t at))
 {
     struct uart_node *u = &uart.n[id];
     uint64_t baud = uart_line_baud(id);
@@ -649,14 +564,12 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
         /* a host byte scheduled but not begun by the injected start bit (armed before the hold):
          * it goes after the injection; it is still its queue's head (a byte leaves the queue when
          * delivered) */
-        if (cosim.nodes[id].avr)
-            avr_cycle_timer_cancel(cosim.nodes[id].avr, rx_deliver, &cosim.nodes[id]);
-        else
-            node51_timer_cancel();
+        cosim.nodes[id]->ops->timer_cancel(cosim.nodes[id], rx_deliver, u);
         u->rx_armed = 0;
         u->rx_line_free_scaled = u->rx_prev_free_scaled;
     }
-    memcpy(u->inj, b, n);
+    memcpy(u->inj_data, b, n);
+    u->inj_done = done;
     u->inj_n = n;
     u->inj_next = 0;
     u->inj_start = start;
@@ -669,42 +582,55 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start)
 
 void uart_reset(int id)
 {
-    if (!cosim.nodes[id].avr)
-        node51_timer_cancel(); /* as avr_reset drops an AVR's timers: the byte is armed again below */
-    uart.n[id].rx_armed = 0; /* avr_reset dropped every cycle timer */
+    /* an AVR's reset dropped the byte's timer, the 8051's kept it: either way it is armed again below */
+    cosim.nodes[id]->ops->timer_cancel(cosim.nodes[id], rx_deliver, &uart.n[id]);
+    uart.n[id].rx_armed = 0;
     uart.n[id].rx_armed_inj = 0; /* an injected byte on the line goes again, whole */
     uart_arm(id);
 }
 
-/* ---- set-up ------------------------------------------------------------------------------ */
-
-static avr_uart_t *find_uart(avr_t *a, char name)
+/* the node's "tty", "pts" and "uart" members of its status object */
+void uart_status_json(int id, struct sbuf *b)
 {
-    avr_io_t *io;
-    for (io = a->io_port; io; io = io->next)
-        if (io->kind && !strcmp(io->kind, "uart") && ((avr_uart_t *)io)->name == name)
-            return (avr_uart_t *)io;
-    return NULL;
+    struct node *n = cosim.nodes[id];
+    struct uart_node *u = &uart.n[id];
+    uint64_t in_ok = u->in_delivered, in_ignored = u->in_ignored, lost;
+
+    /* host bytes the core lost itself (ucsim: the start bit came with the receiver off), though the
+     * bridge counted them delivered when it put them on the line */
+    lost = n->ops->uart_rx_lost(n);
+    in_ignored += lost;
+    in_ok = in_ok > lost ? in_ok - lost : 0;
+    sb_printf(b, "\"tty\":");
+    sb_json_str(b, u->link);
+    sb_printf(b, ",\"pts\":");
+    sb_json_str(b, u->pts);
+    sb_printf(b, ",\"uart\":{\"in\":%" PRIu64 ",\"in_queued\":%zu,\"in_read\":%" PRIu64
+                 ",\"in_ignored\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_written\":%" PRIu64 ",\"out_buffered\":%zu,"
+                 "\"out_dropped\":%" PRIu64 ",\"first_in_cycle\":%" PRIu64 ",\"last_in_cycle\":%" PRIu64
+                 ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
+                 "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "],"
+                 "\"fault_duplicated\":[%" PRIu64 ",%" PRIu64 "],\"garbage_bytes\":[%" PRIu64 ",%" PRIu64 "],"
+                 "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64
+                 ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
+                 ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}",
+              in_ok, u->inq_n, u->in_read, in_ignored, u->out_bytes, u->out_written, u->out_n,
+              u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
+              u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
+              u->cut_dropped[1], u->f_duplicated[0], u->f_duplicated[1], u->garbage_bytes[0], u->garbage_bytes[1],
+              u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation,
+              uart_line_baud(id), uart_node_baud(id), u->host_baud_changes, u->baud_mismatch_dropped[0],
+              u->baud_mismatch_dropped[1]);
 }
+
+/* ---- set-up ------------------------------------------------------------------------------ */
 
 void uart_attach(int id)
 {
-    struct node *n = &cosim.nodes[id];
+    struct node *n = cosim.nodes[id];
     struct uart_node *u = &uart.n[id];
-    uint32_t flags = 0;
 
-    if (n->avr) {
-        avr_ioctl(n->avr, AVR_IOCTL_UART_GET_FLAGS('0'), &flags);
-        flags &= ~(uint32_t)(AVR_UART_FLAG_POLL_SLEEP | AVR_UART_FLAG_STDIO);
-        avr_ioctl(n->avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);
-        u->uart = find_uart(n->avr, '0');
-        if (!u->uart)
-            die("no USART0 in simavr's atmega2560");
-        u->uart_in = avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_INPUT);
-        avr_irq_register_notify(avr_io_getirq(n->avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT), on_uart_out, n);
-    } else {
-        node51_on_tx(on_51_out); /* the 8051 (node51.c): its transmitter reports each byte's stop bit */
-    }
+    n->ops->uart_attach(n, out_done, n, uart.simavr_timing);
     u->out_cap = uart.out_buffer ? uart.out_buffer : 1;
     u->outq = calloc(u->out_cap, sizeof *u->outq);
     if (!u->outq)
@@ -759,7 +685,7 @@ void uart_open_pty(int id, const char *run_dir)
             die("cannot create %s: %s", u->link, strerror(errno));
     }
     u->pty_generation++;
-    arduino_watch(id); /* --arduino: the host's opens from now on (ours above is not seen) */
+    arduino_watch(id, u->pts); /* --arduino: the host's opens from now on (ours above is not seen) */
 }
 
 void uart_close(int id)
@@ -799,7 +725,8 @@ void uart_garbage(int id, int dir, uint64_t count, uint64_t now)
         } else if (at < u->uart_cut_until) {
             u->cut_dropped[1]++;
         } else if (out_push(u, at, b)) {
-            lockstep_on_byte_out(b, at);
+            if (uart.on_out_byte)
+                uart.on_out_byte(b, at);
             TRACE("O %" PRIu64 " %s %02x\n", at, node_names[id], b);
         }
     }
@@ -818,11 +745,13 @@ void uart_hangup(int id)
     u->hangup_dropped += u->out_n;
     u->out_head = 0;
     u->out_n = 0;
-    hostin_lock(); /* the stamping thread reads the master only while it is the node's */
+    if (uart.pty_lock)
+        uart.pty_lock(); /* the stamping thread reads the master only while it is the node's */
     close(u->master);
     close(u->slave);
     u->master = u->slave = -1;
-    hostin_unlock();
+    if (uart.pty_unlock)
+        uart.pty_unlock();
     logmsg("%s: pty %s hung up", node_names[id], u->pts);
 }
 
@@ -833,9 +762,11 @@ void uart_replug(int id)
     struct uart_node *u = &uart.n[id];
     if (!u->hung)
         return;
-    hostin_lock();
+    if (uart.pty_lock)
+        uart.pty_lock();
     uart_open_pty(id, uart.run_dir);
-    hostin_unlock(); /* (wakes the stamping thread: it polls the new master) */
+    if (uart.pty_unlock)
+        uart.pty_unlock(); /* (wakes the stamping thread: it polls the new master) */
     u->in_read = 0;
     u->out_written = 0;
     u->hung = 0;

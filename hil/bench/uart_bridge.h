@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <simavr/avr_uart.h>
-
 #include "bench.h"
 
 #define INJECT_MAX 64 /* bytes in one injection (a FIRE frame is 10) */
@@ -31,8 +29,6 @@ struct fault {
 };
 
 struct uart_node {
-    avr_uart_t *uart;
-    avr_irq_t *uart_in;
     /* pty */
     int master, slave;
     char pts[64];
@@ -44,18 +40,17 @@ struct uart_node {
     uint64_t rx_line_free_scaled; /* end of the last stop bit on the host line, in global cycle*baud units */
     uint64_t rx_line_baud;        /* the baud of those units (and of the two below): the last byte's */
     int rx_armed;
-    uint64_t rx_armed_at;         /* the node's cycle the armed byte enters */
     uint64_t rx_armed_start_scaled, rx_prev_free_scaled; /* the armed host byte's start, the line before it */
     /* an injection (inject.c): bytes on the line from a given cycle; host bytes wait meanwhile */
     int hold;         /* host bytes do not go on the line: an injection is armed or on it */
     int rx_armed_inj; /* the armed byte is the injection's */
-    uint8_t inj[INJECT_MAX];
+    uint8_t inj_data[INJECT_MAX];
     size_t inj_n, inj_next; /* its bytes, and the next to go on the line */
     uint64_t inj_start;     /* the cycle its first start bit may begin */
+    void (*inj_done)(int id, uint64_t at); /* its last stop bit ended at global `at` (uart_inject) */
     /* MCU -> host */
     struct out_byte *outq;
     size_t out_head, out_n, out_cap;
-    uint64_t tx_line_free; /* the node's cycle its transmitter's last stop bit ends */
     /* counters */
     uint64_t in_read, in_delivered, in_ignored;
     uint64_t out_bytes, out_written, out_dropped;
@@ -90,26 +85,34 @@ struct uart_bridge {
     int simavr_timing; /* --uart-timing simavr (one-node mode): no corrections, bytes handed over raw */
     char run_dir[400]; /* where NODE.tty links are (re)made */
     struct uart_node n[NNODES];
+    /* Hooks set up by main.c (NULL: none). pty_lock/pty_unlock: around every change of a node's pty
+     * descriptor (hang-up, re-plug), for another thread that reads the ptys (hostin.c). on_out_byte:
+     * each MCU byte queued for the host, complete at global `at` (lockstep.c: a frame grant stops at
+     * a delimiter). */
+    void (*pty_lock)(void);
+    void (*pty_unlock)(void);
+    void (*on_out_byte)(uint8_t b, uint64_t at);
 };
 extern struct uart_bridge uart;
 
 void uart_seed(uint64_t seed);
-void uart_attach(int id);                        /* after cosim_load_node */
+void uart_attach(int id);                        /* after cosim_add_node */
 void uart_open_pty(int id, const char *run_dir); /* RUN_DIR/NODE.tty */
 void uart_load_script(const char *path);
 void uart_arm(int id);                           /* schedule the next host byte, if any */
-void uart_reset(int id);                         /* after cosim_reset_node: timers were dropped */
+void uart_reset(int id);                         /* after a node's reset (cosim.after_reset) */
 void uart_read_pty(int id, uint64_t now);        /* host bytes written so far enter at `now` */
 int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
 void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
 uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
-void uart_close(int id);
+void uart_close(int id);                         /* remove the pty link */
+void uart_status_json(int id, struct sbuf *b);   /* a node's "tty","pts","uart":{...} in the status */
 /* Reads the host's rate from the pty's termios: force (lockstep, before a grant: the host changes its
  * rate only between grants, so the grant runs at exactly that one), else at most once a millisecond of
  * wall time (paced: one ioctl, not one per byte). */
 void uart_poll_host_baud(int id, int force);
 uint64_t uart_line_baud(int id);   /* the host line's rate: the adapter's, or --baud without a pty */
-double uart_node_baud(int id);     /* the node's USART0 rate from UBRR0/U2X0 (bits per second) */
+double uart_node_baud(int id);     /* the node's UART rate, as its image set it (bits per second) */
 /* faults (faults.c has the commands) */
 void uart_garbage(int id, int dir, uint64_t count, uint64_t now); /* seeded random bytes onto the line */
 void uart_hangup(int id);                        /* close the pty; output is dropped meanwhile */
@@ -119,12 +122,12 @@ void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching th
 void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint64_t baud);
 uint64_t uart_pty_baud(int fd); /* the rate set on a pty (either end), or 0 */
 /* inject.c: puts n bytes on the line, the first start bit at `start` or when the line is free (a
- * host byte already begun ends first); returns the cycle it begins (global cycles, as the host line). Host bytes held (uart_hold)
- * stay held until the last stop bit ends, which calls inject_line_done(). */
-uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start);
+ * host byte already begun ends first); returns the cycle it begins (global cycles, as the host line).
+ * Host bytes held (uart_hold) stay held until the last stop bit ends, which calls done(id, at). */
+uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start, void (*done)(int id, uint64_t at));
 void uart_hold(int id); /* no further host byte goes on the line until an injection has ended */
 /* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at the node's
  * cycle `at` (in global time) */
-void uart_deliver_now(int id, uint8_t b, uint64_t at);                         /* remove the pty link */
+void uart_deliver_now(int id, uint8_t b, uint64_t at);
 
 #endif

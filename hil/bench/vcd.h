@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 int vcd_open(const char *path, uint64_t cycle); /* 0, or -1 if the file cannot be written */
-void vcd_start(FILE *f, const char *path, uint64_t cycle); /* a file the caller opened (control.c) */
+void vcd_start(FILE *f, const char *path, uint64_t cycle); /* a file the caller opened (commands.c) */
 void vcd_value(int wire, int level, uint64_t cycle);
 void vcd_close(uint64_t cycle); /* the end time written (the current cycle), then closed */
 int vcd_is_open(void);
