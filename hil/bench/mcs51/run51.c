@@ -5,8 +5,8 @@
  *         [--trace FILE] IMAGE.ihx
  *
  *   --executor   a stand-in executor: each timecode change on P1 (the new value is the old one + 1) is
- *                answered with an event on P0 EXEC_DELAY_CLOCKS later (1.375 us, the figure of the issue's
- *                study): id = timecode & 7 on P0.0-2, the strobe P0.3 toggled. The edge lands at the
+ *                answered with an event on P0 EXEC_DELAY_CLOCKS later (1.375 us, the executor's ISR dispatch,
+ *                as the first study of the 8051 on the bench took it): id = timecode & 7 on P0.0-2, the strobe P0.3 toggled. The edge lands at the
  *                first instruction boundary at or after that moment (P0 is only read by instructions).
  *   --fire-ms MS a FIRE frame (event id 5, tag 1, 2, ...) onto the UART's receive line every MS ms of
  *                virtual time, from 0.5 s on; its RESULT's stamp is compared with the moment its first
