@@ -5,22 +5,20 @@ so what arrives meanwhile is handled as in the run."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import mmproto as mp
 
 from .budget import Floor
+from .nodesetup import SetupError
+from .runface import RunFace
 from .validity import Sent
 
-if TYPE_CHECKING:
-    from .runner import Runner
 
 FLOOR_PROBES = 5           # FIREs injected on a tick's edge (the floor calibration)
 CLOCK_PROBES = 8           # disciplined: FIREs written at start to lock the servo
 PROBE_TAG0 = 0xFF00        # tags of the rig's own probes (the run's events start at 1, in order)
 
 
-def calibrate(r: Runner) -> None:
+def calibrate(r: RunFace) -> None:
     """All of normal mode's calibrations, in order."""
     calibrate_floor(r)
     if r.cfg.discipline:
@@ -28,7 +26,7 @@ def calibrate(r: Runner) -> None:
     fit_tick(r)
 
 
-def probe_tag(r: Runner) -> int:
+def probe_tag(r: RunFace) -> int:
     st = r.state
     assert st is not None
     tag = PROBE_TAG0 + len(st.probe_tags)
@@ -36,9 +34,7 @@ def probe_tag(r: Runner) -> int:
     return tag
 
 
-def wait_probe(r: Runner, tag: int) -> mp.Result | None:
-    from .nodesetup import SetupError   # (nodesetup imports this module)
-
+def wait_probe(r: RunFace, tag: int) -> mp.Result | None:
     st = r.state
     assert st is not None
     try:
@@ -48,7 +44,7 @@ def wait_probe(r: Runner, tag: int) -> mp.Result | None:
         return None
 
 
-def calibrate_floor(r: Runner) -> None:
+def calibrate_floor(r: RunFace) -> None:
     """The rig's own part of every normal-mode latency, with no PC timing in it: FIREs the endpoint injects
     into the profiler with their first start bit on a tick's edge; the latency the profiler reports for them
     is its floor (stamping, interrupt entry)."""
@@ -70,7 +66,7 @@ def calibrate_floor(r: Runner) -> None:
     st.servo.floor_s = (st.floor.us or 0.0) / 1e6
 
 
-def calibrate_clock(r: Runner) -> None:
+def calibrate_clock(r: RunFace) -> None:
     """Disciplined normal mode: a short exchange before the run locks the servo (servo.py); each FIRE of the
     run refines it from then on. Each probe is noted (`fires_sent`): the servo's anchor may be one of them."""
     st = r.state
@@ -87,7 +83,7 @@ def calibrate_clock(r: Runner) -> None:
         r.count("discipline_unlocked_at_start")
 
 
-def fit_tick(r: Runner) -> None:
+def fit_tick(r: RunFace) -> None:
     """Normal mode fires at its estimate of each tick's start, so it waits until the tick length is fitted from
     the TIMECODE arrivals (timecode.py): with HELLO's nominal length a profiler 0.5 % slow made FIREs go out
     milliseconds early. At most the fit's frames and a margin; a run whose profiler's timecodes do not fit (no

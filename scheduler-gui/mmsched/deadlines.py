@@ -5,20 +5,17 @@ carried its answer was lost (outcome.silent_outcome): a fault of the rig, never 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import mmproto as mp
 from mmproto import LinkError
 
 from . import recovery
 from .event import Event
 from .outcome import silent_outcome
-
-if TYPE_CHECKING:
-    from .runner import Runner
+from .runface import RunFace
 
 
-def check_deadlines(r: Runner) -> None:
+
+def check_deadlines(r: RunFace) -> None:
     """Ends the events whose deadline (their tick plus the timeout) the profiler's timecode has passed."""
     st = r.state
     assert st is not None
@@ -53,7 +50,7 @@ def put_out(e: Event) -> bool:
     verification), or the PC wrote its FIRE (normal). Only then can a missing RESULT be the profiler's."""
     return e.written_at is not None if e.mode == "normal" else e.fired_tc is not None
 
-def ask_losses(r: Runner) -> bool:
+def ask_losses(r: RunFace) -> bool:
     """QUERY(COUNTERS) to the profiler for losses.LossReports.hold; False if it cannot be sent."""
     if not r.session.alive("profiler"):
         return False

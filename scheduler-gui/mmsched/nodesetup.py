@@ -12,16 +12,12 @@ from a fresh STATUS.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import mmproto as mp
 from mmproto import Arrival, LinkError
 
-from . import calibration
+from .runface import RunFace
 from .timecode import round256
 
-if TYPE_CHECKING:
-    from .runner import Runner
 
 
 class SetupError(RuntimeError):
@@ -36,10 +32,10 @@ class LoadUnavailable(SetupError):
     code = "load_unavailable"
 
 
-def setup_modes(r: Runner) -> None:
+def setup_modes(r: RunFace) -> None:
     """Two TIMECODE frames (the tick estimate has a base), the executor's MODE for the run answered by its STATUS
     (asked up to three times: a frame can be lost), the offset of its timecode learned, the nodes' counters read
-    before the run, normal mode's calibrations; then generation may start."""
+    before the run, (normal mode's calibrations follow: calibration.py)."""
     cfg, st = r.cfg, r.state
     assert st is not None
     r.wait_item(mp.Timecode, "profiler", 3.0)
@@ -68,12 +64,9 @@ def setup_modes(r: Runner) -> None:
                 r.count("mode_retries")
         learn_offset(r, got.message)
     baseline_counters(r)
-    if cfg.mode == "normal":
-        calibration.calibrate(r)
-    st.start_generating(r.now())
 
 
-def baseline_counters(r: Runner) -> None:
+def baseline_counters(r: RunFace) -> None:
     """The nodes' COUNTERS before the run: on boards they hold earlier runs' counts, so the run judges
     their rise (faults.counter_faults). A node that does not answer is not judged by its counters."""
     for node, link in r.session.links.items():
@@ -88,7 +81,7 @@ def baseline_counters(r: Runner) -> None:
     r.node_counters.clear()
 
 
-def learn_offset(r: Runner, status: mp.Status) -> None:
+def learn_offset(r: RunFace, status: mp.Status) -> None:
     """tc_offset = the profiler's timecode - the executor's, from its STATUS against the profiler's last
     TIMECODE, rounded to a multiple of 256 (the module's text)."""
     st = r.state
@@ -101,7 +94,7 @@ def learn_offset(r: Runner, status: mp.Status) -> None:
     st.tc_offset = new
 
 
-def finish_nodes(r: Runner) -> None:
+def finish_nodes(r: RunFace) -> None:
     """Executor back to idle, then COUNTERS from both nodes (best effort: a dead link says nothing)."""
     try:
         if r.session.alive("executor") and r.cfg.mode != "normal":

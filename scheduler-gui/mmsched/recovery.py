@@ -10,18 +10,15 @@ fault is open and the events created meanwhile are touched too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import mmproto as mp
 from mmproto import LinkDown, LinkError
 
 from .endpoint import Reason
 from .event import Event
 from .faults import counter_faults, describe_counters
+from .runface import RunFace
 from .servo import ClockServo
 
-if TYPE_CHECKING:
-    from .runner import Runner
 
 RECOVERY_RETRY_S = 1.5     # a recovery request (MODE, QUERY STATUS) not answered this long is sent again
 RECOVERY_TRIES = 4         # ... this many times; then the fault stays open to the end of the run
@@ -35,7 +32,7 @@ RESYNC_TICKS = 3
 RESET_EXPLAINS_S = 1.0
 
 
-def check_executor_tick(r: Runner, tc: int, what: str, at: float) -> None:
+def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
     """An executor frame's timecode (mapped by the offset) must lie within a tick or two of the profiler's
     (the frame's own line time): else the nodes disagree on the tick, a timecode fault; the offset is
     learned again."""
@@ -50,12 +47,12 @@ def check_executor_tick(r: Runner, tc: int, what: str, at: float) -> None:
     recover(r, "status", at)
 
 
-def measured_nodes(r: Runner) -> set[str]:
+def measured_nodes(r: RunFace) -> set[str]:
     """The nodes whose faults can touch what the run measures: normal mode uses the profiler only."""
     return {"profiler"} if r.cfg.mode == "normal" else {"profiler", "executor"}
 
 
-def check_fired_ticks(r: Runner, due: list[Event]) -> None:
+def check_fired_ticks(r: RunFace, due: list[Event]) -> None:
     """An event the executor says it fired at tick T whose edge the profiler stamped, with its id, at a
     neighbouring tick instead (a RESULT left unjoined): the executor's count and the profiler's disagree
     by that much, which no frame's timing can explain (a stuck or loose timecode wire). A timecode fault."""
@@ -76,7 +73,7 @@ def check_fired_ticks(r: Runner, due: list[Event]) -> None:
                                        if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
 
 
-def node_reset(r: Runner, node: str, detail: str, at: float) -> None:
+def node_reset(r: RunFace, node: str, detail: str, at: float) -> None:
     """A node reset mid-run: every event in flight ends lost now. An executor lost its list, its mode and
     (verification) its tag count: it gets the run's MODE again. A profiler restarted its timecode count,
     which every event in flight was scheduled on: the count, the tick estimate and the offset start again."""
@@ -99,7 +96,7 @@ def node_reset(r: Runner, node: str, detail: str, at: float) -> None:
     recover(r, "timecode", at)
 
 
-def check_timecode(r: Runner, timecode: int, at: float) -> None:
+def check_timecode(r: RunFace, timecode: int, at: float) -> None:
     """A TIMECODE whose own 32-bit count disagrees with our extension of the frames before it: gone back,
     the profiler reset (its HELLO was lost); gone forward, a fault of time."""
     st = r.state
@@ -116,7 +113,7 @@ def check_timecode(r: Runner, timecode: int, at: float) -> None:
         recover(r, "timecode", at)
 
 
-def recover(r: Runner, step: str, at: float) -> None:
+def recover(r: RunFace, step: str, at: float) -> None:
     """Starts the way back from a fault: `mode` (send the executor its MODE; its STATUS leads to
     `timecode`), `timecode` (RESYNC_TICKS TIMECODE frames: the tick estimate has a base and the executor's
     count follows the port again; then `status` if there is an executor), `status` (learn the offset from
@@ -128,7 +125,7 @@ def recover(r: Runner, step: str, at: float) -> None:
     send_recovery(r, at)
 
 
-def send_recovery(r: Runner, at: float) -> None:
+def send_recovery(r: RunFace, at: float) -> None:
     st = r.state
     assert st is not None
     try:
@@ -142,7 +139,7 @@ def send_recovery(r: Runner, at: float) -> None:
     st.recovery_tries += 1
 
 
-def recovered_timecode(r: Runner, at: float) -> None:
+def recovered_timecode(r: RunFace, at: float) -> None:
     st = r.state
     assert st is not None
     if st.recovering != "timecode":
@@ -155,14 +152,14 @@ def recovered_timecode(r: Runner, at: float) -> None:
             recovered(r, at)
 
 
-def recovered(r: Runner, at: float) -> None:
+def recovered(r: RunFace, at: float) -> None:
     st = r.state
     assert st is not None
     st.recovering = None
     r.faults.close(r.rel(at))
 
 
-def check_recovery(r: Runner, now: float) -> None:
+def check_recovery(r: RunFace, now: float) -> None:
     st = r.state
     assert st is not None
     if st.recovering in ("mode", "status") and now - st.recovery_sent > RECOVERY_RETRY_S \
@@ -171,7 +168,7 @@ def check_recovery(r: Runner, now: float) -> None:
         send_recovery(r, now)
 
 
-def judge_counters(r: Runner) -> None:
+def judge_counters(r: RunFace) -> None:
     """The nodes' own fault counters take part in the verdict: each that rose is a fault of the run."""
     at = r.rel(r.now())
     for node, after in r.node_counters.items():
@@ -184,7 +181,7 @@ def judge_counters(r: Runner) -> None:
             r.faults.raise_(kind, node, at, describe_counters(node, rises), (), window=False)
 
 
-def link_fault(r: Runner, down: LinkDown, reconnect: bool = True) -> None:
+def link_fault(r: RunFace, down: LinkDown, reconnect: bool = True) -> None:
     st = r.state
     assert st is not None
     if st.link_failed:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import deadlines, nodesetup, recovery
+from . import calibration, deadlines, nodesetup, recovery
 from .budget import apply_budget
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict
@@ -143,6 +143,9 @@ class Runner:
                     raise LoadUnavailable(f"--load {cfg.load}: {exc}") from exc
                 self.say(f"load {cfg.load}: {' '.join(load.command)}")
             nodesetup.setup_modes(self)
+            if cfg.mode == "normal":
+                calibration.calibrate(self)
+            self.state.start_generating(self.now())
             self.endpoint.begin()
             if cfg.mode == "normal":
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed).start()

@@ -8,7 +8,7 @@ import os
 import resource
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mmanalysis.histogram import default_bin_us, latency_histogram
 from mmanalysis.schema import FORMAT, FORMAT_VERSION
@@ -19,11 +19,10 @@ from .endpoint import Verdict
 from .environment import collect as collect_environment
 from .firing import Firer
 from .load import Load
+from .runface import RunFace
 from .stats import slack_distribution
 from .tracefiles import executor_profile
 
-if TYPE_CHECKING:
-    from .runner import Runner
 
 
 @dataclass
@@ -47,7 +46,7 @@ class Usage:
                 "firer_timer_slack_ns": firer.timer_slack_ns if firer else None}
 
 
-def assemble(r: Runner, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
+def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
              summary: dict[str, Any], invariant: dict[str, Any]) -> dict[str, Any]:
     """The sidecar of runner `r`'s run: its configuration and target, the nodes' HELLOs and counters, the
     bench's figures and validity by cause, faults, the summary, the environment and the latency histogram;
