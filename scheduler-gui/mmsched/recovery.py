@@ -33,17 +33,23 @@ RESET_EXPLAINS_S = 1.0
 
 
 def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
-    """An executor frame's timecode (mapped by the offset) must lie within a tick or two of the profiler's
-    (the frame's own line time): else the nodes disagree on the tick, a timecode fault; the offset is
-    learned again."""
+    """An executor frame's timecode (mapped by the offset), arrived at `at`, must be a tick the PC can explain:
+    within two ticks before (the frame's own line time, a frame that waited) and one after (the estimate's own
+    error) the tick in force, which is the newer of the profiler's last TIMECODE read and the tick the PC's clock
+    says is in force at `at` (timecode.now_tc). The last TIMECODE alone lags when the PC read its frames late or
+    some were lost on the line: that is no disagreement of the nodes. Else the nodes disagree on the tick, a
+    timecode fault; the offset is learned again."""
     st = r.state
     assert st is not None
     cur = st.tracker.current
-    if cur is None or cur - 2 <= tc <= cur + 1 or st.recovering is not None:
+    if cur is None or st.recovering is not None:
+        return
+    clock = st.tracker.now_tc(at) if st.tracker.ready else cur
+    if min(cur, clock) - 2 <= tc <= max(cur, clock) + 1:
         return
     r.count("ack_timecode_mismatch")
     r.faults.raise_("timecode_fault", "executor", r.rel(at),
-                       f"{what} stamped at tick {tc}, the profiler's is {cur}", r.in_flight())
+                    f"{what} stamped at tick {tc}, the profiler's is {cur} (by the PC's clock {clock})", r.in_flight())
     recover(r, "status", at)
 
 

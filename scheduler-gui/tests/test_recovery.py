@@ -1,0 +1,42 @@
+"""The runner's judgement of an executor frame's tick (mmsched.recovery.check_executor_tick), one layer: the
+nodes disagree only when the executor's tick cannot be the one in force by the PC's own estimate of the tick,
+not merely when the PC has not read the profiler's newest TIMECODE yet (a busy host, frames lost on a line)."""
+
+from __future__ import annotations
+
+import mmproto as mp
+
+from mmsched import recovery
+from mmsched.config import RunConfig
+from mmsched.endpoint import Boards
+from mmsched.runner import Runner
+from mmsched.runstate import RunState
+
+TICK = 1_137_778 / 16e6
+
+
+def runner_that_read_timecodes_up_to(last: int) -> Runner:
+    """A mixed run whose PC has read the profiler's TIMECODEs 1..last, each as its frame completed."""
+    r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
+    r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
+    for tc in range(1, last + 1):
+        r.state.tracker.update(tc, tc * TICK + r.state.tracker.wire_s)
+    r.mode_frame = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+    r.sent = []                                                       # what recovery asks the nodes (no links here)
+    r.session.send = lambda node, message: r.sent.append((node, message))   # type: ignore[method-assign]
+    return r
+
+
+def test_an_executor_ahead_of_the_last_timecode_read_but_on_the_pcs_tick_is_no_fault() -> None:
+    # The PC read TIMECODE 25; three ticks later (its reader starved, or TIMECODEs 26-28 lost on the line) the
+    # executor's ERROR stamped at tick 28 arrives: the tick in force by the PC's clock is 28, the nodes agree.
+    r = runner_that_read_timecodes_up_to(25)
+    recovery.check_executor_tick(r, 28, "ERROR 3 for tag 3", 28 * TICK + 0.013)
+    assert r.faults.section() == [] and r.counters.get("ack_timecode_mismatch") is None
+
+
+def test_an_executor_on_another_tick_than_any_the_pc_can_explain_is_a_timecode_fault() -> None:
+    r = runner_that_read_timecodes_up_to(25)
+    recovery.check_executor_tick(r, 35, "ACK of tag 4", 25 * TICK + 0.013)      # ten ticks ahead of the clock
+    assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
+    assert r.counters["ack_timecode_mismatch"] == 1
