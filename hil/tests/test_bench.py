@@ -153,7 +153,7 @@ def test_paced_sync_points_and_host_setup(tmp_path: Path, realtime: bool) -> Non
     lag, host = st["lag"], st["host"]
     assert lag["samples"] >= st["virtual_s"] / 200e-6
     assert 0 < lag["lead_max_us"] <= lag["quantum_us"] + 0.1
-    assert abs(st["virtual_s"] - st["wall_s"]) < 0.5
+    assert st["virtual_s"] <= st["wall_s"] + lag["quantum_us"] / 1e6   # never ahead of wall time by more than the quantum
     if realtime:
         assert host["sched"] in ("fifo 10", "nice -10", "other")
         assert host["sched"] != "other" or os.geteuid() != 0
