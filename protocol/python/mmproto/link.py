@@ -130,6 +130,15 @@ class _Reader(serial.threaded.ReaderThread):
             if self.protocol is not None:
                 self.protocol.connection_lost(exc)
 
+    def stop(self) -> None:
+        """pyserial's stop waits 2 s for the thread; a loaded host can starve it longer. Its `close` would then close
+        the port under a thread still reading it, and the descriptor's number, reused at once by the next open (a
+        reconnect, the next run), would be read by two threads ("device reports readiness to read but returned
+        no data", the port taken for vanished). So the thread is waited for until it has ended."""
+        super().stop()
+        if self.is_alive():
+            self.join(30)
+
 
 @dataclass
 class Link:

@@ -14,6 +14,7 @@ import os
 import select
 import threading
 import time
+import tty
 from dataclasses import dataclass, field
 
 import mmproto as mp
@@ -45,7 +46,12 @@ class FakeArduino:
     def __post_init__(self) -> None:
         self.master, slave = os.openpty()
         self.path = os.ttyname(slave)
+        tty.setraw(slave)                     # as a USB-serial adapter's line is: no echo, no EOF character
         os.close(slave)
+        # Non-blocking: select says the master is ready while nobody has the slave open (its read fails with EIO);
+        # if the host opens the slave between that select and the read, a blocking read would wait for the host's
+        # first byte, and the fake would take that byte (seconds later on a loaded host) for the open's moment.
+        os.set_blocking(self.master, False)
         if self.running_at_start:
             self._reset_at = self._app_at = time.monotonic() - 10.0
             self._seq = 1                     # its boot HELLO went to nobody
@@ -81,6 +87,8 @@ class FakeArduino:
             if ready:
                 try:
                     data = os.read(self.master, 256)
+                except BlockingIOError:  # opened since the select: nothing to read yet
+                    data = b""
                 except OSError:          # EIO: nobody has the port open
                     self.plugged = False
                     time.sleep(0.01)
@@ -117,7 +125,11 @@ class FakeArduino:
 
     def close(self) -> None:
         self._stop = True
-        self.thread.join(2)              # before the descriptor goes: its number is reused at once
+        # the thread must be gone before the descriptor is: its number is reused at once, by the next fake's pty,
+        # which a thread still reading it would steal bytes from (a loaded host can starve it for seconds)
+        self.thread.join(30)
+        if self.thread.is_alive():
+            return                       # (leaked rather than handed to another reader)
         try:
             os.close(self.master)
         except OSError:
