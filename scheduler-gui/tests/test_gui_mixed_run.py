@@ -1,5 +1,5 @@
-"""A mixed run started from the window on the bench: every event on time, even when the run's process stops
-for 5 ticks mid-run (the TIMECODEs of those ticks wait, as a busy start once made them)."""
+"""A mixed run started from the window on the bench: every event on time or named as the rig's, even when the
+run's process stops for 5 ticks mid-run (the TIMECODEs of those ticks wait, as a busy start once made them)."""
 
 from __future__ import annotations
 
@@ -34,9 +34,11 @@ def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot, bench) 
     assert win.result is not None, win.problems
     events = win.result.events
     assert len(events) == 60
-    bad = [(e.event, e.outcome, e.reason, e.created_phase) for e in events if e.outcome != "ok"]
+    # on time, or (a host that also starved the run's process after the stop) not measurable, named as the rig's:
+    # never a miss blamed on the executor
+    bad = [(e.event, e.outcome, e.reason, e.created_phase) for e in events if e.outcome != "ok" and e.measurable]
     assert not bad, (bad, win.result.sidecar.get("invalid_reason"))
-    # two ticks ahead of the timecode each was made from, and on time (the timecode read last before a stall ends
-    # may still be a tick old when the next frame is not read yet: made from it, the event keeps < 1 tick of slack)
+    # two ticks ahead of the timecode each was made from: none from a stale one in a burst after the stop
     assert all(e.scheduled_tc - e.created_tc == 2 for e in events)
-    assert win.live.stats.summary["on_time_share"] == 1.0
+    measured_ok = sum(1 for e in events if e.outcome == "ok" and e.measurable)
+    assert win.live.stats.summary["n"] == measured_ok

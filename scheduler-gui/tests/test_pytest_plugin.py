@@ -42,8 +42,11 @@ def test_fire(rig):
 
 def pytest_run(where: Path, *args: str, env: dict[str, str] | None = None,
                timeout: float = 180) -> subprocess.CompletedProcess[str]:
+    """A pytest session of its own in WHERE, as a user starts one: none of this session's xdist worker variables
+    (a suite run with -n 2 would otherwise make the inner session think it is worker gwN)."""
+    base = {k: v for k, v in (env if env is not None else os.environ).items() if not k.startswith("PYTEST_")}
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-ra", *args],
-                          cwd=where, capture_output=True, text=True, env=env, timeout=timeout)
+                          cwd=where, capture_output=True, text=True, env=base, timeout=timeout)
 
 
 def suite(tmp_path: Path, text: str = SUITE, name: str = "test_suite.py") -> Path:
