@@ -43,15 +43,18 @@ test: setup  ## everything CI runs: protocol, Python (scheduler, GUI under Xvfb,
 test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 capacity), short fuzz, footprints
 	$(MAKE) -C protocol/c test mcs51 avr
 
+# The Python suites on WORKERS pytest-xdist workers (2: a 2-vCPU machine's cores; each test that needs a bench
+# starts one of its own), the slowest 25 tests listed at the end
+WORKERS ?= 2
 test-python:
 	$(PY) protocol/vectors/generate.py --check
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --durations=25
 
 test-profiler:  # host tests of the core, the AVR image in simavr, the 8051 image (87C51 limits enforced) in ucsim
 	$(MAKE) -C profiler-fw test
 
 test-hil:  # the virtual bench: both real images on one clock, ptys, control channel, Rig API, pytest plugin, examples
-	$(MAKE) -C hil test
+	$(MAKE) -C hil test WORKERS=$(WORKERS)
 
 test-examples: setup  ## the HIL example suite (hil/examples) in lockstep on 2 workers; JUnit XML in build/hil-examples/
 	$(MAKE) -C hil examples

@@ -76,6 +76,13 @@ class FakeArduino:
         self._booted = False
 
     def _serve(self) -> None:
+        # The board runs in real time whatever the host does: on a loaded host a starved fake noticed the open
+        # late and took the host's first byte for one its bootloader got. Real-time priority where the host
+        # grants it (root, or an rtprio limit), as the bench's simulation gets; else as it is.
+        try:
+            os.sched_setscheduler(threading.get_native_id(), os.SCHED_FIFO, os.sched_param(5))
+        except (PermissionError, OSError):
+            pass
         dec = mp.StreamDecoder()
         next_tc = 0.0
         tc = 0
