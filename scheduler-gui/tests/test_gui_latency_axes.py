@@ -93,3 +93,15 @@ def test_latency_axes_go_log_when_the_data_span_decades(qtbot, make_win, tmp_pat
     assert win.live.plots.axis_mode == "linear"
     win.close()
     assert make_win(ini).live.plots.axis_mode == "linear"
+
+
+def test_a_log_axis_zoomed_out_past_any_latency_labels_what_it_can(qtbot) -> None:
+    # A log axis whose view range ran to 10^400 (the view's auto range while a run's first latencies came in)
+    # raised OverflowError in every paint, shown on screen as Qt's exception dialog text: labels beyond any
+    # number are left out instead.
+    from mmrig.gui.widgets.latency_axis import LatencyAxis
+
+    axis = LatencyAxis("bottom")
+    axis.setLogMode(True)
+    labels = axis.tickStrings([1.0, 2.0, 400.0], 1.0, 1.0)
+    assert labels[:2] == ["10 us", "100 us"] and labels[2] == ""

@@ -179,7 +179,9 @@ def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
 
     ensure_built()
     out = tmp_path / "camp"
-    cmd = [sys.executable, "-m", "mmrig", "sweep", "--distance", "1..6", "--count", "100", "--workers", "1",
+    # points of 600 events (43 s of virtual time, over a second of wall time each in lockstep): the Ctrl-C sent on
+    # the first point's line reaches the sweep long before the last point ends, however slowly this test is woken
+    cmd = [sys.executable, "-m", "mmrig", "sweep", "--distance", "1..6", "--count", "600", "--workers", "1",
            "--out", str(out)]
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     assert p.stderr is not None

@@ -39,6 +39,15 @@ def latency_ticks(values: Sequence[float], spacing_us: float) -> list[str]:
     return ["0" if abs(v) < 1e-12 * max(1.0, div) else f"{v / div:.{places}f} {unit}" for v in values]
 
 
+def log_label(exponent: float, scale: float) -> str:
+    """The label of a log axis's tick at 10^exponent (us, times `scale`); none past any float (a view range an
+    auto-range ran out to while a run's first latencies came in)."""
+    try:
+        return latency_tick(10.0 ** exponent * scale)
+    except OverflowError:
+        return ""
+
+
 class LatencyAxis(pg.AxisItem):
     """An axis of latencies (us in the data): labels carry their unit (us, ms, s) and no two labels ever
     touch. pyqtgraph draws a level's labels without checking them against each other, so on a narrow plot
@@ -53,7 +62,7 @@ class LatencyAxis(pg.AxisItem):
 
     def tickStrings(self, values, scale, spacing):  # noqa: N802 - pyqtgraph
         if self.logMode:
-            return [latency_tick(10.0 ** float(v) * scale) for v in values]
+            return [log_label(float(v), scale) for v in values]
         return latency_ticks([float(v) * scale for v in values], float(spacing) * scale)
 
     def generateDrawSpecs(self, p):  # noqa: N802 - pyqtgraph
