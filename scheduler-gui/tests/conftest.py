@@ -16,6 +16,20 @@ TICK_US = 71_111.0      # the nominal tick (the timebase below: 1,137,778 counts
 TIMEBASE = {"timer_hz": 16_000_000, "tick_counts": 1_137_778}
 
 
+@pytest.fixture(autouse=True)
+def gui_thread_gc(request):
+    """A test with a Qt event loop collects Python's garbage in the GUI thread only, as the app does
+    (mmrig.gui.gcpolicy); the other tests of the process keep the automatic collector."""
+    if "qtbot" not in request.fixturenames:
+        yield
+        return
+    from mmrig.gui.gcpolicy import gui_thread_gc as start
+
+    policy = start()
+    yield
+    policy.stop()
+
+
 @pytest.fixture(scope="session")
 def display():
     """The Xvfb the GUI tests draw on, or None (Qt's offscreen platform, said loudly). Xvfb ends with this
