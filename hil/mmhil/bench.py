@@ -256,8 +256,10 @@ class Bench:
         deadline = time.monotonic() + self.start_timeout_s
         while not (self.run_dir / "ready").exists():
             if self.process.poll() is not None:
-                raise BenchError(f"bench exited with status {self.process.returncode} before it was ready",
-                                 self.log_tail())
+                tail = self.log_tail()      # its last line on the first: a caller that shows one line shows why
+                last = next((ln for ln in reversed(tail.splitlines()) if ln.strip()), "no output")
+                raise BenchError(f"bench exited with status {self.process.returncode} before it was ready: {last}",
+                                 tail)
             if time.monotonic() > deadline:
                 self.close()
                 raise BenchError("bench not ready in time", self.log_tail())
