@@ -67,9 +67,10 @@ MEASURED = ("ok", "late")  # latency statistics are over these rows only (and on
 MAX_UNMEASURABLE_SHARE = 0.05
 MODES = ("mixed", "normal", "verification")
 REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "result_lost",
-           "link_fault", "node_reset", "timecode_fault", "no_answer")
+           "link_fault", "node_reset", "timecode_fault", "no_answer", "injected_delay")
 # The reasons of a `lost` row that name a fault of the rig (mmsched.faults), never of the system under test.
-FAULT_REASONS = ("seq_gap", "result_lost", "link_fault", "node_reset", "timecode_fault", "no_answer")
+FAULT_REASONS = ("seq_gap", "result_lost", "link_fault", "node_reset", "timecode_fault", "no_answer",
+                 "injected_delay")
 
 DEFAULT_LATE_BOUND_US = 1000.0
 # A campaign's rates in ticks ('tick', '2ticks': docs/campaigns.md) are of the nominal tick, the paper's 71.111 ms
@@ -132,6 +133,10 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
                        "or a wire is stuck or loose). The events it touched were counted as lost."),
     "no_answer": ("Requests went unanswered", "A SCHEDULE or FIRE frame got no answer: it or its answer was "
                   "lost on the line (noise, a cut, a node that stopped reading). Those events were counted as lost."),
+    "injected_delay": ("The bench delayed the PC's frames", "A delay injected on the virtual bench (`fault NODE in "
+                       "delay`: a fault campaign's, a test's, a user's) held back a SCHEDULE or FIRE frame on its "
+                       "way to the node. The events it held were counted as lost, not as misses of the system under "
+                       "test; the text says how many and by how much."),
     "link_errors": ("Frames lost on a line", "The scheduler received garbled frames or missed some (sequence "
                     "gaps): check cables, grounds and the baud rate. The events they may have carried were "
                     "counted as lost."),

@@ -23,6 +23,7 @@
  *   stalls [since SECONDS]                  paced: the stall intervals (pacing.c)
  *   timing [since SECONDS]                  paced: the host's bytes with their stamps (hostin.c), the
  *                                           output written late and the stall intervals (pacing.c)
+ *   injected                                the host's bytes an injected delay held back (faulthold.c)
  *   sleep MS                                stall the bench's thread for MS ms of wall time after
  *                                           replying (a host stall on demand, for tests)
  *   inject NODE HEX [DELAY_CYCLES]          bytes into NODE's receiver, the first start bit DELAY
@@ -47,6 +48,7 @@
 #include "actions.h"
 #include "cosim.h"
 #include "exectrace.h"
+#include "faulthold.h"
 #include "faults.h"
 #include "hostin.h"
 #include "inject.h"
@@ -224,6 +226,15 @@ static void cmd_stalls(struct command_req *r, struct sbuf *b)
 
 /* paced: what validity by cause looks up (mmsched/validity.py): the host's bytes with their stamps, the
  * output written late, the stall intervals; each from `since` virtual seconds on */
+/* the host's bytes an injected delay held back (faulthold.c), lockstep, unpaced or paced */
+static void cmd_injected(struct command_req *r, struct sbuf *b)
+{
+    (void)r;
+    sb_printf(b, "{\"ok\":true,");
+    faulthold_json(b);
+    sb_printf(b, "}\n");
+}
+
 static void cmd_timing(struct command_req *r, struct sbuf *b)
 {
     double s = r->nw >= 3 && !strcmp(r->w[1], "since") ? atof(r->w[2]) : 0.0;
@@ -266,6 +277,7 @@ const struct command commands[] = {
     {"exectrace", cmd_exectrace, 0},
     {"stalls", cmd_stalls, 0},
     {"timing", cmd_timing, 0},
+    {"injected", cmd_injected, 0},
     {"sleep", cmd_sleep, 0},
     {NULL, NULL, 0},
 };

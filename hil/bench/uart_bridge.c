@@ -41,6 +41,7 @@
 
 #include "arduino.h"
 #include "cosim.h"
+#include "faulthold.h"
 #include "pacing.h"
 #include "trace.h"
 
@@ -131,6 +132,8 @@ static void line_to(struct uart_node *u, uint64_t baud)
         u->rx_line_free_scaled = rescale(u->rx_line_free_scaled, u->rx_line_baud, baud);
         u->rx_armed_start_scaled = rescale(u->rx_armed_start_scaled, u->rx_line_baud, baud);
         u->rx_prev_free_scaled = rescale(u->rx_prev_free_scaled, u->rx_line_baud, baud);
+        u->rx_shadow_free_scaled = rescale(u->rx_shadow_free_scaled, u->rx_line_baud, baud);
+        u->rx_prev_shadow_scaled = rescale(u->rx_prev_shadow_scaled, u->rx_line_baud, baud);
     }
     u->rx_line_baud = baud;
 }
@@ -295,10 +298,11 @@ static void inq_grow(struct uart_node *u)
     }
 }
 
-static void inq_push(struct uart_node *u, uint64_t at, uint8_t b)
+/* `off`: 1 + the byte's offset in the host's stream of this pty, 0 for a byte the host did not write */
+static void inq_push(struct uart_node *u, uint64_t at, uint8_t b, uint64_t off)
 {
     inq_grow(u);
-    u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b, adapter_baud(u)};
+    u->inq[(u->inq_head + u->inq_n) % u->inq_cap] = (struct in_byte){at, b, adapter_baud(u), off};
     u->inq_n++;
 }
 
@@ -307,7 +311,7 @@ static void inq_push_front(struct uart_node *u, uint64_t at, uint8_t b, uint32_t
 {
     inq_grow(u);
     u->inq_head = (u->inq_head + u->inq_cap - 1) % u->inq_cap;
-    u->inq[u->inq_head] = (struct in_byte){at, b, baud};
+    u->inq[u->inq_head] = (struct in_byte){at, b, baud, 0};
     u->inq_n++;
 }
 
@@ -322,8 +326,8 @@ void uart_arm(int id)
 {
     struct uart_node *u = &uart.n[id];
     struct node *n = cosim.nodes[id];
-    struct in_byte *ib;
-    uint64_t start_scaled, end_scaled, at;
+    struct in_byte *ib = NULL;
+    uint64_t start_scaled, end_scaled, at, shadow_start, shadow_end;
     uint64_t baud;
 
     if (u->rx_armed)
@@ -335,6 +339,7 @@ void uart_arm(int id)
         if (start_scaled < u->rx_line_free_scaled)
             start_scaled = u->rx_line_free_scaled;
         end_scaled = start_scaled + 10 * F_CPU;
+        shadow_start = u->inj_next ? 0 : u->inj_start * baud;
         u->rx_armed_inj = 1;
     } else {
         if (u->hold || !u->inq_n)
@@ -352,7 +357,18 @@ void uart_arm(int id)
         }
         u->rx_armed_start_scaled = start_scaled;
         u->rx_prev_free_scaled = u->rx_line_free_scaled;
+        u->rx_prev_shadow_scaled = u->rx_shadow_free_scaled;
+        shadow_start = ib->at * baud;
     }
+    /* the same byte on the line no injected delay ever held: it ends `end_scaled - shadow_end` sooner */
+    if (shadow_start < u->rx_shadow_free_scaled)
+        shadow_start = u->rx_shadow_free_scaled;
+    shadow_end = shadow_start + 10 * F_CPU;
+    if (shadow_end > end_scaled)
+        shadow_end = end_scaled;
+    u->rx_shadow_free_scaled = shadow_end;
+    if (ib && ib->off && end_scaled > shadow_end)
+        faulthold_note(id, u->pty_generation, ib->off - 1, (end_scaled - shadow_end) / baud);
     u->rx_line_free_scaled = end_scaled;
     /* the moment the node takes the byte: its start bit (a receiver that times the bits itself) or the
      * end of its stop bit; the node's first cycle at or after it (node.h: timer) */
@@ -489,7 +505,7 @@ void uart_read_pty(int id, uint64_t now)
          * millisecond later (unpaced, they would be judged at the old one) */
         uart_poll_host_baud(id, 1);
         for (i = 0; i < k; i++)
-            inq_push(u, now, buf[i]);
+            inq_push(u, now, buf[i], u->in_read + (uint64_t)i + 1);
         u->in_read += (uint64_t)k;
     }
     uart_arm(id);
@@ -515,7 +531,7 @@ int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
         k = read(u->master, buf, (size_t)want);
         if (k > 0) {
             for (i = 0; i < k; i++)
-                inq_push(u, now, buf[i]);
+                inq_push(u, now, buf[i], u->in_read + (uint64_t)i + 1);
             u->in_read += (uint64_t)k;
             continue;
         }
@@ -540,13 +556,38 @@ void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint6
         u->host_baud_changes++;
     }
     for (i = 0; i < n; i++)
-        inq_push(u, at, b[i]);
+        inq_push(u, at, b[i], u->in_read + i + 1);
     u->in_read += n;
+}
+
+/* The host's bytes still queued while the line is behind where it would be with no injected delay:
+ * each is held back by at least that much (faulthold.c reports them with what the line delivered). */
+int uart_queued_held(int id, uint64_t *gen, uint64_t *first, uint64_t *n, uint64_t *held_cycles)
+{
+    struct uart_node *u = &uart.n[id];
+    size_t i;
+    uint64_t behind = u->rx_line_free_scaled > u->rx_shadow_free_scaled
+                          ? (u->rx_line_free_scaled - u->rx_shadow_free_scaled) / (u->rx_line_baud ? u->rx_line_baud : 1)
+                          : 0;
+    *n = 0;
+    if (!behind)
+        return 0;
+    for (i = 0; i < u->inq_n; i++) {
+        const struct in_byte *ib = &u->inq[(u->inq_head + i) % u->inq_cap];
+        if (!ib->off)
+            continue;
+        if (!*n)
+            *first = ib->off - 1;
+        *n = ib->off - *first; /* the host's bytes are queued in stream order */
+    }
+    *gen = u->pty_generation;
+    *held_cycles = behind;
+    return *n > 0;
 }
 
 void uart_push_input(int id, uint64_t at, uint8_t b)
 {
-    inq_push(&uart.n[id], at, b);
+    inq_push(&uart.n[id], at, b, 0);
 }
 
 void uart_hold(int id)
@@ -567,6 +608,7 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start, void (*
         cosim.nodes[id]->ops->timer_cancel(cosim.nodes[id], rx_deliver, u);
         u->rx_armed = 0;
         u->rx_line_free_scaled = u->rx_prev_free_scaled;
+        u->rx_shadow_free_scaled = u->rx_prev_shadow_scaled;
     }
     memcpy(u->inj_data, b, n);
     u->inj_done = done;
@@ -706,7 +748,7 @@ void uart_garbage(int id, int dir, uint64_t count, uint64_t now)
     uint64_t chr = (10 * F_CPU + baud - 1) / baud, at = now, k;
     if (dir == 0) {
         for (k = 0; k < count; k++)
-            inq_push(u, now, (uint8_t)(rng_unit() * 256.0));
+            inq_push(u, now, (uint8_t)(rng_unit() * 256.0), 0);
         u->garbage_bytes[0] += count;
         uart_arm(id);
         return;
@@ -802,7 +844,7 @@ void uart_load_script(const char *path)
             if (end == p)
                 break;
             p = end;
-            inq_push(&uart.n[id], at, (uint8_t)v);
+            inq_push(&uart.n[id], at, (uint8_t)v, 0);
         }
     }
     fclose(f);

@@ -16,6 +16,8 @@ struct in_byte {
     uint64_t at;   /* global cycle the byte reached the bench (host write, or script time) */
     uint8_t b;
     uint32_t baud; /* the adapter's rate when the byte reached it: it goes on the line at that rate */
+    uint64_t off;  /* 1 + its offset in the host's byte stream of this pty (in_read), 0: not the host's
+                    * (garbage, a script's, a duplicate): what faulthold.c names a held byte by */
 };
 
 struct out_byte {
@@ -41,6 +43,9 @@ struct uart_node {
     uint64_t rx_line_baud;        /* the baud of those units (and of the two below): the last byte's */
     int rx_armed;
     uint64_t rx_armed_start_scaled, rx_prev_free_scaled; /* the armed host byte's start, the line before it */
+    /* the line as it would be without injected delays (same units): how long a fault held a byte back
+     * is the difference (faulthold.c), its own delay or one before it that the line has not caught up */
+    uint64_t rx_shadow_free_scaled, rx_prev_shadow_scaled;
     /* an injection (inject.c): bytes on the line from a given cycle; host bytes wait meanwhile */
     int hold;         /* host bytes do not go on the line: an injection is armed or on it */
     int rx_armed_inj; /* the armed byte is the injection's */
@@ -129,5 +134,8 @@ void uart_hold(int id); /* no further host byte goes on the line until an inject
 /* a byte whose stop bit ends now (simavr timing: handed to the receiver now), traced at the node's
  * cycle `at` (in global time) */
 void uart_deliver_now(int id, uint8_t b, uint64_t at);
+
+/* faulthold.c: the host's bytes still queued behind an injected delay (1: some) */
+int uart_queued_held(int id, uint64_t *gen, uint64_t *first, uint64_t *n, uint64_t *held_cycles);
 
 #endif

@@ -483,6 +483,11 @@ class Bench:
         late, the stall intervals; from virtual time since_s on (docs/bench.md, "Validity by cause")."""
         return self.control("timing" + (f" since {since_s}" if since_s is not None else ""), timeout=30.0)
 
+    def injected(self) -> dict[str, Any]:
+        """The host's bytes the bench's injected delays held back (`fault NODE in delay`), as runs of each
+        node's input stream: {"held_by_fault": [[node, gen, offset, n, held_max_us], ...]} (mmsched.injected)."""
+        return self.control("injected", timeout=30.0)
+
     def sleep(self, ms: float) -> dict[str, Any]:
         """Stalls the bench's own thread for `ms` ms of wall time right after it replies (a host stall
         on demand); the reply carries the virtual time it happened at."""

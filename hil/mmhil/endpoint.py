@@ -21,7 +21,7 @@ import os
 import queue
 import shutil
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,6 +29,7 @@ from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import Item, Link
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
+from mmsched.injected import HeldByFault
 from mmsched.tracefiles import traced_paths
 
 from . import timing
@@ -197,6 +198,18 @@ class BenchEndpoint(Endpoint):
         self._exec_trace_start()
 
     def verdict(self) -> Verdict:
+        return replace(self._verdict(), held_by_fault=self._held_by_fault())
+
+    def _held_by_fault(self) -> list[HeldByFault]:
+        """The PC's bytes this bench's injected delays held back (mmsched.injected); none if it cannot say."""
+        if self.bench is None or not self.bench.alive():
+            return []
+        try:
+            return timing.held_by_fault(self.bench.injected())
+        except (BenchError, OSError):
+            return []
+
+    def _verdict(self) -> Verdict:
         self._exec_trace_stop()
         after = self.status()
         if self._before is None or after is None:
@@ -320,7 +333,7 @@ class LockstepEndpoint(BenchEndpoint):
     def begin(self) -> None:
         self._exec_trace_start()
 
-    def verdict(self) -> Verdict:
+    def _verdict(self) -> Verdict:
         self._exec_trace_stop()
         st = self.status()
         section = {"lockstep": True, "paced": False, "virtual_s": self.clock(),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mmsched.injected import HeldByFault
 from mmsched.validity import ByteRecord, Entry, Held, Stall
 
 
@@ -31,3 +32,9 @@ def stalls(reply: dict[str, Any]) -> list[Stall]:
     (catch-up included) starts at wall_start + v0 and ends on the host at wall_start + v1."""
     ws = float(reply["wall_start_s"])
     return [Stall(ws + float(v0), ws + float(v1), float(lag)) for v0, v1, lag in reply.get("stalls", [])]
+
+
+def held_by_fault(reply: dict[str, Any]) -> list[HeldByFault]:
+    """The `injected` reply's runs of host bytes an injected delay held back (hil/bench/faulthold.c)."""
+    return [HeldByFault(node, int(gen), int(offset), int(n), float(us))
+            for node, gen, offset, n, us in reply.get("held_by_fault", [])]

@@ -26,6 +26,7 @@ from typing import Any, Callable
 from mmproto import Item, Link, poll_until
 
 from .config import RunConfig
+from .injected import HeldByFault
 from .validity import ByteRecord, Stall
 
 
@@ -64,7 +65,8 @@ class Verdict:
     backs it up (the bench's lag figures, say), and what validity by cause judges each event by
     (mmsched.validity): the record of the bytes the endpoint carried (None: it keeps none, as boards and a
     lockstep bench), the bound past which a displacement voids an event, the stalls and the window
-    [start, end] on the run's clock (for the share of the run the stalls covered)."""
+    [start, end] on the run's clock (for the share of the run the stalls covered); and the PC's bytes a
+    fault the endpoint injected held back (mmsched.injected; only a bench injects)."""
 
     reasons: list[Reason] = field(default_factory=list)
     section: dict[str, Any] | None = None
@@ -72,6 +74,7 @@ class Verdict:
     bound_us: float | None = None
     stalls: list[Stall] = field(default_factory=list)
     window: tuple[float, float] | None = None
+    held_by_fault: list[HeldByFault] = field(default_factory=list)   # bytes its own injected faults held back
 
     @property
     def valid(self) -> bool:

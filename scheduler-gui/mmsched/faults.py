@@ -34,6 +34,7 @@ KINDS = {
     "link_errors": "frames were lost or garbled on a line",
     "node_errors": "a node's own fault counters rose during the run",
     "link_fault": "a serial port went away and came back",
+    "injected_delay": "the bench's injected delay held back the PC's frames on a line",
 }
 
 # The COUNTERS fields that count faults of the rig (SPEC.md section 5), by node, with what they mean. The

@@ -21,7 +21,7 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import calibration, deadlines, nodesetup, recovery
+from . import calibration, deadlines, injected, nodesetup, recovery
 from .budget import apply_budget
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict
@@ -318,7 +318,7 @@ class Runner:
                 w = self.session.send_frame("executor", mp.Schedule(
                     tag=tag, event_id=eid, timecode=(ev.scheduled_tc - st.tc_offset) & 0xFFFFFFFF))
                 ev.sent_s = round(t - st.t0, 6)
-                ev.bytes.sent = Sent("executor", w.offset, t, w.opens)
+                ev.bytes.sent = Sent("executor", w.offset, t, w.opens, w.size)
             except LinkError:
                 self.end(ev, "lost", "link_fault")
         elif cfg.mode == "normal":
@@ -353,7 +353,7 @@ class Runner:
         w = self.session.links["profiler"].write_frame(wire)
         ev.written_at = w.began
         ev.sent_s = round(w.began - st.t0, 6)
-        ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens)
+        ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens, w.size)
         self.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:
@@ -523,6 +523,7 @@ class Runner:
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
                 self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
+        injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel(self.now()))
         self.invalid += self.faults.reasons()
         validity = self.mark_unmeasurable(verdict)
         if cfg.mode == "normal" and st is not None:

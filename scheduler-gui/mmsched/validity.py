@@ -144,6 +144,7 @@ class Sent:
     offset: int
     at: float
     gen: int = 1
+    size: int = 1          # its bytes on the wire (offset .. offset + size - 1)
 
 
 @dataclass(frozen=True)

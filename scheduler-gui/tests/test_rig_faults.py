@@ -96,3 +96,35 @@ def test_lost_timecode_frames_do_not_disagree_a_count_that_went_back_does() -> N
 def test_silence_is_a_miss_only_when_the_request_was_answered_and_nothing_was_lost(
         lost: int, answered: bool, reports: int, want: tuple[str, str]) -> None:
     assert silent_outcome(lost, answered, reports) == want
+
+
+def test_a_frame_the_bench_held_back_names_the_injected_delay_not_the_system_under_test() -> None:
+    from mmsched.injected import HeldByFault, attribute
+    from mmsched.validity import Sent
+
+    held_miss, clear_miss, held_but_ok = ev(0), ev(1), ev(2)
+    held_miss.bytes.sent = Sent("executor", 100, 1.0, 1, 14)      # bytes 100..113: the run holds 110..119
+    clear_miss.bytes.sent = Sent("executor", 200, 1.1, 1, 14)
+    held_but_ok.bytes.sent = Sent("executor", 114, 1.2, 1, 14)
+    held_miss.finish("missed", "past_due")
+    clear_miss.finish("missed", "past_due")
+    held_but_ok.finish("ok", None)
+    led = FaultLedger()
+    named = attribute([held_miss, clear_miss, held_but_ok], [HeldByFault("executor", 1, 110, 10, 40_000.0)], led, 3.0)
+    assert named == 1
+    assert (held_miss.outcome, held_miss.reason) == ("lost", "injected_delay")
+    assert (clear_miss.outcome, clear_miss.reason) == ("missed", "past_due")      # not the fault's: stays
+    assert (held_but_ok.outcome, held_but_ok.reason) == ("ok", None)
+    (reason,) = led.reasons()
+    assert reason.code == "injected_delay" and "40.0 ms" in reason.text and "1 events touched" in reason.text
+
+
+def test_a_hold_on_another_opening_of_the_port_names_nothing() -> None:
+    from mmsched.injected import HeldByFault, attribute
+    from mmsched.validity import Sent
+
+    e = ev(0)
+    e.bytes.sent = Sent("executor", 100, 1.0, 2, 14)
+    e.finish("missed", "past_due")
+    assert attribute([e], [HeldByFault("executor", 1, 100, 20, 5000.0)], FaultLedger(), 1.0) == 0
+    assert e.reason == "past_due"

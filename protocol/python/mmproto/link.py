@@ -70,6 +70,7 @@ class Written:
     opens: int
     began: float
     ended: float
+    size: int = 0          # the frame's bytes on the wire
 
 
 @dataclass(frozen=True)
@@ -336,7 +337,7 @@ class Link:
             self.bytes_out += len(wire)
             self.bytes_out_open += len(wire)
             self.frames_out += 1
-            return Written(offset, self.opens, began, self.clock())
+            return Written(offset, self.opens, began, self.clock(), len(wire))
 
     # ---- HELLO -----------------------------------------------------------------------------
     def handshake(self, timeout_s: float = 5.0, wait: Waiter | None = None,
