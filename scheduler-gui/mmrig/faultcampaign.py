@@ -2,16 +2,22 @@
 whole run with a fault injected through the bench's control channel, checked for what an instrument owes its
 user when its own parts fail:
 
-1. the run completes (no hang) and its accounting invariant holds;
+1. the run completes (no hang), makes every event it was asked for (a run with no events, or fewer, is never a
+   pass: a fault that stopped the run is a finding) and its accounting invariant holds;
 2. no event is blamed on the system under test: an event ends ok (or late, in normal mode, where the PC is
    what is measured) or lost with a reason that names a fault of the class injected (`FaultClass.reasons`);
 3. the run is invalid with a reason of the class, or else nothing it measured was touched (a fault on a node
    the mode does not use);
 4. the counters agree with what was injected: a node (or the scheduler's decoder) counts at least one bad
    frame when the bench spoiled bytes it received, and no more than two per spoiled byte (a byte corrupted
-   into a delimiter splits one frame into two bad ones); a reset is seen as exactly one reset;
+   into a delimiter splits one frame into two bad ones), and a node's counters must have been read at all;
+   a reset is seen as exactly one reset; a delay held back at least one frame, and named it;
 5. events outside the fault's window are on time: those due before it began, and those created once the rig
-   had RECOVERY_TICKS to recover after it ended.
+   had RECOVERY_TICKS to recover after it ended, except the first event after it (its frame is the first the
+   node decodes after garbage, which a burst with no delimiter at its end spoils).
+
+The fault starts `at_tick` ticks after the run's events began (normal mode calibrates for a few seconds
+before: a fault then would touch no event).
 
 Checks 2 and 5 judge the measurable events only: an event a host stall displaced a byte of (paced normal runs on a busy host)
 keeps its outcome but is marked not measurable, and the rig stands behind neither its outcome nor its figure;
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from collections import Counter
@@ -35,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from mmsched.config import RunConfig
+from mmsched.result import RunResult
 from mmsched.runner import Runner
 
 from mmrig.endpoints import Target, choose_endpoint
@@ -54,6 +62,7 @@ class FaultClass:
     nodes: tuple[str, ...] = ("profiler", "executor")   # the nodes it hits (normal mode uses the profiler only)
     byte_fault: str | None = None       # the bench status counter of spoiled bytes, if it spoils bytes
     resets: str | None = None           # the node it resets
+    delays: bool = False                # it holds the PC's bytes back (named `injected_delay`)
 
 
 LINE = frozenset({"seq_gap", "no_answer"})
@@ -69,6 +78,8 @@ CLASSES: tuple[FaultClass, ...] = (
     FaultClass("garbage", tuple(f"garbage {n} {d} 48" for n in ("profiler", "executor") for d in ("in", "out")),
                (), 1, LINE, byte_fault="garbage_bytes"),
     FaultClass("duplicate", _both_ways("dup", 0.01), ("fault clear",), 40, LINE, byte_fault="fault_duplicated"),
+    FaultClass("delay", tuple(f"fault {n} in delay 0.1 40000" for n in ("profiler", "executor")), ("fault clear",),
+               20, frozenset({"injected_delay"}) | LINE, delays=True),
     FaultClass("cut", ("cut executor.uart 1.0", "cut profiler.uart 1.0"), (), 15, LINE),
     FaultClass("reset-executor", ("reset executor",), (), 0, frozenset({"node_reset"}), nodes=("executor",),
                resets="executor"),
@@ -80,7 +91,7 @@ CLASSES: tuple[FaultClass, ...] = (
                nodes=("executor",)),
 )
 MODES = ("mixed", "verification", "normal")
-QUICK = {"modes": ("mixed",), "classes": ("corrupt", "cut", "reset-executor", "reset-profiler")}
+QUICK = {"modes": ("mixed",), "classes": ("drop", "corrupt", "delay", "cut", "reset-executor", "reset-profiler")}
 
 
 @dataclass
@@ -110,7 +121,9 @@ def run_one(mode: str, fc: FaultClass, count: int, at_tick: int, seed: int, out_
     marks: dict[str, Any] = {}
 
     def inject(kind: str, obj: Any) -> None:
-        if kind != "timecode":
+        if kind == "phase" and obj == "running":
+            marks["running"] = True
+        if kind != "timecode" or "running" not in marks:
             return
         marks.setdefault("first", obj)
         t = obj - marks["first"]
@@ -133,6 +146,14 @@ def run_one(mode: str, fc: FaultClass, count: int, at_tick: int, seed: int, out_
     t0 = time.monotonic()
     res = runner.run()
     result.figures["wall_s"] = round(time.monotonic() - t0, 2)
+    return check(result, fc, count, cfg, res, marks)
+
+
+def check(result: Outcome, fc: FaultClass, count: int, cfg: RunConfig, res: RunResult,
+          marks: dict[str, Any]) -> Outcome:
+    """The campaign's checks (the module's text) of one run with its fault marks: `start`/`stop` (the ticks
+    it began and ended), `before`/`after` (the bench's status around it)."""
+    mode = result.mode
     sc = res.sidecar
     if "start" not in marks:
         result.fail("the fault was never injected (the run ended before its tick)")
@@ -141,7 +162,9 @@ def run_one(mode: str, fc: FaultClass, count: int, at_tick: int, seed: int, out_
     result.figures.update(events=len(res.events), unmeasurable=sum(not e.measurable for e in res.events),
                           outcomes={f"{o}/{r}" if r else o: n for (o, r), n in outcomes.items()},
                           invalid=[r["code"] for r in sc["invalid_reasons"]], faults=len(sc.get("faults", [])))
-    # 1. the invariant
+    # 1. every event made, and the invariant
+    if len(res.events) < count:
+        result.fail(f"the run made {len(res.events)} of {count} events ({', '.join(result.figures['invalid'])})")
     if not sc["invariant"]["ok"]:
         result.fail(f"invariant: {sc['invariant']['error']}")
     # 2. nothing blamed on the system under test
@@ -169,26 +192,39 @@ def run_one(mode: str, fc: FaultClass, count: int, at_tick: int, seed: int, out_
             i0, o0 = _bench_totals(before, node, fc.byte_fault)
             i1, o1 = _bench_totals(after, node, fc.byte_fault)
             spoiled_in, spoiled_out = i1 - i0, o1 - o0
-            node_counts = sc["counters"].get(node) or {}
+            node_counts = sc["counters"].get(node)
+            if node_counts is None:
+                result.fail(f"the {node}'s counters were not read: nothing to check the injected bytes against")
+                node_counts = {}
             got_in = sum(int(node_counts.get(k, 0)) for k in BYTE_KINDS)
             dec = sc["counters"]["scheduler"].get(f"{node}_decoder", {})
             got_out = sum(int(dec.get(k, 0)) for k in DECODER_KINDS) + int(dec.get("seq_lost", 0))
             result.figures[f"{node}_spoiled_in_out"] = [spoiled_in, spoiled_out]
             result.figures[f"{node}_counted_in_out"] = [got_in, got_out]
-            if got_in > 2 * spoiled_in + 2 or (spoiled_in == 0 and got_in > 0):
+            if got_in > 2 * spoiled_in + 2 or (spoiled_in == 0 and got_in > 0) or (spoiled_in > 0 and got_in == 0):
                 result.fail(f"{node} counted {got_in} bad frames in for {spoiled_in} spoiled bytes")
-            if got_out > 2 * spoiled_out + 2 or (spoiled_out == 0 and got_out > 0):
+            if got_out > 2 * spoiled_out + 2 or (spoiled_out == 0 and got_out > 0) or (spoiled_out > 0 and got_out == 0):
                 result.fail(f"scheduler counted {got_out} bad or lost {node} frames for {spoiled_out} spoiled bytes")
+    if fc.delays:
+        held = [f for f in sc.get("faults", []) if f["kind"] == "injected_delay"]
+        result.figures["held_events"] = sum(f["events"] for f in held)
+        delayed = sum(_bench_totals(marks["after"], n, "fault_delayed")[0] - _bench_totals(marks["before"], n,
+                      "fault_delayed")[0] for n in sorted(uses)) if before is not None and after is not None else 0
+        if delayed and not held and any(o != "ok" for o, _ in outcomes):
+            result.fail(f"the bench delayed {delayed} bytes, events did not end ok, and no injected_delay names it")
     if fc.resets and fc.resets in uses:
         resets = [f for f in sc.get("faults", []) if f["kind"] == "node_reset" and f["node"] == fc.resets]
         if not resets:
             result.fail(f"the {fc.resets}'s reset is not among the run's faults")
     # 5. on time outside the fault's window
-    start, stop = marks["start"], marks.get("stop", marks["start"])
+    # a fault whose end the run did not reach lasted to the run's end
+    start, stop = marks["start"], marks.get("stop", math.inf)
+    first_after = min((e.event for e in res.events if e.created_tc >= start), default=None)
     for e in res.events:
-        outside = e.scheduled_tc + cfg.timeout_ticks < start - 1 or e.created_tc > stop + RECOVERY_TICKS
+        outside = (e.scheduled_tc + cfg.timeout_ticks < start - 1 or e.created_tc > stop + RECOVERY_TICKS) and \
+            e.event != first_after
         if outside and e.measurable and e.outcome not in measured_ok:
-            result.fail(f"event {e.event} (tick {e.scheduled_tc}, fault at {start}..{stop}) ended "
+            result.fail(f"event {e.event} (tick {e.scheduled_tc}, fault at {start}..{marks.get('stop', 'the end')}) ended "
                         f"{e.outcome}/{e.reason} outside the fault's window")
             break
     return result

@@ -19,3 +19,49 @@ def test_a_rig_fault_is_never_a_miss_of_the_system_under_test(name: str, tmp_pat
     assert r.ok, (r.problems, r.figures)
     assert any(k.startswith("lost/") for k in r.figures["outcomes"]), r.figures   # the fault touched events
     assert r.figures["invalid"], r.figures                                        # and the run says so
+
+
+# ---- the checks themselves can fail -----------------------------------------------------------------------
+def _sidecar(**over: object) -> dict:
+    side = {"invariant": {"ok": True, "error": None}, "invalid_reasons": [], "faults": [],
+            "counters": {"profiler": {}, "executor": {}, "scheduler": {}}}
+    return {**side, **over}
+
+
+def _status(delayed: int = 0, corrupted: int = 0) -> dict:
+    uart = {"fault_delayed": [delayed, 0], "fault_corrupted": [corrupted, 0]}
+    return {"nodes": {n: {"uart": uart} for n in ("profiler", "executor")}}
+
+
+def _check(fc_name: str, events: list, sidecar: dict, marks: dict | None = None):
+    from mmrig.faultcampaign import Outcome, check
+    from mmsched.config import RunConfig
+    from mmsched.result import RunResult
+
+    fc = next(c for c in CLASSES if c.name == fc_name)
+    cfg = RunConfig(mode="mixed", distance=2, count=40)
+    marks = {"start": 20, "stop": 60, "before": _status(), "after": _status(), **(marks or {})}
+    return check(Outcome("mixed", fc.name), fc, 40, cfg, RunResult(events, sidecar, None, None), marks)
+
+
+def test_a_run_that_made_no_events_never_passes() -> None:
+    r = _check("cut", [], _sidecar(invalid_reasons=[{"code": "port_error", "text": "gone"}]))
+    assert not r.ok and any("made 0 of 40 events" in p for p in r.problems), r.problems
+
+
+def test_spoiled_bytes_that_no_counter_saw_fail_and_unread_counters_fail() -> None:
+    r = _check("corrupt", [], _sidecar(), {"after": _status(corrupted=5)})
+    assert any("counted 0 bad frames in for 5 spoiled bytes" in p for p in r.problems), r.problems
+    r = _check("corrupt", [], _sidecar(counters={"profiler": None, "executor": {}, "scheduler": {}}),
+               {"after": _status(corrupted=5)})
+    assert any("profiler's counters were not read" in p for p in r.problems), r.problems
+
+
+def test_a_miss_of_a_delayed_frame_not_named_by_the_delay_fails() -> None:
+    from mmsched.event import Event
+
+    missed = Event(0, 1, 0, "mixed", 2, 30, 28, 0.1)
+    missed.finish("missed", "past_due")
+    r = _check("delay", [missed], _sidecar(), {"after": _status(delayed=3)})
+    assert not r.ok and any("blamed on the system under test" in p for p in r.problems), r.problems
+    assert any("no injected_delay names it" in p for p in r.problems), r.problems
