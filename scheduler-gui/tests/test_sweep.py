@@ -228,6 +228,27 @@ def test_failed_and_invalid_points(campaign, tmp_path) -> None:
     assert again.exit_code == 3 and again.invalid == ["d2-rtick-isr-idle"]
 
 
+def test_a_stop_noted_by_the_signal_handler_ends_the_campaign_after_the_point_running(campaign, tmp_path) -> None:
+    """A Ctrl-C whose KeyboardInterrupt code in the main thread swallowed (a Dask wait, under load) still ends
+    the campaign: the handler's note is looked at after every point. (A stand-in for run_point, paced.)"""
+    from mmrig.sweep.campaign import run_campaign
+
+    src, _ = campaign
+    good = {"csv": (src / "points/d1-rtick-isr-idle.csv").read_bytes(),
+            "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
+    calls: list[str] = []
+
+    def fake(fields, stem, *, paced, profiler_kind="avr"):
+        calls.append(stem)
+        side = json.loads(good["json"])
+        side.update(name=stem)
+        return {**good, "json": json.dumps(side).encode()}
+
+    camp = Campaign.open(tmp_path / "c", Plan(distance=[1, 2, 3], count=30, paced=True))
+    out = run_campaign(camp, fake, stop_requested=lambda: bool(calls))
+    assert out.interrupted and calls == ["d1-rtick-isr-idle"] and camp.doc["status"] == "interrupted"
+
+
 def test_a_signal_while_the_campaign_starts_is_an_interruption_not_a_traceback(tmp_path, capsys, monkeypatch) -> None:
     # SIGTERM between the handler's installation and the campaign's own handling (the GUI's Stop right after
     # Start did this): exit 130, one line, the sidecar says interrupted, never "running"

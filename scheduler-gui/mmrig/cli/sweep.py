@@ -7,6 +7,7 @@ import argparse
 import shutil
 import signal
 import sys
+import threading
 from pathlib import Path
 
 from .options import add_profiler_kind_option
@@ -66,18 +67,24 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     except OSError as exc:
         return error(f"--out: cannot write {args.out}: {exc.strerror or exc}")
     log(f"mmrig sweep: campaign {args.out} ({describe(plan)}): {len(plan.points())} points")
+    stopping = threading.Event()
+
     def stop(signum: int, frame: object) -> None:
-        # SIGTERM / SIGHUP (a CI timeout, a closed terminal) end the campaign as Ctrl-C does: the points done
-        # are kept, the cluster and the benches are closed, the sidecar says interrupted
+        # SIGINT, SIGTERM, SIGHUP (Ctrl-C, a CI timeout, a closed terminal) end the campaign: the points done
+        # are kept, the cluster and the benches are closed, the sidecar says interrupted. Noted as well as
+        # raised: an interrupt raised inside a Dask wait can be swallowed there (seen under load: a sweep
+        # that ran all its points after Ctrl-C); the campaign checks the note after every point.
+        stopping.set()
         raise KeyboardInterrupt(signal.Signals(signum).name)
 
     # The handlers stay until the figures are written: a signal at any moment ends the campaign as Ctrl-C
     # does, never with a traceback nor with the sidecar left saying "running".
-    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     figures = []
     try:
         try:
-            outcome = run_campaign(camp, run_point, workers=args.workers, cluster=args.cluster, log=log)
+            outcome = run_campaign(camp, run_point, workers=args.workers, cluster=args.cluster, log=log,
+                                   stop_requested=stopping.is_set)
         except SweepError as exc:
             return error(str(exc))
         except OSError as exc:

@@ -376,11 +376,13 @@ class Outcome:
 
 
 def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = None, cluster: str | None = None,
-                 log: Callable[[str], None] = lambda _t: None) -> Outcome:
+                 log: Callable[[str], None] = lambda _t: None,
+                 stop_requested: Callable[[], bool] = lambda: False) -> Outcome:
     """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=, profiler_kind=)` runs one
     (mmrig.sweep.task.run_point). Lockstep: Dask tasks (a local cluster of `workers` processes, default the CPU
     count, or the scheduler at `cluster`); paced: one at a time here. Raises SweepError if the cluster cannot
-    be reached (nothing run)."""
+    be reached (nothing run). A signal raises KeyboardInterrupt wherever the main thread is, but code there (a
+    Dask wait) may swallow it: once `stop_requested()` says so, the campaign also ends after the next point."""
     camp.mark_existing()
     todo = camp.todo()
     all_points = camp.plan.points()
@@ -409,6 +411,8 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
         elif not entry.get("valid"):
             out.invalid.append(p.name)
         log(point_line(done_i, len(all_points), p, entry))
+        if stop_requested():
+            raise KeyboardInterrupt("stop requested")
 
     try:
         if not todo:
