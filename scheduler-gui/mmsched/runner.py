@@ -537,6 +537,8 @@ class Runner:
             invariant = {"ok": False, "error": str(exc)}
             self.invalid.append(Reason("invariant", f"accounting invariant violated: {exc}"))
         sidecar = assemble(self, verdict, cpu, load, validity, summary, invariant)
+        if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
+            self.say(late)                    # a miss explained, not left a bare past_due
         csv_path = json_path = None
         if cfg.out is not None:
             csv_path, json_path = write_run(cfg.out, self.events, sidecar)

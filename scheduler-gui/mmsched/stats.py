@@ -35,7 +35,29 @@ def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
                       "created_phase_min": float(ph.min()) if ph.size else None,
                       "created_phase_max": float(ph.max()) if ph.size else None,
                       "created_phase_histogram": phase_histogram(ph)}
+    out["past_due"] = late_schedules(evs)
     return out
+
+
+def late_schedules(events: list[Event]) -> dict[str, object]:
+    """Mixed mode: the events the executor refused past_due, explained by their SCHEDULE's journey against
+    their slack. An ERROR carries the executor's tick at receipt but no phase, so the journey is known from
+    below: it reached the executor no sooner than the start of that tick, `ack_tc - created_tc -
+    created_phase` ticks after its creation, while its slack at creation was `scheduled_tc - created_tc -
+    created_phase` ticks. On boards a slow line (or a PC slow to write) is part of the system: this says
+    how slow, instead of leaving a bare past_due."""
+    sel = [e for e in events if e.reason == "past_due" and e.ack_tc is not None and e.created_phase is not None]
+    if not sel:
+        return {"n": 0, "text": None}
+    journey = np.array([e.ack_tc - e.created_tc - e.created_phase for e in sel], dtype=float)
+    slack = np.array([e.scheduled_tc - e.created_tc - e.created_phase for e in sel], dtype=float)
+    text = (f"{len(sel)} events refused past_due: their SCHEDULE reached the executor at least "
+            f"{np.median(journey):.2f} ticks after it was made (median; up to {journey.max():.2f}), against a slack "
+            f"of {np.median(slack):.2f} ticks (median): the line and the PC's writing took longer than the "
+            f"distance allows")
+    return {"n": len(sel), "journey_min_ticks_p50": round(float(np.median(journey)), 6),
+            "journey_min_ticks_max": round(float(journey.max()), 6),
+            "slack_at_creation_ticks_p50": round(float(np.median(slack)), 6), "text": text}
 
 
 def format_summary(name: str, s: dict[str, object]) -> str:
