@@ -17,6 +17,7 @@
 #include "control.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -32,6 +33,17 @@
 #define CLIENT_OUT_MAX (16u << 20) /* bytes of unread replies a client may owe: 16 MiB (a status is a few KB; a
                                    * `timing` reply of a 30-minute paced run a few MB) */
 #define CLIENT_IDLE_NS 1000000000ull /* a full table makes room by dropping a client idle this long */
+/* No client may take the bench's time. A client that sends commands without reading the replies (a
+ * `status` flood: the paced bench's lag went from 6 to 63-90 ms before it reached CLIENT_OUT_MAX and was
+ * dropped) gets no more commands served once CLIENT_BACKLOG bytes of replies wait for it: its lines wait
+ * in its socket, which fills, and the client's own writes block (backpressure, nothing lost). And one
+ * service of the channel handles commands for at most CONTROL_SLICE_NS of wall time, the clients taken
+ * in turn from a rotating first one, so a client that reads as fast as it asks still leaves the
+ * simulation its time. Lines left for later are served at the next service, which a byte in the
+ * channel's own wake-up pipe makes come at once (whoever waits polls it with the sockets): a lockstep
+ * client that sent several lines and waits for their replies is never left waiting on a bench asleep. */
+#define CLIENT_BACKLOG (256u << 10)
+#define CONTROL_SLICE_NS 500000ull
 
 struct client {
     int fd;
@@ -43,6 +55,7 @@ struct client {
     uint64_t last_ns; /* wall time of its last command (or of its connection) */
     int dead;         /* dropped: replies are discarded, closed at the end of control_service */
     int owed;         /* a reply is owed to it later (a grant): not evicted meanwhile */
+    int eof;          /* it closed its side: its lines are still served and its replies sent, then it is closed */
 };
 
 /* the channel's socket and its clients: one channel per bench */
@@ -54,7 +67,10 @@ static struct {
     uint64_t next_id;
     long sleep_ms; /* the sleep command: a host stall on demand, once the replies are out */
     uint64_t dropped_clients, evicted_clients, refused_clients;
-} ctl = {.listen_fd = -1};
+    uint64_t deferred; /* services that left a client's commands for later (backlog or slice used up) */
+    int first;         /* the client served first in the next service (round robin) */
+    int wake[2];       /* a pipe: readable while lines are left for the next service */
+} ctl = {.listen_fd = -1, .wake = {-1, -1}};
 
 static void drop_client(struct client *c)
 {
@@ -177,6 +193,8 @@ void control_open(const char *run_dir, const struct command *table)
     snprintf(sa.sun_path, sizeof sa.sun_path, "%s", ctl.sock_path);
     if (bind(ctl.listen_fd, (struct sockaddr *)&sa, sizeof sa) || listen(ctl.listen_fd, 4))
         die("cannot listen on %s: %s", ctl.sock_path, strerror(errno));
+    if (pipe2(ctl.wake, O_NONBLOCK | O_CLOEXEC))
+        die("pipe: %s", strerror(errno));
 }
 
 const char *control_sock_path(void)
@@ -188,9 +206,14 @@ int control_pollfds(struct pollfd *pfd)
 {
     int n = 0, i;
     pfd[n++] = (struct pollfd){ctl.listen_fd, POLLIN, 0};
+    pfd[n++] = (struct pollfd){ctl.wake[0], POLLIN, 0};
     for (i = 0; i < MAX_CLIENTS; i++)
-        if (ctl.clients[i].fd)
-            pfd[n++] = (struct pollfd){ctl.clients[i].fd, (short)(POLLIN | (ctl.clients[i].out_n ? POLLOUT : 0)), 0};
+        if (ctl.clients[i].fd) {
+            /* a client with a backlog is not read (POLLIN would wake the bench for nothing) until it reads */
+            const struct client *c = &ctl.clients[i];
+            short ev = (short)((c->out_n > CLIENT_BACKLOG || c->eof ? 0 : POLLIN) | (c->out_n ? POLLOUT : 0));
+            pfd[n++] = (struct pollfd){ctl.clients[i].fd, ev, 0};
+        }
     return n;
 }
 
@@ -249,9 +272,14 @@ static void accept_clients(void)
 
 void control_service(void)
 {
-    int i;
+    int j, left = 0;
+    uint64_t start = mono_ns();
+    char drain[16];
+    while (read(ctl.wake[0], drain, sizeof drain) > 0)
+        ;
     accept_clients();
-    for (i = 0; i < MAX_CLIENTS; i++) {
+    for (j = 0; j < MAX_CLIENTS; j++) {
+        int i = (ctl.first + j) % MAX_CLIENTS;
         struct client *c = &ctl.clients[i];
         ssize_t k;
         char *nl;
@@ -259,22 +287,32 @@ void control_service(void)
             continue;
         if (c->out_n)
             client_flush(c);
-        k = read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n);
-        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
-            drop_client(c);
+        if (c->out_n > CLIENT_BACKLOG || mono_ns() - start > CONTROL_SLICE_NS) {
+            ctl.deferred++; /* its lines wait: in its buffer, then in its socket */
             continue;
         }
-        if (k > 0)
-            c->n += (size_t)k;
-        c->buf[c->n] = 0;
+        if (!c->eof && !strchr(c->buf, '\n')) { /* lines left from a slice used up go first */
+            k = read(c->fd, c->buf + c->n, sizeof c->buf - 1 - c->n);
+            if (k == 0)
+                c->eof = 1; /* `printf 'status\n' | nc -U`: the reply is still owed */
+            else if (k < 0 && errno != EAGAIN && errno != EINTR) {
+                drop_client(c);
+                continue;
+            }
+            if (k > 0)
+                c->n += (size_t)k;
+            c->buf[c->n] = 0;
+        }
         while (!c->dead && (nl = strchr(c->buf, '\n'))) {
             *nl = 0;
             c->last_ns = mono_ns();
             handle_line(c, c->buf);
             memmove(c->buf, nl + 1, c->n - (size_t)(nl + 1 - c->buf) + 1);
             c->n -= (size_t)(nl + 1 - c->buf);
+            if (c->out_n > CLIENT_BACKLOG || mono_ns() - start > CONTROL_SLICE_NS)
+                break;
         }
-        if (!c->dead && c->n == sizeof c->buf - 1) {
+        if (!c->dead && c->n == sizeof c->buf - 1 && !strchr(c->buf, '\n')) {
             struct sbuf b = {0};
             sb_error(&b, "line too long");
             reply(c, b.p, b.n);
@@ -282,9 +320,18 @@ void control_service(void)
             c->n = 0;
         }
     }
-    for (i = 0; i < MAX_CLIENTS; i++)
-        if (ctl.clients[i].fd && ctl.clients[i].dead)
-            free_client(&ctl.clients[i]);
+    ctl.first = (ctl.first + 1) % MAX_CLIENTS;
+    for (j = 0; j < MAX_CLIENTS; j++) {
+        struct client *c = &ctl.clients[j];
+        if (c->fd && c->eof && !c->dead && !c->out_n && !c->owed && !strchr(c->buf, '\n'))
+            drop_client(c); /* closed its side and has every reply */
+        if (c->fd && c->dead)
+            free_client(c);
+        else if (c->fd && c->out_n <= CLIENT_BACKLOG && strchr(c->buf, '\n'))
+            left = 1; /* served next time, which the pipe brings at once */
+    }
+    if (left && write(ctl.wake[1], "w", 1) < 0 && errno != EAGAIN)
+        logmsg("control: wake-up pipe: %s", strerror(errno));
     if (ctl.sleep_ms) {
         /* the bench's own thread stops, as if the host had taken the CPU away */
         struct timespec ts = {ctl.sleep_ms / 1000, (ctl.sleep_ms % 1000) * 1000000L};
@@ -304,11 +351,15 @@ void control_clients_json(struct sbuf *b)
             owed += ctl.clients[i].out_n;
         }
     sb_printf(b, "\"control\":{\"clients\":%d,\"out_buffered\":%zu,\"dropped_clients\":%" PRIu64
-                 ",\"evicted_clients\":%" PRIu64 ",\"refused_clients\":%" PRIu64 "},",
-              n, owed, ctl.dropped_clients, ctl.evicted_clients, ctl.refused_clients);
+                 ",\"evicted_clients\":%" PRIu64 ",\"refused_clients\":%" PRIu64 ",\"deferred\":%" PRIu64 "},",
+              n, owed, ctl.dropped_clients, ctl.evicted_clients, ctl.refused_clients, ctl.deferred);
 }
 
 void control_close(void)
 {
     unlink(ctl.sock_path);
+    if (ctl.wake[0] >= 0) {
+        close(ctl.wake[0]);
+        close(ctl.wake[1]);
+    }
 }

@@ -13,6 +13,7 @@
 #include "bench.h"
 
 #define MAX_CLIENTS 8
+#define CONTROL_POLLFDS (2 + MAX_CLIENTS) /* control_pollfds fills at most this many */
 
 /* One command line as its handler sees it. */
 struct command_req {
@@ -37,7 +38,7 @@ struct command {
 /* the table ends with a NULL name */
 void control_open(const char *run_dir, const struct command *table);
 const char *control_sock_path(void);
-int control_pollfds(struct pollfd *pfd); /* the listening socket and the clients; returns how many */
+int control_pollfds(struct pollfd *pfd); /* the listening socket, the clients and the wake-up pipe; returns how many */
 void control_service(void);              /* accept, read and answer what is there */
 /* The reply a handler left for later (req.later), when it is ready; dropped if the client has gone.
  * Until then the client is not evicted to make room for a newcomer. */

@@ -419,7 +419,7 @@ static void write_ready(const char *run_dir)
  * ptys are not watched: host input is taken at grant points only. */
 static void wait_for_grant(void)
 {
-    struct pollfd pfd[2 + MAX_CLIENTS];
+    struct pollfd pfd[1 + CONTROL_POLLFDS];
     int n;
     pfd[0] = (struct pollfd){arduino_fd(), POLLIN, 0}; /* --arduino: a port opened meanwhile resets now */
     n = 1 + control_pollfds(pfd + 1);
@@ -467,7 +467,7 @@ static void run(uint64_t until_cycles)
             }
             wall_ns = mono_ns() - pacing.wall_start_ns;
             if (virt_ns > wall_ns) {
-                struct pollfd pfd[NNODES + 2 + MAX_CLIENTS];
+                struct pollfd pfd[NNODES + 1 + CONTROL_POLLFDS];
                 if (virt_ns - wall_ns > pacing.lead_max_ns)
                     pacing.lead_max_ns = virt_ns - wall_ns;
                 wall_ns = pacing_wait_until(now, pfd, io_pollfds(pfd), service_ready) - pacing.wall_start_ns;
