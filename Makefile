@@ -8,7 +8,7 @@ FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
 .PHONY: help setup bundle build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
-        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil test-examples bench gui faults soak
+        flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil test-examples bench gui faults soak soak-faults
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -77,6 +77,10 @@ faults: setup  ## the fault campaign: every mode x every fault class on the benc
 soak: setup  ## a 3 h lockstep and a 30 min paced mixed run: outcomes, counters, worst event (build/soak/)
 	$(MAKE) -C hil all
 	$(PY) -m mmrig.soak --out build/soak
+
+soak-faults: setup  ## 30 min of lockstep with every fault class at random moments: each named, nothing lost (build/soak-faults/)
+	$(MAKE) -C hil all
+	$(PY) -m mmrig.faultsoak --minutes $(or $(MINUTES),30) --out build/soak-faults
 
 perf: setup  ## run every benchmark, write perf/results.json and print a table
 	$(MAKE) -C protocol/c perf

@@ -107,7 +107,7 @@ class Outcome:
         self.problems.append(why)
 
 
-def _bench_totals(status: dict[str, Any], node: str, counter: str) -> tuple[int, int]:
+def bench_totals(status: dict[str, Any], node: str, counter: str) -> tuple[int, int]:
     """(into the node, out of it) of a per-direction bench counter."""
     v = status["nodes"][node]["uart"].get(counter, [0, 0])
     return int(v[0]), int(v[1])
@@ -189,8 +189,8 @@ def check(result: Outcome, fc: FaultClass, count: int, cfg: RunConfig, res: RunR
     before, after = marks.get("before"), marks.get("after")
     if fc.byte_fault and before is not None and after is not None:
         for node in sorted(uses):
-            i0, o0 = _bench_totals(before, node, fc.byte_fault)
-            i1, o1 = _bench_totals(after, node, fc.byte_fault)
+            i0, o0 = bench_totals(before, node, fc.byte_fault)
+            i1, o1 = bench_totals(after, node, fc.byte_fault)
             spoiled_in, spoiled_out = i1 - i0, o1 - o0
             node_counts = sc["counters"].get(node)
             if node_counts is None:
@@ -208,7 +208,7 @@ def check(result: Outcome, fc: FaultClass, count: int, cfg: RunConfig, res: RunR
     if fc.delays:
         held = [f for f in sc.get("faults", []) if f["kind"] == "injected_delay"]
         result.figures["held_events"] = sum(f["events"] for f in held)
-        delayed = sum(_bench_totals(marks["after"], n, "fault_delayed")[0] - _bench_totals(marks["before"], n,
+        delayed = sum(bench_totals(marks["after"], n, "fault_delayed")[0] - bench_totals(marks["before"], n,
                       "fault_delayed")[0] for n in sorted(uses)) if before is not None and after is not None else 0
         if delayed and not held and any(o != "ok" for o, _ in outcomes):
             result.fail(f"the bench delayed {delayed} bytes, events did not end ok, and no injected_delay names it")

@@ -14,7 +14,7 @@ Boards have no such record (a slow line is part of the system there): `Verdict.h
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 if TYPE_CHECKING:          # endpoint.py imports this module, faults.py imports endpoint.py
     from .event import Event
@@ -36,9 +36,11 @@ class HeldByFault:
         return node == self.node and gen == self.gen and offset < self.offset + self.n and self.offset < offset + size
 
 
-def attribute(events: Iterable[Event], held: list[HeldByFault], faults: FaultLedger, at_s: float) -> int:
+def attribute(events: Iterable[Event], held: list[HeldByFault], faults: FaultLedger,
+              rel: Callable[[float], float]) -> int:
     """Ends `lost`/`injected_delay` every event not ok whose frame the bench held back; one fault per node
-    records them. Returns how many events it named."""
+    records them, seen at the first such event's creation (`rel` maps the run's clock to the sidecar's
+    seconds). Returns how many events it named."""
     if not held:
         return 0
     named: dict[str, list[tuple[Event, float]]] = {}
@@ -52,7 +54,8 @@ def attribute(events: Iterable[Event], held: list[HeldByFault], faults: FaultLed
     for node, hits in named.items():
         worst = max(us for _, us in hits)
         frame = "FIRE" if node == "profiler" else "SCHEDULE"
-        f = faults.raise_("injected_delay", node, at_s,
+        first = min((ev.created_at for ev, _ in hits if ev.created_at is not None), default=None)
+        f = faults.raise_("injected_delay", node, rel(first) if first is not None else 0.0,
                           f"the bench's injected delay on the {node}'s input held back the {frame} of "
                           f"{len(hits)} events (up to {worst / 1000:.1f} ms)", [], window=False)
         for ev, _ in hits:

@@ -523,7 +523,7 @@ class Runner:
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
                 self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
-        injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel(self.now()))
+        injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel)
         self.invalid += self.faults.reasons()
         validity = self.mark_unmeasurable(verdict)
         if cfg.mode == "normal" and st is not None:

@@ -110,13 +110,16 @@ def test_a_frame_the_bench_held_back_names_the_injected_delay_not_the_system_und
     clear_miss.finish("missed", "past_due")
     held_but_ok.finish("ok", None)
     led = FaultLedger()
-    named = attribute([held_miss, clear_miss, held_but_ok], [HeldByFault("executor", 1, 110, 10, 40_000.0)], led, 3.0)
+    held_miss.created_at = 12.5
+    named = attribute([held_miss, clear_miss, held_but_ok], [HeldByFault("executor", 1, 110, 10, 40_000.0)], led,
+                      lambda t: t - 10.0)
     assert named == 1
     assert (held_miss.outcome, held_miss.reason) == ("lost", "injected_delay")
     assert (clear_miss.outcome, clear_miss.reason) == ("missed", "past_due")      # not the fault's: stays
     assert (held_but_ok.outcome, held_but_ok.reason) == ("ok", None)
     (reason,) = led.reasons()
     assert reason.code == "injected_delay" and "40.0 ms" in reason.text and "1 events touched" in reason.text
+    assert led.section()[0]["at_s"] == 2.5                  # seen at the held event's creation
 
 
 def test_a_hold_on_another_opening_of_the_port_names_nothing() -> None:
@@ -126,5 +129,5 @@ def test_a_hold_on_another_opening_of_the_port_names_nothing() -> None:
     e = ev(0)
     e.bytes.sent = Sent("executor", 100, 1.0, 2, 14)
     e.finish("missed", "past_due")
-    assert attribute([e], [HeldByFault("executor", 1, 100, 20, 5000.0)], FaultLedger(), 1.0) == 0
+    assert attribute([e], [HeldByFault("executor", 1, 100, 20, 5000.0)], FaultLedger(), lambda t: t) == 0
     assert e.reason == "past_due"
