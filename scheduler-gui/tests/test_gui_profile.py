@@ -178,7 +178,7 @@ def write_run(folder: Path, name: str, trace_text: str | None, load: str = "none
 
 # ---- the Gantt chart ----------------------------------------------------------------------------------------------
 def test_gantt_rows_and_bars_of_the_hand_made_trace(qtbot, tmp_path) -> None:
-    from PySide6.QtCore import QPointF
+    from PySide6.QtCore import QPoint, QPointF
 
     from mmrig.gui.gantt import GanttWidget
 
@@ -215,8 +215,19 @@ def test_gantt_rows_and_bars_of_the_hand_made_trace(qtbot, tmp_path) -> None:
     qtbot.waitExposed(g)
     vb = g.plot.getViewBox()
     scene_pos = vb.mapViewToScene(QPointF(2500 * ms, data.row_index("task tc")))
-    qtbot.mouseMove(g.plot.viewport(), g.plot.mapFromScene(scene_pos))
-    qtbot.waitUntil(lambda: "task tc (dispatch)" in g.item.toolTip(), timeout=30000)   # a loaded host too
+    at = g.plot.mapFromScene(scene_pos)
+    moves = [0]
+
+    def hovered() -> bool:
+        # a single synthetic move can go unseen (beside stress-ng --cpu 2 one produced no hover in 30 s):
+        # move again, a pixel either way, until the item is hovered; what the tooltip says is the same
+        if "task tc (dispatch)" in g.item.toolTip():
+            return True
+        moves[0] += 1
+        qtbot.mouseMove(g.plot.viewport(), at + QPoint(moves[0] % 2, 0))
+        return False
+
+    qtbot.waitUntil(hovered, timeout=60000)
     assert "cycles 1700 .. 3360: 1660 cycles = 103.75 us" in g.item.toolTip()
 
 
