@@ -114,12 +114,17 @@ def check_csv_hash(csv_path: Path, meta: dict) -> None:
                           "written by another run or cut short")
 
 
-def _read_csv_checked(path: Path, version: int = 2) -> pd.DataFrame:
+def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd.DataFrame:
+    """PATH's rows, checked. JOURNAL: a run's journal (its sidecar says `incomplete`, mmsched.journal), whose last
+    row a power cut may have left cut: a last line without its newline is dropped."""
     path = Path(path)
     try:
-        text = decode_utf8(path, path.read_bytes())   # read whole: a byte that is not UTF-8 named by its offset
+        data = path.read_bytes()
     except FileNotFoundError:
         raise SchemaError(path, "file not found") from None
+    if journal and not data.endswith(b"\n"):
+        data = data[:data.rfind(b"\n") + 1]
+    text = decode_utf8(path, data)   # read whole: a byte that is not UTF-8 named by its offset
     header = next(csv.reader(io.StringIO(text, newline="")), None)
     if not header:
         raise SchemaError(path, "empty file, no header line", line=1)
@@ -229,7 +234,7 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
         csv_path = csv_path.with_suffix(".csv")
     meta = read_sidecar(csv_path.with_suffix(".json"))
     check_csv_hash(csv_path, meta)
-    df = _read_csv_checked(csv_path, int(meta["format_version"]))
+    df = _read_csv_checked(csv_path, int(meta["format_version"]), journal=meta.get("incomplete") is True)
     if not df["event"].is_monotonic_increasing:
         df = df.sort_values("event", kind="stable").reset_index(drop=True)
     name = run or str(meta.get("name") or csv_path.stem)
