@@ -161,3 +161,15 @@ def test_a_disk_that_fills_during_the_run_keeps_what_fit_and_says_how_much(small
     kept = len(journal_rows(out))
     assert 0 < kept < 400 and f"{kept} of the 400 events" in line, line
     assert len(read_runs(small_disk / "r.partial.csv").df) == kept
+
+
+@pytest.mark.parametrize("option", ["--out", "--junit", "--hist"])
+def test_an_output_in_a_folder_nothing_can_be_created_in_is_refused_up_front(tmp_path: Path, option: str) -> None:
+    # /proc passes os.access(W_OK) for root, and a file cannot be made there: found out by making one
+    argv = {"--out": ["-o", "/proc/mmrig-run"], "--junit": ["-o", str(tmp_path / "r"), "--junit", "/proc/j.xml"],
+            "--hist": ["-o", str(tmp_path / "r"), "--hist", "/proc/h.hist"]}[option]
+    r = run_cli(*argv)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert line.startswith(f"mmrig run: {option}: ") and "/proc" in line, line
+    assert not list(tmp_path.iterdir())

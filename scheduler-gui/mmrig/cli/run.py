@@ -61,7 +61,8 @@ def dumps_readable(doc: object) -> str:
 
 RUN_EPILOG = """\
 exit codes (the first that applies wins):
-  2  usage or rig error: bad option, a port that cannot be opened, a bench that cannot start (no run); or the
+  2  usage or rig error: bad option, an output where no file can be made (tried before the run: made and
+     removed), a port that cannot be opened, a bench that cannot start (no run); or the
      run's files could not be written at its end (a full disk): the one line names the journal that holds its
      events, OUT.partial.csv + OUT.partial.json, which `mmrig report` reads (incomplete, invalid)
   3  invalid run: kept on disk, never a result; its gates are not judged
@@ -105,9 +106,10 @@ class Invocation:
     t0: float = field(default_factory=time.monotonic)
 
     def refuse(self, text: str) -> int:
-        """One line on stderr, the JUnit report (an <error>) if asked for, exit 2. Never a traceback."""
+        """One line on stderr, the JUnit report (an <error>) if asked for (and not the refused output itself),
+        exit 2. Never a traceback."""
         print(f"mmrig run: {text}", file=sys.stderr)
-        if self.args.junit is not None:
+        if self.args.junit is not None and not text.startswith("--junit:"):
             try:
                 write_junit(self.args.junit, junit_xml(self.name, judge(self.gates, {}, valid=False), valid=False,
                                                        error=text, time_s=time.monotonic() - self.t0))
@@ -159,12 +161,38 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
     return cfg
 
 
+def probe_writable(what: str, path: Path) -> None:
+    """A file can be made at PATH and beside it (where atomic writes put their temporary file): tried by making
+    them and removing them again, not by os.access (root passes it for /proc, and for a read-only mount). The
+    folders are made if missing."""
+    parent = path.parent
+    if path.is_dir():
+        raise Refusal(f"{what}: {path} is a directory")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Refusal(f"{what}: cannot create {parent}: {exc.strerror or exc}") from None
+    probes = [parent / f".{path.name}.mmrig-probe.{os.getpid()}"] + ([] if path.exists() else [path])
+    for probe in probes:
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise Refusal(f"{what}: cannot write in {parent}: {exc.strerror or exc}") from None
+        os.close(fd)
+        try:
+            probe.unlink()
+        except OSError as exc:
+            raise Refusal(f"{what}: cannot remove {probe} again: {exc.strerror or exc}") from None
+
+
 def check_files(args: argparse.Namespace) -> None:
-    """The ports exist, every output's folder can be made and written to, the run's files (and a journal left by
-    a run that could not be written) are not there yet (unless --force)."""
+    """The ports exist, a file can be made where every output goes, the run's files (and a journal left by a run
+    that could not be written) are not there yet (unless --force)."""
     for what, port in (("--profiler", args.profiler), ("--executor", args.executor)):
         if port and "://" not in port and not Path(port).exists():
             raise Refusal(f"{what}: no such port: {port}")
+    if args.out is not None and Path(args.out).is_dir():
+        raise Refusal(f"--out: {args.out} is a directory (OUT names the run's files: OUT.csv, OUT.json)")
     if args.out is not None and not args.force:
         for existing in run_paths(args.out):
             if existing.exists():
@@ -173,17 +201,10 @@ def check_files(args: argparse.Namespace) -> None:
         if journal.exists():
             raise Refusal(f"--out: {journal} holds the events of a run that could not be written (`mmrig report "
                           f"{journal}` reads it): move it away, or --force to overwrite")
-    for what, path in (("--out", args.out), ("--junit", args.junit), ("--hist", args.hist or None)):
+    outputs = [("--out", p) for p in (run_paths(args.out) + journal_paths(args.out) if args.out is not None else ())]
+    for what, path in outputs + [("--junit", args.junit), ("--hist", args.hist or None)]:
         if path is not None:
-            parent = Path(path).parent
-            if Path(path).is_dir():
-                raise Refusal(f"{what}: {path} is a directory")
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise Refusal(f"{what}: cannot create {parent}: {exc.strerror or exc}") from None
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise Refusal(f"{what}: {parent} is not writable")
+            probe_writable(what, Path(path))
 
 
 def target_of(args: argparse.Namespace) -> Target:
