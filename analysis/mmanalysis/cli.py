@@ -16,22 +16,28 @@ def cmd_report(args: argparse.Namespace) -> int:
     import pandas as pd
 
     from .classreport import is_class_folder
-    from .reader import read_runs
+    from .reader import read_each, run_files
     from .report import headline, report
 
     if len(args.runs) == 1 and is_class_folder(args.runs[0]):
         return cmd_class_report(args)
     try:
-        data = read_runs(args.runs)
-    except (SchemaError, FileNotFoundError) as exc:
+        data, problems = read_each(run_files(args.runs))
+    except FileNotFoundError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2
-    paths = report(data, args.out, title=args.title, figures=not args.no_figures, include_all=args.all)
+    for problem in problems:          # a run the reader refuses: named, and the others reported
+        print(f"report: left out: {problem}", file=sys.stderr)
+    if data is None:
+        print("report: no run could be read: nothing written", file=sys.stderr)
+        return 2
+    paths = report(data, args.out, title=args.title, figures=not args.no_figures, include_all=args.all,
+                   not_read=problems)
     # a few lines here; the tables (20 columns and more) are in the report itself
     print("\n".join(headline(data, pd.read_csv(paths["comparison"]), include_all=args.all)))
     print(f"report: {paths['md']} (Markdown), {paths['html']} (HTML); tables {paths['summary']}, {paths['comparison']}"
           + (f"; figures in {paths['figures']}" if paths["figures"].is_dir() else ""))
-    return 0
+    return 1 if problems else 0
 
 
 def cmd_class_report(args: argparse.Namespace) -> int:
@@ -73,6 +79,13 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
 
 DEFAULT_TITLE = "mmrig latency report"
+REPORT_EPILOG = """\
+exit codes:
+  0  every run read, the report written
+  1  the report written without the runs the reader refused: each named on a line of stderr ('report: left out:
+     FILE, line N: why'; a byte that is not UTF-8 by its offset) and in the report's 'Runs not read'
+  2  nothing written: no run could be read, or a path is neither a run nor a folder of runs
+"""
 
 
 def add_report_parser(subparsers) -> None:
@@ -82,7 +95,8 @@ def add_report_parser(subparsers) -> None:
                                           "report.md, report.html, summary CSVs and figures (PNG, SVG) to --out. "
                                           "One class folder (one subfolder per group, each group's runs in "
                                           "GROUP/results/ or GROUP/) gives the class overview instead: a table "
-                                          "and a CDF per experiment across the groups.")
+                                          "and a CDF per experiment across the groups.",
+                              epilog=REPORT_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("runs", nargs="+", type=Path, help="run files (NAME.csv or NAME.json) or directories of runs, "
                                                       "or one class folder of group folders")
     p.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: ./report)")

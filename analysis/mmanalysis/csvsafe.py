@@ -4,7 +4,9 @@ A cell that starts with = + - @ tab or carriage return is run as a formula by Ex
 Sheets. Every CSV this project writes (the run CSV, the report's summary.csv and comparison.csv) passes its
 cells through `neutralise`: such a text cell gets a leading single quote, which spreadsheets show as text.
 Numbers stay numbers: a cell that is a valid number ("-3.5", "+1e-05", "-inf") is left alone, so reading our
-own CSV back gives the same values.
+own CSV back gives the same values. So is a lone "-" or "+": no spreadsheet can run one sign alone, and "-" is
+the placeholder of a figure that does not exist (the comparison's `profiler` of an experiment without runs, a
+table's empty cell), which must read back as "-", not "'-".
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ from typing import Any
 import pandas as pd
 
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+PLACEHOLDERS = ("-", "+")    # a sign alone: text in every spreadsheet, never a formula
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
 
 
 def neutralise(value: Any) -> Any:
     """VALUE with a leading "'" when it is text a spreadsheet would take for a formula; anything else unchanged."""
-    if isinstance(value, str) and value.startswith(TRIGGERS) and not _NUMBER.fullmatch(value):
+    if isinstance(value, str) and value.startswith(TRIGGERS) and value not in PLACEHOLDERS \
+            and not _NUMBER.fullmatch(value):
         return "'" + value
     return value
 

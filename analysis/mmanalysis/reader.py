@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import re
 from pathlib import Path
@@ -58,9 +59,19 @@ def _line(i: int) -> int:
     return int(i) + 2  # line 1 is the header, row 0 is on line 2
 
 
+def decode_utf8(path: Path | str, data: bytes) -> str:
+    """DATA, the bytes of the run file PATH, as text; SchemaError naming the line and the byte offset of the first
+    byte that is not UTF-8 (a file saved in another encoding, or not text at all)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SchemaError(path, f"not UTF-8 text: byte 0x{data[exc.start]:02x} at byte offset {exc.start}",
+                          line=data.count(b"\n", 0, exc.start) + 1) from None
+
+
 def read_sidecar(path: Path) -> dict:
     try:
-        meta = json.loads(Path(path).read_text())
+        meta = json.loads(decode_utf8(path, Path(path).read_bytes()))
     except FileNotFoundError:
         raise SchemaError(path, "sidecar missing (every NAME.csv has a NAME.json beside it)") from None
     except json.JSONDecodeError as exc:
@@ -103,13 +114,18 @@ def check_csv_hash(csv_path: Path, meta: dict) -> None:
                           "written by another run or cut short")
 
 
-def _read_csv_checked(path: Path, version: int = 2) -> pd.DataFrame:
+def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd.DataFrame:
+    """PATH's rows, checked. JOURNAL: a run's journal (its sidecar says `incomplete`, mmsched.journal), whose last
+    row a power cut may have left cut: a last line without its newline is dropped."""
     path = Path(path)
     try:
-        with open(path, newline="") as f:
-            header = next(csv.reader(f), None)
+        data = path.read_bytes()
     except FileNotFoundError:
         raise SchemaError(path, "file not found") from None
+    if journal and not data.endswith(b"\n"):
+        data = data[:data.rfind(b"\n") + 1]
+    text = decode_utf8(path, data)   # read whole: a byte that is not UTF-8 named by its offset
+    header = next(csv.reader(io.StringIO(text, newline="")), None)
     if not header:
         raise SchemaError(path, "empty file, no header line", line=1)
     defaults = missing_defaults(version)
@@ -120,7 +136,7 @@ def _read_csv_checked(path: Path, version: int = 2) -> pd.DataFrame:
     if dup:
         raise SchemaError(path, "column appears twice in the header", line=1, column=sorted(dup)[0])
     try:
-        raw = pd.read_csv(path, skip_blank_lines=False, low_memory=False,
+        raw = pd.read_csv(io.StringIO(text, newline=""), skip_blank_lines=False, low_memory=False,
                           dtype={"mode": object, "outcome": object, "reason": object})
     except pd.errors.ParserError as exc:
         m = re.search(r"line (\d+)", str(exc))
@@ -218,7 +234,7 @@ def read_run(csv_path: Path | str, run: str | None = None) -> RunSet:
         csv_path = csv_path.with_suffix(".csv")
     meta = read_sidecar(csv_path.with_suffix(".json"))
     check_csv_hash(csv_path, meta)
-    df = _read_csv_checked(csv_path, int(meta["format_version"]))
+    df = _read_csv_checked(csv_path, int(meta["format_version"]), journal=meta.get("incomplete") is True)
     if not df["event"].is_monotonic_increasing:
         df = df.sort_values("event", kind="stable").reset_index(drop=True)
     name = run or str(meta.get("name") or csv_path.stem)
@@ -253,11 +269,9 @@ def find_runs(directory: Path | str, recursive: bool = True) -> list[Path]:
     return list(iter_runs(directory, recursive))
 
 
-def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
-    """One run (NAME.csv or NAME.json), a directory of runs, or several of either.
-
-    Returns RunSet(df, meta). Raises SchemaError naming file, line and column when a file breaks the format.
-    """
+def run_files(paths: Path | str | Iterable[Path | str]) -> list[Path]:
+    """The NAME.csv of each run PATHS names: a run (NAME.csv or NAME.json), a directory of runs, or several of
+    either. FileNotFoundError for a path that is neither, or a directory without runs."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     files: list[Path] = []
@@ -271,17 +285,54 @@ def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
             files.append(p.with_suffix(".csv"))
         else:
             raise FileNotFoundError(f"{p}: neither a run (NAME.csv + NAME.json) nor a directory of runs")
+    return files
+
+
+def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
+    """One run (NAME.csv or NAME.json), a directory of runs, or several of either.
+
+    Returns RunSet(df, meta). Raises SchemaError naming file, line and column when a file breaks the format.
+    """
     frames, meta = [], {}
-    for f in files:
-        rs = read_run(f)
-        name = next(iter(rs.meta))
-        if name in meta:  # two runs with one name: tell them apart by their path
-            name = str(f.with_suffix(""))
-            rs = read_run(f, run=name)
-        frames.append(rs.df)
-        meta.update(rs.meta)
+    for f in run_files(paths):
+        _add_run(f, frames, meta)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return typed_runset(df, meta)
+
+
+class Readings(NamedTuple):
+    """What read_each got: the runs it could read (None: not one) and one line per run it could not."""
+
+    data: RunSet | None
+    problems: list[str]
+
+
+def read_each(files: Iterable[Path]) -> Readings:
+    """The runs FILES (run_files'), each read on its own: a run the reader refuses (SchemaError: the format, text
+    that is not UTF-8; a file it cannot open) is a line of `problems` naming the file, and the others are read."""
+    frames: list[pd.DataFrame] = []
+    meta: dict[str, dict] = {}
+    problems: list[str] = []
+    for f in files:
+        try:
+            _add_run(f, frames, meta)
+        except SchemaError as exc:
+            problems.append(str(exc).replace("\n", " "))
+        except (OSError, ValueError) as exc:     # not a run the reader can take apart
+            problems.append(f"{f}: unreadable ({type(exc).__name__}: {exc})".replace("\n", " "))
+    if not frames:
+        return Readings(None, problems)
+    return Readings(typed_runset(pd.concat(frames, ignore_index=True), meta), problems)
+
+
+def _add_run(f: Path, frames: list[pd.DataFrame], meta: dict[str, dict]) -> None:
+    rs = read_run(f)
+    name = next(iter(rs.meta))
+    if name in meta:  # two runs with one name: tell them apart by their path
+        name = str(f.with_suffix(""))
+        rs = read_run(f, run=name)
+    frames.append(rs.df)
+    meta.update(rs.meta)
 
 
 def typed_runset(df: pd.DataFrame, meta: dict[str, dict]) -> RunSet:

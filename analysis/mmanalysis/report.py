@@ -205,6 +205,9 @@ BUDGET_WORDS = ("Each normal-mode latency split into the parts the rig can measu
                 "'disciplined' by the clock servo. docs/normal-mode.md says how each part is measured.")
 
 
+NOT_READ = "Runs not read (the reader refused them: each file and why)"
+
+
 def campaign_figures(data: RunSet, out: Path) -> dict[str, list[Path]]:
     """The on-time share against distance of each `mmrig sweep` campaign the runs come from (a point's sidecar
     names its campaign; the campaign's sidecar is two folders up from the point's CSV: FOLDER/points/P.csv)."""
@@ -221,11 +224,12 @@ def campaign_figures(data: RunSet, out: Path) -> dict[str, list[Path]]:
 
 
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
-           figures: bool = True, include_all: bool = False) -> dict[str, Path]:
+           figures: bool = True, include_all: bool = False, not_read: Iterable[str] = ()) -> dict[str, Path]:
     """Writes OUT_DIR/report.md, report.html, summary.csv (every run, with its `valid` column), comparison.csv
     and figures/*.png|svg. Figures and the run table show the valid runs that are not set-aside attempts; the
     others are listed apart with their reasons (INCLUDE_ALL: shown too, marked). The comparison with the paper
-    only ever pools valid runs."""
+    only ever pools valid runs. NOT_READ: the runs the reader refused (reader.read_each), one line each."""
+    not_read = list(not_read)
     data = runs if isinstance(runs, RunSet) else read_runs(runs)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -283,6 +287,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     md += [x + "\n" for x in profilereport.section(data.meta, md_table, lambda t, k: "#" * k + " " + t, lambda t: t)]
     if sel.left_out:
         md += ["## Runs left out (kept on disk, never reported as results)", ""] + left_out_md + [""]
+    if not_read:
+        md += [f"## {NOT_READ}", ""] + [f"- {p}" for p in not_read] + [""]
     if problems:
         md += ["## Sidecar summary disagrees with the CSV", ""] + [f"- {p}" for p in problems] + [""]
     if figs:
@@ -312,6 +318,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
                                lambda t: f"<p>{html.escape(t)}</p>")
     if sel.left_out:
         h += ["<h2>Runs left out (kept on disk, never reported as results)</h2>"] + ul(sel.left_out)
+    if not_read:
+        h += [f"<h2>{NOT_READ}</h2><ul>"] + [f"<li>{html.escape(p)}</li>" for p in not_read] + ["</ul>"]
     if problems:
         h += ["<h2>Sidecar summary disagrees with the CSV</h2><ul>"]
         h += [f"<li>{html.escape(p)}</li>" for p in problems] + ["</ul>"]

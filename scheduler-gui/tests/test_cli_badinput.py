@@ -52,6 +52,7 @@ BAD = [
     (["--name", ""], "--name"),
     (["--executor-load", "cpu,gpu"], "--executor-load"),
     (["--executor-load", "periodic=10ms/9ms"], "--executor-load"),
+    (["--executor-load", "periodic=0ms/0ms"], "--executor-load"),
     (["--mode", "normal", "--executor-load", "cpu"], "--executor-load"),
     (["--load", "gpu"], "--load"),
     (["--load", "true"], "--load"),

@@ -102,6 +102,11 @@ def test_resume_runs_only_what_is_missing(campaign, capsys) -> None:
     (["--distance", "1", "--paced", "--workers", "2"], "no --workers or --cluster with --paced"),
     (["--distance", "1", "--baud", "fast"], "--baud must be a rate in hundreds of baud, not 'fast'"),
     (["--distance", "1", "--baud", "9600,115250"], "--baud must be a rate in hundreds of baud"),
+    (["--distance", "1", "--rate", ""], "--rate: empty value in ''"),
+    (["--distance", "1", "--baud", ""], "--baud: empty value in ''"),
+    (["--distance", "1", "--dispatch", ""], "--dispatch: empty value in ''"),
+    (["--distance", "1", "--load", ""], "--load: empty value in ''"),
+    (["--distance", ""], "--distance: empty value in ''"),
     ([], "--distance is required"),
     (["--resume"], "--resume: no campaign"),
 ])

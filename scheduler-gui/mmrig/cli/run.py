@@ -20,7 +20,8 @@ from mmsched.budget import format_budget
 from mmsched.config import RunConfig
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
-from mmsched.export import run_paths
+from mmsched.export import journal_paths, run_paths
+from mmsched.journal import RunNotWritten
 from mmsched.load import unavailable as load_unavailable
 from mmsched.result import RunResult
 from mmsched.runner import Runner
@@ -60,17 +61,23 @@ def dumps_readable(doc: object) -> str:
 
 RUN_EPILOG = """\
 exit codes (the first that applies wins):
-  2  usage or rig error: bad option, a port that cannot be opened, a bench that cannot start (no run)
+  2  usage or rig error: bad option, an output where no file can be made (tried before the run: made and
+     removed), a port that cannot be opened, a bench that cannot start (no run); or the
+     run's files could not be written at its end (a full disk): the one line names the journal that holds its
+     events, OUT.partial.csv + OUT.partial.json, which `mmrig report` reads (incomplete, invalid)
   3  invalid run: kept on disk, never a result; its gates are not judged
   1  a gate failed (--fail-on, --max-latency-us, --min-on-time)
   0  the run is valid and every gate passed (or none was given)
-  130  interrupted twice with Ctrl-C (once: event generation stops, the run ends and is written as usual)
+  130  interrupted twice with Ctrl-C (once: event generation stops, the run ends and is written as usual);
+       the events that ended stay in the journal, OUT.partial.csv
 
 output: the summary (or with --json one JSON document) on stdout; log lines, warnings and errors on stderr;
 on a terminal a live progress line on stderr (events done, on time, p99 and max so far, bench lag),
 none when stderr is not a terminal, nor with -q or --json.
 files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has the histogram and the
-environment), OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
+environment), written at the end; meanwhile each event goes to the journal OUT.partial.csv as it ends (with
+OUT.partial.json), removed once OUT.csv and OUT.json are written;
+OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
 'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate).
 """
 
@@ -99,9 +106,10 @@ class Invocation:
     t0: float = field(default_factory=time.monotonic)
 
     def refuse(self, text: str) -> int:
-        """One line on stderr, the JUnit report (an <error>) if asked for, exit 2. Never a traceback."""
+        """One line on stderr, the JUnit report (an <error>) if asked for (and not the refused output itself),
+        exit 2. Never a traceback."""
         print(f"mmrig run: {text}", file=sys.stderr)
-        if self.args.junit is not None:
+        if self.args.junit is not None and not text.startswith("--junit:"):
             try:
                 write_junit(self.args.junit, junit_xml(self.name, judge(self.gates, {}, valid=False), valid=False,
                                                        error=text, time_s=time.monotonic() - self.t0))
@@ -153,27 +161,50 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
     return cfg
 
 
+def probe_writable(what: str, path: Path) -> None:
+    """A file can be made at PATH and beside it (where atomic writes put their temporary file): tried by making
+    them and removing them again, not by os.access (root passes it for /proc, and for a read-only mount). The
+    folders are made if missing."""
+    parent = path.parent
+    if path.is_dir():
+        raise Refusal(f"{what}: {path} is a directory")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise Refusal(f"{what}: cannot create {parent}: {exc.strerror or exc}") from None
+    probes = [parent / f".{path.name}.mmrig-probe.{os.getpid()}"] + ([] if path.exists() else [path])
+    for probe in probes:
+        try:
+            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise Refusal(f"{what}: cannot write in {parent}: {exc.strerror or exc}") from None
+        os.close(fd)
+        try:
+            probe.unlink()
+        except OSError as exc:
+            raise Refusal(f"{what}: cannot remove {probe} again: {exc.strerror or exc}") from None
+
+
 def check_files(args: argparse.Namespace) -> None:
-    """The ports exist, every output's folder can be made and written to, the run's files are not there yet
-    (unless --force)."""
+    """The ports exist, a file can be made where every output goes, the run's files (and a journal left by a run
+    that could not be written) are not there yet (unless --force)."""
     for what, port in (("--profiler", args.profiler), ("--executor", args.executor)):
         if port and "://" not in port and not Path(port).exists():
             raise Refusal(f"{what}: no such port: {port}")
-    for what, path in (("--out", args.out), ("--junit", args.junit), ("--hist", args.hist or None)):
-        if path is not None:
-            parent = Path(path).parent
-            if Path(path).is_dir():
-                raise Refusal(f"{what}: {path} is a directory")
-            try:
-                parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise Refusal(f"{what}: cannot create {parent}: {exc.strerror or exc}") from None
-            if not os.access(parent, os.W_OK | os.X_OK):
-                raise Refusal(f"{what}: {parent} is not writable")
+    if args.out is not None and Path(args.out).is_dir():
+        raise Refusal(f"--out: {args.out} is a directory (OUT names the run's files: OUT.csv, OUT.json)")
     if args.out is not None and not args.force:
         for existing in run_paths(args.out):
             if existing.exists():
                 raise Refusal(f"--out: {existing} exists; --force to overwrite")
+        journal, _ = journal_paths(args.out)
+        if journal.exists():
+            raise Refusal(f"--out: {journal} holds the events of a run that could not be written (`mmrig report "
+                          f"{journal}` reads it): move it away, or --force to overwrite")
+    outputs = [("--out", p) for p in (run_paths(args.out) + journal_paths(args.out) if args.out is not None else ())]
+    for what, path in outputs + [("--junit", args.junit), ("--hist", args.hist or None)]:
+        if path is not None:
+            probe_writable(what, Path(path))
 
 
 def target_of(args: argparse.Namespace) -> Target:
@@ -242,12 +273,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     except (LinkError, EndpointError) as exc:
         ensure_closed(endpoint)
         return inv.refuse(str(exc).splitlines()[0])
+    except RunNotWritten as exc:                 # which file, why, and the journal that holds the events
+        ensure_closed(endpoint)
+        return inv.refuse(str(exc))
     except OSError as exc:                       # the run's files could not be written
         ensure_closed(endpoint)
         return inv.refuse(f"cannot write the run: {exc}")
     except KeyboardInterrupt:
         ensure_closed(endpoint)
-        print("mmrig run: interrupted", file=sys.stderr)
+        journal = journal_paths(args.out)[0] if args.out is not None else None
+        kept = f": the events that ended are in {journal}" if journal is not None and journal.exists() else ""
+        print(f"mmrig run: interrupted{kept}", file=sys.stderr)
         return 130
     finally:
         if progress is not None:

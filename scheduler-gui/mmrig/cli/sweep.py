@@ -22,6 +22,11 @@ FOLDER/figures/on_time.png + .svg. docs/campaigns.md: clusters on other machines
 """
 
 
+def given_or(value: str | None, default: str) -> str:
+    """The option's text as given (an empty one too, for its parser to refuse), else the default."""
+    return default if value is None else value
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from mmrig.sweep.campaign import (DISPATCHES, EXIT_INTERRUPTED, LOADS, Campaign, Plan, SweepError, describe, parse_bauds,
                         parse_choices, parse_distances, parse_rates, run_campaign)
@@ -44,10 +49,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         else:
             if args.distance is None:
                 raise SweepError("--distance is required (e.g. 1..4), or --resume --out FOLDER to continue one")
-            plan = Plan(distance=parse_distances(args.distance), rate=parse_rates(args.rate or "tick"),
-                        dispatch=parse_choices(args.dispatch or "isr", DISPATCHES, "--dispatch"),
-                        load=parse_choices(args.load or "idle", LOADS, "--load"),
-                        baud=parse_bauds(args.baud) if args.baud else None, mode=args.mode or "mixed",
+            # an option given empty (--rate '') is refused by its parser, never taken for the default
+            plan = Plan(distance=parse_distances(args.distance), rate=parse_rates(given_or(args.rate, "tick")),
+                        dispatch=parse_choices(given_or(args.dispatch, "isr"), DISPATCHES, "--dispatch"),
+                        load=parse_choices(given_or(args.load, "idle"), LOADS, "--load"),
+                        baud=parse_bauds(args.baud) if args.baud is not None else None, mode=args.mode or "mixed",
                         count=args.count if args.count is not None else 200, paced=args.paced,
                         profiler_kind=args.profiler_kind)
         if args.out.exists() and not args.out.is_dir():
