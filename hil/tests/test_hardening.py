@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, FIXTURE_ELF, PROFILER_ELF, Bench, exchange
+from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, FIXTURE_ELF, PROFILER_ELF, Bench, BenchError, exchange
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import fixture_bench  # noqa: E402
@@ -93,6 +93,53 @@ def test_the_ready_file_is_written_whole_under_a_name_of_its_own(tmp_path: Path)
     assert victim.read_text() == "precious\n"
     assert not (run / "ready").exists()
     assert sorted(p.name for p in run.iterdir() if p.name.endswith(".tmp")) == ["ready.tmp"]
+
+
+def bad_run_dirs(tmp_path: Path) -> list[Path]:
+    """Run folders that are not the user's own: a link to one of ours, one anybody can write to, and (as root,
+    who can give it away) one of another user's."""
+    ours = tmp_path / "ours"
+    ours.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(ours)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    dirs = [link, shared]
+    if os.getuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 65534, 65534)
+        dirs.append(theirs)
+    return dirs
+
+
+def test_bench_refuses_a_run_dir_not_the_users_own_before_writing_into_it_in_mmbenchs_words(
+        tmp_path: Path) -> None:
+    for run_dir in bad_run_dirs(tmp_path):
+        with pytest.raises(BenchError) as exc:
+            Bench(profiler_elf=FIXTURE_ELF, executor_elf=FIXTURE_ELF, run_dir=run_dir, paced=False).start()
+        theirs = run_bench_once(run_dir)       # mmbench's own check of the same folder: the same rule, same words
+        assert theirs.returncode == 2
+        assert str(exc.value) == theirs.stderr.strip().removeprefix("mmbench: "), run_dir
+        assert list(run_dir.iterdir()) == [], f"{run_dir}: written into before it was refused"
+
+
+def test_bench_log_and_final_status_never_written_through_a_link_in_the_run_dir(tmp_path: Path) -> None:
+    """A run folder of the user's own that holds links under bench.log and final_status.json (left there, or
+    planted before it was made private): the links go, the files they point to stay as they were."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    for name in ("bench.log", "final_status.json"):
+        (run_dir / name).symlink_to(victim)
+    with Bench(profiler_elf=FIXTURE_ELF, executor_elf=FIXTURE_ELF, run_dir=run_dir, paced=False) as bench:
+        bench.status()
+    assert victim.read_text() == "precious\n"
+    assert bench.final_status is not None and "virtual_s" in bench.final_status
+    for name in ("bench.log", "final_status.json"):
+        assert not (run_dir / name).is_symlink() and (run_dir / name).stat().st_size > 0
 
 
 # ---- 2. vcd on FILE ------------------------------------------------------------------------------
