@@ -123,6 +123,7 @@ def test_on_the_schedulers_side_only_the_application_layer_imports_the_bench() -
     ("mmrig.cli", QT),                    # the command line loads Qt only for `mmrig gui`
     ("mmsched.runner", ("mmhil", "mmrig", *QT)),
     ("mmhil", ("mmsched", "mmrig", "pandas", *QT)),   # pytest loads it with the plugin in every session: lazy
+    ("mmhil.bench", ("mmsched", "mmrig", "pandas", *QT)),   # a script that only starts a bench
 ])
 def test_what_a_module_pulls_in_when_it_loads(module: str, banned: tuple[str, ...]) -> None:
     code = f"import sys, {module}; print('\\n'.join(sorted(sys.modules)))"

@@ -28,6 +28,7 @@ from . import plots
 from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
 from .reader import RunSet, find_runs, iter_runs, read_run, typed_runset
+from .safefiles import atomic_write
 from .report import html_page, html_table, md_table
 from .schema import SchemaError, load_condition
 from .selection import is_set_aside, run_kind, select
@@ -363,8 +364,8 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         else:
             md += ["No figure: no group has a run of this experiment to draw.", ""]
             h.append("<p>No figure: no group has a run of this experiment to draw.</p>")
-    (out / "report.md").write_text("\n".join(md))
-    (out / "report.html").write_text(html_page(title, h))
+    atomic_write(out / "report.md", "\n".join(md).encode())
+    atomic_write(out / "report.html", html_page(title, h).encode())
     return ClassReport(out / "report.md", out / "report.html", out / "class.csv", out / "figures", tables)
 
 

@@ -17,6 +17,8 @@ from typing import Any
 
 import pandas as pd
 
+from .safefiles import atomic_write
+
 TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 PLACEHOLDERS = ("-", "+")    # a sign alone: text in every spreadsheet, never a formula
 _NUMBER = re.compile(r"[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|infinity|nan)", re.IGNORECASE)
@@ -42,5 +44,6 @@ def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def write_frame(df: pd.DataFrame, path: Path | str, **kwargs: Any) -> None:
-    """DF.to_csv(PATH, **KWARGS) with its text cells neutralised."""
-    safe_frame(df).to_csv(path, **kwargs)
+    """DF.to_csv(PATH, **KWARGS) with its text cells neutralised, written as every file of ours is
+    (safefiles.atomic_write: never through a link planted under PATH's name)."""
+    atomic_write(path, safe_frame(df).to_csv(**kwargs).encode("utf-8"))

@@ -26,6 +26,7 @@ from perfetto.protos.perfetto.trace.perfetto_trace_pb2 import (CounterDescriptor
 from perfetto.trace_builder.proto_builder import StreamingTraceProtoBuilder
 
 from .exectrace import ExecTrace, event_edges, extended_ticks, instances, timecode_edges, timeline
+from .safefiles import replacing
 
 SEQ = 1                      # our one packet sequence
 ROOT = 1                     # track uuids: fixed ones below 100, per-task/vector ones from 100
@@ -37,9 +38,8 @@ def write(tr: ExecTrace, path: Path, events: Any = None) -> dict[str, int]:
     Returns counts of what was written."""
     ns = lambda cycle: round((cycle - tr.start) * 1e9 / tr.cpu_hz)   # noqa: E731
     counts = {"packets": 0, "slices": 0, "instants": 0, "counter_values": 0}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as f:
+    # a new temporary file beside PATH, renamed over it at the end (safefiles: never through a planted link)
+    with replacing(path) as f:
         b = StreamingTraceProtoBuilder(f)
 
         def packet(ts: int | None = None) -> TracePacket:
@@ -144,8 +144,6 @@ def write(tr: ExecTrace, path: Path, events: Any = None) -> dict[str, int]:
                 if lat == lat and lat is not None:           # not NaN
                     args["latency_us"] = float(lat)
                 instant(EV, f"scheduled event {int(row.event)} ({row.outcome})", c, args)
-        f.flush()
-    tmp.replace(path)
     return counts
 
 

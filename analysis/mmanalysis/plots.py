@@ -24,6 +24,7 @@ mmanalysis.profiler_kind), each run's label says its kind ("NAME [8051]"), so th
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +37,7 @@ from .paper import PAPER, PaperRow
 from .phasebars import bin_labels, phase_histogram
 from .propagation import propagation_ms
 from .reader import RunSet, profiler_kind
+from .safefiles import atomic_write
 from .schema import DEFAULT_LATE_BOUND_US, LOAD_CONDITIONS, MEASURED, load_condition
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
@@ -115,7 +117,9 @@ def save(fig, out_dir: Path | str, stem: str, formats=("png", "svg")) -> list[Pa
     paths = []
     for fmt in formats:
         p = out_dir / f"{stem}.{fmt}"
-        fig.savefig(p, dpi=110, bbox_inches="tight")
+        buf = io.BytesIO()              # rendered here, then written as every file of ours is (safefiles)
+        fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
+        atomic_write(p, buf.getvalue())
         paths.append(p)
     return paths
 

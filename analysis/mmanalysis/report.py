@@ -27,6 +27,7 @@ from .latstats import variance_text
 from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (PAPER, PaperRow: the report's API)
 from .propagation import link_stats
 from .reader import PROFILER_KINDS, RunSet, profiler_kind, read_runs
+from .safefiles import atomic_write
 from .schema import load_condition
 from .selection import run_kind, select, subset
 from .stats import summarize
@@ -294,7 +295,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     if figs:
         md += ["## Figures", ""]
         md += [f"![{name}](figures/{paths[0].name})" for name, paths in figs.items()] + [""]
-    (out / "report.md").write_text("\n".join(md))
+    atomic_write(out / "report.md", "\n".join(md).encode())
 
     def ul(items: list[tuple[str, str]]) -> list[str]:
         return ["<ul>"] + [f"<li>{html.escape(r)}: {html.escape(why)}</li>" for r, why in items] + ["</ul>"]
@@ -327,7 +328,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
         h += ["<h2>Figures</h2>"]
         h += [f"<figure><img src='figures/{html.escape(paths[1].name)}' alt='{html.escape(name)}'>"
               f"<figcaption>{html.escape(name)}</figcaption></figure>" for name, paths in figs.items()]
-    (out / "report.html").write_text(html_page(title, h))
+    atomic_write(out / "report.html", html_page(title, h).encode())
     return {"md": out / "report.md", "html": out / "report.html", "summary": out / "summary.csv",
             "comparison": out / "comparison.csv", "figures": out / "figures"}
 

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from mmanalysis import read_run, read_runs, synth
+from mmanalysis import read_run, read_runs, safefiles, synth
 from mmanalysis.reader import find_runs
 from mmanalysis.schema import SchemaError
 
@@ -84,7 +84,7 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkeypa
 
     def broken(src, dst):
         raise OSError("disk full")
-    monkeypatch.setattr(export.os, "replace", broken)
+    monkeypatch.setattr(safefiles.os, "replace", broken)   # the one writer of a run's files
     with pytest.raises(OSError):
         export.write_run(tmp_path / "run", events(9), sidecar())
     monkeypatch.undo()

@@ -157,6 +157,25 @@ def test_perfetto_trace_reads_back_with_perfettos_own_protos(trace: et.ExecTrace
     assert all(p.trusted_packet_sequence_id == 1 for p in t.packet)
 
 
+def test_perfetto_trace_never_written_through_a_planted_link(trace: et.ExecTrace, tmp_path: Path) -> None:
+    """Another user's links under the trace's name and under the temporary name it was once written to
+    (OUT.perfetto-trace.tmp): both left alone, their target unchanged, the trace a file of its own."""
+    import os
+
+    from mmanalysis import perfettotrace as pt
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = tmp_path / "run.perfetto-trace"
+    for link in (out, tmp_path / "run.perfetto-trace.tmp"):
+        link.symlink_to(victim)
+        if os.getuid() == 0:
+            os.lchown(link, 65534, 65534)
+    pt.write(trace, out)
+    assert victim.read_text() == "precious\n"
+    assert not out.is_symlink() and pt.read_back(out).packet
+
+
 def test_report_shows_the_profile_beside_the_paper_and_runs_side_by_side(trace: et.ExecTrace, tmp_path: Path) -> None:
     from mmanalysis import report, synth
 

@@ -98,6 +98,26 @@ def test_report_files(experiments_dir, tmp_path):
     assert pd.read_csv(out["summary"])["run"].tolist().count("lagged") == 1
 
 
+def test_report_files_never_written_through_a_planted_link(tmp_path):
+    """A report into a folder where someone planted links under its files' names: each link is replaced by
+    the report's own file, the file it pointed to unchanged."""
+    import os
+
+    synth.write_experiments(tmp_path / "runs", count=30)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    rep = tmp_path / "rep"
+    (rep / "figures").mkdir(parents=True)
+    names = ["report.md", "report.html", "summary.csv", "comparison.csv", "figures/cdf.png", "figures/cdf.svg"]
+    for name in names:
+        (rep / name).symlink_to(victim)
+        if os.getuid() == 0:
+            os.lchown(rep / name, 65534, 65534)
+    report(tmp_path / "runs", rep)
+    assert victim.read_text() == "precious\n"
+    assert [n for n in names if (rep / n).is_symlink()] == []
+
+
 def test_report_flags_sidecar_disagreement(tmp_path):
     csv, js = synth.write_experiment(tmp_path, "mixed-2ahead", count=30)
     meta = json.loads(js.read_text())

@@ -37,7 +37,6 @@
 #include "commands.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +53,7 @@
 #include "inject.h"
 #include "lockstep.h"
 #include "pacing.h"
+#include "safefile.h"
 #include "status.h"
 #include "uart_bridge.h"
 #include "vcd.h"
@@ -136,14 +136,14 @@ static void reply_path(struct sbuf *b, const char *key, const char *path)
 }
 
 /* A trace file named by a control command (`vcd on FILE`, `exectrace on FILE`) comes from whoever
- * holds the socket, so it may only name a plain file in the run directory: no '/', no "..", and the
- * file is opened with O_NOFOLLOW (a symlink planted under that name once made the bench truncate the
- * file it pointed to), created 0600, and must be a regular file. (--vcd PATH and --exec-trace PATH
- * are the user's own options and may be any path.) Returns the open file with its path in `path`,
- * or NULL with the reason in the reply. */
+ * holds the socket, so it may only name a plain file in the run directory: no '/', no "..". A name that
+ * is a symlink or not a regular file (a FIFO, a device) is refused with its reason (a symlink planted
+ * under that name once made the bench truncate the file it pointed to); the file itself is made as every
+ * file of the bench is, through safefile.c (a new temporary file, renamed over FILE when the trace ends),
+ * 0600. (--vcd PATH and --exec-trace PATH are the user's own options and may be any path.) Returns the
+ * open file with its path in `path`, or NULL with the reason in the reply. */
 static FILE *open_in_run_dir(struct sbuf *b, const char *cmd, const char *name, char *path, size_t pathsz)
 {
-    int vfd;
     FILE *f;
     struct stat st;
     if (!name[0] || strchr(name, '/') || !strcmp(name, ".") || !strcmp(name, "..")) {
@@ -151,25 +151,13 @@ static FILE *open_in_run_dir(struct sbuf *b, const char *cmd, const char *name, 
         return NULL;
     }
     snprintf(path, pathsz, "%s/%s", bench_run_dir, name);
-    vfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
-    if (vfd < 0) {
-        if (errno == ELOOP)
-            sb_error(b, "%s: '%s' refused: it exists as a symlink", cmd, name);
-        else
-            sb_error(b, "%s: cannot open '%s': %s", cmd, name, strerror(errno));
+    if (!lstat(path, &st) && !S_ISREG(st.st_mode)) {
+        sb_error(b, "%s: '%s' refused: %s", cmd, name, S_ISLNK(st.st_mode) ? "it exists as a symlink" : "not a regular file");
         return NULL;
     }
-    if (fstat(vfd, &st) || !S_ISREG(st.st_mode)) {
-        close(vfd); /* a FIFO or device planted under that name */
-        sb_error(b, "%s: '%s' refused: not a regular file", cmd, name);
-        return NULL;
-    }
-    fcntl(vfd, F_SETFL, fcntl(vfd, F_GETFL) & ~O_NONBLOCK);
-    f = fdopen(vfd, "w");
-    if (!f) {
-        close(vfd);
+    f = sf_open(path, 0600);
+    if (!f)
         sb_error(b, "%s: cannot open '%s': %s", cmd, name, strerror(errno));
-    }
     return f;
 }
 

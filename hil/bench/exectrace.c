@@ -36,6 +36,7 @@
 #define _GNU_SOURCE
 #include "exectrace.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
@@ -49,6 +50,7 @@
 
 #include "bench.h"
 #include "cosim.h"
+#include "safefile.h"
 
 #define DATA_OFFSET 0x800000u /* avr-gcc's data space in the ELF */
 #define NVECTORS 57           /* ATmega2560: reset + 56 */
@@ -399,9 +401,11 @@ void exectrace_start(FILE *f, const char *path, uint64_t cycle)
         add(cycle, 'X', 0, a->state == cpu_Done ? "halted" : "crashed");
 }
 
+/* --exec-trace PATH: any path the user gives, so made through safefile.c (a link planted under PATH is
+ * replaced when the trace is complete, never written through) */
 int exectrace_open(const char *path, uint64_t cycle)
 {
-    FILE *f = fopen(path, "w");
+    FILE *f = sf_open(path, 0666);
     if (!f)
         return -1;
     exectrace_start(f, path, cycle);
@@ -415,7 +419,8 @@ void exectrace_close(uint64_t cycle)
     exectrace_flush(NEVER);
     /* a core may have run a few cycles past the bench's clock (its last instruction): E is last */
     fprintf(xt.f, "E %" PRIu64 "\n", cycle > xt.last ? cycle : xt.last);
-    fclose(xt.f);
+    if (sf_commit(xt.f)) /* the record is lost, not the run: said in the log */
+        logmsg("cannot write %s: %s", xt.path, strerror(errno));
     xt.f = NULL;
     exectrace_on = 0;
     exectrace_held = 0;

@@ -81,9 +81,10 @@
 extern int exectrace_on;
 
 void exectrace_attach(avr_t *a, const char *elf); /* at load, two-node mode: symbols, interrupt hooks */
+/* The file is made through safefile.c: PATH appears, whole, when the trace is closed. */
 int exectrace_open(const char *path, uint64_t cycle);   /* --exec-trace: 0, or -1 */
-void exectrace_start(FILE *f, const char *path, uint64_t cycle); /* a file the caller opened */
-void exectrace_close(uint64_t cycle);                    /* E record, flush, close (if open) */
+void exectrace_start(FILE *f, const char *path, uint64_t cycle); /* a file the caller opened with sf_open */
+void exectrace_close(uint64_t cycle);                    /* E record, then committed (sf_commit), if open */
 int exectrace_is_open(void);
 const char *exectrace_path(void); /* the last file opened ("" if none) */
 uint64_t exectrace_records(void); /* records written to the current file */

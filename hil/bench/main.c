@@ -57,6 +57,8 @@
  *   inject.c       floor calibration: bytes into a node's receiver on the profiler's tick edge
  *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
+ *   safefile.c     the one way the bench creates a file: a new temporary file beside it, renamed over
+ *                  it when complete (a link planted under the name is replaced, never written through)
  *   exectrace.c    the executor trace: task switches, interrupts, sleep, pins, seen from outside
  *   bench.c        what every part shares: the clock, node names, logging, the JSON text buffer
  *   parent.c       --parent-fd: the bench ends when the process that started it is gone
@@ -96,6 +98,7 @@
 #include "node_avr.h"
 #include "pacing.h"
 #include "parent.h"
+#include "safefile.h"
 #include "status.h"
 #include "stimulus.h"
 #include "trace.h"
@@ -380,7 +383,9 @@ static void parse_options(int argc, char **argv, struct options *o)
 /* An explicit --run-dir holds the control socket (anyone who can reach it drives the bench) and the
  * links the host opens: a new one is made 0700, and an existing one is taken only if it is a real
  * directory of ours that nobody else can write to (a planted control.sock or NODE.tty link there
- * would otherwise be followed or replaced under us). Refused: one line on stderr, exit 2. */
+ * would otherwise be followed or replaced under us). Refused: one line on stderr, exit 2. mmhil's Bench
+ * checks a folder it is given first, by these rules in these words (mmanalysis.safefiles.check_private_dir),
+ * before it writes bench.log and final_status.json there: keep the two alike. */
 static void check_run_dir(const char *dir)
 {
     struct stat st;
@@ -399,16 +404,17 @@ static void check_run_dir(const char *dir)
         die("run directory %s is writable by group or others (mode %04o): refused", dir, (unsigned)(st.st_mode & 07777));
 }
 
+/* ready: the host waits for it and reads it whole, so it is made as every file of the bench is
+ * (safefile.c: a new temporary file renamed over it, never a fixed ready.tmp a link could be planted under) */
 static void write_ready(const char *run_dir)
 {
-    char ready[600], tmp[700];
+    char ready[600];
     FILE *f;
     struct sbuf b = {0};
     snprintf(ready, sizeof ready, "%s/ready", run_dir);
-    snprintf(tmp, sizeof tmp, "%s/ready.tmp", run_dir);
-    f = fopen(tmp, "w");
+    f = sf_open(ready, 0600);
     if (!f)
-        die("cannot write %s", tmp);
+        die("cannot write %s: %s", ready, strerror(errno));
     sb_printf(&b, "{\"pid\":%d,\"profiler\":", (int)getpid());
     sb_json_str(&b, uart.n[PROFILER].link);
     sb_printf(&b, ",\"executor\":");
@@ -419,8 +425,8 @@ static void write_ready(const char *run_dir)
               arduino.on ? "true" : "false", cosim_present(PROFILER) ? cosim.nodes[PROFILER]->kind : "avr");
     fputs(b.p, f);
     free(b.p);
-    fclose(f);
-    rename(tmp, ready);
+    if (sf_commit(f))
+        die("cannot write %s: %s", ready, strerror(errno));
 }
 
 /* ---- main loop ---------------------------------------------------------------------------- */
@@ -575,9 +581,9 @@ int main(int argc, char **argv)
         stimulus_start(o.alone, o.itrace_cycles);
     }
     if (o.vcd && vcd_open(o.vcd, 0))
-        die("cannot open %s", o.vcd);
+        die("cannot open %s: %s", o.vcd, strerror(errno));
     if (o.exec_trace && exectrace_open(o.exec_trace, 0))
-        die("cannot open %s", o.exec_trace);
+        die("cannot open %s: %s", o.exec_trace, strerror(errno));
 
     write_ready(o.run_dir);
     logmsg("ready: %s %s control %s (%s)", uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(),

@@ -22,7 +22,7 @@ extern FILE *trace_out;
             fprintf(trace_out, __VA_ARGS__);                                                       \
     } while (0)
 
-void trace_open(const char *path); /* dies if it cannot */
+void trace_open(const char *path); /* dies if it cannot; PATH appears, whole, at trace_close (safefile.h) */
 void trace_close(void);
 
 #endif

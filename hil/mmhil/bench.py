@@ -245,23 +245,33 @@ class Bench:
         return cmd
 
     def start(self) -> "Bench":
+        # here, not at the top: the package mmanalysis loads pandas, and this module stays light (tests/test_layers.py)
+        from mmanalysis.safefiles import check_private_dir, create_new
+
         if self.run_dir is None:
             sweep_stale_run_dirs()          # the folders of benches whose process was killed before its close()
             self.run_dir = Path(tempfile.mkdtemp(prefix=PREFIX))
             self._own_dir = True
             record_owner(self.run_dir)
+        else:
+            # A folder the caller gives is the user's own (made 0700 if missing) before anything is written into
+            # it: a link there or one someone else can write to would have bench.log and final_status.json
+            # planted under us. mmbench checks it again, by the same rules in the same words (safefiles).
+            problem = check_private_dir(self.run_dir)
+            if problem is not None:
+                raise BenchError(problem)
         self.run_dir = Path(self.run_dir)
-        self.run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)   # the bench refuses one others can write
-        (self.run_dir / "ready").unlink(missing_ok=True)
         cmd = self.command()
         self._log = self.run_dir / "bench.log"
+        for name in ("ready", "bench.log", "final_status.json"):     # an earlier bench's (unlink: a link, not its target)
+            (self.run_dir / name).unlink(missing_ok=True)
         # The bench ends when this process does, however it ends: it watches the read end of a pipe whose write
         # end only this process holds (os.pipe's ends are close-on-exec: no other program started gets it), EOF
         # once the process is gone. Not PR_SET_PDEATHSIG: that fires when the starting *thread* exits, and a
         # bench is started from worker threads that end long before their process (hil/bench/parent.c).
         r, w = os.pipe()
         try:
-            with open(self._log, "wb") as log, open(self.run_dir / "final_status.json", "wb") as out:
+            with create_new(self._log) as log, create_new(self.run_dir / "final_status.json") as out:
                 # a process group of its own: teardown kills the whole group, whatever happens to the test
                 self.process = subprocess.Popen([*cmd, "--parent-fd", str(r)], stdout=out, stderr=log,
                                                 stdin=subprocess.DEVNULL, start_new_session=True, pass_fds=(r,))

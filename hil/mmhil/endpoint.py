@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import os
 import queue
-import shutil
 from collections import deque
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
+from mmanalysis.safefiles import move_into
 from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import Item, Link
 from mmsched.config import RunConfig
@@ -179,7 +179,7 @@ class BenchEndpoint(Endpoint):
         self._trace_on = False
         try:
             self.bench.exec_trace(False)
-        except (BenchError, OSError):   # a bench that died: the file has what it wrote (no E line)
+        except (BenchError, OSError):   # a bench that died: no file (the bench writes one whole, or none)
             pass
 
     def _exec_trace_collect(self) -> None:
@@ -187,9 +187,10 @@ class BenchEndpoint(Endpoint):
         self._exec_trace_stop()
         if self._trace_file is None or self.exec_trace is None or not self._trace_file.exists():
             return
-        dest = Path(self.exec_trace)
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.move(str(self._trace_file), str(dest))
+        # renamed over its place beside the run's CSV, across file systems copied through a new temporary file:
+        # a link planted under that name is replaced, never written through (safefiles; shutil.move copied
+        # through it, and moved into a directory a link pointed to)
+        dest = move_into(self._trace_file, self.exec_trace)
         self._trace_file = None
         self.exec_trace_path = dest
 

@@ -263,8 +263,9 @@ def test_control_commands_follow_the_vcd_rules(tmp_path: Path) -> None:
         assert target.read_text() == "keep"
         path = bench.exec_trace(True)
         assert path == bench.run_dir / "exectrace.txt" and bench.status()["exectrace"] == str(path)
-        assert (path.stat().st_mode & 0o777) == 0o600
+        assert not path.exists()                    # made as every file of the bench: whole, when it ends
         assert bench.exec_trace(False) == path and bench.status()["exectrace"] is None
+        assert (path.stat().st_mode & 0o777) == 0o600
     t = parse(path)
     assert "# current_tcb none" in t.comments and not t.tcbs   # the fixture is no FreeRTOS image
     assert t.records[0][0] == "B" and t.records[-1][0] == "E"

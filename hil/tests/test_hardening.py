@@ -12,7 +12,9 @@ import sys
 import time
 from pathlib import Path
 
-from mmhil.bench import BENCH_BIN, FIXTURE_ELF, Bench, exchange
+import pytest
+
+from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, FIXTURE_ELF, PROFILER_ELF, Bench, BenchError, exchange
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import fixture_bench  # noqa: E402
@@ -53,6 +55,91 @@ def test_run_dir_writable_by_others_or_not_ours_is_refused(tmp_path: Path) -> No
         r = run_bench_once(theirs)
         assert r.returncode == 2 and "owned by uid 65534" in r.stderr
         assert len(r.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("option", ["--vcd", "--trace", "--exec-trace"])
+def test_a_file_of_the_run_replaces_a_planted_link_never_writing_through_it(tmp_path: Path, option: str) -> None:
+    """--vcd, --trace, --exec-trace name a file in a folder others may write to (a shared 1777 one): a link
+    planted under that name (as root: owned by nobody, as the attacker's) is replaced by the bench's own file,
+    and the file it pointed to is left as it was."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    out = shared / "lab.out"
+    out.symlink_to(victim)
+    if os.getuid() == 0:
+        os.lchown(out, 65534, 65534)
+    r = subprocess.run([str(BENCH_BIN), "--profiler", str(PROFILER_ELF), "--executor", str(EXECUTOR_ELF),
+                        "--run-dir", str(tmp_path / "run"), "--unpaced", "--until", "0.01", option, str(out)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "precious\n"
+    assert not out.is_symlink() and out.stat().st_size > 0
+    assert [p.name for p in shared.iterdir()] == ["lab.out"]        # no temporary file left beside it
+
+
+def test_the_ready_file_is_written_whole_under_a_name_of_its_own(tmp_path: Path) -> None:
+    """ready is made as every file of the bench is: a new temporary file renamed over it (never the fixed
+    ready.tmp a link could be planted under), gone again when the bench ends."""
+    run = tmp_path / "run"
+    run.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (run / "ready.tmp").symlink_to(victim)
+    r = run_bench_once(run)
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "precious\n"
+    assert not (run / "ready").exists()
+    assert sorted(p.name for p in run.iterdir() if p.name.endswith(".tmp")) == ["ready.tmp"]
+
+
+def bad_run_dirs(tmp_path: Path) -> list[Path]:
+    """Run folders that are not the user's own: a link to one of ours, one anybody can write to, and (as root,
+    who can give it away) one of another user's."""
+    ours = tmp_path / "ours"
+    ours.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(ours)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    dirs = [link, shared]
+    if os.getuid() == 0:
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 65534, 65534)
+        dirs.append(theirs)
+    return dirs
+
+
+def test_bench_refuses_a_run_dir_not_the_users_own_before_writing_into_it_in_mmbenchs_words(
+        tmp_path: Path) -> None:
+    for run_dir in bad_run_dirs(tmp_path):
+        with pytest.raises(BenchError) as exc:
+            Bench(profiler_elf=FIXTURE_ELF, executor_elf=FIXTURE_ELF, run_dir=run_dir, paced=False).start()
+        theirs = run_bench_once(run_dir)       # mmbench's own check of the same folder: the same rule, same words
+        assert theirs.returncode == 2
+        assert str(exc.value) == theirs.stderr.strip().removeprefix("mmbench: "), run_dir
+        assert list(run_dir.iterdir()) == [], f"{run_dir}: written into before it was refused"
+
+
+def test_bench_log_and_final_status_never_written_through_a_link_in_the_run_dir(tmp_path: Path) -> None:
+    """A run folder of the user's own that holds links under bench.log and final_status.json (left there, or
+    planted before it was made private): the links go, the files they point to stay as they were."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir(mode=0o700)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    for name in ("bench.log", "final_status.json"):
+        (run_dir / name).symlink_to(victim)
+    with Bench(profiler_elf=FIXTURE_ELF, executor_elf=FIXTURE_ELF, run_dir=run_dir, paced=False) as bench:
+        bench.status()
+    assert victim.read_text() == "precious\n"
+    assert bench.final_status is not None and "virtual_s" in bench.final_status
+    for name in ("bench.log", "final_status.json"):
+        assert not (run_dir / name).is_symlink() and (run_dir / name).stat().st_size > 0
 
 
 # ---- 2. vcd on FILE ------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ from mmanalysis.reader import profiler_kind as kind_of_run
 from mmanalysis.paper import BENCH_CONSTANT, Observed, verdict
 from mmanalysis.phasebars import phase_bars
 from mmanalysis.propagation import link_stats
+from mmanalysis.safefiles import atomic_write
 
 from mmsched.budget import format_budget
 from mmsched.config import RunConfig
@@ -89,7 +90,7 @@ def set_aside(r: RunResult, attempt: int) -> Path | None:
     meta = json.loads(r.json_path.read_text())
     meta["name"] = stem
     new_json = r.json_path.with_name(stem + ".json")
-    new_json.write_text(json.dumps(meta, indent=2) + "\n")
+    atomic_write(new_json, (json.dumps(meta, indent=2) + "\n").encode())
     r.json_path.unlink()
     return r.csv_path.rename(r.csv_path.with_name(stem + ".csv"))
 

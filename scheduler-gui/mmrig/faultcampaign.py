@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mmanalysis.safefiles import atomic_write
 from mmsched.config import RunConfig
 from mmsched.result import RunResult
 from mmsched.runner import Runner
@@ -269,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
             results.append(r)
     print()
     print(table(results))
-    (args.out / "results.json").write_text(json.dumps([r.__dict__ for r in results], indent=1))
+    atomic_write(args.out / "results.json", json.dumps([r.__dict__ for r in results], indent=1).encode())
     failed = [r for r in results if not r.ok]
     print(f"\nfault campaign: {len(results) - len(failed)} of {len(results)} passed; runs in {args.out}/")
     return 1 if failed else 0

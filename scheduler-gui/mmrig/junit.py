@@ -17,6 +17,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
+from mmanalysis.safefiles import atomic_write
+
 from mmrig.gates import GateResult
 
 
@@ -75,9 +77,9 @@ def junit_xml(name: str, gates: Sequence[GateResult], *, valid: bool, reasons: S
 
 
 def write_junit(path: str | Path, xml: bytes) -> Path:
+    """PATH written as every file of a run is (safefiles.atomic_write: never through a link planted under it)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(xml)
+    atomic_write(path, xml)
     return path
 
 

@@ -296,13 +296,14 @@ def rig(request: pytest.FixtureRequest, rig_target: RigTarget, _mmrig_bench: "Be
 def write_rig_events(node: pytest.Item, target: RigTarget, r: "Rig") -> None:
     import json
 
+    from mmanalysis.safefiles import atomic_write     # here: the plugin loads in every session, and stays light
+
     path = target.results / f"{safe_name(node.nodeid)}.rig.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"test": node.nodeid, "rig": target.describe(), "worker": worker(),
            "bench_run_dir": str(r.bench.run_dir) if r.bench is not None else None,
            "hello": {n: dataclasses.asdict(h) for n, h in r.hellos.items()},
            "events": [dataclasses.asdict(e) for e in r.results]}
-    path.write_text(json.dumps(doc, indent=1) + "\n")
+    atomic_write(path, (json.dumps(doc, indent=1) + "\n").encode())
     record(node, "rig_events", path)
 
 

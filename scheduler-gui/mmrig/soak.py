@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from mmanalysis.safefiles import atomic_write
 from mmsched.config import RunConfig
 from mmsched.runner import Runner
 
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.paced_minutes > 0:
         reports.append(soak("paced", choose_endpoint(Target()), args.paced_minutes * 60, args.out))
         print(json.dumps(reports[-1], indent=1), flush=True)
-    (args.out / "results.json").write_text(json.dumps(reports, indent=1))
+    atomic_write(args.out / "results.json", json.dumps(reports, indent=1).encode())
     print()
     print("| run | virtual | wall | events | wraps | outcomes | not measurable (bench stalls, late creations) | valid "
           "| worst latency (at) |")

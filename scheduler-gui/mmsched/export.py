@@ -1,8 +1,9 @@
 """Writing a run: NAME.csv (one row per event, columns of docs/data-format.md in order) and NAME.json
 (the sidecar). `pandas.read_csv("NAME.csv")` with no arguments reads it right.
 
-Crash-safe: each file is written to a temporary file in the same directory (".NAME.csv.XXXX.tmp", which no
-reader takes for a run), flushed and fsynced, then renamed over NAME.csv / NAME.json (os.replace, atomic).
+Crash-safe and never through a planted link: each file is written by mmanalysis.safefiles.atomic_write (a new
+temporary file in the same directory, ".NAME.csv.XXXX.tmp", which no reader takes for a run, flushed and fsynced,
+then renamed over NAME.csv / NAME.json).
 The CSV goes first, the sidecar last; the sidecar holds the CSV's SHA-256 (`csv_sha256`), so a CSV left
 from another run or a pair cut short between the two renames is caught by the reader. Text cells go
 through mmanalysis.csvsafe (no spreadsheet formulas). While the run goes, its events are in its journal
@@ -15,12 +16,11 @@ import hashlib
 import io
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
 from mmanalysis.csvsafe import neutralise
+from mmanalysis.safefiles import atomic_write
 
 from .event import COLUMNS, Event
 
@@ -33,35 +33,6 @@ def _cell(v: object) -> object:
             return ""
         return repr(round(v, 9))
     return neutralise(v)
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """PATH holds DATA or what it held before, never a part: temp file beside it, fsync, os.replace."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    try:  # the rename itself durable (POSIX); not every platform opens directories
-        dfd = os.open(path.parent, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(dfd)
-    except OSError:
-        pass
-    finally:
-        os.close(dfd)
 
 
 def csv_bytes(events: Sequence[Event]) -> bytes:

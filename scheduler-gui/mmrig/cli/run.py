@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.histogram import hist_text
+from mmanalysis.safefiles import atomic_write, existing
 from mmproto import LinkError
 from mmsched.budget import format_budget
 from mmsched.config import RunConfig
@@ -26,6 +27,7 @@ from mmsched.load import unavailable as load_unavailable
 from mmsched.result import RunResult
 from mmsched.runner import Runner
 from mmsched.stats import format_summary
+from mmsched.tracefiles import traced_paths
 
 from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
@@ -78,7 +80,10 @@ files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has th
 environment), written at the end; meanwhile each event goes to the journal OUT.partial.csv as it ends (with
 OUT.partial.json), removed once OUT.csv and OUT.json are written;
 OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
-'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate).
+'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate),
+OUT.exectrace, OUT.perfetto-trace and OUT.vcd with --trace. A name any of them would take that is taken already
+(a dangling link too) is refused before the run starts (exit 2) unless --force; each file is written to a new
+temporary file beside it and renamed over it, so a link planted under its name is replaced, never written through.
 """
 
 
@@ -109,7 +114,10 @@ class Invocation:
         """One line on stderr, the JUnit report (an <error>) if asked for (and not the refused output itself),
         exit 2. Never a traceback."""
         print(f"mmrig run: {text}", file=sys.stderr)
-        if self.args.junit is not None and not text.startswith("--junit:"):
+        # the report of a refused run, unless the refusal is about the report itself, or its name is taken and
+        # --force was not given
+        if self.args.junit is not None and not text.startswith("--junit:") and \
+                (self.args.force or not existing([self.args.junit])):
             try:
                 write_junit(self.args.junit, junit_xml(self.name, judge(self.gates, {}, valid=False), valid=False,
                                                        error=text, time_s=time.monotonic() - self.t0))
@@ -172,7 +180,7 @@ def probe_writable(what: str, path: Path) -> None:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise Refusal(f"{what}: cannot create {parent}: {exc.strerror or exc}") from None
-    probes = [parent / f".{path.name}.mmrig-probe.{os.getpid()}"] + ([] if path.exists() else [path])
+    probes = [parent / f".{path.name}.mmrig-probe.{os.getpid()}"] + ([] if existing([path]) else [path])
     for probe in probes:
         try:
             fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
@@ -193,18 +201,45 @@ def check_files(args: argparse.Namespace) -> None:
             raise Refusal(f"{what}: no such port: {port}")
     if args.out is not None and Path(args.out).is_dir():
         raise Refusal(f"--out: {args.out} is a directory (OUT names the run's files: OUT.csv, OUT.json)")
-    if args.out is not None and not args.force:
-        for existing in run_paths(args.out):
-            if existing.exists():
-                raise Refusal(f"--out: {existing} exists; --force to overwrite")
-        journal, _ = journal_paths(args.out)
-        if journal.exists():
+    for what, path in (("--junit", args.junit), ("--hist", args.hist or None)):
+        if path is not None and Path(path).is_dir():
+            raise Refusal(f"{what}: {path} is a directory")
+    if not args.force:
+        for what, path in run_files(args):
+            if existing([path]):
+                raise Refusal(f"{what}: {path} exists; --force to overwrite")
+        journal, _ = journal_paths(args.out) if args.out is not None else (None, None)
+        if journal is not None and existing([journal]):
             raise Refusal(f"--out: {journal} holds the events of a run that could not be written (`mmrig report "
                           f"{journal}` reads it): move it away, or --force to overwrite")
     outputs = [("--out", p) for p in (run_paths(args.out) + journal_paths(args.out) if args.out is not None else ())]
     for what, path in outputs + [("--junit", args.junit), ("--hist", args.hist or None)]:
         if path is not None:
             probe_writable(what, Path(path))
+
+
+def hist_path(args: argparse.Namespace) -> Path | None:
+    """Where --hist writes: its FILE, else OUT.hist (beside OUT.csv)."""
+    if args.hist is None:
+        return None
+    return Path(args.hist) if args.hist else run_paths(args.out)[0].with_suffix(".hist")
+
+
+def run_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """Every file the run will write, with the option that asks for it: OUT.csv and OUT.json, OUT.hist or --hist
+    FILE, --junit FILE, and --trace's OUT.exectrace, OUT.vcd and OUT.perfetto-trace. Each is refused up front if its
+    name is taken (a dangling link too) unless --force; each is then written through a new temporary file renamed
+    over it (mmanalysis.safefiles), so with --force a link planted under the name is replaced, never written through."""
+    files: list[tuple[str, Path]] = []
+    if args.out is not None:
+        files += [("--out", p) for p in run_paths(args.out)]
+    if (hist := hist_path(args)) is not None:
+        files.append(("--hist", hist))
+    if args.junit is not None:
+        files.append(("--junit", Path(args.junit)))
+    if args.trace and args.out is not None:
+        files += [("--trace", p) for p in traced_paths(args.out).values()]
+    return files
 
 
 def target_of(args: argparse.Namespace) -> Target:
@@ -295,20 +330,19 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
     """The run's summary (or --json), its histogram file, its gates and JUnit report; the exit code."""
     args = inv.args
     files: list[Path] = [p for p in (result.csv_path, result.json_path) if p is not None]
-    hist_path = None
-    if args.hist is not None:
-        hist_path = Path(args.hist) if args.hist else Path(result.csv_path or args.out).with_suffix(".hist")
+    hist = hist_path(args)
+    if hist is not None:
         try:
-            hist_path.write_text(hist_text(result.sidecar))
+            atomic_write(hist, hist_text(result.sidecar).encode())
         except OSError as exc:
-            return inv.refuse(f"cannot write {hist_path}: {exc.strerror or exc}")
-        files.append(hist_path)
+            return inv.refuse(f"cannot write {hist}: {exc.strerror or exc}")
+        files.append(hist)
     verdicts = judge(inv.gates, result.summary, result.valid)
     code = exit_code(result.valid, verdicts)
     text = summary_lines(cfg, result, files)
     verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
     if args.json:
-        print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist_path, args.junit)))
+        print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist, args.junit)))
         for line in verdict_lines:
             print(line, file=sys.stderr)
     else:
@@ -413,7 +447,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--out", "-o", type=Path, default=None, help="writes OUT.csv and OUT.json")
     run.add_argument("--name", default=None,
                      help="the run's name (default: OUT's file name, or 'run'): 1..64 of A-Z a-z 0-9 . _ -")
-    run.add_argument("--force", action="store_true", help="overwrite an existing OUT.csv / OUT.json")
+    run.add_argument("--force", action="store_true",
+                     help="replace the run's files that exist already (OUT.csv, OUT.json, the --hist, --junit and "
+                          "--trace files); without it a taken name is refused before the run starts")
     where = run.add_mutually_exclusive_group()
     where.add_argument("--bench", action="store_true", help="the paced virtual bench (default)")
     where.add_argument("--unpaced", "--lockstep", dest="unpaced", action="store_true",

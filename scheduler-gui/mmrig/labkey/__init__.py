@@ -27,6 +27,7 @@ from typing import Any
 
 
 def cmd_lab_key(args: Any) -> int:
+    from mmanalysis.safefiles import atomic_write
     from mmrig.labkey.render import render      # loaded when the key is made, not when `mmrig` parses options
     from mmrig.labkey.runs import make_key
 
@@ -41,8 +42,7 @@ def cmd_lab_key(args: Any) -> int:
         return 2
     command = "mmrig lab key" + (f" --count {args.count}" if args.count != 200 else "")
     text = render(key, command, args.count)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text + "\n")
+    atomic_write(out, (text + "\n").encode())
     print(f"wrote {out} (answer key, Q1-Q11; runs in {runs}; {time.monotonic() - t0:.0f} s)")
     return 0
 

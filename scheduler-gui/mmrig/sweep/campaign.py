@@ -29,12 +29,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.reader import check_csv_hash, read_sidecar
+from mmanalysis.safefiles import atomic_write
 from mmproto import PROFILER_KINDS
 from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
 from mmsched import __version__
 from mmsched.config import baud_problem
-from mmsched.export import atomic_write, write_sidecar
+from mmsched.export import write_sidecar
 from mmsched.load import CONDITIONS
 
 FORMAT = "mmrig-campaign"
