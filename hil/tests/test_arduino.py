@@ -163,26 +163,25 @@ def test_endpoint_passes_arduino_on() -> None:
 
 
 def test_paced_open_then_hello_after_the_bootloader(tmp_path: Path) -> None:
-    """Paced (virtual time on wall time): the host sees the same on its own clock. Loose bounds: the wall
-    clock of a loaded host."""
+    """Paced (virtual time on wall time): the host sees the same on its own clock, from below: the bench is
+    never ahead of wall time, so nothing comes before the bootloader's wait (about 1 s) has passed on the
+    host's clock too. How long after that it comes depends on the host (a loaded one reads late): the exact
+    timing is the lockstep tests' (the watchdog test below, test_watchdog.py)."""
     with Bench(run_dir=tmp_path / "b", arduino=True) as bench:
         time.sleep(1.5)             # past the power-on bootloader: the application runs
         port = serial.Serial(bench.port("profiler"), 9600, timeout=0.02)
         opened = time.monotonic()
         try:
-            dec, first, silent_until = mp.StreamDecoder(), None, None
-            while first is None and time.monotonic() - opened < 10:
+            dec, first = mp.StreamDecoder(), None
+            while first is None and time.monotonic() - opened < 60:
                 frames = dec.feed(port.read(4096))
                 if frames:
                     first = frames[0], time.monotonic() - opened
-                elif time.monotonic() - opened < 0.7:
-                    silent_until = time.monotonic() - opened
         finally:
             port.close()
         st = bench.status()
     assert first is not None and isinstance(first[0].message, mp.Hello), first
-    assert silent_until is not None and silent_until > 0.6
-    assert 0.95 < first[1] < 3.0, first[1]
+    assert first[1] > 0.95, first[1]            # never before the bootloader's wait, on any host
     assert st["nodes"]["profiler"]["open_resets"] == 1
 
 
