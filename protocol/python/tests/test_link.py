@@ -206,7 +206,7 @@ def test_listening_first_reads_a_reset_arduinos_boot_hello_at_the_first_try(inbo
         assert h.node_kind == mp.NodeKind.PROFILER and node.resets == 1
         assert node.held == 0 and node.bytes_in_bootloader == 0
         assert node.got == []                    # the boot HELLO answered it: nothing was asked
-        assert 0.7 < took < mp.link.HELLO_LISTEN_S
+        assert took > 0.7                        # it listened through the boot (at the first try: nothing asked)
 
 
 def test_a_node_already_running_is_asked_as_soon_as_a_frame_is_heard(inbox) -> None:
