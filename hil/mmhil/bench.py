@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,6 +206,7 @@ class Bench:
     _grant_sock: socket.socket | None = field(default=None, init=False)
     _grant_buf: bytes = field(default=b"", init=False)
     _parent_w: int | None = field(default=None, init=False)   # the write end of the bench's --parent-fd pipe
+    _pipe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __repr__(self) -> str:
         how = "lockstep" if self.lockstep else "paced" if self.paced else "unpaced"
@@ -352,9 +354,12 @@ class Bench:
             shutil.rmtree(self.run_dir, ignore_errors=True)
 
     def _close_parent_pipe(self) -> None:
-        if self._parent_w is not None:
-            os.close(self._parent_w)
-            self._parent_w = None
+        # Once, whichever thread closes the bench (a run's and a window's teardown can both): a second
+        # os.close of the number would close whatever the process opened under it since, a serial port say
+        with self._pipe_lock:
+            w, self._parent_w = self._parent_w, None
+        if w is not None:
+            os.close(w)
 
     def _signal_group(self, sig: int) -> None:
         assert self.process is not None

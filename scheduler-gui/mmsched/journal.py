@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,7 @@ class Journal:
     ended: int = field(default=0, init=False)       # events that ended (rows + those the journal could not take)
     error: OSError | None = field(default=None, init=False)   # why the journal stopped, or never began
     _fd: int | None = field(default=None, init=False, repr=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _size: int = field(default=0, init=False, repr=False)      # bytes of whole rows written
 
     def __post_init__(self) -> None:
@@ -98,9 +100,12 @@ class Journal:
         self.close()
 
     def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        # once, whichever thread gets here (the run's end and a signal's): closing the number twice would close
+        # whatever the process opened under it since
+        with self._lock:
+            fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)
 
     def remove(self) -> None:
         """The run's files are written: the journal is not needed any more."""
