@@ -18,8 +18,9 @@
  *       the USB serial adapter pulled and put back: the node's pty is closed (the host's open port
  *       fails: pyserial reads raise SerialException, the /dev/pts entry goes once the host closes
  *       it), the node's output is dropped (uart.hangup_dropped, with what was queued unread) and the
- *       simulation runs on; after SECONDS of virtual time a fresh pty is opened and NODE.tty is
- *       re-pointed to it atomically (symlink to a temporary name, then rename). Counters
+ *       simulation runs on; NODE.tty is removed (as /dev/ttyUSB0 goes with the adapter: left, it named a
+ *       /dev/pts number the kernel gives the next pty, another program's); after SECONDS of virtual time a
+ *       fresh pty is opened and NODE.tty made for it (symlink to a temporary name, then rename). Counters
  *       uart.hangups, uart.hung_up, uart.pty_generation (1 for the first pty, +1 per re-plug). The
  *       byte counts of the lockstep handshake are per pty: in_read and out_written (a grant's
  *       `in NODE=N` and its reply's `out`) start again at 0 on the new pty, and while the node is

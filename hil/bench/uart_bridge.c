@@ -714,8 +714,8 @@ void uart_open_pty(int id, const char *run_dir)
         u->host_baud = b; /* (a re-plug: the new adapter's power-on rate) */
         u->termios_polled_ns = 0;
     }
-    /* the link is made under a temporary name and renamed over NODE.tty: a host that (re)opens the
-     * path gets the old pty or the new one, never no link */
+    /* the link is made under a temporary name and renamed into place: a host that (re)opens the path
+     * finds the new pty whole (during a hang-up there is no link: uart_hangup) */
     if (run_dir != uart.run_dir)
         snprintf(uart.run_dir, sizeof uart.run_dir, "%s", run_dir);
     snprintf(u->link, sizeof u->link, "%s/%s.tty", run_dir, node_names[id]);
@@ -792,6 +792,11 @@ void uart_hangup(int id)
     close(u->master);
     close(u->slave);
     u->master = u->slave = -1;
+    /* NODE.tty goes with the adapter, as /dev/ttyUSB0 does: left pointing at the closed /dev/pts/N, a host
+     * retrying its open during the hang-up got that number once the kernel had given it to another pty (another
+     * bench's, in a parallel test run), read that bench's bytes (its link came up short: 144 of 149 bytes) and
+     * wrote into its node. Until the re-plug an open finds no such file. */
+    unlink(u->link);
     if (uart.pty_unlock)
         uart.pty_unlock();
     logmsg("%s: pty %s hung up", node_names[id], u->pts);

@@ -119,6 +119,26 @@ def test_hangup_in_lockstep_counts_per_pty(tmp_path: Path) -> None:
             assert read_exactly(e, 8) == b"FIXTURE\n"
 
 
+def test_during_a_hangup_the_port_path_is_gone_not_left_naming_a_pty_number_the_kernel_reuses(tmp_path: Path) -> None:
+    """A pulled adapter takes its /dev entry with it; the bench's NODE.tty did not, it kept pointing at the closed
+    /dev/pts/N, which the kernel gives the next pty opened on the machine (another bench's, in a parallel test
+    run): a host retrying its open during the hang-up read that bench's bytes. Now the path is gone until the
+    re-plug makes it again, for the new pty."""
+    with fixture_bench(tmp_path, lockstep=True) as bench:
+        bench.grant(F_CPU // 100, frame=False)
+        old = os.readlink(bench.executor_port)
+        bench.control("hangup executor 0.05")
+        r = bench.grant(F_CPU // 100 + F_CPU // 100, frame=False)
+        assert r["hung_up"]["executor"] is True
+        assert not os.path.lexists(bench.executor_port)
+        with pytest.raises(serial.SerialException):            # an open finds no such port, as with no adapter
+            open_port(bench.executor_port)
+        r = bench.grant(F_CPU // 5, frame=False)
+        assert r["hung_up"]["executor"] is False and r["pty_generation"]["executor"] == 2
+        assert os.readlink(bench.executor_port) == bench.status()["nodes"]["executor"]["pts"]
+        assert os.path.lexists(bench.profiler_port) and old.startswith("/dev/pts/")
+
+
 def test_stuck_timecode_bit_masks_changes_then_takes_the_driver_level(tmp_path: Path) -> None:
     """The profiler's PORTA counts 1..20; with timecode bit 0 stuck at 1 the executor sees only odd
     values, until the stuck wire comes free and shows the driver's bit 0 of 20 (0)."""
