@@ -203,23 +203,33 @@ def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
     assert d["sessions"][1]["skipped_complete"] == len(done)
 
 
+def stand_in(src: Path, calls: list[str], failing: str | None = None, invalid_reason: str | None = None):
+    """A stand-in for run_point (paced: in this process) giving a real point's files of the module's campaign
+    under each stem asked for, noting the stems in CALLS; stems starting with FAILING fail (no files), and an
+    INVALID_REASON makes the others invalid."""
+    good = {"csv": (src / "points/d1-rtick-isr-idle.csv").read_bytes(),
+            "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
+
+    def fake(fields, stem, *, paced, profiler_kind="avr"):
+        calls.append(stem)
+        if failing is not None and stem.startswith(failing):
+            return {"error": "bench did not start", "worker": "here"}
+        side = json.loads(good["json"])
+        side.update(name=stem)
+        if invalid_reason is not None:
+            side.update(valid=False, invalid_reason=invalid_reason)
+        return {**good, "json": json.dumps(side).encode()}
+
+    return fake
+
+
 def test_failed_and_invalid_points(campaign, tmp_path) -> None:
     """A point whose run failed (no files) is 'failed' and runs again next time; an invalid run is kept, not
     run again; either makes the exit status 3. (A stand-in for run_point, paced: in this process.)"""
     from mmrig.sweep.campaign import run_campaign
 
-    src, _ = campaign
-    good = {"csv": (src / "points/d1-rtick-isr-idle.csv").read_bytes(),
-            "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
     calls: list[str] = []
-
-    def fake(fields, stem, *, paced, profiler_kind="avr"):
-        calls.append(stem)
-        if stem.startswith("d1"):
-            return {"error": "bench did not start", "worker": "here"}
-        side = json.loads(good["json"])
-        side.update(name=stem, valid=False, invalid_reason="too many stalls")
-        return {**good, "json": json.dumps(side).encode()}
+    fake = stand_in(campaign[0], calls, failing="d1", invalid_reason="too many stalls")
 
     camp = Campaign.open(tmp_path / "c", Plan(distance=[1, 2], count=30, paced=True))
     out = run_campaign(camp, fake)
@@ -238,16 +248,8 @@ def test_a_stop_noted_by_the_signal_handler_ends_the_campaign_after_the_point_ru
     the campaign: the handler's note is looked at after every point. (A stand-in for run_point, paced.)"""
     from mmrig.sweep.campaign import run_campaign
 
-    src, _ = campaign
-    good = {"csv": (src / "points/d1-rtick-isr-idle.csv").read_bytes(),
-            "json": (src / "points/d1-rtick-isr-idle.json").read_bytes(), "worker": "here"}
     calls: list[str] = []
-
-    def fake(fields, stem, *, paced, profiler_kind="avr"):
-        calls.append(stem)
-        side = json.loads(good["json"])
-        side.update(name=stem)
-        return {**good, "json": json.dumps(side).encode()}
+    fake = stand_in(campaign[0], calls)
 
     camp = Campaign.open(tmp_path / "c", Plan(distance=[1, 2, 3], count=30, paced=True))
     out = run_campaign(camp, fake, stop_requested=lambda: bool(calls))
