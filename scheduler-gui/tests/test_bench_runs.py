@@ -123,7 +123,12 @@ def test_normal_mode_with_the_profiler_crystal_half_a_percent_off_fires_nothing_
     # nothing early by the drift (without the fit every event was 2.4-5.6 ms early): the naive estimate's own bias
     # on the bench (it lands 12-22 us before the tick: the Mega's 9615-baud UART ends TIMECODE 12 us sooner than
     # 9600 says) can still make a quick wake-up `early` by tens of us, at 0 ppm too
-    assert df["latency_us"].min() > -100.0, df[["outcome", "latency_us"]]
+    # 9600 says) can still make a quick wake-up `early` by tens of us, at 0 ppm too. The rig stands behind its
+    # measurable events only: one whose TIMECODE or FIRE a host stall displaced is marked, with the stall, and
+    # its figure is not the estimator's; an early one that is measurable is the estimator's, and fails here
+    measured = df[df["measurable"]]
+    assert measured["latency_us"].min() > -100.0, measured[["outcome", "latency_us"]]
+    assert df.loc[~df["measurable"], "stall_us"].notna().all()
 
 
 def test_disciplined_normal_run_splits_each_latency_into_its_budget(tmp_path: Path) -> None:
