@@ -65,9 +65,11 @@ def test_baud_switch_paced_then_reset(tmp_path: Path) -> None:
                 # rate (paced, the wall clock and virtual time differ by the bench's lag: the node's HELLO
                 # may have begun before the port switched)
                 h = wait_for(ports[n], decs[n], is_hello(115200), timeout=0.3)
-                if h is None:
+                for _ in range(20):             # asked again while none comes: a loaded host reads late
+                    if h is not None:
+                        break
                     ports[n].write(mp.Query(what=mp.Hello.TYPE).wire(5))
-                    h = wait_for(ports[n], decs[n], is_hello(115200), timeout=1.0)
+                    h = wait_for(ports[n], decs[n], is_hello(115200), timeout=0.5)
                 assert h is not None, f"{n}: no HELLO(115200)"
                 ports[n].write(mp.Query(what=QUERY[n].TYPE).wire(10 + i))
                 assert wait_for(ports[n], decs[n], lambda m, n=n: isinstance(m, QUERY[n])) is not None
