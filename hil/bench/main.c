@@ -188,10 +188,32 @@ static int io_pollfds(struct pollfd *pfd)
     return n + control_pollfds(pfd + n);
 }
 
-static void on_signal(int sig)
+/* Which signal ended the bench and who sent it, said in bench.log at the end: a bench that stops while its
+ * run still wants it (its ports vanishing under the host) names the process that stopped it. Written once,
+ * by the first signal; sig_atomic_t because the handler writes them and the main thread reads them after. */
+static volatile sig_atomic_t stop_signal, stop_sender;
+
+static void on_signal(int sig, siginfo_t *info, void *ctx)
 {
-    (void)sig;
+    (void)ctx;
+    if (!stop_signal) {
+        stop_sender = info ? (sig_atomic_t)info->si_pid : 0;
+        stop_signal = sig;
+    }
     bench_stop = 1;
+}
+
+static void on_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
 }
 
 static void usage(void)
@@ -546,10 +568,7 @@ int main(int argc, char **argv)
     if (o.trace)
         trace_open(o.trace);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0); /* ppoll wake-ups to the nanosecond (default slack: 50 us) */
-    signal(SIGINT, on_signal);
-    signal(SIGTERM, on_signal);
-    signal(SIGHUP, on_signal);
-    signal(SIGPIPE, SIG_IGN);
+    on_signals();
     if (o.parent_fd >= 0) /* before the images load: a parent gone meanwhile ends the bench once it is up */
         parent_watch_start(o.parent_fd);
 
@@ -619,6 +638,9 @@ int main(int argc, char **argv)
     }
     if (parent_gone)
         logmsg("the process that started the bench is gone (--parent-fd read EOF): ending");
+    else if (stop_signal)
+        logmsg("stopped by signal %d (%s) from pid %d", (int)stop_signal, strsignal((int)stop_signal),
+               (int)stop_sender);
     logmsg("stopped at virtual %.6f s", (double)cosim.now_cycles / (double)F_CPU);
     vcd_close(cosim.now_cycles);
     exectrace_close(global_to_node(EXECUTOR, cosim.now_cycles)); /* the executor's clock */
