@@ -115,6 +115,11 @@ class Endpoint(abc.ABC):
     def begin(self) -> None:
         """The run's measured window starts now."""
 
+    def reopen_refusal(self, node: str) -> str | None:
+        """None if `node`'s vanished port may come back (a board replugged: the base case), else why it cannot
+        (the session then does not try it: its path may lead to someone else's device by now)."""
+        return None
+
     def injection_path(self) -> str | None:
         """None if `inject_on_edge` works here, else why not (the base case: boards, no loopback wired)."""
         return "this target cannot inject a frame on the tick's edge (boards: no loopback path)"

@@ -201,8 +201,10 @@ def link_fault(r: RunFace, down: LinkDown, reconnect: bool = True) -> None:
     for e in affected:
         r.end(e, "lost", "link_fault")
     ok = r.session.reconnect(down.node) if reconnect else False
+    refusal = r.session.refusals.get(down.node) if reconnect else None
     r.link_faults.append({"node": down.node, "at_s": r.rel(down.at), "error": down.error,
-                             "reconnected": ok, "affected": len(affected)})
+                             "reconnected": ok, "affected": len(affected),
+                             **({"not_reopened": refusal} if refusal is not None else {})})
     if ok:
         # back: the frames that came meanwhile are read now, late; the events made from them are touched
         # until the tick estimate has a base again
@@ -215,8 +217,9 @@ def link_fault(r: RunFace, down: LinkDown, reconnect: bool = True) -> None:
             node_reset(r, down.node, f"the {down.node}'s port was reopened, which resets it (reset on open)",
                             r.now())
         return
+    why = f"not reopened: {refusal}" if refusal is not None else "reconnect failed"
     r.invalid.append(Reason("link_fault", f"link_fault: {down.node} port vanished at {r.rel(down.at):.3f} s "
-                               f"(reconnect failed); {len(affected)} events lost"))
+                               f"({why}); {len(affected)} events lost"))
     st.link_failed = True
     st.generating = False
 

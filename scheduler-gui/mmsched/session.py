@@ -29,6 +29,8 @@ class Session:
     # reopened nodes: how many of their HELLOs still to be handled answer the reopen's handshake (and BAUD)
     answers: dict[str, int] = field(default_factory=dict, init=False)
     reset_on_open: bool = field(default=False, init=False)            # Ports.reset_on_open of the open ports
+    # nodes whose vanished port was not tried again, and why (Endpoint.reopen_refusal)
+    refusals: dict[str, str] = field(default_factory=dict, init=False)
 
     def open(self, ports: Ports) -> None:
         """Opens a link per node (the executor's only if there is one) and hands them to the endpoint.
@@ -71,7 +73,12 @@ class Session:
         HELLO that answers the new handshake is not a reset (`answered_hello`). Where opening the port
         resets the node (`reset_on_open`, tried RECONNECT_RESET_S) the reopen itself reset it: its schedule
         list and mode are gone, and the caller must treat a reconnect as the node's reset (the HELLOs the
-        reopen read are then not counted again as resets)."""
+        reopen read are then not counted again as resets). A port the endpoint says cannot come back is not
+        tried at all (`refusals`): a dead bench's links lead to pty numbers the kernel gives to other ptys."""
+        why = self.endpoint.reopen_refusal(node)
+        if why is not None:
+            self.refusals[node] = why
+            return False
         link = self.links[node]
         if self.reset_on_open:
             before = link.hellos_in

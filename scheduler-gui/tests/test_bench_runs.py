@@ -206,6 +206,49 @@ def test_a_vanished_port_is_reported_and_the_data_kept(tmp_path: Path) -> None:
     assert s["invariant"]["ok"] and sum(s["summary"]["outcomes"].values()) == len(df)
 
 
+def test_a_killed_bench_s_ports_are_never_reopened_onto_another_bench(tmp_path: Path) -> None:
+    """A bench killed outright leaves its NODE.tty links pointing at /dev/pts numbers the kernel gives to the next
+    ptys made: another bench's, in a parallel run. The run whose bench died must not reopen them: its reconnect
+    would write its handshake into that bench's nodes, read that bench's frames (another run's host then sees
+    "readiness to read but no data") and could take a stranger's HELLO for its own node back."""
+    from mmhil import Bench
+
+    other = Bench().start()              # a bench nobody's run uses yet: no byte may reach its nodes
+    try:
+        cfg = RunConfig(mode="mixed", distance=2, count=400, out=tmp_path / "killed")
+        target = BenchEndpoint()
+        runner = Runner(cfg, target)
+        killed = threading.Event()
+
+        def kill_when_running() -> None:
+            while not killed.is_set():
+                if len([e for e in runner.events if e.terminal]) >= 5 and target.bench is not None:
+                    bench = target.bench
+                    os.killpg(bench.pid, signal.SIGKILL)
+                    bench.process.wait()
+                    # the kernel's reuse of the numbers, made certain: the dead bench's links now lead to the
+                    # other bench's ptys, as they do once the kernel gave those numbers away
+                    for node in ("profiler", "executor"):
+                        link = Path(bench.port(node))
+                        link.unlink()
+                        link.symlink_to(other.status()["nodes"][node]["pts"])
+                    killed.set()
+                killed.wait(0.02)
+
+        t = threading.Thread(target=kill_when_running, daemon=True)
+        t.start()
+        result = runner.run()
+        killed.set()
+        s = result.sidecar
+        assert s["valid"] is False and "link_fault" in s["invalid_reason"], s["invalid_reason"]
+        assert s["link_faults"] and not any(f["reconnected"] for f in s["link_faults"]), s["link_faults"]
+        assert "bench" in s["link_faults"][0]["error"] or "bench" in s["invalid_reason"]
+        nodes = other.status()["nodes"]
+        assert {n: nodes[n]["uart"]["in_read"] for n in nodes} == {"profiler": 0, "executor": 0}
+    finally:
+        other.close()
+
+
 def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> None:
     done = mmrig("demo", "--count", "8", "--out-dir", str(tmp_path), timeout=240)
     # 3: an experiment had no valid run; on this shared machine accepted only when every attempt was invalid by
