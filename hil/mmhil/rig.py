@@ -466,7 +466,8 @@ class Rig:
             link.close()
 
     def __enter__(self) -> "Rig":
-        return self.open()
+        # `with Rig(...).open() as rig` (a file's habit) enters an open rig: it is not opened twice
+        return self if self.links and all(link.is_open for link in self.links.values()) else self.open()
 
     def __exit__(self, *exc: object) -> None:
         self.close()

@@ -16,6 +16,8 @@ rate with BAUD (SPEC.md 0x06): the node answers with HELLO at the new rate.
 
 from __future__ import annotations
 
+import errno
+
 import threading
 import time
 from dataclasses import dataclass, field
@@ -186,12 +188,21 @@ class Link:
 
     # ---- life cycle ------------------------------------------------------------------------
     def open(self) -> "Link":
-        """Opens the port and starts the reader. Raises LinkError(port_error) if the port cannot be opened."""
+        """Opens the port and starts the reader. Raises LinkError(port_error) if the port cannot be opened, or if
+        this link has it open already (a second open would leave the first port's reader taking its bytes)."""
+        if self.is_open:
+            raise LinkError("port_error", f"{self.node}: {self.url} is open already (on this link)")
         self._closing = False
         try:
+            # exclusive: an advisory lock (flock) every opener through this link takes, root included. Two readers of
+            # one port each take bytes from the other; a run whose bench was killed reopened links that by then led
+            # to another bench's ptys, and both runs lost frames ("readiness to read but returned no data")
             self._port = serial.serial_for_url(self.url, baudrate=self.baud, timeout=0.05,
-                                               write_timeout=self.write_timeout_s)
+                                               write_timeout=self.write_timeout_s, exclusive=True)
         except (serial.SerialException, OSError, ValueError) as exc:
+            if getattr(exc, "errno", None) == errno.EWOULDBLOCK:    # (pyserial's flock refused: another holds it)
+                raise LinkError("port_error", f"{self.node}: {self.url} is in use by another program (it holds "
+                                              "the port's lock)") from exc
             raise LinkError("port_error", f"{self.node}: cannot open {self.url}: {exc}") from exc
         self.vanished = None
         self.opens += 1
@@ -203,6 +214,10 @@ class Link:
         self._reader.start()
         self._reader.connect()
         return self
+
+    @property
+    def is_open(self) -> bool:
+        return self._port is not None
 
     def close(self) -> None:
         self._closing = True

@@ -304,3 +304,19 @@ def test_a_written_frame_says_where_it_is_in_the_ports_byte_stream(inbox) -> Non
         assert link.bytes_out == 2 * len(mp.Nop(fill=0).wire(0)) + len(mp.Query(what=mp.Counters.TYPE).wire(0))
     finally:
         link.close()
+
+
+def test_a_port_held_by_a_link_is_refused_to_a_second_one(inbox) -> None:
+    # Two readers of one serial port each take bytes from the other (pyserial then reports "readiness to read but
+    # no data"): a run never shares its ports, and the second opener is told so in one line, as root too.
+    node = FakeNode(hello(kind=1))
+    try:
+        with Link("profiler", node.path, inbox.put):
+            with pytest.raises(LinkError) as refused:
+                Link("profiler", node.path, inbox.put).open()
+            assert refused.value.code == "port_error" and "\n" not in str(refused.value)
+            assert "in use" in str(refused.value)
+        with Link("profiler", node.path, inbox.put) as again:          # let go: the port is free again
+            assert again.handshake(2.0).node_kind == mp.NodeKind.PROFILER
+    finally:
+        node.close()
