@@ -41,9 +41,6 @@ NORMAL_LAG_BOUND_US = 1000.0
 SPARE_ONE_AHEAD_US = 47_000.0
 TICK_US = NOMINAL_TICK_S * 1e6   # rounded to 100 us, the bound is the same as with 71_111 us at every distance 1..255
 DEFAULT_LAG_BOUND_US = 1000.0
-# how long a bench whose port vanished is given to be seen as ended (reopen_refusal): its ptys close as it dies,
-# a moment before it can be waited for
-BENCH_EXIT_GRACE_S = 0.2
 
 
 def lag_bound_us(mode: str, distance: int) -> float:
@@ -198,7 +195,7 @@ class BenchEndpoint(Endpoint):
         self._trace_file = None
         self.exec_trace_path = dest
 
-    def reopen_refusal(self, node: str) -> str | None:
+    def reopen_refusal(self, node: str, wait_s: float = 0.0) -> str | None:
         """A bench's ports end with the bench. Once it has ended (killed, crashed) its NODE.tty links lead to
         /dev/pts numbers the kernel gives to the next ptys made, another bench's in a parallel run: reopening
         them wrote this run's handshake into that bench's nodes and took its HELLO for our node's return."""
@@ -207,9 +204,11 @@ class BenchEndpoint(Endpoint):
             return None
         try:
             # (the kernel closes a dying process's ptys before it can be waited for: the port vanishes a moment
-            # before the bench is seen to have ended)
-            code = bench.process.wait(BENCH_EXIT_GRACE_S)
+            # before the bench is seen to have ended; the session gives it `wait_s` the first time it asks)
+            code = bench.process.wait(wait_s) if wait_s > 0 else bench.process.poll()
         except subprocess.TimeoutExpired:
+            code = None
+        if code is None:
             return None                      # alive: a hang-up fault, a re-plug to come
         return f"the bench (pid {bench.pid}) ended with status {code}; its ports went with it"
 

@@ -115,9 +115,10 @@ class Endpoint(abc.ABC):
     def begin(self) -> None:
         """The run's measured window starts now."""
 
-    def reopen_refusal(self, node: str) -> str | None:
+    def reopen_refusal(self, node: str, wait_s: float = 0.0) -> str | None:
         """None if `node`'s vanished port may come back (a board replugged: the base case), else why it cannot
-        (the session then does not try it: its path may lead to someone else's device by now)."""
+        (the session then does not try it: its path may lead to someone else's device by now). It may take up to
+        `wait_s` to tell."""
         return None
 
     def injection_path(self) -> str | None:

@@ -19,6 +19,9 @@ from .endpoint import Endpoint, Ports
 RECONNECT_S = 2.0      # a vanished port is tried again this long, then the run gives up on it
 # ... and this long where the open resets the node: the link listens HELLO_LISTEN_S for its boot HELLO first
 RECONNECT_RESET_S = RECONNECT_S + HELLO_LISTEN_S
+# how long the endpoint may take to tell whether a vanished port can come back at all (a bench's ptys close as it
+# dies, a moment before it can be seen to have ended)
+REFUSAL_WAIT_S = 0.2
 
 
 @dataclass
@@ -75,23 +78,28 @@ class Session:
         list and mode are gone, and the caller must treat a reconnect as the node's reset (the HELLOs the
         reopen read are then not counted again as resets). A port the endpoint says cannot come back is not
         tried at all (`refusals`): a dead bench's links lead to pty numbers the kernel gives to other ptys."""
-        why = self.endpoint.reopen_refusal(node)
-        if why is not None:
-            self.refusals[node] = why
+        if self._refused(node, wait_s=REFUSAL_WAIT_S):
             return False
         link = self.links[node]
+        give_up = lambda: self._refused(node)      # noqa: E731 - asked again before every try
         if self.reset_on_open:
             before = link.hellos_in
-            ok = link.reopen(RECONNECT_RESET_S, wait=self.endpoint.wait_until)
+            ok = link.reopen(RECONNECT_RESET_S, wait=self.endpoint.wait_until, give_up=give_up)
             if ok:
                 # every HELLO the reopen read (the boot HELLO or the answer that stands for it, the one at the
                 # run's rate after BAUD) is accounted for by the reset the caller records (Runner.link_fault)
                 self.answers[node] = link.hellos_in - before
             return ok
-        ok = link.reopen(RECONNECT_S, wait=self.endpoint.wait_until)
+        ok = link.reopen(RECONNECT_S, wait=self.endpoint.wait_until, give_up=give_up)
         if ok:
             self.answers[node] = 1
         return ok
+
+    def _refused(self, node: str, wait_s: float = 0.0) -> bool:
+        why = self.endpoint.reopen_refusal(node, wait_s)
+        if why is not None:
+            self.refusals[node] = why
+        return why is not None
 
     def answered_hello(self, node: str) -> bool:
         """Whether a HELLO from `node` answers our reconnect's handshake (once), not a reset of the node."""

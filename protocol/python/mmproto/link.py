@@ -229,7 +229,8 @@ class Link:
                 pass
         self._port = None
 
-    def reopen(self, timeout_s: float = 2.0, wait: Waiter | None = None) -> bool:
+    def reopen(self, timeout_s: float = 2.0, wait: Waiter | None = None,
+               give_up: Callable[[], bool] | None = None) -> bool:
         """Closes what is left of the port and opens it again (and reads a HELLO) until the timeout, on the
         link's clock. Frames already received stay where they are; the decoder's counters go on. `wait` as
         in `handshake`: a co-simulation whose time stands still while we wait (lockstep) passes one that
@@ -237,11 +238,12 @@ class Link:
 
         With `reset_on_open` the open reset the node: it is met at its boot rate (then asked for ours) and
         listened to first; every try resets it again, so one try gets the whole time left (at least
-        HELLO_LISTEN_S and one ask)."""
+        HELLO_LISTEN_S and one ask). `give_up()`, asked before every try, ends the tries at once (False returned):
+        the caller has learnt the port cannot come back."""
         self.close()
         deadline = self.clock() + timeout_s
         rate = self.baud
-        while self.clock() < deadline:
+        while self.clock() < deadline and not (give_up is not None and give_up()):
             try:
                 if self.reset_on_open:
                     self.baud = self.boot_baud
