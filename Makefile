@@ -32,7 +32,7 @@ footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 vectors: setup  ## rewrite protocol/vectors/*.vec from protocol/vectors/generate.py
 	$(PY) protocol/vectors/generate.py
 
-test: setup  ## everything CI runs: protocol, Python (scheduler, GUI under Xvfb, analysis), profiler, executor, bench
+test: build  ## everything CI runs (every image built first, before the test workers start): protocol, Python (scheduler, GUI under Xvfb, analysis), profiler, executor, bench
 	$(MAKE) test-protocol
 	$(MAKE) test-python
 	$(MAKE) test-profiler

@@ -61,9 +61,22 @@ class BenchError(RuntimeError):
         self.log_tail = log_tail
 
 
+def make(target_dir: Path, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    """`make -C TARGET_DIR ARGS...`, output captured, one such make at a time on this machine's checkout (or
+    installed copy). Parallel test workers each finding an image missing ran make in one folder at once, and the
+    executor's variant images (GAP_US=0, PULLUPS=0) share its kernel objects: one make deleted
+    build/avr/kernel/port.o while another linked it ("avr-gcc: error: build/avr/kernel/port.o: No such file")."""
+    lock_dir = LAYOUT.root / "build" if LAYOUT.root is not None else BENCH_DIR.parent
+    lock_dir.mkdir(parents=True, exist_ok=True)
+    with open(lock_dir / "make.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return subprocess.run(["make", "-C", str(target_dir), *args], capture_output=True, text=True,
+                              timeout=timeout)
+
+
 def _make(target_dir: Path, goal: str, product: Path, hint: str = "") -> None:
     try:
-        done = subprocess.run(["make", "-C", str(target_dir), goal], capture_output=True, text=True)
+        done = make(target_dir, goal)
     except FileNotFoundError as exc:
         raise BenchError(f"cannot build {product}: no `make` on this machine{hint}") from exc
     if done.returncode != 0 or not product.exists():

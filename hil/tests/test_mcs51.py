@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from mmhil.bench import HAS_8051, PROFILER_IHX as IHX
+from mmhil.bench import HAS_8051, make, PROFILER_IHX as IHX
 from mmhil.images import RUN51
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,7 +40,7 @@ def run51() -> Path:
     if shutil.which("sdcc") is None and not IHX.exists():
         pytest.skip("no sdcc to build the 8051 profiler image")
     for target in (["-C", "hil", "mcs51"], ["-C", "profiler-fw", "mcs51"]):
-        r = subprocess.run(["make", "-s", *target], cwd=ROOT, capture_output=True, text=True)
+        r = make(ROOT / target[1], "-s", target[2])
         assert r.returncode == 0, r.stdout + r.stderr
     assert RUN51.exists()
     return RUN51

@@ -7,7 +7,6 @@ depend on the host."""
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,7 +14,7 @@ import pytest
 import serial
 
 import mmproto as mp
-from mmhil.bench import EXECUTOR_ELF, F_CPU, PROFILER_ELF, ROOT, Bench, BenchError
+from mmhil.bench import EXECUTOR_ELF, F_CPU, PROFILER_ELF, ROOT, Bench, BenchError, make
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import read_exactly  # noqa: E402
@@ -27,7 +26,7 @@ def no_pullups_image(node: str) -> Path:
     """The test-only image without the pull-ups (make avr PULLUPS=0: build/avr-pullups-0)."""
     fw = {"profiler": ROOT / "profiler-fw", "executor": ROOT / "executor"}[node]
     elf = fw / "build/avr-pullups-0" / f"{node}.elf"
-    done = subprocess.run(["make", "-C", str(fw), "avr", "PULLUPS=0"], capture_output=True, text=True)
+    done = make(fw, "avr", "PULLUPS=0")      # (under the build lock: the default image shares its kernel objects)
     assert done.returncode == 0 and elf.exists(), done.stdout[-2000:] + done.stderr[-2000:]
     return elf
 

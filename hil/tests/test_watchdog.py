@@ -10,7 +10,7 @@ from pathlib import Path
 
 import serial
 
-from mmhil.bench import BENCH_BIN, BENCH_DIR, FIXTURE_ELF, Bench, ensure_built
+from mmhil.bench import BENCH_BIN, BENCH_DIR, FIXTURE_ELF, Bench, ensure_built, make
 
 WDT_ELF = BENCH_DIR / "build/wdt.elf"
 F_CPU = 16_000_000
@@ -19,7 +19,7 @@ BITE = 256_000 + 133_482      # watchdog 16.0 ms (2048 cycles of 128 kHz) + the 
 
 def wdt_bench(tmp_path: Path, **kw) -> Bench:
     if not WDT_ELF.exists():
-        subprocess.run(["make", "-C", str(BENCH_DIR), "build/wdt.elf"], check=True, capture_output=True)
+        assert make(BENCH_DIR, "build/wdt.elf").returncode == 0
     ensure_built(FIXTURE_ELF, WDT_ELF)
     return Bench(profiler_elf=FIXTURE_ELF, executor_elf=WDT_ELF, run_dir=tmp_path / "run", **kw)
 

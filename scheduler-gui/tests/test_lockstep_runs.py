@@ -116,12 +116,11 @@ def test_two_events_in_one_tick_are_both_measured(tmp_path: Path) -> None:
 def gap0_executor() -> Path:
     """The executor image that puts the events of one tick out back to back, 25 cycles apart (make avr
     GAP_US=0): closer than the profiler's capture separates (85 cycles, profiler-fw/tests/test_avr.py)."""
-    import subprocess
-
-    from mmhil.bench import EXECUTOR_ELF
+    from mmhil.bench import EXECUTOR_ELF, make
 
     root = Path(EXECUTOR_ELF).resolve().parents[2]
-    subprocess.run(["make", "-s", "-C", str(root), "avr", "GAP_US=0"], check=True, capture_output=True, timeout=600)
+    done = make(root, "-s", "avr", "GAP_US=0", timeout=600)   # (under the build lock: it shares the kernel objects)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return root / "build/avr-gap-0/executor.elf"
 
 
