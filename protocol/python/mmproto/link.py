@@ -17,7 +17,8 @@ rate with BAUD (SPEC.md 0x06): the node answers with HELLO at the new rate.
 from __future__ import annotations
 
 import errno
-
+import os
+import select
 import threading
 import time
 from dataclasses import dataclass, field
@@ -47,6 +48,27 @@ BAUD_REFUSAL_MARGIN_S = 0.02
 # running), ends it; a QUERY after it reaches the application, whatever the bootloader took.
 HELLO_LISTEN_S = 1.5
 HELLO_ASK_EVERY_S = 0.5     # then QUERY(HELLO) this often until the handshake's timeout
+
+
+def write_all(port: serial.SerialBase, data: bytes, timeout_s: float) -> None:
+    """All of DATA onto PORT; SerialTimeoutException when the port takes nothing of what is left for TIMEOUT_S (a
+    hung port). Not pyserial's own write on a device port: it looks at the clock after os.write and before counting
+    what was written, so a write the kernel took whole is reported as a timeout when the writing thread was held off
+    past the timeout right after it (a 7-byte QUERY came back "Write timeout" on a host with two busy real-time
+    benches and a CPU hog). A pyserial URL (socket://, rfc2217://, loop://) has no descriptor: its own write."""
+    fd = getattr(port, "fd", None)
+    if not isinstance(fd, int):
+        port.write(data)
+        return
+    view = memoryview(data)
+    while view:
+        try:
+            n = os.write(fd, view)
+        except BlockingIOError:      # (the port is non-blocking: its buffer is full, wait until it takes more)
+            n = 0
+        view = view[n:]
+        if view and not select.select([], [fd], [], timeout_s)[1]:
+            raise serial.SerialTimeoutException("Write timeout")
 
 
 @dataclass(frozen=True)
@@ -348,7 +370,7 @@ class Link:
         with self._tx_lock:
             offset, began = self.bytes_out_open, self.clock()
             try:
-                port.write(wire)
+                write_all(port, wire, self.write_timeout_s)
             except (serial.SerialException, OSError) as exc:
                 raise LinkError("port_error", f"{self.node}: write failed: {exc}") from exc
             self.bytes_out += len(wire)

@@ -320,3 +320,29 @@ def test_a_port_held_by_a_link_is_refused_to_a_second_one(inbox) -> None:
             assert again.handshake(2.0).node_kind == mp.NodeKind.PROFILER
     finally:
         node.close()
+
+
+def test_a_write_the_host_held_off_past_the_timeout_but_completed_is_not_a_failure(inbox, monkeypatch) -> None:
+    # On a loaded host the writing thread can be held off for longer than the write timeout while the kernel took
+    # every byte: the frame went out whole, and the link must say so (a hung port is one that takes nothing).
+    node = FakeNode(hello(kind=1))
+    try:
+        with Link("profiler", node.path, inbox.put, write_timeout_s=0.05) as link:
+            port_fd = link._port.fd
+            real_write = os.write
+
+            def held_off(fd: int, data) -> int:
+                n = real_write(fd, data)
+                if fd == port_fd:
+                    time.sleep(0.2)          # the thread descheduled right after its write, 4 timeouts long
+                return n
+
+            monkeypatch.setattr(os, "write", held_off)
+            link.send(mp.Query(mp.Hello.TYPE))
+            monkeypatch.undo()
+            deadline = time.monotonic() + 5
+            while not any(isinstance(m, mp.Query) for m in node.got) and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert any(isinstance(m, mp.Query) for m in node.got)
+    finally:
+        node.close()
