@@ -98,10 +98,14 @@ def test_unread_output_is_buffered_and_overflow_counted(tmp_path: Path) -> None:
     with fixture_bench(tmp_path, paced=False, out_buffer=1000) as bench:
         e = open_port(bench.executor_port)
         with e:
+            deadline = time.monotonic() + 30
+            # the fixture's "BOOT\n" all out first: a status asked while it was on the line counted 1 of its 5
+            # bytes, and the other 4 were then taken for the burst's (100005 == 1 + 100000, on a loaded host)
+            while bench.status()["nodes"]["executor"]["uart"]["out"] < len(b"BOOT\n") and time.monotonic() < deadline:
+                time.sleep(0.01)
             before = bench.status()["nodes"]["executor"]["uart"]["out"]
             got_in = bench.status()["nodes"]["executor"]["uart"]["in"]
             e.write(b"B")
-            deadline = time.monotonic() + 30
             # the fixture goes to 1 Mbaud: the host switches its port too once "B" is in (the bench drops
             # bytes between ends at different rates, docs/bench.md "Baud rate"), then says go
             while bench.status()["nodes"]["executor"]["uart"]["in"] == got_in and time.monotonic() < deadline:
