@@ -57,9 +57,17 @@ def test_baud_switch_paced_then_reset(tmp_path: Path) -> None:
             assert all(st[n]["uart"]["host_baud"] == 9600 for n in NODES)   # the pty made at --baud
             for i, n in enumerate(NODES):
                 wire = Baud(baud_hundreds=1152).wire(i)
+                read_before = bench.status()["nodes"][n]["uart"]["in_read"]
                 ports[n].write(wire)
                 ports[n].flush()
                 time.sleep(len(wire) * 10 / 9600)   # SPEC.md 0x06: its wire time at the old rate, then switch
+                # ... once the adapter has the frame: a real one clocks it out at the rate it was written at; the
+                # bench takes the rate in force when it reads the pty, which a starved bench did after the host's
+                # switch (seen once beside two busy paced benches and a CPU hog: the BAUD dropped as sent at
+                # 115200, the node never asked to switch; docs/bench.md "Baud rate")
+                deadline = time.monotonic() + 10
+                while bench.status()["nodes"][n]["uart"]["in_read"] < read_before + len(wire) and time.monotonic() < deadline:
+                    time.sleep(0.005)
                 ports[n].baudrate = 115200
                 # the scheduler's side (SPEC.md 0x06): the HELLO within 0.3 s, else QUERY(HELLO) at the new
                 # rate (paced, the wall clock and virtual time differ by the bench's lag: the node's HELLO
