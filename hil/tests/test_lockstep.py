@@ -112,12 +112,15 @@ def test_sleep_makes_one_stall_interval(tmp_path: Path) -> None:
         stalls = bench.stalls()
         st = bench.status()
     at = done["virtual_s"]
-    assert len(stalls) == 1, stalls
-    start, end, max_us = stalls[0]
-    assert start <= at <= end
+    # the sleep's stall is one interval holding its moment; the host may add stalls of its own (a 324 ms one beside
+    # two test runs and a CPU hog), each recorded the same way, never merged with it
+    holding = [s for s in stalls if s[0] <= at <= s[1]]
+    assert len(holding) == 1, stalls
+    start, end, max_us = holding[0]
     assert max_us >= 150_000                            # the sleep's 200 ms, less the bench's lead
+    assert all(a <= b for (_, a, _), (b, _, _) in zip(stalls, stalls[1:]))    # in order, none overlapping
     assert st["lag"]["stalls"] == stalls and st["lag"]["stalls_dropped"] == 0 and st["lag"]["stall_open"] is False
-    assert st["valid"] is False and st["lag"]["episodes"] == 1
+    assert st["valid"] is False and st["lag"]["episodes"] == len(stalls)
 
 
 def test_stalls_since_filters_and_unpaced_has_none(tmp_path: Path) -> None:
