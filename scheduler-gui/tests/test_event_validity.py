@@ -106,7 +106,11 @@ def test_a_fire_the_bench_slept_through_enters_at_the_moment_the_pc_wrote_it(tmp
     for e in slept_through:
         hop_us = (record.entry("profiler", e.bytes.sent.gen, e.bytes.sent.offset).entered - e.written_at) * 1e6
         assert e.measurable and e.outcome in ("ok", "late"), (e.outcome, e.stall_us)
-        assert own_part_us(e) == pytest.approx(own, abs=2.0), (e.event, e.latency_us, hop_us, own)
+        # the profiler's own part, as for the FIREs no sleep met: its quiet-edge figure, or up to the floor when the
+        # FIRE met the TIMECODE frame's TX interrupt (13.4 us against 6.9, docs/normal-mode.md; 14.0 seen here
+        # beside a CPU hog), never the sleep's 20 ms
+        assert own - 2.0 <= own_part_us(e) <= runner.state.floor.us + 2.0, (e.event, e.latency_us, hop_us, own,
+                                                                            runner.state.floor.us)
     assert slept_through, f"no FIRE was written while the bench slept ({sleeps})"
     # every event the run marked names the byte that voided it; stalls never void more than they touch
     m = result.sidecar["measurability"]
