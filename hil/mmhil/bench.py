@@ -298,11 +298,12 @@ class Bench:
         self._parent_w = w
         deadline = time.monotonic() + self.start_timeout_s
         while not (self.run_dir / "ready").exists():
-            if self.process.poll() == 0 and self.until_s is not None:
+            code = self.process.poll()
+            if code == 0 and self.until_s is not None:
                 # it ran to its --until already (unpaced, a starved starting process): done, not failed
                 self.running_profiler_kind = None
                 return self
-            if self.process.poll() is not None:
+            if code is not None:
                 self._close_parent_pipe()
                 tail = self.log_tail()      # its last line on the first: a caller that shows one line shows why
                 last = next((ln for ln in reversed(tail.splitlines()) if ln.strip()), "no output")
