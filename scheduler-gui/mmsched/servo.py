@@ -35,6 +35,10 @@ from dataclasses import dataclass, field
 
 MAX_DRIFT = 200e-6          # crystals are good to ~50 ppm; a larger fitted slope is noise, not drift
 BLOCK = 16                  # FIREs per drift anchor
+REFIT_S = 1.0               # the drift is fitted again at most once a second of host time: at one FIRE a tick an
+                            # anchor comes every 1.1 s and each is fitted as it comes; at a kilohertz one comes every
+                            # 16 ms, and a fit over the 7,500 anchors of 6 spans at each cost the run's thread so
+                            # much that its events went out later and later (p99 0.9 ms after 10 s, 22 ms after 90 s)
 DRIFT_SPAN_S = 20.0         # fit the drift only over this much host time: over 1-2 s, a few tens of us of
                             # path noise in the anchors read as tens of ppm (measured on the paced bench,
                             # which has no drift at all: -34 and +41 ppm from 1.2 s spans)
@@ -85,6 +89,7 @@ class ClockServo:
     _pts: deque = field(default_factory=deque, init=False)  # (written_at, bound)
     _block: list = field(default_factory=list, init=False)
     _anchors: deque = field(default_factory=deque, init=False)
+    _fitted_at: float = field(default=-1e9, init=False)     # host time of the last drift fit
 
     def add(self, written_at: float, stamp_s: float) -> None:
         """A FIRE written at host time `written_at` that the profiler stamped at `stamp_s` of its timer."""
@@ -101,7 +106,9 @@ class ClockServo:
                 self._anchors.append(a)
                 while self._anchors[-1][0] - self._anchors[0][0] > 6 * DRIFT_SPAN_S:
                     self._anchors.popleft()
-                self.drift = fit_drift(list(self._anchors))
+                if a[0] - self._fitted_at >= REFIT_S:
+                    self._fitted_at = a[0]
+                    self.drift = fit_drift(list(self._anchors))
 
     def _anchor(self, at: float) -> tuple[float, float] | None:
         """(written_at, base) of the FIRE whose bound places tick 0 as seen at host time `at`: the anchor of the

@@ -63,6 +63,22 @@ def test_servo_follows_drift_over_a_long_run() -> None:
     assert abs(s.base(at) - truth) < 40e-6
 
 
+def test_servo_at_a_kilohertz_fits_the_drift_once_a_second_and_still_finds_it(monkeypatch) -> None:
+    # a FIRE every 1 ms: an anchor every 16 ms; fitting over all of them at each cost the run's thread so much
+    # that its events went out later and later (the fit is O(anchors), the anchors are 6 drift spans)
+    import mmsched.servo as servo
+    calls = []
+    real = servo.fit_drift
+    monkeypatch.setattr(servo, "fit_drift", lambda anchors: calls.append(len(anchors)) or real(anchors))
+    rng = np.random.default_rng(1)
+    s = ClockServo(TICK)
+    for k in range(90_000):                                  # 90 s
+        w = BASE + 1.0 + k * 0.001
+        s.add(w, (w + 10e-6 + rng.exponential(15e-6) - BASE) * (1 + 50e-6))
+    assert len(calls) <= 92                                  # once a second, not 5,600 times
+    assert s.drift == pytest.approx(-50e-6, rel=0.2)
+
+
 def test_reference_and_budget_add_up_to_each_latency() -> None:
     data = fires(120, stalled=(60,))
     events = []
