@@ -242,7 +242,7 @@ class Runner:
                 self.send_rx_load(now)
             deadlines.check_deadlines(self)
             recovery.check_recovery(self, now)
-            if now - st.last_profiler_frame > SILENCE_S and not st.link_failed:
+            if self.profiler_silent(now):
                 recovery.link_fault(self, LinkDown("profiler", now, f"silent for {SILENCE_S} s"), reconnect=False)
             if st.link_failed:
                 break
@@ -251,6 +251,15 @@ class Runner:
             if now > hard_stop:
                 self.invalid.append(Reason("run_timeout", "run did not finish in time"))
                 break
+
+    def profiler_silent(self, now: float) -> bool:
+        """No profiler frame arrived for SILENCE_S: a link fault. Judged, as deadlines are, only once every frame
+        received is read: a run's thread held up for seconds (a starved host) reads frames that arrived long
+        ago, and the oldest of them is no sign that the profiler went quiet."""
+        st = self.state
+        assert st is not None
+        return now - st.last_profiler_frame > SILENCE_S and not st.link_failed and \
+            not self.endpoint.has_pending(self.inbox)
 
     # ---- creating events: the one place ----------------------------------------------------------
     def generate(self, now: float, new_tc: int | None) -> None:

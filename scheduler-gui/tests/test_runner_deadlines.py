@@ -29,3 +29,23 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     r.inbox.get()
     deadlines.check_deadlines(r)
     assert (e.outcome, e.reason) == ("missed", "timeout")               # ACKed, then nothing: a timeout
+
+
+def test_silence_is_judged_only_once_every_frame_received_is_read() -> None:
+    # A run's thread held up for seconds reads frames that arrived long ago: the profiler was not silent, the
+    # run was behind. Only an empty inbox with no frame for SILENCE_S is a silent profiler (a link fault).
+    from mmsched.config import RunConfig
+    from mmsched.endpoint import Boards
+    from mmsched.runner import SILENCE_S, Runner
+    from mmsched.runstate import RunState
+
+    r = Runner(RunConfig(mode="normal", count=1), Boards("loop://"))
+    r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
+    r.state.last_profiler_frame = 10.0                   # the newest frame read so far arrived at 10 s
+    now = 10.0 + SILENCE_S + 0.5
+    r.inbox.put("a TIMECODE that arrived at 10.1 s, not read yet")
+    assert not r.profiler_silent(now)
+    r.inbox.get()
+    assert r.profiler_silent(now)
+    r.state.link_failed = True                            # said once
+    assert not r.profiler_silent(now)
