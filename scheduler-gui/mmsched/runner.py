@@ -34,6 +34,7 @@ from .journal import Journal
 from .load import Load
 from .nodesetup import LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
+from .quiet import quiet_interpreter
 from .result import RunResult
 from .runstate import BadHello, RunState
 from .session import Session
@@ -156,7 +157,8 @@ class Runner:
             if cfg.mode == "normal":
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed).start()
             self.notify("phase", "running")
-            self.loop()
+            with quiet_interpreter():           # no full collection, a short lock switch (quiet.py)
+                self.loop()
         except (LinkError, SetupError, EndpointError, BadHello) as exc:
             # (an endpoint that fails mid-run, e.g. a lockstep bench that stopped answering: the events so far
             # are written, the run marked invalid)
