@@ -8,6 +8,7 @@ from __future__ import annotations
 import mmproto as mp
 
 from .budget import Floor
+from .generator import PROBE_TAGS
 from .nodesetup import SetupError
 from .runface import RunFace
 from .validity import Sent
@@ -15,7 +16,6 @@ from .validity import Sent
 
 FLOOR_PROBES = 5           # FIREs injected on a tick's edge (the floor calibration)
 CLOCK_PROBES = 8           # disciplined: FIREs written at start to lock the servo
-PROBE_TAG0 = 0xFF00        # tags of the rig's own probes (the run's events start at 1, in order)
 
 
 def calibrate(r: RunFace) -> None:
@@ -29,7 +29,7 @@ def calibrate(r: RunFace) -> None:
 def probe_tag(r: RunFace) -> int:
     st = r.state
     assert st is not None
-    tag = PROBE_TAG0 + len(st.probe_tags)
+    tag = PROBE_TAGS[len(st.probe_tags)]      # tags no event of the run gets (generator.py)
     st.probe_tags.add(tag)
     return tag
 

@@ -3,7 +3,9 @@ and tag the next event gets, and whether one may be created now.
 
 - ids 0..7 sequential or random, never one that is still in flight (created, not yet terminal);
 - a cap on events in flight; an event that cannot get an id or would exceed the cap is not created
-  (counted in `skipped`), so a slow link stretches the schedule instead of overloading the executor.
+  (counted in `skipped`), so a slow link stretches the schedule instead of overloading the executor;
+- tags 16-bit, wrapping past 0xFEFF to 0: 0xFF00..0xFFFF are the rig's own calibration probes (PROBE_TAGS),
+  whose RESULTs the run takes for the calibration (a run of 65,280 events or more reached them before).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import random
 from dataclasses import dataclass, field
 
 N_IDS = 8
+PROBE_TAGS = range(0xFF00, 0x10000)   # never an event's: the calibration's FIREs (calibration.py)
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Generator:
             self._next_seq_id = (eid + 1) % N_IDS
         tag = self._next_tag
         self._next_tag = (self._next_tag + 1) & 0xFFFF
+        if self._next_tag in PROBE_TAGS:
+            self._next_tag = 0
         self.in_flight_ids[eid] = self.in_flight_ids.get(eid, 0) + 1
         self.in_flight += 1
         self.created += 1
