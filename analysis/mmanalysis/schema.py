@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 FORMAT = "mmrig-run"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 # Version 1 had no measurability columns: its rows read as measurable (no host stall was known then).
 # Version 2 had no latency budget: its rows read with empty budget columns.
-READABLE_VERSIONS = (1, 2, 3)
+# Version 3 had no due_counts: every event was due at the start of its tick, its rows read with 0.
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 # (column, kind, nullable) in the order docs/data-format.md lists them.
 # kind: "int" -> nullable Int64, "float" -> float64, "str" -> categorical or string, "bool" -> bool.
@@ -17,6 +18,10 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("mode", "str", False),
     ("distance", "int", False),
     ("scheduled_tc", "int", False),
+    # Version 4: the event is due this many profiler counts into tick scheduled_tc (0: at its start, every event
+    # of the paper and of mixed mode; a schedule grid's moments inside a tick otherwise: mmsched.grid). The
+    # latency is measured from that moment (protocol/SPEC.md section 7).
+    ("due_counts", "int", False),
     ("created_tc", "int", False),
     ("created_phase", "float", True),
     ("sent_s", "float", True),
@@ -49,7 +54,7 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
 BUDGET_COLUMNS = ("est_error_us", "wakeup_us", "line_us", "floor_us")
 NAN = float("nan")
 # Columns an older file does not have, by the version that added them, with the value its rows read as.
-DEFAULTS_BEFORE = {2: {"measurable": True, "stall_us": NAN}, 3: {c: NAN for c in BUDGET_COLUMNS}}
+DEFAULTS_BEFORE = {2: {"measurable": True, "stall_us": NAN}, 3: {c: NAN for c in BUDGET_COLUMNS}, 4: {"due_counts": 0}}
 
 
 def missing_defaults(version: int) -> dict[str, object]:
@@ -125,6 +130,9 @@ INVALID_REASONS: dict[str, tuple[str, str]] = {
                     "CI timeout). The events up to then are kept on disk, but the run is not a result."),
     "bad_hello": ("Profiler reports a nonsense clock", "The profiler's HELLO gives a timer rate, tick or baud "
                   "no run can be measured with (zero or absurd). Rebuild and flash the profiler of this checkout."),
+    "line_budget": ("Schedule faster than the line", "The nodes' serial line cannot carry the run's events: a "
+                    "RESULT per event (18 bytes) at the links' rate. Run the links faster (--baud 500000 carries "
+                    "about 2,500 events a second) or the events slower (--rate)."),
     "setup": ("Node did not set up", "A node answered HELLO but not the run's set-up (no TIMECODE from the "
               "profiler, or no STATUS from the executor after MODE)."),
     "link_fault": ("Connection lost", "A serial port went away or fell silent during the run (board unplugged, or "

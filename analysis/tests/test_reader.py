@@ -165,3 +165,27 @@ def test_measurable_must_be_true_or_false(one_run):
     df.to_csv(one_run, index=False)
     e = _err(one_run)
     assert e.column == "measurable" and e.line == 5
+
+
+
+def _as_version(csv, version: int) -> None:
+    """The synthetic run (version 2) rewritten as `version` with every column of that version but due_counts."""
+    js = csv.with_suffix(".json")
+    js.write_text(json.dumps(dict(json.loads(js.read_text()), format_version=version)))
+    df = pd.read_csv(csv)
+    for col in ("est_error_us", "wakeup_us", "line_us", "floor_us"):
+        df[col] = float("nan")
+    df.to_csv(csv, index=False)
+
+
+def test_a_version_3_run_reads_every_event_as_due_at_its_tick_start(one_run):
+    # before the schedule grid (version 4) every event was due at the start of its tick
+    _as_version(one_run, 3)
+    data = read_runs(one_run)
+    assert (data.df["due_counts"] == 0).all() and str(data.df["due_counts"].dtype) == "Int64"
+
+
+def test_a_version_4_run_without_due_counts_names_the_column(one_run):
+    _as_version(one_run, 4)
+    e = _err(one_run)
+    assert e.column == "due_counts" and e.line == 1

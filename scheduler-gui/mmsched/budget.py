@@ -47,9 +47,9 @@ class Floor:
                 "why": self.why}
 
 
-def apply_budget(events: list[Event], tick_s: float, floor_us: float | None) -> int:
-    """Fills the budget columns of the normal-mode events that have a FIRE, its stamp and a latency.
-    Returns how many got one."""
+def apply_budget(events: list[Event], tick_s: float, floor_us: float | None, tick_counts: int = 1) -> int:
+    """Fills the budget columns of the normal-mode events that have a FIRE, its stamp and a latency (an event
+    due inside its tick, `due_counts` of `tick_counts`, is aimed at that moment). Returns how many got one."""
     floor = floor_us or 0.0
     points = [(e.written_at, e.stamp_s) if e.written_at is not None and e.stamp_s is not None else None
               for e in events]
@@ -59,7 +59,8 @@ def apply_budget(events: list[Event], tick_s: float, floor_us: float | None) -> 
     for e, base in zip(events, bases):
         if base is None or e.fire_at is None or e.written_at is None or e.latency_us is None:
             continue
-        e.est_error_us = round((e.fire_at - (base + e.scheduled_tc * tick_s)) * 1e6, 3)
+        due = base + (e.scheduled_tc + e.due_counts / tick_counts) * tick_s
+        e.est_error_us = round((e.fire_at - due) * 1e6, 3)
         e.wakeup_us = round((e.written_at - e.fire_at) * 1e6, 3)
         e.floor_us = round(floor, 3)
         e.line_us = round(e.latency_us - e.est_error_us - e.wakeup_us - e.floor_us, 3)

@@ -7,7 +7,10 @@ import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from mmanalysis.schema import NOMINAL_TICK_S
+
 from .exload import ExecutorLoad
+from .grid import line_problem, wants_grid
 from .load import condition as load_condition
 
 MODES = ("mixed", "normal", "verification")
@@ -110,6 +113,11 @@ class RunConfig:
             raise ValueError("--executor-load: normal mode does not use the executor (the PC fires the events)")
         if self.baud is not None and baud_problem(self.baud):
             raise ValueError(f"--baud {baud_problem(self.baud)}")
+        if wants_grid(self.mode, None if self.rate_ms is None else self.rate_ms / 1000.0, NOMINAL_TICK_S):
+            assert self.rate_ms is not None
+            problem = line_problem(self.rate_ms / 1000.0, self.baud or 9600, as_built=self.baud is None)
+            if problem:
+                raise ValueError(problem)
         problem = name_problem(self.name)
         if problem:
             raise ValueError(f"--name {problem}")

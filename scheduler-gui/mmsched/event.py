@@ -21,6 +21,7 @@ class Event:
     scheduled_tc: int
     created_tc: int
     created_phase: float | None
+    due_counts: int = 0                   # due this many profiler counts into scheduled_tc (a grid's moment: grid.py)
     sent_s: float | None = None
     ack_tc: int | None = None
     ack_phase: float | None = None

@@ -46,6 +46,13 @@ class Firer:
     send: Callable[[Event, bytes], None]   # writes this event's prepared FIRE frame
     accuracy: int = 0
     on_error: Callable[[Event, BaseException], None] | None = None
+    # Two writes at least this far apart: the time the profiler's line takes for the RESULT each FIRE makes.
+    # After a stall the events that came due meanwhile would go out back to back, FIREs faster than their
+    # RESULTs can leave (a FIRE is 9 bytes, a RESULT 18), and a stall of 64 ms at a kilohertz filled the
+    # profiler's result ring (32) and lost results: a fault of the rig. Held so, an event goes out at most
+    # `min_gap_s` after the one before, which was itself late by at least the interval less the gap.
+    min_gap_s: float = 0.0
+    held: int = field(default=0, init=False)          # writes the gap held back
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
     late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write time - target
@@ -85,6 +92,7 @@ class Firer:
 
     def _run(self) -> None:
         cpu0 = time.thread_time()
+        last = -1e9                           # the last write (the line's gap is kept from it)
         self.timer_slack_ns = 1 if set_thread_timer_slack_ns(1) else None
         try:
             while True:
@@ -101,6 +109,10 @@ class Firer:
                     heapq.heappop(self._heap)
                 while time.monotonic() < at:  # the last stretch: busy-wait
                     pass
+                if self.min_gap_s and (free := last + self.min_gap_s) > time.monotonic():
+                    self.held += 1            # still in the line's gap after the write before: wait it out
+                    while time.monotonic() < free:
+                        pass
                 t = time.monotonic()
                 try:
                     self.send(ev, wire)
@@ -108,6 +120,8 @@ class Firer:
                     if self.on_error:
                         self.on_error(ev, exc)
                     continue
+                finally:
+                    last = time.monotonic()   # the gap from the write's end: a write held up (the GIL) counts
                 self.fired += 1
                 self.late_wakeups_s.append(t - at)
         finally:
@@ -115,11 +129,13 @@ class Firer:
 
 
 def aim(st: RunState, ev: Event, discipline: bool, fires_sent: dict[float, Sent], count: Callable[[str], None]) -> float:
-    """The host moment normal mode fires event `ev` at: its tick's start by the paper's estimate (the TIMECODE
+    """The host moment normal mode fires event `ev` at: its moment (its tick's start, or `due_counts` into it on
+    a grid) by the paper's estimate (the TIMECODE
     arrivals' minimum filter, timecode.py), or disciplined by the clock servo on the profiler's own FIRE stamps
     once two FIREs agree (servo.py; before that the naive estimate, counted). Notes what the estimate rests on
     (validity by cause): the minimum filter's TIMECODE frame, or the servo's anchor FIRE."""
-    at = st.tracker.tick_start(ev.scheduled_tc)
+    into = ev.due_counts / st.timebase.tick_counts     # a grid's moment inside the tick (grid.py), else 0
+    at = st.tracker.tick_start(ev.scheduled_tc) + into * st.tracker.tick_len_s
     basis_tc, arrived = st.tracker.basis()
     ev.bytes.basis = Basis(basis_tc, st.tracker.tick_start(basis_tc), arrived)
     if discipline:
@@ -129,5 +145,5 @@ def aim(st: RunState, ev: Event, discipline: bool, fires_sent: dict[float, Sent]
         else:
             anchor = st.servo.anchor_written_at(at)
             ev.bytes.anchor = fires_sent.get(anchor) if anchor is not None else None
-            at = disciplined
+            at = disciplined + into * st.servo.tick_s
     return at

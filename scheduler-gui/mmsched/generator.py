@@ -6,6 +6,11 @@ and tag the next event gets, and whether one may be created now.
   (counted in `skipped`), so a slow link stretches the schedule instead of overloading the executor;
 - tags 16-bit, wrapping past 0xFEFF to 0: 0xFF00..0xFFFF are the rig's own calibration probes (PROBE_TAGS),
   whose RESULTs the run takes for the calibration (a run of 65,280 events or more reached them before).
+
+Normal mode on a schedule grid (grid.py) makes one event every moment, up to tens of thousands a minute: there
+ids need not differ (the profiler stamps each FIRE as it comes, and the FIRE's tag tells events apart, so one in
+flight never holds up another) and there is no cap (`unique_ids=False`, `max_in_flight=None`); an event still in
+flight at its deadline ends anyway.
 """
 
 from __future__ import annotations
@@ -20,9 +25,10 @@ PROBE_TAGS = range(0xFF00, 0x10000)   # never an event's: the calibration's FIRE
 @dataclass
 class Generator:
     random_ids: bool = False
-    max_in_flight: int = 8
+    max_in_flight: int | None = 8     # None: no cap
     seed: int = 1
     first_tag: int = 1
+    unique_ids: bool = True           # False: an id may be in flight more than once (a normal-mode grid)
     in_flight_ids: dict[int, int] = field(default_factory=dict, init=False)  # event_id -> how many in flight
     in_flight: int = field(default=0, init=False)
     skipped: int = field(default=0, init=False)
@@ -37,10 +43,10 @@ class Generator:
 
     def next(self) -> tuple[int, int] | None:
         """(tag, event_id) for a new event, or None (and `skipped` + 1) if none may be created now."""
-        if self.in_flight >= self.max_in_flight:
+        if self.max_in_flight is not None and self.in_flight >= self.max_in_flight:
             self.skipped += 1
             return None
-        free = [i for i in range(N_IDS) if not self.in_flight_ids.get(i)]
+        free = [i for i in range(N_IDS) if not self.unique_ids or not self.in_flight_ids.get(i)]
         if not free:
             self.skipped += 1
             return None

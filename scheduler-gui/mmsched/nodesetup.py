@@ -26,6 +26,12 @@ class SetupError(RuntimeError):
     code = "setup"
 
 
+class LineBudget(SetupError):
+    """The nodes' line cannot carry the run's schedule grid (grid.line_problem): a RESULT per event."""
+
+    code = "line_budget"
+
+
 class LoadUnavailable(SetupError):
     """The run's PC load could not be started (mmsched.load.unavailable says why)."""
 

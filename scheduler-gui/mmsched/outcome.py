@@ -14,7 +14,7 @@ REFUSAL_REASONS = {ErrorCode.PAST_DUE: "past_due", ErrorCode.DUPLICATE: "duplica
 
 def apply_result(event: Event, result: Result, timebase: TimeBase, late_bound_us: float) -> None:
     """Fills the RESULT columns and ends the event ok / late / early."""
-    counts = timebase.latency_counts(event.scheduled_tc, result)
+    counts = timebase.latency_counts(event.scheduled_tc, result, event.due_counts)
     event.result_tc = result.timecode
     event.result_counts = result.counts
     event.latency_counts = counts

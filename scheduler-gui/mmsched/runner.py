@@ -20,6 +20,7 @@ from typing import Any, Callable
 
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
+from mmproto.wiretime import wire_time_s
 
 from . import calibration, deadlines, injected, nodesetup, recovery
 from .budget import apply_budget
@@ -32,7 +33,8 @@ from .firing import Firer, aim
 from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
-from .nodesetup import LoadUnavailable, SetupError
+from .grid import LINE_MARGIN, line_problem
+from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .quiet import quiet_interpreter
 from .result import RunResult
@@ -43,6 +45,9 @@ from .stats import summarize
 from .validity import Basis, Sent, judge_run
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
+# A grid's event is made this long before its firing time: the firing thread needs it in its queue by then,
+# and the fewer are made ahead the fewer ids are in flight (8 at most): at 1 kHz about 3 wait to be fired.
+GRID_LEAD_S = 0.003
 
 
 @dataclass
@@ -142,6 +147,8 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
+            if self.state.wants_grid(cfg) and (why := line_problem(self.state.rate_s(cfg), self.state.baud)):
+                raise LineBudget(why)           # the nodes' own rate (no --baud) cannot carry the grid
             if cfg.load != "idle":
                 try:
                     load = Load(self.expected_duration_s() + 30, cfg.load).start()
@@ -155,7 +162,9 @@ class Runner:
             self.state.start_generating(self.now())
             self.endpoint.begin()
             if cfg.mode == "normal":
-                self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed).start()
+                # a write no sooner than the RESULT of the one before takes on the profiler's line (firing.py)
+                gap = wire_time_s(mp.Result, self.state.baud) / LINE_MARGIN
+                self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed, min_gap_s=gap).start()
             self.notify("phase", "running")
             with quiet_interpreter():           # no full collection, a short lock switch (quiet.py)
                 self.loop()
@@ -230,7 +239,7 @@ class Runner:
         hard_stop = self.now() + self.expected_duration_s() * 2 + 30
         while True:
             wake = 0.05
-            if st.generating and cfg.generation == "free" and cfg.mode != "verification":
+            if st.generating and (cfg.generation == "free" or st.grid is not None) and cfg.mode != "verification":
                 # (verification: the executor creates the events, the free timer never runs; waking for it
                 # would spin, and in lockstep never let time advance)
                 wake = max(0.0, min(wake, st.next_free_at - self.now()))
@@ -279,6 +288,8 @@ class Runner:
             st.generating = False
         elif cfg.mode == "verification":
             pass
+        elif st.wants_grid(cfg):
+            self.generate_on_grid(now)
         elif cfg.generation == "aligned":
             if new_tc is not None and (st.last_gen_tc is None or new_tc - st.last_gen_tc >= st.every_ticks(cfg)):
                 st.last_gen_tc = new_tc
@@ -292,6 +303,27 @@ class Runner:
                 self.count("free_timer_overruns")
                 st.next_free_at = now + st.rate_s(cfg)
             self.create(now)
+
+    def generate_on_grid(self, now: float) -> None:
+        """A schedule grid (grid.py): makes the event of every moment whose firing time is less than GRID_LEAD_S
+        away, so that the firing thread has it before its moment; the loop wakes for the next one. A moment
+        whose firing time has passed (the scheduler was held up) still gets its event, fired at once and late:
+        in normal mode the PC is what is measured (cyclictest does the same after a late wake-up). A moment the
+        generator refuses (its in-flight bound) gets none, counted in the grid's `skipped`."""
+        cfg, st = self.cfg, self.state
+        assert st is not None
+        if st.tracker.current is None:
+            return
+        grid = st.grid if st.grid is not None else st.lay_grid(cfg, st.tracker.current)
+        while cfg.count is None or len(self.events) < cfg.count:
+            tc, due = grid.moment(grid.next_k)
+            at = st.tracker.tick_start(tc) + due / grid.tick_counts * st.tracker.tick_len_s
+            if at - GRID_LEAD_S > now:
+                st.next_free_at = at - GRID_LEAD_S
+                return
+            grid.take()
+            if not self.create(now, (tc, due)):
+                grid.skipped += 1
 
     def backlog(self) -> bool:
         """Frames already received wait in the inbox: a newer TIMECODE may be among them, so an event made now
@@ -331,18 +363,21 @@ class Runner:
             self.faults.created(ev)
         return ev
 
-    def create(self, now: float) -> None:
+    def create(self, now: float, moment: tuple[int, int] | None = None) -> bool:
+        """Makes one event and sends its request: due at the start of the tick `distance` ahead, or at a grid's
+        `moment` (tick, counts into it). False if none could be made (no timecode yet, the generator's bound)."""
         cfg, st = self.cfg, self.state
         assert st is not None
         if st.tracker.current is None:
-            return
+            return False
         got = st.generator.next()
         if got is None:
-            return
+            return False
         tag, eid = got
         cur = st.tracker.current
-        ev = self.new_event(tag, eid, cfg.mode, cfg.distance, cur + cfg.distance, cur,
-                            round(st.tracker.phase(now, cur), 6))
+        tc, due = moment if moment is not None else (cur + cfg.distance, 0)
+        ev = self.new_event(tag, eid, cfg.mode, tc - cur, tc, cur, round(st.tracker.phase(now, cur), 6))
+        ev.due_counts = due
         ev.bytes.created_at = ev.created_at
         if cfg.mode == "mixed":
             ev.bytes.basis = Basis(cur, st.tracker.tick_start(cur), st.tracker.last_arrival())
@@ -362,6 +397,7 @@ class Runner:
             ev.fire_at = at
             self.firer.add(ev, at, wire)
         self.notify("event", ev)
+        return True
 
     def on_local_event(self, msg: mp.LocalEvent, at: float) -> None:
         """Verification mode: the executor scheduled an event itself; it becomes one of ours while the
@@ -560,7 +596,7 @@ class Runner:
         self.invalid += self.faults.reasons()
         validity = self.mark_unmeasurable(verdict)
         if cfg.mode == "normal" and st is not None:
-            apply_budget(self.events, st.timebase.tick_s, st.floor.us)
+            apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts)
         summary = summarize(self.events)
         created = st.generator.created if st is not None else 0
         try:

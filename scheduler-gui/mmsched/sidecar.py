@@ -43,7 +43,8 @@ class Usage:
                 "normal_mode_cpu_share": (firer.cpu_s / wall) if firer and wall > 0 else None,
                 "involuntary_context_switches": ru1.ru_nivcsw - self.ru0.ru_nivcsw, "accuracy": accuracy,
                 "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
-                "firer_timer_slack_ns": firer.timer_slack_ns if firer else None}
+                "firer_timer_slack_ns": firer.timer_slack_ns if firer else None,
+                "fires_held_for_line": firer.held if firer else None}
 
 
 INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
@@ -118,6 +119,8 @@ def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | Non
         sidecar["budget"] = budget_summary(r.events, st.floor, cfg.discipline)
         sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),
                             "locked": st.servo.ready, "drift_ppm": round(st.servo.drift * 1e6, 3)}
+    if st is not None and st.grid is not None:     # events due inside ticks (grid.py)
+        sidecar["grid"] = st.grid.sidecar()
     if cfg.trace and cfg.out is not None:          # the executor seen from outside
         sidecar["executor_profile"] = executor_profile(r.endpoint.trace_files(), r.events, cfg.out)
     return sidecar

@@ -42,7 +42,7 @@ def test_tags_wrap_around_the_calibration_probes_tags() -> None:
     # the probes' RESULTs are taken by the calibration: an event with a probe's tag lost its RESULT (65,280
     # events into a kilohertz run, five events ended lost/no_answer)
     from mmsched.generator import PROBE_TAGS
-    g = Generator(first_tag=0xFEFE)
+    g = Generator(max_in_flight=None, unique_ids=False, first_tag=0xFEFE)
     tags = []
     for _ in range(4):
         got = g.next()
@@ -50,3 +50,11 @@ def test_tags_wrap_around_the_calibration_probes_tags() -> None:
         tags.append(got[0])
         g.done(got[1])
     assert tags == [0xFEFE, 0xFEFF, 0, 1] and not set(tags) & set(PROBE_TAGS)
+
+
+def test_a_grid_generator_repeats_ids_and_has_no_cap() -> None:
+    g = Generator(max_in_flight=None, unique_ids=False)
+    got = [g.next() for _ in range(100)]                 # none ends: a hundred in flight
+    assert all(x is not None for x in got) and g.skipped == 0 and g.in_flight == 100
+    assert [eid for _, eid in got[:10]] == [0, 1, 2, 3, 4, 5, 6, 7, 0, 1]   # sequential, as ever
+    assert len({tag for tag, _ in got}) == 100

@@ -22,9 +22,10 @@ class TimeBase:
     def tick_s(self) -> float:
         return self.tick_counts / self.timer_hz
 
-    def latency_counts(self, scheduled_timecode: int, result: Result) -> int:
-        """Signed: negative means the event arrived before its tick began (early)."""
-        return (result.timecode - scheduled_timecode) * self.tick_counts + result.counts
+    def latency_counts(self, scheduled_timecode: int, result: Result, due_counts: int = 0) -> int:
+        """Signed: negative means the event arrived before it was due (early). `due_counts`: the event is due
+        that many counts into tick `scheduled_timecode` (0: at its start, the paper's events)."""
+        return (result.timecode - scheduled_timecode) * self.tick_counts + result.counts - due_counts
 
     def seconds(self, timecode: int, counts: int) -> float:
         """The profiler's timer at (extended timecode, counts), in seconds since tick 0 began."""

@@ -412,7 +412,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
     run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
     run.add_argument("--rate", "-i", type=parse_rate, default=None,
-                     help="ms between events, or 'tick' (default: one per tick)")
+                     help="ms between events, or 'tick' (default: one per tick); normal mode faster than a tick "
+                          "makes events due at moments inside ticks, a schedule grid (e.g. -i 1 --baud 500000: "
+                          "1,000 a second, docs/kilohertz.md)")
     run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
     run.add_argument("--duration", "-D", type=float, default=None, help="seconds of event generation")
     run.add_argument("--random-ids", action="store_true")

@@ -1,0 +1,48 @@
+"""Normal mode's firing thread (mmsched.firing.Firer) on its own: it writes each event at its moment, and never
+two writes closer than the line's gap (the RESULT each FIRE makes on the profiler's line)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from mmsched.event import Event
+from mmsched.firing import Firer
+
+
+def event(i: int) -> Event:
+    return Event(i, i + 1, i % 8, "normal", 1, 10, 9, 0.0)
+
+
+def fire_all(firer: Firer, ats: list[float]) -> list[float]:
+    written: list[float] = []
+    done = threading.Event()
+
+    def send(ev: Event, wire: bytes) -> None:
+        written.append(time.monotonic())
+        if len(written) == len(ats):
+            done.set()
+
+    firer.send = send
+    firer.start()
+    for i, at in enumerate(ats):
+        firer.add(event(i), at, b"\x00")
+    assert done.wait(10.0), written
+    firer.stop()
+    return written
+
+
+def test_events_that_came_due_together_go_out_a_line_gap_apart() -> None:
+    # ten events whose moments all passed (a stall of the scheduler): without the gap they left back to back
+    now = time.monotonic()
+    firer = Firer(lambda e, w: None, min_gap_s=0.002)
+    written = fire_all(firer, [now - 0.05 + 0.001 * i for i in range(10)])
+    gaps = [b - a for a, b in zip(written, written[1:])]
+    assert min(gaps) >= 0.002 - 100e-6 and firer.held == 9   # (the send stamps a little after the wait) and firer.fired == 10
+
+
+def test_events_on_time_are_never_held() -> None:
+    now = time.monotonic() + 0.05
+    firer = Firer(lambda e, w: None, min_gap_s=0.002)
+    written = fire_all(firer, [now + 0.01 * i for i in range(5)])
+    assert firer.held == 0 and all(w >= now + 0.01 * i for i, w in enumerate(written))
