@@ -1,5 +1,6 @@
 """`mmrig run`'s live progress line on a terminal, as cyclictest's: one line, rewritten in place, with the
-events done of the total, how many were on time, the current p99 and maximum latency, and the bench's lag.
+events done of the total, how many were on time, the current p99 and maximum latency, the events a second over
+the last second (a kilohertz run's pace at a glance), and the bench's lag.
 
 `ProgressLine.observer` is the Runner's observer (runner.py: called from the run's threads with
 ("event", Event), ("timecode", tc), ("phase", ...)): it only takes a few fields of a finished event under a
@@ -17,6 +18,7 @@ import math
 import os
 import threading
 import time
+from collections import deque
 from typing import IO, Any, Callable
 
 import numpy as np
@@ -36,8 +38,9 @@ def fmt_us(v: float | None) -> str:
 
 class ProgressLine:
     def __init__(self, stream: IO[str], total: int | None, lag: Callable[[], str | None] | None = None,
-                 interval: float = 0.2, lag_every: float = 1.0, name: str = "") -> None:
-        self.stream, self.total, self.lag, self.name = stream, total, lag, name
+                 interval: float = 0.2, lag_every: float = 1.0, name: str = "",
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream, self.total, self.lag, self.name, self.clock = stream, total, lag, name, clock
         self.interval, self.lag_every = interval, lag_every
         self._lock = threading.Lock()          # the counts (observer vs. drawer)
         self._out = threading.Lock()           # the terminal (drawer vs. print_above)
@@ -47,7 +50,8 @@ class ProgressLine:
         self._dirty = False
         self._lag_text: str | None = None
         self._shown = ""
-        self._t0 = time.monotonic()
+        self._t0 = clock()
+        self._marks: deque[tuple[float, int]] = deque()   # (time, events done) at each text(), the last second
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._draw_loop, name="mmrig-progress", daemon=True)
         self.draws = 0
@@ -79,10 +83,22 @@ class ProgressLine:
         share = f" ({100.0 * on_time / done:.1f} %)" if done else ""
         parts = [f"{self.name + ': ' if self.name else ''}{done}{total} events",
                  f"on time {on_time}{share}", f"p99 {fmt_us(p99)}", f"max {fmt_us(top)}"]
+        now = self.clock()
+        rate = self.rate(now, done)
+        if rate is not None:
+            parts.append(f"{rate:.0f} ev/s")
         if self._lag_text:
             parts.append(self._lag_text)
-        parts.append(f"{time.monotonic() - self._t0:.0f} s")
+        parts.append(f"{now - self._t0:.0f} s")
         return "  ".join(parts)
+
+    def rate(self, now: float, done: int) -> float | None:
+        """Events ended a second, over the last second of calls (None until half a second is covered)."""
+        self._marks.append((now, done))
+        while len(self._marks) > 2 and now - self._marks[1][0] >= 1.0:
+            self._marks.popleft()
+        t0, d0 = self._marks[0]
+        return (done - d0) / (now - t0) if now - t0 >= 0.5 else None
 
     def _width(self) -> int:
         """The terminal's width less one (so the line never wraps); 120 when it does not say (a pty with no

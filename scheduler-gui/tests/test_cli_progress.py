@@ -100,6 +100,22 @@ def test_the_line_says_done_of_total_on_time_p99_max_and_lag() -> None:
     assert stream.getvalue().endswith(CLEAR)
 
 
+def test_the_line_says_the_events_a_second_over_the_last_second() -> None:
+    now = [100.0]
+    p = ProgressLine(io.StringIO(), None, clock=lambda: now[0])
+    assert "ev/s" not in p.text()                                # nothing to say before half a second
+    for step in range(1, 31):                                    # 3 s at 1,000 events a second, drawn 10 times a second
+        for i in range(100):
+            p.observer("event", Ev((step - 1) * 100 + i, "ok", 1.0))
+        now[0] += 0.1
+        text = p.text()
+    assert "  1000 ev/s  " in text and text.endswith("  3 s")
+    now[0] += 1.0                                                # a second with no event ended: the pace says so
+    p.text()
+    now[0] += 0.1
+    assert "  0 ev/s  " in p.text()
+
+
 def test_the_observer_is_thread_safe() -> None:
     p = ProgressLine(io.StringIO(), None)
 
