@@ -28,7 +28,7 @@ def check_deadlines(r: RunFace) -> None:
         # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
         # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)
         return
-    r.join(st.matcher.join_unfired(due))
+    r.join(st.matcher.join_unfired(due, st.lost_frames))
     recovery.check_fired_ticks(r, due)
     held = st.losses.hold((e for e in due if not e.terminal and put_out(e)
                            and e.lost_frames_at_create == st.lost_frames

@@ -109,16 +109,20 @@ class Matcher:
                         self.edges_missing += d_fired - d_edge
             self._last_edge = (ev.fired_order, r.tag)
 
-    def join_unfired(self, candidates: list[Event]) -> list[tuple[Event, Result]]:
+    def join_unfired(self, candidates: list[Event], lost_frames: int = 0) -> list[tuple[Event, Result]]:
         """Last resort before a deadline: RESULTs still waiting join an event that never got its FIRED,
-        scheduled for the RESULT's tick (or the one before, for an edge that crossed a tick boundary)
-        with the same id."""
+        scheduled for the RESULT's tick (or the one before, for an edge a whole tick late) with the same id.
+        `lost_frames`: the frames the run has lost on its lines so far. An event made before some of them
+        were lost joins only its own tick's RESULT: its FIRED and its RESULT may both have been lost, and the
+        next tick's edge of the same id is then another event's, whose join made a fault of the rig a 71 ms
+        late event of the system under test (seen in the fault soak)."""
         joined: list[tuple[Event, Result]] = []
         keep: list[Result] = []
         for r in self.pending_results:
             match = next((e for e in candidates if not e.terminal and e.fired_tc is None and e.event_id == r.event_id
-                          and r.timecode - 1 <= e.scheduled_tc <= r.timecode and all(e is not j for j, _ in joined)),
-                         None)
+                          and (e.scheduled_tc == r.timecode or (e.scheduled_tc == r.timecode - 1
+                                                               and e.lost_frames_at_create == lost_frames))
+                          and all(e is not j for j, _ in joined)), None)
             if match is not None:
                 self.joined_without_fired += 1
                 joined.append((match, r))

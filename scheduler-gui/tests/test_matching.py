@@ -67,3 +67,25 @@ def test_unmatched_edge_results_are_bounded_and_counted() -> None:
     assert len(m.pending_results) == MAX_PENDING_RESULTS
     assert m.unmatched_results == n - MAX_PENDING_RESULTS
     assert m.pending_results[0].timecode == n - MAX_PENDING_RESULTS      # the oldest went first
+
+
+def test_a_result_of_the_next_tick_joins_an_unfired_event_only_when_no_frame_was_lost_since() -> None:
+    """The last resort also takes a RESULT of the tick after the event's (an edge a whole tick late). With frames
+    lost on the lines since the event was made, that RESULT may be another edge's (a fault soak: the event's FIRED
+    and RESULT both lost to injected corruption, the next tick's edge of the same id joined it, and the event was
+    recorded late by 71 ms: a fault of the rig blamed on the system under test). Then only its own tick's RESULT
+    joins it; otherwise it ends by its deadline, lost to the frames lost (seq_gap)."""
+    m = Matcher()
+    e = ev(0, eid=4, tc=1582)
+    e.lost_frames_at_create = 5
+    m.track(e)
+    next_tick = mp.Result(4, 0, 70, 1583, 22)
+    assert m.edge_result(next_tick) == []
+    assert m.join_unfired([e], lost_frames=6) == []                  # a frame was lost since it was made
+    assert m.join_unfired([e], lost_frames=5) == [(e, next_tick)]    # none lost: a real edge a tick late
+    f = ev(1, eid=5, tc=1590)
+    f.lost_frames_at_create = 5
+    m.track(f)
+    own_tick = mp.Result(5, 0, 71, 1590, 22)
+    m.edge_result(own_tick)
+    assert m.join_unfired([f], lost_frames=9) == [(f, own_tick)]     # its own tick's RESULT still joins
