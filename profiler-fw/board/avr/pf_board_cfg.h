@@ -18,7 +18,7 @@
 
 typedef uint32_t pf_count_t;
 #define PF_RING_LEN 32
-#define PF_FIRE_TAGS 8
+#define PF_FIRE_TAGS PF_RING_LEN
 #define PF_FLAG volatile uint8_t
 #define PF_CPU_HZ 16000000ul
 #define PF_TIMER_HZ 16000000ul     /* Timer5, no prescaler: one count per CPU cycle */
