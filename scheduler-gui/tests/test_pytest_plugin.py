@@ -189,3 +189,17 @@ def test_an_installed_copy_runs_the_example_suite_away_from_the_checkout(tmp_pat
     assert ran.returncode == 0 and "2 passed" in ran.stdout, ran.stdout[-3000:] + ran.stderr[-2000:]
     assert list((tmp_path / "cache").glob("bench-*/build/mmbench"))      # built from the shipped sources
 
+
+
+def test_a_suite_runs_normal_mode_at_500_events_a_second_on_a_grid(tmp_path: Path) -> None:
+    # run_experiment takes RunConfig's fields: a rate below one tick in normal mode is a schedule grid
+    d = suite(tmp_path, '''
+def test_grid(run_experiment):
+    run = run_experiment(mode="normal", rate_ms=2, baud=500000, count=300, require_valid=False)
+    grid = run.sidecar["grid"]
+    assert grid["per_s"] == 500.0 and grid["moments"] == 300 and grid["skipped"] == 0, grid
+    assert len({e.due_counts for e in run.events}) > 250       # moments inside ticks, not tick starts
+    assert sum(e.outcome in ("ok", "late", "early", "missed", "lost") for e in run.events) == 300
+''')
+    done = pytest_run(d, "--rig-results", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stdout[-3000:]
