@@ -88,3 +88,10 @@ class Grid:
         return {"first_tc": self.first_tc, "interval_counts": self.interval_counts,
                 "interval_us": round(self.interval_us, 6), "per_s": round(1e6 / self.interval_us, 3),
                 "moments": self.next_k, "skipped": self.skipped}
+
+
+def format_grid(grid: dict[str, Any]) -> str:
+    """One line for a terminal: the grid's pace and its moments (the sidecar's `grid`)."""
+    skipped = f", {grid['skipped']} without an event" if grid["skipped"] else ""
+    return (f"grid: an event every {grid['interval_us']:.3f} us ({grid['per_s']:,.1f} a second), due inside ticks from "
+            f"tick {grid['first_tc']}: {grid['moments']} moments{skipped}")

@@ -64,6 +64,8 @@ def test_normal_mode_at_500_events_a_second_fires_at_moments_inside_ticks(tmp_pa
     assert len(budget) >= 300 and abs(budget["est_error_us"].median()) < 500.0, budget["est_error_us"].describe()
     assert (got["outcome"] == "early").mean() < 0.1, got["outcome"].value_counts()
     assert "links at 500000 baud" in text
+    assert f"grid: an event every 2000.000 us (500.0 a second), due inside ticks from tick {grid['first_tc']}: " \
+           "400 moments" in text
 
 
 @pytest.mark.parametrize("ppm", [-5000, 5000])

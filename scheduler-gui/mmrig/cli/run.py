@@ -18,6 +18,7 @@ from mmanalysis.histogram import hist_text
 from mmanalysis.safefiles import atomic_write, existing
 from mmproto import LinkError
 from mmsched.budget import format_budget
+from mmsched.grid import format_grid
 from mmsched.config import RunConfig
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
@@ -364,6 +365,8 @@ def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[
     text = [format_summary(cfg.name, result.summary)]
     if "budget" in result.sidecar:
         text.append(format_budget(result.sidecar["budget"]))
+    if "grid" in result.sidecar:
+        text.append(format_grid(result.sidecar["grid"]))
     if files:
         text.append("wrote " + ", ".join(str(p) for p in files))
     else:
