@@ -76,12 +76,15 @@ def test_a_moment_late_in_the_tick_is_scaled_by_the_tick_the_profiler_keeps(tmp_
     one 0.5 % fast none late by the drift."""
     _, df, sidecar, _ = run(tmp_path, "-i", "5", "--count", "150", "--baud", "500000", "--ppm-profiler", str(ppm))
     assert sidecar["timebase"]["profiler_clock_ppm"] == pytest.approx(ppm, abs=150)
-    measured = df[df["measurable"] & df["latency_us"].notna()]
+    # less the firing thread's own lateness (wakeup_us, host clock, exact): on a loaded host that varies by
+    # hundreds of us from event to event, while what is looked for is the moment's placement
+    measured = df[df["measurable"] & df["latency_us"].notna() & df["wakeup_us"].notna()]
+    placed = measured["latency_us"] - measured["wakeup_us"]
     tick = sidecar["timebase"]["tick_counts"]
-    first, last = measured[measured["due_counts"] < 0.15 * tick], measured[measured["due_counts"] > 0.75 * tick]
+    first, last = placed[measured["due_counts"] < 0.15 * tick], placed[measured["due_counts"] > 0.75 * tick]
     assert len(first) >= 15 and len(last) >= 15, measured["due_counts"].describe()
     # placed by the fitted tick the latency does not depend on how far into its tick a moment is; by the nominal
     # one the moments late in a tick (0.8 of a tick, 57 ms, further in on average) would be 0.5 % of that,
     # 284 us, off: early at -5000 ppm, late at +5000
-    shift = last["latency_us"].median() - first["latency_us"].median()
-    assert abs(shift) < 120.0, (shift, measured[["due_counts", "latency_us"]])
+    shift = last.median() - first.median()
+    assert abs(shift) < 120.0, (shift, measured[["due_counts", "latency_us", "wakeup_us"]])
