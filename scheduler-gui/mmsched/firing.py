@@ -135,7 +135,7 @@ def aim(st: RunState, ev: Event, discipline: bool, fires_sent: dict[float, Sent]
     once two FIREs agree (servo.py; before that the naive estimate, counted). Notes what the estimate rests on
     (validity by cause): the minimum filter's TIMECODE frame, or the servo's anchor FIRE."""
     into = ev.due_counts / st.timebase.tick_counts     # a grid's moment inside the tick (grid.py), else 0
-    at = st.tracker.tick_start(ev.scheduled_tc) + into * st.tracker.tick_len_s
+    at = st.tracker.moment_start(ev.scheduled_tc, into)
     basis_tc, arrived = st.tracker.basis()
     ev.bytes.basis = Basis(basis_tc, st.tracker.tick_start(basis_tc), arrived)
     if discipline:

@@ -35,11 +35,17 @@ def wants_grid(mode: str, rate_s: float | None, tick_s: float) -> bool:
     return mode == "normal" and rate_s is not None and rate_s < tick_s
 
 
+def line_gap_s(baud: int) -> float:
+    """The least time between two events the profiler's line carries at `baud`: a RESULT's line time, with
+    LINE_MARGIN (also the firing thread's least gap between two FIREs, firing.py)."""
+    return wire_time_s(Result, baud) / LINE_MARGIN
+
+
 def line_limit_per_s(baud: int, tick_s: float = NOMINAL_TICK_S) -> float:
     """Events a second the profiler's line carries at `baud` with a RESULT each (and the ticks' TIMECODEs),
     with LINE_MARGIN: 41 at 9600, 569 at 115200, 1,243 at 250000, 2,493 at 500000, 4,993 at 1000000."""
     free = 1.0 - wire_time_s(Timecode, baud) / tick_s
-    return LINE_MARGIN * free / wire_time_s(Result, baud)
+    return free / line_gap_s(baud)
 
 
 def line_problem(rate_s: float, baud: int, as_built: bool = False) -> str | None:

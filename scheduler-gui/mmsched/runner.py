@@ -20,7 +20,6 @@ from typing import Any, Callable
 
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
-from mmproto.wiretime import wire_time_s
 
 from . import calibration, deadlines, injected, nodesetup, recovery
 from .budget import apply_budget
@@ -33,7 +32,7 @@ from .firing import Firer, aim
 from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
-from .grid import LINE_MARGIN, line_problem
+from .grid import line_gap_s, line_problem
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .quiet import quiet_interpreter
@@ -147,7 +146,7 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            if self.state.wants_grid(cfg) and (why := line_problem(self.state.rate_s(cfg), self.state.baud)):
+            if self.state.on_grid and (why := line_problem(self.state.rate_s(cfg), self.state.baud)):
                 raise LineBudget(why)           # the nodes' own rate (no --baud) cannot carry the grid
             if cfg.load != "idle":
                 try:
@@ -163,8 +162,8 @@ class Runner:
             self.endpoint.begin()
             if cfg.mode == "normal":
                 # a write no sooner than the RESULT of the one before takes on the profiler's line (firing.py)
-                gap = wire_time_s(mp.Result, self.state.baud) / LINE_MARGIN
-                self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed, min_gap_s=gap).start()
+                self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed,
+                                   min_gap_s=line_gap_s(self.state.baud)).start()
             self.notify("phase", "running")
             with quiet_interpreter():           # no full collection, a short lock switch (quiet.py)
                 self.loop()
@@ -288,7 +287,7 @@ class Runner:
             st.generating = False
         elif cfg.mode == "verification":
             pass
-        elif st.wants_grid(cfg):
+        elif st.on_grid:
             self.generate_on_grid(now)
         elif cfg.generation == "aligned":
             if new_tc is not None and (st.last_gen_tc is None or new_tc - st.last_gen_tc >= st.every_ticks(cfg)):
@@ -317,7 +316,7 @@ class Runner:
         grid = st.grid if st.grid is not None else st.lay_grid(cfg, st.tracker.current)
         while cfg.count is None or len(self.events) < cfg.count:
             tc, due = grid.moment(grid.next_k)
-            at = st.tracker.tick_start(tc) + due / grid.tick_counts * st.tracker.tick_len_s
+            at = st.tracker.moment_start(tc, due / grid.tick_counts)
             if at - GRID_LEAD_S > now:
                 st.next_free_at = at - GRID_LEAD_S
                 return

@@ -62,7 +62,8 @@ class RunState:
     last_gen_tc: int | None = None     # tick-aligned generation: the tick of the last event created
     creation_due: bool = False         # tick-aligned: that tick's event waits for the inbox to be empty
     next_free_at: float = 0.0          # free-running generation: run clock of the next event
-    grid: Grid | None = None           # a schedule grid (grid.py): laid from the first tick generation sees
+    on_grid: bool = False              # normal mode faster than a tick: events due inside ticks (grid.py)
+    grid: Grid | None = None           # that grid: laid from the first tick generation sees
     next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0
@@ -82,7 +83,7 @@ class RunState:
         timebase = TimeBase.from_hello(profiler_hello)
         grid = wants_grid(cfg.mode, None if cfg.rate_ms is None else cfg.rate_ms / 1000.0, timebase.tick_s)
         generator = Generator(cfg.random_ids, None if grid else cfg.max_in_flight, cfg.seed, unique_ids=not grid)
-        return cls(timebase=timebase, baud=profiler_hello.baud,
+        return cls(timebase=timebase, baud=profiler_hello.baud, on_grid=grid,
                    tracker=TimecodeTracker.for_profiler(profiler_hello),
                    generator=generator, matcher=Matcher(),
                    servo=ClockServo(timebase.tick_s),
@@ -95,10 +96,6 @@ class RunState:
     def rate_s(self, cfg: RunConfig) -> float:
         """Time between events: the configured rate, or one tick."""
         return cfg.rate_ms / 1000.0 if cfg.rate_ms is not None else self.timebase.tick_s
-
-    def wants_grid(self, cfg: RunConfig) -> bool:
-        """Events due at moments inside ticks (grid.py)."""
-        return wants_grid(cfg.mode, None if cfg.rate_ms is None else self.rate_s(cfg), self.timebase.tick_s)
 
     def lay_grid(self, cfg: RunConfig, current_tc: int) -> Grid:
         """The grid, from the start of the tick `distance` ticks after the current one (at least the next one:

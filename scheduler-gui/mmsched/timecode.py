@@ -175,6 +175,11 @@ class TimecodeTracker:
             raise RuntimeError("no TIMECODE frame yet")
         return self._base() + timecode * self.tick_len_s
 
+    def moment_start(self, timecode: int, into: float) -> float:
+        """Estimated host time of the moment `into` ticks (0..1) after tick `timecode` began: a grid's moment
+        (grid.py) is placed by the tick length in use, so a crystal off by 0.5 % does not move it."""
+        return self.tick_start(timecode) + into * self.tick_len_s
+
     def phase(self, now: float, timecode: int | None = None) -> float:
         """How far into tick `timecode` (default: the current one) `now` is, in ticks (0..1 normally)."""
         tc = self.current if timecode is None else timecode
