@@ -103,15 +103,24 @@ def test_a_fire_the_bench_slept_through_enters_at_the_moment_the_pc_wrote_it(tmp
                     if e not in slept_through and e.outcome in ("ok", "late") and e.latency_us is not None)
     own = others[len(others) // 2]
     assert 0 < own <= runner.state.floor.us + 1.0, others        # the profiler's part, at most its floor
+    bound_us = verdicts[0].bound_us
+    clean = []
     for e in slept_through:
         hop_us = (record.entry("profiler", e.bytes.sent.gen, e.bytes.sent.offset).entered - e.written_at) * 1e6
-        assert e.measurable and e.outcome in ("ok", "late"), (e.outcome, e.stall_us)
+        if hop_us > bound_us:
+            # the stamping thread itself woke late (a busy host: 2.8 ms seen in CI beside other tests): that is
+            # a displacement of the FIRE the rig must name, with the record's own figure, not a latency
+            assert not e.measurable and e.stall_us >= round(hop_us, 1) - 0.1, (e.stall_us, hop_us)
+            continue
+        clean.append(e)
+        assert e.measurable and e.outcome in ("ok", "late"), (e.outcome, e.stall_us, hop_us)
         # the profiler's own part, as for the FIREs no sleep met: its quiet-edge figure, or up to the floor when the
         # FIRE met the TIMECODE frame's TX interrupt (13.4 us against 6.9, docs/normal-mode.md; 14.0 seen here
         # beside a CPU hog), never the sleep's 20 ms
         assert own - 2.0 <= own_part_us(e) <= runner.state.floor.us + 2.0, (e.event, e.latency_us, hop_us, own,
                                                                             runner.state.floor.us)
-    assert slept_through, f"no FIRE was written while the bench slept ({sleeps})"
+    # the sleep's 20 ms never void a FIRE: at least one slept-through FIRE met a stamping thread on time
+    assert clean, f"every slept-through FIRE met a late stamping thread ({[e.stall_us for e in slept_through]})"
     # every event the run marked names the byte that voided it; stalls never void more than they touch
     m = result.sidecar["measurability"]
     marked = {x["event"] for x in m["events"] if not x["measurable"]}
