@@ -74,12 +74,13 @@ class Row(NamedTuple):
     reason: str | None
     measurable: bool = True
     stall_us: float | None = None
+    due_counts: int = 0                   # due this many profiler counts into scheduled_tc (a grid's moment)
 
     @classmethod
     def of(cls, ev: Event) -> "Row":
         """An event's view fields now."""
         return cls(ev.event, ev.event_id, ev.scheduled_tc, ev.created_tc, ev.sent_s, ev.ack_tc, ev.fired_tc,
-                   ev.result_tc, ev.latency_us, ev.outcome, ev.reason, ev.measurable, ev.stall_us)
+                   ev.result_tc, ev.latency_us, ev.outcome, ev.reason, ev.measurable, ev.stall_us, ev.due_counts)
 
 
 def health_of(session: Session, endpoint: Endpoint) -> dict[str, Any]:

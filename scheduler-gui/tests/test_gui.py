@@ -53,7 +53,7 @@ def test_sliders_reach_the_run_config(make_win, qtbot) -> None:
     win.run_settings.distance.setFocus()
     for _ in range(3):
         qtbot.keyClick(win.run_settings.distance, Qt.Key.Key_Right)          # 2 -> 5 ticks
-    win.run_settings.rate.setValue(15)                                        # 150 ms
+    win.run_settings.set_rate_ms(150)
     qtbot.keyClick(win.run_settings.random_ids, Qt.Key.Key_Space)
     assert not win.run_settings.accuracy.isEnabled()                          # accuracy: normal mode only
     cfg = win.config()

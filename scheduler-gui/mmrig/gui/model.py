@@ -17,6 +17,7 @@ from PySide6.QtGui import QColor
 from mmsched.event import OUTCOMES
 from mmrig.gui.rows import Row
 
+AVR_TIMER_HZ = 16_000_000    # the AVR profiler's input-capture counter, until a HELLO or a run says otherwise
 HEADERS = ("event", "id", "scheduled tc", "sent (s)", "acked tc", "fired tc", "latency (us)", "outcome")
 OUTCOME_COLOURS = {"ok": QColor("#1b7f3a"), "late": QColor("#b36b00"), "early": QColor("#7a3db8"),
                    "missed": QColor("#c0392b"), "lost": QColor("#7f7f7f")}
@@ -39,15 +40,23 @@ def _fmt(v: Any, digits: int = 3) -> str:
     return str(v)
 
 
-def display(r: Row) -> tuple[str, ...]:
-    """The row's eight cells as the table shows them."""
+def scheduled(r: Row, timer_hz: float) -> str:
+    """The tick an event is due in, and for a grid's moment inside it how far in (the profiler's counts at
+    `timer_hz`, in ms): "82 +1.250 ms"."""
+    if not r.due_counts:
+        return str(r.scheduled_tc)
+    return f"{r.scheduled_tc} +{1e3 * r.due_counts / timer_hz:.3f} ms"
+
+
+def display(r: Row, timer_hz: float = AVR_TIMER_HZ) -> tuple[str, ...]:
+    """The row's eight cells as the table shows them (`timer_hz`: the profiler's, for a moment inside a tick)."""
     if r.outcome is None:
         outcome = "pending"
     else:
         outcome = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} ({r.reason})"
         if not r.measurable:
             outcome += f", not measurable (displaced {r.stall_us or 0:.0f} us by a host stall)"
-    return (str(r.event), str(r.event_id), str(r.scheduled_tc), _fmt(r.sent_s), _fmt(r.ack_tc), _fmt(r.fired_tc),
+    return (str(r.event), str(r.event_id), scheduled(r, timer_hz), _fmt(r.sent_s), _fmt(r.ack_tc), _fmt(r.fired_tc),
             _fmt(r.latency_us), outcome)
 
 
@@ -59,6 +68,7 @@ class EventModel(QAbstractTableModel):
         self._waiting: dict[int, Row] = {}    # rows that arrived before an earlier one (kept until contiguous)
         self.revision = 0                     # bumps on every change: views redraw only when it moved
         self.resets = 0                       # bumps on clear / set_rows: arrays taken before are stale
+        self.timer_hz = AVR_TIMER_HZ           # the profiler's counter (its HELLO; an opened run's timebase)
         self._alloc(1024)
 
     # ---- per-event arrays (plots and statistics) -------------------------------------------------
@@ -157,7 +167,7 @@ class EventModel(QAbstractTableModel):
     def set_rows(self, rows: Iterable[Row]) -> None:
         self.beginResetModel()
         self.rows = sorted(rows, key=lambda r: r.event)
-        self._text = [display(r) for r in self.rows]
+        self._text = [display(r, self.timer_hz) for r in self.rows]
         self._waiting.clear()
         self._alloc(max(1024, len(self.rows)))
         for pos, r in enumerate(self.rows):
@@ -173,7 +183,7 @@ class EventModel(QAbstractTableModel):
         for row in batch:
             if 0 <= row.event < n:
                 self.rows[row.event] = row
-                self._text[row.event] = display(row)
+                self._text[row.event] = display(row, self.timer_hz)
                 self._record(row.event, row)
                 lo = row.event if lo is None else min(lo, row.event)
                 hi = row.event if hi is None else max(hi, row.event)
@@ -193,7 +203,7 @@ class EventModel(QAbstractTableModel):
             first = len(self.rows)
             self.beginInsertRows(QModelIndex(), first, first + len(part) - 1)
             self.rows.extend(part)
-            self._text.extend(display(r) for r in part)
+            self._text.extend(display(r, self.timer_hz) for r in part)
             self.endInsertRows()
         if lo is not None or new:
             self.revision += 1

@@ -29,7 +29,7 @@ def load_run(path: str | Path) -> tuple[list[Row], dict[str, Any], str]:
     (name, sidecar), = data.meta.items()
     rows = [Row(int(r.event), int(r.event_id), int(r.scheduled_tc), int(r.created_tc), _opt(r.sent_s),
                 _opt(r.ack_tc, int), _opt(r.fired_tc, int), _opt(r.result_tc, int), _opt(r.latency_us),
-                str(r.outcome), _opt(r.reason, str), bool(r.measurable), _opt(r.stall_us))
+                str(r.outcome), _opt(r.reason, str), bool(r.measurable), _opt(r.stall_us), int(r.due_counts))
             for r in data.df.itertuples(index=False)]
     return rows, sidecar, name
 

@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
         s.mode_changed.connect(c.set_mode)
         c.bench_changed.connect(s.set_traceable)
         c.tick_changed.connect(s.set_tick_ms)
+        c.timer_hz_changed.connect(self.set_timer_hz)
         c.message.connect(self.say)
         c.problem.connect(self.show_problem)
         c.probe_button.clicked.connect(self.probe)
@@ -176,6 +177,10 @@ class MainWindow(QMainWindow):
 
     def endpoint(self) -> Endpoint:
         return self.connection.endpoint()
+
+    def set_timer_hz(self, hz: float) -> None:
+        """The profiler's counter rate, for the table's moments inside ticks (rows added after it use it)."""
+        self.model.timer_hz = hz
 
     def set_axis_mode(self, mode: str, redraw: bool = True) -> None:
         """auto, log or linear latency axes (View > Latency axis)."""
@@ -270,6 +275,7 @@ class MainWindow(QMainWindow):
 
     def on_finished(self, result: RunResult) -> None:
         self.result = result
+        self.set_timer_hz(float(((result.sidecar or {}).get("timebase") or {}).get("timer_hz") or self.model.timer_hz))
         self._end_thread()
         self.live.progress.finish(len(result.events))
         self.live.stats.setTitle(f"Statistics: {(result.sidecar or {}).get('name') or 'last run'}")
@@ -323,6 +329,7 @@ class MainWindow(QMainWindow):
             self.show_problem(Problem("Cannot open run", str(exc)))
             return False
         self.result = None
+        self.set_timer_hz(float(((sidecar or {}).get("timebase") or {}).get("timer_hz") or self.model.timer_hz))
         self.viewing = name
         self.viewing_json = Path(path).with_suffix(".json")
         self.viewing_sidecar = sidecar

@@ -25,11 +25,12 @@ def list_serial_ports() -> list[tuple[str, str]]:
 
 class ConnectionPanel(QGroupBox):
     """Where runs go. Signals: `bench_changed` (the bench chosen or not: only it traces the executor),
-    `tick_changed` (ms: the profiler's tick as its HELLO says), `message` (a line for the log), `problem`
+    `tick_changed` (ms: the profiler's tick as its HELLO says), `timer_hz_changed` (its counter's rate), `message` (a line for the log), `problem`
     (a Problem to show: the probe failed)."""
 
     bench_changed = Signal(bool)
     tick_changed = Signal(float)
+    timer_hz_changed = Signal(float)
     message = Signal(str)
     problem = Signal(object)
 
@@ -170,6 +171,7 @@ class ConnectionPanel(QGroupBox):
             hello = n.get("hello")
             if name == "profiler" and hello and hello.get("timer_hz"):
                 self.tick_changed.emit(1000.0 * hello["tick_counts"] / hello["timer_hz"])
+                self.timer_hz_changed.emit(float(hello["timer_hz"]))
             ident = (f"fw {hello['fw_version']}, proto {hello['proto_version']}, {hello['cpu_hz'] / 1e6:g} MHz, "
                      f"tick {hello['tick_counts']}/{hello['timer_hz']} s, {hello['baud']} Bd") if hello else "no HELLO"
             err = n.get("errors", 0) + n.get("seq_lost", 0)

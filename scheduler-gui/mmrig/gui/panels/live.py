@@ -84,7 +84,7 @@ class LivePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
-        for c, w in enumerate((44, 24, 84, 58, 64, 58, 92)):
+        for c, w in enumerate((44, 24, 112, 54, 58, 54, 88)):     # scheduled tc: "82 +12.345 ms" on a grid
             self.table.setColumnWidth(c, w)
         self.table.setMinimumWidth(300)
         self.split.addWidget(self.table)

@@ -14,26 +14,72 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFormLayout, 
 from mmanalysis.schema import NOMINAL_TICK_S
 
 from mmsched.config import MODES, RunConfig
+from mmsched.grid import line_limit_per_s, line_problem, wants_grid
 from mmsched.exload import ExecutorLoad
 from mmsched.load import CONDITION_WORDS, CONDITIONS, condition as load_condition, unavailable as load_unavailable
 from mmrig.gui.widgets.load import LoadIndicator
 
-RATE_STEP_MS = 10   # the rate slider: 0 = one event per tick, else value * 10 ms
+# The rate slider's positions: 0 is one event per tick; 1..9 are 1..9 ms (normal mode's schedule grid, events
+# due at moments inside ticks: mmsched/grid.py); 10..209 are 10..2000 ms in steps of 10.
+FINE_MS = 9
+RATE_STEP_MS = 10
+RATE_MAX_MS = 2000
+RATE_POSITIONS = FINE_MS + RATE_MAX_MS // RATE_STEP_MS
+MIXED_MIN_MS = 10   # mixed and verification: the executor fires at tick starts; moments inside ticks are not built
+LINK_RATES = (9600, 19200, 38400, 57600, 115200, 250000, 500000, 1000000)
 DEFAULT_TICK_MS = 1000.0 * NOMINAL_TICK_S    # the profiler's tick as built, until a HELLO says otherwise
 
 
-def rate_words(value: int, tick_ms: float = DEFAULT_TICK_MS) -> tuple[str, str]:
-    """The rate slider's label and tooltip for its value: 0 is not "0 ms" but one event at every tick."""
-    if value == 0:
+def rate_ms_at(position: int) -> float | None:
+    """The interval a slider position stands for (None: one event per tick)."""
+    if position <= 0:
+        return None
+    if position <= FINE_MS:
+        return float(position)
+    return float((position - FINE_MS) * RATE_STEP_MS)
+
+
+def rate_position(ms: float | None) -> int:
+    """The slider position nearest an interval (None or 0: one event per tick)."""
+    if not ms:
+        return 0
+    if ms < RATE_STEP_MS:
+        return max(1, min(FINE_MS, round(ms)))
+    return FINE_MS + max(1, min(RATE_MAX_MS // RATE_STEP_MS, round(ms / RATE_STEP_MS)))
+
+
+def rate_words(position: int, tick_ms: float = DEFAULT_TICK_MS) -> tuple[str, str]:
+    """The rate slider's label and tooltip for a position: 0 is not "0 ms" but one event at every tick."""
+    ms = rate_ms_at(position)
+    if ms is None:
         return (f"schedule rate: every tick ({tick_ms:.1f} ms)",
                 f"0 (leftmost): one event at every tick of the profiler ({tick_ms:.2f} ms per tick), created right "
-                f"after its TIMECODE. Move right for one event every {RATE_STEP_MS} ms .. "
-                f"{200 * RATE_STEP_MS} ms instead.")
-    ms = value * RATE_STEP_MS
-    per_tick = tick_ms / ms
-    return (f"schedule rate: every {ms} ms",
-            f"one event every {ms} ms ({per_tick:.2g} per tick of {tick_ms:.1f} ms). "
-            f"All the way left (0): one event at every tick.")
+                f"after its TIMECODE. Move right for one event every 1 ms .. {RATE_MAX_MS} ms instead "
+                f"(below {MIXED_MIN_MS} ms in normal mode only).")
+    per_s = 1000.0 / ms
+    grid = (" Normal mode below a tick: events due at moments inside ticks (a schedule grid), each with a RESULT "
+            "on the profiler's line: the link rate must carry them.") if ms < tick_ms else ""
+    return (f"schedule rate: every {ms:g} ms" + (f" ({per_s:,.0f}/s)" if ms < RATE_STEP_MS else ""),
+            f"one event every {ms:g} ms ({tick_ms / ms:.2g} per tick of {tick_ms:.1f} ms, {per_s:,.0f} a second)."
+            f"{grid} All the way left (0): one event at every tick.")
+
+
+def link_words(rate_ms: float | None, baud: int | None, mode: str) -> tuple[str, str, bool]:
+    """What the profiler's line carries at the chosen link rate (a short label and its tooltip), and whether
+    the chosen rate exceeds it (a normal-mode grid needs a RESULT per event: mmsched/grid.py). None: the
+    nodes' rate as built (9600)."""
+    rate = baud or 9600
+    limit = line_limit_per_s(rate)
+    built = " (the nodes' rate as built)" if baud is None else ""
+    over = (rate_ms is not None and wants_grid(mode, rate_ms / 1000.0, NOMINAL_TICK_S)
+            and line_problem(rate_ms / 1000.0, rate) is not None)
+    tip = (f"At {rate} baud{built} the profiler's line carries {limit:,.0f} events a second with a RESULT each "
+           f"(mmsched/grid.py, docs/kilohertz.md).")
+    if over:
+        assert rate_ms is not None
+        return (f"carries {limit:,.0f}/s, not {1000.0 / rate_ms:,.0f}",
+                tip + f" The rate asks for {1000.0 / rate_ms:,.0f}: choose a faster link rate.", True)
+    return f"carries {limit:,.0f} events/s", tip, False
 
 
 def _row(*items: Any) -> QHBoxLayout:
@@ -74,6 +120,8 @@ class RunSettingsPanel(QGroupBox):
         self._build_loads(form)
         for s in (self.distance, self.rate, self.accuracy):
             s.valueChanged.connect(self.update_labels)
+        self.baud.currentIndexChanged.connect(self.update_labels)
+        self.rate.valueChanged.connect(self.keep_rate_in_mode)
         for b in self.mode_buttons.values():
             b.toggled.connect(self.on_mode_changed)
         self.executor_load.textChanged.connect(self.check_executor_load)
@@ -97,9 +145,19 @@ class RunSettingsPanel(QGroupBox):
         self.distance_label = QLabel()
         form.addRow(self.distance_label, self.distance)
         self.rate = QSlider(Qt.Orientation.Horizontal)
-        self.rate.setRange(0, 200)
+        self.rate.setRange(0, RATE_POSITIONS)
         self.rate_label = QLabel()
         form.addRow(self.rate_label, self.rate)
+        # the links' rate for the run (BAUD after the handshake): what the profiler's line carries, said beside it
+        self.baud = QComboBox()
+        self.baud.addItem("as built", None)
+        for b in LINK_RATES:
+            self.baud.addItem(f"{b} Bd", b)
+        self.baud.setToolTip("The links' rate for the run: the PC asks both nodes for it after the handshake "
+                             "(BAUD). As built: the nodes' own rate (9600 on the bench).")
+        self.link_label = QLabel()
+        self.link_label.setObjectName("link")
+        form.addRow(_row(QLabel("link rate"), 4, (self.baud, 0), 6, (self.link_label, 1)))
         self.accuracy = QSlider(Qt.Orientation.Horizontal)
         self.accuracy.setRange(0, 100)
         self.accuracy_label = QLabel()
@@ -154,8 +212,8 @@ class RunSettingsPanel(QGroupBox):
         self.load.setToolTip("PC load during the run (stress-ng): " + "; ".join(
             f"{c}: {w}" for c, w in CONDITION_WORDS.items()))
         self.load_indicator = LoadIndicator()
-        form.addRow("PC load", self.load)
-        form.addRow("load", self.load_indicator)
+        # the condition and its indicator on one row: the window keeps its 1280 x 800 with the link rate's row
+        form.addRow("PC load", _row((self.load, 1), 6, self.load_indicator))
         self.update_load_conditions()
 
     # ---- settings kept between starts --------------------------------------------------------------------
@@ -164,7 +222,11 @@ class RunSettingsPanel(QGroupBox):
         if mode in MODES:
             self.mode_buttons[mode].setChecked(True)
         self.distance.setValue(int(s.value("distance", 2)))
-        self.rate.setValue(int(s.value("rate", 0)))
+        # "rate_ms": the interval itself; "rate": the slider of 10 ms steps it replaced (kept settings still read)
+        kept = s.value("rate_ms")
+        self.rate.setValue(rate_position(float(kept) if kept not in (None, "") else 10.0 * int(s.value("rate", 0))))
+        i = self.baud.findData(int(s.value("baud", 0)) or None)
+        self.baud.setCurrentIndex(max(0, i))
         self.accuracy.setValue(int(s.value("accuracy", 0)))
         self.fire_in_gui.setChecked(str(s.value("firing_process", "own")) == "gui")
         self.discipline.setChecked(str(s.value("discipline", "false")).lower() == "true")
@@ -180,7 +242,8 @@ class RunSettingsPanel(QGroupBox):
     def save(self, s: QSettings) -> None:
         s.setValue("mode", self.mode())
         s.setValue("distance", self.distance.value())
-        s.setValue("rate", self.rate.value())
+        s.setValue("rate_ms", self.rate_ms() or 0)
+        s.setValue("baud", self.baud.currentData() or 0)
         s.setValue("accuracy", self.accuracy.value())
         s.setValue("firing_process", "gui" if self.fire_in_gui.isChecked() else "own")
         s.setValue("discipline", self.discipline.isChecked())
@@ -204,8 +267,14 @@ class RunSettingsPanel(QGroupBox):
         self.mode_buttons[mode].setChecked(True)
 
     def rate_ms(self) -> float | None:
-        v = self.rate.value()
-        return None if v == 0 else float(v * RATE_STEP_MS)
+        return rate_ms_at(self.rate.value())
+
+    def set_rate_ms(self, ms: float | None) -> None:
+        self.rate.setValue(rate_position(ms))
+
+    def link_baud(self) -> int | None:
+        """The link rate chosen (None: the nodes' own)."""
+        return self.baud.currentData()
 
     def set_tick_ms(self, tick_ms: float) -> None:
         """The profiler's tick as its HELLO said: the rate slider's words follow it."""
@@ -218,6 +287,10 @@ class RunSettingsPanel(QGroupBox):
         self.rate_label.setText(text)
         self.rate_label.setToolTip(tip)
         self.rate.setToolTip(tip)
+        text, link_tip, over = link_words(self.rate_ms(), self.link_baud(), self.mode())
+        self.link_label.setText(text)
+        self.link_label.setToolTip(link_tip)
+        self.link_label.setStyleSheet("color:#c0392b;" if over else "")
         a = self.accuracy.value()
         self.accuracy_label.setText(f"accuracy: {a}" + (" (sleep)" if a == 0 else " (busy-wait)" if a == 100 else ""))
 
@@ -228,10 +301,19 @@ class RunSettingsPanel(QGroupBox):
         self.fire_in_gui.setEnabled(normal)
         self.discipline.setEnabled(normal)
         self.distance.setMinimum(0 if normal else 1)
+        self.keep_rate_in_mode()
+        self.update_labels()
         self.generation.setEnabled(self.mode() != "verification")
         self.executor_load.setEnabled(not normal)
         self.check_executor_load()
         self.mode_changed.emit(self.mode())
+
+    def keep_rate_in_mode(self, *_: Any) -> None:
+        """Below MIXED_MIN_MS only in normal mode: moments inside ticks are the PC's (it fires them); the
+        executor fires at tick starts (mixed mode at moments inside ticks is not built: docs/kilohertz.md)."""
+        low = rate_position(MIXED_MIN_MS)
+        if self.mode() != "normal" and 0 < self.rate.value() < low:
+            self.rate.setValue(low)
 
     def set_traceable(self, on: bool) -> None:
         """Only the virtual bench can trace the executor: the box is off, and says why, on serial ports."""
@@ -243,7 +325,7 @@ class RunSettingsPanel(QGroupBox):
     def set_running(self, on: bool) -> None:
         """While a run goes the settings are fixed; after it each is as its mode and connection allow."""
         self.running = on
-        for w in (*self.mode_buttons.values(), self.distance, self.rate, self.random_ids, self.length,
+        for w in (*self.mode_buttons.values(), self.distance, self.rate, self.baud, self.random_ids, self.length,
                   self.length_unit, self.generation, self.dispatch, self.load, self.executor_load, self.trace):
             w.setEnabled(not on)
         if not on:
@@ -319,5 +401,5 @@ class RunSettingsPanel(QGroupBox):
                          firing_process=self.firing_process(),
                          discipline=self.mode() == "normal" and self.discipline.isChecked(),
                          executor_load=self.executor_load_value(),
-                         trace=self.trace.isChecked() and on_bench,
+                         trace=self.trace.isChecked() and on_bench, baud=self.link_baud(),
                          name=f"gui-{self.mode()}-{time.strftime('%Y%m%d-%H%M%S')}")
