@@ -202,3 +202,17 @@ def test_report_leaves_set_aside_attempts_out_unless_asked(tmp_path):
     assert "mixed-2ahead.attempt1" in md_all.split("## Runs shown")[1].split("## Against")[0]
     comp = md_all.split("## Against the paper (section 7)")[1].split("What the paper reports")[0]
     assert "attempt1" not in comp                  # the comparison never takes an invalid run
+
+
+def test_a_schedule_grid_run_is_not_compared_with_the_papers_normal_mode(tmp_path):
+    """The paper fired one event at the start of a tick; a normal run at 1 ms (moments inside ticks) is another
+    experiment: it stays in the run table and out of the comparison."""
+    rows = synth.synthetic_events("normal", 1, False, 50, seed=3)
+    grid = synth.sidecar("grid", rows)
+    grid["config"].update(rate="ms", rate_ms=1.0)
+    synth.write_run(tmp_path / "grid", rows, grid)
+    tick = synth.sidecar("tick", rows)
+    tick["config"].update(rate="ms", rate_ms=150.0)          # slower than a tick: events at tick starts still
+    synth.write_run(tmp_path / "tick", rows, tick)
+    comp = comparison(read_runs(tmp_path)).set_index("experiment")
+    assert comp.loc["normal mode (PC fires), 1 tick ahead", "runs"] == "tick"
