@@ -81,6 +81,8 @@ class CleanRate:
 def clean(entry: dict[str, Any]) -> str | None:
     """Why a point is not clean (every event on time, nothing skipped, valid), or None if it is."""
     s = entry.get("summary") or {}
+    if entry.get("state") == "refused":            # never run: the scheduler refuses it (the line's budget)
+        return f"refused, not run: {entry.get('error')}"
     if not entry.get("valid"):
         return f"invalid: {entry.get('invalid_reason')}"
     if (s.get("on_time_share") or 0) < 1.0:
@@ -96,7 +98,7 @@ def highest_clean_rates(doc: dict[str, Any]) -> dict[tuple, CleanRate]:
     campaign, and the first faster one that was not (a rate where nothing ran breaks the chain)."""
     groups: dict[tuple, list[tuple[float, str, dict[str, Any]]]] = {}
     for entry in doc.get("points", {}).values():
-        if entry.get("state") != "done":
+        if entry.get("state") not in ("done", "refused"):
             continue
         v = entry["values"]
         key = (v.get("baud") or entry.get("baud"), int(v["distance"]), v["dispatch"], v["load"])

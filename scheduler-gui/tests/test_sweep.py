@@ -243,6 +243,32 @@ def test_failed_and_invalid_points(campaign, tmp_path) -> None:
     assert again.exit_code == 3 and again.invalid == ["d2-rtick-isr-idle"]
 
 
+def test_a_point_the_line_cannot_carry_is_refused_never_run(campaign, tmp_path) -> None:
+    """Normal mode's rate as an axis with the link rate: 1 ms at 115200 baud needs more RESULTs a second than the
+    profiler's line carries. That point is refused with the line budget's reason, never handed to a worker,
+    not run again on --resume, and breaks the highest clean rate's chain with its reason; the campaign is
+    complete without it. (A stand-in for run_point, paced: in this process.)"""
+    from mmanalysis.sweepplots import highest_clean_rates
+    from mmrig.sweep.campaign import run_campaign
+
+    calls: list[str] = []
+    fake = stand_in(campaign[0], calls)
+    plan = Plan(distance=[1], rate=["5ms", "1ms"], baud=[115200, 500000], mode="normal", count=30, paced=True)
+    camp = Campaign.open(tmp_path / "c", plan)
+    lines: list[str] = []
+    out = run_campaign(camp, fake, log=lines.append)
+    refused = "d1-r1ms-b115200-isr-idle"
+    assert refused not in calls and len(calls) == 3
+    e = camp.doc["points"][refused]
+    assert e["state"] == "refused" and "--baud 250000" in e["error"] and refused not in out.failed
+    assert any(line.startswith(f"mmrig sweep: {refused}: refused, not run: --rate 1 ms") for line in lines)
+    assert camp.doc["status"] == "complete" and camp.doc["totals"]["refused"] == 1 and out.exit_code == 0
+    chain = highest_clean_rates(camp.doc)[(115200, 1, "isr", "idle")]
+    assert chain.rate == "5ms" and chain.next_rate == "1ms" and chain.why.startswith("refused, not run")
+    run_campaign(Campaign.open(tmp_path / "c", None), fake)
+    assert refused not in calls and len(calls) == 3               # nothing left to run, the refused point neither
+
+
 def test_a_stop_noted_by_the_signal_handler_ends_the_campaign_after_the_point_running(campaign, tmp_path) -> None:
     """A Ctrl-C whose KeyboardInterrupt code in the main thread swallowed (a Dask wait, under load) still ends
     the campaign: the handler's note is looked at after every point. (A stand-in for run_point, paced.)"""

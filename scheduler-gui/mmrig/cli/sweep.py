@@ -14,7 +14,8 @@ from .options import add_profiler_kind_option
 
 
 SWEEP_EPILOG = """\
-exit codes: 0 every point valid; 3 some point invalid or failed (kept on disk, listed in campaign.json);
+exit codes: 0 every point run valid; 3 some point invalid or failed (kept on disk, listed in campaign.json);
+a point the scheduler refuses as given (a rate the line cannot carry at its --baud) is listed, never run;
 2 bad input or a cluster that cannot be reached (one line, nothing run); 130 interrupted (the points done
 are kept: run the same command again, or --resume --out FOLDER, to continue).
 files: FOLDER/points/POINT.csv + .json (each a normal run), FOLDER/campaign.json (the campaign's sidecar),
@@ -120,7 +121,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     totals = camp.doc.get("totals", {})
     print(f"campaign {args.out}: {totals.get('done')}/{totals.get('points')} points done "
           f"({len(outcome.ran)} run now, {len(outcome.skipped)} already complete), "
-          f"{len(outcome.invalid)} invalid, {len(outcome.failed)} failed; "
+          f"{len(outcome.invalid)} invalid, {len(outcome.failed)} failed"
+          + (f", {totals['refused']} refused (not run)" if totals.get("refused") else "") + "; "
           f"virtual time {totals.get('virtual_s', 0):.1f} s; status {camp.doc.get('status')}")
     if figures:
         print("wrote " + ", ".join(str(p) for p in [camp.path, *figures]))

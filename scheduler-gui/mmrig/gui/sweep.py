@@ -472,7 +472,7 @@ class SweepWindow(QDialog):
             state = e.get("state", "")
             valid = "" if state != "done" else ("valid" if e.get("valid") else
                                                 f"INVALID: {e.get('invalid_reason') or ''}")
-            cells = (name, state if state != "failed" else f"failed: {e.get('error')}",
+            cells = (name, state if state not in ("failed", "refused") else f"{state}: {e.get('error')}",
                      "" if s.get("events") is None else str(s.get("events")),
                      "" if share is None else f"{100 * share:.1f} %",
                      " / ".join(str(o.get(k, 0)) for k in OUTCOMES) if o else "", valid,
@@ -486,7 +486,7 @@ class SweepWindow(QDialog):
                 item.setToolTip(text if col in (0, 1, 5, 6) else "")
                 if col in (2, 3, 4):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-            colour = {"done": "#d8f5d8" if e.get("valid") else "#ffe2b8", "failed": "#ffd6d6"}.get(state)
+            colour = {"done": "#d8f5d8" if e.get("valid") else "#ffe2b8", "failed": "#ffd6d6", "refused": "#e4e4e4"}.get(state)
             for col in range(len(COLUMNS)):
                 item = self.table.item(row, col)
                 item.setBackground(Qt.GlobalColor.transparent if colour is None else _colour(colour))

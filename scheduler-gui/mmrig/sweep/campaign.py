@@ -34,7 +34,7 @@ from mmproto import PROFILER_KINDS
 from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
 from mmsched import __version__
-from mmsched.config import baud_problem
+from mmsched.config import RunConfig, baud_problem
 from mmsched.export import write_sidecar
 from mmsched.load import CONDITIONS
 
@@ -201,6 +201,15 @@ class Plan:
         return [Point(d, r, disp, ld, b)
                 for d, r, b, disp, ld in itertools.product(self.distance, self.rate, bauds, self.dispatch, self.load)]
 
+    def refusal(self, p: Point) -> str | None:
+        """Why the scheduler refuses the point's run as given (RunConfig's one line: a rate the line cannot
+        carry at the point's baud), or None. Such a point is never run: no rerun, no --resume changes it."""
+        try:
+            RunConfig(**self.run_fields(p))
+        except (TypeError, ValueError) as exc:
+            return str(exc)
+        return None
+
     def run_fields(self, p: Point) -> dict[str, Any]:
         """The point's RunConfig fields (plain JSON values: they travel to a Dask worker)."""
         return {"mode": self.mode, "distance": p.distance, "count": self.count, "dispatch": p.dispatch,
@@ -282,7 +291,7 @@ class Campaign:
         return True
 
     def todo(self) -> list[Point]:
-        return [p for p in self.plan.points() if not self.complete(p)]
+        return [p for p in self.plan.points() if not self.complete(p) and self.plan.refusal(p) is None]
 
     def save(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -324,7 +333,10 @@ class Campaign:
         """Points found complete on disk (a resumed campaign) are 'done' in the sidecar."""
         for p in self.plan.points():
             e = self.doc["points"].setdefault(p.name, {"values": p.values(), "state": "pending", "runs": 0})
-            if self.complete(p):
+            refused = self.plan.refusal(p)
+            if refused is not None:
+                e.update(state="refused", error=refused, valid=None)
+            elif self.complete(p):
                 if e.get("state") != "done":
                     e["state"] = "done"
             elif e.get("state") == "done":
@@ -387,9 +399,10 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
     camp.mark_existing()
     todo = camp.todo()
     all_points = camp.plan.points()
-    skipped = [p.name for p in all_points if p not in todo]
+    refused = [p for p in all_points if camp.doc["points"][p.name].get("state") == "refused"]
+    skipped = [p.name for p in all_points if p not in todo and p not in refused]
     session: dict[str, Any] = {"started": now_iso(), "ended": None, "host": socket.gethostname(),
-                               "points_to_run": len(todo), "skipped_complete": len(skipped)}
+                               "points_to_run": len(todo), "skipped_complete": len(skipped), "refused": len(refused)}
     camp.doc.setdefault("sessions", []).append(session)
     camp.doc["started"] = camp.doc.get("started") or session["started"]
     camp.doc["status"] = "running"
@@ -397,7 +410,9 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
     out = Outcome([], skipped, [], [])
     if skipped:
         log(f"mmrig sweep: {len(skipped)} of {len(all_points)} points already complete, skipped")
-    done_i = len(skipped)
+    for p in refused:
+        log(f"mmrig sweep: {p.name}: refused, not run: {camp.doc['points'][p.name]['error']}")
+    done_i = len(skipped) + len(refused)
 
     def finished(p: Point, got: dict[str, Any]) -> None:
         nonlocal done_i
@@ -435,9 +450,10 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
         camp.mark_existing()
         states = [e.get("state") for e in camp.doc["points"].values()]
         camp.doc["status"] = ("interrupted" if out.interrupted else
-                              "complete" if all(s == "done" for s in states) else "incomplete")
+                              "complete" if all(s in ("done", "refused") for s in states) else "incomplete")
         camp.doc["totals"] = {
             "points": len(all_points), "done": states.count("done"), "failed": states.count("failed"),
+            "refused": states.count("refused"),
             "invalid": sum(1 for e in camp.doc["points"].values() if e.get("state") == "done" and not e.get("valid")),
             "virtual_s": round(sum(float(e.get("virtual_s") or 0) for e in camp.doc["points"].values()), 6)}
         camp.save()
