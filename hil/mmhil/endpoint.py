@@ -304,6 +304,7 @@ class LockstepEndpoint(BenchEndpoint):
     PC lateness to measure, which is the whole point of normal mode (use a paced run)."""
 
     paced: bool = field(default=False, init=False)
+    wall_clock = False       # the run's clock is virtual: the process's own stalls move nothing (ownstall.py)
     stepper: Stepper | None = field(default=None, init=False)
     _pending: deque = field(default_factory=deque, init=False)
     _inbox: "queue.Queue[Item] | None" = field(default=None, init=False)

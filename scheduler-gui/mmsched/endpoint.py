@@ -83,6 +83,7 @@ class Verdict:
 
 class Endpoint(abc.ABC):
     kind: str = "?"          # "bench" or "boards": the sidecar's target.kind
+    wall_clock = True        # the run's clock is the host's (a lockstep bench's is virtual: it never stalls for the run)
     baud: int = 9600         # the rate the nodes start at (their build-time rate); RunConfig.baud moves them
 
     @abc.abstractmethod

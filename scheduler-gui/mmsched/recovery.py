@@ -38,11 +38,15 @@ def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
     error) the tick in force, which is the newer of the profiler's last TIMECODE read and the tick the PC's clock
     says is in force at `at` (timecode.now_tc). The last TIMECODE alone lags when the PC read its frames late or
     some were lost on the line: that is no disagreement of the nodes. Else the nodes disagree on the tick, a
-    timecode fault; the offset is learned again."""
+    timecode fault; the offset is learned again. Not judged at all when the run's own process was held off the
+    CPU at `at` or up to two ticks before it (ownstall.py): when the frame came is unknown then."""
     st = r.state
     assert st is not None
     cur = st.tracker.current
     if cur is None or st.recovering is not None:
+        return
+    if r.own_stalls.covers(at, 2 * st.timebase.tick_s):
+        r.count("tick_checks_after_own_stall")
         return
     clock = st.tracker.now_tc(at) if st.tracker.ready else cur
     if min(cur, clock) - 2 <= tc <= max(cur, clock) + 1:

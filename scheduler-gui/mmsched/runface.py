@@ -14,6 +14,7 @@ from .config import RunConfig
 from .endpoint import Endpoint, Reason
 from .event import Event
 from .faults import FaultLedger
+from .ownstall import StallWatch
 from .runstate import RunState
 from .session import Session
 from .validity import Sent
@@ -36,6 +37,7 @@ class RunFace(Protocol):
     fires_sent: dict[float, Sent]
     images: dict[str, Any] | None
     histogram_us: float | None
+    own_stalls: StallWatch
 
     @property
     def inbox(self) -> "queue.Queue[Item]": ...

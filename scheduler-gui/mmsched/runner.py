@@ -35,6 +35,7 @@ from .load import Load
 from .grid import line_gap_s, line_problem
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
+from .ownstall import StallWatch
 from .quiet import quiet_interpreter
 from .result import RunResult
 from .runstate import BadHello, RunState
@@ -82,6 +83,9 @@ class Runner:
     histogram_us: float | None = None
     # The run's journal (cfg.out only): each event's row as it ends, so a write failing at the end loses nothing
     journal: Journal | None = field(default=None, init=False)
+    # When the run's own process was held off the CPU (ownstall.py): frames read right after say nothing of
+    # when they came. Beats on the wall clock only (a lockstep bench's virtual clock never stalls for the run).
+    own_stalls: StallWatch = field(default_factory=StallWatch, init=False)
 
     def __post_init__(self) -> None:
         self.session = Session(self.endpoint)
@@ -165,6 +169,9 @@ class Runner:
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed,
                                    min_gap_s=line_gap_s(self.state.baud)).start()
             self.notify("phase", "running")
+            if self.endpoint.wall_clock:
+                self.own_stalls.clock = self.endpoint.clock
+                self.own_stalls.start()
             with quiet_interpreter():           # no full collection, a short lock switch (quiet.py)
                 self.loop()
         except (LinkError, SetupError, EndpointError, BadHello) as exc:
@@ -173,6 +180,7 @@ class Runner:
             self.invalid.append(Reason(exc.code, f"session: {exc}"))
             self.say(f"run failed: {exc}")
         finally:
+            self.own_stalls.stop()
             if self.firer is not None:
                 self.firer.stop()
             if load is not None:

@@ -40,3 +40,23 @@ def test_an_executor_on_another_tick_than_any_the_pc_can_explain_is_a_timecode_f
     recovery.check_executor_tick(r, 35, "ACK of tag 4", 25 * TICK + 0.013)      # ten ticks ahead of the clock
     assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
     assert r.counters["ack_timecode_mismatch"] == 1
+
+
+def test_a_frame_read_right_after_the_pcs_own_stall_is_no_evidence_of_the_nodes() -> None:
+    """The run's process was held off the CPU for 5 ticks (stopped, or starved on a loaded host): when it ran
+    again it read the executor's FIRED of tick 27 and the profiler's TIMECODEs up to 32 in one go, in either
+    order. When the FIRED arrived is unknown, so its tick says nothing of the nodes: no timecode fault (CI saw
+    one, and an event lost to it). The process's own stall watch (mmsched.ownstall) says so."""
+    r = runner_that_read_timecodes_up_to(32)
+    resumed = 32 * TICK + 0.013
+    r.own_stalls.beat(27 * TICK + 0.02)
+    r.own_stalls.beat(resumed)                          # nothing ran in between: a stall of 5 ticks
+    recovery.check_executor_tick(r, 27, "FIRED of tag 21", resumed + 0.001)
+    assert r.faults.section() == [] and r.counters["tick_checks_after_own_stall"] == 1
+    # long after the stall the same tick is a disagreement again
+    t = resumed
+    while t < 40 * TICK:                                # the process ran on, beating every 5 ms
+        t += 0.005
+        r.own_stalls.beat(t)
+    recovery.check_executor_tick(r, 27, "FIRED of tag 22", 40 * TICK + 0.001)
+    assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
