@@ -39,6 +39,19 @@ void exb_arm(uint8_t path, uint8_t tc8, uint8_t out);
 /* Withdraw it (atomically); returns 1 if the armed output had already been written to the port. */
 uint8_t exb_disarm(void);
 
+/* A moment inside a tick (PERIODIC, SPEC.md 0x28): put `out` on the event port `phase`/65536 of a tick after
+ * the timecode port changed to `tc8`, the tick's length being the one the board measured between its last two
+ * edges (its own clock: two boards' resonators differ). `tc8` is the current tick's low byte or the next
+ * one's; a moment whose time has passed already (armed late) is written at once. `path`: EXB_ARM_ISR, a
+ * timer interrupt writes it; EXB_ARM_TASK, that interrupt wakes the timecode task, whose first act
+ * (board_task_dispatch) writes it. Either way the timecode task is woken afterwards, and the core asks
+ * exb_moment_done. Re-arming replaces the moment armed before. */
+void exb_arm_moment(uint8_t path, uint8_t tc8, uint16_t phase, uint8_t out);
+/* 1 once the armed moment's output has been written (until exb_disarm_moment). */
+uint8_t exb_moment_done(void);
+/* Withdraw the moment (atomically); returns 1 if its output had already been written. */
+uint8_t exb_disarm_moment(void);
+
 /* Why the node last reset: HELLO.reset_cause (MM_RESET_* bits; on the ATmega2560 MCUSR as the
  * earliest start-up code found it, see port/avr/board.c). Constant after start-up. */
 uint8_t exb_reset_cause(void);

@@ -162,6 +162,58 @@ static void fire_due(struct ex *x, uint8_t already)
     ex_list_pop(&x->list, k);
 }
 
+/* Arms the series' next moment when its tick is the current or the next one (the board places it in the
+ * tick it measures from that tick's edge); a moment whose tick is over is armed at the current tick's start,
+ * so the board puts it out at once, late. Further ahead: nothing armed yet (ex_tick arms it as ticks pass). */
+static void series_arm(struct ex *x)
+{
+    uint32_t d = x->series.tc - x->tc.ext;
+    uint8_t path = x->dispatch == MM_DISPATCH_TASK ? EXB_ARM_TASK : EXB_ARM_ISR;
+
+    if (x->series.left == 0 || (d > 1u && d < 0x80000000ul)) {
+        exb_disarm_moment();
+        return;
+    }
+    if (d >= 0x80000000ul)
+        exb_arm_moment(path, (uint8_t)x->tc.ext, 0, next_out(x, x->series.id));
+    else
+        exb_arm_moment(path, (uint8_t)x->series.tc, ex_series_phase(&x->series), next_out(x, x->series.id));
+}
+
+/* Reports every moment the board has put out (FIRED) and arms the next. Bounded: a moment armed late is
+ * written at once by exb_arm_moment, so several may come out here one after the other (after a glitch
+ * held the ticks back, say); 8 a call keeps the core's lock short, the rest follow on the next call. */
+static void series_report(struct ex *x)
+{
+    uint8_t n = 0;
+
+    while (x->series.left != 0 && n++ < 8u && exb_moment_done()) {
+        exb_disarm_moment();
+        x->strobe ^= EX_OUT_STROBE;
+        x->fired++;
+        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->tc.ext);
+        ex_series_next(&x->series);
+        series_arm(x);
+    }
+}
+
+/* Ends a running series; returns the events it had left (at most 255, CANCELLED's field). */
+static uint8_t series_end(struct ex *x)
+{
+    uint16_t left;
+
+    if (exb_disarm_moment() && x->series.left != 0) {
+        /* put out before the end came: it left, report it */
+        x->strobe ^= EX_OUT_STROBE;
+        x->fired++;
+        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->tc.ext);
+        ex_series_next(&x->series);
+    }
+    left = x->series.left;
+    x->series.left = 0;
+    return left > 255u ? 255u : (uint8_t)left;
+}
+
 static void generate(struct ex *x)
 {
     uint8_t id;
@@ -196,8 +248,13 @@ uint8_t ex_tick(struct ex *x, uint8_t port)
     uint8_t r = ex_tc_update(&x->tc, port);
     uint8_t already;
 
+    series_report(x);
     if (r == EX_TC_SAME)
         return r;
+    if (x->series.left != 0) {
+        series_arm(x); /* a new tick: the next moment may be in it or in the one after */
+        return r;
+    }
     already = exb_disarm();
     if (r != EX_TC_GLITCH || already) {
         fire_due(x, already);
@@ -224,6 +281,11 @@ static void on_schedule(struct ex *x, const uint8_t *b)
     }
     if (id > EX_OUT_ID_MASK) {
         send_error(x, MM_ERR_BAD_VALUE, MM_T_SCHEDULE, tag);
+        return;
+    }
+    if (x->series.left != 0) {
+        x->cnt.refused_full++; /* a series runs: listed events do not mix with it (SPEC.md PERIODIC) */
+        send_error(x, MM_ERR_LIST_FULL, MM_T_SCHEDULE, tag);
         return;
     }
     r = ex_list_insert(&x->list, tag, id, tc, x->tc.ext);
@@ -255,6 +317,51 @@ static void on_schedule(struct ex *x, const uint8_t *b)
     send(x, MM_T_ACK, a, sizeof a);
 }
 
+static void on_periodic(struct ex *x, const uint8_t *b)
+{
+    uint16_t tag = mm_get_u16(b + MM_PERIODIC_TAG);
+    uint8_t id = b[MM_PERIODIC_EVENT_ID];
+    uint32_t tc = mm_get_u32(b + MM_PERIODIC_TIMECODE);
+    uint32_t first = mm_get_u32(b + MM_PERIODIC_FIRST);
+    uint32_t period = mm_get_u32(b + MM_PERIODIC_PERIOD);
+    uint32_t tick = mm_get_u32(b + MM_PERIODIC_TICK_COUNTS);
+    uint16_t count = mm_get_u16(b + MM_PERIODIC_COUNT);
+    uint32_t d = tc - x->tc.ext;
+    uint8_t a[MM_ACK_LEN];
+
+    /* SPEC.md PERIODIC: checked in this order, the first that applies answered */
+    if (x->mode != MM_MODE_MIXED) {
+        send_error(x, MM_ERR_BAD_MODE, MM_T_PERIODIC, tag);
+        return;
+    }
+    if (id > EX_OUT_ID_MASK || count == 0 || period == 0 || tick == 0 || first >= tick) {
+        send_error(x, MM_ERR_BAD_VALUE, MM_T_PERIODIC, tag);
+        return;
+    }
+    if (d == 0 || d >= 0x80000000ul) {
+        x->cnt.refused_past_due++;
+        send_error(x, MM_ERR_PAST_DUE, MM_T_PERIODIC, tag);
+        return;
+    }
+    if (d > MM_SCHEDULE_HORIZON_TICKS) {
+        send_error(x, MM_ERR_HORIZON, MM_T_PERIODIC, tag);
+        return;
+    }
+    if (x->series.left != 0 || x->list.n != 0) {
+        x->cnt.refused_full++;
+        send_error(x, MM_ERR_LIST_FULL, MM_T_PERIODIC, tag);
+        return;
+    }
+    ex_series_start(&x->series, tag, id, tc, first, period, tick, count);
+    series_arm(x); /* arm first: the ACK takes a while to encode */
+    mm_put_u16(a + MM_ACK_TAG, tag);
+    a[MM_ACK_EVENT_ID] = id;
+    mm_put_u32(a + MM_ACK_TIMECODE, x->tc.ext);
+    mm_put_u16(a + MM_ACK_PHASE, exb_phase());
+    a[MM_ACK_PENDING] = 0;
+    send(x, MM_T_ACK, a, sizeof a);
+}
+
 /*
  * Takes events out of the list: the one with `tag`, or all. The list is the core's alone (core lock);
  * the only thing the dispatch ISR shares is the armed output, precomputed from the list's head. So:
@@ -268,13 +375,16 @@ static void disarm(struct ex *x)
         fire_due(x, 1);
 }
 
-/* Empties the list (and un-arms); returns the number of events removed. */
+/* Empties the list (and un-arms) and ends a running series; returns the number of events removed (a
+ * series' left, at most 255). */
 static uint8_t flush(struct ex *x)
 {
     uint8_t n;
 
     disarm(x);
-    n = x->list.n;
+    n = series_end(x);
+    if (x->list.n != 0)
+        n = x->list.n;      /* a series and listed events never run together */
     ex_list_init(&x->list);
     rearm(x);
     return n;
@@ -409,6 +519,9 @@ static void on_frame(struct ex *x, const uint8_t *p, uint8_t len)
     case MM_T_CANCEL:
         on_cancel(x, body);
         break;
+    case MM_T_PERIODIC:
+        on_periodic(x, body);
+        break;
     case MM_T_BAUD:
         on_baud(x, body);
         break;
@@ -466,6 +579,7 @@ void ex_init(struct ex *x, const struct ex_cfg *cfg, uint8_t port)
     x->rng = LFSR_SEED;
     x->baud = cfg->baud; /* the port starts at its build-time rate */
     exb_arm(EXB_ARM_NONE, 0, 0);
+    exb_disarm_moment();
     /* A lone delimiter flushes whatever the receiver holds (SPEC.md section 6), then HELLO, seq 0. */
     if (exb_tx_room() != 0)
         exb_tx_put(0);

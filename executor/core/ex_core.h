@@ -14,6 +14,11 @@
  * the bookkeeping: pops the event, sends FIRED, and writes the port itself for any due event that was
  * not armed (e.g. one that arrived after its tick had begun, or the second of two events on one tick).
  *
+ * Series (protocol version 5, SPEC.md PERIODIC): events at moments inside ticks (ex_series.h). The core
+ * arms the next moment on the board (exb_arm_moment) when its tick is the current or the next one, and on
+ * every call of ex_tick reports the moments the board has put out (FIRED each) and arms the next. A series
+ * and listed events do not mix: each refuses the other with LIST_FULL.
+ *
  * Load (protocol version 3, SPEC.md MODE): every accepted MODE sets the executor's load as well as its
  * mode; the core checks the values, keeps them for STATUS and hands them to the port (exb_set_load),
  * which runs the load's tasks. STATUS reports what they did (exb_load_counts).
@@ -30,10 +35,11 @@
 #include <stdint.h>
 
 #include "ex_list.h"
+#include "ex_series.h"
 #include "ex_tc.h"
 #include "mmproto.h"
 
-#define EX_FW_VERSION 0x0300u /* 3.0: protocol version 3 */
+#define EX_FW_VERSION 0x0500u /* 5.0: protocol version 5 (PERIODIC) */
 
 #define EX_OUT_ID_MASK 0x07u
 #define EX_OUT_STROBE 0x08u
@@ -55,6 +61,7 @@ struct ex {
     struct mm_dec dec;
     struct ex_tc tc;
     struct ex_list list;
+    struct ex_series series; /* a PERIODIC series (series.left != 0 while it runs); never beside listed events */
     struct ex_counters cnt;
     const struct ex_cfg *cfg;
     uint32_t fired;

@@ -40,6 +40,29 @@ uint8_t exb_disarm(void)
     arm_fired = 0;
     return f;
 }
+/* The moment (PERIODIC): what the core armed; a test "writes" it by setting mom_done (as the board's timer
+ * interrupt would), and counts the arms. */
+static uint8_t mom_path, mom_tc8, mom_out, mom_done, mom_armed;
+static uint16_t mom_phase;
+static unsigned mom_arms;
+void exb_arm_moment(uint8_t path, uint8_t tc8, uint16_t ph, uint8_t out)
+{
+    mom_path = path;
+    mom_tc8 = tc8;
+    mom_phase = ph;
+    mom_out = out;
+    mom_done = 0;
+    mom_armed = 1;
+    mom_arms++;
+}
+uint8_t exb_moment_done(void) { return mom_done; }
+uint8_t exb_disarm_moment(void)
+{
+    uint8_t d = mom_done;
+    mom_done = 0;
+    mom_armed = 0;
+    return d;
+}
 uint16_t exb_stack_free(uint8_t task) { return (uint16_t)(100 + task); }
 /* The load: what the core last handed to the board, how often, and the counts the board reports. */
 static uint8_t load_cpu, load_calls;
@@ -375,10 +398,10 @@ static void list_orders_across_32bit_wrap(void **s)
 /* ---- protocol handling -------------------------------------------------------------------------- */
 
 /* Wire bytes produced by the Python implementation (mmproto), see the comments. */
-/* Hello(4, 2, 0x0300, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
-static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x04, 0x02, 0x02, 0x03, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
-                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0x1d,
-                                     0x92, 0x00};
+/* Hello(5, 2, 0x0500, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
+static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x05, 0x02, 0x02, 0x05, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
+                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0xc5,
+                                     0x1b, 0x00};
 /* Ack(0x1234, 5, 0x105, 0x4000, 1).wire(2) */
 static const uint8_t ACK_WIRE[] = {0x08, 0x21, 0x02, 0x34, 0x12, 0x05, 0x05, 0x01, 0x01, 0x01, 0x05, 0x40, 0x01,
                                    0xfc, 0xb5, 0x00};
@@ -1217,6 +1240,188 @@ static void baud_not_makeable_is_bad_value(void **s)
     assert_int_equal(c[C_MSG], 0);
 }
 
+/* ---- PERIODIC series (protocol version 5) --------------------------------------------------------------- */
+
+static void feed_periodic(struct ex *x, uint16_t tag, uint8_t id, uint32_t tc, uint32_t first, uint32_t period,
+                          uint32_t tick, uint16_t count)
+{
+    uint8_t b[MM_PERIODIC_LEN];
+    mm_put_u16(b + MM_PERIODIC_TAG, tag);
+    b[MM_PERIODIC_EVENT_ID] = id;
+    mm_put_u32(b + MM_PERIODIC_TIMECODE, tc);
+    mm_put_u32(b + MM_PERIODIC_FIRST, first);
+    mm_put_u32(b + MM_PERIODIC_PERIOD, period);
+    mm_put_u32(b + MM_PERIODIC_TICK_COUNTS, tick);
+    mm_put_u16(b + MM_PERIODIC_COUNT, count);
+    feed_msg(x, MM_T_PERIODIC, 0, b, sizeof b);
+}
+
+/* 1 ms on the AVR profiler's 16 MHz tick of 1137778 counts: every moment's tick and fraction, 3000 moments on
+ * (42 ticks), against the exact arithmetic of SPEC.md section 7 (m = k * period; tick m div tick_counts). */
+static void series_moments_are_exact_fractions_of_the_tick(void **state)
+{
+    struct ex_series s;
+    const uint32_t tick = 1137778ul, period = 16000ul;
+    uint32_t k;
+    (void)state;
+
+    ex_series_start(&s, 0xFFFE, 6, 100, 5000, period, tick, 3000);
+    for (k = 0; k < 3000u; k++) {
+        uint64_t m = 5000u + (uint64_t)k * period;
+        uint64_t exact = ((m % tick) << 32) / tick;
+        assert_int_equal(s.tc, 100u + (uint32_t)(m / tick));
+        assert_true(exact - s.frac <= k + 1u); /* the step's truncation, at most one 2^-32 tick an event */
+        assert_int_equal(s.tag, (uint16_t)(0xFFFEu + k));
+        assert_int_equal(s.id, (6u + k) & 7u);
+        assert_int_equal(s.left, 3000u - k);
+        ex_series_next(&s);
+    }
+    assert_int_equal(s.left, 0);
+    /* a period longer than a tick: whole ticks plus the fraction */
+    ex_series_start(&s, 1, 0, 10, 0, tick + tick / 2u, tick, 3);
+    ex_series_next(&s);
+    assert_int_equal(s.tc, 11);
+    assert_int_equal(ex_series_phase(&s), 0x8000);      /* 568889 / 1137778: half a tick exactly */
+    ex_series_next(&s);
+    assert_int_equal(s.tc, 13);
+}
+
+/* PERIODIC accepted: ACK, the first moment armed on the board in its tick with its phase, each moment the
+ * board puts out reported FIRED with its own tag and id, the next armed; the strobe toggles per event. */
+static void periodic_fires_each_moment_and_reports_it(void **state)
+{
+    unsigned k;
+    (void)state;
+
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    mom_arms = 0;
+    /* tick 6, half a tick in, a quarter of a tick (and a count) apart: moments at counts 568889 and 853334 of
+     * tick 6, then 1, 284446 and 568891 of tick 7 */
+    feed_periodic(&X, 40, 7, 6, 568889ul, 284445ul, 1137778ul, 5);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    assert_int_equal(mm_get_u16(fr[0].body + MM_ACK_TAG), 40);
+    assert_int_equal(fr[0].body[MM_ACK_PENDING], 0);
+    assert_true(mom_armed && mom_path == EXB_ARM_ISR && mom_tc8 == 6);     /* the next tick's: armed now */
+    assert_in_range(mom_phase, 0x8000 - 1, 0x8000);
+    assert_int_equal(mom_out & EX_OUT_ID_MASK, 7);
+    for (k = 0; k < 5; k++) {
+        uint8_t strobe = mom_out & EX_OUT_STROBE;
+        if (k == 2)
+            ex_tick(&X, 0x07);                  /* tick 7 began: its moments follow */
+        else if (k == 0)
+            ex_tick(&X, 0x06);
+        mom_done = 1;                           /* the board's timer put the moment out */
+        ex_tick(&X, k < 2 ? 0x06 : 0x07);
+        take_frames();
+        assert_int_equal(fr_n, 1);
+        assert_int_equal(fr[0].type, MM_T_FIRED);
+        assert_int_equal(mm_get_u16(fr[0].body + MM_FIRED_TAG), 40 + k);
+        assert_int_equal(fr[0].body[MM_FIRED_EVENT_ID], (7 + k) & 7);
+        if (k < 4) {
+            assert_true(mom_armed);
+            assert_int_equal(mom_out & EX_OUT_STROBE, strobe ^ EX_OUT_STROBE);
+            assert_int_equal(mom_tc8, k + 1 < 2 ? 6 : 7);
+        }
+    }
+    assert_false(mom_armed);                    /* the series is over */
+    assert_int_equal(X.series.left, 0);
+    assert_int_equal(X.fired, 5);
+}
+
+/* A moment two ticks ahead is not armed until its tick is the next one (the 8-bit port would match 256 ticks
+ * early); one whose tick is over (armed late) is armed at the current tick's start: out at once. */
+static void periodic_arms_only_the_current_or_next_tick(void **state)
+{
+    (void)state;
+    boot_mixed(0x05, MM_DISPATCH_TASK);
+    feed_periodic(&X, 1, 0, 8, 100, 1137778ul, 1137778ul, 2);     /* tick 8: three ahead */
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    assert_false(mom_armed);
+    ex_tick(&X, 0x06);
+    assert_false(mom_armed);
+    ex_tick(&X, 0x07);
+    assert_true(mom_armed && mom_tc8 == 8 && mom_path == EXB_ARM_TASK);
+    /* ticks 8 and 9 pass without the board putting it out (a stalled timer, say): armed at tick 9's start */
+    ex_tick(&X, 0x08);
+    ex_tick(&X, 0x09);
+    assert_true(mom_armed && mom_tc8 == 9);
+    ex_tick(&X, 0x0A);
+    assert_true(mom_armed && mom_tc8 == 0x0A && mom_phase == 0);
+}
+
+static void periodic_refusals_in_the_specs_order(void **state)
+{
+    (void)state;
+    boot(0x05);
+    take_frames();                                                  /* its HELLO */
+    feed_periodic(&X, 2, 9, 2, 0, 1, 1, 1);                         /* idle: BAD_MODE before BAD_VALUE */
+    take_frames();
+    expect_error(&fr[0], MM_ERR_BAD_MODE, MM_T_PERIODIC, 2, 5);
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    feed_periodic(&X, 3, 8, 9, 0, 10, 100, 1);                      /* id 8 */
+    feed_periodic(&X, 4, 0, 9, 0, 10, 100, 0);                      /* count 0 */
+    feed_periodic(&X, 5, 0, 9, 0, 0, 100, 1);                       /* period 0 */
+    feed_periodic(&X, 6, 0, 9, 0, 10, 0, 1);                        /* tick 0 */
+    feed_periodic(&X, 7, 0, 2, 100, 10, 100, 1);                    /* first not below the tick, and past due */
+    feed_periodic(&X, 8, 0, 5, 0, 10, 100, 1);                      /* the current tick: past due */
+    feed_periodic(&X, 9, 0, 5u + 32769u, 0, 10, 100, 1);            /* beyond the horizon */
+    take_frames();
+    assert_int_equal(fr_n, 7);
+    expect_error(&fr[0], MM_ERR_BAD_VALUE, MM_T_PERIODIC, 3, 5);
+    expect_error(&fr[1], MM_ERR_BAD_VALUE, MM_T_PERIODIC, 4, 5);
+    expect_error(&fr[2], MM_ERR_BAD_VALUE, MM_T_PERIODIC, 5, 5);
+    expect_error(&fr[3], MM_ERR_BAD_VALUE, MM_T_PERIODIC, 6, 5);
+    expect_error(&fr[4], MM_ERR_BAD_VALUE, MM_T_PERIODIC, 7, 5);
+    expect_error(&fr[5], MM_ERR_PAST_DUE, MM_T_PERIODIC, 8, 5);
+    expect_error(&fr[6], MM_ERR_HORIZON, MM_T_PERIODIC, 9, 5);
+    /* a series and listed events do not mix */
+    feed_schedule(&X, 10, 1, 7);
+    feed_periodic(&X, 11, 0, 7, 0, 10, 100, 1);
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    expect_error(&fr[1], MM_ERR_LIST_FULL, MM_T_PERIODIC, 11, 5);
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    feed_periodic(&X, 12, 0, 7, 0, 10, 100, 3);
+    feed_periodic(&X, 13, 0, 7, 0, 10, 100, 3);
+    feed_schedule(&X, 14, 1, 7);
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    expect_error(&fr[1], MM_ERR_LIST_FULL, MM_T_PERIODIC, 13, 5);
+    expect_error(&fr[2], MM_ERR_LIST_FULL, MM_T_SCHEDULE, 14, 5);
+}
+
+/* CANCEL all and every MODE end a series: CANCELLED counts the events it had left; a moment already put out
+ * when the end came is reported FIRED first. */
+static void cancel_and_mode_end_a_series(void **state)
+{
+    (void)state;
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    feed_periodic(&X, 20, 0, 6, 0, 100, 1137778ul, 300);
+    take_frames();
+    {
+        uint8_t b[MM_CANCEL_LEN] = {0, 0, MM_CANCEL_ALL};
+        mom_done = 1;                                   /* the first moment left just before the CANCEL */
+        feed_msg(&X, MM_T_CANCEL, 0, b, sizeof b);
+    }
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    assert_int_equal(fr[0].type, MM_T_FIRED);
+    assert_int_equal(mm_get_u16(fr[0].body + MM_FIRED_TAG), 20);
+    assert_int_equal(fr[1].type, MM_T_CANCELLED);
+    assert_int_equal(fr[1].body[MM_CANCELLED_REMOVED], 255);     /* 299 left: the field's most */
+    assert_false(mom_armed);
+    feed_periodic(&X, 30, 0, 6, 0, 100, 1137778ul, 4);
+    feed_mode(&X, MM_MODE_MIXED, MM_DISPATCH_ISR, 0, 0, 0);
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    assert_int_equal(fr[1].type, MM_T_STATUS);
+    assert_int_equal(X.series.left, 0);
+    assert_false(mom_armed);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1252,6 +1457,11 @@ int main(void)
         cmocka_unit_test(status_bytes_match_python),
         cmocka_unit_test(baud_switches_then_delimiter_and_hello),
         cmocka_unit_test(baud_not_makeable_is_bad_value),
+        cmocka_unit_test(series_moments_are_exact_fractions_of_the_tick),
+        cmocka_unit_test(periodic_fires_each_moment_and_reports_it),
+        cmocka_unit_test(periodic_arms_only_the_current_or_next_tick),
+        cmocka_unit_test(periodic_refusals_in_the_specs_order),
+        cmocka_unit_test(cancel_and_mode_end_a_series),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,13 +38,20 @@
  * RAM flag: the naked front half of the ISR tests it with one `sbis`, which needs no working register,
  * so on the task path (bit clear) the ISR reaches its C half in 4 cycles instead of 24 (saving and
  * restoring two registers and SREG to compare two bytes), and `sbi`/`cbi` set and clear it atomically.
- * Bit 1 is the quiet-window flag (see "quiet window" below). Nothing else uses GPIOR0.
+ * Bit 1 is the quiet-window flag (see "quiet window" below), bit 2 a series' moment waiting for its tick's
+ * edge (see "moments"). Nothing else uses GPIOR0.
  */
 #define EXA_ISR_ARMED() (GPIOR0 & _BV(0))
 #define QUIET() (GPIOR0 & _BV(1)) /* in the quiet window, see below; one sbis, like the armed flag */
 #define EXA_ISR_SET() (GPIOR0 |= _BV(0))   /* sbi: one instruction, atomic */
 #define EXA_ISR_CLEAR() (GPIOR0 &= (uint8_t)~_BV(0))
 static void guard_schedule(uint8_t isr_armed);
+static void moment_at_edge(void) __attribute__((noinline)); /* out of the tail: see its definition */
+/* A moment waits for its tick's edge (see "moments" below): bit 2 of GPIOR0, so that the pin-change tail
+ * tests it with one sbis on every edge (a RAM flag's lds and test cost the edge's task dispatch ~5 cycles). */
+#define MOM_WAIT() (GPIOR0 & _BV(2))
+#define MOM_WAIT_SET() (GPIOR0 |= _BV(2))
+#define MOM_WAIT_CLEAR() (GPIOR0 &= (uint8_t)~_BV(2))
 
 static volatile uint8_t exa_task; /* 1: the timecode task may write exa_out when PINK == exa_tc8 */
 static volatile uint8_t exa_tc8;
@@ -109,12 +116,27 @@ void exb_output_gap(void)
  * (the ISR only touches the ISR-armed output). One port read, as in the ISR: a half-changed value never equals the armed byte,
  * and the pin change that completes it notifies the task again.
  */
+/* A moment of a PERIODIC series on the task path, written here too (see "moments" below). */
+static volatile uint8_t mom_due, mom_out, mom_done;
+
 void board_task_dispatch(void)
 {
     if (exa_task && PINK == exa_tc8) {
         PORTC = exa_out;
         exa_task = 0;
         exa_fired = 1;
+    }
+}
+
+/* The task path of a moment (PERIODIC): its compare interrupt woke the timecode task, which writes it here,
+ * right after board_task_dispatch. A function of its own: inside board_task_dispatch it cost the edge's task
+ * dispatch 11 cycles (36.6875 -> 37.375 us in lockstep), the call it was no longer inlined into. */
+void board_moment_dispatch(void)
+{
+    if (mom_due) {
+        PORTC = mom_out;
+        mom_due = 0;
+        mom_done = 1;
     }
 }
 
@@ -240,14 +262,22 @@ void __vector_pcint2_tail(void)
         edge_t = now;
         edge_val = v;
     }
+    /* A series' moment armed for this tick gets its compare now that the tick's edge is known
+     * (moment_at_edge). Called last in each branch, where nothing of this frame is needed after it: called
+     * while `now` and `v` were still live, it made the compiler keep them in saved registers, 3 pushes more
+     * on every edge, 9 cycles on the task dispatch path (36.69 -> 37.25 us, tests/cycleprof.py). */
     if ((uint8_t)(v - woken_for) == 1u) {
         woken_for = v;
         TIMSK1 &= (uint8_t)~_BV(OCIE1A);
+        if (MOM_WAIT())
+            moment_at_edge();
         wake_timecode_task();
     } else if (v != woken_for) {
         OCR1A = (uint16_t)(now + SETTLE_COUNTS);
         TIFR1 = _BV(OCF1A);
         TIMSK1 |= _BV(OCIE1A);
+        if (MOM_WAIT())
+            moment_at_edge();
     }
 }
 
@@ -421,6 +451,115 @@ uint16_t exb_phase(void)
     if (el >= len)
         return 0xFFFFu;
     return (uint16_t)(((uint32_t)el << 16) / len);
+}
+
+/* ---- moments inside a tick (PERIODIC, protocol version 5) ------------------------------------------ */
+/*
+ * The core arms one moment at a time (exb_arm_moment): the tick it is in (the timecode port's low byte,
+ * the current tick's or the next one's) and its place as a fraction of the tick (phase / 65536). The
+ * board places it in the tick length it measured in its own clock between the last two edges
+ * (tick_counts(): the executor's resonator, not the profiler's, which a series' counts are in), from
+ * that tick's edge: compare = edge_t + phase x len / 65536, on Timer1's compare C (free: A is the settle
+ * timer, B the guard). For a moment of the next tick the pin-change interrupt computes it at the edge
+ * (moment_at_edge: a 16 x 16 multiply, about 20 cycles). Timer1 counts at F_CPU / 64, 4 us: the edge is
+ * known to the count it fell in and the compare matches at a count, so a moment goes out 0 to 8 us after
+ * its time (one count added: never before it), and the tick length it is scaled by is known to one count
+ * in 17778 (at the end of a tick up to 4 us either way, varying tick to tick; no drift). No quiet window:
+ * a moment's interrupt meets whatever the executor is doing (a kernel critical section holds it up to
+ * about 40 us), which is what a series measures of it. A moment whose time has passed when it is
+ * armed goes out at once (late); the core reports each one (FIRED) when the timecode task runs next.
+ *
+ * Shared with the interrupts (pin change, compare C) and the timecode task: volatile; every change by a
+ * task is made with interrupts off.
+ */
+static volatile uint8_t mom_path, mom_tc8;
+static volatile uint16_t mom_phase;
+
+/* The moment's time has come: out now (ISR path, or a task that armed it late) or on the task path
+ * through the timecode task. Interrupts off. */
+static void moment_out(uint8_t in_task)
+{
+    TIMSK1 &= (uint8_t)~_BV(OCIE1C);
+    MOM_WAIT_CLEAR();
+    if (mom_path == EXB_ARM_ISR || in_task) {
+        PORTC = mom_out;
+        mom_done = 1;
+    } else {
+        mom_due = 1;
+    }
+}
+
+/* The compare for the armed moment, from the edge of its tick (edge_t) and the last tick length. Interrupts
+ * off. Returns 1 if its time had passed (then it is out already, or due for the task). */
+static uint8_t moment_compare(uint8_t in_task)
+{
+    /* + 1: edge_t is the count the edge fell in, up to one count (4 us) after the edge itself; without it a
+     * moment went out up to 2.6 us before its time on the bench (an early event, by the rig's own rounding) */
+    uint16_t off = (uint16_t)((((uint32_t)mom_phase * tick_counts()) >> 16) + 1u);
+    uint16_t el = (uint16_t)(TCNT1 - edge_t);
+
+    MOM_WAIT_CLEAR();
+    /* + 2: a compare value equal to TCNT1 at the moment of writing may not match */
+    if ((uint32_t)el + 2u >= off) {
+        moment_out(in_task);
+        return 1;
+    }
+    OCR1C = (uint16_t)(edge_t + off);
+    TIFR1 = _BV(OCF1C);
+    TIMSK1 |= _BV(OCIE1C);
+    return 0;
+}
+
+/* From the pin-change interrupt at an edge: a moment waiting for this tick gets its compare (one out at
+ * once, late, is reported after the edge's own wake-up of the timecode task). */
+static void moment_at_edge(void)
+{
+    if (edge_val == mom_tc8)
+        moment_compare(0);
+}
+
+void exb_arm_moment(uint8_t path, uint8_t tc8, uint16_t phase, uint8_t out)
+{
+    uint8_t s = SREG;
+
+    cli();
+    TIMSK1 &= (uint8_t)~_BV(OCIE1C);
+    mom_path = path;
+    mom_tc8 = tc8;
+    mom_phase = phase;
+    mom_out = out & EVENT_MASK;
+    mom_done = 0;
+    mom_due = 0;
+    MOM_WAIT_SET();
+    if (edge_val == tc8)
+        moment_compare(1); /* its tick has begun: the compare now (or out now, late) */
+    SREG = s;
+}
+
+uint8_t exb_moment_done(void)
+{
+    return mom_done;
+}
+
+uint8_t exb_disarm_moment(void)
+{
+    uint8_t s = SREG;
+    uint8_t d;
+
+    cli();
+    TIMSK1 &= (uint8_t)~_BV(OCIE1C);
+    MOM_WAIT_CLEAR();
+    mom_due = 0;
+    d = mom_done;
+    mom_done = 0;
+    SREG = s;
+    return d;
+}
+
+ISR(TIMER1_COMPC_vect)
+{
+    moment_out(0);
+    wake_timecode_task(); /* the core reports it (FIRED) and arms the next; on the task path writes it first */
 }
 
 /* ---- reset cause -------------------------------------------------------------------------------- */

@@ -28,6 +28,7 @@ uint8_t board_read_timecode(void); /* PINK, read until two reads agree */
 /* Task dispatch path: writes the armed output if armed for the task and PINK shows the armed
  * timecode. The first thing the timecode task does after its notification. */
 void board_task_dispatch(void);
+void board_moment_dispatch(void); /* a PERIODIC moment on the task path (board.c, "moments") */
 /* Quiet window before an ISR-dispatched edge (board.c): board_guard_due() is 1 when the guard timer
  * woke the timecode task; board_guard() then holds the CPU, quietly, until the armed output is out. */
 uint8_t board_guard_due(void);

@@ -288,6 +288,7 @@ static void timecode_task(void *arg)
          * +0: nothing is dispatched or sent). */
         xTaskNotifyWait(0, 0, NULL, CHECKIN_WAIT);
         board_task_dispatch(); /* dispatch path 1, first thing: does nothing unless armed for the task */
+        board_moment_dispatch(); /* a series' moment on the task path (board.c, "moments") */
         if (board_guard_due()) {
             /* Woken by the guard timer 1 ms before an ISR-dispatched edge, not by an edge: hold the
              * CPU quietly until the ISR has put the event out (board.c, "quiet window"). The edge's

@@ -42,7 +42,7 @@
 
 /* ---- Sizes (section 2) ---------------------------------------------------------------------- */
 
-#define MM_PROTO_VERSION 4
+#define MM_PROTO_VERSION 5
 #define MM_HDR_TYPE 0 /* payload offsets of the header fields */
 #define MM_HDR_SEQ 1
 #define MM_HDR_LEN 2 /* header length = payload offset of the body */
@@ -177,6 +177,7 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_T_FIRED 0x25
 #define MM_T_CANCEL 0x26
 #define MM_T_CANCELLED 0x27
+#define MM_T_PERIODIC 0x28 /* version 5 */
 
 /* Field offsets within the body (add MM_HDR_LEN for the payload offset) and body lengths. */
 #define MM_HELLO_PROTO_VERSION 0 /* u8 */
@@ -285,6 +286,16 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_CANCELLED_REMOVED 2 /* u8 */
 #define MM_CANCELLED_PENDING 3 /* u8 */
 #define MM_CANCELLED_LEN 4
+
+/* PERIODIC (version 5): a series of events at moments inside ticks */
+#define MM_PERIODIC_TAG 0          /* u16 */
+#define MM_PERIODIC_EVENT_ID 2     /* u8 */
+#define MM_PERIODIC_TIMECODE 3     /* u32 */
+#define MM_PERIODIC_FIRST 7        /* u32 */
+#define MM_PERIODIC_PERIOD 11      /* u32 */
+#define MM_PERIODIC_TICK_COUNTS 15 /* u32 */
+#define MM_PERIODIC_COUNT 19       /* u16 */
+#define MM_PERIODIC_LEN 21
 
 /* NOP (version 3): filler the scheduler sends the executor as receive load; never answered */
 #define MM_NOP_FILL 0 /* u8 */

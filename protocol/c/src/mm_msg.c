@@ -16,20 +16,27 @@
 #define TABLE_READ(t, i) ((t)[i])
 #endif
 
-/* Body lengths indexed by ((type >> 1) & 0x18) | (type & 0x07): the known types are 0x01..0x06,
- * 0x10..0x12 and 0x20..0x27, so 24 bytes cover them without a search. 0 = unknown type. */
-static const uint8_t MM_ROM body_len[24] TABLE_ROM = {
+/* Body lengths indexed by ((type >> 1) & 0x18) | (type & 0x07) for 0x00..0x07, 0x10..0x17 and
+ * 0x20..0x27, and by 24 + (type & 0x07) for 0x28..0x2F (version 5: PERIODIC): the known types are
+ * 0x01..0x06, 0x10..0x12 and 0x20..0x28, so 32 bytes cover them without a search. 0 = unknown type. */
+static const uint8_t MM_ROM body_len[32] TABLE_ROM = {
     0, MM_HELLO_LEN, MM_QUERY_LEN, MM_ERROR_LEN, MM_COUNTERS_LEN, MM_NOP_LEN, MM_BAUD_LEN, 0,
     MM_TIMECODE_LEN, MM_RESULT_LEN, MM_FIRE_LEN, 0, 0, 0, 0, 0,
     MM_SCHEDULE_LEN, MM_ACK_LEN, MM_MODE_LEN, MM_STATUS_LEN, MM_LOCAL_EVENT_LEN, MM_FIRED_LEN, MM_CANCEL_LEN,
-    MM_CANCELLED_LEN,
+    MM_CANCELLED_LEN, MM_PERIODIC_LEN, 0, 0, 0, 0, 0, 0, 0,
 };
 
 uint8_t mm_msg_body_len(uint8_t type)
 {
-    if (type >= 0x30u || (type & 0x08u) != 0)
+    if (type >= 0x30u)
         return 0;
-    type = (uint8_t)(((type >> 1) & 0x18u) | (type & 0x07u)); /* 8-bit index: no 16-bit math */
+    if ((type & 0x08u) != 0) {
+        if (type < 0x28u)
+            return 0;
+        type = (uint8_t)(0x18u | (type & 0x07u));
+    } else {
+        type = (uint8_t)(((type >> 1) & 0x18u) | (type & 0x07u)); /* 8-bit index: no 16-bit math */
+    }
     return TABLE_READ(body_len, type);
 }
 

@@ -140,6 +140,7 @@ struct msg_def {
 static struct msg_def msgs[] = {
     M(HELLO), M(QUERY), M(ERROR), M(COUNTERS), M(TIMECODE), M(RESULT), M(FIRE),
     M(SCHEDULE), M(ACK), M(MODE), M(STATUS), M(LOCAL_EVENT), M(FIRED), M(CANCEL), M(CANCELLED), M(NOP), M(BAUD),
+    M(PERIODIC),
 };
 #define N_MSGS (sizeof msgs / sizeof msgs[0])
 
@@ -191,6 +192,9 @@ static struct field_def fields[] = {
     F(CANCEL, TAG, tag, 2), F(CANCEL, FLAGS, flags, 1),
     F(CANCELLED, TAG, tag, 2), F(CANCELLED, REMOVED, removed, 1), F(CANCELLED, PENDING, pending, 1), F(NOP, FILL, fill, 1),
     F(BAUD, HUNDREDS, baud_hundreds, 2),
+    F(PERIODIC, TAG, tag, 2), F(PERIODIC, EVENT_ID, event_id, 1), F(PERIODIC, TIMECODE, timecode, 4),
+    F(PERIODIC, FIRST, first, 4), F(PERIODIC, PERIOD, period, 4), F(PERIODIC, TICK_COUNTS, tick_counts, 4),
+    F(PERIODIC, COUNT, count, 2),
 };
 #define N_FIELDS (sizeof fields / sizeof fields[0])
 

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from .framing import HEADER_LEN, encode_frame
 
-PROTO_VERSION = 4
+PROTO_VERSION = 5
 
 _STRUCT_CODE = {"u8": "B", "u16": "H", "u32": "I"}
 _LIMIT = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFFFFFF}
@@ -320,6 +320,23 @@ class Cancelled(Message):
 
 
 @dataclass(frozen=True)
+class Periodic(Message):
+    """Request (version 5): a series of `count` events at moments inside ticks, `period` profiler counts apart
+    from `first` counts into tick `timecode` (the executor's); event k has tag + k and id (event_id + k) mod 8.
+    The executor places each moment by its fraction of the tick it measures itself (SPEC.md PERIODIC)."""
+    TYPE = 0x28
+    FIELDS = (("tag", "u16"), ("event_id", "u8"), ("timecode", "u32"), ("first", "u32"), ("period", "u32"),
+              ("tick_counts", "u32"), ("count", "u16"))
+    tag: int
+    event_id: int
+    timecode: int
+    first: int
+    period: int
+    tick_counts: int
+    count: int
+
+
+@dataclass(frozen=True)
 class Nop(Message):
     """Filler (version 3): the scheduler sends it to the executor as receive load (--executor-load rx=N); a
     node decodes it, counts it in rx_ok and drops it, never answering."""
@@ -351,7 +368,7 @@ class Baud(Message):
 MESSAGE_TYPES: dict[int, type[Message]] = {
     cls.TYPE: cls
     for cls in (Hello, Query, Error, Counters, Timecode, Result, Fire, Schedule, Ack, Mode, Status,
-                LocalEvent, Fired, Cancel, Cancelled, Nop, Baud)
+                LocalEvent, Fired, Cancel, Cancelled, Nop, Baud, Periodic)
 }
 
 # Names as SPEC.md writes them (upper case, words joined by underscores).
@@ -359,6 +376,7 @@ SPEC_NAMES: dict[type[Message], str] = {
     Hello: "HELLO", Query: "QUERY", Error: "ERROR", Counters: "COUNTERS", Timecode: "TIMECODE",
     Result: "RESULT", Fire: "FIRE", Schedule: "SCHEDULE", Ack: "ACK", Mode: "MODE", Status: "STATUS",
     LocalEvent: "LOCAL_EVENT", Fired: "FIRED", Cancel: "CANCEL", Cancelled: "CANCELLED", Nop: "NOP", Baud: "BAUD",
+    Periodic: "PERIODIC",
 }
 
 
