@@ -12,7 +12,7 @@ from typing import Any
 
 _WHERE = {"Bench": "bench", "BenchError": "bench", "ensure_built": "bench",
           "BenchEndpoint": "endpoint", "LockstepEndpoint": "endpoint", "EventResult": "eventresult",
-          "summarize": "eventresult", "Rig": "rig", "RigError": "rig"}
+          "summarize": "eventresult", "Rig": "rig", "RigError": "rig", "SeriesResult": "series"}
 
 __all__ = sorted([*_WHERE, "frames"])
 
