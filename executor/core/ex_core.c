@@ -174,13 +174,17 @@ static void series_arm(struct ex *x)
         exb_disarm_moment();
         return;
     }
-    if (d >= 0x80000000ul)
+    if (d >= 0x80000000ul) {
+        x->series.armed_tc = x->tc.ext;
         exb_arm_moment(path, (uint8_t)x->tc.ext, 0, next_out(x, x->series.id));
-    else
+    } else {
+        x->series.armed_tc = x->series.tc;
         exb_arm_moment(path, (uint8_t)x->series.tc, ex_series_phase(&x->series), next_out(x, x->series.id));
+    }
 }
 
-/* Reports every moment the board has put out (FIRED) and arms the next. Bounded: a moment armed late is
+/* Reports every moment the board has put out (FIRED, naming the tick it was armed in: where the profiler
+ * stamps its edge, so the scheduler joins the two by tick and id whenever the report comes) and arms the next. Bounded: a moment armed late is
  * written at once by exb_arm_moment, so several may come out here one after the other (after a glitch
  * held the ticks back, say); 8 a call keeps the core's lock short, the rest follow on the next call. */
 static void series_report(struct ex *x)
@@ -191,8 +195,12 @@ static void series_report(struct ex *x)
         exb_disarm_moment();
         x->strobe ^= EX_OUT_STROBE;
         x->fired++;
-        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->tc.ext);
+        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->series.armed_tc);
         ex_series_next(&x->series);
+        if (x->series.left == 0 && x->next.left != 0) {
+            x->series = x->next; /* the queued series takes over, its moments its own */
+            x->next.left = 0;
+        }
         series_arm(x);
     }
 }
@@ -206,11 +214,13 @@ static uint8_t series_end(struct ex *x)
         /* put out before the end came: it left, report it */
         x->strobe ^= EX_OUT_STROBE;
         x->fired++;
-        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->tc.ext);
+        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->series.armed_tc);
         ex_series_next(&x->series);
     }
-    left = x->series.left;
+    left = (uint16_t)(x->series.left + (x->next.left > 0xFFFFu - x->series.left ? 0xFFFFu - x->series.left
+                                                                             : x->next.left));
     x->series.left = 0;
+    x->next.left = 0;
     return left > 255u ? 255u : (uint8_t)left;
 }
 
@@ -347,18 +357,24 @@ static void on_periodic(struct ex *x, const uint8_t *b)
         send_error(x, MM_ERR_HORIZON, MM_T_PERIODIC, tag);
         return;
     }
-    if (x->series.left != 0 || x->list.n != 0) {
+    if (x->next.left != 0 || x->list.n != 0) {
         x->cnt.refused_full++;
         send_error(x, MM_ERR_LIST_FULL, MM_T_PERIODIC, tag);
         return;
     }
-    ex_series_start(&x->series, tag, id, tc, first, period, tick, count);
-    series_arm(x); /* arm first: the ACK takes a while to encode */
+    if (x->series.left != 0) {
+        /* queued behind the running one (SPEC.md PERIODIC): a run longer than 65535 events goes on
+         * without a gap, the scheduler sending the next series while this one runs */
+        ex_series_start(&x->next, tag, id, tc, first, period, tick, count);
+    } else {
+        ex_series_start(&x->series, tag, id, tc, first, period, tick, count);
+        series_arm(x); /* arm first: the ACK takes a while to encode */
+    }
     mm_put_u16(a + MM_ACK_TAG, tag);
     a[MM_ACK_EVENT_ID] = id;
     mm_put_u32(a + MM_ACK_TIMECODE, x->tc.ext);
     mm_put_u16(a + MM_ACK_PHASE, exb_phase());
-    a[MM_ACK_PENDING] = 0;
+    a[MM_ACK_PENDING] = x->next.left != 0; /* 1: queued behind a running series */
     send(x, MM_T_ACK, a, sizeof a);
 }
 

@@ -62,6 +62,7 @@ struct ex {
     struct ex_tc tc;
     struct ex_list list;
     struct ex_series series; /* a PERIODIC series (series.left != 0 while it runs); never beside listed events */
+    struct ex_series next;   /* the one queued behind it (next.left != 0), which starts when it ends */
     struct ex_counters cnt;
     const struct ex_cfg *cfg;
     uint32_t fired;

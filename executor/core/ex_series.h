@@ -22,6 +22,7 @@ struct ex_series {
     uint16_t step_ticks; /* ... and the fraction */
     uint16_t tag;        /* the next moment's event tag */
     uint16_t left;       /* events still to fire (0: no series) */
+    uint32_t armed_tc;   /* the tick the board was told the next moment is in (FIRED names it) */
     uint8_t id;          /* the next moment's event id, 0..7 */
 };
 

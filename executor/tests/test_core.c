@@ -1319,6 +1319,7 @@ static void periodic_fires_each_moment_and_reports_it(void **state)
         assert_int_equal(fr[0].type, MM_T_FIRED);
         assert_int_equal(mm_get_u16(fr[0].body + MM_FIRED_TAG), 40 + k);
         assert_int_equal(fr[0].body[MM_FIRED_EVENT_ID], (7 + k) & 7);
+        assert_int_equal(mm_get_u32(fr[0].body + MM_FIRED_TIMECODE), k < 2 ? 6 : 7);   /* the moment's tick */
         if (k < 4) {
             assert_true(mom_armed);
             assert_int_equal(mom_out & EX_OUT_STROBE, strobe ^ EX_OUT_STROBE);
@@ -1385,12 +1386,42 @@ static void periodic_refusals_in_the_specs_order(void **state)
     expect_error(&fr[1], MM_ERR_LIST_FULL, MM_T_PERIODIC, 11, 5);
     boot_mixed(0x05, MM_DISPATCH_ISR);
     feed_periodic(&X, 12, 0, 7, 0, 10, 100, 3);
-    feed_periodic(&X, 13, 0, 7, 0, 10, 100, 3);
-    feed_schedule(&X, 14, 1, 7);
+    feed_periodic(&X, 13, 0, 8, 0, 10, 100, 3);                     /* queued behind it */
+    feed_periodic(&X, 14, 0, 9, 0, 10, 100, 3);                     /* a third: refused */
+    feed_schedule(&X, 15, 1, 7);
     take_frames();
     assert_int_equal(fr[0].type, MM_T_ACK);
-    expect_error(&fr[1], MM_ERR_LIST_FULL, MM_T_PERIODIC, 13, 5);
-    expect_error(&fr[2], MM_ERR_LIST_FULL, MM_T_SCHEDULE, 14, 5);
+    assert_int_equal(fr[0].body[MM_ACK_PENDING], 0);
+    assert_int_equal(fr[1].type, MM_T_ACK);
+    assert_int_equal(fr[1].body[MM_ACK_PENDING], 1);
+    expect_error(&fr[2], MM_ERR_LIST_FULL, MM_T_PERIODIC, 14, 5);
+    expect_error(&fr[3], MM_ERR_LIST_FULL, MM_T_SCHEDULE, 15, 5);
+}
+
+/* A series queued behind a running one takes over when the running one has fired its last event: its
+ * moments, tags and ids its own, with no gap. */
+static void a_queued_series_follows_the_running_one(void **state)
+{
+    unsigned k;
+    (void)state;
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    feed_periodic(&X, 100, 0, 6, 0, 284445ul, 1137778ul, 2);       /* tick 6 at 0 and a quarter */
+    feed_periodic(&X, 200, 5, 6, 568890ul, 284445ul, 1137778ul, 2); /* tick 6 at a half and three quarters */
+    take_frames();
+    assert_int_equal(fr_n, 2);
+    ex_tick(&X, 0x06);
+    for (k = 0; k < 4; k++) {
+        mom_done = 1;
+        ex_tick(&X, 0x06);
+        take_frames();
+        assert_int_equal(fr_n, 1);
+        assert_int_equal(mm_get_u16(fr[0].body + MM_FIRED_TAG), k < 2 ? 100 + k : 200 + (k - 2));
+        assert_int_equal(fr[0].body[MM_FIRED_EVENT_ID], k < 2 ? k : 5 + (k - 2));
+        if (k == 1)
+            assert_in_range(mom_phase, 0x8000 - 1, 0x8000);        /* the queued one's first moment */
+    }
+    assert_false(mom_armed);
+    assert_int_equal(X.series.left + X.next.left, 0);
 }
 
 /* CANCEL all and every MODE end a series: CANCELLED counts the events it had left; a moment already put out
@@ -1462,6 +1493,7 @@ int main(void)
         cmocka_unit_test(periodic_arms_only_the_current_or_next_tick),
         cmocka_unit_test(periodic_refusals_in_the_specs_order),
         cmocka_unit_test(cancel_and_mode_end_a_series),
+        cmocka_unit_test(a_queued_series_follows_the_running_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,10 +25,10 @@ def test_a_kilohertz_series_lands_each_moment_in_the_executors_own_tick(tmp_path
         start = [e.latency_us for e in s.events if e.due_counts < 0.2 * tick]
         end = [e.latency_us for e in s.events if e.due_counts > 0.8 * tick]
         assert len(start) > 50 and len(end) > 50
-        # the offset error at the end of a tick: within 2 us of the start's (the board's 4 us timer count and
-        # its measured tick, known to one count, make each latency vary by a few us; never early)
-        assert abs(statistics.median(end) - statistics.median(start)) <= 2.0, (statistics.median(start),
-                                                                               statistics.median(end))
+        # the offset error at the end of a tick: within 2 us of the start's. Means, not medians: the board's
+        # timer counts 4 us, so latencies take a few values 4 us apart and a median jumps between them
+        assert abs(statistics.fmean(end) - statistics.fmean(start)) <= 2.0, (statistics.fmean(start),
+                                                                             statistics.fmean(end))
         assert 1.0 < min(s.latencies_us) and max(s.latencies_us) < 50.0
         hist = s.histogram(1.0)
         assert sum(hist.values()) == 400 and min(hist) >= 1

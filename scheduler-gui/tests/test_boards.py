@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "protocol" / "pytho
 from fake_arduino import FakeArduino  # noqa: E402
 
 PROFILER = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.PROFILER, 0x0100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 2)
-EXECUTOR = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.EXECUTOR, 0x0300, 16_000_000, 250_000, 17_778, 9600, 0, 2)
+EXECUTOR = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.EXECUTOR, 0x0500, 16_000_000, 250_000, 17_778, 9600, 0, 2)
 IMAGES = {"profiler": ("profiler.elf", dataclasses.replace(PROFILER, reset_cause=1)),
           "executor": ("executor.elf", dataclasses.replace(EXECUTOR, reset_cause=1))}
 
@@ -34,7 +34,7 @@ def fake_sysfs(root: Path) -> Path:
 
 def test_hello_in_words() -> None:
     w = b.hello_words(EXECUTOR)
-    assert w == {"node": "executor", "protocol": mp.PROTO_VERSION, "firmware": "3.0", "cpu_hz": 16_000_000,
+    assert w == {"node": "executor", "protocol": mp.PROTO_VERSION, "firmware": "5.0", "cpu_hz": 16_000_000,
                  "timer_hz": 250_000, "tick_ms": 71.112, "baud": 9600, "flags": 0, "reset_cause": "external"}
     assert b.hello_words(dataclasses.replace(PROFILER, reset_cause=0))["reset_cause"] == "not told"
 

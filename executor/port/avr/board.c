@@ -462,8 +462,8 @@ uint16_t exb_phase(void)
  * that tick's edge: compare = edge_t + phase x len / 65536, on Timer1's compare C (free: A is the settle
  * timer, B the guard). For a moment of the next tick the pin-change interrupt computes it at the edge
  * (moment_at_edge: a 16 x 16 multiply, about 20 cycles). Timer1 counts at F_CPU / 64, 4 us: the edge is
- * known to the count it fell in and the compare matches at a count, so a moment goes out 0 to 8 us after
- * its time (one count added: never before it), and the tick length it is scaled by is known to one count
+ * known to the count it fell in and the compare matches at a count, so a moment goes out 4 to 12 us after
+ * its time (two counts added: never before it), and the tick length it is scaled by is known to one count
  * in 17778 (at the end of a tick up to 4 us either way, varying tick to tick; no drift). No quiet window:
  * a moment's interrupt meets whatever the executor is doing (a kernel critical section holds it up to
  * about 40 us), which is what a series measures of it. A moment whose time has passed when it is
@@ -493,9 +493,11 @@ static void moment_out(uint8_t in_task)
  * off. Returns 1 if its time had passed (then it is out already, or due for the task). */
 static uint8_t moment_compare(uint8_t in_task)
 {
-    /* + 1: edge_t is the count the edge fell in, up to one count (4 us) after the edge itself; without it a
-     * moment went out up to 2.6 us before its time on the bench (an early event, by the rig's own rounding) */
-    uint16_t off = (uint16_t)((((uint32_t)mom_phase * tick_counts()) >> 16) + 1u);
+    /* + 2: edge_t is the count the edge fell in, up to one count (4 us) after the edge itself, and the tick
+     * length is known to a count, which at the end of a tick is a count more; with nothing added a moment went
+     * out up to 2.6 us before its time on the bench, with one count added 0.44 us (an early event, made by the
+     * executor's own rounding) */
+    uint16_t off = (uint16_t)((((uint32_t)mom_phase * tick_counts()) >> 16) + 2u);
     uint16_t el = (uint16_t)(TCNT1 - edge_t);
 
     MOM_WAIT_CLEAR();
@@ -556,9 +558,21 @@ uint8_t exb_disarm_moment(void)
     return d;
 }
 
+/* Waking the timecode task switches to it inside this handler, with interrupts off for about 430 cycles
+ * (27 us). A timecode edge that came meanwhile was noted that much late, and the tick after it measured that
+ * much short: on the bench, every 9th tick (when a 1 ms grid's moment falls on the edge) the next tick's
+ * moments came up to 19 us early. So a moment within MOM_EDGE_GUARD of the predicted edge (ISR path) leaves
+ * the wake-up to the edge's own, which follows at once and reports it as well. */
+#define MOM_EDGE_GUARD 13u /* counts: 52 us, twice the switch */
 ISR(TIMER1_COMPC_vect)
 {
-    moment_out(0);
+    uint16_t el, len;
+
+    moment_out(0); /* first: the port write is what is measured (the test below cost it 4 us before it) */
+    el = (uint16_t)(TCNT1 - edge_t);
+    len = tick_counts();
+    if (mom_path == EXB_ARM_ISR && el < len && (uint16_t)(len - el) < MOM_EDGE_GUARD)
+        return; /* out already; the edge's wake-up (the next +1 step) lets the core report it */
     wake_timecode_task(); /* the core reports it (FIRED) and arms the next; on the task path writes it first */
 }
 
