@@ -63,9 +63,12 @@ class PaperRow:
 
 
 def on_grid(c: Mapping[str, Any]) -> bool:
-    """A normal-mode run faster than one event a tick: events due at moments inside ticks (mmsched/grid.py,
-    docs/kilohertz.md). Not the paper's experiment, which fired one event at the start of a tick."""
+    """A run whose events are due at moments inside ticks (mmsched/grid.py, docs/kilohertz.md): normal mode
+    faster than one event a tick, or mixed mode's periodic generation (the executor fires a PERIODIC series).
+    Not the paper's experiments, whose events were due at the start of a tick."""
     rate_ms = c.get("rate_ms")
+    if c.get("mode") == "mixed":
+        return c.get("generation") == "periodic"
     return (c.get("mode") == "normal" and c.get("rate") == "ms" and isinstance(rate_ms, (int, float))
             and rate_ms < NOMINAL_TICK_S * 1000)
 

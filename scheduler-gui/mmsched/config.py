@@ -57,7 +57,9 @@ class RunConfig:
     count: int | None = 200
     duration_s: float | None = None
     random_ids: bool = False
-    generation: str = "aligned"       # aligned (right after a new TIMECODE) or free (a timer at the rate)
+    # aligned (right after a new TIMECODE), free (a timer at the rate), or periodic (mixed mode: the executor is
+    # sent the schedule grid itself, PERIODIC frames, and fires its moments inside ticks: series.py)
+    generation: str = "aligned"
     accuracy: int = 0                 # normal mode: 0 plain sleep .. 100 busy-wait the last 20 ms
     discipline: bool = False          # normal mode: fire by tick starts the profiler's own stamps place (servo.py)
     # normal mode: where the firing thread runs. "own": a process with no GUI in it (the command line, or
@@ -78,8 +80,12 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
-        if self.generation not in ("aligned", "free"):
-            raise ValueError("generation must be aligned or free")
+        if self.generation not in ("aligned", "free", "periodic"):
+            raise ValueError("--generation must be aligned, free or periodic")
+        if self.generation == "periodic" and self.mode != "mixed":
+            raise ValueError(f"--generation periodic is mixed mode's (the executor fires the series), not {self.mode}'s")
+        if self.generation == "periodic" and self.random_ids:
+            raise ValueError("--random-ids: a periodic series' ids go round 0..7 (the executor numbers its moments)")
         if self.dispatch not in ("isr", "task"):
             raise ValueError("dispatch must be isr or task")
         if self.firing_process not in ("own", "gui"):
@@ -113,9 +119,10 @@ class RunConfig:
             raise ValueError("--executor-load: normal mode does not use the executor (the PC fires the events)")
         if self.baud is not None and baud_problem(self.baud):
             raise ValueError(f"--baud {baud_problem(self.baud)}")
-        if wants_grid(self.mode, None if self.rate_ms is None else self.rate_ms / 1000.0, NOMINAL_TICK_S):
-            assert self.rate_ms is not None
-            problem = line_problem(self.rate_ms / 1000.0, self.baud or 9600, as_built=self.baud is None)
+        if wants_grid(self.mode, None if self.rate_ms is None else self.rate_ms / 1000.0, NOMINAL_TICK_S,
+                      self.generation):
+            problem = line_problem((self.rate_ms or 1000.0 * NOMINAL_TICK_S) / 1000.0, self.baud or 9600,
+                                   as_built=self.baud is None)
             if problem:
                 raise ValueError(problem)
         problem = name_problem(self.name)

@@ -9,9 +9,9 @@ run CSV's `scheduled_tc` and `due_counts`). The interval is a whole number of th
 every moment is exact on its clock: 16000 counts for 1 ms on the ATmega2560 (16 MHz); on the 8051 (921.6 kHz)
 1 ms is 922 counts, 1.000434 ms, and the sidecar gives the interval as run (`grid.interval_us`).
 
-Used where the firing side can aim inside a tick: normal mode (the PC fires the FIRE at the moment). The
-executor fires mixed-mode events at tick starts only, so a mixed run at a rate below one tick still makes
-tick-start events (docs/kilohertz.md says what is built and what is not).
+Used where the firing side can aim inside a tick: normal mode (the PC fires the FIRE at the moment), and mixed
+mode with `--generation periodic` (the executor fires the grid it is sent in PERIODIC frames: series.py).
+Mixed runs generated otherwise make tick-start events, SCHEDULE by SCHEDULE (docs/kilohertz.md).
 """
 
 from __future__ import annotations
@@ -29,9 +29,12 @@ from mmproto.wiretime import wire_time_s
 LINE_MARGIN = 0.9
 
 
-def wants_grid(mode: str, rate_s: float | None, tick_s: float) -> bool:
-    """Normal mode faster than one event a tick: events due at moments inside ticks. Mixed and verification
-    events are due at tick starts (the executor fires there)."""
+def wants_grid(mode: str, rate_s: float | None, tick_s: float, generation: str = "aligned") -> bool:
+    """Events due at moments inside ticks: normal mode faster than one event a tick (the PC fires them), and
+    mixed mode with periodic generation at any rate (the executor fires a PERIODIC series: series.py). Other
+    mixed and verification events are due at tick starts (the executor's list fires there)."""
+    if mode == "mixed":
+        return generation == "periodic"
     return mode == "normal" and rate_s is not None and rate_s < tick_s
 
 

@@ -10,6 +10,13 @@ exactly one FIRED, so the join key is (timecode of firing, event id), taken in f
 FIRED event with the same key that has no RESULT yet. The two frames come over two links and either
 may arrive first, so both sides wait in `pending_*` until their partner comes.
 
+A periodic series (series.py, mixed mode on a schedule grid): a tick holds dozens of events, so several share
+a (tick, id) key, and a moment at the very end of a tick fires in the next one (its FIRED names the tick it was
+due in, its RESULT the tick its edge came in). Its RESULTs join by the moment instead (`series_result`): the
+event with the RESULT's id whose moment is the latest at or before the edge (SERIES_EARLY_COUNTS earlier at
+most); two moments with one id are 8 periods apart, so a latency under 8 periods is never taken for another
+event's. A RESULT that comes before its event is made (the run's thread held up) waits in `pending_series`.
+
 Cross-checks, counted (never guessed over): the edge count of consecutive joined RESULTs must step by
 one per FIRED (`edge_order_breaks` otherwise: a spurious edge or a lost RESULT; when the profiler counted
 fewer edges than the executor fired between two joined events, `edges_missing` says how many: an edge the
@@ -35,6 +42,11 @@ from .event import Event
 MAX_PENDING_RESULTS = 256
 
 
+# An edge this many of the profiler's counts before its moment still joins it (early); the executor places a
+# moment one of its own 4 us counts late on purpose, so an edge before it is the executor's mistake, measured.
+SERIES_EARLY_COUNTS = 1600        # 100 us at 16 MHz
+
+
 @dataclass
 class Matcher:
     by_tag: dict[int, Event] = field(default_factory=dict)      # our tag -> event, while it is in flight
@@ -46,6 +58,8 @@ class Matcher:
     unmatched_results: int = 0
     fired_count: int = 0
     _last_edge: tuple[int, int] | None = None  # (fired_order, edge tag) of the last joined pair
+    series_by_id: dict[int, deque] = field(default_factory=lambda: defaultdict(deque))   # id -> events, due order
+    pending_series: list[Result] = field(default_factory=list)
 
     def track(self, event: Event) -> None:
         self.by_tag[event.tag] = event
@@ -64,6 +78,38 @@ class Matcher:
             self.unmatched_results += 1
             return None
         return ev
+
+    # ---- a periodic series ------------------------------------------------------------------
+    def track_series(self, event: Event) -> None:
+        self.series_by_id[event.event_id].append(event)
+
+    def series_result(self, result: Result | None, tick_counts: int) -> list[tuple[Event, Result]]:
+        """Joins `result` (None: only retry those waiting) and the RESULTs waiting, each to the event of its id
+        whose moment is the latest at or before its edge (see the module)."""
+        if result is not None:
+            self.pending_series.append(result)
+        joined: list[tuple[Event, Result]] = []
+        keep: list[Result] = []
+        for r in self.pending_series:
+            q = self.series_by_id.get(r.event_id)
+            while q and q[0].terminal:
+                q.popleft()
+            at = r.timecode * tick_counts + r.counts + SERIES_EARLY_COUNTS
+            best = None
+            for e in q or ():
+                if e.scheduled_tc * tick_counts + e.due_counts > at:
+                    break
+                if not e.terminal and all(e is not j for j, _ in joined):
+                    best = e
+            if best is None:
+                keep.append(r)
+            else:
+                joined.append((best, r))
+        if len(keep) > MAX_PENDING_RESULTS:
+            self.unmatched_results += len(keep) - MAX_PENDING_RESULTS
+            del keep[:len(keep) - MAX_PENDING_RESULTS]
+        self.pending_series = keep
+        return joined
 
     # ---- mixed / verification ----------------------------------------------------------------
     def fired(self, event: Event, timecode: int) -> list[tuple[Event, Result]]:

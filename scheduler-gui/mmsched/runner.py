@@ -37,6 +37,7 @@ from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .ownstall import StallWatch
 from .quiet import quiet_interpreter
+from . import seriesrun
 from .result import RunResult
 from .runstate import BadHello, RunState
 from .session import Session
@@ -289,6 +290,13 @@ class Runner:
         if self.stop_requested.is_set():
             st.generating = False
             self.counters["stopped_early"] = 1
+        elif st.series is not None:
+            # a periodic series: the executor fires every moment it was sent, so the run makes an event for
+            # each (its total set when the grid was laid), whatever the clock says
+            if st.grid is not None and st.grid.next_k >= st.series.total:
+                st.generating = False
+            else:
+                self.generate_on_grid(now)
         elif cfg.duration_s is not None and now - st.t0 >= cfg.duration_s:
             st.generating = False
         elif cfg.count is not None and len(self.events) >= cfg.count:
@@ -322,7 +330,10 @@ class Runner:
         if st.tracker.current is None:
             return
         grid = st.grid if st.grid is not None else st.lay_grid(cfg, st.tracker.current)
-        while cfg.count is None or len(self.events) < cfg.count:
+        if cfg.mode == "mixed" and st.series is None:
+            seriesrun.send_series(self, now)
+        while (cfg.count is None or len(self.events) < cfg.count) and (st.series is None
+                                                                      or grid.next_k < st.series.total):
             tc, due = grid.moment(grid.next_k)
             at = st.tracker.moment_start(tc, due / grid.tick_counts)
             if at - GRID_LEAD_S > now:
@@ -377,6 +388,9 @@ class Runner:
         assert st is not None
         if st.tracker.current is None:
             return False
+        if st.series is not None and moment is not None and st.grid is not None:
+            seriesrun.create_in_series(self, st.grid.next_k - 1, *moment)     # the tag and id: the executor's
+            return True
         got = st.generator.next()
         if got is None:
             return False
@@ -514,6 +528,8 @@ class Runner:
         st = self.state
         assert st is not None
         off = st.tc_offset
+        if st.series is not None and seriesrun.on_series_answer(self, msg, at):
+            return                              # a series' ACK or refusal (seriesrun.py)
         if isinstance(msg, mp.Ack):
             ev = st.matcher.by_tag.get(msg.tag)
             if ev is None:
@@ -546,12 +562,21 @@ class Runner:
             self.on_local_event(msg, at)
         elif isinstance(msg, mp.Fired):
             ev = st.matcher.by_tag.get(msg.tag)
+            if st.series is not None:
+                ev = seriesrun.on_series_fired(self, msg.tag, ev, at)
+                if ev is None:
+                    return
             if ev is None:
                 self.count("unknown_fired")
                 return
             # it fired at the start of that tick and said so at once (13.5 ms of line at 9600 baud)
             recovery.check_executor_tick(self, msg.timecode + off, f"FIRED of tag {msg.tag}", at)
-            self.join(st.matcher.fired(ev, msg.timecode + off))
+            if st.series is not None:
+                ev.fired_tc = msg.timecode + off      # a series' RESULT joins by its moment (matching.py)
+                st.matcher.fired_count += 1
+                self.notify("event", ev)
+            else:
+                self.join(st.matcher.fired(ev, msg.timecode + off))
 
     def on_result(self, r: mp.Result) -> None:
         st = self.state
@@ -568,6 +593,8 @@ class Runner:
                 if ev.written_at is not None:
                     st.servo.add(ev.written_at, ev.stamp_s)
                 self.join([(ev, r)])
+        elif st.series is not None:
+            self.join(st.matcher.series_result(r, st.timebase.tick_counts))
         else:
             self.join(st.matcher.edge_result(r))
 

@@ -15,6 +15,7 @@ from mmproto import Hello, TimeBase
 from .config import RunConfig
 from .generator import Generator
 from .grid import Grid, interval_counts, wants_grid
+from .series import SeriesPlan
 from .losses import LossReports
 from .budget import Floor
 from .matching import Matcher
@@ -64,6 +65,7 @@ class RunState:
     next_free_at: float = 0.0          # free-running generation: run clock of the next event
     on_grid: bool = False              # normal mode faster than a tick: events due inside ticks (grid.py)
     grid: Grid | None = None           # that grid: laid from the first tick generation sees
+    series: SeriesPlan | None = None   # mixed mode on a grid: the PERIODIC frames that carry it (series.py)
     next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0
@@ -81,7 +83,8 @@ class RunState:
     def after_handshake(cls, cfg: RunConfig, profiler_hello: Hello, now: float) -> "RunState":
         check_hello(profiler_hello)
         timebase = TimeBase.from_hello(profiler_hello)
-        grid = wants_grid(cfg.mode, None if cfg.rate_ms is None else cfg.rate_ms / 1000.0, timebase.tick_s)
+        grid = wants_grid(cfg.mode, None if cfg.rate_ms is None else cfg.rate_ms / 1000.0, timebase.tick_s,
+                          cfg.generation)
         generator = Generator(cfg.random_ids, None if grid else cfg.max_in_flight, cfg.seed, unique_ids=not grid)
         return cls(timebase=timebase, baud=profiler_hello.baud, on_grid=grid,
                    tracker=TimecodeTracker.for_profiler(profiler_hello),

@@ -121,6 +121,8 @@ def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | Non
                             "locked": st.servo.ready, "drift_ppm": round(st.servo.drift * 1e6, 3)}
     if st is not None and st.grid is not None:     # events due inside ticks (grid.py)
         sidecar["grid"] = st.grid.sidecar()
+    if st is not None and st.series is not None:    # mixed mode: the PERIODIC frames that carried it (series.py)
+        sidecar["grid"]["periodic"] = st.series.sidecar()
     if cfg.trace and cfg.out is not None:          # the executor seen from outside
         sidecar["executor_profile"] = executor_profile(r.endpoint.trace_files(), r.events, cfg.out)
     return sidecar

@@ -421,8 +421,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
     run.add_argument("--duration", "-D", type=float, default=None, help="seconds of event generation")
     run.add_argument("--random-ids", action="store_true")
-    run.add_argument("--generation", choices=("aligned", "free"), default="aligned",
-                     help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's)")
+    run.add_argument("--generation", choices=("aligned", "free", "periodic"), default="aligned",
+                     help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's); periodic "
+                          "(mixed): the executor is sent the whole schedule in PERIODIC frames and fires its moments "
+                          "inside ticks (-i 1 --baud 500000: 1,000 events a second)")
     run.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
     run.add_argument("--discipline", action="store_true",
                      help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "

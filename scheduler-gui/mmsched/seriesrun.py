@@ -1,0 +1,131 @@
+"""Mixed mode on a schedule grid, the run's side: sending the grid to the executor as PERIODIC series, making
+each moment's event as it comes near (with the tag and id the executor gives it), and the executor's answers to
+the series (ACK, a refusal, FIRED). The plan itself (moments, tags, chunks) is series.py's; the Runner calls
+these at the points its docstring names."""
+
+from __future__ import annotations
+
+import math
+
+import mmproto as mp
+from mmproto import LinkError
+
+from . import recovery
+from .event import Event
+from .outcome import refusal_reason
+from .runface import RunFace
+from .series import Chunk, SeriesPlan
+from .validity import Basis, Sent
+
+
+def send_series(r: RunFace, now: float) -> None:
+    """Mixed mode on a grid: the grid to the executor as PERIODIC series (series.py), the first two at once
+    (the executor queues one behind the running one); the rest as each begins (next_series_when_one_begins)."""
+    cfg, st = r.cfg, r.state
+    assert st is not None and st.grid is not None and st.tracker.current is not None
+    total = cfg.count if cfg.count is not None else max(1, math.ceil(
+        (cfg.duration_s or 0.0) * 1e6 / st.grid.interval_us))
+    cur = st.tracker.current
+    st.series = SeriesPlan(st.grid, total, cur, round(st.tracker.phase(now, cur), 6),
+                           Basis(cur, st.tracker.tick_start(cur), st.tracker.last_arrival()))
+    for chunk in st.series.chunks[:2]:
+        send_chunk(r, chunk)
+
+
+def send_chunk(r: RunFace, chunk: Chunk) -> None:
+    st = r.state
+    assert st is not None and st.series is not None
+    try:
+        t = r.now()
+        w = r.session.send_frame("executor", st.series.frame(chunk, st.tc_offset))
+        chunk.sent = Sent("executor", w.offset, t, w.opens, w.size)
+    except LinkError:
+        chunk.refused = "link_fault"
+    r.count("series_sent")
+
+
+def next_series_when_one_begins(r: RunFace, tag: int) -> None:
+    """A series' first event fired: the one before it has ended, the executor's queue is free for the next."""
+    st = r.state
+    assert st is not None and st.series is not None
+    for c in st.series.chunks[1:]:
+        if st.series.tag(c.first_k) == tag and c.index + 1 < len(st.series.chunks):
+            nxt = st.series.chunks[c.index + 1]
+            if nxt.sent is None and nxt.refused is None:
+                send_chunk(r, nxt)
+
+
+def catch_up_series(r: RunFace, tag: int, now: float) -> None:
+    """A FIRED for a moment whose event is not made yet (the run's thread was held up): make the events up
+    to it now, so that the FIRED has its event and the join its key."""
+    st = r.state
+    assert st is not None and st.series is not None and st.grid is not None
+    k = st.series.k_of_tag(tag, st.grid.next_k)
+    if k is None or k - st.grid.next_k > 4096:
+        return
+    while st.grid.next_k <= k:
+        r.create(now, st.grid.take())
+    r.count("series_events_made_late")
+
+
+def create_in_series(r: RunFace, k: int, tc: int, due: int) -> None:
+    """Moment k of a periodic series: its event, with the tag and id the executor gives it, made in the tick
+    the grid was laid (when the executor was sent it), its bytes its series' frame. One the executor refused
+    ends at once, missed with the executor's reason."""
+    st = r.state
+    assert st is not None and st.series is not None
+    s = st.series
+    chunk = s.chunk_of(k)
+    st.generator.adopt(s.event_id(k))          # in flight, as every event of the run (its end frees it)
+    ev = r.new_event(s.tag(k), s.event_id(k), "mixed", tc - s.created_tc, tc, s.created_tc, s.created_phase,
+                     at=chunk.sent.at if chunk.sent is not None else None)
+    ev.due_counts = due
+    st.matcher.track_series(ev)
+    ev.bytes.basis = s.basis
+    ev.bytes.sent = chunk.sent
+    ev.bytes.created_at = ev.created_at
+    if chunk.sent is not None:
+        ev.sent_s = round(chunk.sent.at - st.t0, 6)
+    if chunk.refused is not None:
+        r.end(ev, "lost" if chunk.refused == "link_fault" else "missed", chunk.refused)
+    elif st.matcher.pending_series:
+        r.join(st.matcher.series_result(None, st.timebase.tick_counts))   # its RESULT came first
+    r.notify("event", ev)
+
+
+def on_series_answer(r: RunFace, msg: mp.Message, at: float) -> bool:
+    """An executor frame that answers a series (its ACK, or ERROR refusing it): True if it was one. A refused
+    series' events made so far end missed with the executor's reason; the rest end so as they are made."""
+    st = r.state
+    assert st is not None and st.series is not None
+    if isinstance(msg, mp.Ack) and (chunk := st.series.chunk_by_tag(msg.tag)) is not None:
+        chunk.acked = True                  # a series taken (its events are made as their moments come)
+        recovery.check_executor_tick(r, msg.timecode + st.tc_offset, f"ACK of series {chunk.index}", at)
+        return True
+    if isinstance(msg, mp.Error) and msg.ref_type == mp.Periodic.TYPE \
+            and (chunk := st.series.chunk_by_tag(msg.ref_tag)) is not None:
+        chunk.refused = refusal_reason(msg.code)
+        r.count(f"series_refused_{msg.code}")
+        for ev in r.in_flight():
+            if st.series.chunk_of(ev.event) is chunk:
+                r.end(ev, "missed", chunk.refused)
+        return True
+    return False
+
+
+def on_series_fired(r: RunFace, tag: int, ev: Event | None, at: float) -> Event | None:
+    """A FIRED of a series: its event (made now if its moment came before the run's thread made it), or None
+    when there is nothing more to do (its event ended already: its RESULT came first). Sends the next series
+    when this FIRED begins one."""
+    st = r.state
+    assert st is not None and st.series is not None and st.grid is not None
+    if ev is None:
+        back = (st.series.tag(st.grid.next_k - 1) - tag) & 0xFFFF
+        if st.grid.next_k - 1 - back >= 0 and back < 4096:
+            r.count("series_fired_after_result")
+            next_series_when_one_begins(r, tag)
+            return None
+        catch_up_series(r, tag, at)
+        ev = st.matcher.by_tag.get(tag)
+    next_series_when_one_begins(r, tag)
+    return ev
