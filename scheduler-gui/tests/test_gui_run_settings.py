@@ -46,8 +46,9 @@ def test_rate_slider_reaches_one_millisecond_in_normal_mode_with_a_link_that_car
     assert (cfg.mode, cfg.rate_ms, cfg.baud) == ("normal", 1.0, 500000)
 
 
-def test_mixed_mode_keeps_the_rate_at_ten_milliseconds_or_more(make_win) -> None:
-    """The executor fires at tick starts: moments inside ticks are normal mode's (the PC fires them)."""
+def test_mixed_mode_keeps_the_rate_at_ten_milliseconds_or_more_unless_periodic(make_win) -> None:
+    """The executor's list fires at tick starts: moments inside ticks are normal mode's (the PC fires them) and
+    mixed mode's periodic generation's (the executor fires a PERIODIC series)."""
     win = make_win()
     rs = win.run_settings
     rs.set_mode("normal")
@@ -59,6 +60,14 @@ def test_mixed_mode_keeps_the_rate_at_ten_milliseconds_or_more(make_win) -> None
     assert rs.rate_ms() == 10.0
     rs.set_rate_ms(None)
     assert rs.rate_ms() is None                                     # every tick stays every tick
+    rs.generation.setCurrentText("periodic")
+    rs.set_rate_ms(1)
+    rs.baud.setCurrentIndex(rs.baud.findData(500000))
+    cfg = win.config()
+    assert (cfg.mode, cfg.generation, cfg.rate_ms, cfg.baud) == ("mixed", "periodic", 1.0, 500000)
+    assert rs.link_label.text() == "carries 2,493 events/s"
+    rs.generation.setCurrentText("free")
+    assert rs.rate_ms() == 10.0
 
 
 def test_rate_and_link_rate_are_kept_between_starts_and_old_settings_still_read(make_win, tmp_path) -> None:

@@ -25,7 +25,9 @@ FINE_MS = 9
 RATE_STEP_MS = 10
 RATE_MAX_MS = 2000
 RATE_POSITIONS = FINE_MS + RATE_MAX_MS // RATE_STEP_MS
-MIXED_MIN_MS = 10   # mixed and verification: the executor fires at tick starts; moments inside ticks are not built
+# mixed (aligned or free generation) and verification: the executor's list fires at tick starts; below this only
+# normal mode and mixed mode's periodic generation (the executor fires a PERIODIC series inside ticks)
+MIXED_MIN_MS = 10
 LINK_RATES = (9600, 19200, 38400, 57600, 115200, 250000, 500000, 1000000)
 DEFAULT_TICK_MS = 1000.0 * NOMINAL_TICK_S    # the profiler's tick as built, until a HELLO says otherwise
 
@@ -55,7 +57,7 @@ def rate_words(position: int, tick_ms: float = DEFAULT_TICK_MS) -> tuple[str, st
         return (f"schedule rate: every tick ({tick_ms:.1f} ms)",
                 f"0 (leftmost): one event at every tick of the profiler ({tick_ms:.2f} ms per tick), created right "
                 f"after its TIMECODE. Move right for one event every 1 ms .. {RATE_MAX_MS} ms instead "
-                f"(below {MIXED_MIN_MS} ms in normal mode only).")
+                f"(below {MIXED_MIN_MS} ms: normal mode, or mixed with periodic generation).")
     per_s = 1000.0 / ms
     grid = (" Normal mode below a tick: events due at moments inside ticks (a schedule grid), each with a RESULT "
             "on the profiler's line: the link rate must carry them.") if ms < tick_ms else ""
@@ -64,14 +66,14 @@ def rate_words(position: int, tick_ms: float = DEFAULT_TICK_MS) -> tuple[str, st
             f"{grid} All the way left (0): one event at every tick.")
 
 
-def link_words(rate_ms: float | None, baud: int | None, mode: str) -> tuple[str, str, bool]:
+def link_words(rate_ms: float | None, baud: int | None, mode: str, generation: str = "aligned") -> tuple[str, str, bool]:
     """What the profiler's line carries at the chosen link rate (a short label and its tooltip), and whether
     the chosen rate exceeds it (a normal-mode grid needs a RESULT per event: mmsched/grid.py). None: the
     nodes' rate as built (9600)."""
     rate = baud or 9600
     limit = line_limit_per_s(rate)
     built = " (the nodes' rate as built)" if baud is None else ""
-    over = (rate_ms is not None and wants_grid(mode, rate_ms / 1000.0, NOMINAL_TICK_S)
+    over = (rate_ms is not None and wants_grid(mode, rate_ms / 1000.0, NOMINAL_TICK_S, generation)
             and line_problem(rate_ms / 1000.0, rate) is not None)
     tip = (f"At {rate} baud{built} the profiler's line carries {limit:,.0f} events a second with a RESULT each "
            f"(mmsched/grid.py, docs/kilohertz.md).")
@@ -121,6 +123,8 @@ class RunSettingsPanel(QGroupBox):
         for s in (self.distance, self.rate, self.accuracy):
             s.valueChanged.connect(self.update_labels)
         self.baud.currentIndexChanged.connect(self.update_labels)
+        self.generation.currentTextChanged.connect(self.keep_rate_in_mode)
+        self.generation.currentTextChanged.connect(self.update_labels)
         self.rate.valueChanged.connect(self.keep_rate_in_mode)
         for b in self.mode_buttons.values():
             b.toggled.connect(self.on_mode_changed)
@@ -192,7 +196,11 @@ class RunSettingsPanel(QGroupBox):
         length.addWidget(self.length_unit)
         form.addRow("run length", length)
         self.generation = QComboBox()
-        self.generation.addItems(["aligned", "free"])
+        self.generation.addItems(["aligned", "free", "periodic"])
+        self.generation.setToolTip("Mixed mode: aligned, an event made right after each TIMECODE (a SCHEDULE each); "
+                                   "free, a timer at the rate (the paper's); periodic, the whole schedule sent to the "
+                                   "executor in PERIODIC frames, its moments inside ticks (1 ms and more, with a "
+                                   "fast link rate)")
         self.dispatch = QComboBox()
         self.dispatch.addItems(["isr", "task"])
         form.addRow(_row(QLabel("generation"), (self.generation, 1), 8, QLabel("executor dispatch"),
@@ -287,7 +295,7 @@ class RunSettingsPanel(QGroupBox):
         self.rate_label.setText(text)
         self.rate_label.setToolTip(tip)
         self.rate.setToolTip(tip)
-        text, link_tip, over = link_words(self.rate_ms(), self.link_baud(), self.mode())
+        text, link_tip, over = link_words(self.rate_ms(), self.link_baud(), self.mode(), self.generation.currentText())
         self.link_label.setText(text)
         self.link_label.setToolTip(link_tip)
         self.link_label.setStyleSheet("color:#c0392b;" if over else "")
@@ -309,10 +317,12 @@ class RunSettingsPanel(QGroupBox):
         self.mode_changed.emit(self.mode())
 
     def keep_rate_in_mode(self, *_: Any) -> None:
-        """Below MIXED_MIN_MS only in normal mode: moments inside ticks are the PC's (it fires them); the
-        executor fires at tick starts (mixed mode at moments inside ticks is not built: docs/kilohertz.md)."""
+        """Below MIXED_MIN_MS only where events are due at moments inside ticks: normal mode (the PC fires them)
+        and mixed mode's periodic generation (the executor fires a PERIODIC series); otherwise the executor's
+        list fires at tick starts."""
         low = rate_position(MIXED_MIN_MS)
-        if self.mode() != "normal" and 0 < self.rate.value() < low:
+        inside = self.mode() == "normal" or (self.mode() == "mixed" and self.generation.currentText() == "periodic")
+        if not inside and 0 < self.rate.value() < low:
             self.rate.setValue(low)
 
     def set_traceable(self, on: bool) -> None:
