@@ -33,6 +33,7 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_clean_rate.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_normal_vs_cyclictest.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_normal_khz_vs_cyclictest.py")],
+    [sys.executable, str(ROOT / "scheduler-gui/perf/perf_mixed_khz.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui_firing.py")],
     [sys.executable, str(ROOT / "executor/perf/perf_tick_tasks.py")],
 ]

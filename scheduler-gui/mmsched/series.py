@@ -39,6 +39,8 @@ class Chunk:
     sent: Sent | None = None
     acked: bool = False
     refused: str | None = None          # the executor's refusal (outcome.refusal_reason), if it refused it
+    ack_tc: int | None = None           # its ACK: the tick (profiler's timeline) and phase the executor took it in
+    ack_phase: float | None = None
 
 
 @dataclass

@@ -84,6 +84,8 @@ def create_in_series(r: RunFace, k: int, tc: int, due: int) -> None:
     ev.bytes.basis = s.basis
     ev.bytes.sent = chunk.sent
     ev.bytes.created_at = ev.created_at
+    if chunk.acked:
+        acked(ev, chunk, st.timebase.tick_counts)
     if chunk.sent is not None:
         ev.sent_s = round(chunk.sent.at - st.t0, 6)
     if chunk.refused is not None:
@@ -93,6 +95,14 @@ def create_in_series(r: RunFace, k: int, tc: int, due: int) -> None:
     r.notify("event", ev)
 
 
+def acked(ev: Event, chunk: Chunk, tick_counts: int) -> None:
+    """An event of an answered series: its ACK is the series' (the run's answered check reads it), its slack
+    the time from the ACK to its moment inside its tick."""
+    assert chunk.ack_tc is not None and chunk.ack_phase is not None
+    ev.ack_tc, ev.ack_phase = chunk.ack_tc, chunk.ack_phase
+    ev.slack_ticks = round(ev.scheduled_tc + ev.due_counts / tick_counts - ev.ack_tc - ev.ack_phase, 6)
+
+
 def on_series_answer(r: RunFace, msg: mp.Message, at: float) -> bool:
     """An executor frame that answers a series (its ACK, or ERROR refusing it): True if it was one. A refused
     series' events made so far end missed with the executor's reason; the rest end so as they are made."""
@@ -100,7 +110,11 @@ def on_series_answer(r: RunFace, msg: mp.Message, at: float) -> bool:
     assert st is not None and st.series is not None
     if isinstance(msg, mp.Ack) and (chunk := st.series.chunk_by_tag(msg.tag)) is not None:
         chunk.acked = True                  # a series taken (its events are made as their moments come)
-        recovery.check_executor_tick(r, msg.timecode + st.tc_offset, f"ACK of series {chunk.index}", at)
+        chunk.ack_tc, chunk.ack_phase = msg.timecode + st.tc_offset, round(msg.phase / 65536, 6)
+        for ev in r.in_flight():            # its events made before the ACK came: answered too
+            if st.series.chunk_of(ev.event) is chunk:
+                acked(ev, chunk, st.timebase.tick_counts)
+        recovery.check_executor_tick(r, chunk.ack_tc, f"ACK of series {chunk.index}", at)
         return True
     if isinstance(msg, mp.Error) and msg.ref_type == mp.Periodic.TYPE \
             and (chunk := st.series.chunk_by_tag(msg.ref_tag)) is not None:
