@@ -298,13 +298,7 @@ class Rig:
         """Mixed mode, one event: right after a tick begins, SCHEDULE `event_id` (0..7) for the tick
         `ticks_ahead` later; waits for its ACK (or ERROR), the profiler's RESULT and the executor's FIRED.
         Puts the executor in mixed mode with `dispatch` first if it is not."""
-        frames.check_event_id(event_id)
-        if not 1 <= ticks_ahead <= 255:
-            raise ValueError(f"ticks_ahead {ticks_ahead}: 1..255")
-        self.need_executor("rig.schedule")
-        dispatch = frames.by_name(mp.Dispatch, dispatch, "dispatch").name.lower()
-        if self.executor_mode != ("mixed", dispatch):
-            self.mode("mixed", dispatch=dispatch, load=self.executor_load)     # keeps the load it was given
+        dispatch = self._in_mixed_mode("rig.schedule", event_id, ticks_ahead, dispatch)
         bound = late_bound_us if late_bound_us is not None else self.late_bound_us
         return self._judged(lambda: self._schedule_once(event_id, ticks_ahead, dispatch, bound),
                             lag_bound_us("mixed", ticks_ahead))
@@ -320,13 +314,7 @@ class Rig:
         RESULT on the profiler's line: at 9600 baud that is about 41 a second (`rig.change_baud` first)."""
         if not 1 <= count <= 0xFFFF:
             raise ValueError(f"count {count}: 1..65535")
-        frames.check_event_id(event_id)
-        if not 1 <= ticks_ahead <= 255:
-            raise ValueError(f"ticks_ahead {ticks_ahead}: 1..255")
-        self.need_executor("rig.series")
-        dispatch = frames.by_name(mp.Dispatch, dispatch, "dispatch").name.lower()
-        if self.executor_mode != ("mixed", dispatch):
-            self.mode("mixed", dispatch=dispatch, load=self.executor_load)
+        self._in_mixed_mode("rig.series", event_id, ticks_ahead, dispatch)
         tb, tick = self.time_base(), self.tick_s
         period = round(period_ms * 1e-3 * tb.timer_hz)
         first = round(first_ms * 1e-3 * tb.timer_hz)
@@ -389,6 +377,18 @@ class Rig:
         return self._judged(lambda: self._fire_once(event_id, ticks_ahead, bound, spin_s), NORMAL_LAG_BOUND_US)
 
     # ---- inside the verbs ------------------------------------------------------------------------
+    def _in_mixed_mode(self, verb: str, event_id: int, ticks_ahead: int, dispatch: str) -> str:
+        """A mixed-mode verb's checks (an event id, ticks ahead, an executor), then the executor in mixed mode
+        with `dispatch` if it is not (keeping the load it was given); returns the dispatch's name."""
+        frames.check_event_id(event_id)
+        if not 1 <= ticks_ahead <= 255:
+            raise ValueError(f"ticks_ahead {ticks_ahead}: 1..255")
+        self.need_executor(verb)
+        dispatch = frames.by_name(mp.Dispatch, dispatch, "dispatch").name.lower()
+        if self.executor_mode != ("mixed", dispatch):
+            self.mode("mixed", dispatch=dispatch, load=self.executor_load)
+        return dispatch
+
     def _next_tag(self) -> int:
         self._tag = self._tag % 0xFEFF + 1     # 1..0xFEFF (the runner keeps 0xFF00.. for its probes)
         return self._tag
