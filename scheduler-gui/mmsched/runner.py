@@ -563,7 +563,7 @@ class Runner:
         elif isinstance(msg, mp.Fired):
             ev = st.matcher.by_tag.get(msg.tag)
             if st.series is not None:
-                ev = seriesrun.on_series_fired(self, msg.tag, ev, at)
+                ev = seriesrun.on_series_fired(self, msg.tag, ev, at, msg.timecode + off)
                 if ev is None:
                     return
             if ev is None:

@@ -127,15 +127,20 @@ def on_series_answer(r: RunFace, msg: mp.Message, at: float) -> bool:
     return False
 
 
-def on_series_fired(r: RunFace, tag: int, ev: Event | None, at: float) -> Event | None:
+def on_series_fired(r: RunFace, tag: int, ev: Event | None, at: float, fired_tc: int) -> Event | None:
     """A FIRED of a series: its event (made now if its moment came before the run's thread made it), or None
-    when there is nothing more to do (its event ended already: its RESULT came first). Sends the next series
-    when this FIRED begins one."""
+    when there is nothing more to do (its event ended already, its RESULT having come first: the FIRED's tick
+    is noted on it all the same). Sends the next series when this FIRED begins one."""
     st = r.state
     assert st is not None and st.series is not None and st.grid is not None
     if ev is None:
         back = (st.series.tag(st.grid.next_k - 1) - tag) & 0xFFFF
-        if st.grid.next_k - 1 - back >= 0 and back < 4096:
+        k = st.grid.next_k - 1 - back
+        if k >= 0 and back < 4096:
+            done = r.events[k]
+            if done.fired_tc is None:
+                done.fired_tc = fired_tc
+                r.notify("event", done)
             r.count("series_fired_after_result")
             next_series_when_one_begins(r, tag)
             return None
