@@ -51,10 +51,13 @@ class SeriesPlan:
     created_phase: float
     basis: Basis | None = None
     chunks: list[Chunk] = field(default_factory=list)
+    size: int = 0                       # events per series (CHUNK when the plan was made)
 
     def __post_init__(self) -> None:
+        self.size = self.size or CHUNK
         if not self.chunks:
-            self.chunks = [Chunk(i, k, min(CHUNK, self.total - k)) for i, k in enumerate(range(0, self.total, CHUNK))]
+            self.chunks = [Chunk(i, k, min(self.size, self.total - k))
+                           for i, k in enumerate(range(0, self.total, self.size))]
 
     @staticmethod
     def tag(k: int) -> int:
@@ -65,7 +68,11 @@ class SeriesPlan:
         return k & 7
 
     def chunk_of(self, k: int) -> Chunk:
-        return self.chunks[k // CHUNK]
+        return self.chunks[k // self.size]
+
+    def starting_at(self, k: int) -> Chunk | None:
+        """The series whose first moment is moment k, if one is."""
+        return self.chunks[k // self.size] if k % self.size == 0 and k < self.total else None
 
     def frame(self, chunk: Chunk, tc_offset: int) -> mp.Periodic:
         """The chunk's PERIODIC, its first tick in the executor's timeline."""

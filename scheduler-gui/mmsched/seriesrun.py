@@ -44,15 +44,17 @@ def send_chunk(r: RunFace, chunk: Chunk) -> None:
     r.count("series_sent")
 
 
-def next_series_when_one_begins(r: RunFace, tag: int) -> None:
-    """A series' first event fired: the one before it has ended, the executor's queue is free for the next."""
+def next_series_when_one_begins(r: RunFace, k: int) -> None:
+    """Moment k fired: if it begins a series, the one before it has ended and the executor's queue is free for
+    the next. By the moment, not the tag: tags wrap at 65536, so a later series' first tag is also an earlier
+    series' tag (a 10-minute run sent its fourth series when the first reached that tag, and it was refused)."""
     st = r.state
     assert st is not None and st.series is not None
-    for c in st.series.chunks[1:]:
-        if st.series.tag(c.first_k) == tag and c.index + 1 < len(st.series.chunks):
-            nxt = st.series.chunks[c.index + 1]
-            if nxt.sent is None and nxt.refused is None:
-                send_chunk(r, nxt)
+    c = st.series.starting_at(k)
+    if c is not None and c.index + 1 < len(st.series.chunks):
+        nxt = st.series.chunks[c.index + 1]
+        if nxt.sent is None and nxt.refused is None:
+            send_chunk(r, nxt)
 
 
 def catch_up_series(r: RunFace, tag: int, now: float) -> None:
@@ -142,9 +144,10 @@ def on_series_fired(r: RunFace, tag: int, ev: Event | None, at: float, fired_tc:
                 done.fired_tc = fired_tc
                 r.notify("event", done)
             r.count("series_fired_after_result")
-            next_series_when_one_begins(r, tag)
+            next_series_when_one_begins(r, k)
             return None
         catch_up_series(r, tag, at)
         ev = st.matcher.by_tag.get(tag)
-    next_series_when_one_begins(r, tag)
+    if ev is not None:
+        next_series_when_one_begins(r, ev.event)
     return ev

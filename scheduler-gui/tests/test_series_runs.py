@@ -97,3 +97,17 @@ def test_a_kilohertz_series_on_the_paced_bench_accounts_for_every_event(tmp_path
 def test_a_periodic_series_it_cannot_run_is_refused_in_one_line(kw: dict, words: str) -> None:
     with pytest.raises(ValueError, match=words):
         RunConfig(**kw)
+
+
+def test_a_series_begins_at_a_moment_not_at_a_tag() -> None:
+    """Tags wrap at 65536: the third series' first tag is also an event of the first series (a 10-minute run
+    sent its fourth series when the first reached that tag, and the executor refused it). A series begins at
+    its first moment."""
+    from mmsched.grid import Grid
+    from mmsched.series import SeriesPlan
+
+    plan = SeriesPlan(Grid(10, 16000, 1_137_778, 16_000_000), 200_000, 9, 0.5)
+    assert [c.first_k for c in plan.chunks] == [0, 60_000, 120_000, 180_000]
+    assert plan.tag(54_464) == plan.tag(120_000)                 # the same tag, 65,536 moments apart
+    assert plan.starting_at(54_464) is None and plan.starting_at(120_000) is plan.chunks[2]
+    assert plan.starting_at(0) is plan.chunks[0] and plan.starting_at(200_000) is None
