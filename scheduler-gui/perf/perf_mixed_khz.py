@@ -9,8 +9,9 @@ grid in PERIODIC frames and fires each moment inside its tick (docs/kilohertz.md
               outcomes, whether every event is accounted for (the run's invariant), and p50 .. max;
   highest     the paced bench at 500000 baud, a probe of PROBE_S seconds at each of 1, 0.8, 0.667 and 0.5 ms
               (1,000 .. 2,000 a second; the profiler's result output and the executor's own work per event
-              stop it well below what the lines would carry): the highest rate at which every event of the probe is accounted for and on time (valid, no
-              event lost, missed or early), and what stopped the next one;
+              stop it well below what the lines would carry): the highest rate at which every event of the
+              probe is accounted for (valid, none lost or missed; early and late events are the executor's
+              results), and what stopped the next one;
   task        lockstep (virtual time: exact, whatever the host does), task dispatch with the bench's trace of
               the executor (`--trace`): its CPU share (1 - idle) and the latency percentiles at 1 ms, against the
               same at one event a tick (14 a second), 4,000 and 200 events;
