@@ -350,6 +350,9 @@ class LockstepEndpoint(BenchEndpoint):
     def has_pending(self, inbox: "queue.Queue[Item]") -> bool:
         return bool(self._pending) or not inbox.empty()
 
+    def backlog(self, inbox: "queue.Queue[Item]") -> int:
+        return len(self._pending) + inbox.qsize()
+
     def begin(self) -> None:
         self._exec_trace_start()
 

@@ -109,6 +109,10 @@ class Endpoint(abc.ABC):
         """Whether a frame already received is still waiting to be handled."""
         return not inbox.empty()
 
+    def backlog(self, inbox: "queue.Queue[Item]") -> int:
+        """How many frames already received wait to be handled (about: the reader threads add to it)."""
+        return inbox.qsize()
+
     def wait_until(self, done: Callable[[], bool], timeout_s: float) -> bool:
         """Waits (on the run's clock) until `done()`; False after `timeout_s`."""
         return poll_until(done, timeout_s)

@@ -32,6 +32,14 @@ RESYNC_TICKS = 3
 RESET_EXPLAINS_S = 1.0
 
 
+# Frames waiting to be handled beyond which the run's loop is behind (a kilohertz run on a busy host), so a
+# frame's arrival says little of when it came: a 2-minute run at 1 ms had its loop 10 ticks behind, read a FIRED
+# 17 ticks after its tick and took it for a timecode fault (104,559 events lost to it). A healthy run has a few
+# frames waiting at most (two an event at 1 kHz, handled in tens of us); a fault of the nodes persists and is
+# judged when the loop has caught up.
+BACKLOG_FRAMES = 256
+
+
 def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
     """An executor frame's timecode (mapped by the offset), arrived at `at`, must be a tick the PC can explain:
     within two ticks before (the frame's own line time, a frame that waited) and one after (the estimate's own
@@ -39,7 +47,8 @@ def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
     says is in force at `at` (timecode.now_tc). The last TIMECODE alone lags when the PC read its frames late or
     some were lost on the line: that is no disagreement of the nodes. Else the nodes disagree on the tick, a
     timecode fault; the offset is learned again. Not judged at all when the run's own process was held off the
-    CPU at `at` or up to two ticks before it (ownstall.py): when the frame came is unknown then."""
+    CPU at `at` or up to two ticks before it (ownstall.py), nor while BACKLOG_FRAMES or more frames wait to be
+    handled (the loop is behind): when the frame came is unknown then."""
     st = r.state
     assert st is not None
     cur = st.tracker.current
@@ -47,6 +56,9 @@ def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
         return
     if r.own_stalls.covers(at, 2 * st.timebase.tick_s):
         r.count("tick_checks_after_own_stall")
+        return
+    if r.endpoint.backlog(r.inbox) >= BACKLOG_FRAMES:
+        r.count("tick_checks_in_backlog")
         return
     clock = st.tracker.now_tc(at) if st.tracker.ready else cur
     if min(cur, clock) - 2 <= tc <= max(cur, clock) + 1:

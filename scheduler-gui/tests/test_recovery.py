@@ -60,3 +60,18 @@ def test_a_frame_read_right_after_the_pcs_own_stall_is_no_evidence_of_the_nodes(
         r.own_stalls.beat(t)
     recovery.check_executor_tick(r, 27, "FIRED of tag 22", 40 * TICK + 0.001)
     assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
+
+
+def test_a_frame_read_from_a_long_backlog_is_no_evidence_of_the_nodes() -> None:
+    """The run's loop fell 10 ticks behind (a kilohertz run on a busy host): hundreds of frames wait. A FIRED of
+    tick 86 handled when the PC's clock says 103 says when the loop got to it, not when it came: not judged
+    (counted). With no backlog the same frame is a timecode fault."""
+    r = runner_that_read_timecodes_up_to(93)
+    for _ in range(recovery.BACKLOG_FRAMES):
+        r.inbox.put(object())
+    recovery.check_executor_tick(r, 86, "FIRED of tag 5213", 103 * TICK)
+    assert r.faults.section() == [] and r.counters["tick_checks_in_backlog"] == 1
+    while not r.inbox.empty():
+        r.inbox.get()
+    recovery.check_executor_tick(r, 86, "FIRED of tag 5213", 103 * TICK)
+    assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
