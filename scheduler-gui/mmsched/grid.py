@@ -77,10 +77,11 @@ class Grid:
     timer_hz: int            # profiler counts per second (HELLO.timer_hz)
     next_k: int = 0          # the next moment to make an event for
     skipped: int = 0         # moments that got no event (the generator's in-flight bound was reached)
+    first_counts: int = 0    # moment 0 this many counts into first_tc (a HIL script's series: rig.series)
 
     def moment(self, k: int) -> tuple[int, int]:
         """Moment k as (tick, counts into that tick)."""
-        m = k * self.interval_counts
+        m = self.first_counts + k * self.interval_counts
         return self.first_tc + m // self.tick_counts, m % self.tick_counts
 
     def take(self) -> tuple[int, int]:

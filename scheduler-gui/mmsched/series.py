@@ -91,6 +91,13 @@ class SeriesPlan:
         k = from_k + ((tag - self.tag(from_k)) & 0xFFFF)
         return k if k < self.total else None
 
+    def k_made(self, tag: int, next_k: int, within: int = 4096) -> int | None:
+        """The latest moment before `next_k` (an event made already) whose event has this tag, if it is one of
+        the last `within` made."""
+        back = (self.tag(next_k - 1) - tag) & 0xFFFF
+        k = next_k - 1 - back
+        return k if k >= 0 and back < within else None
+
     def sidecar(self) -> dict[str, object]:
         return {"series": len(self.chunks), "sent": sum(c.sent is not None for c in self.chunks),
                 "acked": sum(c.acked for c in self.chunks),

@@ -136,9 +136,8 @@ def on_series_fired(r: RunFace, tag: int, ev: Event | None, at: float, fired_tc:
     st = r.state
     assert st is not None and st.series is not None and st.grid is not None
     if ev is None:
-        back = (st.series.tag(st.grid.next_k - 1) - tag) & 0xFFFF
-        k = st.grid.next_k - 1 - back
-        if k >= 0 and back < 4096:
+        k = st.series.k_made(tag, st.grid.next_k)
+        if k is not None:
             done = r.events[k]
             if done.fired_tc is None:
                 done.fired_tc = fired_tc

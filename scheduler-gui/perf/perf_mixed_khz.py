@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -34,19 +33,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 from mmanalysis import measured, read_run
+from perf_normal_khz_vs_cyclictest import QUANTILES, nearest_rank
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "perf/mixed_khz.txt"
 RATES_MS = ("1", "0.8", "0.667", "0.5")
-QUANTILES = (("p50", 0.50), ("p99", 0.99), ("p99.9", 0.999), ("p99.99", 0.9999))
-
-
-def nearest_rank(values: np.ndarray, q: float) -> float:
-    s = np.sort(values)
-    return float(s[max(1, math.ceil(round(q * len(s), 6))) - 1])
 
 
 def run(out: Path, *args: str) -> tuple[dict, float]:
