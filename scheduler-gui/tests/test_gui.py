@@ -387,7 +387,11 @@ def test_heavy_load_switch_runs_stress_ng_and_shows_it(make_win, qtbot) -> None:
     assert win.result.sidecar["config"]["load"] == "cpu" and load["condition"] == "cpu"
     assert load["command"][:3] == ["stress-ng", "--cpu", str(os.cpu_count() or 2)]
     assert "armed" in win.run_settings.load_indicator.text()
-    assert sum(e.outcome == "ok" for e in win.result.events) == 12
+    # every event on time, or (a host busier still: fresh-check beside a CPU hog and the load itself) not
+    # measurable for a reason the run names: never a miss blamed on the executor
+    assert len(win.result.events) == 12
+    assert all(e.outcome == "ok" for e in win.result.events if e.measurable), \
+        [(e.event, e.outcome, e.reason, e.stall_us) for e in win.result.events]
     # the run's stress-ng: the new one with the command its sidecar records, leader of a session of its own
     ours = {pid for pid, (cmd, session) in seen.items() if cmd == " ".join(load["command"]) and session == pid}
     assert ours, seen
