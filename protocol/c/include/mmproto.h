@@ -42,7 +42,7 @@
 
 /* ---- Sizes (section 2) ---------------------------------------------------------------------- */
 
-#define MM_PROTO_VERSION 5
+#define MM_PROTO_VERSION 6
 #define MM_HDR_TYPE 0 /* payload offsets of the header fields */
 #define MM_HDR_SEQ 1
 #define MM_HDR_LEN 2 /* header length = payload offset of the body */
@@ -169,6 +169,9 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_T_TIMECODE 0x10
 #define MM_T_RESULT 0x11
 #define MM_T_FIRE 0x12
+#define MM_T_HIST_ARM 0x13     /* version 6 */
+#define MM_T_HIST_SUMMARY 0x14 /* version 6 */
+#define MM_T_HIST_CELLS 0x15   /* version 6 */
 #define MM_T_SCHEDULE 0x20
 #define MM_T_ACK 0x21
 #define MM_T_MODE 0x22
@@ -297,6 +300,53 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_PERIODIC_COUNT 19       /* u16 */
 #define MM_PERIODIC_LEN 21
 
+/* HIST_ARM (version 6): the profiler's histogram of a series of events */
+#define MM_HIST_ARM_TIMECODE 0      /* u32 */
+#define MM_HIST_ARM_FIRST 4         /* u32 */
+#define MM_HIST_ARM_PERIOD 8        /* u32 */
+#define MM_HIST_ARM_COUNT 12        /* u32 */
+#define MM_HIST_ARM_LATE 16         /* u32 */
+#define MM_HIST_ARM_EARLY 20        /* u16 */
+#define MM_HIST_ARM_EVENT_ID 22     /* u8 */
+#define MM_HIST_ARM_CELL_SHIFT 23   /* u8 */
+#define MM_HIST_ARM_REPORT_TICKS 24 /* u8 */
+#define MM_HIST_ARM_FLAGS 25        /* u8 */
+#define MM_HIST_ARM_LEN 26
+#define MM_HIST_ARM_FLAG_RAW 0x01
+
+/* HIST_SUMMARY (version 6) */
+#define MM_HIST_SUMMARY_REPORT 0 /* u16 */
+#define MM_HIST_SUMMARY_FLAGS 2  /* u8 */
+#define MM_HIST_SUMMARY_OK 3     /* u32 */
+#define MM_HIST_SUMMARY_LATE 7   /* u32 */
+#define MM_HIST_SUMMARY_EARLY 11 /* u32 */
+#define MM_HIST_SUMMARY_MISSED 15 /* u32 */
+#define MM_HIST_SUMMARY_STRAY 19 /* u16 */
+#define MM_HIST_SUMMARY_MIN 21   /* u32 */
+#define MM_HIST_SUMMARY_MAX 25   /* u32 */
+#define MM_HIST_SUMMARY_WORST 29 /* u32 */
+#define MM_HIST_SUMMARY_SUM_LO 33 /* u32 */
+#define MM_HIST_SUMMARY_SUM_HI 37 /* u16 */
+#define MM_HIST_SUMMARY_BLOCKS 39 /* u8 */
+#define MM_HIST_SUMMARY_LEN 40
+#define MM_HIST_SUMMARY_FLAG_ARMED 0x01
+#define MM_HIST_SUMMARY_FLAG_FINAL 0x02
+
+/* HIST_CELLS (version 6): 8 cells' cumulative counts */
+#define MM_HIST_CELLS_REPORT 0 /* u16 */
+#define MM_HIST_CELLS_CELL 2   /* u16 */
+#define MM_HIST_CELLS_C0 4    /* u32 */
+#define MM_HIST_CELLS_C1 8    /* u32 */
+#define MM_HIST_CELLS_C2 12   /* u32 */
+#define MM_HIST_CELLS_C3 16   /* u32 */
+#define MM_HIST_CELLS_C4 20   /* u32 */
+#define MM_HIST_CELLS_C5 24   /* u32 */
+#define MM_HIST_CELLS_C6 28   /* u32 */
+#define MM_HIST_CELLS_C7 32   /* u32 */
+#define MM_HIST_CELLS_LEN 36
+#define MM_HIST_BLOCK 8        /* cells per HIST_CELLS frame */
+#define MM_HIST_CELLS 1000     /* cells 0 .. 999; cell 1000 is the overflow cell */
+
 /* NOP (version 3): filler the scheduler sends the executor as receive load; never answered */
 #define MM_NOP_FILL 0 /* u8 */
 #define MM_NOP_LEN 1
@@ -331,6 +381,7 @@ uint16_t mm_baud_div(uint32_t clock_hz, uint16_t hundreds, uint16_t max_div);
 #define MM_HELLO_FLAG_CAPTURE 0x01
 #define MM_HELLO_FLAG_POLLED 0x02
 #define MM_HELLO_FLAG_8051 0x04
+#define MM_HELLO_FLAG_HIST 0x08 /* version 6: the profiler keeps histograms */
 
 /* HELLO.reset_cause bits: the AVR's MCUSR bits as they are; 0 = the node cannot tell. */
 #define MM_RESET_POWER_ON 0x01

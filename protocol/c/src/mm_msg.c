@@ -17,11 +17,11 @@
 #endif
 
 /* Body lengths indexed by ((type >> 1) & 0x18) | (type & 0x07) for 0x00..0x07, 0x10..0x17 and
- * 0x20..0x27, and by 24 + (type & 0x07) for 0x28..0x2F (version 5: PERIODIC): the known types are
- * 0x01..0x06, 0x10..0x12 and 0x20..0x28, so 32 bytes cover them without a search. 0 = unknown type. */
+ * 0x20..0x27, and by 24 + (type & 0x07) for 0x28..0x2F (version 5: PERIODIC; version 6 adds 0x13..0x15): the known types are
+ * 0x01..0x06, 0x10..0x15 and 0x20..0x28, so 32 bytes cover them without a search. 0 = unknown type. */
 static const uint8_t MM_ROM body_len[32] TABLE_ROM = {
     0, MM_HELLO_LEN, MM_QUERY_LEN, MM_ERROR_LEN, MM_COUNTERS_LEN, MM_NOP_LEN, MM_BAUD_LEN, 0,
-    MM_TIMECODE_LEN, MM_RESULT_LEN, MM_FIRE_LEN, 0, 0, 0, 0, 0,
+    MM_TIMECODE_LEN, MM_RESULT_LEN, MM_FIRE_LEN, MM_HIST_ARM_LEN, MM_HIST_SUMMARY_LEN, MM_HIST_CELLS_LEN, 0, 0,
     MM_SCHEDULE_LEN, MM_ACK_LEN, MM_MODE_LEN, MM_STATUS_LEN, MM_LOCAL_EVENT_LEN, MM_FIRED_LEN, MM_CANCEL_LEN,
     MM_CANCELLED_LEN, MM_PERIODIC_LEN, 0, 0, 0, 0, 0, 0, 0,
 };

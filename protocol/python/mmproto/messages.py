@@ -13,7 +13,7 @@ from typing import ClassVar
 
 from .framing import HEADER_LEN, encode_frame
 
-PROTO_VERSION = 5
+PROTO_VERSION = 6
 
 _STRUCT_CODE = {"u8": "B", "u16": "H", "u32": "I"}
 _LIMIT = {"u8": 0xFF, "u16": 0xFFFF, "u32": 0xFFFFFFFF}
@@ -86,6 +86,7 @@ def load_error(cpu_load: int, periodic_period_us: int, periodic_exec_us: int) ->
 HELLO_FLAG_CAPTURE = 0x01
 HELLO_FLAG_POLLED = 0x02
 HELLO_FLAG_8051 = 0x04
+HELLO_FLAG_HIST = 0x08      # version 6: the profiler keeps histograms (HIST_ARM)
 # the profiler targets (HELLO flags bit 2 tells them apart): the bench's `profiler_kind`, the runs' sidecars and
 # every option that chooses one take their names from here, in this order (avr first: the default)
 PROFILER_KINDS = ("avr", "8051")
@@ -365,10 +366,87 @@ class Baud(Message):
         return self.baud_hundreds * 100
 
 
+@dataclass(frozen=True)
+class HistArm(Message):
+    """Request to the profiler (version 6): keep a latency histogram of a series of `count` events due
+    `period` counts apart from `first` counts into its tick `timecode` (0 ends the series running); answered
+    by a HistSummary (SPEC.md HIST_ARM)."""
+    TYPE = 0x13
+    FIELDS = (("timecode", "u32"), ("first", "u32"), ("period", "u32"), ("count", "u32"), ("late", "u32"),
+              ("early", "u16"), ("event_id", "u8"), ("cell_shift", "u8"), ("report_ticks", "u8"), ("flags", "u8"))
+    timecode: int
+    first: int
+    period: int
+    count: int
+    late: int
+    early: int
+    event_id: int
+    cell_shift: int
+    report_ticks: int
+    flags: int = 0
+
+    FLAG_RAW: ClassVar[int] = 0x01
+
+
+@dataclass(frozen=True)
+class HistSummary(Message):
+    """The profiler's histogram report's last frame (version 6): cumulative counts per outcome, min/max/sum of
+    the ok and late latencies in counts, the worst event's index, and the HIST_CELLS frames sent before it."""
+    TYPE = 0x14
+    FIELDS = (("report", "u16"), ("flags", "u8"), ("ok", "u32"), ("late", "u32"), ("early", "u32"),
+              ("missed", "u32"), ("stray", "u16"), ("min", "u32"), ("max", "u32"), ("worst", "u32"),
+              ("sum_lo", "u32"), ("sum_hi", "u16"), ("blocks", "u8"))
+    report: int
+    flags: int
+    ok: int
+    late: int
+    early: int
+    missed: int
+    stray: int
+    min: int
+    max: int
+    worst: int
+    sum_lo: int
+    sum_hi: int
+    blocks: int
+
+    FLAG_ARMED: ClassVar[int] = 0x01
+    FLAG_FINAL: ClassVar[int] = 0x02
+    NO_MIN: ClassVar[int] = 0xFFFFFFFF
+
+    @property
+    def sum(self) -> int:
+        return self.sum_hi << 32 | self.sum_lo
+
+
+@dataclass(frozen=True)
+class HistCells(Message):
+    """Eight consecutive histogram cells' cumulative counts (version 6), cells `cell` .. `cell + 7`."""
+    TYPE = 0x15
+    FIELDS = (("report", "u16"), ("cell", "u16")) + tuple((f"c{i}", "u32") for i in range(8))
+    report: int
+    cell: int
+    c0: int
+    c1: int
+    c2: int
+    c3: int
+    c4: int
+    c5: int
+    c6: int
+    c7: int
+
+    BLOCK: ClassVar[int] = 8
+    CELLS: ClassVar[int] = 1000       # cells 0 .. 999; cell 1000 is the overflow cell
+
+    @property
+    def counts(self) -> tuple[int, ...]:
+        return (self.c0, self.c1, self.c2, self.c3, self.c4, self.c5, self.c6, self.c7)
+
+
 MESSAGE_TYPES: dict[int, type[Message]] = {
     cls.TYPE: cls
     for cls in (Hello, Query, Error, Counters, Timecode, Result, Fire, Schedule, Ack, Mode, Status,
-                LocalEvent, Fired, Cancel, Cancelled, Nop, Baud, Periodic)
+                LocalEvent, Fired, Cancel, Cancelled, Nop, Baud, Periodic, HistArm, HistSummary, HistCells)
 }
 
 # Names as SPEC.md writes them (upper case, words joined by underscores).
@@ -376,7 +454,7 @@ SPEC_NAMES: dict[type[Message], str] = {
     Hello: "HELLO", Query: "QUERY", Error: "ERROR", Counters: "COUNTERS", Timecode: "TIMECODE",
     Result: "RESULT", Fire: "FIRE", Schedule: "SCHEDULE", Ack: "ACK", Mode: "MODE", Status: "STATUS",
     LocalEvent: "LOCAL_EVENT", Fired: "FIRED", Cancel: "CANCEL", Cancelled: "CANCELLED", Nop: "NOP", Baud: "BAUD",
-    Periodic: "PERIODIC",
+    Periodic: "PERIODIC", HistArm: "HIST_ARM", HistSummary: "HIST_SUMMARY", HistCells: "HIST_CELLS",
 }
 
 
