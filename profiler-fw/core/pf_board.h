@@ -36,6 +36,11 @@
  *   PF_BAUD_NOW()      HELLO.baud (u16: the board makes no rate above 65535) from the UART's own
  *                      registers, for a board with no RAM to keep it (8051, PF_RESULT_LIVE); without it
  *                      the core keeps the rate of the last BAUD it took (4 bytes)
+ *   PF_HIST            the board keeps histograms (protocol version 6, core/pf_hist.c; README.md)
+ *   PF_NOINIT          an attribute that keeps a large array out of the start-up code's zeroing (the AVR:
+ *                      .noinit), for the histogram's cells, which pf_init clears anyway: zeroed by
+ *                      avr-libc's start-up as well, 4 KB delayed the first port write after a reset by
+ *                      28000 cycles (1.8 ms, simavr), which the watchdog test reads as the reset's time
  *   ISR prototypes the module holding main() must see (SDCC makes vectors only from those).
  *
  * The tick ISR starts the tick's TIMECODE frame itself when the core prepared it ahead (pf_core.c):

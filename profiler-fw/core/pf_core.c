@@ -11,6 +11,9 @@
  * may call (push_result: E and R) is only ever called with interrupts masked.
  */
 #include "pf_core.h"
+#ifdef PF_HIST
+#include "pf_hist.h"
+#endif
 
 #if defined(__SDCC_mcs51) && !defined(PF_FOREGROUND_IO)
 #pragma nooverlay /* functions here run in ISRs: their locals must not share memory with main's */
@@ -86,6 +89,16 @@ static uint8_t err_body[MM_ERROR_LEN];
  * frame itself once the line is free. */
 static PF_FLAG baud_pending;
 static uint16_t baud_hundreds;
+#endif
+#ifdef PF_HIST
+/* Histograms (protocol version 6, pf_hist.c: every bit of it F). R checks a HIST_ARM (ERROR BAD_VALUE
+ * from R, as for FIRE), writes its body to hist_arm_body, then sets hist_arm_pending; F copies the
+ * body and clears the flag in a critical section (hist_step), since R may take another HIST_ARM
+ * meanwhile: the last one wins (both are then answered by the one report 0). hist_query: set by R
+ * (QUERY what=0x14), cleared by F. volatile: R sets the flags behind F's back. */
+static PF_FLAG hist_arm_pending;
+static PF_FLAG hist_query;
+static uint8_t hist_arm_body[MM_HIST_ARM_LEN];
 #endif
 #ifndef PF_BAUD_NOW
 #ifdef PF_RESULT_LIVE
@@ -188,6 +201,8 @@ static PF_FLAG tx_res;
 static void pop_result(void);
 #elif defined(PF_COUNTERS_LIVE)
 static uint8_t tx_body[MM_RESULT_LEN];
+#elif defined(PF_HIST)
+static uint8_t tx_body[MM_HIST_SUMMARY_LEN]; /* the longest body the profiler sends (MM_MAX_BODY) */
 #else
 static uint8_t tx_body[MM_COUNTERS_LEN];
 #endif
@@ -343,6 +358,11 @@ void pf_init(void)
         counters[i] = 0;
     mm_dec_init(&dec);
     tx_crc = 0;
+#ifdef PF_HIST
+    hist_arm_pending = 0;
+    hist_query = 0;
+    pf_hist_init();
+#endif
 #ifdef PF_RESULT_LIVE
     tx_tc = 0;
     tx_res = 0;
@@ -659,11 +679,29 @@ static void handle_frame(void)
         baud_pending = 1; /* F checks it and switches after the frame on the line (pf_service) */
 #endif
         break;
+#ifdef PF_HIST
+    case MM_T_HIST_ARM:
+        if (!pf_hist_valid(b)) {
+            raise_error(MM_ERR_BAD_VALUE); /* ref_type 0x13, ref_tag 0; nothing changes */
+            return;
+        }
+        {
+            uint8_t i;
+            for (i = 0; i < MM_HIST_ARM_LEN; i++) /* F copies it with interrupts masked: no tearing */
+                hist_arm_body[i] = b[i];
+        }
+        hist_arm_pending = 1;
+        break;
+#endif
     case MM_T_QUERY:
         if (b[MM_QUERY_WHAT] == MM_T_HELLO)
             hello_pending = 1;
         else if (b[MM_QUERY_WHAT] == MM_T_COUNTERS)
             counters_pending = 1;
+#ifdef PF_HIST
+        else if (b[MM_QUERY_WHAT] == MM_T_HIST_SUMMARY)
+            hist_query = 1;
+#endif
         else
             raise_error(MM_ERR_BAD_VALUE); /* a request we cannot serve (STATUS is the executor's) */
         break;
@@ -878,13 +916,24 @@ static void build_result(void)
     uint8_t info;
     uint8_t d;
     uint16_t tag;
+#ifdef PF_HIST
+    uint32_t tc;
+    pf_count_t counts;
+#endif
 
     PF_CRIT_ENTER();
     info = ring[ring_head].info;
     /* The record keeps the timecode's low byte; it waited less than 256 ticks (18 s). */
     d = (uint8_t)((uint8_t)tc_ext - ring[ring_head].tc_lo);
+#ifdef PF_HIST
+    tc = tc_ext - d;
+    counts = ring[ring_head].counts;
+    put_u32(tx_body + MM_RESULT_TIMECODE, tc);
+    put_u32(tx_body + MM_RESULT_COUNTS, counts);
+#else
     put_u32(tx_body + MM_RESULT_TIMECODE, tc_ext - d);
     put_u32(tx_body + MM_RESULT_COUNTS, ring[ring_head].counts);
+#endif
     ring_head = (uint8_t)(ring_head + 1u == PF_RING_LEN ? 0 : ring_head + 1u);
     ring_count--;
     if (info & PF_INFO_FIRE) {
@@ -902,7 +951,104 @@ static void build_result(void)
                                          ((info & PF_INFO_LOST) ? MM_RESULT_FLAG_LOST_BEFORE : 0) |
                                          ((info & PF_INFO_STROBE) ? MM_RESULT_FLAG_STROBE : 0));
     put_u16(tx_body + MM_RESULT_TAG, tag);
+#ifdef PF_HIST
+    /* A series armed with the raw flag: the edge is binned as its RESULT goes out (without it,
+     * hist_step bins edges before they get here) */
+    if (!(info & PF_INFO_FIRE))
+        pf_hist_edge((uint8_t)(info & PF_INFO_ID), tc, counts);
+#endif
 }
+#endif
+
+#ifdef PF_HIST
+/* F: a record at the ring's head to send as a RESULT: a FIRE's always, an edge's unless a series
+ * without the raw flag takes it (hist_step). ring_count and ring_head are only moved forward by E/R
+ * (ring_count, after the record is written) and by F itself, so the head record is read as it is. */
+static uint8_t ring_sendable(void)
+{
+    if (ring_count == 0)
+        return 0;
+    return (uint8_t)((ring[ring_head].info & PF_INFO_FIRE) || !pf_hist_takes_edges());
+}
+
+/* F: the extended timecode now (4 bytes T writes: read with interrupts masked). */
+static uint32_t tc_now(void)
+{
+    uint32_t t;
+
+    PF_CRIT_ENTER();
+    t = tc_ext;
+    PF_CRIT_EXIT();
+    return t;
+}
+
+/* F, work of the histogram that needs no line: a HIST_ARM or a QUERY(0x14) R took, or an edge at the
+ * ring's head to bin without a RESULT (a series without the raw flag). One per call; 1 if it did one.
+ * Not inlined: its 26-byte copy on the stack would give pf_service a stack frame (see ahead_arm). */
+PF_NOINLINE static uint8_t hist_step(void)
+{
+    uint8_t body[MM_HIST_ARM_LEN];
+    uint8_t i;
+    uint8_t info;
+    uint32_t tc;
+    pf_count_t counts;
+
+    if (hist_arm_pending) {
+        PF_CRIT_ENTER();           /* R may write the next one over it: take a whole one */
+        for (i = 0; i < MM_HIST_ARM_LEN; i++)
+            body[i] = hist_arm_body[i];
+        hist_arm_pending = 0;
+        tc = tc_ext;
+        PF_CRIT_EXIT();
+        pf_hist_arm(body, tc);
+        return 1;
+    }
+    if (hist_query) {
+        hist_query = 0;            /* (one set again meanwhile is served by the same report) */
+        pf_hist_query();
+        return 1;
+    }
+    if (ring_count == 0 || ring_sendable())
+        return 0;
+    /* An edge no RESULT goes out for: popped as build_result would, its edge count (the next RESULT's
+     * tag) advanced; a "lost before" it carried goes on to the next record stored (lost_flag is E/R's,
+     * changed with interrupts masked). */
+    PF_CRIT_ENTER();
+    info = ring[ring_head].info;
+    tc = tc_ext - (uint8_t)((uint8_t)tc_ext - ring[ring_head].tc_lo);
+    counts = ring[ring_head].counts;
+    ring_head = (uint8_t)(ring_head + 1u == PF_RING_LEN ? 0 : ring_head + 1u);
+    ring_count--;
+    if (info & PF_INFO_LOST)
+        lost_flag = 1;
+    PF_CRIT_EXIT();
+    edge_tag++;
+    pf_hist_edge((uint8_t)(info & PF_INFO_ID), tc, counts);
+    return 1;
+}
+
+/* F, the line free: the next report frame into tx_body; its type, or 0. The present for the windows
+ * that closed (pf_hist_frame): the start of this tick, or the stamp of the oldest record still in the
+ * ring if that is earlier (an edge stamped before the tick but not binned yet: raw RESULTs waiting for
+ * the line), so that no event is counted missed whose edge is already in the ring. */
+static uint8_t hist_frame(void)
+{
+    uint32_t now;
+    uint32_t ptc;
+    uint32_t pc = 0;
+
+    PF_CRIT_ENTER();
+    now = tc_ext;
+    ptc = now;
+    if (ring_count != 0 && ring[ring_head].tc_lo != (uint8_t)now) {
+        ptc = now - (uint8_t)((uint8_t)now - ring[ring_head].tc_lo);
+        pc = ring[ring_head].counts;
+    }
+    PF_CRIT_EXIT();
+    return pf_hist_frame(tx_body, now, ptc, pc);
+}
+#else
+#define ring_sendable() ring_count /* (no histogram: every record is sent) */
 #endif
 
 #ifndef PF_FOREGROUND_IO
@@ -966,6 +1112,10 @@ uint8_t pf_service(void)
         }
         return 1;
     }
+#ifdef PF_HIST
+    if (hist_step())
+        return 1;
+#endif
 #ifdef PF_FOREGROUND_IO
     if (tx_busy)
         return 0;
@@ -981,7 +1131,13 @@ uint8_t pf_service(void)
         return 1;     /* the tick took it just before: tick_sync takes it over next call */
     tc_arming = 0;
 #else
+#ifdef PF_HIST
+    /* (a report frame due counts only with the line free: hist_frame fills tx_body) */
+    if (tx_busy || !(tc_pending | hello_pending | counters_pending | err_pending | baud_pending |
+                     ring_sendable() | pf_hist_ready(tc_now()))) {
+#else
     if (tx_busy || !(tc_pending | hello_pending | counters_pending | err_pending | baud_pending | ring_count)) {
+#endif
         /* Nothing to start: encode the next TIMECODE ahead (also while a frame is on the line:
          * tc_wire is not the encoder's). */
         if (tc_ahead == AHEAD_NONE) {
@@ -1076,7 +1232,14 @@ uint8_t pf_service(void)
         body = PF_BODY_ERROR;
         type = MM_T_ERROR;
         len = MM_ERROR_LEN;
-    } else if (ring_count != 0) {
+#ifdef PF_HIST
+    } else if ((type = hist_frame()) != 0) {
+        /* A histogram report's next frame: after the answers above, before RESULTs (a raw series at a
+         * kilohertz fills the ring faster than any rate sends it; the report is the measurement) */
+        body = tx_body;
+        len = (uint8_t)(type == MM_T_HIST_CELLS ? MM_HIST_CELLS_LEN : MM_HIST_SUMMARY_LEN);
+#endif
+    } else if (ring_sendable()) {
 #ifdef PF_RESULT_LIVE
         tx_res = 1;
 #else
@@ -1103,6 +1266,10 @@ uint8_t pf_has_work(void)
     if (tc_ahead == AHEAD_NONE)
         return 1;     /* the next TIMECODE to encode ahead */
 #endif
+#ifdef PF_HIST
+    if (hist_arm_pending | hist_query | (ring_count != 0 && !ring_sendable()))
+        return 1;     /* hist_step's: no line needed */
+#endif
     if (tx_busy)
         return 0;
 #ifdef PF_FOREGROUND_IO
@@ -1113,7 +1280,11 @@ uint8_t pf_has_work(void)
     if (baud_pending)
         return 1;
 #endif
-    return (uint8_t)(tc_pending | hello_pending | counters_pending | err_pending | ring_count);
+#ifdef PF_HIST
+    if (pf_hist_ready(tc_ext))
+        return 1;
+#endif
+    return (uint8_t)(tc_pending | hello_pending | counters_pending | err_pending | ring_sendable());
 }
 
 #ifndef __SDCC_mcs51 /* introspection for the host tests; unused on the 8051 */

@@ -21,7 +21,7 @@
 #include "pf_board.h"
 #include "mmproto.h"
 
-#define PF_FW_VERSION 0x0100u /* 1.0 */
+#define PF_FW_VERSION 0x0200u /* 2.0: protocol version 6, histograms (PF_HIST boards) */
 
 /* Result record info byte. */
 #define PF_INFO_ID 0x07u

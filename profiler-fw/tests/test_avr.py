@@ -170,7 +170,8 @@ def test_hello_first_and_contents(trace):
     h = first.message
     assert (h.proto_version, h.node_kind, h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == \
         (mmproto.PROTO_VERSION, 1, 16_000_000, 16_000_000, TICK, 9600)
-    assert h.flags == 0x01  # hardware capture, not polled, not 8051
+    assert h.flags == 0x09  # hardware capture, histograms (version 6); not polled, not 8051
+    assert h.proto_version == 6 and h.fw_version == 0x0200
     print(f"AVR HELLO after the bench's start: reset_cause 0x{h.reset_cause:02x}")
     assert len(h.body()) == 22 and h.reset_cause == SIM_POWER_ON_CAUSE
     # and no other HELLO: the watchdog (120 ms, fed once per tick) never fired in the healthy run
@@ -523,3 +524,49 @@ def test_baud_switch(tmp_path):
     counters = [(c, m.message) for c, m in msgs if isinstance(m.message, mmproto.Counters)]
     assert len(counters) == 1 and counters[0][0] > q_at
     assert counters[0][1].rx_ok == 3 and counters[0][1].rx_bad_crc == 0
+
+
+# ---- Histograms (protocol version 6) -------------------------------------------------------------
+HIST_T = 5                      # the series' first moment: the start of tick 5
+HIST_P = TICK // 4              # 284444 counts: a period that does not divide the tick
+HIST_LAT = 100                  # each edge this many cycles after its moment: cell 100 >> 4 = 6
+
+
+def test_hist_arm_and_final_report(tmp_path):
+    """HIST_ARM (SPEC.md 0x13) in the image: answered by HIST_SUMMARY report 0; eight events, edges for the
+    first six 100 cycles after their moments (no RESULT: no raw flag), none for the last two, whose windows
+    close by the report at tick 11: then the final full report (one HIST_CELLS block, FINAL)."""
+    d = tmp_path
+    open(d / "empty.txt", "w").close()
+    run_bench(d / "empty.txt", d / "probe.txt", 30_000_000)
+    t1 = [int(l.split()[1]) for l in open(d / "probe.txt") if l.startswith("A ") and int(l.split()[2], 16) == 1][0]
+    tick_start = lambda k: t1 + (k - 1) * TICK
+    arm = mmproto.HistArm(timecode=HIST_T, first=0, period=HIST_P, count=8, late=16000, early=1600, event_id=3,
+                          cell_shift=4, report_ticks=2, flags=0)
+    lines = [("R", tick_start(2) + 10_000 + n * PACE, b) for n, b in enumerate(arm.wire(1))]
+    for k in range(6):
+        lines.append(("E", tick_start(HIST_T) + k * HIST_P + HIST_LAT, (3 + k) % 8))
+    stim = d / "stim.txt"
+    stim.write_text("".join(f"{k} {c} {v:x}\n" for k, c, v in sorted(lines, key=lambda x: x[1])))
+    out = d / "out.txt"
+    run_bench(stim, out, tick_start(14))
+    A, U, E, R = read_trace(out, [c for k, c, _ in lines if k == "R"])
+    msgs = [m.message for m in mmproto.StreamDecoder().feed(bytes(b for _, b in U))]
+    assert msgs[0].flags & mmproto.HELLO_FLAG_HIST and msgs[0].proto_version == 6
+    assert not [m for m in msgs if isinstance(m, mmproto.Result)], "no RESULT for binned edges"
+    assert not [m for m in msgs if isinstance(m, mmproto.Error)]
+    summ = [m for m in msgs if isinstance(m, mmproto.HistSummary)]
+    cells = [m for m in msgs if isinstance(m, mmproto.HistCells)]
+    ans = summ[0]
+    assert (ans.report, ans.flags, ans.ok, ans.missed, ans.min, ans.blocks) == (0, 1, 0, 0, 0xFFFFFFFF, 0)
+    final = summ[-1]
+    print(f"AVR histogram: {len(summ)} summaries, {len(cells)} cell blocks; final {final}")
+    assert final.flags == mmproto.HistSummary.FLAG_FINAL
+    assert (final.ok, final.late, final.early, final.missed, final.stray) == (6, 0, 0, 2, 0)
+    # the capture stamps the edge to the cycle (test_edge_timestamps_within_one_cycle): 100 or 101
+    assert HIST_LAT <= final.min <= final.max <= HIST_LAT + 1 and final.blocks == 1
+    last = [c for c in cells if c.report == final.report]
+    assert len(last) == 1 and last[0].cell == 0 and last[0].counts[6] == 6 and sum(last[0].counts) == 6
+    # the final report came at the report after the last window closed (tick 11), and nothing after it
+    assert [s.report for s in summ] == list(range(len(summ)))
+    assert msgs.index(final) == max(i for i, m in enumerate(msgs) if not isinstance(m, mmproto.Timecode))

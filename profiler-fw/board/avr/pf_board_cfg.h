@@ -22,7 +22,11 @@ typedef uint32_t pf_count_t;
 #define PF_FLAG volatile uint8_t
 #define PF_CPU_HZ 16000000ul
 #define PF_TIMER_HZ 16000000ul     /* Timer5, no prescaler: one count per CPU cycle */
-#define PF_HELLO_FLAGS MM_HELLO_FLAG_CAPTURE
+#define PF_HELLO_FLAGS (MM_HELLO_FLAG_CAPTURE | MM_HELLO_FLAG_HIST)
+/* Histograms (protocol version 6, core/pf_hist.c): 1001 cells of 32 bits, 4 KB of the 8 KB SRAM; the
+ * decoder holds HIST_ARM (MM_DEC_CAPACITY 30 in the Makefile). */
+#define PF_HIST
+#define PF_NOINIT __attribute__((section(".noinit"))) /* cells: pf_init clears them (pf_board.h) */
 /* USART0 in double-speed mode: one bit = 8 * (UBRR0 + 1) cycles. */
 #define PF_UBRR ((PF_CPU_HZ + 4ul * PF_BAUD) / (8ul * PF_BAUD) - 1ul)
 /* One character (10 bits) at the rate in force: 10 * 8 * (UBRR0 + 1) cycles, kept ready by the board

@@ -11,7 +11,8 @@ typedef uint32_t pf_count_t;
 #define PF_CPU_HZ 16000000ul
 #define PF_TIMER_HZ 16000000ul
 #define PF_TICK_COUNTS 1137778ul
-#define PF_HELLO_FLAGS 0x01
+#define PF_HELLO_FLAGS (MM_HELLO_FLAG_CAPTURE | MM_HELLO_FLAG_HIST) /* as the AVR */
+#define PF_HIST /* core/pf_hist.c, as the AVR; the decoder is full size (MM_DEC_CAPACITY unset) */
 /* One character at the rate in force, as on the AVR (16 MHz, U2X): 10 * 8 * (UBRR + 1), 16640 at 9600.
  * board_baud_set changes it (board/host/board.c). */
 extern uint32_t host_char_counts;
