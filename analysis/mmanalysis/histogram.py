@@ -159,6 +159,14 @@ def hist_header(sidecar: Mapping[str, Any]) -> list[str]:
     out.append("# worst: none measured" if not w else
                f"# worst: {w['latency_us']:.3f} us ({w['outcome']}), event {w['event']}, tick {w['scheduled_tc']}, "
                f"sent at {w['sent_s']} s")
+    ph = sidecar.get("profiler_histogram")
+    if ph:          # the profiler's own histogram of a periodic series (protocol 6; docs/data-format.md)
+        a = ph.get("agreement") or {}
+        agree = "yes" if a.get("agrees") else "NO" if a.get("checked") else f"not checked ({a.get('why')})"
+        out.append(f"# profiler histogram: {ph['cells']} cells of {ph['cell_us']:g} us, overflow {ph['overflow']}, "
+                   f"final {'yes' if ph.get('final') else 'NO'}, ok/late/early/missed "
+                   f"{ph.get('ok')}/{ph.get('late')}/{ph.get('early')}/{ph.get('missed')}, stray edges "
+                   f"{ph.get('stray')}; the same cells as the PC's: {agree}")
     out.append("# bin_start_us count")
     return out
 

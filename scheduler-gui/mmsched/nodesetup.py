@@ -15,6 +15,7 @@ from __future__ import annotations
 import mmproto as mp
 from mmproto import Arrival, LinkError
 
+from . import profhist
 from .runface import RunFace
 from .timecode import round256
 
@@ -101,7 +102,9 @@ def learn_offset(r: RunFace, status: mp.Status) -> None:
 
 
 def finish_nodes(r: RunFace) -> None:
-    """Executor back to idle, then COUNTERS from both nodes (best effort: a dead link says nothing)."""
+    """The profiler's histogram's final report, executor back to idle, then COUNTERS from both nodes (best
+    effort: a dead link says nothing)."""
+    finish_profiler_histogram(r)
     try:
         if r.session.alive("executor") and r.cfg.mode != "normal":
             r.session.send("executor", mp.Mode(mode=mp.ExecutorMode.IDLE,
@@ -123,6 +126,26 @@ def finish_nodes(r: RunFace) -> None:
         if isinstance(item, Arrival) and isinstance(item.message, mp.Counters):
             r.node_counters[item.node] = dict(item.message.__dict__)
         elif isinstance(item, Arrival) and r.state is not None:
+            try:
+                r.handle(item)
+            except Exception:  # noqa: BLE001 - late frames after the run cannot change it
+                pass
+
+
+def finish_profiler_histogram(r: RunFace) -> None:
+    """Ends the profiler's series (HIST_ARM count 0) and takes its final full report (profhist.py): best effort,
+    a histogram with no final report says so in the sidecar."""
+    hist = r.state.profiler_hist if r.state is not None else None
+    if hist is None or hist.final or not r.session.alive("profiler"):
+        return
+    try:
+        r.session.send("profiler", profhist.end_message())
+    except LinkError:
+        return
+    deadline = r.now() + profhist.FINAL_WAIT_S
+    while not hist.final and r.now() < deadline:
+        item = r.endpoint.next_item(r.inbox, 0.05)
+        if isinstance(item, Arrival):
             try:
                 r.handle(item)
             except Exception:  # noqa: BLE001 - late frames after the run cannot change it

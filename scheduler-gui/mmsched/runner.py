@@ -518,6 +518,8 @@ class Runner:
                 return tc
             if isinstance(msg, mp.Result):
                 self.on_result(msg)
+            elif st.profiler_hist is not None and st.profiler_hist.take(msg):
+                pass                             # the profiler's own histogram (profhist.py)
             elif isinstance(msg, mp.Error):
                 self.count(f"profiler_error_{msg.code}")
             return None
@@ -639,6 +641,9 @@ class Runner:
         except InvariantViolation as exc:
             invariant = {"ok": False, "error": str(exc)}
             self.invalid.append(Reason("invariant", f"accounting invariant violated: {exc}"))
+        if st is not None and st.profiler_hist is not None \
+                and (why := st.profiler_hist.disagreement(self.events)) is not None:
+            self.invalid.append(Reason("profiler_histogram", why))
         sidecar = assemble(self, verdict, cpu, load, validity, summary, invariant)
         if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
             self.say(late)                    # a miss explained, not left a bare past_due

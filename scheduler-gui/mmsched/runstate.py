@@ -15,6 +15,7 @@ from mmproto import Hello, TimeBase
 from .config import RunConfig
 from .generator import Generator
 from .grid import Grid, interval_counts, wants_grid
+from .profhist import ProfilerHistogram
 from .series import SeriesPlan
 from .losses import LossReports
 from .budget import Floor
@@ -66,6 +67,7 @@ class RunState:
     on_grid: bool = False              # normal mode faster than a tick: events due inside ticks (grid.py)
     grid: Grid | None = None           # that grid: laid from the first tick generation sees
     series: SeriesPlan | None = None   # mixed mode on a grid: the PERIODIC frames that carry it (series.py)
+    profiler_hist: ProfilerHistogram | None = None   # ... and the profiler's own histogram of it (profhist.py)
     next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0

@@ -10,7 +10,7 @@ import math
 import mmproto as mp
 from mmproto import LinkError
 
-from . import recovery
+from . import profhist, recovery
 from .event import Event
 from .outcome import refusal_reason
 from .runface import RunFace
@@ -30,6 +30,8 @@ def send_series(r: RunFace, now: float) -> None:
                            Basis(cur, st.tracker.tick_start(cur), st.tracker.last_arrival()))
     for chunk in st.series.chunks[:2]:
         send_chunk(r, chunk)
+    if profhist.profiler_keeps_histograms(r.session.links["profiler"].hello):
+        st.profiler_hist = profhist.arm(r.session, st.grid, total, cfg.late_bound_us, st.timebase.timer_hz)
 
 
 def send_chunk(r: RunFace, chunk: Chunk) -> None:

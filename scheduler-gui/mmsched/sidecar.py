@@ -123,6 +123,8 @@ def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | Non
         sidecar["grid"] = st.grid.sidecar()
     if st is not None and st.series is not None:    # mixed mode: the PERIODIC frames that carried it (series.py)
         sidecar["grid"]["periodic"] = st.series.sidecar()
+    if st is not None and st.profiler_hist is not None:   # the profiler's own histogram of the series (profhist.py)
+        sidecar["profiler_histogram"] = st.profiler_hist.section(r.events)
     if cfg.trace and cfg.out is not None:          # the executor seen from outside
         sidecar["executor_profile"] = executor_profile(r.endpoint.trace_files(), r.events, cfg.out)
     return sidecar

@@ -56,6 +56,15 @@ def test_a_kilohertz_series_in_lockstep_puts_every_event_on_time(tmp_path: Path)
     # the executor's moment, from its timer interrupt: 4 to 12 us after its time, more when it met the kernel
     assert df["latency_us"].min() > 0 and df["latency_us"].median() < 20 and df["latency_us"].max() < 100
     assert "1,000.0 a second" in text
+    # the AVR profiler's own histogram of the same edges: its cells are the PC's, cell for cell
+    ph = sidecar["profiler_histogram"]
+    assert ph["final"] and ph["complete"] and ph["agreement"]["agrees"], ph["agreement"]
+    assert (ph["ok"], ph["late"], ph["early"], ph["missed"], ph["stray"]) == (3000, 0, 0, 0, 0)
+    pc = df["latency_counts"] // 16
+    assert ph["counts"] == [int((pc == i).sum()) for i in range(1000)]
+    assert ph["max_us"] == df["latency_us"].max() and ph["worst"]["event"] == int(df["latency_us"].idxmax())
+    assert ph["reports"] >= 3                    # a report a second (14 ticks) over the 3 s, and the final one
+    assert "agrees with the PC's, cell for cell" in text
 
 
 def test_a_run_longer_than_one_series_goes_on_without_a_gap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -19,6 +19,7 @@ from mmanalysis.safefiles import atomic_write, existing
 from mmproto import LinkError
 from mmsched.budget import format_budget
 from mmsched.grid import format_grid
+from mmsched.profhist import format_profiler_histogram
 from mmsched.config import RunConfig
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
@@ -367,6 +368,8 @@ def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[
         text.append(format_budget(result.sidecar["budget"]))
     if "grid" in result.sidecar:
         text.append(format_grid(result.sidecar["grid"]))
+    if "profiler_histogram" in result.sidecar:
+        text.append(format_profiler_histogram(result.sidecar["profiler_histogram"]))
     if files:
         text.append("wrote " + ", ".join(str(p) for p in files))
     else:

@@ -1,0 +1,184 @@
+"""The profiler's own histogram of a periodic series (protocol version 6: HIST_ARM, HIST_SUMMARY, HIST_CELLS),
+the run's side.
+
+A mixed run on a grid (`--generation periodic`) sends the executor its moments as PERIODIC series (series.py);
+an AVR profiler (HELLO flag bit 3) is sent the same moments in one HIST_ARM and joins each executor edge to its
+moment itself, as matching.series_result does on the PC: to the event of the edge's id whose moment is the
+latest at or before the edge plus SERIES_EARLY_COUNTS. It keeps 1000 cells of 2^cell_shift counts (1 us at
+16 MHz) and an overflow cell, min/max/sum and counts per outcome, and reports them, cumulative, every
+REPORT_TICKS ticks; at the run's end the PC ends the series (HIST_ARM with count 0) and takes the final full
+report. So a kilohertz run's latency figures are computed where the edges are captured, with no RESULT per
+event needed on the line.
+
+While the RESULTs still come (the raw flag: every run so far), the PC has both: its own histogram from the
+events and the profiler's. They must agree cell for cell (the same counts, the same joining rule, a cell is
+`counts >> 4` on both sides): `agreement` says whether they do, and where not, by how much. A disagreement is
+the rig's fault (a lost RESULT, a join that differs), never the system's under test, and makes the run invalid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+import mmproto as mp
+from mmproto import LinkError
+
+from .event import Event
+from .matching import SERIES_EARLY_COUNTS
+
+REPORT_TICKS = 14               # 14 ticks of 71.1 ms: a report about once a second (latmon: one a second)
+FINAL_WAIT_S = 1.0              # the final report's frames take 0.3 ms at 115200 baud; the bench's stalls more
+CELLS = mp.HistCells.CELLS      # 1000 cells and the overflow cell
+
+
+def profiler_keeps_histograms(hello: mp.Hello | None) -> bool:
+    return hello is not None and bool(hello.flags & mp.HELLO_FLAG_HIST)
+
+
+def cell_shift_for(timer_hz: int) -> int:
+    """The shift that makes a cell as near 1 us as a power of two of counts allows (4 at 16 MHz: 1 us exactly)."""
+    shift = 0
+    while shift < 15 and (2 << shift) * 1_000_000 <= timer_hz:
+        shift += 1
+    return shift
+
+
+@dataclass
+class ProfilerHistogram:
+    """One series' histogram as the profiler reports it: built when the HIST_ARM is sent."""
+
+    arm: mp.HistArm
+    timer_hz: int
+    cells: list[int] = field(default_factory=lambda: [0] * (CELLS + 1))
+    summary: mp.HistSummary | None = None
+    reports: int = 0               # HIST_SUMMARY frames taken (the answer to the HIST_ARM included)
+    blocks: int = 0                # HIST_CELLS frames taken
+    refused: int | None = None     # the profiler's ERROR code, if it refused the HIST_ARM
+
+    @property
+    def cell_us(self) -> float:
+        return (1 << self.arm.cell_shift) * 1e6 / self.timer_hz
+
+    @property
+    def final(self) -> bool:
+        return self.summary is not None and bool(self.summary.flags & mp.HistSummary.FLAG_FINAL)
+
+    def take(self, msg: mp.Message) -> bool:
+        """A frame of the profiler's report: True if it was one."""
+        if isinstance(msg, mp.HistCells):
+            if msg.cell % mp.HistCells.BLOCK == 0 and msg.cell <= CELLS:
+                for i, c in enumerate(msg.counts):
+                    if msg.cell + i <= CELLS:
+                        self.cells[msg.cell + i] = c
+            self.blocks += 1
+            return True
+        if isinstance(msg, mp.HistSummary):
+            if self.summary is None or msg.report >= self.summary.report or msg.flags & mp.HistSummary.FLAG_FINAL:
+                self.summary = msg
+            self.reports += 1
+            return True
+        if isinstance(msg, mp.Error) and msg.ref_type == mp.HistArm.TYPE:
+            self.refused = msg.code
+            return True
+        return False
+
+    def us(self, counts: int) -> float:
+        return round(counts * 1e6 / self.timer_hz, 4)
+
+    def disagreement(self, events: list[Event]) -> str | None:
+        """Why the run is invalid for the profiler's figures, or None: they differ from the PC's own."""
+        a = self.agreement(events)
+        if not a["checked"] or a["agrees"]:
+            return None
+        return (f"the profiler's histogram disagrees with the PC's own from the same edges (outcomes "
+                f"{a['profiler']} on the profiler, {a['pc']} on the PC; {a['cells_differing']} cells differ, the first "
+                f"cell {a['first_differing_cell']}): a fault of the rig, not of the system under test")
+
+    def section(self, events: Iterable[Event]) -> dict[str, Any]:
+        """The sidecar's `profiler_histogram` (docs/data-format.md)."""
+        s = self.summary
+        measured = None if s is None else s.ok + s.late
+        out: dict[str, Any] = {
+            "cell_us": round(self.cell_us, 6), "cells": CELLS, "counts": self.cells[:CELLS],
+            "overflow": self.cells[CELLS], "reports": self.reports, "blocks": self.blocks,
+            "final": self.final, "refused": None if self.refused is None else mp.ErrorCode(self.refused).name,
+            "raw": bool(self.arm.flags & mp.HistArm.FLAG_RAW),
+            "series": {"first_tc": self.arm.timecode, "first_counts": self.arm.first, "period_counts": self.arm.period,
+                       "count": self.arm.count, "late_counts": self.arm.late, "early_counts": self.arm.early},
+        }
+        if s is not None:
+            out.update(ok=s.ok, late=s.late, early=s.early, missed=s.missed, stray=s.stray, n=measured,
+                       min_us=None if s.min == mp.HistSummary.NO_MIN else self.us(s.min),
+                       max_us=self.us(s.max) if measured else None,
+                       mean_us=round(s.sum * 1e6 / self.timer_hz / measured, 4) if measured else None,
+                       worst={"event": s.worst, "latency_us": self.us(s.max)} if measured else None,
+                       complete=sum(self.cells) == measured)
+        out["agreement"] = self.agreement(list(events))
+        return out
+
+    def agreement(self, events: list[Event]) -> dict[str, Any]:
+        """The profiler's figures against the PC's own from the RESULTs of the same events (raw runs): the same
+        outcome counts, the same cells. `checked` False where the PC had no RESULTs to compare with."""
+        s = self.summary
+        if s is None or not self.final or not self.arm.flags & mp.HistArm.FLAG_RAW:
+            return {"checked": False, "agrees": None, "why": "no final report" if s is None or not self.final
+                    else "raw RESULTs off: the profiler's figures are the only ones"}
+        width = 1 << self.arm.cell_shift
+        pc = [0] * (CELLS + 1)
+        outcomes = {"ok": 0, "late": 0, "early": 0}
+        for e in events:
+            if e.outcome in outcomes:
+                outcomes[e.outcome] += 1
+            if e.outcome in ("ok", "late") and e.latency_counts is not None:
+                pc[min(CELLS, e.latency_counts // width)] += 1
+        differ = [i for i in range(CELLS + 1) if pc[i] != self.cells[i]]
+        prof = {"ok": s.ok, "late": s.late, "early": s.early}
+        agrees = not differ and prof == outcomes
+        return {"checked": True, "agrees": agrees, "pc": outcomes, "profiler": prof,
+                "cells_differing": len(differ), "first_differing_cell": differ[0] if differ else None}
+
+
+def format_profiler_histogram(section: dict[str, Any]) -> str:
+    """One line for a terminal: the profiler's own figures and whether they agree with the PC's (the sidecar's
+    `profiler_histogram`)."""
+    if section.get("refused"):
+        return f"profiler histogram: refused by the profiler ({section['refused']})"
+    if not section.get("final"):
+        return (f"profiler histogram: NO final report ({section.get('reports', 0)} reports taken): its figures are "
+                "not complete")
+    a = section["agreement"]
+    agree = ("agrees with the PC's, cell for cell" if a.get("agrees") else
+             f"DISAGREES with the PC's ({a.get('cells_differing')} cells)" if a.get("checked") else a.get("why"))
+    lat = (f", min {section['min_us']:.3f} mean {section['mean_us']:.3f} max {section['max_us']:.3f} us"
+           if section.get("n") else "")
+    return (f"profiler histogram: ok/late/early/missed {section['ok']}/{section['late']}/{section['early']}/"
+            f"{section['missed']}, stray edges {section['stray']}{lat}; {agree}")
+
+
+def arm(session: Any, grid: Any, total: int, late_bound_us: float, timer_hz: int,
+        event_id: int = 0) -> ProfilerHistogram | None:
+    """Sends the profiler the grid's first `total` moments as one HIST_ARM (raw RESULTs kept), event 0 with id
+    `event_id`; None if the link failed. `session`: anything with `send(node, message)`."""
+    tc, first = grid.moment(0)
+    msg = mp.HistArm(timecode=tc & 0xFFFFFFFF, first=first, period=grid.interval_counts,
+                     count=min(total, 0xFFFFFFFF), late=min(0xFFFFFFFF, round(late_bound_us * timer_hz / 1e6)),
+                     early=SERIES_EARLY_COUNTS,         # the PC's own joining rule, to the count
+                     event_id=event_id, cell_shift=cell_shift_for(timer_hz), report_ticks=REPORT_TICKS,
+                     flags=mp.HistArm.FLAG_RAW)
+    try:
+        session.send("profiler", msg)
+    except LinkError:
+        return None
+    return ProfilerHistogram(msg, timer_hz)
+
+
+def end_message() -> mp.HistArm:
+    """The HIST_ARM that ends the series and asks for the final full report."""
+    return mp.HistArm(timecode=0, first=0, period=0, count=0, late=0, early=0, event_id=0, cell_shift=0,
+                      report_ticks=1, flags=0)
+
+
+__all__ = ["FINAL_WAIT_S", "REPORT_TICKS", "ProfilerHistogram", "arm", "cell_shift_for", "end_message",
+           "format_profiler_histogram",
+           "profiler_keeps_histograms"]
