@@ -37,7 +37,9 @@ import mmproto as mp
 from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
 from mmanalysis.schema import DEFAULT_LATE_BOUND_US
 from mmsched.config import DEFAULT_TIMEOUT_TICKS
+from mmsched import profhist
 from mmsched.exload import ExecutorLoad
+from mmsched.grid import Grid
 from mmsched.event import Event
 from mmsched.outcome import apply_result, refusal_reason, silent_outcome
 from mmsched.timecode import TimecodeTracker, round256
@@ -335,6 +337,10 @@ class Rig:
                                                         and m.ref_type == mp.Periodic.TYPE))
         if isinstance(ack, mp.Error):
             raise RigError(f"rig.series: the executor refused the series: {refusal_reason(ack.code)}")
+        hist = None
+        if profhist.profiler_keeps_histograms(self.hellos["profiler"]):      # the profiler's own histogram too
+            hist = profhist.arm(self, Grid(start, period, tb.tick_counts, tb.timer_hz, first_counts=first), count,
+                                bound, tb.timer_hz, event_id)
         last = ms[-1]
         deadline = self.now() + (last.tc - now_tc + self.timeout_ticks) * tick
         results: list[mp.Result] = []
@@ -348,7 +354,23 @@ class Rig:
                 results.append(m)
             elif isinstance(m, mp.Fired) and (m.tag - tag) & 0xFFFF < count:
                 fired += 1
-        return finish(ms, results, tb, bound, now_tc, ticks_ahead, period / tb.timer_hz * 1e6, fired)
+            elif hist is not None:
+                hist.take(m)
+        if hist is not None:
+            self._final_report(hist)
+        done = finish(ms, results, tb, bound, now_tc, ticks_ahead, period / tb.timer_hz * 1e6, fired)
+        done.profiler_histogram = None if hist is None else hist.section(done.events)
+        return done
+
+    def _final_report(self, hist: profhist.ProfilerHistogram) -> None:
+        """Ends the profiler's series and takes its final full report (profhist.py)."""
+        self.send("profiler", profhist.end_message())
+        deadline = self.now() + profhist.FINAL_WAIT_S
+        while not hist.final and self.now() < deadline:
+            a = self.recv_any(deadline - self.now())
+            if a is None:
+                break
+            hist.take(a.message)
 
     def cancel(self, tag: int | None = None, timeout: float = 1.5) -> mp.Cancelled:
         """Takes the event with `tag` (as sent in a SCHEDULE) out of the executor's list before it fires, or

@@ -8,6 +8,7 @@ periods or more would be taken for the next moment's, which the series says (`am
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import mmproto as mp
 from mmsched.event import Event
@@ -44,6 +45,9 @@ class SeriesResult:
     period_us: float
     fired: int = 0
     unjoined: list[mp.Result] = field(default_factory=list)
+    # the profiler's own histogram of the series (protocol 6, an AVR profiler: mmsched.profhist's section, with
+    # its agreement with these events); None where the profiler keeps none (the 8051)
+    profiler_histogram: dict[str, Any] | None = None
 
     @property
     def outcomes(self) -> dict[str, int]:

@@ -32,6 +32,10 @@ def test_a_kilohertz_series_lands_each_moment_in_the_executors_own_tick(tmp_path
         assert 1.0 < min(s.latencies_us) and max(s.latencies_us) < 50.0
         hist = s.histogram(1.0)
         assert sum(hist.values()) == 400 and min(hist) >= 1
+        # the AVR profiler's own histogram of the series, at either clock error: the same cells
+        ph = s.profiler_histogram
+        assert ph is not None and ph["final"] and ph["agreement"]["agrees"], ph
+        assert {i: c for i, c in enumerate(ph["counts"]) if c} == hist and ph["ok"] == 400
 
 
 def test_a_series_is_refused_beside_listed_events_and_says_why(tmp_path: Path) -> None:
