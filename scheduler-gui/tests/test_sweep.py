@@ -134,6 +134,14 @@ def test_axes_and_names() -> None:
     assert rate_fields("50ms") == {"rate_ms": 50.0, "generation": "free"}
     with pytest.raises(SweepError):
         parse_distances("0")
+    # --generation periodic: an ms rate is the executor's series at that interval; ticks stay tick-aligned
+    periodic = Plan(distance=[1], rate=["tick", "1ms"], generation="periodic")
+    assert [periodic.run_fields(p)["generation"] for p in periodic.points()] == ["aligned", "periodic"]
+    assert Plan.from_doc({"axes": periodic.axes, "options": periodic.options}).generation == "periodic"
+    with pytest.raises(SweepError, match="mixed mode only"):
+        Plan(distance=[1], rate=["1ms"], mode="verification", generation="periodic")
+    with pytest.raises(SweepError, match="free or periodic"):
+        Plan(distance=[1], generation="aligned")
     plan = Plan(distance=[1, 2], rate=["tick", "50ms"], dispatch=["isr", "task"], baud=[9600])
     names = [p.name for p in plan.points()]
     assert len(names) == len(set(names)) == 8 and "d2-r50ms-b9600-task-idle" in names

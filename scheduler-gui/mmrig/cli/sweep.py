@@ -43,7 +43,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         if args.paced and (args.cluster or args.workers):
             raise SweepError("--paced points run one at a time in this process (they measure the host): "
                              "no --workers or --cluster with --paced")
-        given = [a for a in ("distance", "rate", "dispatch", "load", "baud", "count", "mode")
+        given = [a for a in ("distance", "rate", "dispatch", "load", "baud", "count", "mode", "generation")
                  if getattr(args, a) is not None]
         if args.resume and not given:
             plan = None                         # the folder's own axes and options
@@ -56,7 +56,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                         load=parse_choices(given_or(args.load, "idle"), LOADS, "--load"),
                         baud=parse_bauds(args.baud) if args.baud is not None else None, mode=args.mode or "mixed",
                         count=args.count if args.count is not None else 200, paced=args.paced,
-                        profiler_kind=args.profiler_kind)
+                        profiler_kind=args.profiler_kind, generation=args.generation or "free")
         if args.out.exists() and not args.out.is_dir():
             raise SweepError(f"--out: {args.out} exists and is not a folder")
         camp = Campaign.open(args.out, plan)
@@ -161,6 +161,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--mode", choices=("mixed", "verification", "normal"), default=None,
                        help="default mixed (normal needs --paced)")
     sweep.add_argument("--count", "-l", type=int, default=None, help="events per point (default 200)")
+    sweep.add_argument("--generation", default=None, metavar="free|periodic",
+                       help="what an Xms rate runs: free (default: the paper's free-running timer, a SCHEDULE each) or "
+                            "periodic (mixed mode: the executor's PERIODIC series, moments inside ticks, up to a "
+                            "kilohertz: docs/kilohertz.md)")
     add_profiler_kind_option(sweep)
     sweep.add_argument("--out", "-o", type=Path, required=True, help="the campaign folder")
     sweep.add_argument("--paced", action="store_true",

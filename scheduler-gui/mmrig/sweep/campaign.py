@@ -96,15 +96,19 @@ def parse_rates(text: str) -> list[str]:
     return _distinct(canonical_rate(p) for p in _parts(text, "--rate"))
 
 
-def rate_fields(rate: str) -> dict[str, Any]:
+MS_GENERATIONS = ("free", "periodic")
+
+
+def rate_fields(rate: str, ms_generation: str = "free") -> dict[str, Any]:
     """A rate token -> RunConfig fields. Ticks: tick-aligned generation, one event every N ticks. A time in
-    ms: the paper's free-running scheduling timer at that period (aligned generation would round it to whole
-    ticks, so 50 ms would be the same run as 'tick')."""
+    ms: by default the paper's free-running scheduling timer at that period (aligned generation would round it
+    to whole ticks, so 50 ms would be the same run as 'tick'); with `ms_generation` "periodic" (mixed mode) the
+    executor's periodic series at that interval, moments inside ticks (docs/kilohertz.md)."""
     if rate == "tick":
         return {"rate_ms": None, "generation": "aligned"}
     if rate.endswith("ticks"):
         return {"rate_ms": round(int(rate[:-5]) * NOMINAL_TICK_MS, 6), "generation": "aligned"}
-    return {"rate_ms": float(rate[:-2]), "generation": "free"}
+    return {"rate_ms": float(rate[:-2]), "generation": ms_generation}
 
 
 def parse_choices(text: str, allowed: tuple[str, ...], option: str) -> list[str]:
@@ -171,8 +175,14 @@ class Plan:
     paced: bool = False
     seed: int = 1
     profiler_kind: str = "avr"  # the bench's profiler for every point (avr, or the paper's 8051)
+    generation: str = "free"    # what an ms rate means: the free-running timer, or a periodic series (mixed)
 
     def __post_init__(self) -> None:
+        if self.generation not in MS_GENERATIONS:
+            raise SweepError(f"--generation: {self.generation!r} (free or periodic)")
+        if self.generation == "periodic" and self.mode != "mixed":
+            raise SweepError("--generation periodic is the executor's series: mixed mode only (normal mode's ms "
+                             "rates faster than a tick are on a grid already)")
         if self.profiler_kind not in PROFILER_KINDS:
             raise SweepError(f"--profiler-kind: {self.profiler_kind!r} (avr or 8051)")
         if not isinstance(self.count, int) or isinstance(self.count, bool) or self.count < 1:
@@ -194,7 +204,7 @@ class Plan:
     @property
     def options(self) -> dict[str, Any]:
         return {"mode": self.mode, "count": self.count, "paced": self.paced, "seed": self.seed,
-                "profiler_kind": self.profiler_kind}
+                "profiler_kind": self.profiler_kind, "generation": self.generation}
 
     def points(self) -> list[Point]:
         bauds = self.baud if self.baud else [None]
@@ -213,7 +223,8 @@ class Plan:
     def run_fields(self, p: Point) -> dict[str, Any]:
         """The point's RunConfig fields (plain JSON values: they travel to a Dask worker)."""
         return {"mode": self.mode, "distance": p.distance, "count": self.count, "dispatch": p.dispatch,
-                "load": p.load, "seed": self.seed, "name": p.name, "baud": p.baud, **rate_fields(p.rate)}
+                "load": p.load, "seed": self.seed, "name": p.name, "baud": p.baud,
+                **rate_fields(p.rate, self.generation)}
 
     @classmethod
     def from_doc(cls, doc: dict[str, Any]) -> "Plan":
@@ -221,7 +232,7 @@ class Plan:
         return cls(distance=list(a["distance"]), rate=list(a["rate"]), dispatch=list(a["dispatch"]),
                    load=list(a["load"]), baud=list(a["baud"]) if a.get("baud") else None, mode=o["mode"],
                    count=int(o["count"]), paced=bool(o["paced"]), seed=int(o.get("seed", 1)),
-                   profiler_kind=str(o.get("profiler_kind", "avr")))
+                   profiler_kind=str(o.get("profiler_kind", "avr")), generation=str(o.get("generation", "free")))
 
 
 def now_iso() -> str:
@@ -352,6 +363,8 @@ def describe(plan: Plan) -> str:
               "paced" if plan.paced else "lockstep"]
     if plan.profiler_kind != "avr":
         parts.append(f"profiler {plan.profiler_kind}")
+    if plan.generation != "free":
+        parts.append(f"ms rates as {plan.generation} series")
     return ", ".join(parts)
 
 
