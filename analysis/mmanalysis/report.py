@@ -21,7 +21,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from . import plots, profilereport, sweepplots
+from . import plots, profhistreport, profilereport, sweepplots
 from .csvsafe import write_frame
 from .latstats import variance_text
 from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (PAPER, PaperRow: the report's API)
@@ -285,6 +285,10 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     budgets = budget_rows(subset(data, shown))
     if budgets:
         md += ["## Normal mode: the latency budget (us)", "", BUDGET_WORDS, "", md_table(BUDGET_HEADERS, budgets), ""]
+    hists = profhistreport.rows(data.meta, shown)
+    if hists:
+        md += ["## The profiler's own histograms", "", profhistreport.WORDS, "",
+               md_table(profhistreport.HEADERS, hists), ""]
     md += [x + "\n" for x in profilereport.section(data.meta, md_table, lambda t, k: "#" * k + " " + t, lambda t: t)]
     if sel.left_out:
         md += ["## Runs left out (kept on disk, never reported as results)", ""] + left_out_md + [""]
@@ -315,6 +319,9 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     if budgets:
         h += ["<h2>Normal mode: the latency budget (us)</h2>", f"<p>{html.escape(BUDGET_WORDS)}</p>",
               html_table(BUDGET_HEADERS, budgets)]
+    if hists:
+        h += ["<h2>The profiler's own histograms</h2>", f"<p>{html.escape(profhistreport.WORDS)}</p>",
+              html_table(profhistreport.HEADERS, hists)]
     h += profilereport.section(data.meta, html_table, lambda t, k: f"<h{k}>{html.escape(t)}</h{k}>",
                                lambda t: f"<p>{html.escape(t)}</p>")
     if sel.left_out:
