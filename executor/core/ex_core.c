@@ -183,6 +183,19 @@ static void series_arm(struct ex *x)
     }
 }
 
+/* One moment of the series the board has put out: counted (STATUS.fired counts every event, quiet or not)
+ * and reported FIRED, unless the series is quiet and this is not its last event. Quiet because of the line:
+ * a FIRED is 13 bytes on the wire, so 115200 baud carries 886 a second at most, and a 1 kHz series would
+ * fill the transmit buffer and drop frames (COUNTERS tx_dropped), its ACKs and ERRORs among them. */
+static void series_fired(struct ex *x)
+{
+    x->strobe ^= EX_OUT_STROBE;
+    x->fired++;
+    if (!x->series.quiet || x->series.left == 1u)
+        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->series.armed_tc);
+    ex_series_next(&x->series);
+}
+
 /* Reports every moment the board has put out (FIRED, naming the tick it was armed in: where the profiler
  * stamps its edge, so the scheduler joins the two by tick and id whenever the report comes) and arms the next. Bounded: a moment armed late is
  * written at once by exb_arm_moment, so several may come out here one after the other (after a glitch
@@ -193,10 +206,7 @@ static void series_report(struct ex *x)
 
     while (x->series.left != 0 && n++ < 8u && exb_moment_done()) {
         exb_disarm_moment();
-        x->strobe ^= EX_OUT_STROBE;
-        x->fired++;
-        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->series.armed_tc);
-        ex_series_next(&x->series);
+        series_fired(x);
         if (x->series.left == 0 && x->next.left != 0) {
             x->series = x->next; /* the queued series takes over, its moments its own */
             x->next.left = 0;
@@ -211,11 +221,9 @@ static uint8_t series_end(struct ex *x)
     uint16_t left;
 
     if (exb_disarm_moment() && x->series.left != 0) {
-        /* put out before the end came: it left, report it */
-        x->strobe ^= EX_OUT_STROBE;
-        x->fired++;
-        send_event(x, MM_T_FIRED, x->series.tag, x->series.id, x->series.armed_tc);
-        ex_series_next(&x->series);
+        /* put out before the end came: it left, report it (a quiet series: counted, FIRED only if it was
+         * the last; CANCELLED's `removed` tells the scheduler how many never fired) */
+        series_fired(x);
     }
     left = (uint16_t)(x->series.left + (x->next.left > 0xFFFFu - x->series.left ? 0xFFFFu - x->series.left
                                                                              : x->next.left));
@@ -336,6 +344,8 @@ static void on_periodic(struct ex *x, const uint8_t *b)
     uint32_t period = mm_get_u32(b + MM_PERIODIC_PERIOD);
     uint32_t tick = mm_get_u32(b + MM_PERIODIC_TICK_COUNTS);
     uint16_t count = mm_get_u16(b + MM_PERIODIC_COUNT);
+    uint8_t flags = b[MM_PERIODIC_FLAGS];
+    uint8_t quiet = (uint8_t)(flags & MM_PERIODIC_FLAG_QUIET);
     uint32_t d = tc - x->tc.ext;
     uint8_t a[MM_ACK_LEN];
 
@@ -344,7 +354,9 @@ static void on_periodic(struct ex *x, const uint8_t *b)
         send_error(x, MM_ERR_BAD_MODE, MM_T_PERIODIC, tag);
         return;
     }
-    if (id > EX_OUT_ID_MASK || count == 0 || period == 0 || tick == 0 || first >= tick) {
+    /* reserved flag bits set: refused, so that a later meaning of them is never silently ignored */
+    if (id > EX_OUT_ID_MASK || count == 0 || period == 0 || tick == 0 || first >= tick ||
+        (flags & (uint8_t)~MM_PERIODIC_FLAG_QUIET) != 0) {
         send_error(x, MM_ERR_BAD_VALUE, MM_T_PERIODIC, tag);
         return;
     }
@@ -365,9 +377,9 @@ static void on_periodic(struct ex *x, const uint8_t *b)
     if (x->series.left != 0) {
         /* queued behind the running one (SPEC.md PERIODIC): a run longer than 65535 events goes on
          * without a gap, the scheduler sending the next series while this one runs */
-        ex_series_start(&x->next, tag, id, tc, first, period, tick, count);
+        ex_series_start(&x->next, tag, id, tc, first, period, tick, count, quiet);
     } else {
-        ex_series_start(&x->series, tag, id, tc, first, period, tick, count);
+        ex_series_start(&x->series, tag, id, tc, first, period, tick, count, quiet);
         series_arm(x); /* arm first: the ACK takes a while to encode */
     }
     mm_put_u16(a + MM_ACK_TAG, tag);

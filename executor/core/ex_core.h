@@ -16,8 +16,9 @@
  *
  * Series (protocol version 5, SPEC.md PERIODIC): events at moments inside ticks (ex_series.h). The core
  * arms the next moment on the board (exb_arm_moment) when its tick is the current or the next one, and on
- * every call of ex_tick reports the moments the board has put out (FIRED each) and arms the next. A series
- * and listed events do not mix: each refuses the other with LIST_FULL.
+ * every call of ex_tick reports the moments the board has put out (FIRED each; a quiet series, version 6:
+ * its last event only) and arms the next. A series and listed events do not mix: each refuses the other
+ * with LIST_FULL.
  *
  * Load (protocol version 3, SPEC.md MODE): every accepted MODE sets the executor's load as well as its
  * mode; the core checks the values, keeps them for STATUS and hands them to the port (exb_set_load),
@@ -39,7 +40,7 @@
 #include "ex_tc.h"
 #include "mmproto.h"
 
-#define EX_FW_VERSION 0x0500u /* 5.0: protocol version 5 (PERIODIC) */
+#define EX_FW_VERSION 0x0600u /* 6.0: protocol version 6 (PERIODIC's quiet flag) */
 
 #define EX_OUT_ID_MASK 0x07u
 #define EX_OUT_STROBE 0x08u

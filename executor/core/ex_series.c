@@ -8,7 +8,7 @@ static uint32_t fraction(uint32_t num, uint32_t den)
 }
 
 void ex_series_start(struct ex_series *s, uint16_t tag, uint8_t id, uint32_t tc, uint32_t first,
-                     uint32_t period, uint32_t tick_counts, uint16_t count)
+                     uint32_t period, uint32_t tick_counts, uint16_t count, uint8_t quiet)
 {
     uint32_t whole = period / tick_counts;
 
@@ -19,6 +19,7 @@ void ex_series_start(struct ex_series *s, uint16_t tag, uint8_t id, uint32_t tc,
     s->tag = tag;
     s->id = (uint8_t)(id & 0x07u);
     s->left = count;
+    s->quiet = quiet;
 }
 
 void ex_series_next(struct ex_series *s)

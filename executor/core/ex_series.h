@@ -9,6 +9,9 @@
  * moment to the next is computed once, with a 64-bit division, when the series starts; each moment
  * after that is one 32-bit addition with carry into the tick count. The truncation of the step adds at
  * most one 2^-32 tick per event: 1 ns over 65535 events, far below the board's 4 us timer count.
+ *
+ * A quiet series (protocol version 6, PERIODIC flags bit 0) is fired the same; the core reports only its
+ * last event FIRED. Each series keeps its own flag: the running one and the one queued behind it may differ.
  */
 #ifndef EX_SERIES_H
 #define EX_SERIES_H
@@ -24,11 +27,12 @@ struct ex_series {
     uint16_t left;       /* events still to fire (0: no series) */
     uint32_t armed_tc;   /* the tick the board was told the next moment is in (FIRED names it) */
     uint8_t id;          /* the next moment's event id, 0..7 */
+    uint8_t quiet;       /* 1: FIRED for the last event only (PERIODIC flags bit 0, version 6) */
 };
 
-/* Starts a series (values already checked: tick_counts > 0, first < tick_counts, period > 0). */
+/* Starts a series (values already checked: tick_counts > 0, first < tick_counts, period > 0); quiet 0 or 1. */
 void ex_series_start(struct ex_series *s, uint16_t tag, uint8_t id, uint32_t tc, uint32_t first,
-                     uint32_t period, uint32_t tick_counts, uint16_t count);
+                     uint32_t period, uint32_t tick_counts, uint16_t count, uint8_t quiet);
 /* The next moment, after one fired. */
 void ex_series_next(struct ex_series *s);
 /* The next moment's place in its tick for the board, in 1/65536 of a tick (rounded down). */

@@ -398,10 +398,10 @@ static void list_orders_across_32bit_wrap(void **s)
 /* ---- protocol handling -------------------------------------------------------------------------- */
 
 /* Wire bytes produced by the Python implementation (mmproto), see the comments. */
-/* Hello(5, 2, 0x0500, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
-static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x05, 0x02, 0x02, 0x05, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
-                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0xc5,
-                                     0x1b, 0x00};
+/* Hello(6, 2, 0x0600, 16000000, 250000, 17778, 9600, 0, reset_cause=0x08).wire(0) */
+static const uint8_t HELLO_WIRE[] = {0x02, 0x01, 0x03, 0x06, 0x02, 0x02, 0x06, 0x03, 0x24, 0xf4, 0x04, 0x90, 0xd0,
+                                     0x03, 0x03, 0x72, 0x45, 0x01, 0x03, 0x80, 0x25, 0x01, 0x01, 0x04, 0x08, 0xad,
+                                     0xdf, 0x00};
 /* Ack(0x1234, 5, 0x105, 0x4000, 1).wire(2) */
 static const uint8_t ACK_WIRE[] = {0x08, 0x21, 0x02, 0x34, 0x12, 0x05, 0x05, 0x01, 0x01, 0x01, 0x05, 0x40, 0x01,
                                    0xfc, 0xb5, 0x00};
@@ -1242,8 +1242,8 @@ static void baud_not_makeable_is_bad_value(void **s)
 
 /* ---- PERIODIC series (protocol version 5) --------------------------------------------------------------- */
 
-static void feed_periodic(struct ex *x, uint16_t tag, uint8_t id, uint32_t tc, uint32_t first, uint32_t period,
-                          uint32_t tick, uint16_t count)
+static void feed_periodic_flags(struct ex *x, uint16_t tag, uint8_t id, uint32_t tc, uint32_t first,
+                                uint32_t period, uint32_t tick, uint16_t count, uint8_t flags)
 {
     uint8_t b[MM_PERIODIC_LEN];
     mm_put_u16(b + MM_PERIODIC_TAG, tag);
@@ -1253,7 +1253,15 @@ static void feed_periodic(struct ex *x, uint16_t tag, uint8_t id, uint32_t tc, u
     mm_put_u32(b + MM_PERIODIC_PERIOD, period);
     mm_put_u32(b + MM_PERIODIC_TICK_COUNTS, tick);
     mm_put_u16(b + MM_PERIODIC_COUNT, count);
+    b[MM_PERIODIC_FLAGS] = flags;
     feed_msg(x, MM_T_PERIODIC, 0, b, sizeof b);
+}
+
+/* A loud series (flags 0): a FIRED for every event, as in version 5. */
+static void feed_periodic(struct ex *x, uint16_t tag, uint8_t id, uint32_t tc, uint32_t first, uint32_t period,
+                          uint32_t tick, uint16_t count)
+{
+    feed_periodic_flags(x, tag, id, tc, first, period, tick, count, 0);
 }
 
 /* 1 ms on the AVR profiler's 16 MHz tick of 1137778 counts: every moment's tick and fraction, 3000 moments on
@@ -1265,7 +1273,7 @@ static void series_moments_are_exact_fractions_of_the_tick(void **state)
     uint32_t k;
     (void)state;
 
-    ex_series_start(&s, 0xFFFE, 6, 100, 5000, period, tick, 3000);
+    ex_series_start(&s, 0xFFFE, 6, 100, 5000, period, tick, 3000, 0);
     for (k = 0; k < 3000u; k++) {
         uint64_t m = 5000u + (uint64_t)k * period;
         uint64_t exact = ((m % tick) << 32) / tick;
@@ -1278,7 +1286,7 @@ static void series_moments_are_exact_fractions_of_the_tick(void **state)
     }
     assert_int_equal(s.left, 0);
     /* a period longer than a tick: whole ticks plus the fraction */
-    ex_series_start(&s, 1, 0, 10, 0, tick + tick / 2u, tick, 3);
+    ex_series_start(&s, 1, 0, 10, 0, tick + tick / 2u, tick, 3, 0);
     ex_series_next(&s);
     assert_int_equal(s.tc, 11);
     assert_int_equal(ex_series_phase(&s), 0x8000);      /* 568889 / 1137778: half a tick exactly */
@@ -1453,6 +1461,178 @@ static void cancel_and_mode_end_a_series(void **state)
     assert_false(mom_armed);
 }
 
+/* ---- quiet series (protocol version 6) ------------------------------------------------------------------ */
+
+/* STATUS.fired, read with a QUERY (earlier frames are the caller's business). */
+static uint32_t status_fired(void)
+{
+    tx_n = 0;
+    feed_query(&X, MM_T_STATUS);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_STATUS);
+    return mm_get_u32(fr[0].body + MM_STATUS_FIRED);
+}
+
+/* A quiet series of 1000 events at 1 kHz (16000 counts of the 16 MHz profiler's 1137778-count tick): every
+ * moment armed and put out, the strobe toggled each time, STATUS.fired 1000, but one FIRED on the line, the
+ * last event's (tag + 999, id (3 + 999) mod 8, the tick it was armed in). */
+static void quiet_series_reports_its_last_event_only(void **state)
+{
+    const uint16_t n = 1000;
+    uint8_t tc8 = 0x06;
+    unsigned k;
+    (void)state;
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    feed_periodic_flags(&X, 500, 3, 6, 0, 16000ul, 1137778ul, n, MM_PERIODIC_FLAG_QUIET);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    assert_int_equal(fr[0].body[MM_ACK_PENDING], 0);
+    ex_tick(&X, tc8);
+    for (k = 0; k < n; k++) {
+        uint8_t strobe = mom_out & EX_OUT_STROBE;
+        assert_true(mom_armed);
+        while (mom_tc8 != tc8)                  /* the moment is in a later tick: let the ticks pass */
+            ex_tick(&X, ++tc8);
+        assert_int_equal(mom_out & EX_OUT_ID_MASK, (3u + k) & 7u);
+        mom_done = 1;                           /* the board's timer put the moment out */
+        ex_tick(&X, tc8);
+        if (k + 1u < n) {
+            assert_int_equal(mom_out & EX_OUT_STROBE, strobe ^ EX_OUT_STROBE);
+            assert_int_equal(tx_n, 0);          /* nothing sent for it */
+        }
+    }
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_FIRED);
+    assert_int_equal(mm_get_u16(fr[0].body + MM_FIRED_TAG), 500 + n - 1);
+    assert_int_equal(fr[0].body[MM_FIRED_EVENT_ID], (3u + n - 1u) & 7u);
+    assert_int_equal(mm_get_u32(fr[0].body + MM_FIRED_TIMECODE), tc8);
+    assert_int_equal(mm_get_u32(fr[0].body + MM_FIRED_TIMECODE), 6u + (uint32_t)((n - 1u) * 16000ull / 1137778ull));
+    assert_false(mom_armed);
+    assert_int_equal(X.series.left, 0);
+    assert_int_equal(status_fired(), n);
+}
+
+/* Each series keeps its own flag: a loud series with a quiet one queued behind it reports every event of its
+ * own, then the quiet one's last only; and a quiet one with a loud one queued behind it the other way round. */
+static void quiet_and_loud_series_queued_keep_their_own_flag(void **state)
+{
+    static const uint16_t loud_then_quiet[] = {100, 101, 203};
+    static const uint16_t quiet_then_loud[] = {103, 200, 201};
+    const uint16_t *want;
+    unsigned k, pass, got;
+    uint8_t tc8;
+    (void)state;
+    for (pass = 0; pass < 2; pass++) {
+        boot_mixed(0x05, MM_DISPATCH_ISR);
+        /* tick 6 at 0 and a quarter (2 events, or 4), then from a half on, a quarter apart */
+        if (pass == 0) {
+            feed_periodic_flags(&X, 100, 0, 6, 0, 284445ul, 1137778ul, 2, 0);
+            feed_periodic_flags(&X, 200, 5, 6, 568890ul, 284445ul, 1137778ul, 4, MM_PERIODIC_FLAG_QUIET);
+            want = loud_then_quiet;
+        } else {
+            feed_periodic_flags(&X, 100, 0, 6, 0, 284445ul, 1137778ul, 4, MM_PERIODIC_FLAG_QUIET);
+            feed_periodic_flags(&X, 200, 5, 8, 0, 284445ul, 1137778ul, 2, 0);
+            want = quiet_then_loud;
+        }
+        take_frames();
+        assert_int_equal(fr_n, 2);
+        assert_int_equal(fr[1].type, MM_T_ACK);
+        assert_int_equal(fr[1].body[MM_ACK_PENDING], 1);   /* queued behind the running one */
+        assert_int_equal(X.series.quiet, pass == 1);
+        assert_int_equal(X.next.quiet, pass == 0);
+        tc8 = 0x06;
+        ex_tick(&X, tc8);
+        got = 0;
+        for (k = 0; k < 6; k++) {
+            while (!mom_armed || mom_tc8 != tc8) {  /* a moment two ticks ahead is armed when its tick is next */
+                assert_true(tc8 < 0x10);
+                ex_tick(&X, ++tc8);
+            }
+            mom_done = 1;
+            ex_tick(&X, tc8);
+            take_frames();
+            if (fr_n != 0) {
+                assert_int_equal(fr_n, 1);
+                assert_int_equal(fr[0].type, MM_T_FIRED);
+                assert_true(got < 3);
+                assert_int_equal(mm_get_u16(fr[0].body + MM_FIRED_TAG), want[got]);
+                got++;
+            }
+        }
+        assert_int_equal(got, 3);
+        assert_false(mom_armed);
+        assert_int_equal(X.series.left + X.next.left, 0);
+        assert_int_equal(status_fired(), 6);
+    }
+}
+
+/* A quiet series ended by CANCEL reports as a loud one: CANCELLED with the events it had left. A moment put
+ * out just before the CANCEL is counted in STATUS.fired, with no FIRED (it was not the last). */
+static void cancel_ends_a_quiet_series_with_cancelled(void **state)
+{
+    uint8_t b[MM_CANCEL_LEN] = {0, 0, MM_CANCEL_ALL};
+    (void)state;
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    feed_periodic_flags(&X, 20, 0, 6, 0, 100, 1137778ul, 10, MM_PERIODIC_FLAG_QUIET);
+    take_frames();
+    ex_tick(&X, 0x06);
+    mom_done = 1;
+    ex_tick(&X, 0x06);                                  /* event 20: out, not reported */
+    mom_done = 1;                                       /* event 21 left just before the CANCEL */
+    feed_msg(&X, MM_T_CANCEL, 0, b, sizeof b);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    assert_int_equal(fr[0].type, MM_T_CANCELLED);
+    assert_int_equal(fr[0].body[MM_CANCELLED_REMOVED], 8);
+    assert_false(mom_armed);
+    assert_int_equal(status_fired(), 2);
+}
+
+/* PERIODIC's reserved flag bits (1..7) are refused with BAD_VALUE, after BAD_MODE and before PAST_DUE (SPEC.md
+ * order), and change nothing: no series started or queued, nothing armed, the running series untouched. */
+static void periodic_reserved_flag_bits_are_bad_value(void **state)
+{
+    unsigned bit;
+    (void)state;
+    boot(0x05);
+    take_frames();
+    feed_periodic_flags(&X, 1, 0, 9, 0, 10, 100, 1, 0x02);
+    take_frames();
+    expect_error(&fr[0], MM_ERR_BAD_MODE, MM_T_PERIODIC, 1, 5); /* not in mixed mode: BAD_MODE first */
+    boot_mixed(0x05, MM_DISPATCH_ISR);
+    mom_arms = 0;
+    for (bit = 1; bit < 8; bit++)
+        feed_periodic_flags(&X, (uint16_t)(10 + bit), 0, 9, 0, 10, 100, 1,
+                            (uint8_t)(MM_PERIODIC_FLAG_QUIET | (1u << bit)));
+    feed_periodic_flags(&X, 18, 0, 5, 0, 10, 100, 1, 0xFE);    /* past due too: BAD_VALUE first */
+    take_frames();
+    assert_int_equal(fr_n, 8);
+    for (bit = 1; bit < 8; bit++)
+        expect_error(&fr[bit - 1], MM_ERR_BAD_VALUE, MM_T_PERIODIC, (uint16_t)(10 + bit), 5);
+    expect_error(&fr[7], MM_ERR_BAD_VALUE, MM_T_PERIODIC, 18, 5);
+    assert_int_equal(X.series.left + X.next.left, 0);
+    assert_int_equal(mom_arms, 0);
+    assert_false(mom_armed);
+    /* with a series running: refused, the series and its queue slot as they were */
+    feed_periodic_flags(&X, 30, 2, 6, 0, 100, 1137778ul, 5, MM_PERIODIC_FLAG_QUIET);
+    take_frames();
+    assert_int_equal(fr[0].type, MM_T_ACK);
+    mom_arms = 0;
+    feed_periodic_flags(&X, 40, 0, 7, 0, 100, 1137778ul, 5, 0x80);
+    take_frames();
+    assert_int_equal(fr_n, 1);
+    expect_error(&fr[0], MM_ERR_BAD_VALUE, MM_T_PERIODIC, 40, 5);
+    assert_int_equal(X.series.left, 5);
+    assert_int_equal(X.series.tag, 30);
+    assert_int_equal(X.series.quiet, 1);
+    assert_int_equal(X.next.left, 0);
+    assert_int_equal(mom_arms, 0);
+    assert_true(mom_armed && mom_tc8 == 6);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1494,6 +1674,10 @@ int main(void)
         cmocka_unit_test(periodic_refusals_in_the_specs_order),
         cmocka_unit_test(cancel_and_mode_end_a_series),
         cmocka_unit_test(a_queued_series_follows_the_running_one),
+        cmocka_unit_test(quiet_series_reports_its_last_event_only),
+        cmocka_unit_test(quiet_and_loud_series_queued_keep_their_own_flag),
+        cmocka_unit_test(cancel_ends_a_quiet_series_with_cancelled),
+        cmocka_unit_test(periodic_reserved_flag_bits_are_bad_value),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -155,7 +155,7 @@ def test_hello_at_boot(sim):
     assert len(run.of(mp.Hello)) == 1, "no reset (watchdog) during the campaign"
     h = first.msg
     assert isinstance(h, mp.Hello)
-    assert (h.proto_version, h.node_kind, h.fw_version) == (mp.PROTO_VERSION, 2, 0x0500)
+    assert (h.proto_version, h.node_kind, h.fw_version) == (mp.PROTO_VERSION, 2, 0x0600)
     assert (h.cpu_hz, h.timer_hz, h.tick_counts, h.baud) == (16_000_000, 250_000, 17778, 9600)
     # simavr 1.6 starts the core with MCUSR = PORF (0x01), as the silicon does after power-on; the
     # executor reports it as it is (port/avr/board.c, board_read_reset_cause)

@@ -290,7 +290,7 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_CANCELLED_PENDING 3 /* u8 */
 #define MM_CANCELLED_LEN 4
 
-/* PERIODIC (version 5): a series of events at moments inside ticks */
+/* PERIODIC (version 5): a series of events at moments inside ticks; version 6 adds flags */
 #define MM_PERIODIC_TAG 0          /* u16 */
 #define MM_PERIODIC_EVENT_ID 2     /* u8 */
 #define MM_PERIODIC_TIMECODE 3     /* u32 */
@@ -298,7 +298,9 @@ uint8_t mm_cobs_push(struct mm_dec MM_RAM *d, uint8_t byte);
 #define MM_PERIODIC_PERIOD 11      /* u32 */
 #define MM_PERIODIC_TICK_COUNTS 15 /* u32 */
 #define MM_PERIODIC_COUNT 19       /* u16 */
-#define MM_PERIODIC_LEN 21
+#define MM_PERIODIC_FLAGS 21       /* u8, version 6 */
+#define MM_PERIODIC_LEN 22
+#define MM_PERIODIC_FLAG_QUIET 0x01 /* a FIRED for the series' last event only */
 
 /* HIST_ARM (version 6): the profiler's histogram of a series of events */
 #define MM_HIST_ARM_TIMECODE 0      /* u32 */

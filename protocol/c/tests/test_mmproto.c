@@ -194,7 +194,7 @@ static struct field_def fields[] = {
     F(BAUD, HUNDREDS, baud_hundreds, 2),
     F(PERIODIC, TAG, tag, 2), F(PERIODIC, EVENT_ID, event_id, 1), F(PERIODIC, TIMECODE, timecode, 4),
     F(PERIODIC, FIRST, first, 4), F(PERIODIC, PERIOD, period, 4), F(PERIODIC, TICK_COUNTS, tick_counts, 4),
-    F(PERIODIC, COUNT, count, 2),
+    F(PERIODIC, COUNT, count, 2), F(PERIODIC, FLAGS, flags, 1),
     F(HIST_ARM, TIMECODE, timecode, 4), F(HIST_ARM, FIRST, first, 4), F(HIST_ARM, PERIOD, period, 4),
     F(HIST_ARM, COUNT, count, 4), F(HIST_ARM, LATE, late, 4), F(HIST_ARM, EARLY, early, 2),
     F(HIST_ARM, EVENT_ID, event_id, 1), F(HIST_ARM, CELL_SHIFT, cell_shift, 1),
