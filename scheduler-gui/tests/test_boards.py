@@ -18,8 +18,9 @@ from mmrig import cli
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "protocol" / "python" / "tests"))
 from fake_arduino import FakeArduino  # noqa: E402
 
-PROFILER = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.PROFILER, 0x0100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 2)
-EXECUTOR = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.EXECUTOR, 0x0500, 16_000_000, 250_000, 17_778, 9600, 0, 2)
+PROFILER = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.PROFILER, 0x0200, 16_000_000, 16_000_000, 1_137_778, 9600,
+                    mp.HELLO_FLAG_CAPTURE | mp.HELLO_FLAG_HIST, 2)
+EXECUTOR = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.EXECUTOR, 0x0600, 16_000_000, 250_000, 17_778, 9600, 0, 2)
 IMAGES = {"profiler": ("profiler.elf", dataclasses.replace(PROFILER, reset_cause=1)),
           "executor": ("executor.elf", dataclasses.replace(EXECUTOR, reset_cause=1))}
 
@@ -34,7 +35,7 @@ def fake_sysfs(root: Path) -> Path:
 
 def test_hello_in_words() -> None:
     w = b.hello_words(EXECUTOR)
-    assert w == {"node": "executor", "protocol": mp.PROTO_VERSION, "firmware": "5.0", "cpu_hz": 16_000_000,
+    assert w == {"node": "executor", "protocol": mp.PROTO_VERSION, "firmware": "6.0", "cpu_hz": 16_000_000,
                  "timer_hz": 250_000, "tick_ms": 71.112, "baud": 9600, "flags": 0, "reset_cause": "external"}
     assert b.hello_words(dataclasses.replace(PROFILER, reset_cause=0))["reset_cause"] == "not told"
 
@@ -46,10 +47,10 @@ def test_a_board_whose_hello_is_its_images_but_for_the_reset_cause_matches() -> 
 def test_old_firmware_and_another_baud_build_are_lines_of_what_to_fix() -> None:
     old = dataclasses.replace(PROFILER, fw_version=0x0009, baud=19200)
     diff = b.differences(old, IMAGES["profiler"][1])
-    assert diff == {"fw_version": (9, 256), "baud": (19200, 9600)}
+    assert diff == {"fw_version": (9, 0x0200), "baud": (19200, 9600)}
     fixes = b.mismatch_fixes("/dev/ttyACM0", "profiler", diff)
     assert len(fixes) == 2
-    assert "firmware 0.9, the build is 1.0" in fixes[0] and "make flash-profiler PORT=/dev/ttyACM0" in fixes[0]
+    assert "firmware 0.9, the build is 2.0" in fixes[0] and "make flash-profiler PORT=/dev/ttyACM0" in fixes[0]
     assert "built for 19200 baud" in fixes[1] and "BAUD=19200" in fixes[1]
 
 
@@ -83,7 +84,7 @@ def test_report_exit_codes_and_text() -> None:
 
 def test_expect_line_match_mismatch_and_no_answer() -> None:
     ok = b.PortCheck("/dev/ttyACM0", PROFILER, image=IMAGES["profiler"][1], image_path="p.elf")
-    assert b.expect_line(ok) == (0, "/dev/ttyACM0: profiler firmware 1.0, 9600 baud, 16000000 Hz: matches p.elf")
+    assert b.expect_line(ok) == (0, "/dev/ttyACM0: profiler firmware 2.0, 9600 baud, 16000000 Hz: matches p.elf")
     bad = dataclasses.replace(ok, diff={"baud": (19200, 9600)})
     code, line = b.expect_line(bad)
     assert code == 1 and "MISMATCH" in line and "baud board 19200 image 9600" in line
@@ -94,7 +95,7 @@ def test_check_port_reads_a_reset_megas_boot_hello_and_compares_it(tmp_path: Pat
     with FakeArduino(dataclasses.replace(PROFILER, fw_version=0x0009)) as node:
         c = b.check_port(node.path, IMAGES, sysfs=fake_sysfs(tmp_path))
         assert node.held == 0 and node.got == []       # listened, never asked: its boot HELLO came
-    assert c.role == "profiler" and c.diff == {"fw_version": (9, 256)}
+    assert c.role == "profiler" and c.diff == {"fw_version": (9, 0x0200)}
     assert len(c.fixes) == 1 and "flash" in c.fixes[0]
 
 
