@@ -157,8 +157,8 @@ def hist_header(sidecar: Mapping[str, Any]) -> list[str]:
                f"{hist['overflow']}, underflow (< 0) {hist['underflow']}")
     w = hist.get("worst")
     out.append("# worst: none measured" if not w else
-               f"# worst: {w['latency_us']:.3f} us ({w['outcome']}), event {w['event']}, tick {w['scheduled_tc']}, "
-               f"sent at {w['sent_s']} s")
+               f"# worst: {w['latency_us']:.3f} us ({w['outcome']}), event {w['event']}, tick {w['scheduled_tc']}"
+               + (f", sent at {w['sent_s']} s" if w.get("sent_s") is not None else ""))
     ph = sidecar.get("profiler_histogram")
     if ph:          # the profiler's own histogram of a periodic series (protocol 6; docs/data-format.md)
         a = ph.get("agreement") or {}

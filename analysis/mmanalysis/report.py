@@ -241,7 +241,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     write_frame(per_group, out / "summary-groups.csv", index=False)
     write_frame(comp, out / "comparison.csv", index=False)
     sel = select(data, include_all)
-    shown = sel.shown
+    counted = profhistreport.counted_runs(data.meta)     # no event rows: their own table only
+    shown = [r for r in sel.shown if r not in counted]
     valid = data.valid_runs()
     marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
@@ -285,7 +286,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     budgets = budget_rows(subset(data, shown))
     if budgets:
         md += ["## Normal mode: the latency budget (us)", "", BUDGET_WORDS, "", md_table(BUDGET_HEADERS, budgets), ""]
-    hists = profhistreport.rows(data.meta, shown)
+    hists = profhistreport.rows(data.meta, [r for r in data.runs if r in sel.shown])
     if hists:
         md += ["## The profiler's own histograms", "", profhistreport.WORDS, "",
                md_table(profhistreport.HEADERS, hists), ""]

@@ -46,6 +46,9 @@ class ProgressLine:
         self._out = threading.Lock()           # the terminal (drawer vs. print_above)
         self._seen: set[int] = set()
         self._lat: list[float] = []
+        self._counted: Any = None             # the profiler's last HIST_SUMMARY (a series on its histogram alone)
+        self._p99: float | None = None
+        self._top: float | None = None
         self._on_time = 0
         self._dirty = False
         self._lag_text: str | None = None
@@ -58,6 +61,14 @@ class ProgressLine:
 
     # ---- the run's threads ------------------------------------------------------------------------------
     def observer(self, kind: str, obj: Any) -> None:
+        if kind == "profiler_report":           # a series on the profiler's histogram alone: its figures
+            with self._lock:
+                s = obj.summary
+                self._counted = s
+                self._p99 = obj.percentile_us(0.99)
+                self._top = obj.us(s.max) if s is not None and s.ok + s.late else None
+                self._dirty = True
+            return
         if kind != "event" or obj.outcome is None:
             return
         ev = obj.event
@@ -77,8 +88,13 @@ class ProgressLine:
     def text(self) -> str:
         with self._lock:                      # only counts under the lock: the run's threads wait on it
             done, on_time, n = len(self._seen), self._on_time, len(self._lat)
+            counted, p99_counted, top_counted = self._counted, self._p99, self._top
         lat = np.array(self._lat[:n], dtype=float)     # the list only grows: its first n are settled
         p99, top = (float(np.quantile(lat, 0.99)), float(lat.max())) if n else (float("nan"), float("nan"))
+        if counted is not None:               # the profiler's report (cumulative, about once a second)
+            done, on_time = counted.ok + counted.late + counted.early + counted.missed, counted.ok
+            p99 = p99_counted if p99_counted is not None else float("nan")
+            top = top_counted if top_counted is not None else float("nan")
         total = f"/{self.total}" if self.total else ""
         share = f" ({100.0 * on_time / done:.1f} %)" if done else ""
         parts = [f"{self.name + ': ' if self.name else ''}{done}{total} events",

@@ -60,6 +60,10 @@ class RunConfig:
     # aligned (right after a new TIMECODE), free (a timer at the rate), or periodic (mixed mode: the executor is
     # sent the schedule grid itself, PERIODIC frames, and fires its moments inside ticks: series.py)
     generation: str = "aligned"
+    # a periodic series: a RESULT per event (True), the AVR profiler's histogram alone (False: no per-event rows,
+    # the line is not the limit: profhist.py), or None: RESULTs where the profiler's line carries them, else the
+    # histogram alone
+    raw: bool | None = None
     accuracy: int = 0                 # normal mode: 0 plain sleep .. 100 busy-wait the last 20 ms
     discipline: bool = False          # normal mode: fire by tick starts the profiler's own stamps place (servo.py)
     # normal mode: where the firing thread runs. "own": a process with no GUI in it (the command line, or
@@ -86,6 +90,8 @@ class RunConfig:
             raise ValueError(f"--generation periodic is mixed mode's (the executor fires the series), not {self.mode}'s")
         if self.generation == "periodic" and self.random_ids:
             raise ValueError("--random-ids: a periodic series' ids go round 0..7 (the executor numbers its moments)")
+        if self.raw is not None and self.generation != "periodic":
+            raise ValueError("--raw / --no-raw: a periodic series' choice (--mode mixed --generation periodic)")
         if self.dispatch not in ("isr", "task"):
             raise ValueError("dispatch must be isr or task")
         if self.firing_process not in ("own", "gui"):
@@ -120,7 +126,9 @@ class RunConfig:
         if self.baud is not None and baud_problem(self.baud):
             raise ValueError(f"--baud {baud_problem(self.baud)}")
         if wants_grid(self.mode, None if self.rate_ms is None else self.rate_ms / 1000.0, NOMINAL_TICK_S,
-                      self.generation):
+                      self.generation) and (self.generation != "periodic" or self.raw):
+            # (a periodic series with raw unset may run on the profiler's histogram alone: judged after the
+            # handshake, when the profiler has said whether it keeps one: runstate.py)
             problem = line_problem((self.rate_ms or 1000.0 * NOMINAL_TICK_S) / 1000.0, self.baud or 9600,
                                    as_built=self.baud is None)
             if problem:

@@ -18,6 +18,7 @@ the rig's fault (a lost RESULT, a join that differs), never the system's under t
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -36,6 +37,27 @@ def profiler_keeps_histograms(hello: mp.Hello | None) -> bool:
     return hello is not None and bool(hello.flags & mp.HELLO_FLAG_HIST)
 
 
+class NoHistogram(ValueError):
+    """A run that needs the profiler's histogram alone, with a profiler that keeps none (the 8051)."""
+
+
+def histogram_only(raw: bool | None, hello: mp.Hello | None, line_why: str | None) -> bool:
+    """Whether a periodic series runs on the profiler's histogram alone (no RESULT per event): `raw` as the run
+    asks (None: RESULTs where the profiler's line carries them, `line_why` None), the profiler's HELLO, and why
+    the line cannot carry a RESULT per event (grid.line_problem). Raises NoHistogram (a profiler without one)
+    or NoHistogram with `line_why` (RESULTs asked for, or no histogram, on a line that cannot carry them)."""
+    keeps = profiler_keeps_histograms(hello)
+    if raw is False or (raw is None and line_why is not None):
+        if not keeps:
+            raise NoHistogram(line_why if raw is None else
+                              "--no-raw: this profiler keeps no histogram (the 8051 has no RAM for one): "
+                              "every event needs its RESULT")
+        return True
+    if line_why is not None:
+        raise NoHistogram(line_why)
+    return False
+
+
 def cell_shift_for(timer_hz: int) -> int:
     """The shift that makes a cell as near 1 us as a power of two of counts allows (4 at 16 MHz: 1 us exactly)."""
     shift = 0
@@ -50,6 +72,7 @@ class ProfilerHistogram:
 
     arm: mp.HistArm
     timer_hz: int
+    tick_counts: int = 0
     cells: list[int] = field(default_factory=lambda: [0] * (CELLS + 1))
     summary: mp.HistSummary | None = None
     reports: int = 0               # HIST_SUMMARY frames taken (the answer to the HIST_ARM included)
@@ -82,6 +105,65 @@ class ProfilerHistogram:
             self.refused = msg.code
             return True
         return False
+
+    def percentile_us(self, q: float) -> float | None:
+        """The q-th quantile of the ok and late latencies, nearest rank, as the upper edge of its cell (at most
+        the maximum): from 1 us cells a figure can be no finer than its cell, and never lower than the truth."""
+        s = self.summary
+        n = sum(self.cells)         # (mid-run a report's cells may lag its summary by the edges of its sending)
+        if s is None or not n:
+            return None
+        rank, cum = max(1, math.ceil(q * n)), 0
+        for i, c in enumerate(self.cells):
+            cum += c
+            if cum >= rank:
+                return self.us(s.max) if i == CELLS else min(self.us(s.max), round((i + 1) * self.cell_us, 4))
+        return None
+
+    def run_summary(self, total: int, not_counted: int) -> dict[str, Any]:
+        """The run's `summary` (latstats.run_summary's keys) from the profiler's figures, for a run on its
+        histogram alone: min, max and mean exact, percentiles as `percentile_us` gives them, no variance (the
+        profiler keeps no sum of squares)."""
+        s = self.summary
+        ok, late, early, missed = (0, 0, 0, 0) if s is None else (s.ok, s.late, s.early, s.missed)
+        n = ok + late
+        outcomes = {"ok": ok, "late": late, "early": early, "missed": missed, "lost": 0}
+        events = sum(outcomes.values())
+        return {"n": n, "mean_us": round(s.sum * 1e6 / self.timer_hz / n, 4) if s is not None and n else None,
+                "variance_us2": None, "min_us": self.us(s.min) if s is not None and n else None,
+                "p50_us": self.percentile_us(0.5), "p99_us": self.percentile_us(0.99),
+                "p999_us": self.percentile_us(0.999), "max_us": self.us(s.max) if s is not None and n else None,
+                "outcomes": outcomes, "events": events, "on_time_share": ok / events if events else None,
+                "unmeasurable": 0,
+                "from_profiler_histogram": {"series_events": total, "not_counted": not_counted,
+                                            "percentiles": "upper edge of the cell", "cell_us": round(self.cell_us, 6)}}
+
+    def histogram_section(self) -> dict[str, Any]:
+        """The sidecar's `histogram` (mmanalysis.histogram's keys) from the profiler's cells, for a run on its
+        histogram alone; the worst event is the series' index k, its tick from the grid's moment."""
+        s = self.summary
+        n = sum(self.cells)
+        worst = None
+        if s is not None and s.ok + s.late:
+            worst = {"event": s.worst, "latency_us": self.us(s.max), "outcome": "late" if s.max >= self.arm.late else "ok",
+                     "scheduled_tc": self.arm.timecode + (self.arm.first + s.worst * self.arm.period)
+                     // max(1, self.tick_counts), "sent_s": None}
+        return {"bin_us": round(self.cell_us, 6), "bins": CELLS, "range_us": round(self.cell_us * CELLS, 6), "n": n,
+                "counts": self.cells[:CELLS], "overflow": self.cells[CELLS], "underflow": 0, "worst": worst}
+
+    def accounting(self, total: int, stopped: bool) -> tuple[int, str | None]:
+        """(events the profiler did not count, why that is a fault or None) for a run on the histogram alone:
+        every moment of the series is ok, late, early or missed in the final report; a run stopped early (Ctrl-C)
+        leaves the moments after its end uncounted, said, never taken for missed."""
+        s = self.summary
+        if s is None or not self.final:
+            return total, ("the profiler's final report never came: the series' events are not accounted for "
+                           f"({self.reports} reports taken)")
+        counted = s.ok + s.late + s.early + s.missed
+        if counted == total or (stopped and counted < total):
+            return total - counted, None
+        return total - counted, (f"the profiler counted {counted} events of a series of {total}: the accounting "
+                                 "does not add up")
 
     def us(self, counts: int) -> float:
         return round(counts * 1e6 / self.timer_hz, 4)
@@ -157,20 +239,20 @@ def format_profiler_histogram(section: dict[str, Any]) -> str:
 
 
 def arm(session: Any, grid: Any, total: int, late_bound_us: float, timer_hz: int,
-        event_id: int = 0) -> ProfilerHistogram | None:
-    """Sends the profiler the grid's first `total` moments as one HIST_ARM (raw RESULTs kept), event 0 with id
+        event_id: int = 0, raw: bool = True) -> ProfilerHistogram | None:
+    """Sends the profiler the grid's first `total` moments as one HIST_ARM (RESULTs kept with `raw`), event 0 with id
     `event_id`; None if the link failed. `session`: anything with `send(node, message)`."""
     tc, first = grid.moment(0)
     msg = mp.HistArm(timecode=tc & 0xFFFFFFFF, first=first, period=grid.interval_counts,
                      count=min(total, 0xFFFFFFFF), late=min(0xFFFFFFFF, round(late_bound_us * timer_hz / 1e6)),
                      early=SERIES_EARLY_COUNTS,         # the PC's own joining rule, to the count
                      event_id=event_id, cell_shift=cell_shift_for(timer_hz), report_ticks=REPORT_TICKS,
-                     flags=mp.HistArm.FLAG_RAW)
+                     flags=mp.HistArm.FLAG_RAW if raw else 0)
     try:
         session.send("profiler", msg)
     except LinkError:
         return None
-    return ProfilerHistogram(msg, timer_hz)
+    return ProfilerHistogram(msg, timer_hz, grid.tick_counts)
 
 
 def end_message() -> mp.HistArm:
@@ -179,6 +261,6 @@ def end_message() -> mp.HistArm:
                       report_ticks=1, flags=0)
 
 
-__all__ = ["FINAL_WAIT_S", "REPORT_TICKS", "ProfilerHistogram", "arm", "cell_shift_for", "end_message",
+__all__ = ["FINAL_WAIT_S", "NoHistogram", "REPORT_TICKS", "ProfilerHistogram", "histogram_only", "arm", "cell_shift_for", "end_message",
            "format_profiler_histogram",
            "profiler_keeps_histograms"]

@@ -37,7 +37,7 @@ from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .ownstall import StallWatch
 from .quiet import quiet_interpreter
-from . import seriesrun
+from . import profhist, seriesrun
 from .result import RunResult
 from .runstate import BadHello, RunState
 from .session import Session
@@ -151,7 +151,17 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            if self.state.on_grid and (why := line_problem(self.state.rate_s(cfg), self.state.baud)):
+            why = line_problem(self.state.rate_s(cfg), self.state.baud) if self.state.on_grid else None
+            if cfg.generation == "periodic":    # a series: on the profiler's histogram alone if need be
+                try:
+                    self.state.histogram_only = profhist.histogram_only(cfg.raw, hello, why)
+                except profhist.NoHistogram as exc:
+                    raise LineBudget(str(exc)) from None
+                if self.state.histogram_only:
+                    self.say("the profiler's histogram alone measures this series: no RESULT per event, no event "
+                             "rows" + (f" (a RESULT per event does not fit the profiler's line at {self.state.baud} "
+                                       "baud: --raw needs a faster one)" if why and cfg.raw is None else ""))
+            elif why:
                 raise LineBudget(why)           # the nodes' own rate (no --baud) cannot carry the grid
             if cfg.load != "idle":
                 try:
@@ -290,6 +300,8 @@ class Runner:
         if self.stop_requested.is_set():
             st.generating = False
             self.counters["stopped_early"] = 1
+        elif st.series is not None and st.histogram_only:
+            seriesrun.follow_counted(self)      # no events made: the profiler counts them (profhist.py)
         elif st.series is not None:
             # a periodic series: the executor fires every moment it was sent, so the run makes an event for
             # each (its total set when the grid was laid), whatever the clock says
@@ -332,6 +344,8 @@ class Runner:
         grid = st.grid if st.grid is not None else st.lay_grid(cfg, st.tracker.current)
         if cfg.mode == "mixed" and st.series is None:
             seriesrun.send_series(self, now)
+            if st.histogram_only:
+                return
         while (cfg.count is None or len(self.events) < cfg.count) and (st.series is None
                                                                       or grid.next_k < st.series.total):
             tc, due = grid.moment(grid.next_k)
@@ -519,7 +533,8 @@ class Runner:
             if isinstance(msg, mp.Result):
                 self.on_result(msg)
             elif st.profiler_hist is not None and st.profiler_hist.take(msg):
-                pass                             # the profiler's own histogram (profhist.py)
+                if isinstance(msg, mp.HistSummary):      # the profiler's own histogram (profhist.py)
+                    self.notify("profiler_report", st.profiler_hist)
             elif isinstance(msg, mp.Error):
                 self.count(f"profiler_error_{msg.code}")
             return None
@@ -635,16 +650,21 @@ class Runner:
             apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts)
         summary = summarize(self.events)
         created = st.generator.created if st is not None else 0
-        try:
-            check_invariant(self.events, created, summary)
-            invariant = {"ok": True, "error": None}
-        except InvariantViolation as exc:
-            invariant = {"ok": False, "error": str(exc)}
-            self.invalid.append(Reason("invariant", f"accounting invariant violated: {exc}"))
+        if st is not None and st.histogram_only:
+            summary, invariant = self.counted_summary()
+        else:
+            try:
+                check_invariant(self.events, created, summary)
+                invariant = {"ok": True, "error": None}
+            except InvariantViolation as exc:
+                invariant = {"ok": False, "error": str(exc)}
+                self.invalid.append(Reason("invariant", f"accounting invariant violated: {exc}"))
         if st is not None and st.profiler_hist is not None \
                 and (why := st.profiler_hist.disagreement(self.events)) is not None:
             self.invalid.append(Reason("profiler_histogram", why))
         sidecar = assemble(self, verdict, cpu, load, validity, summary, invariant)
+        if st is not None and st.histogram_only and st.profiler_hist is not None:
+            sidecar["histogram"] = st.profiler_hist.histogram_section()   # the profiler's cells: the only ones
         if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
             self.say(late)                    # a miss explained, not left a bare past_due
         csv_path = json_path = None
@@ -656,6 +676,23 @@ class Runner:
                 raise journal.failed(exc) from exc
             journal.remove()
         return RunResult(self.events, sidecar, csv_path, json_path)
+
+
+    def counted_summary(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A series on the profiler's histogram alone: the summary from its final report, and the accounting
+        invariant as it holds for counted events (every moment ok, late, early or missed in that report)."""
+        st = self.state
+        assert st is not None and st.series is not None
+        hist = st.profiler_hist
+        total = st.series.total
+        if hist is None:
+            why = "the profiler's histogram was never armed (its link failed)"
+            self.invalid.append(Reason("invariant", f"accounting invariant violated: {why}"))
+            return summarize([]), {"ok": False, "error": why}
+        not_counted, why = hist.accounting(total, self.stop_requested.is_set())
+        if why is not None:
+            self.invalid.append(Reason("invariant", f"accounting invariant violated: {why}"))
+        return hist.run_summary(total, not_counted), {"ok": why is None, "error": why}
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:

@@ -68,6 +68,7 @@ class RunState:
     grid: Grid | None = None           # that grid: laid from the first tick generation sees
     series: SeriesPlan | None = None   # mixed mode on a grid: the PERIODIC frames that carry it (series.py)
     profiler_hist: ProfilerHistogram | None = None   # ... and the profiler's own histogram of it (profhist.py)
+    histogram_only: bool = False       # ... which alone measures it: no RESULT per event, no event rows (profhist.py)
     next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0

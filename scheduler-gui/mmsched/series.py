@@ -74,12 +74,15 @@ class SeriesPlan:
         """The series whose first moment is moment k, if one is."""
         return self.chunks[k // self.size] if k % self.size == 0 and k < self.total else None
 
-    def frame(self, chunk: Chunk, tc_offset: int) -> mp.Periodic:
-        """The chunk's PERIODIC, its first tick in the executor's timeline."""
+    def frame(self, chunk: Chunk, tc_offset: int, quiet: bool = False) -> mp.Periodic:
+        """The chunk's PERIODIC, its first tick in the executor's timeline. `quiet`: a FIRED for its last event
+        only (protocol 6: a run on the profiler's histogram alone, whose 13-byte FIREDs at a kilohertz would not
+        fit a 115200-baud line)."""
         tc, due = self.grid.moment(chunk.first_k)
         return mp.Periodic(tag=self.tag(chunk.first_k), event_id=self.event_id(chunk.first_k),
                            timecode=(tc - tc_offset) & 0xFFFFFFFF, first=due, period=self.grid.interval_counts,
-                           tick_counts=self.grid.tick_counts, count=chunk.count)
+                           tick_counts=self.grid.tick_counts, count=chunk.count,
+                           flags=mp.Periodic.FLAG_QUIET if quiet else 0)
 
     def chunk_by_tag(self, tag: int) -> Chunk | None:
         """The series whose first event has this tag and is not answered yet (its ACK or ERROR carries it)."""

@@ -31,7 +31,34 @@ def send_series(r: RunFace, now: float) -> None:
     for chunk in st.series.chunks[:2]:
         send_chunk(r, chunk)
     if profhist.profiler_keeps_histograms(r.session.links["profiler"].hello):
-        st.profiler_hist = profhist.arm(r.session, st.grid, total, cfg.late_bound_us, st.timebase.timer_hz)
+        st.profiler_hist = profhist.arm(r.session, st.grid, total, cfg.late_bound_us, st.timebase.timer_hz,
+                                        raw=not st.histogram_only)
+    if st.histogram_only:
+        st.grid.next_k = total              # every moment is the executor's now: the run makes no event of its own
+        st.next_free_at = math.inf          # nor wakes to make one (the loop wakes for frames and every 50 ms)
+
+
+def follow_counted(r: RunFace) -> None:
+    """A series on the profiler's histogram alone (profhist.py): each next series sent once the one before it
+    has begun (by the profiler's tick, not by a FIRED: a quiet series sends none until its last), and the end
+    of generation when the profiler's final report came or every moment's window has closed (the run then
+    ends the profiler's series and takes its final report: nodesetup.finish_profiler_histogram)."""
+    st = r.state
+    assert st is not None and st.series is not None and st.grid is not None
+    cur = st.tracker.current
+    if cur is None:
+        return
+    for c in st.series.chunks[1:]:
+        if c.sent is None and c.refused is None:
+            before = st.series.chunks[c.index - 1]
+            if before.sent is not None and cur >= st.grid.moment(before.first_k)[0]:
+                send_chunk(r, c)
+            break
+    hist = st.profiler_hist
+    last_tc = st.grid.moment(st.series.total - 1)[0]
+    windows = math.ceil(8 * st.grid.interval_counts / st.grid.tick_counts)     # an edge's id's next moment
+    if hist is None or hist.final or cur > last_tc + windows + r.cfg.timeout_ticks:
+        st.generating = False
 
 
 def send_chunk(r: RunFace, chunk: Chunk) -> None:
@@ -39,7 +66,7 @@ def send_chunk(r: RunFace, chunk: Chunk) -> None:
     assert st is not None and st.series is not None
     try:
         t = r.now()
-        w = r.session.send_frame("executor", st.series.frame(chunk, st.tc_offset))
+        w = r.session.send_frame("executor", st.series.frame(chunk, st.tc_offset, quiet=st.histogram_only))
         chunk.sent = Sent("executor", w.offset, t, w.opens, w.size)
     except LinkError:
         chunk.refused = "link_fault"
@@ -137,6 +164,9 @@ def on_series_fired(r: RunFace, tag: int, ev: Event | None, at: float, fired_tc:
     is noted on it all the same). Sends the next series when this FIRED begins one."""
     st = r.state
     assert st is not None and st.series is not None and st.grid is not None
+    if st.histogram_only:                   # no events of the run's own: the profiler counts them
+        r.count("series_fired")
+        return None
     if ev is None:
         k = st.series.k_made(tag, st.grid.next_k)
         if k is not None:

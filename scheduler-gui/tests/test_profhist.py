@@ -5,6 +5,7 @@ made here; the profiler that sends them is tested in profiler-fw/tests and end t
 from __future__ import annotations
 
 import mmproto as mp
+import pytest
 from mmsched.event import Event
 from mmsched.profhist import ProfilerHistogram, cell_shift_for, end_message, format_profiler_histogram
 
@@ -77,3 +78,43 @@ def test_a_refusal_is_kept_and_the_end_message_ends_the_series() -> None:
     assert h.take(mp.Error(mp.ErrorCode.BAD_VALUE, mp.HistArm.TYPE, 0, 0))
     assert h.section([])["refused"] == "BAD_VALUE"
     assert end_message().count == 0
+
+
+def test_a_run_takes_the_histogram_alone_only_where_it_must_or_is_told() -> None:
+    from mmsched.profhist import NoHistogram, histogram_only
+    avr = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.PROFILER, 0x0200, 16_000_000, 16_000_000, 1_137_778, 115200,
+                   mp.HELLO_FLAG_CAPTURE | mp.HELLO_FLAG_HIST, 2)
+    i8051 = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.PROFILER, 0x0100, 11_059_200, 921_600, 65_536, 115200,
+                     mp.HELLO_FLAG_POLLED | mp.HELLO_FLAG_8051, 0)
+    line = "--rate 1 ms is 1,000 events a second, but at 115200 baud the profiler's line carries 569"
+    assert histogram_only(None, avr, None) is False            # the line carries RESULTs: keep them
+    assert histogram_only(None, avr, line) is True             # it does not: the histogram alone
+    assert histogram_only(False, avr, None) is True            # --no-raw
+    assert histogram_only(True, avr, None) is False            # --raw
+    for raw, hello, why in ((True, avr, line), (None, i8051, line), (False, i8051, None)):
+        with pytest.raises(NoHistogram):
+            histogram_only(raw, hello, why)
+
+
+def test_a_counted_runs_summary_comes_from_the_cells_and_accounts_for_every_moment() -> None:
+    h = ProfilerHistogram(mp.HistArm(10, 0, 16_000, 5, 16_000, 1600, 0, 4, 14, 0), 16_000_000, 1_137_778)
+    h.take(cells(1, 8, 90, 9, 0, 0, 0, 0, 0, 1))        # 90 in cell 8, 9 in cell 9, 1 in cell 15
+    h.take(summary(1, mp.HistSummary.FLAG_FINAL, 100, 0, 2, 3, 130, 250, 100 * 140))
+    s = h.run_summary(105, 0)
+    assert s["outcomes"] == {"ok": 100, "late": 0, "early": 2, "missed": 3, "lost": 0} and s["events"] == 105
+    assert s["n"] == 100 and s["min_us"] == 8.125 and s["max_us"] == 15.625 and s["mean_us"] == 8.75
+    assert (s["p50_us"], s["p99_us"], s["p999_us"]) == (9.0, 10.0, 15.625)   # cell edges, the last at most max
+    assert s["variance_us2"] is None
+    assert h.accounting(105, stopped=False) == (0, None)
+    left, why = h.accounting(110, stopped=False)
+    assert left == 5 and "does not add up" in why
+    assert h.accounting(110, stopped=True) == (5, None)      # Ctrl-C: the moments after the end, not counted
+    hs = h.histogram_section()
+    assert hs["n"] == 100 and hs["counts"][8] == 90 and hs["worst"]["event"] == 3 and hs["worst"]["scheduled_tc"] == 10
+
+
+def test_without_the_final_report_a_counted_run_is_not_accounted_for() -> None:
+    h = ProfilerHistogram(mp.HistArm(10, 0, 16_000, 5, 16_000, 1600, 0, 4, 14, 0), 16_000_000, 1_137_778)
+    h.take(summary(2, mp.HistSummary.FLAG_ARMED, 3, 0, 0, 0, 130, 250, 600))
+    left, why = h.accounting(5, stopped=False)
+    assert left == 5 and "final report never came" in why

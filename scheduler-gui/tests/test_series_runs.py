@@ -98,10 +98,52 @@ def test_a_kilohertz_series_on_the_paced_bench_accounts_for_every_event(tmp_path
     assert (measurable["outcome"] == "ok").all(), measurable["outcome"].value_counts()
 
 
+def histogram_alone(df: pd.DataFrame, sidecar: dict, total: int) -> None:
+    """A series on the profiler's histogram alone: no event rows, every moment counted by the profiler, the
+    run's histogram and summary its figures, and the executor's line quiet (one FIRED a series)."""
+    assert df.empty and list(df.columns)[:3] == ["event", "tag", "event_id"]
+    s, h, ph = sidecar["summary"], sidecar["histogram"], sidecar["profiler_histogram"]
+    assert ph["final"] and ph["complete"] and not ph["raw"] and sidecar["invariant"]["ok"]
+    assert sum(s["outcomes"].values()) == total == s["from_profiler_histogram"]["series_events"]
+    assert s["n"] == h["n"] == sum(h["counts"]) + h["overflow"] == ph["ok"] + ph["late"]
+    assert sidecar["counters"]["scheduler"].get("series_fired", 0) == sidecar["grid"]["periodic"]["series"]
+    assert sidecar["counters"]["executor"]["tx_dropped"] == 0
+
+
+def test_a_kilohertz_series_on_the_histogram_alone_fits_a_115200_baud_line(tmp_path: Path) -> None:
+    """At 115200 baud a RESULT per event does not fit the profiler's line at 1 kHz (569 a second): the run
+    takes the AVR profiler's histogram alone, and quiet series (a FIRED for each series' last event only)."""
+    code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "115200", "--count", "3000", "--unpaced", "--hist")
+    assert code == 0 and sidecar["valid"], text
+    assert "the profiler's histogram alone measures this series" in text
+    histogram_alone(df, sidecar, 3000)
+    assert sidecar["summary"]["outcomes"]["ok"] == 3000 and sidecar["summary"]["max_us"] < 100
+    hist = (tmp_path / "series.hist").read_text().splitlines()
+    assert sum(int(line.split()[1]) for line in hist if not line.startswith("#")) == 3000
+    # the report reads it with the same reader: its figures in the profilers' table, no row in the run table
+    from mmanalysis.report import report
+    md = report([tmp_path / "series.csv"], tmp_path / "report", figures=False)["md"].read_text()
+    table = md.split("## The profiler's own histograms")[1]
+    assert "| series | 1 | 3000 | 0 | 0 | 0 | 0 |" in table
+    assert "| series |" not in md.split("## Runs shown")[1].split("##")[0]
+    # a RESULT per event asked for at that line: refused in one line, before a port is opened
+    done = subprocess.run([*MMRIG, "run", "--mode", "mixed", "--generation", "periodic", "-i", "1", "--baud", "115200",
+                           "--raw", "--out", str(tmp_path / "raw")], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--baud 250000" in done.stderr and len(done.stderr.splitlines()) == 1
+
+
+def test_a_kilohertz_series_on_the_histogram_alone_on_the_paced_bench_accounts_for_every_event(
+        tmp_path: Path) -> None:
+    code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "115200", "--count", "2000", "--no-raw")
+    assert code in (0, 3), text
+    histogram_alone(df, sidecar, 2000)
+
+
 @pytest.mark.parametrize("kw, words", [
     ({"mode": "normal", "generation": "periodic", "rate_ms": 1.0}, "mixed mode's"),
     ({"mode": "mixed", "generation": "periodic", "rate_ms": 1.0, "baud": 500000, "random_ids": True}, "go round"),
-    ({"mode": "mixed", "generation": "periodic", "rate_ms": 1.0}, "--baud 250000"),
+    ({"mode": "mixed", "generation": "periodic", "rate_ms": 1.0, "raw": True}, "--baud 250000"),
+    ({"mode": "mixed", "generation": "free", "rate_ms": 1.0, "raw": False}, "periodic series' choice"),
 ])
 def test_a_periodic_series_it_cannot_run_is_refused_in_one_line(kw: dict, words: str) -> None:
     with pytest.raises(ValueError, match=words):

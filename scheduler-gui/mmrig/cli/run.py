@@ -155,7 +155,7 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
     count = args.count if args.count is not None or args.duration is not None else 200
     try:
         cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
-                        duration_s=args.duration, random_ids=args.random_ids, generation=args.generation,
+                        duration_s=args.duration, random_ids=args.random_ids, generation=args.generation, raw=args.raw,
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
                         late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, baud=args.baud, name=name,
@@ -428,6 +428,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's); periodic "
                           "(mixed): the executor is sent the whole schedule in PERIODIC frames and fires its moments "
                           "inside ticks (-i 1 --baud 500000: 1,000 events a second)")
+    raw = run.add_mutually_exclusive_group()
+    raw.add_argument("--raw", dest="raw", action="store_const", const=True, default=None,
+                     help="a periodic series: a RESULT per event, one CSV row each (refused where the profiler's line "
+                          "cannot carry them); by default where it can, else the AVR profiler's histogram alone")
+    raw.add_argument("--no-raw", dest="raw", action="store_const", const=False,
+                     help="a periodic series: the AVR profiler's own histogram alone (its 1 us cells, min/max/mean "
+                          "and outcomes, no RESULT per event: -i 1 at 115200 baud; the CSV has no event rows)")
     run.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
     run.add_argument("--discipline", action="store_true",
                      help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "

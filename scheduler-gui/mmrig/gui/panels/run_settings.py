@@ -406,7 +406,11 @@ class RunSettingsPanel(QGroupBox):
             duration = float(self.length.value())
         return RunConfig(mode=self.mode(), distance=self.distance.value(), rate_ms=self.rate_ms(), count=count,
                          duration_s=duration, random_ids=self.random_ids.isChecked(),
-                         generation=self.generation.currentText(), accuracy=self.accuracy.value(),
+                         generation=self.generation.currentText(),
+                         # the window's table and live histogram are per event: a RESULT each (the command line's
+                         # --no-raw runs on the profiler's histogram alone)
+                         raw=True if self.generation.currentText() == "periodic" else None,
+                         accuracy=self.accuracy.value(),
                          dispatch=self.dispatch.currentText(), load=self.load.currentText(),
                          firing_process=self.firing_process(),
                          discipline=self.mode() == "normal" and self.discipline.isChecked(),
