@@ -204,3 +204,16 @@ def test_grid(run_experiment):
 ''')
     done = pytest_run(d, "--rig-results", str(tmp_path / "runs"))
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_suite_runs_a_kilohertz_series_on_the_profilers_histogram_alone(tmp_path: Path) -> None:
+    # a periodic series at 1 kHz on a 115200-baud line: the AVR profiler's own figures, no event rows
+    d = suite(tmp_path, '''
+def test_series(run_experiment):
+    run = run_experiment(mode="mixed", generation="periodic", rate_ms=1, baud=115200, raw=False, count=2000)
+    ph = run.sidecar["profiler_histogram"]
+    assert run.events == [] and ph["final"] and not ph["raw"]
+    assert run.summary["outcomes"]["ok"] == ph["ok"] == 2000 and run.summary["max_us"] < 100
+''')
+    done = pytest_run(d, "--rig-results", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stdout[-3000:]
