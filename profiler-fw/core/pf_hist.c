@@ -85,34 +85,15 @@ static uint8_t rep;
 static uint8_t rep_block;      /* the next block to look at */
 static uint8_t rep_blocks;     /* HIST_CELLS frames of this report so far */
 
-static uint32_t get32(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-}
-
-static void put16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 uint8_t pf_hist_valid(const uint8_t *b)
 {
-    uint32_t period = get32(b + MM_HIST_ARM_PERIOD);
+    uint32_t period = mm_get_u32(b + MM_HIST_ARM_PERIOD);
 
     if (b[MM_HIST_ARM_EVENT_ID] > 7u)
         return 0;
-    if (get32(b + MM_HIST_ARM_COUNT) != 0 && (period == 0 || period >= TC))
+    if (mm_get_u32(b + MM_HIST_ARM_COUNT) != 0 && (period == 0 || period >= TC))
         return 0;
-    if (get32(b + MM_HIST_ARM_FIRST) >= TC)
+    if (mm_get_u32(b + MM_HIST_ARM_FIRST) >= TC)
         return 0;
     if (b[MM_HIST_ARM_CELL_SHIFT] > 15u)
         return 0;
@@ -296,25 +277,25 @@ void pf_hist_arm(const uint8_t *b, uint32_t now_tc)
     struct hist_id *s;
 
     rep = REP_NONE;                    /* a report under way is dropped: its summary never follows */
-    if (get32(b + MM_HIST_ARM_COUNT) == 0) {
+    if (mm_get_u32(b + MM_HIST_ARM_COUNT) == 0) {
         want = WANT_END;               /* the final full report, which ends the series */
         return;
     }
     clear_figures();
-    count = get32(b + MM_HIST_ARM_COUNT);
+    count = mm_get_u32(b + MM_HIST_ARM_COUNT);
     left = count;
-    period = get32(b + MM_HIST_ARM_PERIOD);
+    period = mm_get_u32(b + MM_HIST_ARM_PERIOD);
     period8 = period << 3;             /* < 8 * TC: fits */
     p8t = period8 / TC;
     p8c = period8 - p8t * TC;
-    late_bound = get32(b + MM_HIST_ARM_LATE);
+    late_bound = mm_get_u32(b + MM_HIST_ARM_LATE);
     early = (uint16_t)(b[MM_HIST_ARM_EARLY] | ((uint16_t)b[MM_HIST_ARM_EARLY + 1] << 8));
     shift = b[MM_HIST_ARM_CELL_SHIFT];
     report_ticks = b[MM_HIST_ARM_REPORT_TICKS];
     raw = (uint8_t)(b[MM_HIST_ARM_FLAGS] & MM_HIST_ARM_FLAG_RAW);
     /* events 0 .. 7, one of each id: period < TC, so one carry at most */
-    t = get32(b + MM_HIST_ARM_TIMECODE);
-    c = get32(b + MM_HIST_ARM_FIRST);
+    t = mm_get_u32(b + MM_HIST_ARM_TIMECODE);
+    c = mm_get_u32(b + MM_HIST_ARM_FIRST);
     for (j = 0; j < 8u; j++) {
         s = &ids[(uint8_t)(b[MM_HIST_ARM_EVENT_ID] + j) & 7u];
         s->k = j;
@@ -361,25 +342,25 @@ static void summary(uint8_t *p, uint8_t zero)
 {
     uint8_t i;
 
-    put16(p + MM_HIST_SUMMARY_REPORT, reports);
+    mm_put_u16(p + MM_HIST_SUMMARY_REPORT, reports);
     p[MM_HIST_SUMMARY_FLAGS] = (uint8_t)((armed ? MM_HIST_SUMMARY_FLAG_ARMED : 0) |
                                          (ended ? MM_HIST_SUMMARY_FLAG_FINAL : 0));
     if (zero) {   /* the answer to a HIST_ARM: edges binned before it was sent are not in it */
         for (i = MM_HIST_SUMMARY_OK; i < MM_HIST_SUMMARY_LEN; i++)
             p[i] = 0;
-        put32(p + MM_HIST_SUMMARY_MIN, 0xFFFFFFFFul);
+        mm_put_u32(p + MM_HIST_SUMMARY_MIN, 0xFFFFFFFFul);
         return;
     }
-    put32(p + MM_HIST_SUMMARY_OK, n_ok);
-    put32(p + MM_HIST_SUMMARY_LATE, n_late);
-    put32(p + MM_HIST_SUMMARY_EARLY, n_early);
-    put32(p + MM_HIST_SUMMARY_MISSED, n_missed);
-    put16(p + MM_HIST_SUMMARY_STRAY, n_stray);
-    put32(p + MM_HIST_SUMMARY_MIN, lat_min);
-    put32(p + MM_HIST_SUMMARY_MAX, lat_max);
-    put32(p + MM_HIST_SUMMARY_WORST, worst);
-    put32(p + MM_HIST_SUMMARY_SUM_LO, sum_lo);
-    put16(p + MM_HIST_SUMMARY_SUM_HI, sum_hi);
+    mm_put_u32(p + MM_HIST_SUMMARY_OK, n_ok);
+    mm_put_u32(p + MM_HIST_SUMMARY_LATE, n_late);
+    mm_put_u32(p + MM_HIST_SUMMARY_EARLY, n_early);
+    mm_put_u32(p + MM_HIST_SUMMARY_MISSED, n_missed);
+    mm_put_u16(p + MM_HIST_SUMMARY_STRAY, n_stray);
+    mm_put_u32(p + MM_HIST_SUMMARY_MIN, lat_min);
+    mm_put_u32(p + MM_HIST_SUMMARY_MAX, lat_max);
+    mm_put_u32(p + MM_HIST_SUMMARY_WORST, worst);
+    mm_put_u32(p + MM_HIST_SUMMARY_SUM_LO, sum_lo);
+    mm_put_u16(p + MM_HIST_SUMMARY_SUM_HI, sum_hi);
     p[MM_HIST_SUMMARY_BLOCKS] = rep_blocks;
 }
 
@@ -449,10 +430,10 @@ uint8_t pf_hist_frame(uint8_t *p, uint32_t now_tc, uint32_t ptc, uint32_t pcount
         rep_block = (uint8_t)(b + 1u);
         rep_blocks++;
         cell = (uint16_t)(b * MM_HIST_BLOCK);
-        put16(p + MM_HIST_CELLS_REPORT, reports);
-        put16(p + MM_HIST_CELLS_CELL, cell);
+        mm_put_u16(p + MM_HIST_CELLS_REPORT, reports);
+        mm_put_u16(p + MM_HIST_CELLS_CELL, cell);
         for (j = 0; j < MM_HIST_BLOCK; j++, cell++)
-            put32(p + MM_HIST_CELLS_C0 + 4u * j, cell < NCELL ? cells[cell] : 0);
+            mm_put_u32(p + MM_HIST_CELLS_C0 + 4u * j, cell < NCELL ? cells[cell] : 0);
         return MM_T_HIST_CELLS;
     }
     rep = REP_NONE;

@@ -11,7 +11,8 @@
 #
 # mm_le (mm_get_u16/u32, mm_put_u16/u32) and mm_baud (mm_baud_div: a UART divisor for BAUD) are modules
 # of their own because SDCC links whole modules: the 8051 profiler must not pay for them. MMPROTO_BAUD_SRC is
-# mm_baud's source, for a node that links the frame layer and it (the AVR profiler).
+# mm_baud's source, for a node that links the frame layer and it (the AVR profiler); MMPROTO_LE_SRC mm_le's
+# (the AVR profiler's histograms read and write u16/u32 fields).
 
 MMPROTO_DIR := $(patsubst %/,%,$(dir $(lastword $(MAKEFILE_LIST))))
 _mmproto_p := $(if $(filter .,$(MMPROTO_DIR)),,$(MMPROTO_DIR)/)
@@ -22,3 +23,4 @@ MMPROTO_MODS := $(MMPROTO_FRAME_MODS) mm_le mm_baud
 MMPROTO_FRAME_SRCS := $(MMPROTO_FRAME_MODS:%=$(_mmproto_p)src/%.c)
 MMPROTO_SRCS := $(MMPROTO_MODS:%=$(_mmproto_p)src/%.c)
 MMPROTO_BAUD_SRC := $(_mmproto_p)src/mm_baud.c
+MMPROTO_LE_SRC := $(_mmproto_p)src/mm_le.c
