@@ -289,7 +289,7 @@ void pf_hist_arm(const uint8_t *b, uint32_t now_tc)
     p8t = period8 / TC;
     p8c = period8 - p8t * TC;
     late_bound = mm_get_u32(b + MM_HIST_ARM_LATE);
-    early = (uint16_t)(b[MM_HIST_ARM_EARLY] | ((uint16_t)b[MM_HIST_ARM_EARLY + 1] << 8));
+    early = mm_get_u16(b + MM_HIST_ARM_EARLY);
     shift = b[MM_HIST_ARM_CELL_SHIFT];
     report_ticks = b[MM_HIST_ARM_REPORT_TICKS];
     raw = (uint8_t)(b[MM_HIST_ARM_FLAGS] & MM_HIST_ARM_FLAG_RAW);
