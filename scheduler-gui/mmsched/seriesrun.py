@@ -12,6 +12,7 @@ from mmproto import LinkError
 
 from . import profhist, recovery
 from .event import Event
+from .endpoint import Reason
 from .outcome import refusal_reason
 from .runface import RunFace
 from .series import Chunk, SeriesPlan
@@ -38,11 +39,19 @@ def send_series(r: RunFace, now: float) -> None:
         st.next_free_at = math.inf          # nor wakes to make one (the loop wakes for frames and every 50 ms)
 
 
+HANDOVER_TICKS = 2      # a series sent this many ticks after the one before it began (see follow_counted)
+
+
 def follow_counted(r: RunFace) -> None:
     """A series on the profiler's histogram alone (profhist.py): each next series sent once the one before it
     has begun (by the profiler's tick, not by a FIRED: a quiet series sends none until its last), and the end
     of generation when the profiler's final report came or every moment's window has closed (the run then
-    ends the profiler's series and takes its final report: nodesetup.finish_profiler_histogram)."""
+    ends the profiler's series and takes its final report: nodesetup.finish_profiler_histogram).
+
+    "Begun" is HANDOVER_TICKS ticks after the tick of its first moment: in that tick itself the series before
+    it may still have moments to fire (a 10-minute run that sent at the tick's TIMECODE had 6 of its 10 series
+    refused LIST_FULL, the executor's queue still taken); the next series' first moment is a whole series
+    (60 s at 1 kHz) away, so the margin costs nothing."""
     st = r.state
     assert st is not None and st.series is not None and st.grid is not None
     cur = st.tracker.current
@@ -51,7 +60,7 @@ def follow_counted(r: RunFace) -> None:
     for c in st.series.chunks[1:]:
         if c.sent is None and c.refused is None:
             before = st.series.chunks[c.index - 1]
-            if before.sent is not None and cur >= st.grid.moment(before.first_k)[0]:
+            if before.sent is not None and cur >= st.grid.moment(before.first_k)[0] + HANDOVER_TICKS:
                 send_chunk(r, c)
             break
     hist = st.profiler_hist
@@ -151,6 +160,10 @@ def on_series_answer(r: RunFace, msg: mp.Message, at: float) -> bool:
             and (chunk := st.series.chunk_by_tag(msg.ref_tag)) is not None:
         chunk.refused = refusal_reason(msg.code)
         r.count(f"series_refused_{msg.code}")
+        if st.histogram_only:               # the profiler would count its moments missed, as if the executor's
+            r.invalid.append(Reason("series_refused", f"the executor refused series {chunk.index} "
+                                    f"({chunk.refused}): its {chunk.count} moments never ran, and the profiler's "
+                                    "histogram counts them missed; not a result"))
         for ev in r.in_flight():
             if st.series.chunk_of(ev.event) is chunk:
                 r.end(ev, "missed", chunk.refused)

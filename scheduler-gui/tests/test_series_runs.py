@@ -132,6 +132,25 @@ def test_a_kilohertz_series_on_the_histogram_alone_fits_a_115200_baud_line(tmp_p
     assert done.returncode == 2 and "--baud 250000" in done.stderr and len(done.stderr.splitlines()) == 1
 
 
+def test_a_long_run_on_the_histogram_alone_hands_each_series_over_by_the_tick(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """Quiet series send no FIRED to begin the next by: the run sends each next one a little after the one
+    before it began, by the profiler's tick, and the executor takes every one (series of 400: 1,000 events are
+    three). A series sent too soon is refused (LIST_FULL) and the run says so: invalid, never its moments as
+    the executor's misses."""
+    from mmhil import LockstepEndpoint
+    from mmsched import series
+    from mmsched.runner import Runner
+
+    monkeypatch.setattr(series, "CHUNK", 400)
+    cfg = RunConfig(mode="mixed", generation="periodic", rate_ms=1.0, baud=115200, raw=False, count=1000,
+                    out=tmp_path / "long")
+    result = Runner(cfg, LockstepEndpoint()).run()
+    assert result.valid and result.summary["outcomes"]["ok"] == 1000, (result.summary, result.sidecar["invalid_reasons"])
+    assert result.sidecar["grid"]["periodic"] == {"series": 3, "sent": 3, "acked": 3, "refused": []}
+    assert result.sidecar["counters"]["scheduler"]["series_fired"] == 3        # each series' last event
+
+
 def test_a_kilohertz_series_on_the_histogram_alone_on_the_paced_bench_accounts_for_every_event(
         tmp_path: Path) -> None:
     code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "115200", "--count", "2000", "--no-raw")
