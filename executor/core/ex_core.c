@@ -164,7 +164,16 @@ static void fire_due(struct ex *x, uint8_t already)
 
 /* Arms the series' next moment when its tick is the current or the next one (the board places it in the
  * tick it measures from that tick's edge); a moment whose tick is over is armed at the current tick's start,
- * so the board puts it out at once, late. Further ahead: nothing armed yet (ex_tick arms it as ticks pass). */
+ * so the board puts it out at once, late. Further ahead: nothing armed yet (ex_tick arms it as ticks pass).
+ *
+ * A moment the board holds already for its own tick (armed as the next tick's, its tick now the current one)
+ * is left alone. Re-arming it at each new tick, as this did, raced with its compare: the timecode task runs
+ * the core 1100-1300 cycles (~18 Timer1 counts) after an edge, and a tick's first moment due about then was
+ * taken back from the compare the edge had placed and, within 2 counts of its time, written at once by the
+ * task, where no interrupt wakes the core to report it. On the bench (lockstep, 2026-11-27) that happened at
+ * -i 0.667, 0.6, 0.35, 0.333333 and 0.3 (the periods whose first moment of some tick falls 17-20 counts after
+ * its edge) and in long 1 ms runs: the core then found every later moment past and put them out 8 a tick
+ * (4762 of 6000 missed at 0.667). tests/test_core.c series_at_the_bench_rates_fires_every_moment_on_time. */
 static void series_arm(struct ex *x)
 {
     uint32_t d = x->series.tc - x->tc.ext;
@@ -172,15 +181,17 @@ static void series_arm(struct ex *x)
 
     if (x->series.left == 0 || (d > 1u && d < 0x80000000ul)) {
         exb_disarm_moment();
+        x->series.armed = 0;
         return;
     }
     if (d >= 0x80000000ul) {
         x->series.armed_tc = x->tc.ext;
         exb_arm_moment(path, (uint8_t)x->tc.ext, 0, next_out(x, x->series.id));
-    } else {
+    } else if (!x->series.armed || x->series.armed_tc != x->series.tc) {
         x->series.armed_tc = x->series.tc;
         exb_arm_moment(path, (uint8_t)x->series.tc, ex_series_phase(&x->series), next_out(x, x->series.id));
     }
+    x->series.armed = 1;
 }
 
 /* One moment of the series the board has put out: counted (STATUS.fired counts every event, quiet or not)
@@ -271,6 +282,9 @@ uint8_t ex_tick(struct ex *x, uint8_t port)
         return r;
     if (x->series.left != 0) {
         series_arm(x); /* a new tick: the next moment may be in it or in the one after */
+        /* a moment armed late (its tick over) was written at once, by this task: no interrupt wakes the core
+         * for it, so report it now and arm the next, or it waited for the next edge, a tick */
+        series_report(x);
         return r;
     }
     already = exb_disarm();

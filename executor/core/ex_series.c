@@ -20,6 +20,7 @@ void ex_series_start(struct ex_series *s, uint16_t tag, uint8_t id, uint32_t tc,
     s->id = (uint8_t)(id & 0x07u);
     s->left = count;
     s->quiet = quiet;
+    s->armed = 0;
 }
 
 void ex_series_next(struct ex_series *s)
@@ -32,6 +33,7 @@ void ex_series_next(struct ex_series *s)
     s->tc += s->step_ticks;
     s->tag++;
     s->id = (uint8_t)((s->id + 1u) & 0x07u);
+    s->armed = 0; /* a new moment: the board has not got it yet */
     if (s->left != 0)
         s->left--;
 }

@@ -26,6 +26,7 @@ struct ex_series {
     uint16_t tag;        /* the next moment's event tag */
     uint16_t left;       /* events still to fire (0: no series) */
     uint32_t armed_tc;   /* the tick the board was told the next moment is in (FIRED names it) */
+    uint8_t armed;       /* 1: the board holds this moment, armed for armed_tc (0 after start and each next) */
     uint8_t id;          /* the next moment's event id, 0..7 */
     uint8_t quiet;       /* 1: FIRED for the last event only (PERIODIC flags bit 0, version 6) */
 };
