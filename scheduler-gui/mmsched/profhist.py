@@ -10,10 +10,15 @@ REPORT_TICKS ticks; at the run's end the PC ends the series (HIST_ARM with count
 report. So a kilohertz run's latency figures are computed where the edges are captured, with no RESULT per
 event needed on the line.
 
-While the RESULTs still come (the raw flag: every run so far), the PC has both: its own histogram from the
-events and the profiler's. They must agree cell for cell (the same counts, the same joining rule, a cell is
+While the RESULTs still come (the raw flag: `--raw`, and by default where the line carries them), the PC has
+both: its own histogram from the events and the profiler's. They must agree cell for cell (the same counts, the same joining rule, a cell is
 `counts >> 4` on both sides): `agreement` says whether they do, and where not, by how much. A disagreement is
 the rig's fault (a lost RESULT, a join that differs), never the system's under test, and makes the run invalid.
+
+Without them (`--no-raw`, and by default where a RESULT per event does not fit the line: `histogram_only`) the
+profiler's figures are the run's: no event rows, the summary and the histogram from its final report
+(`run_summary`, `histogram_section`), the accounting invariant over its counts (`accounting`); the executor is
+sent quiet series (one FIRED a series) and the next series by the profiler's tick (seriesrun.follow_counted).
 """
 
 from __future__ import annotations
