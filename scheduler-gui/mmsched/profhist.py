@@ -226,6 +226,24 @@ class ProfilerHistogram:
                 "cells_differing": len(differ), "first_differing_cell": differ[0] if differ else None}
 
 
+def counted_summary(hist: ProfilerHistogram | None, total: int, stopped: bool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A series on the profiler's histogram alone: the run's summary from its final report, and the accounting
+    invariant as it holds for counted events (every moment ok, late, early or missed in that report; `stopped`:
+    the run was stopped early, its later moments not counted)."""
+    if hist is None:
+        return run_summary_of_nothing(total), {"ok": False, "error": "the profiler's histogram was never armed "
+                                                                      "(its link failed)"}
+    not_counted, why = hist.accounting(total, stopped)
+    return hist.run_summary(total, not_counted), {"ok": why is None, "error": why}
+
+
+def run_summary_of_nothing(total: int) -> dict[str, Any]:
+    """The summary of a series no profiler counted: every moment `not_counted`."""
+    s = ProfilerHistogram(end_message(), 1).run_summary(total, total)
+    s["from_profiler_histogram"]["cell_us"] = None
+    return s
+
+
 def format_profiler_histogram(section: dict[str, Any]) -> str:
     """One line for a terminal: the profiler's own figures and whether they agree with the PC's (the sidecar's
     `profiler_histogram`)."""
@@ -266,6 +284,6 @@ def end_message() -> mp.HistArm:
                       report_ticks=1, flags=0)
 
 
-__all__ = ["FINAL_WAIT_S", "NoHistogram", "REPORT_TICKS", "ProfilerHistogram", "histogram_only", "arm", "cell_shift_for", "end_message",
+__all__ = ["FINAL_WAIT_S", "NoHistogram", "counted_summary", "REPORT_TICKS", "ProfilerHistogram", "histogram_only", "arm", "cell_shift_for", "end_message",
            "format_profiler_histogram",
            "profiler_keeps_histograms"]

@@ -650,8 +650,11 @@ class Runner:
             apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts)
         summary = summarize(self.events)
         created = st.generator.created if st is not None else 0
-        if st is not None and st.histogram_only:
-            summary, invariant = self.counted_summary()
+        if st is not None and st.histogram_only and st.series is not None:
+            summary, invariant = profhist.counted_summary(st.profiler_hist, st.series.total,
+                                                          self.stop_requested.is_set())
+            if not invariant["ok"]:
+                self.invalid.append(Reason("invariant", f"accounting invariant violated: {invariant['error']}"))
         else:
             try:
                 check_invariant(self.events, created, summary)
@@ -676,23 +679,6 @@ class Runner:
                 raise journal.failed(exc) from exc
             journal.remove()
         return RunResult(self.events, sidecar, csv_path, json_path)
-
-
-    def counted_summary(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """A series on the profiler's histogram alone: the summary from its final report, and the accounting
-        invariant as it holds for counted events (every moment ok, late, early or missed in that report)."""
-        st = self.state
-        assert st is not None and st.series is not None
-        hist = st.profiler_hist
-        total = st.series.total
-        if hist is None:
-            why = "the profiler's histogram was never armed (its link failed)"
-            self.invalid.append(Reason("invariant", f"accounting invariant violated: {why}"))
-            return summarize([]), {"ok": False, "error": why}
-        not_counted, why = hist.accounting(total, self.stop_requested.is_set())
-        if why is not None:
-            self.invalid.append(Reason("invariant", f"accounting invariant violated: {why}"))
-        return hist.run_summary(total, not_counted), {"ok": why is None, "error": why}
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:

@@ -233,7 +233,9 @@ def test_a_traced_run_profiles_the_executor_from_outside(tmp_path: Path) -> None
     assert {("task", "tc"), ("task", "serial"), ("task", "status"), ("task", "idle"), ("task", "load_cpu"),
             ("task", "load_periodic"), ("isr", "PCINT2"), ("isr", "TIMER0_COMPA"), ("isr", "USART0_RX")} <= names
     periodic = next(r for r in prof["tasks"] if r["name"] == "load_periodic")
-    assert periodic["T_us"]["avg"] == pytest.approx(10_000, rel=1e-3) and periodic["C_us"]["min"] >= 2000
+    # the job spins 2 ms of Timer3's time (board_load_job): an interrupt taken inside it is not its CPU time, so
+    # a job is a few us short of 2 ms where one was (1998.9 us since protocol version 6's images)
+    assert periodic["T_us"]["avg"] == pytest.approx(10_000, rel=1e-3) and periodic["C_us"]["min"] >= 1990
     assert 0.9 < prof["U"] <= 1.0 and prof["by_category"]["load"] > 0.9       # the CPU task takes what is left
     assert prof["stray_returns"] == 0 and prof["skipped_lines"] == 0
     # the context switch, from outside: PCINT2 switching to the timecode task against returning

@@ -118,3 +118,10 @@ def test_without_the_final_report_a_counted_run_is_not_accounted_for() -> None:
     h.take(summary(2, mp.HistSummary.FLAG_ARMED, 3, 0, 0, 0, 130, 250, 600))
     left, why = h.accounting(5, stopped=False)
     assert left == 5 and "final report never came" in why
+
+
+def test_a_series_whose_histogram_was_never_armed_is_not_accounted_for() -> None:
+    from mmsched.profhist import counted_summary
+    summary, invariant = counted_summary(None, 5, stopped=False)
+    assert not invariant["ok"] and "never armed" in invariant["error"]
+    assert summary["events"] == 0 and summary["from_profiler_histogram"]["not_counted"] == 5
