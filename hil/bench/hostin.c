@@ -294,7 +294,7 @@ void hostin_take(int id, uint64_t now)
         for (i = 0, pos = 0; i < nr; i++) {
             const struct pending_read *p = &reads[i];
             uint64_t at = p->stamp_ns * (F_CPU / 1000000ull) / 1000ull; /* the stamp's virtual cycle */
-            struct hostin_entry e = {p->gen, u->in_read, p->n, p->stamp_ns, 0, (uint8_t)id};
+            struct hostin_entry e = {p->gen, u->in_read, p->n, p->stamp_ns, 0, 0, p->baud, (uint8_t)id};
             if (p->gen != u->pty_generation) {
                 hi.stale_bytes += p->n; /* read from a pty that was hung up before we took it */
                 pos += p->n;
@@ -308,6 +308,7 @@ void hostin_take(int id, uint64_t now)
                 if (e.moved_ns > hi.moved_max_ns)
                     hi.moved_max_ns = e.moved_ns;
             }
+            e.cycle = at;
             uart_take_host_bytes(id, at, bytes + pos, p->n, p->baud);
             pos += p->n;
             hi.bytes += p->n;
@@ -327,8 +328,9 @@ void hostin_record_json(struct sbuf *b, uint64_t since_ns)
         const struct hostin_entry *e = &hi.record[(hi.rec_head + i) % HOSTIN_RECORD];
         if (e->stamp_ns < since_ns)
             continue;
-        sb_printf(b, "%s[\"%s\",%" PRIu64 ",%" PRIu64 ",%u,%.9f,%.3f]", first ? "" : ",", node_names[e->node], e->gen,
-                  e->offset, e->n, (double)e->stamp_ns / 1e9, (double)e->moved_ns / 1000.0);
+        sb_printf(b, "%s[\"%s\",%" PRIu64 ",%" PRIu64 ",%u,%.9f,%.3f,%" PRIu64 ",%" PRIu64 "]", first ? "" : ",",
+                  node_names[e->node], e->gen, e->offset, e->n, (double)e->stamp_ns / 1e9, (double)e->moved_ns / 1000.0,
+                  e->cycle, e->baud);
         first = 0;
     }
     sb_printf(b, "],\"inputs_dropped\":%" PRIu64, hi.rec_dropped);

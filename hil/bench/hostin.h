@@ -17,6 +17,8 @@ struct hostin_entry {
     uint32_t n;
     uint64_t stamp_ns; /* host clock when the stamping thread woke for them, from wall_start */
     uint64_t moved_ns; /* how far after its stamp the simulation had to put the first byte */
+    uint64_t cycle;    /* the global cycle the bytes were queued at (the stamp's, or now if moved): a replay's */
+    uint64_t baud;     /* the rate the host had set on the pty when it wrote them (0: --baud) */
     uint8_t node;
 };
 

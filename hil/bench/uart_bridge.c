@@ -112,7 +112,7 @@ static int baud_mismatch(int id, uint64_t host)
 {
     struct uart_node *u = &uart.n[id];
     double nb, hb;
-    if (!u->host_baud)
+    if (!u->host_baud && !u->script_baud)
         return 0;
     nb = uart_node_baud(id);
     hb = (double)host;
@@ -192,7 +192,7 @@ static void out_done(void *ctx, uint64_t end, uint64_t chr, uint8_t b)
     uint64_t at = node_to_global(n->id, end); /* from here on, global time */
     u->out_bytes++;
     uart_poll_host_baud(n->id, 0);
-    if (baud_mismatch(n->id, u->host_baud)) {
+    if (u->host_baud && baud_mismatch(n->id, u->host_baud)) {   /* (a script has no adapter reading) */
         u->baud_mismatch_dropped[1]++; /* the adapter at another rate: framing errors, not this byte */
         return;
     }
@@ -833,23 +833,43 @@ void uart_load_script(const char *path)
         double t;
         int k, id;
         uint64_t at;
+        unsigned long baud;
         while (*p == ' ' || *p == '\t')
             p++;
         if (*p == '#' || *p == '\n' || !*p)
             continue;
-        if (sscanf(p, "%lf %31s %n", &t, name, &k) != 2)
-            die("bad script line: %s", line);
-        p += k;
+        if (*p == '@') { /* @CYCLE: a global cycle, exact (a replay's record: mmanalysis/inputrecord.py) */
+            unsigned long long c;
+            if (sscanf(p + 1, "%llu %31s %n", &c, name, &k) != 2)
+                die("bad script line: %s", line);
+            at = (uint64_t)c;
+            p += 1 + k;
+        } else {
+            if (sscanf(p, "%lf %31s %n", &t, name, &k) != 2)
+                die("bad script line: %s", line);
+            p += k;
+            at = (uint64_t)llround(t * (double)F_CPU);
+        }
         id = parse_node(name);
         if (id < 0)
             die("bad node in script line: %s", line);
-        at = (uint64_t)llround(t * (double)F_CPU);
+        baud = 0;
+        if (!strncmp(p, "baud=", 5)) { /* the rate the host had set when it wrote them: theirs on the line */
+            baud = strtoul(p + 5, &end, 10);
+            if (end == p + 5)
+                die("bad baud in script line: %s", line);
+            uart.n[id].script_baud = 1;
+            p = end;
+        }
         for (;;) {
             unsigned long v = strtoul(p, &end, 16);
             if (end == p)
                 break;
             p = end;
             inq_push(&uart.n[id], at, (uint8_t)v, 0);
+            if (baud) /* (inq_push took the adapter's rate: the line's own, as the host had set it) */
+                uart.n[id].inq[(uart.n[id].inq_head + uart.n[id].inq_n - 1) % uart.n[id].inq_cap].baud =
+                    (uint32_t)baud;
         }
     }
     fclose(f);

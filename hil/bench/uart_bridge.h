@@ -76,6 +76,7 @@ struct uart_node {
      * either direction are not delivered (a real receiver sees framing errors) and are counted in
      * baud_mismatch_dropped [in, out]. 0: no pty (one-node stimulus mode): --baud, never a mismatch. */
     uint64_t host_baud;
+    int script_baud; /* --script lines gave their bytes' rate (a replay's record): mismatches judged by it */
     uint64_t host_baud_changes;
     uint64_t termios_polled_ns; /* wall time of the last poll of the pty's termios */
     uint64_t baud_mismatch_dropped[2];

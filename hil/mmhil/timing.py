@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mmanalysis.inputrecord import BenchRead
 from mmsched.injected import HeldByFault
 from mmsched.validity import ByteRecord, Entry, Held, Stall
 
@@ -15,7 +16,7 @@ def byte_record(reply: dict[str, Any]) -> ByteRecord:
     node in due order."""
     ws = float(reply["wall_start_s"])
     entries: dict[str, list[Entry]] = {}
-    for node, gen, offset, n, stamp_s, moved_us in reply.get("inputs", []):
+    for node, gen, offset, n, stamp_s, moved_us, *_ in reply.get("inputs", []):   # (then cycle, baud: inputs)
         entries.setdefault(node, []).append(Entry(node, int(gen), int(offset), int(n), ws + float(stamp_s),
                                                   float(moved_us) / 1e6))
     held: dict[str, list[Held]] = {}
@@ -25,6 +26,13 @@ def byte_record(reply: dict[str, Any]) -> ByteRecord:
         es.sort(key=lambda e: (e.gen, e.offset))
     return ByteRecord(entries, held, float(reply.get("held_min_us", 0.0)) / 1e6,
                       int(reply.get("inputs_dropped", 0)) + int(reply.get("held_dropped", 0)))
+
+
+def bench_reads(reply: dict[str, Any]) -> list[BenchRead]:
+    """The reads of the PC's bytes in a `timing` reply, with the cycle each was queued at and the port's rate
+    (a run's record of its inputs: mmanalysis.inputrecord)."""
+    return [BenchRead(node, int(gen), int(offset), int(n), int(cycle), int(baud))
+            for node, gen, offset, n, _stamp, _moved, cycle, baud in reply.get("inputs", [])]
 
 
 def stalls(reply: dict[str, Any]) -> list[Stall]:
