@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from mmanalysis.inputrecord import BenchRead
 from mmproto import Item, Link, poll_until
 
 from .config import RunConfig
@@ -75,6 +76,10 @@ class Verdict:
     stalls: list[Stall] = field(default_factory=list)
     window: tuple[float, float] | None = None
     held_by_fault: list[HeldByFault] = field(default_factory=list)   # bytes its own injected faults held back
+    # the reads of the PC's bytes with the cycle each entered its line (a paced bench: mmanalysis.inputrecord),
+    # and how many the endpoint's record dropped; None: it keeps none (boards, a lockstep bench)
+    inputs: list[BenchRead] | None = None
+    inputs_dropped: int = 0
 
     @property
     def valid(self) -> bool:

@@ -33,6 +33,7 @@ from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
 from .grid import line_gap_s, line_problem
+from .inputlog import record_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .ownstall import StallWatch
@@ -670,6 +671,8 @@ class Runner:
             sidecar["histogram"] = st.profiler_hist.histogram_section()   # the profiler's cells: the only ones
         if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
             self.say(late)                    # a miss explained, not left a bare past_due
+        if cfg.out is not None and (inputs := record_inputs(self, verdict, sidecar, cfg.out)) is not None:
+            sidecar["inputs"] = inputs            # the run's inputs, for a replay (inputlog.py)
         csv_path = json_path = None
         if cfg.out is not None:
             journal = self.journal if self.journal is not None else Journal(cfg.out)

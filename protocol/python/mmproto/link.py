@@ -186,6 +186,9 @@ class Link:
     frames_out: int = field(default=0, init=False)
     opens: int = field(default=0, init=False)          # times the port was opened (a reopen counts)
     bytes_out_open: int = field(default=0, init=False)  # bytes written since the last open
+    # every byte written, by open (`opens`): the bench's input record names its reads by (open, offset), and a
+    # run's record of its inputs (mmanalysis.inputrecord) takes their bytes from here. A few bytes a frame.
+    written: dict[int, bytearray] = field(default_factory=dict, init=False, repr=False)
     # What the decoder dropped before the first HELLO: opening a port flushes its input, which can cut the
     # frame on the line in two, so the first frame heard may be a tail. Kept apart from the link's error
     # counters (which start at the first HELLO), never hidden.
@@ -375,6 +378,7 @@ class Link:
                 raise LinkError("port_error", f"{self.node}: write failed: {exc}") from exc
             self.bytes_out += len(wire)
             self.bytes_out_open += len(wire)
+            self.written.setdefault(self.opens, bytearray()).extend(wire)
             self.frames_out += 1
             return Written(offset, self.opens, began, self.clock(), len(wire))
 

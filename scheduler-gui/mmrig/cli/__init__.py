@@ -9,9 +9,9 @@ import sys
 
 from mmrig import __version__
 
-from . import analysis, bench, boards, demo, gui, proto, run, sweep
+from . import analysis, bench, boards, demo, gui, proto, replay, run, sweep
 
-SUBCOMMANDS = (proto, bench, analysis, demo, run, sweep, boards, gui)
+SUBCOMMANDS = (proto, bench, analysis, demo, run, replay, sweep, boards, gui)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,209 @@
+"""A recorded run computed again on the bench (`mmrig replay RUN`): the same images, the PC's bytes from the run's
+record of its inputs (`NAME.inputs`, mmanalysis.inputrecord) put on the nodes' lines at the cycles they entered
+them, no PC in the loop (the bench's script, unpaced), and what the nodes said compared with the run's CSV, event
+by event.
+
+What is compared is what the nodes alone decide, in virtual time: each event's RESULT (the profiler's extended
+timecode and counts: the latency) and, in mixed mode, its ACK (the executor's tick and phase). Where the bench is
+exact they are identical; a difference names the first event that differs and what may explain it (an image
+whose hash is not the record's, a record that lost reads, the bench's own injections: normal mode's calibration
+probes are the bench's, not the PC's bytes, and are not in the record).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mmproto as mp
+from mmanalysis.inputrecord import InputRecord, read as read_record
+from mmsched.environment import sha256
+
+from .bench import Bench, BenchError, default_images
+
+TICK_S = 1_137_778 / 16e6
+MARGIN_S = 1.0          # after the last byte: the last events' answers, and the node's own last frames
+
+
+class ReplayError(RuntimeError):
+    """A run that cannot be replayed (no record, an incomplete one, a bench that would not run): one line."""
+
+
+@dataclass
+class Outputs:
+    """What each node said in the replay: its frames, each with the cycle its last byte reached the host."""
+
+    frames: dict[str, list[tuple[int, mp.Message]]] = field(default_factory=dict)
+
+    def of(self, node: str, kind: type) -> list[tuple[int, Any]]:
+        return [(c, m) for c, m in self.frames.get(node, []) if isinstance(m, kind)]
+
+
+@dataclass
+class Comparison:
+    events: int = 0
+    compared: int = 0                  # events with something the nodes decide (a RESULT or an ACK)
+    identical: int = 0
+    differences: list[dict[str, Any]] = field(default_factory=list)
+    extra_results: int = 0             # RESULTs of the replay no event of the run had
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def exact(self) -> bool:
+        return not self.differences and not self.extra_results
+
+
+def script_text(record: InputRecord) -> str:
+    """The bench's --script of a record: `@CYCLE NODE baud=BAUD HEX ...` (hil/bench/uart_bridge.c)."""
+    return "".join(f"@{r.cycle} {r.node} baud={r.baud} {' '.join(f'{b:02x}' for b in r.data)}\n" for r in record.reads)
+
+
+def read_outputs(trace: Path) -> Outputs:
+    """The nodes' frames from the bench's --trace: its `O CYCLE NODE HEX` lines, decoded per node."""
+    decoders = {n: mp.StreamDecoder() for n in ("profiler", "executor")}
+    out = Outputs({n: [] for n in decoders})
+    for line in trace.read_text().splitlines():
+        parts = line.split()
+        if len(parts) != 4 or parts[0] != "O" or parts[2] not in decoders:
+            continue
+        cycle, node = int(parts[1]), parts[2]
+        for b in bytes.fromhex(parts[3]):
+            for got in decoders[node].feed(bytes([b])):
+                if got.message is not None:
+                    out.frames[node].append((cycle, got.message))
+    return out
+
+
+def compare(rows: list[dict[str, Any]], out: Outputs, tc_offset: int) -> Comparison:
+    """Each event of the run against the replay's RESULTs and ACKs (see the module)."""
+    c = Comparison(events=len(rows))
+    results = out.of("profiler", mp.Result)
+    fire = {m.tag: m for _, m in results if m.flags & mp.RESULT_FLAG_FIRE}
+    edges = {(m.event_id, m.timecode, m.counts): m for _, m in results if not m.flags & mp.RESULT_FLAG_FIRE}
+    acks: dict[int, list[mp.Ack]] = {}
+    for _, m in out.of("executor", mp.Ack):
+        acks.setdefault(m.tag, []).append(m)
+    used: set[tuple[int, int, int]] = set()
+    for row in rows:
+        what: list[str] = []
+        checked = False
+        if _present(row.get("result_tc")):
+            checked = True
+            tc, counts = int(row["result_tc"]), int(row["result_counts"])
+            if row["mode"] == "normal":
+                m = fire.get(int(row["tag"]))
+                if m is None or (m.timecode, m.counts) != (tc, counts):
+                    what.append(f"RESULT of tag {row['tag']}: run ({tc}, {counts}), replay "
+                                + ("none" if m is None else f"({m.timecode}, {m.counts})"))
+            else:
+                key = (int(row["event_id"]), tc, counts)
+                if key in edges:
+                    used.add(key)
+                else:
+                    what.append(f"RESULT (id {key[0]}, tick {tc}, counts {counts}) not in the replay")
+        if row["mode"] != "normal" and _present(row.get("ack_tc")) and _present(row.get("ack_phase")):
+            checked = True
+            mine = acks.get(int(row["tag"]), [])
+            want = (int(row["ack_tc"]) - tc_offset, float(row["ack_phase"]))
+            if not any((a.timecode, round(a.phase / 65536, 6)) == want for a in mine):
+                what.append(f"ACK of tag {row['tag']}: run tick {want[0]} phase {want[1]}, replay "
+                            + (", ".join(f"{a.timecode} {round(a.phase / 65536, 6)}" for a in mine) or "none"))
+        if checked:
+            c.compared += 1
+            if what:
+                c.differences.append({"event": int(row["event"]), "what": "; ".join(what)})
+            else:
+                c.identical += 1
+    if rows and rows[0]["mode"] != "normal":
+        c.extra_results = len(set(edges) - used)
+    return c
+
+
+def _present(v: Any) -> bool:
+    return v is not None and v != "" and not (isinstance(v, float) and math.isnan(v))
+
+
+def replay(csv_path: Path, trace_dir: Path | None = None) -> tuple[Comparison, dict[str, Any]]:
+    """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
+    figures of the replay (wall seconds against the run's virtual seconds, the files written)."""
+    from mmanalysis import read_run
+
+    run = read_run(csv_path)
+    sidecar = next(iter(run.meta.values()))
+    section = sidecar.get("inputs")
+    if not section or not section.get("file"):
+        raise ReplayError(f"{csv_path}: the run has no record of its inputs (a paced bench run writes NAME.inputs; "
+                          "boards and lockstep runs keep none: a lockstep run is made again by running it again)")
+    rec_path = csv_path.with_name(section["file"])
+    record = read_record(rec_path)
+    if not section.get("complete", False):
+        raise ReplayError(f"{rec_path}: the record is incomplete ({section.get('dropped')} reads dropped by the "
+                          f"bench, {section.get('missing')} without their bytes): it cannot be replayed exactly")
+    target = record.header.get("target") or {}
+    kind = target.get("profiler_kind") or "avr"
+    images = default_images(kind)
+    notes = []
+    for name, want in (record.header.get("images") or {}).items():
+        path = images.get(name)
+        got = sha256(path) if path else None
+        if want and got != want:
+            notes.append(f"the {name} image is not the run's ({path}: sha256 {str(got)[:12]}, the run's {want[:12]}): "
+                         "a difference may be the image's")
+    ppm = target.get("ppm") or {}
+    tmp = Path(tempfile.mkdtemp(prefix="mmrig-replay-"))
+    out_dir = trace_dir or tmp
+    script = tmp / "inputs.script"
+    script.write_text(script_text(record))
+    trace = out_dir / (csv_path.stem + ".replay.trace")
+    until = record.last_cycle / 16e6 + MARGIN_S + sidecar.get("config", {}).get("timeout_ticks", 14) * TICK_S
+    bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), baud=9600,
+                  profiler_kind=kind, ppm_profiler=int(ppm.get("profiler") or 0),
+                  ppm_executor=int(ppm.get("executor") or 0), arduino=bool(target.get("arduino")))
+    t0 = time.monotonic()
+    try:
+        bench.start()
+        bench.wait(timeout=max(120.0, until * 4))
+    except BenchError as exc:
+        raise ReplayError(f"the bench would not run the replay: {exc}") from None
+    finally:
+        bench.close()
+    wall = time.monotonic() - t0
+    rows = run.df.to_dict("records")
+    tc_offset = int(((sidecar.get("counters") or {}).get("scheduler") or {}).get("tc_offset", 0))
+    result = compare(rows, read_outputs(trace), tc_offset)
+    result.notes = notes
+    if sidecar.get("config", {}).get("mode") == "normal":
+        result.notes.append("normal mode: the bench's calibration probes (its own injections, not the PC's bytes) "
+                            "are not in the record")
+    figures = {"wall_s": round(wall, 3), "virtual_s": round(until, 3),
+               "run_wall_s": (sidecar.get("bench") or {}).get("wall_s"), "trace": str(trace),
+               "record_bytes": rec_path.stat().st_size, "reads": len(record.reads)}
+    return result, figures
+
+
+def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
+    first = c.differences[0] if c.differences else None
+    lines = [f"replay of {name}: {c.events} events, {c.compared} compared (RESULT, ACK), {c.identical} identical, "
+             f"{len(c.differences)} differ" + (f", {c.extra_results} RESULTs no event had" if c.extra_results else ""),
+             f"replay: {fig['reads']} reads ({fig['record_bytes']} bytes of record), {fig['virtual_s']:.1f} s of virtual "
+             f"time in {fig['wall_s']:.1f} s wall" + (f" (the run took {fig['run_wall_s']:.1f} s)"
+                                                     if fig.get("run_wall_s") else "")]
+    if first:
+        lines.append(f"first difference: event {first['event']}: {first['what']}")
+    lines += [f"note: {n}" for n in c.notes]
+    return lines
+
+
+def as_json(name: str, c: Comparison, fig: dict[str, Any]) -> str:
+    return json.dumps({"run": name, "events": c.events, "compared": c.compared, "identical": c.identical,
+                       "differences": c.differences[:100], "extra_results": c.extra_results, "exact": c.exact,
+                       "notes": c.notes, **fig})
+
+
+__all__ = ["Comparison", "ReplayError", "as_json", "compare", "read_outputs", "replay", "report_lines",
+           "script_text"]

@@ -1,0 +1,77 @@
+"""A paced bench run computed again from its record of its inputs (`NAME.inputs`, `mmrig replay`): the same
+images, the PC's bytes put on the lines at the cycles they entered them, no PC in the loop. Every event's RESULT
+and ACK must come out the same; a record whose moments are moved must not (the comparison can fail)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mmanalysis import inputrecord
+from mmhil import BenchEndpoint
+from mmhil.bench import ensure_built
+from mmhil.replay import replay, script_text
+from mmsched.config import RunConfig
+from mmsched.runner import run
+
+
+@pytest.fixture(scope="module")
+def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A paced mixed run, random ids (each SCHEDULE's moment on the host decides its ACK's phase)."""
+    ensure_built()
+    out = tmp_path_factory.mktemp("replay") / "mixed"
+    cfg = RunConfig(mode="mixed", distance=2, count=60, random_ids=True, out=out)
+    result = run(cfg, BenchEndpoint())
+    assert result.sidecar["inputs"]["complete"], result.sidecar["inputs"]
+    return out.with_suffix(".csv")
+
+
+def test_a_paced_run_replays_event_for_event(mixed_run: Path) -> None:
+    c, fig = replay(mixed_run)
+    assert c.events == 60 and c.compared == 60 and c.identical == 60 and c.exact, c.differences[:3]
+    assert fig["reads"] > 60 and fig["wall_s"] < fig["virtual_s"]
+
+
+def test_the_command_says_so_and_exits_0(mixed_run: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mmrig", "replay", str(mixed_run)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "60 compared (RESULT, ACK), 60 identical, 0 differ" in done.stdout
+
+
+def test_a_record_with_a_moment_moved_differs_from_the_run(mixed_run: Path, tmp_path: Path) -> None:
+    """An executor read moved 3 ms later: the SCHEDULE it carries reaches the executor later, its ACK's phase
+    differs, and the replay names that event first."""
+    for name in ("csv", "json"):
+        (tmp_path / f"mixed.{name}").write_bytes(mixed_run.with_suffix(f".{name}").read_bytes())
+    record = inputrecord.read(mixed_run.with_suffix(".inputs"))
+    k = len(record.reads) // 2
+    while record.reads[k].node != "executor" or record.reads[k].data[1] != 0x20:   # a SCHEDULE's first read
+        k += 1
+    record.reads[k] = replace(record.reads[k], cycle=record.reads[k].cycle + 48_000)
+    inputrecord.write(tmp_path / "mixed.inputs", record)
+    c, _ = replay(tmp_path / "mixed.csv")
+    assert not c.exact and c.differences and "ACK of tag" in c.differences[0]["what"], c.differences[:2]
+    done = subprocess.run([sys.executable, "-m", "mmrig", "replay", str(tmp_path / "mixed.csv")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 1 and "first difference: event" in done.stdout
+
+
+def test_a_bad_record_is_one_line_naming_the_line_and_field(tmp_path: Path) -> None:
+    p = tmp_path / "x.inputs"
+    p.write_text('#mmrig-inputs 1 {"run": "x"}\n12 executor 9600 02020401\n13 executor fast 0202\n')
+    with pytest.raises(inputrecord.InputRecordError, match=r"x.inputs:3: BAUD"):
+        inputrecord.read(p)
+    p.write_text("12 executor 9600 02\n")
+    with pytest.raises(inputrecord.InputRecordError, match=r"x.inputs:1: not an mmrig input record"):
+        inputrecord.read(p)
+
+
+def test_the_bench_script_puts_each_read_at_its_cycle_at_its_rate() -> None:
+    rec = inputrecord.InputRecord({}, [inputrecord.InputRead(39_689, "profiler", 9600, bytes([2, 2, 4, 1, 0])),
+                                       inputrecord.InputRead(40_000, "executor", 115200, b"\x05")])
+    assert script_text(rec) == "@39689 profiler baud=9600 02 02 04 01 00\n@40000 executor baud=115200 05\n"

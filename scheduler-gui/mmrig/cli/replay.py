@@ -1,0 +1,52 @@
+"""`mmrig replay RUN`: a paced bench run computed again on the bench from its record of its inputs
+(`NAME.inputs`), with no PC in the loop, and compared with the run event by event (mmhil.replay)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EPILOG = """exit codes:
+  0  every event compared is identical (each RESULT and ACK the same, cycle for cycle)
+  1  some event differs: the first is named, with what may explain it
+  2  the run cannot be replayed (no record, an incomplete one, a bad file): one line, and nothing is run
+"""
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    from mmanalysis.inputrecord import InputRecordError
+    from mmanalysis.schema import SchemaError
+    from mmhil.replay import ReplayError, as_json, replay, report_lines
+
+    csv = Path(args.run)
+    csv = csv.with_suffix(".csv") if csv.suffix in (".json", ".inputs", "") else csv
+    if args.keep and not args.keep.is_dir():
+        print(f"mmrig replay: --keep {args.keep}: not a folder", file=sys.stderr)
+        return 2
+    try:
+        result, figures = replay(csv, args.keep)
+    except (ReplayError, InputRecordError, SchemaError, OSError, KeyError, ValueError) as exc:
+        print(f"mmrig replay: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(as_json(csv.stem, result, figures))
+    else:
+        print("\n".join(report_lines(csv.stem, result, figures)))
+        if args.keep:
+            print(f"the bench's trace of the replay: {figures['trace']}")
+    return 0 if result.exact else 1
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("replay", help="compute a recorded paced bench run again on the bench and compare it",
+                       description="Runs the same images on the bench, unpaced, with the PC's bytes of RUN's record "
+                                   "(RUN.inputs, written beside every paced bench run) put on the nodes' lines at the "
+                                   "cycles they entered them, and compares every event's RESULT and ACK with the "
+                                   "run's CSV.",
+                       epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("run", help="the run's CSV (or its .json, or its name without a suffix)")
+    p.add_argument("--json", action="store_true", help="the comparison as one JSON document on stdout")
+    p.add_argument("--keep", type=Path, default=None, metavar="DIR",
+                   help="keep the bench's trace of the replay (every byte and pin with its cycle) in DIR")
+    p.set_defaults(func=cmd_replay)
