@@ -128,9 +128,11 @@ def _present(v: Any) -> bool:
     return v is not None and v != "" and not (isinstance(v, float) and math.isnan(v))
 
 
-def replay(csv_path: Path, trace_dir: Path | None = None) -> tuple[Comparison, dict[str, Any]]:
+def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False) -> tuple[Comparison, dict[str, Any]]:
     """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
-    figures of the replay (wall seconds against the run's virtual seconds, the files written)."""
+    figures of the replay (wall seconds against the run's virtual seconds, the files written). `traced`: the
+    executor's trace of the whole replay too (tasks, interrupts, pins: hil/bench/exectrace.h), as
+    NAME.replay.exectrace and NAME.replay.perfetto-trace in `trace_dir`, and the wires' VCD."""
     from mmanalysis import read_run
 
     run = read_run(csv_path)
@@ -161,7 +163,11 @@ def replay(csv_path: Path, trace_dir: Path | None = None) -> tuple[Comparison, d
     script.write_text(script_text(record))
     trace = out_dir / (csv_path.stem + ".replay.trace")
     until = record.last_cycle / 16e6 + MARGIN_S + sidecar.get("config", {}).get("timeout_ticks", 14) * TICK_S
+    stem = out_dir / (csv_path.stem + ".replay")
+    exec_trace = stem.with_suffix(".replay.exectrace") if traced else None
+    vcd = stem.with_suffix(".replay.vcd") if traced else None
     bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), baud=9600,
+                  exec_trace_file=exec_trace, vcd_file=vcd,
                   profiler_kind=kind, ppm_profiler=int(ppm.get("profiler") or 0),
                   ppm_executor=int(ppm.get("executor") or 0), arduino=bool(target.get("arduino")))
     t0 = time.monotonic()
@@ -183,7 +189,26 @@ def replay(csv_path: Path, trace_dir: Path | None = None) -> tuple[Comparison, d
     figures = {"wall_s": round(wall, 3), "virtual_s": round(until, 3),
                "run_wall_s": (sidecar.get("bench") or {}).get("wall_s"), "trace": str(trace),
                "record_bytes": rec_path.stat().st_size, "reads": len(record.reads)}
+    if exec_trace is not None:
+        figures["files"] = traced_files(exec_trace, vcd, run.df, stem.with_suffix(".replay.perfetto-trace"))
     return result, figures
+
+
+def traced_files(exec_trace: Path, vcd: Path | None, rows: Any, perfetto: Path) -> dict[str, Any]:
+    """The replay's executor trace as a Perfetto trace (with the run's events), and each file's size."""
+    from mmanalysis import exectrace, perfettotrace
+
+    files: dict[str, Any] = {}
+    if exec_trace.is_file():
+        try:
+            perfettotrace.write(exectrace.read(exec_trace), perfetto,
+                                rows[["event", "tag", "event_id", "scheduled_tc", "outcome", "reason", "latency_us"]])
+        except (exectrace.ExecTraceError, OSError, KeyError) as exc:
+            files["error"] = str(exc)
+    for p in (exec_trace, perfetto, vcd):
+        if p is not None and p.is_file():
+            files[p.name] = p.stat().st_size
+    return files
 
 
 def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
@@ -196,6 +221,8 @@ def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
     if first:
         lines.append(f"first difference: event {first['event']}: {first['what']}")
     lines += [f"note: {n}" for n in c.notes]
+    for f, size in (fig.get("files") or {}).items():
+        lines.append(f"traced: {f} ({size:,} bytes)" if f != "error" else f"trace: {size}")
     return lines
 
 

@@ -75,3 +75,24 @@ def test_the_bench_script_puts_each_read_at_its_cycle_at_its_rate() -> None:
     rec = inputrecord.InputRecord({}, [inputrecord.InputRead(39_689, "profiler", 9600, bytes([2, 2, 4, 1, 0])),
                                        inputrecord.InputRead(40_000, "executor", 115200, b"\x05")])
     assert script_text(rec) == "@39689 profiler baud=9600 02 02 04 01 00\n@40000 executor baud=115200 05\n"
+
+
+def test_a_break_stops_the_run_and_its_replay_traces_the_executor(tmp_path: Path) -> None:
+    """`mmrig run --break-us`: task dispatch beside a 10 ms / 2 ms periodic load, whose job holds the timecode
+    task off for up to 2 ms: the first event past 40 us stops generation, exit 102, and the printed command
+    replays the run with the executor traced, the run identical event for event."""
+    out = tmp_path / "brk"
+    done = subprocess.run([sys.executable, "-m", "mmrig", "run", "--mode", "mixed", "--dispatch", "task",
+                           "--executor-load", "cpu,periodic=10ms/2ms", "--break-us", "40", "--count", "300",
+                           "--out", str(out)], capture_output=True, text=True, timeout=240)
+    assert done.returncode == 102, done.stdout + done.stderr
+    import json
+    b = json.loads(out.with_suffix(".json").read_text())["break"]
+    assert b["us"] == 40 and b["event"] is not None and (b["outcome"] == "late" or b["latency_us"] > 40), b
+    line = next(x for x in done.stdout.splitlines() if x.startswith("replay it with the executor traced: "))
+    cmd = line.split(": ", 1)[1].split()
+    assert cmd[:2] == ["mmrig", "replay"]
+    again = subprocess.run([sys.executable, "-m", "mmrig", *cmd[1:]], capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 differ" in again.stdout and "traced: brk.replay.perfetto-trace" in again.stdout
+    assert (tmp_path / "brk.replay.perfetto-trace").stat().st_size > 10_000

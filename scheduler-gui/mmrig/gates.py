@@ -21,10 +21,12 @@ from dataclasses import asdict, dataclass
 from typing import Any, Mapping, Sequence
 
 EXIT_PASS, EXIT_GATE, EXIT_ERROR, EXIT_INVALID = 0, 1, 2, 3
+EXIT_BREAK = 102        # EVL latmus's for an abort past its threshold (-A): mmrig run --break-us
 EXIT_CODES = {EXIT_PASS: "pass: the run is valid and every gate passed",
               EXIT_GATE: "a gate failed (--fail-on, --max-latency-us, --min-on-time)",
               EXIT_ERROR: "usage or rig error: no run (bad option, port, bench)",
-              EXIT_INVALID: "invalid run: kept on disk, not a result (gates not judged)"}
+              EXIT_INVALID: "invalid run: kept on disk, not a result (gates not judged)",
+              EXIT_BREAK: "break: an event past --break-us (or late, or missed); the run written up to it"}
 FAIL_ON = ("late", "missed", "early", "lost")
 
 
@@ -123,12 +125,14 @@ def judge(gates: Gates, summary: Mapping[str, Any], valid: bool = True) -> list[
     return out
 
 
-def exit_code(valid: bool, verdicts: Sequence[GateResult]) -> int:
-    """3 beats 1: an invalid run's figures are not judged."""
+def exit_code(valid: bool, verdicts: Sequence[GateResult], broke: bool = False) -> int:
+    """3 beats 102 beats 1: an invalid run's figures are not judged; a break is the run's own end."""
     if not valid:
         return EXIT_INVALID
+    if broke:
+        return EXIT_BREAK
     return EXIT_GATE if any(v.failed for v in verdicts) else EXIT_PASS
 
 
-__all__ = ["EXIT_CODES", "EXIT_ERROR", "EXIT_GATE", "EXIT_INVALID", "EXIT_PASS", "FAIL_ON", "Gates", "GateResult",
+__all__ = ["EXIT_BREAK", "EXIT_CODES", "EXIT_ERROR", "EXIT_GATE", "EXIT_INVALID", "EXIT_PASS", "FAIL_ON", "Gates", "GateResult",
            "exit_code", "judge", "parse_fail_on"]

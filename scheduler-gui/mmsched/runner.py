@@ -33,6 +33,7 @@ from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
 from .grid import line_gap_s, line_problem
+from .breaks import break_section, breaks_at
 from .inputlog import record_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
@@ -78,6 +79,7 @@ class Runner:
     # `stop_requested` ends event generation early; the events in flight still end as usual.
     observer: Any = None
     stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
+    broke: Event | None = field(default=None, init=False)      # the event past cfg.break_us (breaks.py)
     # The sidecar's environment and histogram: the images the endpoint ran, by node (and "bench"),
     # hashed into `environment` (only the entry point that chose the endpoint knows them), and the latency
     # histogram's bin width in us (None: mmanalysis.histogram's default for the mode).
@@ -222,10 +224,13 @@ class Runner:
                          "is written at its end its events are in memory only")
 
     def ended(self, ev: Event) -> None:
-        """EV has its outcome: into the journal, then to the view."""
+        """EV has its outcome: into the journal, then to the view; the run's break, if it is past it."""
         if self.journal is not None:
             self.journal.add(ev)
         self.notify("event", ev)
+        if self.broke is None and breaks_at(ev, self.cfg.break_us):
+            self.broke = ev
+            self.stop_requested.set()           # generation ends; the events in flight end as usual
 
     def expected_duration_s(self) -> float:
         assert self.state is not None
@@ -669,6 +674,8 @@ class Runner:
         sidecar = assemble(self, verdict, cpu, load, validity, summary, invariant)
         if st is not None and st.histogram_only and st.profiler_hist is not None:
             sidecar["histogram"] = st.profiler_hist.histogram_section()   # the profiler's cells: the only ones
+        if cfg.break_us is not None:
+            sidecar["break"] = break_section(self.broke, cfg.break_us)
         if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
             self.say(late)                    # a miss explained, not left a bare past_due
         if cfg.out is not None and (inputs := record_inputs(self, verdict, sidecar, cfg.out)) is not None:

@@ -21,11 +21,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     csv = Path(args.run)
     csv = csv.with_suffix(".csv") if csv.suffix in (".json", ".inputs", "") else csv
+    if args.trace and not args.keep:
+        print("mmrig replay: --trace writes its files into --keep DIR: give one", file=sys.stderr)
+        return 2
     if args.keep and not args.keep.is_dir():
         print(f"mmrig replay: --keep {args.keep}: not a folder", file=sys.stderr)
         return 2
     try:
-        result, figures = replay(csv, args.keep)
+        result, figures = replay(csv, args.keep, traced=args.trace)
     except (ReplayError, InputRecordError, SchemaError, OSError, KeyError, ValueError) as exc:
         print(f"mmrig replay: {exc}", file=sys.stderr)
         return 2
@@ -47,6 +50,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("run", help="the run's CSV (or its .json, or its name without a suffix)")
     p.add_argument("--json", action="store_true", help="the comparison as one JSON document on stdout")
+    p.add_argument("--trace", action="store_true",
+                   help="the executor traced through the whole replay (needs --keep): NAME.replay.exectrace, "
+                        ".perfetto-trace (open in ui.perfetto.dev) and the wires' .vcd (PulseView); the run itself "
+                        "paid nothing for it")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR",
                    help="keep the bench's trace of the replay (every byte and pin with its cycle) in DIR")
     p.set_defaults(func=cmd_replay)

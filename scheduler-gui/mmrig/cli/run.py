@@ -70,6 +70,8 @@ exit codes (the first that applies wins):
      run's files could not be written at its end (a full disk): the one line names the journal that holds its
      events, OUT.partial.csv + OUT.partial.json, which `mmrig report` reads (incomplete, invalid)
   3  invalid run: kept on disk, never a result; its gates are not judged
+  102  a break (--break-us): an event past the threshold, late or missed stopped the run; written up to it,
+       with the command that replays it traced (EVL latmus's code for its -A)
   1  a gate failed (--fail-on, --max-latency-us, --min-on-time)
   0  the run is valid and every gate passed (or none was given)
   130  interrupted twice with Ctrl-C (once: event generation stops, the run ends and is written as usual);
@@ -158,7 +160,8 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
                         duration_s=args.duration, random_ids=args.random_ids, generation=args.generation, raw=args.raw,
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
-                        late_bound_us=args.late_bound_us, max_in_flight=args.max_in_flight, baud=args.baud, name=name,
+                        late_bound_us=args.late_bound_us, break_us=args.break_us, max_in_flight=args.max_in_flight,
+                        baud=args.baud, name=name,
                         out=args.out)
     except ValueError as exc:
         text = str(exc)
@@ -340,8 +343,9 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
             return inv.refuse(f"cannot write {hist}: {exc.strerror or exc}")
         files.append(hist)
     verdicts = judge(inv.gates, result.summary, result.valid)
-    code = exit_code(result.valid, verdicts)
-    text = summary_lines(cfg, result, files)
+    broke = (result.sidecar.get("break") or {}).get("event") is not None
+    code = exit_code(result.valid, verdicts, broke)
+    text = summary_lines(cfg, result, files) + break_lines(result.sidecar, result.csv_path)
     verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
     if args.json:
         print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist, args.junit)))
@@ -360,6 +364,28 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
         except OSError as exc:
             return inv.refuse(f"cannot write {args.junit}: {exc.strerror or exc}")
     return code
+
+
+def break_lines(sidecar: dict[str, Any], csv: Path | None) -> list[str]:
+    """The break (--break-us) in words, and the one command that computes the moments around it again traced."""
+    b = sidecar.get("break")
+    if not b:
+        return []
+    if b.get("event") is None:
+        return [f"break: no event past {b['us']:g} us"]
+    lat = f"{b['latency_us']:.3f} us" if b.get("latency_us") is not None else "no latency"
+    lines = [f"break: event {b['event']} ({b['outcome']}, {lat}; the break is {b['us']:g} us) at tick "
+             f"{b['scheduled_tc']}: generation stopped there"]
+    target = sidecar.get("target") or {}
+    if csv is None:
+        lines.append("give --out to keep the run: a replay reads its files")
+    elif (sidecar.get("inputs") or {}).get("complete"):
+        lines.append(f"replay it with the executor traced: mmrig replay {csv} --trace --keep {csv.parent}")
+    elif target.get("lockstep"):
+        lines.append("a lockstep run is made again by running it again: the same command with --trace")
+    else:
+        lines.append("no record of the run's inputs to replay it from (boards: not built yet)")
+    return lines
 
 
 def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[str]:
@@ -497,6 +523,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "stdout (words go to stderr)")
     report.add_argument("--junit", type=Path, default=None, metavar="FILE",
                         help="write a JUnit XML report: a testcase for validity and one per gate")
+    report.add_argument("--break-us", type=positive_float, default=None, metavar="US",
+                        help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
+                             "latmus -A): the run is written up to it, exit 102, and the command that replays it "
+                             "with the executor traced is printed")
     report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
                         help="latency histogram bin width in us (1000 fixed bins from 0, and an overflow count); "
                              "default 1 in mixed and verification mode, 10 in normal mode")
