@@ -5,6 +5,7 @@ demo, run, sweep, boards, gui."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from mmrig import __version__
@@ -23,9 +24,18 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+EXIT_PIPE = 141         # 128 + SIGPIPE, what a shell reports for a command whose reader went away
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except BrokenPipeError:
+        # the reader of stdout went away (`mmrig replay RUN | head -2`): no traceback; stdout to /dev/null so
+        # that the interpreter's own flush at exit does not raise again (the Python docs' recipe)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_PIPE
 
 
 if __name__ == "__main__":
