@@ -25,6 +25,7 @@ BENCHMARKS: list[list[str]] = [
     [str(ROOT / "protocol/c/build/perf_decoder"), str(STREAM)],
     [sys.executable, str(ROOT / "hil/perf/perf_bench.py")],
     [sys.executable, str(ROOT / "hil/perf/perf_bench8051.py")],
+    [sys.executable, str(ROOT / "hil/perf/perf_replay.py")],
     [sys.executable, str(ROOT / "analysis/perf/perf_summary.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui_gantt.py")],
