@@ -36,9 +36,18 @@ class ReplayError(RuntimeError):
 
 @dataclass
 class Outputs:
-    """What each node said in the replay: its frames, each with the cycle its last byte reached the host."""
+    """What each node said in the replay: its frames, each with the cycle its last byte reached the host, and
+    the cycle its first byte did (`starts`, in the same order)."""
 
     frames: dict[str, list[tuple[int, mp.Message]]] = field(default_factory=dict)
+    starts: dict[str, list[int]] = field(default_factory=dict)
+
+    def tick_starts(self, char_cycles: int) -> dict[int, int]:
+        """Each profiler tick's start as a global cycle, from its TIMECODE frame: the frame's first byte is
+        complete one character after the tick began (pf_core.c: the tick's interrupt starts it)."""
+        return {m.timecode: first - char_cycles for (_, m), first in zip(self.frames.get("profiler", []),
+                                                                      self.starts.get("profiler", []))
+                if isinstance(m, mp.Timecode)}
 
     def of(self, node: str, kind: type) -> list[tuple[int, Any]]:
         return [(c, m) for c, m in self.frames.get(node, []) if isinstance(m, kind)]
@@ -66,16 +75,22 @@ def script_text(record: InputRecord) -> str:
 def read_outputs(trace: Path) -> Outputs:
     """The nodes' frames from the bench's --trace: its `O CYCLE NODE HEX` lines, decoded per node."""
     decoders = {n: mp.StreamDecoder() for n in ("profiler", "executor")}
-    out = Outputs({n: [] for n in decoders})
+    out = Outputs({n: [] for n in decoders}, {n: [] for n in decoders})
+    first: dict[str, int | None] = {n: None for n in decoders}
     for line in trace.read_text().splitlines():
         parts = line.split()
         if len(parts) != 4 or parts[0] != "O" or parts[2] not in decoders:
             continue
         cycle, node = int(parts[1]), parts[2]
         for b in bytes.fromhex(parts[3]):
+            if first[node] is None and b != 0:
+                first[node] = cycle
             for got in decoders[node].feed(bytes([b])):
                 if got.message is not None:
                     out.frames[node].append((cycle, got.message))
+                    out.starts[node].append(first[node] if first[node] is not None else cycle)
+            if b == 0:
+                first[node] = None
     return out
 
 
@@ -128,7 +143,55 @@ def _present(v: Any) -> bool:
     return v is not None and v != "" and not (isinstance(v, float) and math.isnan(v))
 
 
-def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False) -> tuple[Comparison, dict[str, Any]]:
+def around_event(rows: list[dict[str, Any]], around: str) -> dict[str, Any]:
+    """The row `--around` names: an event number, `worst` (the measured event with the largest latency) or
+    `late` (the first late or missed). ValueError naming what is not there."""
+    if around == "worst":
+        measured = [r for r in rows if r["outcome"] in ("ok", "late") and _present(r.get("latency_us"))]
+        if not measured:
+            raise ValueError("--around worst: the run has no measured event")
+        return max(measured, key=lambda r: r["latency_us"])
+    if around == "late":
+        row = next((r for r in rows if r["outcome"] in ("late", "missed")), None)
+        if row is None:
+            raise ValueError("--around late: no event of the run is late or missed")
+        return row
+    if not around.isdigit() or not 0 <= int(around) < len(rows):
+        raise ValueError(f"--around {around}: an event number 0..{len(rows) - 1}, worst or late")
+    return next(r for r in rows if int(r["event"]) == int(around))
+
+
+def trace_window(record: InputRecord, bench_options: dict[str, Any], cycles: tuple[int, int], stem: Path,
+                 rows: Any) -> dict[str, Any]:
+    """The replay again in lockstep, the executor traced and the wires' VCD on only for `cycles`: files that
+    hold what is needed around the event, nothing else."""
+    tmp = Path(tempfile.mkdtemp(prefix="mmrig-replay-window-"))
+    script = tmp / "inputs.script"
+    script.write_text(script_text(record))
+    bench = Bench(lockstep=True, paced=False, script=script, run_dir=tmp / "run", **bench_options)
+    exec_trace, vcd = stem.with_suffix(".around.exectrace"), stem.with_suffix(".around.vcd")
+    try:
+        bench.start()
+        bench.grant(cycles[0], frame=False)
+        bench.exec_trace(True, "around.exectrace")
+        bench.vcd(True, Path("around.vcd"))
+        bench.grant(cycles[1], frame=False)
+        got = bench.exec_trace(False)
+        bench.vcd(False)
+        if got is not None and got.is_file():
+            exec_trace.write_bytes(got.read_bytes())
+        vcd_in = tmp / "run" / "around.vcd"
+        if vcd_in.is_file():
+            vcd.write_bytes(vcd_in.read_bytes())
+    except BenchError as exc:
+        raise ReplayError(f"the bench would not trace the window: {exc}") from None
+    finally:
+        bench.close()
+    return traced_files(exec_trace, vcd, rows, stem.with_suffix(".around.perfetto-trace"))
+
+
+def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, around: str | None = None,
+           window_ms: float = 71.111) -> tuple[Comparison, dict[str, Any]]:
     """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
     figures of the replay (wall seconds against the run's virtual seconds, the files written). `traced`: the
     executor's trace of the whole replay too (tasks, interrupts, pins: hil/bench/exectrace.h), as
@@ -166,10 +229,10 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False) 
     stem = out_dir / (csv_path.stem + ".replay")
     exec_trace = stem.with_suffix(".replay.exectrace") if traced else None
     vcd = stem.with_suffix(".replay.vcd") if traced else None
-    bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), baud=9600,
-                  exec_trace_file=exec_trace, vcd_file=vcd,
-                  profiler_kind=kind, ppm_profiler=int(ppm.get("profiler") or 0),
-                  ppm_executor=int(ppm.get("executor") or 0), arduino=bool(target.get("arduino")))
+    bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
+                     "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino"))}
+    bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), exec_trace_file=exec_trace,
+                  vcd_file=vcd, **bench_options)
     t0 = time.monotonic()
     try:
         bench.start()
@@ -181,7 +244,8 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False) 
     wall = time.monotonic() - t0
     rows = run.df.to_dict("records")
     tc_offset = int(((sidecar.get("counters") or {}).get("scheduler") or {}).get("tc_offset", 0))
-    result = compare(rows, read_outputs(trace), tc_offset)
+    outputs = read_outputs(trace)
+    result = compare(rows, outputs, tc_offset)
     result.notes = notes
     if sidecar.get("config", {}).get("mode") == "normal":
         result.notes.append("normal mode: the bench's calibration probes (its own injections, not the PC's bytes) "
@@ -191,6 +255,18 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False) 
                "record_bytes": rec_path.stat().st_size, "reads": len(record.reads)}
     if exec_trace is not None:
         figures["files"] = traced_files(exec_trace, vcd, run.df, stem.with_suffix(".replay.perfetto-trace"))
+    if around is not None:
+        row = around_event(rows, around)
+        baud = int(sidecar.get("config", {}).get("baud") or 9600)
+        starts = outputs.tick_starts(round(10 * 16e6 / baud))
+        tick = int(row["scheduled_tc"])
+        if tick not in starts:
+            raise ReplayError(f"--around: tick {tick} of event {row['event']} has no TIMECODE in the replay")
+        moment = starts[tick] + int(row.get("due_counts") or 0)
+        half = round(window_ms * 16e3)
+        cycles = (max(0, moment - half), moment + half)
+        figures["around"] = {"event": int(row["event"]), "cycles": list(cycles), "window_ms": window_ms}
+        figures.setdefault("files", {}).update(trace_window(record, bench_options, cycles, stem, run.df))
     return result, figures
 
 
@@ -221,6 +297,10 @@ def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
     if first:
         lines.append(f"first difference: event {first['event']}: {first['what']}")
     lines += [f"note: {n}" for n in c.notes]
+    if fig.get("around"):
+        a = fig["around"]
+        lines.append(f"around event {a['event']}: cycles {a['cycles'][0]:,} .. {a['cycles'][1]:,} "
+                     f"(+-{a['window_ms']:g} ms of its moment)")
     for f, size in (fig.get("files") or {}).items():
         lines.append(f"traced: {f} ({size:,} bytes)" if f != "error" else f"trace: {size}")
     return lines

@@ -89,10 +89,17 @@ def test_a_break_stops_the_run_and_its_replay_traces_the_executor(tmp_path: Path
     import json
     b = json.loads(out.with_suffix(".json").read_text())["break"]
     assert b["us"] == 40 and b["event"] is not None and (b["outcome"] == "late" or b["latency_us"] > 40), b
-    line = next(x for x in done.stdout.splitlines() if x.startswith("replay it with the executor traced: "))
+    line = next(x for x in done.stdout.splitlines() if x.startswith("replay it with the executor traced around it: "))
     cmd = line.split(": ", 1)[1].split()
-    assert cmd[:2] == ["mmrig", "replay"]
+    assert cmd[:2] == ["mmrig", "replay"] and cmd[cmd.index("--around") + 1] == str(b["event"])
     again = subprocess.run([sys.executable, "-m", "mmrig", *cmd[1:]], capture_output=True, text=True, timeout=240)
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "0 differ" in again.stdout and "traced: brk.replay.perfetto-trace" in again.stdout
-    assert (tmp_path / "brk.replay.perfetto-trace").stat().st_size > 10_000
+    assert "0 differ" in again.stdout and "traced: brk.around.perfetto-trace" in again.stdout
+    assert (tmp_path / "brk.around.perfetto-trace").stat().st_size > 10_000
+    # the window (+-1 tick) holds the switch that made the event late: its timecode edge's interrupt returns into
+    # the load's periodic job, which holds the CPU for a millisecond and more before the timecode task runs
+    from mmanalysis import exectrace
+    segs = exectrace.timeline(exectrace.read(tmp_path / "brk.around.exectrace"))
+    held = [(a, b2, c) for a, b2, c in zip(segs, segs[1:], segs[2:]) if a.kind == "isr" and "PCINT2" in str(a.name)
+            and b2.name == "load_periodic" and c.name == "tc" and b2.end - b2.start > 16_000]
+    assert held, "no timecode edge held off by the periodic job in the window"

@@ -21,14 +21,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     csv = Path(args.run)
     csv = csv.with_suffix(".csv") if csv.suffix in (".json", ".inputs", "") else csv
-    if args.trace and not args.keep:
-        print("mmrig replay: --trace writes its files into --keep DIR: give one", file=sys.stderr)
+    if (args.trace or args.around) and not args.keep:
+        print("mmrig replay: --trace and --around write their files into --keep DIR: give one", file=sys.stderr)
+        return 2
+    if args.window_ms <= 0:
+        print(f"mmrig replay: --window-ms must be > 0, not {args.window_ms:g}", file=sys.stderr)
         return 2
     if args.keep and not args.keep.is_dir():
         print(f"mmrig replay: --keep {args.keep}: not a folder", file=sys.stderr)
         return 2
     try:
-        result, figures = replay(csv, args.keep, traced=args.trace)
+        result, figures = replay(csv, args.keep, traced=args.trace, around=args.around, window_ms=args.window_ms)
     except (ReplayError, InputRecordError, SchemaError, OSError, KeyError, ValueError) as exc:
         print(f"mmrig replay: {exc}", file=sys.stderr)
         return 2
@@ -54,6 +57,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the executor traced through the whole replay (needs --keep): NAME.replay.exectrace, "
                         ".perfetto-trace (open in ui.perfetto.dev) and the wires' .vcd (PulseView); the run itself "
                         "paid nothing for it")
+    p.add_argument("--around", default=None, metavar="EVENT|worst|late",
+                   help="also trace the executor and the wires only around this event (its number, the worst, or "
+                        "the first late or missed): NAME.around.exectrace, .perfetto-trace, .vcd in --keep DIR")
+    p.add_argument("--window-ms", type=float, default=71.111, metavar="MS",
+                   help="--around's window: this much either side of the event's moment (default one tick)")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR",
                    help="keep the bench's trace of the replay (every byte and pin with its cycle) in DIR")
     p.set_defaults(func=cmd_replay)

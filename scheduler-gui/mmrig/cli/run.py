@@ -380,7 +380,8 @@ def break_lines(sidecar: dict[str, Any], csv: Path | None) -> list[str]:
     if csv is None:
         lines.append("give --out to keep the run: a replay reads its files")
     elif (sidecar.get("inputs") or {}).get("complete"):
-        lines.append(f"replay it with the executor traced: mmrig replay {csv} --trace --keep {csv.parent}")
+        lines.append(f"replay it with the executor traced around it: mmrig replay {csv} --around {b['event']} "
+                     f"--keep {csv.parent}")
     elif target.get("lockstep"):
         lines.append("a lockstep run is made again by running it again: the same command with --trace")
     else:
