@@ -16,7 +16,7 @@ import json
 import math
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ class Comparison:
     differences: list[dict[str, Any]] = field(default_factory=list)
     extra_results: int = 0             # RESULTs of the replay no event of the run had
     notes: list[str] = field(default_factory=list)
+    latencies: "LatencyComparison | None" = None    # with the PC's moments: each event's latency against the run
 
     @property
     def exact(self) -> bool:
@@ -190,8 +191,102 @@ def trace_window(record: InputRecord, bench_options: dict[str, Any], cycles: tup
     return traced_files(exec_trace, vcd, rows, stem.with_suffix(".around.perfetto-trace"))
 
 
+def tick_one_cycle(bench_options: dict[str, Any]) -> int:
+    """The global cycle the profiler's tick 1 begins at on this bench (its port's first change after boot, from
+    a short run with no input): a record on the profiler's time base starts there less one tick."""
+    tmp = Path(tempfile.mkdtemp(prefix="mmrig-replay-ticks-"))
+    trace = tmp / "ticks.trace"
+    bench = Bench(paced=False, trace=trace, until_s=0.5, **bench_options)
+    try:
+        bench.start()
+        bench.wait(timeout=120.0)
+    except BenchError as exc:
+        raise ReplayError(f"the bench would not run: {exc}") from None
+    finally:
+        bench.close()
+    for line in trace.read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == "W" and parts[2].startswith("timecode"):
+            return int(parts[1])
+    raise ReplayError("the profiler's timecode port never changed in the bench's first 0.5 s")
+
+
+def on_bench_cycles(record: InputRecord, bench_options: dict[str, Any]) -> InputRecord:
+    """A record on the profiler's time base (a board run's, `time` "profiler") as global cycles of this bench."""
+    zero = tick_one_cycle(bench_options) - int(record.header.get("tick_counts") or 1_137_778)
+    return InputRecord(record.header, [replace(r, cycle=zero + r.cycle) for r in record.reads])
+
+
+@dataclass
+class LatencyComparison:
+    """A board run (or its stand-in) against the simulator with the same schedule and PC moments: per event, the
+    run's latency, the simulator's and their difference (us)."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    unmatched: int = 0                  # events the run measured and the simulator has no RESULT for
+
+    def summary(self) -> dict[str, Any]:
+        d = [r["diff_us"] for r in self.rows]
+        worst = sorted(self.rows, key=lambda r: -abs(r["diff_us"]))[:5]
+        return {"events": len(d), "unmatched": self.unmatched, "identical": sum(x == 0 for x in d),
+                "mean_diff_us": round(sum(d) / len(d), 4) if d else None,
+                "max_abs_diff_us": round(max(map(abs, d)), 4) if d else None,
+                "differ_most": [{"event": r["event"], "diff_us": r["diff_us"]} for r in worst if r["diff_us"]]}
+
+
+def compare_latencies(rows: list[dict[str, Any]], out: Outputs, timer_hz: int, tick_counts: int) -> LatencyComparison:
+    results = out.of("profiler", mp.Result)
+    fire = {m.tag: m for _, m in results if m.flags & mp.RESULT_FLAG_FIRE}
+    edges = {(m.event_id, m.timecode): m for _, m in results if not m.flags & mp.RESULT_FLAG_FIRE}
+    lc = LatencyComparison()
+    for row in rows:
+        if not _present(row.get("latency_counts")):
+            continue
+        m = fire.get(int(row["tag"])) if row["mode"] == "normal" else edges.get((int(row["event_id"]),
+                                                                                 int(row["result_tc"])))
+        if m is None:
+            lc.unmatched += 1
+            continue
+        sim = ((m.timecode - int(row["scheduled_tc"])) * tick_counts + m.counts - int(row.get("due_counts") or 0))
+        sim_us = round(sim * 1e6 / timer_hz, 4)
+        run_us = round(int(row["latency_counts"]) * 1e6 / timer_hz, 4)
+        lc.rows.append({"event": int(row["event"]), "run_us": run_us, "sim_us": sim_us,
+                        "diff_us": round(sim_us - run_us, 4)})
+    return lc
+
+
+def write_latency_comparison(lc: LatencyComparison, stem: Path) -> dict[str, int]:
+    """NAME.vs-sim.csv (event, run_us, sim_us, diff_us) and NAME.vs-sim.png (both latencies and their difference
+    per event); each file's size."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import pandas as pd
+
+    csv, png = stem.with_suffix(".vs-sim.csv"), stem.with_suffix(".vs-sim.png")
+    df = pd.DataFrame(lc.rows, columns=["event", "run_us", "sim_us", "diff_us"])
+    df.to_csv(csv, index=False)
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    top.plot(df["event"], df["run_us"], ".", ms=4, label="the run (board, or its stand-in)")
+    top.plot(df["event"], df["sim_us"], "x", ms=4, label="the simulator, same schedule and PC moments")
+    top.set_ylabel("latency (us)")
+    top.legend(fontsize=8)
+    bottom.plot(df["event"], df["diff_us"], ".", ms=4, color="C3")
+    bottom.axhline(0, color="grey", lw=0.8)
+    bottom.set_ylabel("simulator - run (us)")
+    bottom.set_xlabel("event")
+    s = lc.summary()
+    fig.suptitle(f"run against simulator: {s['events']} events, {s['identical']} with the same latency, mean difference "
+                 f"{s['mean_diff_us']} us, largest {s['max_abs_diff_us']} us", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return {csv.name: csv.stat().st_size, png.name: png.stat().st_size}
+
+
 def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, around: str | None = None,
-           window_ms: float = 71.111) -> tuple[Comparison, dict[str, Any]]:
+           window_ms: float = 71.111, pc_moments: bool = False) -> tuple[Comparison, dict[str, Any]]:
     """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
     figures of the replay (wall seconds against the run's virtual seconds, the files written). `traced`: the
     executor's trace of the whole replay too (tasks, interrupts, pins: hil/bench/exectrace.h), as
@@ -200,13 +295,18 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
 
     run = read_run(csv_path)
     sidecar = next(iter(run.meta.values()))
-    section = sidecar.get("inputs")
+    board = (sidecar.get("target") or {}).get("kind") == "boards"
+    section = sidecar.get("pc_inputs" if pc_moments or board else "inputs")
     if not section or not section.get("file"):
+        if pc_moments or board:
+            raise ReplayError(f"{csv_path}: the run has no record of its PC's moments (NAME.pc.inputs: runs on a "
+                              "wall clock write one)")
         raise ReplayError(f"{csv_path}: the run has no record of its inputs (a paced bench run writes NAME.inputs; "
                           "boards and lockstep runs keep none: a lockstep run is made again by running it again)")
     rec_path = csv_path.with_name(section["file"])
     record = read_record(rec_path)
-    if not section.get("complete", False):
+    by_pc = record.header.get("time") == "profiler"
+    if not by_pc and not section.get("complete", False):
         raise ReplayError(f"{rec_path}: the record is incomplete ({section.get('dropped')} reads dropped by the "
                           f"bench, {section.get('missing')} without their bytes): it cannot be replayed exactly")
     target = record.header.get("target") or {}
@@ -220,6 +320,10 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
             notes.append(f"the {name} image is not the run's ({path}: sha256 {str(got)[:12]}, the run's {want[:12]}): "
                          "a difference may be the image's")
     ppm = target.get("ppm") or {}
+    bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
+                     "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino"))}
+    if by_pc:
+        record = on_bench_cycles(record, bench_options)
     tmp = Path(tempfile.mkdtemp(prefix="mmrig-replay-"))
     out_dir = trace_dir or tmp
     script = tmp / "inputs.script"
@@ -229,8 +333,6 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     stem = out_dir / (csv_path.stem + ".replay")
     exec_trace = stem.with_suffix(".replay.exectrace") if traced else None
     vcd = stem.with_suffix(".replay.vcd") if traced else None
-    bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
-                     "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino"))}
     bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), exec_trace_file=exec_trace,
                   vcd_file=vcd, **bench_options)
     t0 = time.monotonic()
@@ -247,12 +349,22 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     outputs = read_outputs(trace)
     result = compare(rows, outputs, tc_offset)
     result.notes = notes
+    if by_pc:
+        tb = sidecar.get("timebase") or {}
+        lc = compare_latencies(rows, outputs, int(tb.get("timer_hz") or 16_000_000),
+                               int(tb.get("tick_counts") or 1_137_778))
+        result.latencies = lc
+        result.notes.append("the PC's moments placed by the run's tick fit (as a board run knows them), not the "
+                            "bench's cycles: latencies compared, not identity")
     if sidecar.get("config", {}).get("mode") == "normal":
         result.notes.append("normal mode: the bench's calibration probes (its own injections, not the PC's bytes) "
                             "are not in the record")
     figures = {"wall_s": round(wall, 3), "virtual_s": round(until, 3),
                "run_wall_s": (sidecar.get("bench") or {}).get("wall_s"), "trace": str(trace),
                "record_bytes": rec_path.stat().st_size, "reads": len(record.reads)}
+    if by_pc and result.latencies is not None:
+        figures["vs_sim"] = result.latencies.summary()
+        figures.setdefault("files", {}).update(write_latency_comparison(result.latencies, out_dir / csv_path.stem))
     if exec_trace is not None:
         figures["files"] = traced_files(exec_trace, vcd, run.df, stem.with_suffix(".replay.perfetto-trace"))
     if around is not None:
@@ -289,14 +401,24 @@ def traced_files(exec_trace: Path, vcd: Path | None, rows: Any, perfetto: Path) 
 
 def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
     first = c.differences[0] if c.differences else None
-    lines = [f"replay of {name}: {c.events} events, {c.compared} compared (RESULT, ACK), {c.identical} identical, "
-             f"{len(c.differences)} differ" + (f", {c.extra_results} RESULTs no event had" if c.extra_results else ""),
+    same = (f"{c.compared} compared (RESULT, ACK), {c.identical} identical, {len(c.differences)} differ"
+            if c.latencies is None else f"{c.identical} of {c.compared} with the same RESULT and ACK to the cycle "
+            "(the PC's moments are not the bench's cycles)")
+    lines = [f"replay of {name}: {c.events} events, {same}"
+             + (f", {c.extra_results} RESULTs no event had" if c.extra_results else ""),
              f"replay: {fig['reads']} reads ({fig['record_bytes']} bytes of record), {fig['virtual_s']:.1f} s of virtual "
              f"time in {fig['wall_s']:.1f} s wall" + (f" (the run took {fig['run_wall_s']:.1f} s)"
                                                      if fig.get("run_wall_s") else "")]
-    if first:
+    if first and c.latencies is None:
         lines.append(f"first difference: event {first['event']}: {first['what']}")
     lines += [f"note: {n}" for n in c.notes]
+    if fig.get("vs_sim"):
+        v = fig["vs_sim"]
+        lines.append(f"run against simulator (the PC's moments): {v['events']} events, {v['identical']} with the same "
+                     f"latency, mean difference {v['mean_diff_us']} us, largest {v['max_abs_diff_us']} us"
+                     + (f", {v['unmatched']} without a RESULT in the simulator" if v["unmatched"] else "")
+                     + ("; differ most: " + ", ".join(f"event {d['event']} {d['diff_us']:+} us"
+                                                      for d in v["differ_most"]) if v["differ_most"] else ""))
     if fig.get("around"):
         a = fig["around"]
         lines.append(f"around event {a['event']}: cycles {a['cycles'][0]:,} .. {a['cycles'][1]:,} "

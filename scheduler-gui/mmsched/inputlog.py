@@ -1,15 +1,23 @@
-"""The run's record of its inputs (`NAME.inputs`: mmanalysis.inputrecord, docs/data-format.md), written beside its
-CSV: the bytes each link wrote (mmproto.Link.written) joined to the endpoint's reads of them with the virtual cycle
-each entered its line (a paced bench's Verdict.inputs), the images' hashes and the bench's options. With it the
-bench computes the run again with no PC in the loop (`mmrig replay`). Boards and a lockstep bench keep no record
-of when the bytes entered (a lockstep run is made again by running it again): no file then."""
+"""The run's record of its inputs (mmanalysis.inputrecord, docs/data-format.md), written beside its CSV.
+
+`NAME.inputs` (a paced bench): the bytes each link wrote (mmproto.Link.written) joined to the endpoint's reads of
+them with the virtual cycle each entered its line (Verdict.inputs), the images' hashes and the bench's options.
+With it the bench computes the run again exactly with no PC in the loop (`mmrig replay`).
+
+`NAME.pc.inputs` (every run on a wall clock: boards and the paced bench): each write at the PC's own moment,
+placed on the profiler's time base by the run's tick fit over all its TIMECODEs (the lower envelope of their
+arrivals, tickfit.py), as a board run can know it: the simulator then runs the board's schedule with the board's
+PC moments, and its latencies stand beside the board's (`mmrig replay --pc-moments`). A lockstep bench's clock is
+virtual: it writes neither (a lockstep run is made again by running it again)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from mmanalysis.inputrecord import InputRecord, join, write
+from mmanalysis.inputrecord import InputRead, InputRecord, join, write
+
+from .tickfit import lower_envelope_slope
 
 from .endpoint import Verdict
 from .runface import RunFace
@@ -39,4 +47,39 @@ def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Pa
             "complete": verdict.inputs_dropped == 0 and missing == 0}
 
 
-__all__ = ["record_inputs"]
+def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
+    """Writes OUT.pc.inputs: every write at the PC's moment on the profiler's time base (profiler counts since its
+    tick 0 began); returns the sidecar's `pc_inputs` section (None: no wall clock, or too few TIMECODEs to fit)."""
+    st = r.state
+    if st is None or not r.endpoint.wall_clock or len(st.tc_arrivals) < 2:
+        return None
+    wire = st.tracker.wire_s
+    points = sorted((float(tc), at - wire) for tc, at in st.tc_arrivals)
+    tick_s = lower_envelope_slope(points) or st.timebase.tick_s
+    start0 = min(y - tick_s * x for x, y in points)          # tick 0's start on the PC's clock: under every point
+    tick_counts = st.timebase.tick_counts
+    reads = []
+    for node, link in r.session.links.items():
+        log, began = link.write_log, link.write_began
+        for i in range(len(began)):
+            opens, offset, size, baud = log[4 * i:4 * i + 4]
+            data = bytes(link.written.get(opens, b"")[offset:offset + size])
+            counts = round((began[i] - start0) / tick_s * tick_counts)
+            if len(data) == size and counts >= 0:
+                reads.append(InputRead(counts, node, int(baud), data))
+    reads.sort(key=lambda x: x.cycle)
+    header = {"run": sidecar.get("name"), "mode": r.cfg.mode, "baud": r.cfg.baud, "time": "profiler",
+              "tick_counts": tick_counts, "fit": {"tick_s": tick_s, "ticks": len(points)},
+              "images": {k: ((sidecar.get("environment") or {}).get("firmware") or {}).get(k, {}).get("sha256")
+                         for k in ("profiler", "executor", "bench")},
+              "target": {k: (sidecar.get("target") or {}).get(k) for k in ("kind", "profiler_kind", "ppm", "arduino")}}
+    path = out.with_suffix(".pc.inputs")
+    try:
+        write(path, InputRecord(header, reads))
+    except OSError as exc:
+        return {"file": None, "error": exc.strerror or str(exc)}
+    return {"file": path.name, "writes": len(reads), "bytes": sum(len(x.data) for x in reads),
+            "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}
+
+
+__all__ = ["record_inputs", "record_pc_moments"]

@@ -34,7 +34,7 @@ from .journal import Journal
 from .load import Load
 from .grid import line_gap_s, line_problem
 from .breaks import break_section, breaks_at
-from .inputlog import record_inputs
+from .inputlog import record_inputs, record_pc_moments
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .ownstall import StallWatch
@@ -533,6 +533,7 @@ class Runner:
             if isinstance(msg, mp.Timecode):
                 recovery.check_timecode(self, msg.timecode, item.at)
                 tc = st.tracker.update(msg.timecode, item.at)
+                st.tc_arrivals.append((tc, item.at))
                 recovery.recovered_timecode(self, item.at)
                 self.notify("timecode", tc)
                 return tc
@@ -680,6 +681,8 @@ class Runner:
             self.say(late)                    # a miss explained, not left a bare past_due
         if cfg.out is not None and (inputs := record_inputs(self, verdict, sidecar, cfg.out)) is not None:
             sidecar["inputs"] = inputs            # the run's inputs, for a replay (inputlog.py)
+        if cfg.out is not None and (pc := record_pc_moments(self, sidecar, cfg.out)) is not None:
+            sidecar["pc_inputs"] = pc             # ... at the PC's own moments, as a board run knows them
         csv_path = json_path = None
         if cfg.out is not None:
             journal = self.journal if self.journal is not None else Journal(cfg.out)

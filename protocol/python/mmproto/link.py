@@ -16,6 +16,8 @@ rate with BAUD (SPEC.md 0x06): the node answers with HELLO at the new rate.
 
 from __future__ import annotations
 
+import array
+
 import errno
 import os
 import select
@@ -189,6 +191,10 @@ class Link:
     # every byte written, by open (`opens`): the bench's input record names its reads by (open, offset), and a
     # run's record of its inputs (mmanalysis.inputrecord) takes their bytes from here. A few bytes a frame.
     written: dict[int, bytearray] = field(default_factory=dict, init=False, repr=False)
+    # each write's (open, offset, size, rate) and the link clock when it began: a board run's record of its inputs
+    # places them on the profiler's time base by the run's tick fit (mmsched.inputlog). 24 bytes a write.
+    write_log: array.array = field(default_factory=lambda: array.array("q"), init=False, repr=False)
+    write_began: array.array = field(default_factory=lambda: array.array("d"), init=False, repr=False)
     # What the decoder dropped before the first HELLO: opening a port flushes its input, which can cut the
     # frame on the line in two, so the first frame heard may be a tail. Kept apart from the link's error
     # counters (which start at the first HELLO), never hidden.
@@ -379,6 +385,8 @@ class Link:
             self.bytes_out += len(wire)
             self.bytes_out_open += len(wire)
             self.written.setdefault(self.opens, bytearray()).extend(wire)
+            self.write_log.extend((self.opens, offset, len(wire), self.baud))
+            self.write_began.append(began)
             self.frames_out += 1
             return Written(offset, self.opens, began, self.clock(), len(wire))
 

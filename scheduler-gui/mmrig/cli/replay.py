@@ -21,8 +21,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     csv = Path(args.run)
     csv = csv.with_suffix(".csv") if csv.suffix in (".json", ".inputs", "") else csv
-    if (args.trace or args.around) and not args.keep:
-        print("mmrig replay: --trace and --around write their files into --keep DIR: give one", file=sys.stderr)
+    if (args.trace or args.around or args.pc_moments) and not args.keep:
+        print("mmrig replay: --trace, --around and --pc-moments write their files into --keep DIR: give one",
+              file=sys.stderr)
         return 2
     if args.window_ms <= 0:
         print(f"mmrig replay: --window-ms must be > 0, not {args.window_ms:g}", file=sys.stderr)
@@ -31,7 +32,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"mmrig replay: --keep {args.keep}: not a folder", file=sys.stderr)
         return 2
     try:
-        result, figures = replay(csv, args.keep, traced=args.trace, around=args.around, window_ms=args.window_ms)
+        result, figures = replay(csv, args.keep, traced=args.trace, around=args.around, window_ms=args.window_ms,
+                                 pc_moments=args.pc_moments)
     except (ReplayError, InputRecordError, SchemaError, OSError, KeyError, ValueError) as exc:
         print(f"mmrig replay: {exc}", file=sys.stderr)
         return 2
@@ -41,6 +43,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print("\n".join(report_lines(csv.stem, result, figures)))
         if args.keep:
             print(f"the bench's trace of the replay: {figures['trace']}")
+    if result.latencies is not None:
+        return 0 if not result.latencies.summary()["max_abs_diff_us"] and not result.latencies.unmatched else 1
     return 0 if result.exact else 1
 
 
@@ -62,6 +66,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         "the first late or missed): NAME.around.exectrace, .perfetto-trace, .vcd in --keep DIR")
     p.add_argument("--window-ms", type=float, default=71.111, metavar="MS",
                    help="--around's window: this much either side of the event's moment (default one tick)")
+    p.add_argument("--pc-moments", action="store_true",
+                   help="replay NAME.pc.inputs instead: the PC's writes at its own moments placed by the run's tick "
+                        "fit, as a board run knows them (a board run always replays so): each event's latency beside "
+                        "the simulator's, NAME.vs-sim.csv and .png in --keep DIR")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR",
                    help="keep the bench's trace of the replay (every byte and pin with its cycle) in DIR")
     p.set_defaults(func=cmd_replay)
