@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, QThread
+from PySide6.QtCore import QByteArray, QSettings, Qt, QThread
 from PySide6.QtWidgets import QHBoxLayout, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
 
 from mmsched.config import RunConfig
@@ -25,6 +25,7 @@ from mmrig.gui.panels.connection import ConnectionPanel
 from mmrig.gui.panels.live import NOTICE_STYLE, LivePanel
 from mmrig.gui.panels.run_settings import RunSettingsPanel
 from mmrig.gui.panels.runs_folder import RunsFolderPanel
+from mmrig.gui.replayaction import SHOW_MS, WINDOW_MS, ReplayWorker, Traced, why_not
 from mmrig.gui.rows import Row, load_run
 from mmrig.gui.worker import Problem, RunWorker, explain, start_in_thread
 
@@ -43,12 +44,15 @@ class MainWindow(QMainWindow):
         self.result: RunResult | None = None
         self.viewing: str | None = None          # the opened run's name, None while a run (or nothing) shows
         self.viewing_json: Path | None = None
+        self.replay_worker: ReplayWorker | None = None      # a replay with trace around an event (replayaction.py)
         self.viewing_sidecar: dict[str, Any] | None = None
         self.problems: list[Problem] = []       # every message shown (tests read them)
         self.quiet = False                      # tests: no modal dialogs, messages go to the log and the banner
         self.connection = ConnectionPanel()
         self.run_settings = RunSettingsPanel()
         self.live = LivePanel(self.model, self.tick_us)
+        self.live.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.live.table.customContextMenuRequested.connect(self.event_menu)
         self.runs_folder = RunsFolderPanel(self.settings, runs_dir)
         self._build()
         self.menus = Menus(self)
@@ -398,6 +402,62 @@ class MainWindow(QMainWindow):
         if len(paths) > MAX_RUNS:
             self.say(f"executor profile: the first {MAX_RUNS} of {len(paths)} runs")
         return self.open_profile(runs) if runs else None
+
+    # ---- replay with trace around an event (replayaction.py) -----------------------------------------------
+    def viewed_csv(self) -> Path | None:
+        if self.result is not None and getattr(self.result, "csv_path", None):
+            return Path(self.result.csv_path)
+        return self.viewing_json.with_suffix(".csv") if self.viewing_json is not None else None
+
+    def viewed_sidecar(self) -> dict | None:
+        return self.result.sidecar if self.result is not None else self.viewing_sidecar
+
+    def event_menu(self, pos) -> None:
+        """The table's context menu: the event under the pointer replayed with the executor traced around it."""
+        from PySide6.QtWidgets import QMenu
+
+        index = self.live.table.indexAt(pos)
+        if not index.isValid() or index.row() >= len(self.model.rows):
+            return
+        event = int(self.model.rows[index.row()].event)
+        menu = QMenu(self)
+        act = menu.addAction(f"Replay with trace around event {event}")
+        why = why_not(self.viewed_sidecar(), self.viewed_csv())
+        act.setEnabled(why is None and self.replay_worker is None)
+        act.setToolTip(why or "computed again on the bench from the run's record of its inputs (docs/replay.md)")
+        menu.setToolTipsVisible(True)
+        act.triggered.connect(lambda: self.replay_around(event))
+        menu.popup(self.live.table.viewport().mapToGlobal(pos))
+
+    def replay_around(self, event: int) -> bool:
+        """Starts the replay of the viewed run traced around EVENT; the profile window opens when it is done."""
+        csv = self.viewed_csv()
+        why = why_not(self.viewed_sidecar(), csv)
+        if why is not None or csv is None:
+            self.say(f"replay: {why}")
+            return False
+        self.replay_worker = ReplayWorker(csv, event, self)
+        self.replay_worker.done.connect(self.replay_done)
+        self.replay_worker.failed.connect(self.replay_failed)
+        self.replay_worker.finished.connect(self.replay_finished)
+        self.say(f"replaying {csv.stem} with the executor traced around event {event} ...")
+        self.replay_worker.start()
+        return True
+
+    def replay_done(self, traced: Traced) -> None:
+        from mmrig.gui.profile import ProfileRun
+
+        self.say(traced.said)
+        sidecar = dict(self.viewed_sidecar() or {}, executor_profile=traced.profile)
+        w = self.open_profile([ProfileRun(f"{traced.name} around event {traced.event}", sidecar, traced.folder,
+                                          traced.trace)])
+        w.gantt.set_x_range(WINDOW_MS - SHOW_MS[0], WINDOW_MS + SHOW_MS[1])   # the event's moment
+
+    def replay_failed(self, text: str) -> None:
+        self.say(text)
+
+    def replay_finished(self) -> None:
+        self.replay_worker = None
 
     def open_profile(self, runs):
         from mmrig.gui.profile import ProfileWindow
