@@ -319,6 +319,10 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
         if want and got != want:
             notes.append(f"the {name} image is not the run's ({path}: sha256 {str(got)[:12]}, the run's {want[:12]}): "
                          "a difference may be the image's")
+    if record.header.get("faults") or record.header.get("held_by_fault"):
+        notes.append(f"the run saw {record.header.get('faults', 0)} faults and the bench held "
+                     f"{record.header.get('held_by_fault', 0)} runs of its bytes for faults it injected: the host's "
+                     "fault commands are not in the record, so where the replay differs, look there first")
     ppm = target.get("ppm") or {}
     bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
                      "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino"))}

@@ -36,7 +36,10 @@ def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Pa
     header = {"run": sidecar.get("name"), "mode": r.cfg.mode, "baud": r.cfg.baud,
               "images": {k: (firmware.get(k) or {}).get("sha256") for k in ("profiler", "executor", "bench")},
               "target": {k: target.get(k) for k in ("profiler_kind", "ppm", "arduino", "paced")},
-              "dropped": verdict.inputs_dropped, "missing": missing}
+              "dropped": verdict.inputs_dropped, "missing": missing,
+              # faults the run saw, and PC bytes the bench's own injected faults held back: neither is replayed
+              # (the host's fault commands and their moments are not in the record)
+              "faults": len(sidecar.get("faults") or []), "held_by_fault": len(verdict.held_by_fault)}
     path = out.with_suffix(".inputs")
     try:
         write(path, InputRecord(header, reads))
