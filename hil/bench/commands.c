@@ -58,6 +58,8 @@
 #include "uart_bridge.h"
 #include "vcd.h"
 
+static void commands_log_json(struct sbuf *b);
+
 static void cmd_status(struct command_req *r, struct sbuf *b)
 {
     (void)r;
@@ -232,6 +234,7 @@ static void cmd_timing(struct command_req *r, struct sbuf *b)
               pacing.paced ? "true" : "false");
     hostin_record_json(b, s > 0 ? (uint64_t)(s * 1e9) : 0);
     sb_printf(b, ",");
+    commands_log_json(b);
     pacing_held_json(b, since);
     sb_printf(b, ",");
     pacing_stalls_json(b, since, cosim.now_cycles);
@@ -248,6 +251,49 @@ static void cmd_sleep(struct command_req *r, struct sbuf *b)
         sb_printf(b, "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"sleep_ms\":%ld}\n",
                   cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU, ms);
     }
+}
+
+/* The commands that change what the simulation does (faults, resets, cuts, injections), each with the cycle it
+ * took effect at: a run's record of its inputs carries them, and a replay issues each at its cycle (docs/replay.md).
+ * The last COMMAND_LOG of them are kept. */
+#define COMMAND_LOG 4096
+static struct {
+    uint64_t cycle;
+    char text[200];
+} cmd_log[COMMAND_LOG];
+static size_t cmd_log_head, cmd_log_n;
+static uint64_t cmd_log_dropped;
+static const char *const logged[] = {"reset", "fault", "garbage", "hangup", "stuck", "cut", "inject", NULL};
+
+void commands_log(const char *name, const char *line, const char *reply, size_t n)
+{
+    size_t i;
+    for (i = 0; logged[i] && strcmp(logged[i], name); i++) {
+    }
+    if (!logged[i] || n < 10 || strncmp(reply, "{\"ok\":true", 10))
+        return; /* not one that changes the simulation, or refused */
+    if (cmd_log_n == COMMAND_LOG) {
+        cmd_log_head = (cmd_log_head + 1) % COMMAND_LOG;
+        cmd_log_n--;
+        cmd_log_dropped++;
+    }
+    i = (cmd_log_head + cmd_log_n) % COMMAND_LOG;
+    cmd_log[i].cycle = cosim.now_cycles;
+    snprintf(cmd_log[i].text, sizeof cmd_log[i].text, "%s", line);
+    cmd_log_n++;
+}
+
+static void commands_log_json(struct sbuf *b)
+{
+    size_t i;
+    sb_printf(b, "\"commands\":[");
+    for (i = 0; i < cmd_log_n; i++) {
+        const size_t k = (cmd_log_head + i) % COMMAND_LOG;
+        sb_printf(b, "%s[%" PRIu64 ",", i ? "," : "", cmd_log[k].cycle);
+        sb_json_str(b, cmd_log[k].text);
+        sb_printf(b, "]");
+    }
+    sb_printf(b, "],\"commands_dropped\":%" PRIu64 ",", cmd_log_dropped);
 }
 
 const struct command commands[] = {

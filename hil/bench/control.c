@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include "control.h"
+#include "commands.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -163,8 +164,12 @@ static void handle_line(struct client *c, char *line)
             if (!cmd->whole_line && !strcmp(req.w[0], cmd->name))
                 break;
     }
-    if (cmd->name)
+    if (cmd->name) {
+        char copy[200];
+        snprintf(copy, sizeof copy, "%s", line);   /* (a handler may write into the line's words) */
         cmd->fn(&req, &b);
+        commands_log(cmd->name, copy, b.p ? b.p : "", b.n);
+    }
     else
         sb_error(&b, "unknown command '%s'", req.w[0]);
     if (req.later)

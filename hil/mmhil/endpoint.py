@@ -249,7 +249,8 @@ class BenchEndpoint(Endpoint):
         section["stalls"] = [[round(s.start - ws, 6), round(s.end - ws, 6), s.lag_us] for s in stalls]
         section["wall_start_s"] = ws
         return Verdict([], section, timing.byte_record(reply), self.lag_bound_us, stalls, window,
-                       inputs=timing.bench_reads(reply), inputs_dropped=int(reply.get("inputs_dropped", 0)))
+                       inputs=timing.bench_reads(reply), inputs_dropped=int(reply.get("inputs_dropped", 0)),
+                       commands=timing.bench_commands(reply), commands_dropped=int(reply.get("commands_dropped", 0)))
 
     def trace_path(self) -> str | None:
         return None                          # the bench sees every cycle of the executor

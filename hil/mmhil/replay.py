@@ -319,10 +319,7 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
         if want and got != want:
             notes.append(f"the {name} image is not the run's ({path}: sha256 {str(got)[:12]}, the run's {want[:12]}): "
                          "a difference may be the image's")
-    if record.header.get("faults") or record.header.get("held_by_fault"):
-        notes.append(f"the run saw {record.header.get('faults', 0)} faults and the bench held "
-                     f"{record.header.get('held_by_fault', 0)} runs of its bytes for faults it injected: the host's "
-                     "fault commands are not in the record, so where the replay differs, look there first")
+    commands = [(int(c), str(t)) for c, t in record.header.get("commands") or []]
     ppm = target.get("ppm") or {}
     bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
                      "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino"))}
@@ -339,10 +336,18 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     vcd = stem.with_suffix(".replay.vcd") if traced else None
     bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), exec_trace_file=exec_trace,
                   vcd_file=vcd, **bench_options)
+    if commands and not by_pc:
+        bench.lockstep, bench.until_s = True, None   # the run's commands at their cycles, between grants
     t0 = time.monotonic()
     try:
         bench.start()
-        bench.wait(timeout=max(120.0, until * 4))
+        if bench.lockstep:
+            for cycle, text in commands:
+                bench.grant(cycle, frame=False)
+                bench.control(text)
+            bench.grant(round(until * 16e6), frame=False)
+        else:
+            bench.wait(timeout=max(120.0, until * 4))
     except BenchError as exc:
         raise ReplayError(f"the bench would not run the replay: {exc}") from None
     finally:
@@ -360,9 +365,9 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
         result.latencies = lc
         result.notes.append("the PC's moments placed by the run's tick fit (as a board run knows them), not the "
                             "bench's cycles: latencies compared, not identity")
-    if sidecar.get("config", {}).get("mode") == "normal":
-        result.notes.append("normal mode: the bench's calibration probes (its own injections, not the PC's bytes) "
-                            "are not in the record")
+    if commands:
+        result.notes.append(f"{len(commands)} commands that changed the simulation issued again at their cycles "
+                            f"({', '.join(sorted({t.split()[0] for _, t in commands}))})")
     figures = {"wall_s": round(wall, 3), "virtual_s": round(until, 3),
                "run_wall_s": (sidecar.get("bench") or {}).get("wall_s"), "trace": str(trace),
                "record_bytes": rec_path.stat().st_size, "reads": len(record.reads)}

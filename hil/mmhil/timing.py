@@ -35,6 +35,12 @@ def bench_reads(reply: dict[str, Any]) -> list[BenchRead]:
             for node, gen, offset, n, _stamp, _moved, cycle, baud in reply.get("inputs", [])]
 
 
+def bench_commands(reply: dict[str, Any]) -> list[tuple[int, str]]:
+    """The commands that changed the simulation (faults, resets, cuts, injections) with the cycle each took effect
+    at (hil/bench/commands.c): a replay issues them again at their cycles."""
+    return [(int(cycle), str(text)) for cycle, text in reply.get("commands", [])]
+
+
 def stalls(reply: dict[str, Any]) -> list[Stall]:
     """The stall intervals of a `timing` (or `stalls`) reply on the host clock: a stall from virtual v0 to v1
     (catch-up included) starts at wall_start + v0 and ends on the host at wall_start + v1."""

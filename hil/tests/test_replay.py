@@ -119,3 +119,16 @@ def test_a_run_against_the_simulator_with_the_pcs_own_moments(mixed_run: Path, t
     assert (tmp_path / "mixed.vs-sim.png").stat().st_size > 10_000
     header = inputrecord.read(mixed_run.with_name("mixed.pc.inputs")).header
     assert header["time"] == "profiler" and header["fit"]["ticks"] > 50
+
+
+def test_a_normal_run_replays_with_the_benchs_own_commands_at_their_cycles(tmp_path: Path) -> None:
+    """Normal mode's floor calibration puts probes into the profiler's receiver by the bench's `inject` (not the
+    PC's bytes): the record keeps each such command with the cycle it took effect at, and the replay issues it
+    there again (lockstep, between grants): every event identical."""
+    out = tmp_path / "normal"
+    result = run(RunConfig(mode="normal", count=40, out=out), BenchEndpoint())
+    commands = inputrecord.read(out.with_suffix(".inputs")).header["commands"]
+    assert result.sidecar["inputs"]["commands"] == len(commands) >= 1 and commands[0][1].startswith("inject profiler")
+    c, _ = replay(out.with_suffix(".csv"))
+    assert c.compared == 40 and c.identical == 40 and c.exact, c.differences[:3]
+    assert any("issued again at their cycles (inject)" in n for n in c.notes)

@@ -80,6 +80,9 @@ class Verdict:
     # and how many the endpoint's record dropped; None: it keeps none (boards, a lockstep bench)
     inputs: list[BenchRead] | None = None
     inputs_dropped: int = 0
+    # ... and the commands that changed the simulation (faults, resets, injections) with their cycles
+    commands: list[tuple[int, str]] = field(default_factory=list)
+    commands_dropped: int = 0
 
     @property
     def valid(self) -> bool:

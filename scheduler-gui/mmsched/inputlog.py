@@ -37,9 +37,9 @@ def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Pa
               "images": {k: (firmware.get(k) or {}).get("sha256") for k in ("profiler", "executor", "bench")},
               "target": {k: target.get(k) for k in ("profiler_kind", "ppm", "arduino", "paced")},
               "dropped": verdict.inputs_dropped, "missing": missing,
-              # faults the run saw, and PC bytes the bench's own injected faults held back: neither is replayed
-              # (the host's fault commands and their moments are not in the record)
-              "faults": len(sidecar.get("faults") or []), "held_by_fault": len(verdict.held_by_fault)}
+              # the commands that changed the simulation (faults, resets, cuts, injections: the calibration's
+              # probes too) with the cycle each took effect at: a replay issues them again there
+              "commands": [[c, t] for c, t in verdict.commands], "commands_dropped": verdict.commands_dropped}
     path = out.with_suffix(".inputs")
     try:
         write(path, InputRecord(header, reads))
@@ -47,7 +47,8 @@ def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Pa
         return {"file": None, "error": exc.strerror or str(exc)}
     return {"file": path.name, "reads": len(reads), "bytes": sum(len(x.data) for x in reads),
             "dropped": verdict.inputs_dropped, "missing": missing,
-            "complete": verdict.inputs_dropped == 0 and missing == 0}
+            "commands": len(verdict.commands),
+            "complete": verdict.inputs_dropped == 0 and missing == 0 and verdict.commands_dropped == 0}
 
 
 def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
@@ -85,4 +86,12 @@ def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[st
             "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}
 
 
-__all__ = ["record_inputs", "record_pc_moments"]
+def record_run_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> None:
+    """Both records the run can write, each with its sidecar section (`inputs`, `pc_inputs`)."""
+    if (inputs := record_inputs(r, verdict, sidecar, out)) is not None:
+        sidecar["inputs"] = inputs
+    if (pc := record_pc_moments(r, sidecar, out)) is not None:
+        sidecar["pc_inputs"] = pc              # at the PC's own moments, as a board run knows them
+
+
+__all__ = ["record_inputs", "record_pc_moments", "record_run_inputs"]

@@ -34,7 +34,7 @@ from .journal import Journal
 from .load import Load
 from .grid import line_gap_s, line_problem
 from .breaks import break_section, breaks_at
-from .inputlog import record_inputs, record_pc_moments
+from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import apply_result, refusal_reason
 from .ownstall import StallWatch
@@ -679,10 +679,8 @@ class Runner:
             sidecar["break"] = break_section(self.broke, cfg.break_us)
         if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
             self.say(late)                    # a miss explained, not left a bare past_due
-        if cfg.out is not None and (inputs := record_inputs(self, verdict, sidecar, cfg.out)) is not None:
-            sidecar["inputs"] = inputs            # the run's inputs, for a replay (inputlog.py)
-        if cfg.out is not None and (pc := record_pc_moments(self, sidecar, cfg.out)) is not None:
-            sidecar["pc_inputs"] = pc             # ... at the PC's own moments, as a board run knows them
+        if cfg.out is not None:                   # the run's inputs, for a replay (inputlog.py)
+            record_run_inputs(self, verdict, sidecar, cfg.out)
         csv_path = json_path = None
         if cfg.out is not None:
             journal = self.journal if self.journal is not None else Journal(cfg.out)
