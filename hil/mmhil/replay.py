@@ -286,7 +286,7 @@ def write_latency_comparison(lc: LatencyComparison, stem: Path) -> dict[str, int
 
 
 def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, around: str | None = None,
-           window_ms: float = 71.111, pc_moments: bool = False) -> tuple[Comparison, dict[str, Any]]:
+           window_ms: float = 71.111, pc_moments: bool = False, vcd: bool = False) -> tuple[Comparison, dict[str, Any]]:
     """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
     figures of the replay (wall seconds against the run's virtual seconds, the files written). `traced`: the
     executor's trace of the whole replay too (tasks, interrupts, pins: hil/bench/exectrace.h), as
@@ -333,9 +333,9 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     until = record.last_cycle / 16e6 + MARGIN_S + sidecar.get("config", {}).get("timeout_ticks", 14) * TICK_S
     stem = out_dir / (csv_path.stem + ".replay")
     exec_trace = stem.with_suffix(".replay.exectrace") if traced else None
-    vcd = stem.with_suffix(".replay.vcd") if traced else None
+    vcd_path = stem.with_suffix(".replay.vcd") if traced or vcd else None
     bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), exec_trace_file=exec_trace,
-                  vcd_file=vcd, **bench_options)
+                  vcd_file=vcd_path, **bench_options)
     if commands and not by_pc:
         bench.lockstep, bench.until_s = True, None   # the run's commands at their cycles, between grants
     t0 = time.monotonic()
@@ -375,7 +375,9 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
         figures["vs_sim"] = result.latencies.summary()
         figures.setdefault("files", {}).update(write_latency_comparison(result.latencies, out_dir / csv_path.stem))
     if exec_trace is not None:
-        figures["files"] = traced_files(exec_trace, vcd, run.df, stem.with_suffix(".replay.perfetto-trace"))
+        figures["files"] = traced_files(exec_trace, vcd_path, run.df, stem.with_suffix(".replay.perfetto-trace"))
+    elif vcd_path is not None and vcd_path.is_file():
+        figures.setdefault("files", {})[vcd_path.name] = vcd_path.stat().st_size
     if around is not None:
         row = around_event(rows, around)
         baud = int(sidecar.get("config", {}).get("baud") or 9600)

@@ -8,6 +8,9 @@ Options:
                                  a profiler alone (normal mode only)
     --rig-results DIR            where every run's CSV + JSON is kept (default: mmrig-runs under pytest's
                                  temporary directory); with -n N each xdist worker writes under DIR/gwK
+    --rig-break-us US            every run_experiment stops at the first event past US (or late, or missed) and
+                                 its test fails naming it and the command that replays it traced (mmrig run
+                                 --break-us's equivalent)
     --rig-retries N              paced bench: run again, up to N times, a run the host stalled (invalid by
                                  bench_lag, or an event a stall met did not end ok)
     --profiler-elf ELF --executor-elf ELF   the bench runs these images (your build) instead of the checkout's
@@ -81,6 +84,7 @@ class RigTarget:
     arduino: bool = False          # bench: both nodes as Arduino Megas (bootloader, reset on open; docs/bench.md)
     profiler_kind: str = "avr"     # bench: the AVR profiler, or the paper's 8051 on ucsim's core
     reset_on_open: bool = True     # boards: opening a port resets its node (a Mega's DTR): listen for its HELLO first
+    break_us: float | None = None  # --rig-break-us: every run_experiment stops at the first event past it, and fails
 
     @property
     def flavour(self) -> str:
@@ -123,6 +127,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="bench: the executor image to run (default: the checkout's or the installed package's)")
     g.addoption("--rig-profiler-kind", choices=PROFILER_KINDS, default="avr",
                 help="bench: the profiler image, avr (default) or 8051 (the paper's 87C51 on ucsim's core, polled input)")
+    g.addoption("--rig-break-us", metavar="US", type=float, default=None,
+                help="every run_experiment stops at the first event past US us (or late, or missed), as mmrig run "
+                     "--break-us, and its test fails naming the event and the command that replays it traced")
     g.addoption("--rig-arduino", action="store_true",
                 help="bench: both nodes behave as Arduino Megas (their stock bootloader, a reset when a port opens)")
     g.addoption("--no-reset-on-open", dest="reset_on_open", action="store_false",
@@ -175,7 +182,8 @@ def target_of(config: pytest.Config) -> RigTarget:
     return RigTarget(rig_kind(config), config.getoption("profiler"), config.getoption("executor"),
                      retries=config.getoption("rig_retries"), baud=config.getoption("rig_baud"),
                      arduino=config.getoption("rig_arduino"), reset_on_open=config.getoption("reset_on_open"),
-                     profiler_kind=config.getoption("rig_profiler_kind"), **elf)
+                     profiler_kind=config.getoption("rig_profiler_kind"), break_us=config.getoption("rig_break_us"),
+                     **elf)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -342,6 +350,9 @@ class Experiment:
         if self.uses_rig and self.target.kind == "ports":
             pytest.fail("on --rig ports a test takes either `rig` or `run_experiment`: both open the same serial "
                         "ports", pytrace=False)
+        session_break = self.target.break_us is not None and "break_us" not in config
+        if session_break:
+            config["break_us"] = self.target.break_us
         self.runs += 1
         name = safe_name(self.node.nodeid) + (f"-{self.runs}" if self.runs > 1 else "")
         attempts = 1 + (self.target.retries if self.target.kind == "bench" else 0)
@@ -368,6 +379,14 @@ class Experiment:
         if require_valid and not result.valid:
             pytest.fail(f"invalid run, not a result ({', '.join(result.reasons)}: "
                         f"{result.sidecar.get('invalid_reason')}): {result!r}", pytrace=False)
+        b = result.sidecar.get("break") or {}
+        if session_break and b.get("event") is not None:
+            lat = "no latency" if b.get("latency_us") is None else f"{b['latency_us']:.3f} us"
+            replay = (f"mmrig replay {result.csv_path} --around {b['event']} --keep {result.csv_path.parent}"
+                      if (result.sidecar.get("inputs") or {}).get("complete") and result.csv_path else
+                      "a lockstep run is made again by running it again (mmrig run ... --trace)")
+            pytest.fail(f"--rig-break-us {b['us']:g}: event {b['event']} ({b['outcome']}, {lat}) at tick "
+                        f"{b['scheduled_tc']}; replay it traced: {replay}", pytrace=False)
         return result
 
     def endpoint(self, lag_bound_us: float | None) -> Any:

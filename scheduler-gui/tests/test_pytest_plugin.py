@@ -219,3 +219,15 @@ def test_series(run_experiment):
 ''')
     done = pytest_run(d, "--rig-results", str(tmp_path / "runs"))
     assert done.returncode == 0, done.stdout[-3000:]
+
+
+def test_a_session_break_fails_the_test_at_the_event_and_names_its_replay(tmp_path: Path) -> None:
+    # --rig-break-us: mmrig run --break-us's equivalent for a suite (task dispatch is ~37 us: past 2 us at once)
+    d = suite(tmp_path, '''
+def test_task(run_experiment):
+    run_experiment(mode="mixed", distance=2, dispatch="task", count=20)
+''')
+    done = pytest_run(d, "--rig-break-us", "2", "--rig-results", str(tmp_path / "runs"))
+    assert done.returncode == 1, done.stdout[-3000:]
+    assert "--rig-break-us 2: event 0 (ok, 36." in done.stdout and "replay it traced: mmrig replay " in done.stdout
+    assert "--around 0 --keep" in done.stdout

@@ -21,8 +21,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     csv = Path(args.run)
     csv = csv.with_suffix(".csv") if csv.suffix in (".json", ".inputs", "") else csv
-    if (args.trace or args.around or args.pc_moments) and not args.keep:
-        print("mmrig replay: --trace, --around and --pc-moments write their files into --keep DIR: give one",
+    if (args.trace or args.vcd or args.around or args.pc_moments) and not args.keep:
+        print("mmrig replay: --trace, --vcd, --around and --pc-moments write their files into --keep DIR: give one",
               file=sys.stderr)
         return 2
     if args.window_ms <= 0:
@@ -33,7 +33,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 2
     try:
         result, figures = replay(csv, args.keep, traced=args.trace, around=args.around, window_ms=args.window_ms,
-                                 pc_moments=args.pc_moments)
+                                 pc_moments=args.pc_moments, vcd=args.vcd)
     except (ReplayError, InputRecordError, SchemaError, OSError, KeyError, ValueError) as exc:
         print(f"mmrig replay: {exc}", file=sys.stderr)
         return 2
@@ -61,6 +61,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                    help="the executor traced through the whole replay (needs --keep): NAME.replay.exectrace, "
                         ".perfetto-trace (open in ui.perfetto.dev) and the wires' .vcd (PulseView); the run itself "
                         "paid nothing for it")
+    p.add_argument("--vcd", action="store_true",
+                   help="the wires' VCD of the whole replay (PulseView): NAME.replay.vcd in --keep DIR")
     p.add_argument("--around", default=None, metavar="EVENT|worst|late",
                    help="also trace the executor and the wires only around this event (its number, the worst, or "
                         "the first late or missed): NAME.around.exectrace, .perfetto-trace, .vcd in --keep DIR")
