@@ -1,16 +1,18 @@
 """A run's record of its inputs (`NAME.inputs`, docs/data-format.md): the bytes the PC sent each node, each read
 of them with the virtual cycle it entered the node's line at and the rate the PC had set on the port, the images'
 hashes and the bench's options. Given it, the bench computes the run again, cycle for cycle, with no PC in the
-loop (`mmrig replay`). Written by the scheduler at the end of a paced bench run; read here, by every side.
+loop (`mmrig replay`). Written by the scheduler at the end of a run; read here, by every side.
 
-The file is text. Its first line is `#mmrig-inputs 1 ` and the header as one JSON object; then one line per read
-of the bench's stamping thread (a frame, part of one, or several):
+The file's first line is text: `#mmrig-inputs 1 ` and the header as one JSON object, then a newline. Then one
+binary record per read of the bench's stamping thread (a frame, part of one, or several), in cycle order:
 
-    CYCLE NODE BAUD HEX
+    varint  the cycles since the record before (the first: since cycle 0)
+    byte    bit 0: the node (0 profiler, 1 executor); bit 1: a rate follows
+    varint  (bit 1 only) the rate the PC had set on its port from this read on (0: the bench's own --baud)
+    varint  the number of bytes, then the bytes
 
-CYCLE the global cycle (16 MHz) the read's first byte reached the line (its bytes follow one another at BAUD),
-NODE `profiler` or `executor`, BAUD the rate the PC had set on its port when it wrote them (0: the bench's
-own --baud), HEX the bytes. About 30 bytes of file per frame the PC sent.
+(varint: LEB128, 7 bits a byte, low first.) A rate is written for a node's first read and whenever it changes. A
+frame costs its bytes and 4 to 6 more: about 13 bytes for a FIRE.
 """
 
 from __future__ import annotations
@@ -75,24 +77,75 @@ def join(entries: Iterable[BenchRead], written: Mapping[str, Mapping[int, bytes]
     return reads, missing
 
 
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
 def write(path: Path, record: InputRecord) -> None:
-    lines = [f"{MAGIC} {VERSION} {json.dumps(record.header, sort_keys=True, separators=(',', ':'))}"]
-    lines += [f"{r.cycle} {r.node} {r.baud} {r.data.hex()}" for r in record.reads]
-    Path(path).write_text("\n".join(lines) + "\n")
+    out = bytearray(f"{MAGIC} {VERSION} {json.dumps(record.header, sort_keys=True, separators=(',', ':'))}\n"
+                    .encode())
+    prev, rate = 0, {}
+    for r in record.reads:
+        node = NODES.index(r.node)
+        tag = node | (2 if rate.get(node) != r.baud else 0)
+        out += _varint(r.cycle - prev) + bytes([tag])
+        if tag & 2:
+            out += _varint(r.baud)
+            rate[node] = r.baud
+        out += _varint(len(r.data)) + r.data
+        prev = r.cycle
+    Path(path).write_bytes(bytes(out))
+
+
+class _Body:
+    """The binary records after the header, read one field at a time (InputRecordError names the record)."""
+
+    def __init__(self, path: Path, data: bytes, at: int) -> None:
+        self.path, self.data, self.at, self.record = path, data, at, 0
+
+    def fail(self, what: str) -> InputRecordError:
+        return InputRecordError(f"{self.path}: record {self.record} (byte {self.at}): {what}")
+
+    def varint(self, field_name: str) -> int:
+        n = shift = 0
+        while True:
+            if self.at >= len(self.data):
+                raise self.fail(f"{field_name}: the file ends inside it")
+            b = self.data[self.at]
+            self.at += 1
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                return n
+            if shift > 63:
+                raise self.fail(f"{field_name}: more than 64 bits")
+
+    def take(self, n: int) -> bytes:
+        if self.at + n > len(self.data):
+            raise self.fail(f"BYTES: {n} announced, {len(self.data) - self.at} left")
+        out = self.data[self.at:self.at + n]
+        self.at += n
+        return out
 
 
 def read(path: Path) -> InputRecord:
-    """The record in `path`; InputRecordError naming the line and the field for anything else."""
+    """The record in `path`; InputRecordError naming the record and the field for anything else."""
     p = Path(path)
     try:
-        text = p.read_text()
+        data = p.read_bytes()
     except OSError as exc:
         raise InputRecordError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    rows = text.splitlines()
-    if not rows or not rows[0].startswith(MAGIC + " "):
+    end = data.find(b"\n")
+    first = data[:end if end >= 0 else len(data)].decode("utf-8", "replace")
+    if not first.startswith(MAGIC + " "):
         raise InputRecordError(f"{p}:1: not an mmrig input record (it starts with {MAGIC})")
     try:
-        version, header_text = rows[0][len(MAGIC) + 1:].split(" ", 1)
+        version, header_text = first[len(MAGIC) + 1:].split(" ", 1)
         if int(version) != VERSION:
             raise InputRecordError(f"{p}:1: version {version}, this mmrig reads {VERSION}")
         header = json.loads(header_text)
@@ -100,19 +153,20 @@ def read(path: Path) -> InputRecord:
         if isinstance(exc, InputRecordError):
             raise
         raise InputRecordError(f"{p}:1: header: {exc}") from None
-    reads = []
-    for i, row in enumerate(rows[1:], start=2):
-        parts = row.split()
-        if len(parts) != 4:
-            raise InputRecordError(f"{p}:{i}: {len(parts)} fields, want CYCLE NODE BAUD HEX")
-        cycle, node, baud, data = parts
-        if node not in NODES:
-            raise InputRecordError(f"{p}:{i}: node {node!r}, want profiler or executor")
-        try:
-            reads.append(InputRead(int(cycle), node, int(baud), bytes.fromhex(data)))
-        except ValueError as exc:
-            field_name = "CYCLE" if not cycle.isdigit() else "BAUD" if not baud.isdigit() else "HEX"
-            raise InputRecordError(f"{p}:{i}: {field_name}: {exc}") from None
+    body = _Body(p, data, end + 1 if end >= 0 else len(data))
+    reads, cycle, rate = [], 0, {0: 0, 1: 0}
+    while body.at < len(data):
+        body.record += 1
+        cycle += body.varint("CYCLES")
+        if body.at >= len(data):
+            raise body.fail("NODE: the file ends before it")
+        tag = data[body.at]
+        body.at += 1
+        if tag & ~3:
+            raise body.fail(f"NODE: byte 0x{tag:02x}, want bits 0 and 1 only")
+        if tag & 2:
+            rate[tag & 1] = body.varint("BAUD")
+        reads.append(InputRead(cycle, NODES[tag & 1], rate[tag & 1], body.take(body.varint("LENGTH"))))
     return InputRecord(header, reads)
 
 

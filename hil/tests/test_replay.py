@@ -61,12 +61,21 @@ def test_a_record_with_a_moment_moved_differs_from_the_run(mixed_run: Path, tmp_
     assert done.returncode == 1 and "first difference: event" in done.stdout
 
 
-def test_a_bad_record_is_one_line_naming_the_line_and_field(tmp_path: Path) -> None:
+def test_a_bad_record_is_one_line_naming_the_record_and_field(tmp_path: Path) -> None:
     p = tmp_path / "x.inputs"
-    p.write_text('#mmrig-inputs 1 {"run": "x"}\n12 executor 9600 02020401\n13 executor fast 0202\n')
-    with pytest.raises(inputrecord.InputRecordError, match=r"x.inputs:3: BAUD"):
+    reads = [inputrecord.InputRead(12, "executor", 9600, bytes([2, 2, 4, 1])),
+             inputrecord.InputRead(300, "executor", 9600, bytes([2, 2])),
+             inputrecord.InputRead(301, "profiler", 500000, bytes(9))]
+    inputrecord.write(p, inputrecord.InputRecord({"run": "x"}, reads))
+    assert inputrecord.read(p).reads == reads                       # the rate written once a change: kept
+    whole = p.read_bytes()
+    body = len(whole) - whole.index(b"\n") - 1
+    # a few bytes a frame, and its own bytes: (cycles, node, rate, length) 1+1+2+1 + 4, 2+1+1 + 2, 1+1+3+1 + 9
+    assert body == 9 + 6 + 15
+    p.write_bytes(whole[:-3])
+    with pytest.raises(inputrecord.InputRecordError, match=r"x.inputs: record 3 .*BYTES: 9 announced, 6 left"):
         inputrecord.read(p)
-    p.write_text("12 executor 9600 02\n")
+    p.write_bytes(b"12 executor 9600 02\n")
     with pytest.raises(inputrecord.InputRecordError, match=r"x.inputs:1: not an mmrig input record"):
         inputrecord.read(p)
 
