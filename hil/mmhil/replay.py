@@ -4,7 +4,8 @@ them, no PC in the loop (the bench's script, unpaced), and what the nodes said c
 by event.
 
 What is compared is what the nodes alone decide, in virtual time: each event's RESULT (the profiler's extended
-timecode and counts: the latency) and, in mixed mode, its ACK (the executor's tick and phase). Where the bench is
+timecode and counts: the latency) and, in mixed mode, its ACK (the executor's tick and phase), or the executor's
+refusal of a missed one (its ERROR's tick). Where the bench is
 exact they are identical; a difference names the first event that differs and what may explain it (an image
 whose hash is not the record's, a record that lost reads, the bench's own injections: normal mode's calibration
 probes are the bench's, not the PC's bytes, and are not in the record).
@@ -104,6 +105,10 @@ def compare(rows: list[dict[str, Any]], out: Outputs, tc_offset: int) -> Compari
     acks: dict[int, list[mp.Ack]] = {}
     for _, m in out.of("executor", mp.Ack):
         acks.setdefault(m.tag, []).append(m)
+    refusals: dict[int, list[mp.Error]] = {}
+    for _, m in out.of("executor", mp.Error):
+        if m.ref_type == mp.Schedule.TYPE:
+            refusals.setdefault(m.ref_tag, []).append(m)
     used: set[tuple[int, int, int]] = set()
     for row in rows:
         what: list[str] = []
@@ -129,6 +134,13 @@ def compare(rows: list[dict[str, Any]], out: Outputs, tc_offset: int) -> Compari
             if not any((a.timecode, round(a.phase / 65536, 6)) == want for a in mine):
                 what.append(f"ACK of tag {row['tag']}: run tick {want[0]} phase {want[1]}, replay "
                             + (", ".join(f"{a.timecode} {round(a.phase / 65536, 6)}" for a in mine) or "none"))
+        elif row["mode"] != "normal" and row["outcome"] == "missed" and _present(row.get("ack_tc")):
+            # refused by the executor (its ERROR: the reason and the tick it was refused in)
+            checked = True
+            mine = refusals.get(int(row["tag"]), [])
+            if not any(e.timecode == int(row["ack_tc"]) - tc_offset for e in mine):
+                what.append(f"refusal of tag {row['tag']} ({row.get('reason')}): run tick {int(row['ack_tc']) - tc_offset}"
+                            ", replay " + (", ".join(str(e.timecode) for e in mine) or "none"))
         if checked:
             c.compared += 1
             if what:
@@ -412,7 +424,7 @@ def traced_files(exec_trace: Path, vcd: Path | None, rows: Any, perfetto: Path) 
 
 def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
     first = c.differences[0] if c.differences else None
-    same = (f"{c.compared} compared (RESULT, ACK), {c.identical} identical, {len(c.differences)} differ"
+    same = (f"{c.compared} compared (RESULT, ACK or refusal), {c.identical} identical, {len(c.differences)} differ"
             if c.latencies is None else f"{c.identical} of {c.compared} with the same RESULT and ACK to the cycle "
             "(the PC's moments are not the bench's cycles)")
     lines = [f"replay of {name}: {c.events} events, {same}"

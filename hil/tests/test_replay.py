@@ -40,7 +40,7 @@ def test_the_command_says_so_and_exits_0(mixed_run: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "mmrig", "replay", str(mixed_run)], capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "60 compared (RESULT, ACK), 60 identical, 0 differ" in done.stdout
+    assert "60 compared (RESULT, ACK or refusal), 60 identical, 0 differ" in done.stdout
 
 
 def test_a_record_with_a_moment_moved_differs_from_the_run(mixed_run: Path, tmp_path: Path) -> None:
@@ -141,3 +141,15 @@ def test_a_normal_run_replays_with_the_benchs_own_commands_at_their_cycles(tmp_p
     c, _ = replay(out.with_suffix(".csv"))
     assert c.compared == 40 and c.identical == 40 and c.exact, c.differences[:3]
     assert any("issued again at their cycles (inject)" in n for n in c.notes)
+
+
+def test_the_executors_refusals_replay_too(tmp_path: Path) -> None:
+    """The paper's 1-tick-ahead experiment, free-running: events created late in a tick are refused past_due by
+    the executor; each refusal (its ERROR's tick) comes out the same in the replay, so every event is compared."""
+    out = tmp_path / "free"
+    result = run(RunConfig(mode="mixed", distance=1, generation="free", rate_ms=97.0, count=30, out=out),
+                 BenchEndpoint())
+    missed = result.summary["outcomes"]["missed"]
+    c, _ = replay(out.with_suffix(".csv"))
+    assert c.compared == 30 and c.identical == 30 and c.exact, c.differences[:3]
+    assert missed > 0, "no event missed: the refusals were not exercised"
