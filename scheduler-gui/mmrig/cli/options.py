@@ -18,6 +18,29 @@ def positive_float(text: str) -> float:
     return value
 
 
+TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "min": 60.0, "h": 3600.0}
+
+
+def seconds_with_unit(text: str, default_unit: str) -> float:
+    """A time as cyclictest and latmus users write it: a number with a unit (us, ms, s, m or min, h), or a plain
+    number in `default_unit`; ArgumentTypeError for anything else or a time not above 0."""
+    t = text.strip().lower()
+    unit = next((u for u in sorted(TIME_UNITS, key=len, reverse=True) if t.endswith(u)), None)
+    number = t[:-len(unit)] if unit else t
+    try:
+        value = float(number) * TIME_UNITS[unit or default_unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a time: {text!r} (a number, or one with us, ms, s, m or h)") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+    return value
+
+
+def duration_s(text: str) -> float:
+    """--duration: seconds, or with a unit (90s, 10m, 1h), as cyclictest's -D takes it."""
+    return seconds_with_unit(text, "s")
+
+
 def percent(text: str) -> float:
     try:
         value = float(text.rstrip("%"))

@@ -35,16 +35,18 @@ from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
 from mmrig.junit import files_words, junit_xml, write_junit
 
-from .options import add_ppm_options, add_profiler_kind_option, percent, positive_float
+from .options import add_ppm_options, add_profiler_kind_option, duration_s, percent, positive_float, seconds_with_unit
 
 
 def parse_rate(text: str) -> float | None:
+    """--rate in ms: 'tick', a plain number (ms), or a time with its unit (1000us, 1ms, 0.5s), as cyclictest's -i
+    takes us: say the unit to be sure."""
     if text == "tick":
         return None
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("rate must be > 0 ms or 'tick'")
-    return value
+    try:
+        return round(seconds_with_unit(text, "ms") * 1000.0, 9)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}: a rate is > 0 ms, a time with its unit, or 'tick'") from None
 
 
 def fail_on(text: str) -> tuple[str, ...]:
@@ -445,11 +447,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
     run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
     run.add_argument("--rate", "-i", type=parse_rate, default=None,
-                     help="ms between events, or 'tick' (default: one per tick); normal mode faster than a tick "
+                     help="ms between events (or with a unit: 1000us, 1ms, 0.5s; cyclictest's plain -i is us), or "
+                          "'tick' (default: one per tick); normal mode faster than a tick "
                           "makes events due at moments inside ticks, a schedule grid (e.g. -i 1 --baud 500000: "
                           "1,000 a second, docs/kilohertz.md)")
     run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
-    run.add_argument("--duration", "-D", type=float, default=None, help="seconds of event generation")
+    run.add_argument("--duration", "-D", type=duration_s, default=None,
+                     help="event generation this long: seconds, or with a unit (90s, 10m, 1h) as cyclictest's -D")
     run.add_argument("--random-ids", action="store_true")
     run.add_argument("--generation", choices=("aligned", "free", "periodic"), default="aligned",
                      help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's); periodic "

@@ -1,0 +1,31 @@
+"""Times on mmrig run's command line as cyclictest and latmus users write them: -i with a unit (its plain number
+stays ms), -D with a unit (90s, 10m, 1h); anything else one line, exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+
+import pytest
+
+from mmrig.cli.options import duration_s
+from mmrig.cli.run import parse_rate
+
+
+def test_a_rate_takes_a_unit_and_a_plain_number_is_ms() -> None:
+    assert [parse_rate(t) for t in ("1", "1ms", "1000us", "0.5s", "tick")] == [1.0, 1.0, 1.0, 500.0, None]
+
+
+def test_a_duration_takes_a_unit_and_a_plain_number_is_seconds() -> None:
+    assert [duration_s(t) for t in ("90", "90s", "10m", "10min", "1h", "1500ms")] == [90, 90, 600, 600, 3600, 1.5]
+
+
+@pytest.mark.parametrize("option, value, words", [("-D", "1x", "not a time: '1x'"), ("-D", "0m", "must be > 0"),
+                                                  ("-i", "0us", "must be > 0"), ("-i", "fast", "not a time")])
+def test_a_bad_time_is_one_line_and_exit_2(option: str, value: str, words: str, tmp_path) -> None:
+    done = subprocess.run([sys.executable, "-m", "mmrig", "run", option, value, "-o", str(tmp_path / "r")],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and words in done.stderr and "Traceback" not in done.stderr, done.stderr
+    with pytest.raises(argparse.ArgumentTypeError):
+        (duration_s if option == "-D" else parse_rate)(value)
