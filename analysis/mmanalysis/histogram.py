@@ -103,8 +103,9 @@ def _node_line(name: str, hello: Mapping[str, Any] | None, fw: Mapping[str, Any]
     return line
 
 
-def hist_header(sidecar: Mapping[str, Any]) -> list[str]:
-    """The '#' lines of the histogram file: the run, the environment, the figures."""
+def hist_header(sidecar: Mapping[str, Any], command: str | None = None) -> list[str]:
+    """The '#' lines of the histogram file: the run (and the command line that made it, when given), the
+    environment, the figures."""
     cfg = sidecar.get("config") or {}
     env = sidecar.get("environment") or {}
     host = env.get("host") or {}
@@ -115,11 +116,16 @@ def hist_header(sidecar: Mapping[str, Any]) -> list[str]:
     s = sidecar.get("summary") or {}
     length = " ".join(([f"count {cfg['count']}"] if cfg.get("count") is not None else [])
                       + ([f"duration {cfg['duration_s']} s"] if cfg.get("duration_s") is not None else []))
+    # normal mode has no executor dispatch: its own knobs are the firing thread's accuracy and the discipline
+    how = (f"accuracy {cfg.get('accuracy')}, discipline {'on' if cfg.get('discipline') else 'off'}"
+           if cfg.get("mode") == "normal" else f"dispatch {cfg.get('dispatch')}")
     out = [f"# mmrig latency histogram: {sidecar.get('name')} ({sidecar.get('format')} "
-           f"v{sidecar.get('format_version')}, created {sidecar.get('created')})",
-           f"# run: mode {cfg.get('mode')}, distance {cfg.get('distance')}, rate {cfg.get('rate_ms')} ms, {length}, "
-           f"generation {cfg.get('generation')}, dispatch {cfg.get('dispatch')}, random ids {cfg.get('random_ids')}, "
-           f"late bound {cfg.get('late_bound_us')} us"]
+           f"v{sidecar.get('format_version')}, created {sidecar.get('created')})"]
+    if command:
+        out.append(f"# command: {command}")
+    out.append(f"# run: mode {cfg.get('mode')}, distance {cfg.get('distance')}, rate {cfg.get('rate_ms')} ms, "
+               f"{length}, generation {cfg.get('generation')}, {how}, random ids {cfg.get('random_ids')}, "
+               f"late bound {cfg.get('late_bound_us')} us")
     kind = target.get("kind")
     how = ("lockstep" if target.get("lockstep") else "paced" if target.get("paced") else "unpaced") \
         if kind == "bench" else "serial ports"
@@ -140,7 +146,8 @@ def hist_header(sidecar: Mapping[str, Any]) -> list[str]:
     out.append(f"# software: mmrig {sw.get('mmrig')}, git {sw.get('git')}, python {sw.get('python')}")
     load = sidecar.get("load") or {}
     out.append(f"# load: {'stress-ng (' + ' '.join(load['command']) + ')' if load.get('command') else 'none added'}"
-               f", scheduler nice {load.get('scheduler_nice')}, bench priority {load.get('bench_priority')}")
+               f", scheduler nice {load.get('scheduler_nice')}"
+               + (f", bench priority {load['bench_priority']}" if load.get("bench_priority") is not None else ""))
     valid = sidecar.get("valid")
     out.append(f"# valid: {'yes' if valid else 'NO: ' + str(sidecar.get('invalid_reason'))}")
     o = s.get("outcomes") or {}
@@ -171,10 +178,11 @@ def hist_header(sidecar: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def hist_text(sidecar: Mapping[str, Any]) -> str:
-    """The whole histogram file of a run's sidecar (it must hold a `histogram` section)."""
+def hist_text(sidecar: Mapping[str, Any], command: str | None = None) -> str:
+    """The whole histogram file of a run's sidecar (it must hold a `histogram` section); `command`: the command
+    line that made the run, recorded in the header."""
     hist = sidecar["histogram"]
-    lines = hist_header(sidecar)
+    lines = hist_header(sidecar, command)
     width = hist["bin_us"]
     lines += [f"{i * width:g} {c}" for i, c in enumerate(hist["counts"])]
     return "\n".join(lines) + "\n"

@@ -144,6 +144,13 @@ def test_histogram_bins_overflow_and_worst() -> None:
     sidecar = {"name": "x", "histogram": latency_histogram(rows, 500.0), "summary": {}, "config": {"count": 7}}
     body = [ln for ln in hist_text(sidecar).splitlines() if not ln.startswith("#")]
     assert body[:5] == ["0 3", "500 0", "1000 0", "1500 1", "2000 0"] and len(body) == 1000
+    # the header: the command line when given; normal mode's own knobs, not a dispatch path; no None
+    normal = dict(sidecar, config={"mode": "normal", "accuracy": 100, "discipline": True, "dispatch": "isr"},
+                  load={"scheduler_nice": 0, "bench_priority": None})
+    head = [ln for ln in hist_text(normal, "mmrig run --mode normal -D 10m --hist").splitlines() if ln.startswith("#")]
+    assert head[1] == "# command: mmrig run --mode normal -D 10m --hist"
+    assert "accuracy 100, discipline on" in head[2] and "dispatch" not in head[2]
+    assert not any("priority None" in ln for ln in head)
 
 
 def test_gates_and_their_order() -> None:

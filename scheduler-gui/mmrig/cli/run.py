@@ -7,6 +7,7 @@ import json
 import math
 import os
 import re
+import shlex
 import signal
 import sys
 import time
@@ -340,7 +341,7 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
     hist = hist_path(args)
     if hist is not None:
         try:
-            atomic_write(hist, hist_text(result.sidecar).encode())
+            atomic_write(hist, hist_text(result.sidecar, shlex.join(["mmrig", *sys.argv[1:]])).encode())
         except OSError as exc:
             return inv.refuse(f"cannot write {hist}: {exc.strerror or exc}")
         files.append(hist)
