@@ -49,6 +49,8 @@ class ProgressLine:
         self._counted: Any = None             # the profiler's last HIST_SUMMARY (a series on its histogram alone)
         self._p99: float | None = None
         self._top: float | None = None
+        self._low: float | None = None
+        self._avg: float | None = None
         self._on_time = 0
         self._dirty = False
         self._lag_text: str | None = None
@@ -64,9 +66,12 @@ class ProgressLine:
         if kind == "profiler_report":           # a series on the profiler's histogram alone: its figures
             with self._lock:
                 s = obj.summary
+                measured = s is not None and s.ok + s.late
                 self._counted = s
                 self._p99 = obj.percentile_us(0.99)
-                self._top = obj.us(s.max) if s is not None and s.ok + s.late else None
+                self._top = obj.us(s.max) if measured else None
+                self._low = obj.us(s.min) if measured else None
+                self._avg = s.sum * 1e6 / obj.timer_hz / (s.ok + s.late) if measured else None
                 self._dirty = True
             return
         if kind != "event" or obj.outcome is None:
@@ -89,20 +94,29 @@ class ProgressLine:
         with self._lock:                      # only counts under the lock: the run's threads wait on it
             done, on_time, n = len(self._seen), self._on_time, len(self._lat)
             counted, p99_counted, top_counted = self._counted, self._p99, self._top
+            low_counted, avg_counted = self._low, self._avg
         lat = np.array(self._lat[:n], dtype=float)     # the list only grows: its first n are settled
-        p99, top = (float(np.quantile(lat, 0.99)), float(lat.max())) if n else (float("nan"), float("nan"))
+        nan = float("nan")
+        low, avg, p99, top = ((float(lat.min()), float(lat.mean()), float(np.quantile(lat, 0.99)), float(lat.max()))
+                              if n else (nan, nan, nan, nan))
         if counted is not None:               # the profiler's report (cumulative, about once a second)
             done, on_time = counted.ok + counted.late + counted.early + counted.missed, counted.ok
-            p99 = p99_counted if p99_counted is not None else float("nan")
-            top = top_counted if top_counted is not None else float("nan")
+            p99 = p99_counted if p99_counted is not None else nan
+            top = top_counted if top_counted is not None else nan
+            low = low_counted if low_counted is not None else nan
+            avg = avg_counted if avg_counted is not None else nan
         total = f"/{self.total}" if self.total else ""
         share = f" ({100.0 * on_time / done:.1f} %)" if done else ""
+        # cyclictest's Min / Avg / Max, and the p99 latmus users read
         parts = [f"{self.name + ': ' if self.name else ''}{done}{total} events",
-                 f"on time {on_time}{share}", f"p99 {fmt_us(p99)}", f"max {fmt_us(top)}"]
+                 f"on time {on_time}{share}", f"min {fmt_us(low)}", f"avg {fmt_us(avg)}", f"p99 {fmt_us(p99)}",
+                 f"max {fmt_us(top)}"]
         now = self.clock()
         rate = self.rate(now, done)
         if rate is not None:
             parts.append(f"{rate:.0f} ev/s")
+            if self.total and rate > 0 and done < self.total:
+                parts.append(f"~{(self.total - done) / rate:.0f} s left")
         if self._lag_text:
             parts.append(self._lag_text)
         parts.append(f"{now - self._t0:.0f} s")

@@ -92,7 +92,7 @@ def test_the_line_says_done_of_total_on_time_p99_max_and_lag() -> None:
     p.observer("event", Ev(102, "late", 5000.0, measurable=False))   # left out of the figures
     p.observer("timecode", 7)
     text = p.text()
-    assert text.startswith("r: 102/200 events  on time 100 (98.0 %)  p99 98.0 us  max 99.0 us")
+    assert text.startswith("r: 102/200 events  on time 100 (98.0 %)  min 0.000 us  avg 49.5 us  p99 98.0 us  max 99.0 us")
     assert "bench lag max 312.0 us (p99 40.0 us)" in text
     p.draw()
     assert stream.getvalue() == CLEAR + text[: p._width()]
