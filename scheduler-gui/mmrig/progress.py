@@ -116,7 +116,8 @@ class ProgressLine:
         if rate is not None:
             parts.append(f"{rate:.0f} ev/s")
             if self.total and rate > 0 and done < self.total:
-                parts.append(f"~{(self.total - done) / rate:.0f} s left")
+                left = (self.total - done) / rate
+                parts.append(f"~{left:.1f} s left" if left < 10 else f"~{left:.0f} s left")
         if self._lag_text:
             parts.append(self._lag_text)
         parts.append(f"{now - self._t0:.0f} s")
