@@ -67,10 +67,12 @@ def format_summary(name: str, s: dict[str, object]) -> str:
     def f(key: str) -> str:
         v = s.get(key)
         return "-" if v is None else f"{v:.3f}"
-    head = f"{'run':<22} {'n':>5} {'mean_us':>10} {'variance':>16} {'min_us':>10} {'p50_us':>10} " \
+    # n + left out = ok + late: the measured events a host stall displaced a byte of are counted, not in n
+    left_out = int(o["ok"]) + int(o["late"]) - int(s["n"])   # type: ignore[call-overload]
+    head = f"{'run':<22} {'n':>5} {'left out':>8} {'mean_us':>10} {'variance':>16} {'min_us':>10} {'p50_us':>10} " \
            f"{'p99_us':>10} {'p99.9_us':>10} {'max_us':>10}  ok/late/early/missed/lost"
     var = variance_text(s.get("variance_us2"))   # type: ignore[arg-type]
-    line = f"{name:<22} {s['n']:>5} {f('mean_us'):>10} {var:>16} {f('min_us'):>10} {f('p50_us'):>10} " \
+    line = f"{name:<22} {s['n']:>5} {left_out:>8} {f('mean_us'):>10} {var:>16} {f('min_us'):>10} {f('p50_us'):>10} " \
            f"{f('p99_us'):>10} {f('p999_us'):>10} {f('max_us'):>10}  " \
            f"{o['ok']}/{o['late']}/{o['early']}/{o['missed']}/{o['lost']}"
     return head + "\n" + line

@@ -405,7 +405,7 @@ def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[
     else:
         text.append("nothing written (no --out): give -o NAME to keep the run as NAME.csv and NAME.json")
     text.append("n, mean, variance: the measured events (ok, late; measurable: no byte of theirs displaced by a host "
-                "stall); the rest counted apart")
+                "stall); left out: ok and late events a stall displaced (n + left out = ok + late)")
     return text
 
 
