@@ -23,6 +23,24 @@ from .endpoint import Verdict
 from .runface import RunFace
 
 
+def run_header(r: RunFace, sidecar: dict[str, Any]) -> dict[str, Any]:
+    """What both records say of the run: its name, mode and rate, the images' hashes and the target's options."""
+    firmware = (sidecar.get("environment") or {}).get("firmware") or {}
+    target = sidecar.get("target") or {}
+    return {"run": sidecar.get("name"), "mode": r.cfg.mode, "baud": r.cfg.baud,
+            "images": {k: (firmware.get(k) or {}).get("sha256") for k in ("profiler", "executor", "bench")},
+            "target": {k: target.get(k) for k in ("kind", "profiler_kind", "ppm", "arduino", "paced")}}
+
+
+def write_record(path: Path, header: dict[str, Any], reads: list[InputRead]) -> dict[str, Any]:
+    """Writes one record; its file name and size in bytes of data, or {"file": None, "error"}."""
+    try:
+        write(path, InputRecord(header, reads))
+    except OSError as exc:
+        return {"file": None, "error": exc.strerror or str(exc)}
+    return {"file": path.name, "bytes": sum(len(x.data) for x in reads)}
+
+
 def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
     """Writes OUT.inputs; returns the sidecar's `inputs` section (None: the endpoint keeps no record). A record
     that lost reads (the bench's ring, 65,536 reads, or bytes no link wrote) says so: `complete` false, and a
@@ -31,22 +49,14 @@ def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Pa
         return None
     written = {name: link.written for name, link in r.session.links.items()}
     reads, missing = join(verdict.inputs, written)
-    firmware = (sidecar.get("environment") or {}).get("firmware") or {}
-    target = sidecar.get("target") or {}
-    header = {"run": sidecar.get("name"), "mode": r.cfg.mode, "baud": r.cfg.baud,
-              "images": {k: (firmware.get(k) or {}).get("sha256") for k in ("profiler", "executor", "bench")},
-              "target": {k: target.get(k) for k in ("profiler_kind", "ppm", "arduino", "paced")},
-              "dropped": verdict.inputs_dropped, "missing": missing,
+    header = {**run_header(r, sidecar), "dropped": verdict.inputs_dropped, "missing": missing,
               # the commands that changed the simulation (faults, resets, cuts, injections: the calibration's
               # probes too) with the cycle each took effect at: a replay issues them again there
               "commands": [[c, t] for c, t in verdict.commands], "commands_dropped": verdict.commands_dropped}
-    path = out.with_suffix(".inputs")
-    try:
-        write(path, InputRecord(header, reads))
-    except OSError as exc:
-        return {"file": None, "error": exc.strerror or str(exc)}
-    return {"file": path.name, "reads": len(reads), "bytes": sum(len(x.data) for x in reads),
-            "dropped": verdict.inputs_dropped, "missing": missing,
+    written_to = write_record(out.with_suffix(".inputs"), header, reads)
+    if "error" in written_to:
+        return written_to
+    return {**written_to, "reads": len(reads), "dropped": verdict.inputs_dropped, "missing": missing,
             "commands": len(verdict.commands),
             "complete": verdict.inputs_dropped == 0 and missing == 0 and verdict.commands_dropped == 0}
 
@@ -72,18 +82,12 @@ def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[st
             if len(data) == size and counts >= 0:
                 reads.append(InputRead(counts, node, int(baud), data))
     reads.sort(key=lambda x: x.cycle)
-    header = {"run": sidecar.get("name"), "mode": r.cfg.mode, "baud": r.cfg.baud, "time": "profiler",
-              "tick_counts": tick_counts, "fit": {"tick_s": tick_s, "ticks": len(points)},
-              "images": {k: ((sidecar.get("environment") or {}).get("firmware") or {}).get(k, {}).get("sha256")
-                         for k in ("profiler", "executor", "bench")},
-              "target": {k: (sidecar.get("target") or {}).get(k) for k in ("kind", "profiler_kind", "ppm", "arduino")}}
-    path = out.with_suffix(".pc.inputs")
-    try:
-        write(path, InputRecord(header, reads))
-    except OSError as exc:
-        return {"file": None, "error": exc.strerror or str(exc)}
-    return {"file": path.name, "writes": len(reads), "bytes": sum(len(x.data) for x in reads),
-            "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}
+    header = {**run_header(r, sidecar), "time": "profiler", "tick_counts": tick_counts,
+              "fit": {"tick_s": tick_s, "ticks": len(points)}}
+    written_to = write_record(out.with_suffix(".pc.inputs"), header, reads)
+    if "error" in written_to:
+        return written_to
+    return {**written_to, "writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}
 
 
 def record_run_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> None:
