@@ -49,6 +49,46 @@ def baud_problem(baud: object) -> str | None:
     return None
 
 
+ALIGNED_TOLERANCE = 0.01      # a whole number of ticks within 1 %: a Mega's resonator alone is off by up to 0.5 %
+
+
+def aligned_rate_problem(mode: str, generation: str, rate_ms: float | None,
+                         tick_s: float = NOMINAL_TICK_S) -> str | None:
+    """Why an interval cannot be honoured where events are made on tick starts (one sentence naming --rate, the
+    value, what the generation does and what to use instead), or None.
+
+    Aligned generation (mixed mode; normal mode at a tick or slower) makes an event right after a TIMECODE, one every
+    `round(rate / tick)` ticks, at least one (RunState.every_ticks); verification mode's executor schedules its own
+    events every whole number of ticks whatever the generation. Anything else ran quietly at the nearest whole number
+    of ticks: `-i 0.5` or `--rate 90` as one a tick. Normal mode faster than a tick is a schedule grid (events due
+    inside ticks: grid.py), free and periodic generation keep any interval: not judged here."""
+    if rate_ms is None or not _finite_positive(rate_ms):
+        return None
+    if mode == "verification":
+        pass
+    elif generation != "aligned" or (mode == "normal" and rate_ms / 1000.0 < tick_s):
+        return None
+    tick_ms = tick_s * 1000.0
+    k = max(1, round(rate_ms / tick_ms))
+    if abs(k * tick_ms - rate_ms) <= ALIGNED_TOLERANCE * rate_ms:
+        return None
+    asked = f"--rate {rate_ms:g} ms"
+    whole = f"--rate tick or a whole number of ticks ({tick_ms:.3f}ms, {2 * tick_ms:.3f}ms, ...)"
+    if mode == "verification":
+        does = (f"at most one event a tick ({tick_ms:.3f} ms)" if rate_ms < tick_ms else
+                f"one every whole number of ticks: {rate_ms:g} ms would run as {k * tick_ms:.3f} ms")
+        return f"{asked}: verification mode's executor schedules its own events on tick starts, {does}; use {whole}"
+    if rate_ms < tick_ms:
+        instead = ("--generation periodic (the executor fires a series inside ticks, up to a kilohertz: "
+                   "docs/kilohertz.md) or --generation free (a SCHEDULE at each interval)" if mode == "mixed" else
+                   "--generation free")
+        return (f"{asked}: aligned generation makes at most one event a tick ({tick_ms:.3f} ms), right after its "
+                f"TIMECODE; for {rate_ms:g} ms use {instead}")
+    return (f"{asked}: aligned generation makes an event right after a TIMECODE, one every whole number of ticks: "
+            f"{rate_ms:g} ms would run as {k * tick_ms:.3f} ms; use --generation free (the paper's scheduling timer, "
+            f"any interval) or {whole}")
+
+
 @dataclass
 class RunConfig:
     mode: str = "mixed"

@@ -21,7 +21,7 @@ from mmproto import LinkError
 from mmsched.budget import format_budget
 from mmsched.grid import format_grid
 from mmsched.profhist import format_profiler_histogram
-from mmsched.config import RunConfig
+from mmsched.config import RunConfig, aligned_rate_problem
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
 from mmsched.export import journal_paths, run_paths
@@ -153,6 +153,9 @@ def check_options(args: argparse.Namespace) -> None:
         raise Refusal("--hist without a FILE writes OUT.hist: give --out OUT too (or --hist FILE)")
     if args.lag_bound_us is not None and not (math.isfinite(args.lag_bound_us) and args.lag_bound_us > 0):
         raise Refusal(f"--lag-bound-us must be > 0, not {args.lag_bound_us}")
+    problem = aligned_rate_problem(args.mode, args.generation, args.rate)   # -i 0.5 was quietly one a tick
+    if problem:
+        raise Refusal(problem)
 
 
 def run_config(args: argparse.Namespace, name: str) -> RunConfig:
@@ -451,7 +454,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="ms between events (or with a unit: 1000us, 1ms, 0.5s; cyclictest's plain -i is us), or "
                           "'tick' (default: one per tick); normal mode faster than a tick "
                           "makes events due at moments inside ticks, a schedule grid (e.g. -i 1 --baud 500000: "
-                          "1,000 a second, docs/kilohertz.md)")
+                          "1,000 a second, docs/kilohertz.md); aligned generation honours only a whole number of "
+                          "ticks (71.111ms, 142.222ms, ...): another interval is refused, not rounded")
     run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
     run.add_argument("--duration", "-D", type=duration_s, default=None,
                      help="event generation this long: seconds, or with a unit (90s, 10m, 1h) as cyclictest's -D")
