@@ -3,7 +3,8 @@ events done of the total, how many were on time, the current p99 and maximum lat
 the last second (a kilohertz run's pace at a glance), and the bench's lag.
 
 `ProgressLine.observer` is the Runner's observer (runner.py: called from the run's threads with
-("event", Event), ("timecode", tc), ("phase", ...)): it only takes a few fields of a finished event under a
+("event", Event), ("timecode", tc), ("phase", ...), and in normal mode before it fires ("tick_fit", (have, need)):
+while the tick length is fitted from the TIMECODEs the line says so instead of its zeros): it only takes a few fields of a finished event under a
 lock, so it costs the run next to nothing. A thread of its own redraws the line at most `interval` apart (5
 times a second) when something changed, and asks `lag()` (the endpoint's health: a round trip to the bench)
 at most once a second, so neither ever runs in the run's thread. The statistics are `mmanalysis.latstats`'s.
@@ -52,6 +53,7 @@ class ProgressLine:
         self._low: float | None = None
         self._avg: float | None = None
         self._on_time = 0
+        self._fit: tuple[int, int] | None = None   # normal mode waiting for its tick fit: TIMECODEs (have, need)
         self._dirty = False
         self._lag_text: str | None = None
         self._shown = ""
@@ -74,6 +76,16 @@ class ProgressLine:
                 self._avg = s.sum * 1e6 / obj.timer_hz / (s.ok + s.late) if measured else None
                 self._dirty = True
             return
+        if kind == "tick_fit":                  # normal mode gathering TIMECODEs for its tick fit: (have, need)
+            have, need = obj
+            with self._lock:
+                self._fit = (have, need) if have < need else None
+                self._dirty = True
+            return
+        if kind == "phase" and obj == "running":   # the run fires: whatever the fit said last
+            with self._lock:
+                self._fit, self._dirty = None, True
+            return
         if kind != "event" or obj.outcome is None:
             return
         ev = obj.event
@@ -95,6 +107,9 @@ class ProgressLine:
             done, on_time, n = len(self._seen), self._on_time, len(self._lat)
             counted, p99_counted, top_counted = self._counted, self._p99, self._top
             low_counted, avg_counted = self._low, self._avg
+            fit = self._fit
+        if fit is not None:
+            return self.waiting_text(*fit)
         lat = np.array(self._lat[:n], dtype=float)     # the list only grows: its first n are settled
         nan = float("nan")
         low, avg, p99, top = ((float(lat.min()), float(lat.mean()), float(np.quantile(lat, 0.99)), float(lat.max()))
@@ -121,6 +136,16 @@ class ProgressLine:
         if self._lag_text:
             parts.append(self._lag_text)
         parts.append(f"{now - self._t0:.0f} s")
+        return "  ".join(parts)
+
+    def waiting_text(self, have: int, need: int) -> str:
+        """Before normal mode fires: the TIMECODEs its tick fit has of those it needs (about 4.6 s), not a line of
+        zeros that looks stuck."""
+        then = f", then {self.total} events" if self.total else ""
+        parts = [f"{self.name + ': ' if self.name else ''}waiting for the tick fit ({have} of {need} TIMECODEs){then}"]
+        if self._lag_text:
+            parts.append(self._lag_text)
+        parts.append(f"{self.clock() - self._t0:.0f} s")
         return "  ".join(parts)
 
     def rate(self, now: float, done: int) -> float | None:

@@ -75,7 +75,8 @@ class Runner:
     _open: list[Event] = field(default_factory=list, init=False, repr=False)    # events not ended yet (in_flight)
     # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
     # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
-    # ("phase", "running"/"done"); it must be quick and must not mutate what it is given. Setting
+    # ("phase", "running"/"done"), and in normal mode before it fires ("tick_fit", (TIMECODEs the tick fit has,
+    # those it needs)) at each TIMECODE; it must be quick and must not mutate what it is given. Setting
     # `stop_requested` ends event generation early; the events in flight still end as usual.
     observer: Any = None
     stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
@@ -536,6 +537,10 @@ class Runner:
                 st.tc_arrivals.append((tc, item.at))
                 recovery.recovered_timecode(self, item.at)
                 self.notify("timecode", tc)
+                if self.cfg.mode == "normal" and not st.generating:
+                    # before normal mode fires it waits for the tick fit (calibration.fit_tick): how far it is
+                    need = st.tracker.fit_min_frames
+                    self.notify("tick_fit", (need if st.tracker.fitted else min(st.tracker.frames, need - 1), need))
                 return tc
             if isinstance(msg, mp.Result):
                 self.on_result(msg)

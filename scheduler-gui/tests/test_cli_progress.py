@@ -177,3 +177,31 @@ def test_the_summary_line_adds_up_with_the_events_left_out() -> None:
          "p999_us": 4.0, "max_us": 5.0, "outcomes": {"ok": 52, "late": 48, "early": 0, "missed": 0, "lost": 0}}
     head, line = format_summary("normal", s).splitlines()
     assert head.split()[:4] == ["run", "n", "left", "out"] and line.split()[:3] == ["normal", "63", "37"]
+
+
+def test_while_normal_mode_waits_for_the_tick_fit_the_line_says_so() -> None:
+    # normal mode fits the tick length from 64 TIMECODEs (4.6 s) before it fires: the line said "0/100 events ...
+    # p99 -" all that time, as if the run were stuck
+    now = [0.0]
+    p = ProgressLine(io.StringIO(), 100, lambda: "bench lag max 1.0 ms", name="n", clock=lambda: now[0])
+    p._lag_text = p.lag()
+    p.observer("tick_fit", (23, 64))
+    now[0] = 2.0
+    text = p.text()
+    assert text.startswith("n: waiting for the tick fit (23 of 64 TIMECODEs), then 100 events"), text
+    assert "p99" not in text and "ev/s" not in text
+    assert "bench lag max 1.0 ms" in text and text.endswith("  2 s")
+    p.observer("tick_fit", (64, 64))                              # fitted: the events' figures from here
+    assert p.text().startswith("n: 0/100 events  on time 0")
+    p.observer("tick_fit", (40, 64))
+    p.observer("phase", "running")                                # the run fires: whatever the fit said
+    assert p.text().startswith("n: 0/100 events")
+
+
+def test_a_paced_normal_run_on_a_terminal_says_it_waits_for_the_tick_fit(tmp_path: Path, built: None) -> None:
+    code, out = run_on_pty("run", "--mode", "normal", "--count", "3", "-o", str(tmp_path / "n"))
+    assert code in (0, 3), out.decode(errors="replace")[-2000:]        # (3: a host stall made the paced run invalid)
+    waits = re.findall(rb"waiting for the tick fit \((\d+) of 64 TIMECODEs\), then 3 events", out)
+    assert waits, out[:3000]
+    assert int(waits[-1]) > int(waits[0])                             # it counts up as they come
+    assert re.search(rb"\r\x1b\[K[^\r\n]*\d/3 events", out), out[-3000:]   # then the events' line
