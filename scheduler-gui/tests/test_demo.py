@@ -68,6 +68,20 @@ def test_verdicts_say_what_each_row_shows(tmp_path):
     assert "var us²" in tab and "over the measured events only" in tab and "about half on time" in tab
 
 
+def test_notes_say_what_each_executor_design_shows_from_the_pairs_figures(tmp_path):
+    """Task dispatch (the paper's design) beside ISR dispatch (ours), same experiment and executor load: one
+    sentence per pair, with both runs' own figures and their difference; an invalid run is not compared."""
+    task = fake_run(tmp_path / "t", "verification", 1, latency_us=37.0)
+    isr = fake_run(tmp_path / "i", "verification", 1, latency_us=1.5)
+    lines = demo.designs({"exp1-verification": task, "exp1i-verification-isr": isr})
+    assert len(lines) == 1
+    assert "exp1-verification (task dispatch, the paper's design) mean 37.000 us" in lines[0]
+    assert "exp1i-verification-isr (ISR dispatch, ours) mean 1.500 us" in lines[0] and "+35.500 us" in lines[0]
+    bad = fake_run(tmp_path / "b", "mixed", 2, valid=False)
+    lines = demo.designs({"exp4-mixed-2ahead": bad, "exp4i-mixed-2ahead-isr": isr})
+    assert lines == ["exp4-mixed-2ahead against exp4i-mixed-2ahead-isr: not compared, a run of the two is not valid"]
+
+
 def test_loaded_experiment_is_retried_at_most_once(tmp_path, monkeypatch):
     calls: dict[str, int] = {}
 

@@ -26,10 +26,25 @@ def test_run_options_make_the_demos_configuration(ex: Experiment, monkeypatch) -
 
 def test_run_options_are_what_a_student_types() -> None:
     assert BY_NAME["exp3b-mixed-1ahead-free"].run_options() == (
-        "--mode", "mixed", "--distance", "1", "--generation", "free", "--rate", "97")
+        "--mode", "mixed", "--distance", "1", "--generation", "free", "--rate", "97", "--dispatch", "task",
+        "--executor-load", "cpu,rx=20")
     assert BY_NAME["exp2b-normal-disciplined"].run_options() == ("--mode", "normal", "--distance", "1",
                                                                  "--discipline")
     assert BY_NAME["exp5-mixed-2ahead-load"].loaded and not BY_NAME["exp4-mixed-2ahead"].loaded
+
+
+def test_rows_compared_with_the_paper_run_the_papers_design_and_ours_differ_in_the_dispatch_alone() -> None:
+    """The paper's executor executed events in its timecode thread (task dispatch) beside work of its own; our
+    ISR rows keep everything else equal, so the difference between a pair is the dispatch."""
+    from mmanalysis.paper import OUR_DESIGN, PAPER_DESIGN, design
+
+    for ex in EXPERIMENTS:
+        if ex.paper_key in ("executor", "mixed1", "mixed2", "loaded"):
+            assert design(ex.config) == PAPER_DESIGN and ex.config["executor_load"] != "none", ex.name
+    for ours, papers in (("exp1i-verification-isr", "exp1-verification"), ("exp4i-mixed-2ahead-isr", "exp4-mixed-2ahead")):
+        a, b = BY_NAME[ours].config, BY_NAME[papers].config
+        assert design(a) == OUR_DESIGN and BY_NAME[ours].paper is None
+        assert {k: v for k, v in a.items() if k != "dispatch"} == {k: v for k, v in b.items() if k != "dispatch"}
 
 
 def test_the_lab_key_runs_the_experiments_it_names_as_defined() -> None:

@@ -37,10 +37,12 @@ class KeyRun:
 # Lockstep where the answer must not depend on the host, paced where the question is about the PC.
 RUNS: tuple[KeyRun, ...] = (
     KeyRun.of("exp1-verification", lockstep=True),
+    KeyRun.of("exp1i-verification-isr", lockstep=True),      # ours beside the paper's design: the dispatch alone differs
     KeyRun.of("exp2-normal", lockstep=False),
     KeyRun.of("exp3-mixed-1ahead", lockstep=True),
     KeyRun.of("exp3b-mixed-1ahead-free", lockstep=True),
     KeyRun.of("exp4-mixed-2ahead", lockstep=True),
+    KeyRun.of("exp4i-mixed-2ahead-isr", lockstep=True),
     # experiment 4 paced: the idle side of Q9's heavy load, on the same host as experiment 5
     KeyRun.of("exp4-mixed-2ahead", lockstep=False, name="exp4p-mixed-2ahead-paced"),
     KeyRun.of("exp5-mixed-2ahead-load", lockstep=False),
