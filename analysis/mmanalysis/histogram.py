@@ -103,6 +103,19 @@ def _node_line(name: str, hello: Mapping[str, Any] | None, fw: Mapping[str, Any]
     return line
 
 
+def _firing_words(cfg: Mapping[str, Any], cpu: Mapping[str, Any]) -> str:
+    """Normal mode's firing thread as it ran (mmrig run -p/-m, cyclictest's): its policy and priority, whether the
+    memory was locked, and why not where it was asked for."""
+    policy, _, prio = str(cpu["firer_sched"]).partition(" ")
+    words = f"SCHED_{policy.upper()}" + (f" {prio}" if prio else "")
+    if cpu.get("firer_sched_why"):
+        words += f" (asked SCHED_FIFO {cfg.get('priority')}: {cpu['firer_sched_why']})"
+    words += ", memory locked (mlockall)" if cpu.get("memory_locked") else ", memory not locked"
+    if cpu.get("memory_locked_why"):
+        words += f" (asked: {cpu['memory_locked_why']})"
+    return words
+
+
 def hist_header(sidecar: Mapping[str, Any], command: str | None = None) -> list[str]:
     """The '#' lines of the histogram file: the run (and the command line that made it, when given), the
     environment, the figures."""
@@ -148,6 +161,9 @@ def hist_header(sidecar: Mapping[str, Any], command: str | None = None) -> list[
     out.append(f"# load: {'stress-ng (' + ' '.join(load['command']) + ')' if load.get('command') else 'none added'}"
                f", scheduler nice {load.get('scheduler_nice')}"
                + (f", bench priority {load['bench_priority']}" if load.get("bench_priority") is not None else ""))
+    cpu = sidecar.get("cpu") or {}
+    if cfg.get("mode") == "normal" and cpu.get("firer_sched"):
+        out.append(f"# firing thread: {_firing_words(cfg, cpu)}")
     valid = sidecar.get("valid")
     out.append(f"# valid: {'yes' if valid else 'NO: ' + str(sidecar.get('invalid_reason'))}")
     o = s.get("outcomes") or {}

@@ -109,6 +109,10 @@ class RunConfig:
     # normal mode: where the firing thread runs. "own": a process with no GUI in it (the command line, or
     # the GUI's run process); "gui": inside the GUI's process, sharing its interpreter lock on purpose
     firing_process: str = "own"
+    # normal mode, as cyclictest's -p and -m: the firing thread at SCHED_FIFO `priority` (1..99; None: as the process
+    # is, SCHED_OTHER), the process's memory locked (mlockall). The sidecar's `cpu` says what was in effect
+    priority: int | None = None
+    mlockall: bool = False
     dispatch: str = "isr"             # executor dispatch: isr or task
     load: str = "idle"              # PC load condition (load.CONDITIONS); True/False read as all/idle
     executor_load: ExecutorLoad = ExecutorLoad()   # what the executor does besides firing (exload.py; or its text)
@@ -142,6 +146,12 @@ class RunConfig:
         # Each message names the command line's option (the GUI's field of the same name).
         if not _whole(self.accuracy) or not 0 <= self.accuracy <= 100:
             raise ValueError(f"--accuracy must be 0..100, not {self.accuracy}")
+        if self.priority is not None and (not _whole(self.priority) or not 1 <= self.priority <= 99):
+            raise ValueError(f"--priority must be 1..99 (SCHED_FIFO, as cyclictest's -p), not {self.priority}")
+        for asked, option in ((self.priority is not None, "--priority"), (self.mlockall, "--mlockall")):
+            if asked and self.mode != "normal":
+                raise ValueError(f"{option} is for normal mode's firing thread (cyclictest's {option[1:3]}); in "
+                                 f"{self.mode} mode the executor fires and the PC's timing is not in the latency")
         if self.count is None and self.duration_s is None:
             raise ValueError("give a count or a duration (--count or --duration)")
         if self.count is not None and (not _whole(self.count) or self.count < 1):

@@ -10,6 +10,12 @@ so the cost of the setting is measured, not assumed.
 What the thread does at the moment is only the write: the FIRE frame is encoded when the event is added
 (its bytes come with it), and the thread asks Linux for a 1 ns timer slack (the default 50 us made every
 sleeping wake-up up to 50 us late: docs/bench.md, "Normal mode: the part of the latency that is the rig's").
+
+cyclictest's `-p PRIO -m` (`mmrig run -p/--priority, -m/--mlockall`, docs/normal-mode.md): the thread asks for
+SCHED_FIFO at `priority` (for itself only: the run's other threads stay as they were) and the process locks its
+memory (mlockall MCL_CURRENT | MCL_FUTURE) before the thread starts; what each got is kept (`sched`, `sched_why`,
+`memory_locked`, `memory_locked_why`) for the sidecar. `fifo_refusal` and `lock_memory` let an entry point refuse
+a run before it starts, as cyclictest does, when the host does not allow them.
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import heapq
+import os
+import resource
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,13 +40,75 @@ BUSY_MAX_S = 0.020
 PR_SET_TIMERSLACK = 29      # prctl(2)
 
 
+MCL_CURRENT, MCL_FUTURE = 1, 2   # mlockall(2); Python's os has no mlockall
+LIMITS_CONF = "/etc/security/limits.conf, docs/lab-instructor.md"
+
+
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+
+
 def set_thread_timer_slack_ns(ns: int) -> bool:
     """The calling thread's timer slack (Linux prctl PR_SET_TIMERSLACK); False where it cannot be set."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        return libc.prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0) == 0
+        return _libc().prctl(PR_SET_TIMERSLACK, ctypes.c_ulong(ns), 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+def thread_sched() -> str:
+    """The calling thread's scheduling as Linux says it: 'fifo N', 'rr N', or the policy's name ('other')."""
+    policy = os.sched_getscheduler(0)
+    names = {os.SCHED_FIFO: "fifo", os.SCHED_RR: "rr", os.SCHED_OTHER: "other",
+             getattr(os, "SCHED_BATCH", -2): "batch", getattr(os, "SCHED_IDLE", -3): "idle"}
+    name = names.get(policy, f"policy {policy}")
+    return f"{name} {os.sched_getparam(0).sched_priority}" if policy in (os.SCHED_FIFO, os.SCHED_RR) else name
+
+
+def _rlimit_text(which: int, scale: int = 1, unit: str = "") -> str:
+    soft = resource.getrlimit(which)[0]
+    return "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // scale}{unit}"
+
+
+def set_thread_fifo(priority: int) -> str | None:
+    """The calling thread at SCHED_FIFO `priority`; None, or why not (the kernel's word and how to allow it)."""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+        return None
+    except OSError as exc:
+        return (f"SCHED_FIFO {priority} refused ({exc.strerror}): run as root, or allow this user real-time priority "
+                f"(RLIMIT_RTPRIO is {_rlimit_text(resource.RLIMIT_RTPRIO)}, `ulimit -r`; 'rtprio {priority}' "
+                f"in {LIMITS_CONF})")
+
+
+def fifo_refusal(priority: int) -> str | None:
+    """Whether this process may run a thread at SCHED_FIFO `priority` (None) or why not: tried in a thread of its
+    own that ends at once, so the caller's scheduling is untouched."""
+    why: list[str | None] = []
+    probe = threading.Thread(target=lambda: why.append(set_thread_fifo(priority)), name="mmsched-fifo-probe")
+    probe.start()
+    probe.join()
+    return why[0] if why else "the probe thread did not run"
+
+
+def lock_memory() -> str | None:
+    """mlockall(MCL_CURRENT | MCL_FUTURE): the process's memory, now and to come, kept in RAM (no page fault on the
+    firing path); None, or why not. Done again it is harmless."""
+    try:
+        libc = _libc()
+        if libc.mlockall(MCL_CURRENT | MCL_FUTURE) == 0:
+            return None
+        err = ctypes.get_errno()
+    except (OSError, AttributeError) as exc:
+        return f"mlockall not available ({exc})"
+    try:
+        rss = next(int(line.split()[1]) // 1024 for line in open("/proc/self/status") if line.startswith("VmRSS:"))
+        size = f"; this process holds {rss} MB"
+    except (OSError, StopIteration, ValueError, IndexError):
+        size = ""
+    return (f"mlockall refused ({os.strerror(err)}): run as root, or allow this user to lock memory "
+            f"(RLIMIT_MEMLOCK is {_rlimit_text(resource.RLIMIT_MEMLOCK, 1024, ' KB')}, `ulimit -l`{size}; "
+            f"'memlock unlimited' in {LIMITS_CONF})")
 
 
 @dataclass
@@ -52,11 +122,18 @@ class Firer:
     # profiler's result ring (32) and lost results: a fault of the rig. Held so, an event goes out at most
     # `min_gap_s` after the one before, which was itself late by at least the interval less the gap.
     min_gap_s: float = 0.0
+    priority: int | None = None            # SCHED_FIFO priority for this thread (cyclictest's -p); None: as it is
+    mlockall: bool = False                 # lock the process's memory before the thread starts (cyclictest's -m)
     held: int = field(default=0, init=False)          # writes the gap held back
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
     late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write time - target
     timer_slack_ns: int | None = field(default=None, init=False)            # what the thread got
+    sched: str | None = field(default=None, init=False)       # the thread's scheduling as it read it back: 'fifo 80'
+    sched_why: str | None = field(default=None, init=False)   # why not the priority asked for
+    memory_locked: bool = field(default=False, init=False)
+    memory_locked_why: str | None = field(default=None, init=False)
+    _ready: threading.Event = field(default_factory=threading.Event, init=False)
     _heap: list = field(default_factory=list, init=False)
     _cv: threading.Condition = field(default_factory=threading.Condition, init=False)
     _stop: bool = field(default=False, init=False)
@@ -68,8 +145,13 @@ class Firer:
         return max(0, min(100, self.accuracy)) / 100.0 * BUSY_MAX_S
 
     def start(self) -> "Firer":
+        """The memory locked if asked, the thread started; returns once the thread has its scheduling (`sched`)."""
+        if self.mlockall:
+            self.memory_locked_why = lock_memory()
+            self.memory_locked = self.memory_locked_why is None
         self._thread = threading.Thread(target=self._run, name="mmsched-firer", daemon=True)
         self._thread.start()
+        self._ready.wait(2.0)
         return self
 
     def add(self, event: Event, at: float, wire: bytes) -> None:
@@ -94,6 +176,10 @@ class Firer:
         cpu0 = time.thread_time()
         last = -1e9                           # the last write (the line's gap is kept from it)
         self.timer_slack_ns = 1 if set_thread_timer_slack_ns(1) else None
+        if self.priority is not None:
+            self.sched_why = set_thread_fifo(self.priority)
+        self.sched = thread_sched()
+        self._ready.set()
         try:
             while True:
                 with self._cv:

@@ -182,7 +182,11 @@ class Runner:
             if cfg.mode == "normal":
                 # a write no sooner than the RESULT of the one before takes on the profiler's line (firing.py)
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed,
-                                   min_gap_s=line_gap_s(self.state.baud)).start()
+                                   min_gap_s=line_gap_s(self.state.baud), priority=cfg.priority,
+                                   mlockall=cfg.mlockall).start()
+                for why in (self.firer.sched_why, self.firer.memory_locked_why):   # (entry points refuse first)
+                    if why:
+                        self.say(f"WARNING: {why}; the run goes on without it (the sidecar's cpu says so)")
             self.notify("phase", "running")
             if self.endpoint.wall_clock:
                 self.own_stalls.clock = self.endpoint.clock

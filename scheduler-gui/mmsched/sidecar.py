@@ -44,6 +44,11 @@ class Usage:
                 "involuntary_context_switches": ru1.ru_nivcsw - self.ru0.ru_nivcsw, "accuracy": accuracy,
                 "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
                 "firer_timer_slack_ns": firer.timer_slack_ns if firer else None,
+                # what was in effect of --priority and --mlockall (cyclictest's -p, -m), and why not
+                "firer_sched": firer.sched if firer else None,
+                "firer_sched_why": firer.sched_why if firer else None,
+                "memory_locked": firer.memory_locked if firer else None,
+                "memory_locked_why": firer.memory_locked_why if firer else None,
                 "fires_held_for_line": firer.held if firer else None}
 
 

@@ -24,6 +24,7 @@ from mmsched.profhist import format_profiler_histogram
 from mmsched.config import RunConfig, aligned_rate_problem
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
+from mmsched.firing import fifo_refusal, lock_memory
 from mmsched.export import journal_paths, run_paths
 from mmsched.journal import RunNotWritten
 from mmsched.load import unavailable as load_unavailable
@@ -167,7 +168,7 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
                         late_bound_us=args.late_bound_us, break_us=args.break_us, max_in_flight=args.max_in_flight,
-                        baud=args.baud, name=name,
+                        baud=args.baud, priority=args.priority, mlockall=args.mlockall, name=name,
                         out=args.out)
     except ValueError as exc:
         text = str(exc)
@@ -178,6 +179,17 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
     if problem:
         raise Refusal(f"--load {cfg.load}: {problem}")
     return cfg
+
+
+def check_realtime(cfg: RunConfig) -> None:
+    """-p and -m as cyclictest takes them: where the host does not allow SCHED_FIFO at that priority, or locking the
+    memory, the run is refused (one line: what the kernel said and how to allow it), never run at another policy
+    than asked. The memory is locked here, for the whole run (a second mlockall when the firing thread starts is
+    harmless)."""
+    if cfg.priority is not None and (why := fifo_refusal(cfg.priority)):
+        raise Refusal(f"-p {cfg.priority}: {why}")
+    if cfg.mlockall and (why := lock_memory()):
+        raise Refusal(f"-m: {why}")
 
 
 def probe_writable(what: str, path: Path) -> None:
@@ -298,6 +310,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_options(args)        # every bad input ends here, one line and exit 2, before a port is opened
         cfg = run_config(args, inv.name)
         check_files(args)
+        check_realtime(cfg)
     except Refusal as exc:
         return inv.refuse(str(exc))
     target = target_of(args)
@@ -472,6 +485,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="a periodic series: the AVR profiler's own histogram alone (its 1 us cells, min/max/mean "
                           "and outcomes, no RESULT per event: -i 1 at 115200 baud; the CSV has no event rows)")
     run.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
+    run.add_argument("--priority", "-p", type=int, default=None, metavar="PRIO",
+                     help="normal mode: the firing thread at SCHED_FIFO PRIO, 1..99 (cyclictest's -p); refused, as "
+                          "cyclictest does, where the host does not allow it (root, CAP_SYS_NICE or RLIMIT_RTPRIO); "
+                          "default: SCHED_OTHER, as the process is")
+    run.add_argument("--mlockall", "-m", action="store_true",
+                     help="normal mode: lock the run's memory (mlockall MCL_CURRENT|MCL_FUTURE, cyclictest's -m); "
+                          "refused where the host does not allow it (root, CAP_IPC_LOCK or RLIMIT_MEMLOCK)")
     run.add_argument("--discipline", action="store_true",
                      help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
                           "not by TIMECODE arrivals alone (the paper's way, the default)")
