@@ -1,5 +1,6 @@
 """A display for the GUI tests: a private Xvfb (real X rendering through Qt's xcb plugin) started by the
-tests themselves; if no Xvfb can be started, Qt's offscreen platform, said loudly."""
+tests themselves; if no Xvfb can be started, Qt's offscreen platform, said loudly. The screen is the smallest the
+GUI is made for, 1280 x 800 (SCREEN): every window is tested to fit it (test_gui_fit.py)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import signal
 import shutil
 import subprocess
 import warnings
+
+SCREEN = "1280x800x24"     # width x height x depth of the tests' X screen
 
 
 def _die_with_parent() -> None:
@@ -22,7 +25,7 @@ def start_xvfb() -> subprocess.Popen | None:
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
         return None
     r, w = os.pipe()
-    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", "1280x1024x24", "-nolisten", "tcp"],
+    proc = subprocess.Popen(["Xvfb", "-displayfd", str(w), "-screen", "0", SCREEN, "-nolisten", "tcp"],
                             pass_fds=(w,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True, preexec_fn=_die_with_parent)
     os.close(w)

@@ -13,6 +13,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QVBoxLayout
 
 from mmsched.load import condition
+from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.rows import load_run
 from mmrig.gui.widgets.latency_axis import LatencyAxis, latency_tick
 from mmrig.gui.widgets.plots import Plots
@@ -184,7 +185,7 @@ class CompareWindow(QDialog):
         self.runs = [load_run(a), load_run(b)]
         names = [r[2] for r in self.runs]
         self.setWindowTitle(f"compare: {names[0]} vs {names[1]}")
-        self.resize(1100, 700)
+        fit_to_screen(self, 1280, 800)
         lay = QVBoxLayout(self)
         top = QHBoxLayout()
         self.panels: list[StatsPanel] = []

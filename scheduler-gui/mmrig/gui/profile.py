@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QFileDialo
 
 from mmanalysis import exectrace as et
 
+from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.gantt import CATEGORY_COLOURS, GanttData, GanttWidget
 
 MAX_RUNS = 4
@@ -310,7 +311,7 @@ class ProfileWindow(QDialog):
     def __init__(self, runs: list[ProfileRun], parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Executor profile")
-        self.resize(1500, 950)
+        fit_to_screen(self, 1500, 950)         # room for four runs side by side; no more than the screen has
         self.runs: list[ProfileRun] = []
         self.panels: list[RunPanel] = []
         self.messages: list[str] = []              # what the window said (tests read them)

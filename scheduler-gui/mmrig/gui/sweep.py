@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QGr
 
 from mmrig.sweep.campaign import (DISPATCHES, LOADS, Campaign, Plan, SweepError, parse_choices, parse_distances,
                      parse_rates)
+from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.widgets.controls import radio_pair
 
 POLL_MS = 400
@@ -38,7 +39,7 @@ class SweepWindow(QDialog):
     def __init__(self, folder: Path | None = None, parent=None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Sweep campaign")
-        self.resize(1280, 900)
+        fit_to_screen(self, 1280, 900)
         self.errors: dict[str, str] = {}           # field name -> the core's message (tests read them)
         self.proc: QProcess | None = None
         self._stop_pending = False

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, QThread
-from PySide6.QtWidgets import QHBoxLayout, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QFrame, QHBoxLayout, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QScrollArea,
+                               QVBoxLayout, QWidget)
 
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint
@@ -27,6 +28,7 @@ from mmrig.gui.panels.run_settings import RunSettingsPanel
 from mmrig.gui.panels.runs_folder import RunsFolderPanel
 from mmrig.gui.replayaction import SHOW_MS, WINDOW_MS, ReplayWorker, Traced, why_not
 from mmrig.gui.rows import Row, load_run
+from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.worker import Problem, RunWorker, explain, start_in_thread
 
 LEFT_WIDTH = 360    # the left column's panels
@@ -66,8 +68,18 @@ class MainWindow(QMainWindow):
         central = QWidget()
         root = QHBoxLayout(central)
         root.setContentsMargins(6, 6, 6, 6)
-        left = QVBoxLayout()
-        root.addLayout(left, 0)
+        # the left column scrolls when the screen is shorter than its panels (a 1280 x 800 laptop less its desktop
+        # panel): the window's height is the screen's, never the column's
+        left_host = QWidget()
+        left = QVBoxLayout(left_host)
+        left.setContentsMargins(0, 0, 0, 0)
+        self.left_scroll = QScrollArea()
+        self.left_scroll.setWidget(left_host)
+        self.left_scroll.setWidgetResizable(True)
+        self.left_scroll.setFrameShape(QFrame.Shape.NoFrame)
+        self.left_scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.left_scroll.setFixedWidth(LEFT_WIDTH + self.left_scroll.verticalScrollBar().sizeHint().width() + 2)
+        root.addWidget(self.left_scroll, 0)
         left.addWidget(self.connection)
         left.addWidget(self.run_settings)
         buttons = QHBoxLayout()
@@ -138,10 +150,10 @@ class MainWindow(QMainWindow):
                                                     str(s.value("log_axis", "auto")))
         self.set_axis_mode(axis if axis in self.menus.axis_actions else "auto", redraw=False)
         geo = s.value("geometry")
-        if isinstance(geo, QByteArray):
-            self.restoreGeometry(geo)
+        if isinstance(geo, QByteArray) and self.restoreGeometry(geo):
+            fit_to_screen(self, self.width(), self.height())    # saved on a larger screen: this one's size
         else:
-            self.resize(1280, 800)
+            fit_to_screen(self, 1280, 800)
         self.run_settings.update_labels()
         self.connection.on_connection_changed()
 

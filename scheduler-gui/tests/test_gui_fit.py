@@ -1,0 +1,144 @@
+"""Every window fits a 1280 x 800 screen (the tests' Xvfb is one: gui_display.py): it opens inside the screen's
+available geometry, its layout fits the screen less a desktop panel (screenfit.SMALL_SCREEN), and the parts that
+were cut off on such a screen (the Gantt chart's legend and time axis, the profile tables, the sweep's table and
+log, the plots' axes) are on screen, whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSettings
+from PySide6.QtWidgets import QApplication, QWidget
+
+from test_gui_profile import synthetic_trace, write_run
+
+SCREEN = (1280, 800)
+
+
+@pytest.fixture(autouse=True)
+def screen_1280x800(display, qapp) -> None:
+    geo = qapp.primaryScreen().geometry()
+    if (geo.width(), geo.height()) != SCREEN:
+        pytest.skip(f"the display is {geo.width()} x {geo.height()}, not the 1280 x 800 these tests are for "
+                    "(no Xvfb: gui_display.py)")
+
+
+def settle(qtbot, w: QWidget) -> None:
+    qtbot.waitExposed(w)
+    for _ in range(3):
+        QApplication.processEvents()
+    qtbot.wait(50)
+
+
+def inside_screen(w: QWidget) -> None:
+    room = w.screen().availableGeometry()
+    assert room.contains(w.frameGeometry()), (w.windowTitle(), w.frameGeometry(), room)
+
+
+def layout_fits(w: QWidget) -> None:
+    from mmrig.gui.screenfit import SMALL_SCREEN
+
+    need = w.minimumSizeHint().expandedTo(w.minimumSize())
+    assert need.width() <= SMALL_SCREEN.width() and need.height() <= SMALL_SCREEN.height(), (w.windowTitle(), need)
+
+
+def whole(w: QWidget) -> None:
+    """W is shown, has a size, lies inside its window and no parent clips any of it."""
+    win = w.window()
+    assert w.isVisible() and w.width() > 0 and w.height() > 0, (w.objectName() or type(w).__name__, w.size())
+    r = QRect(w.mapTo(win, QPoint(0, 0)), w.size())
+    assert win.rect().contains(r), (type(w).__name__, r, win.rect())
+    assert shown_of(w) == r, (type(w).__name__, shown_of(w), r)
+
+
+def shown_of(w: QWidget) -> QRect:
+    """The part of W its parents leave in view (a scroll area's viewport, a splitter pane), in window coordinates."""
+    win = w.window()
+    r = QRect(w.mapTo(win, QPoint(0, 0)), w.size())
+    p = w.parentWidget()
+    while p is not None and not p.isWindow():
+        r &= QRect(p.mapTo(win, QPoint(0, 0)), p.size())
+        p = p.parentWidget()
+    return r & win.rect()
+
+
+def item_whole(view, item) -> None:
+    """A pyqtgraph item (an axis, a legend) lies inside the view that draws it (and the view is whole)."""
+    whole(view)
+    # the item's own box (an axis' bounding rect spans the view when it draws the grid)
+    r = view.mapFromScene(item.mapRectToScene(QRectF(QPointF(0, 0), item.geometry().size()))).boundingRect()
+    assert item.isVisible() and r.width() > 0 and r.height() > 0, r
+    assert view.viewport().rect().contains(r), (type(item).__name__, r, view.viewport().rect())
+
+
+# ---- the windows -------------------------------------------------------------------------------------------------
+def test_the_main_window_fits_the_screen_even_with_a_larger_saved_geometry(qtbot, tmp_path) -> None:
+    from mmrig.gui.window import MainWindow
+
+    ini = tmp_path / "settings.ini"
+    win = MainWindow(QSettings(str(ini), QSettings.Format.IniFormat), runs_dir=tmp_path / "runs")
+    qtbot.addWidget(win)
+    win.quiet = True
+    win.show()
+    settle(qtbot, win)
+    inside_screen(win)
+    layout_fits(win)
+    for w in (win.live.table, win.live.plots.time_plot, win.live.plots.hist_plot, win.live.plots.cdf_plot,
+              win.live.progress, win.log_view, win.start_button, win.stop_button, win.live.stats):
+        whole(w)
+    item_whole(win.live.plots.time_plot, win.live.plots.time_plot.getAxis("bottom"))
+    # a geometry saved on a larger screen (a 1920 x 1200 monitor) opens inside this one
+    win.resize(1900, 1150)
+    win.save_settings()
+    again = MainWindow(QSettings(str(ini), QSettings.Format.IniFormat), runs_dir=tmp_path / "runs")
+    qtbot.addWidget(again)
+    again.show()
+    settle(qtbot, again)
+    inside_screen(again)
+
+
+def test_the_profile_window_fits_with_its_legend_time_axis_and_tables(qtbot, tmp_path) -> None:
+    from mmrig.gui.profile import ProfileRun, ProfileWindow
+
+    idle = write_run(tmp_path, "idle-executor", synthetic_trace(300))
+    loaded = write_run(tmp_path, "loaded-executor", synthetic_trace(300, periodic=(10_000, 2_000), rx_per_s=20,
+                                                                     cpu=True), load="cpu,periodic=10000/2000,rx=20")
+    w = ProfileWindow([ProfileRun.from_json(idle), ProfileRun.from_json(loaded)])
+    qtbot.addWidget(w)
+    w.show()
+    settle(qtbot, w)
+    inside_screen(w)
+    layout_fits(w)
+    whole(w.gantt.legend)
+    item_whole(w.gantt.plot, w.gantt.plot.getAxis("bottom"))
+    whole(w.panels[0].tasks)                        # the first run's task table, whole, without scrolling
+    for p in w.panels:                              # and every run's column begins on screen
+        assert shown_of(p).height() > 0 and shown_of(p).width() > 0, p.run.name
+
+
+def test_the_sweep_window_fits_with_its_table_log_and_figure(qtbot, tmp_path) -> None:
+    from mmrig.gui.sweep import SweepWindow
+
+    w = SweepWindow(tmp_path / "camp")
+    qtbot.addWidget(w)
+    w.show()
+    settle(qtbot, w)
+    inside_screen(w)
+    layout_fits(w)
+    for part in (w.table, w.log, w.figure, w.start_button, w.folder_button, w.status):
+        whole(part)
+
+
+def test_the_compare_window_fits_with_its_plots_and_legend(make_win, qtbot, tmp_path, synthetic_run) -> None:
+    mixed = synthetic_run(tmp_path, [1.375] * 50, "mixed-bench", "mixed", 2)
+    normal = synthetic_run(tmp_path, np.linspace(150_000.0, 300_000.0, 50).tolist(), "normal-bench", "normal", 2)
+    cmp = make_win().compare(mixed, normal)
+    settle(qtbot, cmp)
+    inside_screen(cmp)
+    layout_fits(cmp)
+    for part in (cmp.plots.time_plot, cmp.plots.hist_plot, cmp.plots.cdf_plot, cmp.load_cdf, *cmp.panels):
+        whole(part)
+    item_whole(cmp.load_cdf, cmp.load_cdf.plotItem.legend)
+    item_whole(cmp.plots.time_plot, cmp.plots.time_plot.getAxis("bottom"))
