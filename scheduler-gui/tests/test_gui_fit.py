@@ -1,7 +1,8 @@
 """Every window fits a 1280 x 800 screen (the tests' Xvfb is one: gui_display.py): it opens inside the screen's
 available geometry, its layout fits the screen less a desktop panel (screenfit.SMALL_SCREEN), and the parts that
 were cut off on such a screen (the Gantt chart's legend and time axis, the profile tables, the sweep's table and
-log, the plots' axes) are on screen, whole."""
+log, the plots' axes) are on screen, whole. And the texts that were cut: the warm-up title, the outcome cells,
+the profiler choice, the run length's unit."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSettings
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication, QWidget
 
 from test_gui_profile import synthetic_trace, write_run
@@ -142,3 +144,54 @@ def test_the_compare_window_fits_with_its_plots_and_legend(make_win, qtbot, tmp_
         whole(part)
     item_whole(cmp.load_cdf, cmp.load_cdf.plotItem.legend)
     item_whole(cmp.plots.time_plot, cmp.plots.time_plot.getAxis("bottom"))
+
+
+# ---- the texts that were cut --------------------------------------------------------------------------------------
+def test_the_profiler_choice_and_the_run_length_unit_show_whole(make_win, qtbot) -> None:
+    win = make_win()
+    settle(qtbot, win)
+    for combo in (win.connection.profiler_kind, win.run_settings.length_unit):
+        fm = QFontMetrics(combo.font())
+        longest = max((combo.itemText(i) for i in range(combo.count())), key=fm.horizontalAdvance)
+        # the combo is as wide as its style wants for its longest item (text, frame and arrow)
+        assert combo.width() >= combo.sizeHint().width(), (longest, combo.width(), combo.sizeHint().width())
+        assert fm.horizontalAdvance(longest) < combo.width(), longest
+    assert win.run_settings.length_unit.findText("events") >= 0             # a count's unit, plural
+
+
+def test_the_warmup_title_is_not_cut(make_win, qtbot, normal_with_stall) -> None:
+    win = make_win()
+    settle(qtbot, win)
+    plot = win.live.plots.time_plot
+    ev, lat, _ = normal_with_stall(first=0)
+    lat[:5] *= 93_700.0 / 295_000.0                      # the worst of the warm-up: 93.7 ms
+    # sixteen events of warm-up: the title the issue saw cut ("... 16 events, to 93.7 m")
+    win.live.plots.show_arrays([(ev, lat)], warmup=[16])
+    settle(qtbot, win)
+    title = plot.getPlotItem().titleLabel
+    text = title.item
+    r = plot.mapFromScene(text.mapRectToScene(text.boundingRect())).boundingRect()
+    assert plot.viewport().rect().contains(r), (title.text, r, plot.viewport().rect())
+    assert "warm-up" in title.text and "93.7 ms" in title.text
+    # the whole sentence, whatever the title could hold, is the plot's tooltip
+    assert "warm-up: 16 events, to 93.7 ms" in plot.toolTip()
+
+
+def test_an_outcome_cell_shows_whole_or_says_it_in_its_tooltip(make_win, qtbot) -> None:
+    from PySide6.QtCore import Qt
+
+    from mmrig.gui.rows import Row
+
+    win = make_win()
+    settle(qtbot, win)
+    stalled = Row(0, 1, 10, 8, 0.5, 9, 10, 10, 123.0, "ok", None, False, 4321.0, 0)
+    win.model.set_rows([stalled, Row(1, 2, 11, 9, 0.6, 10, 11, 11, 140.0, "ok", None, True, None, 0)])
+    settle(qtbot, win)
+    table = win.live.table
+    cell = win.model.index(0, 7)
+    text = win.model.data(cell)
+    fm = QFontMetrics(table.font())
+    # the cell's text fits its column (a few px of the cell's margins)
+    assert fm.horizontalAdvance(text) + 8 <= table.columnWidth(7), (text, table.columnWidth(7))
+    tip = win.model.data(cell, Qt.ItemDataRole.ToolTipRole)
+    assert tip and "not measurable" in tip and "4321 us" in tip, tip

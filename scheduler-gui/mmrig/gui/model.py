@@ -29,6 +29,7 @@ PENDING = -1
 _DISPLAY = int(Qt.ItemDataRole.DisplayRole.value)
 _FOREGROUND = int(Qt.ItemDataRole.ForegroundRole.value)
 _ALIGN = int(Qt.ItemDataRole.TextAlignmentRole.value)
+_TOOLTIP = int(Qt.ItemDataRole.ToolTipRole.value)
 _RIGHT = int((Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter).value)
 
 
@@ -48,16 +49,30 @@ def scheduled(r: Row, timer_hz: float) -> str:
     return f"{r.scheduled_tc} +{1e3 * r.due_counts / timer_hz:.3f} ms"
 
 
+def outcome_text(r: Row) -> str:
+    """The outcome cell: short, so it shows whole in the table's last column (about 100 px at 1280 x 800); the
+    whole story is its tooltip (outcome_tip)."""
+    if r.outcome is None:
+        return "pending"
+    outcome = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} ({r.reason})"
+    return outcome + (", stalled" if not r.measurable else "")
+
+
+def outcome_tip(r: Row) -> str:
+    """The outcome cell's tooltip: the outcome, its reason and, for a latency the rig cannot stand behind, why."""
+    if r.outcome is None:
+        return "pending: no outcome yet"
+    tip = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} (reason: {r.reason})"
+    if not r.measurable:
+        tip += (f", not measurable: a host stall displaced a byte of it by {r.stall_us or 0:.0f} us, so its latency "
+                "is left out of the plots and the statistics")
+    return tip
+
+
 def display(r: Row, timer_hz: float = AVR_TIMER_HZ) -> tuple[str, ...]:
     """The row's eight cells as the table shows them (`timer_hz`: the profiler's, for a moment inside a tick)."""
-    if r.outcome is None:
-        outcome = "pending"
-    else:
-        outcome = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} ({r.reason})"
-        if not r.measurable:
-            outcome += f", not measurable (displaced {r.stall_us or 0:.0f} us by a host stall)"
     return (str(r.event), str(r.event_id), scheduled(r, timer_hz), _fmt(r.sent_s), _fmt(r.ack_tc), _fmt(r.fired_tc),
-            _fmt(r.latency_us), outcome)
+            _fmt(r.latency_us), outcome_text(r))
 
 
 class EventModel(QAbstractTableModel):
@@ -146,6 +161,9 @@ class EventModel(QAbstractTableModel):
                 return None
         if role == _ALIGN:
             return _RIGHT if index.column() != 7 else None
+        if role == _TOOLTIP and index.column() == 7:
+            row = index.row()                      # asked on hover only: formatted then
+            return outcome_tip(self.rows[row]) if 0 <= row < len(self.rows) else None
         if role == _FOREGROUND and index.column() == 7:
             row = index.row()
             if 0 <= row < len(self.rows):

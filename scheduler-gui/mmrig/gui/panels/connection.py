@@ -71,8 +71,12 @@ class ConnectionPanel(QGroupBox):
                                       "that does not reset the board (docs/hardware.md).")
         cl.addWidget(self.reset_on_open, 5, 0, 1, 2)
         self.profiler_kind = QComboBox()
-        self.profiler_kind.addItem("AVR (ATmega2560, input capture)", "avr")
-        self.profiler_kind.addItem("8051 (87C51, polled: the paper's)", "8051")
+        # short names, so the whole of each shows in the panel's width; the rest is each item's tooltip
+        for text, kind, tip in (("AVR (ATmega2560)", "avr", "the ATmega2560 image: events stamped by input capture"),
+                                ("8051 (87C51, polled)", "8051", "the paper's 87C51 image on ucsim's 8051 core: "
+                                                                 "events polled, up to 684 us added to each stamp")):
+            self.profiler_kind.addItem(text, kind)
+            self.profiler_kind.setItemData(self.profiler_kind.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         self.profiler_kind.setToolTip(self.PROFILER_KIND_TIP)
         # on the bench the profiler row chooses its image, with boards its port (on_connection_changed shows one)
         cl.addWidget(self.profiler_kind, 1, 1)

@@ -186,15 +186,15 @@ class RunSettingsPanel(QGroupBox):
         self.trace = QCheckBox("trace the executor")
         self.trace.setToolTip(self.TRACE_TIP)
         form.addRow(_row(self.random_ids, self.trace))
-        length = QHBoxLayout()
         self.length = QSpinBox()
         self.length.setRange(1, 1_000_000)
         self.length.setValue(200)
         self.length_unit = QComboBox()
         self.length_unit.addItems(["events", "seconds"])
-        length.addWidget(self.length)
-        length.addWidget(self.length_unit)
-        form.addRow("run length", length)
+        # a row of its own across the form: in the field column (narrowed by the sliders' long labels) the unit
+        # showed as "event"
+        self.length_unit.setMinimumWidth(self.length_unit.sizeHint().width())
+        form.addRow(_row(QLabel("run length"), 4, (self.length, 1), self.length_unit))
         self.generation = QComboBox()
         self.generation.addItems(["aligned", "free", "periodic"])
         self.generation.setToolTip("Mixed mode: aligned, an event made right after each TIMECODE (a SCHEDULE each); "

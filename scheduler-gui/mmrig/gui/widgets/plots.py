@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from mmrig.gui.rows import Row
@@ -95,6 +97,9 @@ class Plots(QWidget):
         self.time_plot.addItem(self.warm_band, ignoreBounds=True)
         self.references: list[tuple[str, float, str]] = []
         self._ref_items: list[tuple[pg.PlotWidget, str, Any, float]] = []
+        self._title_forms: list[str] = []       # the time plot's title, longest first (_fit_title)
+        self._title_shown: str | None = None
+        self.time_plot.installEventFilter(self)
         self.set_series(1)
 
     # ---- series, axis mode, references ---------------------------------------------------------------------
@@ -109,7 +114,7 @@ class Plots(QWidget):
         self.warmup = [None] * n
         self.warmup_events = 0
         self.warm_band.hide()
-        self.time_plot.setTitle(self.TIME_TITLE)
+        self._plain_title()
         for plot in (self.time_plot, self.hist_plot):
             plot.enableAutoRange()  # a new run: forget the last run's view (zooming turns it off)
         self.cdf_plot.enableAutoRange(axis="x")
@@ -311,15 +316,50 @@ class Plots(QWidget):
         n = self.warmup_events
         if not cuts or not n:
             self.warm_band.hide()
-            self.time_plot.setTitle(self.TIME_TITLE)
+            self._plain_title()
             return
         end = max(cuts)
         self.warm_band.setRegion((-0.5, end - 0.5))
         self.warm_band.show()
         worst = max(float(w.max()) for _, w in warm if w.size)
-        # short: the plot is ~380 px wide in the main window, and a title wider than that widens the plot
-        self.time_plot.setTitle(f"{self.TIME_TITLE} <span style='color:#555'>(warm-up: {n} events, "
-                                f"to {latency_tick(worst)})</span>", size="9pt")
+        said = f"warm-up: {n} events, to {latency_tick(worst)}"
+        grey = "<span style='color:#555'>{}</span>"
+        self._title_forms = [f"{self.TIME_TITLE} " + grey.format(f"({said})"), "latency " + grey.format(f"({said})"),
+                             grey.format(said), grey.format(f"warm-up: {n}")]
+        self.time_plot.setToolTip(f"{self.TIME_TITLE}; {said}: grey, on the shaded band, left out of the axes, "
+                                  "the histogram and the CDF")
+        self._fit_title()
+
+    TITLE_SIZE = "9pt"
+
+    def _fit_title(self) -> None:
+        """The time plot's title: the longest of its forms that fits above the plot. A title wider than the plot
+        widens the plot past its widget, which cuts the title's end and the plot's right edge off ("... to 93.7 m"
+        in a main window 380 px wide); the whole sentence is the plot's tooltip."""
+        forms = self._title_forms
+        if not forms:
+            return
+        font = QFont(self.time_plot.font())
+        font.setPointSizeF(float(self.TITLE_SIZE.rstrip("pt")))
+        fm = QFontMetrics(font)
+        # the room beside the left axis, less the title's text margins (QTextDocument's 4 px each side) and a few px
+        room = self.time_plot.width() - self.time_plot.getPlotItem().getAxis("left").width() - 16
+        plain = [re.sub(r"<[^>]+>", "", f) for f in forms]
+        best = next((f for f, t in zip(forms, plain) if fm.horizontalAdvance(t) <= room), forms[-1])
+        if best != self._title_shown:
+            self._title_shown = best
+            self.time_plot.setTitle(best, size=self.TITLE_SIZE)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 - Qt
+        if obj is self.time_plot and event.type() == QEvent.Type.Resize:
+            self._fit_title()                      # a narrower plot may need a shorter title
+        return False
+
+    def _plain_title(self) -> None:
+        self._title_forms = []
+        self._title_shown = None
+        self.time_plot.setToolTip("")
+        self.time_plot.setTitle(self.TIME_TITLE)
 
     def _fit_flat(self, plot: pg.PlotWidget, axis: str, lo: float, hi: float) -> None:
         """pyqtgraph auto-ranges data of zero spread by keeping the last span (a run of identical 1.375 us
