@@ -69,8 +69,9 @@ def dumps_readable(doc: object) -> str:
 
 RUN_EPILOG = """\
 exit codes (the first that applies wins):
-  2  usage or rig error: bad option, an output where no file can be made (tried before the run: made and
-     removed), a port that cannot be opened, a bench that cannot start (no run); or the
+  2  usage or rig error: bad option, an interval aligned generation cannot honour (not a whole number of
+     ticks), -p or -m where the host does not allow them (as cyclictest), an output where no file can be made
+     (tried before the run: made and removed), a port that cannot be opened, a bench that cannot start (no run); or the
      run's files could not be written at its end (a full disk): the one line names the journal that holds its
      events, OUT.partial.csv + OUT.partial.json, which `mmrig report` reads (incomplete, invalid)
   3  invalid run: kept on disk, never a result; its gates are not judged
@@ -82,8 +83,9 @@ exit codes (the first that applies wins):
        the events that ended stay in the journal, OUT.partial.csv
 
 output: the summary (or with --json one JSON document) on stdout; log lines, warnings and errors on stderr;
-on a terminal a live progress line on stderr (events done, on time, p99 and max so far, bench lag),
-none when stderr is not a terminal, nor with -q or --json.
+on a terminal a live progress line on stderr (events done, on time, min, avg, p99 and max so far, the time left,
+bench lag; normal mode first says it waits for its tick fit, N of 64 TIMECODEs), none when stderr is not a
+terminal, nor with -q or --json.
 files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has the histogram and the
 environment), written at the end; meanwhile each event goes to the journal OUT.partial.csv as it ends (with
 OUT.partial.json), removed once OUT.csv and OUT.json are written;
@@ -557,12 +559,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                         help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
                              "latmus -A): the run is written up to it, exit 102, and the command that replays it "
                              "with the executor traced is printed")
-    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
-                        help="latency histogram bin width in us (1000 fixed bins from 0, and an overflow count); "
-                             "default 1 in mixed and verification mode, 10 in normal mode")
     report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
-                        help="also write the histogram as a latmus-like text file (default OUT.hist): '#' lines "
-                             "with the environment, then 'bin_start_us count' lines")
+                        help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
+                             "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
+                             "line and the environment, then 'bin_start_us count' lines; every run's OUT.json has "
+                             "the histogram too")
+    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
+                        help="the histogram's bin width in us (1000 fixed bins from 0, and an overflow count; "
+                             "cyclictest's -h US: 1 us bins up to US); default 1 in mixed and verification mode, "
+                             "10 in normal mode")
     report.add_argument("--quiet", "-q", action="store_true",
                         help="no progress line and no log lines (warnings, errors and the summary still)")
     run.set_defaults(func=cmd_run)
