@@ -297,6 +297,7 @@ class MainWindow(QMainWindow):
         self.live.stats.setTitle(f"Statistics: {(result.sidecar or {}).get('name') or 'last run'}")
         # the view ends on the core's own final events (the same the CSV has)
         self.model.set_rows([Row.of(e) for e in result.events])
+        self.live.follow_to_end()
         self.live.redraw(force=True)
         s = result.summary
         self.live.show_budget(result.sidecar)

@@ -101,6 +101,7 @@ class LivePanel(QWidget):
         """A run starts: live statistics, an empty table, the progress from zero."""
         self.viewing = False
         self.summary = None
+        self.show_budget(None)          # the last normal run's budget is not this run's
         self.stats.setTitle("Statistics (live)")
         self.model.clear()
         self.progress.start(count, duration_s)
@@ -119,6 +120,7 @@ class LivePanel(QWidget):
         budget = (sidecar or {}).get("budget")
         if not budget:
             self.budget_label.hide()
+            self.budget_label.clear()
             return
         self.budget_label.setText("Latency budget: " + format_budget(budget))
         self.budget_label.show()
@@ -144,6 +146,11 @@ class LivePanel(QWidget):
     def _follow(self, *_: Any) -> None:
         if self.follow:
             self.table.scrollToBottom()
+
+    def follow_to_end(self) -> None:
+        """The run ended and its final rows replaced the live ones (a model reset, which scrolls the table to its
+        top and inserts no rows): "Follow newest event" shows the last of them."""
+        self._follow()
 
     def set_follow(self, on: bool) -> None:
         self.follow = on

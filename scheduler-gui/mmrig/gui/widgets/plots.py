@@ -115,9 +115,7 @@ class Plots(QWidget):
         self.warmup_events = 0
         self.warm_band.hide()
         self._plain_title()
-        for plot in (self.time_plot, self.hist_plot):
-            plot.enableAutoRange()  # a new run: forget the last run's view (zooming turns it off)
-        self.cdf_plot.enableAutoRange(axis="x")
+        self._empty_axes()          # a new run: forget the last run's view (its ranges, a zoom)
         for i in range(n):
             col = self.COLOURS[i % len(self.COLOURS)]
             tc = self.time_plot.plot([], [], pen=None, symbol="s", symbolSize=3, pxMode=True,
@@ -259,6 +257,8 @@ class Plots(QWidget):
             self._apply_log(spans_decades(lo, hi))
         elif not getattr(self, "_log_applied", False):
             self._apply_log(self.axis_mode == "log")
+        if not values and not refs and not any(wv.size for _, wv in warm):
+            self._empty_axes()
         if "hist" in parts and values:
             vlo, vhi = min(float(v.min()) for v in values), max(float(v.max()) for v in values)
             if self.log_y:
@@ -354,6 +354,18 @@ class Plots(QWidget):
         if obj is self.time_plot and event.type() == QEvent.Type.Resize:
             self._fit_title()                      # a narrower plot may need a shorter title
         return False
+
+    def _empty_axes(self) -> None:
+        """Axes with nothing to show: a range of their own, not the last run's (pyqtgraph's auto-range keeps the
+        last range when there are no data), auto-range on again for the data to come."""
+        for plot, y in ((self.time_plot, (0.0, 1.0)), (self.hist_plot, (0.0, 1.0)), (self.cdf_plot, (0.0, 1.0))):
+            vb = plot.getViewBox()
+            vb.setRange(xRange=(0.0, 1.0), yRange=y, padding=0)
+            if plot is self.cdf_plot:
+                vb.enableAutoRange(axis=vb.XAxis)      # the CDF's y stays 0..1
+            else:
+                vb.enableAutoRange()
+        self._flat.clear()
 
     def _plain_title(self) -> None:
         self._title_forms = []
