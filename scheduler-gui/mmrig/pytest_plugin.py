@@ -34,6 +34,7 @@ docs/hil.md is the guide.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import re
 import sys
@@ -234,11 +235,29 @@ def rig_target(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFac
     return dataclasses.replace(target_of(pytestconfig), results=results)
 
 
+SAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
 def safe_name(nodeid: str) -> str:
-    """A file name from a test's node id: test_file.py::test_x[a-1] -> test_file/test_x-a-1."""
+    """A test's run files' name from its whole node id (the path from the rootdir, the class, the test, its
+    parameters), so that two suites' `test_lat.py::test_run` never share one:
+    suite_a/test_lat.py::Cls::test_x[a-1] -> suite_a/test_lat/Cls.test_x-a-1. Where making it a file name lost
+    something (a character a file name cannot hold, a `..`), a digest of the node id follows, so that two node
+    ids never give one name: test_x[a/b] -> test_x-a-b-1c2d3e4f."""
     path, _, name = nodeid.partition("::")
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", name.replace("::", ".")).strip("-")
-    return f"{Path(path).stem}/{name or 'test'}"
+    test, _, params = name.partition("[")
+    params = params[:-1] if params.endswith("]") else params
+    parts = [*Path(path).with_suffix("").parts, test.replace("::", ".")]
+    clean = [SAFE.sub("-", part).strip("-") for part in parts]
+    clean = [c if c not in ("", ".", "..") else "_" for c in clean]
+    lossy = clean != parts
+    if params:
+        safe = SAFE.sub("-", params).strip("-") or "_"
+        lossy = lossy or safe != params
+        clean[-1] += "-" + safe
+    if lossy:
+        clean[-1] += "-" + hashlib.sha256(nodeid.encode()).hexdigest()[:8]
+    return "/".join(clean)
 
 
 def worker() -> str:
@@ -281,7 +300,7 @@ def bench(rig_target: RigTarget, _mmrig_bench: "Bench | None") -> "Bench":
 @pytest.fixture
 def rig(request: pytest.FixtureRequest, rig_target: RigTarget, _mmrig_bench: "Bench | None") -> Iterator["Rig"]:
     """An opened Rig: on the test's bench, or on the boards. The events it ended are kept as JSON beside the
-    runs (`<results>/<test file>/<test>.rig.json`)."""
+    runs (`<results>/<test file path>/<test>.rig.json`, named by its whole node id: safe_name)."""
     from mmhil.rig import Rig, RigError
 
     if _mmrig_bench is not None:

@@ -231,3 +231,39 @@ def test_task(run_experiment):
     assert done.returncode == 1, done.stdout[-3000:]
     assert "--rig-break-us 2: event 0 (ok, 36." in done.stdout and "replay it traced: mmrig replay " in done.stdout
     assert "--around 0 --keep" in done.stdout
+
+
+def test_run_files_are_named_by_the_whole_node_id() -> None:
+    from mmrig.pytest_plugin import safe_name
+
+    assert safe_name("test_lat.py::test_run") == "test_lat/test_run"                  # as before, at the rootdir
+    assert safe_name("suite_a/test_lat.py::test_run") == "suite_a/test_lat/test_run"
+    assert safe_name("suite_b/test_lat.py::test_run") == "suite_b/test_lat/test_run"
+    assert safe_name("s/test_lat.py::TestX::test_run[isr-2]") == "s/test_lat/TestX.test_run-isr-2"
+    # what a file name cannot hold is replaced, and a digest of the node id keeps such names apart
+    lossy = [safe_name(n) for n in ("t.py::test_x[a/b]", "t.py::test_x[a b]", "t.py::test_x[a-b]",
+                                    "t.py::test_x[-a]", "t.py::test_x[a]", "../up/t.py::test_x")]
+    assert len(set(lossy)) == len(lossy), lossy
+    assert all(part not in ("", ".", "..") for name in lossy for part in name.split("/")), lossy
+    assert all(set(name) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/")
+               for name in lossy), lossy
+
+
+def test_two_suites_with_the_same_file_and_test_names_keep_a_run_file_each(tmp_path: Path) -> None:
+    d = tmp_path / "suites"
+    for s in ("suite_a", "suite_b"):
+        (d / s).mkdir(parents=True)
+        (d / s / "__init__.py").write_text("")
+        (d / s / "test_lat.py").write_text('''
+def test_run(run_experiment):
+    assert run_experiment(mode="mixed", count=2).on_time_share == 1.0
+''')
+    done = pytest_run(d, "--rig", "lockstep", "--junitxml", str(tmp_path / "junit.xml"),
+                      "--rig-results", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stdout[-3000:]
+    csvs = {s: tmp_path / f"runs/{s}/test_lat/test_run.csv" for s in ("suite_a", "suite_b")}
+    assert all(c.is_file() and c.with_suffix(".json").is_file() for c in csvs.values()), list((tmp_path / "runs").rglob("*"))
+    props = {case.get("classname"): {p.get("name"): p.get("value") for p in case.iter("property")}
+             for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
+    assert props == {f"{s}.test_lat": {"mmrig_csv": str(c), "mmrig_json": str(c.with_suffix(".json"))}
+                     for s, c in csvs.items()}
