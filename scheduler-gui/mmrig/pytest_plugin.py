@@ -264,10 +264,42 @@ def worker() -> str:
     return os.environ.get("PYTEST_XDIST_WORKER", "main")
 
 
+def rig_missing(target: RigTarget) -> str | None:
+    """Why this session has no rig, in one line, or None: the bench cannot be built (its program, the images),
+    or a board's port is not there. Asked once a session (`_mmrig_ready`), so `make` is tried once."""
+    if target.kind == "ports":
+        for node, port in (("profiler", target.profiler), ("executor", target.executor)):
+            if port and "://" not in port and not os.path.exists(port):
+                return f"--{node} {port}: no such port (is the board plugged in? `mmrig boards` lists the ports)"
+        return None
+    from mmhil.bench import BenchError, ensure_built
+
+    try:
+        ensure_built(target.profiler_elf, target.executor_elf, target.profiler_kind)
+    except BenchError as exc:
+        return (f"the virtual bench cannot be built ({str(exc).splitlines()[0]}); build it (`make build`), or "
+                "give boards with --profiler PORT --executor PORT")
+    except OSError as exc:
+        return f"the virtual bench cannot be built ({exc}); build it (`make build`), or give boards"
+    return None
+
+
+@pytest.fixture(scope="session")
+def _mmrig_ready(rig_target: RigTarget) -> RigTarget:
+    """The rig is there, checked once a session: without it every test that uses it (rig, bench,
+    run_experiment) ERRORs at setup with the same one line, never FAILs as a latency would, and the build is
+    tried once (pytest keeps a session fixture's failure and raises it again for each test)."""
+    why = rig_missing(rig_target)
+    if why is not None:
+        pytest.fail(f"mmrig: no rig: {why}", pytrace=False)
+    return rig_target
+
+
 @pytest.fixture
-def _mmrig_bench(rig_target: RigTarget) -> Iterator["Bench | None"]:
+def _mmrig_bench(_mmrig_ready: RigTarget) -> Iterator["Bench | None"]:
     """A bench of the test's own (none on boards): paced with the host's real-time service, as `mmrig run`
     has it, or lockstep. Its run directory is a fresh temporary one, so parallel workers share nothing."""
+    rig_target = _mmrig_ready
     if rig_target.kind == "ports":
         yield None
         return
@@ -290,11 +322,11 @@ def _mmrig_bench(rig_target: RigTarget) -> Iterator["Bench | None"]:
 
 
 @pytest.fixture
-def bench(rig_target: RigTarget, _mmrig_bench: "Bench | None") -> "Bench":
+def bench(request: pytest.FixtureRequest, rig_target: RigTarget) -> "Bench":
     """The virtual bench under `rig` (the same one when a test takes both). Skips on boards."""
-    if _mmrig_bench is None:
+    if rig_target.kind == "ports":
         pytest.skip(f"needs the virtual bench; this rig is {rig_target.describe()}")
-    return _mmrig_bench
+    return request.getfixturevalue("_mmrig_bench")
 
 
 @pytest.fixture
@@ -426,10 +458,10 @@ class Experiment:
 
 
 @pytest.fixture
-def run_experiment(request: pytest.FixtureRequest, rig_target: RigTarget) -> Experiment:
+def run_experiment(request: pytest.FixtureRequest, _mmrig_ready: RigTarget) -> Experiment:
     """`run_experiment(mode="mixed", distance=2, dispatch="isr", count=50) -> RunResult`: a whole `mmrig run`
     (keywords: RunConfig's fields; `require_valid=False` returns an invalid run instead of failing the test).
     On the paced bench a run the host stalled is run again (--rig-retries). Each run's files are kept under
     --rig-results, named in the JUnit XML (properties mmrig_csv, mmrig_json) and in the failure report."""
-    return Experiment(request.node, rig_target, uses_rig="rig" in request.fixturenames,
+    return Experiment(request.node, _mmrig_ready, uses_rig="rig" in request.fixturenames,
                       log=request.node.stash.setdefault(LOG_KEY, []))

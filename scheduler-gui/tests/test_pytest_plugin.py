@@ -267,3 +267,71 @@ def test_run(run_experiment):
              for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
     assert props == {f"{s}.test_lat": {"mmrig_csv": str(c), "mmrig_json": str(c.with_suffix(".json"))}
                      for s, c in csvs.items()}
+
+
+MISSING_RIG_SUITE = '''
+def test_run_a(run_experiment):
+    run_experiment(mode="mixed", count=2)
+
+def test_run_b(run_experiment):
+    run_experiment(mode="mixed", count=2)
+
+def test_rig(rig):
+    rig.schedule(1)
+'''
+
+
+def fake_checkout(where: Path) -> Path:
+    """A checkout whose bench cannot be built: its Makefile counts each attempt in attempts.log and fails."""
+    (where / "hil/bench").mkdir(parents=True)
+    (where / "profiler-fw").mkdir()
+    (where / "profiler-fw/Makefile").write_text("all:\n\tfalse\n")
+    (where / "hil/bench/Makefile").write_text(
+        "all:\n\t@echo attempt >> ../../attempts.log\n\t@echo 'sim_avr.h: No such file or directory' >&2; false\n")
+    return where
+
+
+def summary_counts(stdout: str) -> dict[str, int]:
+    """pytest's last line (`3 errors in 0.2s`, `1 failed, 2 passed in ...`) as {outcome: count}."""
+    import re
+
+    last = stdout.strip().splitlines()[-1]
+    return {word if word.endswith("s") else word + "s": int(n)
+            for n, word in re.findall(r"(\d+) (passed|failed|errors?|skipped)", last)}
+
+
+def setup_errors(path: Path) -> dict[str, str]:
+    """testcase name -> the message of its <error> (a setup error), from a JUnit XML file."""
+    return {case.get("name", ""): err.get("message", "") for case in ET.parse(path).getroot().iter("testcase")
+            for err in case.iter("error")}
+
+
+def test_a_bench_that_cannot_be_built_errors_every_test_with_one_line_and_is_built_once(tmp_path: Path) -> None:
+    # no boards, and a bench whose make fails: not a latency failure, one cause for the session, make tried once
+    root = fake_checkout(tmp_path / "checkout")
+    d = suite(tmp_path, MISSING_RIG_SUITE)
+    done = pytest_run(d, "--rig", "lockstep", "--junitxml", str(tmp_path / "junit.xml"),
+                      env={**os.environ, "MMRIG_ROOT": str(root)}, timeout=120)
+    out = done.stdout
+    assert done.returncode == 1 and summary_counts(out) == {"errors": 3}, out[-3000:]
+    errors = setup_errors(tmp_path / "junit.xml")
+    assert sorted(errors) == ["test_rig", "test_run_a", "test_run_b"], errors
+    causes = set(errors.values())
+    assert len(causes) == 1, causes                                            # the same line for each test
+    cause = causes.pop()
+    assert "\n" not in cause, cause
+    assert cause.startswith("failed on setup with \"Failed: mmrig: no rig: the virtual bench cannot be built "
+                            "(cannot build "), cause
+    assert "make build" in cause and "--profiler PORT --executor PORT" in cause
+    assert (root / "attempts.log").read_text().count("attempt") == 1           # the build tried once
+
+
+def test_boards_that_are_not_there_error_every_test_with_one_line(tmp_path: Path) -> None:
+    d = suite(tmp_path, MISSING_RIG_SUITE)
+    done = pytest_run(d, "--profiler", str(tmp_path / "ttyACM0"), "--executor", str(tmp_path / "ttyACM1"),
+                      "--junitxml", str(tmp_path / "junit.xml"), timeout=60)
+    out = done.stdout
+    assert done.returncode == 1 and summary_counts(out) == {"errors": 3}, out[-3000:]
+    assert set(setup_errors(tmp_path / "junit.xml").values()) == {
+        f"failed on setup with \"Failed: mmrig: no rig: --profiler {tmp_path / 'ttyACM0'}: no such port (is the "
+        "board plugged in? `mmrig boards` lists the ports)\""}
