@@ -168,13 +168,35 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def needs_of(item: pytest.Item) -> tuple[str, ...]:
+    """The test's needs (its rig_needs markers'); a need that is not one, a keyword, or a marker with no need
+    is a usage error naming the test and the needs there are."""
     needs: list[str] = []
+    there = ", ".join(CAPABILITIES)
     for mark in item.iter_markers("rig_needs"):
+        if mark.kwargs:
+            given = ", ".join(f"{k}={v!r}" for k, v in mark.kwargs.items())
+            raise pytest.UsageError(f"{item.nodeid}: rig_needs({given}): needs are named, not keywords "
+                                    f"(rig_needs({', '.join(map(repr, mark.kwargs))})): one of {there}")
+        if not mark.args:
+            raise pytest.UsageError(f"{item.nodeid}: rig_needs() with no need: name one or more of {there}")
         for need in mark.args:
             if need not in CAPABILITIES:
-                raise pytest.UsageError(f"{item.nodeid}: rig_needs({need!r}): one of {', '.join(CAPABILITIES)}")
+                raise pytest.UsageError(f"{item.nodeid}: rig_needs({need!r}): one of {there}")
             needs.append(need)
     return tuple(needs)
+
+
+def refuse_rig_and_run(item: pytest.Item) -> None:
+    """A test takes `run_experiment` or the rig (`rig`, `bench`), never both, on every rig alike: a run opens a
+    bench of its own, or the boards' serial ports, which the Rig holds open (on boards it could not run at all,
+    on a bench it would not be the bench the test sees: its faults, its events). Refused at collection, before
+    any port is opened."""
+    names = set(getattr(item, "fixturenames", ()))
+    rig = sorted({"rig", "bench"} & names)
+    if "run_experiment" in names and rig:
+        raise pytest.UsageError(
+            f"{item.nodeid}: takes run_experiment and {' and '.join(rig)}: a run opens its own bench or the boards' "
+            "ports, which the rig holds open; take one or the other (two tests), on every rig")
 
 
 def target_of(config: pytest.Config) -> RigTarget:
@@ -190,6 +212,7 @@ def target_of(config: pytest.Config) -> RigTarget:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     target = target_of(config)
     for item in items:
+        refuse_rig_and_run(item)
         why = target.lacks(needs_of(item))
         if why is not None:
             item.add_marker(pytest.mark.skip(reason=why))
@@ -372,7 +395,6 @@ class Experiment:
 
     node: pytest.Item
     target: RigTarget
-    uses_rig: bool
     runs: int = 0
     log: list[str] = field(default_factory=list)
 
@@ -398,9 +420,6 @@ class Experiment:
                         "construction: run it with --rig bench or --rig ports")
         if mode != "normal" and self.target.kind == "ports" and not self.target.executor:
             pytest.skip(f"{mode} mode needs an executor; this rig is {self.target.describe()}")
-        if self.uses_rig and self.target.kind == "ports":
-            pytest.fail("on --rig ports a test takes either `rig` or `run_experiment`: both open the same serial "
-                        "ports", pytrace=False)
         session_break = self.target.break_us is not None and "break_us" not in config
         if session_break:
             config["break_us"] = self.target.break_us
@@ -463,5 +482,4 @@ def run_experiment(request: pytest.FixtureRequest, _mmrig_ready: RigTarget) -> E
     (keywords: RunConfig's fields; `require_valid=False` returns an invalid run instead of failing the test).
     On the paced bench a run the host stalled is run again (--rig-retries). Each run's files are kept under
     --rig-results, named in the JUnit XML (properties mmrig_csv, mmrig_json) and in the failure report."""
-    return Experiment(request.node, _mmrig_ready, uses_rig="rig" in request.fixturenames,
-                      log=request.node.stash.setdefault(LOG_KEY, []))
+    return Experiment(request.node, _mmrig_ready, log=request.node.stash.setdefault(LOG_KEY, []))

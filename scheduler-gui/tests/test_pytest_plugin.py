@@ -233,42 +233,6 @@ def test_task(run_experiment):
     assert "--around 0 --keep" in done.stdout
 
 
-def test_run_files_are_named_by_the_whole_node_id() -> None:
-    from mmrig.pytest_plugin import safe_name
-
-    assert safe_name("test_lat.py::test_run") == "test_lat/test_run"                  # as before, at the rootdir
-    assert safe_name("suite_a/test_lat.py::test_run") == "suite_a/test_lat/test_run"
-    assert safe_name("suite_b/test_lat.py::test_run") == "suite_b/test_lat/test_run"
-    assert safe_name("s/test_lat.py::TestX::test_run[isr-2]") == "s/test_lat/TestX.test_run-isr-2"
-    # what a file name cannot hold is replaced, and a digest of the node id keeps such names apart
-    lossy = [safe_name(n) for n in ("t.py::test_x[a/b]", "t.py::test_x[a b]", "t.py::test_x[a-b]",
-                                    "t.py::test_x[-a]", "t.py::test_x[a]", "../up/t.py::test_x")]
-    assert len(set(lossy)) == len(lossy), lossy
-    assert all(part not in ("", ".", "..") for name in lossy for part in name.split("/")), lossy
-    assert all(set(name) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/")
-               for name in lossy), lossy
-
-
-def test_two_suites_with_the_same_file_and_test_names_keep_a_run_file_each(tmp_path: Path) -> None:
-    d = tmp_path / "suites"
-    for s in ("suite_a", "suite_b"):
-        (d / s).mkdir(parents=True)
-        (d / s / "__init__.py").write_text("")
-        (d / s / "test_lat.py").write_text('''
-def test_run(run_experiment):
-    assert run_experiment(mode="mixed", count=2).on_time_share == 1.0
-''')
-    done = pytest_run(d, "--rig", "lockstep", "--junitxml", str(tmp_path / "junit.xml"),
-                      "--rig-results", str(tmp_path / "runs"))
-    assert done.returncode == 0, done.stdout[-3000:]
-    csvs = {s: tmp_path / f"runs/{s}/test_lat/test_run.csv" for s in ("suite_a", "suite_b")}
-    assert all(c.is_file() and c.with_suffix(".json").is_file() for c in csvs.values()), list((tmp_path / "runs").rglob("*"))
-    props = {case.get("classname"): {p.get("name"): p.get("value") for p in case.iter("property")}
-             for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
-    assert props == {f"{s}.test_lat": {"mmrig_csv": str(c), "mmrig_json": str(c.with_suffix(".json"))}
-                     for s, c in csvs.items()}
-
-
 MISSING_RIG_SUITE = '''
 def test_run_a(run_experiment):
     run_experiment(mode="mixed", count=2)
@@ -335,3 +299,83 @@ def test_boards_that_are_not_there_error_every_test_with_one_line(tmp_path: Path
     assert set(setup_errors(tmp_path / "junit.xml").values()) == {
         f"failed on setup with \"Failed: mmrig: no rig: --profiler {tmp_path / 'ttyACM0'}: no such port (is the "
         "board plugged in? `mmrig boards` lists the ports)\""}
+
+
+def test_run_files_are_named_by_the_whole_node_id() -> None:
+    from mmrig.pytest_plugin import safe_name
+
+    assert safe_name("test_lat.py::test_run") == "test_lat/test_run"                  # as before, at the rootdir
+    assert safe_name("suite_a/test_lat.py::test_run") == "suite_a/test_lat/test_run"
+    assert safe_name("suite_b/test_lat.py::test_run") == "suite_b/test_lat/test_run"
+    assert safe_name("s/test_lat.py::TestX::test_run[isr-2]") == "s/test_lat/TestX.test_run-isr-2"
+    # what a file name cannot hold is replaced, and a digest of the node id keeps such names apart
+    lossy = [safe_name(n) for n in ("t.py::test_x[a/b]", "t.py::test_x[a b]", "t.py::test_x[a-b]",
+                                    "t.py::test_x[-a]", "t.py::test_x[a]", "../up/t.py::test_x")]
+    assert len(set(lossy)) == len(lossy), lossy
+    assert all(part not in ("", ".", "..") for name in lossy for part in name.split("/")), lossy
+    assert all(set(name) <= set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-/")
+               for name in lossy), lossy
+
+
+def test_two_suites_with_the_same_file_and_test_names_keep_a_run_file_each(tmp_path: Path) -> None:
+    d = tmp_path / "suites"
+    for s in ("suite_a", "suite_b"):
+        (d / s).mkdir(parents=True)
+        (d / s / "__init__.py").write_text("")
+        (d / s / "test_lat.py").write_text('''
+def test_run(run_experiment):
+    assert run_experiment(mode="mixed", count=2).on_time_share == 1.0
+''')
+    done = pytest_run(d, "--rig", "lockstep", "--junitxml", str(tmp_path / "junit.xml"),
+                      "--rig-results", str(tmp_path / "runs"))
+    assert done.returncode == 0, done.stdout[-3000:]
+    csvs = {s: tmp_path / f"runs/{s}/test_lat/test_run.csv" for s in ("suite_a", "suite_b")}
+    assert all(c.is_file() and c.with_suffix(".json").is_file() for c in csvs.values()), list((tmp_path / "runs").rglob("*"))
+    props = {case.get("classname"): {p.get("name"): p.get("value") for p in case.iter("property")}
+             for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
+    assert props == {f"{s}.test_lat": {"mmrig_csv": str(c), "mmrig_json": str(c.with_suffix(".json"))}
+                     for s, c in csvs.items()}
+
+
+def test_rig_and_run_experiment_in_one_test_are_refused_alike_on_every_rig(tmp_path: Path) -> None:
+    d = suite(tmp_path, '''
+def test_both(rig, run_experiment):
+    pass
+''')
+    lockstep = pytest_run(d, "--rig", "lockstep")
+    ports = pytest_run(d, "--profiler", str(tmp_path / "nothing0"), "--executor", str(tmp_path / "nothing1"))
+    why = ("test_suite.py::test_both: takes run_experiment and rig: a run opens its own bench or the boards' ports, "
+           "which the rig holds open; take one or the other (two tests), on every rig")
+    for done in (lockstep, ports):
+        assert done.returncode == 4 and f"ERROR: {why}" in done.stderr, done.stdout[-2000:] + done.stderr[-2000:]
+        assert "no such port" not in done.stdout + done.stderr and "Traceback" not in done.stderr
+    (d / "test_suite.py").write_text('''
+def test_both(bench, run_experiment):
+    pass
+''')
+    bench = pytest_run(d, "--rig", "lockstep")
+    assert bench.returncode == 4 and "test_both: takes run_experiment and bench: " in bench.stderr, bench.stderr
+
+
+def test_rig_needs_with_a_keyword_or_with_no_need_is_a_usage_error(tmp_path: Path) -> None:
+    d = suite(tmp_path, '''
+import pytest
+
+@pytest.mark.rig_needs(paced=True)
+def test_x():
+    pass
+''')
+    keyword = pytest_run(d, "--rig", "lockstep")
+    assert keyword.returncode == 4, keyword.stdout[-2000:] + keyword.stderr[-2000:]
+    assert ("ERROR: test_suite.py::test_x: rig_needs(paced=True): needs are named, not keywords "
+            "(rig_needs('paced')): one of executor, bench, faults, paced, lockstep, capture") in keyword.stderr
+    (d / "test_suite.py").write_text('''
+import pytest
+
+@pytest.mark.rig_needs()
+def test_x():
+    pass
+''')
+    empty = pytest_run(d, "--rig", "lockstep")
+    assert empty.returncode == 4 and ("ERROR: test_suite.py::test_x: rig_needs() with no need: name one or more of "
+                                      "executor, bench, faults, paced, lockstep, capture") in empty.stderr, empty.stderr
