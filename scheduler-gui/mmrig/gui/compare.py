@@ -13,8 +13,8 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QVBoxLayout
 
 from mmsched.load import condition
-from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.rows import load_run
+from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.widgets.latency_axis import LatencyAxis, latency_tick
 from mmrig.gui.widgets.plots import Plots
 from mmrig.gui.widgets.stats import StatsPanel
@@ -42,8 +42,11 @@ class LoadCdf(pg.PlotWidget):
     when the runs differ in them), log time axis, min and max of each line marked and labelled: a label row
     of its own for each, min labels up from the bottom, max labels down from the top (as plots.load_cdf)."""
 
-    def __init__(self, paths: list[Path], parent=None, refs: list | None = None) -> None:
-        """refs: rows of mmanalysis.report.PAPER whose mean is drawn as a dashed line (inside the axis)."""
+    def __init__(self, paths: list[Path], parent=None, refs: list | None = None,
+                 run_colours: dict[tuple[str, int, str], str] | None = None) -> None:
+        """refs: rows of mmanalysis.report.PAPER whose mean is drawn as a dashed line (inside the axis), named in the
+        legend. run_colours: (mode, distance, load condition) -> the colour its run has in the rest of the window,
+        for lines the conditions' colours do not tell apart."""
         super().__init__(parent, title="CDF per PC load condition", axisItems={"bottom": LatencyAxis("bottom")})
         from mmanalysis import read_runs
         from mmanalysis.plots import LOAD_COLORS, load_cdf_data, us_text
@@ -53,23 +56,35 @@ class LoadCdf(pg.PlotWidget):
         self.setLabel("left", "share of events \u2264 x")
         self.setYRange(0, 1.05)
         self.showGrid(x=True, y=True, alpha=0.3)
-        self.addLegend(offset=(-10, -10))                   # bottom right: the labels are bottom left, top right
+        # the legend under the axis, not on the data (inside, bottom right, it lay across a slow run's curve)
+        legend = pg.LegendItem(colCount=2)
+        self.plotItem.layout.addItem(legend, 4, 1)
+        self.plotItem.legend = legend                       # plot(name=...) adds each line to it
         groups = load_cdf_data(read_runs([run_csv(p) for p in paths]))
         several = len(groups) > 1
-        lines = [(f"{cond} ({mode} d={d})" if several else cond, cond, lat)
-                 for (mode, d), conds in groups.items() for cond, lat in conds.items()]
+        lines = [(f"{cond} ({key[0]} d={key[1]})" if several else cond, cond, lat)
+                 for key, conds in groups.items() for cond, lat in conds.items()]
+        keys = [(str(key[0]), int(key[1]), cond) for key, conds in groups.items() for cond in conds]
         self.lines: dict[str, pg.PlotDataItem] = {}
         self.labels: list[pg.TextItem] = []
+        self.refs = list(refs or [])
         step = min(0.07, 0.44 / max(len(lines), 1))
         min_row = {n: r for r, (n, _, _) in enumerate(sorted(lines, key=lambda t: -t[2][0]))}
         max_row = {n: r for r, (n, _, _) in enumerate(sorted(lines, key=lambda t: t[2][-1]))}
+        # the report's colour per load condition; where two lines share one (two runs of one condition in different
+        # modes were both black), each line its run's colour in this window (A blue, B red), else one of its own
+        colours = [_MPL.get(LOAD_COLORS.get(cond, ""), "#7f7f7f") for _, cond, _ in lines]
+        if len(set(colours)) < len(colours):
+            theirs = [(run_colours or {}).get(k) for k in keys]
+            colours = theirs if None not in theirs and len(set(theirs)) == len(theirs) else \
+                [LINE_COLOURS[i % len(LINE_COLOURS)] for i in range(len(lines))]
         for i, (name, cond, lat) in enumerate(lines):
-            colour = pg.mkColor(_MPL.get(LOAD_COLORS.get(cond, ""), "#7f7f7f"))
+            colour = pg.mkColor(colours[i])
             y = np.arange(1, len(lat) + 1) / len(lat)
             self.lines[name] = self.plot(np.repeat(lat, 2)[1:], np.repeat(y, 2)[:-1], pen=pg.mkPen(colour, width=2),
                                          name=f"{name} (n={len(lat)})")
-            # min labels start above the legend's band (bottom right, one ~0.065 row per line): they never meet it
-            for x, yy, what, ty, anchor in ((lat[0], y[0], "min", 0.04 + 0.065 * len(lines) + step * (min_row[name] + 0.5),
+            # a label row of its own per line: min labels up from the bottom, max labels down from the top
+            for x, yy, what, ty, anchor in ((lat[0], y[0], "min", 0.04 + step * (min_row[name] + 0.5),
                                              (0, 0.5)),
                                             (lat[-1], 1.0, "max", 1.0 - step * (max_row[name] + 0.5),
                                              # a line of one value stands at the axis' left end: label it rightwards
@@ -79,14 +94,12 @@ class LoadCdf(pg.PlotWidget):
                 label.setPos(float(np.log10(x)), ty)          # view coordinates: log10 of the latency
                 self.addItem(label)
                 self.labels.append(label)
-        self.refs = list(refs or [])
-        for k, r in enumerate(sorted(self.refs, key=lambda r: r.mean_us)):
-            side = 1 if k == len(self.refs) - 1 and len(self.refs) > 1 else 0     # the rightmost: label on its left
-            self.addItem(pg.InfiniteLine(
-                pos=float(np.log10(r.mean_us)), angle=90, movable=False,
-                pen=pg.mkPen(PAPER_COLOUR, width=1.5, style=Qt.PenStyle.DashLine), label=paper_label(r),
-                labelOpts={"color": PAPER_COLOUR, "position": 0.3 + 0.25 * k, "anchors": [(side, 0), (side, 0)]}),
-                ignoreBounds=True)
+        for r in sorted(self.refs, key=lambda r: r.mean_us):
+            # named in the legend: a label beside the line lay across the curves
+            pen = pg.mkPen(PAPER_COLOUR, width=1.5, style=Qt.PenStyle.DashLine)
+            self.addItem(pg.InfiniteLine(pos=float(np.log10(r.mean_us)), angle=90, movable=False, pen=pen),
+                         ignoreBounds=True)
+            legend.addItem(pg.PlotDataItem([], [], pen=pen), paper_label(r))
             self.plot([r.mean_us], [0.5], pen=None, symbol="o", symbolSize=1, symbolBrush=(0, 0, 0, 0), symbolPen=None)
         if lines:                                           # 1-2-5 ticks per decade: pyqtgraph labels every minor one
             lo = min([t[2][0] for t in lines] + [r.mean_us for r in self.refs])
@@ -94,6 +107,11 @@ class LoadCdf(pg.PlotWidget):
             ticks = [(float(np.log10(m * 10.0 ** e)), latency_tick(m * 10.0 ** e))
                      for e in range(int(np.floor(np.log10(lo))), int(np.ceil(np.log10(hi))) + 1) for m in (1, 2, 5)]
             self.getAxis("bottom").setTicks([ticks, []])
+            # each min / max label reads away from the nearer edge of the axis, so none runs off it ("9.98 us" was
+            # all that showed of "max 59.98 us" near the left edge)
+            mid = (np.log10(lo) + np.log10(hi)) / 2
+            for label in self.labels:
+                label.setAnchor((0, 0.5) if label.pos().x() <= mid else (1, 0.5))
         else:
             self.setTitle("CDF per PC load condition: no measured events")
 
@@ -174,6 +192,9 @@ class OnTimePlot(pg.PlotWidget):
                           symbolSize=18, symbolBrush=None, symbolPen=pg.mkPen("k", width=1.5))
 
 
+# a colour per line where the conditions' colours do not tell the lines apart: the compared runs' blue and red
+# (Plots.COLOURS) first, then matplotlib's next tab: colours
+LINE_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b")
 # matplotlib's tab: colours by name, for the conditions plots.LOAD_COLORS names that way
 _MPL = {"black": "#000000", "tab:red": "#d62728", "tab:blue": "#1f77b4", "tab:orange": "#ff7f0e",
         "tab:purple": "#9467bd", "tab:brown": "#8c564b"}
@@ -213,7 +234,10 @@ class CompareWindow(QDialog):
         self.plots.set_references([(paper_label(r), r.mean_us, PAPER_COLOUR) for r in self.paper])
         ticks = [tick_us_of(sc) for _, sc, _ in self.runs]
         self.plots.show([r[0] for r in self.runs], tick_us=next((t for t in ticks if t), None))
-        self.load_cdf = LoadCdf([a, b], refs=self.paper)
+        run_colours = {(str(cfg.get("mode")), int(cfg.get("distance") or 0), load_name(cfg.get("load"))): colour
+                       for cfg, colour in zip([((sc or {}).get("config") or {}) for _, sc, _ in self.runs],
+                                              Plots.COLOURS)}
+        self.load_cdf = LoadCdf([a, b], refs=self.paper, run_colours=run_colours)
         if self.paper:
             lay.insertWidget(1, QLabel("dashed green: the paper's mean latency (section 7) for "
                                        + "; ".join(f"{r.experiment} ({r.section}): {r.mean_us:g} us" for r in self.paper)))

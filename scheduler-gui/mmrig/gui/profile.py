@@ -22,8 +22,9 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QFileDialo
 
 from mmanalysis import exectrace as et
 
-from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.gantt import CATEGORY_COLOURS, GanttData, GanttWidget
+from mmrig.gui.panels.runs_folder import RUN_FILES
+from mmrig.gui.screenfit import fit_to_screen
 
 MAX_RUNS = 4
 NOT_TRACED = ("not traced: this run has no executor profile. Run it on the virtual bench with --trace "
@@ -326,7 +327,7 @@ class ProfileWindow(QDialog):
         top.addWidget(self.run_combo)
         self.add_button = QPushButton("Add runs...")
         self.add_button.setAutoDefault(False)
-        self.add_button.setToolTip(f"Compare up to {MAX_RUNS} runs side by side (their OUT.json files)")
+        self.add_button.setToolTip(f"Compare up to {MAX_RUNS} runs side by side (NAME.csv or NAME.json)")
         self.add_button.clicked.connect(self.add_dialog)
         top.addWidget(self.add_button)
         self.status = QLabel("")
@@ -388,7 +389,7 @@ class ProfileWindow(QDialog):
 
     def add_dialog(self) -> None:
         start = str(self.runs[-1].folder) if self.runs and self.runs[-1].folder else ""
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add runs to compare", start, "run sidecars (*.json)")
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add runs to compare", start, RUN_FILES)
         if paths:
             self.add_paths(paths)
 

@@ -13,6 +13,9 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QPushButton, QWidget
 from mmrig.gui.widgets.controls import ElidedLabel
 
 RUNS_ENV = "MMRIG_GUI_RUNS"  # a runs folder for this session (tests, scripts): before the saved setting
+# A run is NAME.csv with its sidecar NAME.json beside it: every dialog that chooses runs offers both and each
+# view takes either file for the run (the compare window asked for the CSV, the profile window for the JSON)
+RUN_FILES = "mmrig runs (*.csv *.json)"
 
 
 def default_runs_dir() -> Path:
@@ -79,20 +82,22 @@ class RunsFolderPanel(QWidget):
 
     def ask_run(self) -> Path | None:
         """A run to open, or None."""
-        path, _ = QFileDialog.getOpenFileName(self, "Open run", self.last_dir(), "mmrig runs (*.csv *.json)")
+        path, _ = QFileDialog.getOpenFileName(self, "Open run", self.last_dir(), RUN_FILES)
         if not path:
             return None
         self.remember(path)
         return Path(path)
 
     def ask_runs_to_compare(self) -> list[Path]:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Choose two runs", self.last_dir(), "mmrig runs (*.csv)")
+        paths, _ = QFileDialog.getOpenFileNames(self, "Choose two runs", self.last_dir(), RUN_FILES)
+        if paths:
+            self.remember(paths[0])
         return [Path(p) for p in paths]
 
     def ask_sidecars(self) -> list[Path]:
-        """Run sidecars (OUT.json) whose executor profiles to show."""
+        """Runs (NAME.csv or its sidecar NAME.json, where the profile is) whose executor profiles to show."""
         paths, _ = QFileDialog.getOpenFileNames(self, "Executor profile: choose 1 to 4 runs", self.last_dir(),
-                                                "run sidecars (*.json)")
+                                                RUN_FILES)
         if paths:
             self.remember(paths[0])
         return [Path(p) for p in paths]

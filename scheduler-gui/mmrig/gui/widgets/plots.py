@@ -162,16 +162,13 @@ class Plots(QWidget):
             plot.removeItem(item)
         self._ref_items = []
         self.references = sorted(((t, float(us), c) for t, us, c in refs if us and us > 0), key=lambda r: r[1])
-        for k, (text, us, colour) in enumerate(self.references):
+        for text, us, colour in self.references:
             pen = pg.mkPen(colour, width=1.5, style=Qt.PenStyle.DashLine)
-            # labels inside the plot: above a horizontal line at its right end; beside a vertical one, on its left
-            # for the largest (right) reference, so it is not cut off at the plot's edge
-            side = 1 if k == len(self.references) - 1 and len(self.references) > 1 else 0
+            # no label inside the plot (it lay across the runs' points): the label is a tick at the axis edge
+            # (_place_references), the time plot's right axis and the CDF's top one
             for plot, angle in ((self.time_plot, 0), (self.hist_plot, 90), (self.cdf_plot, 90)):
-                line = pg.InfiniteLine(angle=angle, pen=pen, movable=False,
-                                       label=text if plot is not self.hist_plot else None,
-                                       labelOpts={"color": colour, "position": 0.97 if angle == 0 else 0.15 + 0.5 * k,
-                                                  "anchors": [(1, 1), (1, 1)] if angle == 0 else [(side, 0), (side, 0)]})
+                line = pg.InfiniteLine(angle=angle, pen=pen, movable=False)
+                line.setToolTip(text)
                 plot.addItem(line, ignoreBounds=True)
                 self._ref_items.append((plot, "line", line, us))
                 # an invisible point at the reference keeps it inside the auto range
@@ -181,7 +178,27 @@ class Plots(QWidget):
                 self._ref_items.append((plot, "point", pt, us))
         self._place_references()
 
+    @staticmethod
+    def reference_tick(text: str, short: bool = False) -> str:
+        """A reference's label at the axis edge: its name without the figure ("paper 7.4 mixed2: 43 us" ->
+        "paper 7.4 mixed2"), or with `short` its first number ("7.4": the small CDF's top axis, where a longer
+        label near the edge is dropped by the axis); the axis says the figure, the line's tooltip the whole."""
+        name = text.split(":")[0]
+        return next((w for w in name.split() if w[:1].isdigit()), name) if short else name
+
     def _place_references(self) -> None:
+        # the labels: ticks of an axis of their own at the plot's edge, at the lines' positions (view coordinates:
+        # log10 of the latency on a log axis)
+        for plot, side in ((self.time_plot, "right"), (self.cdf_plot, "top")):
+            if not self.references:
+                plot.hideAxis(side)
+                continue
+            axis = plot.getAxis(side)
+            axis.setTicks([[(float(np.log10(us)) if self.log_y else us, self.reference_tick(text, side == "top"))
+                            for text, us, _ in self.references], []])
+            axis.setTextPen(pg.mkPen(self.references[0][2]))
+            axis.setStyle(tickLength=5)
+            plot.showAxis(side)
         for plot, kind, item, us in self._ref_items:
             pos = us          # setLogMode transforms the data items, not an InfiniteLine's position
             if kind == "line":
