@@ -7,8 +7,11 @@
   carried with nothing lost: every event on time, none skipped by the generator, the run valid, at that
   rate and every slower one of the campaign.
 
-Read from the campaign's sidecar (FOLDER/campaign.json: every point's values and summary); nothing here
-knows how the points were run.
+Read from the campaign folder: FOLDER/campaign.json (the axes and options, the sessions, the status) and
+FOLDER/points.jsonl, the points' record: one JSON line per point each time its state changed (appended by
+`mmrig sweep`, the last line of a point is its state), flat, so that `points_table` reads it into pandas in one
+call. A campaign of format version 1 (every point inside campaign.json, no points.jsonl) is read as it was.
+Nothing here knows how the points were run.
 """
 
 from __future__ import annotations
@@ -24,11 +27,93 @@ from .plots import save
 from .schema import NOMINAL_TICK_S
 
 
+POINTS_FILE = "points.jsonl"
+OUTCOME_KEYS = ("ok", "late", "early", "missed", "lost")
+SUMMARY_KEYS = ("events", "on_time_share", "n", "mean_us", "p50_us", "p99_us", "max_us", "unmeasurable")
+VALUE_KEYS = ("distance", "rate", "baud", "dispatch", "load")
+ENTRY_KEYS = ("state", "runs", "error", "valid", "invalid_reason", "worker", "mmrig_version", "started", "ended",
+              "wall_s", "skipped", "virtual_s")
+
+
+def record_of(name: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """A point's entry (campaign.json's shape: values, summary with outcomes, files) as one flat line of
+    points.jsonl: the axes' values, the state, the run's counts and figures as columns of their own."""
+    s = entry.get("summary") or {}
+    o = s.get("outcomes") or {}
+    files = entry.get("files") or {}
+    rec: dict[str, Any] = {"name": name, **{k: (entry.get("values") or {}).get(k) for k in VALUE_KEYS}}
+    rec.update({k: entry.get(k) for k in ENTRY_KEYS})
+    rec.update(run_baud=entry.get("baud"), csv=files.get("csv"), json=files.get("json"))
+    rec.update({k: s.get(k) for k in SUMMARY_KEYS})
+    rec.update({k: (o.get(k) if o else None) for k in OUTCOME_KEYS})
+    return rec
+
+
+def entry_of(rec: dict[str, Any]) -> dict[str, Any]:
+    """A line of points.jsonl back in campaign.json's shape (what `series`, `highest_clean_rates` and the GUI read)."""
+    entry: dict[str, Any] = {"values": {k: rec.get(k) for k in VALUE_KEYS}}
+    entry.update({k: rec.get(k) for k in ENTRY_KEYS})
+    entry["runs"] = int(rec.get("runs") or 0)
+    if rec.get("state") == "done":
+        entry.update(baud=rec.get("run_baud"), files={"csv": rec.get("csv"), "json": rec.get("json")},
+                     summary={**{k: rec.get(k) for k in SUMMARY_KEYS},
+                              "outcomes": {k: rec.get(k) or 0 for k in OUTCOME_KEYS}})
+    return entry
+
+
+def _complete_lines(path: Path) -> str:
+    """points.jsonl's text up to its last whole line (a line being appended, or one a crash cut, is left out)."""
+    try:
+        text = path.read_bytes().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+    return text[:text.rfind("\n") + 1]
+
+
+def read_point_records(folder: Path | str) -> dict[str, dict[str, Any]]:
+    """FOLDER/points.jsonl as {point name: its last line}; a line that is not a JSON object (cut short by a crash)
+    is skipped."""
+    out: dict[str, dict[str, Any]] = {}
+    for line in _complete_lines(Path(folder) / POINTS_FILE).splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and isinstance(rec.get("name"), str):
+            out[rec["name"]] = rec
+    return out
+
+
+def points_table(folder: Path | str):
+    """FOLDER/points.jsonl as a pandas DataFrame, one row per point (its last line), read in one call: the
+    figure's inputs as a table (columns: name, the axes, state, runs, valid, events, ok .. lost, on_time_share,
+    p50_us .. max_us, worker, ...). An older campaign (no points.jsonl) gives its campaign.json's points."""
+    import io
+
+    import pandas as pd
+
+    folder = Path(folder)
+    text = _complete_lines(folder / POINTS_FILE)
+    if not text and not (folder / POINTS_FILE).exists():
+        doc = load_campaign(folder)
+        return pd.DataFrame([record_of(n, e) for n, e in (doc.get("points") or {}).items()])
+    df = pd.read_json(io.StringIO(text), lines=True) if text.strip() else pd.DataFrame(columns=["name"])
+    return df.drop_duplicates("name", keep="last").reset_index(drop=True)
+
+
 def load_campaign(folder: Path | str) -> dict[str, Any]:
-    path = Path(folder) / "campaign.json"
+    """The campaign's sidecar with every point's entry: campaign.json, its points taken from points.jsonl (the
+    record) where there is one (campaign.json's own `points` is a snapshot, refreshed every few seconds during a run)."""
+    folder = Path(folder)
+    path = folder / "campaign.json"
     doc = json.loads(path.read_text())
     if doc.get("format") != "mmrig-campaign":
         raise ValueError(f"{path}: not an mmrig campaign")
+    if (folder / POINTS_FILE).exists():
+        points = dict(doc.get("points") or {})
+        for name, rec in read_point_records(folder).items():
+            points[name] = entry_of(rec)
+        doc["points"] = points
     return doc
 
 
@@ -160,6 +245,6 @@ def on_time(doc_or_folder: dict[str, Any] | Path | str) -> Figure:
 
 
 def write_figures(folder: Path | str) -> list[Path]:
-    """FOLDER/figures/on_time.png and .svg from FOLDER/campaign.json."""
+    """FOLDER/figures/on_time.png and .svg from the campaign in FOLDER (load_campaign)."""
     folder = Path(folder)
     return save(on_time(folder), folder / "figures", "on_time")
