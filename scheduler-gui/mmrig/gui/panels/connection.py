@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtCore import QSettings, Qt, QThread, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton
 
+from mmproto import fw_version_text
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint
 
@@ -176,7 +177,7 @@ class ConnectionPanel(QGroupBox):
             if name == "profiler" and hello and hello.get("timer_hz"):
                 self.tick_changed.emit(1000.0 * hello["tick_counts"] / hello["timer_hz"])
                 self.timer_hz_changed.emit(float(hello["timer_hz"]))
-            ident = (f"fw {hello['fw_version']}, proto {hello['proto_version']}, {hello['cpu_hz'] / 1e6:g} MHz, "
+            ident = (f"fw {fw_version_text(hello['fw_version'])}, proto {hello['proto_version']}, {hello['cpu_hz'] / 1e6:g} MHz, "
                      f"tick {hello['tick_counts']}/{hello['timer_hz']} s, {hello['baud']} Bd") if hello else "no HELLO"
             err = n.get("errors", 0) + n.get("seq_lost", 0)
             state = f"<span style='color:#c0392b'>GONE: {n['vanished']}</span>" if n.get("vanished") else ""
