@@ -170,7 +170,7 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
                         late_bound_us=args.late_bound_us, break_us=args.break_us, max_in_flight=args.max_in_flight,
-                        baud=args.baud, priority=args.priority, mlockall=args.mlockall, name=name,
+                        baud=args.baud, priority=args.priority, mlockall=args.mlockall, seed=args.seed, name=name,
                         out=args.out)
     except ValueError as exc:
         text = str(exc)
@@ -475,6 +475,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--duration", "-D", type=duration_s, default=None,
                      help="event generation this long: seconds, or with a unit (90s, 10m, 1h) as cyclictest's -D")
     run.add_argument("--random-ids", action="store_true")
+    run.add_argument("--seed", type=int, default=1, metavar="N",
+                     help="the seed of --random-ids' ids (default 1): in lockstep the same seed gives the same CSV")
     run.add_argument("--generation", choices=("aligned", "free", "periodic"), default="aligned",
                      help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's); periodic "
                           "(mixed): the executor is sent the whole schedule in PERIODIC frames and fires its moments "
