@@ -3,7 +3,7 @@ defaults for what a script rarely sets, so user code never reads `Mode(2, 0, 0, 
 
     frames.mode("mixed", dispatch="isr")          # MODE: mixed, ISR dispatch
     frames.mode("verification", distance=2, period=1, random_ids=True)
-    frames.mode("mixed", dispatch="task", load="cpu,periodic=10ms/2ms")   # with the executor's load
+    frames.mode("mixed", dispatch="task", executor_load="cpu,periodic=10ms/2ms")   # with the executor's load
     frames.schedule(event_id=5, timecode=1234, tag=7)
     frames.fire(event_id=3, tag=9)
     frames.query("hello")                          # QUERY for a HELLO (or "counters", "status")
@@ -42,14 +42,29 @@ def by_name(kind: type[E], value: str | int, what: str) -> E:
     raise ValueError(f"{what} {value!r}: one of {names}")
 
 
+def executor_load_of(executor_load: "str | ExecutorLoad", old: dict[str, object], where: str) -> ExecutorLoad:
+    """The executor's load of a call that may still say it by its former name `load` (a DeprecationWarning):
+    one name for it everywhere, `executor_load`, as run_experiment's `load` is the PC's."""
+    if "load" in old:
+        import warnings
+
+        warnings.warn(f"{where}(load=...) is now {where}(executor_load=...) (run_experiment's `load` is the PC's "
+                      "load)", DeprecationWarning, stacklevel=3)
+        executor_load = old.pop("load")  # type: ignore[assignment]
+    if old:
+        raise TypeError(f"{where}() got an unexpected keyword argument {next(iter(old))!r}")
+    return ExecutorLoad.parse(executor_load) if isinstance(executor_load, str) else executor_load  # type: ignore[return-value]
+
+
 def mode(mode: str | int = "mixed", *, dispatch: str | int = "isr", distance: int = 0, period: int = 0,
-         random_ids: bool = False, load: "str | ExecutorLoad" = "none") -> mp.Mode:
+         random_ids: bool = False, executor_load: "str | ExecutorLoad" = "none", **old: object) -> mp.Mode:
     """MODE for the executor. `distance`, `period` (ticks between events) and `random_ids` matter in
-    verification mode only (the executor schedules its own events); mixed mode leaves them 0. `load` is the
-    executor's load as `mmrig run --executor-load` takes it ("cpu,periodic=10ms/2ms"; its rx part is traffic
-    a script sends itself, frames.nop()); every MODE sets it, so the default turns any load off."""
-    if isinstance(load, str):
-        load = ExecutorLoad.parse(load)
+    verification mode only (the executor schedules its own events); mixed mode leaves them 0. `executor_load`
+    is the executor's load as `mmrig run --executor-load` and run_experiment's `executor_load` take it
+    ("cpu,periodic=10ms/2ms"; its rx part is traffic a script sends itself, frames.nop()); every MODE sets it,
+    so the default turns any load off. (`load=`, its former name, still works with a DeprecationWarning: in
+    run_experiment `load` is the PC's load.)"""
+    load = executor_load_of(executor_load, old, "frames.mode")
     return mp.Mode(mode=by_name(mp.ExecutorMode, mode, "executor mode"),
                    dispatch=by_name(mp.Dispatch, dispatch, "dispatch"),
                    distance=distance, period=period, random_ids=int(bool(random_ids)), cpu_load=int(load.cpu),

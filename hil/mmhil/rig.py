@@ -269,14 +269,16 @@ class Rig:
 
     # ---- the experiment's verbs ----------------------------------------------------------------
     def mode(self, mode: str = "mixed", *, dispatch: str = "isr", distance: int = 0, period: int = 0,
-             random_ids: bool = False, load: str = "none") -> mp.Status:
+             random_ids: bool = False, executor_load: "str | ExecutorLoad" = "none", **old: object) -> mp.Status:
         """Puts the executor in `mode` ("idle", "verification", "mixed") with `dispatch` ("isr", "task") and
-        `load` (as `mmrig run --executor-load`: "cpu,periodic=10ms/2ms"; "none" turns it off); returns its
+        `executor_load` (as `mmrig run --executor-load` and run_experiment's `executor_load`:
+        "cpu,periodic=10ms/2ms"; "none" turns it off; `load=`, its former name, warns); returns its
         STATUS, which echoes the load and counts what it ran (cpu_loops, periodic_runs). Also learns the executor's timeline against the profiler's (its 32-bit timecode count
         started at its own boot: the offset is a multiple of 256), which `schedule` uses."""
         self.need_executor("rig.mode")
+        load = frames.executor_load_of(executor_load, old, "rig.mode")
         frame = frames.mode(mode, dispatch=dispatch, distance=distance, period=period, random_ids=random_ids,
-                            load=load)
+                            executor_load=load)
         status: mp.Status | None = None
         for _ in range(3):      # a frame can be lost (a cut line, a busy host): ask again
             self.drain("executor")
@@ -292,7 +294,7 @@ class Rig:
             raise RigError(f"executor: no STATUS in mode {mode}/{dispatch} after 3 MODE frames")
         self.tc_offset = round256(self.next_tick() - status.timecode)
         self.executor_mode = (mp.ExecutorMode(frame.mode).name.lower(), mp.Dispatch(frame.dispatch).name.lower())
-        self.executor_load = str(ExecutorLoad.parse(load) if isinstance(load, str) else load)
+        self.executor_load = str(load)
         return status
 
     def schedule(self, event_id: int, ticks_ahead: int = 2, dispatch: str = "isr", *,
@@ -408,7 +410,7 @@ class Rig:
         self.need_executor(verb)
         dispatch = frames.by_name(mp.Dispatch, dispatch, "dispatch").name.lower()
         if self.executor_mode != ("mixed", dispatch):
-            self.mode("mixed", dispatch=dispatch, load=self.executor_load)
+            self.mode("mixed", dispatch=dispatch, executor_load=self.executor_load)
         return dispatch
 
     def _next_tag(self) -> int:

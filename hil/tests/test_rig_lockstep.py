@@ -60,13 +60,13 @@ def test_cancel_takes_an_event_out_before_it_fires(tmp_path: Path) -> None:
 
 
 def test_a_script_dials_the_executor_load(tmp_path: Path) -> None:
-    # rig.mode(load=...) reaches the executor (STATUS echoes it and counts the periodic
+    # rig.mode(executor_load=...) reaches the executor (STATUS echoes it and counts the periodic
     # jobs), rig.schedule keeps it, and task dispatch then waits for the periodic job when a tick meets one.
     # The period is 7.3 ms, not 10: a script samples every third tick (213.3 ms), which is 1.6 ms further into
     # a 7.3 ms period each time, while with 10 ms it would return to the same three phases for ever (the
     # simulated clocks are exact), which all missed a 3 ms job.
     with Bench(run_dir=tmp_path / "run", lockstep=True) as bench, Rig.on_bench(bench) as rig:
-        status = rig.mode("mixed", dispatch="task", load="periodic=7300/3000")
+        status = rig.mode("mixed", dispatch="task", executor_load="periodic=7300/3000")
         assert (status.cpu_load, status.periodic_period_us, status.periodic_exec_us) == (0, 7300, 3000)
         lat = [rig.schedule(i % 8, ticks_ahead=2, dispatch="task").latency_us for i in range(30)]
         assert rig.executor_load == "periodic=7300/3000"
