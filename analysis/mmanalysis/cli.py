@@ -32,7 +32,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         print("report: no run could be read: nothing written", file=sys.stderr)
         return 2
     paths = report(data, args.out, title=args.title, figures=not args.no_figures, include_all=args.all,
-                   not_read=problems)
+                   not_read=problems, bin_us=args.bin_us, hist_max_us=args.hist_max_us)
     # a few lines here; the tables (20 columns and more) are in the report itself
     print("\n".join(headline(data, pd.read_csv(paths["comparison"]), include_all=args.all)))
     print(f"report: {paths['md']} (Markdown), {paths['html']} (HTML); tables {paths['summary']}, {paths['comparison']}"
@@ -106,7 +106,22 @@ def add_report_parser(subparsers) -> None:
                    help="show invalid runs and set-aside attempts (NAME.attemptK) in the figures and the run table "
                         "(a class's figures) too, marked (default: listed apart with their reasons); the comparison "
                         "with the paper never takes them")
+    p.add_argument("--bin-us", type=_positive_us, default=None, metavar="US",
+                   help="the histogram's bin width in us (default: 1 us for verification and mixed mode, 10 us for "
+                        "normal mode, as `mmrig run --hist`; coarser only where the range would take over 500 bins)")
+    p.add_argument("--hist-max-us", type=_positive_us, default=None, metavar="US",
+                   help="the histogram's range: bins from 0 up to US, events at or past it counted in the overflow "
+                        "bin (default: the 99.9th percentile rounded up to 1, 2 or 5 x 10^k)")
     p.set_defaults(func=cmd_report)
+
+
+def _positive_us(text: str) -> float:
+    from .histogram import check_bin_us
+
+    try:
+        return check_bin_us(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).replace("histogram bin width", "a value")) from None
 
 
 def add_summary_parser(subparsers) -> None:

@@ -12,9 +12,11 @@ gid "ref:..." (the figure test reads them). Where the runs drawn come from two p
 mmanalysis.profiler_kind), each run's label says its kind ("NAME [8051]"), so the two are never confused.
 
 - timeline:     latency over time, one run, late bound and non-measured outcomes marked on a strip at the top
-- histogram:    latency histogram with log counts (OSADL style), one step curve per run, bins from the data
+- histogram:    latency histogram with log counts (cyclictest / OSADL style): fixed bins of a stated width
+                from 0, an overflow bin, one step curve per run, identical runs kept visible
 - cdf:          share of events <= x, min and max marked and labelled per run, the paper's means as lines
-- load_cdf:     one CDF per PC load condition, one panel per mode and distance (seeds/003's figures 6-9)
+- load_cdf:     one CDF per PC load condition, one panel per experiment (mode, distance, generation;
+                seeds/003's figures 6-9)
 - compare:      runs side by side on one latency axis, each run's mean and variance under it, the paper's
                 mean of its experiment as a black bar
 - slack:        mixed mode: how long each SCHEDULE took to reach the executor, and the slack it had left against
@@ -32,6 +34,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from . import axes as fit
+from .histogram import bin_counts, check_bin_us, default_bin_us
 from .latstats import measured, variance_text
 from .paper import PAPER, PaperRow
 from .phasebars import bin_labels, phase_histogram
@@ -111,14 +114,25 @@ def us_text(x: float) -> str:
     return f"{x:.0f}" if x >= 100 else f"{x:.4g}"
 
 
+DPI = 110
+RASTER_POINTS = 400      # a point cloud of more markers than this goes into the SVG as one image
+
+
 def save(fig, out_dir: Path | str, stem: str, formats=("png", "svg")) -> list[Path]:
+    """FIG as OUT_DIR/STEM.png and .svg, cut to what is drawn (bbox 'tight'). The tight box is measured once
+    and given to every format: savefig's own 'tight' draws the whole figure once more per format just to
+    measure it, which was most of a report's time."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
+    canvas = FigureCanvasAgg(fig)
+    bbox = fig.get_tightbbox(canvas.get_renderer()).padded(0.1)     # savefig's default pad_inches
     paths = []
     for fmt in formats:
         p = out_dir / f"{stem}.{fmt}"
         buf = io.BytesIO()              # rendered here, then written as every file of ours is (safefiles)
-        fig.savefig(buf, format=fmt, dpi=110, bbox_inches="tight")
+        fig.savefig(buf, format=fmt, dpi=DPI, bbox_inches=bbox)
         atomic_write(p, buf.getvalue())
         paths.append(p)
     return paths
@@ -137,7 +151,7 @@ def timeline(data: RunSet, run: str):
         m = meas & (outcome == o)
         if o != "ok" and not m.any():
             continue
-        ax.plot(t[m], lat[m], ".", ms=3, color=COLORS[o], label=f"{o} ({m.sum()})")
+        ax.plot(t[m], lat[m], ".", ms=3, color=COLORS[o], label=f"{o} ({m.sum()})", rasterized=m.sum() > RASTER_POINTS)
     unmeas = np.isin(outcome, MEASURED) & ~meas
     strip = ax.get_xaxis_transform()         # x in data, y in axes fraction: a strip above the data
     if unmeas.any():
@@ -164,32 +178,123 @@ def timeline(data: RunSet, run: str):
     return fig
 
 
-def histogram(data: RunSet, runs: list[str] | None = None, bins: int = 60):
-    """Log counts; the bins span the measured latencies of RUNS (log-spaced where they span decades)."""
-    runs = _runs(data, runs)
+HIST_QUANTILE = 99.9      # the default upper limit of the histogram's range: this percentile, rounded up
+HIST_MAX_BINS = 500       # more than this many bins across a figure's width is noise: a default width grows
+HIST_FAMILIES = (("executor", "verification and mixed mode (the executor fires)"),
+                 ("pc", "normal mode (the PC fires)"))
+LINE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)))
+
+
+def _family(data: RunSet, run: str) -> str:
+    """Whose latency a run measures: "pc" (normal mode: hundreds of us to ms) or "executor" (a few us)."""
+    return "pc" if data.meta[run].get("config", {}).get("mode") == "normal" else "executor"
+
+
+def nice_ceiling(x: float, step: float) -> float:
+    """The smallest of 1, 2, 5 x 10^k that is >= X, as a whole number of STEPs (at least one step)."""
+    if not np.isfinite(x) or x <= 0:
+        return step
+    k = 10.0 ** np.floor(np.log10(x))
+    nice = next(m * k for m in (1.0, 2.0, 5.0, 10.0) if m * k >= x * (1 - 1e-12))
+    return max(float(np.ceil(nice / step - 1e-9)) * step, step)
+
+
+def hist_range(values: np.ndarray, bin_us: float, max_us: float | None = None) -> tuple[int, float]:
+    """(bins, limit): fixed bins of BIN_US from 0 up to LIMIT (= bins x bin_us); events at or past it are the
+    overflow. LIMIT is MAX_US when given (rounded up to a whole bin), else the HIST_QUANTILE percentile of
+    VALUES rounded up to 1, 2 or 5 x 10^k: a few outliers far out do not squeeze the body of the histogram
+    into a few pixels; they are counted in the overflow bin instead, as cyclictest and OSADL do."""
+    bin_us = check_bin_us(bin_us)
+    if max_us is not None:
+        top = float(max_us)
+    else:
+        top = nice_ceiling(float(np.percentile(values, HIST_QUANTILE)) if len(values) else bin_us, bin_us)
+        top = max(top, bin_us)
+    bins = max(int(np.ceil(top / bin_us - 1e-9)), 1)
+    return bins, bins * bin_us
+
+
+def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None = None,
+              max_us: float | None = None):
+    """Fixed bins from 0 us, each BIN_US wide (default: histogram.default_bin_us, 1 us for the executor's
+    latencies, 10 us for normal mode's), up to a limit (MAX_US, default the 99.9th percentile rounded up,
+    see hist_range), then one overflow bin, drawn apart at the right and labelled with its count, as
+    cyclictest's and OSADL's latency plots. Log counts. One panel per kind of latency (the executor fires:
+    verification and mixed; the PC fires: normal mode), since microseconds and milliseconds on one linear
+    axis would leave one of them a sliver.
+
+    Runs with the same data must stay visible (the bench's runs are often identical to the cycle). One
+    curve per run as a step outline, and three things keep identical outlines apart rather than one
+    hiding the other: each later run is drawn thinner than the one before it (so equal outlines nest as a
+    wide line with narrower ones of other colours inside), with a line style of its own (solid, dashed,
+    dotted...: distinct in print as well), and shifted right by k/K of a bin (K runs in the panel), which
+    never moves a count out of its own bin. The legend also names any run whose counts equal an earlier
+    run's ("same counts as ..."), so it is said even where the outlines coincide to the pixel."""
+    runs = [r for r in _runs(data, runs)]
     colors = run_colors(data)
-    fig = Figure(figsize=(8, 3.6))
-    ax = fig.subplots()
     per_run = {r: _measured(data, r) for r in runs}
-    everything = np.concatenate([v for v in per_run.values() if len(v)] or [np.array([])])
-    sc = fit.fit_scale(everything)
-    edges = np.geomspace(sc.lo, sc.hi, bins + 1) if sc.log else np.linspace(sc.lo, sc.hi, bins + 1)
-    for run, lat in per_run.items():
-        if len(lat):
-            counts, _ = np.histogram(lat, edges)
-            st = ax.stairs(np.where(counts > 0, counts, 0.8), edges, baseline=0.8, color=colors[run], lw=1.4,
-                           label=f"{_label(data, run)} (n={len(lat)})")
+    families = [(f, title) for f, title in HIST_FAMILIES if any(_family(data, r) == f and len(per_run[r])
+                                                               for r in runs)]
+    n = max(len(families), 1)
+    fig = Figure(figsize=(9, 3.4 * n + 0.3))
+    axs = fig.subplots(n, 1, squeeze=False)[:, 0]
+    if not families:
+        axs[0].text(0.5, 0.5, "no measured events", ha="center", transform=axs[0].transAxes)
+    for ax, (fam, title) in zip(axs, families):
+        members = [r for r in runs if _family(data, r) == fam and len(per_run[r])]
+        pooled = np.concatenate([per_run[r] for r in members])
+        if bin_us is not None:
+            width = check_bin_us(bin_us)
+        else:       # the .hist file's width, coarser (x 2, 5, 10...) only where the range would take too many bins
+            width = default_bin_us("normal" if fam == "pc" else "mixed")
+            while hist_range(pooled, width, max_us)[0] > HIST_MAX_BINS:
+                width = nice_ceiling(width * 1.5, width / 10)
+        bins, limit = hist_range(pooled, width, max_us)
+        edges = np.arange(bins + 1, dtype=float) * width
+        slot = max(limit * 0.06, width)                   # the overflow bin's width on the axis, apart
+        gap = slot * 0.5
+        ox = limit + gap                                  # where the overflow bin starts
+        k_all = len(members)
+        seen: dict[tuple, str] = {}
+        total_over = 0
+        top = 1.0
+        for k, run in enumerate(members):
+            counts, over, _under = bin_counts(per_run[run], width, bins)
+            counts = np.asarray(counts)
+            total_over += over
+            top = max(top, float(counts.max(initial=0)), float(over))
+            same = seen.setdefault((tuple(counts), over), run)
+            note = f"; same counts as {same}" if same != run else ""
+            lw = max(2.8 - 1.8 * k / max(k_all - 1, 1), 1.0)
+            ls = LINE_STYLES[k % len(LINE_STYLES)]
+            shift = width * k / k_all
+            label = f"{_label(data, run)} (n={len(per_run[run])}, overflow {over}{note})"
+            st = ax.stairs(np.where(counts > 0, counts, 0.8), edges + shift, baseline=0.8, color=colors[run],
+                           lw=lw, ls=ls, label=label)
             st.set_gid(f"run:{run}")
-    if not len(everything):
-        ax.text(0.5, 0.5, "no measured events", ha="center", transform=ax.transAxes)
-    fit.apply(ax, sc, "x")
-    ax.set_yscale("log")
-    ax.set_ylim(bottom=0.8)
-    ax.yaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v)))
-    ax.set_xlabel("latency (us" + (", log" if sc.log else "") + f"); {bins} bins over the data's range")
-    ax.set_ylabel("events (log)")
-    ax.set_title("latency histogram (measured events: ok + late, measurable)", fontsize=9)
-    _legend(ax, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+            # the overflow bin: one narrow bar per run, side by side inside the bin (never stacked)
+            x0 = ox + slot * k / k_all
+            bar = ax.stairs([max(over, 0.8)], [x0, x0 + slot / k_all], baseline=0.8, color=colors[run],
+                            fill=over > 0, alpha=0.85, lw=1.0)
+            bar.set_gid(f"overflow:{run}")
+        ax.axvspan(ox, ox + slot, color="0.92", zorder=0, lw=0)
+        # beside its bin, to the left (inside the axes), never over the legend
+        ax.text(ox - gap * 0.3, 0.97, f"overflow: {total_over} \u2265 {us_text(limit)} us \u2192",
+                transform=ax.get_xaxis_transform(), ha="right", va="top", fontsize=7, gid="overflow-label",
+                bbox=dict(boxstyle="square,pad=0.15", fc="white", ec="none", alpha=0.8))
+        ax.set_xlim(0, ox + slot)
+        ax.set_yscale("log")
+        ax.set_ylim(0.8, top * 6)                         # room above the highest bin for the overflow label
+        ax.yaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v)))
+        ax.xaxis.set_major_locator(fit.MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]))
+        ax.xaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v) if v <= limit else ""))
+        ax.set_xlabel(f"latency (us): bins of {width:g} us from 0 to {us_text(limit)} us, then the overflow bin "
+                      f"(>= {us_text(limit)} us)", fontsize=8)
+        ax.set_ylabel("events (log)")
+        ax.set_title(f"latency histogram, {title}: measured events (ok + late, measurable)", fontsize=9)
+        ax.grid(True, axis="y", which="major", alpha=0.3)
+        _legend(ax, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
     return fig
 
 
@@ -209,15 +314,21 @@ def _axis_fraction(sc: fit.Scale, x: float) -> float:
 REF_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
 
 
+CDF_LABELLED_RUNS = 6     # up to this many runs a CDF labels each min and max beside its dot; beyond, the legend
+
+
 def cdf(data: RunSet, runs: list[str] | None = None):
     """One step curve per run; its min and max marked and labelled, each label on a row of its own (min labels
     up from the bottom, max labels down from the top, joined to their dot by a thin line), so none overlap;
-    the paper's mean of each experiment shown as a grey vertical line."""
+    the paper's mean of each experiment shown as a grey vertical line. With more than CDF_LABELLED_RUNS runs
+    (`--all` brings in every attempt) the rows of labels would fill the axes and pile on each other: the
+    dots stay, and each run's min and max are said in its legend entry instead."""
     runs = [r for r in _runs(data, runs) if len(_measured(data, r))]
     colors = run_colors(data)
     refs = _paper_refs(data, runs)
     n = max(len(runs), 1)
-    fig = Figure(figsize=(9, max(4.2, 0.5 * n + 1.5)))
+    labelled = n <= CDF_LABELLED_RUNS
+    fig = Figure(figsize=(9, max(4.2, (0.5 if labelled else 0.17) * n + 1.5)))
     ax = fig.subplots()
     step = min(7.0, 44.0 / n)
     lats = {r: np.sort(_measured(data, r)) for r in runs}
@@ -229,12 +340,16 @@ def cdf(data: RunSet, runs: list[str] | None = None):
         color = colors[run]
         y = np.arange(1, len(lat) + 1) / len(lat) * 100
         xs, ys = np.concatenate([[lat[0]], lat]), np.concatenate([[0.0], y])
-        (line,) = ax.step(xs, ys, where="post", color=color, lw=1.4, label=f"{_label(data, run)} (n={len(lat)})")
+        extremes = "" if labelled else f", min {us_text(lat[0])} us, max {us_text(lat[-1])} us"
+        (line,) = ax.step(xs, ys, where="post", color=color, lw=1.4,
+                          label=f"{_label(data, run)} (n={len(lat)}{extremes})")
         line.set_gid(f"run:{run}")
         for x, yy, what, ty in ((lat[0], y[0], "min", 4 + step * (min_row[run] + 0.5)),
                                 (lat[-1], 100.0, "max", 100 - step * (max_row[run] + 0.5))):
             ha = "left" if _axis_fraction(sc, x) < 0.5 else "right"   # the label reads into the axes
-            ax.plot([x], [yy], "o", color=color, ms=5, zorder=3, gid=f"run:{run}")
+            ax.plot([x], [yy], "o", color=color, ms=5 if labelled else 3.5, zorder=3, gid=f"run:{run}")
+            if not labelled:
+                continue
             # 6 points beside the dot's x, the leader from the label's near edge: it never crosses a label
             left = ha == "left"
             ax.annotate(f"{what} {us_text(x)} us", (x, yy), xytext=(6 if left else -6, ty),
@@ -285,21 +400,81 @@ def load_cdf_data(data: RunSet, runs: list[str] | None = None) -> dict[tuple[str
     return out
 
 
-def load_cdf(data: RunSet, runs: list[str] | None = None):
-    """Latency CDFs, one line per load condition, one panel per (mode, distance), on one log time axis shared
-    by every panel; each line's min and max marked with a dot and labelled. The labels never overlap: each
+GENERATION_WORDS = {"aligned": "tick-aligned generation", "free": "free-running generation",
+                    "periodic": "periodic series"}
+
+
+def experiment_key(meta: dict, kinds: int = 1) -> tuple[str, int, str, str]:
+    """The experiment a run belongs to, as the report's tables split them (report.comparison): mode and
+    distance; in mixed mode the event generation too (tick-aligned and free-running 1-ahead runs are two
+    experiments: one leaves the SCHEDULE a whole tick, the other is the paper's method); and the profiler
+    kind where KINDS > 1 (avr and 8051 stamps are never pooled). The load condition is not in it: it is
+    what a load CDF compares inside one experiment. Missing parts are ""."""
+    cfg = meta.get("config", {}) or {}
+    mode = str(cfg.get("mode"))
+    gen = str(cfg.get("generation") or "aligned") if mode == "mixed" else ""
+    return (mode, int(cfg.get("distance") or 0), gen, profiler_kind(meta) if kinds > 1 else "")
+
+
+def experiment_title(key: tuple[str, int, str, str]) -> str:
+    mode, distance, gen, kind = key
+    words = [f"{mode} mode, {distance} tick{'s' if distance != 1 else ''} ahead"]
+    if gen:
+        words.append(GENERATION_WORDS.get(gen, f"generation {gen}"))
+    if kind:
+        words.append(f"profiler {kind}")
+    return ", ".join(words)
+
+
+def load_cdf_panels(data: RunSet, runs: list[str] | None = None
+                    ) -> dict[tuple[str, int, str, str], dict[str, np.ndarray]]:
+    """experiment_key -> load condition -> the sorted latencies (us, > 0) of the measured events of RUNS
+    pooled per condition: what load_cdf draws, one panel each. Only experiments with measured events are
+    there (no empty panel); experiments in the paper's order, conditions in LOAD_CONDITIONS' order."""
+    df = data.df
+    measured_rows = df["outcome"].isin(MEASURED).to_numpy() & df["measurable"].to_numpy(dtype=bool)
+    run_col = df["run"].to_numpy()
+    lat_col = df["latency_us"].to_numpy(dtype=float)
+    chosen = _runs(data, runs)
+    kinds = len({profiler_kind(data.meta[r]) for r in chosen})
+    groups: dict[tuple[str, int, str, str], dict[str, list[np.ndarray]]] = {}
+    for run in chosen:
+        lat = lat_col[measured_rows & (run_col == run)]
+        lat = lat[lat > 0]                                   # a log axis
+        if not len(lat):
+            continue
+        key = experiment_key(data.meta[run], kinds)
+        cond = load_condition(data.meta[run].get("config", {}).get("load"))
+        groups.setdefault(key, {}).setdefault(cond, []).append(lat)
+
+    def order(c: str) -> tuple[int, str]:
+        return (LOAD_CONDITIONS.index(c) if c in LOAD_CONDITIONS else len(LOAD_CONDITIONS), c)
+    gen_order = {"": 0, "aligned": 0, "free": 1, "periodic": 2}
+    out = {}
+    for key in sorted(groups, key=lambda k: (EXPERIMENT_ORDER.get(k[0], 9), k[1], gen_order.get(k[2], 3), k[2], k[3])):
+        out[key] = {c: np.sort(np.concatenate(groups[key][c])) for c in sorted(groups[key], key=order)}
+    return out
+
+
+def load_cdf(data: RunSet, runs: list[str] | None = None, min_conditions: int = 2):
+    """Latency CDFs, one line per load condition, one panel per experiment (load_cdf_panels: mode, distance,
+    generation: the aligned and the free-running runs are never pooled), each panel on a latency axis of its
+    own (normal mode's milliseconds and the executor's microseconds side by side on one axis would leave
+    both a sliver); each line's min and max marked with a dot and labelled. The labels never overlap: each
     gets a row of its own (min labels stacked up from the bottom, max labels down from the top, joined to
-    their dot by a thin line)."""
-    groups = load_cdf_data(data, runs)
+    their dot by a thin line). Only experiments measured under MIN_CONDITIONS load conditions or more get a
+    panel (one line compares nothing, and the run's CDF is in `cdf` already); with none, the figure says so
+    in one panel, and all_figures leaves it out."""
+    groups = {k: v for k, v in load_cdf_panels(data, runs).items() if len(v) >= min_conditions}
     n = max(len(groups), 1)
-    fig = Figure(figsize=(9, 3.6 * n))
-    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    fig = Figure(figsize=(9, 3.3 * n))
+    axes = fig.subplots(n, 1, squeeze=False)[:, 0]
     if not groups:
-        axes[0].text(0.5, 0.5, "no measured events", ha="center", transform=axes[0].transAxes)
-    all_lat = np.concatenate([lat for g in groups.values() for lat in g.values()]) if groups else np.array([1.0])
-    lo, hi = float(all_lat.min()), float(all_lat.max())
-    sc = fit.fit_scale([lo, hi])
-    for ax, ((mode, distance), conds) in zip(axes, groups.items()):
+        axes[0].text(0.5, 0.5, f"no experiment measured under {min_conditions} load conditions or more",
+                     ha="center", transform=axes[0].transAxes)
+    for ax, (key, conds) in zip(axes, groups.items()):
+        panel = np.concatenate(list(conds.values()))
+        sc = fit.fit_scale([float(panel.min()), float(panel.max())])
         step = min(7.0, 44.0 / max(len(conds), 1))          # % of the axis per label row
         # rows: the largest min nearest the bottom, the smallest max nearest the top, so that no leader line
         # (vertical, from a label's edge to its dot) runs through a label between it and its dot
@@ -319,17 +494,15 @@ def load_cdf(data: RunSet, runs: list[str] | None = None):
                             fontsize=7, color=color,
                             arrowprops=dict(arrowstyle="-", color=color, lw=0.5, relpos=(0.0 if left else 1.0, 0.5)),
                             bbox=dict(boxstyle="square,pad=0.1", fc="white", ec="none", alpha=0.6))
+        fit.apply(ax, sc, "x")
         ax.set_ylim(0, 105)
         ax.set_ylabel("events <= x (%)")
-        ax.set_title(f"{mode} mode, {distance} tick{'s' if distance != 1 else ''} ahead: latency by PC load",
-                     fontsize=9)
+        ax.set_xlabel("latency (us" + (", log" if sc.log else "") + ")", fontsize=8)
+        ax.set_title(f"{experiment_title(key)}: latency by PC load", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="PC load", title_fontsize=7)
-    for ax in axes:
-        fit.apply(ax, sc, "x")
-    axes[-1].set_xlabel("latency (us" + (", log" if sc.log else "") + ")")
     fig.suptitle("cumulative distribution of latency per load condition (ok + late, measurable events)", fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_size_inches()[1]))   # the suptitle's own band
     return fig
 
 
@@ -348,7 +521,7 @@ def compare(data: RunSet, runs: list[str] | None = None):
         values.append(lat)
         if len(lat):
             ax.plot(i + rng.uniform(-0.28, 0.28, len(lat)), lat, ".", ms=3, color=colors[run], alpha=0.7,
-                    gid=f"run:{run}")
+                    gid=f"run:{run}", rasterized=len(lat) > RASTER_POINTS)
         p = paper_row(data, run)
         if p is not None and p.mean_us is not None:
             ax.plot([i - 0.4, i + 0.4], [p.mean_us, p.mean_us], "-", color="k", lw=2.2, gid=f"ref:{p.key}")
@@ -424,7 +597,7 @@ def slack(data: RunSet, runs: list[str] | None = None):
                 continue
             outcome_seen[o] = outcome_seen.get(o, 0) + int(m.sum())
             ax2.plot(phase[m], y, "x" if o in ("missed", "lost") else ".", color=colors[run],
-                     ms=5 if o in ("missed", "lost") else 3, gid=f"run:{run}")
+                     ms=5 if o in ("missed", "lost") else 3, gid=f"run:{run}", rasterized=int(m.sum()) > RASTER_POINTS)
         if len(df):
             ax2.plot([], [], "s", color=colors[run], label=_label(data, run))
     for o, k in outcome_seen.items():
@@ -485,17 +658,109 @@ def missed_phase(data: RunSet, runs: list[str] | None = None):
     return fig
 
 
-def all_figures(data: RunSet, out_dir: Path | str, runs: list[str] | None = None) -> dict[str, list[Path]]:
-    """Every figure for RUNS (default: all), as PNG and SVG under OUT_DIR. Returns name -> paths."""
+CAPTIONS: dict[str, str] = {
+    "cdf": "Cumulative distribution of each run's latency (measured events: ok and late, measurable), the "
+           "paper's mean of each experiment as a grey vertical line; each run's minimum and maximum marked.",
+    "load-cdf": "Latency distribution under each PC load condition, one panel per experiment measured under "
+                "two or more conditions (mode, distance and, in mixed mode, event generation: tick-aligned and "
+                "free-running runs are never pooled).",
+    "histogram": "Latency histogram in fixed bins from 0 us (the width is on the axis), events beyond the "
+                 "range counted in the overflow bin at the right, log counts; one outline per run, identical "
+                 "runs drawn nested and named in the legend.",
+    "compare": "Every run's measured latencies side by side on one axis, with its mean and variance, and the "
+               "paper's mean of its experiment as a black bar.",
+    "slack": "Mixed mode: how long each SCHEDULE frame took to reach the executor, and the slack it had left "
+             "against the tick phase it was created at; missed events had none.",
+    "missed-phase": "Mixed runs with missed events: ok and missed events by the tick phase the PC created them "
+                    "at.",
+}
+CAPTION_PREFIXES = {
+    "timeline-": "Latency over time of run {}: every measured event, the late bound where the data comes near "
+                 "it, and events without a latency on the strip at the top.",
+    "gantt-": "What the executor ran during run {} (ProfileAnalyzer style): one row per interrupt and task, "
+              "the timecode edges and the events the executor drove; the whole run above, and a zoom on the "
+              "event with the longest dispatch below.",
+    "on-time-": "On-time share against distance, campaign {}.",
+}
+
+
+def caption(name: str) -> str:
+    """The sentence that says what figure NAME shows (the report's Markdown and HTML both use it)."""
+    if name in CAPTIONS:
+        return CAPTIONS[name]
+    for prefix, words in CAPTION_PREFIXES.items():
+        if name.startswith(prefix):
+            return words.format(name[len(prefix):])
+    return name
+
+
+def all_figures(data: RunSet, out_dir: Path | str, runs: list[str] | None = None, bin_us: float | None = None,
+                max_us: float | None = None, workers: int | None = None) -> dict[str, list[Path]]:
+    """Every figure for RUNS (default: all) that has something to show, as PNG and SVG under OUT_DIR: a
+    figure with nothing in it (no mixed run for `slack`, no missed event for `missed-phase`, no experiment
+    under two load conditions for `load-cdf`) is left out rather than drawn empty. Returns name -> paths;
+    `caption(name)` says what each shows. BIN_US, MAX_US: the histogram's bin width and range (us).
+    WORKERS: processes drawing them (render)."""
     runs = _runs(data, runs)
-    out: dict[str, list[Path]] = {}
-    out["cdf"] = save(cdf(data, runs), out_dir, "cdf")
-    out["load-cdf"] = save(load_cdf(data, runs), out_dir, "load-cdf")
-    out["histogram"] = save(histogram(data, runs), out_dir, "histogram")
-    out["compare"] = save(compare(data, runs), out_dir, "compare")
-    out["slack"] = save(slack(data, runs), out_dir, "slack")
-    out["missed-phase"] = save(missed_phase(data, runs), out_dir, "missed-phase")
-    for run in runs:
+    measured_runs = [r for r in runs if len(_measured(data, r))]
+    mixed = _mixed_runs(data, runs)
+    jobs: list[tuple[str, str, tuple, dict, tuple[str, ...]]] = []     # (name, function, args, kwargs, formats)
+    both = ("png", "svg")
+    if measured_runs:
+        jobs.append(("cdf", "cdf", (runs,), {}, both))
+    if any(len(c) >= 2 for c in load_cdf_panels(data, runs).values()):
+        jobs.append(("load-cdf", "load_cdf", (runs,), {}, both))
+    if measured_runs:
+        jobs.append(("histogram", "histogram", (runs,), {"bin_us": bin_us, "max_us": max_us}, both))
+    jobs.append(("compare", "compare", (runs,), {}, both))
+    if mixed:
+        jobs.append(("slack", "slack", (runs,), {}, both))
+    if any((data.df.loc[data.df["run"] == r, "outcome"] == "missed").any() for r in mixed):
+        jobs.append(("missed-phase", "missed_phase", (runs,), {}, both))
+    for run in runs:     # one a run: PNG only (a diagnostic view, not a paper figure; half the time of SVG too)
         safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run)
-        out[f"timeline-{safe}"] = save(timeline(data, run), out_dir, f"timeline-{safe}")
-    return out
+        jobs.append((f"timeline-{safe}", "timeline", (run,), {}, ("png",)))
+    return render(data, Path(out_dir), jobs, workers)
+
+
+_RENDER_DATA: RunSet | None = None       # what forked workers draw from (inherited, never pickled)
+
+
+def _render_one(job: tuple[str, str, tuple, dict, tuple[str, ...]], out_dir: Path) -> list[Path]:
+    name, fn, args, kwargs, formats = job
+    return save(globals()[fn](_RENDER_DATA, *args, **kwargs), out_dir, name, formats)
+
+
+def render(data: RunSet, out_dir: Path, jobs: list[tuple[str, str, tuple, dict, tuple[str, ...]]],
+           workers: int | None = None) -> dict[str, list[Path]]:
+    """Draws and saves each job (name, function of this module, its arguments after DATA, its keywords,
+    formats), in the jobs' order. Figures are independent and drawing them is CPU work in matplotlib (text
+    layout, ticks, rasterising): WORKERS processes (default: the CPUs this process may use, at most 4) draw
+    them side by side, forked so that DATA is shared, not copied through a pipe. Where fork is not there, or
+    a worker dies, they are drawn here, one after the other."""
+    import os
+
+    global _RENDER_DATA
+    if workers is None:
+        workers = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1, 4)
+    workers = min(workers, len(jobs))
+    if workers > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+
+        if "fork" in multiprocessing.get_all_start_methods():
+            _RENDER_DATA = data
+            try:
+                with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                    done = list(pool.map(_render_one, jobs, [out_dir] * len(jobs)))
+                return {job[0]: paths for job, paths in zip(jobs, done)}
+            except (BrokenProcessPool, OSError):
+                pass                     # drawn here instead
+            finally:
+                _RENDER_DATA = None
+    _RENDER_DATA = data
+    try:
+        return {job[0]: _render_one(job, out_dir) for job in jobs}
+    finally:
+        _RENDER_DATA = None

@@ -154,25 +154,52 @@ def md_table(headers: list[str], rows: Iterable[Iterable]) -> str:
     return "\n".join(lines)
 
 
-def html_table(headers: list[str], rows: Iterable[Iterable]) -> str:
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+def html_table(headers: list[str], rows: Iterable[Iterable], labels: dict[str, str] | None = None) -> str:
+    """A table in a box of the page's width that scrolls sideways if it ever must (PAGE_CSS); LABELS: a
+    shorter heading for a column (the cells are still formatted by the full header's name)."""
+    labels = labels or {}
+    head = "".join(f"<th>{html.escape(labels.get(h, h))}</th>" for h in headers)
     body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(h, x))}</td>" for h, x in zip(headers, r)) + "</tr>"
                    for r in rows)
-    return f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>{body}</tbody>\n</table>"
+    return f"<div class='wide'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>{body}</tbody>\n</table></div>"
+
+
+PAGE_WIDTH_PX = 1240     # fits a 1280 px screen with its scroll bar
+# Tables never widen the page: each sits in a box of the page's width (.wide) that scrolls sideways when a
+# table cannot wrap to fit; headings and long cells (run names, verdicts) wrap, numbers do not.
+PAGE_CSS = (f"body{{font-family:sans-serif;max-width:{PAGE_WIDTH_PX}px;margin:auto;padding:0 8px}}"
+            ".wide{max-width:100%;overflow-x:auto}table{border-collapse:collapse;font-size:12px}"
+            "td,th{border:1px solid #bbb;padding:2px 4px;text-align:right;overflow-wrap:anywhere}"
+            "th{font-weight:600;vertical-align:bottom}td:first-child{text-align:left;max-width:16em}"
+            ".warn{background:#fdd;padding:6px}figure{margin:1em 0}img{max-width:100%}"
+            "figcaption{font-size:13px;color:#333;max-width:60em}")
 
 
 def html_page(title: str, body: list[str]) -> str:
     """A whole HTML page around BODY's lines: the report's style (tables, the synthetic warning, figures)."""
-    return "\n".join(["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>", f"<title>{html.escape(title)}</title>",
-                      "<style>body{font-family:sans-serif;max-width:1400px;margin:auto}table{border-collapse:collapse;"
-                      "font-size:12px}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
-                      ".warn{background:#fdd;padding:6px}img{max-width:100%}</style></head><body>",
-                      *body, "</body></html>"])
+    return "\n".join(["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
+                      "<meta name='viewport' content='width=device-width'>", f"<title>{html.escape(title)}</title>",
+                      f"<style>{PAGE_CSS}</style></head><body>", *body, "</body></html>"])
 
 
 RUN_HEADERS = ["run", "mode", "distance", "load", "profiler_kind", "valid", "events", "ok", "late", "early", "missed", "lost", "n",
                "mean_us", "var_us2", "std_us", "min_us", "p50_us", "p90_us", "p99_us", "p999_us", "max_us",
                "mean_ticks", "p99_ticks", "jitter_mean_us", "jitter_max_us"]
+
+
+# The HTML's run table: what a reader compares, under short headings (every column is in summary.csv). The
+# outcome counts share one cell, and the tick and mean-jitter columns are left to the CSV, so the table is
+# about 1,000 px wide at 12 px (test_report_figures checks the estimate).
+RUN_HTML_HEADERS = ["run", "mode", "distance", "load", "profiler_kind", "valid", "events", "outcomes", "n",
+                    "mean_us", "var_us2", "std_us", "min_us", "p50_us", "p99_us", "p999_us", "max_us", "jitter_max_us"]
+RUN_HTML_LABELS = {"distance": "ahead", "profiler_kind": "profiler", "outcomes": "ok / late / early / missed / lost",
+                   "mean_us": "mean (us)", "var_us2": "var (us²)", "std_us": "std", "min_us": "min", "p50_us": "p50",
+                   "p99_us": "p99", "p999_us": "p99.9", "max_us": "max", "jitter_max_us": "jitter max"}
+
+
+def run_html_row(r: pd.Series) -> list[Any]:
+    outcomes = " / ".join(str(int(r.get(o) or 0)) for o in ("ok", "late", "early", "missed", "lost"))
+    return [outcomes if h == "outcomes" else r.get(h) for h in RUN_HTML_HEADERS]
 
 
 BUDGET_HEADERS = ["run", "target", "valid", "n", "p50_us", "floor_us", "est_error_p50", "wakeup_p50", "line_p50",
@@ -220,16 +247,38 @@ def campaign_figures(data: RunSet, out: Path) -> dict[str, list[Path]]:
     figs = {}
     for name, folder in sorted(folders.items()):
         stem = "on-time-" + re.sub(r"[^A-Za-z0-9._-]", "_", name)[:64]
-        figs[f"on-time share against distance, campaign {name}"] = plots.save(sweepplots.on_time(folder), out, stem)
+        figs[stem] = plots.save(sweepplots.on_time(folder), out, stem)
+    return figs
+
+
+def gantt_figures(data: RunSet, runs: list[str], out: Path) -> dict[str, list[Path]]:
+    """The executor's Gantt chart (mmanalysis.ganttplot) of each of RUNS that was traced and whose trace is
+    beside its CSV; a trace that cannot be read gets none (the profile section says why, where it can)."""
+    from . import exectrace, ganttplot
+
+    figs = {}
+    for run in runs:
+        path = ganttplot.trace_path(data.meta[run])
+        if path is None:
+            continue
+        try:
+            tr = exectrace.read(path)
+        except (exectrace.ExecTraceError, OSError):
+            continue
+        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run)
+        figs[f"gantt-{safe}"] = plots.save(ganttplot.gantt(tr, run), out, f"gantt-{safe}")
     return figs
 
 
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
-           figures: bool = True, include_all: bool = False, not_read: Iterable[str] = ()) -> dict[str, Path]:
+           figures: bool = True, include_all: bool = False, not_read: Iterable[str] = (),
+           bin_us: float | None = None, hist_max_us: float | None = None) -> dict[str, Path]:
     """Writes OUT_DIR/report.md, report.html, summary.csv (every run, with its `valid` column), comparison.csv
     and figures/*.png|svg. Figures and the run table show the valid runs that are not set-aside attempts; the
     others are listed apart with their reasons (INCLUDE_ALL: shown too, marked). The comparison with the paper
-    only ever pools valid runs. NOT_READ: the runs the reader refused (reader.read_each), one line each."""
+    only ever pools valid runs. NOT_READ: the runs the reader refused (reader.read_each), one line each.
+    BIN_US, HIST_MAX_US: the histogram's bin width and range (plots.histogram). Each figure's caption is
+    plots.caption(name), in the Markdown and the HTML alike."""
     not_read = list(not_read)
     data = runs if isinstance(runs, RunSet) else read_runs(runs)
     out = Path(out_dir)
@@ -248,12 +297,15 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
     profilers = sorted({profiler_kind(data.meta[r]) for r in data.runs}, key=_kind_order)
     synthetic = any(run_kind(data.meta[r]).startswith("synthetic") for r in data.runs)
-    figs = plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown)) if figures and shown else {}
+    figs = (plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown), bin_us=bin_us,
+                              max_us=hist_max_us) if figures and shown else {})
     if figures:
+        figs.update(gantt_figures(data, plots._runs(data, shown), out / "figures"))
         figs.update(campaign_figures(data, out / "figures"))
     problems = consistency(data, per_run)
 
     run_rows = [[r.get(h) for h in RUN_HEADERS] for _, r in per_run.iterrows() if r["run"] in shown]
+    run_html = [run_html_row(r) for _, r in per_run.iterrows() if r["run"] in shown]
     comp_rows = [[r[h] for h in COMPARE_HEADERS] for _, r in comp.iterrows()]
     paper_rows = [[p.section, p.experiment, p.says] for p in PAPER]
     loads = load_rows(data, plots._runs(data, shown))
@@ -299,7 +351,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
         md += ["## Sidecar summary disagrees with the CSV", ""] + [f"- {p}" for p in problems] + [""]
     if figs:
         md += ["## Figures", ""]
-        md += [f"![{name}](figures/{paths[0].name})" for name, paths in figs.items()] + [""]
+        for name, paths in figs.items():
+            md += [f"![{plots.caption(name)}](figures/{paths[0].name})", "", f"*{plots.caption(name)}*", ""]
     atomic_write(out / "report.md", "\n".join(md).encode())
 
     def ul(items: list[tuple[str, str]]) -> list[str]:
@@ -311,7 +364,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     h += [f"<p>{html.escape(intro)}</p>", "<h2>Against the paper (section 7)</h2>",
           html_table(COMPARE_HEADERS, comp_rows), "<p>What the paper reports:</p>",
           html_table(["section", "experiment", "paper"], paper_rows), "<h2>Runs shown</h2>",
-          html_table(RUN_HEADERS, run_rows)]
+          html_table(RUN_HTML_HEADERS, run_html, RUN_HTML_LABELS),
+          "<p>Latencies in us; every column, ticks and mean jitter too, is in summary.csv.</p>"]
     if marked:
         h += ["<p>Shown although invalid or set aside (--all): never a result.</p>"] + ul(marked)
     if loads:
@@ -334,8 +388,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
         h += [f"<li>{html.escape(p)}</li>" for p in problems] + ["</ul>"]
     if figs:
         h += ["<h2>Figures</h2>"]
-        h += [f"<figure><img src='figures/{html.escape(paths[1].name)}' alt='{html.escape(name)}'>"
-              f"<figcaption>{html.escape(name)}</figcaption></figure>" for name, paths in figs.items()]
+        h += [f"<figure><img src='figures/{html.escape(paths[-1].name)}' alt='{html.escape(plots.caption(name))}'>"
+              f"<figcaption>{html.escape(plots.caption(name))}</figcaption></figure>" for name, paths in figs.items()]
     atomic_write(out / "report.html", html_page(title, h).encode())
     return {"md": out / "report.md", "html": out / "report.html", "summary": out / "summary.csv",
             "comparison": out / "comparison.csv", "figures": out / "figures"}
