@@ -47,6 +47,8 @@ import pytest
 from mmproto import PROFILER_KINDS
 
 if TYPE_CHECKING:
+    import inspect
+
     from mmsched.result import RunResult
 
     from mmhil.bench import Bench
@@ -400,6 +402,24 @@ class Experiment:
 
     def __repr__(self) -> str:
         return f"run_experiment({self.target.describe()}; runs kept in {self.target.results})"
+
+    @property
+    def __signature__(self) -> "inspect.Signature":
+        """What `inspect.signature(run_experiment)` and help() show: every keyword it takes, RunConfig's fields
+        (but `out`: the plugin names the files) with their defaults, then require_valid and lag_bound_us."""
+        import inspect
+        from dataclasses import MISSING, fields
+
+        from mmsched.config import RunConfig
+
+        kw = inspect.Parameter.KEYWORD_ONLY
+        params = [inspect.Parameter(f.name, kw, annotation=f.type, default=(
+                      f.default if f.default is not MISSING else f.default_factory()  # type: ignore[misc]
+                      if f.default_factory is not MISSING else inspect.Parameter.empty))
+                  for f in fields(RunConfig) if f.name != "out"]
+        params += [inspect.Parameter("require_valid", kw, annotation=bool, default=True),
+                   inspect.Parameter("lag_bound_us", kw, annotation="float | None", default=None)]
+        return inspect.Signature(params, return_annotation="RunResult")
 
     def __call__(self, *, require_valid: bool = True, lag_bound_us: float | None = None, **config: Any) -> "RunResult":
         from dataclasses import fields

@@ -379,3 +379,27 @@ def test_x():
     empty = pytest_run(d, "--rig", "lockstep")
     assert empty.returncode == 4 and ("ERROR: test_suite.py::test_x: rig_needs() with no need: name one or more of "
                                       "executor, bench, faults, paced, lockstep, capture") in empty.stderr, empty.stderr
+
+
+def test_the_docs_list_every_keyword_of_run_experiment_and_no_other() -> None:
+    # docs/hil.md's table "run_experiment's keywords" against the fixture's signature, both ways; and each
+    # `mmrig run` option it names is one of the command's
+    import argparse
+    import inspect
+    import re
+
+    from mmrig.cli import build_parser
+    from mmrig.pytest_plugin import Experiment, RigTarget
+
+    text = (ROOT / "docs/hil.md").read_text()
+    table = text[text.index("### run_experiment's keywords"):]
+    table = table[:table.index("\n### ", 1)]
+    rows = [line.split("|")[1:4] for line in table.splitlines() if re.match(r"\| `\w+` \|", line)]
+    documented = [re.fullmatch(r" `(\w+)` ", keyword)[1] for keyword, _, _ in rows]
+    taken = list(inspect.signature(Experiment(None, RigTarget("lockstep"))).parameters)  # type: ignore[arg-type]
+    assert sorted(documented) == sorted(taken)
+    assert len(documented) == len(set(documented))
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    options = {o for a in sub.choices["run"]._actions for o in a.option_strings}
+    named = {o for _, cli, _ in rows for o in re.findall(r"`(--?[a-z][a-z-]*)`", cli)}
+    assert named and named <= options, named - options
