@@ -3,12 +3,13 @@ to a file of yours, a dangling one, a FIFO) is never written through.
 
 - A file written whole (`atomic_write`) or as a stream (`replacing`) goes to a new temporary file beside its
   target, made by tempfile.mkstemp (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600, ".NAME.XXXXXXXX.tmp": no reader
-  takes it for a run), flushed and fsynced, then renamed over the target (os.replace). A rename replaces the
+  takes it for a run), flushed and fsynced, given the mode any new file of the user's gets (0666 less the umask:
+  0644 under umask 022; mkstemp's 0600 made every run file private), then renamed over the target (os.replace). A rename replaces the
   entry that holds the name, a planted link included, and never writes to where a link points; on an error
   the temporary file is removed and the target is what it was. (A fixed temporary name such as NAME.tmp would
   be a second name to plant.)
-- A file moved into place (`move_into`: the bench's executor trace out of its run directory) is renamed, or,
-  across file systems, copied through `replacing`.
+- A file moved into place (`move_into`: the bench's executor trace out of its run directory) is given the same
+  mode and renamed, or, across file systems, copied through `replacing`.
 - A file another process writes into while it runs (`create_new`: the bench's log and final status) is made
   with O_CREAT | O_EXCL | O_NOFOLLOW, in a folder `check_private_dir` accepted.
 - `existing(paths)`: the names already taken, a dangling link included (lstat, not stat): `mmrig run` refuses
@@ -44,6 +45,20 @@ def _fsync_dir(folder: Path) -> None:
         os.close(dfd)
 
 
+def umask() -> int:
+    """The process's umask, read without changing it where Linux says it (/proc/self/status, since 4.7): setting
+    it to read it back would race the other threads' new files."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def replacing(path: Path | str) -> Iterator[BinaryIO]:
     """A binary file to write PATH through: a new temporary file beside it, renamed over PATH when the block
@@ -55,6 +70,7 @@ def replacing(path: Path | str) -> Iterator[BinaryIO]:
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
+            os.fchmod(f.fileno(), 0o666 & ~umask())
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
@@ -76,6 +92,7 @@ def move_into(src: Path | str, dest: Path | str) -> Path:
     src, dest = Path(src), Path(dest)
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
+        os.chmod(src, 0o666 & ~umask())   # (SRC: a file of a private run folder, made 0600) as replacing's
         os.rename(src, dest)
     except OSError as exc:
         if exc.errno != errno.EXDEV:

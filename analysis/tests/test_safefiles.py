@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mmanalysis import safefiles
-from mmanalysis.safefiles import (atomic_write, check_private_dir, create_new, existing, move_into,
+from mmanalysis.safefiles import (atomic_write, check_private_dir, create_new, existing, move_into, umask,
                                   replacing)
 
 NOBODY = 65534
@@ -78,10 +78,36 @@ def test_replacing_removes_its_temp_and_keeps_the_target_when_the_writer_fails(t
     assert out.read_text() == "before\n" and temps(tmp_path) == []
 
 
-def test_replacing_makes_the_file_private_to_its_user(tmp_path: Path) -> None:
-    with replacing(tmp_path / "lab.csv") as f:
-        f.write(b"x")
-    assert stat.S_IMODE((tmp_path / "lab.csv").stat().st_mode) == 0o600
+def test_replacing_gives_the_file_the_mode_the_umask_says(tmp_path: Path) -> None:
+    # as any new file of the user's (0666 less the umask), not mkstemp's 0600: run files are shared as a lab's
+    # files are; a user who wants them private says so with the umask
+    old = os.umask(0o022)
+    try:
+        assert umask() == 0o022
+        with replacing(tmp_path / "lab.csv") as f:
+            f.write(b"x")
+        atomic_write(tmp_path / "lab.json", b"{}")
+        os.umask(0o077)
+        assert umask() == 0o077
+        atomic_write(tmp_path / "private.csv", b"x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "lab.csv").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "lab.json").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "private.csv").stat().st_mode) == 0o600
+
+
+def test_move_into_gives_the_file_the_mode_the_umask_says(tmp_path: Path) -> None:
+    src = tmp_path / "run" / "exectrace.txt"       # as the bench makes it in its private run folder: 0600
+    src.parent.mkdir()
+    src.write_text("trace\n")
+    src.chmod(0o600)
+    old = os.umask(0o022)
+    try:
+        dest = move_into(src, tmp_path / "lab.exectrace")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(dest.stat().st_mode) == 0o644
 
 
 def test_move_into_renames_over_a_planted_link(tmp_path: Path, victim: Path) -> None:

@@ -331,6 +331,10 @@ def test_run(run_experiment):
     assert done.returncode == 0, done.stdout[-3000:]
     csvs = {s: tmp_path / f"runs/{s}/test_lat/test_run.csv" for s in ("suite_a", "suite_b")}
     assert all(c.is_file() and c.with_suffix(".json").is_file() for c in csvs.values()), list((tmp_path / "runs").rglob("*"))
+    mask = os.umask(0o022)
+    os.umask(mask)                                  # the inner session's, inherited: 0644 under umask 022
+    assert {oct(f.stat().st_mode & 0o777) for c in csvs.values() for f in (c, c.with_suffix(".json"))} == {
+        oct(0o666 & ~mask)}
     props = {case.get("classname"): {p.get("name"): p.get("value") for p in case.iter("property")}
              for case in ET.parse(tmp_path / "junit.xml").getroot().iter("testcase")}
     assert props == {f"{s}.test_lat": {"mmrig_csv": str(c), "mmrig_json": str(c.with_suffix(".json"))}
