@@ -27,6 +27,9 @@ class EventResult:
     measurable: bool = True          # False: the paced bench displaced a byte it depends on (mmsched.validity)
     stall_us: float | None = None    # by this much
     attempts: int = 1                # Rig.schedule / fire do an event again that was displaced so
+    # mixed, with a periodic executor load: where in the load's period the event's tick began (us, counted from
+    # the tick whose start is 0 mod the period; the task's own offset unknown, the same for every event)
+    load_phase_us: float | None = None
 
     @property
     def on_time(self) -> bool:

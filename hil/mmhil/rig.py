@@ -31,6 +31,7 @@ import dataclasses
 import queue
 import time
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Callable, TypeVar
 
 import mmproto as mp
@@ -56,6 +57,7 @@ M = TypeVar("M", bound=Message)
 NODES = ("profiler", "executor")
 LATE_BOUND_US = DEFAULT_LATE_BOUND_US      # at or above it an event is late, as in `mmrig run`
 TIMEOUT_TICKS = DEFAULT_TIMEOUT_TICKS      # no RESULT this many ticks after its tick: missed
+PHASE_BINS = 10                            # a periodic executor load's period in tenths (Rig.sample_load_phases)
 
 
 class RigError(RuntimeError):
@@ -77,6 +79,12 @@ class Rig:
     # asks (mmproto.link.HELLO_LISTEN_S). None: True on boards, False on a bench (on_bench passes the
     # bench's own); False for boards behind an adapter without DTR reset (saves the listening).
     reset_on_open: bool | None = None
+    # With a periodic executor load (rig.mode(executor_load="periodic=10ms/2ms")), rig.schedule spreads its
+    # events' ticks over the load's period: back to back they are 3 ticks apart, 213.33 ms, a constant 3.33 ms
+    # step against 10 ms, three phases for ever (the bench's clocks are exact), which may all miss the task. Before
+    # each event it waits a tick or more, up to PHASE_BINS, for a tick in the least sampled tenth of the
+    # period; `phases_covered` says how many tenths the events sampled. False: back to back, as before.
+    sample_load_phases: bool = True
     links: dict[str, Link] = field(default_factory=dict, init=False)
     queues: dict[str, "queue.Queue[Item]"] = field(init=False)
     hellos: dict[str, Hello] = field(default_factory=dict, init=False)
@@ -86,6 +94,7 @@ class Rig:
     executor_mode: tuple[str, str] | None = field(default=None, init=False)   # (mode, dispatch) last set
     executor_load: str = field(default="none", init=False)                   # the load it was given with them
     results: list[EventResult] = field(default_factory=list, init=False)      # every event this rig ended
+    phase_bins: list[int] = field(default_factory=lambda: [0] * PHASE_BINS, init=False)   # since the load was set
     _tag: int = field(default=0, init=False)
     _incoming: "queue.Queue[Item]" = field(default_factory=queue.Queue, init=False)
 
@@ -294,8 +303,45 @@ class Rig:
             raise RigError(f"executor: no STATUS in mode {mode}/{dispatch} after 3 MODE frames")
         self.tc_offset = round256(self.next_tick() - status.timecode)
         self.executor_mode = (mp.ExecutorMode(frame.mode).name.lower(), mp.Dispatch(frame.dispatch).name.lower())
+        if str(load) != self.executor_load:
+            self.phase_bins = [0] * PHASE_BINS     # another load: its phases are sampled afresh
         self.executor_load = str(load)
         return status
+
+    @property
+    def phases_covered(self) -> int:
+        """Of the tenths of the periodic executor load's period, how many an event's tick began in (since the
+        load was set; 0 without a periodic load). 10 of 10: the events met the task at every phase."""
+        return sum(1 for n in self.phase_bins if n)
+
+    def _load_period_us(self) -> int:
+        return ExecutorLoad.parse(self.executor_load).period_us if self.executor_load != "none" else 0
+
+    def load_phase_us(self, tc: int) -> float | None:
+        """Where in the periodic executor load's period tick `tc` begins (us, from a tick starting at 0 mod the
+        period), from the profiler's time base; None without a periodic load."""
+        period = self._load_period_us()
+        if not period:
+            return None
+        tb = self.time_base()
+        return float(Fraction(tc * tb.tick_counts * 1_000_000, tb.timer_hz) % period)
+
+    def _phase_bin(self, tc: int) -> int | None:
+        phase = self.load_phase_us(tc)
+        return None if phase is None else min(PHASE_BINS - 1, int(phase * PHASE_BINS / self._load_period_us()))
+
+    def _spread_phase(self, now_tc: int, ticks_ahead: int) -> int:
+        """Waits for the tick (now or up to PHASE_BINS later) whose target tick begins in the least sampled tenth
+        of the load's period (the soonest of those); returns it. No periodic load, or sample_load_phases False:
+        `now_tc` at once."""
+        if not self.sample_load_phases or self._phase_bin(now_tc + ticks_ahead) is None:
+            return now_tc
+        bins = [self._phase_bin(now_tc + ticks_ahead + e) for e in range(PHASE_BINS)]
+        least = min(self.phase_bins[b] for b in bins if b is not None)
+        wait = next(e for e, b in enumerate(bins) if b is not None and self.phase_bins[b] == least)
+        for _ in range(wait):
+            now_tc = self.next_tick()
+        return now_tc
 
     def schedule(self, event_id: int, ticks_ahead: int = 2, dispatch: str = "isr", *,
                  late_bound_us: float | None = None) -> EventResult:
@@ -420,7 +466,7 @@ class Rig:
     def _seq_lost(self) -> int:
         return sum(link.decoder.counters.seq_lost for link in self.links.values())
 
-    def _ended(self, event: Event, dispatch: str | None, **ticks: int | None) -> EventResult:
+    def _ended(self, event: Event, dispatch: str | None, **ticks: float | None) -> EventResult:
         return EventResult(event_id=event.event_id, tag=event.tag, mode=event.mode, dispatch=dispatch,
                            scheduled_tc=event.scheduled_tc, outcome=event.outcome or "missed", reason=event.reason,
                            latency_us=event.latency_us, latency_counts=event.latency_counts,
@@ -430,7 +476,7 @@ class Rig:
         assert self.tracker is not None
         tb, tick = self.time_base(), self.tick_s
         self.drain("executor")
-        now_tc = self.next_tick()
+        now_tc = self._spread_phase(self.next_tick(), ticks_ahead)
         target, tag, lost0 = now_tc + ticks_ahead, self._next_tag(), self._seq_lost()
         ev = Event(event=len(self.results) + 1, tag=tag, event_id=event_id, mode="mixed", distance=ticks_ahead,
                    scheduled_tc=target, created_tc=now_tc, created_phase=None)
@@ -466,7 +512,10 @@ class Rig:
             apply_result(ev, result, tb, bound)
         elif ev.outcome is None:
             ev.finish(*silent_outcome(self._seq_lost() - lost0))
-        return self._ended(ev, dispatch, ack_tc=ack_tc, fired_tc=fired_tc), ev
+        phase = self._phase_bin(target)
+        if phase is not None:
+            self.phase_bins[phase] += 1
+        return self._ended(ev, dispatch, ack_tc=ack_tc, fired_tc=fired_tc, load_phase_us=self.load_phase_us(target)), ev
 
     def _write(self, node: str, wire: bytes) -> mp.Written:
         try:

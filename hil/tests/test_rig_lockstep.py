@@ -62,9 +62,7 @@ def test_cancel_takes_an_event_out_before_it_fires(tmp_path: Path) -> None:
 def test_a_script_dials_the_executor_load(tmp_path: Path) -> None:
     # rig.mode(executor_load=...) reaches the executor (STATUS echoes it and counts the periodic
     # jobs), rig.schedule keeps it, and task dispatch then waits for the periodic job when a tick meets one.
-    # The period is 7.3 ms, not 10: a script samples every third tick (213.3 ms), which is 1.6 ms further into
-    # a 7.3 ms period each time, while with 10 ms it would return to the same three phases for ever (the
-    # simulated clocks are exact), which all missed a 3 ms job.
+    # (rig.schedule spreads its ticks over the load's period: test_schedule_samples_a_periodic_loads_phases)
     with Bench(run_dir=tmp_path / "run", lockstep=True) as bench, Rig.on_bench(bench) as rig:
         status = rig.mode("mixed", dispatch="task", executor_load="periodic=7300/3000")
         assert (status.cpu_load, status.periodic_period_us, status.periodic_exec_us) == (0, 7300, 3000)
@@ -76,3 +74,21 @@ def test_a_script_dials_the_executor_load(tmp_path: Path) -> None:
         runs = rig.mode("mixed", dispatch="task").periodic_runs                  # load off, counts kept
         rig.advance(0.5)
         assert rig.mode("mixed", dispatch="task").periodic_runs == runs          # nothing ran since
+
+
+def test_schedule_samples_a_periodic_loads_phases(tmp_path: Path) -> None:
+    # Back to back, rig.schedule's events are 3 ticks apart (213.33 ms): a constant 3.33 ms step against a 10 ms
+    # periodic task, three phases for ever (the bench's clocks are exact), all of which missed its 2 ms job: 60
+    # events all ok at 37 us while the task ran 1,290 times. Spread over the period (a tick is 1.111 ms past a
+    # multiple of 10 ms: 9 of the 10 tenths can begin a tick), the events meet the job.
+    with Bench(run_dir=tmp_path / "run", lockstep=True) as bench, Rig.on_bench(bench) as rig:
+        rig.sample_load_phases = False
+        rig.mode("mixed", dispatch="task", executor_load="cpu,periodic=10ms/2ms")
+        fixed = [rig.schedule(i % 8, dispatch="task") for i in range(12)]
+        assert rig.phases_covered == 3 and all(ev.on_time and ev.latency_us < 40 for ev in fixed), fixed
+        rig.sample_load_phases = True
+        spread = [rig.schedule(i % 8, dispatch="task") for i in range(18)]
+    assert rig.phases_covered == 9, rig.phase_bins
+    assert len({round(ev.load_phase_us) for ev in spread}) == 9, [ev.load_phase_us for ev in spread]
+    assert max(ev.latency_us for ev in spread) > 1000, spread     # the job delayed the task
+    assert spread[-1].scheduled_tc - spread[0].scheduled_tc < 3 * len(spread) + 10   # a few ticks waited

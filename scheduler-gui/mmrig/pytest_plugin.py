@@ -386,6 +386,7 @@ def write_rig_events(node: pytest.Item, target: RigTarget, r: "Rig") -> None:
     doc = {"test": node.nodeid, "rig": target.describe(), "worker": worker(),
            "bench_run_dir": str(r.bench.run_dir) if r.bench is not None else None,
            "hello": {n: dataclasses.asdict(h) for n, h in r.hellos.items()},
+           "executor_load": r.executor_load, "phases_covered": r.phases_covered, "phase_bins": r.phase_bins,
            "events": [dataclasses.asdict(e) for e in r.results]}
     atomic_write(path, (json.dumps(doc, indent=1) + "\n").encode())
     record(node, "rig_events", path)
