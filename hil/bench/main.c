@@ -658,6 +658,8 @@ int main(int argc, char **argv)
      * it. rmdir, not a recursive removal: a file asked for there (vcd on wires.vcd) keeps it. */
     if (o.own_dir && rmdir(o.run_dir) && errno != ENOTEMPTY && errno != EEXIST)
         logmsg("cannot remove run directory %s: %s", o.run_dir, strerror(errno));
+    else if (!o.own_dir && parent_gone)
+        parent_remove_run_dir(o.run_dir); /* the parent's folder for us, if it is (parent.c): nobody else will */
     /* one-node mode: a crashed core fails the run, as a test driver expects */
     return o.alone >= 0 && cosim.nodes[o.alone]->ops->state(cosim.nodes[o.alone]) == NODE_CRASHED ? 1 : 0;
 }

@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@ volatile sig_atomic_t parent_gone;
 
 static int watch_fd = -1;
 static pthread_t main_thread;
+static pid_t parent_pid; /* the process that started the bench, as it was when the watch began */
 
 int parent_fd_option(const char *opt, const char *v)
 {
@@ -74,6 +76,7 @@ void parent_watch_start(int fd)
     pthread_t t;
     sigset_t all, old;
     watch_fd = fd;
+    parent_pid = getppid();
     fcntl(fd, F_SETFD, FD_CLOEXEC);
     main_thread = pthread_self();
     /* every signal blocked in the watcher (it inherits the mask), so SIGTERM and SIGINT reach the main
@@ -84,4 +87,33 @@ void parent_watch_start(int fd)
         die("cannot start the parent's watch: %s", strerror(errno));
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_detach(t);
+}
+
+/* The folder a Python parent made for this bench (hil/mmhil/rundirs.py): its owner.pid names the parent. A
+ * killed parent (a SIGKILLed Dask worker running a sweep's point) never ran its Bench.close, and the next
+ * Bench.start that would sweep it may never come on that machine. Only a folder whose owner.pid names the
+ * pid this bench's parent had is touched: a folder the user gave, or anyone else's, is left as it is. */
+void parent_remove_run_dir(const char *run_dir)
+{
+    static const char *const records[] = {"final_status.json", "bench.log", "owner.pid"};
+    char path[600];
+    FILE *f;
+    long owner = -1;
+    size_t i;
+    if (!parent_gone || parent_pid <= 1)
+        return;
+    snprintf(path, sizeof path, "%s/owner.pid", run_dir);
+    f = fopen(path, "re");
+    if (!f)
+        return;
+    if (fscanf(f, "%ld", &owner) != 1)
+        owner = -1;
+    fclose(f);
+    if (owner != (long)parent_pid)
+        return;
+    for (i = 0; i < sizeof records / sizeof records[0]; i++) { /* owner.pid last: the folder is ours until then */
+        snprintf(path, sizeof path, "%s/%s", run_dir, records[i]);
+        unlink(path);
+    }
+    rmdir(run_dir); /* not empty (a file asked for there): kept, and rundirs.py has no owner record to go by */
 }

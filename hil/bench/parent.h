@@ -15,5 +15,9 @@ int parent_fd_option(const char *opt, const char *v);
 /* Watches FD from a thread of its own, from now on; call after the signal handlers are set (it signals the
  * calling thread, the main loop's, to end a wait). */
 void parent_watch_start(int fd);
+/* After a parent that is gone: the run folder it made for this bench (its owner.pid, written by mmhil's Bench,
+ * names that parent) has nobody left to remove it, so the bench removes its records (owner.pid, bench.log,
+ * final_status.json) and the folder if nothing else is left in it. Any other folder is left alone. */
+void parent_remove_run_dir(const char *run_dir);
 
 #endif
