@@ -122,6 +122,11 @@ def test_cluster_that_cannot_be_reached(tmp_path, capsys) -> None:
                  "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("mmrig sweep: --cluster: cannot reach"), err
+    # nothing written: the folder is not locked to these axes
+    assert not (tmp_path / "c").exists()
+    assert main(["sweep", "--distance", "2", "--count", "5", "--cluster", "tcp://127.0.0.1:1",
+                 "--out", str(tmp_path / "c")]) == 2
+    assert "other axes" not in capsys.readouterr().err
 
 
 def test_axes_and_names() -> None:
@@ -292,7 +297,8 @@ def test_a_stop_noted_by_the_signal_handler_ends_the_campaign_after_the_point_ru
 
 def test_a_signal_while_the_campaign_starts_is_an_interruption_not_a_traceback(tmp_path, capsys, monkeypatch) -> None:
     # SIGTERM between the handler's installation and the campaign's own handling (the GUI's Stop right after
-    # Start did this): exit 130, one line, the sidecar says interrupted, never "running"
+    # Start did this): exit 130, one line; a new campaign has written nothing yet (the cluster comes first), one
+    # already in the folder says interrupted, never "running"
     import mmrig.sweep.campaign
 
     def signalled(*a, **k):
@@ -302,6 +308,11 @@ def test_a_signal_while_the_campaign_starts_is_an_interruption_not_a_traceback(t
     ensure_built()
     assert main(["sweep", "--distance", "1", "--count", "5", "--out", str(tmp_path / "c")]) == 130
     assert "interrupted while starting" in capsys.readouterr().err
+    assert not (tmp_path / "c" / "campaign.json").exists()
+    camp = Campaign.open(tmp_path / "c", Plan(distance=[1], count=5))
+    camp.doc["status"] = "running"
+    camp.save()
+    assert main(["sweep", "--distance", "1", "--count", "5", "--out", str(tmp_path / "c")]) == 130
     assert doc(tmp_path / "c")["status"] == "interrupted"
 
 

@@ -16,10 +16,13 @@ from .options import add_profiler_kind_option
 SWEEP_EPILOG = """\
 exit codes: 0 every point run valid; 3 some point invalid or failed (kept on disk, listed in campaign.json);
 a point the scheduler refuses as given (a rate the line cannot carry at its --baud) is listed, never run;
-2 bad input or a cluster that cannot be reached (one line, nothing run); 130 interrupted (the points done
+2 bad input, a cluster that cannot be reached or has no worker (one line, nothing run, nothing written);
+4 the cluster lost every worker, or its scheduler stopped answering, for --lost-after seconds (one line; the
+points done are kept: run the same command again when the cluster is back); 130 interrupted (the points done
 are kept: run the same command again, or --resume --out FOLDER, to continue).
-files: FOLDER/points/POINT.csv + .json (each a normal run), FOLDER/campaign.json (the campaign's sidecar),
-FOLDER/figures/on_time.png + .svg. docs/campaigns.md: clusters on other machines, the limits.
+files: FOLDER/points/POINT.csv + .json (each a normal run), FOLDER/points.jsonl (the points' record, a line
+per change), FOLDER/campaign.json (the campaign's sidecar), FOLDER/figures/on_time.png + .svg.
+docs/campaigns.md: clusters on other machines, the limits.
 """
 
 
@@ -29,8 +32,8 @@ def given_or(value: str | None, default: str) -> str:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from mmrig.sweep.campaign import (DISPATCHES, EXIT_INTERRUPTED, LOADS, Campaign, Plan, SweepError, describe, parse_bauds,
-                        parse_choices, parse_distances, parse_rates, run_campaign)
+    from mmrig.sweep.campaign import (DISPATCHES, EXIT_INTERRUPTED, LOADS, Campaign, Plan, SweepError, describe,
+                                      parse_bauds, parse_choices, parse_distances, parse_rates, run_campaign)
 
     def error(text: str) -> int:
         print(f"mmrig sweep: {text}", file=sys.stderr)
@@ -40,6 +43,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         if args.workers is not None and args.workers < 1:
             raise SweepError(f"--workers must be at least 1, not {args.workers}")
+        if not args.lost_after > 0:
+            raise SweepError(f"--lost-after must be a number of seconds above 0, not {args.lost_after:g}")
         if args.paced and (args.cluster or args.workers):
             raise SweepError("--paced points run one at a time in this process (they measure the host): "
                              "no --workers or --cluster with --paced")
@@ -68,11 +73,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from mmrig.sweep.task import run_point   # the entry point chooses the bench; the core never does
 
-    try:
-        args.out.mkdir(parents=True, exist_ok=True)
-        camp.save()
-    except OSError as exc:
-        return error(f"--out: cannot write {args.out}: {exc.strerror or exc}")
+    # Nothing is written before the cluster answers (run_campaign reaches it first): a --cluster that cannot be
+    # reached leaves no campaign.json behind to lock the folder to these axes.
     log(f"mmrig sweep: campaign {args.out} ({describe(plan)}): {len(plan.points())} points")
     stopping = threading.Event()
 
@@ -91,17 +93,21 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     try:
         try:
             outcome = run_campaign(camp, run_point, workers=args.workers, cluster=args.cluster, log=log,
-                                   stop_requested=stopping.is_set)
+                                   stop_requested=stopping.is_set, lost_after_s=args.lost_after)
         except SweepError as exc:
             return error(str(exc))
         except OSError as exc:
-            return error(f"cannot write the campaign: {exc}")
-        except KeyboardInterrupt:        # before the campaign's own handling began (setting it up)
-            camp.doc["status"] = "interrupted"
-            camp.save()
+            return error(f"cannot write the campaign in {args.out}: {exc.strerror or exc}")
+        except KeyboardInterrupt:        # before the campaign's own handling began (reaching the cluster)
+            if camp.path.exists():       # a campaign already there says so; a new one has written nothing yet
+                camp.doc["status"] = "interrupted"
+                camp.save()
             print(f"mmrig sweep: interrupted while starting; run the same command again (or --resume --out "
                   f"{args.out})", file=sys.stderr)
             return EXIT_INTERRUPTED
+        if outcome.cluster_lost and not outcome.interrupted:
+            print(f"mmrig sweep: cluster lost: {outcome.cluster_lost}; the points done are kept: run the same "
+                  f"command again (or --resume --out {args.out}) when it has workers", file=sys.stderr)
         if outcome.interrupted:
             print(f"mmrig sweep: interrupted; the points done are kept: run the same command again (or --resume "
                   f"--out {args.out}) to continue", file=sys.stderr)
@@ -174,6 +180,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              help="lockstep: a local Dask cluster of N processes (default the CPU count)")
     where_sweep.add_argument("--cluster", default=None, metavar="tcp://HOST:PORT",
                              help="lockstep: a running Dask scheduler whose workers have this mmrig installed")
+    sweep.add_argument("--lost-after", type=float, default=10.0, metavar="SECONDS",
+                       help="lockstep: end the campaign (exit 4, the points done kept) when the cluster has had no "
+                            "worker, or its scheduler has not answered, for this long (default 10)")
     sweep.add_argument("--resume", action="store_true",
                        help="continue the campaign in --out (its own axes unless given); rerunning the same "
                             "command does the same")

@@ -5,13 +5,20 @@ knows which points are done, runs the rest and keeps the campaign's sidecar.
 
 - every point is a normal run: `FOLDER/points/<point>.csv` + `.json` (docs/data-format.md), named from its
   values (`d2-rtick-isr-idle`; `-b9600` too when a baud axis was given);
-- `FOLDER/campaign.json`: the axes, the options, every point's state and summary, the mmrig version, the
-  cluster, start and end times; rewritten atomically after each point;
+- `FOLDER/points.jsonl`: the points' record, one flat JSON line appended each time a point's state changes
+  (flushed at once, fsynced at most every second; a line a crash cut short is dropped on the next start), the
+  last line of a point is its state; `mmanalysis.sweepplots.points_table` reads it into pandas in one call;
+- `FOLDER/campaign.json`: the axes, the options, the sessions, the mmrig version, the cluster, start and end
+  times, the status and totals, and a snapshot of every point's entry: rewritten atomically when a session
+  starts and ends and, during a run, at most every few seconds (never more than ~2 % of the client's time);
 - a point is done when its CSV and JSON are on disk and the sidecar's `csv_sha256` matches the CSV
   (`mmanalysis.reader`); rerunning the same command (or `--resume --out FOLDER`) runs only the others;
 - lockstep points (host-independent by construction) run in parallel as Dask tasks: a local cluster of
-  processes, or a running Dask scheduler (`cluster="tcp://HOST:PORT"`); the task returns the run's files'
-  bytes and the client writes them here, so remote workers need no shared filesystem;
+  processes, or a running Dask scheduler (`cluster="tcp://HOST:PORT"`), reached before anything is written;
+  the task returns the run's files' bytes and the client writes them here, so remote workers need no shared
+  filesystem; a few points per worker are in flight at a time and each is released once its files are
+  written; a cluster left with no worker (or a scheduler that stopped answering) for `lost_after_s` ends the
+  campaign (exit 4, the points done kept);
 - paced points measure the host, so they never compete for it: one at a time, in this process.
 """
 
@@ -35,11 +42,11 @@ from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
 from mmsched import __version__
 from mmsched.config import RunConfig, baud_problem
-from mmsched.export import write_sidecar
 from mmsched.load import CONDITIONS
 
 FORMAT = "mmrig-campaign"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2          # 2: the points' record in points.jsonl (1: only in campaign.json, still read)
+POINTS_FILE = "points.jsonl"
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
 # creates one event every round(rate / tick) ticks, so 'Nticks' means exactly N ticks for any image whose tick
 # is within a third of a tick of this (the AVR profiler's default is 71.111 ms to 0.2 ppm).
@@ -50,6 +57,15 @@ MAX_DISTANCE = 255
 
 
 EXIT_INTERRUPTED = 130       # as a shell reports a process Ctrl-C ended: the points done are kept
+EXIT_CLUSTER_LOST = 4        # no Dask worker left (or the scheduler gone) for lost_after_s: the points done are kept
+LOST_AFTER_S = 10.0          # how long a cluster may have no worker / a silent scheduler before the campaign ends
+SNAPSHOT_MIN_S = 5.0         # campaign.json's points snapshot: at most this often during a run ...
+SNAPSHOT_SHARE = 0.02        # ... and never more than this share of the client's time
+ATTEMPT_TOPIC = "mmrig-sweep-attempt"   # the Dask event a task logs when it begins (run counts of re-run points)
+
+
+class ClusterLost(Exception):
+    """The Dask cluster has no worker left, or its scheduler stopped answering: the campaign ends, exit 4."""
 
 
 class SweepError(ValueError):
@@ -240,15 +256,83 @@ def now_iso() -> str:
 
 
 # ---- the campaign folder -------------------------------------------------------------------------
+def _write_file(path: Path, data: bytes) -> None:
+    """PATH holds DATA or what it held before (a new temporary file beside it, O_EXCL and O_NOFOLLOW as
+    mmanalysis.safefiles, renamed over it), not fsynced: a point's files are checked at every start (the
+    sidecar's csv_sha256), so one that a crash cut short runs again rather than costing an fsync per file."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class PointStore:
+    """FOLDER/points.jsonl, append-only: one line per change of a point's state, written with one write() and
+    flushed (a reader sees whole lines), fsynced at most every `fsync_s` and when closed. A last line a crash
+    cut short is cut off when the store opens."""
+
+    def __init__(self, path: Path, fsync_s: float = 1.0) -> None:
+        self.path = path
+        self.fsync_s = fsync_s
+        self.fd: int | None = None
+        self._synced = 0.0
+        self._dirty = False
+
+    def open(self) -> "PointStore":
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            size = os.fstat(self.fd).st_size
+            if size and os.pread(self.fd, 1, size - 1) != b"\n":
+                data = self.path.read_bytes()         # a line a crash cut short: rare, read it all once
+                os.ftruncate(self.fd, data.rfind(b"\n") + 1)
+            self._synced = time.monotonic()
+        return self
+
+    def append(self, rec: dict[str, Any]) -> None:
+        assert self.fd is not None
+        os.write(self.fd, (json.dumps(rec, default=str, separators=(",", ":")) + "\n").encode())
+        self._dirty = True
+        if time.monotonic() - self._synced >= self.fsync_s:
+            self.sync()
+
+    def sync(self) -> None:
+        if self.fd is not None and self._dirty:
+            os.fsync(self.fd)
+            self._dirty = False
+        self._synced = time.monotonic()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            self.sync()
+            os.close(self.fd)
+            self.fd = None
+
+
 @dataclass
 class Campaign:
     folder: Path
     plan: Plan
     doc: dict[str, Any]
+    store: PointStore | None = None
+    _saved_at: float = 0.0
+    _save_s: float = 0.0
 
     @property
     def path(self) -> Path:
         return self.folder / "campaign.json"
+
+    @property
+    def points_path(self) -> Path:
+        return self.folder / POINTS_FILE
 
     @property
     def points_dir(self) -> Path:
@@ -276,6 +360,14 @@ class Campaign:
             if plan is not None and (plan.axes, plan.options) != (old.axes, old.options):
                 raise SweepError(f"{folder} holds a campaign with other axes or options "
                                  f"({describe(old)}); give another --out, or --resume to continue that one")
+            from mmanalysis.sweepplots import entry_of, read_point_records
+
+            points = doc.setdefault("points", {})
+            if (folder / POINTS_FILE).exists():       # the record; campaign.json's points are a snapshot of it
+                for name, rec in read_point_records(folder).items():
+                    points[name] = entry_of(rec)
+            # else a campaign of format version 1 (points only in campaign.json): its points go into
+            # points.jsonl when it next runs (begin)
             return cls(folder, old, doc)
         if plan is None:
             raise SweepError(f"--resume: no campaign in {folder} (no campaign.json)")
@@ -305,29 +397,66 @@ class Campaign:
         return [p for p in self.plan.points() if not self.complete(p) and self.plan.refusal(p) is None]
 
     def save(self) -> None:
+        """campaign.json, atomically (fsynced), with its points' snapshot."""
+        t0 = time.monotonic()
         self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(self.path, (json.dumps(self.doc, indent=2, default=str) + "\n").encode())
+        self.doc["format_version"] = FORMAT_VERSION
+        self.doc["points_file"] = POINTS_FILE
+        atomic_write(self.path, (json.dumps(self.doc, indent=1, default=str) + "\n").encode())
+        self._saved_at = time.monotonic()
+        self._save_s = self._saved_at - t0
 
-    def record(self, p: Point, got: dict[str, Any]) -> dict[str, Any]:
-        """One point's result from `run_point` (wherever it ran): its files written here (the CSV, then the
-        sidecar with the campaign's identity added; the CSV's hash is the worker's), the sidecar saved."""
+    def maybe_save(self) -> None:
+        """campaign.json again if its snapshot is old enough: every SNAPSHOT_MIN_S at most, and never more than
+        SNAPSHOT_SHARE of the time (at 10,000 points one save takes about a second: one every 50 s then)."""
+        if time.monotonic() - self._saved_at >= max(SNAPSHOT_MIN_S, self._save_s / SNAPSHOT_SHARE):
+            self.save()
+
+    def open_store(self) -> PointStore:
+        """points.jsonl, open to append; a campaign of format version 1 (no points.jsonl) has its points that
+        ran written into it first."""
+        if self.store is None:
+            self.points_dir.mkdir(parents=True, exist_ok=True)
+            fresh = not self.points_path.exists()
+            self.store = PointStore(self.points_path).open()
+            if fresh:
+                for name, e in self.doc.get("points", {}).items():
+                    if e.get("state") in ("done", "failed", "refused"):
+                        self.append(name, e)
+        return self.store
+
+    def append(self, name: str, entry: dict[str, Any]) -> None:
+        from mmanalysis.sweepplots import record_of
+
+        assert self.store is not None
+        self.store.append(record_of(name, entry))
+
+    def close_store(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def record(self, p: Point, got: dict[str, Any], attempts: int = 1) -> dict[str, Any]:
+        """One point's result from `run_point` (wherever it ran, `attempts` times: a point Dask ran again after
+        its worker died counts each start): its files written here (the CSV, then the sidecar with the
+        campaign's identity added; the CSV's hash is the worker's), its line appended to points.jsonl."""
         entry = self.doc["points"].setdefault(p.name, {"values": p.values(), "state": "pending", "runs": 0})
-        entry["runs"] = int(entry.get("runs", 0)) + 1
+        entry["runs"] = int(entry.get("runs", 0)) + max(1, int(attempts))
         for k in ("worker", "mmrig_version", "started", "ended", "wall_s"):
             entry[k] = got.get(k)
         if got.get("error"):
             entry.update(state="failed", error=got["error"], valid=False)
-            self.save()
+            self.append(p.name, entry)
+            self.maybe_save()
             return entry
         stem = self.stem(p)
-        self.points_dir.mkdir(parents=True, exist_ok=True)
         csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
-        atomic_write(csv, got["csv"])
+        _write_file(csv, got["csv"])
         sidecar = json.loads(got["json"])
         sidecar.setdefault("config", {})["out"] = str(stem)
         sidecar["campaign"] = {"name": self.doc["name"], "point": p.name, "values": p.values(),
                                "worker": got.get("worker")}
-        write_sidecar(js, sidecar)
+        _write_file(js, (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"))
         summary = sidecar.get("summary") or {}
         entry.update(state="done", error=None, valid=bool(sidecar.get("valid")),
                      invalid_reason=sidecar.get("invalid_reason"),
@@ -337,13 +466,18 @@ class Campaign:
                      virtual_s=(sidecar.get("bench") or {}).get("virtual_s"),
                      summary={k: summary.get(k) for k in ("events", "outcomes", "on_time_share", "n", "mean_us",
                                                            "p50_us", "p99_us", "max_us", "unmeasurable")})
-        self.save()
+        self.append(p.name, entry)
+        self.maybe_save()
         return entry
 
-    def mark_existing(self) -> None:
-        """Points found complete on disk (a resumed campaign) are 'done' in the sidecar."""
+    def mark_existing(self) -> list[str]:
+        """Points found complete on disk (a resumed campaign) are 'done'; one whose files went missing or do not
+        match is 'pending' again; a point the scheduler refuses is 'refused'. Reads only; returns the names
+        whose state changed (the record gets a line for each when the campaign begins)."""
+        changed = []
         for p in self.plan.points():
             e = self.doc["points"].setdefault(p.name, {"values": p.values(), "state": "pending", "runs": 0})
+            before = e.get("state")
             refused = self.plan.refusal(p)
             if refused is not None:
                 e.update(state="refused", error=refused, valid=None)
@@ -352,6 +486,9 @@ class Campaign:
                     e["state"] = "done"
             elif e.get("state") == "done":
                 e["state"] = "pending"       # its files went missing or do not match: it runs again
+            if e.get("state") != before:
+                changed.append(p.name)
+        return changed
 
 
 def describe(plan: Plan) -> str:
@@ -393,82 +530,178 @@ class Outcome:
     failed: list[str]
     interrupted: bool = False
     cluster: dict[str, Any] | None = None
+    cluster_lost: str | None = None     # why the campaign ended early: no worker left, or the scheduler gone
 
     @property
     def exit_code(self) -> int:
         if self.interrupted:
             return EXIT_INTERRUPTED
+        if self.cluster_lost:
+            return EXIT_CLUSTER_LOST
         return 3 if (self.invalid or self.failed) else 0
+
+
+@dataclass
+class Connection:
+    """A Dask client and, for a local cluster, the cluster itself; `desc` goes into campaign.json."""
+    client: Any
+    local: Any
+    desc: dict[str, Any]
+    address: str
+    attempts: dict[str, int] = field(default_factory=dict)   # task key -> starts seen (ATTEMPT_TOPIC)
+
+    def close(self) -> None:
+        """Best effort and bounded: a scheduler that is gone must not hang the end of the campaign."""
+        for thing in (self.client, self.local):
+            if thing is None:
+                continue
+            try:
+                thing.close(timeout=5)
+            except Exception:  # noqa: BLE001 - closing what may be gone already
+                pass
+
+
+def connect(workers: int | None, cluster: str | None) -> Connection:
+    """The Dask cluster the lockstep points run on: the scheduler at `cluster` (it must answer within 10 s and
+    have a worker) or a local cluster of `workers` processes. SweepError if not: nothing has been written."""
+    import logging
+
+    from distributed import Client, LocalCluster
+
+    if cluster:
+        try:
+            client = Client(cluster, timeout="10s")
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise SweepError(f"--cluster: cannot reach the Dask scheduler at {cluster}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
+        n = _workers(client)
+        if not n:
+            client.close(timeout=5)
+            raise SweepError(f"--cluster: the Dask scheduler at {cluster} has no workers "
+                             f"(start some: dask worker {cluster}; docs/campaigns.md)")
+        conn = Connection(client, None, {"kind": "remote", "address": cluster, "workers": n}, cluster)
+    else:
+        n = workers or os.cpu_count() or 1
+        local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
+                             silence_logs=logging.ERROR)
+        client = Client(local)
+        conn = Connection(client, local, {"kind": "local", "address": local.scheduler_address, "workers": n,
+                                          "threads_per_worker": 1}, local.scheduler_address)
+
+    def attempt(event: Any) -> None:       # a task began (mmrig.sweep.task logs it): count its key's starts
+        msg = event[1] if isinstance(event, (tuple, list)) and len(event) == 2 else event
+        key = msg.get("key") if isinstance(msg, dict) else None
+        if key is not None:
+            conn.attempts[str(key)] = conn.attempts.get(str(key), 0) + 1
+
+    try:
+        client.subscribe_topic(ATTEMPT_TOPIC, attempt)
+    except Exception:  # noqa: BLE001 - without it a re-run point shows runs 1, as before
+        pass
+    return conn
+
+
+def _workers(client: Any, timeout: float = 5.0) -> int | None:
+    """How many workers the scheduler has now, or None when it does not answer within `timeout` (gone)."""
+    if client.status != "running":
+        return None
+    try:
+        info = client.sync(client.scheduler.identity, n_workers=-1, callback_timeout=timeout)
+    except Exception:  # noqa: BLE001 - OSError, a closed comm, a timeout: the scheduler does not answer
+        return None
+    return len(info.get("workers") or {})
 
 
 def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = None, cluster: str | None = None,
                  log: Callable[[str], None] = lambda _t: None,
-                 stop_requested: Callable[[], bool] = lambda: False) -> Outcome:
+                 stop_requested: Callable[[], bool] = lambda: False,
+                 lost_after_s: float = LOST_AFTER_S) -> Outcome:
     """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=, profiler_kind=)` runs one
     (mmrig.sweep.task.run_point). Lockstep: Dask tasks (a local cluster of `workers` processes, default the CPU
-    count, or the scheduler at `cluster`); paced: one at a time here. Raises SweepError if the cluster cannot
-    be reached (nothing run). A signal raises KeyboardInterrupt wherever the main thread is, but code there (a
-    Dask wait) may swallow it: once `stop_requested()` says so, the campaign also ends after the next point."""
-    camp.mark_existing()
+    count, or the scheduler at `cluster`); paced: one at a time here. The cluster is reached first: SweepError
+    if it cannot be (nothing written, not even campaign.json). A cluster left with no worker, or whose scheduler
+    stops answering, for `lost_after_s` ends the campaign (Outcome.cluster_lost, exit 4; the points done kept).
+    A signal raises KeyboardInterrupt wherever the main thread is, but code there (a Dask wait) may swallow it:
+    once `stop_requested()` says so, the campaign also ends after the next point (or within a tenth of a second
+    while it waits for Dask)."""
+    changed = camp.mark_existing()
     todo = camp.todo()
     all_points = camp.plan.points()
     refused = [p for p in all_points if camp.doc["points"][p.name].get("state") == "refused"]
     skipped = [p.name for p in all_points if p not in todo and p not in refused]
-    session: dict[str, Any] = {"started": now_iso(), "ended": None, "host": socket.gethostname(),
-                               "points_to_run": len(todo), "skipped_complete": len(skipped), "refused": len(refused)}
-    camp.doc.setdefault("sessions", []).append(session)
-    camp.doc["started"] = camp.doc.get("started") or session["started"]
-    camp.doc["status"] = "running"
-    camp.save()
+    conn = connect(workers, cluster) if todo and not camp.plan.paced else None
     out = Outcome([], skipped, [], [])
-    if skipped:
-        log(f"mmrig sweep: {len(skipped)} of {len(all_points)} points already complete, skipped")
-    for p in refused:
-        log(f"mmrig sweep: {p.name}: refused, not run: {camp.doc['points'][p.name]['error']}")
-    done_i = len(skipped) + len(refused)
-
-    def finished(p: Point, got: dict[str, Any]) -> None:
-        nonlocal done_i
-        entry = camp.record(p, got)
-        done_i += 1
-        if got.get("mmrig_version") not in (None, __version__):
-            log(f"mmrig sweep: WARNING: {p.name} ran on mmrig {got['mmrig_version']} ({got.get('worker')}), "
-                f"this is {__version__}: install the same version on every worker")
-        out.ran.append(p.name)
-        if entry["state"] == "failed":
-            out.failed.append(p.name)
-        elif not entry.get("valid"):
-            out.invalid.append(p.name)
-        log(point_line(done_i, len(all_points), p, entry))
-        if stop_requested():
-            raise KeyboardInterrupt("stop requested")
-
     try:
-        if not todo:
-            pass
-        elif camp.plan.paced:
+        session: dict[str, Any] = {"started": now_iso(), "ended": None, "host": socket.gethostname(),
+                                   "points_to_run": len(todo), "skipped_complete": len(skipped),
+                                   "refused": len(refused)}
+        if conn is not None:
+            session["cluster"] = out.cluster = camp.doc["cluster"] = conn.desc
+        elif todo:
             session["cluster"] = out.cluster = camp.doc["cluster"] = {
                 "kind": "none", "note": "paced points run one at a time in the client"}
-            camp.save()
-            for p in todo:
-                finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True,
-                                      profiler_kind=camp.plan.profiler_kind))
-        else:
-            _run_dask(camp, todo, run_point, workers, cluster, finished, session, out, log)
-    except KeyboardInterrupt:
-        out.interrupted = True
+        camp.doc.setdefault("sessions", []).append(session)
+        camp.doc["started"] = camp.doc.get("started") or session["started"]
+        camp.doc["status"] = "running"
+        camp.save()
+        camp.open_store()
+        for name in changed:
+            camp.append(name, camp.doc["points"][name])
+        if skipped:
+            log(f"mmrig sweep: {len(skipped)} of {len(all_points)} points already complete, skipped")
+        for p in refused:
+            log(f"mmrig sweep: {p.name}: refused, not run: {camp.doc['points'][p.name]['error']}")
+        done_i = len(skipped) + len(refused)
+
+        def finished(p: Point, got: dict[str, Any], attempts: int = 1) -> None:
+            nonlocal done_i
+            entry = camp.record(p, got, attempts)
+            done_i += 1
+            if got.get("mmrig_version") not in (None, __version__):
+                log(f"mmrig sweep: WARNING: {p.name} ran on mmrig {got['mmrig_version']} ({got.get('worker')}), "
+                    f"this is {__version__}: install the same version on every worker")
+            out.ran.append(p.name)
+            if entry["state"] == "failed":
+                out.failed.append(p.name)
+            elif not entry.get("valid"):
+                out.invalid.append(p.name)
+            log(point_line(done_i, len(all_points), p, entry))
+            if stop_requested():
+                raise KeyboardInterrupt("stop requested")
+
+        try:
+            if not todo:
+                pass
+            elif camp.plan.paced:
+                for p in todo:
+                    finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True,
+                                          profiler_kind=camp.plan.profiler_kind))
+            else:
+                assert conn is not None
+                _run_dask(camp, todo, run_point, conn, finished, log, stop_requested, lost_after_s)
+        except KeyboardInterrupt:
+            out.interrupted = True
+        except ClusterLost as exc:
+            out.cluster_lost = str(exc)
+            session["cluster_lost"] = str(exc)
+    finally:
+        if conn is not None:
+            conn.close()
+    try:
+        camp.close_store()
     finally:
         session["ended"] = now_iso()
         camp.doc["ended"] = session["ended"]
-        camp.mark_existing()
-        states = [e.get("state") for e in camp.doc["points"].values()]
+        points = camp.doc["points"]
+        states = [points[p.name].get("state") for p in all_points]
         camp.doc["status"] = ("interrupted" if out.interrupted else
                               "complete" if all(s in ("done", "refused") for s in states) else "incomplete")
         camp.doc["totals"] = {
             "points": len(all_points), "done": states.count("done"), "failed": states.count("failed"),
             "refused": states.count("refused"),
-            "invalid": sum(1 for e in camp.doc["points"].values() if e.get("state") == "done" and not e.get("valid")),
-            "virtual_s": round(sum(float(e.get("virtual_s") or 0) for e in camp.doc["points"].values()), 6)}
+            "invalid": sum(1 for p in all_points if points[p.name].get("state") == "done"
+                           and not points[p.name].get("valid")),
+            "virtual_s": round(sum(float(points[p.name].get("virtual_s") or 0) for p in all_points), 6)}
         camp.save()
     # every invalid point counts, also those of an earlier session
     out.invalid = sorted({*out.invalid, *(n for n, e in camp.doc["points"].items()
@@ -476,59 +709,72 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
     return out
 
 
-def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, workers: int | None, cluster: str | None,
-              finished: Callable[[Point, dict], None], session: dict[str, Any], out: Outcome,
-              log: Callable[[str], None]) -> None:
-    import logging
+def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, conn: Connection,
+              finished: Callable[..., None], log: Callable[[str], None], stop_requested: Callable[[], bool],
+              lost_after_s: float) -> None:
+    """The lockstep points as Dask tasks, a few per worker in flight (2 per worker, at least 4): each result's
+    files written and its future released as it comes, so neither the client nor the cluster holds more than
+    that. The cluster is watched while waiting: ClusterLost after `lost_after_s` with no worker or no answer."""
+    from distributed import as_completed
 
-    from distributed import Client, LocalCluster, as_completed
+    client = conn.client
+    log(f"mmrig sweep: {len(todo)} lockstep points on {conn.desc['workers']} Dask worker"
+        f"{'s' if conn.desc['workers'] != 1 else ''} ({conn.desc['kind']} cluster {conn.address})")
+    pending = iter(todo)
+    futures: dict[Any, Point] = {}
+    ac = as_completed()
+    n_workers = int(conn.desc["workers"])
+    session_tag = f"{camp.doc['name']}-{time.time_ns()}"
 
-    local = None
+    def top_up() -> None:
+        while len(futures) < max(4, 2 * n_workers):
+            p = next(pending, None)
+            if p is None:
+                return
+            f = client.submit(run_point, camp.plan.run_fields(p), p.name, paced=False,
+                              profiler_kind=camp.plan.profiler_kind, key=f"mmrig-sweep-{session_tag}-{p.name}",
+                              pure=False)
+            futures[f] = p
+            ac.add(f)
+
+    checked = time.monotonic()
+    healthy = checked                    # the last time the cluster had a worker and its scheduler answered
     try:
-        if cluster:
-            try:
-                client = Client(cluster, timeout="10s")
-            except (OSError, TimeoutError, ValueError) as exc:
-                raise SweepError(f"--cluster: cannot reach the Dask scheduler at {cluster}: "
-                                 f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
-            info = client.scheduler_info()
-            n = len(info.get("workers", {}))
-            if n == 0:
-                client.close()
-                raise SweepError(f"--cluster: the Dask scheduler at {cluster} has no workers "
-                                 "(start some: dask worker {cluster}; docs/campaigns.md)")
-            desc = {"kind": "remote", "address": cluster, "workers": n}
-        else:
-            n = workers or os.cpu_count() or 1
-            local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                                 silence_logs=logging.ERROR)
-            client = Client(local)
-            desc = {"kind": "local", "address": local.scheduler_address, "workers": n, "threads_per_worker": 1}
-        session["cluster"] = out.cluster = desc
-        camp.doc["cluster"] = desc
-        camp.save()
-        log(f"mmrig sweep: {len(todo)} lockstep points on {desc['workers']} Dask worker"
-            f"{'s' if desc['workers'] != 1 else ''} ({desc['kind']} cluster {desc['address']})")
-        try:
-            futures = {}
-            for p in todo:
-                f = client.submit(run_point, camp.plan.run_fields(p), p.name, paced=False,
-                                  profiler_kind=camp.plan.profiler_kind,
-                                  key=f"mmrig-sweep-{camp.doc['name']}-{p.name}-{time.time_ns()}", pure=False)
-                futures[f] = p
-            for f in as_completed(futures):
-                p = futures[f]
+        top_up()
+        while futures:
+            if stop_requested():
+                raise KeyboardInterrupt("stop requested")
+            batch = ac.next_batch(block=False) if ac.has_ready() else []
+            for f in batch:
+                p = futures.pop(f)
                 try:
                     got = f.result()
                 except Exception as exc:  # noqa: BLE001 - a task that raised: the point failed, the rest go on
-                    got = {"error": f"task raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
-                finished(p, got)
-        except KeyboardInterrupt:
-            for f in futures:
+                    got = {"error": f"task raised {type(exc).__name__}: "
+                                    f"{str(exc).splitlines()[0] if str(exc) else ''}"}
+                attempts = conn.attempts.pop(str(f.key), 1)
+                f.release()
+                del f
+                finished(p, got, attempts)
+                del got
+            if batch:
+                top_up()
+                continue
+            now = time.monotonic()
+            if now - checked >= 1.0:
+                checked = now
+                n = _workers(client, timeout=min(5.0, max(1.0, lost_after_s / 2)))
+                if n:
+                    healthy, n_workers = time.monotonic(), n
+                elif time.monotonic() - healthy >= lost_after_s:
+                    what = (f"no Dask worker left for {lost_after_s:g} s" if n == 0 else
+                            f"the Dask scheduler at {conn.address} has not answered for {lost_after_s:g} s")
+                    raise ClusterLost(f"{what}: {len(futures)} point{'s' if len(futures) != 1 else ''} in flight "
+                                      f"and {sum(1 for _ in pending)} not started are left for the next run")
+                top_up()
+            time.sleep(0.02)
+    except (KeyboardInterrupt, ClusterLost):
+        if _workers(client, timeout=1.0) is not None:
+            for f in list(futures):
                 f.cancel()
-            raise
-        finally:
-            client.close()
-    finally:
-        if local is not None:
-            local.close()
+        raise

@@ -32,6 +32,21 @@ def _where() -> str:
         return here
 
 
+ATTEMPT_TOPIC = "mmrig-sweep-attempt"     # as mmrig.sweep.campaign.ATTEMPT_TOPIC (this module stays light)
+
+
+def _note_attempt(stem: str) -> None:
+    """Tells the client, through the Dask scheduler's events, that this task began: a point Dask runs again
+    after its worker died shows each start in its `runs`. Nothing outside a Dask worker."""
+    try:
+        from distributed import get_worker
+
+        w = get_worker()
+        w.log_event(ATTEMPT_TOPIC, {"key": str(w.get_current_task()), "point": stem, "worker": w.address})
+    except Exception:  # noqa: BLE001 - not in a worker, or an older distributed: runs counts 1
+        pass
+
+
 def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
               profiler_kind: str = "avr") -> dict[str, Any]:
     """One point: RunConfig(**cfg_fields) in lockstep (or paced, on the paced bench; with the bench's profiler
@@ -46,6 +61,7 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
 
     from mmrig.endpoints import Target, bench_images, choose_endpoint
 
+    _note_attempt(out_stem)
     base = {"worker": _where(), "mmrig_version": __version__, "started": _now()}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mmrig-sweep-") as tmp:

@@ -1,0 +1,303 @@
+"""`mmrig sweep` on a cluster that misbehaves: a `dask scheduler` and `dask worker` processes started here (as on
+machines of their own), every worker killed mid-campaign (the campaign ends with exit 4 within seconds, the
+points done kept, no bench of a killed worker left, nor its run folder), the scheduler killed (the same), a
+point Dask ran again after its worker died (its runs count both), the same points on a local cluster and on
+the separate processes (the same files), and the points' record (points.jsonl: append-only, a torn last line
+dropped, read by pandas in one call)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mmhil.bench import ensure_built
+from mmrig.sweep.campaign import (EXIT_CLUSTER_LOST, POINTS_FILE, Campaign, Plan, PointStore, run_campaign)
+from mmrig.sweep.task import run_point
+
+DASK = Path(sys.executable).with_name("dask")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Cluster:
+    """`dask scheduler` + N `dask worker` processes (each with its nanny), each a process group of its own."""
+
+    def __init__(self, tmp: Path, workers: int = 2) -> None:
+        self.address = f"tcp://127.0.0.1:{free_port()}"
+        self.tmp = tmp
+        self.scheduler = self._start(["scheduler", "--host", "127.0.0.1", "--port", self.address.rsplit(":", 1)[1],
+                                      "--no-dashboard"], "scheduler")
+        self.workers = [self._start(["worker", self.address, "--nthreads", "1", "--no-dashboard",
+                                     "--local-directory", str(tmp / f"w{i}")], f"worker{i}")
+                        for i in range(workers)]
+        self.wait_workers(workers)
+
+    def _start(self, args: list[str], name: str) -> subprocess.Popen:
+        log = open(self.tmp / f"{name}.log", "wb")
+        return subprocess.Popen([str(DASK), *args], stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_workers(self, n: int, timeout: float = 60) -> None:
+        from distributed import Client
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                with Client(self.address, timeout="2s") as c:
+                    if len(c.scheduler_info()["workers"]) >= n:
+                        return
+            except (OSError, TimeoutError):
+                pass
+            time.sleep(0.3)
+        raise AssertionError(f"the cluster at {self.address} has not {n} workers after {timeout} s")
+
+    def worker_pids(self) -> set[int]:
+        """Every process of the worker groups (nanny, worker) and their descendants, e.g. benches."""
+        pids = set()
+        for p in Path("/proc").iterdir():
+            if p.name.isdigit():
+                try:
+                    if os.getpgid(int(p.name)) in {w.pid for w in self.workers}:
+                        pids.add(int(p.name))
+                except OSError:
+                    pass
+        return pids
+
+    @staticmethod
+    def kill(proc: subprocess.Popen) -> None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)     # the nanny and its worker: the whole `dask worker`
+        except ProcessLookupError:
+            pass
+        proc.wait()
+
+    def close(self) -> None:
+        for p in [*self.workers, self.scheduler]:
+            self.kill(p)
+
+
+@pytest.fixture
+def cluster(tmp_path):
+    c = Cluster(tmp_path)
+    yield c
+    c.close()
+
+
+def benches_of(parents: set[int]) -> dict[int, str]:
+    """{pid: --run-dir} of the mmbench processes whose parent is one of PARENTS."""
+    out = {}
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            stat = (p / "stat").read_text()
+            args = (p / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
+        if stat[stat.find("(") + 1:stat.rfind(")")] == "mmbench" and ppid in parents:
+            run_dir = args[args.index(b"--run-dir") + 1].decode() if b"--run-dir" in args else ""
+            out[int(p.name)] = run_dir
+    return out
+
+
+def test_every_worker_killed_ends_the_campaign_within_seconds_with_the_points_done_kept(cluster, tmp_path) -> None:
+    """Both `dask worker`s SIGKILLed while their points run: exit 4 within 30 s (10 s without a worker, the
+    default), the points done on disk and in points.jsonl, the campaign 'incomplete'; the killed workers'
+    benches end (their parent is gone) and their /tmp/mmbench.* folders go with them."""
+    ensure_built()
+    # points of 400 events (28 s of virtual time, seconds of wall time each): the kill lands mid-point
+    camp = Campaign.open(tmp_path / "camp", Plan(distance=[1, 2, 3, 4, 5, 6], count=400))
+    lines: list[str] = []
+    benches: dict[int, str] = {}
+    killed_at: list[float] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:            # the first point done, and both workers running a bench
+            benches.update(benches_of(cluster.worker_pids()))
+            if any(line.startswith("[1/") for line in lines) and len(benches_of(cluster.worker_pids())) >= 2:
+                break
+            time.sleep(0.1)
+        benches.update(benches_of(cluster.worker_pids()))
+        for w in cluster.workers:
+            cluster.kill(w)
+        killed_at.append(time.monotonic())
+
+    t = threading.Thread(target=killer, daemon=True)
+    t.start()
+    out = run_campaign(camp, run_point, cluster=cluster.address, log=lines.append)
+    ended = time.monotonic()
+    t.join(5)
+    assert killed_at, "\n".join(lines)
+    assert out.exit_code == EXIT_CLUSTER_LOST and "no Dask worker left for 10 s" in (out.cluster_lost or ""), out
+    assert ended - killed_at[0] < 30, ended - killed_at[0]
+    done = [n for n, e in camp.doc["points"].items() if e["state"] == "done"]
+    assert 1 <= len(done) < 6 and camp.doc["status"] == "incomplete", camp.doc["totals"]
+    assert camp.doc["sessions"][-1]["cluster_lost"] == out.cluster_lost
+    for name in done:
+        assert camp.complete(next(p for p in camp.plan.points() if p.name == name))
+    from mmanalysis.sweepplots import points_table
+
+    table = points_table(tmp_path / "camp")
+    assert sorted(table.loc[table.state == "done", "name"]) == sorted(done)
+    # the killed workers' benches: gone within seconds, and their run folders
+    assert benches, "no bench seen on the workers"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and (any(Path(f"/proc/{pid}").exists() for pid in benches)
+                                           or any(d and Path(d).exists() for d in benches.values())):
+        time.sleep(0.2)
+    left = [pid for pid in benches if Path(f"/proc/{pid}").exists()
+            and "mmbench" in Path(f"/proc/{pid}/stat").read_text()]
+    assert not left, f"benches of killed workers still alive: {left}"
+    assert not [d for d in benches.values() if d and Path(d).exists()], benches
+
+
+def test_the_scheduler_gone_ends_the_campaign_within_seconds(cluster, tmp_path) -> None:
+    ensure_built()
+    camp = Campaign.open(tmp_path / "camp", Plan(distance=[1, 2, 3, 4, 5, 6], count=400))
+    lines: list[str] = []
+    killed_at: list[float] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and not any(line.startswith("[1/") for line in lines):
+            time.sleep(0.1)
+        cluster.kill(cluster.scheduler)
+        killed_at.append(time.monotonic())
+
+    threading.Thread(target=killer, daemon=True).start()
+    out = run_campaign(camp, run_point, cluster=cluster.address, log=lines.append, lost_after_s=5)
+    assert killed_at and out.exit_code == EXIT_CLUSTER_LOST, (out, lines)
+    assert "has not answered for 5 s" in (out.cluster_lost or "") or "no Dask worker" in (out.cluster_lost or "")
+    assert time.monotonic() - killed_at[0] < 30
+    assert camp.doc["totals"]["done"] >= 1
+
+
+def test_the_same_points_on_a_local_cluster_and_on_separate_dask_processes(cluster, tmp_path) -> None:
+    """Lockstep points are host-independent: the same CSVs, byte for byte, whichever cluster ran them (and the
+    same sidecars but for where and when they ran)."""
+    ensure_built()
+    plan = dict(distance=[1, 2], rate=["tick", "50ms"], count=10)
+    local = Campaign.open(tmp_path / "local", Plan(**plan))
+    remote = Campaign.open(tmp_path / "remote", Plan(**plan))
+    assert run_campaign(local, run_point, workers=2).exit_code == 0
+    assert run_campaign(remote, run_point, cluster=cluster.address).exit_code == 0
+    assert remote.doc["cluster"]["kind"] == "remote" and local.doc["cluster"]["kind"] == "local"
+    names = sorted(p.name for p in local.plan.points())
+    assert sorted(f.stem for f in (tmp_path / "remote" / "points").glob("*.csv")) == names
+    for name in names:
+        a = (tmp_path / "local" / "points" / f"{name}.csv").read_bytes()
+        b = (tmp_path / "remote" / "points" / f"{name}.csv").read_bytes()
+        assert a == b, name
+        assert remote.doc["points"][name]["runs"] == 1
+
+
+def test_a_point_dask_ran_again_counts_both_runs(tmp_path) -> None:
+    """A worker SIGKILLed during a point: its nanny starts a new worker and Dask runs the point again; the point's
+    `runs` says 2 (each start of the task is an event the client counts)."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+
+    def slow_point(fields, stem, *, paced, profiler_kind="avr"):
+        from mmrig.sweep.task import _note_attempt
+
+        _note_attempt(stem)
+        (marks / f"{stem}.{os.getpid()}").write_text("")
+        time.sleep(4)
+        return {"error": "stand-in: no run", "worker": str(os.getpid())}
+
+    camp = Campaign.open(tmp_path / "camp", Plan(distance=[1], count=5))
+    killed: list[int] = []
+
+    def killer() -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            got = list(marks.glob("d1-*"))
+            if got:
+                time.sleep(1.0)                      # the start event on its way to the client
+                pid = int(got[0].suffix[1:])
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.05)
+
+    threading.Thread(target=killer, daemon=True).start()
+    out = run_campaign(camp, slow_point, workers=1)
+    assert killed and out.failed == ["d1-rtick-isr-idle"], out
+    assert len(list(marks.glob("d1-*"))) == 2
+    e = camp.doc["points"]["d1-rtick-isr-idle"]
+    assert e["runs"] == 2 and e["worker"] != str(killed[0]), e
+
+
+def test_the_points_record_is_append_only_and_survives_a_torn_line(tmp_path) -> None:
+    """points.jsonl gets one line per change; a line a crash cut short is cut off when the store opens again;
+    pandas reads the record in one call; campaign.json's own points are a snapshot of it."""
+    from mmanalysis.sweepplots import load_campaign, points_table
+
+    calls: list[str] = []
+
+    def fake(fields, stem, *, paced, profiler_kind="avr"):
+        calls.append(stem)
+        return {"error": "stand-in", "worker": "here"}
+
+    camp = Campaign.open(tmp_path / "c", Plan(distance=[1, 2, 3], count=5, paced=True))
+    assert run_campaign(camp, fake).exit_code == 3
+    path = tmp_path / "c" / POINTS_FILE
+    lines = path.read_text().splitlines()
+    assert [json.loads(x)["name"] for x in lines] == calls and all(json.loads(x)["runs"] == 1 for x in lines)
+    doc = json.loads((tmp_path / "c" / "campaign.json").read_text())
+    assert doc["format_version"] == 2 and doc["points_file"] == POINTS_FILE
+    with open(path, "ab") as f:
+        f.write(b'{"name": "d1-rtick-isr-idle", "state": "do')           # a crash mid-line
+    assert set(load_campaign(tmp_path / "c")["points"]) == {p.name for p in camp.plan.points()}
+    table = points_table(tmp_path / "c")
+    assert len(table) == 3 and set(table.state) == {"failed"} and (table.runs == 1).all()
+    again = Campaign.open(tmp_path / "c", None)
+    assert run_campaign(again, fake).exit_code == 3
+    text = path.read_text()
+    assert text.endswith("\n") and '"do\n' not in text and '"state": "do' not in text
+    table = points_table(tmp_path / "c")
+    assert len(table) == 3 and (table.runs == 2).all()
+    # a store opened on a file whose last line was cut: cut back to the last whole line
+    store = PointStore(tmp_path / "x.jsonl")
+    (tmp_path / "x.jsonl").write_bytes(b'{"name": "a"}\n{"name": "b", "st')
+    store.open()
+    store.append({"name": "c"})
+    store.close()
+    assert (tmp_path / "x.jsonl").read_bytes() == b'{"name": "a"}\n{"name":"c"}\n'
+
+
+def test_a_version_1_campaign_is_continued_with_its_points(tmp_path) -> None:
+    """A folder of format version 1 (every point inside campaign.json, no points.jsonl) is read, its points
+    that ran go into points.jsonl when it next runs, and only the rest run."""
+    plan = Plan(distance=[1, 2], count=5, paced=True)
+    camp = Campaign.open(tmp_path / "c", plan)
+    camp.doc["points"]["d1-rtick-isr-idle"].update(state="failed", runs=1, error="old")
+    camp.doc["format_version"] = 1
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "campaign.json").write_text(json.dumps(camp.doc))
+    old = Campaign.open(tmp_path / "c", None)
+    assert old.doc["points"]["d1-rtick-isr-idle"]["error"] == "old"
+    calls: list[str] = []
+
+    def fake(fields, stem, *, paced, profiler_kind="avr"):
+        calls.append(stem)
+        return {"error": "stand-in", "worker": "here"}
+
+    run_campaign(old, fake)
+    recs = [json.loads(x) for x in (tmp_path / "c" / POINTS_FILE).read_text().splitlines()]
+    assert recs[0]["name"] == "d1-rtick-isr-idle" and recs[0]["error"] == "old"
+    assert old.doc["points"]["d1-rtick-isr-idle"]["runs"] == 2 and calls == ["d1-rtick-isr-idle", "d2-rtick-isr-idle"]
