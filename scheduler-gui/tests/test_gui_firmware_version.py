@@ -16,3 +16,4 @@ def test_the_link_health_says_the_firmware_version_as_the_command_line_does(make
     assert fw_version_text(768) == "3.0"
     assert "fw 3.0," in text and "fw 1.0," in text, text
     assert "768" not in text and "fw 256" not in text, text
+    assert "profiler: firmware 3.0, protocol 1" in win.connection.health_label.toolTip()

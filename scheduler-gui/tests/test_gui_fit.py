@@ -17,6 +17,14 @@ from PySide6.QtWidgets import QApplication, QWidget
 from test_gui_profile import synthetic_trace, write_run
 
 SCREEN = (1280, 800)
+# the links' health as a run on the bench reports it (mmrig.child.health_of): both nodes' HELLO, the bench's lag
+_HELLO = {"fw_version": 2 << 8, "proto_version": 6, "cpu_hz": 16_000_000, "tick_counts": 1_137_778,
+          "timer_hz": 16_000_000, "baud": 9600}
+_NODE = {"hello": _HELLO, "bytes_in": 5774, "frames_in": 413, "frames_out": 2, "errors": 0, "seq_lost": 0}
+HEALTH = {"nodes": {"profiler": _NODE,
+                    "executor": dict(_NODE, hello=dict(_HELLO, fw_version=6 << 8, tick_counts=17_778, timer_hz=250_000),
+                                     frames_out=203)},
+          "bench": {"lag_max_us": 5517, "bound_us": 11800, "lag_p99_us": 59, "exceeded": 0}}
 
 
 @pytest.fixture(autouse=True)
@@ -91,6 +99,12 @@ def test_the_main_window_fits_the_screen_even_with_a_larger_saved_geometry(qtbot
               win.live.progress, win.log_view, win.start_button, win.stop_button, win.live.stats):
         whole(w)
     item_whole(win.live.plots.time_plot, win.live.plots.time_plot.getAxis("bottom"))
+    # connected, the links' health fills the connection panel: the left column still needs no scrolling
+    win.connection.show_health(HEALTH)
+    settle(qtbot, win)
+    assert not win.left_scroll.verticalScrollBar().isVisible()
+    for w in (win.live.stats, win.start_button, win.connection.health_label):
+        whole(w)
     # a geometry saved on a larger screen (a 1920 x 1200 monitor) opens inside this one
     win.resize(1900, 1150)
     win.save_settings()
@@ -118,6 +132,16 @@ def test_the_profile_window_fits_with_its_legend_time_axis_and_tables(qtbot, tmp
     whole(w.panels[0].tasks)                        # the first run's task table, whole, without scrolling
     for p in w.panels:                              # and every run's column begins on screen
         assert shown_of(p).height() > 0 and shown_of(p).width() > 0, p.run.name
+    # every table below is in its run's column and the column in the scrolled area: none is clipped where no
+    # scroll bar reaches it (word-wrapped lines above them once pushed the last table out of the area)
+    host = w.columns_host
+    scroll = host.parentWidget().parentWidget()            # the scroll area (its viewport holds the columns)
+    for p in w.panels:
+        for t in (p.tasks, p.categories, p.services):
+            r = QRect(t.mapTo(host, QPoint(0, 0)), t.size())
+            assert QRect(p.mapTo(host, QPoint(0, 0)), p.size()).contains(r), (p.run.name, r, p.geometry())
+            assert host.rect().contains(r), (p.run.name, r, host.rect())
+    assert scroll.verticalScrollBar().isVisible() == (host.height() > scroll.viewport().height())
 
 
 def test_the_sweep_window_fits_with_its_table_log_and_figure(qtbot, tmp_path) -> None:
@@ -195,3 +219,10 @@ def test_an_outcome_cell_shows_whole_or_says_it_in_its_tooltip(make_win, qtbot) 
     assert fm.horizontalAdvance(text) + 8 <= table.columnWidth(7), (text, table.columnWidth(7))
     tip = win.model.data(cell, Qt.ItemDataRole.ToolTipRole)
     assert tip and "not measurable" in tip and "4321 us" in tip, tip
+    # a run's worth of rows (the table scrolls): every column whole beside the plots, the outcome's header too
+    win.model.set_rows([stalled._replace(event=i) for i in range(300)])
+    settle(qtbot, win)
+    assert table.verticalScrollBar().isVisible() and not table.horizontalScrollBar().isVisible()
+    header = table.horizontalHeader()
+    assert fm.horizontalAdvance("outcome") + 8 <= header.sectionSize(7), header.sectionSize(7)
+    assert fm.horizontalAdvance(win.model.data(cell)) + 8 <= header.sectionSize(7), header.sectionSize(7)

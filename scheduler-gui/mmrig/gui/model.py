@@ -19,6 +19,9 @@ from mmrig.gui.rows import Row
 
 AVR_TIMER_HZ = 16_000_000    # the AVR profiler's input-capture counter, until a HELLO or a run says otherwise
 HEADERS = ("event", "id", "scheduled tc", "sent (s)", "acked tc", "fired tc", "latency (us)", "outcome")
+# the headers as the table shows them: a second line for the unit, so each column is as narrow as its numbers and
+# the outcome keeps room beside the plots at 1280 x 800
+HEADER_LINES = tuple(h.replace(" ", "\n", 1) if " " in h else h for h in HEADERS)
 OUTCOME_COLOURS = {"ok": QColor("#1b7f3a"), "late": QColor("#b36b00"), "early": QColor("#7a3db8"),
                    "missed": QColor("#c0392b"), "lost": QColor("#7f7f7f")}
 CHUNK = 512
@@ -147,8 +150,11 @@ class EventModel(QAbstractTableModel):
         return 0 if parent.isValid() else NCOLS
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return HEADERS[section]
+        if orientation == Qt.Orientation.Horizontal and 0 <= section < NCOLS:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return HEADER_LINES[section]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return HEADERS[section]
         return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = _DISPLAY) -> Any:

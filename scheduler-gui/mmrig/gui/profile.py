@@ -308,6 +308,25 @@ class RunPanel(QGroupBox):
 PANEL_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
 
 
+class WrapScroll(QScrollArea):
+    """A scroll area whose widget gets the height its word-wrapped lines need at the area's width. QScrollArea
+    sizes its widget by the minimum size hint, which leaves height-for-width out: the runs' columns were squeezed
+    to it and their last table clipped, with no scroll bar to reach it."""
+
+    def fit_height(self) -> None:
+        w = self.widget()
+        if w is None or w.layout() is None:
+            return
+        width = max(self.viewport().width(), w.minimumSizeHint().width())
+        need = w.layout().totalHeightForWidth(width)
+        if need > 0:
+            w.setMinimumHeight(need)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 - Qt
+        super().resizeEvent(event)
+        self.fit_height()
+
+
 class ProfileWindow(QDialog):
     def __init__(self, runs: list[ProfileRun], parent=None) -> None:
         super().__init__(parent)
@@ -341,10 +360,11 @@ class ProfileWindow(QDialog):
         self.columns_host = QWidget()
         self.columns = QHBoxLayout(self.columns_host)
         self.columns.setContentsMargins(0, 0, 0, 0)
-        scroll = QScrollArea()
+        scroll = WrapScroll()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self.columns_host)
         split.addWidget(scroll)
+        self.columns_scroll = scroll
         split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 5)
         split.setSizes([400, 500])
@@ -368,6 +388,7 @@ class ProfileWindow(QDialog):
         panel.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
         self.panels.append(panel)
         self.columns.addWidget(panel, 1)
+        self.columns_scroll.fit_height()
         self.run_combo.addItem(f"{run.name}  (load {run.load_text})" + ("" if run.profile else "  - not traced"))
         self.setWindowTitle("Executor profile: " + " vs ".join(r.name for r in self.runs))
         if len(self.runs) == 1 or (self.run_combo.currentIndex() >= 0 and

@@ -171,14 +171,21 @@ class ConnectionPanel(QGroupBox):
     # ---- health --------------------------------------------------------------------------------------------
     def show_health(self, h: dict[str, Any]) -> None:
         """The links' health (mmrig.child.health_of): each node's identity and counters, the bench's lag."""
-        lines = []
+        lines, tips = [], []
         for name, n in h.get("nodes", {}).items():
             hello = n.get("hello")
             if name == "profiler" and hello and hello.get("timer_hz"):
                 self.tick_changed.emit(1000.0 * hello["tick_counts"] / hello["timer_hz"])
                 self.timer_hz_changed.emit(float(hello["timer_hz"]))
-            ident = (f"fw {fw_version_text(hello['fw_version'])}, proto {hello['proto_version']}, {hello['cpu_hz'] / 1e6:g} MHz, "
-                     f"tick {hello['tick_counts']}/{hello['timer_hz']} s, {hello['baud']} Bd") if hello else "no HELLO"
+            # one line a node in the panel's 360 px (two made the left column taller than a 1280 x 800 screen):
+            # the tick in ms; its exact counts and the protocol version in the tooltip
+            ident = (f"fw {fw_version_text(hello['fw_version'])}, {hello['cpu_hz'] / 1e6:g} MHz, tick "
+                     f"{1000.0 * hello['tick_counts'] / hello['timer_hz']:.3f} ms, {hello['baud']} Bd"
+                     if hello and hello.get("timer_hz") else "no HELLO")
+            if hello:
+                tips.append(f"{name}: firmware {fw_version_text(hello['fw_version'])}, protocol "
+                            f"{hello['proto_version']}, CPU {hello['cpu_hz']} Hz, tick {hello['tick_counts']} counts "
+                            f"of a {hello['timer_hz']} Hz timer, {hello['baud']} Bd")
             err = n.get("errors", 0) + n.get("seq_lost", 0)
             state = f"<span style='color:#c0392b'>GONE: {n['vanished']}</span>" if n.get("vanished") else ""
             lines.append(f"<b>{name}</b>: {ident}<br>&nbsp;&nbsp;in {n['bytes_in']} B / {n['frames_in']} frames, "
@@ -189,6 +196,7 @@ class ConnectionPanel(QGroupBox):
             lines.append(f"<b>bench</b>: lag max {b.get('lag_max_us') or 0:.0f} us (bound {b.get('bound_us') or 0:.0f}), "
                          f"p99 {b.get('lag_p99_us') or 0:.0f} us" + (f", <span style='color:#c0392b'>{bad} over</span>" if bad else ""))
         self.health_label.setText("<br>".join(lines) or "no nodes")
+        self.health_label.setToolTip("\n".join(tips))
         self.last_health = h
 
     def probe(self, endpoint: Endpoint, cfg: RunConfig) -> None:

@@ -8,7 +8,8 @@ from typing import Any, Callable
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QHBoxLayout, QHeaderView, QLabel, QSplitter, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QSplitter, QStyle, QTableView, QVBoxLayout,
+                               QWidget)
 
 from mmsched.budget import format_budget
 from mmrig.gui.model import EventModel
@@ -84,8 +85,18 @@ class LivePanel(QWidget):
         self.table.setAlternatingRowColors(True)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
-        for c, w in enumerate((44, 24, 112, 54, 58, 54, 88)):     # scheduled tc: "82 +12.345 ms" on a grid
-            self.table.setColumnWidth(c, w)
+        # each column as wide as its header's lines or a typical cell, whichever is wider (scheduled tc: "82 +12.345
+        # ms" on a grid), so the last, the outcome, keeps room beside the plots at 1280 x 800 with no horizontal
+        # scrolling
+        fm = self.table.fontMetrics()
+        pad = 2 * (self.table.style().pixelMetric(QStyle.PixelMetric.PM_FocusFrameHMargin) + 1) + 2   # the cell's margins
+        for c, sample in enumerate(("00000", "0", "000 +00.000 ms", "000.000", "00000", "00000", "00000.000")):
+            lines = str(self.model.headerData(c, Qt.Orientation.Horizontal)).split("\n")
+            self.table.setColumnWidth(c, max([fm.horizontalAdvance(sample)] + [fm.horizontalAdvance(t) + 4 for t in lines])
+                                      + pad)
+        # the outcome stretches into what is left, down to its own width ("ok, stalled"): the size the stretched last
+        # section keeps as its least (left at Qt's 100 px, the table scrolled sideways beside the plots)
+        self.table.setColumnWidth(7, fm.horizontalAdvance("ok, stalled") + pad + 4)
         self.table.setMinimumWidth(300)
         self.split.addWidget(self.table)
         self.plots = Plots()
