@@ -226,3 +226,13 @@ def test_an_outcome_cell_shows_whole_or_says_it_in_its_tooltip(make_win, qtbot) 
     header = table.horizontalHeader()
     assert fm.horizontalAdvance("outcome") + 8 <= header.sectionSize(7), header.sectionSize(7)
     assert fm.horizontalAdvance(win.model.data(cell)) + 8 <= header.sectionSize(7), header.sectionSize(7)
+    # every outcome with its reason: the reason is the tooltip's ("missed (past_due)" showed as "missed ...")
+    reasons = [("missed", "past_due"), ("lost", "result_lost"), ("late", "late"), ("early", "early"),
+               ("lost", "injected_delay")]
+    win.model.set_rows([stalled._replace(event=i, outcome=o, reason=r, measurable=True) for i, (o, r) in
+                        enumerate(reasons)] + [stalled._replace(event=i) for i in range(len(reasons), 300)])
+    settle(qtbot, win)
+    for row, (outcome, reason) in enumerate(reasons):
+        text = win.model.data(win.model.index(row, 7))
+        assert fm.horizontalAdvance(text) + 8 <= header.sectionSize(7), (text, header.sectionSize(7))
+        assert reason in win.model.data(win.model.index(row, 7), Qt.ItemDataRole.ToolTipRole)

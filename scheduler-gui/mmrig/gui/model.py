@@ -53,12 +53,11 @@ def scheduled(r: Row, timer_hz: float) -> str:
 
 
 def outcome_text(r: Row) -> str:
-    """The outcome cell: short, so it shows whole in the table's last column (about 100 px at 1280 x 800); the
-    whole story is its tooltip (outcome_tip)."""
+    """The outcome cell: short, so it shows whole in the table's last column (about 90 px at 1280 x 800: "missed
+    (past_due)" showed as "missed ..."); the reason and the whole story are its tooltip (outcome_tip)."""
     if r.outcome is None:
         return "pending"
-    outcome = r.outcome if not r.reason or r.reason == r.outcome else f"{r.outcome} ({r.reason})"
-    return outcome + (", stalled" if not r.measurable else "")
+    return r.outcome + (", stalled" if not r.measurable else "")
 
 
 def outcome_tip(r: Row) -> str:
