@@ -25,6 +25,7 @@ from . import plots, profhistreport, profilereport, sweepplots
 from .csvsafe import write_frame
 from .latstats import variance_text
 from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (PAPER, PaperRow: the report's API)
+from .paper import DESIGN_WORDS, LATENCY_ROWS, PAPER_DESIGN, design
 from .propagation import link_stats
 from .reader import PROFILER_KINDS, RunSet, profiler_kind, read_runs
 from .safefiles import atomic_write
@@ -58,7 +59,9 @@ def comparison(data: RunSet) -> pd.DataFrame:
     """The table against the paper: one row per section 7 experiment, our valid runs that match it pooled.
 
     When the matching runs differ in event generation (aligned / free), each generation gets its own row:
-    pooling them would mix two different experiments. Runs of different profiler kinds (avr, 8051) get rows of
+    pooling them would mix two different experiments. So does each executor design in the rows whose figure
+    is the executor's latency (mmanalysis.paper.design: task dispatch, the paper's, first; ISR dispatch, ours,
+    its own row with "ours, not compared"). Runs of different profiler kinds (avr, 8051) get rows of
     their own too, the `profiler` column saying which: the 8051's polled stamps add tens of us to every latency."""
     valid = set(select(data).shown)   # never an invalid run or a set-aside attempt
     rows = []
@@ -67,13 +70,16 @@ def comparison(data: RunSet) -> pd.DataFrame:
         runs = [r for r in matched if r in valid]
         invalid = [r for r in matched if r not in valid]
         gens = sorted({str(data.meta[r]["config"].get("generation")) for r in runs})
-        groups: dict[tuple[str, str | None], list[str]] = {}
+        groups: dict[tuple[str, str | None, str | None], list[str]] = {}
         for r in runs:
             gen = str(data.meta[r]["config"].get("generation")) if len(gens) > 1 else None
-            groups.setdefault((profiler_kind(data.meta[r]), gen), []).append(r)
-        split = [(k, g, groups[k, g]) for k, g in sorted(groups, key=lambda kg: (_kind_order(kg[0]), kg[1] or ""))]
-        split = split or [(None, None, [])]
-        for kind, gen, group in split:
+            # the executor's design decides whether a latency row compares with the paper's: never pooled
+            des = design(data.meta[r].get("config", {})) if p.key in LATENCY_ROWS else None
+            groups.setdefault((profiler_kind(data.meta[r]), gen, des), []).append(r)
+        split = [(k, g, d, groups[k, g, d]) for k, g, d in
+                 sorted(groups, key=lambda kgd: (_kind_order(kgd[0]), kgd[1] or "", kgd[2] != PAPER_DESIGN))]
+        split = split or [(None, None, None, [])]
+        for kind, gen, des, group in split:
             s = None
             if group:
                 sub = RunSet(data.df[data.df["run"].isin(group)].assign(_all="all"), {r: data.meta[r] for r in group})
@@ -81,13 +87,14 @@ def comparison(data: RunSet) -> pd.DataFrame:
                 s = res.iloc[0] if len(res) else None
             get = (lambda k: s[k]) if s is not None else (lambda k: None)
             bench = all((data.meta[r].get("target") or {}).get("kind") == "bench" for r in group)
-            v = verdict(p, observed_from_row(s, gen or _only_generation(data, group), bench) if s is not None else None)
+            v = verdict(p, observed_from_row(s, gen or _only_generation(data, group), bench, des) if s is not None else None)
             if s is None and group:
                 v = "no events in these runs"
             elif s is None and invalid:
                 v = f"no valid run ({len(invalid)} invalid: {', '.join(invalid)})"
             rows.append({
-                "section": p.section, "experiment": p.experiment + (f" (generation {gen})" if gen else ""),
+                "section": p.section, "experiment": p.experiment + (f" (generation {gen})" if gen else "")
+                + (f" ({DESIGN_WORDS[des]})" if des and des != PAPER_DESIGN else ""),   # the paper's: its own name
                 "profiler": kind or "-",
                 "paper mean (us)": p.mean_us, "paper var (us²)": p.var_us2,
                 "runs": ", ".join(group) or "-", "events": get("events"), "n (ok+late)": get("n"),
@@ -112,8 +119,8 @@ LOAD_HEADERS = ["run", "load", "events", "n", "mean (us)", "var (us²)", "SCHEDU
                 "propagation p99 (ms)", "propagation max (ms)", "slack min (ticks)", "missed"]
 
 LOAD_WORDS = ("What the PC's load can change in mixed mode. The latency is measured by the executor's timer; on "
-              "the virtual bench the executor is idle and the clock exact, so every mixed latency is the same "
-              "dispatch time (variance 0) whatever the PC does: a load effect on the mean can be nothing but 0 there. "
+              "the virtual bench the clock is exact and the executor's spread is its own load's (an idle executor: one "
+              "constant dispatch time), whatever the PC does: a load effect on the mean can only be chance there. "
               "The PC's load shows in how long each SCHEDULE frame took from its creation to the executor's ACK (the "
               "propagation delay), in the slack the event had left on arrival, and, once the slack runs out, in "
               "missed events.")

@@ -42,3 +42,25 @@ def test_only_the_papers_design_gets_a_verdict_against_the_papers_figures() -> N
     # the on-time share of 1 tick ahead does not depend on the dispatch: every design is judged on it
     one_ahead = Observed(events=100, n=50, mean_us=1.5, var_us2=0.0, ok=50, generation="free", design=OUR_DESIGN)
     assert "reproduces the paper's 'about half'" in verdict(BY_KEY["mixed1"], one_ahead)
+
+
+def test_the_report_keeps_each_executor_design_in_a_row_of_its_own(tmp_path) -> None:
+    """Task dispatch (the paper's) and ISR dispatch (ours) of the same experiment are never pooled: the paper's
+    row comes first with a verdict against the paper's figures, ours beside it, not compared."""
+    from mmanalysis import read_runs, synth
+    from mmanalysis.report import comparison
+
+    for name, dispatch, lat in (("task", "task", 37.0), ("isr", "isr", 1.5)):
+        rows = synth.synthetic_events("mixed", 2, False, 40, seed=1)
+        rows["outcome"], rows["reason"], rows["latency_us"] = "ok", "", lat
+        meta = synth.sidecar(name, rows)
+        meta["config"].update(dispatch=dispatch, executor_load_text=PAPER_EXECUTOR_LOAD)
+        synth.write_run(tmp_path / name, rows, meta)
+    table = comparison(read_runs(tmp_path))
+    mine = table[table["section"] == "7.4"]
+    two_ahead = mine[mine["experiment"].str.startswith("mixed, 2 ticks ahead")]
+    assert list(two_ahead["runs"]) == ["task", "isr"]
+    assert two_ahead.iloc[0]["experiment"] == "mixed, 2 ticks ahead"
+    assert two_ahead.iloc[1]["experiment"] == "mixed, 2 ticks ahead (ISR dispatch, ours)"
+    assert two_ahead.iloc[0]["verdict"].startswith("mean and variance lower than the paper's")
+    assert two_ahead.iloc[1]["verdict"].startswith("ours, not compared")
