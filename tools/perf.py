@@ -27,6 +27,7 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "hil/perf/perf_bench8051.py")],
     [sys.executable, str(ROOT / "hil/perf/perf_replay.py")],
     [sys.executable, str(ROOT / "analysis/perf/perf_summary.py")],
+    [sys.executable, str(ROOT / "analysis/perf/perf_report.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui_gantt.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_lockstep.py")],
