@@ -45,6 +45,10 @@ class LivePanel(QWidget):
         self._warm: list = []
         self._build()
         self.model.rowsInserted.connect(self._follow)
+        # a banner or budget shown above the table (often at a run's end) makes it shorter: following, the last
+        # rows stay in view
+        self.live_rows = False                  # the rows are a run's (live, or just ended), not an opened run's
+        self.table.verticalScrollBar().rangeChanged.connect(self._follow_live)
         # plots and statistics: one of the four per tick, in turn, so each updates at ~4 Hz and no single pass
         # of the event loop repaints all three plots at once
         self._redraw = QTimer(self)
@@ -113,6 +117,7 @@ class LivePanel(QWidget):
         self.viewing = False
         self.summary = None
         self.show_budget(None)          # the last normal run's budget is not this run's
+        self.live_rows = True
         self.stats.setTitle("Statistics (live)")
         self.model.clear()
         self.progress.start(count, duration_s)
@@ -122,6 +127,7 @@ class LivePanel(QWidget):
     def show_opened(self, name: str, summary: dict[str, Any] | None) -> None:
         """An opened run: its rows are in the model; its own summary, if it has one, is what the statistics say."""
         self.viewing = True
+        self.live_rows = False
         self.summary = summary
         self.plots.set_series(1)
         self.stats.setTitle(f"Statistics: {name}")
@@ -157,6 +163,10 @@ class LivePanel(QWidget):
     def _follow(self, *_: Any) -> None:
         if self.follow:
             self.table.scrollToBottom()
+
+    def _follow_live(self, *_: Any) -> None:
+        if self.live_rows:
+            self._follow()
 
     def follow_to_end(self) -> None:
         """The run ended and its final rows replaced the live ones (a model reset, which scrolls the table to its
