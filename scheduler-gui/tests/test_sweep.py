@@ -61,7 +61,7 @@ def test_the_report_of_a_campaigns_points_shows_its_figure(campaign, tmp_path) -
     out, code = campaign
     paths = report(out / "points", tmp_path / "rep")
     assert (tmp_path / "rep" / "figures" / "on-time-camp.png").stat().st_size > 1000
-    assert "![on-time share against distance, campaign camp](figures/on-time-camp.png)" in paths["md"].read_text()
+    assert "![On-time share against distance, campaign camp.](figures/on-time-camp.png)" in paths["md"].read_text()
 
 
 def test_resume_runs_only_what_is_missing(campaign, capsys) -> None:
