@@ -1,8 +1,9 @@
 """The benches' own run folders (/tmp/mmbench.XXXXXXXX, made by Bench.start or by mmbench itself): who they belong
 to, and the removal of those whose bench and owner are gone.
 
-A bench ends with its parent (mmbench --parent-fd, hil/bench/parent.c), but a folder Bench made is removed by
-Bench.close, which a process that was killed never ran. So each folder says whose it is: `owner.pid` (the
+A bench ends with its parent (mmbench --parent-fd, hil/bench/parent.c) and then removes the folder its parent
+made for it; a folder whose bench never came up (or was itself killed) is removed by Bench.close, which a process
+that was killed never ran. So each folder says whose it is: `owner.pid` (the
 process that made it for its bench, written by Bench.start at once) and `ready` (the bench's own pid, written by
 mmbench once it is up, removed when it ends). A later Bench.start with a folder of its own calls
 `sweep_stale_run_dirs`: a folder of this user whose owner is not alive and whose bench is not a live mmbench is

@@ -66,7 +66,7 @@ class Journal:
         goes on without a journal), never raised."""
         try:
             export.atomic_write(self.json_path, (json.dumps(sidecar, indent=2, default=str) + "\n").encode())
-            self._fd = os.open(self.csv_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            self._fd = os.open(self.csv_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)   # the umask decides, as for every run file (0644 under 022)
             self._write(export.csv_line(COLUMNS))
         except OSError as exc:
             self._stop(exc)

@@ -20,6 +20,7 @@ from mmhil import LockstepEndpoint
 from mmhil.bench import ensure_built
 from mmsched import export
 from mmsched.config import RunConfig
+from mmsched.journal import Journal
 from mmsched.runner import Runner
 
 MMRIG = [sys.executable, "-m", "mmrig"]
@@ -173,3 +174,16 @@ def test_an_output_in_a_folder_nothing_can_be_created_in_is_refused_up_front(tmp
     (line,) = r.stderr.strip().splitlines()
     assert line.startswith(f"mmrig run: {option}: ") and "/proc" in line, line
     assert not list(tmp_path.iterdir())
+
+
+def test_the_journal_is_created_as_every_run_file_is_under_the_umask(tmp_path: Path) -> None:
+    """0666 less the umask (0644 under 022), as the run's own files: a classmate or a CI job reading the
+    folder can read the events a killed run left behind."""
+    old = os.umask(0o022)
+    try:
+        journal = Journal(tmp_path / "r")
+        journal.open({"name": "r"})
+        assert (journal.csv_path.stat().st_mode & 0o777) == 0o644
+        journal.close()
+    finally:
+        os.umask(old)
