@@ -5,21 +5,34 @@
 #
 #   tools/setup.sh                   everything, from the network (apt, pip and cargo use their usual configuration)
 #   tools/setup.sh --offline DIR     everything from a bundle made by `make bundle` (tools/bundle.sh): no network
-#   tools/setup.sh --debian-only     only the Debian packages, the one step that needs root: run it once as root,
-#                                    then everyone runs `make setup` as a normal user (docs/install-offline.md)
-#   tools/setup.sh --print-apt-packages   the Debian packages setup installs, one a line (tools/bundle.sh)
+#   tools/setup.sh --system [--offline DIR]
+#                                    the one step that needs root, for every user of the machine: the Debian
+#                                    packages and the FreeRTOS kernel, installed once where every user reads it
+#                                    (tools/fetch_freertos.sh --system); says what it did. Nothing in the checkout
+#                                    is written. Afterwards everyone runs `make setup` as a normal user, with no
+#                                    root and no cargo (docs/install-offline.md). Run as root; with sudo it
+#                                    calls itself through sudo. --debian-only is its earlier name.
+#   tools/setup.sh --print-apt-packages [--system] [--offline DIR]
+#                                    the Debian packages that setup with these options wants, one a line
+#                                    (installed or not; tools/bundle.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bundle="" debian_only="" print_apt=""
+bundle="" system="" print_apt=""
+args=("$@")
 while (($#)); do
     case "$1" in
         --offline) [[ $# -ge 2 && -n "$2" ]] || { echo "setup: --offline needs a directory" >&2; exit 2; }
                    bundle="$(realpath -m -- "$2")"; shift 2 ;;
-        --debian-only) debian_only=1; shift ;;
+        --system|--debian-only) system=1; shift ;;
         --print-apt-packages) print_apt=1; shift ;;
         *) echo "setup: unknown argument '$1' (see the head of tools/setup.sh)" >&2; exit 2 ;;
     esac
 done
+if [[ -n $system && -z $print_apt && $(id -u) -ne 0 ]]; then
+    command -v sudo >/dev/null && exec sudo "$root/tools/setup.sh" "${args[@]}"
+    echo "setup: --system installs for every user of the machine: run it as root (su -c '$root/tools/setup.sh --system${bundle:+ --offline $bundle}')" >&2
+    exit 2
+fi
 cd "$root"
 
 # Toolchains and libraries the build and the tests use; see docs/architecture.md for who needs what.
@@ -41,12 +54,14 @@ apt_packages=(
     libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxcb-cursor0 libegl1 libgl1   # Qt's xcb platform plugin
     libglib2.0-0 libdbus-1-3 libfontconfig1 fonts-dejavu-core   # PySide6's own libraries load these; text in screenshots
 )
-if [[ -n $print_apt ]]; then printf '%s\n' "${apt_packages[@]}"; exit 0; fi
-# cargo fetches the FreeRTOS kernel crate: not needed offline (the bundle holds the crate) nor once it is fetched
-# here; --debian-only installs it for the normal users who fetch it into their own clones later
-if [[ -z $bundle ]] && ! command -v cargo >/dev/null && [[ -n $debian_only || ! -e build/freertos/kernel/tasks.c ]]; then
+# cargo fetches the FreeRTOS crate. The system step always installs Debian's (online): whatever root's own PATH
+# holds, it fetches the shared kernel with it if root has no cargo of its own, and it stays for users whose
+# checkout would want another kernel than the shared one. Not needed from a bundle (it holds the crate), nor when
+# a kernel is at hand (the clone's build/freertos/kernel or the machine's shared copy), nor with a cargo on PATH.
+if [[ -z $bundle ]] && { [[ -n $system ]] || ! { command -v cargo >/dev/null || tools/fetch_freertos.sh --available; }; }; then
     apt_packages+=(cargo)
 fi
+if [[ -n $print_apt ]]; then printf '%s\n' "${apt_packages[@]}"; exit 0; fi
 
 # The bundle: its manifest lists every file with its sha256; check them all before using any (one line, exit 2).
 bundle_fail() { echo "setup: offline bundle $bundle: $* (a bundle comes from 'make bundle': docs/install-offline.md)" >&2; exit 2; }
@@ -80,13 +95,14 @@ missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
+[[ -z $system ]] || echo "setup: the system step: Debian packages and the FreeRTOS kernel, for every user of this machine"
 if ((${#missing[@]})); then
     echo "setup: installing Debian packages: ${missing[*]}"
     sudo=""
     if [[ $(id -u) -ne 0 ]]; then
         command -v sudo >/dev/null || {
-            echo "setup: need root to install ${missing[*]}: have it done once with 'sudo tools/setup.sh --debian-only'" \
-                 "${bundle:+--offline $bundle }(docs/install-offline.md), then run make setup again" >&2; exit 1; }
+            echo "setup: need root to install ${missing[*]}: have someone with root run 'tools/setup.sh --system" \
+                 "${bundle:+--offline $bundle}' once (docs/install-offline.md), then run make setup again" >&2; exit 1; }
         sudo="sudo"
     fi
     apt=(env DEBIAN_FRONTEND=noninteractive apt-get)
@@ -103,7 +119,19 @@ if ((${#missing[@]})); then
     $sudo "${apt[@]}" update -qq
     $sudo "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-[[ -z $debian_only ]] || exit 0
+if [[ -n $system ]]; then
+    still=()
+    for pkg in "${apt_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || still+=("$pkg")
+    done
+    ((${#still[@]} == 0)) || { echo "setup: apt did not install ${still[*]}" >&2; exit 1; }
+    echo "setup: Debian packages: all ${#apt_packages[@]} installed (${#missing[@]} by this step," \
+         "$(( ${#apt_packages[@]} - ${#missing[@]} )) were there already)"
+    tools/fetch_freertos.sh --system ${bundle:+--offline "$bundle"}
+    echo "setup: system step done. Every user now runs 'make setup${bundle:+ OFFLINE=$bundle}' as themselves, in a clone" \
+         "of their own: no root, and no cargo or crates registry (the kernel is the shared copy above)"
+    exit 0
+fi
 
 stamp=.venv/.mmrig-installed
 want="$(sha256sum pyproject.toml | cut -d' ' -f1)"
