@@ -196,3 +196,24 @@ def test_stop_right_after_start_waits_for_the_campaign_then_interrupts_it(make_s
     assert w.exit_code == 130, "\n".join(w.log_lines)
     doc = json.loads((folder / "campaign.json").read_text())
     assert doc["status"] == "interrupted" and w.resume_button.isEnabled()
+
+
+def test_the_table_follows_the_points_record_ahead_of_the_snapshot(make_sweep, tmp_path) -> None:
+    """campaign.json's points are a snapshot refreshed every few seconds; points.jsonl has each point's change at
+    once: the window shows a point done as soon as its line is there, and an ended sweep's exit 4 (the cluster
+    lost) in words."""
+    folder = tmp_path / "camp"
+    folder.mkdir()
+    (folder / "campaign.json").write_text(json.dumps({"format": "mmrig-campaign", "version": 2, "points": {
+        "d1-rtick-isr-idle": {"values": {"distance": 1}, "state": "pending", "runs": 0}}}))
+    done = {"name": "d1-rtick-isr-idle", "distance": 1, "state": "done", "runs": 1, "valid": True, "events": 20,
+            "on_time_share": 1.0, "ok": 20, "late": 0, "early": 0, "missed": 0, "lost": 0}
+    (folder / "points.jsonl").write_text(json.dumps(done) + "\n")
+    w = make_sweep(folder)
+    w.refresh()
+    r = rows(w)["d1-rtick-isr-idle"]
+    assert r[1] == "done" and r[2] == "20" and r[5] == "valid", r
+    from PySide6.QtCore import QProcess
+
+    w._finished(4, QProcess.ExitStatus.NormalExit)
+    assert "exit 4 (the Dask cluster was lost" in w.status.text(), w.status.text()

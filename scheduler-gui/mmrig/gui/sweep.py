@@ -2,8 +2,8 @@
 checked with the core's own parse functions (mmrig.sweep.campaign); Start runs `mmrig sweep` with the same
 arguments in a process of its own (QProcess: the GUI stays responsive, Dask stays out of the GUI's process),
 Stop sends it SIGTERM, which the command handles as Ctrl-C (the points done are kept, the campaign is
-resumable). The table follows FOLDER/campaign.json, which the command rewrites atomically after each point;
-when it ends, the campaign's on-time figure (FOLDER/figures/on_time.png) is shown."""
+resumable). The table follows the campaign on disk (FOLDER/points.jsonl, appended at each point's change, and
+campaign.json); when it ends, the campaign's on-time figure (FOLDER/figures/on_time.png) is shown."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QGr
 from mmrig.sweep.campaign import (DISPATCHES, LOADS, Campaign, Plan, SweepError, parse_choices, parse_distances,
                      parse_rates)
 from mmrig.gui.screenfit import fit_to_screen
+from mmanalysis.sweepplots import POINTS_FILE, load_campaign
 from mmrig.gui.widgets.controls import radio_pair
 
 POLL_MS = 400
@@ -406,6 +407,7 @@ class SweepWindow(QDialog):
         doc = self.doc or {}
         totals = doc.get("totals") or {}
         meaning = {0: "", 2: " (bad input: see the log)", 3: " (invalid or failed points)",
+                   4: " (the Dask cluster was lost: no worker or no scheduler; finished points kept, Resume continues)",
                    130: " (interrupted: Resume continues)",
                    -1: " (the sweep process ended abnormally: see the log; Resume continues)"}.get(self.exit_code, "")
         self.status.setText(f"{doc.get('status', 'ended')}: {totals.get('done', 0)}/{totals.get('points', 0)} "
@@ -438,23 +440,30 @@ class SweepWindow(QDialog):
 
     # ---- the campaign on disk --------------------------------------------------------------------
     def refresh(self) -> None:
-        """The table from FOLDER/campaign.json (when it changed), the figure when there is one."""
+        """The table from the campaign on disk (when it changed), the figure when there is one. The points come
+        from FOLDER/points.jsonl, the record each point's change is appended to at once; campaign.json's own
+        points are a snapshot refreshed every few seconds (mmanalysis.sweepplots.load_campaign)."""
         folder = self.folder_path()
         path = folder / "campaign.json" if folder else None
         try:
             mtime = path.stat().st_mtime_ns if path else None
         except OSError:
             mtime = None
+        if mtime is not None:
+            try:
+                mtime = (mtime, (folder / POINTS_FILE).stat().st_mtime_ns)
+            except OSError:
+                mtime = (mtime, None)           # a campaign from before points.jsonl, or none recorded yet
         if mtime is None:
             if self.doc is not None:
                 self.doc, self._doc_mtime = None, None
                 self.table.setRowCount(0)
         elif mtime != self._doc_mtime:
             try:
-                doc = json.loads(path.read_text())
+                doc = load_campaign(folder)
             except (OSError, ValueError):
                 doc = None                      # written atomically, so only a folder that is not a campaign
-            if isinstance(doc, dict) and doc.get("format") == "mmrig-campaign":
+            if isinstance(doc, dict):
                 self.doc, self._doc_mtime = doc, mtime
                 self.fill(doc)
         if not self.running:
