@@ -17,18 +17,18 @@
 #                                    (installed or not; tools/bundle.sh)
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bundle="" system="" print_apt=""
+bundle="" system_step="" print_apt=""
 args=("$@")
 while (($#)); do
     case "$1" in
         --offline) [[ $# -ge 2 && -n "$2" ]] || { echo "setup: --offline needs a directory" >&2; exit 2; }
                    bundle="$(realpath -m -- "$2")"; shift 2 ;;
-        --system|--debian-only) system=1; shift ;;
+        --system|--debian-only) system_step=1; shift ;;
         --print-apt-packages) print_apt=1; shift ;;
         *) echo "setup: unknown argument '$1' (see the head of tools/setup.sh)" >&2; exit 2 ;;
     esac
 done
-if [[ -n $system && -z $print_apt && $(id -u) -ne 0 ]]; then
+if [[ -n $system_step && -z $print_apt && $(id -u) -ne 0 ]]; then
     command -v sudo >/dev/null && exec sudo "$root/tools/setup.sh" "${args[@]}"
     echo "setup: --system installs for every user of the machine: run it as root (su -c '$root/tools/setup.sh --system${bundle:+ --offline $bundle}')" >&2
     exit 2
@@ -58,7 +58,7 @@ apt_packages=(
 # holds, it fetches the shared kernel with it if root has no cargo of its own, and it stays for users whose
 # checkout would want another kernel than the shared one. Not needed from a bundle (it holds the crate), nor when
 # a kernel is at hand (the clone's build/freertos/kernel or the machine's shared copy), nor with a cargo on PATH.
-if [[ -z $bundle ]] && { [[ -n $system ]] || ! { command -v cargo >/dev/null || tools/fetch_freertos.sh --available; }; }; then
+if [[ -z $bundle ]] && { [[ -n $system_step ]] || ! { command -v cargo >/dev/null || tools/fetch_freertos.sh --available; }; }; then
     apt_packages+=(cargo)
 fi
 if [[ -n $print_apt ]]; then printf '%s\n' "${apt_packages[@]}"; exit 0; fi
@@ -95,7 +95,7 @@ missing=()
 for pkg in "${apt_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
 done
-[[ -z $system ]] || echo "setup: the system step: Debian packages and the FreeRTOS kernel, for every user of this machine"
+[[ -z $system_step ]] || echo "setup: the system step: Debian packages and the FreeRTOS kernel, for every user of this machine"
 if ((${#missing[@]})); then
     echo "setup: installing Debian packages: ${missing[*]}"
     sudo=""
@@ -119,7 +119,7 @@ if ((${#missing[@]})); then
     $sudo "${apt[@]}" update -qq
     $sudo "${apt[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-if [[ -n $system ]]; then
+if [[ -n $system_step ]]; then
     still=()
     for pkg in "${apt_packages[@]}"; do
         dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || still+=("$pkg")
