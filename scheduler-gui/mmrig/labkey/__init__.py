@@ -3,10 +3,11 @@
 The key runs what its answers need on the virtual bench, through the `mmrig` command line in a subprocess,
 as a student types it:
 
-- lockstep (`--unpaced`) where the answer must not depend on the host: the executor alone, mixed 1 and 2
-  ticks ahead (tick-aligned and free-running generation), and the two executor runs of step 5 (`--trace`);
-- paced where the question is about the PC: normal mode, and mixed 2 ticks ahead idle and under heavy load
-  (the propagation delay and slack the load can move).
+- lockstep (`--unpaced`) where the answer must not depend on the host: the executor alone, mixed 1 tick
+  ahead tick-aligned and 2 ticks ahead, and the two executor runs of step 5 (`--trace`);
+- paced where the question is about the PC: normal mode, mixed 1 tick ahead with free-running generation
+  (the paper's method, Q6: paced as the students run it, since its share on time is the PC's timing), and
+  mixed 2 ticks ahead idle and under heavy load (the propagation delay and slack the load can move).
 
 A paced run invalid by bench lag alone (a host stall), or any run that ended in a rig error, is run once
 more; an answer whose run is still invalid says so instead of giving figures. `mmrig proto sizes` gives the

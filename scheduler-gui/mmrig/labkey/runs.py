@@ -40,7 +40,10 @@ RUNS: tuple[KeyRun, ...] = (
     KeyRun.of("exp1i-verification-isr", lockstep=True),      # ours beside the paper's design: the dispatch alone differs
     KeyRun.of("exp2-normal", lockstep=False),
     KeyRun.of("exp3-mixed-1ahead", lockstep=True),
-    KeyRun.of("exp3b-mixed-1ahead-free", lockstep=True),
+    # paced, as the students run it (the demo): free-running generation's share on time depends on where the
+    # PC's 97 ms timer falls in the tick and on how late the PC sends, both the PC's timing; in lockstep it
+    # would be one fixed pattern, not what a student's paced run shows
+    KeyRun.of("exp3b-mixed-1ahead-free", lockstep=False),
     KeyRun.of("exp4-mixed-2ahead", lockstep=True),
     KeyRun.of("exp4i-mixed-2ahead-isr", lockstep=True),
     # experiment 4 paced: the idle side of Q9's heavy load, on the same host as experiment 5
