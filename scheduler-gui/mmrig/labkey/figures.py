@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from mmrig.labkey.runs import Made
+from mmrig.labkey.runs import RUNS, Key, KeyRun, Made
 
 
 def f(x: Any, spec: str = ".3f") -> str:
@@ -29,15 +29,32 @@ def schedule_line_ms(proto_sizes: str) -> tuple[int, float]:
 
 
 def experiment_runs(runs: dict[str, Made]) -> list[Made]:
-    """The key's valid runs of the five experiments (not step 5's traced `inside-*` runs)."""
-    return [m for m in runs.values() if m.valid and not m.run.name.startswith("inside")]
+    """The key's valid runs of the five experiments (not step 5's traced `inside-*` runs), in RUNS' order."""
+    return [runs[r.name] for r in RUNS if r.name in runs and runs[r.name].valid and not r.name.startswith("inside")]
+
+
+def missing_experiment_runs(runs: dict[str, Made]) -> list[str]:
+    """The experiment runs of RUNS (not step 5's) the key has no valid run of."""
+    return [r.name for r in RUNS if not r.name.startswith("inside") and (r.name not in runs or not runs[r.name].valid)]
+
+
+def histogram(made: Made) -> dict[str, Any]:
+    """The run's latency histogram: its sidecar's `histogram` (what the GUI and the report draw), or, for a run
+    whose sidecar has none, the same histogram computed from its rows at the mode's default bin width."""
+    h = made.meta.get("histogram")
+    if h and h.get("counts") is not None:
+        return h
+    from mmanalysis.histogram import default_bin_us, latency_histogram
+
+    mode = str((made.meta.get("config") or {}).get("mode") or "mixed")
+    return latency_histogram(made.df.itertuples(index=False), default_bin_us(mode))
 
 
 def tail_events(made: Made) -> tuple[int, int, int, float | None, float | None]:
-    """From the run's latency histogram (sidecar `histogram`): (tallest bin's count, bins holding 1 or 2
-    events, events in them, their lowest and highest bin edge in us). On a linear count axis such a bar is at
-    most 2 / tallest of the plot's height; on log counts it is a third of the way up or more."""
-    h = made.meta.get("histogram") or {}
+    """From the run's latency histogram (`histogram`): (tallest bin's count, bins holding 1 or 2 events, events
+    in them, their lowest and highest bin edge in us). On a linear count axis such a bar is at most
+    2 / tallest of the plot's height; on log counts it is a third of the way up or more."""
+    h = histogram(made)
     counts = np.asarray(h.get("counts") or [], dtype=float)
     if not len(counts) or counts.max() == 0:
         return 0, 0, 0, None, None
@@ -46,6 +63,11 @@ def tail_events(made: Made) -> tuple[int, int, int, float | None, float | None]:
     lo = float(idx[0] * h["bin_us"]) if len(idx) else None
     hi = float((idx[-1] + 1) * h["bin_us"]) if len(idx) else None
     return int(counts.max()), int(small.sum()), int(counts[small].sum()), lo, hi
+
+
+def filled_bins(made: Made) -> int:
+    """How many bins of the run's latency histogram hold an event."""
+    return int((np.asarray(histogram(made).get("counts") or [], dtype=float) > 0).sum())
 
 
 def reasons(made: Made) -> str:
@@ -67,11 +89,41 @@ def slack_table(made: Made) -> dict[str, int]:
     return out
 
 
-def invalid_words(made: Made) -> str | None:
-    """What an answer says instead of figures when its run is invalid; None for a valid run."""
-    if made.valid:
-        return None
-    return f"no valid run ({made.run.name}: {made.meta.get('invalid_reason')}): not answered from this run"
+def valid(key: Key, name: str) -> Made | None:
+    """The key's run NAME when it is there and valid; None otherwise (`no_valid_run` says why)."""
+    m = key.runs.get(name)
+    return m if m is not None and m.valid else None
+
+
+def key_run(name: str) -> KeyRun | None:
+    return next((r for r in RUNS if r.name == name), None)
+
+
+# the students' run that answers what a key run would have (the key's paced exp4 is their exp4)
+STUDENTS_RUN = {"exp4p-mixed-2ahead-paced": "exp4-mixed-2ahead", "inside-idle": "inside/idle",
+                "inside-loaded": "inside/loaded"}
+
+
+def advice(name: str) -> str:
+    """What to do when the key has no valid run of NAME: the students' own run answers it, and how to make it."""
+    run = key_run(name)
+    theirs = STUDENTS_RUN.get(name, f"results/{name}")
+    how = ""
+    if run is not None:
+        lock = ["--unpaced"] if run.lockstep else []
+        how = (f"; if theirs is invalid too, it is run again alone: `mmrig run {' '.join(run.options + tuple(lock))} "
+               f"--count {run.count or 200} --out {theirs} --force` (docs/lab.md, step {5 if run.count else 3})")
+    return (f"the students' own valid `{theirs}` answers it (judge it against docs/lab-instructor.md, \"Expected "
+            f"ranges\"){how}; regenerate the key, with nothing else running, for figures of this machine.")
+
+
+def no_valid_run(key: Key, name: str, what: str = "this question") -> str:
+    """The words an answer gives instead of figures when the key has no valid run of NAME (missing or invalid):
+    always starting "no valid run of `NAME`", which the key's test looks for."""
+    m = key.runs.get(name)
+    why = ("no run of it in this key" if m is None
+           else f"its run is invalid: {m.meta.get('invalid_reason') or 'no reason given'}")
+    return f"no valid run of `{name}` ({why}): {what} cannot be answered from this key; {advice(name)}"
 
 
 def priority_words(made: Made) -> str:

@@ -141,6 +141,30 @@ def make_run(run: KeyRun, out: Path, count: int, log: Callable[[str], None] | No
     return Made(run, meta, data.df, time.monotonic() - t0, attempt, "mmrig " + " ".join(argv))
 
 
+def read_made(run: KeyRun, folder: Path, command: str = "") -> Made | None:
+    """RUN as made earlier into FOLDER (its NAME.csv and NAME.json), None when it is not there."""
+    from mmanalysis.reader import read_run
+
+    csv = folder / f"{run.name}.csv"
+    if not csv.is_file() or not csv.with_suffix(".json").is_file():
+        return None
+    data = read_run(csv)
+    meta = dict(next(iter(data.meta.values())))
+    meta.pop("_csv", None)
+    return Made(run, meta, data.df, 0.0, 1, command or f"(read from {csv})")
+
+
+def read_key(folder: Path, proto_sizes: str) -> Key:
+    """A Key of the runs of RUNS already in FOLDER (a run not there is left out: the key says so), with
+    PROTO_SIZES as `mmrig proto sizes --baud 9600`'s table: to render a key again, or from prepared runs."""
+    key = Key(proto_sizes=proto_sizes)
+    for run in RUNS:
+        made = read_made(run, folder)
+        if made is not None:
+            key.runs[run.name] = made
+    return key
+
+
 def make_key(out: Path, count: int = 200, log: Callable[[str], None] | None = print) -> Key:
     """Every run of RUNS into OUT, and `mmrig proto sizes --baud 9600`'s table."""
     out.mkdir(parents=True, exist_ok=True)
