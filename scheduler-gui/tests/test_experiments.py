@@ -27,7 +27,7 @@ def test_run_options_make_the_demos_configuration(ex: Experiment, monkeypatch) -
 def test_run_options_are_what_a_student_types() -> None:
     assert BY_NAME["exp3b-mixed-1ahead-free"].run_options() == (
         "--mode", "mixed", "--distance", "1", "--generation", "free", "--rate", "97", "--dispatch", "task",
-        "--executor-load", "cpu,rx=20")
+        "--executor-load", "cpu")
     assert BY_NAME["exp2b-normal-disciplined"].run_options() == ("--mode", "normal", "--distance", "1",
                                                                  "--discipline")
     assert BY_NAME["exp5-mixed-2ahead-load"].loaded and not BY_NAME["exp4-mixed-2ahead"].loaded
