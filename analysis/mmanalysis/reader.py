@@ -55,6 +55,13 @@ def profiler_kind(meta: dict) -> str:
     return str(kind) if kind else "avr"
 
 
+def kind_label(name: str, meta: dict) -> str:
+    """The run NAME as a view lists it beside runs of the other profiler kind: "NAME [8051]" for a run the 8051
+    profiler stamped (docs/lab.md step 6), NAME itself for the AVR's (the hand-in's runs keep their names)."""
+    kind = profiler_kind(meta)
+    return name if kind == "avr" else f"{name} [{kind}]"
+
+
 def _line(i: int) -> int:
     return int(i) + 2  # line 1 is the header, row 0 is on line 2
 
@@ -288,14 +295,16 @@ def run_files(paths: Path | str | Iterable[Path | str]) -> list[Path]:
     return files
 
 
-def read_runs(paths: Path | str | Iterable[Path | str]) -> RunSet:
+def read_runs(paths: Path | str | Iterable[Path | str], label_kinds: bool = False) -> RunSet:
     """One run (NAME.csv or NAME.json), a directory of runs, or several of either.
 
     Returns RunSet(df, meta). Raises SchemaError naming file, line and column when a file breaks the format.
+    LABEL_KINDS: each run not stamped by the AVR profiler is named kind_label's "NAME [8051]", so that the 8051
+    demo's results/8051/NAME never takes the name of the AVR run results/NAME (the lab notebook).
     """
     frames, meta = [], {}
     for f in run_files(paths):
-        _add_run(f, frames, meta)
+        _add_run(f, frames, meta, label_kinds)
     df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
     return typed_runset(df, meta)
 
@@ -325,12 +334,16 @@ def read_each(files: Iterable[Path]) -> Readings:
     return Readings(typed_runset(pd.concat(frames, ignore_index=True), meta), problems)
 
 
-def _add_run(f: Path, frames: list[pd.DataFrame], meta: dict[str, dict]) -> None:
+def _add_run(f: Path, frames: list[pd.DataFrame], meta: dict[str, dict], label_kinds: bool = False) -> None:
     rs = read_run(f)
-    name = next(iter(rs.meta))
-    if name in meta:  # two runs with one name: tell them apart by their path
+    read_as, run_meta = next(iter(rs.meta.items()))
+    label = (lambda n: kind_label(n, run_meta)) if label_kinds else (lambda n: n)
+    name = read_as
+    if label(name) in meta:  # two runs with one name: tell them apart by their path
         name = str(f.with_suffix(""))
-        rs = read_run(f, run=name)
+    name = label(name)
+    if name != read_as:
+        rs = RunSet(rs.df.assign(run=name), {name: run_meta})
     frames.append(rs.df)
     meta.update(rs.meta)
 
