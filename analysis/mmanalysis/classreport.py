@@ -18,6 +18,7 @@ A group folder without a readable run, or a run file the reader refuses, is one 
 from __future__ import annotations
 
 import html
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,15 +28,20 @@ import pandas as pd
 from . import plots
 from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
-from .reader import RunSet, find_runs, iter_runs, read_run, typed_runset
+from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
+    typed_runset
 from .safefiles import atomic_write
-from .report import html_page, html_table, md_table
+from .report import _cell, html_page, html_table, md_table
 from .schema import SchemaError, load_condition
-from .selection import is_set_aside, run_kind, select
+from .selection import is_set_aside, run_kind
 from .stats import summarize
 
 TABLE_HEADERS = ["group", "runs", "events", "n (ok+late)", "mean (us)", "var (us²)", "max (us)", "ok / events",
-                 "verdict", "flags"]
+                 "bench sched", "verdict", "flags"]
+FLAG_CHARS = 80         # a flags cell longer than this is cut; its full text in the HTML cell's title, and in a
+                        # numbered note under the Markdown table
+KEY_FOLDER = "lab-key-runs"   # in a class folder: the key's runs (`mmrig lab key --out CLASS/lab-key.md`), no group
+LAB_HTML = "lab.html"         # the executed notebook, exported (docs/lab.md, "What to hand in", item 2)
 TARGET_FLAGS = {"bench": "bench", "boards": "boards", "synthetic": "SYNTHETIC"}
 
 
@@ -47,6 +53,9 @@ class Group:
     folder: Path
     runs: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)       # not a fault of the files: 8051 runs, invalid runs, ...
+    unreadable: list[tuple[str, str, dict | None]] = field(default_factory=list)   # (file, reason, its config)
+    lab_html: Path | None = None
 
 
 @dataclass
@@ -56,9 +65,16 @@ class ClassRuns:
     groups: list[Group]
     path: Path | None = None
 
+    key: RunSet | None = None      # the key's runs (KEY_FOLDER), when the class folder holds them
+    key_problems: list[str] = field(default_factory=list)
+
     @property
     def problems(self) -> list[str]:
-        return [p for g in self.groups for p in g.problems]
+        return [p for g in self.groups for p in g.problems] + self.key_problems
+
+    @property
+    def notes(self) -> list[str]:
+        return [p for g in self.groups for p in g.notes]
 
 
 def group_folder(sub: Path) -> Path:
@@ -79,7 +95,8 @@ def group_runs(sub: Path) -> list[Path]:
 
 
 def _subfolders(path: Path) -> list[Path]:
-    return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith((".", "_")))
+    return sorted(p for p in path.iterdir()
+                  if p.is_dir() and not p.name.startswith((".", "_")) and p.name != KEY_FOLDER)
 
 
 def is_class_folder(path: Path | str) -> bool:
@@ -109,9 +126,75 @@ def _orphan_csvs(folder: Path, recursive: bool) -> list[Path]:
     return out
 
 
+def _reason(exc: Exception) -> str:
+    """The reader's one-line reason, without the file's path (the caller names the file)."""
+    if isinstance(exc, SchemaError):
+        where = (f"line {exc.line}" if exc.line is not None else "") + \
+            (f"{', ' if exc.line is not None else ''}column {exc.column!r}" if exc.column is not None else "")
+        side = " (its sidecar)" if exc.file.endswith(".json") else ""
+        return (f"{where}{side}: " if where or side else "") + exc.detail.replace("\n", " ")
+    return f"{type(exc).__name__}: {exc}".replace("\n", " ")
+
+
+def bench_sched(meta: dict) -> str | None:
+    """The bench's scheduling of a run (sidecar bench.host.sched: 'fifo 10', 'nice -10', 'other'); None for a run
+    not on the bench or a sidecar without it."""
+    host = (meta.get("bench") or {}).get("host") if isinstance(meta.get("bench"), dict) else None
+    sched = host.get("sched") if isinstance(host, dict) else None
+    return str(sched) if sched else None
+
+
+def real_time(sched: str) -> bool:
+    return sched.startswith("fifo") or sched.startswith("rr")
+
+
+def _stem(name: str, meta: dict) -> str:
+    return meta.get("_stem") or name.split("/", 1)[-1]
+
+
+def left_out_why(name: str, meta: dict) -> str | None:
+    """Why a class run is left out of the figures (set aside, invalid), None when it is not. Judged on the run's
+    own name (its stem), so an 8051 attempt ("NAME.attempt1 [8051]") is set aside like an AVR one."""
+    what = (["set-aside attempt"] if is_set_aside(_stem(name, meta)) else []) + \
+        ([f"invalid: {meta.get('invalid_reason') or 'no reason given'}"] if not meta.get("valid", True) else [])
+    return "; ".join(what) or None
+
+
+def _group_notes(g: Group, meta: dict[str, dict]) -> None:
+    """One line per thing a teacher should know that is no fault of the files: 8051 runs (kept apart), runs left
+    out (invalid, set aside), a bench without real-time priority."""
+    for r in g.runs:
+        m = meta[r]
+        if profiler_kind(m) != "avr":
+            g.notes.append(f"{g.name}: {_short(r)}: a run of the {profiler_kind(m)} profiler (docs/lab.md step 6), "
+                           "in rows of its own, never pooled with the AVR runs nor graded")
+        why = left_out_why(r, m)
+        if why:
+            g.notes.append(f"{g.name}: {_short(r)}: {why}; left out of the figures and the grading")
+    scheds = [bench_sched(meta[r]) for r in g.runs if run_kind(meta[r]).endswith("bench")]
+    slow = sorted({x for x in scheds if x and not real_time(x)})
+    if slow:
+        n = sum(1 for x in scheds if x in slow)
+        g.notes.append(f"{g.name}: bench not real-time (bench.host.sched {', '.join(slow)} in {n} of {len(scheds)} "
+                       "bench runs): paced figures may have longer tails and more stalls")
+
+
+def read_key(path: Path) -> tuple[RunSet | None, list[str]]:
+    """The key's runs in PATH/KEY_FOLDER (`mmrig lab key --out PATH/lab-key.md` writes them there): a RunSet, or
+    None when there are none; one line per run the reader refused."""
+    folder = path / KEY_FOLDER
+    if not folder.is_dir():
+        return None, []
+    data, problems = read_each(find_runs(folder))
+    return data, [f"the key ({KEY_FOLDER}/): {x}" for x in problems]
+
+
 def read_class(path: Path | str) -> ClassRuns:
     """Reads every group of the class folder PATH run by run: a run the reader refuses is a problem line of its
-    group, the others are read."""
+    group (and, when its sidecar says which experiment it was, that experiment's row says so), the others are
+    read. A run of the 8051 profiler is named "NAME [8051]" (reader.kind_label). A group without lab.html (the
+    handout's hand-in) is a problem line; 8051 runs, invalid or set-aside runs and a bench without real-time
+    priority are a note line each."""
     path = Path(path)
     groups, frames, meta = [], [], {}
     for sub in _subfolders(path):
@@ -128,28 +211,40 @@ def read_class(path: Path | str) -> ClassRuns:
         for f in files:
             try:
                 rs = read_run(f)                   # read once, then named GROUP/NAME below
-            except SchemaError as exc:
-                g.problems.append(f"{g.name}: {exc}")
-                continue
-            except (OSError, ValueError) as exc:   # not a run the reader can take apart (binary, encoding)
-                g.problems.append(f"{g.name}: {f.relative_to(path)}: unreadable ({type(exc).__name__}: {exc})")
+            except (SchemaError, OSError, ValueError) as exc:   # the format; not a run the reader can take apart
+                rel, why = str(f.relative_to(path)), _reason(exc)
+                try:
+                    cfg = read_sidecar(f.with_suffix(".json")).get("config")
+                except (SchemaError, OSError, ValueError):
+                    cfg = None
+                g.unreadable.append((rel, why, cfg))
+                g.problems.append(f"{g.name}: unreadable: {rel}: {why}")
                 continue
             stem, run_meta = next(iter(rs.meta.items()))   # the sidecar's name, else the file's stem
-            name = f"{g.name}/{stem}"
+            name = f"{g.name}/{kind_label(stem, run_meta)}"
             if name in meta:                       # two runs of one name in a group: their paths tell them apart
-                name = f"{g.name}/{f.relative_to(sub).with_suffix('')}"
+                name = f"{g.name}/{kind_label(str(f.relative_to(sub).with_suffix('')), run_meta)}"
             rs.df["run"] = name                    # what read_run(f, run=name) would have written, without a re-read
             run_meta["_group"] = g.name
+            run_meta["_stem"] = stem
             frames.append(rs.df)
             meta[name] = run_meta
             g.runs.append(name)
-        if not g.runs and not g.problems:
+        g.lab_html = next(iter(sorted(sub.rglob(LAB_HTML))), None)
+        nothing = not g.runs and not g.problems
+        if nothing:
             where = f"{sub.name}/results/" if g.folder != sub else f"{sub.name}/"
-            g.problems.append(f"{g.name}: no runs (NAME.csv + NAME.json) in {where}")
+            g.problems.append(f"{g.name}: no runs (NAME.csv + NAME.json) in {where}"
+                              + (f", no {LAB_HTML}" if g.lab_html is None else ""))
+        elif g.lab_html is None:
+            g.problems.append(f"{g.name}: no {LAB_HTML} (the executed notebook with the answers: docs/lab.md, "
+                              "\"What to hand in\")")
+        _group_notes(g, meta)
         groups.append(g)
+    key, key_problems = read_key(path)
     if not frames:
-        return ClassRuns(None, groups, path)
-    return ClassRuns(typed_runset(pd.concat(frames, ignore_index=True), meta), groups, path)
+        return ClassRuns(None, groups, path, key, key_problems)
+    return ClassRuns(typed_runset(pd.concat(frames, ignore_index=True), meta), groups, path, key, key_problems)
 
 
 def _variant(cfg: dict) -> str:
@@ -176,38 +271,59 @@ def _config_text(meta: dict) -> str:
 
 @dataclass
 class Row:
-    """One group's runs of one experiment (one variant of it)."""
+    """One group's runs of one experiment (one variant of it, one profiler kind)."""
     group: str
     variant: str
     shown: list[str]        # valid, not set aside: pooled into the figures
     left_out: list[tuple[str, str]]   # (run, why)
     values: dict[str, Any]
+    kind: str = "avr"
+    stats: Any = None       # the pooled runs' summarize row (None: no events)
 
 
 def _short(run: str) -> str:
     return run.split("/", 1)[1]
 
 
+def _empty_row(g: Group, p: PaperRow) -> Row:
+    """A group without a readable run of P: 'missing', or 'unreadable: FILE: REASON' when a file the reader
+    refused is (by its sidecar's config) a run of P, or may be (its sidecar unreadable too)."""
+    mine = [(f, why) for f, why, cfg in g.unreadable if cfg is not None and p.match(cfg)]
+    unknown = [(f, why) for f, why, cfg in g.unreadable if cfg is None]
+    if mine:
+        vd, flags = "; ".join(f"unreadable: {f}: {why}" for f, why in mine), "unreadable"
+    elif unknown:
+        vd = "no readable run of this experiment; " + "; ".join(
+            f"unreadable (experiment not known): {f}: {why}" for f, why in unknown)
+        flags = "missing or unreadable"
+    else:
+        vd, flags = "no run of this experiment handed in", "missing"
+    return Row(g.name, "", [], [], {h: None for h in TABLE_HEADERS} | {
+        "group": g.name, "runs": "-", "verdict": vd, "flags": flags})
+
+
 def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
-    """One row per group (and variant of P it has runs of); a group without a run of P gets a row too."""
+    """One row per group (and variant of P it has runs of, and profiler kind: an 8051 run is never pooled with
+    the AVR runs); a group without an AVR run of P gets a row too (missing, or unreadable)."""
     data = cr.data
-    assert data is not None
-    sel = select(data)
-    why = dict(sel.left_out)
     rows = []
     for g in cr.groups:
         if not g.runs:
+            if g.unreadable:
+                rows.append(_empty_row(g, p))
             continue
+        assert data is not None
         matched = [r for r in g.runs if p.match(data.meta[r].get("config", {}))]
-        if not matched:
-            rows.append(Row(g.name, "", [], [], {h: None for h in TABLE_HEADERS} | {
-                "group": g.name, "runs": "-", "verdict": "no run of this experiment handed in", "flags": "missing"}))
-            continue
-        variants = sorted({_variant(data.meta[r]["config"]) for r in matched})
-        for v in variants:
-            runs = [r for r in matched if _variant(data.meta[r]["config"]) == v]
-            shown = [r for r in runs if r not in why]
-            left = [(r, why[r]) for r in runs if r in why]
+        if not any(profiler_kind(data.meta[r]) == "avr" for r in matched):
+            rows.append(_empty_row(g, p))
+        keys = sorted({(profiler_kind(data.meta[r]) != "avr", profiler_kind(data.meta[r]),
+                        _variant(data.meta[r]["config"])) for r in matched})
+        many = len({v for _, _, v in keys}) > 1
+        for _, kind, v in keys:
+            runs = [r for r in matched if profiler_kind(data.meta[r]) == kind and _variant(data.meta[r]["config"]) == v]
+            why = {r: left_out_why(r, data.meta[r]) for r in runs}
+            shown = [r for r in runs if not why[r]]
+            left = [(r, why[r]) for r in runs if why[r]]
             pooled = shown or [r for r, _ in left]
             sub = RunSet(data.df[data.df["run"].isin(pooled)].assign(_all="all"), {r: data.meta[r] for r in pooled})
             s = summarize(sub, by="_all", valid_only=False)
@@ -222,18 +338,23 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
                 vd = verdict(p, observed_from_row(s, gens.pop() if len(gens) == 1 else None, bench))
             kinds = sorted({run_kind(data.meta[r]) for r in runs})
             flags = [target_flag(k) for k in kinds]
-            for r, _ in left:
-                m = data.meta[r]
-                what = (["set-aside attempt"] if is_set_aside(r) else []) + \
-                    ([f"invalid: {m.get('invalid_reason') or 'no reason given'}"] if not m.get("valid", True) else [])
-                flags.append(f"{_short(r)}: {'; '.join(what)}")
+            if kind != "avr":
+                flags.append(f"{kind} profiler (step 6): apart from the AVR runs, not graded")
+            scheds = sorted({x for r in pooled if (x := bench_sched(data.meta[r]))})
+            if any(not real_time(x) for x in scheds):
+                flags.append("bench not real-time")
+            for r, w in left:
+                flags.append(f"{_short(r)}: {w}")
             get = (lambda k: s[k]) if s is not None else (lambda k: None)
+            label = g.name + (f" ({v})" if many or v.startswith(("generation free", "disc")) else "") + \
+                ("" if kind == "avr" else f" [{kind}]")
             rows.append(Row(g.name, v, shown, left, {
-                "group": g.name + (f" ({v})" if len(variants) > 1 or v.startswith(("generation free", "disc")) else ""),
+                "group": label,
                 "runs": ", ".join(_short(r) for r in pooled) + ("" if shown else " (left out)"),
                 "events": get("events"), "n (ok+late)": get("n"), "mean (us)": get("mean_us"),
                 "var (us²)": get("var_us2"), "max (us)": get("max_us"), "ok / events": get("ok_share"),
-                "verdict": vd, "flags": "; ".join(flags)}))
+                "bench sched": ", ".join(scheds) or "-",
+                "verdict": vd, "flags": "; ".join(flags)}, kind, s))
     return rows
 
 
@@ -244,8 +365,7 @@ def experiment_figure(cr: ClassRuns, p: PaperRow, rows: list[Row], include_all: 
     experiment's config, so plots.run_colors gives a group the same colour in every experiment's figure."""
     data = cr.data
     assert data is not None
-    sel = select(data)
-    left_all = {r for r, _ in sel.left_out}
+    left_all = {r for r in data.runs if left_out_why(r, data.meta[r])}
     lines: dict[str, list[str]] = {}
     for row in rows:
         if row.shown:
@@ -285,6 +405,138 @@ def experiment_figure(cr: ClassRuns, p: PaperRow, rows: list[Row], include_all: 
     ax.set_title(f"{p.section} {p.experiment}: latency CDF, one line per group (ok + late, measurable events)"
                  + ("; invalid and set-aside runs shown, marked" if include_all else ""), fontsize=9)
     return fig
+
+
+def cap(text: str, n: int = FLAG_CHARS) -> str:
+    """TEXT cut to N characters (the last one an ellipsis) when longer."""
+    text = str(text)
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
+    """md_table with each flags cell cut to FLAG_CHARS and a note number [n] pointing to NOTES (appended)."""
+    out = []
+    for r in rows:
+        r = list(r)
+        i = headers.index("flags")
+        if r[i] and len(str(r[i])) > FLAG_CHARS:
+            notes.append(str(r[i]))
+            r[i] = cap(r[i], FLAG_CHARS - len(f" [{len(notes)}]")) + f" [{len(notes)}]"
+        out.append(r)
+    return md_table(headers, out)
+
+
+def _html_capped(headers: list[str], rows: list[list]) -> str:
+    """html_table with each flags cell cut to FLAG_CHARS, its full text in the cell's title (a tooltip)."""
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
+    body = []
+    for r in rows:
+        cells = []
+        for h, x in zip(headers, r):
+            text = _cell(h, x)
+            if h == "flags" and len(text) > FLAG_CHARS:
+                cells.append(f"<td title='{html.escape(text, quote=True)}'>{html.escape(cap(text))}</td>")
+            else:
+                cells.append(f"<td>{html.escape(text)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<div class='wide'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>{''.join(body)}</tbody>\n</table></div>"
+
+
+# ---- grading: each group's figures beside the key's ----
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure a question's answer rests on: the STAT (a summarize column) of the group's valid AVR runs of the
+    paper's EXPERIMENT (PaperRow.key; VARIANT: _variant's value, None any). EXPECTED: the range docs/lab-instructor.md
+    "Expected ranges" gives for the bench (a 2-core machine with real-time priority), None where it gives none;
+    NEAR_KEY: the group's figure should be the key's (within 10 %, or 1 us): the executor's dispatch on the
+    bench's exact clock, which the PC cannot move."""
+    question: str
+    experiment: str
+    variant: str | None
+    stat: str
+    what: str
+    expected: tuple[float, float] | None = None
+    expected_text: str = ""
+    near_key: bool = False
+
+
+# The figures and ranges are docs/lab-instructor.md's "Expected ranges" table (bench) as of this commit; "a few
+# hundred us" is read as 100-1000 us. The key's own figures, when its runs are in the class folder, come first.
+GRADING: tuple[Figure, ...] = (
+    Figure("Q1", "executor", None, "mean_us", "exp1 executor alone: mean (us)", near_key=True),
+    Figure("Q1", "executor", None, "var_us2", "exp1 executor alone: variance (us²)"),
+    Figure("Q1, Q4", "mixed2", "generation aligned", "mean_us", "exp4 mixed 2 ahead: mean (us)", near_key=True),
+    Figure("Q4", "mixed2", "generation aligned", "p99_us", "exp4 mixed 2 ahead: p99 (us)"),
+    Figure("Q2", "normal", "naive", "mean_us", "exp2 normal mode: mean (us)", (100, 1000), "a few hundred us"),
+    Figure("Q2, Q4", "normal", "naive", "p99_us", "exp2 normal mode: p99 (us)", (1000, 1500), "about 1-1.5 ms"),
+    Figure("Q1, Q4", "normal", "naive", "max_us", "exp2 normal mode: max (us)", (1500, 3000), "1.5-3 ms"),
+    Figure("Q2", "normal", "naive", "ok_share", "exp2 normal mode: on time", (0.90, 0.97), "90-97 %"),
+    Figure("Q6", "mixed1", "generation free", "ok_share", "exp3b mixed 1 ahead, free-running: on time", (0.60, 0.70),
+           "about 60-70 %"),
+    Figure("Q9", "loaded", None, "missed", "exp5 heavy load: missed events", (0, 0), "none"),
+    Figure("Q9", "loaded", None, "mean_us", "exp5 heavy load: mean (us)", near_key=True),
+)
+GRADING_HEADERS = ["question", "figure", "the group's", "the key's", "expected (instructor's guide)", "as expected?"]
+
+
+def _fig_text(stat: str, x: Any) -> str:
+    if x is None or (isinstance(x, float) and x != x):
+        return "-"
+    if stat == "ok_share":
+        return f"{100 * float(x):.1f} %"
+    if stat == "missed":
+        return str(int(x))
+    return _cell("var (us²)" if stat == "var_us2" else stat, float(x))
+
+
+def key_figure(key: RunSet | None, f: Figure) -> float | None:
+    """F's figure in the key's runs: its valid AVR run of the experiment (the paced one when the key has both,
+    as the students' runs are paced)."""
+    if key is None:
+        return None
+    p = next(p for p in PAPER if p.key == f.experiment)
+    runs = [r for r, m in key.meta.items() if m.get("valid", True) and profiler_kind(m) == "avr"
+            and p.match(m.get("config", {})) and (f.variant is None or _variant(m["config"]) == f.variant)]
+    if not runs:
+        return None
+    runs.sort(key=lambda r: not (key.meta[r].get("target") or {}).get("paced"))
+    s = summarize(RunSet(key.df[key.df["run"] == runs[0]], {runs[0]: key.meta[runs[0]]}), by="run")
+    return None if s.empty else s.iloc[0][f.stat]
+
+
+def grading_rows(cr: ClassRuns, tables: dict[str, list[Row]], g: Group) -> list[list[str]]:
+    """GRADING's figures for the group G: its figure (the valid AVR runs' pooled row of the experiment tables),
+    the key's, the instructor's guide's range, and whether the group's is as expected ('-': nothing to check)."""
+    out = []
+    for f in GRADING:
+        row = next((r for r in tables.get(f.experiment, []) if r.group == g.name and r.kind == "avr" and r.shown
+                    and r.stats is not None and (f.variant is None or r.variant == f.variant)), None)
+        x = None if row is None else row.stats[f.stat]
+        k = key_figure(cr.key, f)
+        ok = "-"
+        bench = row is not None and all(run_kind(cr.data.meta[r]).endswith("bench") for r in row.shown)
+        if x is not None and x == x:
+            if f.near_key and k is not None and k == k:
+                ok = "yes" if abs(x - k) <= max(1.0, 0.1 * abs(k)) else "no"
+            elif f.expected is not None and bench:
+                ok = "yes" if f.expected[0] <= x <= f.expected[1] else "no"
+        exp = f.expected_text or ("the key's" if f.near_key else "")
+        out.append([f.question, f.what, _fig_text(f.stat, x), _fig_text(f.stat, k), exp or "-", ok])
+    return out
+
+
+def _group_line(g: Group, cr: ClassRuns, out: Path) -> tuple[str, str]:
+    """The line above a group's grading table (Markdown, HTML): where its lab.html is, the bench's scheduling."""
+    meta = cr.data.meta if cr.data is not None else {}
+    scheds = sorted({x for r in g.runs if (x := bench_sched(meta[r]))})
+    kinds = sorted({target_flag(run_kind(meta[r])) for r in g.runs})
+    tail = f"; bench scheduling (bench.host.sched): {', '.join(scheds) or '-'}; targets: {', '.join(kinds) or '-'}"
+    if g.lab_html is None:
+        return f"**no {LAB_HTML}**{tail}.", f"<p><b>no {LAB_HTML}</b>{html.escape(tail)}.</p>"
+    rel = os.path.relpath(g.lab_html, out)
+    return (f"answers: [{rel}]({rel}){tail}.",
+            f"<p>answers: <a href='{html.escape(rel, quote=True)}'>{html.escape(rel)}</a>{html.escape(tail)}.</p>")
 
 
 @dataclass
@@ -345,17 +597,23 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         words = "Runs that are none of the paper's experiments (not in the tables): " + ", ".join(other) + "."
         md += [words, ""]
         h.append(f"<p>{html.escape(words)}</p>")
-    if cr.problems:
-        md += ["## Problems", ""] + [f"- {x}" for x in cr.problems] + [""]
-        h += ["<h2>Problems</h2><ul>"] + [f"<li>{html.escape(x)}</li>" for x in cr.problems] + ["</ul>"]
+    if cr.problems or cr.notes:
+        lines = [f"problem: {x}" for x in cr.problems] + [f"note: {x}" for x in cr.notes]
+        md += ["## Problems", "", "One line each: a problem is a fault of the hand-in (a file missing or unreadable), "
+               "a note what the tables do with a run (8051, invalid, set aside) or how it was made.", ""] + \
+            [f"- {x}" for x in lines] + [""]
+        h += ["<h2>Problems</h2><ul>"] + [f"<li>{html.escape(x)}</li>" for x in lines] + ["</ul>"]
     for p in PAPER:
         if p.key not in tables:
             continue
         rows = [[r.values[k] for k in TABLE_HEADERS] for r in tables[p.key]]
         head = f"{p.section} {p.experiment}"
         says = f"The paper: {p.says}."
-        md += [f"## {head}", "", says, "", md_table(TABLE_HEADERS, rows), ""]
-        h += [f"<h2>{html.escape(head)}</h2>", f"<p>{html.escape(says)}</p>", html_table(TABLE_HEADERS, rows)]
+        notes: list[str] = []
+        md += [f"## {head}", "", says, "", _md_capped(TABLE_HEADERS, rows, notes), ""]
+        if notes:
+            md += ["Flags in full: " + " ".join(f"[{i}] {x}" for i, x in enumerate(notes, 1)), ""]
+        h += [f"<h2>{html.escape(head)}</h2>", f"<p>{html.escape(says)}</p>", _html_capped(TABLE_HEADERS, rows)]
         if p.key in figs:
             png, svg = figs[p.key][0], figs[p.key][1]
             md += [f"![{head}: CDF per group](figures/{png.name})", ""]
@@ -364,15 +622,34 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         else:
             md += ["No figure: no group has a run of this experiment to draw.", ""]
             h.append("<p>No figure: no group has a run of this experiment to draw.</p>")
+    if tables:
+        src_key = (f"the key's runs in {KEY_FOLDER}/ ({len(cr.key.runs)} runs; `mmrig lab key --out CLASS/lab-key.md` "
+                   "writes them there)" if cr.key is not None else
+                   f"no key in this class folder (`mmrig lab key --out CLASS/lab-key.md` puts its runs in "
+                   f"CLASS/{KEY_FOLDER}/, and they fill the key's column)")
+        words = ("Per group, the figures the questions rest on: the group's (its valid AVR runs, pooled as in the "
+                 f"tables above) beside the key's ({src_key}) and the range docs/lab-instructor.md \"Expected "
+                 "ranges\" gives for the bench; 'as expected?' is yes or no where there is something to check "
+                 "(within 10 % or 1 us of the key's figure, or inside the range: bench runs only, generated ones posing as bench too), else '-'. The "
+                 "written answers are in each group's lab.html.")
+        md += ["## Grading: each group's figures beside the key's", "", words, ""]
+        h += ["<h2>Grading: each group's figures beside the key's</h2>", f"<p>{html.escape(words)}</p>"]
+        for g in cr.groups:
+            line_md, line_h = _group_line(g, cr, out)
+            rows = grading_rows(cr, tables, g) if g.runs else []
+            md += [f"### {g.name}", "", line_md, ""] + ([md_table(GRADING_HEADERS, rows), ""] if rows else
+                                                         ["No readable run.", ""])
+            h += [f"<h3>{html.escape(g.name)}</h3>", line_h] + ([html_table(GRADING_HEADERS, rows)] if rows else
+                                                               ["<p>No readable run.</p>"])
     atomic_write(out / "report.md", "\n".join(md).encode())
     atomic_write(out / "report.html", html_page(title, h).encode())
     return ClassReport(out / "report.md", out / "report.html", out / "class.csv", out / "figures", tables)
 
 
 def headline(cr: ClassRuns, rep: ClassReport) -> list[str]:
-    """A few lines for a terminal: groups and runs read, left out, each problem on a line of its own."""
+    """A few lines for a terminal: groups and runs read, left out, then each problem and note on a line of its own."""
     read = [g for g in cr.groups if g.runs]
-    left = len(select(cr.data).left_out) if cr.data is not None else 0
+    left = sum(1 for r in cr.data.runs if left_out_why(r, cr.data.meta[r])) if cr.data is not None else 0
     lines = [f"class: {len(cr.groups)} group folders, {len(read)} with runs, {sum(len(g.runs) for g in read)} runs read"
              + (f"; {left} invalid or set aside (flagged in the tables, left out of the figures unless --all)"
                 if left else "")]
@@ -381,4 +658,5 @@ def headline(cr: ClassRuns, rep: ClassReport) -> list[str]:
     if missing:
         lines.append(f"experiments missing from a group's hand-in: {missing} (rows marked 'missing')")
     lines += [f"problem: {x}" for x in cr.problems]
+    lines += [f"note: {x}" for x in cr.notes]
     return lines
