@@ -100,7 +100,7 @@ def key_run(name: str) -> KeyRun | None:
 
 
 # the students' run that answers what a key run would have (the key's paced exp4 is their exp4)
-STUDENTS_RUN = {"exp4p-mixed-2ahead-paced": "exp4-mixed-2ahead", "inside-idle": "inside/idle",
+STUDENTS_RUN = {"exp4p-mixed-2ahead-paced": "results/exp4-mixed-2ahead", "inside-idle": "inside/idle",
                 "inside-loaded": "inside/loaded"}
 
 
