@@ -375,31 +375,6 @@ LOAD_COLORS = {"idle": "black", "cpu": "tab:red", "memory": "tab:blue", "disk": 
                "network": "tab:purple", "heavy": "tab:olive", "all": "tab:brown"}
 
 
-def load_cdf_data(data: RunSet, runs: list[str] | None = None) -> dict[tuple[str, int], dict[str, np.ndarray]]:
-    """(mode, distance) -> load condition -> the sorted latencies (us) of the measured events (ok + late,
-    measurable, > 0) of RUNS (default: all) pooled per condition. Groups in the paper's order, conditions in
-    LOAD_CONDITIONS' order. What load_cdf draws; a view that draws its own (the GUI) can take it as it is."""
-    df = data.df
-    measured = df["outcome"].isin(MEASURED).to_numpy() & df["measurable"].to_numpy(dtype=bool)
-    groups: dict[tuple[str, int], dict[str, list[np.ndarray]]] = {}
-    for run in _runs(data, runs):
-        cfg = data.meta[run].get("config", {})
-        m = measured & (df["run"] == run).to_numpy()
-        lat = df["latency_us"].to_numpy()[m]
-        lat = lat[lat > 0]                                   # a log axis
-        if not len(lat):
-            continue
-        key = (str(cfg.get("mode")), int(cfg.get("distance") or 0))
-        groups.setdefault(key, {}).setdefault(load_condition(cfg.get("load")), []).append(lat)
-
-    def order(c: str) -> tuple[int, str]:
-        return (LOAD_CONDITIONS.index(c) if c in LOAD_CONDITIONS else len(LOAD_CONDITIONS), c)
-    out = {}
-    for key in sorted(groups, key=lambda k: (EXPERIMENT_ORDER.get(k[0], 9), k[1])):
-        out[key] = {c: np.sort(np.concatenate(groups[key][c])) for c in sorted(groups[key], key=order)}
-    return out
-
-
 GENERATION_WORDS = {"aligned": "tick-aligned generation", "free": "free-running generation",
                     "periodic": "periodic series"}
 

@@ -67,9 +67,10 @@ def test_paper_rows_match_by_condition(runs) -> None:
 
 def test_load_cdf_one_line_per_condition_labels_apart(runs, tmp_path) -> None:
     data = read_runs(runs)
-    groups = plots.load_cdf_data(data)
-    assert list(groups) == [("normal", 1), ("mixed", 2)]
-    assert list(groups[("normal", 1)]) == list(LOAD_CONDITIONS) and list(groups[("mixed", 2)]) == ["idle", "cpu", "heavy"]
+    groups = plots.load_cdf_panels(data)
+    normal, mixed = ("normal", 1, "", ""), ("mixed", 2, "aligned", "")
+    assert list(groups) == [normal, mixed]
+    assert list(groups[normal]) == list(LOAD_CONDITIONS) and list(groups[mixed]) == ["idle", "cpu", "heavy"]
     for conds in groups.values():
         for lat in conds.values():
             assert np.all(np.diff(lat) >= 0) and lat[0] > 0

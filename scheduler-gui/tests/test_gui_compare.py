@@ -75,9 +75,9 @@ def test_the_compare_cdf_curves_have_colours_of_their_own_and_a_legend(make_win,
     assert len(cmp.load_cdf.lines) == 2                      # both idle: one line each for mixed and normal
     colours = {name: line.opts["pen"].color().name() for name, line in cmp.load_cdf.lines.items()}
     # they were both black; now each its run's colour in the rest of the window: A blue, B red
-    assert colours == {"idle (mixed d=2)": "#1f77b4", "idle (normal d=2)": "#d62728"}, colours
+    assert colours == {"idle (mixed d=2 aligned)": "#1f77b4", "idle (normal d=2)": "#d62728"}, colours
     names = {label.text for _, label in cmp.load_cdf.plotItem.legend.items}
-    assert {"idle (mixed d=2) (n=30)", "idle (normal d=2) (n=30)"} <= names, names
+    assert {"idle (mixed d=2 aligned) (n=30)", "idle (normal d=2) (n=30)"} <= names, names
 
 
 def test_compare_and_profile_ask_for_the_same_run_files_and_take_either(make_win, tmp_path, synthetic_run,
@@ -114,3 +114,18 @@ def test_compare_and_profile_ask_for_the_same_run_files_and_take_either(make_win
     win.open_dialog()
     assert len(set(asked.values())) == 1, asked               # one kind of file, whichever window asks
     assert "*.csv" in next(iter(asked.values())) and "*.json" in next(iter(asked.values()))
+
+
+def test_the_compare_cdf_keeps_aligned_and_free_running_runs_apart(make_win, tmp_path, synthetic_run) -> None:
+    """Tick-aligned and free-running 1-ahead runs are two experiments (the report's load CDF keeps them in panels
+    of their own): two idle lines, never one pooled line."""
+    import json
+
+    a = synthetic_run(tmp_path, np.linspace(40.0, 80.0, 30).tolist(), "aligned", "mixed", 1)
+    b = synthetic_run(tmp_path, np.linspace(40.0, 90.0, 30).tolist(), "free", "mixed", 1)
+    side = b.with_suffix(".json")
+    meta = json.loads(side.read_text())
+    meta["config"]["generation"] = "free"
+    side.write_text(json.dumps(meta))
+    cmp = make_win().compare(a, b)
+    assert set(cmp.load_cdf.lines) == {"idle (mixed d=1 aligned)", "idle (mixed d=1 free)"}, set(cmp.load_cdf.lines)

@@ -1,6 +1,6 @@
 """Two earlier runs side by side: their statistics and their latency plots overlaid (blue: A, red: B), their
 latency CDF per PC load condition on a log time axis (the report's load-cdf: mmanalysis.plots'
-load_cdf_data, drawn here with pyqtgraph), and, when they are points of `mmrig sweep` campaigns, each
+load_cdf_panels, drawn here with pyqtgraph), and, when they are points of `mmrig sweep` campaigns, each
 campaign's on-time share against distance (the report's on-time figure: mmanalysis.sweepplots' series)."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class LoadCdf(pg.PlotWidget):
         for lines the conditions' colours do not tell apart."""
         super().__init__(parent, title="CDF per PC load condition", axisItems={"bottom": LatencyAxis("bottom")})
         from mmanalysis import read_runs
-        from mmanalysis.plots import LOAD_COLORS, load_cdf_data, us_text
+        from mmanalysis.plots import LOAD_COLORS, load_cdf_panels, us_text
 
         self.setLogMode(x=True, y=False)
         self.setLabel("bottom", "latency (log)")
@@ -60,9 +60,11 @@ class LoadCdf(pg.PlotWidget):
         legend = pg.LegendItem(colCount=2)
         self.plotItem.layout.addItem(legend, 4, 1)
         self.plotItem.legend = legend                       # plot(name=...) adds each line to it
-        groups = load_cdf_data(read_runs([run_csv(p) for p in paths]))
+        # one line per load condition within one experiment (mmanalysis.plots.experiment_key: tick-aligned and
+        # free-running 1-ahead runs are two experiments, never pooled), as the report's load CDF
+        groups = load_cdf_panels(read_runs([run_csv(p) for p in paths]))
         several = len(groups) > 1
-        lines = [(f"{cond} ({key[0]} d={key[1]})" if several else cond, cond, lat)
+        lines = [(f"{cond} ({' '.join([key[0], f'd={key[1]}', *filter(None, key[2:])])})" if several else cond, cond, lat)
                  for key, conds in groups.items() for cond, lat in conds.items()]
         keys = [(str(key[0]), int(key[1]), cond) for key, conds in groups.items() for cond in conds]
         self.lines: dict[str, pg.PlotDataItem] = {}
