@@ -22,7 +22,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if len(args.runs) == 1 and is_class_folder(args.runs[0]):
         return cmd_class_report(args)
     try:
-        data, problems = read_each(run_files(args.runs))
+        # the 8051 demo's results/8051/NAME beside the AVR's results/NAME: "NAME [8051]", never a clash of names
+        data, problems = read_each(run_files(args.runs), label_kinds=True)
     except FileNotFoundError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 2

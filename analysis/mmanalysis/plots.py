@@ -95,6 +95,7 @@ def _label(data: RunSet, run: str) -> str:
     m = data.meta[run]
     suffix = "" if m.get("valid", True) else " (INVALID)"
     kind = f" [{profiler_kind(m)}]" if len({profiler_kind(x) for x in data.meta.values()}) > 1 else ""
+    kind = "" if run.endswith(kind) else kind        # read with label_kinds: the name says it already
     return f"{run}{kind}{suffix}"
 
 

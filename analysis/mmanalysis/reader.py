@@ -316,15 +316,16 @@ class Readings(NamedTuple):
     problems: list[str]
 
 
-def read_each(files: Iterable[Path]) -> Readings:
+def read_each(files: Iterable[Path], label_kinds: bool = False) -> Readings:
     """The runs FILES (run_files'), each read on its own: a run the reader refuses (SchemaError: the format, text
-    that is not UTF-8; a file it cannot open) is a line of `problems` naming the file, and the others are read."""
+    that is not UTF-8; a file it cannot open) is a line of `problems` naming the file, and the others are read.
+    LABEL_KINDS as read_runs'."""
     frames: list[pd.DataFrame] = []
     meta: dict[str, dict] = {}
     problems: list[str] = []
     for f in files:
         try:
-            _add_run(f, frames, meta)
+            _add_run(f, frames, meta, label_kinds)
         except SchemaError as exc:
             problems.append(str(exc).replace("\n", " "))
         except (OSError, ValueError) as exc:     # not a run the reader can take apart

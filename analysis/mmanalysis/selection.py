@@ -12,11 +12,12 @@ from dataclasses import dataclass, field
 
 from .reader import RunSet
 
-ATTEMPT = re.compile(r"\.attempt\d+$")
+ATTEMPT = re.compile(r"\.attempt\d+( \[[^\]]+\])?$")   # "NAME.attempt1 [8051]": read with the kind in its name
 
 
 def is_set_aside(run: str) -> bool:
-    """NAME.attemptK: an earlier try of the demo's experiment NAME, set aside."""
+    """NAME.attemptK (or NAME.attemptK [8051], reader.kind_label's): an earlier try of the demo's experiment NAME,
+    set aside."""
     return bool(ATTEMPT.search(run))
 
 

@@ -88,3 +88,24 @@ def test_report_labels_runs_by_kind(runs, tmp_path) -> None:
     md = out["md"].read_text()
     assert "profilers: avr, 8051 (grouped apart" in md
     assert "| profiler_kind |" in md and "| profiler |" in md
+
+
+def test_mmrig_report_of_results_keeps_the_8051_demos_runs_apart_by_name(tmp_path) -> None:
+    """The lab's step 6: results/NAME (AVR) and results/8051/NAME (the 8051 demo) have one name; `mmrig report
+    results` names the 8051 one "NAME [8051]" (once), the AVR one NAME, and an 8051 attempt set aside stays set
+    aside."""
+    import subprocess
+    import sys
+
+    from mmanalysis.selection import is_set_aside
+
+    res = tmp_path / "results"
+    write(res, "exp4-mixed-2ahead", "avr", 1)
+    (res / "8051").mkdir()
+    write(res / "8051", "exp4-mixed-2ahead", "8051", 2)
+    done = subprocess.run([sys.executable, "-m", "mmanalysis", "report", str(res), "--out", str(tmp_path / "rep"),
+                           "--no-figures"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "exp4-mixed-2ahead [8051]" in md and "[8051] [8051]" not in md and str(res) not in md
+    assert is_set_aside("exp4-mixed-2ahead.attempt1 [8051]") and not is_set_aside("exp4-mixed-2ahead [8051]")
