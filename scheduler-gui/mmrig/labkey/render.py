@@ -14,7 +14,7 @@ from typing import Callable
 import numpy as np
 
 from mmanalysis.latstats import measured, variance_text
-from mmanalysis.paper import ABOUT_HALF, DESIGN_WORDS, PAPER, Observed, PaperRow, design, verdict
+from mmanalysis.paper import ABOUT_HALF, DESIGN_WORDS, PAPER, PAPER_EXECUTOR_LOAD, Observed, PaperRow, design, verdict
 
 from mmrig.experiments import BY_NAME
 from mmrig.labkey.figures import (experiment_runs, f, filled_bins, histogram, missing_experiment_runs,
@@ -62,7 +62,8 @@ def header(key: Key, command: str, count: int) -> list[str]:
             "\"Differences between groups that are normal\"). `exp3b-mixed-1ahead-free` is paced as the students run "
             "it: its share on time depends on where the PC's free-running timer falls in the tick and on how late "
             "the PC sends. The experiments compared with the paper run the paper's executor design (task "
-            "dispatch, executor load `cpu,rx=20`); `exp1i` and `exp4i` are ours (ISR dispatch, the same load).", "",
+            f"dispatch, executor load `{PAPER_EXECUTOR_LOAD}`); `exp1i` and `exp4i` are ours (ISR dispatch, the same "
+            "load).", "",
             "Runs: " + "; ".join(runs), ""] + \
         ([f"**No valid run of {names(missing)}**: the answers that need them say so instead of giving figures.", ""]
          if missing else [])
