@@ -17,6 +17,7 @@ from .endpoint import Reason
 from .event import Event
 from .faults import counter_faults, describe_counters
 from .runface import RunFace
+from .runstate import TickSuspect
 from .servo import ClockServo
 
 
@@ -48,7 +49,14 @@ def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
     some were lost on the line: that is no disagreement of the nodes. Else the nodes disagree on the tick, a
     timecode fault; the offset is learned again. Not judged at all when the run's own process was held off the
     CPU at `at` or up to two ticks before it (ownstall.py), nor while BACKLOG_FRAMES or more frames wait to be
-    handled (the loop is behind): when the frame came is unknown then."""
+    handled (the loop is behind): when the frame came is unknown then.
+
+    A frame whose tick is *behind* is not yet a fault: on a loaded host the run's reader thread can be held back
+    while the rest of the process runs (seen on a 2-vCPU VM at load 4: an ACK read four ticks, 284 ms, after the
+    executor sent it, the bench's output on time and the process's stall watch quiet), and a late read makes a
+    frame look old, never new. A disagreement of the nodes (a loose or stuck timecode wire, a count that slipped)
+    persists: the fault is raised when a frame read at least a tick after the first disagrees too, with no frame
+    agreeing in between; an agreeing frame clears it (counted). A frame *ahead* of the PC's tick is a fault at once."""
     st = r.state
     assert st is not None
     cur = st.tracker.current
@@ -61,12 +69,39 @@ def check_executor_tick(r: RunFace, tc: int, what: str, at: float) -> None:
         r.count("tick_checks_in_backlog")
         return
     clock = st.tracker.now_tc(at) if st.tracker.ready else cur
+    first = st.tick_suspect
     if min(cur, clock) - 2 <= tc <= max(cur, clock) + 1:
+        if first is not None:               # a lone disagreement: that frame was read late, the nodes agree
+            r.count("tick_checks_not_confirmed")
+            st.tick_suspect = None
         return
-    r.count("ack_timecode_mismatch")
-    r.faults.raise_("timecode_fault", "executor", r.rel(at),
-                    f"{what} stamped at tick {tc}, the profiler's is {cur} (by the PC's clock {clock})", r.in_flight())
+    if first is None and tc < min(cur, clock) - 2:
+        # behind the PC's tick: what a frame read late looks like (a late read never makes a tick look ahead)
+        st.tick_suspect = TickSuspect(tc, what, at, cur, clock, tuple(r.in_flight()))
+        r.count("tick_checks_suspect")
+        return
+    if first is None:                       # ahead of any tick the PC can explain: no late read makes that
+        st.tick_suspect = TickSuspect(tc, what, at, cur, clock, tuple(r.in_flight()))
+        raise_tick_fault(r)
+        recover(r, "status", at)
+        return
+    if at - first.at < st.timebase.tick_s:  # read in the same late batch as the first: no new evidence
+        return
+    raise_tick_fault(r, f"; {what} read {at - first.at:.3f} s later at tick {tc} disagreed too")
     recover(r, "status", at)
+
+
+def raise_tick_fault(r: RunFace, more: str = "") -> None:
+    """The pending disagreement (RunState.tick_suspect) as a timecode fault, dated at its first frame, touching the
+    events in flight then and now."""
+    st = r.state
+    assert st is not None and st.tick_suspect is not None
+    first, st.tick_suspect = st.tick_suspect, None
+    r.count("ack_timecode_mismatch")
+    touched = list(first.in_flight) + [e for e in r.in_flight() if all(e is not x for x in first.in_flight)]
+    r.faults.raise_("timecode_fault", "executor", r.rel(first.at),
+                    f"{first.what} stamped at tick {first.tc}, the profiler's is {first.cur} (by the PC's clock "
+                    f"{first.clock}){more}", touched)
 
 
 def measured_nodes(r: RunFace) -> set[str]:
@@ -103,6 +138,8 @@ def node_reset(r: RunFace, node: str, detail: str, at: float) -> None:
     assert st is not None
     r.reset_nodes.add(node)
     if node == "profiler":
+        if st.tick_suspect is not None:     # the reset's first sign, not yet confirmed: it is the reset's doing
+            raise_tick_fault(r)
         r.faults.explain("timecode_fault", r.rel(at) - RESET_EXPLAINS_S, "node_reset", node)
     r.faults.raise_("node_reset", node, r.rel(at), detail, r.in_flight())
     for e in r.in_flight():

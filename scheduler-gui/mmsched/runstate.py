@@ -47,6 +47,17 @@ def check_hello(hello: Hello) -> None:
                        f"{tick_s:.3g} s, not in {TICK_SENSE_S[0]:g}..{TICK_SENSE_S[1]:g} s")
 
 
+@dataclass(frozen=True)
+class TickSuspect:
+    """An executor frame stamped in a tick the PC could not explain when it read it (recovery.check_executor_tick)."""
+    tc: int           # the executor's tick (mapped by the offset)
+    what: str         # the frame, in words ("ACK of tag 4")
+    at: float         # when the PC read it
+    cur: int          # the profiler's last TIMECODE read then
+    clock: int        # the tick in force by the PC's clock then
+    in_flight: tuple = ()   # the events in flight then: the ones a fault confirmed later touches
+
+
 @dataclass
 class RunState:
     timebase: TimeBase
@@ -81,6 +92,9 @@ class RunState:
     # the way back from a fault of the rig (runner.recover): the step under way, when its request went out,
     # how often, and the TIMECODE frames seen since a profiler's restart
     recovering: str | None = None
+    # an executor frame whose tick disagreed with the PC's, not yet judged (recovery.check_executor_tick): a fault
+    # of the nodes only if a frame read a tick or more later disagrees too, with none agreeing in between
+    tick_suspect: "TickSuspect | None" = None
     recovery_sent: float = 0.0
     recovery_tries: int = 0
     recovery_tcs: int = 0

@@ -35,11 +35,44 @@ def test_an_executor_ahead_of_the_last_timecode_read_but_on_the_pcs_tick_is_no_f
     assert r.faults.section() == [] and r.counters.get("ack_timecode_mismatch") is None
 
 
-def test_an_executor_on_another_tick_than_any_the_pc_can_explain_is_a_timecode_fault() -> None:
+def test_an_executor_ahead_of_any_tick_the_pc_can_explain_is_a_timecode_fault_at_once() -> None:
+    """Ten ticks ahead of the clock: no late read makes a frame look new, so the nodes disagree."""
     r = runner_that_read_timecodes_up_to(25)
-    recovery.check_executor_tick(r, 35, "ACK of tag 4", 25 * TICK + 0.013)      # ten ticks ahead of the clock
-    assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
+    recovery.check_executor_tick(r, 35, "ACK of tag 4", 25 * TICK + 0.013)
+    faults = r.faults.section()
+    assert [f["kind"] for f in faults] == ["timecode_fault"] and "ACK of tag 4 stamped at tick 35" in faults[0]["detail"]
     assert r.counters["ack_timecode_mismatch"] == 1
+
+
+def test_an_executor_behind_the_pc_for_good_is_a_timecode_fault_at_its_second_frame() -> None:
+    """Ten ticks behind, and still so a tick later with nothing agreeing between: the counts differ for good (a
+    slipped count, a loose wire), a timecode fault named by the first frame."""
+    r = runner_that_read_timecodes_up_to(25)
+    recovery.check_executor_tick(r, 15, "ACK of tag 4", 25 * TICK + 0.013)
+    assert r.faults.section() == [] and r.counters["tick_checks_suspect"] == 1
+    r.state.tracker.update(26, 26 * TICK + r.state.tracker.wire_s)
+    recovery.check_executor_tick(r, 16, "FIRED of tag 4", 26 * TICK + 0.013)
+    faults = r.faults.section()
+    assert [f["kind"] for f in faults] == ["timecode_fault"] and "ACK of tag 4 stamped at tick 15" in faults[0]["detail"]
+    assert r.counters["ack_timecode_mismatch"] == 1
+
+
+def test_one_frame_read_late_while_the_rest_of_the_process_ran_is_no_fault_of_the_nodes() -> None:
+    """A loaded host held the run's reader back 4 ticks while its stall watch kept beating (seen: an ACK stamped
+    at tick 144 read at 148, the bench's output on time): the next frame agrees, so the nodes agree: no fault,
+    counted. Frames read in the same late batch are no second witness either."""
+    r = runner_that_read_timecodes_up_to(148)
+    late = 148 * TICK + 0.013
+    t = 140 * TICK
+    while t < late:                                     # the process ran on, beating every 5 ms
+        t += 0.005
+        r.own_stalls.beat(t)
+    recovery.check_executor_tick(r, 144, "ACK of tag 130", late)
+    recovery.check_executor_tick(r, 144, "FIRED of tag 129", late + 0.002)      # the same batch
+    assert r.faults.section() == []
+    recovery.check_executor_tick(r, 149, "ACK of tag 131", 149 * TICK + 0.013)
+    assert r.faults.section() == [] and r.counters["tick_checks_not_confirmed"] == 1
+    assert r.state.tick_suspect is None
 
 
 def test_a_frame_read_right_after_the_pcs_own_stall_is_no_evidence_of_the_nodes() -> None:
@@ -59,6 +92,10 @@ def test_a_frame_read_right_after_the_pcs_own_stall_is_no_evidence_of_the_nodes(
         t += 0.005
         r.own_stalls.beat(t)
     recovery.check_executor_tick(r, 27, "FIRED of tag 22", 40 * TICK + 0.001)
+    while t < 41.1 * TICK:
+        t += 0.005
+        r.own_stalls.beat(t)
+    recovery.check_executor_tick(r, 28, "FIRED of tag 23", 41.1 * TICK)
     assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
 
 
@@ -74,4 +111,5 @@ def test_a_frame_read_from_a_long_backlog_is_no_evidence_of_the_nodes() -> None:
     while not r.inbox.empty():
         r.inbox.get()
     recovery.check_executor_tick(r, 86, "FIRED of tag 5213", 103 * TICK)
+    recovery.check_executor_tick(r, 87, "FIRED of tag 5214", 104.1 * TICK)
     assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
