@@ -188,7 +188,7 @@ def observed_from_row(row: Mapping[str, Any], generation: str | None, bench: boo
                     generation=generation, bench=bench, design=design)
 
 
-BENCH_CONSTANT = ("bench: one constant dispatch time by construction (exact simulated clock, idle executor), so "
+BENCH_CONSTANT = ("bench: one constant dispatch time by construction (exact simulated clock, nothing in the dispatch's way), so "
                   "variance 0 can be nothing else; it says the firmware's path is short, not how a board behaves")
 # rows whose figure is the executor's latency: the design decides whether they compare with the paper's
 LATENCY_ROWS = ("executor", "mixed2", "loaded")
