@@ -28,8 +28,10 @@ from matplotlib.lines import Line2D
 
 from . import exectrace as et
 
-# The executor's task priorities, highest first (executor/port/avr/main.c, exload.py); the GUI's gantt.py
-# orders its rows the same way. Tasks not named come after these, by name; idle is always last.
+# The executor's task priorities, highest first (executor/port/avr/main.c: tc at configMAX_PRIORITIES - 1, serial
+# below it, the status LED task above idle; exload.py: the periodic load above tc, the CPU load below every other
+# task); the GUI's gantt.py takes its rows' order, colours and categories from here. Tasks not named come after
+# these, by name; idle is always last.
 TASK_PRIORITY = ("load_periodic", "tc", "serial", "status", "led", "load_cpu")
 CATEGORY_COLOURS = {"tick": "#8e6bbf", "dispatch": "#d62728", "serial": "#1f77b4", "load": "#ff7f0e",
                     "status": "#2ca02c", "other": "#8c564b", "idle": "#7f7f7f", "sleep": "#cfcfcf"}

@@ -24,27 +24,13 @@ from PySide6.QtGui import QBrush, QColor, QPen
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
 
 from mmanalysis import exectrace as et
+# the task order, the colours (categories, timecode and event edges), the top row's name and a segment's category
+# are the report's Gantt figure's: one definition for both views
+from mmanalysis.ganttplot import (CATEGORY_COLOURS, EVENT_COLOUR, PINS, TASK_PRIORITY,  # noqa: F401  (the GUI's API too)
+                                  TICK_COLOUR, category_of)
 
-# The executor's task priorities, highest first (executor/port/avr/main.c: tc at configMAX_PRIORITIES - 1,
-# serial below it, the status LED task above idle; exload.py: the periodic load above tc, the CPU load below
-# every other task). Tasks not named here come after these, by name; idle is always last.
-TASK_PRIORITY = ("load_periodic", "tc", "serial", "status", "led", "load_cpu")
-
-CATEGORY_COLOURS = {"tick": "#8e6bbf", "dispatch": "#d62728", "serial": "#1f77b4", "load": "#ff7f0e",
-                    "status": "#2ca02c", "other": "#8c564b", "idle": "#7f7f7f", "sleep": "#cfcfcf"}
-TICK_COLOUR = "#3b7dd8"      # the timecode edges
-EVENT_COLOUR = "#c0392b"     # the event edges
-PINS = "tick / event"        # the top row: timecode and event edges
 BAR_HEIGHT = 0.72            # of a row's height (1.0)
 MIN_SHARE = 0.18             # zoomed out: the least height a pixel column with any activity gets
-
-
-def category_of(kind: str, name: str) -> str:
-    if kind == "sleep":
-        return "sleep"
-    if kind == "isr":
-        return et.CATEGORY_OF_VECTOR.get(name, "other")
-    return et.CATEGORY_OF_TASK.get(name, "other")
 
 
 @dataclass
