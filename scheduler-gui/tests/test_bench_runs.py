@@ -19,6 +19,8 @@ from typing import Callable
 import pandas as pd
 import pytest
 
+from mmrig.experiments import EXPERIMENTS
+
 from mmsched.config import RunConfig
 from mmhil import Bench, BenchEndpoint
 from mmsched.result import RunResult
@@ -252,7 +254,7 @@ def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> Non
     names = sorted(p.stem for p in tmp_path.glob("*.csv"))
     assert names == sorted(p.stem for p in tmp_path.glob("*.json"))
     shown = [n for n in names if ".attempt" not in n]
-    assert len(shown) == 7                      # the five experiments, 3b free-running, 2b disciplined
+    assert len(shown) == len(EXPERIMENTS) == 9   # the five, 3b free-running, 2b disciplined, 1i and 4i ISR
     for n in set(names) - set(shown):   # attempts the host stalled: set aside, marked invalid, named apart
         meta = json.loads((tmp_path / f"{n}.json").read_text())
         assert meta["valid"] is False and meta["name"] == n and [r["code"] for r in meta["invalid_reasons"]] == ["bench_lag"]
