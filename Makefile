@@ -44,11 +44,13 @@ test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 c
 	$(MAKE) -C protocol/c test mcs51 avr
 
 # The Python suites on WORKERS pytest-xdist workers (2: a 2-vCPU machine's cores; each test that needs a bench
-# starts one of its own), the slowest 25 tests listed at the end
+# starts one of its own), the slowest 25 tests listed at the end; then, by themselves, the tests marked `alone`
+# (a Dask scheduler and workers of their own: beside the paced tests they starved them of the CPUs)
 WORKERS ?= 2
 test-python:
 	$(PY) protocol/vectors/generate.py --check
-	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --durations=25
+	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --durations=25 -m "not alone"
+	$(PY) -m pytest -q -p no:cacheprovider -m alone
 
 test-profiler:  # host tests of the core, the AVR image in simavr, the 8051 image (87C51 limits enforced) in ucsim
 	$(MAKE) -C profiler-fw test

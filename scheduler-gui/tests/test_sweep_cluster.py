@@ -113,6 +113,7 @@ def benches_of(parents: set[int]) -> dict[int, str]:
     return out
 
 
+@pytest.mark.alone
 def test_every_worker_killed_ends_the_campaign_within_seconds_with_the_points_done_kept(cluster, tmp_path) -> None:
     """Both `dask worker`s SIGKILLed while their points run: exit 4 within 30 s (10 s without a worker, the
     default), the points done on disk and in points.jsonl, the campaign 'incomplete'; the killed workers'
@@ -165,6 +166,7 @@ def test_every_worker_killed_ends_the_campaign_within_seconds_with_the_points_do
     assert not [d for d in benches.values() if d and Path(d).exists()], benches
 
 
+@pytest.mark.alone
 def test_the_scheduler_gone_ends_the_campaign_within_seconds(cluster, tmp_path) -> None:
     ensure_built()
     camp = Campaign.open(tmp_path / "camp", Plan(distance=[1, 2, 3, 4, 5, 6], count=400))
@@ -186,6 +188,7 @@ def test_the_scheduler_gone_ends_the_campaign_within_seconds(cluster, tmp_path) 
     assert camp.doc["totals"]["done"] >= 1
 
 
+@pytest.mark.alone
 def test_the_same_points_on_a_local_cluster_and_on_separate_dask_processes(cluster, tmp_path) -> None:
     """Lockstep points are host-independent: the same CSVs, byte for byte, whichever cluster ran them (and the
     same sidecars but for where and when they ran)."""
@@ -205,6 +208,7 @@ def test_the_same_points_on_a_local_cluster_and_on_separate_dask_processes(clust
         assert remote.doc["points"][name]["runs"] == 1
 
 
+@pytest.mark.alone
 def test_a_point_dask_ran_again_counts_both_runs(tmp_path) -> None:
     """A worker SIGKILLed during a point: its nanny starts a new worker and Dask runs the point again; the point's
     `runs` says 2 (each start of the task is an event the client counts)."""
