@@ -36,7 +36,6 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.reader import check_csv_hash, read_sidecar
-from mmanalysis.safefiles import atomic_write
 from mmproto import PROFILER_KINDS
 from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
@@ -44,9 +43,10 @@ from mmsched import __version__
 from mmsched.config import RunConfig, baud_problem
 from mmsched.load import CONDITIONS
 
+from mmrig.sweep.points import (FORMAT_VERSION, POINTS_FILE, SNAPSHOT_MIN_S, SNAPSHOT_SHARE, PointsRecord,  # noqa: F401
+                               PointStore, load_points, write_file)
+
 FORMAT = "mmrig-campaign"
-FORMAT_VERSION = 2          # 2: the points' record in points.jsonl (1: only in campaign.json, still read)
-POINTS_FILE = "points.jsonl"
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
 # creates one event every round(rate / tick) ticks, so 'Nticks' means exactly N ticks for any image whose tick
 # is within a third of a tick of this (the AVR profiler's default is 71.111 ms to 0.2 ppm).
@@ -59,8 +59,6 @@ MAX_DISTANCE = 255
 EXIT_INTERRUPTED = 130       # as a shell reports a process Ctrl-C ended: the points done are kept
 EXIT_CLUSTER_LOST = 4        # no Dask worker left (or the scheduler gone) for lost_after_s: the points done are kept
 LOST_AFTER_S = 10.0          # how long a cluster may have no worker / a silent scheduler before the campaign ends
-SNAPSHOT_MIN_S = 5.0         # campaign.json's points snapshot: at most this often during a run ...
-SNAPSHOT_SHARE = 0.02        # ... and never more than this share of the client's time
 ATTEMPT_TOPIC = "mmrig-sweep-attempt"   # the Dask event a task logs when it begins (run counts of re-run points)
 
 
@@ -255,88 +253,15 @@ def now_iso() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
-# ---- the campaign folder -------------------------------------------------------------------------
-def _write_file(path: Path, data: bytes) -> None:
-    """PATH holds DATA or what it held before (a new temporary file beside it, O_EXCL and O_NOFOLLOW as
-    mmanalysis.safefiles, renamed over it), not fsynced: a point's files are checked at every start (the
-    sidecar's csv_sha256), so one that a crash cut short runs again rather than costing an fsync per file."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
-class PointStore:
-    """FOLDER/points.jsonl, append-only: one line per change of a point's state, written with one write() and
-    flushed (a reader sees whole lines), fsynced at most every `fsync_s` and when closed. A last line a crash
-    cut short is cut off when the store opens."""
-
-    def __init__(self, path: Path, fsync_s: float = 1.0) -> None:
-        self.path = path
-        self.fsync_s = fsync_s
-        self.fd: int | None = None
-        self._synced = 0.0
-        self._dirty = False
-
-    def open(self) -> "PointStore":
-        if self.fd is None:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-            size = os.fstat(self.fd).st_size
-            if size and os.pread(self.fd, 1, size - 1) != b"\n":
-                data = self.path.read_bytes()         # a line a crash cut short: rare, read it all once
-                os.ftruncate(self.fd, data.rfind(b"\n") + 1)
-            self._synced = time.monotonic()
-        return self
-
-    def append(self, rec: dict[str, Any]) -> None:
-        assert self.fd is not None
-        os.write(self.fd, (json.dumps(rec, default=str, separators=(",", ":")) + "\n").encode())
-        self._dirty = True
-        if time.monotonic() - self._synced >= self.fsync_s:
-            self.sync()
-
-    def sync(self) -> None:
-        if self.fd is not None and self._dirty:
-            os.fsync(self.fd)
-            self._dirty = False
-        self._synced = time.monotonic()
-
-    def close(self) -> None:
-        if self.fd is not None:
-            self.sync()
-            os.close(self.fd)
-            self.fd = None
-
-
+# ---- the campaign folder (its record of the points: mmrig.sweep.points) ------------------------
 @dataclass
-class Campaign:
+class Campaign(PointsRecord):
     folder: Path
     plan: Plan
     doc: dict[str, Any]
     store: PointStore | None = None
     _saved_at: float = 0.0
     _save_s: float = 0.0
-
-    @property
-    def path(self) -> Path:
-        return self.folder / "campaign.json"
-
-    @property
-    def points_path(self) -> Path:
-        return self.folder / POINTS_FILE
-
-    @property
-    def points_dir(self) -> Path:
-        return self.folder / "points"
 
     def stem(self, p: Point) -> Path:
         return self.points_dir / p.name
@@ -360,14 +285,7 @@ class Campaign:
             if plan is not None and (plan.axes, plan.options) != (old.axes, old.options):
                 raise SweepError(f"{folder} holds a campaign with other axes or options "
                                  f"({describe(old)}); give another --out, or --resume to continue that one")
-            from mmanalysis.sweepplots import entry_of, read_point_records
-
-            points = doc.setdefault("points", {})
-            if (folder / POINTS_FILE).exists():       # the record; campaign.json's points are a snapshot of it
-                for name, rec in read_point_records(folder).items():
-                    points[name] = entry_of(rec)
-            # else a campaign of format version 1 (points only in campaign.json): its points go into
-            # points.jsonl when it next runs (begin)
+            load_points(folder, doc.setdefault("points", {}))   # the record; campaign.json's are a snapshot
             return cls(folder, old, doc)
         if plan is None:
             raise SweepError(f"--resume: no campaign in {folder} (no campaign.json)")
@@ -396,46 +314,6 @@ class Campaign:
     def todo(self) -> list[Point]:
         return [p for p in self.plan.points() if not self.complete(p) and self.plan.refusal(p) is None]
 
-    def save(self) -> None:
-        """campaign.json, atomically (fsynced), with its points' snapshot."""
-        t0 = time.monotonic()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        self.doc["format_version"] = FORMAT_VERSION
-        self.doc["points_file"] = POINTS_FILE
-        atomic_write(self.path, (json.dumps(self.doc, indent=1, default=str) + "\n").encode())
-        self._saved_at = time.monotonic()
-        self._save_s = self._saved_at - t0
-
-    def maybe_save(self) -> None:
-        """campaign.json again if its snapshot is old enough: every SNAPSHOT_MIN_S at most, and never more than
-        SNAPSHOT_SHARE of the time (at 10,000 points one save takes about a second: one every 50 s then)."""
-        if time.monotonic() - self._saved_at >= max(SNAPSHOT_MIN_S, self._save_s / SNAPSHOT_SHARE):
-            self.save()
-
-    def open_store(self) -> PointStore:
-        """points.jsonl, open to append; a campaign of format version 1 (no points.jsonl) has its points that
-        ran written into it first."""
-        if self.store is None:
-            self.points_dir.mkdir(parents=True, exist_ok=True)
-            fresh = not self.points_path.exists()
-            self.store = PointStore(self.points_path).open()
-            if fresh:
-                for name, e in self.doc.get("points", {}).items():
-                    if e.get("state") in ("done", "failed", "refused"):
-                        self.append(name, e)
-        return self.store
-
-    def append(self, name: str, entry: dict[str, Any]) -> None:
-        from mmanalysis.sweepplots import record_of
-
-        assert self.store is not None
-        self.store.append(record_of(name, entry))
-
-    def close_store(self) -> None:
-        if self.store is not None:
-            self.store.close()
-            self.store = None
-
     def record(self, p: Point, got: dict[str, Any], attempts: int = 1) -> dict[str, Any]:
         """One point's result from `run_point` (wherever it ran, `attempts` times: a point Dask ran again after
         its worker died counts each start): its files written here (the CSV, then the sidecar with the
@@ -451,12 +329,12 @@ class Campaign:
             return entry
         stem = self.stem(p)
         csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
-        _write_file(csv, got["csv"])
+        write_file(csv, got["csv"])
         sidecar = json.loads(got["json"])
         sidecar.setdefault("config", {})["out"] = str(stem)
         sidecar["campaign"] = {"name": self.doc["name"], "point": p.name, "values": p.values(),
                                "worker": got.get("worker")}
-        _write_file(js, (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"))
+        write_file(js, (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"))
         summary = sidecar.get("summary") or {}
         entry.update(state="done", error=None, valid=bool(sidecar.get("valid")),
                      invalid_reason=sidecar.get("invalid_reason"),

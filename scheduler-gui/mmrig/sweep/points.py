@@ -1,0 +1,160 @@
+"""A sweep campaign's record of its points (docs/campaigns.md), as `mmrig.sweep.campaign.Campaign` keeps it:
+
+- `FOLDER/points.jsonl` (`PointStore`): append-only, one flat JSON line each time a point's state changes, written
+  with one write() and flushed at once, fsynced at most every second and when closed; a last line a crash cut
+  short is cut off when the store opens; the last line of a point is its state
+  (`mmanalysis.sweepplots.read_point_records` reads it back);
+- `FOLDER/campaign.json`: the definition, sessions and status, and a snapshot of every point's entry, rewritten
+  atomically (fsynced) when a session starts and ends and, during a run, at most every SNAPSHOT_MIN_S and never
+  more than SNAPSHOT_SHARE of the client's time (`PointsRecord.maybe_save`);
+- a point's own files (`write_file`): replaced whole, not fsynced (their hash is checked at every start).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from mmanalysis.safefiles import atomic_write
+
+FORMAT_VERSION = 2          # 2: the points' record in points.jsonl (1: only in campaign.json, still read)
+POINTS_FILE = "points.jsonl"
+SNAPSHOT_MIN_S = 5.0         # campaign.json's points snapshot: at most this often during a run ...
+SNAPSHOT_SHARE = 0.02        # ... and never more than this share of the client's time
+
+
+def write_file(path: Path, data: bytes) -> None:
+    """PATH holds DATA or what it held before (a new temporary file beside it, O_EXCL and O_NOFOLLOW as
+    mmanalysis.safefiles, renamed over it), not fsynced: a point's files are checked at every start (the
+    sidecar's csv_sha256), so one that a crash cut short runs again rather than costing an fsync per file."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+class PointStore:
+    """FOLDER/points.jsonl, append-only: one line per change of a point's state, written with one write() and
+    flushed (a reader sees whole lines), fsynced at most every `fsync_s` and when closed. A last line a crash
+    cut short is cut off when the store opens."""
+
+    def __init__(self, path: Path, fsync_s: float = 1.0) -> None:
+        self.path = path
+        self.fsync_s = fsync_s
+        self.fd: int | None = None
+        self._synced = 0.0
+        self._dirty = False
+
+    def open(self) -> "PointStore":
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            size = os.fstat(self.fd).st_size
+            if size and os.pread(self.fd, 1, size - 1) != b"\n":
+                data = self.path.read_bytes()         # a line a crash cut short: rare, read it all once
+                os.ftruncate(self.fd, data.rfind(b"\n") + 1)
+            self._synced = time.monotonic()
+        return self
+
+    def append(self, rec: dict[str, Any]) -> None:
+        assert self.fd is not None
+        os.write(self.fd, (json.dumps(rec, default=str, separators=(",", ":")) + "\n").encode())
+        self._dirty = True
+        if time.monotonic() - self._synced >= self.fsync_s:
+            self.sync()
+
+    def sync(self) -> None:
+        if self.fd is not None and self._dirty:
+            os.fsync(self.fd)
+            self._dirty = False
+        self._synced = time.monotonic()
+
+    def close(self) -> None:
+        if self.fd is not None:
+            self.sync()
+            os.close(self.fd)
+            self.fd = None
+
+
+def load_points(folder: Path, points: dict[str, Any]) -> None:
+    """POINTS (campaign.json's snapshot) brought up to date from FOLDER's points.jsonl, the record. A campaign of
+    format version 1 has no points.jsonl (points only in campaign.json): its points go into points.jsonl when it
+    next runs (`PointsRecord.open_store`)."""
+    from mmanalysis.sweepplots import entry_of, read_point_records
+
+    if (folder / POINTS_FILE).exists():
+        for name, rec in read_point_records(folder).items():
+            points[name] = entry_of(rec)
+
+
+class PointsRecord:
+    """The record half of `Campaign` (a dataclass with these fields): points.jsonl and campaign.json's snapshot."""
+
+    folder: Path
+    doc: dict[str, Any]
+    store: PointStore | None
+    _saved_at: float
+    _save_s: float
+
+    @property
+    def path(self) -> Path:
+        return self.folder / "campaign.json"
+
+    @property
+    def points_path(self) -> Path:
+        return self.folder / POINTS_FILE
+
+    @property
+    def points_dir(self) -> Path:
+        return self.folder / "points"
+
+    def save(self) -> None:
+        """campaign.json, atomically (fsynced), with its points' snapshot."""
+        t0 = time.monotonic()
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.doc["format_version"] = FORMAT_VERSION
+        self.doc["points_file"] = POINTS_FILE
+        atomic_write(self.path, (json.dumps(self.doc, indent=1, default=str) + "\n").encode())
+        self._saved_at = time.monotonic()
+        self._save_s = self._saved_at - t0
+
+    def maybe_save(self) -> None:
+        """campaign.json again if its snapshot is old enough: every SNAPSHOT_MIN_S at most, and never more than
+        SNAPSHOT_SHARE of the time (at 10,000 points one save takes about a second: one every 50 s then)."""
+        if time.monotonic() - self._saved_at >= max(SNAPSHOT_MIN_S, self._save_s / SNAPSHOT_SHARE):
+            self.save()
+
+    def open_store(self) -> PointStore:
+        """points.jsonl, open to append; a campaign of format version 1 (no points.jsonl) has its points that
+        ran written into it first."""
+        if self.store is None:
+            self.points_dir.mkdir(parents=True, exist_ok=True)
+            fresh = not self.points_path.exists()
+            self.store = PointStore(self.points_path).open()
+            if fresh:
+                for name, e in self.doc.get("points", {}).items():
+                    if e.get("state") in ("done", "failed", "refused"):
+                        self.append(name, e)
+        return self.store
+
+    def append(self, name: str, entry: dict[str, Any]) -> None:
+        from mmanalysis.sweepplots import record_of
+
+        assert self.store is not None
+        self.store.append(record_of(name, entry))
+
+    def close_store(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
