@@ -21,7 +21,7 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import calibration, deadlines, injected, nodesetup, recovery
+from . import calibration, deadlines, injected, nodesetup, nopload, recovery
 from .budget import apply_budget
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict
@@ -279,7 +279,7 @@ class Runner:
             now = self.now()
             if st.generating:
                 self.generate(now, new_tc)
-                self.send_rx_load(now)
+                nopload.send_due_nop(self, now)
             deadlines.check_deadlines(self)
             recovery.check_recovery(self, now)
             if self.profiler_silent(now):
@@ -376,19 +376,6 @@ class Runner:
             return False
         self.count("creations_deferred")
         return True
-
-    def send_rx_load(self, now: float) -> None:
-        """--executor-load rx=N: a NOP to the executor every 1/N s while events are made (receive interrupts
-        and serial-task work on the line the SCHEDULEs share). After a stall, one NOP, no burst."""
-        st, rate = self.state, self.cfg.executor_load.rx_per_s
-        assert st is not None
-        if not rate or now < st.next_nop_at or not self.session.has("executor"):
-            return
-        self.session.send("executor", mp.Nop(fill=0))
-        self.count("nops_sent")
-        st.next_nop_at += 1.0 / rate
-        if st.next_nop_at < now:
-            st.next_nop_at = now + 1.0 / rate
 
     def new_event(self, tag: int, event_id: int, mode: str, distance: int, scheduled_tc: int, created_tc: int,
                   phase: float | None, accounted: bool = True, at: float | None = None) -> Event:
