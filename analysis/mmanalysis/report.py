@@ -277,6 +277,24 @@ def gantt_figures(data: RunSet, runs: list[str], out: Path) -> dict[str, list[Pa
     return figs
 
 
+def intro_text(data: RunSet, shown: list[str], left_out: list[tuple[str, str]]) -> str:
+    """The report's opening paragraph (the Markdown's and the HTML's alike): the runs read, valid, shown and
+    LEFT_OUT, the targets and profilers they come from, and what the statistics are over."""
+    valid = data.valid_runs()
+    kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
+    profilers = sorted({profiler_kind(data.meta[r]) for r in data.runs}, key=_kind_order)
+    return (f"Runs read: {len(data.runs)} ({len(valid)} valid); shown in figures and the run table: {len(shown)}"
+            + (f", left out: {len(left_out)} (invalid or set-aside attempts, listed below; `--all` shows them)"
+               if left_out else "") + f"; targets: {', '.join(kinds)}; profilers: {', '.join(profilers)}"
+            + (" (grouped apart: the 8051 polls its event input, the AVR stamps it by input capture)"
+               if len(profilers) > 1 else "") + ". "
+            "Latency statistics (n, mean, variance, percentiles) are over the measured events: ok and late, and "
+            "measurable (mmanalysis.latstats.measured); early, missed and lost events are counted, never folded "
+            "in. Variance is the sample variance in us² (the paper's ms² x 1,000,000). The comparison pools our "
+            "valid runs of each experiment; its verdicts (mmanalysis.paper) say what the runs show against the "
+            "paper, and name every early, missed and lost event.")
+
+
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
            figures: bool = True, include_all: bool = False, not_read: Iterable[str] = (),
            bin_us: float | None = None, hist_max_us: float | None = None) -> dict[str, Path]:
@@ -299,10 +317,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     sel = select(data, include_all)
     counted = profhistreport.counted_runs(data.meta)     # no event rows: their own table only
     shown = [r for r in sel.shown if r not in counted]
-    valid = data.valid_runs()
     marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
-    kinds = sorted({str((data.meta[r].get("target") or {}).get("kind")) for r in data.runs})
-    profilers = sorted({profiler_kind(data.meta[r]) for r in data.runs}, key=_kind_order)
     synthetic = any(run_kind(data.meta[r]).startswith("synthetic") for r in data.runs)
     figs = (plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown), bin_us=bin_us,
                               max_us=hist_max_us) if figures and shown else {})
@@ -318,16 +333,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     loads = load_rows(data, plots._runs(data, shown))
     warn = ("**SYNTHETIC DATA** (mmanalysis.synth): these numbers come from a model, not from a measurement."
             if synthetic else "")
-    intro = (f"Runs read: {len(data.runs)} ({len(valid)} valid); shown in figures and the run table: {len(shown)}"
-             + (f", left out: {len(sel.left_out)} (invalid or set-aside attempts, listed below; `--all` shows them)"
-                if sel.left_out else "") + f"; targets: {', '.join(kinds)}; profilers: {', '.join(profilers)}"
-             + (" (grouped apart: the 8051 polls its event input, the AVR stamps it by input capture)"
-                if len(profilers) > 1 else "") + ". "
-             "Latency statistics (n, mean, variance, percentiles) are over the measured events: ok and late, and "
-             "measurable (mmanalysis.latstats.measured); early, missed and lost events are counted, never folded "
-             "in. Variance is the sample variance in us² (the paper's ms² x 1,000,000). The comparison pools our "
-             "valid runs of each experiment; its verdicts (mmanalysis.paper) say what the runs show against the "
-             "paper, and name every early, missed and lost event.")
+    intro = intro_text(data, shown, sel.left_out)
 
     left_out_md = [f"- {r}: {why}" for r, why in sel.left_out]
     marked_md = [f"- {r}: {why}" for r, why in marked]
