@@ -45,7 +45,8 @@ test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 c
 
 # The Python suites on WORKERS pytest-xdist workers (2: a 2-vCPU machine's cores; each test that needs a bench
 # starts one of its own), the slowest 25 tests listed at the end; then, by themselves, the tests marked `alone`
-# (a Dask scheduler and workers of their own: beside the paced tests they starved them of the CPUs)
+# (a Dask cluster of their own, the demos' nine paced runs, the paced runs whose timing such a neighbour starved:
+# a fresh check saw firing threads wake 150 ms late and grid, validity and 1-ahead board tests fail beside them)
 WORKERS ?= 2
 test-python:
 	$(PY) protocol/vectors/generate.py --check

@@ -245,6 +245,7 @@ def test_a_killed_bench_s_ports_are_never_reopened_onto_another_bench(tmp_path: 
         other.close()
 
 
+@pytest.mark.alone
 def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> None:
     done = mmrig("demo", "--count", "8", "--out-dir", str(tmp_path), timeout=240)
     # 3: an experiment had no valid run; on this shared machine accepted only when every attempt was invalid by

@@ -19,6 +19,9 @@ from mmsched.config import RunConfig
 from mmsched.endpoint import Verdict
 from mmsched.runner import Runner
 
+# paced runs whose timing a neighbour's bench would starve: after the parallel phase, by themselves
+pytestmark = pytest.mark.alone
+
 F_CPU = 16_000_000
 TICK_COUNTS = 1_137_778         # the AVR profiler's tick in its 16 MHz timer's counts (its HELLO)
 

@@ -18,6 +18,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "analysis" / "tests"))
 from mma_helpers import subprocess_env  # noqa: E402  (the analysis tests' helper: this checkout first)
 
+# paced runs whose timing a neighbour's bench would starve: after the parallel phase, by themselves
+pytestmark = pytest.mark.alone
+
 
 def test_schedule_line_time_is_read_from_proto_sizes():
     table = "| message | type | body bytes | wire bytes | ms at 9600 baud |\n|---|---|---|---|---|\n" \

@@ -8,10 +8,13 @@ import json
 import os
 import shutil
 import subprocess
+
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+import pytest
 
 from mmhil import Bench
 from mmhil.bench import EXECUTOR_ELF, PROFILER_ELF
@@ -140,6 +143,7 @@ def test_typo(run_experiment):
     assert "Traceback" not in typo.stdout
 
 
+@pytest.mark.alone
 def test_boards_run_what_they_can_and_skip_the_rest_saying_why(tmp_path: Path) -> None:
     # the "boards" are the two ptys of a paced bench: to the plugin they are serial ports like /dev/ttyUSB0
     d = suite(tmp_path)
