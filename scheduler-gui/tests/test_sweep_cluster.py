@@ -183,7 +183,7 @@ def test_the_scheduler_gone_ends_the_campaign_within_seconds(cluster, tmp_path) 
     threading.Thread(target=killer, daemon=True).start()
     out = run_campaign(camp, run_point, cluster=cluster.address, log=lines.append, lost_after_s=5)
     assert killed_at and out.exit_code == EXIT_CLUSTER_LOST, (out, lines)
-    assert "has not answered for 5 s" in (out.cluster_lost or "") or "no Dask worker" in (out.cluster_lost or "")
+    assert any(w in (out.cluster_lost or "") for w in ("has not answered for 5 s", "no Dask worker", "was lost")), out
     assert time.monotonic() - killed_at[0] < 30
     assert camp.doc["totals"]["done"] >= 1
 

@@ -628,6 +628,11 @@ def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, conn: Conn
                 try:
                     got = f.result()
                 except Exception as exc:  # noqa: BLE001 - a task that raised: the point failed, the rest go on
+                    if "CancelledError" in type(exc).__name__ and "connection-lost" in str(exc):
+                        # Dask cancels what was in flight when it loses its scheduler, sometimes before the watch
+                        # below notices: the point did not fail, the cluster went (exit 4, the point left to do)
+                        raise ClusterLost(f"the Dask scheduler at {conn.address} was lost: {len(futures) + 1} "
+                                          f"point{'s' if futures else ''} in flight cancelled") from exc
                     got = {"error": f"task raised {type(exc).__name__}: "
                                     f"{str(exc).splitlines()[0] if str(exc) else ''}"}
                 attempts = conn.attempts.pop(str(f.key), 1)
