@@ -165,8 +165,10 @@ def test_endpoint_passes_arduino_on() -> None:
 def test_paced_open_then_hello_after_the_bootloader(tmp_path: Path) -> None:
     """Paced (virtual time on wall time): the host sees the same on its own clock, from below: the bench is
     never ahead of wall time, so nothing comes before the bootloader's wait (about 1 s) has passed on the
-    host's clock too. How long after that it comes depends on the host (a loaded one reads late): the exact
-    timing is the lockstep tests' (the watchdog test below, test_watchdog.py)."""
+    host's clock too, except by what the bench lagged behind wall time when the open came: a bench the host
+    stalled (its lag, in the status) resets the node at a virtual moment already past on the wall, and then
+    catches up (CI once saw the Hello 0.52 s after the open). How long after that it comes depends on the host
+    (a loaded one reads late): the exact timing is the lockstep tests' (the watchdog test below, test_watchdog.py)."""
     with Bench(run_dir=tmp_path / "b", arduino=True) as bench:
         time.sleep(1.5)             # past the power-on bootloader: the application runs
         port = serial.Serial(bench.port("profiler"), 9600, timeout=0.02)
@@ -181,7 +183,9 @@ def test_paced_open_then_hello_after_the_bootloader(tmp_path: Path) -> None:
             port.close()
         st = bench.status()
     assert first is not None and isinstance(first[0].message, mp.Hello), first
-    assert first[1] > 0.95, first[1]            # never before the bootloader's wait, on any host
+    lag_s = st["lag"]["max_us"] / 1e6
+    # never before the bootloader's wait less the lag the bench recorded, on any host
+    assert first[1] > 0.95 - lag_s, (first[1], lag_s)
     assert st["nodes"]["profiler"]["open_resets"] == 1
 
 
