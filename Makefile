@@ -43,14 +43,18 @@ test: build  ## everything CI runs (every image built first, before the test wor
 test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 capacity), short fuzz, footprints
 	$(MAKE) -C protocol/c test mcs51 avr
 
-# The Python suites on WORKERS pytest-xdist workers (each test that needs a bench
-# starts one of its own), the slowest 25 tests listed at the end; then, by themselves, the tests marked `alone`
-# (a Dask cluster of their own, the demos' nine paced runs, the paced runs whose timing such a neighbour starved:
-# a fresh check saw firing threads wake 150 ms late and grid, validity and 1-ahead board tests fail beside them)
-# 1: on this 2-vCPU VM on 2026-11-27 two workers' paced benches (each at SCHED_FIFO) starved each other's PC side
-# (firing threads woke 150 ms late; GUI grid runs, the 8051 window run and validity tests failed in fresh checks)
-# though each passed alone; WORKERS=2 halves the time on a machine that keeps up
+# The Python suites on WORKERS pytest-xdist workers (each test that needs a bench starts one of its own), the
+# slowest 25 tests listed at the end; then, by themselves, the tests marked `alone` (a Dask cluster of their own,
+# the demos' paced runs, paced runs whose timing such a neighbour starved).
+# WORKERS=1: on this 2-vCPU VM (2026-11-27) an idle paced bench takes 54 % of a CPU at SCHED_FIFO; two workers'
+# paced benches at once starved each other's PC side (firing threads woke up to 1.5 s late). With
+# MMRIG_PACED_TURNS the paced benches take turns and the turn's holder runs at nice -5 (hil/mmhil/turns.py):
+# WORKERS=2 then took 10m48s for every Python test against 15-19 min, but 4 of 1,145 tests still failed there,
+# each time others (the PC side of a paced run under the other worker's load: a GUI run's live rows, a
+# creation phase, a held TIMECODE's cause), so one worker stays the default until they hold on such a host.
 WORKERS ?= 1
+export MMRIG_PACED_TURNS ?= $(CURDIR)/build/paced-turns
+export MMRIG_PACED_TURNS_NICE ?= -5
 test-python:
 	$(PY) protocol/vectors/generate.py --check
 	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --durations=25 -m "not alone"

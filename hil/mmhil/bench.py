@@ -23,6 +23,7 @@ from typing import Any
 from mmproto import PROFILER_KINDS
 
 from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate, ucsim_built
+from . import turns
 from .rundirs import PREFIX, record_owner, sweep_stale_run_dirs
 
 LAYOUT = locate()       # a checkout (built there by make) or the installed package's data (paths.py)
@@ -219,6 +220,7 @@ class Bench:
     _grant_sock: socket.socket | None = field(default=None, init=False)
     _grant_buf: bytes = field(default=b"", init=False)
     _parent_w: int | None = field(default=None, init=False)   # the write end of the bench's --parent-fd pipe
+    _turn: bool = field(default=False, init=False)   # holds the machine's paced turn (mmhil.turns) until close()
     _pipe_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __repr__(self) -> str:
@@ -277,6 +279,23 @@ class Bench:
                 raise BenchError(problem)
         self.run_dir = Path(self.run_dir)
         cmd = self.command()
+        if self.paced and not self.lockstep and not self._turn:
+            self._turn = turns.take()       # MMRIG_PACED_TURNS: one paced bench on the machine at a time
+        try:
+            return self._start(cmd)
+        except BaseException:
+            self._give_turn()
+            raise
+
+    def _give_turn(self) -> None:
+        if self._turn:
+            self._turn = False
+            turns.release()
+
+    def _start(self, cmd: list[str]) -> "Bench":
+        from mmanalysis.safefiles import create_new     # light module: see start()
+
+        assert self.run_dir is not None
         self._log = self.run_dir / "bench.log"
         for name in ("ready", "bench.log", "final_status.json"):     # an earlier bench's (unlink: a link, not its target)
             (self.run_dir / name).unlink(missing_ok=True)
@@ -367,6 +386,7 @@ class Bench:
                     proc.wait()
         self._signal_group(signal.SIGKILL)  # anything left in the group
         self._close_parent_pipe()
+        self._give_turn()
         self._read_final_status()
         if self._own_dir and self.run_dir is not None and proc.returncode == 0:
             shutil.rmtree(self.run_dir, ignore_errors=True)
