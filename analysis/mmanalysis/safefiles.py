@@ -3,7 +3,7 @@ to a file of yours, a dangling one, a FIFO) is never written through.
 
 - A file written whole (`atomic_write`) or as a stream (`replacing`) goes to a new temporary file beside its
   target, made by tempfile.mkstemp (O_CREAT | O_EXCL | O_NOFOLLOW, mode 0600, ".NAME.XXXXXXXX.tmp": no reader
-  takes it for a run), flushed and fsynced, given the mode any new file of the user's gets (0666 less the umask:
+  takes it for a run), flushed and fsynced (unless the caller says `fsync=False`), given the mode any new file of the user's gets (0666 less the umask:
   0644 under umask 022; mkstemp's 0600 made every run file private), then renamed over the target (os.replace). A rename replaces the
   entry that holds the name, a planted link included, and never writes to where a link points; on an error
   the temporary file is removed and the target is what it was. (A fixed temporary name such as NAME.tmp would
@@ -60,9 +60,11 @@ def umask() -> int:
 
 
 @contextlib.contextmanager
-def replacing(path: Path | str) -> Iterator[BinaryIO]:
+def replacing(path: Path | str, fsync: bool = True) -> Iterator[BinaryIO]:
     """A binary file to write PATH through: a new temporary file beside it, renamed over PATH when the block
-    ends without an error (flushed and fsynced first), removed if it raises. Until then PATH is what it was."""
+    ends without an error (flushed and fsynced first), removed if it raises. Until then PATH is what it was.
+    `fsync=False` for a file whose loss in a crash is caught anyway (a sweep point's files: their hash is
+    checked at every start, and an fsync per file would cost more than running the point again)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -71,18 +73,21 @@ def replacing(path: Path | str) -> Iterator[BinaryIO]:
             yield f
             f.flush()
             os.fchmod(f.fileno(), 0o666 & ~umask())
-            os.fsync(f.fileno())
+            if fsync:
+                os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    if fsync:
+        _fsync_dir(path.parent)
 
 
-def atomic_write(path: Path | str, data: bytes) -> None:
-    """PATH holds DATA or what it held before, never a part, and never what a planted link points to."""
-    with replacing(path) as f:
+def atomic_write(path: Path | str, data: bytes, fsync: bool = True) -> None:
+    """PATH holds DATA or what it held before, never a part, and never what a planted link points to
+    (`fsync`: as `replacing`)."""
+    with replacing(path, fsync=fsync) as f:
         f.write(data)
 
 

@@ -58,8 +58,8 @@ def write_csv(path: Path, events: Sequence[Event]) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def write_sidecar(path: Path, sidecar: dict[str, Any]) -> None:
-    atomic_write(Path(path), (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"))
+def write_sidecar(path: Path, sidecar: dict[str, Any], fsync: bool = True) -> None:
+    atomic_write(Path(path), (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"), fsync=fsync)
 
 
 def run_stem(out: Path | str) -> Path:

@@ -181,6 +181,30 @@ def test_campaign_reopened_with_its_own_plan(tmp_path) -> None:
     assert again.plan == plan and [p.name for p in again.todo()] == ["d1-rtick-isr-idle", "d3-rtick-isr-idle"]
 
 
+def test_a_points_files_follow_the_umask_as_every_run_file(tmp_path) -> None:
+    """A point's CSV and sidecar are run files: 0666 less the umask (0644 under 022), not a temporary file's
+    0600, so a lab reading the campaign folder can read them."""
+    import hashlib
+    import os
+    import stat
+
+    camp = Campaign.open(tmp_path / "c", Plan(distance=[1], count=5))
+    camp.open_store()
+    p = camp.plan.points()[0]
+    data = b"seq\n1\n"
+    got = {"csv": data, "json": json.dumps({"name": p.name, "csv_sha256": hashlib.sha256(data).hexdigest()}),
+           "worker": "here"}
+    old = os.umask(0o022)
+    try:
+        camp.record(p, got)
+    finally:
+        os.umask(old)
+        camp.close_store()
+    for suffix in (".csv", ".json"):
+        path = tmp_path / "c" / "points" / f"{p.name}{suffix}"
+        assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
+
+
 def test_minimum_safe_distance() -> None:
     assert min_safe_distance([(1, 0.5, True), (2, 1.0, True), (3, 1.0, True)]) == 2
     assert min_safe_distance([(1, 1.0, True), (2, 0.9, True), (3, 1.0, True)]) == 3

@@ -36,15 +36,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.reader import check_csv_hash, read_sidecar
+from mmanalysis.safefiles import atomic_write
 from mmproto import PROFILER_KINDS
 from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
 from mmsched import __version__
 from mmsched.config import RunConfig, baud_problem
+from mmsched.export import run_paths, write_sidecar
 from mmsched.load import CONDITIONS
 
 from mmrig.sweep.points import (FORMAT_VERSION, POINTS_FILE, SNAPSHOT_MIN_S, SNAPSHOT_SHARE, PointsRecord,  # noqa: F401
-                               PointStore, load_points, write_file)
+                               PointStore, load_points)
 
 FORMAT = "mmrig-campaign"
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
@@ -298,8 +300,7 @@ class Campaign(PointsRecord):
     def complete(self, p: Point) -> bool:
         """The point's CSV and JSON are on disk, the JSON is this format and names the point, and its
         csv_sha256 matches the CSV (a write cut short or another run's file is not complete)."""
-        stem = self.stem(p)
-        csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
+        csv, js = run_paths(self.stem(p))
         if not (csv.is_file() and js.is_file()):
             return False
         try:
@@ -328,13 +329,14 @@ class Campaign(PointsRecord):
             self.maybe_save()
             return entry
         stem = self.stem(p)
-        csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
-        write_file(csv, got["csv"])
+        csv, js = run_paths(stem)
+        # not fsynced: complete() checks the pair's hash at every start, so a pair a crash cut short runs again
+        atomic_write(csv, got["csv"], fsync=False)
         sidecar = json.loads(got["json"])
         sidecar.setdefault("config", {})["out"] = str(stem)
         sidecar["campaign"] = {"name": self.doc["name"], "point": p.name, "values": p.values(),
                                "worker": got.get("worker")}
-        write_file(js, (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"))
+        write_sidecar(js, sidecar, fsync=False)
         summary = sidecar.get("summary") or {}
         entry.update(state="done", error=None, valid=bool(sidecar.get("valid")),
                      invalid_reason=sidecar.get("invalid_reason"),

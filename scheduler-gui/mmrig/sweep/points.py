@@ -7,7 +7,8 @@
 - `FOLDER/campaign.json`: the definition, sessions and status, and a snapshot of every point's entry, rewritten
   atomically (fsynced) when a session starts and ends and, during a run, at most every SNAPSHOT_MIN_S and never
   more than SNAPSHOT_SHARE of the client's time (`PointsRecord.maybe_save`);
-- a point's own files (`write_file`): replaced whole, not fsynced (their hash is checked at every start).
+- a point's own files (`Campaign.record`: mmanalysis.safefiles.atomic_write with fsync=False): replaced whole,
+  not fsynced (their hash is checked at every start).
 """
 
 from __future__ import annotations
@@ -24,25 +25,6 @@ FORMAT_VERSION = 2          # 2: the points' record in points.jsonl (1: only in 
 POINTS_FILE = "points.jsonl"
 SNAPSHOT_MIN_S = 5.0         # campaign.json's points snapshot: at most this often during a run ...
 SNAPSHOT_SHARE = 0.02        # ... and never more than this share of the client's time
-
-
-def write_file(path: Path, data: bytes) -> None:
-    """PATH holds DATA or what it held before (a new temporary file beside it, O_EXCL and O_NOFOLLOW as
-    mmanalysis.safefiles, renamed over it), not fsynced: a point's files are checked at every start (the
-    sidecar's csv_sha256), so one that a crash cut short runs again rather than costing an fsync per file."""
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 class PointStore:
