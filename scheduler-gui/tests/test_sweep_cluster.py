@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from mmhil.bench import ensure_built
-from mmrig.sweep.campaign import (EXIT_CLUSTER_LOST, POINTS_FILE, Campaign, Plan, PointStore, run_campaign)
+from mmrig.sweep.campaign import (EXIT_CLUSTER_LOST, POINTS_FILE, Campaign, Plan, PointStore, run_campaign,
+                                  scheduler_lost)
 from mmrig.sweep.task import run_point
 
 DASK = Path(sys.executable).with_name("dask")
@@ -305,3 +306,13 @@ def test_a_version_1_campaign_is_continued_with_its_points(tmp_path) -> None:
     recs = [json.loads(x) for x in (tmp_path / "c" / POINTS_FILE).read_text().splitlines()]
     assert recs[0]["name"] == "d1-rtick-isr-idle" and recs[0]["error"] == "old"
     assert old.doc["points"]["d1-rtick-isr-idle"]["runs"] == 2 and calls == ["d1-rtick-isr-idle", "d2-rtick-isr-idle"]
+
+
+def test_only_a_future_cancelled_for_the_lost_scheduler_is_the_cluster_lost() -> None:
+    """Dask's own exception and reason, not words of its message: a task that raised or a future cancelled for
+    another reason is a failed point."""
+    from distributed.client import FutureCancelledError
+
+    assert scheduler_lost(FutureCancelledError("k", "scheduler-connection-lost"))
+    assert not scheduler_lost(FutureCancelledError("k", "lost dependencies"))
+    assert not scheduler_lost(RuntimeError("scheduler-connection-lost"))

@@ -492,6 +492,16 @@ def _workers(client: Any, timeout: float = 5.0) -> int | None:
     return len(info.get("workers") or {})
 
 
+def scheduler_lost(exc: BaseException) -> bool:
+    """EXC is what Dask gives a future it cancelled because the client lost its scheduler (not a task that
+    failed): distributed's FutureCancelledError with reason "scheduler-connection-lost"."""
+    try:
+        from distributed.client import FutureCancelledError
+    except ImportError:      # a distributed older than the class: the reason is at most in the message
+        return "CancelledError" in type(exc).__name__ and "connection-lost" in str(exc)
+    return isinstance(exc, FutureCancelledError) and exc.reason == "scheduler-connection-lost"
+
+
 def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = None, cluster: str | None = None,
                  log: Callable[[str], None] = lambda _t: None,
                  stop_requested: Callable[[], bool] = lambda: False,
@@ -630,7 +640,7 @@ def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, conn: Conn
                 try:
                     got = f.result()
                 except Exception as exc:  # noqa: BLE001 - a task that raised: the point failed, the rest go on
-                    if "CancelledError" in type(exc).__name__ and "connection-lost" in str(exc):
+                    if scheduler_lost(exc):
                         # Dask cancels what was in flight when it loses its scheduler, sometimes before the watch
                         # below notices: the point did not fail, the cluster went (exit 4, the point left to do)
                         raise ClusterLost(f"the Dask scheduler at {conn.address} was lost: {len(futures) + 1} "
