@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QFileDialog, QFormLayout, QGr
                                QSizePolicy, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QVBoxLayout)
 
-from mmrig.sweep.campaign import (DISPATCHES, LOADS, Campaign, Plan, SweepError, parse_choices, parse_distances,
-                     parse_rates)
+from mmrig.sweep.campaign import (DISPATCHES, EXIT_CLUSTER_LOST, EXIT_INTERRUPTED, LOADS, Campaign, Plan, SweepError,
+                                  parse_choices, parse_distances, parse_rates)
 from mmrig.gui.screenfit import fit_to_screen
 from mmanalysis.sweepplots import POINTS_FILE, load_campaign
 from mmrig.gui.widgets.controls import radio_pair
@@ -407,8 +407,9 @@ class SweepWindow(QDialog):
         doc = self.doc or {}
         totals = doc.get("totals") or {}
         meaning = {0: "", 2: " (bad input: see the log)", 3: " (invalid or failed points)",
-                   4: " (the Dask cluster was lost: no worker or no scheduler; finished points kept, Resume continues)",
-                   130: " (interrupted: Resume continues)",
+                   EXIT_CLUSTER_LOST: " (the Dask cluster was lost: no worker or no scheduler; finished points kept, "
+                                      "Resume continues)",
+                   EXIT_INTERRUPTED: " (interrupted: Resume continues)",
                    -1: " (the sweep process ended abnormally: see the log; Resume continues)"}.get(self.exit_code, "")
         self.status.setText(f"{doc.get('status', 'ended')}: {totals.get('done', 0)}/{totals.get('points', 0)} "
                             f"points done, {totals.get('invalid', 0)} invalid, {totals.get('failed', 0)} failed; "

@@ -47,6 +47,7 @@ from mmsched.load import CONDITIONS
 
 from mmrig.sweep.points import (FORMAT_VERSION, POINTS_FILE, SNAPSHOT_MIN_S, SNAPSHOT_SHARE, PointsRecord,  # noqa: F401
                                PointStore, load_points)
+from mmrig.sweep.task import ATTEMPT_TOPIC
 
 FORMAT = "mmrig-campaign"
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
@@ -61,7 +62,6 @@ MAX_DISTANCE = 255
 EXIT_INTERRUPTED = 130       # as a shell reports a process Ctrl-C ended: the points done are kept
 EXIT_CLUSTER_LOST = 4        # no Dask worker left (or the scheduler gone) for lost_after_s: the points done are kept
 LOST_AFTER_S = 10.0          # how long a cluster may have no worker / a silent scheduler before the campaign ends
-ATTEMPT_TOPIC = "mmrig-sweep-attempt"   # the Dask event a task logs when it begins (run counts of re-run points)
 
 
 class ClusterLost(Exception):

@@ -32,7 +32,7 @@ def _where() -> str:
         return here
 
 
-ATTEMPT_TOPIC = "mmrig-sweep-attempt"     # as mmrig.sweep.campaign.ATTEMPT_TOPIC (this module stays light)
+ATTEMPT_TOPIC = "mmrig-sweep-attempt"   # the Dask event a task logs when it begins (run counts of re-run points)
 
 
 def _note_attempt(stem: str) -> None:
