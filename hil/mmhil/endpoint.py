@@ -150,9 +150,16 @@ class BenchEndpoint(Endpoint):
         return Ports(self.bench.profiler_port, self.bench.executor_port, reset_on_open=self.bench.arduino)
 
     def trace_to(self, cfg: RunConfig) -> None:
-        """A traced run (RunConfig.trace): the executor's trace and the wires' VCD go beside its CSV."""
+        """A traced run (RunConfig.trace): the executor's trace and the wires' VCD go beside its CSV. The run's
+        folder is made now: the bench writes the VCD from its start (with no folder it exits before it is
+        ready), long before the run's own files make their folder."""
         if cfg.trace and cfg.out is not None:
             paths = traced_paths(cfg.out)
+            try:
+                paths["vcd"].parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise EndpointError("bench_failed", f"cannot create {paths['vcd'].parent} for the run's trace: "
+                                                    f"{exc.strerror or exc}") from exc
             self.exec_trace = self.exec_trace or paths["exectrace"]
             self.vcd = self.vcd or paths["vcd"]
 

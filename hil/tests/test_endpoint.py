@@ -24,3 +24,21 @@ def test_lag_bound_is_a_tenth_of_the_spare_time_of_the_schedule() -> None:
     assert lag_bound_us("mixed", 1) == 4700.0                  # 47 ms to spare one tick ahead
     assert lag_bound_us("mixed", 2) == 11800.0                 # one tick (71.1 ms) more two ahead
     assert lag_bound_us("verification", 1) == lag_bound_us("mixed", 1)
+
+
+def test_a_traced_runs_folder_is_made_for_the_benchs_vcd(tmp_path) -> None:
+    """The bench writes OUT.vcd from its start, so the run's folder must exist before it starts; one that cannot
+    be made is the endpoint's error (the run invalid, bench_failed), not a bench that exits before it is ready."""
+    import pytest
+
+    from mmhil.endpoint import BenchEndpoint
+    from mmsched.config import RunConfig
+    from mmsched.endpoint import EndpointError
+
+    ep = BenchEndpoint()
+    ep.trace_to(RunConfig(trace=True, out=tmp_path / "runs" / "a" / "r1"))
+    assert ep.vcd == tmp_path / "runs" / "a" / "r1.vcd" and ep.vcd.parent.is_dir()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(EndpointError) as got:
+        BenchEndpoint().trace_to(RunConfig(trace=True, out=tmp_path / "file" / "r1"))
+    assert got.value.code == "bench_failed" and str(tmp_path / "file") in str(got.value)

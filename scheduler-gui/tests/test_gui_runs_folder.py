@@ -37,19 +37,3 @@ def test_runs_folder_is_per_user_shown_and_changeable(qtbot, tmp_path, monkeypat
     # the environment variable (tests, scripts) comes first
     monkeypatch.setenv(RUNS_ENV, str(tmp_path / "env-runs"))
     assert make().runs_folder.runs_dir == tmp_path / "env-runs"
-
-
-def test_a_run_makes_its_runs_folder_when_it_starts(make_win, tmp_path, monkeypatch) -> None:
-    # a traced run's bench writes OUT.vcd into the runs folder from its start: with no folder yet the bench
-    # exited before it was ready ("Virtual bench failed"); the command line makes the folder, so does the window
-    from test_gui_stale_state import StandInWorker
-
-    import mmrig.gui.window as window
-
-    monkeypatch.setattr(window, "RunWorker", StandInWorker)
-    monkeypatch.setattr(window, "start_in_thread", lambda worker: None)
-    win = make_win()
-    assert not win.runs_folder.runs_dir.exists()
-    win.run_settings.trace.setChecked(True)
-    win.start_run()
-    assert win.running and win.runs_folder.runs_dir.is_dir()

@@ -246,13 +246,6 @@ class MainWindow(QMainWindow):
             self.show_problem(Problem("Invalid settings", str(exc)))
             return
         cfg.out = self.runs_folder.runs_dir / cfg.name
-        # the folder made now, as the command line does: a traced run's bench writes OUT.vcd there from its start
-        # (with no folder yet the bench exited before it was ready: "Virtual bench failed")
-        try:
-            cfg.out.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            self.show_problem(Problem("Cannot save runs", f"Cannot create {cfg.out.parent}: {exc.strerror or exc}"))
-            return
         self.save_settings()
         self.live.hide_banner()
         self.result = None
