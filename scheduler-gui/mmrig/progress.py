@@ -72,8 +72,8 @@ class ProgressLine:
                 self._counted = s
                 self._p99 = obj.percentile_us(0.99)
                 self._top = obj.us(s.max) if measured else None
-                self._low = obj.us(s.min) if measured else None
-                self._avg = s.sum * 1e6 / obj.timer_hz / (s.ok + s.late) if measured else None
+                self._low = obj.min_us()
+                self._avg = obj.mean_us()
                 self._dirty = True
             return
         if kind == "tick_fit":                  # normal mode gathering TIMECODEs for its tick fit: (have, need)

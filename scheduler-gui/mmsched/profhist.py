@@ -134,8 +134,7 @@ class ProfilerHistogram:
         n = ok + late
         outcomes = {"ok": ok, "late": late, "early": early, "missed": missed, "lost": 0}
         events = sum(outcomes.values())
-        return {"n": n, "mean_us": round(s.sum * 1e6 / self.timer_hz / n, 4) if s is not None and n else None,
-                "variance_us2": None, "min_us": self.us(s.min) if s is not None and n else None,
+        return {"n": n, "mean_us": self.mean_us(), "variance_us2": None, "min_us": self.min_us(),
                 "p50_us": self.percentile_us(0.5), "p99_us": self.percentile_us(0.99),
                 "p999_us": self.percentile_us(0.999), "max_us": self.us(s.max) if s is not None and n else None,
                 "outcomes": outcomes, "events": events, "on_time_share": ok / events if events else None,
@@ -173,6 +172,19 @@ class ProfilerHistogram:
     def us(self, counts: int) -> float:
         return round(counts * 1e6 / self.timer_hz, 4)
 
+    def mean_us(self) -> float | None:
+        """The mean of the ok and late latencies from the profiler's exact sum of them; None before any."""
+        s = self.summary
+        n = 0 if s is None else s.ok + s.late
+        return round(s.sum * 1e6 / self.timer_hz / n, 4) if s is not None and n else None
+
+    def min_us(self) -> float | None:
+        """The least ok or late latency; None before any (the profiler's minimum is NO_MIN until one)."""
+        s = self.summary
+        if s is None or not s.ok + s.late or s.min == mp.HistSummary.NO_MIN:
+            return None
+        return self.us(s.min)
+
     def disagreement(self, events: list[Event]) -> str | None:
         """Why the run is invalid for the profiler's figures, or None: they differ from the PC's own."""
         a = self.agreement(events)
@@ -196,9 +208,7 @@ class ProfilerHistogram:
         }
         if s is not None:
             out.update(ok=s.ok, late=s.late, early=s.early, missed=s.missed, stray=s.stray, n=measured,
-                       min_us=None if s.min == mp.HistSummary.NO_MIN else self.us(s.min),
-                       max_us=self.us(s.max) if measured else None,
-                       mean_us=round(s.sum * 1e6 / self.timer_hz / measured, 4) if measured else None,
+                       min_us=self.min_us(), max_us=self.us(s.max) if measured else None, mean_us=self.mean_us(),
                        worst={"event": s.worst, "latency_us": self.us(s.max)} if measured else None,
                        complete=sum(self.cells) == measured)
         out["agreement"] = self.agreement(list(events))

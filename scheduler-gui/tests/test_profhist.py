@@ -125,3 +125,23 @@ def test_a_series_whose_histogram_was_never_armed_is_not_accounted_for() -> None
     summary, invariant = counted_summary(None, 5, stopped=False)
     assert not invariant["ok"] and "never armed" in invariant["error"]
     assert summary["events"] == 0 and summary["from_profiler_histogram"]["not_counted"] == 5
+
+
+def test_the_mean_and_minimum_are_none_until_an_event_is_measured_and_the_progress_line_shows_them() -> None:
+    """One rule for the histogram's mean and minimum, used by the sidecar, the run's summary and the progress
+    line: before any ok or late event the profiler's minimum is NO_MIN, never a figure."""
+    import io
+
+    from mmrig.progress import ProgressLine
+
+    h = ProfilerHistogram(ARM, 16_000_000)
+    assert h.mean_us() is None and h.min_us() is None
+    h.take(summary(0, mp.HistSummary.FLAG_ARMED, 0, 0, 1, 0, mp.HistSummary.NO_MIN, 0, 0))
+    assert h.mean_us() is None and h.min_us() is None and h.section([])["min_us"] is None
+    h.take(summary(1, mp.HistSummary.FLAG_FINAL, 2, 1, 1, 1, 37, 16_100, 37 + 63 + 16_100))
+    assert h.mean_us() == round(16_200 / 16 / 3, 4) and h.min_us() == 2.3125
+    s = h.run_summary(5, 0)
+    assert (s["mean_us"], s["min_us"]) == (h.mean_us(), h.min_us())
+    p = ProgressLine(io.StringIO(), 5, lambda: "", name="r")
+    p.observer("profiler_report", h)
+    assert (p._avg, p._low) == (h.mean_us(), h.min_us())
