@@ -27,6 +27,10 @@ from .plots import save
 from .schema import NOMINAL_TICK_S
 
 
+# The campaign folder's names and format, defined here for both its writer (mmrig.sweep, which may import
+# mmanalysis) and its readers (this module, the GUI): mmanalysis never imports mmrig.
+CAMPAIGN_FILE = "campaign.json"
+CAMPAIGN_FORMAT = "mmrig-campaign"
 POINTS_FILE = "points.jsonl"
 OUTCOME_KEYS = ("ok", "late", "early", "missed", "lost")
 SUMMARY_KEYS = ("events", "on_time_share", "n", "mean_us", "p50_us", "p99_us", "max_us", "unmeasurable")
@@ -103,17 +107,22 @@ def points_table(folder: Path | str):
 
 def load_campaign(folder: Path | str) -> dict[str, Any]:
     """The campaign's sidecar with every point's entry: campaign.json, its points taken from points.jsonl (the
-    record) where there is one (campaign.json's own `points` is a snapshot, refreshed every few seconds during a run)."""
+    record) where there is one (campaign.json's own `points` is a snapshot, refreshed every few seconds during a run).
+    OSError if it cannot be read; ValueError, naming the file, if it is not JSON or not a campaign."""
     folder = Path(folder)
-    path = folder / "campaign.json"
-    doc = json.loads(path.read_text())
-    if doc.get("format") != "mmrig-campaign":
-        raise ValueError(f"{path}: not an mmrig campaign")
+    path = folder / CAMPAIGN_FILE
+    try:
+        doc = json.loads(path.read_text())
+    except ValueError as exc:                # not UTF-8, not JSON
+        raise ValueError(f"{path}: not a readable campaign ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
+        fmt = doc.get("format") if isinstance(doc, dict) else None
+        raise ValueError(f"{path} is not an mmrig campaign (format {fmt!r})")
+    points = dict(doc.get("points") or {})
     if (folder / POINTS_FILE).exists():
-        points = dict(doc.get("points") or {})
         for name, rec in read_point_records(folder).items():
             points[name] = entry_of(rec)
-        doc["points"] = points
+    doc["points"] = points
     return doc
 
 

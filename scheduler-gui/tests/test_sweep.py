@@ -181,6 +181,20 @@ def test_campaign_reopened_with_its_own_plan(tmp_path) -> None:
     assert again.plan == plan and [p.name for p in again.todo()] == ["d1-rtick-isr-idle", "d3-rtick-isr-idle"]
 
 
+def test_a_folder_that_is_not_a_readable_campaign_is_one_sweep_error(tmp_path) -> None:
+    """Campaign.open reads the folder as every reader does (mmanalysis.sweepplots.load_campaign), its words."""
+    (tmp_path / "c").mkdir()
+    (tmp_path / "c" / "campaign.json").write_text('{"format": "something-else"}')
+    with pytest.raises(SweepError, match="is not an mmrig campaign .format 'something-else'."):
+        Campaign.open(tmp_path / "c", None)
+    (tmp_path / "c" / "campaign.json").write_text('{"format": "mmrig-')
+    with pytest.raises(SweepError, match="campaign.json: not a readable campaign"):
+        Campaign.open(tmp_path / "c", None)
+    (tmp_path / "c" / "campaign.json").write_text('{"format": "mmrig-campaign"}')
+    with pytest.raises(SweepError, match="campaign.json: not a readable campaign"):
+        Campaign.open(tmp_path / "c", None)
+
+
 def test_a_points_files_follow_the_umask_as_every_run_file(tmp_path) -> None:
     """A point's CSV and sidecar are run files: 0666 less the umask (0644 under 022), not a temporary file's
     0600, so a lab reading the campaign folder can read them."""

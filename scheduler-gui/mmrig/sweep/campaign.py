@@ -45,11 +45,11 @@ from mmsched.config import RunConfig, baud_problem
 from mmsched.export import run_paths, write_sidecar
 from mmsched.load import CONDITIONS
 
-from mmrig.sweep.points import (FORMAT_VERSION, POINTS_FILE, SNAPSHOT_MIN_S, SNAPSHOT_SHARE, PointsRecord,  # noqa: F401
-                               PointStore, load_points)
+from mmanalysis.sweepplots import CAMPAIGN_FILE, CAMPAIGN_FORMAT, POINTS_FILE, load_campaign  # noqa: F401
+from mmrig.sweep.points import (FORMAT_VERSION, SNAPSHOT_MIN_S, SNAPSHOT_SHARE, PointsRecord,  # noqa: F401
+                               PointStore)
 from mmrig.sweep.task import ATTEMPT_TOPIC
 
-FORMAT = "mmrig-campaign"
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
 # creates one event every round(rate / tick) ticks, so 'Nticks' means exactly N ticks for any image whose tick
 # is within a third of a tick of this (the AVR profiler's default is 71.111 ms to 0.2 ppm).
@@ -273,25 +273,25 @@ class Campaign(PointsRecord):
         """The campaign in FOLDER: a new one for `plan`, or the one there (its axes and options must be the
         plan's; `plan=None`, i.e. --resume without axes: the folder's own plan)."""
         folder = Path(folder)
-        path = folder / "campaign.json"
+        path = folder / CAMPAIGN_FILE
         if path.exists():
             try:
-                doc = json.loads(path.read_text())
-                if doc.get("format") != FORMAT:
-                    raise SweepError(f"{path} is not an mmrig campaign (format {doc.get('format')!r})")
+                doc = load_campaign(folder)      # its points from the record; campaign.json's are a snapshot
+            except ValueError as exc:            # not JSON, not a campaign: load_campaign's words name the file
+                raise SweepError(str(exc)) from None
+            except OSError as exc:
+                raise SweepError(f"{path}: not a readable campaign ({exc})") from None
+            try:
                 old = Plan.from_doc(doc)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                if isinstance(exc, SweepError):
-                    raise
+            except (ValueError, KeyError, TypeError) as exc:
                 raise SweepError(f"{path}: not a readable campaign ({exc})") from None
             if plan is not None and (plan.axes, plan.options) != (old.axes, old.options):
                 raise SweepError(f"{folder} holds a campaign with other axes or options "
                                  f"({describe(old)}); give another --out, or --resume to continue that one")
-            load_points(folder, doc.setdefault("points", {}))   # the record; campaign.json's are a snapshot
             return cls(folder, old, doc)
         if plan is None:
             raise SweepError(f"--resume: no campaign in {folder} (no campaign.json)")
-        doc = {"format": FORMAT, "format_version": FORMAT_VERSION, "name": folder.name,
+        doc = {"format": CAMPAIGN_FORMAT, "format_version": FORMAT_VERSION, "name": folder.name,
                "mmrig_version": __version__, "created": now_iso(), "axes": plan.axes, "options": plan.options,
                "points": {p.name: {"values": p.values(), "state": "pending", "runs": 0} for p in plan.points()},
                "sessions": []}

@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from mmanalysis.safefiles import atomic_write
+from mmanalysis.sweepplots import CAMPAIGN_FILE, POINTS_FILE, record_of
 
 FORMAT_VERSION = 2          # 2: the points' record in points.jsonl (1: only in campaign.json, still read)
-POINTS_FILE = "points.jsonl"
 SNAPSHOT_MIN_S = 5.0         # campaign.json's points snapshot: at most this often during a run ...
 SNAPSHOT_SHARE = 0.02        # ... and never more than this share of the client's time
 
@@ -69,17 +69,6 @@ class PointStore:
             self.fd = None
 
 
-def load_points(folder: Path, points: dict[str, Any]) -> None:
-    """POINTS (campaign.json's snapshot) brought up to date from FOLDER's points.jsonl, the record. A campaign of
-    format version 1 has no points.jsonl (points only in campaign.json): its points go into points.jsonl when it
-    next runs (`PointsRecord.open_store`)."""
-    from mmanalysis.sweepplots import entry_of, read_point_records
-
-    if (folder / POINTS_FILE).exists():
-        for name, rec in read_point_records(folder).items():
-            points[name] = entry_of(rec)
-
-
 class PointsRecord:
     """The record half of `Campaign` (a dataclass with these fields): points.jsonl and campaign.json's snapshot."""
 
@@ -91,7 +80,7 @@ class PointsRecord:
 
     @property
     def path(self) -> Path:
-        return self.folder / "campaign.json"
+        return self.folder / CAMPAIGN_FILE
 
     @property
     def points_path(self) -> Path:
@@ -131,8 +120,6 @@ class PointsRecord:
         return self.store
 
     def append(self, name: str, entry: dict[str, Any]) -> None:
-        from mmanalysis.sweepplots import record_of
-
         assert self.store is not None
         self.store.append(record_of(name, entry))
 
