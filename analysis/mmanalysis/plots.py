@@ -543,13 +543,25 @@ CAPTIONS: dict[str, str] = {
     "missed-phase": "Mixed runs with missed events: ok and missed events by the tick phase the PC created them "
                     "at.",
 }
+# The figures drawn once per run or campaign: their file name is the prefix and the name (figure_stem)
+TIMELINE_PREFIX = "timeline-"
+GANTT_PREFIX = "gantt-"
+ON_TIME_PREFIX = "on-time-"
+
+
+def figure_stem(prefix: str, name: str) -> str:
+    """The file name (no suffix) of a run's or campaign's figure: PREFIX and NAME with every character but letters,
+    digits and -_. made _, so that a name never makes a path or a hidden file; `caption` reads NAME back."""
+    return prefix + "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+
+
 CAPTION_PREFIXES = {
-    "timeline-": "Latency over time of run {}: every measured event, the late bound where the data comes near "
+    TIMELINE_PREFIX: "Latency over time of run {}: every measured event, the late bound where the data comes near "
                  "it, and events without a latency on the strip at the top.",
-    "gantt-": "What the executor ran during run {} (ProfileAnalyzer style): one row per interrupt and task, "
+    GANTT_PREFIX: "What the executor ran during run {} (ProfileAnalyzer style): one row per interrupt and task, "
               "the timecode edges and the events the executor drove; the whole run above, and a zoom on the "
               "event with the longest dispatch below.",
-    "on-time-": "On-time share against distance, campaign {}.",
+    ON_TIME_PREFIX: "On-time share against distance, campaign {}.",
 }
 
 
@@ -587,8 +599,7 @@ def all_figures(data: RunSet, out_dir: Path | str, runs: list[str] | None = None
     if any((data.df.loc[data.df["run"] == r, "outcome"] == "missed").any() for r in mixed):
         jobs.append(("missed-phase", "missed_phase", (runs,), {}, both))
     for run in runs:     # one a run: PNG only (a diagnostic view, not a paper figure; half the time of SVG too)
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run)
-        jobs.append((f"timeline-{safe}", "timeline", (run,), {}, ("png",)))
+        jobs.append((figure_stem(TIMELINE_PREFIX, run), "timeline", (run,), {}, ("png",)))
     return render(data, Path(out_dir), jobs, workers)
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -253,7 +252,7 @@ def campaign_figures(data: RunSet, out: Path) -> dict[str, list[Path]]:
             folders.setdefault(str(c.get("name")), Path(csv).parent.parent)
     figs = {}
     for name, folder in sorted(folders.items()):
-        stem = "on-time-" + re.sub(r"[^A-Za-z0-9._-]", "_", name)[:64]
+        stem = plots.figure_stem(plots.ON_TIME_PREFIX, name[:64])
         figs[stem] = plots.save(sweepplots.on_time(folder), out, stem)
     return figs
 
@@ -272,8 +271,8 @@ def gantt_figures(data: RunSet, runs: list[str], out: Path) -> dict[str, list[Pa
             tr = exectrace.read(path)
         except (exectrace.ExecTraceError, OSError):
             continue
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run)
-        figs[f"gantt-{safe}"] = plots.save(ganttplot.gantt(tr, run), out, f"gantt-{safe}")
+        stem = plots.figure_stem(plots.GANTT_PREFIX, run)
+        figs[stem] = plots.save(ganttplot.gantt(tr, run), out, stem)
     return figs
 
 

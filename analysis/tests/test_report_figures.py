@@ -228,3 +228,11 @@ def test_report_options_for_the_histogram(tmp_path: Path) -> None:
     assert (args.bin_us, args.hist_max_us) == (2.5, 300.0)
     with pytest.raises(SystemExit):
         parser.parse_args(["report", "x", "--bin-us", "0"])
+
+
+def test_a_figure_file_name_is_its_prefix_and_the_name_made_safe_and_its_caption_reads_it_back() -> None:
+    stem = plots.figure_stem(plots.TIMELINE_PREFIX, "../run 1")
+    assert stem == "timeline-.._run_1" and "/" not in stem
+    assert plots.caption(stem).startswith("Latency over time of run .._run_1:")
+    on_time = plots.figure_stem(plots.ON_TIME_PREFIX, "camp")
+    assert on_time == "on-time-camp" and plots.caption(on_time) == "On-time share against distance, campaign camp."
