@@ -31,7 +31,7 @@ from .paper import PAPER, PaperRow, observed_from_row, verdict
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
 from .safefiles import atomic_write
-from .report import _cell, html_page, html_table, md_table
+from .report import _cell, html_page, html_table, md_table, shorten
 from .schema import SchemaError, load_condition
 from .selection import is_set_aside, run_kind
 from .stats import summarize
@@ -407,12 +407,6 @@ def experiment_figure(cr: ClassRuns, p: PaperRow, rows: list[Row], include_all: 
     return fig
 
 
-def cap(text: str, n: int = FLAG_CHARS) -> str:
-    """TEXT cut to N characters (the last one an ellipsis) when longer."""
-    text = str(text)
-    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
-
-
 def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
     """md_table with each flags cell cut to FLAG_CHARS and a note number [n] pointing to NOTES (appended)."""
     out = []
@@ -421,25 +415,9 @@ def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
         i = headers.index("flags")
         if r[i] and len(str(r[i])) > FLAG_CHARS:
             notes.append(str(r[i]))
-            r[i] = cap(r[i], FLAG_CHARS - len(f" [{len(notes)}]")) + f" [{len(notes)}]"
+            r[i] = shorten(r[i], FLAG_CHARS - len(f" [{len(notes)}]")) + f" [{len(notes)}]"
         out.append(r)
     return md_table(headers, out)
-
-
-def _html_capped(headers: list[str], rows: list[list]) -> str:
-    """html_table with each flags cell cut to FLAG_CHARS, its full text in the cell's title (a tooltip)."""
-    head = "".join(f"<th>{html.escape(h)}</th>" for h in headers)
-    body = []
-    for r in rows:
-        cells = []
-        for h, x in zip(headers, r):
-            text = _cell(h, x)
-            if h == "flags" and len(text) > FLAG_CHARS:
-                cells.append(f"<td title='{html.escape(text, quote=True)}'>{html.escape(cap(text))}</td>")
-            else:
-                cells.append(f"<td>{html.escape(text)}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<div class='wide'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>{''.join(body)}</tbody>\n</table></div>"
 
 
 # ---- grading: each group's figures beside the key's ----
@@ -613,7 +591,7 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         md += [f"## {head}", "", says, "", _md_capped(TABLE_HEADERS, rows, notes), ""]
         if notes:
             md += ["Flags in full: " + " ".join(f"[{i}] {x}" for i, x in enumerate(notes, 1)), ""]
-        h += [f"<h2>{html.escape(head)}</h2>", f"<p>{html.escape(says)}</p>", _html_capped(TABLE_HEADERS, rows)]
+        h += [f"<h2>{html.escape(head)}</h2>", f"<p>{html.escape(says)}</p>", html_table(TABLE_HEADERS, rows, cap={"flags": FLAG_CHARS})]
         if p.key in figs:
             png, svg = figs[p.key][0], figs[p.key][1]
             md += [f"![{head}: CDF per group](figures/{png.name})", ""]

@@ -160,12 +160,27 @@ def md_table(headers: list[str], rows: Iterable[Iterable]) -> str:
     return "\n".join(lines)
 
 
-def html_table(headers: list[str], rows: Iterable[Iterable], labels: dict[str, str] | None = None) -> str:
+def shorten(text: str, n: int) -> str:
+    """TEXT cut to N characters (the last one an ellipsis) when longer."""
+    text = str(text)
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def _html_cell(text: str, limit: int | None) -> str:
+    """A cell; one longer than LIMIT is cut, its full text in the cell's title (a tooltip)."""
+    if limit is not None and len(text) > limit:
+        return f"<td title='{html.escape(text, quote=True)}'>{html.escape(shorten(text, limit))}</td>"
+    return f"<td>{html.escape(text)}</td>"
+
+
+def html_table(headers: list[str], rows: Iterable[Iterable], labels: dict[str, str] | None = None,
+               cap: dict[str, int] | None = None) -> str:
     """A table in a box of the page's width that scrolls sideways if it ever must (PAGE_CSS); LABELS: a
-    shorter heading for a column (the cells are still formatted by the full header's name)."""
-    labels = labels or {}
+    shorter heading for a column (the cells are still formatted by the full header's name); CAP: a column's
+    most characters (a longer cell is cut, its full text in the cell's title)."""
+    labels, cap = labels or {}, cap or {}
     head = "".join(f"<th>{html.escape(labels.get(h, h))}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(_cell(h, x))}</td>" for h, x in zip(headers, r)) + "</tr>"
+    body = "".join("<tr>" + "".join(_html_cell(_cell(h, x), cap.get(h)) for h, x in zip(headers, r)) + "</tr>"
                    for r in rows)
     return f"<div class='wide'><table>\n<thead><tr>{head}</tr></thead>\n<tbody>{body}</tbody>\n</table></div>"
 
