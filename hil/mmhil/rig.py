@@ -92,7 +92,8 @@ class Rig:
     tracker: TimecodeTracker | None = field(default=None, init=False)   # tick starts, from TIMECODE frames
     tc_offset: int = field(default=0, init=False)    # profiler timecode - executor timecode (a multiple of 256)
     executor_mode: tuple[str, str] | None = field(default=None, init=False)   # (mode, dispatch) last set
-    executor_load: str = field(default="none", init=False)                   # the load it was given with them
+    executor_load: str = field(default="none", init=False)                   # the load it was given with them ...
+    exload: ExecutorLoad = field(default_factory=ExecutorLoad, init=False)   # ... parsed once, for every event's phase
     results: list[EventResult] = field(default_factory=list, init=False)      # every event this rig ended
     phase_bins: list[int] = field(default_factory=lambda: [0] * PHASE_BINS, init=False)   # since the load was set
     _tag: int = field(default=0, init=False)
@@ -305,7 +306,7 @@ class Rig:
         self.executor_mode = (mp.ExecutorMode(frame.mode).name.lower(), mp.Dispatch(frame.dispatch).name.lower())
         if str(load) != self.executor_load:
             self.phase_bins = [0] * PHASE_BINS     # another load: its phases are sampled afresh
-        self.executor_load = str(load)
+        self.executor_load, self.exload = str(load), load
         return status
 
     @property
@@ -314,13 +315,10 @@ class Rig:
         load was set; 0 without a periodic load). 10 of 10: the events met the task at every phase."""
         return sum(1 for n in self.phase_bins if n)
 
-    def _load_period_us(self) -> int:
-        return ExecutorLoad.parse(self.executor_load).period_us if self.executor_load != "none" else 0
-
     def load_phase_us(self, tc: int) -> float | None:
         """Where in the periodic executor load's period tick `tc` begins (us, from a tick starting at 0 mod the
         period), from the profiler's time base; None without a periodic load."""
-        period = self._load_period_us()
+        period = self.exload.period_us
         if not period:
             return None
         tb = self.time_base()
@@ -328,7 +326,7 @@ class Rig:
 
     def _phase_bin(self, tc: int) -> int | None:
         phase = self.load_phase_us(tc)
-        return None if phase is None else min(PHASE_BINS - 1, int(phase * PHASE_BINS / self._load_period_us()))
+        return None if phase is None else min(PHASE_BINS - 1, int(phase * PHASE_BINS / self.exload.period_us))
 
     def _spread_phase(self, now_tc: int, ticks_ahead: int) -> int:
         """Waits for the tick (now or up to PHASE_BINS later) whose target tick begins in the least sampled tenth
@@ -456,7 +454,7 @@ class Rig:
         self.need_executor(verb)
         dispatch = frames.by_name(mp.Dispatch, dispatch, "dispatch").name.lower()
         if self.executor_mode != ("mixed", dispatch):
-            self.mode("mixed", dispatch=dispatch, executor_load=self.executor_load)
+            self.mode("mixed", dispatch=dispatch, executor_load=self.exload)
         return dispatch
 
     def _next_tag(self) -> int:
