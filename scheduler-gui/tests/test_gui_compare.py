@@ -17,13 +17,16 @@ def test_compare_puts_a_bench_run_beside_a_normal_run_on_log_axes_with_the_paper
     cmp = make_win().compare(mixed, normal)
     paper = {p.key: p.mean_us for p in PAPER}
     assert [r.key for r in cmp.paper] == ["mixed2", "normal"]
-    assert sorted(us for _, us, _ in cmp.plots.references) == sorted([paper["mixed2"], paper["normal"]])
+    assert sorted(r.us for r in cmp.plots.references) == sorted([paper["mixed2"], paper["normal"]])
     assert cmp.plots.log_y                                              # 1.375 us beside 300 ms: decades
     lines = [item for _, kind, item, _ in cmp.plots._ref_items if kind == "line"]
     assert len(lines) == 6                                              # two means on each of the three plots
     assert {round(10 ** line.value(), 3) for line in lines} == {paper["mixed2"], paper["normal"]}
     labels = {line.toolTip() for line in lines}                       # the whole label: on the line's tooltip
     assert labels == {"paper 7.4 mixed2: 43 us", "paper 7.3 normal: 14465 us"}, labels
+    # at the axis edge, the name without the figure; on the small CDF's top axis, the section alone
+    assert [(r.tick, r.short) for r in cmp.plots.references] == [("paper 7.4 mixed2", "7.4"),
+                                                                 ("paper 7.3 normal", "7.3")]
     cmp.resize(1280, 800)
     cmp.show()
     from PySide6.QtWidgets import QApplication

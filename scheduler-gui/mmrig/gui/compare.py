@@ -16,7 +16,7 @@ from mmsched.load import condition
 from mmrig.gui.rows import load_run
 from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.widgets.latency_axis import LatencyAxis, latency_tick
-from mmrig.gui.widgets.plots import Plots
+from mmrig.gui.widgets.plots import Plots, Reference
 from mmrig.gui.widgets.stats import StatsPanel
 
 
@@ -138,6 +138,13 @@ def paper_label(row) -> str:
     return f"paper {row.section} {row.key}: {us_text(row.mean_us)} us"
 
 
+def paper_reference(row) -> Reference:
+    """The paper's mean of ROW (a PaperRow) as the plots' reference line: the label whole on its tooltip,
+    "paper 7.4 mixed2" at the axis edge, the section ("7.4") where the axis is short."""
+    return Reference(label=paper_label(row), us=row.mean_us, colour=PAPER_COLOUR,
+                     tick=f"paper {row.section} {row.key}", short=str(row.section))
+
+
 def tick_us_of(sidecar: dict | None) -> float | None:
     tb = (sidecar or {}).get("timebase") or {}
     return 1e6 * tb["tick_counts"] / tb["timer_hz"] if tb.get("timer_hz") and tb.get("tick_counts") else None
@@ -233,7 +240,7 @@ class CompareWindow(QDialog):
         # the latency axes go log when the runs (and those lines) span decades (a 1.375 us run beside a 300 ms one)
         self.paper = paper_rows([((sc or {}).get("config") or {}) for _, sc, _ in self.runs])
         self.plots = Plots()
-        self.plots.set_references([(paper_label(r), r.mean_us, PAPER_COLOUR) for r in self.paper])
+        self.plots.set_references([paper_reference(r) for r in self.paper])
         ticks = [tick_us_of(sc) for _, sc, _ in self.runs]
         self.plots.show([r[0] for r in self.runs], tick_us=next((t for t in ticks if t), None))
         run_colours = {(str(cfg.get("mode")), int(cfg.get("distance") or 0), load_name(cfg.get("load"))): colour

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -34,6 +35,19 @@ def _nice_step(span: float) -> float:
         if m * mag >= raw:
             return float(m * mag)
     return float(10 * mag)
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A reference latency drawn across the plots (e.g. the paper's mean of an experiment): `label` the whole
+    sentence, on the line's tooltip; `tick` its name at the axis edge (the axis says the figure); `short` the
+    shortest name, for the small CDF's top axis, where a longer label near the edge is dropped by the axis."""
+
+    label: str
+    us: float
+    colour: str
+    tick: str
+    short: str
 
 
 class Plots(QWidget):
@@ -95,7 +109,7 @@ class Plots(QWidget):
         self.warm_band.setZValue(-10)
         self.warm_band.hide()
         self.time_plot.addItem(self.warm_band, ignoreBounds=True)
-        self.references: list[tuple[str, float, str]] = []
+        self.references: list[Reference] = []
         self._ref_items: list[tuple[pg.PlotWidget, str, Any, float]] = []
         self._title_forms: list[str] = []       # the time plot's title, longest first (_fit_title)
         self._title_shown: str | None = None
@@ -155,20 +169,21 @@ class Plots(QWidget):
         self.cdf_plot.setYRange(0, 1)
         self._place_references()
 
-    def set_references(self, refs: Sequence[tuple[str, float, str]]) -> None:
-        """Reference latencies (label, us, colour), e.g. the paper's means: a dashed line on each plot (across
-        the time plot, up the histogram and the CDF), inside the axes' ranges."""
+    def set_references(self, refs: Sequence[Reference]) -> None:
+        """Reference latencies, e.g. the paper's means: a dashed line on each plot (across the time plot, up the
+        histogram and the CDF), inside the axes' ranges."""
         for plot, _, item, _ in self._ref_items:
             plot.removeItem(item)
         self._ref_items = []
-        self.references = sorted(((t, float(us), c) for t, us, c in refs if us and us > 0), key=lambda r: r[1])
-        for text, us, colour in self.references:
-            pen = pg.mkPen(colour, width=1.5, style=Qt.PenStyle.DashLine)
+        self.references = sorted((r for r in refs if r.us and r.us > 0), key=lambda r: r.us)
+        for ref in self.references:
+            us = float(ref.us)
+            pen = pg.mkPen(ref.colour, width=1.5, style=Qt.PenStyle.DashLine)
             # no label inside the plot (it lay across the runs' points): the label is a tick at the axis edge
             # (_place_references), the time plot's right axis and the CDF's top one
             for plot, angle in ((self.time_plot, 0), (self.hist_plot, 90), (self.cdf_plot, 90)):
                 line = pg.InfiniteLine(angle=angle, pen=pen, movable=False)
-                line.setToolTip(text)
+                line.setToolTip(ref.label)
                 plot.addItem(line, ignoreBounds=True)
                 self._ref_items.append((plot, "line", line, us))
                 # an invisible point at the reference keeps it inside the auto range
@@ -178,14 +193,6 @@ class Plots(QWidget):
                 self._ref_items.append((plot, "point", pt, us))
         self._place_references()
 
-    @staticmethod
-    def reference_tick(text: str, short: bool = False) -> str:
-        """A reference's label at the axis edge: its name without the figure ("paper 7.4 mixed2: 43 us" ->
-        "paper 7.4 mixed2"), or with `short` its first number ("7.4": the small CDF's top axis, where a longer
-        label near the edge is dropped by the axis); the axis says the figure, the line's tooltip the whole."""
-        name = text.split(":")[0]
-        return next((w for w in name.split() if w[:1].isdigit()), name) if short else name
-
     def _place_references(self) -> None:
         # the labels: ticks of an axis of their own at the plot's edge, at the lines' positions (view coordinates:
         # log10 of the latency on a log axis)
@@ -194,9 +201,9 @@ class Plots(QWidget):
                 plot.hideAxis(side)
                 continue
             axis = plot.getAxis(side)
-            axis.setTicks([[(float(np.log10(us)) if self.log_y else us, self.reference_tick(text, side == "top"))
-                            for text, us, _ in self.references], []])
-            axis.setTextPen(pg.mkPen(self.references[0][2]))
+            axis.setTicks([[(float(np.log10(r.us)) if self.log_y else r.us, r.short if side == "top" else r.tick)
+                            for r in self.references], []])
+            axis.setTextPen(pg.mkPen(self.references[0].colour))
             axis.setStyle(tickLength=5)
             plot.showAxis(side)
         for plot, kind, item, us in self._ref_items:
@@ -264,7 +271,7 @@ class Plots(QWidget):
         main, warm = split_at_warmup(arrays, self.warmup)
         self.warmup_events = warmup_count(warm)     # the one figure both titles show
         values = [v for _, v in main if v.size]
-        refs = [us for _, us, _ in self.references]
+        refs = [float(r.us) for r in self.references]
         if values or refs:
             lo = min([float(v.min()) for v in values] + refs)
             hi = max([float(v.max()) for v in values] + refs)
