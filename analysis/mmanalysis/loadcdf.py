@@ -3,8 +3,8 @@ experiment, and the grouping it draws (experiment_key, experiment_title, load_cd
 compare window draws with pyqtgraph as well. Split out of plots.py, which re-exports every name here (callers
 keep `plots.load_cdf`, `mmanalysis.plots.load_cdf_panels`...) and draws it in all_figures.
 
-plots.py imports this module at its top, so the few helpers of plots used here (_runs, EXPERIMENT_ORDER,
-_axis_fraction, us_text) are imported inside the functions that use them: either module may be imported first.
+The helpers it shares with plots.py (the runs' order, axis_fraction, us_text) are in plotbase.py, which both
+import at their top.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from . import axes as fit
+from .plotbase import EXPERIMENT_ORDER, axis_fraction, ordered_runs, us_text
 from .reader import RunSet, profiler_kind
 from .schema import LOAD_CONDITIONS, MEASURED, load_condition
 
@@ -52,13 +53,11 @@ def load_cdf_panels(data: RunSet, runs: list[str] | None = None
     """experiment_key -> load condition -> the sorted latencies (us, > 0) of the measured events of RUNS
     pooled per condition: what load_cdf draws, one panel each. Only experiments with measured events are
     there (no empty panel); experiments in the paper's order, conditions in LOAD_CONDITIONS' order."""
-    from .plots import EXPERIMENT_ORDER, _runs
-
     df = data.df
     measured_rows = df["outcome"].isin(MEASURED).to_numpy() & df["measurable"].to_numpy(dtype=bool)
     run_col = df["run"].to_numpy()
     lat_col = df["latency_us"].to_numpy(dtype=float)
-    chosen = _runs(data, runs)
+    chosen = ordered_runs(data, runs)
     kinds = len({profiler_kind(data.meta[r]) for r in chosen})
     groups: dict[tuple[str, int, str, str], dict[str, list[np.ndarray]]] = {}
     for run in chosen:
@@ -88,8 +87,6 @@ def load_cdf(data: RunSet, runs: list[str] | None = None, min_conditions: int = 
     their dot by a thin line). Only experiments measured under MIN_CONDITIONS load conditions or more get a
     panel (one line compares nothing, and the run's CDF is in `cdf` already); with none, the figure says so
     in one panel, and all_figures leaves it out."""
-    from .plots import _axis_fraction, us_text
-
     groups = {k: v for k, v in load_cdf_panels(data, runs).items() if len(v) >= min_conditions}
     n = max(len(groups), 1)
     fig = Figure(figsize=(9, 3.3 * n))
@@ -112,7 +109,7 @@ def load_cdf(data: RunSet, runs: list[str] | None = None, min_conditions: int = 
             ax.step(lat, y, where="post", color=color, lw=1.4, label=f"{cond} (n={len(lat)})")
             for x, yy, what, ty in ((lat[0], y[0], "min", 4 + step * (min_row[cond] + 0.5)),
                                     (lat[-1], 100.0, "max", 100 - step * (max_row[cond] + 0.5))):
-                left = _axis_fraction(sc, x) < 0.5      # the label reads into the axes, 6 points beside its dot
+                left = axis_fraction(sc, x) < 0.5      # the label reads into the axes, 6 points beside its dot
                 ax.plot([x], [yy], "o", color=color, ms=5, zorder=3)
                 ax.annotate(f"{what} {us_text(x)} us", (x, yy), xytext=(6 if left else -6, ty),
                             textcoords=("offset points", "data"), ha="left" if left else "right", va="center",

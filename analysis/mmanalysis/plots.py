@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from matplotlib import colormaps
@@ -36,33 +37,19 @@ from matplotlib.figure import Figure
 from . import axes as fit
 from .histogram import bin_counts, check_bin_us, default_bin_us
 from .latstats import measured, variance_text
-# the load CDF and its grouping live in loadcdf.py; re-exported so that callers keep plots.load_cdf,
-# mmanalysis.plots.load_cdf_panels, LOAD_COLORS... (and render finds load_cdf among this module's globals)
+# the load CDF and its grouping live in loadcdf.py, the helpers every figure module shares in plotbase.py;
+# re-exported so that callers keep plots.load_cdf, mmanalysis.plots.load_cdf_panels, plots.us_text ...
 from .loadcdf import GENERATION_WORDS, LOAD_COLORS, experiment_key, experiment_title, load_cdf, load_cdf_panels  # noqa: F401
+from .plotbase import EXPERIMENT_ORDER, us_text  # noqa: F401
+from .plotbase import axis_fraction as _axis_fraction, ordered_runs as _runs
 from .paper import PAPER, PaperRow
 from .phasebars import bin_labels, phase_histogram
 from .propagation import propagation_ms
 from .reader import RunSet, profiler_kind
 from .safefiles import atomic_write
-from .schema import DEFAULT_LATE_BOUND_US, LOAD_CONDITIONS, MEASURED, load_condition
+from .schema import DEFAULT_LATE_BOUND_US, MEASURED, load_condition
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
-
-
-EXPERIMENT_ORDER = {"verification": 0, "normal": 1, "mixed": 2}
-
-
-def _runs(data: RunSet, runs: list[str] | None) -> list[str]:
-    """RUNS as given, or every run in the paper's order: verification, normal, mixed by distance, then loaded."""
-    if runs:
-        return [r for r in runs if r in data.meta]
-
-    def key(r):
-        c = data.meta[r].get("config", {})
-        load = load_condition(c.get("load"))
-        return (EXPERIMENT_ORDER.get(c.get("mode"), 9), load != "idle",
-                LOAD_CONDITIONS.index(load) if load in LOAD_CONDITIONS else 99, c.get("distance") or 0, r)
-    return sorted(data.meta, key=key)
 
 
 def run_colors(data: RunSet, runs: list[str] | None = None) -> dict[str, tuple]:
@@ -111,11 +98,6 @@ def _measured(data: RunSet, run: str) -> np.ndarray:
 def _legend(ax, **kw) -> None:
     if ax.get_legend_handles_labels()[0]:
         ax.legend(**kw)
-
-
-def us_text(x: float) -> str:
-    """A latency for a label: whole microseconds from 100 us up (29290, not 2.929e+04), else 4 digits."""
-    return f"{x:.0f}" if x >= 100 else f"{x:.4g}"
 
 
 DPI = 110
@@ -306,13 +288,6 @@ def _paper_refs(data: RunSet, runs: list[str]) -> list[PaperRow]:
     """The paper's experiments with a mean that RUNS belong to, in the paper's order."""
     keys = {p.key for r in runs if (p := paper_row(data, r)) is not None and p.mean_us is not None}
     return [p for p in PAPER if p.key in keys]
-
-
-def _axis_fraction(sc: fit.Scale, x: float) -> float:
-    """Where X lies along an axis of scale SC, 0 (low end) to 1."""
-    if sc.log:
-        return float(np.log(x / sc.lo) / np.log(sc.hi / sc.lo))
-    return float((x - sc.lo) / (sc.hi - sc.lo)) if sc.hi > sc.lo else 0.5
 
 
 REF_STYLES = ("--", ":", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 3)))
@@ -585,36 +560,37 @@ def all_figures(data: RunSet, out_dir: Path | str, runs: list[str] | None = None
     runs = _runs(data, runs)
     measured_runs = [r for r in runs if len(_measured(data, r))]
     mixed = _mixed_runs(data, runs)
-    jobs: list[tuple[str, str, tuple, dict, tuple[str, ...]]] = []     # (name, function, args, kwargs, formats)
+    jobs: list[Job] = []
     both = ("png", "svg")
     if measured_runs:
-        jobs.append(("cdf", "cdf", (runs,), {}, both))
+        jobs.append(("cdf", cdf, (runs,), {}, both))
     if any(len(c) >= 2 for c in load_cdf_panels(data, runs).values()):
-        jobs.append(("load-cdf", "load_cdf", (runs,), {}, both))
+        jobs.append(("load-cdf", load_cdf, (runs,), {}, both))
     if measured_runs:
-        jobs.append(("histogram", "histogram", (runs,), {"bin_us": bin_us, "max_us": max_us}, both))
-    jobs.append(("compare", "compare", (runs,), {}, both))
+        jobs.append(("histogram", histogram, (runs,), {"bin_us": bin_us, "max_us": max_us}, both))
+    jobs.append(("compare", compare, (runs,), {}, both))
     if mixed:
-        jobs.append(("slack", "slack", (runs,), {}, both))
+        jobs.append(("slack", slack, (runs,), {}, both))
     if any((data.df.loc[data.df["run"] == r, "outcome"] == "missed").any() for r in mixed):
-        jobs.append(("missed-phase", "missed_phase", (runs,), {}, both))
+        jobs.append(("missed-phase", missed_phase, (runs,), {}, both))
     for run in runs:     # one a run: PNG only (a diagnostic view, not a paper figure; half the time of SVG too)
-        jobs.append((figure_stem(TIMELINE_PREFIX, run), "timeline", (run,), {}, ("png",)))
+        jobs.append((figure_stem(TIMELINE_PREFIX, run), timeline, (run,), {}, ("png",)))
     return render(data, Path(out_dir), jobs, workers)
 
 
 _RENDER_DATA: RunSet | None = None       # what forked workers draw from (inherited, never pickled)
+# a figure to draw: (name, function(data, *args, **kwargs) -> Figure, args, kwargs, formats)
+Job = tuple[str, Callable[..., Figure], tuple, dict, tuple[str, ...]]
 
 
-def _render_one(job: tuple[str, str, tuple, dict, tuple[str, ...]], out_dir: Path) -> list[Path]:
-    name, fn, args, kwargs, formats = job
-    return save(globals()[fn](_RENDER_DATA, *args, **kwargs), out_dir, name, formats)
+def _render_one(job: Job, out_dir: Path) -> list[Path]:
+    name, draw, args, kwargs, formats = job
+    return save(draw(_RENDER_DATA, *args, **kwargs), out_dir, name, formats)
 
 
-def render(data: RunSet, out_dir: Path, jobs: list[tuple[str, str, tuple, dict, tuple[str, ...]]],
-           workers: int | None = None) -> dict[str, list[Path]]:
-    """Draws and saves each job (name, function of this module, its arguments after DATA, its keywords,
-    formats), in the jobs' order. Figures are independent and drawing them is CPU work in matplotlib (text
+def render(data: RunSet, out_dir: Path, jobs: list[Job], workers: int | None = None) -> dict[str, list[Path]]:
+    """Draws and saves each job (name, figure function, its arguments after DATA, its keywords, formats), in
+    the jobs' order (a function of a module, so that it reaches a forked worker by its name). Figures are independent and drawing them is CPU work in matplotlib (text
     layout, ticks, rasterising): WORKERS processes (default: the CPUs this process may use, at most 4) draw
     them side by side, forked so that DATA is shared, not copied through a pipe. Where fork is not there, or
     a worker dies, they are drawn here, one after the other."""
