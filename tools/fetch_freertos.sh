@@ -69,21 +69,35 @@ unpack() {         # $1: the crate file, $2: the directory to hold $crate_name/ 
     mv "$tmp/$crate_name" "$2/"
     rmdir "$tmp"
 }
+write_stub() {     # $1: a directory to hold a stub crate whose one dependency is the kernel's crate
+    mkdir -p "$1"
+    printf '[package]\nname = "mmrig-freertos-fetch"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n[lib]\npath = "lib.rs"\n\n[dependencies]\nfreertos-next = "=0.12.0"\n' \
+        > "$1/Cargo.toml"
+    : > "$1/lib.rs"
+}
+crate_src_dir() {  # $1: a cargo, $2: a stub (write_stub); `cargo fetch`es it and prints where cargo unpacked the
+                   # crate (its registry's src/), as `cargo metadata` says, or fails
+    (cd "$2" && "$1" fetch --quiet >&2) || return 1
+    (cd "$2" && "$1" metadata --format-version 1 --quiet) | python3 -c '
+import json, sys, pathlib
+hits = [p for p in json.load(sys.stdin)["packages"] if p["name"] == "freertos-next" and p["version"] == "0.12.0"]
+if not hits:
+    sys.exit("fetch_freertos: freertos-next 0.12.0 not in cargo metadata")
+print(pathlib.Path(hits[0]["manifest_path"]).parent)'
+}
 cargo_fetch() {    # $1: a cargo; prints the crate file in its cache (after a `cargo fetch` of a stub), or fails
     local stub crate_src
     stub="$(mktemp -d)"
-    printf '[package]\nname = "mmrig-freertos-fetch"\nversion = "0.0.0"\nedition = "2021"\npublish = false\n\n[lib]\npath = "lib.rs"\n\n[dependencies]\nfreertos-next = "=0.12.0"\n' \
-        > "$stub/Cargo.toml"
-    : > "$stub/lib.rs"
-    (cd "$stub" && "$1" fetch --quiet >&2) || { rm -rf "$stub"; return 1; }
-    crate_src="$(cd "$stub" && "$1" metadata --format-version 1 --quiet | python3 -c '
-import json, sys, pathlib
-hits = [p for p in json.load(sys.stdin)["packages"] if p["name"] == "freertos-next" and p["version"] == "0.12.0"]
-print(pathlib.Path(hits[0]["manifest_path"]).parent if hits else "")')" || true
+    write_stub "$stub"
+    crate_src="$(crate_src_dir "$1" "$stub")" || crate_src=""
     rm -rf "$stub"
     [[ -n $crate_src ]] || return 1
     # .../registry/src/<registry>/freertos-next-0.12.0 -> .../registry/cache/<registry>/freertos-next-0.12.0.crate
     echo "$(dirname "$(dirname "$(dirname "$crate_src")")")/cache/$(basename "$(dirname "$crate_src")")/$crate_name.crate"
+}
+bundle_crate="$bundle/crates/$crate_name.crate"   # (--offline)
+check_bundle() {   # the bundle holds the crate file, or exit 2
+    [[ -f $bundle_crate ]] || { echo "fetch_freertos: offline bundle $bundle lacks crates/$crate_name.crate" >&2; exit 2; }
 }
 
 if [[ -n $available ]]; then
@@ -99,9 +113,8 @@ if [[ -n $system ]]; then
     fi
     (umask 022; mkdir -p "$system_dir")
     if [[ -n $bundle ]]; then
-        [[ -f $bundle/crates/$crate_name.crate ]] \
-            || { echo "fetch_freertos: offline bundle $bundle lacks crates/$crate_name.crate" >&2; exit 2; }
-        unpack "$bundle/crates/$crate_name.crate" "$system_dir"
+        check_bundle
+        unpack "$bundle_crate" "$system_dir"
         echo "setup: FreeRTOS-Kernel V11.2.0: installed from the bundle into $system_kernel"
         exit 0
     fi
@@ -130,37 +143,14 @@ if [[ "$(kernel_version "$system_kernel")" == V11.2.0 ]]; then
     exit 0
 fi
 if [[ -n $bundle ]]; then
-    crate="$bundle/crates/$crate_name.crate"
-    [[ -f $crate ]] || { echo "fetch_freertos: offline bundle $bundle lacks crates/$crate_name.crate" >&2; exit 2; }
+    check_bundle
     mkdir -p "$out/crate"
-    unpack "$crate" "$out/crate"
+    unpack "$bundle_crate" "$out/crate"
     link_kernel "$out/crate/$crate_name/FreeRTOS-Kernel"
     exit 0
 fi
 command -v cargo >/dev/null || { echo "fetch_freertos: cargo not found (make setup installs it)" >&2; exit 1; }
-mkdir -p "$out/stub"
-cat > "$out/stub/Cargo.toml" <<'TOML'
-[package]
-name = "mmrig-freertos-fetch"
-version = "0.0.0"
-edition = "2021"
-publish = false
-
-[lib]
-path = "lib.rs"
-
-[dependencies]
-freertos-next = "=0.12.0"
-TOML
-: > "$out/stub/lib.rs"
-(cd "$out/stub" && cargo fetch --quiet)
-crate_dir="$(cd "$out/stub" && cargo metadata --format-version 1 --quiet | python3 -c '
-import json, sys, pathlib
-meta = json.load(sys.stdin)
-hits = [p for p in meta["packages"] if p["name"] == "freertos-next" and p["version"] == "0.12.0"]
-if not hits:
-    sys.exit("freertos-next 0.12.0 not in cargo metadata")
-print(pathlib.Path(hits[0]["manifest_path"]).parent)
-')"
+write_stub "$out/stub"
+crate_dir="$(crate_src_dir cargo "$out/stub")" || exit 1
 check_kernel "$crate_dir/FreeRTOS-Kernel"
 link_kernel "$crate_dir/FreeRTOS-Kernel"
