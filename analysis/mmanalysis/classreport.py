@@ -30,6 +30,7 @@ from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
+from .labkeyfiles import KEY_FOLDER
 from .safefiles import atomic_write
 from .report import _cell, html_page, html_table, md_table, shorten
 from .schema import SchemaError, load_condition
@@ -40,7 +41,6 @@ TABLE_HEADERS = ["group", "runs", "events", "n (ok+late)", "mean (us)", "var (us
                  "bench sched", "verdict", "flags"]
 FLAG_CHARS = 80         # a flags cell longer than this is cut; its full text in the HTML cell's title, and in a
                         # numbered note under the Markdown table
-KEY_FOLDER = "lab-key-runs"   # in a class folder: the key's runs (`mmrig lab key --out CLASS/lab-key.md`), no group
 LAB_HTML = "lab.html"         # the executed notebook, exported (docs/lab.md, "What to hand in", item 2)
 TARGET_FLAGS = {"bench": "bench", "boards": "boards", "synthetic": "SYNTHETIC"}
 

@@ -30,6 +30,19 @@ def test_schedule_line_time_is_read_from_proto_sizes():
         schedule_line_ms("| HELLO | 0x01 | 22 | 28 | 29.167 |")
 
 
+def test_the_keys_runs_go_where_the_class_report_reads_them():
+    """`mmrig lab key`'s default --out puts its runs in the folder the class report reads as the key's."""
+    from pathlib import Path
+
+    from mmanalysis import classreport
+    from mmanalysis.labkeyfiles import key_runs_folder
+    from mmrig.cli import build_parser
+
+    args = build_parser().parse_args(["lab", "key"])
+    assert key_runs_folder(args.out).name == classreport.KEY_FOLDER == "lab-key-runs"
+    assert key_runs_folder(Path("CLASS/lab-key.md")) == Path("CLASS") / classreport.KEY_FOLDER
+
+
 def test_every_question_of_the_handout_has_a_section():
     questions = set(re.findall(r"\*\*(Q\d+)\.\*\*", (ROOT / "docs" / "lab.md").read_text()))
     assert questions == set(QUESTIONS)

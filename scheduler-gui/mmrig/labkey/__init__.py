@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mmanalysis.labkeyfiles import KEY_FILE, key_runs_folder   # light: no figures, only the names
+
 
 def cmd_lab_key(args: Any) -> int:
     from mmanalysis.safefiles import atomic_write
@@ -33,7 +35,7 @@ def cmd_lab_key(args: Any) -> int:
     from mmrig.labkey.runs import make_key
 
     out: Path = args.out
-    runs = args.runs or out.with_suffix("").with_name(out.stem + "-runs")
+    runs = args.runs or key_runs_folder(out)    # where the class report finds the key's runs
     t0 = time.monotonic()
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
     try:
@@ -57,7 +59,7 @@ def add_lab_key_parser(subparsers) -> None:
                                    "not depend on the host, paced where the question is about the PC) through "
                                    "`mmrig run`, then writes the answer key (Markdown) with every figure computed "
                                    "from those runs. About 2-3 minutes at 200 events.")
-    p.add_argument("--out", type=Path, default=Path("lab-key.md"), help="the key (default lab-key.md)")
+    p.add_argument("--out", type=Path, default=Path(KEY_FILE), help=f"the key (default {KEY_FILE})")
     p.add_argument("--runs", type=Path, default=None, help="where the runs go (default: OUT's name + -runs)")
     p.add_argument("--count", type=int, default=200, help="events per experiment (default 200; step 5's at most 60)")
     p.add_argument("--quiet", "-q", action="store_true", help="no line per run")
