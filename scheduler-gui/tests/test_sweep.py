@@ -117,7 +117,10 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words) -> None
     assert not (tmp_path / "c" / "points").exists()
 
 
-def test_cluster_that_cannot_be_reached(tmp_path, capsys) -> None:
+def test_cluster_that_cannot_be_reached(tmp_path, capsys, monkeypatch) -> None:
+    from mmrig.sweep import campaign
+
+    monkeypatch.setattr(campaign, "CONNECT_TIMEOUT_S", 2.0)    # a refused port: Dask retries it until then
     assert main(["sweep", "--distance", "1", "--count", "5", "--cluster", "tcp://127.0.0.1:1",
                  "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
@@ -237,17 +240,17 @@ def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
     out = tmp_path / "camp"
     # points of 600 events (43 s of virtual time, over a second of wall time each in lockstep): the Ctrl-C sent on
     # the first point's line reaches the sweep long before the last point ends, however slowly this test is woken
-    cmd = [sys.executable, "-m", "mmrig", "sweep", "--distance", "1..6", "--count", "600", "--workers", "1",
+    cmd = [sys.executable, "-m", "mmrig", "sweep", "--distance", "1..3", "--count", "600", "--workers", "1",
            "--out", str(out)]
     p = subprocess.Popen(cmd, stderr=subprocess.PIPE, text=True)
     assert p.stderr is not None
     for line in p.stderr:
-        if line.startswith("[1/6]"):
+        if line.startswith("[1/3]"):
             p.send_signal(signal.SIGINT)
     assert p.wait(timeout=60) == 130
     d = doc(out)
     done = [n for n, e in d["points"].items() if e["state"] == "done"]
-    assert d["status"] == "interrupted" and 1 <= len(done) < 6, d["totals"]
+    assert d["status"] == "interrupted" and 1 <= len(done) < 3, d["totals"]
     assert main(["sweep", "--resume", "--out", str(out), "--workers", "1", "-q"]) == 0
     d = doc(out)
     assert d["status"] == "complete" and all(e["runs"] == 1 for e in d["points"].values())

@@ -441,16 +441,20 @@ class Connection:
                 pass
 
 
+# how long a --cluster scheduler has to answer the first connection (Dask retries a refused one until then)
+CONNECT_TIMEOUT_S = 10.0
+
+
 def connect(workers: int | None, cluster: str | None) -> Connection:
-    """The Dask cluster the lockstep points run on: the scheduler at `cluster` (it must answer within 10 s and
-    have a worker) or a local cluster of `workers` processes. SweepError if not: nothing has been written."""
+    """The Dask cluster the lockstep points run on: the scheduler at `cluster` (it must answer within
+    CONNECT_TIMEOUT_S and have a worker) or a local cluster of `workers` processes. SweepError if not: nothing has been written."""
     import logging
 
     from distributed import Client, LocalCluster
 
     if cluster:
         try:
-            client = Client(cluster, timeout="10s")
+            client = Client(cluster, timeout=f"{CONNECT_TIMEOUT_S}s")
         except (OSError, TimeoutError, ValueError) as exc:
             raise SweepError(f"--cluster: cannot reach the Dask scheduler at {cluster}: "
                              f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}") from None
