@@ -48,6 +48,12 @@ def test_screenshots_of_each_mode_the_warmup_and_the_compare_window(make_win, qt
         qtbot.wait(400)
         img = grab(win, SHOTS / SHOT_NAMES[mode])
         assert (img.width(), img.height()) == (1280, 800)
+        colours = {img.pixel(x, y) for x in range(0, 1280, 16) for y in range(0, 800, 16)}
+        assert len(colours) > 20                      # a rendered window, not a blank
+        if display is not None:                       # the whole X screen, as the X server has it
+            from PySide6.QtGui import QGuiApplication
+
+            assert QGuiApplication.primaryScreen().grabWindow(0).save(str(SHOTS / f"xscreen-{SHOT_NAMES[mode]}"))
         csvs[mode] = win.result.csv_path
         print(f"{mode}: warm-up {win.live.plots.warmup}, log axes {win.live.plots.log_y}, {win.result.summary['outcomes']}")
     # the warm-up mark on a run known to have one: a synthetic normal run whose first events met a 295 ms stall
