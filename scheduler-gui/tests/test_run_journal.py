@@ -36,10 +36,10 @@ def failing_write(suffix: str) -> Any:
     """atomic_write as on a full disk, for files ending in SUFFIX only."""
     real = export.atomic_write
 
-    def write(path: Path, data: bytes) -> None:
+    def write(path: Path, data: bytes, fsync: bool = True) -> None:
         if str(path).endswith(suffix):
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
-        real(path, data)
+        real(path, data, fsync=fsync)
     return write
 
 
