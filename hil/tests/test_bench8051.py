@@ -205,15 +205,17 @@ def test_paced_normal_mode_runs(tmp_path: Path) -> None:
     """Normal mode on the paced bench: the host reads the 8051's timebase from its HELLO (921600 Hz, 65536
     counts a tick) and the run completes, valid, with every event accounted for. Its outcomes are not judged
     here (docs/bench.md, "The 8051 profiler": its TIMECODE bytes come with gaps, which the host's tick
-    estimate does not expect)."""
+    estimate does not expect). A FIRE the 8051 lost because it still held the one before (it takes one at a
+    time: a late wake-up of the PC, or the bench's input path, brought two close) is the rig's loss, judged by
+    cause (bench_lag), never a fault that voids the run (no_answer, node_errors)."""
     n = 30
-    for attempt in range(2):                  # a paced run the host stalled is run once more
+    for attempt in range(3):                  # a paced run the host displaced too much of is run again
         cfg = RunConfig(name=f"normal{attempt}", out=tmp_path / f"normal{attempt}", mode="normal", distance=2, count=n)
         result = run(cfg, BenchEndpoint(profiler_kind="8051"))
-        if result.valid or "stall" not in str(result.sidecar["invalid_reason"]):
+        if result.valid or result.reasons != ["bench_lag"]:
             break
     else:
-        pytest.skip(f"the host stalled the paced bench twice: {result.sidecar['invalid_reason']}")
+        pytest.skip(f"the host displaced the paced bench's bytes in three runs: {result.sidecar['invalid_reason']}")
     assert result.valid, result.sidecar["invalid_reason"]
     assert result.sidecar["timebase"]["timer_hz"] == 921_600 and result.sidecar["timebase"]["tick_counts"] == 65_536
     assert sum(result.sidecar["summary"]["outcomes"].values()) == n

@@ -63,6 +63,7 @@ class Fault:
     open: bool = True                # new events are tainted until the rig has recovered
     closed_s: float | None = None
     touched: list[Event] = field(default_factory=list, repr=False)   # the events it tainted
+    excused: str | None = None       # why it is no fault of the run after all (FaultLedger.excuse)
 
     @property
     def tainted(self) -> int:
@@ -70,7 +71,7 @@ class Fault:
 
     def section(self) -> dict[str, Any]:
         return {"kind": self.kind, "node": self.node, "at_s": self.at_s, "closed_s": self.closed_s,
-                "detail": self.detail, "events": self.tainted}
+                "detail": self.detail, "events": self.tainted, **({"excused": self.excused} if self.excused else {})}
 
 
 @dataclass
@@ -131,11 +132,23 @@ class FaultLedger:
                     if ev.outcome == "lost" and ev.reason == kind:
                         ev.reason = by
 
+    def excuse(self, events: Iterable[Event], kind: str, why: str) -> int:
+        """The faults of `kind` that touched only these events were no fault of the run: the events are judged
+        not measurable for what caused them (validity.crowded_fires). They stay in the sidecar with `why`,
+        but make no invalid reason. Returns how many were excused."""
+        these = {id(e) for e in events}
+        n = 0
+        for f in self.faults:
+            if f.kind == kind and f.excused is None and f.touched and all(id(e) in these for e in f.touched):
+                f.excused = why
+                n += 1
+        return n
+
     def reasons(self) -> list[Reason]:
-        """One invalid reason per kind, with how often and where."""
+        """One invalid reason per kind, with how often and where (excused faults make none)."""
         out = []
         for kind, what in KINDS.items():
-            these = [f for f in self.faults if f.kind == kind]
+            these = [f for f in self.faults if f.kind == kind and f.excused is None]
             if not these:
                 continue
             first = these[0]
@@ -150,11 +163,13 @@ class FaultLedger:
 
 
 def counter_faults(node: str, before: dict[str, int] | None, after: dict[str, int] | None,
-                   reset: bool, any_reset: bool = False) -> dict[str, dict[str, int]]:
+                   reset: bool, any_reset: bool = False, explained: dict[str, int] | None = None
+                   ) -> dict[str, dict[str, int]]:
     """The rig-fault counters that rose on `node` over the run: kind -> {field: increase}. A node that reset
     restarted its counters at 0, so its final values are the increase since then (`reset`). When any node
     reset (`any_reset`), timecode glitches are its doing (the port restarts from 0, or the executor's count
-    restarts), so they are named node_reset."""
+    restarts), so they are named node_reset. `explained`: field -> the part of its rise already judged
+    (the FIREs a displacement crowded: validity.crowded_fires), not counted again."""
     if after is None:
         return {}
     out: dict[str, dict[str, int]] = {}
@@ -163,6 +178,7 @@ def counter_faults(node: str, before: dict[str, int] | None, after: dict[str, in
             continue
         base = 0 if reset or before is None else before.get(name, 0)
         rise = (after[name] - base) & 0xFFFF        # the counters wrap at 65536 (SPEC.md section 5)
+        rise = max(0, rise - (explained or {}).get(name, 0))
         if rise:
             kind = COUNTER_KIND.get(name, "node_errors")
             if kind == "timecode_fault" and any_reset:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mmanalysis.schema import NOMINAL_TICK_S
-from mmproto import Result, Timecode
+from mmproto import HELLO_FLAG_8051, Hello, Result, Timecode
 from mmproto.wiretime import wire_time_s
 
 # The profiler's line carries a RESULT (18 bytes) per event and a TIMECODE (10 bytes) per tick; a grid whose
@@ -38,29 +38,61 @@ def wants_grid(mode: str, rate_s: float | None, tick_s: float, generation: str =
     return mode == "normal" and rate_s is not None and rate_s < tick_s
 
 
-def line_gap_s(baud: int) -> float:
+def holds_one_fire(hello: Hello) -> bool:
+    """Whether the profiler takes one FIRE at a time: the 8051 (HELLO flag bit 2) keeps a single FIRE tag, for
+    want of RAM (profiler-fw/board/mcs51/pf_board_cfg.h), and frees it only once that FIRE's RESULT has been
+    sent; a FIRE that comes before then is lost (SPEC.md section 4, HELLO). The AVR queues a tag per ring record."""
+    return bool(hello.flags & HELLO_FLAG_8051)
+
+
+# The 8051 puts its bytes out from its foreground loop, with gaps between them: in 37 paced normal runs at 9600
+# baud (8051 profiler, 2026-11-28) every one of 43 lost FIREs had entered its line at most 36.4 ms after the FIRE
+# before it, the answered ones from 31.7 ms on (two at 22 ms, with no TIMECODE ahead of their RESULT); with the
+# FIREs written 42 ms apart, 2 of 404 were still lost, 42.2 and 42.4 ms after the one before (each after a FIRE
+# that came 62 ms into its tick, its RESULT behind the next tick's TIMECODE). A TIMECODE's and a RESULT's line
+# time are 29.2 ms together: the 8051 may hold a FIRE for 1.45 times that.
+ONE_FIRE_PACING = 1.5
+
+
+def fire_busy_s(baud: int) -> float:
+    """How long after a FIRE entered its line a profiler that holds one FIRE may still hold it: a TIMECODE frame
+    that may be leaving first, then the FIRE's RESULT, at the 8051's pace (ONE_FIRE_PACING): 43.75 ms at 9600 baud
+    (a FIRE's own line time is the same for both FIREs and cancels out)."""
+    return (wire_time_s(Timecode, baud) + wire_time_s(Result, baud)) * ONE_FIRE_PACING
+
+
+def line_gap_s(baud: int, one_fire: bool = False) -> float:
     """The least time between two events the profiler's line carries at `baud`: a RESULT's line time, with
-    LINE_MARGIN (also the firing thread's least gap between two FIREs, firing.py)."""
-    return wire_time_s(Result, baud) / LINE_MARGIN
+    LINE_MARGIN (also the firing thread's least gap between two FIREs, firing.py). A profiler that holds one
+    FIRE (`holds_one_fire`) is busy until the RESULT has left, and a TIMECODE frame may be leaving ahead of it:
+    its gap is `fire_busy_s` with the margin (at 9600 baud 48.6 ms, not 20.8; two FIREs written 22 ms apart lost the second in
+    a paced run)."""
+    return (fire_busy_s(baud) if one_fire else wire_time_s(Result, baud)) / LINE_MARGIN
 
 
-def line_limit_per_s(baud: int, tick_s: float = NOMINAL_TICK_S) -> float:
+def line_limit_per_s(baud: int, tick_s: float = NOMINAL_TICK_S, one_fire: bool = False) -> float:
     """Events a second the profiler's line carries at `baud` with a RESULT each (and the ticks' TIMECODEs),
-    with LINE_MARGIN: 41 at 9600, 569 at 115200, 1,243 at 250000, 2,493 at 500000, 4,993 at 1000000."""
+    with LINE_MARGIN: 41 at 9600, 569 at 115200, 1,243 at 250000, 2,493 at 500000, 4,993 at 1000000 (17 at
+    9600 for a profiler that holds one FIRE)."""
     free = 1.0 - wire_time_s(Timecode, baud) / tick_s
-    return free / line_gap_s(baud)
+    return free / line_gap_s(baud, one_fire)
 
 
-def line_problem(rate_s: float, baud: int, as_built: bool = False) -> str | None:
+def line_problem(rate_s: float, baud: int, as_built: bool = False, one_fire: bool = False) -> str | None:
     """Why a grid at `rate_s` cannot be carried at `baud` (a sentence naming --rate and --baud), or None.
-    `as_built`: `baud` is the nodes' rate after a reset, not one asked for."""
-    limit = line_limit_per_s(baud)
+    `as_built`: `baud` is the nodes' rate after a reset, not one asked for. `one_fire`: the profiler holds one
+    FIRE at a time (`holds_one_fire`)."""
+    limit = line_limit_per_s(baud, one_fire=one_fire)
     if 1.0 / rate_s <= limit:
         return None
-    fits = next((b for b in (115200, 250000, 500000, 1000000) if 1.0 / rate_s <= line_limit_per_s(b)), None)
+    fits = next((b for b in (115200, 250000, 500000, 1000000) if 1.0 / rate_s <= line_limit_per_s(b, one_fire=one_fire)),
+                None)
     built = " (the nodes' rate as built)" if as_built else ""
+    us = line_gap_s(baud, one_fire) * LINE_MARGIN * 1e6
+    each = (f"a RESULT per event and a TIMECODE ahead of it, {us:,.0f} us each: the 8051 takes one FIRE at a time"
+            if one_fire else f"a RESULT per event, {us:,.0f} us each")
     return (f"--rate {rate_s * 1000:g} ms is {1.0 / rate_s:,.0f} events a second, but at {baud} baud{built} the "
-            f"profiler's line carries {limit:,.0f} (a RESULT per event, {wire_time_s(Result, baud) * 1e6:,.0f} us each): "
+            f"profiler's line carries {limit:,.0f} ({each}): "
             + (f"run the links faster (--baud {fits})" if fits else "no rate of the links carries that"))
 
 

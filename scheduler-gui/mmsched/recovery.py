@@ -227,16 +227,17 @@ def check_recovery(r: RunFace, now: float) -> None:
         send_recovery(r, now)
 
 
-def judge_counters(r: RunFace) -> None:
-    """The nodes' own fault counters take part in the verdict: each that rose is a fault of the run."""
+def judge_counters(r: RunFace, explained: dict[str, dict[str, int]] | None = None) -> None:
+    """The nodes' own fault counters take part in the verdict: each that rose is a fault of the run, less
+    what `explained` (node -> field -> count) says was judged already."""
     at = r.rel(r.now())
     for node, after in r.node_counters.items():
         if node not in measured_nodes(r):
             continue
         if node not in r.counters_before and node not in r.reset_nodes:
             continue                         # no baseline: the counters cannot be judged
-        for kind, rises in counter_faults(node, r.counters_before.get(node), after,
-                                          node in r.reset_nodes, bool(r.reset_nodes)).items():
+        for kind, rises in counter_faults(node, r.counters_before.get(node), after, node in r.reset_nodes,
+                                          bool(r.reset_nodes), (explained or {}).get(node)).items():
             r.faults.raise_(kind, node, at, describe_counters(node, rises), (), window=False)
 
 

@@ -32,7 +32,7 @@ from .firing import Firer, aim
 from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
-from .grid import line_gap_s, line_problem
+from .grid import fire_busy_s, holds_one_fire, line_gap_s, line_problem
 from .breaks import break_section, breaks_at
 from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
@@ -45,7 +45,7 @@ from .runstate import BadHello, RunState
 from .session import Session
 from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
-from .validity import Basis, Sent, judge_run
+from .validity import Basis, Cause, Sent, crowded_fires, judge_run
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 # A grid's event is made this long before its firing time: the firing thread needs it in its queue by then,
@@ -155,7 +155,8 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            why = line_problem(self.state.rate_s(cfg), self.state.baud) if self.state.on_grid else None
+            why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=holds_one_fire(hello))
+                   if self.state.on_grid else None)
             if cfg.generation == "periodic":    # a series: on the profiler's histogram alone if need be
                 try:
                     self.state.histogram_only = profhist.histogram_only(cfg.raw, hello, why)
@@ -180,9 +181,10 @@ class Runner:
             self.state.start_generating(self.now())
             self.endpoint.begin()
             if cfg.mode == "normal":
-                # a write no sooner than the RESULT of the one before takes on the profiler's line (firing.py)
+                # a write no sooner than the RESULT of the one before takes on the profiler's line (firing.py),
+                # or than the profiler frees its one FIRE (the 8051: grid.holds_one_fire)
                 self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed,
-                                   min_gap_s=line_gap_s(self.state.baud), priority=cfg.priority,
+                                   min_gap_s=line_gap_s(self.state.baud, self.state.one_fire), priority=cfg.priority,
                                    mlockall=cfg.mlockall).start()
                 for why in (self.firer.sched_why, self.firer.memory_locked_why):   # (entry points refuse first)
                     if why:
@@ -629,11 +631,24 @@ class Runner:
         return round(t - (self.state.t0 if self.state is not None else t), 6)
 
     # ---- the run's files ---------------------------------------------------------------------------
-    def mark_unmeasurable(self, verdict: Verdict) -> dict[str, Any]:
+    def crowded(self, verdict: Verdict) -> dict[int, Cause]:
+        """Normal mode on a profiler that takes one FIRE at a time: the FIREs it lost because a displacement of
+        the endpoint brought them closer on its line than the PC wrote them (validity.crowded_fires). Their
+        no_answer faults are excused (each cost the profiler one result: result_overflows)."""
+        st = self.state
+        if self.cfg.mode != "normal" or st is None or not st.one_fire or verdict.record is None:
+            return {}
+        crowded = crowded_fires(self.events, verdict.record, fire_busy_s(st.baud))
+        if crowded:
+            self.faults.excuse([e for e in self.events if e.event in crowded], "no_answer",
+                               "a displacement of the endpoint crowded the FIRE (measurability.events)")
+        return crowded
+
+    def mark_unmeasurable(self, verdict: Verdict, crowded: dict[int, Cause]) -> dict[str, Any]:
         """Validity by cause over the run's events (validity.judge_run); returns the sidecar's `measurability`."""
         st = self.state
         figures, reason = judge_run(self.events, verdict, st.timebase.tick_s if st else 0.0,
-                                    st.baud if st else self.endpoint.baud)
+                                    st.baud if st else self.endpoint.baud, crowded)
         if reason is not None:
             self.invalid.append(Reason("bench_lag", reason))
         return figures
@@ -641,14 +656,15 @@ class Runner:
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
-        recovery.judge_counters(self)
+        crowded = self.crowded(verdict)
+        recovery.judge_counters(self, {"profiler": {"node_a": len(crowded)}})
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
                 self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
         injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel)
         self.invalid += self.faults.reasons()
-        validity = self.mark_unmeasurable(verdict)
+        validity = self.mark_unmeasurable(verdict, crowded)
         if cfg.mode == "normal" and st is not None:
             apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts)
         summary = summarize(self.events)

@@ -14,7 +14,7 @@ from mmproto import Hello, TimeBase
 
 from .config import RunConfig
 from .generator import Generator
-from .grid import Grid, interval_counts, wants_grid
+from .grid import Grid, holds_one_fire, interval_counts, wants_grid
 from .profhist import ProfilerHistogram
 from .series import SeriesPlan
 from .losses import LossReports
@@ -76,6 +76,7 @@ class RunState:
     creation_due: bool = False         # tick-aligned: that tick's event waits for the inbox to be empty
     next_free_at: float = 0.0          # free-running generation: run clock of the next event
     on_grid: bool = False              # normal mode faster than a tick: events due inside ticks (grid.py)
+    one_fire: bool = False             # the profiler takes one FIRE at a time (the 8051: grid.holds_one_fire)
     grid: Grid | None = None           # that grid: laid from the first tick generation sees
     series: SeriesPlan | None = None   # mixed mode on a grid: the PERIODIC frames that carry it (series.py)
     profiler_hist: ProfilerHistogram | None = None   # ... and the profiler's own histogram of it (profhist.py)
@@ -106,7 +107,7 @@ class RunState:
         grid = wants_grid(cfg.mode, None if cfg.rate_ms is None else cfg.rate_ms / 1000.0, timebase.tick_s,
                           cfg.generation)
         generator = Generator(cfg.random_ids, None if grid else cfg.max_in_flight, cfg.seed, unique_ids=not grid)
-        return cls(timebase=timebase, baud=profiler_hello.baud, on_grid=grid,
+        return cls(timebase=timebase, baud=profiler_hello.baud, on_grid=grid, one_fire=holds_one_fire(profiler_hello),
                    tracker=TimecodeTracker.for_profiler(profiler_hello),
                    generator=generator, matcher=Matcher(),
                    servo=ClockServo(timebase.tick_s),

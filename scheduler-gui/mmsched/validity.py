@@ -242,6 +242,34 @@ def late_creation(mode: str, created_phase: float | None, distance: int, stale_p
     return mode != "normal" and created_phase is not None and created_phase >= max(distance, stale_phase)
 
 
+def crowded_fires(events: list[Any], record: ByteRecord, busy_s: float) -> dict[int, Cause]:
+    """Normal mode on a profiler that takes one FIRE at a time (grid.holds_one_fire): the events whose FIRE
+    went unanswered though it entered the profiler's line less than `busy_s` (grid.fire_busy_s) after the
+    FIRE before it, which the profiler may still have held. Either the line brought the two closer than
+    the PC wrote them (a displacement of the endpoint: the firing thread keeps them further apart, firing.py)
+    or the profiler held the one before for longer than the gap allowed for: the loss is the rig's either
+    way, and only that event is not measurable (the one before was answered). (A paced run beside a busy
+    host: a FIRE entered the 8051's line 48 ms after the PC wrote it, the next one, written 73 ms later,
+    25 ms after it, and was lost.)"""
+    fires = sorted((e for e in events if e.mode == "normal" and e.bytes.sent is not None),
+                   key=lambda e: e.bytes.sent.at)
+    out: dict[int, Cause] = {}
+    for before, e in zip(fires, fires[1:]):
+        if e.outcome != "lost" or e.reason != "no_answer":
+            continue
+        a = record.entry(before.bytes.sent.node, before.bytes.sent.gen, before.bytes.sent.offset)
+        b = record.entry(e.bytes.sent.node, e.bytes.sent.gen, e.bytes.sent.offset)
+        if a is None or b is None:
+            continue
+        on_line, wrote = b.entered - a.entered, e.bytes.sent.at - before.bytes.sent.at
+        if on_line < busy_s:
+            out[e.event] = Cause("crowded FIRE", round((busy_s - on_line) * 1e6, 1),
+                                 f"FIRE entered the profiler's line {on_line * 1e3:.1f} ms after event {before.event}'s "
+                                 f"(written {wrote * 1e3:.1f} ms after it): the profiler, which takes one FIRE at a "
+                                 f"time, may still have held that one")
+    return out
+
+
 # ---- a run's judgement ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -294,14 +322,18 @@ class Judgement:
 
 
 def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, stale_phase: float,
-          tick_s: float) -> Judgement:
+          tick_s: float, crowded: dict[int, Cause] | None = None) -> Judgement:
     """Judges every event (objects with `event`, `mode`, `outcome`, `reason`, `distance`, `created_phase` and
     `bytes`, an EventBytes) and marks them: `measurable` False and `stall_us` where a displacement past the
     bound decided it; `stall_us` alone where one was past the bound but the event still ended on time.
-    `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag."""
+    `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag. `crowded`: lost events a
+    displacement made the profiler lose (`crowded_fires`), marked with that cause."""
     j = Judgement()
+    crowded = crowded or {}
     for e in events:
-        if e.outcome == "lost":            # a fault of the rig already names it
+        if e.outcome == "lost":            # a fault of the rig already names it, or a displacement caused it
+            if e.event in crowded:
+                j.marked[e.event] = crowded[e.event]
             continue
         if late_creation(e.mode, e.created_phase, e.distance, stale_phase):
             lag = round(e.created_phase * tick_s * 1e6, 1)
@@ -330,12 +362,13 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
     return j
 
 
-def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int) -> tuple[dict[str, Any], str | None]:
+def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
+              crowded: dict[int, Cause] | None = None) -> tuple[dict[str, Any], str | None]:
     """A run's judgement: every event judged (`judge`) by the endpoint's verdict (its byte record, bound,
     stalls and window), the sidecar's `measurability`, and why the run is invalid (more than
     MAX_UNMEASURABLE_SHARE of its events not measurable) or None."""
     stale = 1.0 + wire_time_s(Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
-    j = judge(events, verdict.record, verdict.bound_us, stale, tick_s)
+    j = judge(events, verdict.record, verdict.bound_us, stale, tick_s, crowded)
     late = sum(1 for c in j.marked.values() if c.byte == "late creation")
     share = j.share(len(events))
     reason = None
@@ -347,4 +380,4 @@ def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int) -> tupl
 
 
 __all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Held", "Judgement", "Sent", "Stall",
-           "causes", "deciding", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]
+           "causes", "crowded_fires", "deciding", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]

@@ -3,11 +3,16 @@ latency measured from each moment (protocol/SPEC.md section 7)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from mmproto import RESULT_FLAG_FIRE, Result, TimeBase
+from mmproto import (HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, RESULT_FLAG_FIRE, Hello, Result, TimeBase,
+                     Timecode)
+from mmproto.wiretime import wire_time_s
 from mmsched.event import Event
-from mmsched.grid import Grid, interval_counts
+from mmsched.grid import (LINE_MARGIN, Grid, fire_busy_s, holds_one_fire, interval_counts, line_gap_s, line_limit_per_s,
+                          line_problem)
 from mmsched.outcome import apply_result
 
 AVR = TimeBase(16_000_000, 1_137_778)
@@ -60,3 +65,20 @@ def test_a_stamp_before_the_moment_is_early_even_inside_the_tick() -> None:
     ev = event(7, 16_000)
     apply_result(ev, Result(event_id=0, flags=RESULT_FLAG_FIRE, tag=1, timecode=7, counts=15_000), AVR, 1000.0)
     assert ev.latency_counts == -1000 and ev.outcome == "early"
+
+
+def test_a_profiler_that_holds_one_fire_gets_its_fires_no_closer_than_its_result_and_a_timecode_take() -> None:
+    """The 8051 frees its one FIRE only once that FIRE's RESULT has left, and a TIMECODE frame may be leaving
+    first: two FIREs written 22 ms apart at 9600 baud lost the second in a paced run (the RESULT's 18.75 ms
+    alone was the gap then). The AVR queues its FIREs' tags: the RESULT's line time is its gap."""
+    avr = Hello(proto_version=6, node_kind=1, fw_version=768, cpu_hz=16_000_000, timer_hz=16_000_000,
+                tick_counts=1_137_778, baud=9600, flags=HELLO_FLAG_CAPTURE, reset_cause=1)
+    i8051 = replace(avr, flags=HELLO_FLAG_POLLED | HELLO_FLAG_8051, timer_hz=921_600, tick_counts=65_536)
+    assert not holds_one_fire(avr) and holds_one_fire(i8051)
+    result, timecode = wire_time_s(Result, 9600), wire_time_s(Timecode, 9600)
+    assert line_gap_s(9600) == pytest.approx(result / LINE_MARGIN)
+    assert fire_busy_s(9600) > result + timecode                     # the 8051's bytes leave with gaps
+    assert fire_busy_s(9600) > 0.0364                                # the widest line gap that lost a FIRE
+    assert line_gap_s(9600, one_fire=True) == pytest.approx(fire_busy_s(9600) / LINE_MARGIN)
+    assert line_limit_per_s(9600, one_fire=True) < line_limit_per_s(9600)
+    assert line_problem(1 / 35, 9600) is None and line_problem(1 / 35, 9600, one_fire=True) is not None

@@ -131,3 +131,24 @@ def test_a_hold_on_another_opening_of_the_port_names_nothing() -> None:
     e.finish("missed", "past_due")
     assert attribute([e], [HeldByFault("executor", 1, 100, 20, 5000.0)], FaultLedger(), lambda t: t) == 0
     assert e.reason == "past_due"
+
+
+def test_a_fault_excused_for_the_events_it_touched_stays_recorded_but_voids_nothing() -> None:
+    """validity.crowded_fires: an unanswered FIRE the profiler lost because it still held the one before is
+    judged not measurable, so its no_answer fault makes no invalid reason; another no_answer still does."""
+    led = FaultLedger()
+    crowded, other = ev(1), ev(2)
+    led.raise_("no_answer", "profiler", 1.0, "FIRE of event 1 (tag 2) never answered", (crowded,), window=False)
+    assert [r.code for r in led.reasons()] == ["no_answer"]
+    assert led.excuse([crowded], "no_answer", "crowded") == 1
+    assert led.reasons() == [] and led.section()[0]["excused"] == "crowded"
+    led.raise_("no_answer", "profiler", 2.0, "FIRE of event 2 (tag 3) never answered", (other,), window=False)
+    assert led.excuse([crowded], "no_answer", "crowded") == 0
+    assert [r.code for r in led.reasons()] == ["no_answer"] and "event 2" in led.reasons()[0].text
+
+
+def test_a_counter_rise_already_judged_is_not_a_fault_again_but_the_rest_of_it_is() -> None:
+    before, after = {"node_a": 3, "node_b": 0}, {"node_a": 5, "node_b": 0}
+    assert counter_faults("profiler", before, after, reset=False, explained={"node_a": 2}) == {}
+    assert counter_faults("profiler", before, after, reset=False, explained={"node_a": 1}) == \
+        {"node_errors": {"node_a": 1}}

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Held, Sent, Stall, causes, deciding, judge,
+from mmsched.grid import fire_busy_s
+from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Held, Sent, Stall, causes, crowded_fires, deciding, judge,
                               stall_time_share)
 from mmsched.event import Event
 
@@ -117,3 +118,28 @@ def test_stall_time_share_counts_each_stall_with_its_lag_inside_the_window() -> 
     # 2 ms + 1.5 ms, and the second cut at the window's end (1 ms of its 3 ms)
     assert stall_time_share(stalls, 0.0, 20.0) == pytest.approx((0.0035 + 0.001) / 20.0)
     assert stall_time_share([], 0.0, 20.0) == 0.0 and stall_time_share(stalls, 5.0, 5.0) == 0.0
+
+
+def test_a_fire_the_line_crowded_into_the_one_before_is_the_rigs_loss_not_measurable() -> None:
+    """The 8051 takes one FIRE at a time for 29.2 ms (grid.fire_busy_s at 9600 baud). Event 1's FIRE entered
+    its line 48 ms after the PC wrote it; event 2's, written 73 ms after event 1's, entered 25 ms after it and
+    was lost: the endpoint crowded it. Event 4, lost though it entered 60 ms after event 3, was not crowded:
+    its loss stays a fault of the rig's line."""
+    busy = fire_busy_s(9600)
+    rec = record([Entry("profiler", 1, 0, 9, 10.0 + 0.048, 0.0), Entry("profiler", 1, 9, 9, 10.073 + 0.0001, 0.0),
+                  Entry("profiler", 1, 18, 9, 11.0, 0.0), Entry("profiler", 1, 27, 9, 11.060, 0.0)])
+    evs = []
+    for i, (at, off) in enumerate([(10.0, 0), (10.073, 9), (11.0, 18), (11.060, 27)], start=1):
+        e = normal_event(at, off, Basis(95, 9.0, 9.01))
+        e.event = i
+        evs.append(e)
+    for e in evs[0], evs[2]:
+        e.finish("late", "late")
+    for e in evs[1], evs[3]:
+        e.finish("lost", "no_answer")
+    crowded = crowded_fires(evs, rec, busy)
+    assert list(crowded) == [2]
+    assert "entered the profiler's line 25.1 ms after event 1's" in crowded[2].detail
+    j = judge(evs, rec, 1000.0, 1e9, T, crowded)
+    assert set(j.marked) == {1, 2}                       # event 1: its own FIRE displaced 48 ms; event 2: crowded
+    assert not evs[1].measurable and evs[3].measurable   # event 4 is lost by a fault its own reason names
