@@ -33,7 +33,7 @@ from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
 from mmsched.injected import HeldByFault
 from mmsched.tracefiles import traced_paths
 
-from . import timing
+from . import renice, timing
 from .bench import Bench, BenchError, profiler_kind_of
 from .lockstep import Stepper, stamped
 
@@ -87,13 +87,10 @@ def raise_priority(pid: int) -> str:
     machine a FIFO bench once stopped answering for over 5 s right after the switch (no HELLO), which an
     experiment cannot afford; nice -10 cannot starve anything and still wins the CPU from stress-ng's
     nice-0 workers. (A paced bench started with --realtime already runs SCHED_FIFO; this is the fallback.)"""
-    tids = [int(t) for t in os.listdir(f"/proc/{pid}/task")] if Path(f"/proc/{pid}/task").exists() else [pid]
-    try:
-        for tid in tids:
-            os.setpriority(os.PRIO_PROCESS, tid, -10)
-        return "nice -10"
-    except (PermissionError, OSError):
+    changed, every = renice.renice(-10, pid)
+    if not changed:
         return "none (not permitted)"
+    return "nice -10" if every else f"nice -10 ({len(changed)} threads; some refused)"
 
 
 @dataclass

@@ -6,8 +6,8 @@ real-time priority, and the PC side each one measures (a normal-priority process
 threads woke 1.5 s late, GUI runs timed out, and the runs were rightly invalid or not measurable. Not a fault of
 either bench; a machine too small for two paced benches at once. With MMRIG_PACED_TURNS naming a file, every
 paced bench started on the machine holds an exclusive lock on it for its lifetime (flock: released when the bench
-closes or its process dies), so a second one waits its turn. `make test` sets it, so that its two pytest workers
-never run two paced benches together; a user running paced points on several local Dask workers can set it too.
+closes or its process dies), so a second one waits its turn. `make test` sets it, so that its pytest workers
+(WORKERS=2, where a machine has the CPUs) never run two paced benches together; a user running paced points on several local Dask workers can set it too.
 Lockstep and unpaced benches take no turn: they follow no clock.
 
 With MMRIG_PACED_TURNS_NICE=N too, the process holding the turn runs at nice N (every thread it has, and so every
@@ -28,6 +28,8 @@ import threading
 import time
 from pathlib import Path
 
+from . import renice
+
 ENV = "MMRIG_PACED_TURNS"
 WAIT_ENV = "MMRIG_PACED_TURNS_WAIT_S"
 NICE_ENV = "MMRIG_PACED_TURNS_NICE"
@@ -38,32 +40,20 @@ _fd: int | None = None
 _niced: dict[int, int] = {}  # thread id -> its nice before the turn
 
 
-def _threads() -> list[int]:
-    try:
-        return [int(t) for t in os.listdir("/proc/self/task")]
-    except OSError:
-        return [threading.get_native_id()]
-
-
 def _renice(nice: str | None) -> None:
     """Every thread of this process at `nice` (remembering what each had), where the host allows it."""
     if not nice:
         return
-    for tid in _threads():
-        try:
-            before = os.getpriority(os.PRIO_PROCESS, tid)
-            os.setpriority(os.PRIO_PROCESS, tid, int(nice))
-            _niced[tid] = before
-        except (OSError, ValueError):
-            pass
+    try:
+        value = int(nice)
+    except ValueError:
+        print(f"mmhil: {NICE_ENV}={nice!r} is not a whole number: the turn's holder keeps its nice", file=sys.stderr)
+        return
+    _niced.update(renice.renice(value)[0])
 
 
 def _restore() -> None:
-    for tid, before in _niced.items():
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, before)
-        except OSError:
-            pass            # the thread has ended; raising a nice may also be refused to a normal user
+    renice.restore(_niced)
     _niced.clear()
 
 
@@ -92,7 +82,7 @@ def take() -> bool:
                     print(f"mmhil: {ENV}: no turn after {os.environ.get(WAIT_ENV, '900')} s: starting anyway",
                           file=sys.stderr)
                     return False
-                time.sleep(0.05)
+                time.sleep(0.05)         # (flock has no timeout of its own: a blocking one could hang a run)
         _fd, _held = fd, 1
         _renice(os.environ.get(NICE_ENV))
         return True
