@@ -22,7 +22,9 @@ def check_deadlines(r: RunFace) -> None:
     cur = st.tracker.current
     if cur is None:
         return
-    due = [e for e in r.in_flight() if cur >= e.scheduled_tc + r.cfg.timeout_ticks]
+    now, wait_s = r.now(), r.cfg.timeout_ticks * st.timebase.tick_s
+    due = [e for e in r.in_flight()
+           if cur >= e.scheduled_tc + r.cfg.timeout_ticks and not answer_on_the_way(e, now, wait_s)]
     if not due or r.endpoint.has_pending(r.inbox):
         # Judge silence only once every frame already received is read: a starved scheduler reading a
         # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
@@ -43,6 +45,14 @@ def check_deadlines(r: RunFace) -> None:
             r.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, heard,
                                      st.losses.reports - e.loss_reports_at_create))
     st.matcher.drop_stale_results(cur - 2 * r.cfg.timeout_ticks)
+
+
+def answer_on_the_way(e: Event, now: float, wait_s: float) -> bool:
+    """Whether the event's request went out less than the run's timeout (`wait_s`) ago: its answer may still be
+    on the way. An event made after its own deadline (a scheduler that read its TIMECODEs late made one 8.9 ticks
+    into its tick) would else be judged silent before its SCHEDULE could be answered (38 ms after the write, in
+    a paced run under load); a request's silence counts from its write, as an event's from its tick."""
+    return e.bytes.sent is not None and now - e.bytes.sent.at < wait_s
 
 
 def put_out(e: Event) -> bool:

@@ -49,3 +49,31 @@ def test_silence_is_judged_only_once_every_frame_received_is_read() -> None:
     assert r.profiler_silent(now)
     r.state.link_failed = True                            # said once
     assert not r.profiler_silent(now)
+
+
+def test_a_request_written_after_its_own_deadline_gets_the_timeout_for_its_answer() -> None:
+    # A scheduler that read its TIMECODEs late made an event 8.9 ticks into its tick, its deadline long gone;
+    # its SCHEDULE was judged unanswered 38 ms after the write, before the executor's refusal could come back
+    # (a paced run under load: no_answer voided the run). A written request's silence counts from its write.
+    from types import SimpleNamespace
+
+    from mmsched import deadlines
+    from mmsched.config import RunConfig
+    from mmsched.endpoint import Boards
+    from mmsched.runner import Runner
+    from mmsched.runstate import RunState
+    from mmsched.validity import Sent
+
+    r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
+    r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
+    tag, eid = r.state.generator.next()
+    e = r.new_event(tag, eid, "mixed", 2, 10, 8, 8.9)
+    clock = SimpleNamespace(t=100.0)
+    r.endpoint.clock = lambda: clock.t
+    e.bytes.sent = Sent("executor", 0, 100.0 - 0.038)                  # written 38 ms ago
+    r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 6)   # its deadline long past
+    deadlines.check_deadlines(r)
+    assert not e.terminal                                               # its answer may still be on the way
+    clock.t = 100.0 + r.cfg.timeout_ticks * r.state.timebase.tick_s
+    deadlines.check_deadlines(r)
+    assert e.terminal and e.reason == "no_answer"                       # a timeout after the write: silent
