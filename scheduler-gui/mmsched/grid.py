@@ -65,8 +65,8 @@ def line_gap_s(baud: int, one_fire: bool = False) -> float:
     """The least time between two events the profiler's line carries at `baud`: a RESULT's line time, with
     LINE_MARGIN (also the firing thread's least gap between two FIREs, firing.py). A profiler that holds one
     FIRE (`holds_one_fire`) is busy until the RESULT has left, and a TIMECODE frame may be leaving ahead of it:
-    its gap is `fire_busy_s` with the margin (at 9600 baud 48.6 ms, not 20.8; two FIREs written 22 ms apart lost the second in
-    a paced run)."""
+    its gap is `fire_busy_s` with the margin (at 9600 baud 48.6 ms, not 20.8; two FIREs written 22 ms apart
+    lost the second in a paced run)."""
     return (fire_busy_s(baud) if one_fire else wire_time_s(Result, baud)) / LINE_MARGIN
 
 
@@ -85,8 +85,8 @@ def line_problem(rate_s: float, baud: int, as_built: bool = False, one_fire: boo
     limit = line_limit_per_s(baud, one_fire=one_fire)
     if 1.0 / rate_s <= limit:
         return None
-    fits = next((b for b in (115200, 250000, 500000, 1000000) if 1.0 / rate_s <= line_limit_per_s(b, one_fire=one_fire)),
-                None)
+    fits = next((b for b in (115200, 250000, 500000, 1000000)
+                 if 1.0 / rate_s <= line_limit_per_s(b, one_fire=one_fire)), None)
     built = " (the nodes' rate as built)" if as_built else ""
     us = line_gap_s(baud, one_fire) * LINE_MARGIN * 1e6
     each = (f"a RESULT per event and a TIMECODE ahead of it, {us:,.0f} us each: the 8051 takes one FIRE at a time"

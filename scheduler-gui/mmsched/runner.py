@@ -32,7 +32,7 @@ from .firing import Firer, aim
 from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
-from .grid import fire_busy_s, holds_one_fire, line_gap_s, line_problem
+from .grid import fire_busy_s, line_gap_s, line_problem
 from .breaks import break_section, breaks_at
 from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
@@ -155,7 +155,7 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=holds_one_fire(hello))
+            why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=self.state.one_fire)
                    if self.state.on_grid else None)
             if cfg.generation == "periodic":    # a series: on the profiler's histogram alone if need be
                 try:
@@ -632,16 +632,16 @@ class Runner:
 
     # ---- the run's files ---------------------------------------------------------------------------
     def crowded(self, verdict: Verdict) -> dict[int, Cause]:
-        """Normal mode on a profiler that takes one FIRE at a time: the FIREs it lost because a displacement of
-        the endpoint brought them closer on its line than the PC wrote them (validity.crowded_fires). Their
-        no_answer faults are excused (each cost the profiler one result: result_overflows)."""
+        """Normal mode on a profiler that takes one FIRE at a time: the FIREs it lost while it may still have held
+        the one before (validity.crowded_fires), the rig's loss. Their no_answer faults are excused, and the
+        profiler's result_overflows they cost (one each) not counted again."""
         st = self.state
         if self.cfg.mode != "normal" or st is None or not st.one_fire or verdict.record is None:
             return {}
         crowded = crowded_fires(self.events, verdict.record, fire_busy_s(st.baud))
         if crowded:
             self.faults.excuse([e for e in self.events if e.event in crowded], "no_answer",
-                               "a displacement of the endpoint crowded the FIRE (measurability.events)")
+                               "the profiler may still have held the FIRE before (measurability.events)")
         return crowded
 
     def mark_unmeasurable(self, verdict: Verdict, crowded: dict[int, Cause]) -> dict[str, Any]:

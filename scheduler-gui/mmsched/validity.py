@@ -326,8 +326,8 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
     """Judges every event (objects with `event`, `mode`, `outcome`, `reason`, `distance`, `created_phase` and
     `bytes`, an EventBytes) and marks them: `measurable` False and `stall_us` where a displacement past the
     bound decided it; `stall_us` alone where one was past the bound but the event still ended on time.
-    `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag. `crowded`: lost events a
-    displacement made the profiler lose (`crowded_fires`), marked with that cause."""
+    `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag. `crowded`: lost FIREs the
+    profiler may have dropped while it held the one before (`crowded_fires`), marked with that cause."""
     j = Judgement()
     crowded = crowded or {}
     for e in events:
