@@ -134,7 +134,7 @@ class FaultLedger:
 
     def excuse(self, events: Iterable[Event], kind: str, why: str) -> int:
         """The faults of `kind` that touched only these events were no fault of the run: the events are judged
-        not measurable for what caused them (validity.crowded_fires). They stay in the sidecar with `why`,
+        not measurable for what caused them (crowding.crowded_fires). They stay in the sidecar with `why`,
         but make no invalid reason. Returns how many were excused."""
         these = {id(e) for e in events}
         n = 0
@@ -169,7 +169,7 @@ def counter_faults(node: str, before: dict[str, int] | None, after: dict[str, in
     restarted its counters at 0, so its final values are the increase since then (`reset`). When any node
     reset (`any_reset`), timecode glitches are its doing (the port restarts from 0, or the executor's count
     restarts), so they are named node_reset. `explained`: field -> the part of its rise already judged
-    (the FIREs a displacement crowded: validity.crowded_fires), not counted again."""
+    (the FIREs a one-FIRE profiler lost holding the one before: crowding.py), not counted again."""
     if after is None:
         return {}
     out: dict[str, dict[str, int]] = {}

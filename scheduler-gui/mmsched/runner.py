@@ -32,7 +32,7 @@ from .firing import Firer, aim
 from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
-from .grid import fire_busy_s, line_gap_s, line_problem
+from .grid import line_gap_s, line_problem
 from .breaks import break_section, breaks_at
 from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
@@ -45,7 +45,8 @@ from .runstate import BadHello, RunState
 from .session import Session
 from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
-from .validity import Basis, Cause, Sent, crowded_fires, judge_run
+from .crowding import judge_crowding
+from .validity import Basis, Cause, Sent, judge_run
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 # A grid's event is made this long before its firing time: the firing thread needs it in its queue by then,
@@ -631,20 +632,7 @@ class Runner:
         return round(t - (self.state.t0 if self.state is not None else t), 6)
 
     # ---- the run's files ---------------------------------------------------------------------------
-    def crowded(self, verdict: Verdict) -> dict[int, Cause]:
-        """Normal mode on a profiler that takes one FIRE at a time: the FIREs it lost while it may still have held
-        the one before (validity.crowded_fires), the rig's loss. Their no_answer faults are excused, and the
-        profiler's result_overflows they cost (one each) not counted again."""
-        st = self.state
-        if self.cfg.mode != "normal" or st is None or not st.one_fire or verdict.record is None:
-            return {}
-        crowded = crowded_fires(self.events, verdict.record, fire_busy_s(st.baud))
-        if crowded:
-            self.faults.excuse([e for e in self.events if e.event in crowded], "no_answer",
-                               "the profiler may still have held the FIRE before (measurability.events)")
-        return crowded
-
-    def mark_unmeasurable(self, verdict: Verdict, crowded: dict[int, Cause]) -> dict[str, Any]:
+    def mark_unmeasurable(self, verdict: Verdict, crowded: dict[int, Cause] | None = None) -> dict[str, Any]:
         """Validity by cause over the run's events (validity.judge_run); returns the sidecar's `measurability`."""
         st = self.state
         figures, reason = judge_run(self.events, verdict, st.timebase.tick_s if st else 0.0,
@@ -656,7 +644,8 @@ class Runner:
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
-        crowded = self.crowded(verdict)
+        crowded = judge_crowding(self.events, verdict.record, st is not None and st.one_fire and cfg.mode == "normal",
+                                 st.baud if st else 0, self.faults)
         recovery.judge_counters(self, {"profiler": {"node_a": len(crowded)}})
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:

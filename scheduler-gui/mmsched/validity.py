@@ -242,34 +242,6 @@ def late_creation(mode: str, created_phase: float | None, distance: int, stale_p
     return mode != "normal" and created_phase is not None and created_phase >= max(distance, stale_phase)
 
 
-def crowded_fires(events: list[Any], record: ByteRecord, busy_s: float) -> dict[int, Cause]:
-    """Normal mode on a profiler that takes one FIRE at a time (grid.holds_one_fire): the events whose FIRE
-    went unanswered though it entered the profiler's line less than `busy_s` (grid.fire_busy_s) after the
-    FIRE before it, which the profiler may still have held. Either the line brought the two closer than
-    the PC wrote them (a displacement of the endpoint: the firing thread keeps them further apart, firing.py)
-    or the profiler held the one before for longer than the gap allowed for: the loss is the rig's either
-    way, and only that event is not measurable (the one before was answered). (A paced run beside a busy
-    host: a FIRE entered the 8051's line 48 ms after the PC wrote it, the next one, written 73 ms later,
-    25 ms after it, and was lost.)"""
-    fires = sorted((e for e in events if e.mode == "normal" and e.bytes.sent is not None),
-                   key=lambda e: e.bytes.sent.at)
-    out: dict[int, Cause] = {}
-    for before, e in zip(fires, fires[1:]):
-        if e.outcome != "lost" or e.reason != "no_answer":
-            continue
-        a = record.entry(before.bytes.sent.node, before.bytes.sent.gen, before.bytes.sent.offset)
-        b = record.entry(e.bytes.sent.node, e.bytes.sent.gen, e.bytes.sent.offset)
-        if a is None or b is None:
-            continue
-        on_line, wrote = b.entered - a.entered, e.bytes.sent.at - before.bytes.sent.at
-        if on_line < busy_s:
-            out[e.event] = Cause("crowded FIRE", round((busy_s - on_line) * 1e6, 1),
-                                 f"FIRE entered the profiler's line {on_line * 1e3:.1f} ms after event {before.event}'s "
-                                 f"(written {wrote * 1e3:.1f} ms after it): the profiler, which takes one FIRE at a "
-                                 f"time, may still have held that one")
-    return out
-
-
 # ---- a run's judgement ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -327,7 +299,7 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
     `bytes`, an EventBytes) and marks them: `measurable` False and `stall_us` where a displacement past the
     bound decided it; `stall_us` alone where one was past the bound but the event still ended on time.
     `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag. `crowded`: lost FIREs the
-    profiler may have dropped while it held the one before (`crowded_fires`), marked with that cause."""
+    profiler may have dropped while it held the one before (crowding.crowded_fires), marked with that cause."""
     j = Judgement()
     crowded = crowded or {}
     for e in events:
@@ -380,4 +352,4 @@ def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
 
 
 __all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Held", "Judgement", "Sent", "Stall",
-           "causes", "crowded_fires", "deciding", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]
+           "causes", "deciding", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from mmsched.grid import fire_busy_s
-from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Held, Sent, Stall, causes, crowded_fires, deciding, judge,
+from mmsched.crowding import crowded_fires
+from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Held, Sent, Stall, causes, deciding, judge,
                               stall_time_share)
 from mmsched.event import Event
 
