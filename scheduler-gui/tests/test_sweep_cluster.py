@@ -247,6 +247,33 @@ def test_a_point_dask_ran_again_counts_both_runs(tmp_path) -> None:
     assert e["runs"] == 2 and e["worker"] != str(killed[0]), e
 
 
+def test_the_workers_keep_no_profile_of_the_points_they_ran(cluster, tmp_path) -> None:
+    """Dask's statistical profiler kept a tree of the running task's stacks every second, the last 1000 twice
+    over: ~450 MB a worker over a 10,000-point campaign (docs/campaigns.md, "Large campaigns"). The campaign
+    turns it off on every worker of the cluster: after it, no worker samples or holds a profile."""
+    from distributed import Client
+
+    def busy_point(fields, stem, *, paced, profiler_kind="avr"):
+        deadline = time.monotonic() + 1.5           # the profiler samples a running task every 10 ms
+        while time.monotonic() < deadline:
+            sum(range(1000))
+        return {"error": "stand-in: no run", "worker": str(os.getpid())}
+
+    def profile_state(dask_worker):
+        return {"sampling": [n for n in ("profile", "profile-cycle") if n in dask_worker.periodic_callbacks],
+                "kept": len(dask_worker.profile_history) + len(dask_worker.profile_keys_history),
+                "recent": dask_worker.profile_recent["count"]}
+
+    camp = Campaign.open(tmp_path / "camp", Plan(distance=[1, 2, 3, 4], count=5))
+    assert run_campaign(camp, busy_point, cluster=cluster.address).exit_code == 3      # every point a stand-in
+    with Client(cluster.address, timeout="10s") as c:
+        time.sleep(1.5)                                 # a profile cycle (1 s) after the last point
+        states = c.run(profile_state)
+    assert len(states) == 2
+    for w, st in states.items():
+        assert st == {"sampling": [], "kept": 0, "recent": 0}, (w, st)
+
+
 def test_the_points_record_is_append_only_and_survives_a_torn_line(tmp_path) -> None:
     """points.jsonl gets one line per change; a line a crash cut short is cut off when the store opens again;
     pandas reads the record in one call; campaign.json's own points are a snapshot of it."""

@@ -482,6 +482,9 @@ def connect(workers: int | None, cluster: str | None) -> Connection:
         client.subscribe_topic(ATTEMPT_TOPIC, attempt)
     except Exception:  # noqa: BLE001 - without it a re-run point shows runs 1, as before
         pass
+    from mmrig.sweep.workers import register
+
+    register(client)        # Dask's statistical profiler off in the workers: it kept ~450 MB each (sweep/workers.py)
     return conn
 
 
