@@ -46,8 +46,8 @@ from mmsched.export import run_paths, write_sidecar
 from mmsched.load import CONDITIONS
 
 from mmanalysis.sweepplots import CAMPAIGN_FILE, CAMPAIGN_FORMAT, POINTS_FILE, load_campaign  # noqa: F401
-from mmrig.sweep.points import (FORMAT_VERSION, SNAPSHOT_MIN_S, SNAPSHOT_SHARE, PointsRecord,  # noqa: F401
-                               PointStore)
+from mmrig.sweep.points import (FORMAT_VERSION, SNAPSHOT_MIN_S, SNAPSHOT_POINT_S, SNAPSHOT_SHARE,  # noqa: F401
+                               PointsRecord, PointStore)
 from mmrig.sweep.task import ATTEMPT_TOPIC
 
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
@@ -264,6 +264,7 @@ class Campaign(PointsRecord):
     store: PointStore | None = None
     _saved_at: float = 0.0
     _save_s: float = 0.0
+    _since_save: int = 0
 
     def stem(self, p: Point) -> Path:
         return self.points_dir / p.name
