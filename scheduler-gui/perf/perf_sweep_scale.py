@@ -1,33 +1,42 @@
 #!/usr/bin/env python3
 """Benchmark: `mmrig sweep`'s client at scale. Usage: perf_sweep_scale.py [SYNTHETIC_POINTS [REAL_POINTS]]
-(default 10000 and 100).
+(default 10000, and REAL_POINTS from the environment variable MMRIG_PERF_SWEEP_POINTS, else 400).
 
 1. SYNTHETIC_POINTS point results, each the files of a real 10-event lockstep point (run once here), fed
    through the client's own code path (Campaign.record: the point's CSV and sidecar written, its line appended
    to points.jsonl, campaign.json's snapshot when due), with no cluster: the client's time per point, median
    and p99 and its total, the size of campaign.json and points.jsonl at the end, the client's peak memory; then
    the resume of that campaign stopped halfway (Campaign.open + the completeness check of every point).
-2. REAL_POINTS lockstep points of 10 events on a local cluster of 2 workers (run_campaign): total wall time and
-   wall time per point.
+2. A real sweep of REAL_POINTS lockstep points of 10 events (distance 1..100 x rate tick, 20ms, 21ms, ...) on a
+   cluster of 2 local workers: a `dask scheduler` and a `dask worker --nworkers 2 --nthreads 1` started here, so
+   that the `mmrig sweep --cluster` process is the client alone. The client is SIGINTed once points.jsonl holds
+   half the points, then continued with `--resume`, as a user would. Reported: the client's CPU time per point
+   (user + system of the process, its Dask thread included, over both sessions; each session's too), the total
+   wall time, the client's peak RSS, and each worker's RSS before and after (VmRSS, read in the worker through
+   Client.run). MMRIG_PERF_SWEEP_POINTS=10000 gives the 10,000-point campaign (about an hour on 2 vCPUs).
 
 Prints a table on stderr and a JSON list of {"name","unit","median","max","runs","note"} for tools/perf.py."""
 
 from __future__ import annotations
 
 import json
+import os
 import resource
+import signal
+import socket
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from mmhil.bench import ensure_built
-from mmrig.sweep.campaign import Campaign, Plan, run_campaign
+from mmrig.sweep.campaign import Campaign, Plan
 from mmrig.sweep.task import run_point
 
 SYNTHETIC = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
-REAL = int(sys.argv[2]) if len(sys.argv) > 2 else 100
+REAL = int(sys.argv[2]) if len(sys.argv) > 2 else int(os.environ.get("MMRIG_PERF_SWEEP_POINTS", "400"))
 
 
 def grid(n: int) -> Plan:
@@ -88,16 +97,113 @@ def synthetic(tmp: Path) -> dict:
             "resume_s": resume_s, "resume_points": len(plan.points()), **{f"{k}_mb": v for k, v in sizes.items()}}
 
 
-def real(tmp: Path) -> dict:
-    plan = grid(REAL)
-    plan = Plan(distance=plan.distance[:min(255, REAL)], rate=plan.rate[:max(1, -(-REAL // 255))], count=10)
-    camp = Campaign.open(tmp / "real", plan)
+def vmrss_mb() -> float:
+    """This process's resident memory now (VmRSS), in MB: run in each worker through Client.run."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _client_session(args: list[str], folder: Path, stop_at: int | None) -> dict:
+    """One `mmrig sweep` process; SIGINTed once points.jsonl has `stop_at` lines. Its CPU and peak RSS from
+    wait4 (the process alone, all its threads)."""
+    proc = subprocess.Popen([sys.executable, "-m", "mmrig", "sweep", *args, "--out", str(folder), "-q"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    lines = folder / "points.jsonl"
     t0 = time.monotonic()
-    out = run_campaign(camp, run_point, workers=2)
+    samples: list[tuple[int, float]] = []     # (lines of points.jsonl, the client's CPU seconds so far)
+    clk = os.sysconf("SC_CLK_TCK")
+    while proc.poll() is None:
+        try:
+            with open(lines, "rb") as f:
+                n = sum(1 for _ in f)
+            stat = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            samples.append((n, (int(stat[11]) + int(stat[12])) / clk))
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            n = 0
+        if stop_at is not None and n >= stop_at:
+            proc.send_signal(signal.SIGINT)
+            break
+        time.sleep(0.5)
+    _, status, ru = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
-    assert out.exit_code == 0, (out, camp.doc.get("totals"))
-    return {"n": len(out.ran), "wall_s": wall, "per_point_ms": 1000 * wall / max(1, len(out.ran)),
-            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    # the steady rate: CPU per point between the samples at a tenth and at the end of the points it ran, without the
+    # session's start (imports, the cluster reached, the completeness check) and end (figures)
+    steady = None
+    if len(samples) > 2 and samples[-1][0] > samples[0][0]:
+        a = next((x for x in samples if x[0] - samples[0][0] >= 0.1 * (samples[-1][0] - samples[0][0])), samples[0])
+        if samples[-1][0] > a[0]:
+            steady = 1000 * (samples[-1][1] - a[1]) / (samples[-1][0] - a[0])
+    return {"exit": proc.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024,
+            "steady_ms": steady, "stderr": err[-2000:]}
+
+
+def real(tmp: Path) -> dict:
+    """REAL lockstep points on `dask scheduler` + `dask worker --nworkers 2`, SIGINT at half, then --resume."""
+    from distributed import Client
+
+    rates = ["tick"] + [f"{20 + i}ms" for i in range(max(0, -(-REAL // 100) - 1))]
+    distances = min(100, REAL)
+    n = distances * len(rates)
+    port = _free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    dask = [sys.executable, "-m"]
+    logs = open(tmp / "cluster.log", "wb")
+    sched = subprocess.Popen([*dask, "distributed.cli.dask_scheduler", "--host", "127.0.0.1", "--port", str(port),
+                              "--no-dashboard"], stdout=logs, stderr=subprocess.STDOUT)
+    workers = subprocess.Popen([*dask, "distributed.cli.dask_worker", address, "--nworkers", "2", "--nthreads", "1",
+                                "--no-dashboard", "--local-directory", str(tmp / "dask")],
+                               stdout=logs, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        with Client(address, timeout="30s") as c:
+            while len(c.scheduler_info()["workers"]) < 2:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the 2 dask workers did not come up in 90 s")
+                time.sleep(0.3)
+            rss_before = sorted(c.run(vmrss_mb).values())
+        folder = tmp / "real"
+        axes = ["--distance", f"1..{distances}", "--rate", ",".join(rates), "--count", "10", "--cluster", address]
+        t0 = time.monotonic()
+        first = _client_session(axes, folder, stop_at=n // 2)
+        assert first["exit"] == 130, first
+        done_first = len({json.loads(x)["name"] for x in (folder / "points.jsonl").read_text().splitlines()
+                          if json.loads(x).get("state") == "done"})
+        second = _client_session(["--resume", "--cluster", address], folder, stop_at=None)
+        wall = time.monotonic() - t0
+        # 3: some points are invalid (at 20 ms and a large distance the ids run out: a result, not a failure)
+        assert second["exit"] in (0, 3), second
+        last = {}
+        for x in (folder / "points.jsonl").read_text().splitlines():
+            rec = json.loads(x)
+            last[rec["name"]] = rec["state"]
+        assert len(last) == n and set(last.values()) == {"done"}, (len(last), n, set(last.values()))
+        with Client(address, timeout="30s") as c:
+            rss_after = sorted(c.run(vmrss_mb).values())
+    finally:
+        for proc in (workers, sched):
+            proc.send_signal(signal.SIGTERM)
+        for proc in (workers, sched):
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    cpu = first["cpu_s"] + second["cpu_s"]
+    return {"n": n, "wall_s": wall, "cpu_ms": 1000 * cpu / n, "first_n": done_first,
+            "first_cpu_ms": 1000 * first["cpu_s"] / max(1, done_first),
+            "second_cpu_ms": 1000 * second["cpu_s"] / max(1, n - done_first), "first_wall_s": first["wall_s"],
+            "second_wall_s": second["wall_s"], "rss_mb": max(first["rss_mb"], second["rss_mb"]),
+            "workers_before_mb": rss_before, "workers_after_mb": rss_after,
+            "steady_ms": [first["steady_ms"], second["steady_ms"]]}
 
 
 def main() -> int:
@@ -112,9 +218,13 @@ def main() -> int:
           f"points.jsonl {s['points.jsonl_mb']:.1f} MB; client peak RSS {s['rss_mb']:.0f} MB\n"
           f"  resume after half: {s['resume_s']:.1f} s to open and check {s['resume_points']} points", file=sys.stderr)
     if r:
-        print(f"real lockstep sweep, {r['n']} points of 10 events, local cluster of 2 workers: wall "
-              f"{r['wall_s']:.1f} s ({r['per_point_ms']:.0f} ms a point, cluster start included); client peak "
-              f"RSS {r['rss_mb']:.0f} MB (the workers' memory is not measured)", file=sys.stderr)
+        print(f"real lockstep sweep, {r['n']} points of 10 events, `dask scheduler` + 2 local `dask worker`s, "
+              f"SIGINT after {r['first_n']} points then --resume: wall {r['wall_s']:.1f} s "
+              f"({r['first_wall_s']:.1f} + {r['second_wall_s']:.1f}); client CPU {r['cpu_ms']:.2f} ms a point "
+              f"(first session {r['first_cpu_ms']:.2f}, resumed {r['second_cpu_ms']:.2f}; steady, without each session's "
+              f"start and end: {' and '.join(f'{x:.2f}' for x in r['steady_ms'] if x is not None)}); client peak RSS "
+              f"{r['rss_mb']:.0f} MB; workers' RSS {', '.join(f'{x:.0f}' for x in r['workers_before_mb'])} MB before, "
+              f"{', '.join(f'{x:.0f}' for x in r['workers_after_mb'])} MB after", file=sys.stderr)
     rows = [{"name": f"sweep client time per point ({s['n']} synthetic 10-event points)", "unit": "ms",
              "median": s["median_ms"], "max": s["p99_ms"], "runs": s["n"],
              "note": f"max is p99; total {s['total_s']:.1f} s; campaign.json {s['campaign.json_mb']:.1f} MB, "
@@ -122,9 +232,19 @@ def main() -> int:
             {"name": f"sweep resume of a {s['resume_points']}-point campaign stopped halfway", "unit": "s",
              "median": s["resume_s"], "max": s["resume_s"], "runs": 1, "note": "open + completeness check"}]
     if r:
-        rows.append({"name": f"sweep of {r['n']} lockstep 10-event points, 2 local workers", "unit": "s",
-                     "median": r["wall_s"], "max": r["wall_s"], "runs": 1,
-                     "note": f"{r['per_point_ms']:.0f} ms a point; client RSS {r['rss_mb']:.0f} MB"})
+        workers = (f"workers' RSS {'/'.join(f'{x:.0f}' for x in r['workers_before_mb'])} MB before, "
+                   f"{'/'.join(f'{x:.0f}' for x in r['workers_after_mb'])} MB after")
+        rows += [{"name": f"sweep client CPU per point ({r['n']} real 10-event points, 2 local workers, SIGINT + resume)",
+                  "unit": "ms", "median": r["cpu_ms"], "max": max(r["first_cpu_ms"], r["second_cpu_ms"]), "runs": r["n"],
+                  "note": f"median is over both sessions, max the worse session (first {r['first_cpu_ms']:.2f}, "
+                          f"resumed {r['second_cpu_ms']:.2f}; steady {'/'.join(f'{x:.2f}' for x in r['steady_ms'] if x is not None)}); "
+                          f"client peak RSS {r['rss_mb']:.0f} MB; {workers}"},
+                 {"name": f"sweep of {r['n']} real 10-event points, 2 local workers, SIGINT + resume", "unit": "s",
+                  "median": r["wall_s"], "max": r["wall_s"], "runs": 1,
+                  "note": f"{1000 * r['wall_s'] / r['n']:.0f} ms a point, cluster start excluded; {workers}"},
+                 {"name": f"sweep worker RSS after {r['n']} real points", "unit": "MB",
+                  "median": statistics.median(r["workers_after_mb"]), "max": max(r["workers_after_mb"]), "runs": 2,
+                  "note": f"before: {'/'.join(f'{x:.0f}' for x in r['workers_before_mb'])} MB"}]
     print(json.dumps(rows))
     return 0
 
