@@ -120,7 +120,10 @@ def _client_session(args: list[str], folder: Path, stop_at: int | None) -> dict:
     t0 = time.monotonic()
     samples: list[tuple[int, float]] = []     # (lines of points.jsonl, the client's CPU seconds so far)
     clk = os.sysconf("SC_CLK_TCK")
-    while proc.poll() is None:
+    while True:
+        pid, status, ru = os.wait4(proc.pid, os.WNOHANG)     # (not poll(): it would reap the rusage wait4 gives)
+        if pid:
+            break
         try:
             with open(lines, "rb") as f:
                 n = sum(1 for _ in f)
@@ -130,9 +133,9 @@ def _client_session(args: list[str], folder: Path, stop_at: int | None) -> dict:
             n = 0
         if stop_at is not None and n >= stop_at:
             proc.send_signal(signal.SIGINT)
+            _, status, ru = os.wait4(proc.pid, 0)
             break
         time.sleep(0.5)
-    _, status, ru = os.wait4(proc.pid, 0)
     wall = time.monotonic() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
@@ -141,8 +144,9 @@ def _client_session(args: list[str], folder: Path, stop_at: int | None) -> dict:
     steady = None
     if len(samples) > 2 and samples[-1][0] > samples[0][0]:
         a = next((x for x in samples if x[0] - samples[0][0] >= 0.1 * (samples[-1][0] - samples[0][0])), samples[0])
-        if samples[-1][0] > a[0]:
-            steady = 1000 * (samples[-1][1] - a[1]) / (samples[-1][0] - a[0])
+        b = next(x for x in samples if x[0] == samples[-1][0])      # the last point in (not the figures after it)
+        if b[0] > a[0]:
+            steady = 1000 * (b[1] - a[1]) / (b[0] - a[0])
     return {"exit": proc.returncode, "wall_s": wall, "cpu_s": ru.ru_utime + ru.ru_stime, "rss_mb": ru.ru_maxrss / 1024,
             "steady_ms": steady, "stderr": err[-2000:]}
 
