@@ -60,12 +60,17 @@ def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
     valid_or_lag_only(done.returncode, sidecar, done.stdout + done.stderr)
     df = pd.read_csv(tmp_path / "mixed2.csv")                         # bare pandas
     assert len(df) == 20 and df["event"].tolist() == list(range(20))   # every event exactly one row
-    assert (df["outcome"] == "ok").all(), df[["outcome", "reason"]]
-    assert (df["latency_us"] < 10).all() and (df["latency_us"] >= 0).all()
+    # every measurable event on time; one a host stall displaced a byte of (the lag-only branch above) may have
+    # missed, and says so in its row (not measurable, by how much)
+    kept = df[df["measurable"]]
+    assert (kept["outcome"] == "ok").all(), df[["outcome", "reason", "measurable", "stall_us"]]
+    assert df[df["outcome"] != "ok"]["stall_us"].notna().all(), df[["outcome", "reason", "measurable", "stall_us"]]
+    ok = df[df["outcome"] == "ok"]
+    assert (ok["latency_us"] < 10).all() and (ok["latency_us"] >= 0).all()
     assert (df["scheduled_tc"] - df["created_tc"] == 2).all()
-    assert (df["result_tc"] == df["scheduled_tc"]).all()
-    assert (df["fired_tc"] == df["scheduled_tc"]).all()
-    assert ((df["slack_ticks"] > 0) & (df["slack_ticks"] <= 2)).all()
+    assert (ok["result_tc"] == ok["scheduled_tc"]).all()
+    assert (ok["fired_tc"] == ok["scheduled_tc"]).all()
+    assert ((ok["slack_ticks"] > 0) & (ok["slack_ticks"] <= 2)).all()
     # (n counts the measurable rows: a run the lag-only branch above accepted has events a stall met)
     assert sidecar["summary"]["n"] == int(df["measurable"].sum()) and sidecar["invariant"]["ok"]
     # a virtual bench loses nothing: no frame dropped on either link once the nodes said HELLO
@@ -76,7 +81,7 @@ def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
         assert c["scheduler"][f"{node}_decoder_before_hello"] is not None
     assert c["executor"]["rx_bad_crc"] == 0 and c["scheduler"]["joined_without_fired"] == 0
     assert sidecar["nodes"]["executor"]["node_kind"] == 2 and sidecar["timebase"]["timer_hz"] == 16_000_000
-    assert "mean_us" in done.stdout and "20/0/0/0/0" in done.stdout
+    assert "mean_us" in done.stdout and f"{len(ok)}/0/0/{20 - len(ok)}/0" in done.stdout
 
 
 def test_normal_mode_results_come_from_fire_frames(tmp_path: Path) -> None:
