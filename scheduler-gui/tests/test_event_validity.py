@@ -116,7 +116,11 @@ def test_a_fire_the_bench_slept_through_enters_at_the_moment_the_pc_wrote_it(tmp
             assert not e.measurable and e.stall_us >= round(hop_us, 1) - 0.1, (e.stall_us, hop_us)
             continue
         clean.append(e)
-        assert e.measurable and e.outcome in ("ok", "late"), (e.outcome, e.stall_us, hop_us)
+        # its FIRE entered where the PC wrote it: never the cause of its mark. (The sleep may also hold the
+        # TIMECODE frame the PC aimed a FIRE by, which the run then names: a fresh check saw one held 3.75 ms.)
+        why = {x["event"]: x["byte"] for x in result.sidecar["measurability"]["events"] if not x["measurable"]}
+        assert e.outcome in ("ok", "late") and why.get(e.event) in (None, "TIMECODE", "anchor FIRE"), \
+            (e.outcome, e.stall_us, hop_us, why.get(e.event))
         # the profiler's own part, as for the FIREs no sleep met: its quiet-edge figure, or up to the floor when the
         # FIRE met the TIMECODE frame's TX interrupt (13.4 us against 6.9, docs/normal-mode.md; 14.0 seen here
         # beside a CPU hog), never the sleep's 20 ms
