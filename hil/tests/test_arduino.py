@@ -47,8 +47,11 @@ def grant_to(bench: Bench, seconds: float, written: dict[str, int] | None = None
     return bench.grant(int(seconds * F_CPU), frame=False, written=written)
 
 
-def read_frames(port: serial.Serial, seconds: float = 0.3) -> list[mp.Received]:
-    dec, frames, end = mp.StreamDecoder(), [], time.monotonic() + seconds
+def read_frames(port: serial.Serial, seconds: float = 0.3, dec: mp.StreamDecoder | None = None) -> list[mp.Received]:
+    """The frames read in `seconds`; `dec`: the decoder of a wait made of several calls, so that a frame whose
+    bytes straddle two calls is still whole (a fresh decoder per call dropped such a HELLO: no frame for 20 s)."""
+    dec = dec if dec is not None else mp.StreamDecoder()
+    frames, end = [], time.monotonic() + seconds
     while time.monotonic() < end:
         frames += dec.feed(port.read(4096))
     return frames
@@ -129,9 +132,9 @@ def test_each_open_resets_again_close_does_not(tmp_path: Path) -> None:
         for _ in range(2):
             with serial.Serial(bench.port("executor"), 9600, timeout=0.05) as port:
                 frames: list[mp.Received] = []
-                end = time.monotonic() + 20
+                dec, end = mp.StreamDecoder(), time.monotonic() + 20
                 while not frames and time.monotonic() < end:
-                    frames = read_frames(port, 0.1)
+                    frames = read_frames(port, 0.1, dec)
                 assert frames and isinstance(frames[0].message, mp.Hello), frames[:1]
         time.sleep(0.3)             # closed: no reset
         st = bench.status()
