@@ -7,7 +7,8 @@ threads woke 1.5 s late, GUI runs timed out, and the runs were rightly invalid o
 either bench; a machine too small for two paced benches at once. With MMRIG_PACED_TURNS naming a file, every
 paced bench started on the machine holds an exclusive lock on it for its lifetime (flock: released when the bench
 closes or its process dies), so a second one waits its turn. `make test` sets it, so that its pytest workers
-(WORKERS=2, where a machine has the CPUs) never run two paced benches together; a user running paced points on several local Dask workers can set it too.
+(WORKERS=2, where a machine has the CPUs) never run two paced benches together; a user running paced points on
+several local Dask workers can set it too.
 Lockstep and unpaced benches take no turn: they follow no clock.
 
 With MMRIG_PACED_TURNS_NICE=N too, the process holding the turn runs at nice N (every thread it has, and so every

@@ -39,6 +39,12 @@ def crowded_fires(events: list[Any], record: ByteRecord, busy_s: float) -> dict[
     return out
 
 
+def counters_explained(crowded: dict[int, Cause]) -> dict[str, dict[str, int]]:
+    """The profiler's COUNTERS rise the crowded FIREs account for, one result_overflows each (node_a: SPEC.md
+    section 5), for recovery.judge_counters."""
+    return {"profiler": {"node_a": len(crowded)}}
+
+
 def judge_crowding(events: list[Any], record: ByteRecord | None, one_fire: bool, baud: int, faults: Any
                    ) -> dict[int, Cause]:
     """A normal run's crowded FIREs (`crowded_fires`) on a profiler that takes one FIRE at a time, their

@@ -61,13 +61,19 @@ def fire_busy_s(baud: int) -> float:
     return (wire_time_s(Timecode, baud) + wire_time_s(Result, baud)) * ONE_FIRE_PACING
 
 
+def event_busy_s(baud: int, one_fire: bool = False) -> float:
+    """The profiler's line time per event, without the margin: a RESULT's, or `fire_busy_s` for a profiler that
+    holds one FIRE."""
+    return fire_busy_s(baud) if one_fire else wire_time_s(Result, baud)
+
+
 def line_gap_s(baud: int, one_fire: bool = False) -> float:
     """The least time between two events the profiler's line carries at `baud`: a RESULT's line time, with
     LINE_MARGIN (also the firing thread's least gap between two FIREs, firing.py). A profiler that holds one
     FIRE (`holds_one_fire`) is busy until the RESULT has left, and a TIMECODE frame may be leaving ahead of it:
     its gap is `fire_busy_s` with the margin (at 9600 baud 48.6 ms, not 20.8; two FIREs written 22 ms apart
     lost the second in a paced run)."""
-    return (fire_busy_s(baud) if one_fire else wire_time_s(Result, baud)) / LINE_MARGIN
+    return event_busy_s(baud, one_fire) / LINE_MARGIN
 
 
 def line_limit_per_s(baud: int, tick_s: float = NOMINAL_TICK_S, one_fire: bool = False) -> float:
@@ -88,7 +94,7 @@ def line_problem(rate_s: float, baud: int, as_built: bool = False, one_fire: boo
     fits = next((b for b in (115200, 250000, 500000, 1000000)
                  if 1.0 / rate_s <= line_limit_per_s(b, one_fire=one_fire)), None)
     built = " (the nodes' rate as built)" if as_built else ""
-    us = line_gap_s(baud, one_fire) * LINE_MARGIN * 1e6
+    us = event_busy_s(baud, one_fire) * 1e6
     each = (f"a RESULT per event and a TIMECODE ahead of it, {us:,.0f} us each: the 8051 takes one FIRE at a time"
             if one_fire else f"a RESULT per event, {us:,.0f} us each")
     return (f"--rate {rate_s * 1000:g} ms is {1.0 / rate_s:,.0f} events a second, but at {baud} baud{built} the "

@@ -45,7 +45,7 @@ from .runstate import BadHello, RunState
 from .session import Session
 from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
-from .crowding import judge_crowding
+from .crowding import counters_explained, judge_crowding
 from .validity import Basis, Cause, Sent, judge_run
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
@@ -646,7 +646,7 @@ class Runner:
         self.invalid += verdict.reasons
         crowded = judge_crowding(self.events, verdict.record, st is not None and st.one_fire and cfg.mode == "normal",
                                  st.baud if st else 0, self.faults)
-        recovery.judge_counters(self, {"profiler": {"node_a": len(crowded)}})
+        recovery.judge_counters(self, counters_explained(crowded))
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
