@@ -307,24 +307,22 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
             if e.event in crowded:
                 j.marked[e.event] = crowded[e.event]
             continue
-        if late_creation(e.mode, e.created_phase, e.distance, stale_phase):
+        c = found = None
+        if record is not None and bound_us is not None and e.mode != "verification":
+            sent = e.bytes.sent
+            if sent is not None and record.entry(sent.node, sent.gen, sent.offset) is None:
+                j.unjudged += 1            # its frame is not in the record (a re-plugged port, a dropped record)
+            found = causes(e.mode, e.bytes, record)
+            if found:
+                j.delays_us.append(found[0].us)
+                c = deciding(e.mode, e.outcome, e.reason, found, bound_us)
+        if c is not None:                  # a byte the endpoint displaced: named before a late creation it caused
+            j.marked[e.event] = c          # (a TIMECODE held 70 ms makes the event from it late too)
+        elif late_creation(e.mode, e.created_phase, e.distance, stale_phase):
             lag = round(e.created_phase * tick_s * 1e6, 1)
             j.marked[e.event] = Cause("late creation", lag, f"the scheduler made the event {e.created_phase:.2f} "
                                                             f"ticks into its tick: it read its TIMECODEs late")
-            continue
-        if record is None or bound_us is None or e.mode == "verification":
-            continue
-        sent = e.bytes.sent
-        if sent is not None and record.entry(sent.node, sent.gen, sent.offset) is None:
-            j.unjudged += 1                # its frame is not in the record (a re-plugged port, a dropped record)
-        found = causes(e.mode, e.bytes, record)
-        if not found:
-            continue
-        j.delays_us.append(found[0].us)
-        c = deciding(e.mode, e.outcome, e.reason, found, bound_us)
-        if c is not None:
-            j.marked[e.event] = c
-        elif found[0].us > bound_us:
+        elif found and found[0].us > bound_us:
             j.kept[e.event] = found[0]
     for e in events:
         c = j.marked.get(e.event) or j.kept.get(e.event)

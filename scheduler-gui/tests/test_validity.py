@@ -90,6 +90,20 @@ def test_mixed_mode_voids_only_an_event_whose_displaced_bytes_could_have_changed
     assert j.figures(1, [], (0.0, 100.0), 4700.0, 0)["events"][0]["byte"] == "SCHEDULE"
 
 
+def test_a_late_creation_the_endpoint_caused_is_named_for_the_held_timecode() -> None:
+    """The bench held a tick's TIMECODE 70 ms, so the event made from it was made late too (phase 1.9 of a
+    1-ahead event): the byte the endpoint displaced is named, not the scheduler's reading (seen beside
+    stress-ng: the mark said "late creation" for a TIMECODE the bench had held)."""
+    rec = record([Entry("executor", 1, 0, 12, 20.0001, 0.0)], [Held("profiler", 19.93, 19.9405, 10, 0.070)])
+    e = mixed_event("missed", "past_due")
+    e.bytes.basis = Basis(100, 19.93, 20.0)
+    e.created_phase = 1.9
+    j = judge([e], rec, 4700.0, 1.25, T)
+    assert j.marked[0].byte == "TIMECODE" and not e.measurable and e.stall_us == pytest.approx(70000.0)
+    j = judge([e], None, None, 1.25, T)                  # without a record: the late creation alone
+    assert j.marked[0].byte == "late creation"
+
+
 def test_mixed_mode_names_a_creation_from_a_stale_view() -> None:
     # a profiler byte due 1 ms before the event was made reached the PC 9 ms after it: a TIMECODE held across
     rec = record([Entry("executor", 1, 0, 12, 20.0001, 0.0)], [Held("profiler", 19.999, 19.999, 1, 0.010)])
