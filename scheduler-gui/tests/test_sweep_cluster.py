@@ -2,7 +2,8 @@
 machines of their own), every worker killed mid-campaign (the campaign ends with exit 4 within seconds, the
 points done kept, no bench of a killed worker left, nor its run folder), the scheduler killed (the same), a
 point Dask ran again after its worker died (its runs count both), the same points on a local cluster and on
-the separate processes (the same files), and the points' record (points.jsonl: append-only, a torn last line
+the separate processes (the same files), points several to a task (each recorded once, none lost to a
+stop), and the points' record (points.jsonl: append-only, a torn last line
 dropped, read by pandas in one call)."""
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from mmhil.bench import ensure_built
-from mmrig.sweep.campaign import (EXIT_CLUSTER_LOST, POINTS_FILE, Campaign, Plan, PointStore, run_campaign,
-                                  scheduler_lost)
+from mmrig.sweep.campaign import (CHUNK_MAX, EXIT_CLUSTER_LOST, POINTS_FILE, TASK_S, Campaign, Plan, PointStore,
+                                  chunk_size, run_campaign, scheduler_lost)
 from mmrig.sweep.task import run_point
 
 DASK = Path(sys.executable).with_name("dask")
@@ -245,6 +246,72 @@ def test_a_point_dask_ran_again_counts_both_runs(tmp_path) -> None:
     assert len(list(marks.glob("d1-*"))) == 2
     e = camp.doc["points"]["d1-rtick-isr-idle"]
     assert e["runs"] == 2 and e["worker"] != str(killed[0]), e
+
+
+def test_chunk_size_follows_the_points_time_and_leaves_points_for_every_worker() -> None:
+    """One point a task until a point's time is known; then about TASK_S of points, at most CHUNK_MAX, and no
+    more than a quarter of each worker's share of the points left (the last ones spread over the workers)."""
+    assert chunk_size(None, 10_000, 2) == 1
+    assert chunk_size(0.1, 10_000, 2) == CHUNK_MAX == 32
+    assert chunk_size(TASK_S / 5, 10_000, 2) == 5
+    assert chunk_size(2 * TASK_S, 10_000, 2) == 1
+    assert chunk_size(0.01, 40, 2) == 5 and chunk_size(0.01, 7, 2) == 1 and chunk_size(0.0, 10_000, 1) == 32
+
+
+def _task_point(fields, stem, *, paced, profiler_kind="avr"):
+    """A stand-in for run_point that says which Dask task ran it (its `worker` field) and leaves a mark per
+    point it began, named by its task."""
+    from distributed import get_worker
+
+    key = str(get_worker().get_current_task())
+    marks = Path(os.environ["MMRIG_TEST_MARKS"])
+    (marks / f"{key}~{stem}").write_text("")
+    time.sleep(0.01)
+    return {"error": "stand-in: no run", "worker": key, "wall_s": 0.01}
+
+
+def test_points_go_several_to_a_task_each_recorded_once_in_the_plans_order(tmp_path, monkeypatch) -> None:
+    """The first tasks carry one point each; once a point's time is known, several (consecutive points of the
+    plan); every point is recorded once, with its own result and runs 1."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("MMRIG_TEST_MARKS", str(marks))
+    camp = Campaign.open(tmp_path / "camp", Plan(distance=list(range(1, 101)), count=5))
+    out = run_campaign(camp, _task_point, workers=1)
+    assert out.exit_code == 3 and len(out.failed) == 100
+    names = [p.name for p in camp.plan.points()]
+    by_task: dict[str, list[str]] = {}
+    for name in names:
+        e = camp.doc["points"][name]
+        assert e["runs"] == 1 and e["error"] == "stand-in: no run", e
+        by_task.setdefault(e["worker"], []).append(name)
+    sizes = [len(v) for v in by_task.values()]
+    assert sizes[:4] == [1, 1, 1, 1] and 1 < max(sizes) <= CHUNK_MAX and sum(sizes) == 100, sizes
+    for task, points in by_task.items():       # a task's points: consecutive in the plan, as many as it began
+        i = names.index(points[0])
+        assert points == names[i:i + len(points)]
+        assert sorted(m.name.split("~")[1] for m in marks.glob(f"{task}~*")) == sorted(points)
+
+
+def test_a_stop_keeps_every_point_of_the_tasks_that_came_in(tmp_path, monkeypatch) -> None:
+    """A stop request (a signal's handler) while tasks of several points come in: the campaign ends, and each task
+    whose result came in has all its points written and recorded, none cut off after the first."""
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    monkeypatch.setenv("MMRIG_TEST_MARKS", str(marks))
+    camp = Campaign.open(tmp_path / "camp", Plan(distance=list(range(1, 201)), count=5))
+    lines: list[str] = []
+    out = run_campaign(camp, _task_point, workers=1, log=lines.append,
+                       stop_requested=lambda: sum(ln.startswith("[") for ln in lines) > 10)
+    assert out.interrupted and out.exit_code == 130
+    recorded: dict[str, list[str]] = {}
+    for name, e in camp.doc["points"].items():
+        if e["state"] == "failed":
+            recorded.setdefault(e["worker"], []).append(name)
+    assert 10 < sum(len(v) for v in recorded.values()) < 200, recorded
+    assert max(len(v) for v in recorded.values()) > 1
+    for task, points in recorded.items():
+        assert sorted(points) == sorted(m.name.split("~")[1] for m in marks.glob(f"{task}~*")), task
 
 
 def test_the_workers_keep_no_profile_of_the_points_they_ran(cluster, tmp_path) -> None:

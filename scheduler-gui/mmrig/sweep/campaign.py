@@ -430,7 +430,7 @@ class Connection:
     local: Any
     desc: dict[str, Any]
     address: str
-    attempts: dict[str, int] = field(default_factory=dict)   # task key -> starts seen (ATTEMPT_TOPIC)
+    attempts: dict[str, int] = field(default_factory=dict)   # point name -> starts seen (ATTEMPT_TOPIC)
 
     def close(self) -> None:
         """Best effort and bounded: a scheduler that is gone must not hang the end of the campaign."""
@@ -474,11 +474,11 @@ def connect(workers: int | None, cluster: str | None) -> Connection:
         conn = Connection(client, local, {"kind": "local", "address": local.scheduler_address, "workers": n,
                                           "threads_per_worker": 1}, local.scheduler_address)
 
-    def attempt(event: Any) -> None:       # a task began (mmrig.sweep.task logs it): count its key's starts
+    def attempt(event: Any) -> None:       # a point began (mmrig.sweep.task logs it): count its starts
         msg = event[1] if isinstance(event, (tuple, list)) and len(event) == 2 else event
-        key = msg.get("key") if isinstance(msg, dict) else None
-        if key is not None:
-            conn.attempts[str(key)] = conn.attempts.get(str(key), 0) + 1
+        point = msg.get("point") if isinstance(msg, dict) else None
+        if point is not None:
+            conn.attempts[str(point)] = conn.attempts.get(str(point), 0) + 1
 
     try:
         client.subscribe_topic(ATTEMPT_TOPIC, attempt)
@@ -518,13 +518,13 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
                  stop_requested: Callable[[], bool] = lambda: False,
                  lost_after_s: float = LOST_AFTER_S) -> Outcome:
     """Runs the campaign's points that are not complete. `run_point(fields, stem, paced=, profiler_kind=)` runs one
-    (mmrig.sweep.task.run_point). Lockstep: Dask tasks (a local cluster of `workers` processes, default the CPU
+    (mmrig.sweep.task.run_point). Lockstep: Dask tasks of a few points each (a local cluster of `workers` processes, default the CPU
     count, or the scheduler at `cluster`); paced: one at a time here. The cluster is reached first: SweepError
     if it cannot be (nothing written, not even campaign.json). A cluster left with no worker, or whose scheduler
     stops answering, for `lost_after_s` ends the campaign (Outcome.cluster_lost, exit 4; the points done kept).
     A signal raises KeyboardInterrupt wherever the main thread is, but code there (a Dask wait) may swallow it:
-    once `stop_requested()` says so, the campaign also ends after the next point (or within a tenth of a second
-    while it waits for Dask)."""
+    once `stop_requested()` says so, the campaign also ends after the next point (lockstep: once the points that
+    came in are written, within a tenth of a second while it waits for Dask)."""
     changed = camp.mark_existing()
     todo = camp.todo()
     all_points = camp.plan.points()
@@ -567,8 +567,6 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
             elif not entry.get("valid"):
                 out.invalid.append(p.name)
             log(point_line(done_i, len(all_points), p, entry))
-            if stop_requested():
-                raise KeyboardInterrupt("stop requested")
 
         try:
             if not todo:
@@ -577,6 +575,8 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
                 for p in todo:
                     finished(p, run_point(camp.plan.run_fields(p), p.name, paced=True,
                                           profiler_kind=camp.plan.profiler_kind))
+                    if stop_requested():
+                        raise KeyboardInterrupt("stop requested")
             else:
                 assert conn is not None
                 _run_dask(camp, todo, run_point, conn, finished, log, stop_requested, lost_after_s)
@@ -616,32 +616,51 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
 WAIT_S = 0.1
 HEALTH_S = 1.0          # the scheduler asked for its workers this often while no point comes in ...
 HEALTH_BUSY_S = 10.0    # ... and this often while points do (a point that came in says the cluster is there)
+# Points go to the cluster several to a task (mmrig.sweep.task.run_points: a worker that ran one point a task
+# grew by ~75 KB a point, and each task costs the client a Dask round trip): as many as take about TASK_S of a
+# worker's time, at most CHUNK_MAX, and few enough that the points left still spread over every worker. The
+# first tasks are one point each: the points' own time is not known before one comes back.
+TASK_S = 5.0
+CHUNK_MAX = 32
+
+
+def chunk_size(point_s: float | None, left: int, workers: int) -> int:
+    """How many points the next task runs: `point_s` a point's wall time on a worker (None: not known yet),
+    `left` the points not yet submitted, `workers` the cluster's workers."""
+    if point_s is None:
+        return 1
+    by_time = int(TASK_S / max(point_s, 1e-3))
+    by_share = left // (4 * max(1, workers))
+    return max(1, min(CHUNK_MAX, by_time, by_share))
 
 
 def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, conn: Connection,
               finished: Callable[..., None], log: Callable[[str], None], stop_requested: Callable[[], bool],
               lost_after_s: float) -> None:
-    """The lockstep points as Dask tasks, a few per worker in flight (2 per worker, at least 4): each result's
-    files written and its future released as it comes, so neither the client nor the cluster holds more than
-    that. The cluster is watched while waiting: ClusterLost after `lost_after_s` with no worker or no answer."""
+    """The lockstep points as Dask tasks of a few points each (`chunk_size`), 2 tasks per worker in flight (at
+    least 4): each task's points' files written and its future released as it comes, so neither the client nor
+    the cluster holds more than that. The cluster is watched while waiting: ClusterLost after `lost_after_s`
+    with no worker or no answer."""
+    from mmrig.sweep.task import run_points
+
     client = conn.client
     log(f"mmrig sweep: {len(todo)} lockstep points on {conn.desc['workers']} Dask worker"
         f"{'s' if conn.desc['workers'] != 1 else ''} ({conn.desc['kind']} cluster {conn.address})")
-    pending = iter(todo)
-    futures: dict[Any, Point] = {}
+    pending = list(reversed(todo))                 # popped from the end: the points in the plan's order
+    futures: dict[Any, list[Point]] = {}
     done: "queue.Queue[Any]" = queue.Queue()       # futures that finished (their done-callback put them here)
     n_workers = int(conn.desc["workers"])
     session_tag = f"{camp.doc['name']}-{time.time_ns()}"
+    point_s: float | None = None                   # a point's wall time on a worker, as the last task's said
 
     def top_up() -> None:
-        while len(futures) < max(4, 2 * n_workers):
-            p = next(pending, None)
-            if p is None:
-                return
-            f = client.submit(run_point, camp.plan.run_fields(p), p.name, paced=False,
-                              profiler_kind=camp.plan.profiler_kind, key=f"mmrig-sweep-{session_tag}-{p.name}",
-                              pure=False)
-            futures[f] = p
+        while len(futures) < max(4, 2 * n_workers) and pending:
+            k = chunk_size(point_s, len(pending), n_workers)
+            chunk = [pending.pop() for _ in range(min(k, len(pending)))]
+            items = [(camp.plan.run_fields(p), p.name) for p in chunk]
+            f = client.submit(run_points, run_point, items, paced=False, profiler_kind=camp.plan.profiler_kind,
+                              key=f"mmrig-sweep-{session_tag}-{chunk[0].name}", pure=False)
+            futures[f] = chunk
             f.add_done_callback(done.put)
 
     checked = time.monotonic()
@@ -659,24 +678,29 @@ def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, conn: Conn
             except queue.Empty:
                 pass
             for f in batch:
-                p = futures.pop(f, None)
-                if p is None:
+                chunk = futures.pop(f, None)
+                if chunk is None:
                     continue
                 try:
-                    got = f.result()
-                except Exception as exc:  # noqa: BLE001 - a task that raised: the point failed, the rest go on
+                    results = f.result()
+                except Exception as exc:  # noqa: BLE001 - a task that raised: its points failed, the rest go on
                     if scheduler_lost(exc):
                         # Dask cancels what was in flight when it loses its scheduler, sometimes before the watch
-                        # below notices: the point did not fail, the cluster went (exit 4, the point left to do)
-                        raise ClusterLost(f"the Dask scheduler at {conn.address} was lost: {len(futures) + 1} "
-                                          f"point{'s' if futures else ''} in flight cancelled") from exc
-                    got = {"error": f"task raised {type(exc).__name__}: "
+                        # below notices: the points did not fail, the cluster went (exit 4, the points left to do)
+                        left = len(chunk) + sum(len(c) for c in futures.values())
+                        raise ClusterLost(f"the Dask scheduler at {conn.address} was lost: {left} "
+                                          f"point{'s' if left != 1 else ''} in flight cancelled") from exc
+                    why = {"error": f"task raised {type(exc).__name__}: "
                                     f"{str(exc).splitlines()[0] if str(exc) else ''}"}
-                attempts = conn.attempts.pop(str(f.key), 1)
+                    results = [why] * len(chunk)
                 f.release()
                 del f
-                finished(p, got, attempts)
-                del got
+                walls = [float(g["wall_s"]) for g in results if g.get("wall_s") is not None]
+                if walls:
+                    point_s = sum(walls) / len(walls)
+                for p, got in zip(chunk, results):
+                    finished(p, got, conn.attempts.pop(p.name, 1))
+                del results
                 healthy = time.monotonic()
             del batch
             top_up()
@@ -689,8 +713,9 @@ def _run_dask(camp: Campaign, todo: list[Point], run_point: RunPoint, conn: Conn
                 elif time.monotonic() - healthy >= lost_after_s:
                     what = (f"no Dask worker left for {lost_after_s:g} s" if n == 0 else
                             f"the Dask scheduler at {conn.address} has not answered for {lost_after_s:g} s")
-                    raise ClusterLost(f"{what}: {len(futures)} point{'s' if len(futures) != 1 else ''} in flight "
-                                      f"and {sum(1 for _ in pending)} not started are left for the next run")
+                    flying = sum(len(c) for c in futures.values())
+                    raise ClusterLost(f"{what}: {flying} point{'s' if flying != 1 else ''} in flight "
+                                      f"and {len(pending)} not started are left for the next run")
                 top_up()
     except (KeyboardInterrupt, ClusterLost):
         if _workers(client, timeout=1.0) is not None:
