@@ -16,8 +16,8 @@ knows which points are done, runs the rest and keeps the campaign's sidecar.
 - lockstep points (host-independent by construction) run in parallel as Dask tasks: a local cluster of
   processes, or a running Dask scheduler (`cluster="tcp://HOST:PORT"`), reached before anything is written;
   the task returns the run's files' bytes and the client writes them here, so remote workers need no shared
-  filesystem; a few points per worker are in flight at a time and each is released once its files are
-  written; a cluster left with no worker (or a scheduler that stopped answering) for `lost_after_s` ends the
+  filesystem; the points go several to a task (`chunk_size`), two tasks per worker are in flight at a time and
+  each is released once its points' files are written; a cluster left with no worker (or a scheduler that stopped answering) for `lost_after_s` ends the
   campaign (exit 4, the points done kept);
 - paced points measure the host, so they never compete for it: one at a time, in this process.
 """
