@@ -12,8 +12,8 @@
    that the `mmrig sweep --cluster` process is the client alone. The client is SIGINTed once points.jsonl holds
    half the points, then continued with `--resume`, as a user would. Reported: the client's CPU time per point
    (user + system of the process, its Dask thread included, over both sessions; each session's too), the total
-   wall time, the client's peak RSS, and each worker's RSS before and after (VmRSS, read in the worker through
-   Client.run). MMRIG_PERF_SWEEP_POINTS=10000 gives the 10,000-point campaign (about an hour on 2 vCPUs).
+   wall time, the client's peak RSS, and each worker's RSS before, at the SIGINT and after (VmRSS, read in the
+   worker through Client.run: the worker's own and its point host's, the process its points run in). MMRIG_PERF_SWEEP_POINTS=10000 gives the 10,000-point campaign (about an hour on 2 vCPUs).
 
 Prints a table on stderr and a JSON list of {"name","unit","median","max","runs","note"} for tools/perf.py."""
 
@@ -97,12 +97,22 @@ def synthetic(tmp: Path) -> dict:
             "resume_s": resume_s, "resume_points": len(plan.points()), **{f"{k}_mb": v for k, v in sizes.items()}}
 
 
+def _rss_mb(pid: int | str) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
 def vmrss_mb() -> float:
-    """This process's resident memory now (VmRSS), in MB: run in each worker through Client.run."""
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
+    """This worker's resident memory now (VmRSS) with its point host's (mmrig.sweep.pointhost: the process its
+    points run in), in MB: run in each worker through Client.run."""
+    from mmrig.sweep import pointhost
+
+    return _rss_mb("self") + sum(_rss_mb(pid) for pid in pointhost.host_pids())
 
 
 def _free_port() -> int:
@@ -182,6 +192,8 @@ def real(tmp: Path) -> dict:
         assert first["exit"] == 130, first
         done_first = len({json.loads(x)["name"] for x in (folder / "points.jsonl").read_text().splitlines()
                           if json.loads(x).get("state") == "done"})
+        with Client(address, timeout="30s") as c:
+            rss_half = sorted(c.run(vmrss_mb).values())
         second = _client_session(["--resume", "--cluster", address], folder, stop_at=None)
         wall = time.monotonic() - t0
         # 3: some points are invalid (at 20 ms and a large distance the ids run out: a result, not a failure)
@@ -206,7 +218,7 @@ def real(tmp: Path) -> dict:
             "first_cpu_ms": 1000 * first["cpu_s"] / max(1, done_first),
             "second_cpu_ms": 1000 * second["cpu_s"] / max(1, n - done_first), "first_wall_s": first["wall_s"],
             "second_wall_s": second["wall_s"], "rss_mb": max(first["rss_mb"], second["rss_mb"]),
-            "workers_before_mb": rss_before, "workers_after_mb": rss_after,
+            "workers_before_mb": rss_before, "workers_half_mb": rss_half, "workers_after_mb": rss_after,
             "steady_ms": [first["steady_ms"], second["steady_ms"]]}
 
 
@@ -228,6 +240,7 @@ def main() -> int:
               f"(first session {r['first_cpu_ms']:.2f}, resumed {r['second_cpu_ms']:.2f}; steady, without each session's "
               f"start and end: {' and '.join(f'{x:.2f}' for x in r['steady_ms'] if x is not None)}); client peak RSS "
               f"{r['rss_mb']:.0f} MB; workers' RSS {', '.join(f'{x:.0f}' for x in r['workers_before_mb'])} MB before, "
+              f"{', '.join(f'{x:.0f}' for x in r['workers_half_mb'])} MB at the SIGINT, "
               f"{', '.join(f'{x:.0f}' for x in r['workers_after_mb'])} MB after", file=sys.stderr)
     rows = [{"name": f"sweep client time per point ({s['n']} synthetic 10-event points)", "unit": "ms",
              "median": s["median_ms"], "max": s["p99_ms"], "runs": s["n"],
@@ -237,6 +250,7 @@ def main() -> int:
              "median": s["resume_s"], "max": s["resume_s"], "runs": 1, "note": "open + completeness check"}]
     if r:
         workers = (f"workers' RSS {'/'.join(f'{x:.0f}' for x in r['workers_before_mb'])} MB before, "
+                   f"{'/'.join(f'{x:.0f}' for x in r['workers_half_mb'])} MB at the SIGINT, "
                    f"{'/'.join(f'{x:.0f}' for x in r['workers_after_mb'])} MB after")
         rows += [{"name": f"sweep client CPU per point ({r['n']} real 10-event points, 2 local workers, SIGINT + resume)",
                   "unit": "ms", "median": r["cpu_ms"], "max": max(r["first_cpu_ms"], r["second_cpu_ms"]), "runs": r["n"],
@@ -248,7 +262,8 @@ def main() -> int:
                   "note": f"{1000 * r['wall_s'] / r['n']:.0f} ms a point, cluster start excluded; {workers}"},
                  {"name": f"sweep worker RSS after {r['n']} real points", "unit": "MB",
                   "median": statistics.median(r["workers_after_mb"]), "max": max(r["workers_after_mb"]), "runs": 2,
-                  "note": f"before: {'/'.join(f'{x:.0f}' for x in r['workers_before_mb'])} MB"}]
+                  "note": f"before: {'/'.join(f'{x:.0f}' for x in r['workers_before_mb'])} MB, at the SIGINT: "
+                          f"{'/'.join(f'{x:.0f}' for x in r['workers_half_mb'])} MB"}]
     print(json.dumps(rows))
     return 0
 

@@ -3,7 +3,7 @@ machines of their own), every worker killed mid-campaign (the campaign ends with
 points done kept, no bench of a killed worker left, nor its run folder), the scheduler killed (the same), a
 point Dask ran again after its worker died (its runs count both), the same points on a local cluster and on
 the separate processes (the same files), points several to a task (each recorded once, none lost to a
-stop), and the points' record (points.jsonl: append-only, a torn last line
+stop) in a point host that ends with its worker, and the points' record (points.jsonl: append-only, a torn last line
 dropped, read by pandas in one call)."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import pytest
 from mmhil.bench import ensure_built
 from mmrig.sweep.campaign import (CHUNK_MAX, EXIT_CLUSTER_LOST, POINTS_FILE, TASK_S, Campaign, Plan, PointStore,
                                   chunk_size, run_campaign, scheduler_lost)
-from mmrig.sweep.task import run_point
+from mmrig.sweep.task import ATTEMPT_TOPIC, run_point
 
 DASK = Path(sys.executable).with_name("dask")
 
@@ -212,21 +212,19 @@ def test_the_same_points_on_a_local_cluster_and_on_separate_dask_processes(clust
 
 @pytest.mark.alone
 def test_a_point_dask_ran_again_counts_both_runs(tmp_path) -> None:
-    """A worker SIGKILLed during a point: its nanny starts a new worker and Dask runs the point again; the point's
-    `runs` says 2 (each start of the task is an event the client counts)."""
+    """A worker SIGKILLed during a point: its point host ends at once, its nanny starts a new worker and Dask runs
+    the point again; the point's `runs` says 2 (each start of a point is an event the client counts)."""
     marks = tmp_path / "marks"
     marks.mkdir()
 
-    def slow_point(fields, stem, *, paced, profiler_kind="avr"):
-        from mmrig.sweep.task import _note_attempt
-
-        _note_attempt(stem)
-        (marks / f"{stem}.{os.getpid()}").write_text("")
+    def slow_point(fields, stem, *, paced, profiler_kind="avr"):      # runs in the worker's point host
+        (marks / f"{stem}.{os.getppid()}").write_text(str(os.getpid()))
         time.sleep(4)
-        return {"error": "stand-in: no run", "worker": str(os.getpid())}
+        return {"error": "stand-in: no run", "worker": str(os.getppid())}
 
     camp = Campaign.open(tmp_path / "camp", Plan(distance=[1], count=5))
     killed: list[int] = []
+    orphans: list[int] = []
 
     def killer() -> None:
         deadline = time.monotonic() + 60
@@ -235,14 +233,22 @@ def test_a_point_dask_ran_again_counts_both_runs(tmp_path) -> None:
             if got:
                 time.sleep(1.0)                      # the start event on its way to the client
                 pid = int(got[0].suffix[1:])
-                os.kill(pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)              # the worker alone, not its point host
                 killed.append(pid)
+                host = int(got[0].read_text())
+                deadline = time.monotonic() + 2           # the host sleeps 4 s: it ends because its worker did
+                while Path(f"/proc/{host}").exists() and b"zombie" not in Path(f"/proc/{host}/status").read_bytes().lower():
+                    if time.monotonic() > deadline:
+                        orphans.append(host)
+                        return
+                    time.sleep(0.05)
                 return
             time.sleep(0.05)
 
     threading.Thread(target=killer, daemon=True).start()
     out = run_campaign(camp, slow_point, workers=1)
     assert killed and out.failed == ["d1-rtick-isr-idle"], out
+    assert not orphans, f"the killed worker's point host outlived it: {orphans}"
     assert len(list(marks.glob("d1-*"))) == 2
     e = camp.doc["points"]["d1-rtick-isr-idle"]
     assert e["runs"] == 2 and e["worker"] != str(killed[0]), e
@@ -258,60 +264,59 @@ def test_chunk_size_follows_the_points_time_and_leaves_points_for_every_worker()
     assert chunk_size(0.01, 40, 2) == 5 and chunk_size(0.01, 7, 2) == 1 and chunk_size(0.0, 10_000, 1) == 32
 
 
-def _task_point(fields, stem, *, paced, profiler_kind="avr"):
-    """A stand-in for run_point that says which Dask task ran it (its `worker` field) and leaves a mark per
-    point it began, named by its task."""
-    from distributed import get_worker
-
-    key = str(get_worker().get_current_task())
-    marks = Path(os.environ["MMRIG_TEST_MARKS"])
-    (marks / f"{key}~{stem}").write_text("")
-    time.sleep(0.01)
-    return {"error": "stand-in: no run", "worker": key, "wall_s": 0.01}
+def quick_point():
+    """A stand-in for run_point: no run, a hundredth of a second (a closure, so that Dask sends it by value to
+    workers that cannot import this module)."""
+    def point(fields, stem, *, paced, profiler_kind="avr"):
+        time.sleep(0.01)
+        return {"error": "stand-in: no run", "worker": "here", "wall_s": 0.01}
+    return point
 
 
-def test_points_go_several_to_a_task_each_recorded_once_in_the_plans_order(tmp_path, monkeypatch) -> None:
+def _tasks(address: str) -> dict[str, list[str]]:
+    """{task key: the points it began, in order}, from the attempt events the workers logged to the scheduler."""
+    from distributed import Client
+
+    with Client(address, timeout="10s") as c:
+        events = c.get_events(ATTEMPT_TOPIC)
+    out: dict[str, list[str]] = {}
+    for _t, msg in events:
+        out.setdefault(msg["key"], []).append(msg["point"])
+    return out
+
+
+def test_points_go_several_to_a_task_each_recorded_once_in_the_plans_order(cluster, tmp_path) -> None:
     """The first tasks carry one point each; once a point's time is known, several (consecutive points of the
     plan); every point is recorded once, with its own result and runs 1."""
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    monkeypatch.setenv("MMRIG_TEST_MARKS", str(marks))
     camp = Campaign.open(tmp_path / "camp", Plan(distance=list(range(1, 101)), count=5))
-    out = run_campaign(camp, _task_point, workers=1)
+    out = run_campaign(camp, quick_point(), cluster=cluster.address)
     assert out.exit_code == 3 and len(out.failed) == 100
     names = [p.name for p in camp.plan.points()]
-    by_task: dict[str, list[str]] = {}
     for name in names:
         e = camp.doc["points"][name]
         assert e["runs"] == 1 and e["error"] == "stand-in: no run", e
-        by_task.setdefault(e["worker"], []).append(name)
-    sizes = [len(v) for v in by_task.values()]
+    tasks = _tasks(cluster.address)
+    sizes = [len(v) for v in tasks.values()]
     assert sizes[:4] == [1, 1, 1, 1] and 1 < max(sizes) <= CHUNK_MAX and sum(sizes) == 100, sizes
-    for task, points in by_task.items():       # a task's points: consecutive in the plan, as many as it began
+    for points in tasks.values():           # a task's points: consecutive in the plan
         i = names.index(points[0])
         assert points == names[i:i + len(points)]
-        assert sorted(m.name.split("~")[1] for m in marks.glob(f"{task}~*")) == sorted(points)
 
 
-def test_a_stop_keeps_every_point_of_the_tasks_that_came_in(tmp_path, monkeypatch) -> None:
+def test_a_stop_keeps_every_point_of_the_tasks_that_came_in(cluster, tmp_path) -> None:
     """A stop request (a signal's handler) while tasks of several points come in: the campaign ends, and each task
     whose result came in has all its points written and recorded, none cut off after the first."""
-    marks = tmp_path / "marks"
-    marks.mkdir()
-    monkeypatch.setenv("MMRIG_TEST_MARKS", str(marks))
     camp = Campaign.open(tmp_path / "camp", Plan(distance=list(range(1, 201)), count=5))
     lines: list[str] = []
-    out = run_campaign(camp, _task_point, workers=1, log=lines.append,
+    out = run_campaign(camp, quick_point(), cluster=cluster.address, log=lines.append,
                        stop_requested=lambda: sum(ln.startswith("[") for ln in lines) > 10)
     assert out.interrupted and out.exit_code == 130
-    recorded: dict[str, list[str]] = {}
-    for name, e in camp.doc["points"].items():
-        if e["state"] == "failed":
-            recorded.setdefault(e["worker"], []).append(name)
-    assert 10 < sum(len(v) for v in recorded.values()) < 200, recorded
-    assert max(len(v) for v in recorded.values()) > 1
-    for task, points in recorded.items():
-        assert sorted(points) == sorted(m.name.split("~")[1] for m in marks.glob(f"{task}~*")), task
+    recorded = {n for n, e in camp.doc["points"].items() if e["state"] == "failed"}
+    assert 10 < len(recorded) < 200, len(recorded)
+    came_in = [points for points in _tasks(cluster.address).values() if recorded & set(points)]
+    assert max(len(points) for points in came_in) > 1
+    for points in came_in:
+        assert set(points) <= recorded, points
 
 
 def test_the_workers_keep_no_profile_of_the_points_they_ran(cluster, tmp_path) -> None:

@@ -22,7 +22,12 @@ def _now() -> str:
 
 
 def _where() -> str:
-    """host:pid, and the Dask worker's name and address when a Dask worker runs this."""
+    """host:pid, and the Dask worker's name and address when a Dask worker runs this (in the worker's point
+    host, mmrig.sweep.pointhost: the worker's, and the host's pid)."""
+    from mmrig.sweep import pointhost
+
+    if pointhost.WORKER:
+        return f"{pointhost.WORKER}, point host {os.getpid()}"
     here = f"{socket.gethostname()}:{os.getpid()}"
     try:
         from distributed import get_worker
@@ -62,7 +67,6 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
 
     from mmrig.endpoints import Target, bench_images, choose_endpoint
 
-    _note_attempt(out_stem)
     base = {"worker": _where(), "mmrig_version": __version__, "started": _now()}
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="mmrig-sweep-") as tmp:
@@ -93,12 +97,17 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
 def run_points(run_point: Callable[..., dict[str, Any]], items: list[tuple[dict[str, Any], str]], *,
                paced: bool = False, profiler_kind: str = "avr") -> list[dict[str, Any]]:
     """The Dask task of `mmrig sweep`: `run_point(fields, stem, paced=, profiler_kind=)` for each (fields, stem)
-    of `items`, one after the other, their results in the same order.
+    of `items`, one after the other, in the worker's point host (mmrig.sweep.pointhost: a process of its own,
+    started again every few hundred points), their results in the same order. Each point's start is noted to
+    the client (`_note_attempt`) as it is handed to the host.
 
-    Several points per task, not one: a worker that ran each 10-event point as a task of its own grew by about
-    75 KB a point (RSS; 15 MB over 200 points, measured 2026-11-28 with distributed 2026.8.0, Dask's profiler
-    off), in pymalloc's arenas (60 -> 71 of them) while its live objects did not grow: freed memory that stays
-    held, the same code outside a worker does not; 8 points a task grew 15 KB a point, 32 a task nothing over
-    640 points a worker. It also spreads the client's Dask round trip of a task (~5 ms of its CPU) over the
-    task's points."""
-    return [run_point(fields, stem, paced=paced, profiler_kind=profiler_kind) for fields, stem in items]
+    Several points a task, not one: each task costs the client a Dask round trip (~5 ms of its CPU on the
+    2-vCPU VM) and the worker its bookkeeping of a task."""
+    from mmrig.sweep.pointhost import run_in_host
+
+    where = _where()
+    out = []
+    for fields, stem in items:
+        _note_attempt(stem)
+        out.append(run_in_host(run_point, fields, stem, where, paced=paced, profiler_kind=profiler_kind))
+    return out
