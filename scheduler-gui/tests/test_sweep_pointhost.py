@@ -94,3 +94,24 @@ def test_a_host_whose_worker_is_gone_ends_at_once_and_leaves_no_scratch_folder(t
         assert not Path(scratch).exists()
     finally:
         worker.kill()
+
+
+def sleepy_point(fields, stem, *, paced, profiler_kind="avr"):
+    time.sleep(1.0)
+    return {"pid": os.getpid()}
+
+
+def test_host_pids_names_the_host_while_it_runs_a_point_and_after() -> None:
+    """What `make perf` adds to a worker's memory: its host, also in the middle of a point."""
+    import threading
+
+    box: list[dict] = []
+    t = threading.Thread(target=lambda: box.append(run_in_host(sleepy_point, {}, "a", "w", paced=False)))
+    t.start()
+    deadline = time.monotonic() + 10
+    while not pointhost.host_pids() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    during, running = pointhost.host_pids(), t.is_alive()
+    t.join()
+    assert running, "the point ended before its host was seen"
+    assert len(during) == 1 and box and during == [box[0]["pid"]] == pointhost.host_pids()

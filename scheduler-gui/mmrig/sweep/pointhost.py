@@ -100,7 +100,7 @@ class PointHost:
             self.proc.wait()
 
 
-_hosts: dict[int, PointHost] = {}        # a worker thread's host (a worker with --nthreads N has N of them)
+_hosts: dict[int, PointHost] = {}        # a worker thread's host, running a point or not (--nthreads N: N of them)
 _hosts_lock = threading.Lock()
 
 
@@ -110,21 +110,29 @@ def run_in_host(run_point: Callable[..., dict[str, Any]], fields: dict[str, Any]
     ended or ran RECYCLE_POINTS points."""
     me = threading.get_ident()
     with _hosts_lock:
-        host = _hosts.pop(me, None)
+        host = _hosts.get(me)      # only this thread uses its entry: the lock guards the dict, not the host
     if host is not None and (host.ran >= RECYCLE_POINTS or host.proc.poll() is not None):
+        _forget(me)
         host.close()
         host = None
     if host is None:
         host = PointHost.start(where)
+        with _hosts_lock:
+            _hosts[me] = host
     try:
         got = host.run(run_point, fields, stem, **kwargs)
     except BaseException:
+        _forget(me)
         host.close()       # what it raised may have left it in any state: the next point gets a new one
         raise
-    if host.proc.poll() is None:
-        with _hosts_lock:
-            _hosts[me] = host
+    if host.proc.poll() is not None:
+        _forget(me)
     return got
+
+
+def _forget(me: int) -> None:
+    with _hosts_lock:
+        _hosts.pop(me, None)
 
 
 def host_pids() -> list[int]:
