@@ -66,15 +66,23 @@ class Cluster:
         raise AssertionError(f"the cluster at {self.address} has not {n} workers after {timeout} s")
 
     def worker_pids(self) -> set[int]:
-        """Every process of the worker groups (nanny, worker) and their descendants, e.g. benches."""
-        pids = set()
+        """Every process of the worker groups (nanny, worker) and their descendants (point hosts, in sessions of
+        their own; their benches)."""
+        pids, parent = set(), {}
         for p in Path("/proc").iterdir():
             if p.name.isdigit():
                 try:
+                    stat = (p / "stat").read_text()
+                    parent[int(p.name)] = int(stat[stat.rfind(")") + 2:].split()[1])
                     if os.getpgid(int(p.name)) in {w.pid for w in self.workers}:
                         pids.add(int(p.name))
-                except OSError:
+                except (OSError, ValueError):
                     pass
+        grew = True
+        while grew:
+            more = {pid for pid, pp in parent.items() if pp in pids and pid not in pids}
+            pids |= more
+            grew = bool(more)
         return pids
 
     @staticmethod

@@ -62,9 +62,15 @@ def test_what_a_point_raises_is_raised_in_the_worker_and_the_next_point_gets_a_n
     assert run_in_host(where_point, {}, "c", "w", paced=False)["pid"] != first["pid"]
 
 
-def test_a_host_killed_mid_point_fails_that_point_only() -> None:
+def test_a_host_killed_mid_point_fails_that_point_only_and_leaves_no_scratch_folder() -> None:
+    import threading
+
+    run_in_host(where_point, {}, "first", "w", paced=False)
+    scratch = Path(pointhost._hosts[threading.get_ident()].scratch)
+    assert scratch.is_dir()
     got = run_in_host(dying_point, {}, "a", "w", paced=False)
     assert "ended mid-point" in got["error"] and "-9" in got["error"], got
+    assert not scratch.exists()
     assert run_in_host(where_point, {}, "b", "w", paced=False)["stem"] == "b"
 
 

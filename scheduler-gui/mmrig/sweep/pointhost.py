@@ -15,7 +15,7 @@ when the worker dies, even mid-point, the host exits at once, and the point's be
 the host the same way, `hil/bench/parent.c`). A host that dies mid-point fails that point only; the next point
 gets a new host.
 
-Run as `python -m mmrig.sweep.pointhost CHANNEL_FD LIFELINE_FD`; nothing else starts it by hand."""
+Run as `python -m mmrig.sweep.pointhost CHANNEL_FD LIFELINE_FD SCRATCH_DIR`; nothing else starts it by hand."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ class PointHost:
     proc: subprocess.Popen
     channel: Connection
     lifeline: int
+    scratch: str
     ran: int = 0
 
     @classmethod
@@ -50,20 +51,24 @@ class PointHost:
 
         ours, theirs = socket.socketpair()
         r, w = os.pipe()
+        scratch = tempfile.mkdtemp(prefix="mmrig-pointhost-")
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "mmrig.sweep.pointhost", str(theirs.fileno()), str(r)],
-                                    pass_fds=(theirs.fileno(), r), stdin=subprocess.DEVNULL)
+            # a session of its own, as the bench's: a signal to the worker's process group (Ctrl-C, a killpg) ends
+            # the worker, and the host then sees its lifeline end and cleans up rather than dying mid-write
+            proc = subprocess.Popen([sys.executable, "-m", "mmrig.sweep.pointhost", str(theirs.fileno()), str(r),
+                                     scratch], pass_fds=(theirs.fileno(), r), stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
         except BaseException:
             ours.close()
             os.close(w)
+            shutil.rmtree(scratch, ignore_errors=True)
             raise
         finally:
             theirs.close()
             os.close(r)
-        os.set_inheritable(w, False)
         channel = Connection(ours.detach())
         channel.send_bytes(cloudpickle.dumps((list(sys.path), where)))
-        return cls(proc, channel, w)
+        return cls(proc, channel, w, scratch)
 
     def run(self, run_point: Callable[..., dict[str, Any]], fields: dict[str, Any], stem: str,
             **kwargs: Any) -> dict[str, Any]:
@@ -87,7 +92,7 @@ class PointHost:
 
     def close(self) -> None:
         """Ends the host: its channel closed (it exits when it reads the end), the lifeline too, then waited for
-        (killed after 5 s)."""
+        (killed after 5 s), and its scratch folder removed."""
         for close in (self.channel.close, lambda: os.close(self.lifeline)):
             try:
                 close()
@@ -98,6 +103,7 @@ class PointHost:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        shutil.rmtree(self.scratch, ignore_errors=True)     # a host killed mid-point could not remove it
 
 
 _hosts: dict[int, PointHost] = {}        # a worker thread's host, running a point or not (--nthreads N: N of them)
@@ -159,7 +165,7 @@ def _watch(lifeline: int, scratch: str) -> None:
 
 def main(argv: list[str]) -> int:
     channel = Connection(int(argv[0]))
-    tempfile.tempdir = tempfile.mkdtemp(prefix="mmrig-pointhost-")
+    tempfile.tempdir = argv[2]           # the worker made it; whichever of the two outlives the other removes it
     threading.Thread(target=_watch, args=(int(argv[1]), tempfile.tempdir), name="pointhost-lifeline",
                      daemon=True).start()
     try:
