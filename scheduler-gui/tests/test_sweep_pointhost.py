@@ -121,3 +121,22 @@ def test_host_pids_names_the_host_while_it_runs_a_point_and_after() -> None:
     t.join()
     assert running, "the point ended before its host was seen"
     assert len(during) == 1 and box and during == [box[0]["pid"]] == pointhost.host_pids()
+
+
+class LockedError(Exception):
+    """An exception that does not pickle (it holds a lock)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        super().__init__("holds a lock")
+        self.lock = threading.Lock()
+
+
+def unpicklable_raising_point(fields, stem, *, paced, profiler_kind="avr"):
+    raise LockedError()
+
+
+def test_an_exception_that_does_not_pickle_comes_back_as_its_type_and_words() -> None:
+    with pytest.raises(RuntimeError, match="LockedError: holds a lock"):
+        run_in_host(unpicklable_raising_point, {}, "a", "w", paced=False)

@@ -6,8 +6,8 @@ Why a process and why recycled: `run_point` leaves its process about 55 KB large
 lockstep points in one plain Python process, no Dask: 136 -> 170 MB, measured 2026-11-28; most of it in pymalloc
 arenas and glibc's heap that stay held while the live Python objects hardly grow: where from is not found), so a
 worker running its points itself grew by some 400 MB over 5,000 points. Started again every RECYCLE_POINTS points
-a host costs the worker one interpreter start (about 0.4 s) per RECYCLE_POINTS points and holds at most
-RECYCLE_POINTS x 55 KB more than a fresh one.
+a host costs the worker one interpreter start with mmrig's imports (0.7 s on the loaded 2-vCPU VM) per
+RECYCLE_POINTS points and holds at most RECYCLE_POINTS x 55 KB more than a fresh one.
 
 The host talks to its worker over a socket pair (pickled requests and replies, `multiprocessing.connection`
 framing; the point function travels with cloudpickle, as Dask sends it) and watches a pipe only the worker holds:
@@ -197,9 +197,8 @@ def _serve(channel: Connection) -> int:
             reply = ("raised", exc)
         try:
             data = cloudpickle.dumps(reply)
-        except Exception as exc:  # noqa: BLE001 - an exception that does not pickle: its type and words
+        except Exception:  # noqa: BLE001 - an exception that does not pickle: its type and words
             data = cloudpickle.dumps(("raised", RuntimeError(f"{type(reply[1]).__name__}: {reply[1]}")))
-            del exc
         try:
             channel.send_bytes(data)
         except OSError:
