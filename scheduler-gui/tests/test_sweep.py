@@ -118,9 +118,9 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, words) -> None
 
 
 def test_cluster_that_cannot_be_reached(tmp_path, capsys, monkeypatch) -> None:
-    from mmrig.sweep import campaign
+    from mmrig.sweep import cluster
 
-    monkeypatch.setattr(campaign, "CONNECT_TIMEOUT_S", 2.0)    # a refused port: Dask retries it until then
+    monkeypatch.setattr(cluster, "CONNECT_TIMEOUT_S", 2.0)    # a refused port: Dask retries it until then
     assert main(["sweep", "--distance", "1", "--count", "5", "--cluster", "tcp://127.0.0.1:1",
                  "--out", str(tmp_path / "c")]) == 2
     err = capsys.readouterr().err.strip().splitlines()

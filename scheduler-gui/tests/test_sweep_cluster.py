@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from mmhil.bench import ensure_built
-from mmrig.sweep.campaign import (CHUNK_MAX, EXIT_CLUSTER_LOST, POINTS_FILE, TASK_S, Campaign, Plan, PointStore,
-                                  chunk_size, run_campaign, scheduler_lost)
+from mmrig.sweep.campaign import EXIT_CLUSTER_LOST, POINTS_FILE, Campaign, Plan, PointStore, run_campaign
+from mmrig.sweep.cluster import CHUNK_MAX, TASK_S, chunk_size, scheduler_lost
 from mmrig.sweep.task import ATTEMPT_TOPIC, run_point
 
 DASK = Path(sys.executable).with_name("dask")
@@ -305,7 +305,10 @@ def test_points_go_several_to_a_task_each_recorded_once_in_the_plans_order(clust
         assert e["runs"] == 1 and e["error"] == "stand-in: no run", e
     tasks = _tasks(cluster.address)
     sizes = [len(v) for v in tasks.values()]
-    assert sizes[:4] == [1, 1, 1, 1] and 1 < max(sizes) <= CHUNK_MAX and sum(sizes) == 100, sizes
+    assert 1 < max(sizes) <= CHUNK_MAX and sum(sizes) == 100, sizes
+    # the first tasks sent (the plan's first points, before any result came back) carry one point each; which of
+    # them began first is the workers' business
+    assert all([n] in tasks.values() for n in names[:4]), {k: v for k, v in tasks.items() if set(v) & set(names[:4])}
     for points in tasks.values():           # a task's points: consecutive in the plan
         i = names.index(points[0])
         assert points == names[i:i + len(points)]
