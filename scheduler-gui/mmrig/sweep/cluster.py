@@ -11,14 +11,17 @@ import os
 import queue
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from mmrig.sweep.task import ATTEMPT_TOPIC
 
-if TYPE_CHECKING:
-    from mmrig.sweep.campaign import Point
-
 RunPoint = Callable[..., dict]
+
+
+class Point(Protocol):
+    """What this module needs of a campaign's point (mmrig.sweep.campaign.Point): its name."""
+    @property
+    def name(self) -> str: ...
 
 
 class ClusterLost(Exception):
