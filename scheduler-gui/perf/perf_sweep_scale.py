@@ -12,8 +12,9 @@
    that the `mmrig sweep --cluster` process is the client alone. The client is SIGINTed once points.jsonl holds
    half the points, then continued with `--resume`, as a user would. Reported: the client's CPU time per point
    (user + system of the process, its Dask thread included, over both sessions; each session's too), the total
-   wall time, the client's peak RSS, and each worker's RSS before, at the SIGINT and after (VmRSS, read in the
-   worker through Client.run: the worker's own and its point host's, the process its points run in). MMRIG_PERF_SWEEP_POINTS=10000 gives the 10,000-point campaign (about an hour on 2 vCPUs).
+   wall time, the client's peak RSS, and each worker's RSS before, at the SIGINT and after (read in the worker
+   through Client.run: the worker's own and its point host's, the process its points run in).
+   MMRIG_PERF_SWEEP_POINTS=10000 gives the 10,000-point campaign (about 16 minutes on 2 vCPUs).
 
 Prints a table on stderr and a JSON list of {"name","unit","median","max","runs","note"} for tools/perf.py."""
 
@@ -97,22 +98,20 @@ def synthetic(tmp: Path) -> dict:
             "resume_s": resume_s, "resume_points": len(plan.points()), **{f"{k}_mb": v for k, v in sizes.items()}}
 
 
-def _rss_mb(pid: int | str) -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
-
-
 def vmrss_mb() -> float:
-    """This worker's resident memory now (VmRSS) with its point host's (mmrig.sweep.pointhost: the process its
-    points run in), in MB: run in each worker through Client.run."""
+    """This worker's resident memory now with its point host's (mmrig.sweep.pointhost: the process its points run
+    in), in MB: run in each worker through Client.run."""
+    import psutil
+
     from mmrig.sweep import pointhost
 
-    return _rss_mb("self") + sum(_rss_mb(pid) for pid in pointhost.host_pids())
+    total = 0
+    for pid in [os.getpid(), *pointhost.host_pids()]:
+        try:
+            total += psutil.Process(pid).memory_info().rss
+        except psutil.NoSuchProcess:          # a host that ended between the two calls
+            pass
+    return total / 2**20
 
 
 def _free_port() -> int:

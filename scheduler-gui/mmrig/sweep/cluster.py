@@ -128,8 +128,8 @@ def scheduler_lost(exc: BaseException) -> bool:
 WAIT_S = 0.1
 HEALTH_S = 1.0          # the scheduler asked for its workers this often while no point comes in ...
 HEALTH_BUSY_S = 10.0    # ... and this often while points do (a point that came in says the cluster is there)
-# Points go to the cluster several to a task (mmrig.sweep.task.run_points: a worker that ran one point a task
-# grew by ~75 KB a point, and each task costs the client a Dask round trip): as many as take about TASK_S of a
+# Points go to the cluster several to a task (mmrig.sweep.task.run_points: each task costs the client a Dask
+# round trip, ~5 ms of its CPU, which one point a task paid for every point): as many as take about TASK_S of a
 # worker's time, at most CHUNK_MAX, and few enough that the points left still spread over every worker. The
 # first tasks are one point each: the points' own time is not known before one comes back.
 TASK_S = 5.0

@@ -93,11 +93,10 @@ class PointHost:
     def close(self) -> None:
         """Ends the host: its channel closed (it exits when it reads the end), the lifeline too, then waited for
         (killed after 5 s), and its scratch folder removed."""
-        for close in (self.channel.close, lambda: os.close(self.lifeline)):
-            try:
-                close()
-            except OSError:
-                pass
+        self.channel.close()
+        if self.lifeline >= 0:           # once: the fd number may be another file's after it is closed
+            os.close(self.lifeline)
+            self.lifeline = -1
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
