@@ -82,9 +82,9 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkeypa
     c, _ = export.write_run(tmp_path / "run", events(), sidecar())
     before = c.read_bytes()
 
-    def broken(src, dst):
+    def broken(*args, **kwargs):
         raise OSError("disk full")
-    monkeypatch.setattr(safefiles.os, "replace", broken)   # the one writer of a run's files
+    monkeypatch.setattr(safefiles.os, "rename", broken)   # the one writer of a run's files
     with pytest.raises(OSError):
         export.write_run(tmp_path / "run", events(9), sidecar())
     monkeypatch.undo()

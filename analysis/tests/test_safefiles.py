@@ -128,11 +128,11 @@ def test_move_into_across_file_systems_copies_through_a_temp_never_through_a_pla
     real_rename = os.rename
     calls = []
 
-    def cross_device(a: object, b: object) -> None:      # the first rename is the one across file systems
+    def cross_device(a: object, b: object, **dir_fds: int) -> None:   # the first rename is the one across file systems
         calls.append((a, b))
         if len(calls) == 1:
             raise OSError(errno.EXDEV, os.strerror(errno.EXDEV))
-        real_rename(a, b)
+        real_rename(a, b, **dir_fds)
 
     monkeypatch.setattr(safefiles.os, "rename", cross_device)
     move_into(src, dest)
@@ -195,3 +195,103 @@ def test_a_dir_that_is_a_link_a_file_shared_or_anothers_is_refused_in_mmbenchs_w
         os.chown(theirs, NOBODY, NOBODY)
         assert check_private_dir(theirs) == (f"run directory {theirs} is owned by uid {NOBODY}, not by this user "
                                              f"(uid 0): refused")
+
+
+def fifo(path: Path) -> Path:
+    """A FIFO planted at PATH (opening it to write would block until someone reads)."""
+    os.mkfifo(path)
+    if os.getuid() == 0:
+        os.chown(path, NOBODY, NOBODY)
+    return path
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("write", [
+    lambda p: atomic_write(p, b"x"),
+    lambda p: os.close(safefiles.stream(p, b"header\n")),
+    lambda p: os.close(safefiles.appending(p)),
+], ids=["atomic_write", "stream", "appending"])
+def test_a_fifo_at_an_output_name_is_refused_at_once_and_left_alone(tmp_path: Path, write) -> None:
+    out = fifo(tmp_path / "lab.partial.csv")
+    with pytest.raises(safefiles.RefusedOutput, match=r"lab.partial.csv is a FIFO, not a file: refused"):
+        write(out)
+    assert stat.S_ISFIFO(out.lstat().st_mode) and temps(tmp_path) == []
+
+
+def test_move_into_refuses_a_fifo_at_its_name(tmp_path: Path) -> None:
+    src = tmp_path / "run" / "exectrace.txt"
+    src.parent.mkdir()
+    src.write_text("trace\n")
+    with pytest.raises(safefiles.RefusedOutput, match="is a FIFO"):
+        move_into(src, fifo(tmp_path / "lab.exectrace"))
+    assert src.read_text() == "trace\n"
+
+
+def test_a_folder_planted_as_a_link_is_refused_and_nothing_lands_where_it_points(tmp_path: Path,
+                                                                                  victim: Path) -> None:
+    plant(tmp_path / "figures", victim.parent)
+    for write in (lambda p: atomic_write(p, b"x"), lambda p: os.close(safefiles.stream(p)),
+                  lambda p: os.close(safefiles.appending(p))):
+        with pytest.raises(safefiles.RefusedOutput, match=r"figures is a symbolic link, not a folder: refused"):
+            write(tmp_path / "figures" / "victim.txt")
+    with pytest.raises(safefiles.RefusedOutput):
+        safefiles.output_folder(tmp_path / "figures")
+    with pytest.raises(safefiles.RefusedOutput):
+        safefiles.subfolder(tmp_path / "figures")
+    assert sorted(p.name for p in victim.parent.iterdir()) == ["victim.txt"]
+    assert victim.read_text() == "precious\n"
+
+
+def test_stream_replaces_a_planted_link_and_keeps_writing_into_its_own_file(tmp_path: Path, victim: Path) -> None:
+    out = tmp_path / "lab.partial.csv"
+    plant(out, victim)
+    fd = safefiles.stream(out, b"header\n")
+    try:
+        assert not out.is_symlink() and out.read_bytes() == b"header\n"     # the name is the run's at once
+        os.write(fd, b"row\n")
+    finally:
+        os.close(fd)
+    assert out.read_bytes() == b"header\nrow\n" and victim.read_text() == "precious\n"
+    assert temps(tmp_path) == []
+
+
+def test_appending_refuses_a_link_and_keeps_what_a_file_holds(tmp_path: Path, victim: Path) -> None:
+    plant(tmp_path / "points.jsonl", victim)
+    with pytest.raises(safefiles.RefusedOutput, match="is a symbolic link, not a file"):
+        safefiles.appending(tmp_path / "points.jsonl")
+    assert victim.read_text() == "precious\n"
+    mine = tmp_path / "mine.jsonl"
+    for line in (b"one\n", b"two\n"):
+        fd = safefiles.appending(mine)
+        os.write(fd, line)
+        os.close(fd)
+    assert mine.read_bytes() == b"one\ntwo\n"
+
+
+def test_folders_are_never_made_on_the_way(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="no such folder"):
+        atomic_write(tmp_path / "a" / "b" / "x.csv", b"x")
+    with pytest.raises(FileNotFoundError, match=r"no such folder: .*/a \(make it first\)"):
+        safefiles.output_folder(tmp_path / "a" / "b")
+    assert not (tmp_path / "a").exists()
+    assert safefiles.output_folder(tmp_path / "a") == tmp_path / "a" and (tmp_path / "a").is_dir()
+    assert safefiles.subfolder(tmp_path / "a" / "figures").is_dir()
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="another user's folder needs root to make")
+def test_a_subfolder_another_user_made_is_refused(tmp_path: Path) -> None:
+    theirs = tmp_path / "figures"
+    theirs.mkdir()
+    os.chown(theirs, NOBODY, NOBODY)
+    with pytest.raises(safefiles.RefusedOutput, match=f"made by uid {NOBODY}, not by this user"):
+        safefiles.subfolder(theirs)
+
+
+def test_output_problem_says_what_stops_a_file_and_leaves_nothing(tmp_path: Path, victim: Path) -> None:
+    assert safefiles.output_problem(tmp_path / "x.csv") is None
+    assert safefiles.output_problem(tmp_path / "no" / "x.csv") == f"no such folder: {tmp_path / 'no'}"
+    assert "is a FIFO" in safefiles.output_problem(fifo(tmp_path / "f.csv"))
+    assert safefiles.output_problem(victim.parent) == f"{victim.parent} is a folder"
+    plant(tmp_path / "link", victim.parent)
+    assert "is a symbolic link, not a folder" in safefiles.output_problem(tmp_path / "link" / "x.csv")
+    assert temps(tmp_path) == [] and not (tmp_path / "x.csv").exists()
