@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mmanalysis import safefiles
+
 from . import export
 from .event import COLUMNS, Event
 
@@ -66,8 +68,11 @@ class Journal:
         goes on without a journal), never raised."""
         try:
             export.atomic_write(self.json_path, (json.dumps(sidecar, indent=2, default=str) + "\n").encode())
-            self._fd = os.open(self.csv_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)   # the umask decides, as for every run file (0644 under 022)
-            self._write(export.csv_line(COLUMNS))
+            # made as every file of ours (safefiles.stream: a new file renamed over the name, so a link planted
+            # there is replaced and a FIFO refused, never opened), the header in it before it has the name
+            header = export.csv_line(COLUMNS)
+            self._fd = safefiles.stream(self.csv_path, header)
+            self._size = len(header)
         except OSError as exc:
             self._stop(exc)
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import shlex
 import signal
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.histogram import hist_text
-from mmanalysis.safefiles import atomic_write, existing
+from mmanalysis.safefiles import atomic_write, existing, output_problem
 from mmproto import LinkError
 from mmsched.budget import format_budget
 from mmsched.grid import format_grid
@@ -25,7 +24,7 @@ from mmsched.config import RunConfig, aligned_rate_problem
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
 from mmsched.firing import fifo_refusal, lock_memory
-from mmsched.export import journal_paths, run_paths
+from mmsched.export import journal_paths, record_paths, run_paths
 from mmsched.journal import RunNotWritten
 from mmsched.load import unavailable as load_unavailable
 from mmsched.result import RunResult
@@ -71,7 +70,8 @@ RUN_EPILOG = """\
 exit codes (the first that applies wins):
   2  usage or rig error: bad option, an interval aligned generation cannot honour (not a whole number of
      ticks), -p or -m where the host does not allow them (as cyclictest), an output where no file can be made
-     (tried before the run: made and removed), a port that cannot be opened, a bench that cannot start (no run); or the
+     (tried before the run: made and removed; its folder must exist, never as a link, and no FIFO, device or
+     folder may hold its name, --force or not), a port that cannot be opened, a bench that cannot start (no run); or the
      run's files could not be written at its end (a full disk): the one line names the journal that holds its
      events, OUT.partial.csv + OUT.partial.json, which `mmrig report` reads (incomplete, invalid)
   3  invalid run: kept on disk, never a result; its gates are not judged
@@ -195,27 +195,11 @@ def check_realtime(cfg: RunConfig) -> None:
 
 
 def probe_writable(what: str, path: Path) -> None:
-    """A file can be made at PATH and beside it (where atomic writes put their temporary file): tried by making
-    them and removing them again, not by os.access (root passes it for /proc, and for a read-only mount). The
-    folders are made if missing."""
-    parent = path.parent
-    if path.is_dir():
-        raise Refusal(f"{what}: {path} is a directory")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise Refusal(f"{what}: cannot create {parent}: {exc.strerror or exc}") from None
-    probes = [parent / f".{path.name}.mmrig-probe.{os.getpid()}"] + ([] if existing([path]) else [path])
-    for probe in probes:
-        try:
-            fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            raise Refusal(f"{what}: cannot write in {parent}: {exc.strerror or exc}") from None
-        os.close(fd)
-        try:
-            probe.unlink()
-        except OSError as exc:
-            raise Refusal(f"{what}: cannot remove {probe} again: {exc.strerror or exc}") from None
+    """A file can be made at PATH as every file of ours is (safefiles.output_problem: its folder there and no link,
+    no FIFO, device or folder at its name, a temporary file made in the folder and removed again). No folder is
+    made: an OUT in a folder that is not there is a typing error, refused."""
+    if (problem := output_problem(path)) is not None:
+        raise Refusal(f"{what}: {problem}")
 
 
 def check_files(args: argparse.Namespace) -> None:
@@ -237,10 +221,9 @@ def check_files(args: argparse.Namespace) -> None:
         if journal is not None and existing([journal]):
             raise Refusal(f"--out: {journal} holds the events of a run that could not be written (`mmrig report "
                           f"{journal}` reads it): move it away, or --force to overwrite")
-    outputs = [("--out", p) for p in (run_paths(args.out) + journal_paths(args.out) if args.out is not None else ())]
-    for what, path in outputs + [("--junit", args.junit), ("--hist", args.hist or None)]:
-        if path is not None:
-            probe_writable(what, Path(path))
+    journal = [("--out", p) for p in (journal_paths(args.out) if args.out is not None else ())]
+    for what, path in run_files(args) + journal:
+        probe_writable(what, Path(path))
 
 
 def hist_path(args: argparse.Namespace) -> Path | None:
@@ -251,13 +234,17 @@ def hist_path(args: argparse.Namespace) -> Path | None:
 
 
 def run_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
-    """Every file the run will write, with the option that asks for it: OUT.csv and OUT.json, OUT.hist or --hist
-    FILE, --junit FILE, and --trace's OUT.exectrace, OUT.vcd and OUT.perfetto-trace. Each is refused up front if its
-    name is taken (a dangling link too) unless --force; each is then written through a new temporary file renamed
-    over it (mmanalysis.safefiles), so with --force a link planted under the name is replaced, never written through."""
+    """Every file the run will write, with the option that asks for it: OUT.csv and OUT.json, the records of its
+    inputs OUT.inputs and OUT.pc.inputs (a run on a wall clock: not --unpaced), OUT.hist or --hist FILE, --junit
+    FILE, and --trace's OUT.exectrace, OUT.vcd and OUT.perfetto-trace. Each is refused up front if its name is taken
+    (a dangling link too) unless --force, or if a FIFO, a device or a folder holds it even with --force; each is
+    then written through a new temporary file renamed over it (mmanalysis.safefiles), so with --force a link
+    planted under the name is replaced, never written through."""
     files: list[tuple[str, Path]] = []
     if args.out is not None:
         files += [("--out", p) for p in run_paths(args.out)]
+        if not args.unpaced:
+            files += [("--out", p) for p in record_paths(args.out)]
     if (hist := hist_path(args)) is not None:
         files.append(("--hist", hist))
     if args.junit is not None:
