@@ -17,10 +17,13 @@ frame costs its bytes and 4 to 6 more: about 13 bytes for a FIRE.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
+
+from .safefiles import atomic_write
 
 MAGIC = "#mmrig-inputs"
 VERSION = 1
@@ -86,7 +89,19 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
-def write(path: Path, record: InputRecord) -> None:
+@dataclass(frozen=True)
+class Written:
+    """What a record file holds, for the run's sidecar to vouch for it (`size` bytes, their `sha256`, `reads`):
+    a replay refuses a record that does not match (`check`)."""
+
+    size: int
+    sha256: str
+    reads: int
+
+
+def write(path: Path, record: InputRecord) -> Written:
+    """PATH written as every file of ours is (safefiles.atomic_write: never through a planted link or into a
+    FIFO); what it holds."""
     out = bytearray(f"{MAGIC} {VERSION} {json.dumps(record.header, sort_keys=True, separators=(',', ':'))}\n"
                     .encode())
     prev, rate = 0, {}
@@ -99,7 +114,21 @@ def write(path: Path, record: InputRecord) -> None:
             rate[node] = r.baud
         out += _varint(len(r.data)) + r.data
         prev = r.cycle
-    Path(path).write_bytes(bytes(out))
+    atomic_write(Path(path), bytes(out))
+    return Written(len(out), hashlib.sha256(out).hexdigest(), len(record.reads))
+
+
+def check(path: Path, data: bytes, section: Mapping[str, Any]) -> None:
+    """DATA, the bytes of the record PATH, against what the run's sidecar section (`inputs`, `pc_inputs`) says
+    it wrote: its size and SHA-256 (a run that predates them: not checked). InputRecordError, one line, for a
+    record that is damaged, cut or another run's."""
+    size, digest = section.get("size"), section.get("sha256")
+    if size is not None and len(data) != size:
+        raise InputRecordError(f"{path}: {len(data)} bytes, the run's sidecar says it wrote {size}: the record is "
+                               "cut, grown or another run's; not replayed")
+    if digest is not None and hashlib.sha256(data).hexdigest() != str(digest).lower():
+        raise InputRecordError(f"{path}: its SHA-256 is not the one the run's sidecar holds: the record is damaged "
+                               "or another run's; not replayed")
 
 
 class _Body:
@@ -133,13 +162,26 @@ class _Body:
         return out
 
 
-def read(path: Path) -> InputRecord:
-    """The record in `path`; InputRecordError naming the record and the field for anything else."""
+def read(path: Path, section: Mapping[str, Any] | None = None) -> InputRecord:
+    """The record in `path`; InputRecordError naming the record and the field for anything else. With the run's
+    sidecar SECTION the file is first checked against it (`check`), and so is the number of reads it holds."""
     p = Path(path)
     try:
         data = p.read_bytes()
     except OSError as exc:
         raise InputRecordError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    if section is not None:
+        check(p, data, section)
+    record = parse(p, data)
+    want = None if section is None else section.get("reads", section.get("writes"))
+    if want is not None and len(record.reads) != want:
+        raise InputRecordError(f"{p}: {len(record.reads)} reads, the run's sidecar says it wrote {want}: the "
+                               "record is cut or another run's; not replayed")
+    return record
+
+
+def parse(p: Path, data: bytes) -> InputRecord:
+    """The record in DATA, the bytes of the file P (named in the errors)."""
     end = data.find(b"\n")
     first = data[:end if end >= 0 else len(data)].decode("utf-8", "replace")
     if not first.startswith(MAGIC + " "):
@@ -149,7 +191,9 @@ def read(path: Path) -> InputRecord:
         if int(version) != VERSION:
             raise InputRecordError(f"{p}:1: version {version}, this mmrig reads {VERSION}")
         header = json.loads(header_text)
-    except (ValueError, json.JSONDecodeError) as exc:
+        if not isinstance(header, dict):
+            raise ValueError("not a JSON object")
+    except (ValueError, RecursionError) as exc:
         if isinstance(exc, InputRecordError):
             raise
         raise InputRecordError(f"{p}:1: header: {exc}") from None
@@ -170,4 +214,5 @@ def read(path: Path) -> InputRecord:
     return InputRecord(header, reads)
 
 
-__all__ = ["BenchRead", "InputRead", "InputRecord", "InputRecordError", "join", "read", "write"]
+__all__ = ["BenchRead", "InputRead", "InputRecord", "InputRecordError", "Written", "check", "join", "parse", "read",
+           "write"]

@@ -13,6 +13,7 @@ probes are the bench's, not the PC's bytes, and are not in the record).
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import tempfile
@@ -22,7 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import mmproto as mp
+from mmanalysis.csvsafe import write_frame
 from mmanalysis.inputrecord import InputRecord, read as read_record
+from mmanalysis.safefiles import atomic_write, move_into, output_problem
+from mmanalysis.schema import FAULT_REASONS
 from mmsched.environment import sha256
 
 from .bench import Bench, BenchError, default_images
@@ -33,6 +37,28 @@ MARGIN_S = 1.0          # after the last byte: the last events' answers, and the
 
 class ReplayError(RuntimeError):
     """A run that cannot be replayed (no record, an incomplete one, a bench that would not run): one line."""
+
+
+def replay_paths(keep: Path, name: str) -> dict[str, Path]:
+    """Every file a replay of the run NAME writes into --keep KEEP, by what it is: the one list of them."""
+    return {key: keep / f"{name}.{suffix}" for key, suffix in (
+        ("trace", "replay.trace"), ("exectrace", "replay.exectrace"), ("perfetto", "replay.perfetto-trace"),
+        ("vcd", "replay.vcd"), ("around_exectrace", "around.exectrace"), ("around_perfetto", "around.perfetto-trace"),
+        ("around_vcd", "around.vcd"), ("vs_sim_csv", "vs-sim.csv"), ("vs_sim_png", "vs-sim.png"))}
+
+
+# Injected commands a replay cannot put where the run had them, and why (docs/replay.md): the differences they
+# cause are notes, not differences of the firmware.
+NOT_REPRODUCED = {
+    ("garbage", "in"): "a replay's bench holds every byte of the record on the line's queue from the start, so "
+                       "the burst goes on the line behind all of them, not behind the few the run had queued then",
+}
+
+
+def not_reproduced(text: str) -> str | None:
+    """Why a replay cannot reproduce the command TEXT where the run had it (None: it can)."""
+    w = text.split()
+    return NOT_REPRODUCED.get((w[0], w[2])) if len(w) >= 3 else None
 
 
 @dataclass
@@ -60,13 +86,18 @@ class Comparison:
     compared: int = 0                  # events with something the nodes decide (a RESULT or an ACK)
     identical: int = 0
     differences: list[dict[str, Any]] = field(default_factory=list)
-    extra_results: int = 0             # RESULTs of the replay no event of the run had
+    extra: list[tuple[int, int, int]] = field(default_factory=list)   # RESULTs of the replay no event had
     notes: list[str] = field(default_factory=list)
+    excused: int = 0                   # differences a fault the replay cannot reproduce explains (noted)
     latencies: "LatencyComparison | None" = None    # with the PC's moments: each event's latency against the run
 
     @property
+    def extra_results(self) -> int:
+        return len(self.extra)
+
+    @property
     def exact(self) -> bool:
-        return not self.differences and not self.extra_results
+        return not self.differences and not self.extra
 
 
 def script_text(record: InputRecord) -> str:
@@ -144,12 +175,54 @@ def compare(rows: list[dict[str, Any]], out: Outputs, tc_offset: int) -> Compari
         if checked:
             c.compared += 1
             if what:
-                c.differences.append({"event": int(row["event"]), "what": "; ".join(what)})
+                c.differences.append({"event": int(row["event"]), "tick": int(row["scheduled_tc"]),
+                                      "what": "; ".join(what)})
             else:
                 c.identical += 1
     if rows and rows[0]["mode"] != "normal":
-        c.extra_results = len(set(edges) - used)
+        c.extra = sorted(set(edges) - used, key=lambda k: (k[1], k[2]))
     return c
+
+
+def lost_results(c: Comparison, rows: list[dict[str, Any]], timeout_ticks: int) -> None:
+    """The replay's RESULTs that belong to events the run ended lost to a fault of the rig (a stuck timecode
+    wire, a reset): a run keeps no RESULT of a lost event, so they match no row, yet the replay made them as the
+    run did. Each such RESULT (the event's id, within its timeout of its tick) is taken off `extra`, in a note."""
+    claimed: dict[str, int] = {}
+    for row in rows:
+        if row["outcome"] != "lost" or row.get("reason") not in FAULT_REASONS or _present(row.get("result_tc")):
+            continue
+        for key in c.extra:
+            if key[0] == int(row["event_id"]) and abs(key[1] - int(row["scheduled_tc"])) <= timeout_ticks:
+                c.extra.remove(key)
+                claimed[str(row["reason"])] = claimed.get(str(row["reason"]), 0) + 1
+                break
+    if claimed:
+        n = sum(claimed.values())
+        c.notes.append(f"{n} RESULT{'s' if n != 1 else ''} of the replay belong{'s' if n == 1 else ''} to events the run ended lost to a "
+                       f"fault of the rig ({', '.join(f'{k} {v}' for k, v in sorted(claimed.items()))}): a run keeps "
+                       "no RESULT of a lost event; not differences")
+
+
+def excuse_faults(c: Comparison, commands: list[tuple[int, str]], starts: dict[int, int]) -> None:
+    """Differences and extra RESULTs from the tick of the first injected command the replay cannot reproduce
+    (NOT_REPRODUCED) on are notes that name it and why, not differences: the firmware is not what differs."""
+    bad = [(cycle, text, why) for cycle, text in commands if (why := not_reproduced(text)) is not None]
+    if not bad or not starts:
+        return
+    cycle, text, why = bad[0]
+    tick = max((t for t, at in starts.items() if at <= cycle), default=min(starts))
+    later = [d for d in c.differences if d.get("tick", tick) >= tick]
+    extra = [k for k in c.extra if k[1] >= tick]
+    c.differences = [d for d in c.differences if d not in later]
+    c.extra = [k for k in c.extra if k not in extra]
+    c.excused = len(later) + len(extra)
+    what = ", ".join(x for x in (f"{len(later)} difference{'s' if len(later) != 1 else ''}" if later else "",
+                                 f"{len(extra)} extra RESULT{'s' if len(extra) != 1 else ''}" if extra else "") if x)
+    c.notes.append(f"not reproduced: `{text}` at cycle {cycle:,} (tick {tick}): {why}; from that tick on "
+                   + (f"{what} not counted" + (f" (first: event {later[0]['event']}: {later[0]['what']})"
+                                               if later else "") if what else "nothing differed")
+                   + (f"; {len(bad) - 1} more such command{'s' if len(bad) > 2 else ''}" if len(bad) > 1 else ""))
 
 
 def _present(v: Any) -> bool:
@@ -174,49 +247,52 @@ def around_event(rows: list[dict[str, Any]], around: str) -> dict[str, Any]:
     return next(r for r in rows if int(r["event"]) == int(around))
 
 
-def trace_window(record: InputRecord, bench_options: dict[str, Any], cycles: tuple[int, int], stem: Path,
-                 rows: Any) -> dict[str, Any]:
+def trace_window(record: InputRecord, bench_options: dict[str, Any], cycles: tuple[int, int],
+                 paths: dict[str, Path], rows: Any) -> dict[str, Any]:
     """The replay again in lockstep, the executor traced and the wires' VCD on only for `cycles`: files that
-    hold what is needed around the event, nothing else."""
-    tmp = Path(tempfile.mkdtemp(prefix="mmrig-replay-window-"))
-    script = tmp / "inputs.script"
-    script.write_text(script_text(record))
-    bench = Bench(lockstep=True, paced=False, script=script, run_dir=tmp / "run", **bench_options)
-    exec_trace, vcd = stem.with_suffix(".around.exectrace"), stem.with_suffix(".around.vcd")
-    try:
-        bench.start()
-        bench.grant(cycles[0], frame=False)
-        bench.exec_trace(True, "around.exectrace")
-        bench.vcd(True, Path("around.vcd"))
-        bench.grant(cycles[1], frame=False)
-        got = bench.exec_trace(False)
-        bench.vcd(False)
-        if got is not None and got.is_file():
-            exec_trace.write_bytes(got.read_bytes())
-        vcd_in = tmp / "run" / "around.vcd"
-        if vcd_in.is_file():
-            vcd.write_bytes(vcd_in.read_bytes())
-    except BenchError as exc:
-        raise ReplayError(f"the bench would not trace the window: {exc}") from None
-    finally:
-        bench.close()
-    return traced_files(exec_trace, vcd, rows, stem.with_suffix(".around.perfetto-trace"))
+    hold what is needed around the event, nothing else (moved out of the bench's private run folder into
+    `paths`' around_* names, as every file of ours is placed)."""
+    with tempfile.TemporaryDirectory(prefix="mmrig-replay-window-") as name:
+        tmp = Path(name)
+        script = tmp / "inputs.script"
+        atomic_write(script, script_text(record).encode(), fsync=False)
+        bench = Bench(lockstep=True, paced=False, script=script, run_dir=tmp / "run", **bench_options)
+        exec_trace, vcd = paths["around_exectrace"], paths["around_vcd"]
+        try:
+            bench.start()
+            bench.grant(cycles[0], frame=False)
+            bench.exec_trace(True, "around.exectrace")
+            bench.vcd(True, Path("around.vcd"))
+            bench.grant(cycles[1], frame=False)
+            got = bench.exec_trace(False)
+            bench.vcd(False)
+            if got is not None and got.is_file():
+                move_into(got, exec_trace)
+            vcd_in = tmp / "run" / "around.vcd"
+            if vcd_in.is_file():
+                move_into(vcd_in, vcd)
+        except BenchError as exc:
+            raise ReplayError(f"the bench would not trace the window: {exc}") from None
+        finally:
+            bench.close()
+    return traced_files(exec_trace, vcd, rows, paths["around_perfetto"])
 
 
 def tick_one_cycle(bench_options: dict[str, Any]) -> int:
     """The global cycle the profiler's tick 1 begins at on this bench (its port's first change after boot, from
     a short run with no input): a record on the profiler's time base starts there less one tick."""
-    tmp = Path(tempfile.mkdtemp(prefix="mmrig-replay-ticks-"))
-    trace = tmp / "ticks.trace"
-    bench = Bench(paced=False, trace=trace, until_s=0.5, **bench_options)
-    try:
-        bench.start()
-        bench.wait(timeout=120.0)
-    except BenchError as exc:
-        raise ReplayError(f"the bench would not run: {exc}") from None
-    finally:
-        bench.close()
-    for line in trace.read_text().splitlines():
+    with tempfile.TemporaryDirectory(prefix="mmrig-replay-ticks-") as tmp:
+        trace = Path(tmp) / "ticks.trace"
+        bench = Bench(paced=False, trace=trace, until_s=0.5, **bench_options)
+        try:
+            bench.start()
+            bench.wait(timeout=120.0)
+        except BenchError as exc:
+            raise ReplayError(f"the bench would not run: {exc}") from None
+        finally:
+            bench.close()
+        lines = trace.read_text().splitlines()
+    for line in lines:
         parts = line.split()
         if len(parts) == 4 and parts[0] == "W" and parts[2].startswith("timecode"):
             return int(parts[1])
@@ -267,18 +343,17 @@ def compare_latencies(rows: list[dict[str, Any]], out: Outputs, timer_hz: int, t
     return lc
 
 
-def write_latency_comparison(lc: LatencyComparison, stem: Path) -> dict[str, int]:
-    """NAME.vs-sim.csv (event, run_us, sim_us, diff_us) and NAME.vs-sim.png (both latencies and their difference
-    per event); each file's size."""
+def write_latency_comparison(lc: LatencyComparison, csv: Path, png: Path) -> dict[str, int]:
+    """CSV, NAME.vs-sim.csv (event, run_us, sim_us, diff_us), and PNG, NAME.vs-sim.png (both latencies and their
+    difference per event), written as every file of ours is; each file's size."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import pandas as pd
 
-    csv, png = stem.with_suffix(".vs-sim.csv"), stem.with_suffix(".vs-sim.png")
     df = pd.DataFrame(lc.rows, columns=["event", "run_us", "sim_us", "diff_us"])
-    df.to_csv(csv, index=False)
+    write_frame(df, csv, index=False)
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
     top.plot(df["event"], df["run_us"], ".", ms=4, label="the run (board, or its stand-in)")
     top.plot(df["event"], df["sim_us"], "x", ms=4, label="the simulator, same schedule and PC moments")
@@ -292,8 +367,10 @@ def write_latency_comparison(lc: LatencyComparison, stem: Path) -> dict[str, int
     fig.suptitle(f"run against simulator: {s['events']} events, {s['identical']} with the same latency, mean difference "
                  f"{s['mean_diff_us']} us, largest {s['max_abs_diff_us']} us", fontsize=10)
     fig.tight_layout()
-    fig.savefig(png, dpi=110)
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
     plt.close(fig)
+    atomic_write(png, buf.getvalue())
     return {csv.name: csv.stat().st_size, png.name: png.stat().st_size}
 
 
@@ -302,7 +379,9 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
     figures of the replay (wall seconds against the run's virtual seconds, the files written). `traced`: the
     executor's trace of the whole replay too (tasks, interrupts, pins: hil/bench/exectrace.h), as
-    NAME.replay.exectrace and NAME.replay.perfetto-trace in `trace_dir`, and the wires' VCD."""
+    NAME.replay.exectrace and NAME.replay.perfetto-trace in `trace_dir`, and the wires' VCD. Everything that can
+    stop it is refused (ReplayError, InputRecordError: one line) before the bench runs: a record that does not
+    match what the sidecar says it wrote, a window wider than the replay, a file that cannot be made."""
     from mmanalysis import read_run
 
     run = read_run(csv_path)
@@ -315,8 +394,10 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
                               "wall clock write one)")
         raise ReplayError(f"{csv_path}: the run has no record of its inputs (a paced bench run writes NAME.inputs; "
                           "boards and lockstep runs keep none: a lockstep run is made again by running it again)")
-    rec_path = csv_path.with_name(section["file"])
-    record = read_record(rec_path)
+    rec_path = csv_path.with_name(Path(str(section["file"])).name)
+    record = read_record(rec_path, section)         # its size, SHA-256 and reads as the sidecar says
+    notes = [] if section.get("sha256") else [f"{rec_path.name}: the sidecar holds no SHA-256 of it (a run older "
+                                             "than the field): only its reads are checked"]
     by_pc = record.header.get("time") == "profiler"
     if not by_pc and not section.get("complete", False):
         raise ReplayError(f"{rec_path}: the record is incomplete ({section.get('dropped')} reads dropped by the "
@@ -324,7 +405,6 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     target = record.header.get("target") or {}
     kind = target.get("profiler_kind") or "avr"
     images = default_images(kind)
-    notes = []
     for name, want in (record.header.get("images") or {}).items():
         path = images.get(name)
         got = sha256(path) if path else None
@@ -335,73 +415,92 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     ppm = target.get("ppm") or {}
     bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
                      "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino"))}
+    rows = run.df.to_dict("records")
+    config = sidecar.get("config") or {}
+    until = record.last_cycle / 16e6 + MARGIN_S + int(config.get("timeout_ticks") or 14) * TICK_S
+    if around is not None:
+        around_event(rows, around)                  # an event that is not there: said before anything runs
+        if not (math.isfinite(window_ms) and 0 < window_ms <= until * 1000):
+            raise ReplayError(f"--window-ms {window_ms:g}: the window is 0 < MS <= the whole replay "
+                              f"({until * 1000:.0f} ms); --trace traces all of it")
+    paths = replay_paths(trace_dir, csv_path.stem) if trace_dir is not None else None
+    if paths is not None:
+        wanted = ["trace"] + (["exectrace", "perfetto"] if traced else []) + (["vcd"] if traced or vcd else []) \
+            + (["around_exectrace", "around_perfetto", "around_vcd"] if around is not None else []) \
+            + (["vs_sim_csv", "vs_sim_png"] if by_pc else [])
+        for key in wanted:
+            if (problem := output_problem(paths[key])) is not None:
+                raise ReplayError(f"cannot write {paths[key]}: {problem}")
     if by_pc:
         record = on_bench_cycles(record, bench_options)
-    tmp = Path(tempfile.mkdtemp(prefix="mmrig-replay-"))
-    out_dir = trace_dir or tmp
-    script = tmp / "inputs.script"
-    script.write_text(script_text(record))
-    trace = out_dir / (csv_path.stem + ".replay.trace")
-    until = record.last_cycle / 16e6 + MARGIN_S + sidecar.get("config", {}).get("timeout_ticks", 14) * TICK_S
-    stem = out_dir / (csv_path.stem + ".replay")
-    exec_trace = stem.with_suffix(".replay.exectrace") if traced else None
-    vcd_path = stem.with_suffix(".replay.vcd") if traced or vcd else None
-    bench = Bench(paced=False, script=script, trace=trace, until_s=round(until, 6), exec_trace_file=exec_trace,
-                  vcd_file=vcd_path, **bench_options)
-    if commands and not by_pc:
-        bench.lockstep, bench.until_s = True, None   # the run's commands at their cycles, between grants
-    t0 = time.monotonic()
-    try:
-        bench.start()
-        if bench.lockstep:
-            for cycle, text in commands:
-                bench.grant(cycle, frame=False)
-                bench.control(text)
-            bench.grant(round(until * 16e6), frame=False)
-        else:
-            bench.wait(timeout=max(120.0, until * 4))
-    except BenchError as exc:
-        raise ReplayError(f"the bench would not run the replay: {exc}") from None
-    finally:
-        bench.close()
-    wall = time.monotonic() - t0
-    rows = run.df.to_dict("records")
-    tc_offset = int(((sidecar.get("counters") or {}).get("scheduler") or {}).get("tc_offset", 0))
-    outputs = read_outputs(trace)
-    result = compare(rows, outputs, tc_offset)
-    result.notes = notes
-    if by_pc:
-        tb = sidecar.get("timebase") or {}
-        lc = compare_latencies(rows, outputs, int(tb.get("timer_hz") or 16_000_000),
-                               int(tb.get("tick_counts") or 1_137_778))
-        result.latencies = lc
-        result.notes.append("the PC's moments placed by the run's tick fit (as a board run knows them), not the "
-                            "bench's cycles: latencies compared, not identity")
-    if commands:
-        result.notes.append(f"{len(commands)} commands that changed the simulation issued again at their cycles "
-                            f"({', '.join(sorted({t.split()[0] for _, t in commands}))})")
-    figures = {"wall_s": round(wall, 3), "virtual_s": round(until, 3),
-               "run_wall_s": (sidecar.get("bench") or {}).get("wall_s"), "trace": str(trace),
-               "record_bytes": rec_path.stat().st_size, "reads": len(record.reads)}
-    if by_pc and result.latencies is not None:
-        figures["vs_sim"] = result.latencies.summary()
-        figures.setdefault("files", {}).update(write_latency_comparison(result.latencies, out_dir / csv_path.stem))
-    if exec_trace is not None:
-        figures["files"] = traced_files(exec_trace, vcd_path, run.df, stem.with_suffix(".replay.perfetto-trace"))
-    elif vcd_path is not None and vcd_path.is_file():
-        figures.setdefault("files", {})[vcd_path.name] = vcd_path.stat().st_size
-    if around is not None:
-        row = around_event(rows, around)
-        baud = int(sidecar.get("config", {}).get("baud") or 9600)
-        starts = outputs.tick_starts(round(10 * 16e6 / baud))
-        tick = int(row["scheduled_tc"])
-        if tick not in starts:
-            raise ReplayError(f"--around: tick {tick} of event {row['event']} has no TIMECODE in the replay")
-        moment = starts[tick] + int(row.get("due_counts") or 0)
-        half = round(window_ms * 16e3)
-        cycles = (max(0, moment - half), moment + half)
-        figures["around"] = {"event": int(row["event"]), "cycles": list(cycles), "window_ms": window_ms}
-        figures.setdefault("files", {}).update(trace_window(record, bench_options, cycles, stem, run.df))
+    with tempfile.TemporaryDirectory(prefix="mmrig-replay-") as tmp_name:
+        tmp = Path(tmp_name)
+        if paths is None:
+            paths = replay_paths(tmp, csv_path.stem)
+        script = tmp / "inputs.script"
+        atomic_write(script, script_text(record).encode(), fsync=False)
+        exec_trace = paths["exectrace"] if traced else None
+        vcd_path = paths["vcd"] if traced or vcd else None
+        bench = Bench(paced=False, script=script, trace=paths["trace"], until_s=round(until, 6),
+                      exec_trace_file=exec_trace, vcd_file=vcd_path, **bench_options)
+        if commands and not by_pc:
+            bench.lockstep, bench.until_s = True, None   # the run's commands at their cycles, between grants
+        t0 = time.monotonic()
+        try:
+            bench.start()
+            if bench.lockstep:
+                for cycle, text in commands:
+                    bench.grant(cycle, frame=False)
+                    bench.control(text)
+                bench.grant(round(until * 16e6), frame=False)
+            else:
+                bench.wait(timeout=max(120.0, until * 4))
+        except BenchError as exc:
+            raise ReplayError(f"the bench would not run the replay: {exc}") from None
+        finally:
+            bench.close()
+        wall = time.monotonic() - t0
+        tc_offset = int(((sidecar.get("counters") or {}).get("scheduler") or {}).get("tc_offset", 0))
+        outputs = read_outputs(paths["trace"])
+        result = compare(rows, outputs, tc_offset)
+        result.notes = notes
+        starts = outputs.tick_starts(round(10 * 16e6 / int(config.get("baud") or 9600)))
+        lost_results(result, rows, int(config.get("timeout_ticks") or 14))
+        if not by_pc:
+            excuse_faults(result, commands, starts)
+        if by_pc:
+            tb = sidecar.get("timebase") or {}
+            lc = compare_latencies(rows, outputs, int(tb.get("timer_hz") or 16_000_000),
+                                   int(tb.get("tick_counts") or 1_137_778))
+            result.latencies = lc
+            result.notes.append("the PC's moments placed by the run's tick fit (as a board run knows them), not the "
+                                "bench's cycles: latencies compared, not identity")
+        if commands:
+            result.notes.append(f"{len(commands)} commands that changed the simulation issued again at their cycles "
+                                f"({', '.join(sorted({t.split()[0] for _, t in commands}))})")
+        figures: dict[str, Any] = {"wall_s": round(wall, 3), "virtual_s": round(until, 3),
+                                   "run_wall_s": (sidecar.get("bench") or {}).get("wall_s"),
+                                   "trace": str(paths["trace"]), "record_bytes": rec_path.stat().st_size,
+                                   "reads": len(record.reads)}
+        if by_pc and result.latencies is not None:
+            figures["vs_sim"] = result.latencies.summary()
+            if trace_dir is not None:
+                figures.setdefault("files", {}).update(
+                    write_latency_comparison(result.latencies, paths["vs_sim_csv"], paths["vs_sim_png"]))
+        if exec_trace is not None:
+            figures["files"] = traced_files(exec_trace, vcd_path, run.df, paths["perfetto"])
+        elif vcd_path is not None and vcd_path.is_file():
+            figures.setdefault("files", {})[vcd_path.name] = vcd_path.stat().st_size
+        if around is not None:
+            row = around_event(rows, around)
+            tick = int(row["scheduled_tc"])
+            if tick not in starts:
+                raise ReplayError(f"--around: tick {tick} of event {row['event']} has no TIMECODE in the replay")
+            moment = starts[tick] + int(row.get("due_counts") or 0)
+            half = round(window_ms * 16e3)
+            cycles = (max(0, moment - half), min(round(until * 16e6), moment + half))
+            figures["around"] = {"event": int(row["event"]), "cycles": list(cycles), "window_ms": window_ms}
+            figures.setdefault("files", {}).update(trace_window(record, bench_options, cycles, paths, run.df))
     return result, figures
 
 
@@ -428,7 +527,8 @@ def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
             if c.latencies is None else f"{c.identical} of {c.compared} with the same RESULT and ACK to the cycle "
             "(the PC's moments are not the bench's cycles)")
     lines = [f"replay of {name}: {c.events} events, {same}"
-             + (f", {c.extra_results} RESULTs no event had" if c.extra_results else ""),
+             + (f", {c.extra_results} RESULTs no event had" if c.extra_results else "")
+             + (f" ({c.excused} not counted: a fault the replay cannot reproduce, see the note)" if c.excused else ""),
              f"replay: {fig['reads']} reads ({fig['record_bytes']} bytes of record), {fig['virtual_s']:.1f} s of virtual "
              f"time in {fig['wall_s']:.1f} s wall" + (f" (the run took {fig['run_wall_s']:.1f} s)"
                                                      if fig.get("run_wall_s") else "")]
@@ -453,9 +553,10 @@ def report_lines(name: str, c: Comparison, fig: dict[str, Any]) -> list[str]:
 
 def as_json(name: str, c: Comparison, fig: dict[str, Any]) -> str:
     return json.dumps({"run": name, "events": c.events, "compared": c.compared, "identical": c.identical,
-                       "differences": c.differences[:100], "extra_results": c.extra_results, "exact": c.exact,
+                       "differences": c.differences[:100], "extra_results": c.extra_results, "excused": c.excused,
+                       "exact": c.exact,
                        "notes": c.notes, **fig})
 
 
-__all__ = ["Comparison", "ReplayError", "as_json", "compare", "read_outputs", "replay", "report_lines",
+__all__ = ["Comparison", "ReplayError", "as_json", "compare", "read_outputs", "replay", "replay_paths", "report_lines",
            "script_text"]

@@ -4,6 +4,7 @@ and ACK must come out the same; a record whose moments are moved must not (the c
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from dataclasses import replace
@@ -53,7 +54,11 @@ def test_a_record_with_a_moment_moved_differs_from_the_run(mixed_run: Path, tmp_
     while record.reads[k].node != "executor" or record.reads[k].data[1] != 0x20:   # a SCHEDULE's first read
         k += 1
     record.reads[k] = replace(record.reads[k], cycle=record.reads[k].cycle + 48_000)
-    inputrecord.write(tmp_path / "mixed.inputs", record)
+    written = inputrecord.write(tmp_path / "mixed.inputs", record)
+    # the sidecar vouches for the new record (else the replay refuses it as damaged, before simulating)
+    meta = json.loads((tmp_path / "mixed.json").read_text())
+    meta["inputs"].update(size=written.size, sha256=written.sha256, reads=written.reads)
+    (tmp_path / "mixed.json").write_text(json.dumps(meta))
     c, _ = replay(tmp_path / "mixed.csv")
     assert not c.exact and c.differences and "ACK of tag" in c.differences[0]["what"], c.differences[:2]
     done = subprocess.run([sys.executable, "-m", "mmrig", "replay", str(tmp_path / "mixed.csv")], capture_output=True,

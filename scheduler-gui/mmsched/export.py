@@ -81,6 +81,12 @@ def journal_paths(out: Path | str) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".partial.csv"), stem.with_name(stem.name + ".partial.json")
 
 
+def record_paths(out: Path | str) -> tuple[Path, Path]:
+    """(NAME.inputs, NAME.pc.inputs): the run's records of its inputs beside its files (mmsched.inputlog)."""
+    stem = run_stem(out)
+    return stem.with_name(stem.name + ".inputs"), stem.with_name(stem.name + ".pc.inputs")
+
+
 def write_run(out: Path, events: Sequence[Event], sidecar: dict[str, Any]) -> tuple[Path, Path]:
     """`out` is the path without suffix (or with .csv / .json, which is stripped). The CSV first, then the
     sidecar with the CSV's hash (`csv_sha256`); the caller's dict is not changed. An OSError names the file

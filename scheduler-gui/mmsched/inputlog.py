@@ -17,6 +17,7 @@ from typing import Any
 
 from mmanalysis.inputrecord import InputRead, InputRecord, join, write
 
+from .export import record_paths
 from .tickfit import lower_envelope_slope
 
 from .endpoint import Verdict
@@ -33,12 +34,14 @@ def run_header(r: RunFace, sidecar: dict[str, Any]) -> dict[str, Any]:
 
 
 def write_record(path: Path, header: dict[str, Any], reads: list[InputRead]) -> dict[str, Any]:
-    """Writes one record; its file name and size in bytes of data, or {"file": None, "error"}."""
+    """Writes one record; its file name, the PC's bytes it holds (`bytes`) and what vouches for the file itself
+    (`size`, `sha256`: a replay refuses a record that does not match), or {"file": None, "error"}."""
     try:
-        write(path, InputRecord(header, reads))
+        written = write(path, InputRecord(header, reads))
     except OSError as exc:
         return {"file": None, "error": exc.strerror or str(exc)}
-    return {"file": path.name, "bytes": sum(len(x.data) for x in reads)}
+    return {"file": path.name, "bytes": sum(len(x.data) for x in reads), "size": written.size,
+            "sha256": written.sha256}
 
 
 def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
@@ -53,7 +56,7 @@ def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Pa
               # the commands that changed the simulation (faults, resets, cuts, injections: the calibration's
               # probes too) with the cycle each took effect at: a replay issues them again there
               "commands": [[c, t] for c, t in verdict.commands], "commands_dropped": verdict.commands_dropped}
-    written_to = write_record(out.with_suffix(".inputs"), header, reads)
+    written_to = write_record(record_paths(out)[0], header, reads)
     if "error" in written_to:
         return written_to
     return {**written_to, "reads": len(reads), "dropped": verdict.inputs_dropped, "missing": missing,
@@ -84,7 +87,7 @@ def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[st
     reads.sort(key=lambda x: x.cycle)
     header = {**run_header(r, sidecar), "time": "profiler", "tick_counts": tick_counts,
               "fit": {"tick_s": tick_s, "ticks": len(points)}}
-    written_to = write_record(out.with_suffix(".pc.inputs"), header, reads)
+    written_to = write_record(record_paths(out)[1], header, reads)
     if "error" in written_to:
         return written_to
     return {**written_to, "writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}

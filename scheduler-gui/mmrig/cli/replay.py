@@ -4,18 +4,24 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
 EPILOG = """exit codes:
   0  every event compared is identical (each RESULT and ACK the same, cycle for cycle)
   1  some event differs: the first is named, with what may explain it
-  2  the run cannot be replayed (no record, an incomplete one, a bad file): one line, and nothing is run
+  2  the run cannot be replayed (no record, an incomplete one, a record that is not the one its sidecar says
+     the run wrote: its size, SHA-256 or reads; a bad file, a window wider than the replay, a file that cannot
+     be made in --keep): one line, and nothing is run
+a fault injected into the run that the replay cannot put where the run had it (docs/replay.md) is a note
+naming it and why, and what differs from its tick on is not counted as a difference
 """
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     from mmanalysis.inputrecord import InputRecordError
+    from mmanalysis.safefiles import output_folder
     from mmanalysis.schema import SchemaError
     from mmhil.replay import ReplayError, as_json, replay, report_lines
 
@@ -25,13 +31,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print("mmrig replay: --trace, --vcd, --around and --pc-moments write their files into --keep DIR: give one",
               file=sys.stderr)
         return 2
-    if args.window_ms <= 0:
+    if not (math.isfinite(args.window_ms) and args.window_ms > 0):
         print(f"mmrig replay: --window-ms must be > 0, not {args.window_ms:g}", file=sys.stderr)
         return 2
-    if args.keep and not args.keep.is_dir():
-        print(f"mmrig replay: --keep {args.keep}: not a folder", file=sys.stderr)
-        return 2
     try:
+        if args.keep:
+            output_folder(args.keep)       # made if missing (not its parents), never through a planted link
         result, figures = replay(csv, args.keep, traced=args.trace, around=args.around, window_ms=args.window_ms,
                                  pc_moments=args.pc_moments, vcd=args.vcd)
     except (ReplayError, InputRecordError, SchemaError, OSError, KeyError, ValueError) as exc:

@@ -50,11 +50,11 @@ class ReplayWorker(QThread):
 
     def run(self) -> None:  # noqa: D401 - QThread's entry point
         from mmanalysis import exectrace
-        from mmhil.replay import ReplayError, replay, report_lines
+        from mmhil.replay import ReplayError, replay, replay_paths, report_lines
 
         try:
             result, fig = replay(self.csv, self.csv.parent, around=str(self.event), window_ms=WINDOW_MS)
-            trace = self.csv.parent / f"{self.csv.stem}.around.exectrace"
+            trace = replay_paths(self.csv.parent, self.csv.stem)["around_exectrace"]
             profile = exectrace.profile(exectrace.read(trace))
         except (ReplayError, exectrace.ExecTraceError, OSError, ValueError) as exc:
             self.failed.emit(f"replay: {exc}")
