@@ -426,3 +426,67 @@ def test_only_a_future_cancelled_for_the_lost_scheduler_is_the_cluster_lost() ->
     assert scheduler_lost(FutureCancelledError("k", "scheduler-connection-lost"))
     assert not scheduler_lost(FutureCancelledError("k", "lost dependencies"))
     assert not scheduler_lost(RuntimeError("scheduler-connection-lost"))
+
+
+# What another local user does who found the sweep's port in /proc/net/tcp: connect without its credentials
+# (plain, or with a certificate of its own) and run code on the scheduler. Prints REFUSED or RAN. With a uid it
+# tries once as it is (which loads every module the attempt needs: the interpreter's own files are root's), then
+# becomes that user and tries again.
+INTRUDER = """
+import os, sys
+from distributed import Client
+from distributed.security import Security
+address, how, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+
+def attempt():
+    kwargs = {"security": Security.temporary()} if how == "own-cert" else {}
+    try:
+        c = Client(address.replace("tls://", "tcp://") if how == "plain-tcp" else address, timeout="5s", **kwargs)
+        uid = c.run_on_scheduler(lambda: __import__("pathlib").Path(marker).touch() or os.getuid())
+        return f"RAN as uid {uid}"
+    except Exception as exc:
+        return f"REFUSED {type(exc).__name__}"
+
+first = attempt()
+if len(sys.argv) > 4:
+    os.setgid(int(sys.argv[4]))
+    os.setuid(int(sys.argv[4]))
+    first = attempt() + f" as uid {os.getuid()}"
+print(first)
+"""
+
+
+def intrude(address: str, how: str, marker: Path, uid: int | None = None) -> str:
+    done = subprocess.run([sys.executable, "-c", INTRUDER, address, how, str(marker)]
+                          + ([str(uid)] if uid is not None else []),
+                          capture_output=True, text=True, timeout=90)
+    return done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.alone
+def test_the_local_cluster_is_the_users_alone_another_process_without_its_credentials_is_refused(
+        tmp_path: Path) -> None:
+    from mmrig.sweep.cluster import connect
+
+    conn = connect(1, None)
+    try:
+        assert conn.address.startswith("tls://127.0.0.1:") and conn.desc["secured"], conn.desc
+        workers = conn.client.scheduler_info()["workers"]
+        assert workers and all(a.startswith("tls://") for a in workers), list(workers)
+        assert conn.client.submit(sum, [40, 2]).result() == 42         # the sweep's own client is served
+        marker = tmp_path / "intruder-was-here"
+        for how in ("no-cert", "own-cert", "plain-tcp"):
+            assert intrude(conn.address, how, marker).startswith("REFUSED"), how
+        if os.getuid() == 0:                                            # another user of the machine, as it is
+            got = intrude(conn.address, "no-cert", marker, uid=65534)
+            assert got.startswith("REFUSED") and got.endswith("as uid 65534"), got
+        assert not marker.exists()
+    finally:
+        conn.close()
+
+
+def test_a_cluster_address_that_is_not_tls_is_warned_about() -> None:
+    from mmrig.sweep.cluster import unsecured_warning
+
+    assert "is not TLS" in unsecured_warning("tcp://10.0.0.5:8786")
+    assert unsecured_warning("tls://10.0.0.5:8786") is None

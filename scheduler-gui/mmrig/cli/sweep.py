@@ -178,8 +178,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     where_sweep = sweep.add_mutually_exclusive_group()
     where_sweep.add_argument("--workers", type=int, default=None,
                              help="lockstep: a local Dask cluster of N processes (default the CPU count)")
-    where_sweep.add_argument("--cluster", default=None, metavar="tcp://HOST:PORT",
-                             help="lockstep: a running Dask scheduler whose workers have this mmrig installed")
+    where_sweep.add_argument("--cluster", default=None, metavar="tls://HOST:PORT",
+                             help="lockstep: a running Dask scheduler whose workers have this mmrig installed; TLS "
+                                  "with the credentials of the Dask configuration (docs/campaigns.md, 'Securing a "
+                                  "shared cluster'; a tcp:// one is warned about). Default: a local cluster of the "
+                                  "user's alone (TLS, a temporary certificate held in memory)")
     sweep.add_argument("--lost-after", type=float, default=10.0, metavar="SECONDS",
                        help="lockstep: end the campaign (exit 4, the points done kept) when the cluster has had no "
                             "worker, or its scheduler has not answered, for this long (default 10)")

@@ -45,7 +45,8 @@ from mmsched.load import CONDITIONS
 from mmanalysis.sweepplots import CAMPAIGN_FILE, CAMPAIGN_FORMAT, POINTS_FILE, load_campaign  # noqa: F401
 from mmrig.sweep.points import (FORMAT_VERSION, SNAPSHOT_MIN_S, SNAPSHOT_POINT_S, SNAPSHOT_SHARE,  # noqa: F401
                                PointsRecord, PointStore)
-from mmrig.sweep.cluster import ClusterLost, ClusterUnreachable, RunPoint, connect, run_on_cluster
+from mmrig.sweep.cluster import (ClusterLost, ClusterUnreachable, RunPoint, connect, run_on_cluster,
+                                 unsecured_warning)
 
 # The paper's tick (11.0592 MHz / 12 / 65536): rates given in ticks become ms with it. Tick-aligned generation
 # creates one event every round(rate / tick) ticks, so 'Nticks' means exactly N ticks for any image whose tick
@@ -429,6 +430,8 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
     all_points = camp.plan.points()
     refused = [p for p in all_points if camp.doc["points"][p.name].get("state") == "refused"]
     skipped = [p.name for p in all_points if p not in todo and p not in refused]
+    if cluster and todo and not camp.plan.paced and (warning := unsecured_warning(cluster)):
+        log(f"mmrig sweep: {warning}")
     try:
         conn = connect(workers, cluster) if todo and not camp.plan.paced else None
     except ClusterUnreachable as exc:

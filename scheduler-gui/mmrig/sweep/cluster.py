@@ -1,5 +1,7 @@
 """The Dask cluster `mmrig sweep`'s lockstep points run on (docs/campaigns.md): reaching it (a local cluster of
-processes, or a running scheduler at `--cluster`), sending it the points several to a task
+processes, the user's alone: TLS with a temporary certificate that exists only in the memory of the sweep and its
+workers, so another local user who finds its port cannot connect and run code as this user; or a running scheduler
+at `--cluster`, secured as docs/campaigns.md says), sending it the points several to a task
 (mmrig.sweep.task.run_points), taking each task's results as they come, and watching it meanwhile: a cluster
 with no worker left, or a scheduler that stopped answering, for `lost_after_s` ends the campaign (ClusterLost).
 Knows nothing of the campaign folder: mmrig.sweep.campaign hands in the points, their fields and what to do with
@@ -64,6 +66,7 @@ def connect(workers: int | None, cluster: str | None) -> Connection:
     from distributed import Client, LocalCluster
 
     if cluster:
+        # Client() takes the TLS credentials of the Dask configuration (docs/campaigns.md) for a tls:// address
         try:
             client = Client(cluster, timeout=f"{CONNECT_TIMEOUT_S}s")
         except (OSError, TimeoutError, ValueError) as exc:
@@ -74,14 +77,22 @@ def connect(workers: int | None, cluster: str | None) -> Connection:
             client.close(timeout=5)
             raise ClusterUnreachable(f"--cluster: the Dask scheduler at {cluster} has no workers "
                              f"(start some: dask worker {cluster}; docs/campaigns.md)")
-        conn = Connection(client, None, {"kind": "remote", "address": cluster, "workers": n}, cluster)
+        conn = Connection(client, None, {"kind": "remote", "address": cluster, "workers": n,
+                                         "secured": cluster.startswith("tls://")}, cluster)
     else:
+        from distributed.security import Security
+
         n = workers or os.cpu_count() or 1
-        local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None,
-                             silence_logs=logging.ERROR)
-        client = Client(local)
+        # Plain TCP on 127.0.0.1 let any local user read the port from /proc/net/tcp, connect and run code as
+        # the user who sweeps (client.run_on_scheduler). A self-signed key and certificate made now, held in
+        # memory only (handed to the workers through their nannies' pipes, never written to disk), and mutual
+        # TLS on every listener (scheduler, nannies, workers): a peer without them is refused at the handshake.
+        security = Security.temporary()
+        local = LocalCluster(n_workers=n, threads_per_worker=1, processes=True, host="127.0.0.1",
+                             dashboard_address=None, silence_logs=logging.ERROR, security=security)
+        client = Client(local, security=security)
         conn = Connection(client, local, {"kind": "local", "address": local.scheduler_address, "workers": n,
-                                          "threads_per_worker": 1}, local.scheduler_address)
+                                          "threads_per_worker": 1, "secured": True}, local.scheduler_address)
 
     def attempt(event: Any) -> None:       # a point began (mmrig.sweep.task logs it): count its starts
         msg = event[1] if isinstance(event, (tuple, list)) and len(event) == 2 else event
@@ -97,6 +108,14 @@ def connect(workers: int | None, cluster: str | None) -> Connection:
 
     register(client)        # Dask's statistical profiler off in the workers: it kept ~450 MB each (sweep/workers.py)
     return conn
+
+
+def unsecured_warning(cluster: str) -> str | None:
+    """What to say before using the scheduler at CLUSTER when it is not TLS (None: it is)."""
+    if cluster.startswith("tls://"):
+        return None
+    return (f"WARNING: {cluster} is not TLS: anyone who can reach that port can run code as the user of its workers "
+            "(docs/campaigns.md, 'Securing a shared cluster')")
 
 
 def _workers(client: Any, timeout: float = 5.0) -> int | None:
