@@ -159,7 +159,7 @@ static FILE *open_in_run_dir(struct sbuf *b, const char *cmd, const char *name, 
     }
     f = sf_open(path, 0600);
     if (!f)
-        sb_error(b, "%s: cannot open '%s': %s", cmd, name, strerror(errno));
+        sb_error(b, "%s: cannot open '%s': %s", cmd, name, sf_strerror(errno));
     return f;
 }
 

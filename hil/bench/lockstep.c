@@ -36,6 +36,7 @@
 #include "control.h"
 #include "cosim.h"
 #include "uart_bridge.h"
+#include "uparse.h"
 
 /* the one outstanding grant of this bench and the --lockstep switch */
 struct lockstep lockstep;
@@ -94,7 +95,7 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
 {
     uint64_t want[NNODES] = {0, 0}, cycle;
     int have_in = 0, frame = 0, i;
-    char *tok, *save = NULL, *end;
+    char *tok, *save = NULL;
 
     if (!lockstep.on) {
         sb_error(b, "grant: the bench is not in lockstep (--lockstep)");
@@ -105,9 +106,9 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
         return;
     }
     tok = strtok_r(req->args, " \t", &save);
-    cycle = tok ? strtoull(tok, &end, 0) : 0;
-    if (!tok || *end) {
-        sb_error(b, "usage: grant CYCLE [frame] [in profiler=N executor=M]");
+    if (!tok || parse_u64(tok, &cycle)) { /* "-1" was 2^64-1: a grant to the end of time */
+        sb_error(b, "usage: grant CYCLE [frame] [in profiler=N executor=M] (CYCLE a whole number of cycles >= 0%s%s%s)",
+                 tok ? ", not '" : "", tok ? tok : "", tok ? "'" : "");
         return;
     }
     while ((tok = strtok_r(NULL, " \t", &save))) {
@@ -124,7 +125,10 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
                 sb_error(b, "grant: unknown node '%s'", tok);
                 return;
             }
-            want[id] = strtoull(eq + 1, NULL, 0);
+            if (parse_u64(eq + 1, &want[id])) {
+                sb_error(b, "grant: %s=%s: a whole number of bytes >= 0", tok, eq + 1);
+                return;
+            }
         } else {
             sb_error(b, "grant: unexpected '%s'", tok);
             return;

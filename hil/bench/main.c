@@ -436,7 +436,7 @@ static void write_ready(const char *run_dir)
     snprintf(ready, sizeof ready, "%s/ready", run_dir);
     f = sf_open(ready, 0600);
     if (!f)
-        die("cannot write %s: %s", ready, strerror(errno));
+        die("cannot write %s: %s", ready, sf_strerror(errno));
     sb_printf(&b, "{\"pid\":%d,\"profiler\":", (int)getpid());
     sb_json_str(&b, uart.n[PROFILER].link);
     sb_printf(&b, ",\"executor\":");
@@ -448,7 +448,7 @@ static void write_ready(const char *run_dir)
     fputs(b.p, f);
     free(b.p);
     if (sf_commit(f))
-        die("cannot write %s: %s", ready, strerror(errno));
+        die("cannot write %s: %s", ready, sf_strerror(errno));
 }
 
 /* ---- main loop ---------------------------------------------------------------------------- */
@@ -600,9 +600,9 @@ int main(int argc, char **argv)
         stimulus_start(o.alone, o.itrace_cycles);
     }
     if (o.vcd && vcd_open(o.vcd, 0))
-        die("cannot open %s: %s", o.vcd, strerror(errno));
+        die("cannot open %s: %s", o.vcd, sf_strerror(errno));
     if (o.exec_trace && exectrace_open(o.exec_trace, 0))
-        die("cannot open %s: %s", o.exec_trace, strerror(errno));
+        die("cannot open %s: %s", o.exec_trace, sf_strerror(errno));
 
     write_ready(o.run_dir);
     logmsg("ready: %s %s control %s (%s)", uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(),

@@ -15,9 +15,14 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-/* A stream to write PATH through; MODE (0600, 0666) masked by the umask as open(2) does. NULL with errno
- * set if the temporary file cannot be made (EISDIR: PATH is a directory; EMFILE: too many open at once). */
+/* A stream to write PATH through; MODE (0600, 0666) masked by the umask as open(2) does. PATH's folder is opened
+ * without following a link as its last component, and the file made and renamed relative to it. NULL with errno
+ * set if the temporary file cannot be made (EISDIR: PATH is a directory; ENXIO: a FIFO, a device or a socket
+ * holds the name, refused; ELOOP: the folder is a symbolic link, refused; EMFILE: too many open at once). */
 FILE *sf_open(const char *path, mode_t mode);
+
+/* errno in words, with sf_open's own meanings of ENXIO and ELOOP */
+const char *sf_strerror(int err);
 
 /* Flushed, fsynced, closed and renamed over its target: 0. -1 with errno if any step failed; the temporary
  * file is then removed and the target is what it was (EBADF: F was not opened by sf_open). */

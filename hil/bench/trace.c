@@ -16,7 +16,7 @@ void trace_open(const char *path)
 {
     trace_out = sf_open(path, 0666);
     if (!trace_out)
-        die("cannot open %s: %s", path, strerror(errno));
+        die("cannot open %s: %s", path, sf_strerror(errno));
     trace_path = path;
 }
 

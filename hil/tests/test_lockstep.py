@@ -138,3 +138,15 @@ def test_stalls_since_filters_and_unpaced_has_none(tmp_path: Path) -> None:
         time.sleep(0.2)
         bench.sleep(50)
         assert bench.stalls() == []
+
+
+def test_a_grant_is_a_whole_number_of_cycles_or_refused(tmp_path: Path) -> None:
+    """`grant -1` was taken as cycle 2^64-1 (strtoull), a grant to the end of time: a sign, junk after the digits,
+    a number past 64 bits, or a byte count that is not a whole number are refused, and no time is granted."""
+    with fixture_bench(tmp_path, lockstep=True) as bench:
+        for bad in ("grant -1", "grant +5", "grant 5x", "grant 18446744073709551616", "grant 1000 in executor=-1",
+                    "grant 1000 in executor=2b"):
+            with pytest.raises(BenchError, match="a whole number"):
+                bench.control(bad)
+        assert bench.status()["cycle"] == 0
+        assert bench.grant(F_CPU // 100, frame=False)["cycle"] == F_CPU // 100      # a good one still runs

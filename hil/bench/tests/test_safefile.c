@@ -128,7 +128,7 @@ static void the_temp_is_named_after_its_target_in_the_same_folder(void **state)
         if (!strncmp(e->d_name, ".lab.trace.", 11))
             snprintf(name, sizeof name, "%s", e->d_name);
     closedir(d);
-    assert_int_equal(strlen(name), strlen(".lab.trace.XXXXXX.tmp"));
+    assert_int_equal(strlen(name), strlen(".lab.trace.XXXXXXXX.tmp"));
     assert_string_equal(name + strlen(name) - 4, ".tmp");
     sf_discard(f);
 }
@@ -216,6 +216,40 @@ static void a_directory_under_the_name_is_refused_at_open(void **state)
     assert_int_equal(temps(), 0);
 }
 
+/* a FIFO at the name: refused at once (opening it to write would block until someone reads), left alone */
+static void a_fifo_under_the_name_is_refused_at_open(void **state)
+{
+    char p[160];
+    struct stat st;
+    (void)state;
+    path_of(p, sizeof p, "lab.vcd");
+    assert_int_equal(mkfifo(p, 0666), 0);
+    errno = 0;
+    assert_null(sf_open(p, 0644));
+    assert_int_equal(errno, ENXIO);
+    assert_string_equal(sf_strerror(ENXIO), "a FIFO, a device or a socket holds the name, not a file: refused");
+    assert_int_equal(lstat(p, &st), 0);
+    assert_true(S_ISFIFO(st.st_mode));
+    assert_int_equal(temps(), 0);
+}
+
+/* a folder planted as a link (to a folder of the user's): refused, nothing made where it points */
+static void a_folder_that_is_a_link_is_refused(void **state)
+{
+    char p[200], inner[224], victim_dir[160];
+    (void)state;
+    snprintf(victim_dir, sizeof victim_dir, "%s", victim);
+    *strrchr(victim_dir, '/') = 0;
+    plant("figures", victim_dir);
+    path_of(p, sizeof p, "figures");
+    snprintf(inner, sizeof inner, "%s/lab.vcd", p);
+    errno = 0;
+    assert_null(sf_open(inner, 0644));
+    assert_int_equal(errno, ELOOP);
+    snprintf(inner, sizeof inner, "%s/lab.vcd", victim_dir);
+    assert_int_not_equal(access(inner, F_OK), 0);
+}
+
 static void a_commit_that_cannot_rename_removes_its_temp_and_says_why(void **state)
 {
     char p[160], inner[200];
@@ -276,6 +310,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(discard_removes_the_temp_and_keeps_what_the_target_held, setup, teardown),
         cmocka_unit_test_setup_teardown(the_mode_asked_for_is_masked_by_the_umask, setup, teardown),
         cmocka_unit_test_setup_teardown(a_directory_under_the_name_is_refused_at_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_fifo_under_the_name_is_refused_at_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_folder_that_is_a_link_is_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(a_commit_that_cannot_rename_removes_its_temp_and_says_why, setup, teardown),
         cmocka_unit_test_setup_teardown(an_exit_before_commit_leaves_no_temp_and_no_target, setup, teardown),
         cmocka_unit_test(a_file_not_opened_here_is_refused),
