@@ -31,7 +31,7 @@ from .paper import PAPER, PaperRow, observed_from_row, verdict
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
 from .labkeyfiles import KEY_FOLDER
-from .safefiles import atomic_write
+from .safefiles import atomic_write, output_folder
 from .report import _cell, html_page, html_table, md_table, shorten
 from .schema import SchemaError, load_condition
 from .selection import is_set_aside, run_kind
@@ -532,8 +532,7 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
     figures/cdf-KEY.png|svg for the class folder PATH (or the ClassRuns read from it)."""
     cr = path if isinstance(path, ClassRuns) else read_class(path)
     src = str(cr.path) if cr.path is not None else "(not named)"
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_folder(out_dir)      # made if missing (its parent must exist), never through a planted link
     tables: dict[str, list[Row]] = {}
     figs: dict[str, list[Path]] = {}
     if cr.data is not None:

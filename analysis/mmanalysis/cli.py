@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from .csvsafe import write_frame
+from .safefiles import atomic_write, output_problem
 from .schema import SchemaError
 
 
@@ -32,13 +33,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     if data is None:
         print("report: no run could be read: nothing written", file=sys.stderr)
         return 2
-    paths = report(data, args.out, title=args.title, figures=not args.no_figures, include_all=args.all,
-                   not_read=problems, bin_us=args.bin_us, hist_max_us=args.hist_max_us)
+    try:
+        paths = report(data, args.out, title=args.title, figures=not args.no_figures, include_all=args.all,
+                       not_read=problems, bin_us=args.bin_us, hist_max_us=args.hist_max_us)
+    except OSError as exc:            # a folder that cannot be written, a link or a FIFO planted at a name
+        return cannot_write(args.out, exc)
     # a few lines here; the tables (20 columns and more) are in the report itself
     print("\n".join(headline(data, pd.read_csv(paths["comparison"]), include_all=args.all)))
     print(f"report: {paths['md']} (Markdown), {paths['html']} (HTML); tables {paths['summary']}, {paths['comparison']}"
           + (f"; figures in {paths['figures']}" if paths["figures"].is_dir() else ""))
     return 1 if problems else 0
+
+
+def cannot_write(out: Path, exc: OSError) -> int:
+    """The one line for a report that could not be written (exit 2)."""
+    where = f" ({exc.filename})" if exc.filename and exc.strerror and str(exc.filename) not in exc.strerror else ""
+    print(f"report: cannot write the report in {out}: {exc.strerror or exc}{where}", file=sys.stderr)
+    return 2
 
 
 def cmd_class_report(args: argparse.Namespace) -> int:
@@ -51,7 +62,11 @@ def cmd_class_report(args: argparse.Namespace) -> int:
                         + [f"problem: {x}" for x in cr.problems]), file=sys.stderr)
         return 2
     title = args.title if args.title != DEFAULT_TITLE else "mmrig class overview"
-    rep = classreport.class_report(cr, args.out, title=title, figures=not args.no_figures, include_all=args.all)
+    try:
+        rep = classreport.class_report(cr, args.out, title=title, figures=not args.no_figures,
+                                       include_all=args.all)
+    except OSError as exc:
+        return cannot_write(args.out, exc)
     print("\n".join(classreport.headline(cr, rep)))
     print(f"report: {rep.md} (Markdown), {rep.html} (HTML); table {rep.table}"
           + (f"; figures in {rep.figures}" if rep.figures.is_dir() else ""))
@@ -85,7 +100,9 @@ exit codes:
   0  every run read, the report written
   1  the report written without the runs the reader refused: each named on a line of stderr ('report: left out:
      FILE, line N: why'; a byte that is not UTF-8 by its offset) and in the report's 'Runs not read'
-  2  nothing written: no run could be read, or a path is neither a run nor a folder of runs
+  2  nothing written: no run could be read, or a path is neither a run nor a folder of runs (or no such file);
+     or the report could not be written in --out (a folder that cannot be written, a link planted as the
+     folder or its figures/, a FIFO at a file's name: one line)
 """
 
 
@@ -169,8 +186,7 @@ def execute_notebook(results: Path, out: Path, figures: Path | None = None, time
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    Path(out).parent.mkdir(parents=True, exist_ok=True)
-    nbformat.write(nb, out)
+    atomic_write(Path(out), nbformat.writes(nb).encode())     # as every file of ours: never through a planted link
     return Path(out)
 
 
@@ -182,6 +198,9 @@ def cmd_lab(args: argparse.Namespace) -> int:
         return 2
     from nbclient.exceptions import CellExecutionError
 
+    if (problem := output_problem(args.out)) is not None:       # said before the notebook runs
+        print(f"lab: --out: {problem}", file=sys.stderr)
+        return 2
     try:
         out = execute_notebook(args.results, args.out)
     except CellExecutionError as exc:

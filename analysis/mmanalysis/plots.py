@@ -46,7 +46,7 @@ from .paper import PAPER, PaperRow
 from .phasebars import bin_labels, phase_histogram
 from .propagation import propagation_ms
 from .reader import RunSet, profiler_kind
-from .safefiles import atomic_write
+from .safefiles import atomic_write, subfolder
 from .schema import DEFAULT_LATE_BOUND_US, MEASURED, load_condition
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
@@ -110,8 +110,7 @@ def save(fig, out_dir: Path | str, stem: str, formats=("png", "svg")) -> list[Pa
     measure it, which was most of a report's time."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = subfolder(out_dir)      # the writer's own figures/ folder: refused if a link or another's holds it
     canvas = FigureCanvasAgg(fig)
     bbox = fig.get_tightbbox(canvas.get_renderer()).padded(0.1)     # savefig's default pad_inches
     paths = []

@@ -226,6 +226,24 @@ def appending(path: Path | str) -> int:
         os.close(dfd)
 
 
+def lock_file(path: Path | str) -> int:
+    """PATH open read-only to flock (made, mode 0666 less the umask, if missing; shared by every user's process
+    that locks it): never through a link (refused, and O_CREAT would make the file a dangling one points to),
+    never a FIFO or device (refused without blocking on it). Nothing is written to it."""
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RefusedOutput(errno.ELOOP, f"{path} is a symbolic link, not a file: refused", path) from None
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise RefusedOutput(errno.ENXIO, f"{path} is {_special(st.st_mode) or 'not a file'}: refused", path)
+    return fd
+
+
 def move_into(src: Path | str, dest: Path | str) -> Path:
     """SRC renamed to DEST (whatever entry holds DEST is replaced, a link's target never written); across file
     systems SRC is copied through `replacing`, then removed. Returns DEST."""
@@ -342,5 +360,5 @@ def check_private_dir(folder: Path | str) -> str | None:
     return None
 
 
-__all__ = ["RefusedOutput", "appending", "atomic_write", "check_private_dir", "create_new", "existing",
+__all__ = ["RefusedOutput", "appending", "atomic_write", "check_private_dir", "create_new", "existing", "lock_file",
            "move_into", "open_folder", "output_folder", "output_problem", "replacing", "stream", "subfolder"]

@@ -21,6 +21,7 @@ import pandas as pd
 
 from .schema import NOMINAL_TICK_S
 from .paper import PAPER_EXECUTOR_LOAD
+from .safefiles import atomic_write
 
 TIMER_HZ = 16_000_000
 TICK_COUNTS = round(NOMINAL_TICK_S * TIMER_HZ)  # the nominal tick in whole 16 MHz counts (1_137_778), the AVR profiler's
@@ -136,8 +137,8 @@ def write_run(stem: Path | str, rows: pd.DataFrame, meta: dict) -> tuple[Path, P
         stem = stem.with_suffix("")
     stem.parent.mkdir(parents=True, exist_ok=True)
     csv, js = stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
-    rows.to_csv(csv, index=False)
-    js.write_text(json.dumps(meta, indent=2) + "\n")
+    atomic_write(csv, rows.to_csv(index=False).encode())
+    atomic_write(js, (json.dumps(meta, indent=2) + "\n").encode())
     return csv, js
 
 
@@ -213,8 +214,8 @@ def cut_short(csv: Path) -> None:
     meta = json.loads(js.read_text())
     data = csv.read_bytes()
     meta["csv_sha256"] = hashlib.sha256(data).hexdigest()
-    js.write_text(json.dumps(meta, indent=2) + "\n")
-    csv.write_bytes(data[: len(data) // 2 + 7])
+    atomic_write(js, (json.dumps(meta, indent=2) + "\n").encode())
+    atomic_write(csv, data[: len(data) // 2 + 7])
 
 
 def class_handins(folder: Path | str, groups: int = 5, count: int = 60, seed: int = 0,
@@ -246,7 +247,7 @@ def class_handins(folder: Path | str, groups: int = 5, count: int = 60, seed: in
         s = seed + 100 * g
         gdir.mkdir(parents=True, exist_ok=True)
         if not (faults and style == 2):
-            (gdir / "lab.html").write_text(LAB_HTML)
+            atomic_write(gdir / "lab.html", LAB_HTML.encode())
         if style == 3:
             write_experiments(gdir / "results", count, s)
             out.append(gdir)

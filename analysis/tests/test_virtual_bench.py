@@ -23,6 +23,7 @@ def bench_run(tmp_path_factory) -> Path:
 
     ensure_built()  # the bench program and the real profiler and executor images
     out = tmp_path_factory.mktemp("bench") / "results"
+    out.mkdir()            # mmrig run makes no folder for --out: a missing one is a typing error
     r = subprocess.run([sys.executable, "-m", "mmrig", "run", "--mode", "mixed", "--distance", "2",
                         "--count", "20", "--unpaced", "--out", str(out / "mixed-2ahead")],
                        capture_output=True, text=True, timeout=180)

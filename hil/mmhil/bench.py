@@ -69,7 +69,9 @@ def make(target_dir: Path, *args: str, timeout: float | None = None) -> subproce
     build/avr/kernel/port.o while another linked it ("avr-gcc: error: build/avr/kernel/port.o: No such file")."""
     lock_dir = LAYOUT.root / "build" if LAYOUT.root is not None else BENCH_DIR.parent
     lock_dir.mkdir(parents=True, exist_ok=True)
-    with open(lock_dir / "make.lock", "w") as lock:
+    from mmanalysis.safefiles import lock_file     # light module: see Bench.start
+
+    with os.fdopen(lock_file(lock_dir / "make.lock"), "rb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         return subprocess.run(["make", "-C", str(target_dir), *args], capture_output=True, text=True,
                               timeout=timeout)
@@ -96,7 +98,9 @@ def _build_from_package() -> None:
     if BENCH_BIN.exists():
         return
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
-    with open(BENCH_DIR.parent / f"{BENCH_DIR.name}.lock", "w") as lock:
+    from mmanalysis.safefiles import lock_file
+
+    with os.fdopen(lock_file(BENCH_DIR.parent / f"{BENCH_DIR.name}.lock"), "rb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if BENCH_BIN.exists():
             return

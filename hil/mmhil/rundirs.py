@@ -28,7 +28,9 @@ STALE_AFTER_S = 5.0
 
 def record_owner(folder: Path) -> None:
     """FOLDER was made by this process for its bench: say so before anything else is in it."""
-    (Path(folder) / OWNER_FILE).write_text(f"{os.getpid()}\n")
+    from mmanalysis.safefiles import atomic_write     # light: imported by Bench.start's side only
+
+    atomic_write(Path(folder) / OWNER_FILE, f"{os.getpid()}\n".encode(), fsync=False)
 
 
 def _proc_state(pid: int) -> tuple[str, str] | None:

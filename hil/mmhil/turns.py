@@ -70,8 +70,11 @@ def take() -> bool:
             _held += 1
             return True
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        # read-only is enough for flock, and lets another user's run share a file the first one created
-        fd = os.open(path, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o666)
+        # read-only is enough for flock, and lets another user's run share a file the first one created; never
+        # through a link or into a FIFO planted at the name (safefiles.lock_file)
+        from mmanalysis.safefiles import lock_file
+
+        fd = lock_file(path)
         deadline = time.monotonic() + float(os.environ.get(WAIT_ENV, "900"))
         while True:
             try:

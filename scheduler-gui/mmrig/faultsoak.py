@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mmanalysis.safefiles import atomic_write
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint
 from mmsched.result import RunResult
@@ -230,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     report = run_soak(args.minutes, args.seed, (a, b), args.out)
-    (args.out / "results.json").write_text(json.dumps(report, indent=1) + "\n")
+    atomic_write(args.out / "results.json", (json.dumps(report, indent=1) + "\n").encode())
     print(json.dumps({k: v for k, v in report.items() if k != "problems"}, indent=1))
     for p in report["problems"]:
         print(f"faultsoak: {p}", file=sys.stderr)

@@ -43,6 +43,7 @@ BAD = [
     (["-o", "{tmp}"], "--out"),
     (["-o", "{tmp}/+evil"], "--out"),
     (["-o", "{tmp}/a b"], "--out"),
+    (["-o", "{tmp}/no/such/folder/x"], "--out: no such folder"),     # refused, never made
     (["--name", "=cmd"], "--name"),
     (["--name", "-x"], "--name"),
     (["--name", "@x"], "--name"),
@@ -87,6 +88,7 @@ def test_bad_input_one_line_exit_2(tmp_path: Path, argv: list[str], word: str) -
     assert proc.stdout == ""
     assert "checkout" not in proc.stderr, proc.stderr      # refused before any bench was looked for
     assert not [p for p in tmp_path.rglob("*") if p.is_file()], "run files were written"
+    assert not (tmp_path / "no").exists(), "a folder was made for -o"
 
 
 def test_load_without_stress_ng(tmp_path: Path) -> None:

@@ -96,3 +96,15 @@ def test_the_key_figures_are_the_runs_figures(key):
     assert f"SCHEDULE is {wire} bytes on the wire, {ms:.3f} ms" in secs["Q7"]
     loaded = json.loads((runs / "inside-loaded.json").read_text())
     assert "executor_profile" in loaded and f"n {loaded['summary']['n']}," in secs["Q10"]
+
+
+def test_an_out_that_is_a_folder_is_refused_before_any_experiment_runs(tmp_path: Path) -> None:
+    """`lab key --out DIR` ran every experiment, then a traceback: the name is tried first, one line, exit 2."""
+    import time
+
+    t0 = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "mmrig", "lab", "key", "--out", str(tmp_path), "--count", "5"],
+                          capture_output=True, text=True, timeout=60, env=subprocess_env())
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip() == f"lab key: --out: {tmp_path} is a folder", done.stderr
+    assert time.monotonic() - t0 < 30 and list(tmp_path.iterdir()) == []

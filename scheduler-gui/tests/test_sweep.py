@@ -373,3 +373,32 @@ def test_highest_clean_rate_is_the_fastest_of_an_unbroken_run_of_clean_points() 
     fast = got[(115200, 2, "isr", "idle")]
     assert fast.rate == "tick" and fast.next_rate == "10ms" and "not created" in fast.why
     assert abs(events_per_s("tick") - 14.0625) < 1e-9 and events_per_s("2ticks") == events_per_s("tick") / 2
+
+
+def test_two_sweeps_into_one_folder_at_once_the_second_is_refused(tmp_path, capsys) -> None:
+    """Both used to run every point. The one that holds the folder's lock runs; another is one line, exit 2,
+    naming it, and writes nothing."""
+    import os
+
+    from mmrig.sweep.campaign import LOCK_FILE
+
+    folder = tmp_path / "c"
+    held = Campaign.open(folder, Plan(distance=[1], rate=["tick"], dispatch=["isr"], load=["idle"], count=5))
+    held.lock()
+    try:
+        assert main(["sweep", "--distance", "1", "--count", "5", "--paced", "--out", str(folder)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err[-1] == (f"mmrig sweep: {folder} is in use by another mmrig sweep (pid {os.getpid()}): wait for "
+                           "it to end, or give another --out"), err
+        assert sorted(p.name for p in folder.iterdir()) == [LOCK_FILE]
+    finally:
+        held.unlock()
+
+
+def test_a_campaign_folder_planted_as_a_link_is_refused(tmp_path, capsys) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "c").symlink_to(tmp_path / "elsewhere")
+    assert main(["sweep", "--distance", "1", "--count", "5", "--paced", "--out", str(tmp_path / "c")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "is a symbolic link, not a folder: refused" in err[-1], err
+    assert list((tmp_path / "elsewhere").iterdir()) == []

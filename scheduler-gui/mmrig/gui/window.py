@@ -246,6 +246,11 @@ class MainWindow(QMainWindow):
             self.show_problem(Problem("Invalid settings", str(exc)))
             return
         cfg.out = self.runs_folder.runs_dir / cfg.name
+        try:       # the runs folder (the app's own data folder by default): a run's files make no folder
+            self.runs_folder.runs_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.show_problem(Problem("Cannot save runs", f"{self.runs_folder.runs_dir}: {exc.strerror or exc}"))
+            return
         self.save_settings()
         self.live.hide_banner()
         self.result = None

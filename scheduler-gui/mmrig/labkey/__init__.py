@@ -30,7 +30,7 @@ from mmanalysis.labkeyfiles import KEY_FILE, key_runs_folder   # light: no figur
 
 
 def cmd_lab_key(args: Any) -> int:
-    from mmanalysis.safefiles import atomic_write
+    from mmanalysis.safefiles import atomic_write, output_problem
     from mmrig.labkey.render import render      # loaded when the key is made, not when `mmrig` parses options
     from mmrig.labkey.runs import make_key
 
@@ -38,6 +38,9 @@ def cmd_lab_key(args: Any) -> int:
     runs = args.runs or key_runs_folder(out)    # where the class report finds the key's runs
     t0 = time.monotonic()
     log = None if args.quiet else (lambda s: print(s, file=sys.stderr, flush=True))
+    if (problem := output_problem(out)) is not None:     # said now, not after every experiment has run
+        print(f"lab key: --out: {problem}", file=sys.stderr)
+        return 2
     try:
         key = make_key(runs, count=args.count, log=log)
     except (RuntimeError, OSError, ValueError) as exc:
@@ -45,7 +48,11 @@ def cmd_lab_key(args: Any) -> int:
         return 2
     command = "mmrig lab key" + (f" --count {args.count}" if args.count != 200 else "")
     text = render(key, command, args.count)
-    atomic_write(out, (text + "\n").encode())
+    try:
+        atomic_write(out, (text + "\n").encode())
+    except OSError as exc:
+        print(f"lab key: cannot write {out}: {exc.strerror or exc} (the runs are in {runs})", file=sys.stderr)
+        return 2
     print(f"wrote {out} (answer key, Q1-Q11; runs in {runs}; {time.monotonic() - t0:.0f} s)")
     return 0
 

@@ -12,6 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
+from mmanalysis.safefiles import output_folder
+
 from mmrig.experiments import BY_NAME
 
 
@@ -167,7 +169,7 @@ def read_key(folder: Path, proto_sizes: str) -> Key:
 
 def make_key(out: Path, count: int = 200, log: Callable[[str], None] | None = print) -> Key:
     """Every run of RUNS into OUT, and `mmrig proto sizes --baud 9600`'s table."""
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out)          # made if missing (its parent must exist), never through a planted link
     key = Key()
     t0 = time.monotonic()
     key.proto_sizes = run_mmrig(["proto", "sizes", "--baud", "9600"], log).stdout

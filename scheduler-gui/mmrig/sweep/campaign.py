@@ -24,8 +24,10 @@ knows which points are done, runs the rest and keeps the campaign's sidecar.
 from __future__ import annotations
 
 import datetime as dt
+import fcntl
 import itertools
 import json
+import os
 import re
 import socket
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mmanalysis.reader import check_csv_hash, read_sidecar
-from mmanalysis.safefiles import atomic_write
+from mmanalysis.safefiles import appending, atomic_write, output_folder
 from mmproto import PROFILER_KINDS
 from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
@@ -57,6 +59,7 @@ DISPATCHES = ("isr", "task")
 MAX_DISTANCE = 255
 
 
+LOCK_FILE = "sweep.lock"     # held (flock) by the one mmrig sweep that runs the campaign in its folder
 EXIT_INTERRUPTED = 130       # as a shell reports a process Ctrl-C ended: the points done are kept
 EXIT_CLUSTER_LOST = 4        # no Dask worker left (or the scheduler gone) for lost_after_s: the points done are kept
 LOST_AFTER_S = 10.0          # how long a cluster may have no worker / a silent scheduler before the campaign ends
@@ -256,6 +259,7 @@ class Campaign(PointsRecord):
     plan: Plan
     doc: dict[str, Any]
     store: PointStore | None = None
+    lock_fd: int | None = None
     _saved_at: float = 0.0
     _save_s: float = 0.0
     _since_save: int = 0
@@ -291,6 +295,28 @@ class Campaign(PointsRecord):
                "points": {p.name: {"values": p.values(), "state": "pending", "runs": 0} for p in plan.points()},
                "sessions": []}
         return cls(folder, plan, doc)
+
+    def lock(self) -> None:
+        """The campaign folder is this process's until `unlock`: an flock on FOLDER/LOCK_FILE (made as every file of
+        ours, never through a link); SweepError naming the other sweep's pid if one holds it (two sweeps into one
+        folder both ran every point)."""
+        output_folder(self.folder)
+        fd = appending(self.folder / LOCK_FILE)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise SweepError(f"{self.folder} is in use by another mmrig sweep (pid {holder}): wait for it to end, "
+                             "or give another --out") from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self.lock_fd = fd
+
+    def unlock(self) -> None:
+        if self.lock_fd is not None:
+            os.close(self.lock_fd)         # the flock goes with it; the file stays (removing it would race)
+            self.lock_fd = None
 
     def complete(self, p: Point) -> bool:
         """The point's CSV and JSON are on disk, the JSON is this format and names the point, and its
@@ -424,7 +450,9 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
     stops answering, for `lost_after_s` ends the campaign (Outcome.cluster_lost, exit 4; the points done kept).
     A signal raises KeyboardInterrupt wherever the main thread is, but code there (a Dask wait) may swallow it:
     once `stop_requested()` says so, the campaign also ends after the next point (lockstep: once the points that
-    came in are written, within a tenth of a second while it waits for Dask)."""
+    came in are written, within a tenth of a second while it waits for Dask). Once the cluster answers the folder
+    is the campaign's alone (`Campaign.lock`: SweepError if another sweep holds it), and its points are read
+    again under the lock."""
     changed = camp.mark_existing()
     todo = camp.todo()
     all_points = camp.plan.points()
@@ -436,6 +464,16 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
         conn = connect(workers, cluster) if todo and not camp.plan.paced else None
     except ClusterUnreachable as exc:
         raise SweepError(str(exc)) from None
+    try:
+        camp.lock()
+    except BaseException:
+        if conn is not None:
+            conn.close()
+        raise
+    if todo:     # another sweep may have finished points while this one waited for its lock
+        changed = sorted({*changed, *camp.mark_existing()})
+        todo = camp.todo()
+        skipped = [p.name for p in all_points if p not in todo and p not in refused]
     out = Outcome([], skipped, [], [])
     try:
         session: dict[str, Any] = {"started": now_iso(), "ended": None, "host": socket.gethostname(),
@@ -510,7 +548,10 @@ def run_campaign(camp: Campaign, run_point: RunPoint, *, workers: int | None = N
             "invalid": sum(1 for p in all_points if points[p.name].get("state") == "done"
                            and not points[p.name].get("valid")),
             "virtual_s": round(sum(float(points[p.name].get("virtual_s") or 0) for p in all_points), 6)}
-        camp.save()
+        try:
+            camp.save()
+        finally:
+            camp.unlock()
     # every invalid point counts, also those of an earlier session
     out.invalid = sorted({*out.invalid, *(n for n, e in camp.doc["points"].items()
                                           if e.get("state") == "done" and not e.get("valid"))})

@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mmanalysis.safefiles import atomic_write
+from mmanalysis.safefiles import appending, atomic_write, output_folder, subfolder
 from mmanalysis.sweepplots import CAMPAIGN_FILE, POINTS_FILE, record_of
 
 FORMAT_VERSION = 2          # 2: the points' record in points.jsonl (1: only in campaign.json, still read)
@@ -60,7 +60,7 @@ class PointStore:
 
     def open(self) -> "PointStore":
         if self.fd is None:
-            self.fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            self.fd = appending(self.path)     # the file there, never through a link nor a FIFO; else a new one
             size = os.fstat(self.fd).st_size
             if size and os.pread(self.fd, 1, size - 1) != b"\n":
                 data = self.path.read_bytes()         # a line a crash cut short: rare, read it all once
@@ -113,7 +113,7 @@ class PointsRecord:
     def save(self) -> None:
         """campaign.json, atomically (fsynced), with its points' snapshot."""
         t0 = time.monotonic()
-        self.folder.mkdir(parents=True, exist_ok=True)
+        output_folder(self.folder)         # made if missing (its parent must exist), never through a planted link
         self.doc["format_version"] = FORMAT_VERSION
         self.doc["points_file"] = POINTS_FILE
         atomic_write(self.path, campaign_bytes(self.doc))
@@ -134,7 +134,7 @@ class PointsRecord:
         """points.jsonl, open to append; a campaign of format version 1 (no points.jsonl) has its points that
         ran written into it first."""
         if self.store is None:
-            self.points_dir.mkdir(parents=True, exist_ok=True)
+            subfolder(self.points_dir)
             fresh = not self.points_path.exists()
             self.store = PointStore(self.points_path).open()
             if fresh:
