@@ -83,6 +83,8 @@ def read_sidecar(path: Path) -> dict:
         raise SchemaError(path, "sidecar missing (every NAME.csv has a NAME.json beside it)") from None
     except json.JSONDecodeError as exc:
         raise SchemaError(path, f"not JSON: {exc.msg}", line=exc.lineno) from None
+    except RecursionError:            # [[[[... 100,000 deep: the decoder's stack, not a traceback
+        raise SchemaError(path, "not a sidecar: JSON nested too deep to read") from None
     if not isinstance(meta, dict):
         raise SchemaError(path, "not a JSON object")
     if meta.get("format") != FORMAT:
@@ -186,6 +188,10 @@ def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd
                 col = num
             v = col.to_numpy(dtype=float)
             isnull = np.isnan(v)
+            bad = ~isnull & ~np.isfinite(v)      # 1e999 reads as inf: a figure no run can have had
+            if bad.any():
+                i = int(np.argmax(bad))
+                raise SchemaError(path, f"not a finite number: {v[i]:g} (as read)", line=_line(i), column=name)
             if kind == "int":
                 bad = ~isnull & (v != np.round(v))
                 if bad.any():
@@ -266,7 +272,7 @@ def iter_runs(directory: Path | str, recursive: bool = True) -> Iterator[Path]:
             try:
                 if json.loads(js.read_text()).get("format") == FORMAT:
                     yield p
-            except (OSError, ValueError, AttributeError):
+            except (OSError, ValueError, AttributeError, RecursionError):
                 yield p  # read_sidecar will name the file and line
 
 
@@ -288,6 +294,8 @@ def run_files(paths: Path | str | Iterable[Path | str]) -> list[Path]:
             if not got:
                 raise FileNotFoundError(f"{p}: no runs (NAME.csv with a NAME.json sidecar) in this directory")
             files += got
+        elif p.suffix in (".csv", ".json") and not (p.with_suffix(".csv").exists() or p.exists()):
+            raise FileNotFoundError(f"{p}: no such file")
         elif p.suffix in (".csv", ".json") or p.with_suffix(".csv").exists():
             files.append(p.with_suffix(".csv"))
         else:

@@ -81,7 +81,7 @@ def read_point_records(folder: Path | str) -> dict[str, dict[str, Any]]:
     for line in _complete_lines(Path(folder) / POINTS_FILE).splitlines():
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(rec, dict) and isinstance(rec.get("name"), str):
             out[rec["name"]] = rec
@@ -113,7 +113,7 @@ def load_campaign(folder: Path | str) -> dict[str, Any]:
     path = folder / CAMPAIGN_FILE
     try:
         doc = json.loads(path.read_text())
-    except ValueError as exc:                # not UTF-8, not JSON
+    except (ValueError, RecursionError) as exc:                # not UTF-8, not JSON, nested past the stack
         raise ValueError(f"{path}: not a readable campaign ({exc})") from None
     if not isinstance(doc, dict) or doc.get("format") != CAMPAIGN_FORMAT:
         fmt = doc.get("format") if isinstance(doc, dict) else None

@@ -120,3 +120,67 @@ def test_read_runs_of_a_folder_raises_schema_error_for_a_sidecar_not_utf8(tmp_pa
     latin1_sidecar(b)
     with pytest.raises(SchemaError, match="not UTF-8"):
         read_runs(tmp_path)
+
+
+def one_line_exit_2(done: subprocess.CompletedProcess[str], *words: str) -> None:
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    lines = [x for x in done.stderr.splitlines() if x.strip()]
+    assert len(lines) == 1 and all(w in lines[0] for w in words), done.stderr
+
+
+def test_a_run_that_is_not_there_is_no_such_file_not_a_missing_sidecar(tmp_path: Path) -> None:
+    one_line_exit_2(report_cli(str(tmp_path / "missing.csv"), "--out", str(tmp_path / "r")),
+                    "missing.csv: no such file")
+    assert not (tmp_path / "r").exists()
+
+
+def test_a_sidecar_nested_past_the_stack_is_one_line(tmp_path: Path) -> None:
+    a, b = two_runs(tmp_path)
+    b.with_suffix(".json").write_text("[" * 100_000)
+    done = report_cli(str(a), str(b), "--no-figures", "--out", str(tmp_path / "r"))
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert "report: left out: " in done.stderr and "nested too deep" in done.stderr, done.stderr
+    with pytest.raises(SchemaError, match="nested too deep"):
+        read_run(b)
+
+
+def test_a_latency_past_the_floats_is_refused_even_without_the_csv_hash(tmp_path: Path) -> None:
+    """1e999 reads as inf: a run with it had a mean of inf and read as valid."""
+    a, _ = two_runs(tmp_path)
+    meta = json.loads(a.with_suffix(".json").read_text())
+    meta.pop("csv_sha256", None)
+    a.with_suffix(".json").write_text(json.dumps(meta))
+    lines = a.read_text().splitlines()
+    header = lines[0].split(",")
+    for i in range(1, len(lines)):
+        cells = lines[i].split(",")
+        if cells[header.index("outcome")] == "ok":
+            cells[header.index("latency_us")] = "1e999"
+            lines[i] = ",".join(cells)
+            break
+    a.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SchemaError, match=r"not a finite number: inf \(as read\)") as exc:
+        read_run(a)
+    assert exc.value.column == "latency_us"
+    done = report_cli(str(a), "--no-figures", "--out", str(tmp_path / "r"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "not a finite number" in done.stderr and "no run could be read" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("where", ["proc", "fifo", "link"])
+def test_a_report_that_cannot_be_written_is_one_line(tmp_path: Path, where: str) -> None:
+    import os
+
+    a, _ = two_runs(tmp_path)
+    out = tmp_path / "r"
+    if where == "proc":
+        out = Path("/proc/mmrig-report")                       # no file can be made there, not even by root
+    elif where == "fifo":
+        out.mkdir()
+        os.mkfifo(out / "report.md")
+    else:
+        (tmp_path / "elsewhere").mkdir()
+        out.symlink_to(tmp_path / "elsewhere")                   # a folder planted as a link
+    done = report_cli(str(a), "--no-figures", "--out", str(out))
+    one_line_exit_2(done, "report: cannot write the report in")
+    assert not any((tmp_path / "elsewhere").iterdir()) if where == "link" else True

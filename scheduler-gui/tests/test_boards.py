@@ -118,6 +118,7 @@ def test_a_silent_port_is_a_line_to_fix() -> None:
     (["a", "b", "c"], "at most two"),
     (["--count", "0", "loop://"], "--count"),
     (["--bench", "--no-reset-on-open"], "--no-reset-on-open"),
+    (["--bench", "--baud", "0"], "--baud must be a rate in hundreds of baud"),     # exited 0: "all well"
 ])
 def test_usage_errors_are_one_line_and_exit_2(capsys, argv: list[str], word: str) -> None:
     assert cli.main(["boards", *argv]) == b.EXIT_USAGE
@@ -162,3 +163,12 @@ def test_mmrig_boards_without_ports_checks_each_usb_port_listed(monkeypatch: pyt
     assert any("/dev/ttyS0" in n and "not checked" in n for n in doc["notes"])
     assert all(c["matches_image"] for c in doc["ports"]), doc["fixes"]
     assert code == 0 and doc["exit"] == 0
+
+
+def test_a_timeout_not_above_0_is_refused(capsys) -> None:
+    """--timeout -1 read NO ANSWER for a live bench: refused by the option's parser (exit 2, one line)."""
+    for bad in ("-1", "0", "nan"):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(["boards", "--bench", "--timeout", bad])
+        assert exc.value.code == 2
+        assert "--timeout: must be > 0" in capsys.readouterr().err

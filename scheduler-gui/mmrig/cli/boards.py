@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+from .options import positive_float
+
 
 BOARDS_EPILOG = """\
 Without PORT: lists the serial ports and checks each USB one. With --bench: starts the virtual bench and
@@ -27,6 +29,7 @@ exit status:
 
 def cmd_boards(args: argparse.Namespace) -> int:
     from mmsched import boards as b
+    from mmsched.config import baud_problem
 
     def usage(text: str) -> int:
         print(f"mmrig boards: {text}", file=sys.stderr)
@@ -45,6 +48,8 @@ def cmd_boards(args: argparse.Namespace) -> int:
         return usage("at most two ports (the profiler's and the executor's)")
     if args.count < 1:
         return usage(f"--count must be at least 1, not {args.count}")
+    if args.baud is not None and (problem := baud_problem(args.baud)):
+        return usage(f"--baud {problem}")         # 0 opened the ports at 0 baud and said all was well
     for port in ports:
         if "://" not in port and not Path(port).exists():
             return usage(f"no such port: {port}")
@@ -154,6 +159,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     boards.add_argument("--count", type=int, default=5, metavar="N",
                         help="self-test events in verification mode (default 5)")
     boards.add_argument("--no-self-test", action="store_true", help="identify and compare only")
-    boards.add_argument("--timeout", type=float, default=5.0, help="seconds per port for its HELLO (default 5)")
+    boards.add_argument("--timeout", type=positive_float, default=5.0,
+                        help="seconds per port for its HELLO, > 0 (default 5; -1 read NO ANSWER of a live node)")
     boards.add_argument("--json", action="store_true", help="the report as JSON on stdout")
     boards.set_defaults(func=cmd_boards)
