@@ -17,6 +17,8 @@ Nothing here knows how the points were run.
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,6 +113,9 @@ def load_campaign(folder: Path | str) -> dict[str, Any]:
     OSError if it cannot be read; ValueError, naming the file, if it is not JSON or not a campaign."""
     folder = Path(folder)
     path = folder / CAMPAIGN_FILE
+    for p in (path, folder / POINTS_FILE):       # a FIFO planted there would block the read forever
+        if os.path.lexists(p) and not stat.S_ISREG(os.stat(p).st_mode):
+            raise ValueError(f"{p} is not a regular file (a FIFO, a device?): refused")
     try:
         doc = json.loads(path.read_text())
     except (ValueError, RecursionError) as exc:                # not UTF-8, not JSON, nested past the stack
