@@ -157,7 +157,9 @@ def test_a_fifo_planted_at_any_name_is_refused_in_one_line_and_left_alone(comman
         plant_fifo(d / name)
         extra = ["--force"] if command.startswith("run") else []
         done = mmrig(*argv(command, d, sources[command]), *extra, timeout=120)
-        assert done.returncode in (1, 2) and "Traceback" not in done.stderr, (name, done.returncode, done.stderr)
+        # (a sweep's figures failing is a line, not the campaign's exit: its points were run and kept)
+        codes = (0, 1, 2) if command == "sweep" and name.startswith("figures/") else (1, 2)
+        assert done.returncode in codes and "Traceback" not in done.stderr, (name, done.returncode, done.stderr)
         assert "is a FIFO" in done.stderr or "a FIFO, a device or a socket" in done.stderr, (name, done.stderr)
         assert stat.S_ISFIFO((d / name).lstat().st_mode), name
 

@@ -115,7 +115,7 @@ def load_campaign(folder: Path | str) -> dict[str, Any]:
     path = folder / CAMPAIGN_FILE
     for p in (path, folder / POINTS_FILE):       # a FIFO planted there would block the read forever
         if os.path.lexists(p) and not stat.S_ISREG(os.stat(p).st_mode):
-            raise ValueError(f"{p} is not a regular file (a FIFO, a device?): refused")
+            raise ValueError(f"{p}: a FIFO, a device or a socket holds the name, not a file: refused")
     try:
         doc = json.loads(path.read_text())
     except (ValueError, RecursionError) as exc:                # not UTF-8, not JSON, nested past the stack
