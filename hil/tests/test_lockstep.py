@@ -39,8 +39,8 @@ def test_grant_with_frame_stops_at_a_frame_end(tmp_path: Path) -> None:
     trace = tmp_path / "t.trace"
     with Bench(run_dir=tmp_path / "run", lockstep=True, trace=trace) as bench:
         assert bench.status()["cycle"] == 0                       # sits at 0 until the first grant
-        p = serial.Serial(bench.profiler_port, 9600, timeout=0.05)
-        e = serial.Serial(bench.executor_port, 9600, timeout=0.05)
+        p = serial.Serial(bench.tty("profiler"), 9600, timeout=0.05)
+        e = serial.Serial(bench.tty("executor"), 9600, timeout=0.05)
         with p, e:
             got = {"profiler": b"", "executor": b""}
             stops = []
@@ -66,7 +66,7 @@ def test_grant_input_count_handshake(tmp_path: Path) -> None:
     """The host announces the bytes it wrote: the bench takes exactly those in before it advances, or
     says which node is short; a grant at or below the current cycle answers at once."""
     with fixture_bench(tmp_path, lockstep=True) as bench:
-        e = serial.Serial(bench.executor_port, 9600, timeout=0.05)
+        e = serial.Serial(bench.tty("executor"), 9600, timeout=0.05)
         with e:
             r = bench.grant(F_CPU // 100, frame=False)           # boot: the fixture says BOOT
             assert (r["stop"], r["cycle"]) == ("until", F_CPU // 100)

@@ -422,7 +422,7 @@ class Runner:
                 w = self.session.send_frame("executor", mp.Schedule(
                     tag=tag, event_id=eid, timecode=(ev.scheduled_tc - st.tc_offset) & 0xFFFFFFFF))
                 ev.sent_s = round(t - st.t0, 6)
-                ev.bytes.sent = Sent("executor", w.offset, t, w.opens, w.size)
+                ev.bytes.sent = Sent("executor", w.offset, t, w.gen, w.size)
             except LinkError:
                 self.end(ev, "lost", "link_fault")
         elif cfg.mode == "normal":
@@ -458,7 +458,7 @@ class Runner:
         w = self.session.links["profiler"].write_frame(wire)
         ev.written_at = w.began
         ev.sent_s = round(w.began - st.t0, 6)
-        ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens, w.size)
+        ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.gen, w.size)
         self.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:

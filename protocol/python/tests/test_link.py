@@ -294,7 +294,7 @@ def test_a_written_frame_says_where_it_is_in_the_ports_byte_stream(inbox) -> Non
     try:
         first = link.send_frame(mp.Nop(fill=0))
         second = link.write_frame(link.prepare(mp.Query(what=mp.Counters.TYPE)))
-        assert (first.offset, first.opens) == (0, 1)
+        assert (first.offset, first.gen) == (0, 1)
         assert second.offset == len(mp.Nop(fill=0).wire(0)) and second.opens == 1
         assert first.began <= first.ended <= second.began <= second.ended
         link.close()
