@@ -210,6 +210,7 @@ class Link:
     _reader: _Reader | None = field(default=None, init=False)
     _closing: bool = field(default=False, init=False)
     _tx_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _writer: Callable[[bytes], Written] | None = field(default=None, init=False)
     _seq: int = field(default=0, init=False)
     _hello_seen: threading.Event = field(default_factory=threading.Event, init=False)
     _heard: threading.Event = field(default_factory=threading.Event, init=False)   # any valid frame
@@ -388,10 +389,14 @@ class Link:
         return self.write_frame(wire).ended
 
     def write_frame(self, wire: bytes) -> Written:
-        """Writes a prepared frame; says where and when (Written). Raises as `send`."""
+        """Writes a prepared frame; says where and when (Written). Raises as `send`. While a writer of its own
+        holds the port (`hand_writes_to`), the frame goes through it."""
         port = self._port
         if port is None or self.vanished is not None:
             raise LinkError("port_error", f"{self.node}: port {self.url} is gone")
+        writer = self._writer
+        if writer is not None:
+            return writer(wire)
         with self._tx_lock:
             began = self.clock()
             try:
@@ -410,6 +415,33 @@ class Link:
         self.write_began.append(began)
         self.frames_out += 1
         return Written(offset, self.generation, began, ended, len(wire))
+
+    # ---- a writer of its own (normal mode's native firing thread) ------------------------------
+    def hand_writes_to(self, writer: Callable[[bytes], Written] | None) -> None:
+        """While `writer` is set, every frame the link writes goes through it: a thread of its own that must be the
+        port's only writer (it writes on `port_fd()` the bytes `port_bytes` gives, at moments of its choosing)
+        and books each write it made, in the order it made them, with `book`. None: the link writes again."""
+        with self._tx_lock:
+            self._writer = writer
+
+    def port_fd(self) -> int:
+        """The port's descriptor, for a writer of its own. Raises LinkError(port_error) if the port is gone."""
+        port = self._port
+        if port is None or self.vanished is not None:
+            raise LinkError("port_error", f"{self.node}: port {self.url} is gone")
+        return port.fileno()
+
+    def port_bytes(self, wire: bytes) -> bytes:
+        """What goes on the port's descriptor for a frame: the frame itself, or on a bench's line socket the
+        packet that carries it (mmproto.urlhandler.protocol_unix)."""
+        pack = getattr(self._port, "packet", None)
+        return pack(wire) if pack is not None else wire
+
+    def book(self, wire: bytes, began: float, ended: float) -> Written:
+        """A frame a writer of its own put on the port (began, ended: the link's clock), booked as `write_frame`
+        books its own; call in the order the writes were made."""
+        with self._tx_lock:
+            return self._book(wire, began, ended)
 
     # ---- HELLO -----------------------------------------------------------------------------
     def handshake(self, timeout_s: float = 5.0, wait: Waiter | None = None,
