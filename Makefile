@@ -7,7 +7,7 @@ PY := .venv/bin/python
 FUZZ_RUNS ?= 1000000
 FUZZ_EXAMPLES ?= 10000
 
-.PHONY: help setup bundle build test test-protocol test-python test-executor fuzz demo perf footprint vectors clean \
+.PHONY: help setup bundle build test test-protocol test-python test-executor test-native fuzz demo perf footprint vectors clean \
         flash-executor flash-profiler-avr flash-profiler-8051 test-profiler test-hil test-examples bench gui faults soak soak-faults
 
 help:  ## list the targets
@@ -20,11 +20,12 @@ BUNDLE ?= mmrig-bundle
 bundle:  ## gather what setup fetches (debs, wheels, FreeRTOS crate) into BUNDLE=DIR for `make setup OFFLINE=DIR`
 	@tools/bundle.sh "$(BUNDLE)"
 
-build: setup  ## build everything: protocol library (host, 8051, AVR), every firmware image (profiler AVR + 8051, executor), the bench
+build: setup  ## build everything: protocol library (host, 8051, AVR), every firmware image (profiler AVR + 8051, executor), the bench, normal mode's native firing thread
 	$(MAKE) -C protocol/c host mcs51 avr
 	$(MAKE) -C executor avr
 	$(MAKE) -C profiler-fw avr mcs51
 	$(MAKE) -C hil all
+	$(MAKE) -C scheduler-gui/mmsched/native
 
 footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 	$(MAKE) -C protocol/c mcs51 avr
@@ -38,6 +39,7 @@ test: build  ## everything CI runs (every image built first, before the test wor
 	$(MAKE) test-profiler
 	$(MAKE) test-executor
 	$(MAKE) test-hil
+	$(MAKE) test-native
 	@echo "make test: all suites passed"
 
 test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 capacity), short fuzz, footprints
@@ -68,6 +70,9 @@ test-hil:  # the virtual bench: both real images on one clock, ptys, control cha
 
 test-examples: setup  ## the HIL example suite (hil/examples) in lockstep on 2 workers; JUnit XML in build/hil-examples/
 	$(MAKE) -C hil examples
+
+test-native:  # cmocka tests of normal mode's native firing thread (scheduler-gui/mmsched/native)
+	$(MAKE) -C scheduler-gui/mmsched/native test
 
 test-executor:  # host tests of the core, the AVR image in simavr
 	$(MAKE) -C executor test

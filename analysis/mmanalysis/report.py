@@ -223,8 +223,8 @@ def run_html_row(r: pd.Series) -> list[Any]:
     return [outcomes if h == "outcomes" else r.get(h) for h in RUN_HTML_HEADERS]
 
 
-BUDGET_HEADERS = ["run", "target", "valid", "n", "p50_us", "floor_us", "est_error_p50", "wakeup_p50", "line_p50",
-                  "est_error_p99", "wakeup_p99", "line_p99", "largest_at_p50"]
+BUDGET_HEADERS = ["run", "target", "valid", "n", "p50_us", "floor_us", "est_error_p50", "wakeup_p50", "write_p50",
+                  "line_p50", "est_error_p99", "wakeup_p99", "write_p99", "line_p99", "largest_at_p50"]
 
 
 def budget_rows(data: RunSet) -> list[list[Any]]:
@@ -242,14 +242,16 @@ def budget_rows(data: RunSet) -> list[list[Any]]:
         fl = b.get("floor") or {}
         rows.append([r, b.get("target"), meta.get("valid"), b.get("n"), (meta.get("summary") or {}).get("p50_us"),
                      fl.get("us") if fl.get("us") is not None else f"unknown ({fl.get('why')})",
-                     q("est_error_us", "p50"), q("wakeup_us", "p50"), q("line_us", "p50"),
-                     q("est_error_us", "p99"), q("wakeup_us", "p99"), q("line_us", "p99"), b.get("largest_p50")])
+                     q("est_error_us", "p50"), q("wakeup_us", "p50"), q("write_us", "p50"), q("line_us", "p50"),
+                     q("est_error_us", "p99"), q("wakeup_us", "p99"), q("write_us", "p99"), q("line_us", "p99"),
+                     b.get("largest_p50")])
     return rows
 
 
 BUDGET_WORDS = ("Each normal-mode latency split into the parts the rig can measure (they add up to it): the error "
                 "of the PC's tick-start estimate against the profiler's own stamps, the firing thread's wake-up "
-                "lateness, the line (write to stamp, beyond the fastest FIRE around it) and the profiler's floor "
+                "lateness, the write call itself, the line (the write's return to the stamp, beyond the fastest "
+                "FIRE around it; empty write: a run before format 5, its line holds the write) and the profiler's floor "
                 "(a FIRE injected on the tick's edge). 'naive' fires by TIMECODE arrivals, as the paper did; "
                 "'disciplined' by the clock servo. docs/normal-mode.md says how each part is measured.")
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 FORMAT = "mmrig-run"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 # Version 1 had no measurability columns: its rows read as measurable (no host stall was known then).
 # Version 2 had no latency budget: its rows read with empty budget columns.
 # Version 3 had no due_counts: every event was due at the start of its tick, its rows read with 0.
-READABLE_VERSIONS = (1, 2, 3, 4)
+# Version 4 had no write_us: its budget's line_us holds the write call too; its rows read with it empty.
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 # (column, kind, nullable) in the order docs/data-format.md lists them.
 # kind: "int" -> nullable Int64, "float" -> float64, "str" -> categorical or string, "bool" -> bool.
@@ -43,18 +44,21 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("stall_us", "float", True),
     # The latency budget (version 3, normal mode only; docs/normal-mode.md): a measured normal-mode latency
     # split into est_error_us (the firing target minus the tick's start as the profiler's own FIRE stamps
-    # place it), wakeup_us (the firing thread's write minus its target, host clock), line_us (write to the
-    # profiler's stamp, beyond the fastest FIRE of its window) and floor_us (the profiler's own part, from
-    # the floor calibration; 0 where none was possible). The four add up to latency_us. Empty otherwise.
+    # place it), wakeup_us (the firing thread's write minus its target, host clock), write_us (version 5: the
+    # write call itself, from its start to its return, host clock), line_us (the write's return to the
+    # profiler's stamp, beyond the fastest FIRE of its window) and floor_us (the profiler's own part, from the
+    # floor calibration; 0 where none was possible). The five add up to latency_us. Empty otherwise.
     ("est_error_us", "float", True),
     ("wakeup_us", "float", True),
     ("line_us", "float", True),
     ("floor_us", "float", True),
+    ("write_us", "float", True),
 )
-BUDGET_COLUMNS = ("est_error_us", "wakeup_us", "line_us", "floor_us")
+BUDGET_COLUMNS = ("est_error_us", "wakeup_us", "write_us", "line_us", "floor_us")
 NAN = float("nan")
 # Columns an older file does not have, by the version that added them, with the value its rows read as.
-DEFAULTS_BEFORE = {2: {"measurable": True, "stall_us": NAN}, 3: {c: NAN for c in BUDGET_COLUMNS}, 4: {"due_counts": 0}}
+DEFAULTS_BEFORE = {2: {"measurable": True, "stall_us": NAN}, 3: {c: NAN for c in BUDGET_COLUMNS if c != "write_us"},
+                   4: {"due_counts": 0}, 5: {"write_us": NAN}}
 
 
 def missing_defaults(version: int) -> dict[str, object]:

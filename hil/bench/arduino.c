@@ -16,6 +16,8 @@
  *
  * Reset on open. On the board the USB chip (ATmega16U2) asserts DTR when the host opens the port,
  * and DTR pulls RESET low through a 100 nF capacitor: every open resets the MCU; a close does not.
+ * A connection to the node's line socket is an open too (uart_bridge.c calls arduino_opened when it
+ * takes the connection, before it reads a byte from it).
  * The bench keeps its own slave descriptor of each pty open (uart_bridge.c), so the host's open is
  * not visible on the master side; it is seen with inotify instead (IN_OPEN on /dev/pts/N: every
  * open(2) of the slave, pyserial's included, queues one event; the bench's own open is made before
@@ -101,6 +103,12 @@ static void reset_on_open(int id, uint64_t now)
     cosim_external_reset(id, now); /* and the UART bridge (cosim.after_reset) */
     logmsg("%s: port opened by the host: reset (DTR) at virtual %.6f s", node_names[id], (double)now / (double)F_CPU);
     TRACE("R %" PRIu64 " %s open\n", now, node_names[id]);
+}
+
+void arduino_opened(int id, uint64_t now)
+{
+    if (arduino.on)
+        reset_on_open(id, now);
 }
 
 void arduino_service(uint64_t now)

@@ -29,5 +29,6 @@ void arduino_load_bootloader(int id); /* after node_avr_load; dies on a bad file
 void arduino_watch(int id, const char *pts); /* after each (re)open of the node's pty (/dev/pts/N) */
 int arduino_fd(void);                 /* the descriptor to poll (-1: not in arduino mode) */
 void arduino_service(uint64_t now);   /* a host open of a pty since the last call: that node resets now */
+void arduino_opened(int id, uint64_t now); /* the host connected to the node's line socket: it resets now */
 
 #endif

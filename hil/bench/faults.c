@@ -17,15 +17,17 @@
  *   hangup NODE SECONDS
  *       the USB serial adapter pulled and put back: the node's pty is closed (the host's open port
  *       fails: pyserial reads raise SerialException, the /dev/pts entry goes once the host closes
- *       it), the node's output is dropped (uart.hangup_dropped, with what was queued unread) and the
- *       simulation runs on; NODE.tty is removed (as /dev/ttyUSB0 goes with the adapter: left, it named a
- *       /dev/pts number the kernel gives the next pty, another program's); after SECONDS of virtual time a
- *       fresh pty is opened and NODE.tty made for it (symlink to a temporary name, then rename). Counters
- *       uart.hangups, uart.hung_up, uart.pty_generation (1 for the first pty, +1 per re-plug). The
- *       byte counts of the lockstep handshake are per pty: in_read and out_written (a grant's
- *       `in NODE=N` and its reply's `out`) start again at 0 on the new pty, and while the node is
- *       hung up its `in` count is not waited for; the grant reply carries pty_generation so the host
- *       can tell (mmhil.lockstep.Stepper counts per pty).
+ *       it), so is a connection to its line socket (its reader sees the end), the node's output is
+ *       dropped (uart.hangup_dropped, with what was queued unread) and the simulation runs on; NODE.tty
+ *       and NODE.sock are removed (as /dev/ttyUSB0 goes with the adapter: left, NODE.tty named a /dev/pts
+ *       number the kernel gives the next pty, another program's); after SECONDS of virtual time a fresh
+ *       pty is opened and NODE.tty made for it (symlink to a temporary name, then rename), and NODE.sock
+ *       listens again. Counters uart.hangups, uart.hung_up, uart.generation (of the host stream that
+ *       holds the line: each pty made and each connection taken gets the node's next). The byte counts
+ *       of the lockstep handshake are per stream: in_read and out_written (a grant's `in NODE=N` and its
+ *       reply's `out`) start again at 0 on the new one, and while the node is hung up its `in` count is
+ *       not waited for; the grant reply carries the generation so the host can tell
+ *       (mmhil.lockstep.Stepper counts per stream).
  *   stuck LINE BIT LEVEL SECONDS
  *       LINE timecode (BIT 0..7: profiler PA -> executor PK) or event (BIT 0..2 the id lines, 3 the
  *       strobe), BIT or all, LEVEL 0 or 1: the receiving core sees the wire held at LEVEL for SECONDS

@@ -9,22 +9,26 @@
  * frozen and injected the byte there, up to a stall's length too early. So every event a stall came near
  * had to be thrown away (docs/bench.md, "Validity by cause").
  *
- * How. One thread does nothing but wait in poll() on the nodes' pty masters; when it wakes it takes
+ * How. One thread does nothing but wait in poll() on the nodes' host sides (the line socket's connection
+ * where one holds the line, else the pty's master: uart_bridge.c); when it wakes it takes
  * CLOCK_MONOTONIC first, reads what is there and keeps the bytes with that stamp in a ring per node
- * (with the rate the host had set on its end of the pty, read right after the bytes). It runs one
+ * (with the rate the host had set: read from the pty's termios right after the bytes, or the one the
+ * socket's packet carries). It runs one
  * SCHED_FIFO priority above the simulation (11) where the host grants real-time scheduling, so a busy
  * simulation does not delay its stamps. The simulation takes the stamped bytes at every sync point and
  * puts each on its line at the virtual moment of its stamp (virtual = stamp - wall_start): paced, the
  * simulation is never more than the quantum (20 us) ahead of wall time, so that moment is in its future
  * (it was stalled: the byte waits for its moment while the simulation catches up) or at most a quantum in
  * its past (then the byte enters at once, and how far it was moved is recorded). A stall of the
- * simulation thread therefore moves no input at all; what remains is the pty's own hop from the PC's
- * write to the stamping thread (the host's tty layer, tens of us), which the scheduler measures against
- * its own write moments.
+ * simulation thread therefore moves no input at all; what remains is the hop from the PC's write to the
+ * stamping thread, which the scheduler measures against its own write moments: through the line socket
+ * the writer's own call wakes this thread; through a pty a kworker must run first (milliseconds on a
+ * loaded host: linesock.c).
  *
  * Record. Every read is kept (a ring of HOSTIN_RECORD entries, older ones counted as dropped): node,
- * pty generation, the offset of its first byte in the host's byte stream (bytes read from that pty
- * before: the PC's own write count, since a pty loses nothing from host to bench), count, stamp and how
+ * the host stream's generation, the offset of its first byte in the host's byte stream (bytes read from
+ * that stream before: the PC's own write count, since neither a pty nor the socket loses anything from
+ * host to bench), count, stamp and how
  * far it was moved. The control channel's `timing` command returns it; the scheduler looks up each
  * event's FIRE or SCHEDULE by its offset (mmsched/validity.py).
  *
@@ -52,6 +56,7 @@
 
 #include "arduino.h"
 #include "cosim.h"
+#include "linesock.h"
 #include "pacing.h"
 #include "uart_bridge.h"
 
@@ -61,7 +66,8 @@
 
 struct pending_read {
     uint64_t stamp_ns, gen, baud;
-    uint32_t n;
+    uint32_t n;  /* 0: no bytes: the host set its rate (a socket's 'B'), or closed (`closed`) */
+    int closed;  /* the host closed the connection `gen` (a socket): the line goes back to the pty */
 };
 
 /* one node's ring: written by the stamping thread, emptied by the simulation, under `lock` */
@@ -112,32 +118,55 @@ void hostin_unlock(void)
 
 /* ---- the stamping thread --------------------------------------------------------------------- */
 
+/* what a read may take now: 0 when a whole socket packet might not fit (the thread then polls again in
+ * 1 ms, after the simulation took some) */
 static size_t room(const struct node_ring *r)
 {
-    return r->rn == HOSTIN_READS ? 0 : HOSTIN_RING - r->n;
+    return r->rn == HOSTIN_READS || HOSTIN_RING - r->n < LINESOCK_MAX ? 0 : HOSTIN_RING - r->n;
 }
 
-/* reads what node `id`'s pty holds, stamped `t`; under the lock */
-static void read_node(int id, int fd, uint64_t t)
+static void push_read(struct node_ring *r, const uint8_t *buf, size_t k, struct pending_read p)
+{
+    size_t i;
+    for (i = 0; i < k; i++)
+        r->bytes[(r->head + r->n + i) % HOSTIN_RING] = buf[i];
+    r->n += k;
+    r->reads[(r->rhead + r->rn) % HOSTIN_READS] = p;
+    r->rn++;
+}
+
+/* reads what node `id`'s host side holds, stamped `t`; under the lock. 0: the descriptor is done with
+ * (a connection that closed: not polled again) */
+static int read_node(int id, int fd, uint64_t t)
 {
     struct node_ring *r = &hi.ring[id];
-    struct uart_node *u = &uart.n[id];
-    uint8_t buf[4096];
-    size_t want = room(r), i;
+    uint8_t buf[LINESOCK_MAX];
+    uint64_t stamp = t - pacing.wall_start_ns, gen = uart_generation(id);
     ssize_t k;
-    if (u->master != fd || !want)
-        return; /* re-plugged or hung up meanwhile, or full: the wake that follows polls anew */
-    if (want > sizeof buf)
-        want = sizeof buf;
-    k = read(fd, buf, want);
-    if (k <= 0)
-        return;
-    for (i = 0; i < (size_t)k; i++)
-        r->bytes[(r->head + r->n + i) % HOSTIN_RING] = buf[i];
-    r->n += (size_t)k;
-    r->reads[(r->rhead + r->rn) % HOSTIN_READS] =
-        (struct pending_read){t - pacing.wall_start_ns, u->pty_generation, uart_pty_baud(fd), (uint32_t)k};
-    r->rn++;
+    if (uart_host_fd(id) != fd || !room(r))
+        return 1; /* re-plugged or hung up meanwhile, or full: the wake that follows polls anew */
+    if (!uart_host_is_socket(id)) {
+        size_t want = room(r) < sizeof buf ? room(r) : sizeof buf;
+        k = read(fd, buf, want);
+        if (k > 0)
+            push_read(r, buf, (size_t)k, (struct pending_read){stamp, gen, uart_pty_baud(fd), (uint32_t)k, 0});
+        return 1;
+    }
+    /* a socket: every packet waiting (each a write of the host's, all there at the wake) */
+    while (room(r)) {
+        uint32_t baud = 0;
+        k = linesock_recv(fd, buf, sizeof buf, &baud);
+        if (k == -3)
+            continue; /* malformed: counted, dropped */
+        if (k == -1)
+            return 1;
+        if (k == -2) {
+            push_read(r, buf, 0, (struct pending_read){stamp, gen, 0, 0, 1});
+            return 0;
+        }
+        push_read(r, buf, (size_t)k, (struct pending_read){stamp, gen, baud, (uint32_t)k, 0});
+    }
+    return 1;
 }
 
 /* One priority above the simulation where it is SCHED_FIFO; else as high a nice as allowed. */
@@ -173,7 +202,7 @@ static void *stamping_thread(void *arg)
         }
         pfd[0] = (struct pollfd){hi.wake_fd, POLLIN, 0};
         for (i = 0; i < NNODES; i++) {
-            int fd = cosim_present(i) ? uart.n[i].master : -1;
+            int fd = cosim_present(i) ? uart_host_fd(i) : -1;
             fds[i] = -1;
             if (fd < 0 || fd == bad[i])
                 continue;
@@ -204,13 +233,14 @@ static void *stamping_thread(void *arg)
                 ;
             if (id == NNODES)
                 continue;
-            if (pfd[i].revents & POLLIN)
-                read_node(id, fd, t);
-            else
-                bad[id] = fd; /* POLLERR/POLLHUP/POLLNVAL and nothing to read: do not spin on it */
+            if (!(pfd[i].revents & POLLIN) && uart_host_is_socket(id) && uart_host_fd(id) == fd)
+                pfd[i].revents |= POLLIN; /* a closed connection: its end is read as a packet (-2) */
+            if (!(pfd[i].revents & POLLIN) || !read_node(id, fd, t))
+                bad[id] = fd; /* POLLERR/POLLHUP/POLLNVAL and nothing to read, or a connection's end: do not
+                               * spin on it */
         }
         for (i = 0; i < NNODES; i++) /* a changed descriptor is polled again */
-            if (bad[i] >= 0 && (!cosim_present(i) || uart.n[i].master != bad[i]))
+            if (bad[i] >= 0 && (!cosim_present(i) || uart_host_fd(i) != bad[i]))
                 bad[i] = -1;
         pthread_mutex_unlock(&hi.lock);
     }
@@ -295,9 +325,17 @@ void hostin_take(int id, uint64_t now)
             const struct pending_read *p = &reads[i];
             uint64_t at = p->stamp_ns * (F_CPU / 1000000ull) / 1000ull; /* the stamp's virtual cycle */
             struct hostin_entry e = {p->gen, u->in_read, p->n, p->stamp_ns, 0, 0, p->baud, (uint8_t)id};
-            if (p->gen != u->pty_generation) {
-                hi.stale_bytes += p->n; /* read from a pty that was hung up before we took it */
+            if (p->closed) {
+                uart_host_closed(id, p->gen); /* (the bytes before its end were taken above) */
+                continue;
+            }
+            if (p->gen != uart_generation(id)) {
+                hi.stale_bytes += p->n; /* read from a host side that was hung up (or let go) before we took it */
                 pos += p->n;
+                continue;
+            }
+            if (!p->n) {
+                uart_take_host_bytes(id, at, NULL, 0, p->baud); /* the host set its rate */
                 continue;
             }
             if (at < now) {

@@ -2,26 +2,29 @@
  * Lockstep: the host grants virtual time, so a run's outcome does not depend on how fast or busy
  * the host is.
  *
- *   grant CYCLE [frame] [in profiler=N executor=M]
+ *   grant CYCLE [frame] [in profiler=N[@GEN] executor=M[@GEN]]
  *
  * At start the bench sits at cycle 0 until the first grant, blocked in poll on the control socket
  * (no CPU). A grant first takes the host's input: `in` gives the total number of bytes the host has
- * written into each pty since the bench started; the bench reads its pty masters until it has read
- * exactly that many (a pty write reaches the master side asynchronously, through the kernel's
- * flip-buffer work, so a byte written just before the grant may not be readable yet), waiting up to
- * 2 s, and those bytes enter at the current virtual time. Without `in` it takes what is readable.
- * The ptys are read at grant points only, so host input enters at the same cycles in every run.
+ * written into each node's host stream (the line socket's connection, or the pty: uart_bridge.c) since
+ * it began; the bench reads it until it has read exactly that many (a pty write reaches the master side
+ * asynchronously, through the kernel's flip-buffer work, so a byte written just before the grant may not
+ * be readable yet; a socket's is there when the write returns), waiting up to 2 s, and those bytes enter
+ * at the current virtual time. Without `in` it takes what is readable. N@GEN counts the bytes written
+ * into the stream of generation GEN (a line socket's connection names its own), waited for only while
+ * that stream holds the line (else what is readable is taken). The host sides are read at grant
+ * points only, so host input enters at the same cycles in every run.
  * Then the bench runs up to CYCLE (timed actions, cut ends and --until happen at their cycles); with
  * `frame` it stops earlier, at the cycle a 0x00 byte (the COBS frame delimiter) finishes its stop
- * bit on either node's output, with that byte and everything due by then written to the ptys. The
+ * bit on either node's output, with that byte and everything due by then written to the host. The
  * reply comes when it has stopped:
  *   {"ok":true,"cycle":C,"virtual_s":S,"stop":"until"|"frame"|"end","out":{"profiler":N,"executor":M}}
- * "out" is the total number of bytes written to each pty master so far (the host waits until its
+ * "out" is the total number of bytes written to each host stream so far (the host waits until its
  * readers have seen that many); "end": --until or stop ended the run. One grant at a time; the other
  * commands work between and during grants.
- * The reply also has "pty_generation" and "hung_up" per node: the counts `in` and `out` are per pty,
- * and a hang-up (faults.c) replaces the pty, so they start again at 0 on the new one (generation + 1);
- * a hung-up node's `in` is not waited for (there is no pty to read).
+ * The reply also has "generation" and "hung_up" per node: the counts `in` and `out` are per host
+ * stream, and a new one (a connection to the line socket, the pty a hang-up (faults.c) replaces) starts
+ * them again at 0 with a generation of its own; a hung-up node's `in` is not waited for (nothing to read).
  */
 #define _GNU_SOURCE
 #include "lockstep.h"
@@ -52,10 +55,10 @@ static void grant_done(struct sbuf *b, uint64_t now, const char *stop)
     now = cosim.now_cycles;
     sb_printf(b,
               "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
-              ",\"executor\":%" PRIu64 "},\"pty_generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
+              ",\"executor\":%" PRIu64 "},\"generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
               "},\"hung_up\":{\"profiler\":%s,\"executor\":%s}}\n",
-              now, (double)now / (double)F_CPU, stop, p->out_written, e->out_written, p->pty_generation,
-              e->pty_generation, p->hung ? "true" : "false", e->hung ? "true" : "false");
+              now, (double)now / (double)F_CPU, stop, p->out_written, e->out_written, uart_generation(PROFILER),
+              uart_generation(EXECUTOR), p->hung ? "true" : "false", e->hung ? "true" : "false");
     lockstep.active = 0;
     lockstep.grants++;
 }
@@ -93,7 +96,7 @@ static uint64_t pending_delimiter(uint64_t now)
 
 void lockstep_grant(struct command_req *req, struct sbuf *b)
 {
-    uint64_t want[NNODES] = {0, 0}, cycle;
+    uint64_t want[NNODES] = {0, 0}, want_gen[NNODES] = {0, 0}, cycle;
     int have_in = 0, frame = 0, i;
     char *tok, *save = NULL;
 
@@ -107,7 +110,7 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
     }
     tok = strtok_r(req->args, " \t", &save);
     if (!tok || parse_u64(tok, &cycle)) { /* "-1" was 2^64-1: a grant to the end of time */
-        sb_error(b, "usage: grant CYCLE [frame] [in profiler=N executor=M] (CYCLE a whole number of cycles >= 0%s%s%s)",
+        sb_error(b, "usage: grant CYCLE [frame] [in profiler=N[@GEN] executor=M[@GEN]] (CYCLE a whole number of cycles >= 0%s%s%s)",
                  tok ? ", not '" : "", tok ? tok : "", tok ? "'" : "");
         return;
     }
@@ -119,29 +122,41 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
             have_in = 1;
         } else if (have_in && eq) {
             int id;
+            char *at;
             *eq = 0;
             id = parse_node(tok);
             if (id < 0) {
                 sb_error(b, "grant: unknown node '%s'", tok);
                 return;
             }
-            if (parse_u64(eq + 1, &want[id])) {
-                sb_error(b, "grant: %s=%s: a whole number of bytes >= 0", tok, eq + 1);
+            at = strchr(eq + 1, '@');
+            if (at) /* N@GEN: written into that stream (waited for only while it holds the line) */
+                *at = 0;
+            /* GEN's top bit marks "a generation was given" in want_gen: a GEN that needs it is refused */
+            if (parse_u64(eq + 1, &want[id]) || (at && (parse_u64(at + 1, &want_gen[id]) || want_gen[id] >> 63))) {
+                if (at)
+                    *at = '@';
+                sb_error(b, "grant: %s=%s: a whole number of bytes >= 0, optionally @ a generation", tok, eq + 1);
                 return;
             }
+            if (at)
+                want_gen[id] |= 1ull << 63;
         } else {
             sb_error(b, "grant: unexpected '%s'", tok);
             return;
         }
     }
     /* the host's input first: exactly what it announced, at the current virtual time, at the rate its
-     * port is set to now (the host changes it only between grants: the whole grant runs at it) */
+     * port is set to now (the host changes it only between grants: the whole grant runs at it); a
+     * connection to a line socket the host made before it asked is taken first (its bytes are counted) */
     for (i = 0; i < NNODES; i++) {
-        if (cosim_present(i))
+        if (cosim_present(i)) {
+            uart_accept(i, cosim.now_cycles);
             uart_poll_host_baud(i, 1);
-        if (!have_in) {
-            uart_read_pty(i, cosim.now_cycles);
-        } else if (uart_read_pty_exactly(i, want[i], cosim.now_cycles, 2000)) {
+        }
+        if (!have_in || (want_gen[i] && (want_gen[i] & ~(1ull << 63)) != uart_generation(i))) {
+            uart_read_host(i, cosim.now_cycles); /* (another stream holds the line: what is there) */
+        } else if (uart_read_host_exactly(i, want[i], cosim.now_cycles, 2000)) {
             sb_error(b, "grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s",
                            node_names[i], want[i], uart.n[i].in_read);
             return;

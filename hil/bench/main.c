@@ -1,7 +1,8 @@
 /*
  * mmbench: the virtual bench. The profiler and executor images as two nodes on one virtual clock
  * (ATmega2560s on simavr; the profiler may be the 87C51 on ucsim's core), wired pin by pin, each
- * node's serial port on a pseudo-terminal, a control channel on a Unix socket.
+ * node's serial port on a pseudo-terminal and on a Unix socket of its own (mmrig's links: linesock.c),
+ * a control channel on a Unix socket.
  *
  *   mmbench --profiler ELF --executor ELF [--run-dir DIR] [--unpaced | --lockstep] [--until SECONDS]
  *           [--baud B] [--out-buffer BYTES] [--lag-bound-us US] [--seed N] [--vcd FILE]
@@ -25,8 +26,8 @@
  *           file (stimulus.c has the formats)
  *
  * Run directory (created if missing, mode 0700): profiler.tty and executor.tty (symlinks to
- * /dev/pts/N), control.sock (the control channel), ready (written once everything is up: a JSON line
- * with the paths). An existing --run-dir must be a directory owned by the current user and not
+ * /dev/pts/N), profiler.sock and executor.sock (the lines' sockets, 0600), control.sock (the control
+ * channel), ready (written once everything is up: a JSON line with the paths). An existing --run-dir must be a directory owned by the current user and not
  * writable by group or others, else the bench refuses it. Without --run-dir the bench makes its own
  * (/tmp/mmbench.XXXXXX) and removes it when it ends, unless files it was asked to write there remain (a
  * VCD). The bench logs to stderr; on exit it prints its final status (JSON) on stdout.
@@ -41,8 +42,10 @@
  *   node.h         a node as the bench uses it: stepping, pins, timers, its UART, reset, its status
  *   node_avr.c     the ATmega2560 node on simavr, and the simavr 1.6 quirks the bench corrects
  *   node51.c       the 8051 profiler node (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
- *   uart_bridge.c  each node's serial line on a pty: host bytes paced at the baud rate, output queue,
- *                  byte faults
+ *   uart_bridge.c  each node's serial line: its host side (a pty, or a connection to its line socket),
+ *                  host bytes paced at the baud rate, output queue, byte faults
+ *   linesock.c     a node's line on a Unix socket (SOCK_SEQPACKET): mmrig's own links, without the
+ *                  pty's kernel hop; its packets
  *   hostin.c       paced: the host's bytes stamped on the host clock by a thread of their own, each put
  *                  on its line at its stamp's virtual moment (a stall of the simulation moves no input)
  *   control.c      the control socket's server: its clients, their lines, their replies
@@ -118,13 +121,16 @@ static void take_input(void)
             if (hostin_running())
                 hostin_take(i, cosim.now_cycles);
             else
-                uart_read_pty(i, cosim.now_cycles);
+                uart_read_host(i, cosim.now_cycles);
         }
 }
 
 static void service_io(void)
 {
     int i;
+    for (i = 0; i < NNODES; i++)
+        if (cosim_present(i))
+            uart_accept(i, cosim.now_cycles); /* a connection to a line socket takes the line before its bytes */
     take_input();
     for (i = 0; i < NNODES; i++)
         if (cosim_present(i))
@@ -159,17 +165,23 @@ static uint64_t next_held_out(uint64_t wall, uint64_t now)
     return t;
 }
 
+/* The index of the first line socket in io_pollfds' list (after the host sides and the inotify fd) */
+#define POLL_LISTEN (NNODES + 1)
+
 /* Services only what a wait found ready (paced mode: no syscalls for idle descriptors). */
 static void service_ready(const struct pollfd *pfd, int n)
 {
     int i, control = 0;
-    if (pfd[NNODES].revents) /* (only the inotify fd may be ready: no uart_read_pty then) */
+    if (pfd[NNODES].revents) /* (only the inotify fd may be ready: no uart_read_host then) */
         arduino_service(cosim.now_cycles); /* before the ptys: the host's bytes after its open */
+    for (i = POLL_LISTEN; i < POLL_LISTEN + NNODES; i++)
+        if (pfd[i].revents) /* before the host sides: a connection takes the line before its bytes are read */
+            uart_accept(i - POLL_LISTEN, cosim.now_cycles);
     for (i = 0; i < n; i++) {
-        if (!pfd[i].revents || i == NNODES)
+        if (!pfd[i].revents || (i >= NNODES && i < POLL_LISTEN + NNODES))
             continue;
         if (i < NNODES)
-            uart_read_pty(i, cosim.now_cycles); /* fd -1 (no node) never has revents */
+            uart_read_host(i, cosim.now_cycles); /* fd -1 (no node) never has revents */
         else
             control = 1;
     }
@@ -177,14 +189,17 @@ static void service_ready(const struct pollfd *pfd, int n)
         control_service();
 }
 
-/* the ptys first (index = node id, see service_ready; fd -1 where the stamping thread reads them), the
- * opens of their slave sides (--arduino; else fd -1), then the control channel */
+/* the host sides first (index = node id, see service_ready; fd -1 where the stamping thread reads them),
+ * the opens of the ptys' slave sides (--arduino; else fd -1), the line sockets (POLL_LISTEN + node id),
+ * then the control channel */
 static int io_pollfds(struct pollfd *pfd)
 {
     int i, n = 0;
     for (i = 0; i < NNODES; i++)
-        pfd[n++] = (struct pollfd){cosim_present(i) && !hostin_running() ? uart.n[i].master : -1, POLLIN, 0};
+        pfd[n++] = (struct pollfd){cosim_present(i) && !hostin_running() ? uart_host_fd(i) : -1, POLLIN, 0};
     pfd[n++] = (struct pollfd){arduino_fd(), POLLIN, 0};
+    for (i = 0; i < NNODES; i++)
+        pfd[n++] = (struct pollfd){cosim_present(i) ? uart_listen_fd(i) : -1, POLLIN, 0};
     return n + control_pollfds(pfd + n);
 }
 
@@ -441,6 +456,10 @@ static void write_ready(const char *run_dir)
     sb_json_str(&b, uart.n[PROFILER].link);
     sb_printf(&b, ",\"executor\":");
     sb_json_str(&b, uart.n[EXECUTOR].link);
+    sb_printf(&b, ",\"profiler_socket\":");
+    sb_json_str(&b, uart.n[PROFILER].sock_path);
+    sb_printf(&b, ",\"executor_socket\":");
+    sb_json_str(&b, uart.n[EXECUTOR].sock_path);
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
     sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\"}\n", pacing.paced ? "true" : "false",
@@ -454,16 +473,22 @@ static void write_ready(const char *run_dir)
 /* ---- main loop ---------------------------------------------------------------------------- */
 
 /* Lockstep, no grant outstanding: block until the control channel has something (no CPU spent). The
- * ptys are not watched: host input is taken at grant points only. */
+ * host sides are not read: host input is taken at grant points only (a connection to a line socket is
+ * taken here, so its host gets its welcome). */
 static void wait_for_grant(void)
 {
-    struct pollfd pfd[1 + CONTROL_POLLFDS];
-    int n;
+    struct pollfd pfd[1 + NNODES + CONTROL_POLLFDS];
+    int n, i;
     pfd[0] = (struct pollfd){arduino_fd(), POLLIN, 0}; /* --arduino: a port opened meanwhile resets now */
-    n = 1 + control_pollfds(pfd + 1);
+    for (i = 0; i < NNODES; i++) /* a connection to a line socket: its welcome now (the host waits for it) */
+        pfd[1 + i] = (struct pollfd){cosim_present(i) ? uart_listen_fd(i) : -1, POLLIN, 0};
+    n = 1 + NNODES + control_pollfds(pfd + 1 + NNODES);
     if (poll(pfd, (nfds_t)n, -1) > 0) {
         if (pfd[0].revents)
             arduino_service(cosim.now_cycles);
+        for (i = 0; i < NNODES; i++)
+            if (pfd[1 + i].revents)
+                uart_accept(i, cosim.now_cycles);
         control_service();
     }
 }
@@ -505,7 +530,7 @@ static void run(uint64_t until_cycles)
             }
             wall_ns = mono_ns() - pacing.wall_start_ns;
             if (virt_ns > wall_ns) {
-                struct pollfd pfd[NNODES + 1 + CONTROL_POLLFDS];
+                struct pollfd pfd[POLL_LISTEN + NNODES + CONTROL_POLLFDS];
                 if (virt_ns - wall_ns > pacing.lead_max_ns)
                     pacing.lead_max_ns = virt_ns - wall_ns;
                 wall_ns = pacing_wait_until(now, pfd, io_pollfds(pfd), service_ready) - pacing.wall_start_ns;
@@ -580,7 +605,7 @@ int main(int argc, char **argv)
             uart_attach(i);
         }
     cosim.after_reset = uart_reset; /* a watchdog or external reset (cosim.c) resets the node's UART side too */
-    uart.pty_lock = hostin_lock;    /* the stamping thread reads the ptys (it takes the lock once it runs) */
+    uart.pty_lock = hostin_lock;    /* the stamping thread reads the host sides (it takes the lock once it runs) */
     uart.pty_unlock = hostin_unlock;
     if (lockstep.on)
         uart.on_out_byte = lockstep_on_byte_out; /* a frame grant stops at the delimiter's stop bit */
@@ -589,8 +614,10 @@ int main(int argc, char **argv)
     if (o.elf[PROFILER])
         inject_attach();
     for (i = 0; i < NNODES; i++)
-        if (o.elf[i])
+        if (o.elf[i]) {
             uart_open_pty(i, o.run_dir);
+            uart_open_socket(i);
+        }
     control_open(o.run_dir, commands);
     if (o.script)
         uart_load_script(o.script);

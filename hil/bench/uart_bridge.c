@@ -1,5 +1,5 @@
 /*
- * The UART/pty bridge: the host's side of each node's serial line. The node's side is the node's own
+ * The UART bridge: the host's side of each node's serial line. The node's side is the node's own
  * (node.h: uart_*): an AVR's USART0 gets each host byte whole at the moment its stop bit ends, with
  * RXC at once and its character time corrected (node_avr.c, "USART0"); the 8051's receiver gets the
  * start bit at its moment and times the bits itself (node.rx_at_start). Host bytes are paced at --baud
@@ -11,6 +11,13 @@
  * One-node mode can keep simavr's own timing instead (--uart-timing simavr: 11-bit characters, a
  * byte handed to the receiver at its cycle and RXC one such character later), which is what the
  * firmware tests were written against (see stimulus.c).
+ *
+ * The host's side is a pty (RUN_DIR/NODE.tty), which any program opens as a serial port, and a Unix
+ * socket (RUN_DIR/NODE.sock, linesock.c: mmrig's own links, without the pty's kernel hop). One of them
+ * holds the line at a time: a connection to the socket takes it from the pty until it closes (a second
+ * connection meanwhile is refused, as a port another program holds); the pty's bytes wait in it
+ * meanwhile. Every host stream (a pty, a connection) has a generation of its own, and the byte counts
+ * in_read and out_written count on the one that holds the line.
  *
  * Faults (control channel, faults.c): each byte in either direction may be dropped, corrupted (one
  * bit), delayed or duplicated with a given probability, drawn from a seeded PRNG, so faults are
@@ -42,6 +49,7 @@
 #include "arduino.h"
 #include "cosim.h"
 #include "faulthold.h"
+#include "linesock.h"
 #include "pacing.h"
 #include "trace.h"
 
@@ -154,8 +162,8 @@ void uart_poll_host_baud(int id, int force)
     struct uart_node *u = &uart.n[id];
     struct termios tio;
     uint64_t t, b;
-    if (u->master < 0 || !u->host_baud)
-        return;
+    if (u->master < 0 || !u->host_baud || u->sock_conn >= 0)
+        return; /* (a connection says its rate in its packets) */
     t = mono_ns();
     if (!force && t - u->termios_polled_ns < 1000000ull)
         return;
@@ -234,7 +242,8 @@ static void out_done(void *ctx, uint64_t end, uint64_t chr, uint8_t b)
     }
 }
 
-/* Writes the node's output that is complete by `now` to its pty, as far as the pty takes it. Paced,
+/* Writes the node's output that is complete by `now` to the host side that holds the line, as far as it
+ * takes it (a socket: one packet a write). Paced,
  * the caller passes no later a `now` than the wall clock has reached (main.c), and each byte's
  * earliness or lateness against its wall moment is recorded (the time taken just before write(), so
  * a byte is never counted later than it was). */
@@ -242,7 +251,8 @@ void uart_flush_out(int id, uint64_t now)
 {
     struct uart_node *u = &uart.n[id];
     uint8_t buf[512];
-    if (u->master < 0)
+    int fd = uart_host_fd(id);
+    if (fd < 0)
         return; /* hung up */
     while (u->out_n) {
         size_t k = 0, i;
@@ -258,9 +268,10 @@ void uart_flush_out(int id, uint64_t now)
             return;
         if (pacing.paced)
             t = mono_ns();
-        w = write(u->master, buf, k);
+        w = u->sock_conn >= 0 ? linesock_send(fd, buf, k) : write(fd, buf, k);
         if (w <= 0)
-            return; /* pty full (host not reading): keep the bytes, bounded by out_cap */
+            return; /* full (host not reading; a closed socket: until the line is back on the pty): keep the
+                     * bytes, bounded by out_cap */
         for (i = 0; i < (size_t)w; i++) {
             if (pacing.paced)
                 pacing_record_out(id, u->outq[u->out_head].at, t);
@@ -368,7 +379,7 @@ void uart_arm(int id)
         shadow_end = end_scaled;
     u->rx_shadow_free_scaled = shadow_end;
     if (ib && ib->off && end_scaled > shadow_end)
-        faulthold_note(id, u->pty_generation, ib->off - 1, (end_scaled - shadow_end) / baud);
+        faulthold_note(id, uart_generation(id), ib->off - 1, (end_scaled - shadow_end) / baud);
     u->rx_line_free_scaled = end_scaled;
     /* the moment the node takes the byte: its start bit (a receiver that times the bits itself) or the
      * end of its stop bit; the node's first cycle at or after it (node.h: timer) */
@@ -487,23 +498,61 @@ static void rx_take(struct node *n, uint64_t cycle)
     uart_arm(n->id);
 }
 
-void uart_read_pty(int id, uint64_t now)
+/* The host set its port to `baud` (a socket's packet says so; 0: not known). As a pty's termios poll:
+ * only where the adapter's rate is one termios can say (host_baud 0: --baud stays). */
+static void host_rate(struct uart_node *u, uint64_t baud)
+{
+    if (u->host_baud && baud && baud != u->host_baud) {
+        u->host_baud = baud;
+        u->host_baud_changes++;
+    }
+}
+
+/* What the host side holding the line has now, at most `want` bytes from a pty (a socket: one whole
+ * packet, up to LINESOCK_MAX); the pty's rate is read right after (the host wrote the bytes at the rate
+ * its port was set to then: read now, not up to a millisecond later, or unpaced they would be judged at
+ * the old one), a socket's comes with its packet. 0: nothing now (or the host closed its connection: the
+ * line is back on the pty). */
+static size_t host_read(int id, uint8_t *buf, size_t want)
 {
     struct uart_node *u = &uart.n[id];
-    uint8_t buf[512];
+    if (u->sock_conn < 0) {
+        ssize_t k = u->master < 0 ? -1 : read(u->master, buf, want);
+        if (k <= 0)
+            return 0;
+        uart_poll_host_baud(id, 1);
+        return (size_t)k;
+    }
+    for (;;) {
+        uint32_t baud = 0;
+        ssize_t k = linesock_recv(u->sock_conn, buf, LINESOCK_MAX, &baud);
+        if (k == -3)
+            continue; /* malformed: counted, dropped */
+        if (k == -1)
+            return 0;
+        if (k == -2) {
+            uart_host_closed(id, u->sock_gen);
+            return 0;
+        }
+        host_rate(u, baud);
+        if (k > 0)
+            return (size_t)k;
+    }
+}
+
+void uart_read_host(int id, uint64_t now)
+{
+    struct uart_node *u = &uart.n[id];
+    uint8_t buf[LINESOCK_MAX];
     arduino_service(now); /* --arduino: an open before these bytes resets the node first */
     uart_poll_host_baud(id, 0);
-    while (u->master >= 0 && u->inq_n < u->inq_limit) {
-        size_t want = u->inq_limit - u->inq_n;
-        ssize_t k, i;
-        if (want > sizeof buf)
-            want = sizeof buf;
-        k = read(u->master, buf, want);
-        if (k <= 0)
+    while (uart_host_fd(id) >= 0 && u->inq_n < u->inq_limit) {
+        size_t want = u->inq_limit - u->inq_n, k, i;
+        if (want > 512)
+            want = 512;
+        k = host_read(id, buf, want);
+        if (!k)
             break;
-        /* the host wrote these at the rate its port was set to then: read it now, not up to a
-         * millisecond later (unpaced, they would be judged at the old one) */
-        uart_poll_host_baud(id, 1);
         for (i = 0; i < k; i++)
             inq_push(u, now, buf[i], u->in_read + (uint64_t)i + 1);
         u->in_read += (uint64_t)k;
@@ -511,35 +560,39 @@ void uart_read_pty(int id, uint64_t now)
     uart_arm(id);
 }
 
-/* Lockstep: reads until `total` bytes have been read from the pty since the start, no more (the
- * bytes the host announced), waiting up to timeout_ms for the kernel to pass them on. */
-int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
+/* Lockstep: reads until `total` bytes have been read from the host side since its stream began, no more
+ * (the bytes the host announced; a socket's packets are the host's writes, which the count adds up),
+ * waiting up to timeout_ms for them to arrive. */
+int uart_read_host_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
 {
     struct uart_node *u = &uart.n[id];
     uint64_t deadline = mono_ns() + (uint64_t)timeout_ms * 1000000ull;
-    uint8_t buf[512];
+    uint8_t buf[LINESOCK_MAX];
     arduino_service(now); /* --arduino: an open before these bytes resets the node first */
-    if (u->master < 0) {
+    if (uart_host_fd(id) < 0) {
         uart_arm(id);
         return 0; /* hung up: no pty, nothing the host can have written (counts restart on the next) */
     }
     while (u->in_read < total) {
         uint64_t want = total - u->in_read, t;
-        ssize_t k, i;
-        if (want > sizeof buf)
-            want = sizeof buf;
-        k = read(u->master, buf, (size_t)want);
-        if (k > 0) {
+        size_t k, i;
+        int fd = uart_host_fd(id);
+        if (want > 512)
+            want = 512;
+        k = host_read(id, buf, (size_t)want);
+        if (k) {
             for (i = 0; i < k; i++)
                 inq_push(u, now, buf[i], u->in_read + (uint64_t)i + 1);
             u->in_read += (uint64_t)k;
             continue;
         }
+        if (uart_host_fd(id) != fd)
+            break; /* the host closed its connection: what it announced went with it */
         t = mono_ns();
         if (t >= deadline)
             break;
         {
-            struct pollfd p = {u->master, POLLIN, 0};
+            struct pollfd p = {fd, POLLIN, 0};
             poll(&p, 1, (int)((deadline - t) / 1000000ull) + 1);
         }
     }
@@ -551,10 +604,7 @@ void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint6
 {
     struct uart_node *u = &uart.n[id];
     size_t i;
-    if (u->host_baud && baud && baud != u->host_baud) { /* the rate the host had set when it wrote them */
-        u->host_baud = baud;
-        u->host_baud_changes++;
-    }
+    host_rate(u, baud); /* the rate the host had set when it wrote them */
     for (i = 0; i < n; i++)
         inq_push(u, at, b[i], u->in_read + i + 1);
     u->in_read += n;
@@ -580,7 +630,7 @@ int uart_queued_held(int id, uint64_t *gen, uint64_t *first, uint64_t *n, uint64
             *first = ib->off - 1;
         *n = ib->off - *first; /* the host's bytes are queued in stream order */
     }
-    *gen = u->pty_generation;
+    *gen = uart_generation(id);
     *held_cycles = behind;
     return *n > 0;
 }
@@ -647,20 +697,24 @@ void uart_status_json(int id, struct sbuf *b)
     sb_json_str(b, u->link);
     sb_printf(b, ",\"pts\":");
     sb_json_str(b, u->pts);
+    sb_printf(b, ",\"socket\":");
+    sb_json_str(b, u->sock_path);
     sb_printf(b, ",\"uart\":{\"in\":%" PRIu64 ",\"in_queued\":%zu,\"in_read\":%" PRIu64
                  ",\"in_ignored\":%" PRIu64 ",\"out\":%" PRIu64 ",\"out_written\":%" PRIu64 ",\"out_buffered\":%zu,"
                  "\"out_dropped\":%" PRIu64 ",\"first_in_cycle\":%" PRIu64 ",\"last_in_cycle\":%" PRIu64
                  ",\"fault_dropped\":[%" PRIu64 ",%" PRIu64 "],\"fault_corrupted\":[%" PRIu64 ",%" PRIu64
                  "],\"fault_delayed\":[%" PRIu64 ",%" PRIu64 "],\"cut_dropped\":[%" PRIu64 ",%" PRIu64 "],"
                  "\"fault_duplicated\":[%" PRIu64 ",%" PRIu64 "],\"garbage_bytes\":[%" PRIu64 ",%" PRIu64 "],"
-                 "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"pty_generation\":%" PRIu64
+                 "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"generation\":%" PRIu64
+                 ",\"host_side\":\"%s\",\"socket_connections\":%" PRIu64 ",\"socket_refused\":%" PRIu64
                  ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
                  ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}",
               in_ok, u->inq_n, u->in_read, in_ignored, u->out_bytes, u->out_written, u->out_n,
               u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
               u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
               u->cut_dropped[1], u->f_duplicated[0], u->f_duplicated[1], u->garbage_bytes[0], u->garbage_bytes[1],
-              u->hangups, u->hangup_dropped, u->hung ? "true" : "false", u->pty_generation,
+              u->hangups, u->hangup_dropped, u->hung ? "true" : "false", uart_generation(id),
+              u->hung ? "none" : u->sock_conn >= 0 ? "socket" : "pty", u->sock_conns, u->sock_refused,
               uart_line_baud(id), uart_node_baud(id), u->host_baud_changes, u->baud_mismatch_dropped[0],
               u->baud_mismatch_dropped[1]);
 }
@@ -678,6 +732,7 @@ void uart_attach(int id)
     if (!u->outq)
         die("out of memory");
     u->inq_limit = 65536;
+    u->sock_listen = u->sock_conn = -1;
 }
 
 void uart_open_pty(int id, const char *run_dir)
@@ -726,13 +781,96 @@ void uart_open_pty(int id, const char *run_dir)
         if (symlink(u->pts, tmp) || rename(tmp, u->link))
             die("cannot create %s: %s", u->link, strerror(errno));
     }
-    u->pty_generation++;
+    u->pty_gen = ++u->streams;
     arduino_watch(id, u->pts); /* --arduino: the host's opens from now on (ours above is not seen) */
+}
+
+void uart_open_socket(int id)
+{
+    struct uart_node *u = &uart.n[id];
+    snprintf(u->sock_path, sizeof u->sock_path, "%s/%s.sock", uart.run_dir, node_names[id]);
+    u->sock_listen = linesock_listen(u->sock_path);
+}
+
+int uart_listen_fd(int id)
+{
+    return uart.n[id].sock_listen;
+}
+
+int uart_host_fd(int id)
+{
+    const struct uart_node *u = &uart.n[id];
+    return u->sock_conn >= 0 ? u->sock_conn : u->master;
+}
+
+int uart_host_is_socket(int id)
+{
+    return uart.n[id].sock_conn >= 0;
+}
+
+uint64_t uart_generation(int id)
+{
+    const struct uart_node *u = &uart.n[id];
+    return u->sock_conn >= 0 ? u->sock_gen : u->pty_gen;
+}
+
+/* The line's host side changes (a connection takes it, or gives it back): under the stamping thread's
+ * lock, which reads the host side's descriptor only while it is the node's (hostin.c). */
+static void switch_host(struct uart_node *u, int conn)
+{
+    if (uart.pty_lock)
+        uart.pty_lock();
+    if (conn >= 0) {
+        u->pty_in_read = u->in_read;
+        u->pty_out_written = u->out_written;
+        u->sock_conn = conn;
+        u->sock_gen = ++u->streams;
+        u->in_read = u->out_written = 0;
+    } else {
+        close(u->sock_conn);
+        u->sock_conn = -1;
+        u->in_read = u->pty_in_read;
+        u->out_written = u->pty_out_written;
+    }
+    if (uart.pty_unlock)
+        uart.pty_unlock(); /* (wakes the stamping thread: it polls the new descriptor) */
+}
+
+void uart_accept(int id, uint64_t now)
+{
+    struct uart_node *u = &uart.n[id];
+    int fd;
+    while ((fd = linesock_accept(u->sock_listen)) >= 0) {
+        if (u->sock_conn >= 0) {
+            char why[128];
+            snprintf(why, sizeof why, "%s: the line is held by another connection", node_names[id]);
+            linesock_refuse(fd, why);
+            close(fd);
+            u->sock_refused++;
+            continue;
+        }
+        switch_host(u, fd);
+        u->sock_conns++;
+        linesock_welcome(fd, u->sock_gen, (uint32_t)uart_line_baud(id));
+        logmsg("%s: the line socket holds the line (generation %" PRIu64 ")", node_names[id], u->sock_gen);
+        arduino_opened(id, now); /* --arduino: an open pulls DTR, as the pty's does */
+    }
+}
+
+void uart_host_closed(int id, uint64_t gen)
+{
+    struct uart_node *u = &uart.n[id];
+    if (u->sock_conn < 0 || u->sock_gen != gen)
+        return; /* (that connection is gone already: a hang-up) */
+    switch_host(u, -1);
+    logmsg("%s: the line socket's host closed; the line is back on the pty", node_names[id]);
 }
 
 void uart_close(int id)
 {
     unlink(uart.n[id].link);
+    if (uart.n[id].sock_listen >= 0)
+        unlink(uart.n[id].sock_path);
 }
 
 /* ---- faults: garbage, hang-up ------------------------------------------------------------- */
@@ -776,7 +914,8 @@ void uart_garbage(int id, int dir, uint64_t count, uint64_t now)
 
 /* The USB serial adapter unplugged: both ends of the pty are closed, so the host's open port fails
  * (read: EIO, which pyserial reports as a disconnected device) and the /dev/pts entry goes once the
- * host lets go. Output not yet taken, and all output until the re-plug, is dropped and counted. */
+ * host lets go; a connection to the line's socket is closed too (its reader sees the end). Output not
+ * yet taken, and all output until the re-plug, is dropped and counted. */
 void uart_hangup(int id)
 {
     struct uart_node *u = &uart.n[id];
@@ -788,10 +927,19 @@ void uart_hangup(int id)
     u->out_head = 0;
     u->out_n = 0;
     if (uart.pty_lock)
-        uart.pty_lock(); /* the stamping thread reads the master only while it is the node's */
+        uart.pty_lock(); /* the stamping thread reads the host side only while it is the node's */
     close(u->master);
     close(u->slave);
     u->master = u->slave = -1;
+    if (u->sock_conn >= 0) { /* the adapter's other host side goes with it: the connection ends (EOF) */
+        close(u->sock_conn);
+        u->sock_conn = -1;
+    }
+    if (u->sock_listen >= 0) { /* and NODE.sock, as NODE.tty: nothing to connect to until the re-plug */
+        close(u->sock_listen);
+        u->sock_listen = -1;
+        unlink(u->sock_path);
+    }
     /* NODE.tty goes with the adapter, as /dev/ttyUSB0 does: left pointing at the closed /dev/pts/N, a host
      * retrying its open during the hang-up got that number once the kernel had given it to another pty (another
      * bench's, in a parallel test run), read that bench's bytes (its link came up short: 144 of 149 bytes) and
@@ -802,8 +950,9 @@ void uart_hangup(int id)
     logmsg("%s: pty %s hung up", node_names[id], u->pts);
 }
 
-/* Plugged in again: a fresh pty, NODE.tty re-pointed to it; the byte counts the lockstep handshake
- * uses (in_read, out_written) start again at 0 on it (pty_generation says which pty they count). */
+/* Plugged in again: a fresh pty, NODE.tty re-pointed to it, and NODE.sock listening again; the byte
+ * counts the lockstep handshake uses (in_read, out_written) start again at 0 on the new stream (its
+ * generation says which stream they count). */
 void uart_replug(int id)
 {
     struct uart_node *u = &uart.n[id];
@@ -812,12 +961,14 @@ void uart_replug(int id)
     if (uart.pty_lock)
         uart.pty_lock();
     uart_open_pty(id, uart.run_dir);
+    if (u->sock_path[0])
+        uart_open_socket(id);
     if (uart.pty_unlock)
         uart.pty_unlock(); /* (wakes the stamping thread: it polls the new master) */
     u->in_read = 0;
     u->out_written = 0;
     u->hung = 0;
-    logmsg("%s: re-plugged on %s (pty generation %" PRIu64 ")", node_names[id], u->pts, u->pty_generation);
+    logmsg("%s: re-plugged on %s and %s (generation %" PRIu64 ")", node_names[id], u->pts, u->sock_path, u->pty_gen);
 }
 
 /* Script lines: "<seconds> <node> <hex bytes...>"   e.g. "0.25 executor 03 22 02 ..."

@@ -1,6 +1,7 @@
 /*
- * The UART/pty bridge: each node's USART0 on a pseudo-terminal, host bytes paced into the MCU at the
- * baud rate, MCU output queued until its stop bit ends, faults on bytes (uart_bridge.c says how).
+ * The UART bridge: each node's USART0 on a pseudo-terminal and on a Unix socket (the host's side: one of
+ * the two holds the line at a time), host bytes paced into the MCU at the baud rate, MCU output queued
+ * until its stop bit ends, faults on bytes (uart_bridge.c says how).
  */
 #ifndef MMBENCH_UART_BRIDGE_H
 #define MMBENCH_UART_BRIDGE_H
@@ -35,6 +36,17 @@ struct uart_node {
     int master, slave;
     char pts[64];
     char link[512];
+    /* The line's socket (linesock.c): while a connection holds the line (sock_conn >= 0) the host's bytes
+     * come from it and the node's output goes to it; the pty waits meanwhile (its bytes stay in it). */
+    int sock_listen, sock_conn;
+    char sock_path[512];
+    uint64_t sock_conns, sock_refused;
+    /* Generations: every host stream (a pty made, a connection accepted) takes the node's next one
+     * (streams + 1); in_read and out_written count on the stream that holds the line, whose generation
+     * uart_generation() gives. The pty's counts wait in pty_in_read/pty_out_written while a connection
+     * holds the line. */
+    uint64_t streams, pty_gen, sock_gen;
+    uint64_t pty_in_read, pty_out_written;
     /* host -> MCU */
     struct in_byte *inq;
     size_t inq_head, inq_n, inq_cap;
@@ -62,11 +74,9 @@ struct uart_node {
     uint64_t f_dropped[2], f_corrupted[2], f_delayed[2], cut_dropped[2];
     uint64_t f_duplicated[2], garbage_bytes[2]; /* faults.c: dup, garbage */
     int rx_dup_head; /* the byte at the head of inq is a duplicate (not duplicated again) */
-    /* hangup (faults.c): the pty is closed, output is dropped until a fresh pty is open */
+    /* hangup (faults.c): the pty and the socket are closed, output is dropped until they are back */
     int hung;
     uint64_t hangups, hangup_dropped;
-    uint64_t pty_generation; /* ptys opened for the node: 1, +1 at each re-plug; in_read and
-                              * out_written count on the current one */
     struct fault fault[2]; /* [0] in (host -> MCU), [1] out (MCU -> host) */
     uint64_t uart_cut_until;
     uint64_t first_in_cycle, last_in_cycle;
@@ -104,27 +114,37 @@ extern struct uart_bridge uart;
 void uart_seed(uint64_t seed);
 void uart_attach(int id);                        /* after cosim_add_node */
 void uart_open_pty(int id, const char *run_dir); /* RUN_DIR/NODE.tty */
+void uart_open_socket(int id);                   /* RUN_DIR/NODE.sock (after uart_open_pty) */
+int uart_listen_fd(int id);                      /* the socket to poll for a connection (-1: none) */
+/* A connection waiting on the node's socket: it takes the line (a welcome, the node reset with
+ * --arduino) or, while another holds it, is refused. At a grant point in lockstep. */
+void uart_accept(int id, uint64_t now);
+void uart_host_closed(int id, uint64_t gen);     /* the host closed stream `gen`: the line goes back to the pty */
+int uart_host_fd(int id);                        /* where the host's bytes come from now (-1: hung up) */
+int uart_host_is_socket(int id);
+uint64_t uart_generation(int id);                /* the generation of the stream that holds the line */
 void uart_load_script(const char *path);
 void uart_arm(int id);                           /* schedule the next host byte, if any */
 void uart_reset(int id);                         /* after a node's reset (cosim.after_reset) */
-void uart_read_pty(int id, uint64_t now);        /* host bytes written so far enter at `now` */
-int uart_read_pty_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
-void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the pty */
+void uart_read_host(int id, uint64_t now);       /* host bytes written so far enter at `now` */
+int uart_read_host_exactly(int id, uint64_t total, uint64_t now, int timeout_ms); /* -1: timed out */
+void uart_flush_out(int id, uint64_t now);       /* output complete by `now` to the host side */
 uint64_t uart_next_out(int id);                  /* cycle the oldest unwritten byte was complete (NEVER: none) */
-void uart_close(int id);                         /* remove the pty link */
+void uart_close(int id);                         /* remove the pty link and the socket */
 void uart_status_json(int id, struct sbuf *b);   /* a node's "tty","pts","uart":{...} in the status */
 /* Reads the host's rate from the pty's termios: force (lockstep, before a grant: the host changes its
  * rate only between grants, so the grant runs at exactly that one), else at most once a millisecond of
- * wall time (paced: one ioctl, not one per byte). */
+ * wall time (paced: one ioctl, not one per byte). A socket says its rate in its packets: not polled. */
 void uart_poll_host_baud(int id, int force);
 uint64_t uart_line_baud(int id);   /* the host line's rate: the adapter's, or --baud without a pty */
 double uart_node_baud(int id);     /* the node's UART rate, as its image set it (bits per second) */
 /* faults (faults.c has the commands) */
 void uart_garbage(int id, int dir, uint64_t count, uint64_t now); /* seeded random bytes onto the line */
-void uart_hangup(int id);                        /* close the pty; output is dropped meanwhile */
-void uart_replug(int id);                        /* a fresh pty, NODE.tty re-pointed atomically */
+void uart_hangup(int id);                        /* close the pty and the socket; output is dropped meanwhile */
+void uart_replug(int id);                        /* a fresh pty (NODE.tty re-pointed atomically) and socket */
 void uart_push_input(int id, uint64_t at, uint8_t b); /* a host byte reaching the line at `at` */
-/* host bytes read from the pty (hostin.c), reaching the line at `at`, written at `baud` (0: unknown) */
+/* host bytes read from the host side (hostin.c), reaching the line at `at`, written at `baud` (0: unknown;
+ * n 0: the host set its rate to `baud`, no bytes) */
 void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint64_t baud);
 uint64_t uart_pty_baud(int fd); /* the rate set on a pty (either end), or 0 */
 /* inject.c: puts n bytes on the line, the first start bit at `start` or when the line is free (a

@@ -216,6 +216,10 @@ class Bench:
     # "avr": an AVR image. None: as the image's name says (an .ihx is the 8051's). running_profiler_kind:
     # what the started bench says it runs (its ready file)
     profiler_kind: str | None = None
+    # which host side mmrig's links open (`port`): "socket", each node's line socket (RUN_DIR/NODE.sock, no kernel
+    # hop between the PC's write and the bench's reader), or "pty" (RUN_DIR/NODE.tty, what any other program
+    # opens; docs/bench.md, "The line sockets", says what each measures). Both are always there.
+    line: str = "socket"
     running_profiler_kind: str | None = field(default=None, init=False)
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
@@ -425,9 +429,20 @@ class Bench:
         return "\n".join(self._log.read_text(errors="replace").splitlines()[-lines:])
 
     # ---- paths -----------------------------------------------------------------------------
-    def port(self, node: str) -> str:
+    def tty(self, node: str) -> str:
+        """The node's pty (RUN_DIR/NODE.tty): the port any program opens as a serial port."""
         assert self.run_dir is not None
         return str(self.run_dir / f"{node}.tty")
+
+    def socket_url(self, node: str) -> str:
+        """The node's line socket as a pyserial URL (unix://RUN_DIR/NODE.sock, mmproto.urlhandler): the port
+        without the pty's kernel hop (docs/bench.md, "The line sockets")."""
+        assert self.run_dir is not None
+        return f"unix://{self.run_dir / f'{node}.sock'}"
+
+    def port(self, node: str) -> str:
+        """The port mmrig's links open for the node: its line socket, or its pty where `line` says so."""
+        return self.tty(node) if self.line == "pty" else self.socket_url(node)
 
     @property
     def profiler_port(self) -> str:
@@ -509,18 +524,20 @@ class Bench:
         self.control("stop")
 
     # ---- lockstep, stalls ------------------------------------------------------------------
-    def grant(self, cycle: int, frame: bool = True, written: dict[str, int] | None = None,
+    def grant(self, cycle: int, frame: bool = True, written: dict[str, int | tuple[int, int]] | None = None,
               timeout: float = 60.0) -> dict[str, Any]:
         """Lockstep: lets virtual time run to `cycle` (with `frame`, only until a 0x00 frame delimiter
         is complete on either node's output). `written`: the total bytes the host has written into
-        each node's pty so far; the bench takes exactly those in first. Returns the bench's reply:
-        cycle, virtual_s, stop ("until", "frame", "end") and out (total bytes written to each pty),
+        each node's host stream so far (or (bytes, generation): into that stream, waited for only while it
+        holds the line); the bench takes exactly those in first. Returns the bench's reply: cycle,
+        virtual_s, stop ("until", "frame", "end"), out (total bytes written to each stream), generation,
         over one persistent control connection (a round trip costs tens of microseconds)."""
         if not self.alive():
             raise BenchError(f"bench is not running (grant {cycle})", self.log_tail())
         line = f"grant {int(cycle)}" + (" frame" if frame else "")
         if written is not None:
-            line += " in " + " ".join(f"{node}={int(n)}" for node, n in written.items())
+            line += " in " + " ".join(f"{node}={n[0]}@{n[1]}" if isinstance(n, tuple) else f"{node}={int(n)}"
+                                      for node, n in written.items())
         if self._grant_sock is not None:
             # a bench with a full client table drops a client idle for over 1 s (docs/bench.md, "Control
             # channel"): a connection it closed between grants is opened again (nothing was lost on it)

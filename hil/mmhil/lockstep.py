@@ -43,9 +43,10 @@ def stamped(incoming: "queue.Queue[Item]", now: float) -> Iterator[Item]:
 
 @dataclass
 class _PtyCount:
-    """A node's link counts against the bench's, which are per pty: a `hangup` replaces a node's pty and
-    its counts start again at 0 on the new one (pty_generation in the grant reply; docs/bench.md,
-    "Faults"). The link may be the same object reopened (its own counts go on) or a new one (from 0)."""
+    """A node's link on a pty counts against the bench's, which are per stream: a `hangup` replaces a node's pty
+    and its counts start again at 0 on the new one (`generation` in the grant reply; docs/bench.md, "Faults").
+    The link may be the same object reopened (its own counts go on) or a new one (from 0). (A link on a line
+    socket needs none of this: its stream is named, Link.stream_named.)"""
     gen: int = 1
     link_id: int = 0
     written: int = 0    # bytes the host's links wrote on this pty: what a grant's `in` announces
@@ -65,6 +66,7 @@ class Stepper:
     grants: int = 0
     on_step: Callable[[float], None] | None = None    # called with the new virtual time after each step
     _pty: dict[str, "_PtyCount"] = field(default_factory=dict)
+    _named: set[str] = field(default_factory=set)    # nodes whose link is on a line socket
 
     @property
     def virtual_s(self) -> float:
@@ -82,8 +84,16 @@ class Stepper:
 
     def step(self, until_s: float, frame: bool = True) -> dict[str, Any]:
         """Lets virtual time run to `until_s` (or to the next frame end); returns the bench's reply."""
-        written = {}
+        written: dict[str, int | tuple[int, int]] = {}
         for node, link in self.links.items():
+            if link.stream_named:
+                self._named.add(node)
+            if node in self._named:
+                # a line socket: the link's counts since its open are the bench's for that stream, which the
+                # grant names (the bench waits for them only while that stream holds the line; generation 0
+                # names none: the link is closed, between a hang-up and its reopen)
+                written[node] = (link.bytes_out_open, link.generation) if link.stream_named else (0, 0)
+                continue
             pc = self._pty.setdefault(node, _PtyCount(link_id=id(link)))
             if pc.link_id != id(link):
                 # a link opened anew on the port: its counts start at 0, and what the bench wrote before
@@ -98,10 +108,21 @@ class Stepper:
         self.ended = reply.get("stop") == "end"
         deadline = time.monotonic() + READ_TIMEOUT_S
         for node, link in self.links.items():
-            pc = self._pty[node]
             out = int(reply["out"].get(node, 0))
-            gen = int(reply.get("pty_generation", {}).get(node, pc.gen))
+            gen = int(reply.get("generation", {}).get(node, 0))
             down = bool(reply.get("hung_up", {}).get(node)) or link.vanished is not None
+            if node in self._named:
+                # a line socket: every byte the bench wrote to the link's stream reaches it (none, while another
+                # stream holds the line)
+                while (not down and link.stream_named and gen == link.generation and link.bytes_in_open < out
+                       and link.vanished is None):
+                    if time.monotonic() > deadline:
+                        raise BenchError(f"lockstep: the {node} link read {link.bytes_in_open} of the {out} bytes "
+                                         f"the bench wrote within {READ_TIMEOUT_S} s", self.bench.log_tail())
+                    time.sleep(0.0001)
+                continue
+            pc = self._pty[node]
+            gen = gen or pc.gen
             fresh = gen != pc.gen
             if fresh:
                 pc.gen, pc.written = gen, 0      # a fresh pty: the host's bytes from now on go to it

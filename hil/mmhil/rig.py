@@ -482,7 +482,7 @@ class Rig:
         ev.bytes.created_at = self.now()
         w = self._write("executor", self.executor.prepare(frames.schedule(
             event_id=event_id, tag=tag, timecode=(target - self.tc_offset) & 0xFFFFFFFF)))
-        ev.bytes.sent = Sent("executor", w.offset, w.began, w.opens)
+        ev.bytes.sent = Sent("executor", w.offset, w.began, w.gen, w.size, w.ended)
         deadline = self.now() + (ticks_ahead + self.timeout_ticks) * tick
         ack_tc = fired_tc = None
         result: mp.Result | None = None
@@ -539,7 +539,7 @@ class Rig:
         while time.monotonic() < at:
             pass
         w = self._write("profiler", wire)
-        ev.bytes.sent = Sent("profiler", w.offset, w.began, w.opens)
+        ev.bytes.sent = Sent("profiler", w.offset, w.began, w.gen, w.size, w.ended)
         try:
             _, result = self.wait_for("profiler", mp.Result, (self.timeout_ticks + 1) * tick,
                                       where=lambda r: bool(r.flags & mp.RESULT_FLAG_FIRE) and r.tag == tag)

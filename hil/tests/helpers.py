@@ -75,7 +75,7 @@ def lockstep_session(tmp_path: Path, name: str, grant_s: float = 1.6, events: in
     seen = {"profiler": b"", "executor": b""}
     written = {"profiler": 0, "executor": 0}
     with Bench(run_dir=tmp_path / name, lockstep=True, trace=trace, **bench_kw) as bench:
-        ports = {n: serial.Serial(bench.port(n), 9600, timeout=0.05) for n in ("profiler", "executor")}
+        ports = {n: serial.Serial(bench.tty(n), 9600, timeout=0.05) for n in ("profiler", "executor")}
         decoders = {n: mp.StreamDecoder() for n in ports}
         seq, tag, moded = 0, 100, False
         try:

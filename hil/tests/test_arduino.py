@@ -78,7 +78,7 @@ def test_open_resets_then_bootloader_silence_then_hello(tmp_path: Path) -> None:
         assert st["arduino"] is True
         assert st["nodes"]["profiler"]["open_resets"] == 0
         assert st["nodes"]["profiler"]["bootloader_bytes"] > 4000
-        port = serial.Serial(bench.port("profiler"), 9600, timeout=0.05)
+        port = serial.Serial(bench.tty("profiler"), 9600, timeout=0.05)
         try:
             grant_to(bench, 2.5)    # the bootloader is waiting: nothing
             assert read_frames(port) == []
@@ -106,7 +106,7 @@ def test_a_byte_in_the_bootloader_window_keeps_it_there(tmp_path: Path) -> None:
     trace = tmp_path / "t.trace"
     with Bench(run_dir=tmp_path / "b", lockstep=True, arduino=True, trace=trace) as bench:
         grant_to(bench, 2.0)
-        port = serial.Serial(bench.port("profiler"), 9600, timeout=0.05)
+        port = serial.Serial(bench.tty("profiler"), 9600, timeout=0.05)
         try:
             grant_to(bench, 2.4, written={"profiler": 0})
             port.write(mp.Query(mp.Hello.TYPE).wire(0)[:1])   # the first byte of a QUERY
@@ -130,7 +130,7 @@ def test_each_open_resets_again_close_does_not(tmp_path: Path) -> None:
     trace = tmp_path / "t.trace"
     with Bench(run_dir=tmp_path / "b", paced=False, arduino=True, trace=trace) as bench:
         for _ in range(2):
-            with serial.Serial(bench.port("executor"), 9600, timeout=0.05) as port:
+            with serial.Serial(bench.tty("executor"), 9600, timeout=0.05) as port:
                 frames: list[mp.Received] = []
                 dec, end = mp.StreamDecoder(), time.monotonic() + 20
                 while not frames and time.monotonic() < end:
@@ -174,7 +174,7 @@ def test_paced_open_then_hello_after_the_bootloader(tmp_path: Path) -> None:
     (a loaded one reads late): the exact timing is the lockstep tests' (the watchdog test below, test_watchdog.py)."""
     with Bench(run_dir=tmp_path / "b", arduino=True) as bench:
         time.sleep(1.5)             # past the power-on bootloader: the application runs
-        port = serial.Serial(bench.port("profiler"), 9600, timeout=0.02)
+        port = serial.Serial(bench.tty("profiler"), 9600, timeout=0.02)
         opened = time.monotonic()
         try:
             dec, first = mp.StreamDecoder(), None

@@ -47,7 +47,7 @@ def test_baud_switch_paced_then_reset(tmp_path: Path) -> None:
     time, HELLO(115200) arrives and a QUERY at 115200 is answered. (c) a reset brings the executor back
     at 9600: silence for a host still at 115200, HELLO(9600) once it switches back."""
     with Bench(run_dir=tmp_path / "run") as bench:
-        ports = {n: serial.Serial(bench.port(n), 9600, timeout=0.05) for n in NODES}
+        ports = {n: serial.Serial(bench.tty(n), 9600, timeout=0.05) for n in NODES}
         decs = {n: mp.StreamDecoder() for n in NODES}
         try:
             for n in NODES:                      # (the boot HELLO may have begun before the port opened)
@@ -105,7 +105,7 @@ def test_host_that_does_not_switch_sees_silence(tmp_path: Path) -> None:
     """(b) after BAUD 115200 the host keeps its port at 9600: no valid frame reaches it, its QUERY does
     not reach the node, and the mismatch counters rise in both directions."""
     with Bench(run_dir=tmp_path / "run") as bench:
-        p = serial.Serial(bench.profiler_port, 9600, timeout=0.05)
+        p = serial.Serial(bench.tty("profiler"), 9600, timeout=0.05)
         with p:
             dec = mp.StreamDecoder()
             p.write(mp.Query(what=mp.Hello.TYPE).wire(0))
@@ -128,7 +128,7 @@ def test_baud_switch_lockstep(tmp_path: Path) -> None:
     its port between grants (the bench reads the rate at each grant), then reads HELLO(115200) and a
     QUERY's answer at 115200 with nothing dropped for a mismatch on the way in."""
     with Bench(run_dir=tmp_path / "run", lockstep=True) as bench:
-        ports = {n: serial.Serial(bench.port(n), 9600, timeout=0.05) for n in NODES}
+        ports = {n: serial.Serial(bench.tty(n), 9600, timeout=0.05) for n in NODES}
         decs = {n: mp.StreamDecoder() for n in NODES}
         seen = {n: 0 for n in NODES}
         written = {n: 0 for n in NODES}

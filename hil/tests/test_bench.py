@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 import serial
 
+import mmproto  # noqa: F401  (the unix:// URL handler of the bench's line sockets)
+
 from mmhil.bench import FIXTURE_ELF, Bench, BenchError
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -21,8 +23,10 @@ F_CPU = 16_000_000
 CHAR = 10 * F_CPU / 9600  # cycles per character at 9600 baud, 10 bit times
 
 
-def open_port(path: str) -> serial.Serial:
-    return serial.Serial(path, 9600, timeout=0.05)
+def open_port(url: str) -> serial.SerialBase:
+    """A node's port as any pyserial program opens it: a pty's path, or a line socket's unix:// URL (mmproto
+    registers the handler)."""
+    return serial.serial_for_url(url, 9600, timeout=0.05)
 
 
 @pytest.mark.parametrize("receiver", ["sleeping", "busy"])
@@ -96,7 +100,7 @@ def test_unread_output_is_buffered_and_overflow_counted(tmp_path: Path) -> None:
     bench keeps 1000 more, the rest is counted as dropped; the host later reads exactly what was not
     dropped, and the stream's beginning intact."""
     with fixture_bench(tmp_path, paced=False, out_buffer=1000) as bench:
-        e = open_port(bench.executor_port)
+        e = open_port(bench.tty("executor"))        # (the pty: out_written counts since the bench began)
         with e:
             deadline = time.monotonic() + 30
             # the fixture's "BOOT\n" all out first: a status asked while it was on the line counted 1 of its 5
@@ -260,7 +264,10 @@ def test_bench_errors_carry_the_log(tmp_path: Path) -> None:
 def test_control_socket_is_a_unix_socket(tmp_path: Path) -> None:
     with fixture_bench(tmp_path) as bench:
         assert bench.control_path.is_socket()
-        assert Path(bench.profiler_port).resolve().as_posix().startswith("/dev/pts/")
+        assert Path(bench.tty("profiler")).resolve().as_posix().startswith("/dev/pts/")
+        for node in ("profiler", "executor"):           # the line sockets: the user's alone
+            sock = Path(bench.socket_url(node)[len("unix://"):])
+            assert sock.is_socket() and (sock.stat().st_mode & 0o777) == 0o600
         with socket.socket(socket.AF_UNIX) as s:
             s.connect(str(bench.control_path))
             s.sendall(b"status\nstatus\n")

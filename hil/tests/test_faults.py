@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 import serial
 
+import mmproto  # noqa: F401  (the unix:// URL handler of the bench's line sockets)
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import fixture_bench, read_exactly, read_lines  # noqa: E402
 
@@ -18,8 +20,10 @@ F_CPU = 16_000_000
 CHAR = 10 * F_CPU / 9600
 
 
-def open_port(path: str) -> serial.Serial:
-    return serial.Serial(path, 9600, timeout=0.05)
+def open_port(url: str) -> serial.SerialBase:
+    """A node's port as any pyserial program opens it: a pty's path, or a line socket's unix:// URL (mmproto
+    registers the handler)."""
+    return serial.serial_for_url(url, 9600, timeout=0.05)
 
 
 def test_dup_repeats_bytes_in_both_directions(tmp_path: Path) -> None:
@@ -67,8 +71,8 @@ def test_garbage_bursts_are_seeded_paced_and_counted(tmp_path: Path) -> None:
 
 def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
     with fixture_bench(tmp_path) as bench:
-        link = Path(bench.executor_port)
-        e = open_port(bench.executor_port)
+        link = Path(bench.tty("executor"))
+        e = open_port(bench.tty("executor"))
         e.write(b"H")
         assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
         e.write(b"S")                           # 40 lines of output, ~0.3 s at 9600 baud
@@ -86,9 +90,9 @@ def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
         while bench.status()["nodes"]["executor"]["uart"]["hung_up"] and time.monotonic() < deadline:
             time.sleep(0.02)
         u = bench.status()["nodes"]["executor"]["uart"]
-        assert u["pty_generation"] == 2 and u["hangup_dropped"] > 0
+        assert u["generation"] == 2 and u["hangup_dropped"] > 0
         assert os.readlink(link) == bench.status()["nodes"]["executor"]["pts"]   # (the kernel may reuse the number)
-        e = open_port(bench.executor_port)
+        e = open_port(bench.tty("executor"))
         with e:
             e.write(b"H")
             assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
@@ -96,11 +100,55 @@ def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
         assert u["in_read"] == 1                 # counted on the new pty
 
 
+def test_hangup_closes_the_line_socket_and_it_listens_again(tmp_path: Path) -> None:
+    """The adapter pulled: a connection to the node's line socket ends (its reader sees the end, as a pty's does),
+    NODE.sock is gone until the re-plug, then a new connection holds the line as a stream of its own."""
+    with fixture_bench(tmp_path) as bench:
+        sock = Path(bench.socket_url("executor")[len("unix://"):])
+        e = open_port(bench.socket_url("executor"))
+        gen = e.generation
+        e.write(b"H")
+        assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
+        assert bench.status()["nodes"]["executor"]["uart"]["host_side"] == "socket"
+        bench.control("hangup executor 0.3")
+        with pytest.raises(serial.SerialException):
+            deadline = time.monotonic() + 2
+            while time.monotonic() < deadline:
+                e.read(100)
+        e.close()
+        assert not sock.exists()
+        deadline = time.monotonic() + 3
+        while bench.status()["nodes"]["executor"]["uart"]["hung_up"] and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sock.is_socket() and (sock.stat().st_mode & 0o777) == 0o600
+        e = open_port(bench.socket_url("executor"))
+        with e:
+            assert e.generation > gen
+            e.write(b"H")
+            assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
+            u = bench.status()["nodes"]["executor"]["uart"]
+        assert u["in_read"] == 1 and u["generation"] == e.generation      # counted on the new stream
+
+
+def test_a_second_connection_to_a_held_line_is_refused_in_one_line(tmp_path: Path) -> None:
+    """One host holds a line at a time, as one program holds a serial port: the second opener is told so."""
+    with fixture_bench(tmp_path) as bench:
+        with open_port(bench.socket_url("profiler")):
+            with pytest.raises(serial.SerialException, match="held by another connection"):
+                open_port(bench.socket_url("profiler"))
+        assert bench.status()["nodes"]["profiler"]["uart"]["socket_refused"] == 1
+        deadline = time.monotonic() + 3             # let go: the line is back on the pty, and free for the next
+        while bench.status()["nodes"]["profiler"]["uart"]["host_side"] != "pty" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        with open_port(bench.socket_url("profiler")):
+            pass
+
+
 def test_hangup_in_lockstep_counts_per_pty(tmp_path: Path) -> None:
     with fixture_bench(tmp_path, lockstep=True) as bench:
         r = bench.grant(F_CPU // 100, frame=False)
-        assert r["pty_generation"] == {"profiler": 1, "executor": 1}
-        e = open_port(bench.executor_port)
+        assert r["generation"] == {"profiler": 1, "executor": 1}
+        e = open_port(bench.tty("executor"))
         e.write(b"H")
         r = bench.grant(F_CPU // 50, frame=False, written={"profiler": 0, "executor": 1})
         assert r["out"]["executor"] == len(b"BOOT\nFIXTURE\n")
@@ -109,9 +157,9 @@ def test_hangup_in_lockstep_counts_per_pty(tmp_path: Path) -> None:
         r = bench.grant(F_CPU // 50 + F_CPU // 200, frame=False, written={"profiler": 0, "executor": 1})
         assert r["hung_up"]["executor"] is True              # `in` not waited for: no pty
         r = bench.grant(F_CPU // 10, frame=False, written={"profiler": 0, "executor": 1})
-        assert r["pty_generation"]["executor"] == 2 and r["hung_up"]["executor"] is False
+        assert r["generation"]["executor"] == 2 and r["hung_up"]["executor"] is False
         assert r["out"]["executor"] == 0                      # counts restart on the new pty
-        e = open_port(bench.executor_port)
+        e = open_port(bench.tty("executor"))
         with e:
             e.write(b"H")
             r = bench.grant(F_CPU // 5, frame=False, written={"profiler": 0, "executor": 1})
@@ -126,17 +174,17 @@ def test_during_a_hangup_the_port_path_is_gone_not_left_naming_a_pty_number_the_
     re-plug makes it again, for the new pty."""
     with fixture_bench(tmp_path, lockstep=True) as bench:
         bench.grant(F_CPU // 100, frame=False)
-        old = os.readlink(bench.executor_port)
+        old = os.readlink(bench.tty("executor"))
         bench.control("hangup executor 0.05")
         r = bench.grant(F_CPU // 100 + F_CPU // 100, frame=False)
         assert r["hung_up"]["executor"] is True
-        assert not os.path.lexists(bench.executor_port)
+        assert not os.path.lexists(bench.tty("executor"))
         with pytest.raises(serial.SerialException):            # an open finds no such port, as with no adapter
-            open_port(bench.executor_port)
+            open_port(bench.tty("executor"))
         r = bench.grant(F_CPU // 5, frame=False)
-        assert r["hung_up"]["executor"] is False and r["pty_generation"]["executor"] == 2
-        assert os.readlink(bench.executor_port) == bench.status()["nodes"]["executor"]["pts"]
-        assert os.path.lexists(bench.profiler_port) and old.startswith("/dev/pts/")
+        assert r["hung_up"]["executor"] is False and r["generation"]["executor"] == 2
+        assert os.readlink(bench.tty("executor")) == bench.status()["nodes"]["executor"]["pts"]
+        assert os.path.lexists(bench.tty("profiler")) and old.startswith("/dev/pts/")
 
 
 def test_stuck_timecode_bit_masks_changes_then_takes_the_driver_level(tmp_path: Path) -> None:
@@ -162,6 +210,8 @@ class CountingLink:
     """The part of an mmproto Link the lockstep Stepper uses (bytes_out, bytes_in, vanished), over a
     pyserial port; reading bytes_in takes in what the port has. reopen() keeps the counts, as a link
     that reopens its port after a hang-up would."""
+
+    stream_named = False      # a pty: the bench names no stream for it (mmproto.Link.stream_named)
 
     def __init__(self, path: str) -> None:
         self.path, self.bytes_out, self._in, self.vanished, self.data = path, 0, 0, None, b""
@@ -191,7 +241,7 @@ def test_stepper_counts_per_pty_across_a_hangup(tmp_path: Path) -> None:
     from mmhil.lockstep import Stepper
 
     with fixture_bench(tmp_path, lockstep=True) as bench:
-        link = CountingLink(bench.executor_port)
+        link = CountingLink(bench.tty("executor"))
         stepper = Stepper(bench, links={"executor": link})
         stepper.step(0.01, frame=False)
         link.write(b"H")
@@ -202,7 +252,7 @@ def test_stepper_counts_per_pty_across_a_hangup(tmp_path: Path) -> None:
         assert r["hung_up"]["executor"]
         assert link.bytes_in and link.vanished                  # (a Link's reader thread sees it at once)
         r = stepper.step(0.05, frame=False)
-        assert r["pty_generation"]["executor"] == 2
+        assert r["generation"]["executor"] == 2
         bench.control("garbage executor out 5")              # on the new pty before the host opens it:
         r = stepper.step(0.06, frame=False)                   # flushed when it does
         assert r["out"]["executor"] == 5
@@ -210,7 +260,7 @@ def test_stepper_counts_per_pty_across_a_hangup(tmp_path: Path) -> None:
         link.write(b"H")                                        # the link's 2nd byte, the new pty's 1st
         stepper.step(0.07, frame=False)
         assert link.data == b"FIXTURE\n" and link.bytes_out == 2
-        fresh = CountingLink(bench.executor_port)             # or a link object opened anew
+        fresh = CountingLink(bench.tty("executor"))             # or a link object opened anew
         stepper.links["executor"] = fresh
         link.port.close()
         fresh.write(b"H")

@@ -137,8 +137,8 @@ def test_inject_with_the_fixture(tmp_path: Path) -> None:
                     "inject executor 48 -1", "inject executor 48 x", "inject executor " + "00" * 65):
             with pytest.raises(BenchError):
                 bench.control(bad)
-        p = serial.Serial(bench.profiler_port, 9600, timeout=0.05)
-        e = serial.Serial(bench.executor_port, 9600, timeout=0.05)
+        p = serial.Serial(bench.tty("profiler"), 9600, timeout=0.05)
+        e = serial.Serial(bench.tty("executor"), 9600, timeout=0.05)
         with p, e:
             time.sleep(0.1)
             armed = bench.inject("executor", b"H", 100)

@@ -39,8 +39,8 @@ def test_grant_with_frame_stops_at_a_frame_end(tmp_path: Path) -> None:
     trace = tmp_path / "t.trace"
     with Bench(run_dir=tmp_path / "run", lockstep=True, trace=trace) as bench:
         assert bench.status()["cycle"] == 0                       # sits at 0 until the first grant
-        p = serial.Serial(bench.profiler_port, 9600, timeout=0.05)
-        e = serial.Serial(bench.executor_port, 9600, timeout=0.05)
+        p = serial.Serial(bench.tty("profiler"), 9600, timeout=0.05)
+        e = serial.Serial(bench.tty("executor"), 9600, timeout=0.05)
         with p, e:
             got = {"profiler": b"", "executor": b""}
             stops = []
@@ -66,7 +66,7 @@ def test_grant_input_count_handshake(tmp_path: Path) -> None:
     """The host announces the bytes it wrote: the bench takes exactly those in before it advances, or
     says which node is short; a grant at or below the current cycle answers at once."""
     with fixture_bench(tmp_path, lockstep=True) as bench:
-        e = serial.Serial(bench.executor_port, 9600, timeout=0.05)
+        e = serial.Serial(bench.tty("executor"), 9600, timeout=0.05)
         with e:
             r = bench.grant(F_CPU // 100, frame=False)           # boot: the fixture says BOOT
             assert (r["stop"], r["cycle"]) == ("until", F_CPU // 100)
@@ -142,10 +142,13 @@ def test_stalls_since_filters_and_unpaced_has_none(tmp_path: Path) -> None:
 
 def test_a_grant_is_a_whole_number_of_cycles_or_refused(tmp_path: Path) -> None:
     """`grant -1` was taken as cycle 2^64-1 (strtoull), a grant to the end of time: a sign, junk after the digits,
-    a number past 64 bits, or a byte count that is not a whole number are refused, and no time is granted."""
+    a number past 64 bits, or a byte count (or its @generation) that is not a whole number are refused, and no time
+    is granted."""
     with fixture_bench(tmp_path, lockstep=True) as bench:
         for bad in ("grant -1", "grant +5", "grant 5x", "grant 18446744073709551616", "grant 1000 in executor=-1",
-                    "grant 1000 in executor=2b"):
+                    "grant 1000 in executor=2b", "grant 1000 in executor=2@x", "grant 1000 in executor=2@-1",
+                    "grant 1000 in executor=2@", "grant 1000 in executor=@1",
+                    "grant 1000 in executor=2@9223372036854775808"):
             with pytest.raises(BenchError, match="a whole number"):
                 bench.control(bad)
         assert bench.status()["cycle"] == 0

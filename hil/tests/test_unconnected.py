@@ -41,7 +41,7 @@ def run_unconnected(tmp_path: Path, node: str, group: str, elf: Path) -> tuple[l
     images = {"profiler_elf": elf} if node == "profiler" else {"executor_elf": elf}
     msgs: list[mp.Message] = []
     with Bench(run_dir=tmp_path / "b", lockstep=True, unconnected=(group,), seed=7, **images) as bench:
-        port = serial.Serial(bench.port(node), 9600, timeout=0.05)
+        port = serial.Serial(bench.tty(node), 9600, timeout=0.05)
         dec, seen = mp.StreamDecoder(), 0
         try:
             def grant(seconds: float, written: int = 0) -> None:

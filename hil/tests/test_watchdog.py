@@ -47,7 +47,7 @@ def test_one_node_mode_counts_the_watchdog_reset_too(tmp_path: Path) -> None:
 
 def test_a_fed_watchdog_does_not_bite_and_the_reset_command_sets_extrf(tmp_path: Path) -> None:
     with wdt_bench(tmp_path, lockstep=True) as bench:
-        port = serial.Serial(bench.executor_port, 9600, timeout=0.05)
+        port = serial.Serial(bench.tty("executor"), 9600, timeout=0.05)
         with port:
             bench.grant(F_CPU // 100, frame=False)             # 10 ms: the image reported and enabled it
             port.write(b"F")

@@ -1,14 +1,19 @@
 """Normal mode's latency budget (docs/normal-mode.md): why a normal-mode event was as late as it was.
 
-Every measured normal-mode latency is split into four parts that add up to it:
+Every measured normal-mode latency is split into five parts that add up to it:
 
 - est_error_us: the firing target minus the tick's start as the profiler's own FIRE stamps place it on the
   host clock (servo.reference_bases, a window centred on the event). The naive estimate from TIMECODE
   arrivals is late by whatever delayed those frames; a constant write delay also lands here (a host cannot
   tell it from a clock offset: servo.py).
-- wakeup_us: the firing thread's write minus its target (host clock, exact).
-- line_us: write to the profiler's stamp, beyond the fastest FIRE of the window (the OS's tty path, the
-  bench's pick-up or a USB adapter's variation).
+- wakeup_us: the firing thread's write minus its target (host clock, exact: the native thread's stamp after
+  its sleep and spin, or the Python thread's before its write).
+- write_us: the write call itself, from its start to its return (host clock), or to the moment its bytes
+  entered the line where the endpoint recorded it earlier (the bench's reader, at real-time priority, stamps
+  them inside the call of a writer it preempts: what the call takes after that moves nothing): the PC's own,
+  a slow write is its result.
+- line_us: the write's return to the profiler's stamp, beyond the fastest FIRE of the window (the bench's
+  pick-up of the bytes, or a USB adapter's variation).
 - floor_us: the profiler's own part, measured by the floor calibration (a FIRE injected on the tick's edge,
   no PC timing in it); 0 where the endpoint cannot inject (boards), and then inside est_error_us.
 """
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -47,9 +52,11 @@ class Floor:
                 "why": self.why}
 
 
-def apply_budget(events: list[Event], tick_s: float, floor_us: float | None, tick_counts: int = 1) -> int:
+def apply_budget(events: list[Event], tick_s: float, floor_us: float | None, tick_counts: int = 1,
+                 entered: Callable[[Event], float | None] | None = None) -> int:
     """Fills the budget columns of the normal-mode events that have a FIRE, its stamp and a latency (an event
-    due inside its tick, `due_counts` of `tick_counts`, is aimed at that moment). Returns how many got one."""
+    due inside its tick, `due_counts` of `tick_counts`, is aimed at that moment). `entered(ev)`: when the
+    endpoint recorded its FIRE's bytes entering the line (host clock), or None. Returns how many got one."""
     floor = floor_us or 0.0
     points = [(e.written_at, e.stamp_s) if e.written_at is not None and e.stamp_s is not None else None
               for e in events]
@@ -62,8 +69,12 @@ def apply_budget(events: list[Event], tick_s: float, floor_us: float | None, tic
         due = base + (e.scheduled_tc + e.due_counts / tick_counts) * tick_s
         e.est_error_us = round((e.fire_at - due) * 1e6, 3)
         e.wakeup_us = round((e.written_at - e.fire_at) * 1e6, 3)
+        end = e.write_ended_at if e.write_ended_at is not None else e.written_at
+        if entered is not None and (on_line := entered(e)) is not None:
+            end = max(e.written_at, min(end, on_line))
+        e.write_us = round((end - e.written_at) * 1e6, 3)
         e.floor_us = round(floor, 3)
-        e.line_us = round(e.latency_us - e.est_error_us - e.wakeup_us - e.floor_us, 3)
+        e.line_us = round(e.latency_us - e.est_error_us - e.wakeup_us - e.write_us - e.floor_us, 3)
         n += 1
     return n
 
@@ -84,7 +95,8 @@ def budget_summary(events: Iterable[Event], floor: Floor, disciplined: bool) -> 
                          "centred on each event; a constant write delay is inside est_error_us"}
 
 
-PART_WORDS = {"est_error_us": "tick estimate", "wakeup_us": "wake-up", "line_us": "line", "floor_us": "floor"}
+PART_WORDS = {"est_error_us": "tick estimate", "wakeup_us": "wake-up", "write_us": "write", "line_us": "line",
+              "floor_us": "floor"}
 
 
 def format_budget(budget: dict[str, Any]) -> str:
@@ -94,8 +106,8 @@ def format_budget(budget: dict[str, Any]) -> str:
              if fl["us"] is not None else f"floor unknown ({fl['why']}): inside the tick estimate")
     parts = []
     for col, words in PART_WORDS.items():
-        p = budget["parts"][col]
-        if p["p50"] is not None:
+        p = budget["parts"].get(col)        # (a run before format 5 has no write part)
+        if p is not None and p["p50"] is not None:
             parts.append(f"{words} {p['p50']:.1f} / {p['p99']:.1f}")
     largest = PART_WORDS.get(budget.get("largest_p50") or "", "-")
     return (f"{floor}\nbudget ({budget['target']} target, p50 / p99 us): {', '.join(parts) or '-'}; "

@@ -75,7 +75,7 @@ def calibrate_clock(r: RunFace) -> None:
     for _ in range(CLOCK_PROBES):
         tag = probe_tag(r)
         w = link.write_frame(link.prepare(mp.Fire(event_id=0, tag=tag)))
-        r.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens, w.size)
+        r.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.gen, w.size, w.ended)
         got = wait_probe(r, tag)
         if got is not None:
             st.servo.add(w.began, st.timebase.seconds(got.timecode, got.counts))

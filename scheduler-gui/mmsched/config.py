@@ -13,6 +13,7 @@ from .exload import ExecutorLoad
 from .grid import line_problem, wants_grid
 from .load import condition as load_condition
 
+FIRINGS = ("native", "python")   # normal mode: what writes each FIRE at its moment
 MODES = ("mixed", "normal", "verification")
 DEFAULT_TIMEOUT_TICKS = 6     # an event with no RESULT this many ticks after its tick is missed
 
@@ -109,6 +110,10 @@ class RunConfig:
     # normal mode: where the firing thread runs. "own": a process with no GUI in it (the command line, or
     # the GUI's run process); "gui": inside the GUI's process, sharing its interpreter lock on purpose
     firing_process: str = "own"
+    # normal mode: what writes each FIRE at its moment. "native": a C thread (nativefirer.py: clock_nanosleep, no
+    # interpreter lock on its path, as cyclictest's thread); "python": a Python thread (firing.py), what a Python
+    # application of the user's own would get. The sidecar's `cpu.firing` says which ran (and why, if not this)
+    firing: str = "native"
     # normal mode, as cyclictest's -p and -m: the firing thread at SCHED_FIFO `priority` (1..99; None: as the process
     # is, SCHED_OTHER), the process's memory locked (mlockall). The sidecar's `cpu` says what was in effect
     priority: int | None = None
@@ -143,6 +148,8 @@ class RunConfig:
             raise ValueError("dispatch must be isr or task")
         if self.firing_process not in ("own", "gui"):
             raise ValueError("firing_process must be own or gui")
+        if self.firing not in FIRINGS:
+            raise ValueError(f"--firing must be one of {', '.join(FIRINGS)}, not {self.firing}")
         # Each message names the command line's option (the GUI's field of the same name).
         if not _whole(self.accuracy) or not 0 <= self.accuracy <= 100:
             raise ValueError(f"--accuracy must be 0..100, not {self.accuracy}")

@@ -35,14 +35,16 @@ class Event:
     reason: str | None = None
     measurable: bool = True               # False: a byte its figure depends on was displaced past the bound
     stall_us: float | None = None         # ... by this much (validity.py); set on a measurable one that met it too
-    # normal mode's latency budget (budget.py): the four add up to latency_us
+    # normal mode's latency budget (budget.py): the five add up to latency_us
     est_error_us: float | None = None
     wakeup_us: float | None = None
     line_us: float | None = None
     floor_us: float | None = None
+    write_us: float | None = None
     # bookkeeping, not exported
     fire_at: float | None = field(default=None, repr=False)        # normal mode: host time the FIRE was aimed at
     written_at: float | None = field(default=None, repr=False)     # normal mode: host time right before its write
+    write_ended_at: float | None = field(default=None, repr=False)  # ... and right after the write returned
     stamp_s: float | None = field(default=None, repr=False)        # normal mode: the profiler's stamp, its timer
     created_at: float | None = field(default=None, repr=False)     # run clock at creation
     edge_tag: int | None = field(default=None, repr=False)

@@ -56,18 +56,29 @@ def set_thread_timer_slack_ns(ns: int) -> bool:
         return False
 
 
-def thread_sched() -> str:
-    """The calling thread's scheduling as Linux says it: 'fifo N', 'rr N', or the policy's name ('other')."""
-    policy = os.sched_getscheduler(0)
+def sched_text(policy: int, priority: int) -> str:
+    """A scheduling as Linux says it: 'fifo N', 'rr N', or the policy's name ('other')."""
     names = {os.SCHED_FIFO: "fifo", os.SCHED_RR: "rr", os.SCHED_OTHER: "other",
              getattr(os, "SCHED_BATCH", -2): "batch", getattr(os, "SCHED_IDLE", -3): "idle"}
     name = names.get(policy, f"policy {policy}")
-    return f"{name} {os.sched_getparam(0).sched_priority}" if policy in (os.SCHED_FIFO, os.SCHED_RR) else name
+    return f"{name} {priority}" if policy in (os.SCHED_FIFO, os.SCHED_RR) else name
+
+
+def thread_sched() -> str:
+    """The calling thread's scheduling as Linux says it: 'fifo N', 'rr N', or the policy's name ('other')."""
+    return sched_text(os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
 
 
 def _rlimit_text(which: int, scale: int = 1, unit: str = "") -> str:
     soft = resource.getrlimit(which)[0]
     return "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // scale}{unit}"
+
+
+def fifo_refused(priority: int, strerror: str) -> str:
+    """Why a thread did not get SCHED_FIFO `priority`: the kernel's word and how to allow it."""
+    return (f"SCHED_FIFO {priority} refused ({strerror}): run as root, or allow this user real-time priority "
+            f"(RLIMIT_RTPRIO is {_rlimit_text(resource.RLIMIT_RTPRIO)}, `ulimit -r`; 'rtprio {priority}' "
+            f"in {LIMITS_CONF})")
 
 
 def set_thread_fifo(priority: int) -> str | None:
@@ -76,9 +87,7 @@ def set_thread_fifo(priority: int) -> str | None:
         os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
         return None
     except OSError as exc:
-        return (f"SCHED_FIFO {priority} refused ({exc.strerror}): run as root, or allow this user real-time priority "
-                f"(RLIMIT_RTPRIO is {_rlimit_text(resource.RLIMIT_RTPRIO)}, `ulimit -r`; 'rtprio {priority}' "
-                f"in {LIMITS_CONF})")
+        return fifo_refused(priority, exc.strerror or str(exc))
 
 
 def fifo_refusal(priority: int) -> str | None:
@@ -113,6 +122,9 @@ def lock_memory() -> str | None:
 
 @dataclass
 class Firer:
+    """The Python firing thread (`--firing python`): what a Python application of the user's own gets. The default
+    is the native thread (nativefirer.py), which has the same interface."""
+
     send: Callable[[Event, bytes], None]   # writes this event's prepared FIRE frame
     accuracy: int = 0
     on_error: Callable[[Event, BaseException], None] | None = None
@@ -124,6 +136,12 @@ class Firer:
     min_gap_s: float = 0.0
     priority: int | None = None            # SCHED_FIFO priority for this thread (cyclictest's -p); None: as it is
     mlockall: bool = False                 # lock the process's memory before the thread starts (cyclictest's -m)
+    kind: str = field(default="python", init=False)
+    # A grid's event is made this long before its moment (runner.generate_on_grid): the thread needs it in its
+    # queue by then. 3 ms: its futex wait needs the interpreter lock to take a moment, and a longer queue only
+    # holds more moments under that lock.
+    lead_s: float = field(default=0.003, init=False)
+    tid: int | None = field(default=None, init=False)
     held: int = field(default=0, init=False)          # writes the gap held back
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
@@ -165,6 +183,9 @@ class Firer:
         with self._cv:
             return len(self._heap)
 
+    def collect(self) -> None:
+        """(The Python thread books each write itself, through `send`: nothing waits here.)"""
+
     def stop(self) -> None:
         with self._cv:
             self._stop = True
@@ -176,6 +197,7 @@ class Firer:
         cpu0 = time.thread_time()
         last = -1e9                           # the last write (the line's gap is kept from it)
         self.timer_slack_ns = 1 if set_thread_timer_slack_ns(1) else None
+        self.tid = threading.get_native_id()
         if self.priority is not None:
             self.sched_why = set_thread_fifo(self.priority)
         self.sched = thread_sched()

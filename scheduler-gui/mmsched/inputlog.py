@@ -79,8 +79,8 @@ def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[st
     for node, link in r.session.links.items():
         log, began = link.write_log, link.write_began
         for i in range(len(began)):
-            opens, offset, size, baud = log[4 * i:4 * i + 4]
-            data = bytes(link.written.get(opens, b"")[offset:offset + size])
+            gen, offset, size, baud = log[4 * i:4 * i + 4]
+            data = bytes(link.written.get(gen, b"")[offset:offset + size])
             counts = round((began[i] - start0) / tick_s * tick_counts)
             if len(data) == size and counts >= 0:
                 reads.append(InputRead(counts, node, int(baud), data))

@@ -4,8 +4,8 @@ never knows which), from the HELLO handshake to the CSV + JSON on disk.
 One thread (the caller's) owns every event: it takes frames and link faults from the session's inbox in
 arrival order (through the endpoint, which owns the run's clock), creates events (tick-aligned right after
 a new TIMECODE, or free-running on a timer), joins ACK / ERROR / FIRED / RESULT to them, ends them at their
-deadline, and writes the run. Normal mode adds the Firer thread, which only writes FIRE frames at their
-moment.
+deadline, and writes the run. Normal mode adds a firing thread, which only writes FIRE frames at their
+moment: a C thread by default (nativefirer.py), or a Python one (firing.py, `--firing python`).
 
 The rest of a run has rooms of its own: the nodes' set-up and wind-down (nodesetup.py: MODE, the executor's
 timecode offset, the counters before and after), normal mode's calibrations (calibration.py), faults of the rig
@@ -29,6 +29,7 @@ from .event import Event
 from .export import write_run
 from .faults import FaultLedger
 from .firing import Firer, aim
+from .nativefirer import NativeFirer
 from .invariant import InvariantViolation, check_invariant
 from .journal import Journal
 from .load import Load
@@ -46,12 +47,9 @@ from .session import Session
 from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
 from .crowding import counters_explained, judge_crowding
-from .validity import Basis, Cause, Sent, judge_run
+from .validity import Basis, Cause, Sent, entered_at, judge_run
 
 SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
-# A grid's event is made this long before its firing time: the firing thread needs it in its queue by then,
-# and the fewer are made ahead the fewer ids are in flight (8 at most): at 1 kHz about 3 wait to be fired.
-GRID_LEAD_S = 0.003
 
 
 @dataclass
@@ -66,7 +64,8 @@ class Runner:
     link_faults: list[dict[str, Any]] = field(default_factory=list, init=False)
     node_counters: dict[str, Any] = field(default_factory=dict, init=False)
     invalid: list[Reason] = field(default_factory=list, init=False)
-    firer: Firer | None = field(default=None, init=False)
+    firer: Firer | NativeFirer | None = field(default=None, init=False)
+    firing_why: str | None = field(default=None, init=False)   # why the firing thread is not the one asked for
     faults: FaultLedger = field(default_factory=FaultLedger, init=False)
     counters_before: dict[str, Any] = field(default_factory=dict, init=False)   # COUNTERS at set-up, by node
     reset_nodes: set[str] = field(default_factory=set, init=False)              # nodes that reset mid-run
@@ -182,11 +181,7 @@ class Runner:
             self.state.start_generating(self.now())
             self.endpoint.begin()
             if cfg.mode == "normal":
-                # a write no sooner than the RESULT of the one before takes on the profiler's line (firing.py),
-                # or than the profiler frees its one FIRE (the 8051: grid.holds_one_fire)
-                self.firer = Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed,
-                                   min_gap_s=line_gap_s(self.state.baud, self.state.one_fire), priority=cfg.priority,
-                                   mlockall=cfg.mlockall).start()
+                self.firer = self.start_firer()
                 for why in (self.firer.sched_why, self.firer.memory_locked_why):   # (entry points refuse first)
                     if why:
                         self.say(f"WARNING: {why}; the run goes on without it (the sidecar's cpu says so)")
@@ -216,10 +211,29 @@ class Runner:
             finally:
                 self.endpoint.close()
                 self.session.close()
-        cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None)
+        cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None, self.firing_why)
         result = self.export(verdict, cpu, load)
         self.notify("phase", "done")
         return result
+
+    def start_firer(self) -> Firer | NativeFirer:
+        """Normal mode's firing thread, the one the run asks for (cfg.firing); the Python one, said and kept in
+        `firing_why`, where the native one cannot be had. Its writes come no sooner than the RESULT of the one
+        before takes on the profiler's line (firing.py), or than the profiler frees its one FIRE (the 8051:
+        grid.holds_one_fire)."""
+        cfg, st = self.cfg, self.state
+        assert st is not None
+        gap = line_gap_s(st.baud, st.one_fire)
+        if cfg.firing == "native":
+            firer = NativeFirer(self.session.links["profiler"], self.fire_written, cfg.accuracy,
+                                on_error=self.fire_failed, min_gap_s=gap, priority=cfg.priority, mlockall=cfg.mlockall)
+            try:
+                return firer.start()
+            except (OSError, LinkError) as exc:
+                self.firing_why = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
+                self.say(f"WARNING: {self.firing_why}; the FIREs go out from a Python thread (--firing python)")
+        return Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed, min_gap_s=gap, priority=cfg.priority,
+                     mlockall=cfg.mlockall).start()
 
     def open_journal(self) -> None:
         """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.
@@ -278,6 +292,8 @@ class Runner:
             if st.generating and cfg.executor_load.rx_per_s:
                 wake = max(0.0, min(wake, st.next_nop_at - self.now()))
             item = self.endpoint.next_item(self.inbox, wake)
+            if self.firer is not None:
+                self.firer.collect()            # the FIREs written so far, before a RESULT of theirs is joined
             new_tc = self.handle(item) if item is not None else None
             now = self.now()
             if st.generating:
@@ -346,8 +362,8 @@ class Runner:
             self.create(now)
 
     def generate_on_grid(self, now: float) -> None:
-        """A schedule grid (grid.py): makes the event of every moment whose firing time is less than GRID_LEAD_S
-        away, so that the firing thread has it before its moment; the loop wakes for the next one. A moment
+        """A schedule grid (grid.py): makes the event of every moment whose firing time is less than the firing
+        thread's lead away, so that it has it before its moment; the loop wakes for the next one. A moment
         whose firing time has passed (the scheduler was held up) still gets its event, fired at once and late:
         in normal mode the PC is what is measured (cyclictest does the same after a late wake-up). A moment the
         generator refuses (its in-flight bound) gets none, counted in the grid's `skipped`."""
@@ -364,8 +380,9 @@ class Runner:
                                                                       or grid.next_k < st.series.total):
             tc, due = grid.moment(grid.next_k)
             at = st.tracker.moment_start(tc, due / grid.tick_counts)
-            if at - GRID_LEAD_S > now:
-                st.next_free_at = at - GRID_LEAD_S
+            lead = self.firer.lead_s if self.firer is not None else 0.0
+            if at - lead > now:
+                st.next_free_at = at - lead
                 return
             grid.take()
             if not self.create(now, (tc, due)):
@@ -422,7 +439,7 @@ class Runner:
                 w = self.session.send_frame("executor", mp.Schedule(
                     tag=tag, event_id=eid, timecode=(ev.scheduled_tc - st.tc_offset) & 0xFFFFFFFF))
                 ev.sent_s = round(t - st.t0, 6)
-                ev.bytes.sent = Sent("executor", w.offset, t, w.opens, w.size)
+                ev.bytes.sent = Sent("executor", w.offset, t, w.gen, w.size, w.ended)
             except LinkError:
                 self.end(ev, "lost", "link_fault")
         elif cfg.mode == "normal":
@@ -453,12 +470,18 @@ class Runner:
         self.notify("event", ev)
 
     def send_fire(self, ev: Event, wire: bytes) -> None:
+        """(the Python firing thread) Writes the event's FIRE now."""
+        self.fire_written(ev, self.session.links["profiler"].write_frame(wire))
+
+    def fire_written(self, ev: Event, w: mp.Written) -> None:
+        """The event's FIRE is on the line: its write moment (the budget's wake-up and write parts, the servo's
+        anchor) and where the bench finds its bytes."""
         st = self.state
         assert st is not None
-        w = self.session.links["profiler"].write_frame(wire)
         ev.written_at = w.began
+        ev.write_ended_at = w.ended
         ev.sent_s = round(w.began - st.t0, 6)
-        ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.opens, w.size)
+        ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.gen, w.size, w.ended)
         self.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:
@@ -655,7 +678,9 @@ class Runner:
         self.invalid += self.faults.reasons()
         validity = self.mark_unmeasurable(verdict, crowded)
         if cfg.mode == "normal" and st is not None:
-            apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts)
+            record = verdict.record
+            apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts,
+                         None if record is None else (lambda ev: entered_at(record, ev.bytes.sent)))
         summary = summarize(self.events)
         created = st.generator.created if st is not None else 0
         if st is not None and st.histogram_only and st.series is not None:

@@ -76,7 +76,7 @@ def send_chunk(r: RunFace, chunk: Chunk) -> None:
     try:
         t = r.now()
         w = r.session.send_frame("executor", st.series.frame(chunk, st.tc_offset, quiet=st.histogram_only))
-        chunk.sent = Sent("executor", w.offset, t, w.opens, w.size)
+        chunk.sent = Sent("executor", w.offset, t, w.gen, w.size, w.ended)
     except LinkError:
         chunk.refused = "link_fault"
     r.count("series_sent")

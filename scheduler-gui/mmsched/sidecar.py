@@ -18,6 +18,7 @@ from .budget import budget_summary
 from .endpoint import Verdict
 from .environment import collect as collect_environment
 from .firing import Firer
+from .nativefirer import NativeFirer
 from .load import Load
 from .runface import RunFace
 from .stats import slack_distribution
@@ -33,7 +34,8 @@ class Usage:
     cpu0: float = field(default_factory=time.process_time)
     ru0: Any = field(default_factory=lambda: resource.getrusage(resource.RUSAGE_SELF))
 
-    def section(self, firer: Firer | None, accuracy: int | None) -> dict[str, Any]:
+    def section(self, firer: Firer | NativeFirer | None, accuracy: int | None,
+                firing_why: str | None = None) -> dict[str, Any]:
         """The sidecar's `cpu`, now (normal mode's firing thread's CPU and wake-ups with it)."""
         wall = time.monotonic() - self.wall0
         cpu = time.process_time() - self.cpu0
@@ -49,7 +51,10 @@ class Usage:
                 "firer_sched_why": firer.sched_why if firer else None,
                 "memory_locked": firer.memory_locked if firer else None,
                 "memory_locked_why": firer.memory_locked_why if firer else None,
-                "fires_held_for_line": firer.held if firer else None}
+                "fires_held_for_line": firer.held if firer else None,
+                # which thread fired (native: C, nativefirer.py; python: firing.py) and why not the one asked for
+                "firing": firer.kind if firer else None, "firing_why": firing_why,
+                "firer_tid": firer.tid if firer else None}
 
 
 INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "

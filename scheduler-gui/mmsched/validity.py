@@ -143,14 +143,20 @@ class ByteRecord:
 
 @dataclass(frozen=True)
 class Sent:
-    """A frame the PC wrote: to `node`, its first byte at `offset` of the port's `gen`-th opening, at `at`
-    (the run's clock; the host clock on a paced bench)."""
+    """A frame the PC wrote: to `node`, its first byte at `offset` of the port's stream `gen`, the write begun at
+    `at` and returned at `ended` (the run's clock; the host clock on a paced bench; None: not known)."""
 
     node: str
     offset: int
     at: float
     gen: int = 1
     size: int = 1          # its bytes on the wire (offset .. offset + size - 1)
+    ended: float | None = None
+
+    @property
+    def returned(self) -> float:
+        """When the PC's write call returned (where not known, when it began)."""
+        return self.at if self.ended is None else self.ended
 
 
 @dataclass(frozen=True)
@@ -182,14 +188,23 @@ class Cause:
     detail: str
 
 
+def entered_at(record: ByteRecord, sent: Sent | None) -> float | None:
+    """When the first byte of `sent` went onto its node's line, on the host clock (None: not in the record)."""
+    e = record.entry(sent.node, sent.gen, sent.offset) if sent is not None else None
+    return e.entered if e is not None else None
+
+
 def entry_delay(record: ByteRecord, sent: Sent, what: str) -> Cause | None:
-    """How long after the PC wrote `sent` its first byte went onto the node's line (the pty's hop, the
-    stamping thread's wake-up, the simulation's lead), or None if the record does not hold it."""
+    """How long after the PC's write of `sent` returned its first byte went onto the node's line: the rig's part
+    (the host side's hop, the bench's reader waking, the simulation's lead), or None if the record does not hold
+    it. Counted from the write's return, not its start: a slow write call is the PC's own (the budget's
+    write_us), never a fault of the rig, as a late wake-up of the firing thread is the PC's (wakeup_us)."""
     e = record.entry(sent.node, sent.gen, sent.offset)
     if e is None:
         return None
-    us = max(0.0, e.entered - sent.at) * 1e6
-    return Cause(what, round(us, 1), f"{what} entered the {sent.node}'s line {us:.0f} us after the PC wrote it")
+    us = max(0.0, e.entered - sent.returned) * 1e6
+    return Cause(what, round(us, 1), f"{what} entered the {sent.node}'s line {us:.0f} us after the PC's write "
+                                     f"returned (the bench's reader late: the rig's)")
 
 
 def timecode_held(record: ByteRecord, basis: Basis, what: str) -> Cause:
@@ -350,4 +365,4 @@ def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
 
 
 __all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Held", "Judgement", "Sent", "Stall",
-           "causes", "deciding", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]
+           "causes", "deciding", "entered_at", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]

@@ -142,7 +142,7 @@ def test_normal_mode_with_the_profiler_crystal_half_a_percent_off_fires_nothing_
 
 def test_disciplined_normal_run_splits_each_latency_into_its_budget(tmp_path: Path) -> None:
     """The floor comes from FIREs the bench injected on the tick's edge; the servo locks on the start probes;
-    every measured row's four parts add up to its latency; the report shows the budget."""
+    every measured row's five parts add up to its latency; the report shows the budget."""
     out = tmp_path / "disc"
     done = mmrig("run", "--mode", "normal", "--distance", "1", "--count", "20", "--accuracy", "100", "--discipline",
                  "--out", str(out))
@@ -157,7 +157,7 @@ def test_disciplined_normal_run_splits_each_latency_into_its_budget(tmp_path: Pa
     df = pd.read_csv(tmp_path / "disc.csv")
     rows = df[df["outcome"].isin(["ok", "late", "early"])]
     assert len(rows) >= 15
-    parts = rows[["est_error_us", "wakeup_us", "line_us", "floor_us"]]
+    parts = rows[["est_error_us", "wakeup_us", "write_us", "line_us", "floor_us"]]
     assert parts.notna().all().all()
     assert (parts.sum(axis=1) - rows["latency_us"]).abs().max() < 0.01
     assert rows["wakeup_us"].ge(-1.0).all()                # the thread never writes before its target

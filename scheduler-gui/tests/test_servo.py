@@ -92,7 +92,8 @@ def test_reference_and_budget_add_up_to_each_latency() -> None:
         events.append(e)
     assert apply_budget(events, TICK, 7.0) == 120
     for e in events:
-        assert e.est_error_us + e.wakeup_us + e.line_us + e.floor_us == pytest.approx(e.latency_us, abs=0.01)
+        assert e.est_error_us + e.wakeup_us + e.write_us + e.line_us + e.floor_us == pytest.approx(e.latency_us, abs=0.01)
+        assert e.write_us == 0.0                  # (no write's return known: all of the path is the line's)
         assert e.wakeup_us == pytest.approx(3.0, abs=0.01)
     lines = [e.line_us for e in events if e.measurable]
     assert min(lines) == pytest.approx(0.0, abs=0.01) and min(lines) >= -0.01   # the fastest path is the zero

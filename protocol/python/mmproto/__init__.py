@@ -1,5 +1,11 @@
 """mmproto: the mmrig wire protocol (protocol/SPEC.md) in Python."""
 
+import serial as _serial
+
+# unix://PATH, a virtual bench's line socket, for every pyserial opener in this process (urlhandler/)
+if "mmproto.urlhandler" not in _serial.protocol_handler_packages:
+    _serial.protocol_handler_packages.append("mmproto.urlhandler")
+
 from .decoder import Received, StreamDecoder
 from .framing import (CRC_CHECK, CRC_NAME, MAX_BODY, MAX_ENCODED, MAX_FRAME, MAX_PAYLOAD, DecoderCounters,
                       Outcome, crc16, encode_frame)

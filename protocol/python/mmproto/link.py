@@ -88,12 +88,13 @@ class Arrival:
 
 @dataclass(frozen=True)
 class Written:
-    """A frame the link wrote: its first byte's offset in the bytes written since the port was opened (the
-    `opens`-th time), the link clock just before the write began and after it returned. A pty loses nothing
-    from the PC to the bench, so the offset finds the frame in what the bench recorded of its input."""
+    """A frame the link wrote: its first byte's offset in the bytes written to the port's stream `gen` (the
+    link's `generation` then), the link clock just before the write began and after it returned. Neither a
+    bench's pty nor its line socket loses anything from the PC to the bench, so (gen, offset) finds the frame
+    in what the bench recorded of its input."""
 
     offset: int
-    opens: int
+    gen: int
     began: float
     ended: float
     size: int = 0          # the frame's bytes on the wire
@@ -183,15 +184,21 @@ class Link:
     vanished: LinkDown | None = field(default=None, init=False)
     reconnects: int = field(default=0, init=False)
     bytes_in: int = field(default=0, init=False)
+    bytes_in_open: int = field(default=0, init=False)  # bytes read since the last open
     hellos_in: int = field(default=0, init=False)     # HELLO frames received, ever (a reopen's count them)
     bytes_out: int = field(default=0, init=False)
     frames_out: int = field(default=0, init=False)
     opens: int = field(default=0, init=False)          # times the port was opened (a reopen counts)
+    # The byte stream the port's writes go to since the last open, as the far end names it: a bench's line
+    # socket says its generation when it takes the connection (mmproto.urlhandler.protocol_unix); any other
+    # port's is the count of opens (a bench's pty: its generation, while the link is its only opener).
+    generation: int = field(default=0, init=False)
     bytes_out_open: int = field(default=0, init=False)  # bytes written since the last open
-    # every byte written, by open (`opens`): the bench's input record names its reads by (open, offset), and a
-    # run's record of its inputs (mmanalysis.inputrecord) takes their bytes from here. A few bytes a frame.
+    # every byte written, by stream (`generation`): the bench's input record names its reads by (generation,
+    # offset), and a run's record of its inputs (mmanalysis.inputrecord) takes their bytes from here. A few bytes
+    # a frame.
     written: dict[int, bytearray] = field(default_factory=dict, init=False, repr=False)
-    # each write's (open, offset, size, rate) and the link clock when it began: a board run's record of its inputs
+    # each write's (generation, offset, size, rate) and the link clock when it began: a board run's record of its inputs
     # places them on the profiler's time base by the run's tick fit (mmsched.inputlog). 24 bytes a write.
     write_log: array.array = field(default_factory=lambda: array.array("q"), init=False, repr=False)
     write_began: array.array = field(default_factory=lambda: array.array("d"), init=False, repr=False)
@@ -203,6 +210,7 @@ class Link:
     _reader: _Reader | None = field(default=None, init=False)
     _closing: bool = field(default=False, init=False)
     _tx_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
+    _writer: Callable[[bytes], Written] | None = field(default=None, init=False)
     _seq: int = field(default=0, init=False)
     _hello_seen: threading.Event = field(default_factory=threading.Event, init=False)
     _heard: threading.Event = field(default_factory=threading.Event, init=False)   # any valid frame
@@ -237,7 +245,9 @@ class Link:
             raise LinkError("port_error", f"{self.node}: cannot open {self.url}: {exc}") from exc
         self.vanished = None
         self.opens += 1
+        self.generation = int(getattr(self._port, "generation", None) or self.opens)
         self.bytes_out_open = 0
+        self.bytes_in_open = 0
         self._hello_seen.clear()          # (a HELLO seen from here on is this open's: handshake keeps it)
         self._heard.clear()
         self._reader = _Reader(self._port, lambda: _FrameProtocol(self))
@@ -249,6 +259,12 @@ class Link:
     @property
     def is_open(self) -> bool:
         return self._port is not None
+
+    @property
+    def stream_named(self) -> bool:
+        """Whether the far end named this open's byte stream (`generation`): a bench's line socket does, so its
+        byte counts since the open (bytes_in_open, bytes_out_open) are exactly the bench's for that stream."""
+        return self._port is not None and getattr(self._port, "generation", None) is not None
 
     def close(self) -> None:
         self._closing = True
@@ -332,6 +348,7 @@ class Link:
             self.sink(Arrival(self.node, now, r))
         # counted once its frames are in the sink: whoever waits for a byte count (lockstep) then finds them
         self.bytes_in += len(data)
+        self.bytes_in_open += len(data)
 
     def _settle_baud_change(self, mark: dict[str, int]) -> None:
         """(reader thread) The errors since BAUD went out belong to the change, not to the link."""
@@ -372,23 +389,59 @@ class Link:
         return self.write_frame(wire).ended
 
     def write_frame(self, wire: bytes) -> Written:
-        """Writes a prepared frame; says where and when (Written). Raises as `send`."""
+        """Writes a prepared frame; says where and when (Written). Raises as `send`. While a writer of its own
+        holds the port (`hand_writes_to`), the frame goes through it."""
         port = self._port
         if port is None or self.vanished is not None:
             raise LinkError("port_error", f"{self.node}: port {self.url} is gone")
+        writer = self._writer
+        if writer is not None:
+            return writer(wire)
         with self._tx_lock:
-            offset, began = self.bytes_out_open, self.clock()
+            began = self.clock()
             try:
                 write_all(port, wire, self.write_timeout_s)
             except (serial.SerialException, OSError) as exc:
                 raise LinkError("port_error", f"{self.node}: write failed: {exc}") from exc
-            self.bytes_out += len(wire)
-            self.bytes_out_open += len(wire)
-            self.written.setdefault(self.opens, bytearray()).extend(wire)
-            self.write_log.extend((self.opens, offset, len(wire), self.baud))
-            self.write_began.append(began)
-            self.frames_out += 1
-            return Written(offset, self.opens, began, self.clock(), len(wire))
+            return self._book(wire, began, self.clock())
+
+    def _book(self, wire: bytes, began: float, ended: float) -> Written:
+        """(tx lock held) A frame on the port, in write order: counted, kept, placed in its stream."""
+        offset = self.bytes_out_open
+        self.bytes_out += len(wire)
+        self.bytes_out_open += len(wire)
+        self.written.setdefault(self.generation, bytearray()).extend(wire)
+        self.write_log.extend((self.generation, offset, len(wire), self.baud))
+        self.write_began.append(began)
+        self.frames_out += 1
+        return Written(offset, self.generation, began, ended, len(wire))
+
+    # ---- a writer of its own (normal mode's native firing thread) ------------------------------
+    def hand_writes_to(self, writer: Callable[[bytes], Written] | None) -> None:
+        """While `writer` is set, every frame the link writes goes through it: a thread of its own that must be the
+        port's only writer (it writes on `port_fd()` the bytes `port_bytes` gives, at moments of its choosing)
+        and books each write it made, in the order it made them, with `book`. None: the link writes again."""
+        with self._tx_lock:
+            self._writer = writer
+
+    def port_fd(self) -> int:
+        """The port's descriptor, for a writer of its own. Raises LinkError(port_error) if the port is gone."""
+        port = self._port
+        if port is None or self.vanished is not None:
+            raise LinkError("port_error", f"{self.node}: port {self.url} is gone")
+        return port.fileno()
+
+    def port_bytes(self, wire: bytes) -> bytes:
+        """What goes on the port's descriptor for a frame: the frame itself, or on a bench's line socket the
+        packet that carries it (mmproto.urlhandler.protocol_unix)."""
+        pack = getattr(self._port, "packet", None)
+        return pack(wire) if pack is not None else wire
+
+    def book(self, wire: bytes, began: float, ended: float) -> Written:
+        """A frame a writer of its own put on the port (began, ended: the link's clock), booked as `write_frame`
+        books its own; call in the order the writes were made."""
+        with self._tx_lock:
+            return self._book(wire, began, ended)
 
     # ---- HELLO -----------------------------------------------------------------------------
     def handshake(self, timeout_s: float = 5.0, wait: Waiter | None = None,

@@ -294,13 +294,13 @@ def test_a_written_frame_says_where_it_is_in_the_ports_byte_stream(inbox) -> Non
     try:
         first = link.send_frame(mp.Nop(fill=0))
         second = link.write_frame(link.prepare(mp.Query(what=mp.Counters.TYPE)))
-        assert (first.offset, first.opens) == (0, 1)
-        assert second.offset == len(mp.Nop(fill=0).wire(0)) and second.opens == 1
+        assert (first.offset, first.gen) == (0, 1)
+        assert second.offset == len(mp.Nop(fill=0).wire(0)) and second.gen == 1
         assert first.began <= first.ended <= second.began <= second.ended
         link.close()
         link.open()                              # a new opening counts its own bytes
         again = link.send_frame(mp.Nop(fill=0))
-        assert (again.offset, again.opens) == (0, 2)
+        assert (again.offset, again.gen) == (0, 2)
         assert link.bytes_out == 2 * len(mp.Nop(fill=0).wire(0)) + len(mp.Query(what=mp.Counters.TYPE).wire(0))
     finally:
         link.close()

@@ -20,7 +20,7 @@ from mmproto import LinkError
 from mmsched.budget import format_budget
 from mmsched.grid import format_grid
 from mmsched.profhist import format_profiler_histogram
-from mmsched.config import RunConfig, aligned_rate_problem
+from mmsched.config import FIRINGS, RunConfig, aligned_rate_problem
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
 from mmsched.firing import fifo_refusal, lock_memory
@@ -170,8 +170,8 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
                         late_bound_us=args.late_bound_us, break_us=args.break_us, max_in_flight=args.max_in_flight,
-                        baud=args.baud, priority=args.priority, mlockall=args.mlockall, seed=args.seed, name=name,
-                        out=args.out)
+                        baud=args.baud, priority=args.priority, mlockall=args.mlockall, firing=args.firing,
+                        seed=args.seed, name=name, out=args.out)
     except ValueError as exc:
         text = str(exc)
         if args.name is None and args.out is not None and text.startswith("--name "):
@@ -483,6 +483,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--mlockall", "-m", action="store_true",
                      help="normal mode: lock the run's memory (mlockall MCL_CURRENT|MCL_FUTURE, cyclictest's -m); "
                           "refused where the host does not allow it (root, CAP_IPC_LOCK or RLIMIT_MEMLOCK)")
+    run.add_argument("--firing", choices=FIRINGS, default="native",
+                     help="normal mode: what writes each FIRE at its moment: native, a C thread (clock_nanosleep to "
+                          "the moment, no interpreter lock on its path: as cyclictest's thread; the default), or "
+                          "python, a Python thread (what a Python application of your own would get)")
     run.add_argument("--discipline", action="store_true",
                      help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
                           "not by TIMECODE arrivals alone (the paper's way, the default)")

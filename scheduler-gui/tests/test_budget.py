@@ -1,0 +1,56 @@
+"""Normal mode's latency budget (mmsched.budget): the write call is a part of its own, the PC's, and it ends where
+the endpoint recorded the FIRE's bytes entering the line if that came first (the bench's reader, at real-time
+priority, stamps them inside the call of a writer it preempted: the rest of that call moves nothing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from mmsched.budget import apply_budget
+from mmsched.event import Event
+
+TICK = 0.0711
+BASE = 100.0
+
+
+def fire(k: int, wake_us: float, write_us: float, after_write_us: float) -> Event:
+    """Event k, due at the start of tick k+1: aimed exactly there, written `wake_us` late, the call `write_us`
+    long, stamped by the profiler `after_write_us` after the call returned."""
+    tc = k + 1
+    e = Event(k, k + 1, k % 8, "normal", 1, tc, tc - 1, 0.0)
+    e.fire_at = BASE + tc * TICK
+    e.written_at = e.fire_at + wake_us / 1e6
+    e.write_ended_at = e.written_at + write_us / 1e6
+    e.stamp_s = (e.write_ended_at + after_write_us / 1e6) - BASE
+    e.latency_us = (e.stamp_s - tc * TICK) * 1e6
+    e.finish("ok", None)
+    return e
+
+
+def test_the_write_call_is_a_part_of_its_own_and_the_five_add_up() -> None:
+    events = [fire(k, 20.0, 5.0 + (k % 3), 30.0) for k in range(60)]
+    assert apply_budget(events, TICK, 0.0) == 60
+    for e in events:
+        assert e.write_us == pytest.approx(5.0 + (e.event % 3), abs=0.01)
+        assert e.wakeup_us == pytest.approx(20.0, abs=0.01)
+        assert e.est_error_us + e.wakeup_us + e.write_us + e.line_us + e.floor_us == pytest.approx(e.latency_us,
+                                                                                                    abs=0.01)
+
+
+def test_a_write_the_bench_stamped_inside_the_call_ends_there() -> None:
+    # the call returned 300 us after it began, but the bench had the bytes 4 us in: a write of 4 us
+    events = [fire(k, 20.0, 300.0, 0.0) for k in range(60)]
+    on_line = {e.event: e.written_at + 4e-6 for e in events}
+    apply_budget(events, TICK, 0.0, entered=lambda e: on_line[e.event])
+    for e in events:
+        assert e.write_us == pytest.approx(4.0, abs=0.01)
+        assert e.est_error_us + e.wakeup_us + e.write_us + e.line_us + e.floor_us == pytest.approx(e.latency_us,
+                                                                                                    abs=0.01)
+
+
+def test_a_run_without_the_writes_return_puts_the_whole_path_in_the_line() -> None:
+    events = [fire(k, 20.0, 50.0, 10.0) for k in range(60)]
+    for e in events:
+        e.write_ended_at = None
+    apply_budget(events, TICK, 0.0)
+    assert all(e.write_us == 0.0 for e in events)
