@@ -38,7 +38,7 @@ mkdir -p "$new/debs" "$new/wheels" "$new/crates"
 
 # --- Debian packages: the recursive Depends/PreDepends closure, every alternative and provider included
 # (apt chooses among them when it installs), native architecture only; the candidate versions of this machine.
-mapfile -t wanted < <("$root/tools/setup.sh" --print-apt-packages --offline "$dest")   # what an install from it needs
+mapfile -t wanted < <("$root/tools/setup.sh" --print-apt-packages --system --offline "$dest")   # what an install from it needs (the system step's too)
 echo "bundle: resolving the dependencies of ${#wanted[@]} Debian packages"
 [[ $(id -u) -ne 0 ]] || apt-get update -qq
 mapfile -t closure < <(apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts --no-breaks \

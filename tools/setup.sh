@@ -7,7 +7,8 @@
 #   tools/setup.sh --offline DIR     everything from a bundle made by `make bundle` (tools/bundle.sh): no network
 #   tools/setup.sh --system [--offline DIR]
 #                                    the one step that needs root, for every user of the machine: the Debian
-#                                    packages and the FreeRTOS kernel, installed once where every user reads it
+#                                    packages (and RealtimeKit, rtkit: real-time threads for users without a
+#                                    limits.conf entry) and the FreeRTOS kernel, installed once where every user reads it
 #                                    (tools/fetch_freertos.sh --system); says what it did. Nothing in the checkout
 #                                    is written. Afterwards everyone runs `make setup` as a normal user, with no
 #                                    root and no cargo (docs/install-offline.md). Run as root; with sudo it
@@ -60,6 +61,12 @@ apt_packages=(
 # a kernel is at hand (the clone's build/freertos/kernel or the machine's shared copy), nor with a cargo on PATH.
 if [[ -z $bundle ]] && { [[ -n $system_step ]] || ! { command -v cargo >/dev/null || tools/fetch_freertos.sh --available; }; }; then
     apt_packages+=(cargo)
+fi
+# RealtimeKit (rtkit, with the system D-Bus and polkit it needs): real-time scheduling for users without a
+# limits.conf entry, asked for by the bench and normal mode's firing thread (mmsched/rtkit.py). A machine's step,
+# for every user: the per-user `make setup` does without it (mmrig then does as the kernel's limits allow)
+if [[ -n $system_step ]]; then
+    apt_packages+=(rtkit)
 fi
 if [[ -n $print_apt ]]; then printf '%s\n' "${apt_packages[@]}"; exit 0; fi
 

@@ -1,11 +1,15 @@
 /* Helpers every part of the bench uses (see bench.h). */
+#define _GNU_SOURCE
 #include "bench.h"
 
+#include <errno.h>
 #include <math.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 const char *const node_names[NNODES] = {"profiler", "executor"};
@@ -51,6 +55,23 @@ uint64_t mono_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void thread_sched_text(int tid, char *out, size_t n)
+{
+    struct sched_param sp;
+    int policy = sched_getscheduler(tid), nice;
+    if ((policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO || (policy & ~SCHED_RESET_ON_FORK) == SCHED_RR) {
+        sched_getparam(tid, &sp);
+        snprintf(out, n, "%s %d", (policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ? "fifo" : "rr", sp.sched_priority);
+        return;
+    }
+    errno = 0;
+    nice = getpriority(PRIO_PROCESS, (id_t)tid);
+    if (!errno && nice)
+        snprintf(out, n, "nice %d", nice);
+    else
+        snprintf(out, n, "other");
 }
 
 uint64_t secs_to_cycles(double s)

@@ -28,6 +28,9 @@ void die(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t mono_ns(void);              /* CLOCK_MONOTONIC */
+/* What thread `tid` runs at now, as Linux says it: "fifo 11", "rr 5", "nice -15", "other" (read back, so a
+ * change made from outside, RealtimeKit's on the host's behalf, shows too) */
+void thread_sched_text(int tid, char *out, size_t n);
 uint64_t secs_to_cycles(double s);   /* virtual seconds to cycles (negative: 0) */
 
 /* growable text buffer for JSON replies */

@@ -47,11 +47,13 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arduino.h"
@@ -85,7 +87,10 @@ static struct {
     int wake_fd;          /* eventfd: stop, or a node's descriptor changed, or its ring has room again */
     volatile int stopping; /* set under lock by hostin_stop, read by the thread after a wake */
     struct node_ring ring[NNODES];
-    char sched[32];       /* what the thread was granted */
+    char sched[32];       /* what the thread was granted at its start */
+    int tid;              /* its kernel thread id (the host may raise it later: RealtimeKit names it so) */
+    sem_t started;        /* posted once the thread has its scheduling and its tid: hostin_start waits for it, so
+                           * a status never names tid 0 (RealtimeKit took 0 for the asking thread) */
     /* the record, and figures for the status (simulation thread only) */
     struct hostin_entry record[HOSTIN_RECORD];
     size_t rec_head, rec_n;
@@ -173,6 +178,8 @@ static int read_node(int id, int fd, uint64_t t)
 static void set_priority(void)
 {
     struct sched_param sp = {.sched_priority = 11};
+    hi.tid = (int)syscall(SYS_gettid);
+    prctl(PR_SET_NAME, (unsigned long)"mmbench-stamp", 0, 0, 0);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     if (!strncmp(pacing.host_sched, "fifo", 4) && pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0) {
         snprintf(hi.sched, sizeof hi.sched, "fifo 11");
@@ -190,6 +197,7 @@ static void *stamping_thread(void *arg)
     int bad[NNODES]; /* a descriptor that reported an error with nothing to read: not polled until it changes */
     (void)arg;
     set_priority();
+    sem_post(&hi.started);
     memset(bad, -1, sizeof bad);
     for (;;) {
         struct pollfd pfd[1 + NNODES];
@@ -258,8 +266,11 @@ void hostin_start(void)
     if (hi.wake_fd < 0)
         die("eventfd: %s", strerror(errno));
     hi.stopping = 0;
+    sem_init(&hi.started, 0, 0);
     if (pthread_create(&hi.thread, NULL, stamping_thread, NULL))
         die("cannot start the input stamping thread");
+    while (sem_wait(&hi.started) && errno == EINTR)
+        ;
     hi.running = 1;
 }
 
@@ -376,8 +387,14 @@ void hostin_record_json(struct sbuf *b, uint64_t since_ns)
 
 void hostin_status_json(struct sbuf *b)
 {
+    char now_sched[32] = "none";
+    if (hi.running && hi.tid)
+        thread_sched_text(hi.tid, now_sched, sizeof now_sched); /* read back: a later change shows */
     sb_printf(b, "\"hostin\":{\"running\":%s,\"sched\":", hi.running ? "true" : "false");
+    sb_json_str(b, hi.running ? now_sched : hi.sched);
+    sb_printf(b, ",\"sched_at_start\":");
     sb_json_str(b, hi.sched);
+    sb_printf(b, ",\"tid\":%d", hi.tid);
     sb_printf(b, ",\"bytes\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"moved_reads\":%" PRIu64 ",\"moved_max_us\":%.3f,"
                  "\"stale_bytes\":%" PRIu64 ",\"ring_full_waits\":%" PRIu64 ",\"record_dropped\":%" PRIu64 "},",
               hi.bytes, hi.reads, hi.moved_reads, (double)hi.moved_max_ns / 1000.0, hi.stale_bytes, hi.ring_full_waits,

@@ -359,8 +359,15 @@ void pacing_status_json(struct sbuf *b, uint64_t now)
               pacing.out_bytes, (double)pacing.out_early_max_ns / 1000.0, out_late_percentile_us(0.5),
               out_late_percentile_us(0.99), (double)pacing.out_late_max_ns / 1000.0, pacing.out_waits);
     pacing_stalls_json(b, 0, now);
-    sb_printf(b, "},\"host\":{\"sched\":");
-    sb_json_str(b, pacing.host_sched);
+    {
+        char now_sched[32]; /* read back: RealtimeKit may have changed it on the host's behalf since the set-up */
+        thread_sched_text((int)getpid(), now_sched, sizeof now_sched);
+        sb_printf(b, "},\"host\":{\"sched\":");
+        sb_json_str(b, now_sched);
+        sb_printf(b, ",\"sched_at_setup\":");
+        sb_json_str(b, pacing.host_sched);
+        sb_printf(b, ",\"tid\":%d", (int)getpid());
+    }
     sb_printf(b, ",\"mlock\":%s,\"dma_latency_us\":%d,\"cpu\":%d,\"timer_slack_ns\":%d},",
               pacing.host_mlock ? "true" : "false",
               pacing.host_dma_fd >= 0 ? pacing.host_dma_us : -1, pacing.host_cpu,

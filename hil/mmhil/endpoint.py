@@ -28,6 +28,7 @@ from typing import Any, Callable
 from mmanalysis.safefiles import move_into
 from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import Item, Link
+from mmsched import rtkit
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
 from mmsched.injected import HeldByFault
@@ -93,6 +94,43 @@ def raise_priority(pid: int) -> str:
     return "nice -10" if every else f"nice -10 ({len(changed)} threads; some refused)"
 
 
+STAMP_PRIORITY = 11        # the stamping thread's SCHED_FIFO priority, one above the simulation's (hostin.c)
+SIMULATION_NICE = -15      # RealtimeKit's floor (MinNiceLevel) on Debian: the simulation above a nice-0 load
+
+
+def realtime_through_rtkit(bench: Bench) -> dict[str, Any] | None:
+    """A paced bench whose threads the host kept off SCHED_FIFO (a user without RLIMIT_RTPRIO) asks RealtimeKit,
+    as PipeWire does for its audio threads: the input stamping thread at real-time priority 11 (rtkit's SCHED_RR;
+    it sleeps in poll between
+    reads: rtkit's 200 ms run limit never bites), the simulation at nice -15 (not real-time: catching up after a
+    host stall it may run longer than rtkit lets a real-time thread run without a sleep). None: nothing to ask
+    (the bench runs SCHED_FIFO already); else what was asked and given, for the sidecar's bench.rtkit."""
+    try:
+        st = bench.status()
+    except (BenchError, OSError):
+        return None
+    host, hostin = st.get("host") or {}, st.get("hostin") or {}
+    if str(host.get("sched", "")).startswith("fifo") or not hostin.get("running"):
+        return None
+    lim = rtkit.limits()
+    if isinstance(lim, str):
+        return {"asked": True, "why": lim}
+    out: dict[str, Any] = {"asked": True, "limits": {"max_realtime_priority": lim.max_realtime_priority,
+                                                     "min_nice_level": lim.min_nice_level,
+                                                     "rttime_usec_max": lim.rttime_usec_max}}
+    why = rtkit.prepare_rttime(lim.rttime_usec_max, bench.pid)
+    stamp = rtkit.realtime(int(hostin["tid"]), STAMP_PRIORITY, bench.pid) if why is None else rtkit.Grant(None, why)
+    nice = max(SIMULATION_NICE, lim.min_nice_level)
+    sim = rtkit.make_high_priority(int(host.get("tid") or bench.pid), nice, bench.pid)
+    try:                                # what each thread runs at now, read back by the bench
+        now = bench.status()
+    except (BenchError, OSError):
+        now = {}
+    out["stamping"] = {"sched": (now.get("hostin") or {}).get("sched"), "why": stamp.why}
+    out["simulation"] = {"sched": (now.get("host") or {}).get("sched"), "why": sim}
+    return out
+
+
 @dataclass
 class BenchEndpoint(Endpoint):
     """A bench started for one run: paced (virtual time on wall time: the PC is measured) or unpaced."""
@@ -120,6 +158,7 @@ class BenchEndpoint(Endpoint):
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
+    rtkit: dict[str, Any] | None = field(default=None, init=False)   # what RealtimeKit gave the bench's threads
     _before: dict[str, Any] | None = field(default=None, init=False)
     _trace_file: Path | None = field(default=None, init=False)    # in the bench's run directory
     _trace_on: bool = field(default=False, init=False)
@@ -132,6 +171,8 @@ class BenchEndpoint(Endpoint):
         # (SCHED_FIFO 10, locked memory; it falls back to nice -10 and reports what it got).
         ports = self.start_bench(paced=self.paced, lag_bound_us=self.lag_bound_us, realtime=self.paced)
         self.priority = raise_priority(self.bench.pid)
+        if self.paced:
+            self.rtkit = realtime_through_rtkit(self.bench)
         return ports
 
     def start_bench(self, **mode: Any) -> Ports:
@@ -288,7 +329,8 @@ class BenchEndpoint(Endpoint):
                 "profiler": self.bench.profiler_port if self.bench else None,
                 "executor": self.bench.executor_port if self.bench else None,
                 "bench_pid": self.bench.pid if self.bench is not None and self.bench.process else None,
-                "priority": self.priority, "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor},
+                "priority": self.priority, "rtkit": self.rtkit,
+                "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor},
                 "arduino": self.arduino,
                 "profiler_kind": self.bench.running_profiler_kind if self.bench is not None
                 else profiler_kind_of(self.profiler_elf, self.profiler_kind)}

@@ -170,8 +170,8 @@ def test_paced_sync_points_and_host_setup(tmp_path: Path, realtime: bool) -> Non
         assert host["sched"] in ("fifo 10", "nice -10", "other")
         assert host["sched"] != "other" or os.geteuid() != 0
     else:
-        assert host == {"sched": "other", "mlock": False, "dma_latency_us": -1, "cpu": -1,
-                        "timer_slack_ns": host["timer_slack_ns"]}
+        assert host == {"sched": "other", "sched_at_setup": "other", "tid": bench.pid, "mlock": False,
+                        "dma_latency_us": -1, "cpu": -1, "timer_slack_ns": host["timer_slack_ns"]}
 
 
 def test_control_channel(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
+from . import rtkit
 from .event import Event
 from .validity import Basis, Sent
 
@@ -41,6 +42,7 @@ PR_SET_TIMERSLACK = 29      # prctl(2)
 
 
 MCL_CURRENT, MCL_FUTURE = 1, 2   # mlockall(2); Python's os has no mlockall
+SCHED_RESET_ON_FORK = 0x40000000  # sched(7): a flag in the policy RealtimeKit sets (children do not inherit it)
 LIMITS_CONF = "/etc/security/limits.conf, docs/lab-instructor.md"
 
 
@@ -66,7 +68,7 @@ def sched_text(policy: int, priority: int) -> str:
 
 def thread_sched() -> str:
     """The calling thread's scheduling as Linux says it: 'fifo N', 'rr N', or the policy's name ('other')."""
-    return sched_text(os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+    return read_sched(threading.get_native_id())
 
 
 def _rlimit_text(which: int, scale: int = 1, unit: str = "") -> str:
@@ -90,13 +92,42 @@ def set_thread_fifo(priority: int) -> str | None:
         return fifo_refused(priority, exc.strerror or str(exc))
 
 
+def read_sched(tid: int) -> str:
+    """Thread `tid`'s scheduling, read back (a change RealtimeKit made shows): 'fifo 20', 'other', ..."""
+    policy = os.sched_getscheduler(tid) & ~SCHED_RESET_ON_FORK
+    return sched_text(policy, os.sched_getparam(tid).sched_priority)
+
+
+def fifo_for(tid: int, priority: int, refused: str, spins: bool) -> tuple[str | None, str | None]:
+    """Real-time priority `priority` for thread `tid`, which the kernel refused SCHED_FIFO (`refused`: why), asked of
+    RealtimeKit (rtkit.py: SCHED_RR) as PipeWire asks for its audio threads: (how it came, or None; why it is not
+    all that was asked, or None). `spins`: the thread would never sleep (the accuracy slider's spin at least the interval between
+    events), which rtkit's run limit punishes by killing the process: not asked then."""
+    if spins:
+        return None, (f"{refused}; not asked of RealtimeKit: at this accuracy the thread spins from one event to the "
+                      "next and RealtimeKit kills a real-time thread that runs 200 ms without a sleep")
+    grant = rtkit.realtime(tid, priority)
+    if grant.priority is None:
+        return None, f"{refused}; RealtimeKit: {grant.why}"
+    return "rtkit", grant.why
+
+
 def fifo_refusal(priority: int) -> str | None:
     """Whether this process may run a thread at SCHED_FIFO `priority` (None) or why not: tried in a thread of its
-    own that ends at once, so the caller's scheduling is untouched."""
+    own that ends at once, so the caller's scheduling is untouched; where the kernel refuses, RealtimeKit is asked
+    for it (it may give a lower priority: its ceiling, said when the run's thread gets it)."""
     why: list[str | None] = []
-    probe = threading.Thread(target=lambda: why.append(set_thread_fifo(priority)), name="mmsched-fifo-probe")
-    probe.start()
-    probe.join()
+
+    def probe() -> None:
+        refused = set_thread_fifo(priority)
+        if refused is not None:
+            via, refused = fifo_for(threading.get_native_id(), priority, refused, spins=False)
+            if via is not None:
+                refused = None               # RealtimeKit gave it (perhaps lower: the run's thread says so)
+        why.append(refused)
+    t = threading.Thread(target=probe, name="mmsched-fifo-probe")
+    t.start()
+    t.join()
     return why[0] if why else "the probe thread did not run"
 
 
@@ -141,7 +172,9 @@ class Firer:
     # queue by then. 3 ms: its futex wait needs the interpreter lock to take a moment, and a longer queue only
     # holds more moments under that lock.
     lead_s: float = field(default=0.003, init=False)
+    interval_s: float | None = None        # between two events (None: unknown): whether the thread ever sleeps
     tid: int | None = field(default=None, init=False)
+    sched_via: str | None = field(default=None, init=False)   # how it got SCHED_FIFO: sched_setscheduler, rtkit
     held: int = field(default=0, init=False)          # writes the gap held back
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
@@ -161,6 +194,10 @@ class Firer:
     @property
     def busy_s(self) -> float:
         return max(0, min(100, self.accuracy)) / 100.0 * BUSY_MAX_S
+
+    def spins(self) -> bool:
+        """Whether the thread would spin from one event to the next, never sleeping."""
+        return self.interval_s is not None and self.busy_s >= self.interval_s
 
     def start(self) -> "Firer":
         """The memory locked if asked, the thread started; returns once the thread has its scheduling (`sched`)."""
@@ -199,8 +236,10 @@ class Firer:
         self.timer_slack_ns = 1 if set_thread_timer_slack_ns(1) else None
         self.tid = threading.get_native_id()
         if self.priority is not None:
-            self.sched_why = set_thread_fifo(self.priority)
-        self.sched = thread_sched()
+            refused = set_thread_fifo(self.priority)
+            self.sched_via, self.sched_why = ("sched_setscheduler", None) if refused is None else \
+                fifo_for(self.tid, self.priority, refused, self.spins())
+        self.sched = read_sched(self.tid)
         self._ready.set()
         try:
             while True:

@@ -25,7 +25,7 @@ from mmproto import Link, LinkError, Written
 
 from . import firethread
 from .event import Event
-from .firing import BUSY_MAX_S, fifo_refused, lock_memory, sched_text
+from .firing import BUSY_MAX_S, fifo_for, fifo_refused, lock_memory, read_sched
 
 
 @dataclass
@@ -37,6 +37,7 @@ class NativeFirer:
     min_gap_s: float = 0.0                           # as firing.Firer's: the line's RESULT time between two writes
     priority: int | None = None
     mlockall: bool = False
+    interval_s: float | None = None                  # between two events (None: unknown): whether it ever sleeps
     kind: str = field(default="native", init=False)
     # A grid's event is made this long before its moment (runner.generate_on_grid). The run's own loop runs at
     # SCHED_OTHER beside whatever the machine does and may be held off the CPU for a scheduler period or more
@@ -53,6 +54,7 @@ class NativeFirer:
     memory_locked: bool = field(default=False, init=False)
     memory_locked_why: str | None = field(default=None, init=False)
     tid: int | None = field(default=None, init=False)
+    sched_via: str | None = field(default=None, init=False)   # how it got SCHED_FIFO: sched_setscheduler, rtkit
     _thread: firethread.FireThread | None = field(default=None, init=False)
     _tags: "itertools.count[int]" = field(default_factory=lambda: itertools.count(1), init=False)
     _events: dict[int, tuple[Event, bytes]] = field(default_factory=dict, init=False)
@@ -63,6 +65,10 @@ class NativeFirer:
     @property
     def busy_s(self) -> float:
         return max(0, min(100, self.accuracy)) / 100.0 * BUSY_MAX_S
+
+    def spins(self) -> bool:
+        """Whether the thread would spin from one event to the next, never sleeping."""
+        return self.interval_s is not None and self.busy_s >= self.interval_s
 
     def start(self) -> "NativeFirer":
         """The memory locked if asked, the thread started at its scheduling, the link's writes handed to it. Raises
@@ -75,9 +81,11 @@ class NativeFirer:
         info = self._thread.info()
         self.tid = info.tid
         self.timer_slack_ns = info.slack_ns if info.slack_ns > 0 else None
-        self.sched = sched_text(info.policy, info.prio)
-        if info.sched_err and self.priority is not None:
-            self.sched_why = fifo_refused(self.priority, os.strerror(info.sched_err))
+        if self.priority is not None:
+            self.sched_via, self.sched_why = ("sched_setscheduler", None) if not info.sched_err else \
+                fifo_for(info.tid, self.priority, fifo_refused(self.priority, os.strerror(info.sched_err)),
+                         self.spins())
+        self.sched = read_sched(info.tid)
         self.link.hand_writes_to(self._write_now)
         return self
 

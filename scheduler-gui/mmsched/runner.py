@@ -226,14 +226,15 @@ class Runner:
         gap = line_gap_s(st.baud, st.one_fire)
         if cfg.firing == "native":
             firer = NativeFirer(self.session.links["profiler"], self.fire_written, cfg.accuracy,
-                                on_error=self.fire_failed, min_gap_s=gap, priority=cfg.priority, mlockall=cfg.mlockall)
+                                on_error=self.fire_failed, min_gap_s=gap, priority=cfg.priority, mlockall=cfg.mlockall,
+                                interval_s=st.rate_s(cfg))
             try:
                 return firer.start()
             except (OSError, LinkError) as exc:
                 self.firing_why = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
                 self.say(f"WARNING: {self.firing_why}; the FIREs go out from a Python thread (--firing python)")
         return Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed, min_gap_s=gap, priority=cfg.priority,
-                     mlockall=cfg.mlockall).start()
+                     mlockall=cfg.mlockall, interval_s=st.rate_s(cfg)).start()
 
     def open_journal(self) -> None:
         """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.

@@ -49,6 +49,7 @@ class Usage:
                 # what was in effect of --priority and --mlockall (cyclictest's -p, -m), and why not
                 "firer_sched": firer.sched if firer else None,
                 "firer_sched_why": firer.sched_why if firer else None,
+                "firer_sched_via": firer.sched_via if firer else None,
                 "memory_locked": firer.memory_locked if firer else None,
                 "memory_locked_why": firer.memory_locked_why if firer else None,
                 "fires_held_for_line": firer.held if firer else None,
