@@ -374,18 +374,11 @@ def write_latency_comparison(lc: LatencyComparison, csv: Path, png: Path) -> dic
     return {csv.name: csv.stat().st_size, png.name: png.stat().st_size}
 
 
-def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, around: str | None = None,
-           window_ms: float = 71.111, pc_moments: bool = False, vcd: bool = False) -> tuple[Comparison, dict[str, Any]]:
-    """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
-    figures of the replay (wall seconds against the run's virtual seconds, the files written). `traced`: the
-    executor's trace of the whole replay too (tasks, interrupts, pins: hil/bench/exectrace.h), as
-    NAME.replay.exectrace and NAME.replay.perfetto-trace in `trace_dir`, and the wires' VCD. Everything that can
-    stop it is refused (ReplayError, InputRecordError: one line) before the bench runs: a record that does not
-    match what the sidecar says it wrote, a window wider than the replay, a file that cannot be made."""
-    from mmanalysis import read_run
-
-    run = read_run(csv_path)
-    sidecar = next(iter(run.meta.values()))
+def checked_record(csv_path: Path, sidecar: dict[str, Any], pc_moments: bool) -> tuple[Path, InputRecord, list[str]]:
+    """The run's record of its inputs (NAME.inputs; NAME.pc.inputs with `pc_moments` and for every board run), its
+    path and the notes a reader needs (no SHA-256 to check it by, an image that is not the run's). Refused in one
+    line (ReplayError, InputRecordError) when the run has none, when it is not what the sidecar says was written
+    (its size, SHA-256 and reads), or when the bench's record lost reads (it cannot be replayed exactly)."""
     board = (sidecar.get("target") or {}).get("kind") == "boards"
     section = sidecar.get("pc_inputs" if pc_moments or board else "inputs")
     if not section or not section.get("file"):
@@ -398,19 +391,43 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     record = read_record(rec_path, section)         # its size, SHA-256 and reads as the sidecar says
     notes = [] if section.get("sha256") else [f"{rec_path.name}: the sidecar holds no SHA-256 of it (a run older "
                                              "than the field): only its reads are checked"]
-    by_pc = record.header.get("time") == "profiler"
-    if not by_pc and not section.get("complete", False):
+    if record.header.get("time") != "profiler" and not section.get("complete", False):
         raise ReplayError(f"{rec_path}: the record is incomplete ({section.get('dropped')} reads dropped by the "
                           f"bench, {section.get('missing')} without their bytes): it cannot be replayed exactly")
-    target = record.header.get("target") or {}
-    kind = target.get("profiler_kind") or "avr"
-    images = default_images(kind)
+    images = default_images((record.header.get("target") or {}).get("profiler_kind") or "avr")
     for name, want in (record.header.get("images") or {}).items():
         path = images.get(name)
         got = sha256(path) if path else None
         if want and got != want:
             notes.append(f"the {name} image is not the run's ({path}: sha256 {str(got)[:12]}, the run's {want[:12]}): "
                          "a difference may be the image's")
+    return rec_path, record, notes
+
+
+def check_outputs(paths: dict[str, Path]) -> None:
+    """ReplayError naming the first of PATHS no file can be made at (its folder, a FIFO or a device at its name):
+    said before the bench runs, not after the replay."""
+    for path in paths.values():
+        if (problem := output_problem(path)) is not None:
+            raise ReplayError(f"cannot write {path}: {problem}")
+
+
+def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, around: str | None = None,
+           window_ms: float = 71.111, pc_moments: bool = False, vcd: bool = False) -> tuple[Comparison, dict[str, Any]]:
+    """Replays the run whose CSV is `csv_path` (its sidecar and record beside it); the comparison and the
+    figures of the replay (wall seconds against the run's virtual seconds, the files written). `traced`: the
+    executor's trace of the whole replay too (tasks, interrupts, pins: hil/bench/exectrace.h), as
+    NAME.replay.exectrace and NAME.replay.perfetto-trace in `trace_dir`, and the wires' VCD. Everything that can
+    stop it is refused (ReplayError, InputRecordError: one line) before the bench runs: a record that does not
+    match what the sidecar says it wrote, a window wider than the replay, a file that cannot be made."""
+    from mmanalysis import read_run
+
+    run = read_run(csv_path)
+    sidecar = next(iter(run.meta.values()))
+    rec_path, record, notes = checked_record(csv_path, sidecar, pc_moments)
+    by_pc = record.header.get("time") == "profiler"
+    target = record.header.get("target") or {}
+    kind = target.get("profiler_kind") or "avr"
     commands = [(int(c), str(t)) for c, t in record.header.get("commands") or []]
     ppm = target.get("ppm") or {}
     bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
@@ -428,9 +445,7 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
         wanted = ["trace"] + (["exectrace", "perfetto"] if traced else []) + (["vcd"] if traced or vcd else []) \
             + (["around_exectrace", "around_perfetto", "around_vcd"] if around is not None else []) \
             + (["vs_sim_csv", "vs_sim_png"] if by_pc else [])
-        for key in wanted:
-            if (problem := output_problem(paths[key])) is not None:
-                raise ReplayError(f"cannot write {paths[key]}: {problem}")
+        check_outputs({key: paths[key] for key in wanted})
     if by_pc:
         record = on_bench_cycles(record, bench_options)
     with tempfile.TemporaryDirectory(prefix="mmrig-replay-") as tmp_name:
