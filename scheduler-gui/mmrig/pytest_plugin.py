@@ -383,6 +383,9 @@ def write_rig_events(node: pytest.Item, target: RigTarget, r: "Rig") -> None:
     from mmanalysis.safefiles import atomic_write     # here: the plugin loads in every session, and stays light
 
     path = target.results / f"{safe_name(node.nodeid)}.rig.json"
+    # the test file's folders under the session's results are the plugin's own, made here as run_experiment makes
+    # them: a write makes no folder on the way (safefiles)
+    path.parent.mkdir(parents=True, exist_ok=True)
     doc = {"test": node.nodeid, "rig": target.describe(), "worker": worker(),
            "bench_run_dir": str(r.bench.run_dir) if r.bench is not None else None,
            "hello": {n: dataclasses.asdict(h) for n, h in r.hellos.items()},
