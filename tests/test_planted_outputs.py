@@ -36,6 +36,8 @@ OUTPUTS: dict[str, list[str]] = {
     "report": ["report.md", "report.html", "summary.csv", "summary-groups.csv", "comparison.csv"],
     "sweep": ["campaign.json", "points.jsonl", "sweep.lock", "points/d1-rtick-isr-idle.csv",
               "points/d1-rtick-isr-idle.json", "figures/on_time.png", "figures/on_time.svg"],
+    "profile": ["{n}.perfetto-trace"],
+    "capture": ["{n}.lined-up.csv"],
 }
 FOLDERS = {"report": ["figures"], "sweep": ["points", "figures"]}     # the folders the writer makes in D
 
@@ -53,6 +55,9 @@ def argv(command: str, d: Path, src: Path) -> list[str]:
         "replay-pc": ["replay", str(src / "r.csv"), "--pc-moments", "--keep", str(d)],
         "report": ["report", str(src), "--out", str(d)],
         "sweep": ["sweep", "--distance", "1", "--count", "3", "--paced", "--out", str(d)],
+        "profile": ["profile", str(src / "handmade.exectrace"), "--perfetto", str(d / "r.perfetto-trace")],
+        "capture": ["capture", str(src / "capture" / "capture.sr"), "--run", str(src / "capture" / "run.csv"),
+                    "--out", str(d / "r.lined-up.csv")],
     }[command]
 
 
@@ -62,7 +67,8 @@ def files_in(d: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A paced run's files (what replay reads) and two synthetic runs (what report reads)."""
+    """A paced run's files (what replay reads), two synthetic runs (what report reads), and the analysis tests'
+    executor trace and logic analyzer capture (what profile and capture read)."""
     ensure_built()
     paced = tmp_path_factory.mktemp("paced")
     done = mmrig("run", "--count", "5", "-o", str(paced / "r"))
@@ -70,7 +76,9 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     runs = tmp_path_factory.mktemp("runs")
     for name in ("mixed-2ahead", "mixed-1ahead"):
         synth.write_experiment(runs, name, count=30, seed=1)
-    return {"run": paced, "run-journal": paced, "replay": paced, "replay-pc": paced, "report": runs, "sweep": runs}
+    data = Path(__file__).resolve().parent.parent / "analysis" / "tests" / "data"     # a trace and a capture
+    return {"run": paced, "run-journal": paced, "replay": paced, "replay-pc": paced, "report": runs, "sweep": runs,
+            "profile": data, "capture": data}
 
 
 def names(command: str, d: Path) -> list[str]:

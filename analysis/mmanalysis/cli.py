@@ -229,6 +229,9 @@ def _run_rows(csv: Path | None):
 def cmd_profile(args: argparse.Namespace) -> int:
     from . import exectrace, perfettotrace
 
+    if args.perfetto is not None and (problem := output_problem(args.perfetto)) is not None:
+        print(f"profile: --perfetto: {problem}", file=sys.stderr)          # said before the trace is read
+        return 2
     try:
         tr = exectrace.read(args.trace)
         rows = _run_rows(args.run)
@@ -237,7 +240,11 @@ def cmd_profile(args: argparse.Namespace) -> int:
         return 2
     print("\n".join(exectrace.profile_table(exectrace.profile(tr))))
     if args.perfetto is not None:
-        counts = perfettotrace.write(tr, args.perfetto, rows)
+        try:
+            counts = perfettotrace.write(tr, args.perfetto, rows)
+        except OSError as exc:           # (the folder changed since the check)
+            print(f"profile: --perfetto: cannot write {args.perfetto}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(f"\nwrote {args.perfetto} ({counts['slices']} slices, {counts['instants']} instants): open it in "
               "ui.perfetto.dev")
     return 0
@@ -255,6 +262,10 @@ def add_profile_parser(subparsers) -> None:
 def cmd_capture(args: argparse.Namespace) -> int:
     from . import lacapture
 
+    out = args.out or args.capture.with_suffix(".lined-up.csv")
+    if args.out is not None and (problem := output_problem(out)) is not None:
+        print(f"capture: --out: {problem}", file=sys.stderr)               # said before the capture is read
+        return 2
     try:
         channels = lacapture.parse_channels(args.channels) if args.channels else None
         tr = lacapture.read_sr(args.capture, channels)
@@ -263,8 +274,11 @@ def cmd_capture(args: argparse.Namespace) -> int:
         print(f"capture: {exc}", file=sys.stderr)
         return 2
     lined = lacapture.line_up(tr, rows)
-    out = args.out or args.capture.with_suffix(".lined-up.csv")
-    write_frame(lined, out, index=False)
+    try:
+        write_frame(lined, out, index=False)
+    except OSError as exc:               # (beside the capture, or the folder changed since the check)
+        print(f"capture: cannot write {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(lacapture.summary(lined, tr))
     print(f"wrote {out}")
     return 0

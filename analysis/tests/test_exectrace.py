@@ -198,3 +198,28 @@ def test_report_shows_the_profile_beside_the_paper_and_runs_side_by_side(trace: 
     assert "| PCINT2 interrupt |" in md and "| cpu,periodic=10000/2000 |" in md
     assert "broken: traced, but its trace could not be used: x.exectrace:1" in md
     assert "<h2>Executor profile (traced runs)</h2>" in paths["html"].read_text()
+
+
+@pytest.mark.parametrize("where", ["missing", "fifo", "folder"])
+def test_a_perfetto_trace_that_cannot_be_written_is_one_line_said_before_the_profile(tmp_path: Path, capsys,
+                                                                                    where: str) -> None:
+    """`mmrig profile --perfetto` into a folder that is not there (a write makes none on the way), onto a FIFO or
+    onto a folder: one line naming why, exit 2, before the profile is printed; never a traceback."""
+    import os
+
+    from mmanalysis.cli import main
+
+    src = tmp_path / "run.exectrace"
+    src.write_text(TRACE)
+    out = tmp_path / "no" / "such" / "x.perfetto-trace"
+    if where == "fifo":
+        out = tmp_path / "x.perfetto-trace"
+        os.mkfifo(out)
+    elif where == "folder":
+        out = tmp_path / "x.perfetto-trace"
+        out.mkdir()
+    code = main(["profile", str(src), "--perfetto", str(out)])
+    got = capsys.readouterr()
+    assert code == 2 and got.out == "" and got.err.count("\n") == 1, got
+    assert got.err.startswith("profile: --perfetto: ") and {"missing": "no such folder", "fifo": "is a FIFO",
+                                                           "folder": "is a folder"}[where] in got.err, got.err

@@ -77,3 +77,20 @@ def test_not_a_capture(tmp_path: Path) -> None:
     bad.write_text("hello")
     with pytest.raises(lacapture.CaptureError, match="not a sigrok session file"):
         lacapture.read_sr(bad)
+
+
+@pytest.mark.parametrize("where", ["missing", "fifo"])
+def test_an_out_that_cannot_be_written_is_one_line_said_before_the_work(tmp_path: Path, capsys, where: str) -> None:
+    """--out in a folder that is not there (a write makes none on the way) or onto a FIFO: one line, exit 2."""
+    import os
+
+    out = tmp_path / "no" / "such" / "x.csv"
+    if where == "fifo":
+        out = tmp_path / "x.csv"
+        os.mkfifo(out)
+    code = main(["capture", str(DATA / "capture.sr"), "--run", str(DATA / "run.csv"), "--out", str(out)])
+    got = capsys.readouterr()
+    assert code == 2 and got.out == "" and got.err.count("\n") == 1, got
+    assert got.err.startswith("capture: --out: ") and ("no such folder" if where == "missing" else "is a FIFO") \
+        in got.err, got.err
+
