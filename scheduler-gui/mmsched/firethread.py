@@ -107,7 +107,9 @@ def build() -> Path:
     (parallel test workers); returns its path. Raises OSError with make's words."""
     path = library_path()
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    with open(path.parent / ".build.lock", "a") as lock:
+    from mmanalysis.safefiles import lock_file     # as every lock of ours: never through a link, never a FIFO
+
+    with os.fdopen(lock_file(path.parent / ".build.lock"), "rb") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         done = subprocess.run(["make", "-s", "-C", str(NATIVE), f"OUT={path.parent}"], capture_output=True, text=True)
     if done.returncode != 0 or not path.is_file():

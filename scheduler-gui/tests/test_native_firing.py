@@ -112,3 +112,22 @@ def test_a_priority_the_host_refuses_is_said_and_the_thread_runs_as_it_is(link_o
         assert firer.sched == "fifo 20" and firer.sched_why is None
     else:
         assert firer.sched == "other" and firer.sched_why and "SCHED_FIFO 20 refused" in firer.sched_why
+
+
+@pytest.mark.parametrize("planted", ["link", "fifo"])
+def test_the_build_lock_is_never_opened_through_a_planted_name(tmp_path, monkeypatch, planted: str) -> None:
+    """The library's build lock is taken as every lock of ours (safefiles.lock_file): a link planted at its name is
+    refused (its target neither made nor touched), a FIFO refused without blocking; nothing is built."""
+    lib = tmp_path / "native" / firethread.LIB_NAME
+    lib.parent.mkdir()
+    monkeypatch.setattr(firethread, "library_path", lambda: lib)
+    victim = tmp_path / "victim"
+    if planted == "link":
+        victim.write_text("precious\n")
+        (lib.parent / ".build.lock").symlink_to(victim)
+    else:
+        os.mkfifo(lib.parent / ".build.lock")
+    with pytest.raises(OSError, match="refused"):
+        firethread.build()
+    assert not lib.exists()
+    assert planted == "fifo" or victim.read_text() == "precious\n"
