@@ -84,7 +84,12 @@ def test_mixed_run_live_and_export(make_win, qtbot, tmp_path) -> None:
     assert sum(win.live.leds.counts) == len(ok_events)
     assert win.model.rowCount() == 20
     assert win.live.stats.summary["outcomes"]["ok"] == len(ok_events)
-    # export: the CSV is the core's, with the slider's distance in the data
+    # export: the CSV is the core's, with the slider's distance in the data; into a folder that is there (a write
+    # makes no folder on the way: the dialog's problem box says so, naming it)
+    with pytest.raises(FileNotFoundError, match="no such folder: .*export"):
+        win.export_to(tmp_path / "export" / "mixed")
+    assert not (tmp_path / "export").exists()
+    (tmp_path / "export").mkdir()
     csv_path, json_path = win.export_to(tmp_path / "export" / "mixed")
     df = pd.read_csv(csv_path)
     assert len(df) == 20 and df["event"].tolist() == list(range(20))

@@ -206,6 +206,7 @@ def test_a_points_files_follow_the_umask_as_every_run_file(tmp_path) -> None:
     import stat
 
     camp = Campaign.open(tmp_path / "c", Plan(distance=[1], count=5))
+    camp.lock()                 # as run_campaign does first: the campaign folder made, the store's files in it
     camp.open_store()
     p = camp.plan.points()[0]
     data = b"seq\n1\n"
@@ -217,6 +218,7 @@ def test_a_points_files_follow_the_umask_as_every_run_file(tmp_path) -> None:
     finally:
         os.umask(old)
         camp.close_store()
+        camp.unlock()
     for suffix in (".csv", ".json"):
         path = tmp_path / "c" / "points" / f"{p.name}{suffix}"
         assert stat.S_IMODE(path.stat().st_mode) == 0o644, path
