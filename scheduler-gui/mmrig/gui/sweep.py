@@ -315,6 +315,16 @@ class SweepWindow(QDialog):
     def start(self) -> bool:
         if self.running or not self.validate():
             return False
+        folder = self.folder_path()
+        assert folder is not None                   # (validate says so)
+        try:
+            # mmrig sweep makes only the campaign folder itself (a mistyped --out is refused, not made); the folders
+            # above it are the window's to make, as the main window makes its runs folder: the default one, under
+            # the app's data folder, is not there on first use
+            folder.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.say(f"cannot make {folder.parent}: {exc.strerror or exc}")
+            return False
         return self._launch(self.arguments())
 
     def resume(self) -> bool:
