@@ -100,6 +100,9 @@ def test_lab_commands_run(tmp_path):
 
 
 BOARD_RUNS = [line for line in commands("lab-dry") if line.startswith("mmrig run ") and "--profiler" in line]
+# the lines of the boards' block that make the folders its runs go into (a run makes none)
+BOARD_MKDIRS = [line for info, body in blocks() if info == "bash lab-dry" and "--profiler" in body
+                for line in body.splitlines() if line.startswith("mkdir ")]
 
 
 def test_board_runs_are_the_bench_demos_experiments():
@@ -126,6 +129,8 @@ def test_board_runs_run_on_the_bench(tmp_path):
     from mmhil.bench import ensure_built
 
     ensure_built()
+    for line in BOARD_MKDIRS:
+        subprocess.run(shlex.split(line), cwd=tmp_path, check=True)
     for line in BOARD_RUNS:
         argv = shlex.split(shorten(line))
         for opt in ("--profiler", "--executor"):
