@@ -109,6 +109,26 @@ def _new_temp(dfd: int, name: str, flags: int = os.O_WRONLY) -> tuple[str, int]:
     raise FileExistsError(errno.EEXIST, f"no free temporary name for {name}", name)
 
 
+def _made_in_place(dfd: int, name: str, flags: int = os.O_WRONLY, first: bytes = b"") -> int:
+    """A file NAME in the open folder DFD made now, holding FIRST, for its process to go on using (`stream`,
+    `appending`): a new temporary file (`_new_temp`) given the mode any new file of the user's gets and renamed
+    over NAME at once, so a planted link is replaced and nobody's file truncated. Returns its descriptor (the
+    caller closes it); on an error it is closed and removed, and NAME is what it was."""
+    tmp, fd = _new_temp(dfd, name, flags)
+    try:
+        done = 0
+        while done < len(first):
+            done += os.write(fd, first[done:])
+        os.fchmod(fd, 0o666 & ~umask())
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
+        raise
+    return fd
+
+
 def umask() -> int:
     """The process's umask, read without changing it where Linux says it (/proc/self/status, since 4.7): setting
     it to read it back would race the other threads' new files."""
@@ -174,19 +194,7 @@ def stream(path: Path | str, first: bytes = b"") -> int:
     dfd = open_folder(path.parent)
     try:
         _check_name(dfd, path)
-        tmp, fd = _new_temp(dfd, path.name)
-        try:
-            done = 0
-            while done < len(first):
-                done += os.write(fd, first[done:])
-            os.fchmod(fd, 0o666 & ~umask())
-            os.rename(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-        except BaseException:
-            os.close(fd)
-            with contextlib.suppress(OSError):
-                os.unlink(tmp, dir_fd=dfd)
-            raise
-        return fd
+        return _made_in_place(dfd, path.name, first=first)
     finally:
         os.close(dfd)
 
@@ -202,16 +210,7 @@ def appending(path: Path | str) -> int:
             fd = os.open(path.name, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
                          | os.O_CLOEXEC, dir_fd=dfd)
         except FileNotFoundError:
-            tmp, fd = _new_temp(dfd, path.name, os.O_RDWR | os.O_APPEND)
-            try:
-                os.fchmod(fd, 0o666 & ~umask())
-                os.rename(tmp, path.name, src_dir_fd=dfd, dst_dir_fd=dfd)
-            except BaseException:
-                os.close(fd)
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp, dir_fd=dfd)
-                raise
-            return fd
+            return _made_in_place(dfd, path.name, os.O_RDWR | os.O_APPEND)
         except OSError as exc:
             if exc.errno == errno.ELOOP:
                 raise RefusedOutput(errno.ELOOP, f"{path} is a symbolic link, not a file: refused", path) from None
