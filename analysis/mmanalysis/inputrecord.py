@@ -54,9 +54,10 @@ class InputRecord:
 
 @dataclass(frozen=True)
 class BenchRead:
-    """One read of the paced bench's stamping thread as its `timing` reply gives it: node, pty generation (the
-    link's open), the offset of its first byte in what the PC wrote since that open, its length, the cycle its
-    bytes were queued at and the port's rate then."""
+    """One read of the paced bench's stamping thread as its `timing` reply gives it: node, the generation of the
+    host stream it came in on (a line socket's connection, or the pty: the link's `generation`), the offset of its
+    first byte in what the PC wrote into that stream, its length, the cycle its bytes were queued at and the port's
+    rate then."""
 
     node: str
     gen: int
@@ -67,7 +68,7 @@ class BenchRead:
 
 
 def join(entries: Iterable[BenchRead], written: Mapping[str, Mapping[int, bytes]]) -> tuple[list[InputRead], int]:
-    """The reads with their bytes (what each link wrote since that open, at that offset), in cycle order, and how
+    """The reads with their bytes (what each link wrote into that stream, at that offset), in cycle order, and how
     many reads had bytes the links do not hold (a record that is then incomplete)."""
     reads, missing = [], 0
     for e in entries:
