@@ -275,6 +275,7 @@ def test_a_lockstep_endpoint_records_the_runs_window(tmp_path: Path) -> None:
     from mmsched.config import RunConfig
     from mmsched.runner import run
 
+    (tmp_path / "out").mkdir()                  # a trace goes into a folder that is there (safefiles makes none)
     ep = LockstepEndpoint(exec_trace=tmp_path / "out" / "run.exectrace")
     result = run(RunConfig(mode="mixed", distance=2, count=5, out=tmp_path / "r"), ep)
     assert result.valid
