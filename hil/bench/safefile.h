@@ -1,13 +1,13 @@
 /*
  * The one way the bench creates a file (--vcd, --trace, --exec-trace, `vcd on`, `exectrace on`, ready): the
- * data goes to a new temporary file beside the target, ".NAME.XXXXXX.tmp", made with O_CREAT | O_EXCL (which
+ * data goes to a new temporary file beside the target, ".NAME.XXXXXXXX.tmp", made with O_CREAT | O_EXCL (which
  * never follows a symlink, dangling or not), and is renamed over NAME once complete. A rename replaces the
  * entry that holds the name, so a link another user planted under NAME in a shared folder is replaced, and
  * the file it points to is never opened, let alone truncated. Until then NAME is what it was; a reader never
  * sees a part. The Python side does the same (analysis/mmanalysis/safefiles.py).
  *
  * On exit without a commit (die(): exit 2) the temporary files are removed; a bench killed outright leaves
- * them under their ".NAME.XXXXXX.tmp" name, which no reader takes for a record.
+ * them under their ".NAME.XXXXXXXX.tmp" name, which no reader takes for a record.
  */
 #ifndef MMBENCH_SAFEFILE_H
 #define MMBENCH_SAFEFILE_H
