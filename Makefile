@@ -97,10 +97,10 @@ soak-faults: setup  ## 30 min of lockstep with every fault class at random momen
 	$(MAKE) -C hil all
 	$(PY) -m mmrig.faultsoak --minutes $(or $(MINUTES),30) --out build/soak-faults
 
-perf: setup  ## run every benchmark, write perf/results.json and print a table
+perf: setup  ## run every benchmark, write perf/results.json and print a table (ONLY=PART: those whose path holds PART)
 	$(MAKE) -C protocol/c perf
 	$(MAKE) -C hil all
-	$(PY) tools/perf.py --out perf/results.json
+	$(PY) tools/perf.py --out perf/results.json $(if $(ONLY),--only $(ONLY))
 
 flash-profiler-avr:  ## flash the AVR profiler to an Arduino Mega 2560: make flash-profiler-avr PORT=/dev/ttyACM0
 	$(MAKE) -C profiler-fw flash-avr $(if $(PORT),PORT=$(PORT))

@@ -45,10 +45,17 @@ BENCHMARKS: list[list[str]] = [
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=ROOT / "perf/results.json")
+    parser.add_argument("--only", action="append", default=[], metavar="PART",
+                        help="run only the benchmarks whose program's path holds PART (repeatable); their figures "
+                             "replace the same-named ones in OUT, the others there are kept (make perf ONLY=PART)")
     args = parser.parse_args()
     figures: list[dict] = []
     failed: list[str] = []
-    for command in BENCHMARKS:
+    chosen = [c for c in BENCHMARKS if not args.only or any(part in " ".join(c) for part in args.only)]
+    if not chosen:
+        print(f"perf: no benchmark's path holds {', '.join(args.only)}", file=sys.stderr)
+        return 2
+    for command in chosen:
         done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
         if done.returncode != 0:
             failed.append(f"{' '.join(command)}: exit {done.returncode}\n{done.stderr}")
@@ -60,6 +67,12 @@ def main() -> int:
         figures.append({"name": "C / Python decoder speed", "unit": "ratio", "median": c["median"] / py["median"],
                         "max": c["max"] / py["max"], "runs": min(c["runs"], py["runs"]),
                         "note": "both measured in this run"})
+    if args.only and args.out.is_file():
+        try:                                 # the others' figures from the last run, kept
+            new = {f["name"] for f in figures}
+            figures = [f for f in json.loads(args.out.read_text()).get("figures", []) if f["name"] not in new] + figures
+        except (ValueError, AttributeError, TypeError):
+            pass
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
                                     "python": platform.python_version(), "figures": figures}, indent=2) + "\n")

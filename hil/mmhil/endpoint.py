@@ -155,6 +155,8 @@ class BenchEndpoint(Endpoint):
     # "8051": the paper's 87C51 profiler image on the bench's 8051 core (Bench(profiler_kind=...), docs/bench.md
     # "The 8051 profiler"); None: as the image says. The run's identity (sidecar) says which profiler ran
     profiler_kind: str | None = None
+    # the bench's host side the links open: "socket" (its line sockets) or "pty" (Bench.line, docs/bench.md)
+    line: str = "socket"
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -179,7 +181,7 @@ class BenchEndpoint(Endpoint):
         """The run's bench, with this endpoint's images, baud, crystals and VCD, in `mode` (paced or lockstep)."""
         bench = Bench(baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
                       vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor,
-                      arduino=self.arduino, profiler_kind=self.profiler_kind, **mode)
+                      arduino=self.arduino, profiler_kind=self.profiler_kind, line=self.line, **mode)
         try:
             self.bench = bench.start()
         except BenchError as exc:

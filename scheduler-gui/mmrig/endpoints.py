@@ -37,6 +37,10 @@ class Target:
     lag_bound_us: float | None = None
     profiler_elf: Path | None = None
     executor_elf: Path | None = None
+    # which host side of the bench's lines the run's links open: "socket" (RUN_DIR/NODE.sock: no kernel hop between
+    # the PC's write and the bench's reader) or "pty" (RUN_DIR/NODE.tty, what other programs open: its hop included;
+    # docs/bench.md, "The line sockets")
+    bench_port: str = "socket"
 
     @classmethod
     def of(cls, profiler: str | None = None, executor: str | None = None, lockstep: bool = False,
@@ -55,7 +59,7 @@ def choose_endpoint(t: Target) -> Endpoint:
 
     bench: dict[str, Any] = dict(profiler_kind=t.profiler_kind, ppm_profiler=t.ppm_profiler,
                                  ppm_executor=t.ppm_executor, arduino=t.arduino, profiler_elf=t.profiler_elf,
-                                 executor_elf=t.executor_elf)
+                                 executor_elf=t.executor_elf, line=t.bench_port)
     if t.where == LOCKSTEP:
         return LockstepEndpoint(**bench)
     return BenchEndpoint(lag_bound_us=t.lag_bound_us, **bench)

@@ -12,8 +12,8 @@ Every measured normal-mode latency is split into five parts that add up to it:
   entered the line where the endpoint recorded it earlier (the bench's reader, at real-time priority, stamps
   them inside the call of a writer it preempts: what the call takes after that moves nothing): the PC's own,
   a slow write is its result.
-- line_us: the write's return to the profiler's stamp, beyond the fastest FIRE of the window (the bench's
-  pick-up of the bytes, or a USB adapter's variation).
+- line_us: the write's end to the profiler's stamp, beyond the fastest FIRE of the window (the bench's
+  pick-up of the bytes, or a USB adapter's variation): the reference places tick starts from the writes' ends.
 - floor_us: the profiler's own part, measured by the floor calibration (a FIRE injected on the tick's edge,
   no PC timing in it); 0 where the endpoint cannot inject (boards), and then inside est_error_us.
 """
@@ -52,26 +52,36 @@ class Floor:
                 "why": self.why}
 
 
+def write_end(e: Event, entered: Callable[[Event], float | None] | None) -> float | None:
+    """Where event `e`'s write call ends for the budget: its return, or where the endpoint recorded its bytes on
+    the line if that was sooner (a reader that preempted the writer inside the call); None: never written."""
+    if e.written_at is None:
+        return None
+    end = e.write_ended_at if e.write_ended_at is not None else e.written_at
+    if entered is not None and (on_line := entered(e)) is not None:
+        end = max(e.written_at, min(end, on_line))
+    return end
+
+
 def apply_budget(events: list[Event], tick_s: float, floor_us: float | None, tick_counts: int = 1,
                  entered: Callable[[Event], float | None] | None = None) -> int:
     """Fills the budget columns of the normal-mode events that have a FIRE, its stamp and a latency (an event
     due inside its tick, `due_counts` of `tick_counts`, is aimed at that moment). `entered(ev)`: when the
     endpoint recorded its FIRE's bytes entering the line (host clock), or None. Returns how many got one."""
     floor = floor_us or 0.0
-    points = [(e.written_at, e.stamp_s) if e.written_at is not None and e.stamp_s is not None else None
-              for e in events]
+    ends = [write_end(e, entered) for e in events]
+    # the reference counts from the write's end: the fastest FIRE's path beyond its own write call is the line's
+    # zero, so a write call (the PC's) is never taken for part of the clocks' offset
+    points = [(end, e.stamp_s) if end is not None and e.stamp_s is not None else None for e, end in zip(events, ends)]
     usable = [e.measurable and e.outcome in MEASURED for e in events]
     bases = reference_bases(points, usable, tick_s, floor / 1e6)
     n = 0
-    for e, base in zip(events, bases):
-        if base is None or e.fire_at is None or e.written_at is None or e.latency_us is None:
+    for e, base, end in zip(events, bases, ends):
+        if base is None or e.fire_at is None or e.written_at is None or end is None or e.latency_us is None:
             continue
         due = base + (e.scheduled_tc + e.due_counts / tick_counts) * tick_s
         e.est_error_us = round((e.fire_at - due) * 1e6, 3)
         e.wakeup_us = round((e.written_at - e.fire_at) * 1e6, 3)
-        end = e.write_ended_at if e.write_ended_at is not None else e.written_at
-        if entered is not None and (on_line := entered(e)) is not None:
-            end = max(e.written_at, min(end, on_line))
         e.write_us = round((end - e.written_at) * 1e6, 3)
         e.floor_us = round(floor, 3)
         e.line_us = round(e.latency_us - e.est_error_us - e.wakeup_us - e.write_us - e.floor_us, 3)

@@ -15,6 +15,12 @@ from .runface import RunFace
 
 
 
+# How often the in-flight events are looked over while the timecode stands still: an event's deadline is its tick
+# plus the timeout (a new TIMECODE always looks), and what waits on a request's own time (answer_on_the_way) ends at
+# most this much later. Looking on every frame cost a kilohertz run most of its loop's time.
+RESCAN_S = 0.02
+
+
 def check_deadlines(r: RunFace) -> None:
     """Ends the events whose deadline (their tick plus the timeout) the profiler's timecode has passed."""
     st = r.state
@@ -23,12 +29,17 @@ def check_deadlines(r: RunFace) -> None:
     if cur is None:
         return
     now, wait_s = r.now(), r.cfg.timeout_ticks * st.timebase.tick_s
-    due = [e for e in r.in_flight()
-           if cur >= e.scheduled_tc + r.cfg.timeout_ticks and not answer_on_the_way(e, now, wait_s)]
-    if not due or r.endpoint.has_pending(r.inbox):
+    if cur == st.deadlines_scanned[0] and now < st.deadlines_scanned[1] + RESCAN_S:
+        return
+    if r.endpoint.has_pending(r.inbox):
         # Judge silence only once every frame already received is read: a starved scheduler reading a
         # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
         # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)
+        return
+    st.deadlines_scanned = (cur, now)
+    due = [e for e in r.in_flight()
+           if cur >= e.scheduled_tc + r.cfg.timeout_ticks and not answer_on_the_way(e, now, wait_s)]
+    if not due:
         return
     r.join(st.matcher.join_unfired(due, st.lost_frames))
     recovery.check_fired_ticks(r, due)

@@ -26,6 +26,7 @@ from mmproto import Link, LinkError, Written
 from . import firethread
 from .event import Event
 from .firing import BUSY_MAX_S, fifo_for, fifo_refused, lock_memory, read_sched
+from .validity import Fed
 
 
 @dataclass
@@ -94,6 +95,7 @@ class NativeFirer:
         assert self._thread is not None
         tag = next(self._tags)
         self._events[tag] = (event, wire)
+        event.bytes.fed = Fed(self.link.clock(), at)     # (a moment queued after it passed: the run's lateness)
         try:
             self._thread.add(tag, at, self.link.port_bytes(wire))
         except OSError as exc:          # the queue full: the event cannot be fired (counted by the run)

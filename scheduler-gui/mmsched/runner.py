@@ -72,7 +72,10 @@ class Runner:
     mode_frame: mp.Mode | None = field(default=None, init=False)                # the executor's MODE of this run
     # the FIREs written (probes and events) by their write moment: the servo's anchor is one (validity.py)
     fires_sent: dict[float, Sent] = field(default_factory=dict, init=False, repr=False)
-    _open: list[Event] = field(default_factory=list, init=False, repr=False)    # events not ended yet (in_flight)
+    # the events not ended yet (in_flight), by number, in the order they were made: each leaves as it ends (`ended`),
+    # so the loop's every look at them costs what is in flight, not what the run has made (a kilohertz run that
+    # rebuilt the list on every frame fell further behind with every event, as its list grew)
+    _open: dict[int, Event] = field(default_factory=dict, init=False, repr=False)
     # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
     # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
     # ("phase", "running"/"done"), and in normal mode before it fires ("tick_fit", (TIMECODEs the tick fit has,
@@ -248,6 +251,7 @@ class Runner:
 
     def ended(self, ev: Event) -> None:
         """EV has its outcome: into the journal, then to the view; the run's break, if it is past it."""
+        self._open.pop(ev.event, None)
         if self.journal is not None:
             self.journal.add(ev)
         self.notify("event", ev)
@@ -410,7 +414,7 @@ class Runner:
         st.matcher.track(ev)
         if accounted:
             self.events.append(ev)
-            self._open.append(ev)
+            self._open[ev.event] = ev
             self.faults.created(ev)
         return ev
 
@@ -646,10 +650,8 @@ class Runner:
             self.join(st.matcher.edge_result(r))
 
     def in_flight(self) -> list[Event]:
-        # The events not yet ended, pruned here: a long run (a soak: 150,000 events in 3 h) must not scan
-        # every event it ever made on every frame.
-        self._open = [e for e in self._open if not e.terminal]
-        return list(self._open)
+        """The events not ended yet, in the order they were made."""
+        return [e for e in self._open.values() if not e.terminal]
 
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def rel(self, t: float) -> float:

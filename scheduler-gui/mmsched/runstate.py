@@ -87,6 +87,8 @@ class RunState:
     next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0
+    # the timecode and the run clock of the deadlines' last look at the events in flight (deadlines.py)
+    deadlines_scanned: tuple[int | None, float] = (None, float("-inf"))
     link_failed: bool = False
     floor: Floor = field(default_factory=Floor)            # normal mode: the floor calibration's outcome
     probe_tags: set[int] = field(default_factory=set)      # tags of the rig's own calibration FIREs

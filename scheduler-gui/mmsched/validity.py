@@ -8,8 +8,10 @@ moments, so an event is judged by them, not by whether a stall happened anywhere
 
 - normal mode: the latency is the FIRE's stamp minus the tick's start. It is bent by (a) the moment the
   FIRE entered the profiler's line (on the bench: the stamp its bytes got on the host clock, against the
-  PC's own write moment) and (b) the moment the TIMECODE frame the PC placed its FIRE by reached the PC
-  (held back, it makes the PC fire late). Which frame: the naive estimator's minimum filter rests on one
+  return of the PC's write: the write call itself and the firing thread's wake-up are the PC's, its result),
+  (b) the moment the TIMECODE frame the PC placed its FIRE by reached the PC (held back, it makes the PC fire
+  late) and (c) with the native firing thread, the moment the run's own loop queued the FIRE: queued after its
+  moment, no thread could have met it (a "late feed", the rig's). Which frame: the naive estimator's minimum filter rests on one
   frame of its window (`TimecodeTracker.basis`); the disciplined one (servo.py) rests on the FIRE whose
   bound anchors it, and the TIMECODE frames only pick the tick.
 - mixed mode: the latency is measured inside the simulation (the executor's edge against the profiler's
@@ -169,6 +171,16 @@ class Basis:
     arrived: float
 
 
+@dataclass(frozen=True)
+class Fed:
+    """Normal mode's native firing: when the run handed the firing thread the moment `aimed` (run clock). A moment
+    handed over after it had passed could not be met by any thread: how late is the run's own loop's, not the PC's
+    wake-up (nativefirer.py)."""
+
+    at: float
+    aimed: float
+
+
 @dataclass
 class EventBytes:
     """The bytes one event's figure depends on, noted as the event is made (see the module's text)."""
@@ -177,6 +189,7 @@ class EventBytes:
     basis: Basis | None = None      # the TIMECODE frame it was placed by (normal, naive) or created from (mixed)
     anchor: Sent | None = None      # disciplined normal mode: the FIRE whose bound anchored the servo
     created_at: float | None = None
+    fed: Fed | None = None          # normal mode, the native thread: when its moment was queued
 
 
 @dataclass(frozen=True)
@@ -218,6 +231,10 @@ def causes(mode: str, deps: EventBytes, record: ByteRecord) -> list[Cause]:
     """Every displacement the record shows on the bytes of one event (the largest first)."""
     out: list[Cause | None] = []
     if mode == "normal":
+        if deps.fed is not None and deps.fed.at > deps.fed.aimed:
+            us = (deps.fed.at - deps.fed.aimed) * 1e6
+            out.append(Cause("late feed", round(us, 1), f"the run queued the FIRE {us:.0f} us after its moment: its own "
+                                                         "loop was late (the rig's), not the PC's firing thread"))
         if deps.sent is not None:
             out.append(entry_delay(record, deps.sent, "FIRE"))
         if deps.anchor is not None:
@@ -364,5 +381,5 @@ def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
     return j.figures(len(events), verdict.stalls, verdict.window, verdict.bound_us, late), reason
 
 
-__all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Held", "Judgement", "Sent", "Stall",
+__all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Fed", "Held", "Judgement", "Sent", "Stall",
            "causes", "deciding", "entered_at", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]

@@ -54,3 +54,13 @@ def test_a_run_without_the_writes_return_puts_the_whole_path_in_the_line() -> No
         e.write_ended_at = None
     apply_budget(events, TICK, 0.0)
     assert all(e.write_us == 0.0 for e in events)
+
+
+def test_the_lines_zero_is_the_fastest_path_after_its_write_not_before_it() -> None:
+    # every FIRE reaches the profiler 30 us after its write returned; the writes take 5 to 300 us. The line beyond
+    # the fastest path is then 0 for all: a write call's time is the write's, never the line's (negative) or the
+    # clocks' offset (est_error)
+    events = [fire(k, 20.0, [5.0, 60.0, 300.0][k % 3], 30.0) for k in range(60)]
+    apply_budget(events, TICK, 0.0)
+    assert max(abs(e.line_us) for e in events) < 0.01
+    assert {round(e.write_us) for e in events} == {5, 60, 300}

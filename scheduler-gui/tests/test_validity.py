@@ -7,7 +7,7 @@ import pytest
 
 from mmsched.grid import fire_busy_s
 from mmsched.crowding import crowded_fires
-from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Held, Sent, Stall, causes, deciding, judge,
+from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Fed, Held, Sent, Stall, causes, deciding, judge,
                               stall_time_share)
 from mmsched.event import Event
 
@@ -59,6 +59,34 @@ def test_normal_mode_judges_the_fire_by_its_entry_against_the_pcs_write() -> Non
     assert [c.byte for c in found][0] == "FIRE" and found[0].us == pytest.approx(90.0)
     assert deciding("normal", "ok", None, found, 1000.0) is None          # under the bound: part of the figure
     assert deciding("normal", "ok", None, found, 50.0) is found[0]        # past it: not measurable
+
+
+def test_a_fire_counts_from_the_writes_return_and_a_slow_write_is_the_pcs() -> None:
+    # the write began at 50.0 and returned 3 ms later (the PC's own call: its write_us); the bench had the bytes
+    # 50 us after the return: only those 50 us are the rig's
+    rec = record([Entry("profiler", 1, 40, 10, 50.00305, 0.0)])
+    e = normal_event(50.0, 40, Basis(95, 49.0, 49.0104))
+    e.bytes.sent = Sent("profiler", 40, 50.0, ended=50.003)
+    found = causes("normal", e.bytes, rec)
+    assert found[0].byte == "FIRE" and found[0].us == pytest.approx(50.0)
+    assert "after the PC's write returned" in found[0].detail and "the rig's" in found[0].detail
+    assert deciding("normal", "ok", None, found, 1000.0) is None
+
+
+def test_a_moment_the_run_queued_after_it_passed_is_the_runs_lateness_not_the_pcs() -> None:
+    # the native firing thread got the moment 2.5 ms after it: no thread could have met it (the run's loop was
+    # held off the CPU): not measurable, named so; 0.2 ms late stays in the figure (under the bound)
+    rec = record([Entry("profiler", 1, 40, 10, 50.0031, 0.0)])
+    e = normal_event(50.003, 40, Basis(95, 49.0, 49.0104))
+    e.bytes.fed = Fed(50.0025, 50.0)
+    found = causes("normal", e.bytes, rec)
+    assert found[0].byte == "late feed" and found[0].us == pytest.approx(2500.0)
+    assert "its own loop was late (the rig's)" in found[0].detail
+    assert deciding("normal", "late", "late", found, 1000.0) is found[0]
+    e.bytes.fed = Fed(50.0002, 50.0)
+    assert deciding("normal", "ok", None, causes("normal", e.bytes, rec), 1000.0) is None
+    e.bytes.fed = Fed(49.95, 50.0)                    # queued 50 ms ahead, as it should be: no cause at all
+    assert all(c.byte != "late feed" for c in causes("normal", e.bytes, rec))
 
 
 def test_normal_mode_judges_the_timecode_its_estimate_rests_on() -> None:

@@ -4,6 +4,9 @@ from pathlib import Path
 
 import pytest
 from cobs import cobs
+from crc import Calculator, Crc16
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mmproto import MESSAGE_TYPES, SPEC_NAMES, StreamDecoder, crc16, parse_payload
 from mmproto.framing import encode_frame
@@ -81,3 +84,9 @@ def test_committed_vectors_are_what_the_generator_writes(tmp_path: Path) -> None
     subprocess.run([sys.executable, str(generator), "--out", str(tmp_path)], check=True, capture_output=True)
     for name in ("crc.vec", "cobs.vec", "messages.vec", "streams.vec"):
         assert (tmp_path / name).read_text() == (VECTOR_DIR / name).read_text(), f"{name} is stale"
+
+
+@given(st.binary(max_size=300))
+def test_the_crc_is_the_crc_packages_catalogue_crc_on_any_bytes(data: bytes) -> None:
+    # crc16 is binascii's C code; the `crc` package's catalogue entry is the independent reference
+    assert crc16(data) == Calculator(Crc16.IBM_3740).checksum(data)

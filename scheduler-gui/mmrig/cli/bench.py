@@ -31,8 +31,8 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
     except BenchError as exc:
         print(f"mmrig bench: {exc}", file=sys.stderr)
         return 1
-    print(f"profiler port  {bench.profiler_port}")
-    print(f"executor port  {bench.executor_port}")
+    for node in ("profiler", "executor"):       # the pty for any serial program, the line socket for mmrig's links
+        print(f"{node} port  {bench.tty(node)}\n{'':15}{bench.socket_url(node)}  (the line socket: docs/bench.md)")
     print(f"control socket {bench.control_path}   (commands: status, reset NODE, fault ..., garbage ..., cut ..., "
           f"hangup NODE S, stuck ..., vcd on|off, grant, stalls, sleep, inject, stop: docs/bench.md)")
     mode = ("lockstep (virtual time advances only by `grant` on the control socket, or mmhil.Rig)" if lockstep else

@@ -257,7 +257,7 @@ def run_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
 def target_of(args: argparse.Namespace) -> Target:
     return Target.of(args.profiler, args.executor, lockstep=args.unpaced, reset_on_open=args.reset_on_open,
                      profiler_kind=args.profiler_kind, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor,
-                     arduino=args.arduino, lag_bound_us=args.lag_bound_us)
+                     arduino=args.arduino, lag_bound_us=args.lag_bound_us, bench_port=args.bench_port)
 
 
 def progress_line(args: argparse.Namespace, cfg: RunConfig, endpoint: Endpoint, lockstep: bool) -> Any:
@@ -528,6 +528,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
     add_profiler_kind_option(run)
+    run.add_argument("--bench-port", choices=("socket", "pty"), default="socket",
+                     help="the bench: which host side of its lines the run opens: socket (the default: the PC's "
+                          "bytes reach the bench's reader in the write call itself) or pty (what other programs "
+                          "open: the kernel's tty hop included, milliseconds on a busy machine; docs/bench.md)")
     run.add_argument("--arduino", action="store_true",
                      help="the bench behaves as two Arduino Megas: their stock bootloader runs first and opening a "
                           "port resets the node (docs/bench.md, 'Arduino mode')")

@@ -121,45 +121,45 @@ class Serial(SerialBase):
         if packet_bytes[:1] == DATA:
             self._rx += packet_bytes[1:]
 
-    def _drain(self) -> None:
-        """Every packet waiting, into the buffer (never waits)."""
+    def _take_one(self, timeout_s: float | None) -> bool:
+        """One packet into the buffer if one comes within `timeout_s` (0: only if one waits; None: wait for it);
+        False if none came or `cancel_read` ended the wait. A select then a recv that cannot block: no exception
+        on the path a kilohertz run takes a thousand times a second."""
         assert self._socket is not None
-        while True:
+        try:
+            ready, _, _ = select.select([self._socket, self._wake_r], [], [], timeout_s)
+        except InterruptedError:
+            return False
+        if self._wake_r in ready:
             try:
-                got = self._socket.recv(MAX_PACKET)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError as exc:
-                raise SerialException(f"read failed: {exc}") from exc
-            self._take(got)
+                os.read(self._wake_r, 64)
+            except BlockingIOError:
+                pass
+            return False
+        if not ready:
+            return False
+        try:
+            self._take(self._socket.recv(MAX_PACKET))
+        except BlockingIOError:
+            return False
+        except OSError as exc:
+            raise SerialException(f"read failed: {exc}") from exc
+        return True
 
     @property
     def in_waiting(self) -> int:
         if not self.is_open:
             raise PortNotOpenError()
-        self._drain()
+        if not self._rx:
+            self._take_one(0)
         return len(self._rx)
 
     def read(self, size: int = 1) -> bytes:
         if not self.is_open or self._socket is None:
             raise PortNotOpenError()
         timeout = Timeout(self._timeout)
-        while len(self._rx) < size:
-            self._drain()
-            if len(self._rx) >= size:
-                break
-            try:
-                ready, _, _ = select.select([self._socket, self._wake_r], [], [], timeout.time_left())
-            except InterruptedError:
-                continue
-            if self._wake_r in ready:
-                try:
-                    os.read(self._wake_r, 64)
-                except BlockingIOError:
-                    pass
-                break
-            if not ready or timeout.expired():
-                break
+        while len(self._rx) < size and self._take_one(timeout.time_left()):
+            pass                              # (False: the timeout passed, or cancel_read)
         out = bytes(self._rx[:size])
         del self._rx[:size]
         return out
@@ -174,7 +174,8 @@ class Serial(SerialBase):
     def reset_input_buffer(self) -> None:
         if not self.is_open:
             raise PortNotOpenError()
-        self._drain()
+        while self._take_one(0):
+            pass
         self._rx.clear()
 
     def reset_output_buffer(self) -> None:

@@ -170,18 +170,27 @@ class RunSettingsPanel(QGroupBox):
     def _build_options(self, form: QFormLayout) -> None:
         # normal mode: the run (and its firing thread) normally runs in a process of its own, away from the
         # GUI's interpreter lock; checked, it runs inside the GUI's process
-        self.fire_in_gui = QCheckBox("Fire from the GUI process")
-        self.fire_in_gui.setToolTip("Normal mode: run the experiment, and the thread that fires the FIRE frames, "
+        self.fire_in_gui = QCheckBox("GUI process")
+        self.fire_in_gui.setToolTip("Normal mode, fire from the GUI process: run the experiment, and the thread that "
+                                    "fires the FIRE frames, "
                                     "inside the GUI's process, sharing the interpreter with the live plots. "
                                     "Unchecked (the default), the run has a process of its own, as on the "
                                     "command line.")
         # normal mode: aim each FIRE by the clock servo (the profiler's own stamps) instead of TIMECODE
         # arrivals alone, the paper's way (docs/normal-mode.md)
-        self.discipline = QCheckBox("Disciplined clock")
-        self.discipline.setToolTip("Normal mode: the PC places tick starts from the profiler's stamps of its "
+        self.discipline = QCheckBox("Disciplined")
+        self.discipline.setToolTip("Normal mode, a disciplined clock: the PC places tick starts from the profiler's "
+                                   "stamps of its "
                                    "FIREs (a PTP-like servo) instead of from TIMECODE arrivals alone. Unchecked: "
                                    "the paper's naive PC (experiment 2).")
-        form.addRow(_row(self.discipline, self.fire_in_gui))
+        # normal mode: what writes each FIRE, the native thread (cyclictest's way, the default) or a Python thread
+        self.fire_python = QCheckBox("Python thread")
+        self.fire_python.setToolTip("Normal mode, fire from a Python thread: each FIRE written by a Python thread, "
+                                    "which waits for the "
+                                    "interpreter's lock before it writes: what a Python application of your own "
+                                    "would get. Unchecked (the default), a C thread sleeps to each moment and "
+                                    "writes, as cyclictest's thread does (docs/normal-mode.md).")
+        form.addRow(_row(self.discipline, self.fire_in_gui, self.fire_python))
         self.random_ids = QCheckBox("randomize event id")
         self.trace = QCheckBox("trace the executor")
         self.trace.setToolTip(self.TRACE_TIP)
@@ -237,6 +246,7 @@ class RunSettingsPanel(QGroupBox):
         self.baud.setCurrentIndex(max(0, i))
         self.accuracy.setValue(int(s.value("accuracy", 0)))
         self.fire_in_gui.setChecked(str(s.value("firing_process", "own")) == "gui")
+        self.fire_python.setChecked(str(s.value("firing", "native")) == "python")
         self.discipline.setChecked(str(s.value("discipline", "false")).lower() == "true")
         self.random_ids.setChecked(str(s.value("random_ids", "false")).lower() == "true")
         self.length.setValue(int(s.value("length", 200)))
@@ -254,6 +264,7 @@ class RunSettingsPanel(QGroupBox):
         s.setValue("baud", self.baud.currentData() or 0)
         s.setValue("accuracy", self.accuracy.value())
         s.setValue("firing_process", "gui" if self.fire_in_gui.isChecked() else "own")
+        s.setValue("firing", "python" if self.fire_python.isChecked() else "native")
         s.setValue("discipline", self.discipline.isChecked())
         s.setValue("random_ids", self.random_ids.isChecked())
         s.setValue("length", self.length.value())
@@ -307,6 +318,7 @@ class RunSettingsPanel(QGroupBox):
         self.accuracy.setEnabled(normal)
         self.accuracy_label.setEnabled(normal)
         self.fire_in_gui.setEnabled(normal)
+        self.fire_python.setEnabled(normal)
         self.discipline.setEnabled(normal)
         self.distance.setMinimum(0 if normal else 1)
         self.keep_rate_in_mode()
@@ -345,6 +357,7 @@ class RunSettingsPanel(QGroupBox):
         else:
             self.accuracy.setEnabled(False)
             self.fire_in_gui.setEnabled(False)
+            self.fire_python.setEnabled(False)
             self.discipline.setEnabled(False)
         self.load_indicator.set_state(self.load.currentText() != "idle", on)
 
@@ -413,6 +426,7 @@ class RunSettingsPanel(QGroupBox):
                          accuracy=self.accuracy.value(),
                          dispatch=self.dispatch.currentText(), load=self.load.currentText(),
                          firing_process=self.firing_process(),
+                         firing="python" if self.fire_python.isChecked() else "native",
                          discipline=self.mode() == "normal" and self.discipline.isChecked(),
                          executor_load=self.executor_load_value(),
                          trace=self.trace.isChecked() and on_bench, baud=self.link_baud(),
