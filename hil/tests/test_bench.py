@@ -170,7 +170,9 @@ def test_paced_sync_points_and_host_setup(tmp_path: Path, realtime: bool) -> Non
         assert host["sched"] in ("fifo 10", "nice -10", "other")
         assert host["sched"] != "other" or os.geteuid() != 0
     else:
-        assert host == {"sched": "other", "sched_at_setup": "other", "tid": bench.pid, "mlock": False,
+        # (what it runs at now is read back: a nice the bench inherited or was given since, the paced turns' say)
+        assert not host["sched"].startswith(("fifo", "rr")), host
+        assert host == {"sched": host["sched"], "sched_at_setup": "other", "tid": bench.pid, "mlock": False,
                         "dma_latency_us": -1, "cpu": -1, "timer_slack_ns": host["timer_slack_ns"]}
 
 

@@ -4,7 +4,7 @@ measured (or, on a row a fault of the rig touched, when its RESULT came before t
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
 from .event import OUTCOMES, REASONS, Event
 
@@ -41,3 +41,12 @@ def check_invariant(events: Sequence[Event], created: int, summary: dict[str, ob
         problems.append("a tag was used twice in one run")
     if problems:
         raise InvariantViolation("; ".join(problems[:10]) + (f" (+{len(problems) - 10} more)" if len(problems) > 10 else ""))
+
+
+def judged(events: Sequence[Event], created: int, summary: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar's `invariant` for a run's rows: {"ok": True, "error": None}, or why it broke."""
+    try:
+        check_invariant(events, created, summary)
+    except InvariantViolation as exc:
+        return {"ok": False, "error": str(exc)}
+    return {"ok": True, "error": None}

@@ -21,6 +21,7 @@ from .runstate import TickSuspect
 from .servo import ClockServo
 
 
+SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 RECOVERY_RETRY_S = 1.5     # a recovery request (MODE, QUERY STATUS) not answered this long is sent again
 RECOVERY_TRIES = 4         # ... this many times; then the fault stays open to the end of the run
 # TIMECODE frames to wait after a node's restart before the offset is learned again: the executor's timecode
@@ -239,6 +240,21 @@ def judge_counters(r: RunFace, explained: dict[str, dict[str, int]] | None = Non
         for kind, rises in counter_faults(node, r.counters_before.get(node), after, node in r.reset_nodes,
                                           bool(r.reset_nodes), (explained or {}).get(node)).items():
             r.faults.raise_(kind, node, at, describe_counters(node, rises), (), window=False)
+
+
+def profiler_silent(r: RunFace, now: float) -> bool:
+    """No profiler frame arrived for SILENCE_S: a link fault. Judged, as deadlines are, only once every frame
+    received is read: a run's thread held up for seconds (a starved host) reads frames that arrived long ago, and
+    the oldest of them is no sign that the profiler went quiet."""
+    st = r.state
+    assert st is not None
+    return now - st.last_profiler_frame > SILENCE_S and not st.link_failed and not r.endpoint.has_pending(r.inbox)
+
+
+def check_silence(r: RunFace, now: float) -> None:
+    """A silent profiler (profiler_silent) is a fault of its link, not reconnected."""
+    if profiler_silent(r, now):
+        link_fault(r, LinkDown("profiler", now, f"silent for {SILENCE_S} s"), reconnect=False)
 
 
 def link_fault(r: RunFace, down: LinkDown, reconnect: bool = True) -> None:

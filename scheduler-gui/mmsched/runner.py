@@ -21,7 +21,7 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import calibration, deadlines, injected, nodesetup, nopload, recovery
+from . import calibration, deadlines, firers, injected, nodesetup, nopload, recovery
 from .budget import apply_budget
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict
@@ -30,7 +30,7 @@ from .export import write_run
 from .faults import FaultLedger
 from .firing import Firer, aim
 from .nativefirer import NativeFirer
-from .invariant import InvariantViolation, check_invariant
+from .invariant import judged
 from .journal import Journal
 from .load import Load
 from .grid import line_gap_s, line_problem
@@ -49,7 +49,6 @@ from .stats import summarize
 from .crowding import counters_explained, judge_crowding
 from .validity import Basis, Cause, Sent, entered_at, judge_run
 
-SILENCE_S = 3.0            # no profiler frame for this long: the profiler link is faulty
 
 
 @dataclass
@@ -184,7 +183,11 @@ class Runner:
             self.state.start_generating(self.now())
             self.endpoint.begin()
             if cfg.mode == "normal":
-                self.firer = self.start_firer()
+                self.firer, self.firing_why = firers.start(cfg, self.session.links["profiler"],
+                                                           line_gap_s(self.state.baud, self.state.one_fire),
+                                                           self.state.rate_s(cfg), self.fire_written, self.fire_failed)
+                if self.firing_why:
+                    self.say(f"WARNING: {self.firing_why}; the FIREs go out from a Python thread (--firing python)")
                 for why in (self.firer.sched_why, self.firer.memory_locked_why):   # (entry points refuse first)
                     if why:
                         self.say(f"WARNING: {why}; the run goes on without it (the sidecar's cpu says so)")
@@ -218,26 +221,6 @@ class Runner:
         result = self.export(verdict, cpu, load)
         self.notify("phase", "done")
         return result
-
-    def start_firer(self) -> Firer | NativeFirer:
-        """Normal mode's firing thread, the one the run asks for (cfg.firing); the Python one, said and kept in
-        `firing_why`, where the native one cannot be had. Its writes come no sooner than the RESULT of the one
-        before takes on the profiler's line (firing.py), or than the profiler frees its one FIRE (the 8051:
-        grid.holds_one_fire)."""
-        cfg, st = self.cfg, self.state
-        assert st is not None
-        gap = line_gap_s(st.baud, st.one_fire)
-        if cfg.firing == "native":
-            firer = NativeFirer(self.session.links["profiler"], self.fire_written, cfg.accuracy,
-                                on_error=self.fire_failed, min_gap_s=gap, priority=cfg.priority, mlockall=cfg.mlockall,
-                                interval_s=st.rate_s(cfg))
-            try:
-                return firer.start()
-            except (OSError, LinkError) as exc:
-                self.firing_why = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
-                self.say(f"WARNING: {self.firing_why}; the FIREs go out from a Python thread (--firing python)")
-        return Firer(self.send_fire, cfg.accuracy, on_error=self.fire_failed, min_gap_s=gap, priority=cfg.priority,
-                     mlockall=cfg.mlockall, interval_s=st.rate_s(cfg)).start()
 
     def open_journal(self) -> None:
         """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.
@@ -306,8 +289,7 @@ class Runner:
                 nopload.send_due_nop(self, now)
             deadlines.check_deadlines(self)
             recovery.check_recovery(self, now)
-            if self.profiler_silent(now):
-                recovery.link_fault(self, LinkDown("profiler", now, f"silent for {SILENCE_S} s"), reconnect=False)
+            recovery.check_silence(self, now)
             if st.link_failed:
                 break
             if not st.generating and not self.in_flight():
@@ -315,15 +297,6 @@ class Runner:
             if now > hard_stop:
                 self.invalid.append(Reason("run_timeout", "run did not finish in time"))
                 break
-
-    def profiler_silent(self, now: float) -> bool:
-        """No profiler frame arrived for SILENCE_S: a link fault. Judged, as deadlines are, only once every frame
-        received is read: a run's thread held up for seconds (a starved host) reads frames that arrived long
-        ago, and the oldest of them is no sign that the profiler went quiet."""
-        st = self.state
-        assert st is not None
-        return now - st.last_profiler_frame > SILENCE_S and not st.link_failed and \
-            not self.endpoint.has_pending(self.inbox)
 
     # ---- creating events: the one place ----------------------------------------------------------
     def generate(self, now: float, new_tc: int | None) -> None:
@@ -473,10 +446,6 @@ class Runner:
                             round(st.tracker.phase(at, cur), 6), at=at)
         st.generator.adopt(msg.event_id)
         self.notify("event", ev)
-
-    def send_fire(self, ev: Event, wire: bytes) -> None:
-        """(the Python firing thread) Writes the event's FIRE now."""
-        self.fire_written(ev, self.session.links["profiler"].write_frame(wire))
 
     def fire_written(self, ev: Event, w: mp.Written) -> None:
         """The event's FIRE is on the line: its write moment (the budget's wake-up and write parts, the servo's
@@ -692,12 +661,9 @@ class Runner:
             if not invariant["ok"]:
                 self.invalid.append(Reason("invariant", f"accounting invariant violated: {invariant['error']}"))
         else:
-            try:
-                check_invariant(self.events, created, summary)
-                invariant = {"ok": True, "error": None}
-            except InvariantViolation as exc:
-                invariant = {"ok": False, "error": str(exc)}
-                self.invalid.append(Reason("invariant", f"accounting invariant violated: {exc}"))
+            invariant = judged(self.events, created, summary)
+            if not invariant["ok"]:
+                self.invalid.append(Reason("invariant", f"accounting invariant violated: {invariant['error']}"))
         if st is not None and st.profiler_hist is not None \
                 and (why := st.profiler_hist.disagreement(self.events)) is not None:
             self.invalid.append(Reason("profiler_histogram", why))

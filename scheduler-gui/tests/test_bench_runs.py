@@ -187,10 +187,10 @@ def test_past_due_schedule_is_missed_with_its_reason(tmp_path: Path) -> None:
     assert result.sidecar["invariant"]["ok"] and result.summary["n"] == 0
 
 
-def run_killing_its_bench(out: Path, then: Callable[[Bench], None] | None = None) -> RunResult:
+def run_killing_its_bench(out: Path, then: Callable[[Bench], None] | None = None, line: str = "socket") -> RunResult:
     """A mixed run of 400 events whose bench is SIGKILLed once 5 events have ended; THEN(the dead bench) runs
-    before the run sees its ports go."""
-    target = BenchEndpoint()
+    before the run sees its ports go. `line`: the bench's host side the run's links open (socket or pty)."""
+    target = BenchEndpoint(line=line)
     runner = Runner(RunConfig(mode="mixed", distance=2, count=400, out=out), target)
     killed = threading.Event()
 
@@ -235,12 +235,13 @@ def test_a_killed_bench_s_ports_are_never_reopened_onto_another_bench(tmp_path: 
         # the kernel's reuse of the numbers, made certain: the dead bench's links now lead to the other bench's
         # ptys, as they do once the kernel gave those numbers away
         for node in ("profiler", "executor"):
-            link = Path(dead.port(node))
+            link = Path(dead.tty(node))
             link.unlink()
             link.symlink_to(other.status()["nodes"][node]["pts"])
 
     try:
-        s = run_killing_its_bench(tmp_path / "killed", then=links_to_the_other).sidecar
+        # (the ptys: a line socket's path names its own bench alone, whose end refuses a connection)
+        s = run_killing_its_bench(tmp_path / "killed", then=links_to_the_other, line="pty").sidecar
         assert s["valid"] is False and "link_fault" in s["invalid_reason"], s["invalid_reason"]
         assert s["link_faults"] and not any(f["reconnected"] for f in s["link_faults"]), s["link_faults"]
         assert "the bench" in s["link_faults"][0]["not_reopened"], s["link_faults"]

@@ -445,6 +445,27 @@ def json_document(cfg: RunConfig, result: RunResult, verdicts: list[Any], code: 
     return doc
 
 
+def add_normal_mode_options(run: argparse.ArgumentParser) -> None:
+    """Normal mode's firing: the accuracy slider, cyclictest's -p and -m, the firing thread, the servo."""
+    normal = run.add_argument_group("normal mode (the PC fires)")
+    normal.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
+    normal.add_argument("--priority", "-p", type=int, default=None, metavar="PRIO",
+                     help="normal mode: the firing thread at SCHED_FIFO PRIO, 1..99 (cyclictest's -p); where the "
+                          "kernel refuses it (no root, CAP_SYS_NICE or RLIMIT_RTPRIO) RealtimeKit is asked, at most "
+                          "its ceiling (said); refused, as cyclictest does, where neither allows it; default: "
+                          "SCHED_OTHER, as the process is")
+    normal.add_argument("--mlockall", "-m", action="store_true",
+                     help="normal mode: lock the run's memory (mlockall MCL_CURRENT|MCL_FUTURE, cyclictest's -m); "
+                          "refused where the host does not allow it (root, CAP_IPC_LOCK or RLIMIT_MEMLOCK)")
+    normal.add_argument("--firing", choices=FIRINGS, default="native",
+                     help="normal mode: what writes each FIRE at its moment: native, a C thread (clock_nanosleep to "
+                          "the moment, no interpreter lock on its path: as cyclictest's thread; the default), or "
+                          "python, a Python thread (what a Python application of your own would get)")
+    normal.add_argument("--discipline", action="store_true",
+                     help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
+                          "not by TIMECODE arrivals alone (the paper's way, the default)")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed",
                          description="One experiment run (cyclictest-like): CSV + JSON out, the summary printed, "
@@ -475,21 +496,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     raw.add_argument("--no-raw", dest="raw", action="store_const", const=False,
                      help="a periodic series: the AVR profiler's own histogram alone (its 1 us cells, min/max/mean "
                           "and outcomes, no RESULT per event: -i 1 at 115200 baud; the CSV has no event rows)")
-    run.add_argument("--accuracy", type=int, default=0, help="normal mode: 0 plain sleep .. 100 busy-wait last 20 ms")
-    run.add_argument("--priority", "-p", type=int, default=None, metavar="PRIO",
-                     help="normal mode: the firing thread at SCHED_FIFO PRIO, 1..99 (cyclictest's -p); refused, as "
-                          "cyclictest does, where the host does not allow it (root, CAP_SYS_NICE or RLIMIT_RTPRIO); "
-                          "default: SCHED_OTHER, as the process is")
-    run.add_argument("--mlockall", "-m", action="store_true",
-                     help="normal mode: lock the run's memory (mlockall MCL_CURRENT|MCL_FUTURE, cyclictest's -m); "
-                          "refused where the host does not allow it (root, CAP_IPC_LOCK or RLIMIT_MEMLOCK)")
-    run.add_argument("--firing", choices=FIRINGS, default="native",
-                     help="normal mode: what writes each FIRE at its moment: native, a C thread (clock_nanosleep to "
-                          "the moment, no interpreter lock on its path: as cyclictest's thread; the default), or "
-                          "python, a Python thread (what a Python application of your own would get)")
-    run.add_argument("--discipline", action="store_true",
-                     help="normal mode: fire by tick starts placed from the profiler's own stamps (a servo), "
-                          "not by TIMECODE arrivals alone (the paper's way, the default)")
+    add_normal_mode_options(run)
     run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
     run.add_argument("--load", nargs="?", const="heavy", default="idle", metavar="CONDITION",
                      help="PC load (stress-ng) during the run: idle (none, the default), cpu, memory, disk, network "
