@@ -31,7 +31,7 @@ def check_deadlines(r: RunFace) -> None:
     now, wait_s = r.now(), r.cfg.timeout_ticks * st.timebase.tick_s
     if cur == st.deadlines_scanned[0] and now < st.deadlines_scanned[1] + RESCAN_S:
         return
-    if r.endpoint.has_pending(r.inbox):
+    if r.session.pending():
         # Judge silence only once every frame already received is read: a starved scheduler reading a
         # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
         # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)

@@ -1,4 +1,5 @@
-"""The native firing thread (native/firethread.c) from Python: the library found or built, and a thin typed handle.
+"""The native threads (native/firethread.c: normal mode's firing; native/readthread.c: a line's reading) from Python:
+the library found or built, and thin typed handles.
 
 `make build` builds `build/native/libmmfire.so` in a checkout (native/Makefile); an installed package builds it
 from the sources it carries (mmsched/native/) into the user's cache folder on first use, with the same Makefile.
@@ -39,6 +40,15 @@ class _Info(ctypes.Structure):
                 ("policy", ctypes.c_int), ("prio", ctypes.c_int), ("cpu_ns", ctypes.c_int64),
                 ("fired", ctypes.c_uint64), ("held", ctypes.c_uint64), ("full", ctypes.c_uint64),
                 ("stamps_dropped", ctypes.c_uint64)]
+
+
+class _Chunk(ctypes.Structure):
+    _fields_ = [("stamp_ns", ctypes.c_int64), ("n", ctypes.c_uint32)]
+
+
+class _ReadInfo(ctypes.Structure):
+    _fields_ = [("tid", ctypes.c_int), ("sched_err", ctypes.c_int), ("policy", ctypes.c_int), ("prio", ctypes.c_int),
+                ("reads", ctypes.c_uint64), ("bytes", ctypes.c_uint64), ("waits_full", ctypes.c_uint64)]
 
 
 @dataclass(frozen=True)
@@ -90,8 +100,8 @@ def _checkout_out() -> Path | None:
 
 
 def _cache_out() -> Path:
-    digest = hashlib.sha256(b"".join((NATIVE / n).read_bytes() for n in ("firethread.c", "firethread.h",
-                                                                         "Makefile"))).hexdigest()[:16]
+    digest = hashlib.sha256(b"".join((NATIVE / n).read_bytes() for n in ("firethread.c", "firethread.h", "readthread.c",
+                                                                         "readthread.h", "Makefile"))).hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "mmrig" / "native" / digest
 
@@ -144,6 +154,15 @@ def load() -> ctypes.CDLL | str:
                 lib.mf_info.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Info)]
                 lib.mf_stop.argtypes = [ctypes.c_void_p, ctypes.POINTER(_Info)]
                 lib.mf_free.argtypes = [ctypes.c_void_p]
+                lib.mr_start.restype = ctypes.c_void_p
+                lib.mr_start.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+                lib.mr_wait.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+                lib.mr_take.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint32, ctypes.POINTER(_Chunk),
+                                        ctypes.c_int]
+                lib.mr_error.argtypes = [ctypes.c_void_p]
+                lib.mr_unread.argtypes = [ctypes.c_void_p]
+                lib.mr_info.argtypes = [ctypes.c_void_p, ctypes.POINTER(_ReadInfo)]
+                lib.mr_stop.argtypes = [ctypes.c_void_p]
                 _lib = lib
         return _lib if _lib is not None else str(_lib_why)
 
@@ -221,6 +240,60 @@ class FireThread:
         if self._h is not None:
             self.stop()
             self._lib.mf_free(self._h)
+            self._h = None
+
+
+class ReadThread:
+    """The C reading thread on descriptor `fd` (native/readthread.c): every read stamped as the thread woke for it.
+    Every call lets go of the interpreter lock (ctypes)."""
+
+    CHUNKS = 512
+
+    def __init__(self, fd: int, priority: int | None, capacity: int = 1 << 18) -> None:
+        lib = load()
+        if isinstance(lib, str):
+            raise OSError(errno.ENOENT, lib)
+        self._lib = lib
+        handle = lib.mr_start(fd, priority or 0, capacity)
+        if not handle:
+            err = ctypes.get_errno()
+            raise OSError(err, f"cannot start the native reading thread: {os.strerror(err)}")
+        self._h: int | None = handle
+        self._buf = ctypes.create_string_buffer(capacity)
+        self._cap = capacity
+        self._chunks = (_Chunk * self.CHUNKS)()
+        i = _ReadInfo()
+        lib.mr_info(handle, ctypes.byref(i))
+        self.tid, self.sched_err, self.policy, self.prio = i.tid, i.sched_err, i.policy, i.prio
+
+    def wait(self, timeout_s: float) -> int:
+        """1: bytes wait; 0: none came within the timeout; -1: the line ended (`error`)."""
+        return int(self._lib.mr_wait(self._h, int(timeout_s * 1e9))) if self._h else -1
+
+    def take(self) -> list[tuple[bytes, float]]:
+        """The reads so far, oldest first: each one's bytes and its stamp (CLOCK_MONOTONIC, seconds)."""
+        if self._h is None:
+            return []
+        n = self._lib.mr_take(self._h, self._buf, self._cap, self._chunks, self.CHUNKS)
+        raw = self._buf.raw
+        out, pos = [], 0
+        for i in range(n):
+            c = self._chunks[i]
+            out.append((raw[pos:pos + c.n], c.stamp_ns / 1e9))
+            pos += c.n
+        return out
+
+    def error(self) -> int:
+        """0, or the errno that ended the line (EPIPE: closed at the far end), once every byte before it is taken."""
+        return int(self._lib.mr_error(self._h)) if self._h else 0
+
+    def unread(self) -> bool:
+        """Whether bytes wait that `take` has not given: read into the ring, or not read from the descriptor yet."""
+        return bool(self._lib.mr_unread(self._h)) if self._h else False
+
+    def stop(self) -> None:
+        if self._h is not None:
+            self._lib.mr_stop(self._h)
             self._h = None
 
 

@@ -41,10 +41,12 @@ class NativeFirer:
     interval_s: float | None = None                  # between two events (None: unknown): whether it ever sleeps
     kind: str = field(default="native", init=False)
     # A grid's event is made this long before its moment (runner.generate_on_grid). The run's own loop runs at
-    # SCHED_OTHER beside whatever the machine does and may be held off the CPU for a scheduler period or more
-    # (tens of ms beside a CPU hog); the moments it queued meanwhile still go out on time. 50 ms: inside one tick
-    # (71.1 ms), so a moment is aimed from the TIMECODE before its own at the latest.
-    lead_s: float = field(default=0.050, init=False)
+    # SCHED_OTHER beside whatever the machine does and is held off the CPU at times: at 1 kHz on the 2-vCPU VM up
+    # to 51 ms idle and 100 ms beside `stress-ng --cpu 1` (perf_normal_khz_vs_cyclictest: with a 50 ms lead 9 % of
+    # the events were queued after their moment there). The moments it queued meanwhile still go out on time. A
+    # moment aimed half a second ahead rests on the tick length the run fitted (tickfit.py), a few ppm: well under
+    # a microsecond of aim over that time.
+    lead_s: float = field(default=0.500, init=False)
     held: int = field(default=0, init=False)
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)

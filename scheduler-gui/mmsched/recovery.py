@@ -248,7 +248,7 @@ def profiler_silent(r: RunFace, now: float) -> bool:
     the oldest of them is no sign that the profiler went quiet."""
     st = r.state
     assert st is not None
-    return now - st.last_profiler_frame > SILENCE_S and not st.link_failed and not r.endpoint.has_pending(r.inbox)
+    return now - st.last_profiler_frame > SILENCE_S and not st.link_failed and not r.session.pending()
 
 
 def check_silence(r: RunFace, now: float) -> None:

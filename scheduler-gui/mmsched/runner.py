@@ -144,7 +144,7 @@ class Runner:
         load: Load | None = None
         verdict = Verdict()
         try:
-            self.session.open(self.endpoint.open(cfg))
+            self.session.open(self.endpoint.open(cfg), reader_priority=cfg.priority)
         except BaseException:
             self.session.close()
             self.endpoint.close()
@@ -370,7 +370,7 @@ class Runner:
         """Frames already received wait in the inbox: a newer TIMECODE may be among them, so an event made now
         would be made from a stale timecode (a busy start once made events 5 ticks stale, all past due).
         Creation waits until they are handled (microseconds: the loop takes them at once)."""
-        if not self.endpoint.has_pending(self.inbox):
+        if not self.session.pending():
             return False
         self.count("creations_deferred")
         return True

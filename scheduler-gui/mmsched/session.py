@@ -14,6 +14,7 @@ from typing import Any
 from mmproto import Item, Link, Message, Written
 from mmproto.link import HELLO_LISTEN_S
 
+from . import nativereader
 from .endpoint import Endpoint, Ports
 
 RECONNECT_S = 2.0      # a vanished port is tried again this long, then the run gives up on it
@@ -35,15 +36,19 @@ class Session:
     # nodes whose vanished port was not tried again, and why (Endpoint.reopen_refusal)
     refusals: dict[str, str] = field(default_factory=dict, init=False)
 
-    def open(self, ports: Ports) -> None:
+    def open(self, ports: Ports, reader_priority: int | None = None) -> None:
         """Opens a link per node (the executor's only if there is one) and hands them to the endpoint.
         Raises LinkError if a port cannot be opened. With `ports.reset_on_open` the links listen for the
-        nodes' boot HELLO before they ask (Link.reset_on_open)."""
+        nodes' boot HELLO before they ask (Link.reset_on_open). Where the run's clock is the host's, each port is
+        read by a C thread (nativereader.py: every frame stamped as it came, not when the interpreter got to it),
+        at `reader_priority` (SCHED_FIFO; None: as the process is)."""
         self.reset_on_open = ports.reset_on_open
+        reader = nativereader.reader_factory(reader_priority) if self.endpoint.wall_clock else None
         for node, url in (("profiler", ports.profiler), ("executor", ports.executor)):
             if url:
                 self.links[node] = Link(node, url, self.inbox.put, baud=self.endpoint.baud,
-                                        clock=self.endpoint.clock, reset_on_open=ports.reset_on_open).open()
+                                        clock=self.endpoint.clock, reset_on_open=ports.reset_on_open,
+                                        reader=reader).open()
         self.endpoint.attach(self.links, self.inbox)
 
     def handshake(self, timeout_s: float = 5.0) -> None:
@@ -63,6 +68,11 @@ class Session:
     def send_frame(self, node: str, message: Message) -> Written:
         """As `send`, and says where in the port's byte stream and when the frame was written."""
         return self.links[node].send_frame(message)
+
+    def pending(self) -> bool:
+        """Whether frames already came that the run has not handled: waiting in the inbox (the endpoint's say), or
+        not yet handed over by a link's reader."""
+        return self.endpoint.has_pending(self.inbox) or any(link.unread() for link in self.links.values())
 
     def has(self, node: str) -> bool:
         return node in self.links

@@ -179,6 +179,12 @@ class Link:
     # opening the port resets the node (an Arduino's DTR): the handshake listens first (HELLO_LISTEN_S) and a
     # reopen meets the node at its boot rate
     reset_on_open: bool = False
+    # Who reads the port: None, pyserial's ReaderThread (a Python thread: a frame is stamped when that thread holds
+    # the interpreter's lock and the CPU); or a factory `reader(port, link)` of a reader of its own that stamps each
+    # read as it comes and feeds `link._received(data, at)` (mmsched.nativereader: a C thread, for a run whose clock
+    # is the host's), or returns None for a port it cannot read (pyserial's thread then). A reader has `close()`,
+    # which closes the port too.
+    reader: Callable[[Any, "Link"], Any] | None = None
     hello: Hello | None = field(default=None, init=False)
     decoder: StreamDecoder = field(default_factory=StreamDecoder, init=False)
     vanished: LinkDown | None = field(default=None, init=False)
@@ -207,7 +213,7 @@ class Link:
     # counters (which start at the first HELLO), never hidden.
     before_hello: dict[str, int] | None = field(default=None, init=False)
     _port: serial.SerialBase | None = field(default=None, init=False)
-    _reader: _Reader | None = field(default=None, init=False)
+    _reader: Any = field(default=None, init=False)    # the port's reader: a _Reader, or what `reader` made
     _closing: bool = field(default=False, init=False)
     _tx_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _writer: Callable[[bytes], Written] | None = field(default=None, init=False)
@@ -250,6 +256,10 @@ class Link:
         self.bytes_in_open = 0
         self._hello_seen.clear()          # (a HELLO seen from here on is this open's: handshake keeps it)
         self._heard.clear()
+        made = self.reader(self._port, self) if self.reader is not None else None
+        if made is not None:       # (a factory returns None for a port it cannot read: pyserial's thread reads it)
+            self._reader = made
+            return self
         self._reader = _Reader(self._port, lambda: _FrameProtocol(self))
         self._reader.name = f"mmproto-{self.node}"
         self._reader.start()
@@ -259,6 +269,13 @@ class Link:
     @property
     def is_open(self) -> bool:
         return self._port is not None
+
+    def unread(self) -> bool:
+        """Whether bytes came on the port that the sink has not been given yet, as far as the reader can tell
+        (a reader of its own: mmsched.nativereader; pyserial's thread cannot tell without reading: False)."""
+        reader = self._reader
+        check = getattr(reader, "unread", None)
+        return bool(check()) if check is not None else False
 
     @property
     def stream_named(self) -> bool:
@@ -329,8 +346,9 @@ class Link:
         self.close()
 
     # ---- reading (the ReaderThread's thread) -----------------------------------------------
-    def _received(self, data: bytes) -> None:
-        now = self.clock()
+    def _received(self, data: bytes, at: float | None = None) -> None:
+        """(the reader's thread) Bytes read from the port, complete at `at` on the link's clock (None: now)."""
+        now = self.clock() if at is None else at
         for r in self.decoder.feed(data):
             self._heard.set()
             if isinstance(r.message, Hello):

@@ -164,6 +164,10 @@ class Serial(SerialBase):
         del self._rx[:size]
         return out
 
+    def unpack(self, raw: bytes) -> bytes:
+        """The bytes a packet read on `fileno()` by a reader of its own carries (a data packet's; none of another)."""
+        return raw[1:] if raw[:1] == DATA else b""
+
     def cancel_read(self) -> None:
         if self._wake_w >= 0:
             try:
