@@ -79,6 +79,11 @@ class NativeFirer:
         if self.mlockall:
             self.memory_locked_why = lock_memory()
             self.memory_locked = self.memory_locked_why is None
+        self._start_thread()
+        return self
+
+    def _start_thread(self) -> None:
+        """The C thread on the link's descriptor now, the link's writes handed to it."""
         self._thread = firethread.FireThread(self.link.port_fd(), self.priority, self.busy_s, self.min_gap_s,
                                              self.link.write_timeout_s)
         info = self._thread.info()
@@ -89,11 +94,27 @@ class NativeFirer:
                 fifo_for(info.tid, self.priority, fifo_refused(self.priority, os.strerror(info.sched_err)),
                          self.spins())
         self.sched = read_sched(info.tid)
-        self.link.hand_writes_to(self._write_now)
-        return self
+        self.link.hand_writes_to(self._write_now, on_close=self._port_closing)
+
+    def _port_closing(self) -> None:
+        """(the link, closing its port: a reconnect) The thread stops before the descriptor goes; the moments it
+        still held are never written (their events end as the run ends a FIRE it could not write). A moment added
+        once the port is open again starts a thread on the new descriptor."""
+        self._end_thread()
+        for tag in list(self._events):
+            ev, _ = self._events.pop(tag)
+            if self.on_error:
+                self.on_error(ev, LinkError("port_error", f"{self.link.node}: the port closed before its FIRE"))
 
     def add(self, event: Event, at: float, wire: bytes) -> None:
         """Fire `event` at host time `at` by writing `wire` (its FIRE frame, encoded now)."""
+        if self._thread is None:          # the port was reopened since (a reconnect): a thread on the new one
+            try:
+                self._start_thread()
+            except (OSError, LinkError) as exc:
+                if self.on_error:
+                    self.on_error(event, exc)
+                return
         assert self._thread is not None
         tag = next(self._tags)
         self._events[tag] = (event, wire)
@@ -159,10 +180,13 @@ class NativeFirer:
     def stop(self) -> None:
         """The link writes again by itself; the thread ends (its queued moments dropped); its last writes booked."""
         self.link.hand_writes_to(None)
+        self._end_thread()
+
+    def _end_thread(self) -> None:
         if self._thread is None:
             return
         info = self._thread.stop()
         self.collect()
-        self.cpu_s = info.cpu_s
+        self.cpu_s += info.cpu_s
         self._thread.close()
         self._thread = None

@@ -131,3 +131,32 @@ def test_the_build_lock_is_never_opened_through_a_planted_name(tmp_path, monkeyp
         firethread.build()
     assert not lib.exists()
     assert planted == "fifo" or victim.read_text() == "precious\n"
+
+
+def test_a_reopened_port_stops_the_thread_first_and_a_new_one_writes_on_the_new_port() -> None:
+    # a reconnect closes the port: the thread must not write on its descriptor after that (the number, reused,
+    # would lead to another file); the moments it held fail as unwritten; a moment added after the reopen goes out
+    # on the new port from a thread of its own
+    master, slave = os.openpty()
+    link = Link("profiler", os.ttyname(slave), lambda item: None).open()
+    written: list[Event] = []
+    failed: list[Event] = []
+    firer = NativeFirer(link, lambda ev, w: written.append(ev), on_error=lambda ev, exc: failed.append(ev)).start()
+    try:
+        firer.add(event(0), time.monotonic() + 5.0, link.prepare(mp.Fire(event_id=0, tag=1)))   # held at close
+        link.close()
+        assert [e.event for e in failed] == [0] and firer._thread is None
+        link.open()
+        fire = link.prepare(mp.Fire(event_id=1, tag=2))
+        firer.add(event(1), time.monotonic() + 0.02, fire)
+        deadline = time.monotonic() + 5
+        while not written and time.monotonic() < deadline:
+            time.sleep(0.005)
+            firer.collect()
+        assert [e.event for e in written] == [1]
+        assert read_all(master, len(fire)) == fire
+    finally:
+        firer.stop()
+        link.close()
+        os.close(master)
+        os.close(slave)

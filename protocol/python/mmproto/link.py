@@ -217,6 +217,7 @@ class Link:
     _closing: bool = field(default=False, init=False)
     _tx_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _writer: Callable[[bytes], Written] | None = field(default=None, init=False)
+    _writer_close: Callable[[], None] | None = field(default=None, init=False)
     _seq: int = field(default=0, init=False)
     _hello_seen: threading.Event = field(default_factory=threading.Event, init=False)
     _heard: threading.Event = field(default_factory=threading.Event, init=False)   # any valid frame
@@ -285,6 +286,10 @@ class Link:
 
     def close(self) -> None:
         self._closing = True
+        with self._tx_lock:
+            stop_writer, self._writer_close, self._writer = self._writer_close, None, None
+        if stop_writer is not None:
+            stop_writer()                    # (before the descriptor goes: hand_writes_to)
         reader, self._reader = self._reader, None
         if reader is not None:
             try:
@@ -435,12 +440,17 @@ class Link:
         return Written(offset, self.generation, began, ended, len(wire))
 
     # ---- a writer of its own (normal mode's native firing thread) ------------------------------
-    def hand_writes_to(self, writer: Callable[[bytes], Written] | None) -> None:
+    def hand_writes_to(self, writer: Callable[[bytes], Written] | None,
+                       on_close: Callable[[], None] | None = None) -> None:
         """While `writer` is set, every frame the link writes goes through it: a thread of its own that must be the
         port's only writer (it writes on `port_fd()` the bytes `port_bytes` gives, at moments of its choosing)
-        and books each write it made, in the order it made them, with `book`. None: the link writes again."""
+        and books each write it made, in the order it made them, with `book`. None: the link writes again.
+        `on_close()` is called when the port is closed (a reconnect, the run's end), before its descriptor is, so
+        the writer stops writing on it first (a number closed and reused would lead elsewhere); the link writes by
+        itself from then on, until handed to a writer again."""
         with self._tx_lock:
             self._writer = writer
+            self._writer_close = on_close if writer is not None else None
 
     def port_fd(self) -> int:
         """The port's descriptor, for a writer of its own. Raises LinkError(port_error) if the port is gone."""
