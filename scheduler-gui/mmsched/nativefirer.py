@@ -51,6 +51,9 @@ class NativeFirer:
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
     late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write began - moment
+    # the clock when the sleep returned - the moment (the accuracy slider's spin left out): the thread's wake-up as
+    # cyclictest measures its own, before the line's gap held any write back
+    woke_late_s: list[float] = field(default_factory=list, init=False)
     timer_slack_ns: int | None = field(default=None, init=False)
     sched: str | None = field(default=None, init=False)
     sched_why: str | None = field(default=None, init=False)
@@ -153,6 +156,7 @@ class NativeFirer:
         self.held += s.held
         if s.at is not None:
             self.late_wakeups_s.append(s.began - s.at)
+            self.woke_late_s.append(s.woke - (s.at - self.busy_s))
         self.on_written(ev, got)
 
     def _booked(self, s: firethread.Stamp, wire: bytes) -> Written | LinkError:

@@ -4,6 +4,7 @@ its figures or why not, assembled once the events have their outcomes."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import resource
 import time
@@ -26,6 +27,16 @@ from .tracefiles import executor_profile
 
 
 
+def tails_us(values_s: list[float] | None) -> dict[str, float] | None:
+    """p50, p99, p99.9 (nearest rank) and the maximum of `values_s`, in us; None for none."""
+    if not values_s:
+        return None
+    v = sorted(values_s)
+    rank = lambda q: v[max(1, math.ceil(round(q * len(v), 6))) - 1]   # noqa: E731
+    return {"p50": round(rank(0.5) * 1e6, 3), "p99": round(rank(0.99) * 1e6, 3),
+            "p99.9": round(rank(0.999) * 1e6, 3), "max": round(v[-1] * 1e6, 3), "n": len(v)}
+
+
 @dataclass
 class Usage:
     """The run's use of the host, from its start: wall time, process CPU, involuntary context switches."""
@@ -45,6 +56,9 @@ class Usage:
                 "normal_mode_cpu_share": (firer.cpu_s / wall) if firer and wall > 0 else None,
                 "involuntary_context_switches": ru1.ru_nivcsw - self.ru0.ru_nivcsw, "accuracy": accuracy,
                 "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
+                # the native thread's own wake-up (its sleep's return after the moment it slept to), as cyclictest
+                # measures its thread's: p50, p99, p99.9, max in us; None for the Python thread
+                "fire_woke_late_us": tails_us(getattr(firer, "woke_late_s", None)),
                 "firer_timer_slack_ns": firer.timer_slack_ns if firer else None,
                 # what was in effect of --priority and --mlockall (cyclictest's -p, -m), and why not
                 "firer_sched": firer.sched if firer else None,
