@@ -500,6 +500,7 @@ static void run(uint64_t until_cycles)
     int i;
     while (!bench_stop && cosim.now_cycles < until_cycles) {
         uint64_t target, act, now = cosim.now_cycles;
+        pacing_rt_limit_check();
         if (lockstep.on) {
             if (!lockstep.active) {
                 wait_for_grant();

@@ -30,6 +30,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -243,8 +244,35 @@ int pacing_valid(void)
  * in the status ("host"). sched: fifo (SCHED_FIFO priority 10; if not permitted: nice -10; else
  * nothing), nice (nice -10), other. The bench sleeps between slices, so a FIFO bench that keeps up
  * takes little CPU; if it cannot keep up, the kernel's RT throttling still leaves 5% to others. */
+/* RealtimeKit (the host's way to real-time for a user without RLIMIT_RTPRIO: mmhil.endpoint) sets RLIMIT_RTTIME
+ * first: a real-time thread that runs longer than its hard limit (200 ms on Debian) without sleeping is killed.
+ * The paced simulation sleeps whenever it is ahead, but catching up after a long host stall it may run that long:
+ * the soft limit's SIGXCPU comes first, and the loop then leaves real-time for SCHED_OTHER (its nice kept) rather
+ * than be killed. volatile sig_atomic_t: the handler sets it, the main loop reads it. */
+static volatile sig_atomic_t rt_limit_met;
+
+static void on_xcpu(int sig)
+{
+    (void)sig;
+    rt_limit_met = 1;
+}
+
+void pacing_rt_limit_check(void)
+{
+    struct sched_param sp = {.sched_priority = 0};
+    if (!rt_limit_met)
+        return;
+    rt_limit_met = 0;
+    if ((sched_getscheduler(0) & ~SCHED_RESET_ON_FORK) == SCHED_OTHER)
+        return; /* (another thread's warning, or already left) */
+    sched_setscheduler(0, SCHED_OTHER, &sp);
+    pacing.rt_limit_demotions++;
+    logmsg("RLIMIT_RTTIME's warning (SIGXCPU): the simulation leaves real-time scheduling before its hard limit");
+}
+
 void pacing_host_setup(const char *want_sched, int want_mlock)
 {
+    signal(SIGXCPU, on_xcpu);
     if (pacing.host_cpu >= 0) {
         cpu_set_t set;
         CPU_ZERO(&set);
@@ -366,7 +394,7 @@ void pacing_status_json(struct sbuf *b, uint64_t now)
         sb_json_str(b, now_sched);
         sb_printf(b, ",\"sched_at_setup\":");
         sb_json_str(b, pacing.host_sched);
-        sb_printf(b, ",\"tid\":%d", (int)getpid());
+        sb_printf(b, ",\"tid\":%d,\"rt_limit_demotions\":%" PRIu64, (int)getpid(), pacing.rt_limit_demotions);
     }
     sb_printf(b, ",\"mlock\":%s,\"dma_latency_us\":%d,\"cpu\":%d,\"timer_slack_ns\":%d},",
               pacing.host_mlock ? "true" : "false",

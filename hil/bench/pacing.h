@@ -66,6 +66,7 @@ struct pacing {
     /* host set-up (--realtime, --sched, --mlock, --dma-latency, --cpu), as done: see status "host" */
     char host_sched[32];
     int host_mlock, host_dma_fd, host_dma_us, host_cpu;
+    uint64_t rt_limit_demotions; /* times the simulation left real-time at RLIMIT_RTTIME's warning (pacing.c) */
 };
 extern struct pacing pacing;
 
@@ -83,6 +84,9 @@ void pacing_record_out(int id, uint64_t at, uint64_t t_ns); /* node id's byte co
  * ,"held_dropped":N,"held_min_us":US */
 void pacing_held_json(struct sbuf *b, uint64_t since);
 void pacing_host_setup(const char *want_sched, int want_mlock);
+/* The main loop, every turn: a real-time simulation warned by RLIMIT_RTTIME (SIGXCPU) leaves real-time before
+ * the limit's hard end (SIGKILL) comes (pacing.c says why) */
+void pacing_rt_limit_check(void);
 void pacing_status_json(struct sbuf *b, uint64_t now); /* the "lag" and "host" members of the status */
 int pacing_valid(void); /* the run kept within its lag bound (or was unpaced) */
 /* "stalls":[[start_s,end_s,max_us],...],"stalls_dropped":N,"stall_open":B for the intervals ending

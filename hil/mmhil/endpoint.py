@@ -94,17 +94,22 @@ def raise_priority(pid: int) -> str:
     return "nice -10" if every else f"nice -10 ({len(changed)} threads; some refused)"
 
 
-STAMP_PRIORITY = 11        # the stamping thread's SCHED_FIFO priority, one above the simulation's (hostin.c)
-SIMULATION_NICE = -15      # RealtimeKit's floor (MinNiceLevel) on Debian: the simulation above a nice-0 load
+STAMP_PRIORITY = 11        # the stamping thread's real-time priority, one above the simulation's (hostin.c)
+SIMULATION_PRIORITY = 10   # the simulation's, as --realtime asks for it (pacing.c)
+SIMULATION_NICE = -15      # RealtimeKit's floor (MinNiceLevel) on Debian: where it will not make the simulation real-time
+# the bench's RLIMIT_RTTIME soft limit under RealtimeKit: its SIGXCPU makes the simulation leave real-time (pacing.c)
+# well before rtkit's hard limit (200 ms) would kill it
+RTTIME_SOFT_US = 100_000
 
 
 def realtime_through_rtkit(bench: Bench) -> dict[str, Any] | None:
     """A paced bench whose threads the host kept off SCHED_FIFO (a user without RLIMIT_RTPRIO) asks RealtimeKit,
-    as PipeWire does for its audio threads: the input stamping thread at real-time priority 11 (rtkit's SCHED_RR;
-    it sleeps in poll between
-    reads: rtkit's 200 ms run limit never bites), the simulation at nice -15 (not real-time: catching up after a
-    host stall it may run longer than rtkit lets a real-time thread run without a sleep). None: nothing to ask
-    (the bench runs SCHED_FIFO already); else what was asked and given, for the sidecar's bench.rtkit."""
+    as PipeWire does for its audio threads: the input stamping thread at real-time priority 11 and the simulation
+    at 10 (rtkit's SCHED_RR). rtkit kills a real-time thread that runs 200 ms without a sleep: the stamping thread
+    sleeps in poll between reads; the simulation sleeps whenever it is ahead, and catching up after a long host
+    stall leaves real-time at the soft limit's warning (100 ms, pacing.c) rather than run on. Where rtkit will not
+    make the simulation real-time, nice -15. None: nothing to ask (the bench runs SCHED_FIFO already); else what
+    was asked and given, for the sidecar's target.rtkit."""
     try:
         st = bench.status()
     except (BenchError, OSError):
@@ -118,16 +123,20 @@ def realtime_through_rtkit(bench: Bench) -> dict[str, Any] | None:
     out: dict[str, Any] = {"asked": True, "limits": {"max_realtime_priority": lim.max_realtime_priority,
                                                      "min_nice_level": lim.min_nice_level,
                                                      "rttime_usec_max": lim.rttime_usec_max}}
-    why = rtkit.prepare_rttime(lim.rttime_usec_max, bench.pid)
-    stamp = rtkit.realtime(int(hostin["tid"]), STAMP_PRIORITY, bench.pid) if why is None else rtkit.Grant(None, why)
-    nice = max(SIMULATION_NICE, lim.min_nice_level)
-    sim = rtkit.make_high_priority(int(host.get("tid") or bench.pid), nice, bench.pid)
+    stamp = rtkit.realtime(int(hostin["tid"]), STAMP_PRIORITY, bench.pid, soft_usec=RTTIME_SOFT_US)
+    sim_tid = int(host.get("tid") or bench.pid)
+    sim = rtkit.realtime(sim_tid, SIMULATION_PRIORITY, bench.pid, soft_usec=RTTIME_SOFT_US)
+    sim_why = sim.why
+    if sim.priority is None:
+        nice = max(SIMULATION_NICE, lim.min_nice_level)
+        fallback = rtkit.make_high_priority(sim_tid, nice, bench.pid)
+        sim_why = f"{sim.why}; nice {nice}" + (f" refused too: {fallback}" if fallback else " instead")
     try:                                # what each thread runs at now, read back by the bench
         now = bench.status()
     except (BenchError, OSError):
         now = {}
     out["stamping"] = {"sched": (now.get("hostin") or {}).get("sched"), "why": stamp.why}
-    out["simulation"] = {"sched": (now.get("host") or {}).get("sched"), "why": sim}
+    out["simulation"] = {"sched": (now.get("host") or {}).get("sched"), "why": sim_why}
     return out
 
 

@@ -172,8 +172,8 @@ def test_paced_sync_points_and_host_setup(tmp_path: Path, realtime: bool) -> Non
     else:
         # (what it runs at now is read back: a nice the bench inherited or was given since, the paced turns' say)
         assert not host["sched"].startswith(("fifo", "rr")), host
-        assert host == {"sched": host["sched"], "sched_at_setup": "other", "tid": bench.pid, "mlock": False,
-                        "dma_latency_us": -1, "cpu": -1, "timer_slack_ns": host["timer_slack_ns"]}
+        assert host == {"sched": host["sched"], "sched_at_setup": "other", "tid": bench.pid, "rt_limit_demotions": 0,
+                        "mlock": False, "dma_latency_us": -1, "cpu": -1, "timer_slack_ns": host["timer_slack_ns"]}
 
 
 def test_control_channel(tmp_path: Path) -> None:

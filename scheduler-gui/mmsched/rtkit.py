@@ -78,14 +78,16 @@ def limits() -> Limits | str:
     return Limits(*got)
 
 
-def prepare_rttime(usec: int, pid: int | None = None) -> str | None:
-    """RLIMIT_RTTIME of process `pid` (None: this one) at `usec`, soft and hard, as rtkit requires before it grants
-    anything; None or why not."""
+def prepare_rttime(usec: int, pid: int | None = None, soft_usec: int | None = None) -> str | None:
+    """RLIMIT_RTTIME of process `pid` (None: this one) at `usec` (hard; soft `soft_usec`, default the same), as rtkit
+    requires before it grants anything; None or why not. A process that can leave real-time by itself at the soft
+    limit's SIGXCPU (the bench) gets a lower soft limit, so the hard one's SIGKILL never comes."""
+    limits = (usec if soft_usec is None else min(soft_usec, usec), usec)
     try:
         if pid is None or pid == os.getpid():
-            resource.setrlimit(resource.RLIMIT_RTTIME, (usec, usec))
+            resource.setrlimit(resource.RLIMIT_RTTIME, limits)
         else:
-            resource.prlimit(pid, resource.RLIMIT_RTTIME, (usec, usec))
+            resource.prlimit(pid, resource.RLIMIT_RTTIME, limits)
     except (OSError, ValueError) as exc:
         return f"cannot set RLIMIT_RTTIME to {usec} us: {exc}"
     return None
@@ -113,13 +115,13 @@ class Grant:
     why: str | None
 
 
-def realtime(tid: int, wanted: int, pid: int | None = None) -> Grant:
+def realtime(tid: int, wanted: int, pid: int | None = None, soft_usec: int | None = None) -> Grant:
     """Real-time priority `wanted` for thread `tid` through rtkit (SCHED_RR), or rtkit's ceiling if that is lower
-    (said in `why`). Sets the process's RLIMIT_RTTIME to rtkit's bound first."""
+    (said in `why`). Sets the process's RLIMIT_RTTIME to rtkit's bound first (soft: `soft_usec`, prepare_rttime)."""
     lim = limits()
     if isinstance(lim, str):
         return Grant(None, lim)
-    why = prepare_rttime(lim.rttime_usec_max, pid)
+    why = prepare_rttime(lim.rttime_usec_max, pid, soft_usec)
     if why is not None:
         return Grant(None, why)
     prio = min(wanted, lim.max_realtime_priority)
