@@ -32,7 +32,8 @@ class _Config(ctypes.Structure):
 class _Stamp(ctypes.Structure):
     _fields_ = [("tag", ctypes.c_uint64), ("at_ns", ctypes.c_int64), ("woke_ns", ctypes.c_int64),
                 ("began_ns", ctypes.c_int64), ("ended_ns", ctypes.c_int64), ("size", ctypes.c_uint32),
-                ("written", ctypes.c_uint32), ("err", ctypes.c_int32), ("held", ctypes.c_uint32)]
+                ("written", ctypes.c_uint32), ("err", ctypes.c_int32), ("held", ctypes.c_uint32),
+                ("slept", ctypes.c_uint32)]
 
 
 class _Info(ctypes.Structure):
@@ -65,6 +66,7 @@ class Stamp:
     written: int
     err: int
     held: bool
+    slept: bool     # its moment was still ahead when the thread took it (else an overrun: due already)
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class ThreadInfo:
 
 def _stamp(s: _Stamp) -> Stamp:
     return Stamp(int(s.tag), s.at_ns / 1e9 if s.at_ns else None, s.woke_ns / 1e9, s.began_ns / 1e9,
-                 s.ended_ns / 1e9, int(s.size), int(s.written), int(s.err), bool(s.held))
+                 s.ended_ns / 1e9, int(s.size), int(s.written), int(s.err), bool(s.held), bool(s.slept))
 
 
 def _info(i: _Info) -> ThreadInfo:

@@ -51,9 +51,12 @@ class NativeFirer:
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
     late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write began - moment
-    # the clock when the sleep returned - the moment (the accuracy slider's spin left out): the thread's wake-up as
-    # cyclictest measures its own, before the line's gap held any write back
+    # the clock when the sleep returned - the moment (the accuracy slider's spin left out), over the FIREs the thread
+    # slept for: its wake-up as cyclictest samples its own, before the line's gap held any write back. A FIRE due
+    # already when the thread took it (a late one before it, or queued late) is an overrun, as cyclictest counts
+    # the periods it missed, not a wake-up
     woke_late_s: list[float] = field(default_factory=list, init=False)
+    overruns: int = field(default=0, init=False)
     timer_slack_ns: int | None = field(default=None, init=False)
     sched: str | None = field(default=None, init=False)
     sched_why: str | None = field(default=None, init=False)
@@ -156,7 +159,10 @@ class NativeFirer:
         self.held += s.held
         if s.at is not None:
             self.late_wakeups_s.append(s.began - s.at)
-            self.woke_late_s.append(s.woke - (s.at - self.busy_s))
+            if s.slept:
+                self.woke_late_s.append(s.woke - (s.at - self.busy_s))
+            else:
+                self.overruns += 1
         self.on_written(ev, got)
 
     def _booked(self, s: firethread.Stamp, wire: bytes) -> Written | LinkError:

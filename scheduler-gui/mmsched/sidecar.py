@@ -57,8 +57,10 @@ class Usage:
                 "involuntary_context_switches": ru1.ru_nivcsw - self.ru0.ru_nivcsw, "accuracy": accuracy,
                 "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
                 # the native thread's own wake-up (its sleep's return after the moment it slept to), as cyclictest
-                # measures its thread's: p50, p99, p99.9, max in us; None for the Python thread
+                # samples its thread's (over the FIREs it slept for; the others, due already, are overruns as
+                # cyclictest counts missed periods): p50, p99, p99.9, max in us; None for the Python thread
                 "fire_woke_late_us": tails_us(getattr(firer, "woke_late_s", None)),
+                "fire_overruns": getattr(firer, "overruns", None),   # FIREs due already when the thread took them
                 "firer_timer_slack_ns": firer.timer_slack_ns if firer else None,
                 # what was in effect of --priority and --mlockall (cyclictest's -p, -m), and why not
                 "firer_sched": firer.sched if firer else None,

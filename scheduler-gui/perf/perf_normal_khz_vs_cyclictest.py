@@ -15,9 +15,10 @@ Without the right to SCHED_FIFO 80 (root, CAP_SYS_NICE, RLIMIT_RTPRIO), cyclicte
 script says so and measures at SCHED_OTHER (its note).
 
 Figures, nearest rank, in us: p50, p99, p99.9 and the maximum of the wake-up (cyclictest: its latency, 1 us
-histogram; mmrig: its firing thread's own, the sleep's return minus the moment, over every FIRE: the sidecar's
-`cpu.fire_woke_late_us`; the note adds the budget's wakeup_us, the moment to the write's start, which a write held
-for the line's gap after a late one lengthens) and of mmrig's whole latency (the measured, measurable events); mmrig / cyclictest wake-up ratios in the same
+histogram, each missed period an overrun, not a sample; mmrig: its firing thread's own, the sleep's return minus the
+moment, over the FIREs it slept for: the sidecar's `cpu.fire_woke_late_us`; a FIRE due already when the thread took
+it, after a late one, is an overrun, counted in the note with the budget's wakeup_us, the moment to the write's
+start over every FIRE) and of mmrig's whole latency (the measured, measurable events); mmrig / cyclictest wake-up ratios in the same
 condition; each mmrig run's voided share (events not measurable: a byte of theirs the bench displaced past the
 bound) beside its stalled share (the share of the run's window the bench's stalls covered). A run the bench marked
 invalid still gives its wake-up figures (they are the PC's, not the bench's), marked so.
@@ -126,7 +127,8 @@ def mmrig(tmp: Path, samples: int, fifo: bool, port: str, label: str) -> Tail:
     # wakeup_us runs on to the write's start (a write the line's gap held after a late one is later still)
     to = tails_of(to_write)
     note += (f"; moment to write start (the budget's wakeup_us) p50/p99/p99.9/max {to['p50']:.1f}/{to['p99']:.1f}/"
-             f"{to['p99.9']:.1f}/{to['max']:.1f} us, {cpu.get('fires_held_for_line')} writes held for the line")
+             f"{to['p99.9']:.1f}/{to['max']:.1f} us, {cpu.get('fires_held_for_line')} writes held for the line, "
+             f"{cpu.get('fire_overruns')} overruns (due already when the thread took them)")
     return Tail(label, note, wake={k: float(woke[k]) for k in ("p50", "p99", "p99.9", "max")},
                 latency=tails_of(lat) if len(lat) and valid else None, n=int(woke["n"]), extra=extra)
 

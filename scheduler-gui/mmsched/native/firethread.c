@@ -202,6 +202,7 @@ static void *run(void *arg)
         s.size = e->n;
         if (!e->now) {
             struct timespec ts = ts_of(wake);
+            s.slept = mono_ns() < wake;
             while (mono_ns() < wake && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
                 ;
         }

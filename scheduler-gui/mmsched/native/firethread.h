@@ -35,6 +35,8 @@ struct mf_stamp {
     uint32_t written; /* bytes the line took */
     int32_t err;      /* 0, or the errno of the write that failed (ETIMEDOUT: nothing taken in time) */
     uint32_t held;    /* 1: the line's gap held it after its moment */
+    uint32_t slept;   /* 1: its moment (less the spin) was still ahead when the thread took it, so it slept for it:
+                       * a wake-up as cyclictest samples them (0: an overrun, due already: a late one before it) */
 };
 
 struct mf_info {

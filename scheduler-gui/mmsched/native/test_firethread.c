@@ -205,6 +205,26 @@ static void a_full_queue_and_an_oversized_write_are_refused(void **state)
     close(p[1]);
 }
 
+static void a_moment_already_past_is_an_overrun_not_a_wake_up(void **state)
+{
+    int p[2];
+    struct mf_stamp s[2];
+    int64_t t = now_ns();
+    struct mf_thread *th;
+    (void)state;
+    assert_int_equal(pipe(p), 0);
+    th = start(p[1], 0, 0, 16);
+    assert_int_equal(mf_add(th, 1, t - 5 * MS, (const uint8_t *)"a", 1), 0);  /* due 5 ms ago */
+    assert_int_equal(mf_add(th, 2, t + 20 * MS, (const uint8_t *)"b", 1), 0); /* ahead: slept for */
+    assert_int_equal(take(th, s, 2), 2);
+    assert_int_equal(s[0].tag, 1);
+    assert_int_equal(s[0].slept, 0);
+    assert_int_equal(s[1].slept, 1);
+    mf_free(th);
+    close(p[0]);
+    close(p[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +234,7 @@ int main(void)
         cmocka_unit_test(a_write_for_now_goes_before_a_later_moment),
         cmocka_unit_test(a_line_that_takes_nothing_fails_the_write_in_time),
         cmocka_unit_test(a_full_queue_and_an_oversized_write_are_refused),
+        cmocka_unit_test(a_moment_already_past_is_an_overrun_not_a_wake_up),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
