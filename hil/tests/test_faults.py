@@ -69,6 +69,20 @@ def test_garbage_bursts_are_seeded_paced_and_counted(tmp_path: Path) -> None:
     assert 0 < bursts[0].count(0) < 30                                      # uniform: ~8 delimiters
 
 
+def _read_until_the_line_ends(port: serial.SerialBase) -> None:
+    """Reads until the hang-up ends the line (a SerialException, as pyserial reports a vanished port)."""
+    with pytest.raises(serial.SerialException):
+        deadline = time.monotonic() + 2
+        while time.monotonic() < deadline:
+            port.read(100)
+
+
+def _wait_for_the_replug(bench, node: str) -> None:
+    deadline = time.monotonic() + 3
+    while bench.status()["nodes"][node]["uart"]["hung_up"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
     with fixture_bench(tmp_path) as bench:
         link = Path(bench.tty("executor"))
@@ -78,17 +92,12 @@ def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
         e.write(b"S")                           # 40 lines of output, ~0.3 s at 9600 baud
         time.sleep(0.05)
         bench.control("hangup executor 0.3")
-        with pytest.raises(serial.SerialException):
-            deadline = time.monotonic() + 2
-            while time.monotonic() < deadline:
-                e.read(100)
+        _read_until_the_line_ends(e)
         e.close()
         u = bench.status()["nodes"]["executor"]["uart"]
         assert u["hung_up"] and u["hangups"] == 1
         assert bench.status()["nodes"]["profiler"]["uart"]["hung_up"] is False
-        deadline = time.monotonic() + 3
-        while bench.status()["nodes"]["executor"]["uart"]["hung_up"] and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _wait_for_the_replug(bench, "executor")
         u = bench.status()["nodes"]["executor"]["uart"]
         assert u["generation"] == 2 and u["hangup_dropped"] > 0
         assert os.readlink(link) == bench.status()["nodes"]["executor"]["pts"]   # (the kernel may reuse the number)
@@ -111,15 +120,10 @@ def test_hangup_closes_the_line_socket_and_it_listens_again(tmp_path: Path) -> N
         assert read_lines(e, "FIXTURE", 1) == ["FIXTURE"]
         assert bench.status()["nodes"]["executor"]["uart"]["host_side"] == "socket"
         bench.control("hangup executor 0.3")
-        with pytest.raises(serial.SerialException):
-            deadline = time.monotonic() + 2
-            while time.monotonic() < deadline:
-                e.read(100)
+        _read_until_the_line_ends(e)
         e.close()
         assert not sock.exists()
-        deadline = time.monotonic() + 3
-        while bench.status()["nodes"]["executor"]["uart"]["hung_up"] and time.monotonic() < deadline:
-            time.sleep(0.02)
+        _wait_for_the_replug(bench, "executor")
         assert sock.is_socket() and (sock.stat().st_mode & 0o777) == 0o600
         e = open_port(bench.socket_url("executor"))
         with e:

@@ -102,8 +102,8 @@ def _checkout_out() -> Path | None:
 
 
 def _cache_out() -> Path:
-    digest = hashlib.sha256(b"".join((NATIVE / n).read_bytes() for n in ("firethread.c", "firethread.h", "readthread.c",
-                                                                         "readthread.h", "Makefile"))).hexdigest()[:16]
+    sources = ("firethread.c", "firethread.h", "readthread.c", "readthread.h", "monotime.h", "Makefile")
+    digest = hashlib.sha256(b"".join((NATIVE / n).read_bytes() for n in sources)).hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "mmrig" / "native" / digest
 

@@ -151,8 +151,23 @@ def lock_memory() -> str | None:
             f"'memlock unlimited' in {LIMITS_CONF})")
 
 
+class AccuracySpin:
+    """The accuracy slider's cost, the same for both firing threads: the last `busy_s` before a moment is spun."""
+
+    accuracy: int
+    interval_s: float | None
+
+    @property
+    def busy_s(self) -> float:
+        return max(0, min(100, self.accuracy)) / 100.0 * BUSY_MAX_S
+
+    def spins(self) -> bool:
+        """Whether the thread would spin from one event to the next, never sleeping."""
+        return self.interval_s is not None and self.busy_s >= self.interval_s
+
+
 @dataclass
-class Firer:
+class Firer(AccuracySpin):
     """The Python firing thread (`--firing python`): what a Python application of the user's own gets. The default
     is the native thread (nativefirer.py), which has the same interface."""
 
@@ -190,14 +205,6 @@ class Firer:
     _stop: bool = field(default=False, init=False)
     _thread: threading.Thread | None = field(default=None, init=False)
     _n: int = field(default=0, init=False)
-
-    @property
-    def busy_s(self) -> float:
-        return max(0, min(100, self.accuracy)) / 100.0 * BUSY_MAX_S
-
-    def spins(self) -> bool:
-        """Whether the thread would spin from one event to the next, never sleeping."""
-        return self.interval_s is not None and self.busy_s >= self.interval_s
 
     def start(self) -> "Firer":
         """The memory locked if asked, the thread started; returns once the thread has its scheduling (`sched`)."""

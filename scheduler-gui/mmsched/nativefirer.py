@@ -25,12 +25,12 @@ from mmproto import Link, LinkError, Written
 
 from . import firethread
 from .event import Event
-from .firing import BUSY_MAX_S, fifo_for, fifo_refused, lock_memory, read_sched
+from .firing import AccuracySpin, fifo_for, fifo_refused, lock_memory, read_sched
 from .validity import Fed
 
 
 @dataclass
-class NativeFirer:
+class NativeFirer(AccuracySpin):
     link: Link                                       # the profiler's link: the thread writes on its descriptor
     on_written: Callable[[Event, Written], None]     # an event's FIRE is on the line, booked on the link
     accuracy: int = 0
@@ -70,14 +70,6 @@ class NativeFirer:
     _now: dict[int, bytes] = field(default_factory=dict, init=False)
     _now_done: dict[int, Written | BaseException] = field(default_factory=dict, init=False)
     _collect_lock: threading.Lock = field(default_factory=threading.Lock, init=False)
-
-    @property
-    def busy_s(self) -> float:
-        return max(0, min(100, self.accuracy)) / 100.0 * BUSY_MAX_S
-
-    def spins(self) -> bool:
-        """Whether the thread would spin from one event to the next, never sleeping."""
-        return self.interval_s is not None and self.busy_s >= self.interval_s
 
     def start(self) -> "NativeFirer":
         """The memory locked if asked, the thread started at its scheduling, the link's writes handed to it. Raises

@@ -26,6 +26,7 @@
  */
 #define _GNU_SOURCE
 #include "firethread.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -69,13 +70,6 @@ struct mf_thread {
     int stop, ready;
     struct mf_info info;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static struct timespec ts_of(int64_t ns)
 {

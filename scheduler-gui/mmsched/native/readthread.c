@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include "readthread.h"
+#include "monotime.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,13 +47,6 @@ struct mr_thread {
     int stop, err, ready;
     struct mr_info info;
 };
-
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* waits (under m) until `need` bytes and a chunk fit, or stop; 0 if they do */
 static int wait_room(struct mr_thread *t, uint32_t need)

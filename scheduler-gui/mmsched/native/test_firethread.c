@@ -17,15 +17,9 @@
 #include <cmocka.h>
 
 #include "firethread.h"
+#include "monotime.h"
 
 #define MS 1000000LL
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static struct mf_thread *start(int fd, int64_t busy, int64_t gap, int capacity)
 {
@@ -39,8 +33,8 @@ static struct mf_thread *start(int fd, int64_t busy, int64_t gap, int capacity)
 static int take(struct mf_thread *t, struct mf_stamp *s, int want)
 {
     int n = 0;
-    int64_t deadline = now_ns() + 5000 * MS;
-    while (n < want && now_ns() < deadline) {
+    int64_t deadline = mono_ns() + 5000 * MS;
+    while (n < want && mono_ns() < deadline) {
         n += mf_take(t, s + n, want - n);
         if (n < want)
             usleep(1000);
@@ -53,7 +47,7 @@ static void moments_in_order_and_never_early(void **state)
     int p[2];
     struct mf_stamp s[3];
     uint8_t got[3];
-    int64_t t0 = now_ns() + 20 * MS;
+    int64_t t0 = mono_ns() + 20 * MS;
     struct mf_thread *t;
     (void)state;
     assert_int_equal(pipe(p), 0);
@@ -84,7 +78,7 @@ static void busy_stretch_wakes_before_and_writes_at_the_moment(void **state)
 {
     int p[2];
     struct mf_stamp s;
-    int64_t at = now_ns() + 30 * MS;
+    int64_t at = mono_ns() + 30 * MS;
     struct mf_thread *t;
     (void)state;
     assert_int_equal(pipe(p), 0);
@@ -102,7 +96,7 @@ static void the_lines_gap_holds_the_second_write(void **state)
 {
     int p[2];
     struct mf_stamp s[2];
-    int64_t at = now_ns() + 10 * MS;
+    int64_t at = mono_ns() + 10 * MS;
     struct mf_thread *t;
     (void)state;
     assert_int_equal(pipe(p), 0);
@@ -133,7 +127,7 @@ static void a_write_for_now_goes_before_a_later_moment(void **state)
     (void)state;
     assert_int_equal(pipe(p), 0);
     t = start(p[1], 0, 0, 16);
-    assert_int_equal(mf_add(t, 1, now_ns() + 50 * MS, (const uint8_t *)"L", 1), 0);
+    assert_int_equal(mf_add(t, 1, mono_ns() + 50 * MS, (const uint8_t *)"L", 1), 0);
     assert_int_equal(mf_write_now(t, 2, (const uint8_t *)"N", 1, 1000 * MS, &now_stamp), 0);
     assert_int_equal(now_stamp.tag, 2);
     assert_int_equal(now_stamp.at_ns, 0);
@@ -176,7 +170,7 @@ static void a_full_queue_and_an_oversized_write_are_refused(void **state)
 {
     int p[2];
     uint8_t big[MF_BYTES + 1];
-    int64_t far = now_ns() + 60000 * MS;
+    int64_t far = mono_ns() + 60000 * MS;
     struct mf_thread *t;
     struct mf_info i;
     (void)state;
@@ -191,9 +185,9 @@ static void a_full_queue_and_an_oversized_write_are_refused(void **state)
     assert_int_equal(mf_add(t, 100, far, big, sizeof big), -1);
     assert_int_equal(errno, EMSGSIZE);
     {
-        int64_t t0 = now_ns();
+        int64_t t0 = mono_ns();
         mf_stop(t, &i); /* the queued moments are a minute away: stopping does not wait for them */
-        assert_true(now_ns() - t0 < 1000 * MS);
+        assert_true(mono_ns() - t0 < 1000 * MS);
         mf_free(t);
     }
     assert_int_equal(i.full, 1);
@@ -209,7 +203,7 @@ static void a_moment_already_past_is_an_overrun_not_a_wake_up(void **state)
 {
     int p[2];
     struct mf_stamp s[2];
-    int64_t t = now_ns();
+    int64_t t = mono_ns();
     struct mf_thread *th;
     (void)state;
     assert_int_equal(pipe(p), 0);

@@ -18,15 +18,9 @@
 #include <cmocka.h>
 
 #include "readthread.h"
+#include "monotime.h"
 
 #define MS 1000000LL
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void bytes_come_with_the_stamp_of_their_read(void **state)
 {
@@ -40,7 +34,7 @@ static void bytes_come_with_the_stamp_of_their_read(void **state)
     t = mr_start(p[0], 0, 0);
     assert_non_null(t);
     assert_int_equal(mr_wait(t, 20 * MS), 0); /* nothing yet */
-    before = now_ns();
+    before = mono_ns();
     assert_int_equal(write(p[1], "abc", 3), 3);
     assert_int_equal(mr_wait(t, 2000 * MS), 1);
     assert_int_equal(mr_take(t, buf, sizeof buf, c, 4), 1);
@@ -109,8 +103,8 @@ static void a_packet_is_one_chunk_and_the_end_comes_after_it(void **state)
     assert_int_equal(send(s[1], "Dz", 2, 0), 2);
     close(s[1]); /* the far end goes */
     {
-        int64_t deadline = now_ns() + 2000 * MS;
-        while (mr_error(t) == 0 && now_ns() < deadline) {
+        int64_t deadline = mono_ns() + 2000 * MS;
+        while (mr_error(t) == 0 && mono_ns() < deadline) {
             int n;
             if (mr_wait(t, 100 * MS) != 1)
                 continue;
@@ -147,9 +141,9 @@ static void stopping_a_waiting_thread_is_prompt(void **state)
     mr_info(t, &info);
     assert_true(info.tid > 0);
     assert_int_equal(info.sched_err, 0);
-    t0 = now_ns();
+    t0 = mono_ns();
     mr_stop(t);
-    assert_true(now_ns() - t0 < 1000 * MS);
+    assert_true(mono_ns() - t0 < 1000 * MS);
     close(p[0]);
     close(p[1]);
 }
