@@ -18,6 +18,8 @@ import sys
 import time
 from pathlib import Path
 
+from mmanalysis.safefiles import atomic_write   # every output through one safe opening
+
 ROOT = Path(__file__).resolve().parents[1]
 STREAM = ROOT / "build/perf/decoder_stream.bin"
 BENCHMARKS: list[list[str]] = [
@@ -74,8 +76,9 @@ def main() -> int:
         except (ValueError, AttributeError, TypeError):
             pass
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
-                                    "python": platform.python_version(), "figures": figures}, indent=2) + "\n")
+    atomic_write(args.out, (json.dumps({"when": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "host": platform.node(),
+                                        "python": platform.python_version(), "figures": figures}, indent=2)
+                            + "\n").encode())
     width = max(len(f["name"]) for f in figures) if figures else 10
     print(f"{'benchmark':<{width}}  {'median':>14}  {'max':>14}  {'unit':<10} runs  note")
     for f in figures:

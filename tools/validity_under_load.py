@@ -27,6 +27,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from mmanalysis.safefiles import atomic_write   # every output through one safe opening
+
 ROOT = Path(__file__).resolve().parent.parent
 MMRIG = [sys.executable, "-m", "mmrig"]
 
@@ -53,7 +55,7 @@ def demos(n: int, out: Path, with_hog: bool) -> None:
         t = time.monotonic()
         with hog(with_hog):
             done = subprocess.run([*MMRIG, "demo", "--out-dir", str(d)], capture_output=True, text=True, cwd=ROOT)
-        (d / "demo.txt").write_text(done.stdout + done.stderr)
+        atomic_write(d / "demo.txt", (done.stdout + done.stderr).encode())
         print(f"demo {k}: exit {done.returncode} in {time.monotonic() - t:.0f} s ({d}/demo.txt)")
         for side in sorted(d.glob("*.json")):
             if ".attempt" in side.stem:

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from mmanalysis import measured, read_run
+from mmanalysis.safefiles import atomic_write   # every output through one safe opening
 from perf_normal_khz_vs_cyclictest import QUANTILES, nearest_rank
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                            f"two lockstep runs of {n:,} events: the same cells and summary (1 = yes)"))
     text = "\n".join(lines) + "\n"
     TABLE.parent.mkdir(parents=True, exist_ok=True)
-    TABLE.write_text(text)
+    atomic_write(TABLE, text.encode())
     print(text, file=sys.stderr, end="")
     print(json.dumps(figs))
     return 0

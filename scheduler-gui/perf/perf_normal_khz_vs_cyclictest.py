@@ -35,6 +35,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,7 @@ import numpy as np
 
 from mmanalysis import measured, read_run
 from mmsched.firing import fifo_refusal
+from mmanalysis.safefiles import atomic_write   # every output through one safe opening
 from perf_normal_vs_cyclictest import REFUSED, Failure, env_int, quantile_from_histogram
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,6 +203,9 @@ def figures_json(rows: list[tuple[str, Tail]], load: str) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # A TERM (make perf stopped, a CI timeout) ends the run through the blocks' exits, so the hog and the runs
+    # started for it stop too: Python's default TERM would leave stress-ng spinning on a CPU.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     try:
         parser.add_argument("--samples", type=int, default=env_int("MMRIG_KHZ_SAMPLES", 100_000))
@@ -233,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         text = table(rows, args.samples, load)
         print(text, file=sys.stderr)
         TABLE.parent.mkdir(parents=True, exist_ok=True)
-        TABLE.write_text(text + "\n")
+        atomic_write(TABLE, (text + "\n").encode())
         print(json.dumps(figures_json(rows, load)))
         return 0
     except Failure as exc:

@@ -40,6 +40,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mmanalysis.safefiles import atomic_write   # every output through one safe opening
 from mmanalysis.schema import NOMINAL_TICK_S
 from mmsched.firing import set_thread_timer_slack_ns
 
@@ -307,7 +308,7 @@ def measure(args: argparse.Namespace) -> int:
             f"{load}\n" + text)
     print(text, file=sys.stderr)
     TABLE.parent.mkdir(parents=True, exist_ok=True)
-    TABLE.write_text(text + "\n")
+    atomic_write(TABLE, (text + "\n").encode())
     print(json.dumps(figures_json(order, ref, pace, f"{args.runs} rounds interleaved with mmrig; {load}")))
     return 0
 
