@@ -23,7 +23,7 @@ from typing import Any
 from mmproto import PROFILER_KINDS
 
 from .paths import PACKAGE_DATA, CheckoutNotFound, find_root, locate, ucsim_built
-from . import turns
+from . import pacedlog, turns
 from .rundirs import PREFIX, record_owner, sweep_stale_run_dirs
 
 LAYOUT = locate()       # a checkout (built there by make) or the installed package's data (paths.py)
@@ -287,8 +287,10 @@ class Bench:
                 raise BenchError(problem)
         self.run_dir = Path(self.run_dir)
         cmd = self.command()
-        if self.paced and not self.lockstep and not self._turn:
-            self._turn = turns.take()       # MMRIG_PACED_TURNS: one paced bench on the machine at a time
+        if self.paced and not self.lockstep:
+            pacedlog.note(repr(self))       # MMRIG_PACED_LOG: the test tiers see who starts paced benches
+            if not self._turn:
+                self._turn = turns.take()   # MMRIG_PACED_TURNS: one paced bench on the machine at a time
         try:
             return self._start(cmd)
         except BaseException:
