@@ -39,6 +39,12 @@ OUTPUTS: dict[str, list[str]] = {
     "profile": ["{n}.perfetto-trace"],
     "capture": ["{n}.lined-up.csv"],
 }
+# a lockstep run writes the run's list but its records of inputs (only a run on a wall clock has them to keep)
+OUTPUTS["run-lockstep"] = [n for n in OUTPUTS["run"] if not n.endswith(".inputs")]
+# A paced run's point is the wall clock; what it writes is checked in the long tier (make check), the rest here.
+COMMANDS = [pytest.param(c, marks=pytest.mark.paced) if c == "run" else c for c in OUTPUTS]
+# a paced run's files recorded once (hil/tests/helpers.py, recorded_run): what replay reads
+RECORDED = Path(__file__).resolve().parent.parent / "hil" / "tests" / "data"
 FOLDERS = {"report": ["figures"], "sweep": ["points", "figures"]}     # the folders the writer makes in D
 
 
@@ -47,14 +53,17 @@ def mmrig(*argv: str, timeout: float = 240) -> subprocess.CompletedProcess[str]:
 
 
 def argv(command: str, d: Path, src: Path) -> list[str]:
-    """The command line that writes COMMAND's outputs in D (SRC: a paced run's files, or synthetic runs)."""
+    """The command line that writes COMMAND's outputs in D (SRC: a recorded run's files, or synthetic runs). Runs in
+    lockstep but `run` itself: what a command writes and how it opens it do not depend on the wall clock."""
     return {
         "run": ["run", "--count", "5", "--trace", "--hist", "--junit", str(d / "r.junit.xml"), "-o", str(d / "r")],
-        "run-journal": ["run", "--count", "5", "-o", str(d / "r")],
-        "replay": ["replay", str(src / "r.csv"), "--trace", "--around", "2", "--keep", str(d)],
-        "replay-pc": ["replay", str(src / "r.csv"), "--pc-moments", "--keep", str(d)],
+        "run-lockstep": ["run", "--lockstep", "--count", "5", "--trace", "--hist", "--junit", str(d / "r.junit.xml"),
+                         "-o", str(d / "r")],
+        "run-journal": ["run", "--lockstep", "--count", "5", "-o", str(d / "r")],
+        "replay": ["replay", str(src / "paced.csv"), "--trace", "--around", "2", "--keep", str(d)],
+        "replay-pc": ["replay", str(src / "paced.csv"), "--pc-moments", "--keep", str(d)],
         "report": ["report", str(src), "--out", str(d)],
-        "sweep": ["sweep", "--distance", "1", "--count", "3", "--paced", "--out", str(d)],
+        "sweep": ["sweep", "--distance", "1", "--count", "3", "--workers", "1", "--out", str(d)],
         "profile": ["profile", str(src / "handmade.exectrace"), "--perfetto", str(d / "r.perfetto-trace")],
         "capture": ["capture", str(src / "capture" / "capture.sr"), "--run", str(src / "capture" / "run.csv"),
                     "--out", str(d / "r.lined-up.csv")],
@@ -67,22 +76,24 @@ def files_in(d: Path) -> set[str]:
 
 @pytest.fixture(scope="module")
 def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """A paced run's files (what replay reads), two synthetic runs (what report reads), and the analysis tests'
-    executor trace and logic analyzer capture (what profile and capture read)."""
+    """A paced run's files recorded once (hil/tests/data: what replay reads, the PC's inputs among them), two
+    synthetic runs (what report reads), and the analysis tests' executor trace and logic analyzer capture (what
+    profile and capture read)."""
     ensure_built()
-    paced = tmp_path_factory.mktemp("paced")
-    done = mmrig("run", "--count", "5", "-o", str(paced / "r"))
-    assert done.returncode == 0, done.stderr
+    recorded = tmp_path_factory.mktemp("recorded")       # a copy: a replay writes beside its run
+    for suffix in (".csv", ".json", ".inputs", ".pc.inputs"):
+        (recorded / f"paced{suffix}").write_bytes((RECORDED / f"paced{suffix}").read_bytes())
     runs = tmp_path_factory.mktemp("runs")
     for name in ("mixed-2ahead", "mixed-1ahead"):
         synth.write_experiment(runs, name, count=30, seed=1)
     data = Path(__file__).resolve().parent.parent / "analysis" / "tests" / "data"     # a trace and a capture
-    return {"run": paced, "run-journal": paced, "replay": paced, "replay-pc": paced, "report": runs, "sweep": runs,
-            "profile": data, "capture": data}
+    return {"run": recorded, "run-lockstep": recorded, "run-journal": recorded, "replay": recorded,
+            "replay-pc": recorded, "report": runs, "sweep": runs, "profile": data, "capture": data}
 
 
 def names(command: str, d: Path) -> list[str]:
-    return [n.format(n="r") for n in OUTPUTS[command]]
+    """COMMAND's names: {n} is the run's, `r`, or for a replay the recorded run's, `paced` (its sidecar names it)."""
+    return [n.format(n="paced" if command.startswith("replay") else "r") for n in OUTPUTS[command]]
 
 
 def plant_link(at: Path, victim: Path) -> None:
@@ -107,12 +118,14 @@ def test_the_lists_are_the_codes_own() -> None:
 
     args = argparse.Namespace(out=Path("r"), unpaced=False, hist="", junit=Path("r.junit.xml"), trace=True)
     assert sorted(str(p) for _, p in run_files(args)) == sorted(names("run", Path()))
+    lockstep = argparse.Namespace(**{**vars(args), "unpaced": True})
+    assert sorted(str(p) for _, p in run_files(lockstep)) == sorted(names("run-lockstep", Path()))
     assert sorted(map(str, journal_paths(Path("r")))) == sorted(names("run-journal", Path()))
-    assert sorted(p.name for p in replay_paths(Path(), "r").values()) == \
+    assert sorted(p.name for p in replay_paths(Path(), "paced").values()) == \
         sorted(set(names("replay", Path())) | set(names("replay-pc", Path())))
 
 
-@pytest.mark.parametrize("command", [c for c in OUTPUTS if c != "run-journal"])
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "run-journal"])
 def test_a_clean_run_writes_exactly_its_list(command: str, sources: dict[str, Path], tmp_path: Path) -> None:
     d = tmp_path / "out"
     d.mkdir()
@@ -126,7 +139,7 @@ def test_a_clean_run_writes_exactly_its_list(command: str, sources: dict[str, Pa
     assert got == set(names(command, d)), sorted(got ^ set(names(command, d)))
 
 
-@pytest.mark.parametrize("command", list(OUTPUTS))
+@pytest.mark.parametrize("command", COMMANDS)
 def test_a_link_planted_at_every_name_is_replaced_never_written_through(command: str, sources: dict[str, Path],
                                                                         tmp_path: Path) -> None:
     d, mine = tmp_path / "out", tmp_path / "mine"
@@ -154,7 +167,7 @@ def test_a_link_planted_at_every_name_is_replaced_never_written_through(command:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("command", list(OUTPUTS))
+@pytest.mark.parametrize("command", COMMANDS)
 def test_a_fifo_planted_at_any_name_is_refused_in_one_line_and_left_alone(command: str, sources: dict[str, Path],
                                                                         tmp_path: Path) -> None:
     for name in names(command, tmp_path):

@@ -104,3 +104,16 @@ def lockstep_session(tmp_path: Path, name: str, grant_s: float = 1.6, events: in
             for port in ports.values():
                 port.close()
     return trace.read_bytes(), replies, seen
+
+
+RECORDED = Path(__file__).resolve().parent / "data"    # paced runs' files, recorded once (recorded_run)
+
+
+def recorded_run(folder: Path, name: str) -> Path:
+    """A copy in FOLDER of the paced run NAME kept in hil/tests/data (its CSV, sidecar and records of inputs): what a
+    replay reads, without a paced bench of its own each time (the fast tier runs no paced bench: conftest.py). The
+    recording: RunConfig(mode="mixed", distance=2, count=60, random_ids=True) as `mixed`, RunConfig(mode="mixed",
+    distance=2, count=20) as `paced`, each run(cfg, BenchEndpoint()) on the paced bench."""
+    for suffix in (".csv", ".json", ".inputs", ".pc.inputs"):
+        (folder / f"{name}{suffix}").write_bytes((RECORDED / f"{name}{suffix}").read_bytes())
+    return folder / f"{name}.csv"

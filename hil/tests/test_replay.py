@@ -19,16 +19,15 @@ from mmhil.replay import replay, script_text
 from mmsched.config import RunConfig
 from mmsched.runner import run
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helpers import recorded_run  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A paced mixed run, random ids (each SCHEDULE's moment on the host decides its ACK's phase)."""
     ensure_built()
-    out = tmp_path_factory.mktemp("replay") / "mixed"
-    cfg = RunConfig(mode="mixed", distance=2, count=60, random_ids=True, out=out)
-    result = run(cfg, BenchEndpoint())
-    assert result.sidecar["inputs"]["complete"], result.sidecar["inputs"]
-    return out.with_suffix(".csv")
+    return recorded_run(tmp_path_factory.mktemp("replay"), "mixed")
 
 
 def test_a_paced_run_replays_event_for_event(mixed_run: Path) -> None:
@@ -91,6 +90,7 @@ def test_the_bench_script_puts_each_read_at_its_cycle_at_its_rate() -> None:
     assert script_text(rec) == "@39689 profiler baud=9600 02 02 04 01 00\n@40000 executor baud=115200 05\n"
 
 
+@pytest.mark.paced
 def test_a_break_stops_the_run_and_its_replay_traces_the_executor(tmp_path: Path) -> None:
     """`mmrig run --break-us`: task dispatch beside a 10 ms / 2 ms periodic load, whose job holds the timecode
     task off for up to 2 ms: the first event past 40 us stops generation, exit 102, and the printed command
@@ -135,6 +135,7 @@ def test_a_run_against_the_simulator_with_the_pcs_own_moments(mixed_run: Path, t
     assert header["time"] == "profiler" and header["fit"]["ticks"] > 50
 
 
+@pytest.mark.paced
 def test_a_normal_run_replays_with_the_benchs_own_commands_at_their_cycles(tmp_path: Path) -> None:
     """Normal mode's floor calibration puts probes into the profiler's receiver by the bench's `inject` (not the
     PC's bytes): the record keeps each such command with the cycle it took effect at, and the replay issues it
@@ -148,6 +149,7 @@ def test_a_normal_run_replays_with_the_benchs_own_commands_at_their_cycles(tmp_p
     assert any("issued again at their cycles (inject)" in n for n in c.notes)
 
 
+@pytest.mark.paced
 def test_the_executors_refusals_replay_too(tmp_path: Path) -> None:
     """The paper's 1-tick-ahead experiment, free-running: events created late in a tick are refused past_due by
     the executor; each refusal (its ERROR's tick) comes out the same in the replay, so every event is compared."""

@@ -24,6 +24,9 @@ from mmhil.replay import replay
 from mmsched.config import RunConfig
 from mmsched.runner import Runner, run
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from helpers import recorded_run  # noqa: E402
+
 
 def mmrig_replay(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mmrig", "replay", *args], capture_output=True, text=True,
@@ -32,11 +35,9 @@ def mmrig_replay(*args: str, timeout: float = 120) -> subprocess.CompletedProces
 
 @pytest.fixture(scope="module")
 def paced(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A paced mixed run's files, recorded once (helpers.recorded_run)."""
     ensure_built()
-    out = tmp_path_factory.mktemp("record") / "paced"
-    result = run(RunConfig(mode="mixed", distance=2, count=20, out=out), BenchEndpoint())
-    assert result.sidecar["inputs"]["complete"], result.sidecar["inputs"]
-    return out.with_suffix(".csv")
+    return recorded_run(tmp_path_factory.mktemp("record"), "paced")
 
 
 def copy_run(csv: Path, folder: Path, record: bytes | None = None) -> Path:
@@ -126,6 +127,7 @@ def faulted_run(folder: Path, name: str, commands: tuple[str, ...], at_tick: int
     return (folder / name).with_suffix(".csv")
 
 
+@pytest.mark.paced
 def test_a_garbage_burst_the_replay_cannot_place_is_a_note_not_a_difference(tmp_path: Path) -> None:
     csv = faulted_run(tmp_path, "garbage", ("garbage executor in 48", "garbage profiler in 48"))
     c, _ = replay(csv)
@@ -136,6 +138,7 @@ def test_a_garbage_burst_the_replay_cannot_place_is_a_note_not_a_difference(tmp_
     assert done.returncode == 0 and "note: not reproduced: `garbage executor in 48`" in done.stdout, done.stdout
 
 
+@pytest.mark.paced
 def test_the_results_of_events_lost_to_a_stuck_wire_are_not_extra(tmp_path: Path) -> None:
     csv = faulted_run(tmp_path, "stuck", ("stuck timecode 0 1 0.5",))
     rows = [r for r in __import__("csv").DictReader(csv.open()) if r["outcome"] == "lost"]
