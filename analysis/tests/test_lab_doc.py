@@ -57,6 +57,7 @@ def invalid_by_stalls_only(results: Path) -> None:
             assert meta["measurability"]["events"], side
 
 
+@pytest.mark.paced
 @pytest.mark.alone
 def test_lab_commands_run(tmp_path):
     from mmhil.bench import ensure_built
@@ -122,6 +123,7 @@ def test_board_runs_are_the_bench_demos_experiments():
         assert {k: getattr(args, k) for k in shaping} == {k: getattr(ours, k) for k in shaping}, ex.name
 
 
+@pytest.mark.paced
 @pytest.mark.alone
 def test_board_runs_run_on_the_bench(tmp_path):
     """The boards' commands for real, on the bench: ports left out, few events, lockstep where the mode allows

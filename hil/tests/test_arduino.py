@@ -165,6 +165,7 @@ def test_endpoint_passes_arduino_on() -> None:
         ep.bench.close()
 
 
+@pytest.mark.paced
 def test_paced_open_then_hello_after_the_bootloader(tmp_path: Path) -> None:
     """Paced (virtual time on wall time): the host sees the same on its own clock, from below: the bench is
     never ahead of wall time, so nothing comes before the bootloader's wait (about 1 s) has passed on the

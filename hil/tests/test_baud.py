@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
+import pytest
 import serial
 
 import mmproto as mp
@@ -42,6 +43,7 @@ def is_hello(baud: int) -> Callable[[mp.Message], bool]:
     return lambda m: isinstance(m, mp.Hello) and m.baud == baud
 
 
+@pytest.mark.paced
 def test_baud_switch_paced_then_reset(tmp_path: Path) -> None:
     """(a) paced: BAUD 115200 to each node at 9600, the host switches its port after the frame's wire
     time, HELLO(115200) arrives and a QUERY at 115200 is answered. (c) a reset brings the executor back
@@ -101,6 +103,7 @@ def test_baud_switch_paced_then_reset(tmp_path: Path) -> None:
                 p.close()
 
 
+@pytest.mark.paced
 def test_host_that_does_not_switch_sees_silence(tmp_path: Path) -> None:
     """(b) after BAUD 115200 the host keeps its port at 9600: no valid frame reaches it, its QUERY does
     not reach the node, and the mismatch counters rise in both directions."""

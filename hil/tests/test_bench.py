@@ -29,6 +29,7 @@ def open_port(url: str) -> serial.SerialBase:
     return serial.serial_for_url(url, 9600, timeout=0.05)
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize("receiver", ["sleeping", "busy"])
 def test_pin_change_reaches_the_other_core_within_one_cycle(tmp_path: Path, receiver: str) -> None:
     """The executor slot toggles PC3 (wired to the profiler's PL1 = ICP5) with one OUT and reads TCNT5
@@ -58,6 +59,7 @@ def test_pin_change_reaches_the_other_core_within_one_cycle(tmp_path: Path, rece
         assert st["nodes"]["profiler"]["asleep_share"] > 0.5
 
 
+@pytest.mark.paced
 def test_timecode_port_and_pcint2(tmp_path: Path) -> None:
     """Profiler PORTA -> executor PORTK, with the pin-change interrupt simavr lacks on port K."""
     with fixture_bench(tmp_path) as bench:
@@ -68,6 +70,7 @@ def test_timecode_port_and_pcint2(tmp_path: Path) -> None:
     assert seen == list(range(1, 21))
 
 
+@pytest.mark.paced
 def test_uart_input_paced_at_the_baud_rate(tmp_path: Path) -> None:
     """1000 bytes written at once take 1000 characters = 1.0417 s of virtual time to go in at 9600
     baud. The fixture timestamps every receive interrupt with its Timer5 (its own view); the bench's
@@ -142,6 +145,7 @@ def test_unread_output_is_buffered_and_overflow_counted(tmp_path: Path) -> None:
     assert got[start:start + 4096] == bytes(i & 0xFF for i in range(4096))
 
 
+@pytest.mark.paced
 def test_lag_bound_marks_the_run_invalid(tmp_path: Path) -> None:
     """Paced: lag is sampled and kept as a histogram; a bound no run can meet (1 ns) marks it invalid."""
     with fixture_bench(tmp_path, lag_bound_us=0.001) as bench:
@@ -154,6 +158,7 @@ def test_lag_bound_marks_the_run_invalid(tmp_path: Path) -> None:
     assert lag["p50_us"] <= lag["p999_us"] <= max(lag["max_us"], 1.0) + 1.0
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize("realtime", [False, True])
 def test_paced_sync_points_and_host_setup(tmp_path: Path, realtime: bool) -> None:
     """Paced: the bench syncs with wall time (one lag sample each) at least every 200 us of virtual
@@ -176,6 +181,7 @@ def test_paced_sync_points_and_host_setup(tmp_path: Path, realtime: bool) -> Non
                         "mlock": False, "dma_latency_us": -1, "cpu": -1, "timer_slack_ns": host["timer_slack_ns"]}
 
 
+@pytest.mark.paced
 def test_control_channel(tmp_path: Path) -> None:
     with fixture_bench(tmp_path, lag_bound_us=100000) as bench:
         st = bench.status()
@@ -242,6 +248,7 @@ def test_control_channel(tmp_path: Path) -> None:
         os.kill(pid, 0)
 
 
+@pytest.mark.paced
 def test_no_orphan_process_even_when_the_test_fails(tmp_path: Path) -> None:
     pid = 0
     with pytest.raises(ZeroDivisionError):
@@ -255,6 +262,7 @@ def test_no_orphan_process_even_when_the_test_fails(tmp_path: Path) -> None:
     assert not (tmp_path / "run" / "control.sock").exists()
 
 
+@pytest.mark.paced
 def test_bench_errors_carry_the_log(tmp_path: Path) -> None:
     bad = tmp_path / "broken.elf"
     bad.write_bytes(b"not an elf")
@@ -263,6 +271,7 @@ def test_bench_errors_carry_the_log(tmp_path: Path) -> None:
     assert "cannot read profiler image" in str(err.value)
 
 
+@pytest.mark.paced
 def test_control_socket_is_a_unix_socket(tmp_path: Path) -> None:
     with fixture_bench(tmp_path) as bench:
         assert bench.control_path.is_socket()
@@ -279,6 +288,7 @@ def test_control_socket_is_a_unix_socket(tmp_path: Path) -> None:
         assert data.count(b'"ok":true') == 2
 
 
+@pytest.mark.paced
 def test_paced_output_no_earlier_than_wall_time(tmp_path: Path) -> None:
     """Paced, virtual time runs up to a quantum (20 us) ahead of wall time; a byte a node sends must
     still reach its pty no earlier than the wall moment of its stop bit's end (wall_start + its

@@ -201,6 +201,7 @@ def test_faults_cuts_and_stuck_wires_on_its_lines(tmp_path: Path) -> None:
     assert st["wires"]["cut_dropped"] > 0
 
 
+@pytest.mark.paced
 def test_paced_normal_mode_runs(tmp_path: Path) -> None:
     """Normal mode on the paced bench: the host reads the 8051's timebase from its HELLO (921600 Hz, 65536
     counts a tick) and the run completes, valid, with every event accounted for. Its outcomes are not judged

@@ -70,6 +70,7 @@ def backdate(folder: Path, seconds: float = 600.0) -> None:
     os.utime(folder, (t, t))
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize("where", [["--unpaced"], []], ids=["lockstep", "paced"])
 def test_sigkill_of_mmrig_run_ends_its_bench_and_the_bench_removes_the_folder(tmp_path: Path,
                                                                               where: list[str]) -> None:

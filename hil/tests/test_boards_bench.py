@@ -46,6 +46,7 @@ def test_a_hex_image_is_read_through_the_elf_beside_it_and_other_files_are_refus
         images.elf_of(lone)
 
 
+@pytest.mark.paced
 def test_boards_on_the_bench_find_both_nodes_matching_their_images(capsys) -> None:
     assert cli.main(["boards", "--bench", "--no-self-test", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
@@ -54,6 +55,7 @@ def test_boards_on_the_bench_find_both_nodes_matching_their_images(capsys) -> No
     assert doc["fixes"] == [] and doc["exit"] == 0
 
 
+@pytest.mark.paced
 def test_boards_self_test_runs_events_through_the_runner(capsys) -> None:
     code = cli.main(["boards", "--bench", "--count", "4", "--json"])
     doc = json.loads(capsys.readouterr().out)
@@ -64,6 +66,7 @@ def test_boards_self_test_runs_events_through_the_runner(capsys) -> None:
     assert st["ok"], f"re-run once before believing it: {st}"
 
 
+@pytest.mark.paced
 def test_given_ports_and_expect_image_match_and_mismatch(tmp_path: Path, capsys) -> None:
     with Bench(run_dir=tmp_path / "run") as bench:
         args = ["boards", bench.profiler_port, bench.executor_port, "--no-reset-on-open", "--no-self-test"]
@@ -90,6 +93,7 @@ IHX51 = PROFILER_IHX    # the 8051 image, found as the bench finds it
 
 @pytest.mark.skipif(not images.RUN51.exists() or not IHX51.exists(),
                     reason="ucsim's 8051 core (tools/ucsim.sh, make -C hil mcs51) or the 8051 image is not built")
+@pytest.mark.paced
 def test_the_8051_image_says_its_boot_hello_on_the_8051_core(capsys) -> None:
     """The flash targets of the 8051 boards verify against the .ihx they wrote: it runs alone on
     ucsim's core. The AVR profiler of the bench is not that image: every clock field differs."""

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.paced
 def test_one_event_example_prints_the_latency_of_its_event() -> None:
     done = subprocess.run([sys.executable, str(ROOT / "hil/examples/one_event.py")], capture_output=True, text=True,
                           timeout=120)

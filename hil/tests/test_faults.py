@@ -83,6 +83,7 @@ def _wait_for_the_replug(bench, node: str) -> None:
         time.sleep(0.02)
 
 
+@pytest.mark.paced
 def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
     with fixture_bench(tmp_path) as bench:
         link = Path(bench.tty("executor"))
@@ -109,6 +110,7 @@ def test_hangup_closes_the_port_and_replugs_a_fresh_pty(tmp_path: Path) -> None:
         assert u["in_read"] == 1                 # counted on the new pty
 
 
+@pytest.mark.paced
 def test_hangup_closes_the_line_socket_and_it_listens_again(tmp_path: Path) -> None:
     """The adapter pulled: a connection to the node's line socket ends (its reader sees the end, as a pty's does),
     NODE.sock is gone until the re-plug, then a new connection holds the line as a stream of its own."""
@@ -134,6 +136,7 @@ def test_hangup_closes_the_line_socket_and_it_listens_again(tmp_path: Path) -> N
         assert u["in_read"] == 1 and u["generation"] == e.generation      # counted on the new stream
 
 
+@pytest.mark.paced
 def test_a_second_connection_to_a_held_line_is_refused_in_one_line(tmp_path: Path) -> None:
     """One host holds a line at a time, as one program holds a serial port: the second opener is told so."""
     with fixture_bench(tmp_path) as bench:
@@ -191,6 +194,7 @@ def test_during_a_hangup_the_port_path_is_gone_not_left_naming_a_pty_number_the_
         assert os.path.lexists(bench.tty("profiler")) and old.startswith("/dev/pts/")
 
 
+@pytest.mark.paced
 def test_stuck_timecode_bit_masks_changes_then_takes_the_driver_level(tmp_path: Path) -> None:
     """The profiler's PORTA counts 1..20; with timecode bit 0 stuck at 1 the executor sees only odd
     values, until the stuck wire comes free and shows the driver's bit 0 of 20 (0)."""

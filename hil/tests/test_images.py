@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import mmproto as mp
 from mmhil import Bench, Rig
 from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF
@@ -22,6 +24,7 @@ F_CPU = 16_000_000
 TICK_S = 1_137_778 / F_CPU
 
 
+@pytest.mark.paced
 def test_schedule_two_ticks_ahead_gives_ack_edge_and_result(tmp_path: Path) -> None:
     vcd = tmp_path / "run" / "wires.vcd"   # `vcd on FILE`: a plain name in the run directory
     with Bench(run_dir=tmp_path / "run", lag_bound_us=100000) as bench, Rig.on_bench(bench) as rig:

@@ -78,6 +78,7 @@ def wait_for_all(rig: Rig, wants: dict[str, type], timeout: float, tag: int) -> 
 DELAYS = (0, 800, 2400)
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize("mode", ["paced", "lockstep"])
 def test_fire_injected_on_the_tick_edge(tmp_path: Path, mode: str) -> None:
     trace = tmp_path / "trace.txt"
@@ -126,6 +127,7 @@ def test_fire_injected_on_the_tick_edge(tmp_path: Path, mode: str) -> None:
     assert 0 < clear_us <= floor_us + tb.counts_to_us(2)
 
 
+@pytest.mark.paced
 def test_inject_with_the_fixture(tmp_path: Path) -> None:
     """The command's errors, one injection at a time, the pending list, and host bytes queued behind an
     injection: the fixture in the profiler slot walks PORTA on 'A'; an 'H' injected into the executor

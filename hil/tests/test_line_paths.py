@@ -85,6 +85,7 @@ def write_while_every_cpu_is_held(port: serial.SerialBase) -> list[float]:
 @pytest.mark.parametrize("side", ["socket", pytest.param("pty", marks=pytest.mark.xfail(
     strict=True, reason="a pty hands the PC's bytes on through a normal-priority kernel worker, which the busy CPUs "
                         "hold off: the hop the line sockets take away"))])
+@pytest.mark.paced
 def test_the_readers_stamp_follows_the_write_even_with_every_cpu_busy(tmp_path: Path, side: str) -> None:
     if not may_fifo(20):
         pytest.skip("no right to SCHED_FIFO 20 here (root, CAP_SYS_NICE or RLIMIT_RTPRIO)")

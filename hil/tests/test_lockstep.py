@@ -102,6 +102,7 @@ def test_lockstep_waits_without_spinning_and_ends(tmp_path: Path) -> None:
         assert bench.wait(5) == 0
 
 
+@pytest.mark.paced
 def test_sleep_makes_one_stall_interval(tmp_path: Path) -> None:
     """Paced: a 200 ms host stall on demand gives one stall interval, from the last sync sample within
     the bound before it to the first one back within it, holding the sleep's virtual time."""
@@ -123,6 +124,7 @@ def test_sleep_makes_one_stall_interval(tmp_path: Path) -> None:
     assert st["valid"] is False and st["lag"]["episodes"] == len(stalls)
 
 
+@pytest.mark.paced
 def test_stalls_since_filters_and_unpaced_has_none(tmp_path: Path) -> None:
     with fixture_bench(tmp_path, lag_bound_us=20000) as bench:
         time.sleep(0.2)

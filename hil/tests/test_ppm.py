@@ -149,6 +149,7 @@ def test_lockstep_mixed_run_with_drifting_crystals(tmp_path: Path) -> None:
     assert (df["latency_us"] == df["latency_counts"] / 16).all()     # the profiler's own 16 MHz counts
 
 
+@pytest.mark.paced
 def test_paced_run_with_offsets(tmp_path: Path) -> None:
     """Paced: virtual (global) time on wall time, each core on its own crystal; a short mixed run."""
     with Bench(run_dir=tmp_path / "b", paced=True, ppm_profiler=300, ppm_executor=-100) as bench:

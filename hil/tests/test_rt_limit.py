@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from helpers import fixture_bench  # noqa: E402
 
 
+@pytest.mark.paced
 def test_a_simulation_warned_by_rlimit_rttime_leaves_real_time_and_goes_on(tmp_path: Path) -> None:
     with fixture_bench(tmp_path, realtime=True) as bench:
         if not bench.status()["host"]["sched"].startswith("fifo"):

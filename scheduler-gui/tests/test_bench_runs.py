@@ -53,6 +53,7 @@ def valid_or_lag_only(code: int, sidecar: dict, out: str) -> None:
         assert sidecar["valid"] is True and m["unmeasurable_share"] <= m["max_unmeasurable_share"], m
 
 
+@pytest.mark.paced_smoke
 def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
     out = tmp_path / "mixed2"
     done = mmrig("run", "--mode", "mixed", "--distance", "2", "--count", "20", "--out", str(out))
@@ -84,6 +85,7 @@ def test_mmrig_run_mixed_two_ahead(tmp_path: Path) -> None:
     assert "mean_us" in done.stdout and f"{len(ok)}/0/0/{20 - len(ok)}/0" in done.stdout
 
 
+@pytest.mark.paced_smoke
 def test_normal_mode_results_come_from_fire_frames(tmp_path: Path) -> None:
     out = tmp_path / "normal"
     done = mmrig("run", "--mode", "normal", "--distance", "1", "--count", "12", "--accuracy", "50", "--out", str(out))
@@ -99,6 +101,7 @@ def test_normal_mode_results_come_from_fire_frames(tmp_path: Path) -> None:
     assert sidecar["cpu"]["normal_mode_cpu_s"] > 0 and sidecar["cpu"]["accuracy"] == 50
 
 
+@pytest.mark.paced
 def test_mmrig_run_on_a_bench_that_behaves_as_two_megas_connects_first_time(tmp_path: Path) -> None:
     """Opening a Mega's port resets it into its bootloader, and a byte in its first 0.8 s keeps it
     there for seconds: the handshake that asked at once failed every time. In Arduino mode the bench runs the
@@ -113,6 +116,7 @@ def test_mmrig_run_on_a_bench_that_behaves_as_two_megas_connects_first_time(tmp_
     assert len(df) == 20 and (df["outcome"] == "ok").all(), df[["outcome", "reason"]]
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize("ppm", [-5000, 5000])
 def test_normal_mode_with_the_profiler_crystal_half_a_percent_off_fires_nothing_early(tmp_path: Path, ppm: int) -> None:
     """A Mega's resonator is off by up to 0.5 %. With HELLO's nominal tick length, a profiler 0.5 % slow
@@ -140,6 +144,7 @@ def test_normal_mode_with_the_profiler_crystal_half_a_percent_off_fires_nothing_
     assert df.loc[~df["measurable"], "stall_us"].notna().all()
 
 
+@pytest.mark.paced
 def test_disciplined_normal_run_splits_each_latency_into_its_budget(tmp_path: Path) -> None:
     """The floor comes from FIREs the bench injected on the tick's edge; the servo locks on the start probes;
     every measured row's five parts add up to its latency; the report shows the budget."""
@@ -177,6 +182,7 @@ class PastDueRunner(Runner):
         super().loop()
 
 
+@pytest.mark.paced
 def test_past_due_schedule_is_missed_with_its_reason(tmp_path: Path) -> None:
     cfg = RunConfig(mode="mixed", distance=1, count=5, out=tmp_path / "pastdue")
     result = PastDueRunner(cfg, BenchEndpoint()).run()
@@ -212,6 +218,7 @@ def run_killing_its_bench(out: Path, then: Callable[[Bench], None] | None = None
         killed.set()
 
 
+@pytest.mark.paced
 def test_a_vanished_port_is_reported_and_the_data_kept(tmp_path: Path) -> None:
     s = run_killing_its_bench(tmp_path / "killed").sidecar
     assert s["valid"] is False and "link_fault" in s["invalid_reason"], s["invalid_reason"]
@@ -224,6 +231,7 @@ def test_a_vanished_port_is_reported_and_the_data_kept(tmp_path: Path) -> None:
     assert s["invariant"]["ok"] and sum(s["summary"]["outcomes"].values()) == len(df)
 
 
+@pytest.mark.paced
 def test_a_killed_bench_s_ports_are_never_reopened_onto_another_bench(tmp_path: Path) -> None:
     """A bench killed outright leaves its NODE.tty links pointing at /dev/pts numbers the kernel gives to the next
     ptys made: another bench's, in a parallel run. The run whose bench died must not reopen them: its reconnect
@@ -251,6 +259,7 @@ def test_a_killed_bench_s_ports_are_never_reopened_onto_another_bench(tmp_path: 
         other.close()
 
 
+@pytest.mark.paced
 @pytest.mark.alone
 def test_quick_demo_writes_every_experiment_and_the_table(tmp_path: Path) -> None:
     done = mmrig("demo", "--count", "8", "--out-dir", str(tmp_path), timeout=240)

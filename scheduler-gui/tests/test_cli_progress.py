@@ -198,6 +198,7 @@ def test_while_normal_mode_waits_for_the_tick_fit_the_line_says_so() -> None:
     assert p.text().startswith("n: 0/100 events")
 
 
+@pytest.mark.paced
 def test_a_paced_normal_run_on_a_terminal_says_it_waits_for_the_tick_fit(tmp_path: Path, built: None) -> None:
     code, out = run_on_pty("run", "--mode", "normal", "--count", "3", "-o", str(tmp_path / "n"))
     assert code in (0, 3), out.decode(errors="replace")[-2000:]        # (3: a host stall made the paced run invalid)

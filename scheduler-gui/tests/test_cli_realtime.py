@@ -137,6 +137,7 @@ def test_without_a_priority_the_firing_thread_says_other() -> None:
     assert firer.sched == "other" and firer.memory_locked is False
 
 
+@pytest.mark.paced
 def test_a_normal_run_at_fifo_with_memory_locked_records_what_was_in_effect(tmp_path: Path) -> None:
     if not may_fifo():
         pytest.skip("no right to SCHED_FIFO here: the refusal is what runs (above)")

@@ -23,6 +23,7 @@ def bench_alive(pid: int) -> bool:
     return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_keeps_the_run_marked_invalid(tmp_path: Path, sig: signal.Signals) -> None:
     out = tmp_path / "sig"

@@ -202,6 +202,7 @@ def test_8051_demo_without_the_8051_core_says_so_in_one_line(tmp_path, monkeypat
 
 @pytest.mark.skipif(not mmhil.bench.HAS_8051, reason="the bench program has no 8051 core here (build/ucsim: "
                     "tools/ucsim.sh, docs/bench.md 'The 8051 profiler')")
+@pytest.mark.paced
 def test_quick_8051_demo_on_the_bench(tmp_path, capsys):
     # the real thing, short: 2 experiments of the quick demo with the 8051 profiler, beside (no) AVR runs
     rows = demo.run_demo(count=8, out_dir=tmp_path / "8051", log=None, profiler_kind="8051",

@@ -44,6 +44,7 @@ def keep_verdict(endpoint: BenchEndpoint) -> list[Verdict]:
     return kept
 
 
+@pytest.mark.paced
 def test_a_fire_the_bench_slept_through_enters_at_the_moment_the_pc_wrote_it(tmp_path: Path) -> None:
     """The bench sleeps 20 ms from 5 ms before a FIRE is due: the stamping thread takes the FIRE as the PC
     writes it and the simulation, catching up, puts it on the profiler's line at that moment. The event is
@@ -162,6 +163,7 @@ def held_timecode_run(out: Path) -> tuple[Any, pd.DataFrame, list[int]]:
     return result, pd.read_csv(out.with_suffix(".csv")), held
 
 
+@pytest.mark.paced
 def test_a_timecode_held_past_the_deadline_voids_the_event_made_from_it_alone(tmp_path: Path) -> None:
     """Mixed mode, one tick ahead, tick-aligned: the bench sleeps 70 ms from just before a tick begins, so that
     tick's TIMECODE reaches the PC ~70 ms late and the SCHEDULE made from it can only arrive after its tick
@@ -199,6 +201,7 @@ def test_a_timecode_held_past_the_deadline_voids_the_event_made_from_it_alone(tm
     assert result.valid or [r["code"] for r in result.sidecar["invalid_reasons"]] == ["bench_lag"]
 
 
+@pytest.mark.paced
 def test_no_event_is_made_from_a_timecode_older_than_one_waiting_in_the_inbox(tmp_path: Path) -> None:
     # A GUI run started with TIMECODE frames queued (the process busy starting) made its first
     # events from timecodes about 5 ticks stale (created_phase 4.83, 3.84, ...): missed past_due, a fault of

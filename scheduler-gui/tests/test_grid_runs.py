@@ -43,6 +43,7 @@ def run(tmp_path: Path, *args: str) -> tuple[int, pd.DataFrame, dict, str]:
     return done.returncode, pd.read_csv(tmp_path / "grid.csv"), sidecar, text
 
 
+@pytest.mark.paced
 def test_normal_mode_at_500_events_a_second_fires_at_moments_inside_ticks(tmp_path: Path) -> None:
     _, df, sidecar, text = run(tmp_path, "-i", "2", "--count", "400", "--baud", "500000")
     grid, tb = sidecar["grid"], sidecar["timebase"]
@@ -71,6 +72,7 @@ def test_normal_mode_at_500_events_a_second_fires_at_moments_inside_ticks(tmp_pa
            "400 moments" in text
 
 
+@pytest.mark.paced
 @pytest.mark.parametrize("ppm", [-5000, 5000])
 def test_a_moment_late_in_the_tick_is_scaled_by_the_tick_the_profiler_keeps(tmp_path: Path, ppm: int) -> None:
     """A Mega's resonator is off by up to 0.5 %: 70 ms into a tick the nominal length puts the moment 355 us

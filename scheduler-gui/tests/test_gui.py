@@ -68,6 +68,7 @@ def test_sliders_reach_the_run_config(make_win, qtbot) -> None:
     assert "5 ticks" in win.run_settings.distance_label.text() and "150 ms" in win.run_settings.rate_label.text()
 
 
+@pytest.mark.paced
 def test_mixed_run_live_and_export(make_win, qtbot, tmp_path) -> None:
     win = make_win()
     win.run_settings.distance.setValue(3)
@@ -106,6 +107,7 @@ def test_mixed_run_live_and_export(make_win, qtbot, tmp_path) -> None:
     assert h["profiler"]["bytes_in"] > 0
 
 
+@pytest.mark.paced
 def test_stop_ends_a_run_early(make_win, qtbot) -> None:
     from PySide6.QtCore import Qt
 
@@ -124,6 +126,7 @@ def test_stop_ends_a_run_early(make_win, qtbot) -> None:
     assert win.start_button.isEnabled() and not win.stop_button.isEnabled()
 
 
+@pytest.mark.paced
 def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
     win = make_win()
     win.run_settings.length.setValue(300)
@@ -174,6 +177,7 @@ def test_settings_survive_a_restart(make_win, tmp_path) -> None:
     assert again.live.plots.log_y
 
 
+@pytest.mark.paced
 def test_a_run_with_the_papers_8051_profiler_from_the_window(make_win, qtbot, tmp_path) -> None:
     """The bench's profiler chosen in the window; the run's sidecar says the 8051 ran, its LEDs light
     from its RESULTs, and its latencies are the polled input's (tens of us), not the AVR's 1.375 us."""
@@ -341,6 +345,7 @@ def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:
     assert lo <= 1.0 and hi >= 40.0 and hi - lo < 100, (lo, hi)
 
 
+@pytest.mark.paced
 def test_heavy_load_switch_runs_stress_ng_and_shows_it(make_win, qtbot) -> None:
     # the paper's section 7.5 from the GUI: the switch arms the load, the indicator says it is on while the
     # run goes, the core starts and stops stress-ng, and the data says so
@@ -411,6 +416,7 @@ def test_rows_from_the_run_process_are_the_views_rows() -> None:
     assert pickle.loads(pickle.dumps(row)) == row             # as the run process sends it
 
 
+@pytest.mark.paced
 def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:
     import json
 
@@ -462,6 +468,7 @@ def test_normal_run_in_a_process_of_its_own(make_win, qtbot, tmp_path) -> None:
     assert "floor " in win.live.budget_label.text()
 
 
+@pytest.mark.paced
 def test_normal_run_fired_from_the_gui_process(make_win, qtbot) -> None:
     import json
 
@@ -481,6 +488,7 @@ def test_normal_run_fired_from_the_gui_process(make_win, qtbot) -> None:
     assert "in the GUI process" in win.log_view.toPlainText()
 
 
+@pytest.mark.paced
 def test_run_process_killed_is_a_clear_message(make_win, qtbot) -> None:
     win = make_win()
     win.run_settings.length.setValue(300)

@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
 
 
+@pytest.mark.paced
 def test_normal_run_at_500_events_a_second_from_the_gui(make_win, qtbot, bench) -> None:
     from PySide6.QtCore import Qt
 
@@ -46,6 +48,7 @@ def test_normal_run_at_500_events_a_second_from_the_gui(make_win, qtbot, bench) 
     win.grab().save(str(SHOTS / "gui_normal_500_per_s.png"))
 
 
+@pytest.mark.paced
 def test_mixed_periodic_run_at_1000_events_a_second_from_the_gui(make_win, qtbot, bench) -> None:
     """Mixed mode, generation periodic: the executor is sent the grid (PERIODIC) and fires each moment inside
     its tick; from the window as from the command line, every event comes back on time or named."""

@@ -3,7 +3,10 @@ run's process stops for 5 ticks mid-run (the TIMECODEs of those ticks wait, as a
 
 from __future__ import annotations
 
+import pytest
 
+
+@pytest.mark.paced
 def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot, bench) -> None:
     # the first 5 events of a mixed run two ticks ahead were missed (past_due) in a run marked valid: the
     # scheduler created a burst of them from a timecode ~5 ticks stale (created_phase 4.83, 3.84, 2.94, ...). A busy

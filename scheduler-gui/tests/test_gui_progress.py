@@ -15,6 +15,7 @@ def test_progress_unit() -> None:
     assert (clock_text(14.2), clock_text(75), clock_text(3725)) == ("0:14", "1:15", "1:02:05")
 
 
+@pytest.mark.paced
 def test_progress_during_a_run(make_win, qtbot, bench) -> None:
     win = make_win()
     win.run_settings.set_mode("verification")

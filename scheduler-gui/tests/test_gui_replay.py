@@ -7,11 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
 
 
+@pytest.mark.paced
 def test_a_late_event_replayed_with_trace_opens_the_profile_at_its_moment(make_win, qtbot, tmp_path, bench) -> None:
     from mmhil import BenchEndpoint
     from mmrig.gui.replayaction import SHOW_MS, WINDOW_MS

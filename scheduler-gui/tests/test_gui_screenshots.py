@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
 # 40 events a run in the suite (each mode's window, plots and tables filled: half a minute for the four runs);
@@ -23,6 +25,7 @@ def grab(win, path: Path):
     return img
 
 
+@pytest.mark.paced
 def test_screenshots_of_each_mode_the_warmup_and_the_compare_window(make_win, qtbot, display, bench,
                                                                      normal_with_stall, write_normal) -> None:
     """Runs of SHOT_EVENTS events on the bench in each mode, started from the GUI; one screenshot while the

@@ -66,6 +66,7 @@ def sections(text: str) -> dict[str, str]:
     return dict(zip(parts[1::2], parts[2::2]))
 
 
+@pytest.mark.paced
 def test_the_key_answers_every_question_with_figures(key):
     text, runs = key
     secs = sections(text)

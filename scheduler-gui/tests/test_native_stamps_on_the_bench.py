@@ -26,6 +26,7 @@ def built() -> None:
     ensure_built()
 
 
+@pytest.mark.paced
 def test_the_native_threads_stamps_agree_with_the_benchs_record_of_its_bytes(tmp_path: Path) -> None:
     cfg = RunConfig(mode="normal", rate_ms=2, count=300, baud=500000, out=tmp_path / "native")
     endpoint = BenchEndpoint()

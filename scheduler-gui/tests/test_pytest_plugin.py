@@ -143,6 +143,7 @@ def test_typo(run_experiment):
     assert "Traceback" not in typo.stdout
 
 
+@pytest.mark.paced
 @pytest.mark.alone
 def test_boards_run_what_they_can_and_skip_the_rest_saying_why(tmp_path: Path) -> None:
     # the "boards" are the two ptys of a paced bench: to the plugin they are serial ports like /dev/ttyUSB0
@@ -198,6 +199,7 @@ def test_an_installed_copy_runs_the_example_suite_away_from_the_checkout(tmp_pat
 
 
 
+@pytest.mark.paced
 def test_a_suite_runs_normal_mode_at_500_events_a_second_on_a_grid(tmp_path: Path) -> None:
     # run_experiment takes RunConfig's fields: a rate below one tick in normal mode is a schedule grid
     d = suite(tmp_path, '''
@@ -212,6 +214,7 @@ def test_grid(run_experiment):
     assert done.returncode == 0, done.stdout[-3000:]
 
 
+@pytest.mark.paced
 def test_a_suite_runs_a_kilohertz_series_on_the_profilers_histogram_alone(tmp_path: Path) -> None:
     # a periodic series at 1 kHz on a 115200-baud line: the AVR profiler's own figures, no event rows
     d = suite(tmp_path, '''
@@ -225,6 +228,7 @@ def test_series(run_experiment):
     assert done.returncode == 0, done.stdout[-3000:]
 
 
+@pytest.mark.paced
 def test_a_session_break_fails_the_test_at_the_event_and_names_its_replay(tmp_path: Path) -> None:
     # --rig-break-us: mmrig run --break-us's equivalent for a suite (task dispatch is ~37 us: past 2 us at once)
     d = suite(tmp_path, '''

@@ -85,6 +85,7 @@ def test_a_run_longer_than_one_series_goes_on_without_a_gap(tmp_path: Path, monk
     assert df["latency_us"].max() < 100                       # the moments around each hand-over too
 
 
+@pytest.mark.paced
 def test_a_kilohertz_series_on_the_paced_bench_accounts_for_every_event(tmp_path: Path) -> None:
     code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "500000", "--count", "2000")
     if code == 3:          # valid, or invalid only because host stalls displaced bytes too many events depend on
@@ -151,6 +152,7 @@ def test_a_long_run_on_the_histogram_alone_hands_each_series_over_by_the_tick(tm
     assert result.sidecar["counters"]["scheduler"]["series_fired"] == 3        # each series' last event
 
 
+@pytest.mark.paced
 def test_a_kilohertz_series_on_the_histogram_alone_on_the_paced_bench_accounts_for_every_event(
         tmp_path: Path) -> None:
     code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "115200", "--count", "2000", "--no-raw")
