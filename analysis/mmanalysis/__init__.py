@@ -7,10 +7,27 @@
     data.df.groupby("profiler_kind")   # avr / 8051 (target.profiler_kind; a run without it: avr)
 """
 
-from .latstats import measured, variance_text
-from .reader import RunSet, jitter_us, profiler_kind, read_run, read_runs
-from .schema import MEASURED, OUTCOMES, SchemaError
-from .stats import summarize
+from __future__ import annotations
 
-__all__ = ["MEASURED", "OUTCOMES", "RunSet", "SchemaError", "jitter_us", "measured", "profiler_kind", "read_run", "read_runs", "summarize",
-           "variance_text"]
+import importlib
+from typing import Any
+
+# Loaded on first use (PEP 562), not at import: the CLI imports mmanalysis.histogram for every `mmrig` command,
+# and pandas alone took 170 of the CLI's 415 ms to start (python -X importtime -m mmrig --help, 2026-11-29).
+_WHERE = {"measured": "latstats", "variance_text": "latstats", "RunSet": "reader", "jitter_us": "reader",
+          "profiler_kind": "reader", "read_run": "reader", "read_runs": "reader", "MEASURED": "schema",
+          "OUTCOMES": "schema", "SchemaError": "schema", "summarize": "stats"}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_WHERE))

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:      # pandas loads where a frame is made: mmsched.export, in every `mmrig`, needs none
+    import pandas as pd
 
 from .safefiles import atomic_write
 
@@ -34,10 +35,12 @@ def neutralise(value: Any) -> Any:
 
 def safe_frame(df: pd.DataFrame) -> pd.DataFrame:
     """A copy of DF whose text cells (and column names) are neutralised; numeric columns are untouched."""
+    from pandas.api import types as pdtypes    # here: DF's caller has pandas loaded already
+
     out = df.copy()
     for name in out.columns:
         col = out[name]
-        if not (pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
+        if not (pdtypes.is_numeric_dtype(col.dtype) or pdtypes.is_bool_dtype(col.dtype)):
             out[name] = col.astype(object).map(neutralise)
     out.columns = [neutralise(c) for c in out.columns]
     return out
