@@ -15,7 +15,6 @@
  */
 #define _GNU_SOURCE
 #include "control.h"
-#include "commands.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -64,6 +63,7 @@ static struct {
     int listen_fd;
     char sock_path[512];
     const struct command *table;
+    command_done_fn done;
     struct client clients[MAX_CLIENTS];
     uint64_t next_id;
     long sleep_ms; /* the sleep command: a host stall on demand, once the replies are out */
@@ -168,7 +168,7 @@ static void handle_line(struct client *c, char *line)
         char copy[200];
         snprintf(copy, sizeof copy, "%s", line);   /* (a handler may write into the line's words) */
         cmd->fn(&req, &b);
-        commands_log(cmd->name, copy, b.p ? b.p : "", b.n);
+        ctl.done(cmd->name, copy, b.p ? b.p : "", b.n);
     }
     else
         sb_error(&b, "unknown command '%s'", req.w[0]);
@@ -182,10 +182,11 @@ static void handle_line(struct client *c, char *line)
 
 /* ---- socket ------------------------------------------------------------------------------ */
 
-void control_open(const char *run_dir, const struct command *table)
+void control_open(const char *run_dir, const struct command *table, command_done_fn done)
 {
     struct sockaddr_un sa;
     ctl.table = table;
+    ctl.done = done;
     snprintf(ctl.sock_path, sizeof ctl.sock_path, "%s/control.sock", run_dir);
     if (strlen(ctl.sock_path) >= sizeof sa.sun_path)
         die("run directory path too long for a Unix socket: %s", ctl.sock_path);

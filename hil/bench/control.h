@@ -35,8 +35,12 @@ struct command {
     int whole_line; /* its arguments are the rest of the line, not words (they may be longer) */
 };
 
+/* Called after each command ran, with its line (as received) and its reply: the record of the commands
+ * that change the simulation (commands.c) is kept above the server, which only hands them over. */
+typedef void (*command_done_fn)(const char *name, const char *line, const char *reply, size_t n);
+
 /* the table ends with a NULL name */
-void control_open(const char *run_dir, const struct command *table);
+void control_open(const char *run_dir, const struct command *table, command_done_fn done);
 const char *control_sock_path(void);
 int control_pollfds(struct pollfd *pfd); /* the listening socket, the clients and the wake-up pipe; returns how many */
 void control_service(void);              /* accept, read and answer what is there */

@@ -619,7 +619,7 @@ int main(int argc, char **argv)
             uart_open_pty(i, o.run_dir);
             uart_open_socket(i);
         }
-    control_open(o.run_dir, commands);
+    control_open(o.run_dir, commands, commands_log);
     if (o.script)
         uart_load_script(o.script);
     if (o.alone >= 0) {
