@@ -219,9 +219,13 @@ static void cmd_stalls(struct command_req *r, struct sbuf *b)
 /* the host's bytes an injected delay held back (faulthold.c), lockstep, unpaced or paced */
 static void cmd_injected(struct command_req *r, struct sbuf *b)
 {
+    struct faulthold_queued queued[NNODES];
+    int id;
     (void)r;
+    for (id = 0; id < NNODES; id++)
+        uart_queued_held(id, &queued[id].gen, &queued[id].first, &queued[id].n, &queued[id].held_cycles);
     sb_printf(b, "{\"ok\":true,");
-    faulthold_json(b);
+    faulthold_json(b, queued);
     sb_printf(b, "}\n");
 }
 

@@ -8,8 +8,6 @@
 
 #include <inttypes.h>
 
-#include "uart_bridge.h"
-
 #define FAULTHOLD_MAX 8192
 
 struct faulthold_run {
@@ -47,18 +45,19 @@ void faulthold_note(int id, uint64_t gen, uint64_t offset, uint64_t held_cycles)
     runs[nruns++] = (struct faulthold_run){gen, offset, 1, held_cycles, (uint8_t)id};
 }
 
-void faulthold_json(struct sbuf *b)
+void faulthold_json(struct sbuf *b, const struct faulthold_queued queued[NNODES])
 {
     size_t i;
     int id, any = 0;
-    uint64_t gen, first, n, held;
     sb_printf(b, "\"held_by_fault\":[");
     for (i = 0; i < nruns; i++)
         sb_printf(b, "%s[\"%s\",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f]", i ? "," : "", node_names[runs[i].node],
                   runs[i].gen, runs[i].offset, runs[i].n, (double)runs[i].held_max * 1e6 / (double)F_CPU);
     for (id = 0; id < NNODES; id++) /* still queued behind the delay when asked (the run's end) */
-        if (uart_queued_held(id, &gen, &first, &n, &held))
+        if (queued[id].n)
             sb_printf(b, "%s[\"%s\",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%.3f]", nruns || any ? "," : "",
-                      node_names[id], gen, first, n, (double)held * 1e6 / (double)F_CPU), any = 1;
+                      node_names[id], queued[id].gen, queued[id].first, queued[id].n,
+                      (double)queued[id].held_cycles * 1e6 / (double)F_CPU),
+                any = 1;
     sb_printf(b, "],\"held_by_fault_dropped\":%" PRIu64, dropped);
 }

@@ -156,7 +156,7 @@ void uart_hold(int id); /* no further host byte goes on the line until an inject
  * cycle `at` (in global time) */
 void uart_deliver_now(int id, uint8_t b, uint64_t at);
 
-/* faulthold.c: the host's bytes still queued behind an injected delay (1: some) */
+/* the host's bytes still queued behind an injected delay (1: some), for the `injected` reply (faulthold.c) */
 int uart_queued_held(int id, uint64_t *gen, uint64_t *first, uint64_t *n, uint64_t *held_cycles);
 
 #endif
