@@ -174,7 +174,7 @@ static void cmd_vcd(struct command_req *r, struct sbuf *b)
         FILE *f = open_in_run_dir(b, "vcd", nw >= 3 ? w[2] : "wires.vcd", path, sizeof path);
         if (!f)
             return;
-        vcd_start(f, path, cosim.now_cycles);
+        vcd_start(f, path, cosim.now_cycles, cosim.wires);
         reply_path(b, "vcd", vcd_path());
     } else if (!strcmp(w[1], "off")) {
         vcd_close(cosim.now_cycles);
@@ -196,7 +196,8 @@ static void cmd_exectrace(struct command_req *r, struct sbuf *b)
         FILE *f = open_in_run_dir(b, "exectrace", nw >= 3 ? w[2] : "exectrace.txt", path, sizeof path);
         if (!f)
             return;
-        exectrace_start(f, path, global_to_node(EXECUTOR, cosim.now_cycles)); /* the executor's clock */
+        exectrace_start(f, path, global_to_node(EXECUTOR, cosim.now_cycles), /* the executor's clock */
+                        cosim.wires, cosim.ppm[EXECUTOR]);
         reply_path(b, "exectrace", exectrace_path());
     } else if (!strcmp(w[1], "off")) {
         exectrace_close(global_to_node(EXECUTOR, cosim.now_cycles));

@@ -9,23 +9,11 @@
 
 #include "bench.h"
 #include "node.h"
+#include "wire.h"
 
 enum { GROUP_TIMECODE = 0, GROUP_EVENT = 1, NGROUPS = 2 };
 extern const char *const group_names[NGROUPS];
 
-struct wire {
-    int src, dst;
-    struct node_pin src_pin, dst_pin; /* as the nodes' boards have them (node.h: pins) */
-    int dst_in;    /* the destination's handle of its input (node.h: input) */
-    int group;
-    int level;     /* level the destination sees */
-    int src_level; /* level the source drives */
-    const char *vcd_name;
-    int index;              /* bit within its group: timecode 0..7, event 0..3 (3: the strobe) */
-    uint64_t stuck_until;   /* a stuck wire (faults.c): the destination sees the stuck level until then */
-};
-
-#define NWIRES 12
 
 /* Crystal offsets (--ppm-profiler, --ppm-executor; docs/bench.md, "Crystal offsets"). Each core counts
  * its own cycles (node.h: its timers, its UART's baud generator, its sleep) at 16 MHz x (1 + ppm/1e6);

@@ -49,7 +49,6 @@
 #include <simavr/sim_irq.h>
 
 #include "bench.h"
-#include "cosim.h"
 #include "safefile.h"
 
 #define DATA_OFFSET 0x800000u /* avr-gcc's data space in the ELF */
@@ -356,7 +355,7 @@ void exectrace_attach(avr_t *a, const char *elf)
 
 /* ---- the file ------------------------------------------------------------------------------ */
 
-void exectrace_start(FILE *f, const char *path, uint64_t cycle)
+void exectrace_start(FILE *f, const char *path, uint64_t cycle, const struct wire wires[NWIRES], int ppm)
 {
     avr_t *a = xt.avr;
     int i;
@@ -368,8 +367,8 @@ void exectrace_start(FILE *f, const char *path, uint64_t cycle)
     xt.records = 0;
     xt.last = cycle;
     fprintf(f, "# mmbench executor trace 1\n# cpu_hz %llu\n# node executor\n# image %s\n", F_CPU, xt.elf);
-    if (cosim.ppm[EXECUTOR]) /* its own cycles: a crystal offset (cosim.h); absent at 0 ppm */
-        fprintf(f, "# ppm %d\n", cosim.ppm[EXECUTOR]);
+    if (ppm) /* its own cycles: a crystal offset (cosim.h); absent at 0 ppm */
+        fprintf(f, "# ppm %d\n", ppm);
     if (xt.has_ptr)
         fprintf(f, "# current_tcb pxCurrentTCB %04x\n", xt.ptr);
     else
@@ -394,7 +393,7 @@ void exectrace_start(FILE *f, const char *path, uint64_t cycle)
     add(cycle, 'Z', xt.asleep, NULL);
     /* the wires' levels now: a trace begun mid-run otherwise knows only the bits that change later */
     for (i = 0; i < NWIRES; i++) {
-        const struct wire *w = &cosim.wires[i];
+        const struct wire *w = &wires[i];
         add(cycle, 'L', w->dst == EXECUTOR ? w->level : w->src_level, w->vcd_name);
     }
     if (xt.stopped)
@@ -403,12 +402,12 @@ void exectrace_start(FILE *f, const char *path, uint64_t cycle)
 
 /* --exec-trace PATH: any path the user gives, so made through safefile.c (a link planted under PATH is
  * replaced when the trace is complete, never written through) */
-int exectrace_open(const char *path, uint64_t cycle)
+int exectrace_open(const char *path, uint64_t cycle, const struct wire wires[NWIRES], int ppm)
 {
     FILE *f = sf_open(path, 0666);
     if (!f)
         return -1;
-    exectrace_start(f, path, cycle);
+    exectrace_start(f, path, cycle, wires, ppm);
     return 0;
 }
 

@@ -77,13 +77,18 @@
 
 #include <simavr/sim_avr.h>
 
+#include "wire.h"
+
 /* tested by node_avr.c at every executor step: a plain int, not a call */
 extern int exectrace_on;
 
 void exectrace_attach(avr_t *a, const char *elf); /* at load, two-node mode: symbols, interrupt hooks */
 /* The file is made through safefile.c: PATH appears, whole, when the trace is closed. */
-int exectrace_open(const char *path, uint64_t cycle);   /* --exec-trace: 0, or -1 */
-void exectrace_start(FILE *f, const char *path, uint64_t cycle); /* a file the caller opened with sf_open */
+/* `wires`, `ppm`: the co-simulation's (cosim.wires, cosim.ppm[EXECUTOR]), the trace's header and the wires'
+ * levels it starts with */
+int exectrace_open(const char *path, uint64_t cycle, const struct wire wires[NWIRES], int ppm); /* --exec-trace: 0, or -1 */
+/* a file the caller opened with sf_open */
+void exectrace_start(FILE *f, const char *path, uint64_t cycle, const struct wire wires[NWIRES], int ppm);
 void exectrace_close(uint64_t cycle);                    /* E record, then committed (sf_commit), if open */
 int exectrace_is_open(void);
 const char *exectrace_path(void); /* the last file opened ("" if none) */

@@ -67,8 +67,10 @@
  *   parent.c       --parent-fd: the bench ends when the process that started it is gone
  *   main.c         options, set-up (the hooks between the parts) and the main loop (this file)
  * No part calls back into a part that uses it: where a lower part must reach a higher one (a node's
- * reset to the UART bridge, the bridge to the stamping thread, to a lockstep grant, to an injection),
- * it calls a hook main.c set up or a function it was handed.
+ * reset to the UART bridge, the bridge to the stamping thread, to a lockstep grant, to an injection,
+ * the control server to the record of the commands), it calls a hook main.c set up or a function it was
+ * handed; what a lower part reports about a higher one (the bytes still queued in the `injected` reply,
+ * the wires a VCD or an executor trace starts with) its caller passes in.
  *
  * Determinism. In unpaced mode the simulation depends only on the images, the script and the seed:
  * the same --script gives byte-identical UART output at identical cycles (--trace records them).
@@ -627,9 +629,9 @@ int main(int argc, char **argv)
             stimulus_load(o.alone, o.stimulus);
         stimulus_start(o.alone, o.itrace_cycles);
     }
-    if (o.vcd && vcd_open(o.vcd, 0))
+    if (o.vcd && vcd_open(o.vcd, 0, cosim.wires))
         die("cannot open %s: %s", o.vcd, sf_strerror(errno));
-    if (o.exec_trace && exectrace_open(o.exec_trace, 0))
+    if (o.exec_trace && exectrace_open(o.exec_trace, 0, cosim.wires, cosim.ppm[EXECUTOR]))
         die("cannot open %s: %s", o.exec_trace, sf_strerror(errno));
 
     write_ready(o.run_dir);

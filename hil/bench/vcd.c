@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "bench.h"
-#include "cosim.h"
 #include "safefile.h"
 
 static struct {
@@ -33,16 +32,16 @@ void vcd_value(int w, int level, uint64_t cycle)
 
 /* --vcd PATH: any path the user gives, in a shared folder too, so made through safefile.c (a planted link
  * under PATH replaced at the end, never written through) */
-int vcd_open(const char *path, uint64_t cycle)
+int vcd_open(const char *path, uint64_t cycle, const struct wire wires[NWIRES])
 {
     FILE *f = sf_open(path, 0666);
     if (!f)
         return -1;
-    vcd_start(f, path, cycle);
+    vcd_start(f, path, cycle, wires);
     return 0;
 }
 
-void vcd_start(FILE *f, const char *path, uint64_t cycle)
+void vcd_start(FILE *f, const char *path, uint64_t cycle, const struct wire wires[NWIRES])
 {
     int w;
     vcd_close(cycle);
@@ -51,12 +50,12 @@ void vcd_start(FILE *f, const char *path, uint64_t cycle)
     fprintf(vcd.f, "$comment mmbench: wired ports of the virtual bench $end\n$timescale 62500 ps $end\n");
     fprintf(vcd.f, "$scope module bench $end\n");
     for (w = 0; w < NWIRES; w++)
-        fprintf(vcd.f, "$var wire 1 %c %s $end\n", (char)('!' + w), cosim.wires[w].vcd_name);
+        fprintf(vcd.f, "$var wire 1 %c %s $end\n", (char)('!' + w), wires[w].vcd_name);
     fprintf(vcd.f, "$upscope $end\n$enddefinitions $end\n");
     vcd.last_t = cycle;
     fprintf(vcd.f, "#%" PRIu64 "\n$dumpvars\n", vcd.last_t);
     for (w = 0; w < NWIRES; w++)
-        fprintf(vcd.f, "%d%c\n", cosim.wires[w].level, (char)('!' + w));
+        fprintf(vcd.f, "%d%c\n", wires[w].level, (char)('!' + w));
     fprintf(vcd.f, "$end\n");
 }
 

@@ -13,9 +13,13 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "wire.h"
+
 /* The file is made through safefile.c: PATH appears, whole, when the trace is closed. */
-int vcd_open(const char *path, uint64_t cycle); /* 0, or -1 if the file cannot be written */
-void vcd_start(FILE *f, const char *path, uint64_t cycle); /* a file the caller opened with sf_open (commands.c) */
+/* `wires`: the co-simulation's (cosim.wires), their names and the levels they start the record with */
+int vcd_open(const char *path, uint64_t cycle, const struct wire wires[NWIRES]); /* 0, or -1 if the file cannot be written */
+/* a file the caller opened with sf_open (commands.c) */
+void vcd_start(FILE *f, const char *path, uint64_t cycle, const struct wire wires[NWIRES]);
 void vcd_value(int wire, int level, uint64_t cycle);
 void vcd_close(uint64_t cycle); /* the end time written (the current cycle), then committed (sf_commit) */
 int vcd_is_open(void);
