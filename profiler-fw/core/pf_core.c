@@ -220,19 +220,37 @@ static volatile uint8_t ring_count;
 static PF_FLAG lost_flag; /* a result was lost since the last stored one */
 static uint16_t edge_tag;          /* F only: edge results reported so far */
 /* FIRE tags, in the order of the FIRE records in the ring. Producer R, consumer F (critical
- * section). A FIRE that finds this FIFO full is lost like a result that finds the ring full. */
+ * section). A FIRE that finds this FIFO full is lost like a result that finds the ring full. R stores
+ * a tag (FIRE_PUT), then its record, then counts the tag in (FIRE_ADD); F reads the oldest (FIRE_TAG)
+ * and drops it with its record (FIRE_POP). */
 #if PF_FIRE_TAGS == 1
 /* One FIRE at a time (8051): a bit and the tag, no FIFO indices. */
 static uint16_t fire_tag;
 static PF_FLAG fire_full;
+#define FIRE_INIT() (fire_full = 0)
 #define FIRE_FULL() (fire_full)
+#define FIRE_PUT(tag) (fire_tag = (tag))
+#define FIRE_ADD() (fire_full = 1)
 #define FIRE_TAG() (fire_tag)
+#define FIRE_POP() (fire_full = 0)
 #else
 static uint16_t fire_tags[PF_FIRE_TAGS];
 static volatile uint8_t fire_head;
 static volatile uint8_t fire_count;
+static void fire_put(uint16_t tag)
+{
+    uint8_t i = (uint8_t)(fire_head + fire_count);
+
+    if (i >= PF_FIRE_TAGS)
+        i -= PF_FIRE_TAGS;
+    fire_tags[i] = tag;
+}
+#define FIRE_INIT() (fire_head = 0, fire_count = 0)
 #define FIRE_FULL() (fire_count == PF_FIRE_TAGS)
+#define FIRE_PUT(tag) fire_put(tag)
+#define FIRE_ADD() (fire_count++)
 #define FIRE_TAG() (fire_tags[fire_head])
+#define FIRE_POP() (fire_head = (uint8_t)(fire_head + 1u == PF_FIRE_TAGS ? 0 : fire_head + 1u), fire_count--)
 #endif
 
 /* Interrupts masked. */
@@ -324,12 +342,7 @@ void pf_init(void)
     ring_count = 0;
     lost_flag = 0;
     edge_tag = 0;
-#if PF_FIRE_TAGS == 1
-    fire_full = 0;
-#else
-    fire_head = 0;
-    fire_count = 0;
-#endif
+    FIRE_INIT();
     for (i = 0; i < PF_C_N; i++)
         counters[i] = 0;
     mm_dec_init(&dec);
@@ -612,27 +625,15 @@ static void handle_frame(void)
             return;
         }
         counters[PF_C_FIRE_FRAMES]++;
-#if PF_FIRE_TAGS == 1
-        if (!fire_full && ring_count != PF_RING_LEN) {
-            fire_tag = (uint16_t)(b[MM_FIRE_TAG] | ((uint16_t)b[MM_FIRE_TAG + 1] << 8));
-            push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
-            fire_full = 1;
-        } else {
-#else
-        /* Room in the ring first, as above: the tag is queued only with its record (once a
-         * FIRE dropped by a full ring left its tag behind, so later RESULTs carried the previous
-         * FIRE's tag and PF_FIRE_TAGS such drops lost every FIRE until reset). No other producer
-         * runs between this check and push_result: R runs with interrupts masked, and F only
+        /* Room for the record and its tag first: the tag is queued only with its record (a tag left
+         * behind by a FIRE that the full ring dropped would go out in a later FIRE's RESULT). No other
+         * producer runs between this check and push_result: R runs with interrupts masked, and F only
          * makes room. */
-        if (fire_count != PF_FIRE_TAGS && ring_count != PF_RING_LEN) {
-            uint8_t i = (uint8_t)(fire_head + fire_count);
-            if (i >= PF_FIRE_TAGS)
-                i -= PF_FIRE_TAGS;
-            fire_tags[i] = (uint16_t)(b[MM_FIRE_TAG] | ((uint16_t)b[MM_FIRE_TAG + 1] << 8));
+        if (!FIRE_FULL() && ring_count != PF_RING_LEN) {
+            FIRE_PUT((uint16_t)(b[MM_FIRE_TAG] | ((uint16_t)b[MM_FIRE_TAG + 1] << 8)));
             push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
-            fire_count++;
+            FIRE_ADD();
         } else {
-#endif
             /* No room for the record or its tag: push_result counts it lost (OVERFLOWS, LOST_BEFORE
              * on the next stored record) like any result that finds the ring full. */
             push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
@@ -791,12 +792,7 @@ static void put_u32(uint8_t *p, uint32_t v)
 static void pop_result(void)
 {
     if (ring[ring_head].info & PF_INFO_FIRE) {
-#if PF_FIRE_TAGS == 1
-        fire_full = 0;
-#else
-        fire_head = (uint8_t)(fire_head + 1u == PF_FIRE_TAGS ? 0 : fire_head + 1u);
-        fire_count--;
-#endif
+        FIRE_POP();
     } else {
         edge_tag++;
     }
@@ -908,9 +904,8 @@ static void build_result(void)
     ring_head = (uint8_t)(ring_head + 1u == PF_RING_LEN ? 0 : ring_head + 1u);
     ring_count--;
     if (info & PF_INFO_FIRE) {
-        tag = fire_tags[fire_head];
-        fire_head = (uint8_t)(fire_head + 1u == PF_FIRE_TAGS ? 0 : fire_head + 1u);
-        fire_count--;
+        tag = FIRE_TAG();
+        FIRE_POP();
     } else {
         tag = edge_tag++;
     }
