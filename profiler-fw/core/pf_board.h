@@ -29,6 +29,8 @@
  *   PF_FOREGROUND_IO, PF_STAMP_IN_RING, PF_RESULT_LIVE, PF_COUNTERS_LIVE   core options for small
  *                      targets (pf_core.c, README.md "8051 design")
  *   board_leds_write   as a macro instead of a function
+ *   PF_INLINE          how the core declares a step it wants inlined into its one caller (default:
+ *                      static inline)
  *   PF_NOINLINE        keeps a function out of its caller (avr-gcc, gcc: __attribute__((noinline)));
  *                      the core marks with it the helpers whose locals would give pf_service a stack frame
  *   PF_BAUD_NOW()      HELLO.baud (u16: the board makes no rate above 65535) from the UART's own
@@ -64,6 +66,9 @@
 #endif
 #ifndef PF_NOINLINE
 #define PF_NOINLINE
+#endif
+#ifndef PF_INLINE
+#define PF_INLINE static inline
 #endif
 
 /* SDCC keeps locals and parameters at fixed addresses and overlays those of functions that call no
