@@ -323,15 +323,14 @@ void pf_event_commit(uint8_t info)
     lost_flag = 0;
     board_leds_write((uint8_t)(1u << (info & PF_INFO_ID)));
 }
-#endif
-
-#ifndef PF_STAMP_IN_RING
+#else
 /* E (interrupts masked) */
 void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s)
 {
     push_result((uint8_t)((id & PF_INFO_ID) | (level ? PF_INFO_STROBE : 0)), s);
 }
 #endif
+
 
 /* E (interrupts masked): the board dropped a strobe edge it could not pair with an id. Its time (the
  * capture) and its id (read later) may belong to two different events, so no record is made; like a
@@ -357,10 +356,6 @@ void pf_rx_overrun(void)
  * the FIRE's tag for a FIRE's BAD_VALUE, else 0 (a frame of the wrong length has no tag to trust). */
 static void raise_error(uint8_t code)
 {
-#ifndef PF_RESULT_LIVE
-    uint16_t tag = 0;
-#endif
-
     if (err_pending) {
 #ifndef PF_COUNTERS_LIVE
         counters[PF_C_TX_DROPPED]++;
@@ -385,12 +380,16 @@ static void raise_error(uint8_t code)
         }
     }
 #else
-    if (code == MM_ERR_BAD_VALUE && dec.buf[MM_HDR_TYPE] == MM_T_FIRE)
-        tag = (uint16_t)(dec.buf[MM_HDR_LEN + MM_FIRE_TAG] | ((uint16_t)dec.buf[MM_HDR_LEN + MM_FIRE_TAG + 1] << 8));
-    err_body[MM_ERROR_CODE] = code;
-    err_body[MM_ERROR_REF_TYPE] = dec.buf[MM_HDR_TYPE];
-    put_u16(err_body + MM_ERROR_REF_TAG, tag);
-    put_u32(err_body + MM_ERROR_TIMECODE, tc_ext); /* R: T cannot interrupt it (AVR ISRs do not nest) */
+    {
+        uint16_t tag = 0;
+
+        if (code == MM_ERR_BAD_VALUE && dec.buf[MM_HDR_TYPE] == MM_T_FIRE)
+            tag = (uint16_t)(dec.buf[MM_HDR_LEN + MM_FIRE_TAG] | ((uint16_t)dec.buf[MM_HDR_LEN + MM_FIRE_TAG + 1] << 8));
+        err_body[MM_ERROR_CODE] = code;
+        err_body[MM_ERROR_REF_TYPE] = dec.buf[MM_HDR_TYPE];
+        put_u16(err_body + MM_ERROR_REF_TAG, tag);
+        put_u32(err_body + MM_ERROR_TIMECODE, tc_ext); /* R: T cannot interrupt it (AVR ISRs do not nest) */
+    }
 #endif
     err_pending = 1;
 }
@@ -938,22 +937,6 @@ int16_t pf_tx_next(void)
     return b;
 }
 
-#ifndef PF_RESULT_LIVE
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v; /* no call: a leaf function, whose parameters SDCC may overlay */
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-#endif
-
 #ifdef PF_RESULT_LIVE
 /* F: drops the oldest record, whose RESULT frame has been sent. */
 static void pop_result(void)
@@ -1042,6 +1025,20 @@ uint8_t pf_enc_body(uint8_t body, uint8_t k)
     }
 }
 #else
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; /* no call: a leaf function, whose parameters SDCC may overlay */
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
 /* F: pops the oldest record into tx_body as a RESULT body. */
 static void build_result(void)
 {
