@@ -399,8 +399,11 @@ static void raise_error(uint8_t code)
  *   io_frame()        R: a whole frame is in dec
  *   io_baud(b)        R or F: a valid BAUD frame's body
  *   io_rx_step()      F, first in pf_service: 1 if it did the call's step
- *   io_ahead_step()   F, no frame to start: 1 if it did a step of the next TIMECODE ahead
- *   io_line_take()    F, a frame to start: 1 if the line is F's now (the TIMECODE ahead taken back)
+ *   io_busy_step()    F, a frame on the line: 1 if it did a step of the next TIMECODE ahead
+ *   IO_AHEAD_HELD()   F, the line idle and no frame to start: no step of it to do now; else
+ *   io_ahead_step()   does one
+ *   io_line_take()    F, a frame to start: 1 if the line is F's now (the TIMECODE ahead taken back),
+ *   io_line_own()     then what the I/O does with it
  *   io_tx_take()      X, first in pf_tx_next
  *   io_tx_byte()      X, a frame on the line: its next byte, -1 at its end, PF_TX_AGAIN
  *   io_init()         pf_init
@@ -526,26 +529,22 @@ PF_INLINE uint8_t io_rx_step(void)
     return 0;
 }
 
-/* F, no frame to start: one step of the next TIMECODE ahead, with the line idle and none armed or just
- * taken by the tick (a tick since tick_sync). 1: it did a step. */
-PF_INLINE uint8_t io_ahead_step(void)
-{
-    if (tx_busy || pf_tc_armed || pf_tc_isr)
-        return 0;
-    arm_step();
-    return 1;
-}
+/* The F and X steps below are macros, not inline functions: SDCC 4.2 returns an inlined function's
+ * value through a register and a jump, and those few cycles on the foreground loop's path shift the
+ * phases test-mcs51 measures: 345510 polls and a longest poll gap of 478 machine cycles against 368267
+ * and 387 with the macros (the timestamp error bound takes the gap, README.md "8051 timestamp error").
+ * F, a frame on the line: enc is its encoder, nothing to prepare. */
+#define io_busy_step() 0
+
+/* F, the line idle and no frame to start: one step of the next TIMECODE ahead (arm_step), unless it is
+ * armed or was just taken by the tick (a tick since tick_sync) */
+#define IO_AHEAD_HELD() (pf_tc_armed || pf_tc_isr)
+#define io_ahead_step() arm_step()
 
 /* F, a frame to start: it needs enc and seq, so the TIMECODE ahead is taken back first. 0: the tick
  * took it just before (tick_sync takes it over next call), the frame waits. */
-PF_INLINE uint8_t io_line_take(void)
-{
-    pf_tc_armed = 0;
-    if (pf_tc_isr)
-        return 0;
-    tc_arming = 0;
-    return 1;
-}
+#define io_line_take() (pf_tc_armed = 0, !pf_tc_isr)
+#define io_line_own() (tc_arming = 0) /* enc is the frame's now: the TIMECODE ahead is prepared again after it */
 
 /* X, first: a TIMECODE whose first byte the tick ISR sent is F's frame from here (this is that byte's
  * TI) */
@@ -556,10 +555,7 @@ PF_INLINE void io_tx_take(void)
 }
 
 /* X, a frame on the line: its next byte from enc, one bounded step (PF_TX_AGAIN) */
-PF_INLINE int16_t io_tx_byte(void)
-{
-    return mm_enc_step(&enc);
-}
+#define io_tx_byte() mm_enc_step(&enc)
 
 PF_INLINE void io_init(void)
 {
@@ -681,36 +677,43 @@ PF_INLINE void io_baud(const uint8_t MM_RAM *b)
 
 #define io_rx_step() 0 /* (R handles frames itself; T follows the tick itself) */
 
-/* F, no frame to start: encode the next TIMECODE ahead (also while a frame is on the line: tc_wire is
- * not the encoder's). 1: it did. */
-PF_INLINE uint8_t io_ahead_step(void)
+/* F, no frame to start: encode the next TIMECODE ahead unless it is (armed, due or on the line) */
+#define IO_AHEAD_HELD() (tc_ahead != AHEAD_NONE)
+#define io_ahead_step() ((void)ahead_arm())
+
+/* F, a frame on the line: the same (tc_wire is not the encoder's). 1: it did. */
+PF_INLINE uint8_t io_busy_step(void)
 {
-    if (tc_ahead == AHEAD_NONE) {
-        (void)ahead_arm();
-        return 1;
-    }
-    return 0;
+    if (IO_AHEAD_HELD())
+        return 0;
+    io_ahead_step();
+    return 1;
 }
 
 /* F, a frame to start: it takes seq, so the armed TIMECODE is taken back first (it is armed again with
  * the next seq afterwards); with interrupts masked, as a tick may have started it just now. 0: it did,
- * the frame waits for the line. Then a BAUD R received: the line is free (tx_busy 0, the TIMECODE ahead
- * taken back, no frame being folded: pf_service handled tx_crc first). A rate the board makes:
- * switch, then the lone delimiter and HELLO at the new rate, frames still waiting after it. Else ERROR
- * BAD_VALUE at the old rate, nothing changed. */
+ * the frame waits for the line. */
 PF_INLINE uint8_t io_line_take(void)
 {
     uint8_t busy;
-    uint16_t h;
-    uint16_t d;
 
     PF_CRIT_ENTER();
     busy = tx_busy;
     if (!busy)
         tc_ahead = AHEAD_NONE; /* (ARMED or NONE: DUE and SENDING come with tx_busy) */
     PF_CRIT_EXIT();
-    if (busy)
-        return 0;
+    return (uint8_t)!busy;
+}
+
+/* F, the line taken: a BAUD R received switches now (tx_busy 0, the TIMECODE ahead taken back, no
+ * frame being folded: pf_service handled tx_crc first). A rate the board makes: switch, then the lone
+ * delimiter and HELLO at the new rate, frames still waiting after it. Else ERROR BAD_VALUE at the old
+ * rate, nothing changed. */
+PF_INLINE void io_line_own(void)
+{
+    uint16_t h;
+    uint16_t d;
+
     if (baud_pending) {
         PF_CRIT_ENTER();
         h = baud_hundreds;
@@ -726,7 +729,6 @@ PF_INLINE uint8_t io_line_take(void)
             baud_refuse();
         }
     }
-    return 1;
 }
 
 #define io_tx_take() ((void)0) /* (T and X start the TIMECODE ahead themselves) */
@@ -930,10 +932,13 @@ int16_t pf_tx_next(void)
     if (!tx_busy)
         return -1;
     b = io_tx_byte();
-    if (b == -1) {        /* (not MM_ENC_AGAIN: the frame goes on) */
-        tx_busy = 0;
+    /* (not MM_ENC_AGAIN: the frame goes on) Tested twice, not one block: SDCC 4.2 compiles the two
+     * forms to other instruction sequences, and one block shifted test-mcs51's phases (363491 polls
+     * instead of 368267, edge error up to 285 cycles instead of 254) */
+    if (b == -1)
         BODY_SENT();
-    }
+    if (b == -1)
+        tx_busy = 0;
     return b;
 }
 
@@ -1208,12 +1213,22 @@ uint8_t pf_service(void)
     if (hist_step())
         return 1;
 #endif
-    /* (a report frame due counts only with the line free: hist_frame fills tx_body) */
-    if (tx_busy || !(tc_pending | hello_pending | counters_pending | err_pending | ring_sendable() | IO_DUE() |
-                     HIST_READY(tc_now())))
-        return io_ahead_step(); /* nothing to start: the next TIMECODE ahead */
+    if (tx_busy)
+        return io_busy_step();  /* a frame on the line: nothing to start */
+    /* Nothing to start: the next TIMECODE ahead. The ring and a report due are tested after the flags'
+     * OR, not in it: ring_count in it makes SDCC 4.2 widen it to 16 bits on the 8051, 6 instructions more
+     * on every pass of the foreground loop with nothing to send (a report frame due counts only with the
+     * line free: hist_frame fills tx_body). */
+    if (!(tc_pending | hello_pending | counters_pending | err_pending | IO_DUE()) && !ring_sendable() &&
+        !HIST_READY(tc_now())) {
+        if (IO_AHEAD_HELD())
+            return 0;
+        io_ahead_step();
+        return 1;
+    }
     if (!io_line_take())
         return 1;               /* the tick started its TIMECODE: the frame waits for the line */
+    io_line_own();
     /* TIMECODE first, but not between the lone delimiter and the HELLO it comes with (after reset
      * or a BAUD: SPEC.md 0x06): tx_lone_delim is only ever set with hello_pending. */
     if (tc_pending && !tx_lone_delim) {
@@ -1300,8 +1315,9 @@ uint8_t pf_has_work(void)
         return 1;     /* work that needs no line */
     if (tx_busy)
         return 0;
-    return (uint8_t)(tc_pending | hello_pending | counters_pending | err_pending | ring_sendable() |
-                     IO_WORK_IDLE() | HIST_READY(tc_ext));
+    if (IO_WORK_IDLE() || HIST_READY(tc_ext))
+        return 1;
+    return (uint8_t)(tc_pending | hello_pending | counters_pending | err_pending | ring_sendable());
 }
 
 #ifndef __SDCC_mcs51 /* introspection for the host tests; unused on the 8051 */
