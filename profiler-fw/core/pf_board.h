@@ -29,10 +29,10 @@
  *   PF_FOREGROUND_IO, PF_STAMP_IN_RING, PF_RESULT_LIVE, PF_COUNTERS_LIVE   core options for small
  *                      targets (pf_core.c, README.md "8051 design")
  *   board_leds_write   as a macro instead of a function
- *   PF_RX_STAMP        the board has board_rx_stamp (below) for the FIRE stamp: the AVR reads its timer
- *                      before it loads the run-time character time (its FIRE stamp 18 cycles sooner
- *                      after the RX interrupt than board_stamp_back(s, PF_CHAR_COUNTS) with
- *                      PF_CHAR_COUNTS in RAM, 14 sooner than with the build-time constant; simavr)
+ *   PF_INLINE          how the core declares a step it wants inlined into its one caller (default:
+ *                      static inline)
+ *   PF_NOINLINE        keeps a function out of its caller (avr-gcc, gcc: __attribute__((noinline)));
+ *                      the core marks with it the helpers whose locals would give pf_service a stack frame
  *   PF_BAUD_NOW()      HELLO.baud (u16: the board makes no rate above 65535) from the UART's own
  *                      registers, for a board with no RAM to keep it (8051, PF_RESULT_LIVE); without it
  *                      the core keeps the rate of the last BAUD it took (4 bytes)
@@ -64,6 +64,29 @@
 #ifndef PF_RAM
 #define PF_RAM
 #endif
+#ifndef PF_NOINLINE
+#define PF_NOINLINE
+#endif
+#ifndef PF_INLINE
+#define PF_INLINE static inline
+#endif
+
+/* SDCC keeps locals and parameters at fixed addresses and overlays those of functions that call no
+ * other: where ISRs call the core (no PF_FOREGROUND_IO), no function may share them with main's. */
+#if defined(__SDCC_mcs51) && !defined(PF_FOREGROUND_IO)
+#pragma nooverlay
+#endif
+
+/* The small-target options go together (pf_core.c; README.md "8051 design"). */
+#if defined(PF_FOREGROUND_IO) && !defined(PF_RESULT_LIVE)
+#error "PF_FOREGROUND_IO needs PF_RESULT_LIVE (the TIMECODE ahead reads tc_ext + 1 through pf_enc_body)"
+#endif
+#if defined(PF_COUNTERS_LIVE) && !defined(PF_RESULT_LIVE)
+#error "PF_COUNTERS_LIVE needs PF_RESULT_LIVE (the COUNTERS body comes from pf_enc_body)"
+#endif
+#if defined(PF_RESULT_LIVE) && (!defined(PF_RESET_CAUSE) || !defined(PF_BAUD_NOW))
+#error "PF_RESULT_LIVE (no tx_body for the HELLO) needs a constant PF_RESET_CAUSE and PF_BAUD_NOW"
+#endif
 
 /* A timestamp: extended timecode (low byte only; the core extends it) and counts since the
  * timecode output port changed to that value. carry: counts has a 17th bit (8051 only, where
@@ -83,13 +106,12 @@ void board_delay_ms(uint16_t ms);    /* busy wait, only for the LED self test be
 void board_uart_kick_tx(void);       /* a frame is ready: start pulling bytes with pf_tx_next() */
 /* Called with interrupts disabled (ISR or critical section): the time `back` counts before now. */
 void board_stamp_back(struct pf_stamp PF_RAM *s, pf_count_t back);
-#if defined(PF_FOREGROUND_IO) || defined(PF_RX_STAMP)
-/* The time of the frame's first byte, less one character at the rate in force (SPEC.md 0x12 FIRE),
- * taken by the board when that byte arrived (PF_FOREGROUND_IO) or now (PF_RX_STAMP: from the RX ISR);
- * pf_rx_byte asks for it when it is given a frame's first byte. Without either, pf_rx_byte calls
- * board_stamp_back(s, PF_CHAR_COUNTS). */
+/* The time of the frame's first byte, less one character at the rate in force (SPEC.md 0x12 FIRE);
+ * pf_rx_byte asks for it when it is given a frame's first byte (R). At least board_stamp_back(s,
+ * PF_CHAR_COUNTS) (the 8051: a few cycles after its poll saw RI; the host); the AVR reads its timer
+ * before it loads the run-time character time, its FIRE stamp then 18 cycles sooner after the RX
+ * interrupt than with board_stamp_back(s, PF_CHAR_COUNTS) and PF_CHAR_COUNTS in RAM (simavr). */
 void board_rx_stamp(struct pf_stamp PF_RAM *s);
-#endif
 #ifdef PF_WATCHDOG
 /* The main loop's watchdog check-in, once per pass: the board feeds its watchdog only if every other
  * part of the firmware (its tick ISR at least) has checked in since the last feed. */

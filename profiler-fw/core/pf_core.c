@@ -11,19 +11,14 @@
  * may call (push_result: E and R) is only ever called with interrupts masked.
  */
 #include "pf_core.h"
-#ifdef PF_HIST
-#include "pf_hist.h"
-#endif
+#include "pf_hist.h" /* (declares nothing without PF_HIST) */
 
-#if defined(__SDCC_mcs51) && !defined(PF_FOREGROUND_IO)
-#pragma nooverlay /* functions here run in ISRs: their locals must not share memory with main's */
-#endif
 /* PF_FOREGROUND_IO (the 8051): the board calls pf_rx_byte and pf_tx_next from its main loop, not
  * from ISRs; the tick ISR only writes the port and advances pf_tc_next (no pf_tick), and the core
  * follows it in pf_service (tick_sync). A received frame is handled by the next pf_service call,
  * and pf_tx_next returns PF_TX_AGAIN while the encoder is still looking ahead: every call does a
  * bounded amount of work, so the foreground poll of the event port is never away for long. Then
- * only main touches the core's state, and SDCC may overlay the locals (no nooverlay). */
+ * only main touches the core's state, and SDCC may overlay the locals (no nooverlay: pf_board.h). */
 
 #define U32LE(v) (uint8_t)(v), (uint8_t)((v) >> 8), (uint8_t)((v) >> 16), (uint8_t)((uint32_t)(v) >> 24)
 
@@ -35,9 +30,6 @@
 #define HELLO_RESET_CAUSE PF_RESET_CAUSE
 #else
 #define HELLO_RESET_CAUSE 0 /* replaced in tx_body */
-#ifdef PF_RESULT_LIVE
-#error "PF_RESULT_LIVE (no tx_body) needs a constant PF_RESET_CAUSE"
-#endif
 #endif
 static const uint8_t MM_ROM hello_body[MM_HELLO_LEN] = {
     MM_PROTO_VERSION, MM_NODE_PROFILER, (uint8_t)PF_FW_VERSION, (uint8_t)(PF_FW_VERSION >> 8),
@@ -80,16 +72,6 @@ static uint8_t err_b;     /* FIRE BAD_VALUE: tag high byte */
  * by F to tx_body in a critical section, which then clears err_pending. */
 static uint8_t err_body[MM_ERROR_LEN];
 #endif
-#ifndef PF_FOREGROUND_IO
-/* BAUD (SPEC.md 0x06, version 4), received by R and not handled yet: F checks the rate (two 32-bit
- * divisions, about 80 us on the AVR: too long for the RX ISR, which would hold the tick ISR back) and
- * switches once the frame on the line is done (tx_busy 0). R writes baud_hundreds, then sets
- * baud_pending; F copies it and clears the flag in a critical section (R may take another BAUD
- * meanwhile: the last one wins). The 8051 needs none of this (no RAM for it): its F handles the BAUD
- * frame itself once the line is free. */
-static PF_FLAG baud_pending;
-static uint16_t baud_hundreds;
-#endif
 #ifdef PF_HIST
 /* Histograms (protocol version 6, pf_hist.c: every bit of it F). R checks a HIST_ARM (ERROR BAD_VALUE
  * from R, as for FIRE), writes its body to hist_arm_body, then sets hist_arm_pending; F copies the
@@ -101,9 +83,6 @@ static PF_FLAG hist_query;
 static uint8_t hist_arm_body[MM_HIST_ARM_LEN];
 #endif
 #ifndef PF_BAUD_NOW
-#ifdef PF_RESULT_LIVE
-#error "PF_RESULT_LIVE (no tx_body for the HELLO) needs PF_BAUD_NOW"
-#endif
 /* HELLO.baud: PF_BAUD after reset, then the rate of the last BAUD taken. F only. */
 static uint32_t baud_now;
 #endif
@@ -132,9 +111,6 @@ static uint8_t seq;           /* F only */
  *   pf_tc_isr     set by T, cleared by F in tc_take
  *   pf_tc_first   written by F before it sets pf_tc_armed, read by T
  * volatile: T changes or reads them behind F's back. */
-#ifndef PF_RESULT_LIVE
-#error "PF_FOREGROUND_IO needs PF_RESULT_LIVE (the TIMECODE ahead reads tc_ext + 1 through pf_enc_body)"
-#endif
 PF_FLAG pf_tc_armed;
 PF_FLAG pf_tc_isr;
 volatile uint8_t pf_tc_first;
@@ -161,13 +137,6 @@ static PF_FLAG tc_arm_crc;    /* F: ... and its CRC is being folded */
  * SENDING imply tx_busy = 1, so F (which starts frames only with tx_busy 0) never meets them.
  * T and X never interrupt each other (AVR: an ISR runs with interrupts off). volatile: T and X change
  * tc_ahead and seq behind F's back. */
-/* ahead_arm is not inlined into pf_service: its 11-byte encoder on the stack would give pf_service a
- * stack frame, +30 cycles on each of the 14 calls that fold a RESULT's CRC (measured). */
-#if defined(__GNUC__)
-#define PF_NOINLINE __attribute__((noinline))
-#else
-#define PF_NOINLINE
-#endif
 #define AHEAD_NONE 0
 #define AHEAD_ARMED 1
 #define AHEAD_DUE 2
@@ -177,6 +146,14 @@ static volatile uint8_t seq;
 static uint8_t tc_wire[MM_WIRE_LEN(MM_TIMECODE_LEN)];
 static uint8_t tc_pos;     /* X (T sets it when it commits the frame): next byte of tc_wire */
 static uint8_t tc_started; /* T only: pf_tick_tx started this tick's frame, pf_tick notes it */
+/* BAUD (SPEC.md 0x06, version 4), received by R and not handled yet: F checks the rate (two 32-bit
+ * divisions, about 80 us on the AVR: too long for the RX ISR, which would hold the tick ISR back) and
+ * switches once the frame on the line is done (tx_busy 0). R writes baud_hundreds, then sets
+ * baud_pending; F copies it and clears the flag in a critical section (R may take another BAUD
+ * meanwhile: the last one wins). The 8051 needs none of this (no RAM for it): its F handles the BAUD
+ * frame itself once the line is free. */
+static PF_FLAG baud_pending;
+static uint16_t baud_hundreds;
 #endif
 static struct mm_enc MM_RAM enc; /* F (start) and X (next), never at once: see tx_busy */
 /* Frame bodies built in RAM: TIMECODE and RESULT (COUNTERS too unless PF_COUNTERS_LIVE). With
@@ -184,9 +161,6 @@ static struct mm_enc MM_RAM enc; /* F (start) and X (next), never at once: see t
  * (little-endian on SDCC; tick_sync waits while that frame is out, tx_tc), and a RESULT body is
  * generated byte by byte from the oldest ring record, which stays in the ring until its frame has
  * been sent (tx_res), by pf_enc_body (the encoder's MM_ENC_BODY_FN). */
-#if defined(PF_COUNTERS_LIVE) && !defined(PF_RESULT_LIVE)
-#error "PF_COUNTERS_LIVE needs PF_RESULT_LIVE (the COUNTERS body comes from pf_enc_body)"
-#endif
 #ifdef PF_RESULT_LIVE
 /* The encoder's body is a 1-byte selector (MM_ENC_BODY_T = uint8_t in the build), not a pointer. */
 #define PF_BODY_RESULT 0
@@ -199,6 +173,17 @@ typedef uint8_t pf_body_t;
 static PF_FLAG tx_tc;
 static PF_FLAG tx_res;
 static void pop_result(void);
+/* X, the frame's last byte gone: what its body was made of is free again (tc_ext may move, another
+ * ERROR may be raised, the RESULT's record and its tag are dropped) */
+#define BODY_SENT() do {                                                                     \
+        tx_tc = 0;                                                                           \
+        if (enc.body == PF_BODY_ERROR)                                                       \
+            err_pending = 0; /* its fields were the body: free only now (raise_error) */     \
+        if (tx_res) {                                                                        \
+            tx_res = 0;                                                                      \
+            pop_result();                                                                    \
+        }                                                                                    \
+    } while (0)
 #elif defined(PF_COUNTERS_LIVE)
 static uint8_t tx_body[MM_RESULT_LEN];
 #elif defined(PF_HIST)
@@ -208,6 +193,7 @@ static uint8_t tx_body[MM_COUNTERS_LEN];
 #endif
 #ifndef PF_RESULT_LIVE
 typedef const uint8_t *pf_body_t;
+#define BODY_SENT() ((void)0) /* (a body in RAM is F's again as tx_busy drops) */
 #define PF_BODY_RESULT tx_body
 #define PF_BODY_TIMECODE tx_body
 #define PF_BODY_ERROR tx_body
@@ -244,19 +230,37 @@ static volatile uint8_t ring_count;
 static PF_FLAG lost_flag; /* a result was lost since the last stored one */
 static uint16_t edge_tag;          /* F only: edge results reported so far */
 /* FIRE tags, in the order of the FIRE records in the ring. Producer R, consumer F (critical
- * section). A FIRE that finds this FIFO full is lost like a result that finds the ring full. */
+ * section). A FIRE that finds this FIFO full is lost like a result that finds the ring full. R stores
+ * a tag (FIRE_PUT), then its record, then counts the tag in (FIRE_ADD); F reads the oldest (FIRE_TAG)
+ * and drops it with its record (FIRE_POP). */
 #if PF_FIRE_TAGS == 1
 /* One FIRE at a time (8051): a bit and the tag, no FIFO indices. */
 static uint16_t fire_tag;
 static PF_FLAG fire_full;
+#define FIRE_INIT() (fire_full = 0)
 #define FIRE_FULL() (fire_full)
+#define FIRE_PUT(tag) (fire_tag = (tag))
+#define FIRE_ADD() (fire_full = 1)
 #define FIRE_TAG() (fire_tag)
+#define FIRE_POP() (fire_full = 0)
 #else
 static uint16_t fire_tags[PF_FIRE_TAGS];
 static volatile uint8_t fire_head;
 static volatile uint8_t fire_count;
+static void fire_put(uint16_t tag)
+{
+    uint8_t i = (uint8_t)(fire_head + fire_count);
+
+    if (i >= PF_FIRE_TAGS)
+        i -= PF_FIRE_TAGS;
+    fire_tags[i] = tag;
+}
+#define FIRE_INIT() (fire_head = 0, fire_count = 0)
 #define FIRE_FULL() (fire_count == PF_FIRE_TAGS)
+#define FIRE_PUT(tag) fire_put(tag)
+#define FIRE_ADD() (fire_count++)
 #define FIRE_TAG() (fire_tags[fire_head])
+#define FIRE_POP() (fire_head = (uint8_t)(fire_head + 1u == PF_FIRE_TAGS ? 0 : fire_head + 1u), fire_count--)
 #endif
 
 /* Interrupts masked. */
@@ -319,73 +323,93 @@ void pf_event_commit(uint8_t info)
     lost_flag = 0;
     board_leds_write((uint8_t)(1u << (info & PF_INFO_ID)));
 }
-#endif
-
-void pf_init(void)
-{
-    uint8_t i;
-
-    tc_ext = 0;
-    pf_tc_next = 1;
-    tc_pending = 0;
-    hello_pending = 1; /* HELLO at boot, seq 0 */
-    counters_pending = 0;
-    err_pending = 0;
-    tx_busy = 0;
-    tx_lone_delim = 1; /* flushes whatever the receiver holds (SPEC.md section 6) */
-    seq = 0;
-#ifndef PF_FOREGROUND_IO
-    baud_pending = 0;
-#endif
-#ifndef PF_BAUD_NOW
-    baud_now = PF_BAUD; /* board_init set the UART to it */
-#endif
-#ifndef PF_FOREGROUND_IO
-    tc_ahead = AHEAD_NONE;
-    tc_started = 0;
-#endif
-    ring_head = 0;
-    ring_count = 0;
-    lost_flag = 0;
-    edge_tag = 0;
-#if PF_FIRE_TAGS == 1
-    fire_full = 0;
 #else
-    fire_head = 0;
-    fire_count = 0;
-#endif
-    for (i = 0; i < PF_C_N; i++)
-        counters[i] = 0;
-    mm_dec_init(&dec);
-    tx_crc = 0;
-#ifdef PF_HIST
-    hist_arm_pending = 0;
-    hist_query = 0;
-    pf_hist_init();
-#endif
-#ifdef PF_RESULT_LIVE
-    tx_tc = 0;
-    tx_res = 0;
-#endif
-#ifdef PF_FOREGROUND_IO
-    rx_frame = 0;
-    pf_tc_armed = 0;
-    pf_tc_isr = 0;
-    tc_arming = 0;
-#endif
-}
-
-void pf_led_post(void)
+/* E (interrupts masked) */
+void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s)
 {
-    uint8_t i;
+    push_result((uint8_t)((id & PF_INFO_ID) | (level ? PF_INFO_STROBE : 0)), s);
+}
+#endif
 
-    for (i = 0; i < 8; i++) {
-        board_leds_write((uint8_t)(1u << i));
-        board_delay_ms(PF_POST_MS);
-    }
-    board_leds_write(0);
+
+/* E (interrupts masked): the board dropped a strobe edge it could not pair with an id. Its time (the
+ * capture) and its id (read later) may belong to two different events, so no record is made; like a
+ * result lost to a full ring, the next stored one says results were lost before it (the scheduler then
+ * ends the events it cannot account for as lost, a fault of the rig). lost_flag: E/R, interrupts masked. */
+void pf_spurious(void)
+{
+    counters[PF_C_SPURIOUS]++;
+    lost_flag = 1;
 }
 
+#ifndef PF_COUNTERS_LIVE
+/* R (the RX ISR, before pf_rx_byte for the byte it read): the UART overwrote a byte the core had not
+ * read yet. counters[] is volatile and read by F in a critical section (see its definition). */
+void pf_rx_overrun(void)
+{
+    counters[PF_C_RX_HW_OVERRUN]++;
+}
+#endif
+
+/* R (AVR) or F (8051), with the frame still in dec.buf: one ERROR about it, if none is waiting (see
+ * err_pending). code: MM_ERR_UNKNOWN_TYPE, BAD_LENGTH or BAD_VALUE (of a FIRE or a QUERY); ref_tag is
+ * the FIRE's tag for a FIRE's BAD_VALUE, else 0 (a frame of the wrong length has no tag to trust). */
+static void raise_error(uint8_t code)
+{
+    if (err_pending) {
+#ifndef PF_COUNTERS_LIVE
+        counters[PF_C_TX_DROPPED]++;
+#endif
+        return;
+    }
+#ifdef PF_RESULT_LIVE
+    /* plain stores of constants: a bit expression would cost SDCC temporary bits, and the bit area
+     * (0x20-0x22) is full */
+    err_len = 0;
+    err_value = 0;
+    err_fire = 0;
+    err_a = dec.buf[MM_HDR_TYPE];
+    if (code == MM_ERR_BAD_LENGTH) {
+        err_len = 1;
+    } else if (code == MM_ERR_BAD_VALUE) {
+        err_value = 1;
+        if (err_a == MM_T_FIRE) {
+            err_fire = 1;
+            err_a = dec.buf[MM_HDR_LEN + MM_FIRE_TAG];
+            err_b = dec.buf[MM_HDR_LEN + MM_FIRE_TAG + 1];
+        }
+    }
+#else
+    {
+        uint16_t tag = 0;
+
+        if (code == MM_ERR_BAD_VALUE && dec.buf[MM_HDR_TYPE] == MM_T_FIRE)
+            tag = (uint16_t)(dec.buf[MM_HDR_LEN + MM_FIRE_TAG] | ((uint16_t)dec.buf[MM_HDR_LEN + MM_FIRE_TAG + 1] << 8));
+        err_body[MM_ERROR_CODE] = code;
+        err_body[MM_ERROR_REF_TYPE] = dec.buf[MM_HDR_TYPE];
+        put_u16(err_body + MM_ERROR_REF_TAG, tag);
+        put_u32(err_body + MM_ERROR_TIMECODE, tc_ext); /* R: T cannot interrupt it (AVR ISRs do not nest) */
+    }
+#endif
+    err_pending = 1;
+}
+
+/* How bytes get in and out: the board's choice (pf_board.h, PF_FOREGROUND_IO). Either way the
+ * rest of the core calls the same steps:
+ *   io_frame()        R: a whole frame is in dec
+ *   io_baud(b)        R or F: a valid BAUD frame's body
+ *   io_rx_step()      F, first in pf_service: 1 if it did the call's step
+ *   io_busy_step()    F, a frame on the line: 1 if it did a step of the next TIMECODE ahead
+ *   IO_AHEAD_HELD()   F, the line idle and no frame to start: no step of it to do now; else
+ *   io_ahead_step()   does one
+ *   io_line_take()    F, a frame to start: 1 if the line is F's now (the TIMECODE ahead taken back),
+ *   io_line_own()     then what the I/O does with it
+ *   io_tx_take()      X, first in pf_tx_next
+ *   io_tx_byte()      X, a frame on the line: its next byte, -1 at its end, PF_TX_AGAIN
+ *   io_init()         pf_init
+ *   IO_WORK_BUSY(), IO_WORK_IDLE(), IO_DUE()   pf_has_work and pf_service: work the I/O has
+ */
+static void handle_frame(void);
 #ifdef PF_FOREGROUND_IO
 /* F: the Timer0 ISR sent the first byte of the TIMECODE prepared ahead, with the tick it was for. The
  * line is F's again no earlier than that byte's TI (a character time: 960 machine cycles at 9600
@@ -470,9 +494,82 @@ static uint8_t baud_line_free(void)
     tc_arming = 0;   /* enc is the HELLO's now: the TIMECODE ahead is prepared again after it */
     return 1;
 }
-#endif
+/* R: a whole frame in dec, handled by the next pf_service call (the next byte comes a character time
+ * later) */
+PF_INLINE void io_frame(void)
+{
+    rx_frame = 1;
+}
 
-#ifndef PF_FOREGROUND_IO
+/* F (handle_frame), the line free (pf_service held the frame until it was, baud_line_free): the BAUD
+ * switches now, then the lone delimiter and the HELLO, which reports the rate from the UART
+ * (PF_BAUD_NOW). The rate is read twice, not kept in a local: a byte of 8051 RAM. */
+PF_INLINE void io_baud(const uint8_t MM_RAM *b)
+{
+    if (!board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8)))) {
+        raise_error(MM_ERR_BAD_VALUE); /* at the old rate; nothing changes */
+        return;
+    }
+    board_baud_set(board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8))));
+    tx_lone_delim = 1;
+    hello_pending = 1;
+}
+
+/* F, first thing in pf_service: the ticks the ISR counted, then a frame R left in dec. A BAUD waits in
+ * dec until the line is free (baud_line_free); meanwhile the frame on the line goes on. 1: it handled
+ * a frame. */
+PF_INLINE uint8_t io_rx_step(void)
+{
+    tick_sync();
+    if (rx_frame && (dec.buf[MM_HDR_TYPE] != MM_T_BAUD || baud_line_free())) {
+        rx_frame = 0;
+        handle_frame();
+        return 1;
+    }
+    return 0;
+}
+
+/* The F and X steps below are macros, not inline functions: SDCC 4.2 returns an inlined function's
+ * value through a register and a jump, and those few cycles on the foreground loop's path shift the
+ * phases test-mcs51 measures: 345510 polls and a longest poll gap of 478 machine cycles against 368267
+ * and 387 with the macros (the timestamp error bound takes the gap, README.md "8051 timestamp error").
+ * F, a frame on the line: enc is its encoder, nothing to prepare. */
+#define io_busy_step() 0
+
+/* F, the line idle and no frame to start: one step of the next TIMECODE ahead (arm_step), unless it is
+ * armed or was just taken by the tick (a tick since tick_sync) */
+#define IO_AHEAD_HELD() (pf_tc_armed || pf_tc_isr)
+#define io_ahead_step() arm_step()
+
+/* F, a frame to start: it needs enc and seq, so the TIMECODE ahead is taken back first. 0: the tick
+ * took it just before (tick_sync takes it over next call), the frame waits. */
+#define io_line_take() (pf_tc_armed = 0, !pf_tc_isr)
+#define io_line_own() (tc_arming = 0) /* enc is the frame's now: the TIMECODE ahead is prepared again after it */
+
+/* X, first: a TIMECODE whose first byte the tick ISR sent is F's frame from here (this is that byte's
+ * TI) */
+PF_INLINE void io_tx_take(void)
+{
+    if (pf_tc_isr)
+        tc_take();
+}
+
+/* X, a frame on the line: its next byte from enc, one bounded step (PF_TX_AGAIN) */
+#define io_tx_byte() mm_enc_step(&enc)
+
+PF_INLINE void io_init(void)
+{
+    rx_frame = 0;
+    pf_tc_armed = 0;
+    pf_tc_isr = 0;
+    tc_arming = 0;
+}
+
+/* pf_has_work: no work with the line busy; with it idle, the next TIMECODE to prepare ahead */
+#define IO_WORK_BUSY() 0
+#define IO_WORK_IDLE() (!pf_tc_armed)
+#define IO_DUE() 0 /* (a BAUD is handled as a received frame) */
+#else
 /* T, before the port write: the first byte of this tick's TIMECODE frame if the transmitter is idle
  * and the frame was encoded ahead; the frame is then on its way (the board writes the byte right after
  * the port write and lets X go on). Else -1: pf_tick decides. tx_lone_delim is only set before the
@@ -519,79 +616,6 @@ void pf_tick(void)
         tc_ahead = AHEAD_NONE;         /* stale: F builds the new timecode's frame */
     tc_pending = 1;                    /* not encoded ahead (or still on the line): F's path */
 }
-#endif
-
-#ifndef PF_STAMP_IN_RING
-/* E (interrupts masked) */
-void pf_event(uint8_t id, uint8_t level, const struct pf_stamp PF_RAM *s)
-{
-    push_result((uint8_t)((id & PF_INFO_ID) | (level ? PF_INFO_STROBE : 0)), s);
-}
-#endif
-
-/* E (interrupts masked): the board dropped a strobe edge it could not pair with an id. Its time (the
- * capture) and its id (read later) may belong to two different events, so no record is made; like a
- * result lost to a full ring, the next stored one says results were lost before it (the scheduler then
- * ends the events it cannot account for as lost, a fault of the rig). lost_flag: E/R, interrupts masked. */
-void pf_spurious(void)
-{
-    counters[PF_C_SPURIOUS]++;
-    lost_flag = 1;
-}
-
-#ifndef PF_COUNTERS_LIVE
-/* R (the RX ISR, before pf_rx_byte for the byte it read): the UART overwrote a byte the core had not
- * read yet. counters[] is volatile and read by F in a critical section (see its definition). */
-void pf_rx_overrun(void)
-{
-    counters[PF_C_RX_HW_OVERRUN]++;
-}
-#endif
-
-/* R (AVR) or F (8051), with the frame still in dec.buf: one ERROR about it, if none is waiting (see
- * err_pending). code: MM_ERR_UNKNOWN_TYPE, BAD_LENGTH or BAD_VALUE (of a FIRE or a QUERY); ref_tag is
- * the FIRE's tag for a FIRE's BAD_VALUE, else 0 (a frame of the wrong length has no tag to trust). */
-static void raise_error(uint8_t code)
-{
-#ifndef PF_RESULT_LIVE
-    uint16_t tag = 0;
-#endif
-
-    if (err_pending) {
-#ifndef PF_COUNTERS_LIVE
-        counters[PF_C_TX_DROPPED]++;
-#endif
-        return;
-    }
-#ifdef PF_RESULT_LIVE
-    /* plain stores of constants: a bit expression would cost SDCC temporary bits, and the bit area
-     * (0x20-0x22) is full */
-    err_len = 0;
-    err_value = 0;
-    err_fire = 0;
-    err_a = dec.buf[MM_HDR_TYPE];
-    if (code == MM_ERR_BAD_LENGTH) {
-        err_len = 1;
-    } else if (code == MM_ERR_BAD_VALUE) {
-        err_value = 1;
-        if (err_a == MM_T_FIRE) {
-            err_fire = 1;
-            err_a = dec.buf[MM_HDR_LEN + MM_FIRE_TAG];
-            err_b = dec.buf[MM_HDR_LEN + MM_FIRE_TAG + 1];
-        }
-    }
-#else
-    if (code == MM_ERR_BAD_VALUE && dec.buf[MM_HDR_TYPE] == MM_T_FIRE)
-        tag = (uint16_t)(dec.buf[MM_HDR_LEN + MM_FIRE_TAG] | ((uint16_t)dec.buf[MM_HDR_LEN + MM_FIRE_TAG + 1] << 8));
-    err_body[MM_ERROR_CODE] = code;
-    err_body[MM_ERROR_REF_TYPE] = dec.buf[MM_HDR_TYPE];
-    put_u16(err_body + MM_ERROR_REF_TAG, tag);
-    put_u32(err_body + MM_ERROR_TIMECODE, tc_ext); /* R: T cannot interrupt it (AVR ISRs do not nest) */
-#endif
-    err_pending = 1;
-}
-
-#ifndef PF_FOREGROUND_IO
 /* F: ERROR BAD_VALUE about a BAUD whose rate the board cannot make (pf_service). raise_error is R's (it
  * reads dec.buf, and R fills err_body while err_pending is 0): here the same body is written by F with
  * interrupts masked, so R cannot raise another one halfway. */
@@ -609,7 +633,187 @@ static void baud_refuse(void)
     }
     PF_CRIT_EXIT();
 }
+/* F: encodes TIMECODE(tc_ext + 1, seq) into tc_wire and arms it (tc_ahead is NONE: F owns tc_wire and
+ * seq). With the protocol's encoder, 1864 cycles (116 us) on the AVR (measured in simavr), once after
+ * each frame, in the foreground: interrupts stay on but for the two short critical sections, and a
+ * frame it delays (an event's RESULT) is only later on the line, its timestamp unchanged. Returns 0 if
+ * a tick came meanwhile (tc_ext moved: the frame would be one tick late); the caller tries again. Not
+ * inlined into pf_service: its 11-byte encoder on the stack would give pf_service a stack frame, +30
+ * cycles on each of the 14 calls that fold a RESULT's CRC (measured). */
+PF_NOINLINE static uint8_t ahead_arm(void)
+{
+    struct mm_enc e;
+    uint8_t body[MM_TIMECODE_LEN];
+    uint32_t tc;
+    uint8_t i;
+    uint8_t ok;
+
+    PF_CRIT_ENTER();
+    tc = tc_ext;
+    PF_CRIT_EXIT();
+    put_u32(body + MM_TIMECODE_TIMECODE, tc + 1u);
+    mm_enc_start(&e, MM_T_TIMECODE, seq, body, MM_TIMECODE_LEN);
+    for (i = 0; i < sizeof tc_wire; i++) /* n + 6 bytes for a body of n (SPEC.md section 2) */
+        tc_wire[i] = (uint8_t)mm_enc_next(&e);
+    PF_CRIT_ENTER();
+    ok = (uint8_t)(tc_ext == tc);
+    if (ok)
+        tc_ahead = AHEAD_ARMED;
+    PF_CRIT_EXIT();
+    return ok;
+}
+/* R: a whole frame in dec, handled in the RX ISR */
+PF_INLINE void io_frame(void)
+{
+    handle_frame();
+}
+
+/* R: the BAUD waits for F (io_line_take) */
+PF_INLINE void io_baud(const uint8_t MM_RAM *b)
+{
+    baud_hundreds = (uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8));
+    baud_pending = 1; /* F checks it and switches after the frame on the line (pf_service) */
+}
+
+#define io_rx_step() 0 /* (R handles frames itself; T follows the tick itself) */
+
+/* F, no frame to start: encode the next TIMECODE ahead unless it is (armed, due or on the line) */
+#define IO_AHEAD_HELD() (tc_ahead != AHEAD_NONE)
+#define io_ahead_step() ((void)ahead_arm())
+
+/* F, a frame on the line: the same (tc_wire is not the encoder's). 1: it did. */
+PF_INLINE uint8_t io_busy_step(void)
+{
+    if (IO_AHEAD_HELD())
+        return 0;
+    io_ahead_step();
+    return 1;
+}
+
+/* F, a frame to start: it takes seq, so the armed TIMECODE is taken back first (it is armed again with
+ * the next seq afterwards); with interrupts masked, as a tick may have started it just now. 0: it did,
+ * the frame waits for the line. */
+PF_INLINE uint8_t io_line_take(void)
+{
+    uint8_t busy;
+
+    PF_CRIT_ENTER();
+    busy = tx_busy;
+    if (!busy)
+        tc_ahead = AHEAD_NONE; /* (ARMED or NONE: DUE and SENDING come with tx_busy) */
+    PF_CRIT_EXIT();
+    return (uint8_t)!busy;
+}
+
+/* F, the line taken: a BAUD R received switches now (tx_busy 0, the TIMECODE ahead taken back, no
+ * frame being folded: pf_service handled tx_crc first). A rate the board makes: switch, then the lone
+ * delimiter and HELLO at the new rate, frames still waiting after it. Else ERROR BAD_VALUE at the old
+ * rate, nothing changed. */
+PF_INLINE void io_line_own(void)
+{
+    uint16_t h;
+    uint16_t d;
+
+    if (baud_pending) {
+        PF_CRIT_ENTER();
+        h = baud_hundreds;
+        baud_pending = 0;
+        PF_CRIT_EXIT();
+        d = board_baud_check(h);
+        if (d != 0) {
+            board_baud_set(d);
+            baud_now = (uint32_t)h * 100u;
+            tx_lone_delim = 1;
+            hello_pending = 1;
+        } else {
+            baud_refuse();
+        }
+    }
+}
+
+#define io_tx_take() ((void)0) /* (T and X start the TIMECODE ahead themselves) */
+
+/* X, a frame on the line: its next byte; the TIMECODE encoded ahead, or due right after this frame */
+PF_INLINE int16_t io_tx_byte(void)
+{
+    int16_t b;
+
+    if (tc_ahead == AHEAD_SENDING) {   /* the TIMECODE encoded ahead */
+        if (tc_pos != sizeof tc_wire)
+            return tc_wire[tc_pos++];
+        tc_ahead = AHEAD_NONE;         /* F arms the next one */
+        return -1;
+    }
+    b = mm_enc_next(&enc);
+    if (b == -1 && tc_ahead == AHEAD_DUE) {
+        tc_ahead = AHEAD_SENDING;      /* the tick's TIMECODE, right after the frame that was out */
+        tc_pos = 1;
+        seq++;
+        return tc_wire[0];
+    }
+    return b;
+}
+
+PF_INLINE void io_init(void)
+{
+    baud_pending = 0;
+    tc_ahead = AHEAD_NONE;
+    tc_started = 0;
+}
+
+/* pf_has_work: the next TIMECODE to encode ahead, line busy or not; with the line idle, a BAUD */
+#define IO_WORK_BUSY() (tc_ahead == AHEAD_NONE)
+#define IO_WORK_IDLE() baud_pending
+#define IO_DUE() baud_pending
 #endif
+
+void pf_init(void)
+{
+    uint8_t i;
+
+    tc_ext = 0;
+    pf_tc_next = 1;
+    tc_pending = 0;
+    hello_pending = 1; /* HELLO at boot, seq 0 */
+    counters_pending = 0;
+    err_pending = 0;
+    tx_busy = 0;
+    tx_lone_delim = 1; /* flushes whatever the receiver holds (SPEC.md section 6) */
+    seq = 0;
+#ifndef PF_BAUD_NOW
+    baud_now = PF_BAUD; /* board_init set the UART to it */
+#endif
+    ring_head = 0;
+    ring_count = 0;
+    lost_flag = 0;
+    edge_tag = 0;
+    FIRE_INIT();
+    for (i = 0; i < PF_C_N; i++)
+        counters[i] = 0;
+    mm_dec_init(&dec);
+    tx_crc = 0;
+#ifdef PF_HIST
+    hist_arm_pending = 0;
+    hist_query = 0;
+    pf_hist_init();
+#endif
+#ifdef PF_RESULT_LIVE
+    tx_tc = 0;
+    tx_res = 0;
+#endif
+    io_init();
+}
+
+void pf_led_post(void)
+{
+    uint8_t i;
+
+    for (i = 0; i < 8; i++) {
+        board_leds_write((uint8_t)(1u << i));
+        board_delay_ms(PF_POST_MS);
+    }
+    board_leds_write(0);
+}
 
 static void handle_frame(void)
 {
@@ -636,48 +840,22 @@ static void handle_frame(void)
             return;
         }
         counters[PF_C_FIRE_FRAMES]++;
-#if PF_FIRE_TAGS == 1
-        if (!fire_full && ring_count != PF_RING_LEN) {
-            fire_tag = (uint16_t)(b[MM_FIRE_TAG] | ((uint16_t)b[MM_FIRE_TAG + 1] << 8));
-            push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
-            fire_full = 1;
-        } else {
-#else
-        /* Room in the ring first, as above: the tag is queued only with its record (once a
-         * FIRE dropped by a full ring left its tag behind, so later RESULTs carried the previous
-         * FIRE's tag and PF_FIRE_TAGS such drops lost every FIRE until reset). No other producer
-         * runs between this check and push_result: R runs with interrupts masked, and F only
+        /* Room for the record and its tag first: the tag is queued only with its record (a tag left
+         * behind by a FIRE that the full ring dropped would go out in a later FIRE's RESULT). No other
+         * producer runs between this check and push_result: R runs with interrupts masked, and F only
          * makes room. */
-        if (fire_count != PF_FIRE_TAGS && ring_count != PF_RING_LEN) {
-            uint8_t i = (uint8_t)(fire_head + fire_count);
-            if (i >= PF_FIRE_TAGS)
-                i -= PF_FIRE_TAGS;
-            fire_tags[i] = (uint16_t)(b[MM_FIRE_TAG] | ((uint16_t)b[MM_FIRE_TAG + 1] << 8));
+        if (!FIRE_FULL() && ring_count != PF_RING_LEN) {
+            FIRE_PUT((uint16_t)(b[MM_FIRE_TAG] | ((uint16_t)b[MM_FIRE_TAG + 1] << 8)));
             push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
-            fire_count++;
+            FIRE_ADD();
         } else {
-#endif
             /* No room for the record or its tag: push_result counts it lost (OVERFLOWS, LOST_BEFORE
              * on the next stored record) like any result that finds the ring full. */
             push_result((uint8_t)(b[MM_FIRE_EVENT_ID] | PF_INFO_FIRE), &rx_stamp);
         }
         break;
     case MM_T_BAUD:
-#ifdef PF_FOREGROUND_IO
-        /* (the rate read twice, not kept in a local: a byte of 8051 RAM) */
-        if (!board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8)))) {
-            raise_error(MM_ERR_BAD_VALUE); /* at the old rate; nothing changes */
-            return;
-        }
-        /* F, the line free (pf_service held the frame until it was, baud_line_free): switch now, then
-         * the lone delimiter and the HELLO, which reports the rate from the UART (PF_BAUD_NOW) */
-        board_baud_set(board_baud_check((uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8))));
-        tx_lone_delim = 1;
-        hello_pending = 1;
-#else
-        baud_hundreds = (uint16_t)(b[MM_BAUD_HUNDREDS] | ((uint16_t)b[MM_BAUD_HUNDREDS + 1] << 8));
-        baud_pending = 1; /* F checks it and switches after the frame on the line (pf_service) */
-#endif
+        io_baud(b);
         break;
 #ifdef PF_HIST
     case MM_T_HIST_ARM:
@@ -717,21 +895,12 @@ void pf_rx_byte(uint8_t byte)
 
     /* Timestamp the first byte of a frame before the decoder sees it (SPEC.md 0x12 FIRE): the
      * receive interrupt comes one character after the start bit began. */
-#if defined(PF_FOREGROUND_IO) || defined(PF_RX_STAMP)
     if (mm_dec_at_frame_start(&dec) && byte != 0)
         board_rx_stamp(&rx_stamp); /* the board's time of the byte, less one character */
-#else
-    if (mm_dec_at_frame_start(&dec) && byte != 0)
-        board_stamp_back(&rx_stamp, PF_CHAR_COUNTS);
-#endif
     r = mm_dec_push(&dec, byte);
     switch (r) {
     case MM_DEC_FRAME:
-#ifdef PF_FOREGROUND_IO
-        rx_frame = 1; /* next pf_service call; the next byte comes a character time later */
-#else
-        handle_frame();
-#endif
+        io_frame();
         break;
     case MM_DEC_TOO_LONG:
         counters[PF_C_RX_TOO_LONG]++;
@@ -759,73 +928,26 @@ int16_t pf_tx_next(void)
         tx_lone_delim = 0;
         return 0;
     }
-#ifdef PF_FOREGROUND_IO
-    if (pf_tc_isr)
-        tc_take();    /* its first byte is out: this is its TI */
-#endif
+    io_tx_take();
     if (!tx_busy)
         return -1;
-#ifdef PF_FOREGROUND_IO
-    b = mm_enc_step(&enc);
-#ifdef PF_RESULT_LIVE
-    if (b == -1) {
-        tx_tc = 0;
-        if (enc.body == PF_BODY_ERROR)
-            err_pending = 0; /* its fields were the body: free only now (raise_error) */
-        if (tx_res) {
-            tx_res = 0;
-            pop_result();
-        }
-    }
-#endif
-#else
-    if (tc_ahead == AHEAD_SENDING) {   /* the TIMECODE encoded ahead */
-        if (tc_pos != sizeof tc_wire)
-            return tc_wire[tc_pos++];
-        tc_ahead = AHEAD_NONE;         /* F arms the next one */
-        tx_busy = 0;
-        return -1;
-    }
-    b = mm_enc_next(&enc);
-    if (b == -1 && tc_ahead == AHEAD_DUE) {
-        tc_ahead = AHEAD_SENDING;      /* the tick's TIMECODE, right after the frame that was out */
-        tc_pos = 1;
-        seq++;
-        return tc_wire[0];
-    }
-#endif
-    if (b == -1)          /* (not MM_ENC_AGAIN: the frame goes on) */
+    b = io_tx_byte();
+    /* (not MM_ENC_AGAIN: the frame goes on) Tested twice, not one block: SDCC 4.2 compiles the two
+     * forms to other instruction sequences, and one block shifted test-mcs51's phases (363491 polls
+     * instead of 368267, edge error up to 285 cycles instead of 254) */
+    if (b == -1)
+        BODY_SENT();
+    if (b == -1)
         tx_busy = 0;
     return b;
 }
-
-#ifndef PF_RESULT_LIVE
-static void put_u16(uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-}
-
-static void put_u32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v; /* no call: a leaf function, whose parameters SDCC may overlay */
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-#endif
 
 #ifdef PF_RESULT_LIVE
 /* F: drops the oldest record, whose RESULT frame has been sent. */
 static void pop_result(void)
 {
     if (ring[ring_head].info & PF_INFO_FIRE) {
-#if PF_FIRE_TAGS == 1
-        fire_full = 0;
-#else
-        fire_head = (uint8_t)(fire_head + 1u == PF_FIRE_TAGS ? 0 : fire_head + 1u);
-        fire_count--;
-#endif
+        FIRE_POP();
     } else {
         edge_tag++;
     }
@@ -845,11 +967,9 @@ uint8_t pf_enc_body(uint8_t body, uint8_t k)
     switch (body) {
     case PF_BODY_TIMECODE:
         return ((const uint8_t *)&tc_ext)[k];
-#ifdef PF_FOREGROUND_IO
-    case PF_BODY_TC_NEXT:
+    case PF_BODY_TC_NEXT: /* (the foreground's TIMECODE ahead) */
         tc = tc_ext + 1u;
         return ((const uint8_t *)&tc)[k];
-#endif
     case PF_BODY_HELLO:
         /* baud: the rate in force (version 4), from the UART's registers; bytes 18, 19 stay the
          * constant's 0 (PF_BAUD < 65536, checked below) */
@@ -910,6 +1030,20 @@ uint8_t pf_enc_body(uint8_t body, uint8_t k)
     }
 }
 #else
+static void put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+
+static void put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v; /* no call: a leaf function, whose parameters SDCC may overlay */
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
 /* F: pops the oldest record into tx_body as a RESULT body. */
 static void build_result(void)
 {
@@ -937,9 +1071,8 @@ static void build_result(void)
     ring_head = (uint8_t)(ring_head + 1u == PF_RING_LEN ? 0 : ring_head + 1u);
     ring_count--;
     if (info & PF_INFO_FIRE) {
-        tag = fire_tags[fire_head];
-        fire_head = (uint8_t)(fire_head + 1u == PF_FIRE_TAGS ? 0 : fire_head + 1u);
-        fire_count--;
+        tag = FIRE_TAG();
+        FIRE_POP();
     } else {
         tag = edge_tag++;
     }
@@ -1047,38 +1180,13 @@ static uint8_t hist_frame(void)
     PF_CRIT_EXIT();
     return pf_hist_frame(tx_body, now, ptc, pc);
 }
+/* pf_service and pf_has_work: a report frame due at timecode tc; hist_step's work (no line needed) */
+#define HIST_READY(tc) pf_hist_ready(tc)
+#define HIST_WORK() (hist_arm_pending | hist_query | (ring_count != 0 && !ring_sendable()))
 #else
 #define ring_sendable() ring_count /* (no histogram: every record is sent) */
-#endif
-
-#ifndef PF_FOREGROUND_IO
-/* F: encodes TIMECODE(tc_ext + 1, seq) into tc_wire and arms it (tc_ahead is NONE: F owns tc_wire and
- * seq). With the protocol's encoder, 1864 cycles (116 us) on the AVR (measured in simavr), once after
- * each frame, in the foreground: interrupts stay on but for the two short critical sections, and a
- * frame it delays (an event's RESULT) is only later on the line, its timestamp unchanged. Returns 0 if
- * a tick came meanwhile (tc_ext moved: the frame would be one tick late); the caller tries again. */
-PF_NOINLINE static uint8_t ahead_arm(void)
-{
-    struct mm_enc e;
-    uint8_t body[MM_TIMECODE_LEN];
-    uint32_t tc;
-    uint8_t i;
-    uint8_t ok;
-
-    PF_CRIT_ENTER();
-    tc = tc_ext;
-    PF_CRIT_EXIT();
-    put_u32(body + MM_TIMECODE_TIMECODE, tc + 1u);
-    mm_enc_start(&e, MM_T_TIMECODE, seq, body, MM_TIMECODE_LEN);
-    for (i = 0; i < sizeof tc_wire; i++) /* n + 6 bytes for a body of n (SPEC.md section 2) */
-        tc_wire[i] = (uint8_t)mm_enc_next(&e);
-    PF_CRIT_ENTER();
-    ok = (uint8_t)(tc_ext == tc);
-    if (ok)
-        tc_ahead = AHEAD_ARMED;
-    PF_CRIT_EXIT();
-    return ok;
-}
+#define HIST_READY(tc) 0
+#define HIST_WORK() 0
 #endif
 
 /* F */
@@ -1090,20 +1198,9 @@ uint8_t pf_service(void)
 #ifndef PF_COUNTERS_LIVE
     uint8_t i;
 #endif
-#ifndef PF_FOREGROUND_IO
-    uint8_t busy;
-#endif
 
-#ifdef PF_FOREGROUND_IO
-    tick_sync();
-    /* A BAUD waits in dec until the line is free (baud_line_free); meanwhile the frame on the line
-     * goes on below. */
-    if (rx_frame && (dec.buf[MM_HDR_TYPE] != MM_T_BAUD || baud_line_free())) {
-        rx_frame = 0;
-        handle_frame();
+    if (io_rx_step())
         return 1;
-    }
-#endif
     if (tx_crc) {
         if (!mm_enc_crc_step(&enc)) {
             tx_crc = 0;
@@ -1116,68 +1213,22 @@ uint8_t pf_service(void)
     if (hist_step())
         return 1;
 #endif
-#ifdef PF_FOREGROUND_IO
     if (tx_busy)
-        return 0;
-    if (!(tc_pending | hello_pending | counters_pending | err_pending) && ring_count == 0) {
-        if (pf_tc_armed || pf_tc_isr)
-            return 0; /* armed, or (a tick since tick_sync) just taken by the tick: not again */
-        arm_step();   /* nothing to send: the next TIMECODE ahead */
+        return io_busy_step();  /* a frame on the line: nothing to start */
+    /* Nothing to start: the next TIMECODE ahead. The ring and a report due are tested after the flags'
+     * OR, not in it: ring_count in it makes SDCC 4.2 widen it to 16 bits on the 8051, 6 instructions more
+     * on every pass of the foreground loop with nothing to send (a report frame due counts only with the
+     * line free: hist_frame fills tx_body). */
+    if (!(tc_pending | hello_pending | counters_pending | err_pending | IO_DUE()) && !ring_sendable() &&
+        !HIST_READY(tc_now())) {
+        if (IO_AHEAD_HELD())
+            return 0;
+        io_ahead_step();
         return 1;
     }
-    /* A frame to start: it needs enc and seq, so take the TIMECODE ahead back first. */
-    pf_tc_armed = 0;
-    if (pf_tc_isr)
-        return 1;     /* the tick took it just before: tick_sync takes it over next call */
-    tc_arming = 0;
-#else
-#ifdef PF_HIST
-    /* (a report frame due counts only with the line free: hist_frame fills tx_body) */
-    if (tx_busy || !(tc_pending | hello_pending | counters_pending | err_pending | baud_pending |
-                     ring_sendable() | pf_hist_ready(tc_now()))) {
-#else
-    if (tx_busy || !(tc_pending | hello_pending | counters_pending | err_pending | baud_pending | ring_count)) {
-#endif
-        /* Nothing to start: encode the next TIMECODE ahead (also while a frame is on the line:
-         * tc_wire is not the encoder's). */
-        if (tc_ahead == AHEAD_NONE) {
-            (void)ahead_arm();
-            return 1;
-        }
-        return 0;
-    }
-    /* A frame to start: it takes seq, so take the armed TIMECODE back first (it is armed again with
-     * the next seq afterwards). With interrupts masked: a tick may have started it just now. */
-    PF_CRIT_ENTER();
-    busy = tx_busy;
-    if (!busy)
-        tc_ahead = AHEAD_NONE; /* (ARMED or NONE: DUE and SENDING come with tx_busy) */
-    PF_CRIT_EXIT();
-    if (busy)
-        return 1;              /* the tick started its TIMECODE: the frame waits for the line */
-    if (baud_pending) {
-        /* The BAUD R received: the line is free (tx_busy 0, the TIMECODE ahead taken back, no frame
-         * being folded: tx_crc was handled above). A rate the board makes: switch, then the lone
-         * delimiter and HELLO at the new rate, frames still waiting after it. Else ERROR BAD_VALUE at
-         * the old rate, nothing changed. */
-        uint16_t h;
-        uint16_t d;
-
-        PF_CRIT_ENTER();
-        h = baud_hundreds;
-        baud_pending = 0;
-        PF_CRIT_EXIT();
-        d = board_baud_check(h);
-        if (d != 0) {
-            board_baud_set(d);
-            baud_now = (uint32_t)h * 100u;
-            tx_lone_delim = 1;
-            hello_pending = 1;
-        } else {
-            baud_refuse();
-        }
-    }
-#endif
+    if (!io_line_take())
+        return 1;               /* the tick started its TIMECODE: the frame waits for the line */
+    io_line_own();
     /* TIMECODE first, but not between the lone delimiter and the HELLO it comes with (after reset
      * or a BAUD: SPEC.md 0x06): tx_lone_delim is only ever set with hello_pending. */
     if (tc_pending && !tx_lone_delim) {
@@ -1260,30 +1311,12 @@ uint8_t pf_service(void)
 /* F, interrupts masked */
 uint8_t pf_has_work(void)
 {
-    if (tx_crc)
-        return 1;
-#ifndef PF_FOREGROUND_IO
-    if (tc_ahead == AHEAD_NONE)
-        return 1;     /* the next TIMECODE to encode ahead */
-#endif
-#ifdef PF_HIST
-    if (hist_arm_pending | hist_query | (ring_count != 0 && !ring_sendable()))
-        return 1;     /* hist_step's: no line needed */
-#endif
+    if (tx_crc || IO_WORK_BUSY() || HIST_WORK())
+        return 1;     /* work that needs no line */
     if (tx_busy)
         return 0;
-#ifdef PF_FOREGROUND_IO
-    if (!pf_tc_armed)
-        return 1;     /* the next TIMECODE to prepare ahead */
-#endif
-#ifndef PF_FOREGROUND_IO
-    if (baud_pending)
+    if (IO_WORK_IDLE() || HIST_READY(tc_ext))
         return 1;
-#endif
-#ifdef PF_HIST
-    if (pf_hist_ready(tc_ext))
-        return 1;
-#endif
     return (uint8_t)(tc_pending | hello_pending | counters_pending | err_pending | ring_sendable());
 }
 

@@ -36,8 +36,8 @@ typedef uint32_t pf_count_t;
  * with the build-time constant before). */
 extern uint32_t board_char_counts;
 #define PF_CHAR_COUNTS board_char_counts
-#define PF_RX_STAMP /* board_rx_stamp: TCNT5 read before board_char_counts is loaded (board.c) */
 #define PF_WATCHDOG               /* board_watchdog_main: see board.c */
+#define PF_NOINLINE __attribute__((noinline))
 #ifndef PF_POST_MS
 #define PF_POST_MS 30
 #endif

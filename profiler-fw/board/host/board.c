@@ -27,6 +27,8 @@ void board_stamp_back(struct pf_stamp *s, pf_count_t back)
     }
     s->carry = 0;
 }
+/* a FIRE's first byte: one character at the rate in force before now */
+void board_rx_stamp(struct pf_stamp *s) { board_stamp_back(s, PF_CHAR_COUNTS); }
 void board_idle(void) {}
 
 #define HOST_DIV(baud) ((PF_CPU_HZ + 4ul * (baud)) / (8ul * (baud))) /* UBRR + 1, nearest */

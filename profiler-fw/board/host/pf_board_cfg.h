@@ -18,6 +18,7 @@ typedef uint32_t pf_count_t;
 extern uint32_t host_char_counts;
 #define PF_CHAR_COUNTS host_char_counts
 #define PF_POST_MS 0
+#define PF_NOINLINE __attribute__((noinline)) /* as the AVR */
 #define PF_CRIT_ENTER() {
 #define PF_CRIT_EXIT() }
 #endif

@@ -23,6 +23,9 @@ typedef uint16_t pf_count_t; /* Timer0 counts; a 17th bit travels as PF_INFO_CAR
 #define PF_RESULT_LIVE           /* no RAM for a RESULT body: generated, see pf_core.c */
 #define PF_FOREGROUND_IO         /* UART and core work in main, bounded steps: see pf_core.c */
 #define PF_STAMP_IN_RING         /* edges are stamped straight into their ring record */
+/* SDCC 4.2 inlines a static inline function but still emits an unused copy of it (code bytes); a C99
+ * inline definition it inlines without one */
+#define PF_INLINE inline
 #define board_leds_write(mask) (PF_SFR_P2 = (uint8_t)~(uint8_t)(mask)) /* LEDs active low */
 /* SDCC generates an interrupt vector only for a handler whose prototype the module holding main()
  * sees: core/pf_main.c includes this file (through pf_core.h and pf_board.h). */
