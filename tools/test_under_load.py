@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUMMARY = re.compile(r"(\d+ (passed|failed)|make test: all suites passed|Error \d+)")
+SUMMARY = re.compile(r"(\d+ (passed|failed)|make [a-z-]+: all suites passed|Error \d+)")
 
 
 def main() -> int:
