@@ -111,9 +111,13 @@ RECORDED = Path(__file__).resolve().parent / "data"    # paced runs' files, reco
 
 def recorded_run(folder: Path, name: str) -> Path:
     """A copy in FOLDER of the paced run NAME kept in hil/tests/data (its CSV, sidecar and records of inputs): what a
-    replay reads, without a paced bench of its own each time (the fast tier runs no paced bench: conftest.py). The
-    recording: RunConfig(mode="mixed", distance=2, count=60, random_ids=True) as `mixed`, RunConfig(mode="mixed",
-    distance=2, count=20) as `paced`, each run(cfg, BenchEndpoint()) on the paced bench."""
+    replay reads, without a paced bench of its own each time (the fast tier runs no paced bench: conftest.py). How
+    they are made, and made again when an image changes what it does: hil/tests/data/record.py (RERECORD)."""
     for suffix in (".csv", ".json", ".inputs", ".pc.inputs"):
         (folder / f"{name}{suffix}").write_bytes((RECORDED / f"{name}{suffix}").read_bytes())
     return folder / f"{name}.csv"
+
+
+# said where a replay of a recorded run differs: the likely reason first, then the way out
+RERECORD = ("a replay of a run recorded in hil/tests/data differs: if an image changed what it does, record the "
+            "runs again: .venv/bin/python hil/tests/data/record.py")

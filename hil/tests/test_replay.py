@@ -20,7 +20,7 @@ from mmsched.config import RunConfig
 from mmsched.runner import run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import recorded_run  # noqa: E402
+from helpers import RERECORD, recorded_run  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -32,14 +32,14 @@ def mixed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_a_paced_run_replays_event_for_event(mixed_run: Path) -> None:
     c, fig = replay(mixed_run)
-    assert c.events == 60 and c.compared == 60 and c.identical == 60 and c.exact, c.differences[:3]
+    assert c.events == 60 and c.compared == 60 and c.identical == 60 and c.exact, (RERECORD, c.differences[:3])
     assert fig["reads"] > 60 and fig["wall_s"] < fig["virtual_s"]
 
 
 def test_the_command_says_so_and_exits_0(mixed_run: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "mmrig", "replay", str(mixed_run)], capture_output=True, text=True,
                           timeout=120)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, (RERECORD, done.stdout, done.stderr)
     assert "60 compared (RESULT, ACK or refusal), 60 identical, 0 differ" in done.stdout
 
 

@@ -25,7 +25,7 @@ from mmsched.config import RunConfig
 from mmsched.runner import Runner, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from helpers import recorded_run  # noqa: E402
+from helpers import RERECORD, recorded_run  # noqa: E402
 
 
 def mmrig_replay(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -93,7 +93,7 @@ def test_a_record_cut_at_a_record_boundary_is_refused(paced: Path, tmp_path: Pat
 def test_a_replay_leaves_no_folder_behind(paced: Path) -> None:
     before = set(Path(tempfile.gettempdir()).glob("mmrig-replay-*"))
     c, _ = replay(paced)
-    assert c.exact
+    assert c.exact, (RERECORD, c.differences[:3])
     assert set(Path(tempfile.gettempdir()).glob("mmrig-replay-*")) <= before
 
 

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Records the paced runs the replay tests read, again: `.venv/bin/python hil/tests/data/record.py`.
+
+A replay computes a recorded run again on the images built now, so these runs must be recorded again whenever the
+profiler's or the executor's image changes what it does (the replay tests then fail with differences at the ACKs'
+phases, and point here). Each run is made on the paced bench, as a user's run is, and kept only when it is valid
+and its records of inputs are complete (a host stall can spoil one: it is made again, up to 3 times)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+from mmhil import BenchEndpoint
+from mmhil.bench import ensure_built
+from mmsched.config import RunConfig
+from mmsched.runner import run
+
+HERE = Path(__file__).resolve().parent
+RUNS = {"mixed": dict(mode="mixed", distance=2, count=60, random_ids=True),   # each ACK's phase set by the host
+        "paced": dict(mode="mixed", distance=2, count=20)}
+SUFFIXES = (".csv", ".json", ".inputs", ".pc.inputs")
+
+
+def record(name: str, settings: dict) -> None:
+    for _ in range(3):
+        with tempfile.TemporaryDirectory(prefix="mmrig-record-") as tmp:
+            out = Path(tmp) / name
+            result = run(RunConfig(out=out, **settings), BenchEndpoint())
+            if result.sidecar["valid"] and result.sidecar["inputs"]["complete"]:
+                for suffix in SUFFIXES:
+                    (HERE / f"{name}{suffix}").write_bytes(out.with_suffix(suffix).read_bytes())
+                print(f"{name}: recorded in {HERE}")
+                return
+            print(f"{name}: invalid or incomplete ({result.sidecar.get('invalid_reason')}), made again")
+    sys.exit(f"{name}: no valid run in 3 tries: record on a quieter machine")
+
+
+def main() -> None:
+    ensure_built()
+    for name, settings in RUNS.items():
+        record(name, settings)
+
+
+if __name__ == "__main__":
+    main()
