@@ -114,9 +114,10 @@ static TaskHandle_t task_handles[N_TASKS];
 
 /* ---- extra tasks: a measurement build only (make avr EXTRA_TASKS=N, -DEX_EXTRA_TASKS=N) -------------- */
 /*
- * How the kernel tick's cost grows with the number of tasks (seed 001's question; docs/executor-profile.md,
- * executor/perf/perf_tick_tasks.py): N more tasks that do nothing but vTaskDelay, so that the trace has
- * ticks that wake 0, 1, ... N of them. The default image (N = 0) has none of this: it is byte-identical.
+ * How the kernel tick's cost grows with the number of tasks (the question of Kohout's "Hardware Support for
+ * Real-Time Operating Systems", 2002; docs/executor-profile.md, executor/perf/perf_tick_tasks.py): N more tasks that
+ * do nothing but vTaskDelay, so that the trace has ticks that wake 0, 1, ... N of them. The default image (N = 0)
+ * has none of this: it is byte-identical.
  *
  * Wake pattern: kernel ticks counted from the scheduler's start, phase = tick mod (N + 1); task i (1..N)
  * is woken at phases i..N, so the tick of phase k wakes exactly k of them (phase 0 none), each k once every
