@@ -378,8 +378,8 @@ static volatile uint8_t load_buf[16];
  * periodic load beside it (78.8 %: the job's 20 % and 1.2 % for 100 releases/s), 18999/s at
  * 1000 us / 500 us (38.7 %), 43718/s at 1000 us / 0 us (89.1 %: each release costs ~109 us, board.c).
  *
- * With it running, the CPU never sleeps in the idle hook: an interrupt no longer finds the core asleep
- * but executing code. Asleep, the response is always the same (the silicon adds its 5-cycle wake-up
+ * With it running, the CPU never sleeps in the idle hook: an interrupt finds the core executing code, never
+ * asleep. Asleep, the response is always the same (the silicon adds its 5-cycle wake-up
  * from sleep; simavr's one-node loop adds 1 cycle). Awake, it waits for the instruction in progress to
  * complete (up to 4 more cycles: call and ret take 5 on the ATmega2560), and for the end of the critical
  * section when it arrives inside one (up to its 25 cycles). So ISR latency gets a spread it does not
