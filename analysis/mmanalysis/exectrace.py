@@ -1,9 +1,10 @@
-"""The executor seen from outside: the bench's executor trace (hil/bench/exectrace.h defines the
-format) read into one timeline of what the core ran, cycle by cycle, and the figures the seeds take of an
-RTOS from it: per task and interrupt the computation time C_i (min/avg/max), period T_i, utilization
-U = sum(C_i/T_i) and idle time (seed 002's ProfileAnalyzer), processor time by category (seed 001:
-tick processing, dispatch, serial, load, idle), and service calls as before/after pairs (seed 004's table
-form): an interrupt that switches tasks against one that does not (the context switch), and the
+"""The executor seen from outside: the bench's executor trace (hil/bench/exectrace.h defines the format) read into
+one timeline of what the core ran, cycle by cycle, and the figures the source papers take of an RTOS from it: per
+task and interrupt the computation time C_i (min/avg/max), period T_i, utilization U = sum(C_i/T_i) and idle time
+(the ProfileAnalyzer of Prisching and Rinner, "Thread-based analysis of embedded applications"), processor time by
+category (Kohout, "Hardware Support for Real-Time Operating Systems", 2002: tick processing, dispatch, serial, load,
+idle), and service calls as before/after pairs (the table form of Nordström et al., "Application Specific Real-Time
+Microkernel in Hardware"): an interrupt that switches tasks against one that does not (the context switch), and the
 executor's dispatch from the timecode edge it sees to the event edge it drives.
 
 Nothing here needs the firmware's cooperation: the bench records writes to FreeRTOS's `pxCurrentTCB`,
@@ -292,11 +293,11 @@ def _mmm(xs: list[float]) -> dict[str, float | None]:
 
 
 def instances(tr: ExecTrace, segments: list[Segment] | None = None) -> dict[tuple[str, str], list[tuple[int, int, int]]]:
-    """Each task's and interrupt's instances as (start, end, cycles it ran): an interrupt from its entry to
-    its own RETI, the cycles its handler ran (a switch inside it leaves out the other tasks' time); a task
-    from the switch to it to the switch away, its cycles without the interrupts and sleep inside (seed 002
-    counts an instance's computation time so). Interrupts taken before the trace began, or never returned
-    from in it, are left out: their figures are incomplete."""
+    """Each task's and interrupt's instances as (start, end, cycles it ran): an interrupt from its entry to its own
+    RETI, the cycles its handler ran (a switch inside it leaves out the other tasks' time); a task from the switch to
+    it to the switch away, its cycles without the interrupts and sleep inside (Prisching and Rinner's "Thread-based
+    analysis of embedded applications" counts an instance's computation time so). Interrupts taken before the trace
+    began, or never returned from in it, are left out: their figures are incomplete."""
     m = model(tr)
     segments = m.segments if segments is None else segments
     out: dict[tuple[str, str], list[tuple[int, int, int]]] = defaultdict(list)
@@ -516,7 +517,7 @@ def dispatch_delays(tr: ExecTrace) -> list[float]:
 
 
 def profile_table(p: dict[str, Any]) -> list[str]:
-    """Markdown lines: the per-task table (seed 002's columns)."""
+    """Markdown lines: the per-task table (the columns of Prisching and Rinner's ProfileAnalyzer)."""
     lines = ["| | name | category | instances | C_i min / avg / max (us) | T_i min / avg / max (us) | U_i = C/T | share |",
              "|---|---|---|---|---|---|---|---|"]
 

@@ -1,5 +1,6 @@
-"""The executor's run as a Gantt chart for the report (seed 002's ProfileAnalyzer view), drawn with matplotlib
-(no pyplot, no Qt: the GUI's gantt.py draws the same rows interactively).
+"""The executor's run as a Gantt chart for the report (the ProfileAnalyzer view of Prisching and Rinner,
+"Thread-based analysis of embedded applications"), drawn with matplotlib (no pyplot, no Qt: the GUI's gantt.py
+draws the same rows interactively).
 
 One row per interrupt vector and per task (interrupts on top, in vector order; tasks by priority, idle last
 with its sleep drawn paler), a bar per stretch of cycles the core ran it (mmanalysis.exectrace.timeline: an

@@ -1,7 +1,8 @@
-"""The load CDF figure (seeds/003's figures 6-9): latency CDFs, one line per PC load condition, one panel per
-experiment, and the grouping it draws (experiment_key, experiment_title, load_cdf_panels), which the GUI's
-compare window draws with pyqtgraph as well. Split out of plots.py, which re-exports every name here (callers
-keep `plots.load_cdf`, `mmanalysis.plots.load_cdf_panels`...) and draws it in all_figures.
+"""The load CDF figure (the figures 6-9 of Liu et al., "Implementing Hybrid Operating Systems with Two-Level Hardware
+Interrupts"): latency CDFs, one line per PC load condition, one panel per experiment, and the grouping it draws
+(experiment_key, experiment_title, load_cdf_panels), which the GUI's compare window draws with pyqtgraph as well.
+Split out of plots.py, which re-exports every name here (callers keep `plots.load_cdf`,
+`mmanalysis.plots.load_cdf_panels`...) and draws it in all_figures.
 
 The helpers it shares with plots.py (the runs' order, axis_fraction, us_text) are in plotbase.py, which both
 import at their top.

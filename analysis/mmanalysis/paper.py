@@ -2,8 +2,9 @@
 say what a run of ours shows against each of them. `make demo`'s table (mmrig.demo) and `mmrig report`'s
 comparison (mmanalysis.report) both take their paper column and their verdicts from here.
 
-The paper (seeds/000, section 7) gives means in ms and variances in ms² (it writes "variance of 36.52 ms"
-for normal mode; only ms² makes that consistent with its other figures). The project shows variances in us²
+The paper (Hasan et al., "Mixed-mode Operating System for Real-time Performance", section 7) gives means in
+ms and variances in ms² (it writes "variance of 36.52 ms" for normal mode; only ms² makes that consistent with
+its other figures). The project shows variances in us²
 everywhere (mmanalysis.variance_text): 1 ms² = 1e6 us², so the paper's 0.004809 ms² is 4,809 us².
 
 Verdicts are statements that are true of the data they are given, never "better" where a row reproduces a
@@ -14,7 +15,7 @@ failure of the paper's:
 - 7.4, 1 tick ahead, *tick-aligned* generation (ours: the event is created right after the TIMECODE
   arrives) is not the paper's method: it leaves a whole tick for the SCHEDULE to travel, which is why every
   event can be on time. The verdict says so instead of comparing it with "about half".
-- The paper's executor executed its events in its highest-priority timecode *thread* (seed 000, Table 2) beside
+- The paper's executor executed its events in its highest-priority timecode *thread* (its Table 2) beside
   its own work (a GUI, a serial thread). A run is the paper's design when the executor dispatches by its task
   (`dispatch task`) and nothing runs above that task (no `periodic` part in its executor load: that task sits
   above the timecode task). Only such runs are compared with the paper's executor, 2-ahead and loaded figures;

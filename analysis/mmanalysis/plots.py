@@ -16,7 +16,8 @@ mmanalysis.profiler_kind), each run's label says its kind ("NAME [8051]"), so th
                 from 0, an overflow bin, one step curve per run, identical runs kept visible
 - cdf:          share of events <= x, min and max marked and labelled per run, the paper's means as lines
 - load_cdf:     one CDF per PC load condition, one panel per experiment (mode, distance, generation;
-                seeds/003's figures 6-9): in loadcdf.py with its grouping, re-exported here
+                figures 6-9 of Liu et al., "Implementing Hybrid Operating Systems with Two-Level
+                Hardware Interrupts"): in loadcdf.py with its grouping, re-exported here
 - compare:      runs side by side on one latency axis, each run's mean and variance under it, the paper's
                 mean of its experiment as a black bar
 - slack:        mixed mode: how long each SCHEDULE took to reach the executor, and the slack it had left against

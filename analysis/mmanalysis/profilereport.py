@@ -1,7 +1,9 @@
 """The report's "Executor profile" section: for each traced run (`mmrig run --trace`, the
-sidecar's `executor_profile`), seed 002's per-task table (C_i, T_i, U_i), seed 001's processor time by
-category, and seed 004's service-call pairs with the paper's section 7.1 context-switch figures beside
-ours; then the traced runs side by side."""
+sidecar's `executor_profile`), the per-task table (C_i, T_i, U_i) of Prisching and Rinner's "Thread-based
+analysis of embedded applications", the processor time by category of Kohout's "Hardware Support for Real-Time
+Operating Systems" (2002), and the service-call pairs of Nordström et al.'s "Application Specific Real-Time
+Microkernel in Hardware" with the paper's section 7.1 context-switch figures beside ours; then the traced runs
+side by side."""
 
 from __future__ import annotations
 

@@ -30,8 +30,9 @@ class RunSet(NamedTuple):
     target.profiler_kind, and "avr" for a sidecar without it, written before the 8051 profiler existed:
     profiler_kind()), `load` (config.load's condition: idle, cpu, memory, disk, network, heavy, all;
     a sidecar from before named loads has a bool there, read as all / idle), `latency_ticks` (latency_counts / tick_counts),
-    `jitter_us` (seeds/001: |interval between successive measured events - intended interval|, which is
-    |latency - latency of the previous measured event of the same run|; empty for the first one).
+    `jitter_us` (Kohout, "Hardware Support for Real-Time Operating Systems", 2002: |interval between successive
+    measured events - intended interval|, which is |latency - latency of the previous measured event of the same
+    run|; empty for the first one).
     """
 
     df: pd.DataFrame
@@ -233,7 +234,8 @@ def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd
 
 
 def jitter_us(latency_us: np.ndarray, measured: np.ndarray) -> np.ndarray:
-    """seeds/001's jitter for one run in event order: |latency_i - latency_j| for consecutive measured events."""
+    """The jitter of Kohout's "Hardware Support for Real-Time Operating Systems" for one run in event order:
+    |latency_i - latency_j| for consecutive measured events."""
     out = np.full(len(latency_us), np.nan)
     idx = np.flatnonzero(measured)
     if len(idx) > 1:

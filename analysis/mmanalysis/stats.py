@@ -1,11 +1,11 @@
 """Summary statistics per run and per group (mode, distance, load condition: idle, cpu, ... all; profiler kind:
 avr or 8051, never pooled, since the 8051's polled stamps add tens of us that the AVR's input capture does not).
 
-Latency statistics are over `ok` and `late` rows only (docs/data-format.md); `early`, `missed` and `lost`
-are counted in their own columns, never folded in. Variance is the sample variance (ddof=1), in us^2
-and, to compare with the paper (whose variances are in ms^2), in ms^2. Percentiles interpolate linearly
-(numpy's default). Jitter follows seeds/001: |actual interval - intended interval| between consecutive
-measured events of one run, i.e. |latency_i - latency_(i-1)|; we give its mean and its maximum.
+Latency statistics are over `ok` and `late` rows only (docs/data-format.md); `early`, `missed` and `lost` are counted
+in their own columns, never folded in. Variance is the sample variance (ddof=1), in us^2 and, to compare with the
+paper (whose variances are in ms^2), in ms^2. Percentiles interpolate linearly (numpy's default). Jitter follows
+Kohout, "Hardware Support for Real-Time Operating Systems" (2002): |actual interval - intended interval| between
+consecutive measured events of one run, i.e. |latency_i - latency_(i-1)|; we give its mean and its maximum.
 """
 
 from __future__ import annotations

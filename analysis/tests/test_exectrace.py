@@ -59,8 +59,8 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     assert p["by_category"]["tick"] == pytest.approx(160 / 20000)
     assert sum(p["by_category"].values()) == pytest.approx(1.0, abs=1e-5)
     assert p["stray_returns"] == 0 and p["interrupts"] == 4
-    # the context switch, seed 004's form: PCINT2 returning to idle (50 cycles) against switching to tc
-    # (entry to the RETI into tc: 156)
+    # the context switch, in the form of Nordström et al., "Application Specific Real-Time Microkernel in
+    # Hardware": PCINT2 returning to idle (50 cycles) against switching to tc (entry to the RETI into tc: 156)
     (call,) = p["service_calls"]
     assert call["call"] == "PCINT2 interrupt" and call["before_us"] == pytest.approx(50 / 16)
     assert call["difference_us"] == pytest.approx(106 / 16) and call["ratio"] == pytest.approx(156 / 50)

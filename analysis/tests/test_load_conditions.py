@@ -1,5 +1,6 @@
 """Named PC load conditions in the analysis: old sidecars (config.load a bool) read as all / idle,
-groups by the condition's name, and the per-condition latency CDF (seeds/003's form)."""
+groups by the condition's name, and the per-condition latency CDF (in the form of Liu et al., "Implementing
+Hybrid Operating Systems with Two-Level Hardware Interrupts")."""
 
 from __future__ import annotations
 

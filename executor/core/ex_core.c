@@ -167,10 +167,10 @@ static void fire_due(struct ex *x, uint8_t already)
  * so the board puts it out at once, late. Further ahead: nothing armed yet (ex_tick arms it as ticks pass).
  *
  * A moment the board holds already for its own tick (armed as the next tick's, its tick now the current one)
- * is left alone. Re-arming it at each new tick, as this did, raced with its compare: the timecode task runs
- * the core 1100-1300 cycles (~18 Timer1 counts) after an edge, and a tick's first moment due about then was
- * taken back from the compare the edge had placed and, within 2 counts of its time, written at once by the
- * task, where no interrupt wakes the core to report it. On the bench (lockstep, 2026-11-27) that happened at
+ * is left alone, because re-arming it at each new tick races with its compare: the timecode task runs the
+ * core 1100-1300 cycles (~18 Timer1 counts) after an edge, so a tick's first moment due about then is taken
+ * back from the compare the edge had placed and, within 2 counts of its time, written at once by the task,
+ * where no interrupt wakes the core to report it. On the bench (lockstep, 2026-11-27) re-arming did that at
  * -i 0.667, 0.6, 0.35, 0.333333 and 0.3 (the periods whose first moment of some tick falls 17-20 counts after
  * its edge) and in long 1 ms runs: the core then found every later moment past and put them out 8 a tick
  * (4762 of 6000 missed at 0.667). tests/test_core.c series_at_the_bench_rates_fires_every_moment_on_time. */
@@ -473,8 +473,8 @@ static void on_mode(struct ex *x, const uint8_t *b)
         return;
     }
     /* Every MODE empties the list, one naming the current mode too (SPEC.md MODE): a run starts from a
-     * clean executor. In v1 only a change of mode did; after an interrupted run the next run's tag 1
-     * was refused as a duplicate and the old run's events fired into the new one. */
+     * clean executor. Were only a change of mode to empty it, after an interrupted run the next run's tag 1
+     * would be refused as a duplicate and the interrupted run's events would fire into the new one. */
     flush(x);
     x->since_gen = 0;
     x->mode = mode;

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""Benchmark: the FreeRTOS kernel tick against the number of tasks (seed 001, Kohout: how tick processing
-grows with the number of tasks). For each N, the executor image with N extra tasks (make -C executor avr
-EXTRA_TASKS=N, executor/port/avr/main.c "extra tasks": N tasks that only vTaskDelay, so that ticks wake
-0, 1, ... N of them) runs a short lockstep mixed run on the bench with the executor trace on, and each tick
-interrupt's own cycles (TIMER0_COMPA, every 8 ms) are grouped by the number of tasks that tick woke.
+"""Benchmark: the FreeRTOS kernel tick against the number of tasks (Kohout, "Hardware Support for Real-Time Operating
+Systems", 2002: how tick processing grows with the number of tasks). For each N, the executor image with N extra
+tasks (make -C executor avr EXTRA_TASKS=N, executor/port/avr/main.c "extra tasks": N tasks that only vTaskDelay, so
+that ticks wake 0, 1, ... N of them) runs a short lockstep mixed run on the bench with the executor trace on, and
+each tick interrupt's own cycles (TIMER0_COMPA, every 8 ms) are grouped by the number of tasks that tick woke.
 
 What is observable, and so what "woken" means here. A tick only makes tasks ready (their delay, or a
 wait's timeout, ran out); the trace shows a task when the kernel switches to it. Every task of this

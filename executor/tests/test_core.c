@@ -853,8 +853,9 @@ static size_t count_type(uint8_t type)
     return n;
 }
 
-/* With its output looped back onto its input, v1 answered its own HELLO with ERROR and every
- * ERROR with another, for ever. Now only requests (and unknown types / wrong lengths) are answered. */
+/* With its output looped back onto its input, an executor that answers every frame answers its own HELLO
+ * with ERROR and every ERROR with another, for ever: only requests (and unknown types / wrong lengths) are
+ * answered. */
 static void looped_back_line_settles(void **s)
 {
     static struct frame back[512];
@@ -925,7 +926,7 @@ static void schedule_horizon_boundaries(void **s)
     X.tc.ext = now;
     feed_schedule(&X, 1, 0, (uint32_t)(now + 32768ul));      /* exactly 32768 ahead: accepted */
     feed_schedule(&X, 2, 0, (uint32_t)(now + 32769ul));      /* one more: HORIZON */
-    feed_schedule(&X, 3, 0, (uint32_t)(now + 0x7FFFFFFFul)); /* the most v1 accepted */
+    feed_schedule(&X, 3, 0, (uint32_t)(now + 0x7FFFFFFFul)); /* the most a wrap-only check takes */
     feed_schedule(&X, 4, 0, (uint32_t)(now + 0x80000000ul)); /* half the range: behind us, PAST_DUE */
     feed_schedule(&X, 5, 0, now);                /* the current tick: PAST_DUE */
     feed_schedule(&X, 1, 0, (uint32_t)(now + 40000ul));      /* beyond the horizon and a duplicate: HORIZON first */

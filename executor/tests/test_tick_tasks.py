@@ -1,8 +1,9 @@
-"""The FreeRTOS kernel tick against the number of tasks (seed 001's question; docs/executor-profile.md): its
-cost depends on how many tasks it wakes, not on how many exist. Measured as perf/perf_tick_tasks.py does
-(the executor images with N = 0 and N = 8 extra tasks, make avr EXTRA_TASKS=N; a short lockstep mixed run
-of each on the two-node bench with the executor trace on; each tick's own cycles grouped by the tasks it
-woke). Lockstep runs are deterministic, so the figures are exact and repeatable: about 1 s of wall time.
+"""The FreeRTOS kernel tick against the number of tasks (the question of Kohout's "Hardware Support for Real-Time
+Operating Systems", 2002; docs/executor-profile.md): its cost depends on how many tasks it wakes, not on how many
+exist. Measured as perf/perf_tick_tasks.py does (the executor images with N = 0 and N = 8 extra tasks, make avr
+EXTRA_TASKS=N; a short lockstep mixed run of each on the two-node bench with the executor trace on; each tick's own
+cycles grouped by the tasks it woke). Lockstep runs are deterministic, so the figures are exact and repeatable: about
+1 s of wall time.
 """
 
 from __future__ import annotations

@@ -190,7 +190,7 @@ static void apply(struct stim *s, uint64_t when)
             st.n->itrace_until = when + st.itrace_cycles;
         if (s->skew) {
             set_port_k(s->value, 0x0F);
-            /* the high nibble `skew` cycles after the low one changed (as the old harness did) */
+            /* the high nibble `skew` cycles after the low one changed: the port's halves settling apart */
             avr_cycle_timer_register(a, s->skew, high_nibble, (void *)(uintptr_t)s->value);
         } else {
             set_port_k(s->value, 0xFF);

@@ -30,8 +30,8 @@ POLL_GAP_BOUND = 600
 ERROR_MIN = -2                     # an edge during the 2-cycle P0 read is seen by that read
 ERROR_BOUND = 635                  # POLL_GAP_BOUND + 5 (ring index wrap) + 30 (ISR between P0 and TL0 reads)
 # TIMECODE start: on an idle tick the Timer0 ISR writes the frame's first byte to SBUF this many
-# machine cycles after the P1 write at most (10 counted in the generated code and measured; the
-# foreground used to start it 2400 .. 2900 cycles after the tick).
+# machine cycles after the P1 write at most (10 counted in the generated code and measured): the ISR
+# starts it because the foreground loop, polling, would start it 2400 .. 2900 cycles after the tick.
 TC_START_MAX = 20
 TC_IDLE = 8000                     # no SBUF write or edge this long before the tick: see the test
 TICK_JITTER = 30                   # P1 change after the overflow: latency varies (EA=0 window ~25)

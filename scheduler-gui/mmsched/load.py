@@ -1,4 +1,5 @@
-"""PC load during a run, by named condition (the paper's section 7.5; seeds/003's idle / memory / disk / network).
+"""PC load during a run, by named condition (the paper's section 7.5; the idle / memory / disk / network of Liu
+et al., "Implementing Hybrid Operating Systems with Two-Level Hardware Interrupts").
 
 `mmrig run --load NAME` (RunConfig.load) names one condition; each is one stress-ng command, recorded in the
 sidecar (load.condition, load.command):

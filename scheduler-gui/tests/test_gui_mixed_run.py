@@ -8,10 +8,10 @@ import pytest
 
 @pytest.mark.paced
 def test_mixed_run_from_the_gui_has_every_event_on_time(make_win, qtbot, bench) -> None:
-    # the first 5 events of a mixed run two ticks ahead were missed (past_due) in a run marked valid: the
-    # scheduler created a burst of them from a timecode ~5 ticks stale (created_phase 4.83, 3.84, 2.94, ...). A busy
-    # start did it there (the runner now waits for the inbox to be empty before making one); here the run's
-    # process is stopped for 5 ticks mid-run, so the TIMECODEs of those ticks wait, as they did, every time.
+    # a timecode ~5 ticks stale makes a burst of past-due events: in a mixed run two ticks ahead, marked valid,
+    # the first 5 events were missed (past_due), created from one (created_phase 4.83, 3.84, 2.94, ...) at a busy
+    # start. The runner waits for the inbox to be empty before making an event; here the run's process is
+    # stopped for 5 ticks mid-run, so the TIMECODEs of those ticks wait, as they did there, every time.
     import os
     import signal
     import time

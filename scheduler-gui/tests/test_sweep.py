@@ -378,8 +378,8 @@ def test_highest_clean_rate_is_the_fastest_of_an_unbroken_run_of_clean_points() 
 
 
 def test_two_sweeps_into_one_folder_at_once_the_second_is_refused(tmp_path, capsys) -> None:
-    """Both used to run every point. The one that holds the folder's lock runs; another is one line, exit 2,
-    naming it, and writes nothing."""
+    """Without the folder's lock both would run every point. The one that holds the lock runs; another is one
+    line, exit 2, naming it, and writes nothing."""
     import os
 
     from mmrig.sweep.campaign import LOCK_FILE

@@ -31,7 +31,7 @@ def test_tick_length_is_fitted_from_arrivals_not_taken_from_hello(ppm: int) -> N
     nominal = 0.0711111
     true_tick = nominal / (1 + ppm / 1e6)
     t = TimecodeTracker(tick_s=nominal, baud=9600)
-    naive = TimecodeTracker(tick_s=nominal, baud=9600, fit_min_frames=10**9)   # the old behaviour
+    naive = TimecodeTracker(tick_s=nominal, baud=9600, fit_min_frames=10**9)   # no fit: the nominal tick
     errors, naive_errors = [], []
     for k in range(600):
         tc = 1000 + k

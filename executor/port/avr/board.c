@@ -129,8 +129,9 @@ void board_task_dispatch(void)
 }
 
 /* The task path of a moment (PERIODIC): its compare interrupt woke the timecode task, which writes it here,
- * right after board_task_dispatch. A function of its own: inside board_task_dispatch it cost the edge's task
- * dispatch 11 cycles (36.6875 -> 37.375 us in lockstep), the call it was no longer inlined into. */
+ * right after board_task_dispatch. A function of its own because inside board_task_dispatch it makes that
+ * function too large to be inlined into the timecode task, and the call costs the edge's task dispatch
+ * 11 cycles (36.6875 -> 37.375 us in lockstep). */
 void board_moment_dispatch(void)
 {
     if (mom_due) {

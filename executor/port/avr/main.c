@@ -114,9 +114,10 @@ static TaskHandle_t task_handles[N_TASKS];
 
 /* ---- extra tasks: a measurement build only (make avr EXTRA_TASKS=N, -DEX_EXTRA_TASKS=N) -------------- */
 /*
- * How the kernel tick's cost grows with the number of tasks (seed 001's question; docs/executor-profile.md,
- * executor/perf/perf_tick_tasks.py): N more tasks that do nothing but vTaskDelay, so that the trace has
- * ticks that wake 0, 1, ... N of them. The default image (N = 0) has none of this: it is byte-identical.
+ * How the kernel tick's cost grows with the number of tasks (the question of Kohout's "Hardware Support for
+ * Real-Time Operating Systems", 2002; docs/executor-profile.md, executor/perf/perf_tick_tasks.py): N more tasks that
+ * do nothing but vTaskDelay, so that the trace has ticks that wake 0, 1, ... N of them. The default image (N = 0)
+ * has none of this: it is byte-identical.
  *
  * Wake pattern: kernel ticks counted from the scheduler's start, phase = tick mod (N + 1); task i (1..N)
  * is woken at phases i..N, so the tick of phase k wakes exactly k of them (phase 0 none), each k once every
@@ -377,8 +378,8 @@ static volatile uint8_t load_buf[16];
  * periodic load beside it (78.8 %: the job's 20 % and 1.2 % for 100 releases/s), 18999/s at
  * 1000 us / 500 us (38.7 %), 43718/s at 1000 us / 0 us (89.1 %: each release costs ~109 us, board.c).
  *
- * With it running, the CPU never sleeps in the idle hook: an interrupt no longer finds the core asleep
- * but executing code. Asleep, the response is always the same (the silicon adds its 5-cycle wake-up
+ * With it running, the CPU never sleeps in the idle hook: an interrupt finds the core executing code, never
+ * asleep. Asleep, the response is always the same (the silicon adds its 5-cycle wake-up
  * from sleep; simavr's one-node loop adds 1 cycle). Awake, it waits for the instruction in progress to
  * complete (up to 4 more cycles: call and ret take 5 on the ATmega2560), and for the end of the critical
  * section when it arrives inside one (up to its 25 cycles). So ISR latency gets a spread it does not

@@ -284,8 +284,8 @@ void board_init(void)
      * and the FIRE results behind them are lost (the bench shows it: mmbench --unconnected event, with
      * and without PF_PULLUPS; hil/tests/test_unconnected.py). With the pull-up the lines rest at 1 and
      * see no edge; the executor drives PC0..3 push-pull, which overrides the ~35 kOhm pull-up, so
-     * nothing changes while it runs. The external 10 kOhm pull-down on PL1 that docs/hardware.md asked
-     * for is no longer needed (fitted anyway, it holds the idle line at ~1.1 V, a valid 0: harmless).
+     * nothing changes while it runs. So PL1 needs no external 10 kOhm pull-down (one fitted anyway holds
+     * the idle line at ~1.1 V, a valid 0: harmless).
      * PF_PULLUPS=0 (make avr PULLUPS=0, a test-only image) leaves them off. */
 #if PF_PULLUPS
     PORTC |= 0x07u;

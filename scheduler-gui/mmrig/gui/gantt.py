@@ -1,7 +1,8 @@
-"""The executor's run as a Gantt chart (after seed 002's ProfileAnalyzer view): one row per interrupt
-vector and per task, a bar per instance, coloured by category (mmanalysis.exectrace.CATEGORY_OF_*), x in
-milliseconds of virtual time from the trace's first record, zoom and pan on x with the mouse (the rows
-stay put), vertical lines at the timecode edges (the ticks) and a marker per event edge the executor drove.
+"""The executor's run as a Gantt chart (after the ProfileAnalyzer view of Prisching and Rinner, "Thread-based
+analysis of embedded applications"): one row per interrupt vector and per task, a bar per instance, coloured by
+category (mmanalysis.exectrace.CATEGORY_OF_*), x in milliseconds of virtual time from the trace's first record, zoom
+and pan on x with the mouse (the rows stay put), vertical lines at the timecode edges (the ticks) and a marker per
+event edge the executor drove.
 
 Built for minute-long traces (hundreds of thousands of segments): the rows are kept as numpy arrays and
 drawn by one item with a handful of batched `drawRects` calls per repaint, never one graphics item per

@@ -1,8 +1,9 @@
-"""The executor profile window (after seed 002's ProfileAnalyzer): the Gantt chart of a traced run on top,
-and below it, one column per run (one to four, side by side), the figures the run's sidecar carries in
-`executor_profile` (mmanalysis.exectrace.profile): per task and interrupt C_i and T_i (min / avg / max), U_i
-and share of the processor; U = sum(C_i / T_i) and the idle time; processor time by category (seed 001);
-and the service calls as before/after pairs (seed 004's table: the context switch).
+"""The executor profile window (after the ProfileAnalyzer of Prisching and Rinner, "Thread-based analysis of embedded
+applications"): the Gantt chart of a traced run on top, and below it, one column per run (one to four, side by side),
+the figures the run's sidecar carries in `executor_profile` (mmanalysis.exectrace.profile): per task and interrupt
+C_i and T_i (min / avg / max), U_i and share of the processor; U = sum(C_i / T_i) and the idle time; processor time
+by category (Kohout, "Hardware Support for Real-Time Operating Systems", 2002); and the service calls as before/after
+pairs (the table of Nordström et al., "Application Specific Real-Time Microkernel in Hardware": the context switch).
 
 A run that was not traced gets one line saying so; a trace file that is missing or cannot be read gets one
 message where the chart would be; neither is an exception the user sees."""
@@ -146,7 +147,8 @@ def _fit(t: QTableWidget) -> None:
 
 
 class CategoryBar(QWidget):
-    """Processor time by category (seed 001) as one stacked bar, in the Gantt's colours."""
+    """Processor time by category (Kohout's thesis, "Hardware Support for Real-Time Operating Systems") as one
+    stacked bar, in the Gantt's colours."""
 
     def __init__(self, shares: dict[str, float], parent=None) -> None:
         super().__init__(parent)
@@ -176,7 +178,8 @@ class CategoryBar(QWidget):
 TASK_COLUMNS = ["kind", "name", "category", "n", "C min", "C avg", "C max", "T min", "T avg", "T max", "U_i",
                 "share"]
 TASK_TIPS = ["isr: an interrupt vector, from entry to return; task: a FreeRTOS task, from the switch to it "
-             "to the switch away", "vector or task", "which part of the executor it belongs to (seed 001)",
+             "to the switch away", "vector or task",
+             "which part of the executor it belongs to (Kohout's categories)",
              "instances in the trace", "computation time C_i, least (us): a task's instance leaves out the "
              "interrupts and sleep inside it", "computation time C_i, average (us)", "computation time C_i, most (us)",
              "period T_i, least (us): between the starts of successive instances", "period T_i, average (us)",
@@ -241,7 +244,8 @@ class RunPanel(QGroupBox):
         _fit(self.tasks)
         lay.addWidget(self.tasks, 0, Qt.AlignmentFlag.AlignLeft)
 
-        # processor time by category (seed 001): one stacked bar and its figures, a column per category
+        # processor time by category (Kohout, "Hardware Support for Real-Time Operating Systems"): one stacked
+        # bar and its figures, a column per category
         cats = p.get("by_category") or {}
         order = [c for c in list(et.CATEGORIES) + list(cats) if c in cats]
         order = list(dict.fromkeys(order))
@@ -263,9 +267,9 @@ class RunPanel(QGroupBox):
         svc = QVBoxLayout()
         lay.addWidget(QLabel("Service calls: interrupt without and with a task switch (medians)"))
         calls = p.get("service_calls") or []
-        self.services = _table(SERVICE_COLUMNS, ["the service call (seed 004's form)", "median duration, before",
-                                                 "median duration, after", "after - before", "after / before",
-                                                 "instances measured"])
+        self.services = _table(SERVICE_COLUMNS, ["the service call (Nordström et al.'s form)",
+                                                 "median duration, before", "median duration, after",
+                                                 "after - before", "after / before", "instances measured"])
         for s in calls:
             row = self.services.rowCount()
             self.services.insertRow(row)

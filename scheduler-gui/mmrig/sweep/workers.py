@@ -6,7 +6,7 @@ tree a second) keeps the last 1000 of those per-second trees twice over (`profil
 distinct lines of the scheduler and bench code, so each tree is large: measured on the 2-vCPU VM (2026-11-28),
 a worker's heap grew by 21 MB over 60 points (390 s) and `dask worker` processes went from 135 to 584 MB RSS over
 a 10,000-point campaign, all of it these trees (tracemalloc: distributed/profile.py, via Worker.trigger_profile);
-with the profiler off the same worker stays flat and runs its points faster (it no longer walks a deep stack
+with the profiler off the same worker stays flat and runs its points faster (nothing walks its deep stack
 100 times a second). The worker keeps nothing of a point once its task is released.
 
 `NoProfiler` turns it off in every worker of the cluster, those that join later too (a nanny's restarted worker):

@@ -2,10 +2,9 @@
 count of it that every plot's title shows. Qt-free.
 
 The count is of measured events (ok or late, with a latency) before the cut: the grey points of the time
-plot, which are the very points left out of the axes, the histogram and the CDF. (The time plot once
-named the cut's event index instead, "first 30 events", while the histogram counted the 16 measured
-events it left out: the events a stall made missed or lost have no latency and were in the first but
-never in the second.)"""
+plot, which are the very points left out of the axes, the histogram and the CDF. It is not the cut's event
+index: the events a stall made missed or lost have no latency, so "first 30 events" on the time plot would
+disagree with the 16 measured events the histogram leaves out."""
 
 from __future__ import annotations
 
