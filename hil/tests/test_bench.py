@@ -248,11 +248,10 @@ def test_control_channel(tmp_path: Path) -> None:
         os.kill(pid, 0)
 
 
-@pytest.mark.paced
 def test_no_orphan_process_even_when_the_test_fails(tmp_path: Path) -> None:
     pid = 0
     with pytest.raises(ZeroDivisionError):
-        with fixture_bench(tmp_path) as bench:
+        with fixture_bench(tmp_path, lockstep=True) as bench:     # (how a bench ends does not depend on its clock)
             pid = bench.pid
             os.kill(pid, 0)  # alive
             1 / 0
@@ -262,18 +261,16 @@ def test_no_orphan_process_even_when_the_test_fails(tmp_path: Path) -> None:
     assert not (tmp_path / "run" / "control.sock").exists()
 
 
-@pytest.mark.paced
 def test_bench_errors_carry_the_log(tmp_path: Path) -> None:
     bad = tmp_path / "broken.elf"
     bad.write_bytes(b"not an elf")
     with pytest.raises(BenchError) as err:
-        Bench(profiler_elf=bad, executor_elf=FIXTURE_ELF, run_dir=tmp_path / "run").start()
+        Bench(profiler_elf=bad, executor_elf=FIXTURE_ELF, run_dir=tmp_path / "run", lockstep=True).start()
     assert "cannot read profiler image" in str(err.value)
 
 
-@pytest.mark.paced
 def test_control_socket_is_a_unix_socket(tmp_path: Path) -> None:
-    with fixture_bench(tmp_path) as bench:
+    with fixture_bench(tmp_path, lockstep=True) as bench:           # (its files and sockets are the same paced)
         assert bench.control_path.is_socket()
         assert Path(bench.tty("profiler")).resolve().as_posix().startswith("/dev/pts/")
         for node in ("profiler", "executor"):           # the line sockets: the user's alone
