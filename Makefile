@@ -37,12 +37,12 @@ vectors: setup  ## rewrite protocol/vectors/*.vec from protocol/vectors/generate
 # that needs no wall clock: lockstep and one-node benches, recorded runs, every suite on WORKERS workers, and one short
 # paced run per mode (`paced_smoke`). `make check`, the long one, runs the tests whose point is the wall clock (the
 # `paced` marker: the PC's real timing on the paced bench) and those that need the machine alone, one at a time.
-test: build  ## the fast tier (about 6 min on a 2-vCPU VM): protocol, firmware in the simulators, the bench in lockstep, scheduler, GUI under Xvfb, analysis, HIL plugin
+test: build  ## the fast tier (about 5 min on a 2-vCPU VM): protocol, firmware in the simulators, the bench in lockstep, scheduler, GUI under Xvfb, analysis, HIL plugin
 	@start=$$(date +%s); \
 	$(MAKE) --no-print-directory test-protocol test-python test-profiler test-executor test-hil test-native; \
 	echo "make test: all suites passed in $$(( $$(date +%s) - start )) s (the fast tier; make check runs the long one)"
 
-check: build  ## the long tier (about 10 min): every test marked paced or alone, one at a time (the paced bench, the quick demo, the Dask cluster tests)
+check: build  ## the long tier (about 8 min): every test marked paced or alone, one at a time (the paced bench, the quick demo, the Dask cluster tests)
 	@start=$$(date +%s); \
 	$(PY) -m pytest -q -p no:cacheprovider --durations=25 -m "paced or alone" $(PY_SUITES); \
 	echo "make check: all suites passed in $$(( $$(date +%s) - start )) s (the long tier)"
