@@ -43,8 +43,8 @@ OUTPUTS: dict[str, list[str]] = {
 OUTPUTS["run-lockstep"] = [n for n in OUTPUTS["run"] if not n.endswith(".inputs")]
 # A paced run's point is the wall clock; what it writes is checked in the long tier (make check), the rest here.
 COMMANDS = [pytest.param(c, marks=pytest.mark.paced) if c == "run" else c for c in OUTPUTS]
-# a paced run's files recorded once (hil/tests/helpers.py, recorded_run): what replay reads
-RECORDED = Path(__file__).resolve().parent.parent / "hil" / "tests" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hil" / "tests"))
+from helpers import recorded_run  # noqa: E402  (a paced run's files recorded once: what replay reads)
 FOLDERS = {"report": ["figures"], "sweep": ["points", "figures"]}     # the folders the writer makes in D
 
 
@@ -80,9 +80,7 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     synthetic runs (what report reads), and the analysis tests' executor trace and logic analyzer capture (what
     profile and capture read)."""
     ensure_built()
-    recorded = tmp_path_factory.mktemp("recorded")       # a copy: a replay writes beside its run
-    for suffix in (".csv", ".json", ".inputs", ".pc.inputs"):
-        (recorded / f"paced{suffix}").write_bytes((RECORDED / f"paced{suffix}").read_bytes())
+    recorded = recorded_run(tmp_path_factory.mktemp("recorded"), "paced").parent   # a replay writes beside its run
     runs = tmp_path_factory.mktemp("runs")
     for name in ("mixed-2ahead", "mixed-1ahead"):
         synth.write_experiment(runs, name, count=30, seed=1)

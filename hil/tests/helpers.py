@@ -107,13 +107,14 @@ def lockstep_session(tmp_path: Path, name: str, grant_s: float = 1.6, events: in
 
 
 RECORDED = Path(__file__).resolve().parent / "data"    # paced runs' files, recorded once (recorded_run)
+RECORDED_FILES = (".csv", ".json", ".inputs", ".pc.inputs")    # what a replay reads of a run (data/record.py keeps)
 
 
 def recorded_run(folder: Path, name: str) -> Path:
     """A copy in FOLDER of the paced run NAME kept in hil/tests/data (its CSV, sidecar and records of inputs): what a
     replay reads, without a paced bench of its own each time (the fast tier runs no paced bench: conftest.py). How
     they are made, and made again when an image changes what it does: hil/tests/data/record.py (RERECORD)."""
-    for suffix in (".csv", ".json", ".inputs", ".pc.inputs"):
+    for suffix in RECORDED_FILES:
         (folder / f"{name}{suffix}").write_bytes((RECORDED / f"{name}{suffix}").read_bytes())
     return folder / f"{name}.csv"
 

@@ -18,9 +18,10 @@ from mmsched.config import RunConfig
 from mmsched.runner import run
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from helpers import RECORDED_FILES  # noqa: E402  (the files a replay reads, one list)
 RUNS = {"mixed": dict(mode="mixed", distance=2, count=60, random_ids=True),   # each ACK's phase set by the host
         "paced": dict(mode="mixed", distance=2, count=20)}
-SUFFIXES = (".csv", ".json", ".inputs", ".pc.inputs")
 
 
 def record(name: str, settings: dict) -> None:
@@ -29,7 +30,7 @@ def record(name: str, settings: dict) -> None:
             out = Path(tmp) / name
             result = run(RunConfig(out=out, **settings), BenchEndpoint())
             if result.sidecar["valid"] and result.sidecar["inputs"]["complete"]:
-                for suffix in SUFFIXES:
+                for suffix in RECORDED_FILES:
                     (HERE / f"{name}{suffix}").write_bytes(out.with_suffix(suffix).read_bytes())
                 print(f"{name}: recorded in {HERE}")
                 return
