@@ -74,6 +74,7 @@ def whole_and_valid(result) -> bool:
     return result.valid and result.summary["events"] == EVENTS
 
 
+@pytest.mark.paced
 def test_the_documentations_screenshots(make_win, qtbot, display, bench, tmp_path) -> None:
     assert display is not None, "the screenshots need Xvfb (real X rendering), not Qt's offscreen platform"
     win = make_win()
