@@ -12,6 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mmanalysis.safefiles import atomic_write
 from mmhil import BenchEndpoint
 from mmhil.bench import ensure_built
 from mmsched.config import RunConfig
@@ -31,7 +32,7 @@ def record(name: str, settings: dict) -> None:
             result = run(RunConfig(out=out, **settings), BenchEndpoint())
             if result.sidecar["valid"] and result.sidecar["inputs"]["complete"]:
                 for suffix in RECORDED_FILES:
-                    (HERE / f"{name}{suffix}").write_bytes(out.with_suffix(suffix).read_bytes())
+                    atomic_write(HERE / f"{name}{suffix}", out.with_suffix(suffix).read_bytes())
                 print(f"{name}: recorded in {HERE}")
                 return
             print(f"{name}: invalid or incomplete ({result.sidecar.get('invalid_reason')}), made again")
