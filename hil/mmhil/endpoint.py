@@ -28,13 +28,13 @@ from typing import Any, Callable
 from mmanalysis.safefiles import move_into
 from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import Item, Link
-from mmsched import rtkit
+from mmsched import renice, rtkit
 from mmsched.config import RunConfig
 from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
 from mmsched.injected import HeldByFault
 from mmsched.tracefiles import traced_paths
 
-from . import renice, timing
+from . import timing
 from .bench import Bench, BenchError, profiler_kind_of
 from .lockstep import Stepper, stamped
 

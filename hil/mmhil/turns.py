@@ -29,7 +29,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import renice
+from mmsched import renice
 
 ENV = "MMRIG_PACED_TURNS"
 WAIT_ENV = "MMRIG_PACED_TURNS_WAIT_S"

@@ -64,31 +64,3 @@ def test_without_the_setting_nothing_is_locked(monkeypatch) -> None:
     monkeypatch.delenv("MMRIG_PACED_TURNS", raising=False)
     assert turns.take() is False
     turns.release()                         # nothing held: nothing to give back
-
-
-def test_renice_sets_every_thread_and_restore_puts_each_back() -> None:
-    """The one helper both the bench endpoint and the turns use: every running thread of a process, each
-    thread's nice before remembered (a normal user may lower a priority, not raise it back)."""
-    import threading
-
-    from mmhil import renice
-
-    started, stop = threading.Event(), threading.Event()
-
-    def idle() -> None:
-        started.set()
-        stop.wait()
-    t = threading.Thread(target=idle)
-    t.start()
-    started.wait()
-    try:
-        mine = os.getpriority(os.PRIO_PROCESS, 0)
-        before, every = renice.renice(mine + 1)
-        assert every and set(before) == set(renice.threads()) and len(before) >= 2
-        assert all(os.getpriority(os.PRIO_PROCESS, tid) == mine + 1 for tid in before)
-        renice.restore(before)
-        if os.geteuid() == 0:             # raising a nice back needs the privilege
-            assert all(os.getpriority(os.PRIO_PROCESS, tid) == mine for tid in before)
-    finally:
-        stop.set()
-        t.join()

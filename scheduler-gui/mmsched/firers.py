@@ -14,17 +14,20 @@ from .nativefirer import NativeFirer
 
 
 def start(cfg: RunConfig, link: Link, min_gap_s: float, interval_s: float, on_written: Callable[[Event, Written], None],
-          on_error: Callable[[Event, BaseException], None]) -> tuple[Firer | NativeFirer, str | None]:
+          on_error: Callable[[Event, BaseException], None], nice: int | None = None
+          ) -> tuple[Firer | NativeFirer, str | None]:
     """The run's firing thread on the profiler's `link`, started, and why it is not the one asked for (None). Its
     writes come no sooner than `min_gap_s` after the one before (the line's RESULT time: firing.py); each FIRE on
-    the line goes to `on_written`, a failed one to `on_error`."""
+    the line goes to `on_written`, a failed one to `on_error`. `nice`: the thread's (None: as it inherits; the run
+    passes the process's own, not its loop's: loopnice.py)."""
     why = None
     if cfg.firing == "native":
         try:
             return NativeFirer(link, on_written, cfg.accuracy, on_error=on_error, min_gap_s=min_gap_s,
-                               priority=cfg.priority, mlockall=cfg.mlockall, interval_s=interval_s).start(), None
+                               priority=cfg.priority, mlockall=cfg.mlockall, interval_s=interval_s,
+                               nice=nice).start(), None
         except (OSError, LinkError) as exc:
             why = str(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc)
     firer = Firer(lambda ev, wire: on_written(ev, link.write_frame(wire)), cfg.accuracy, on_error=on_error,
-                  min_gap_s=min_gap_s, priority=cfg.priority, mlockall=cfg.mlockall, interval_s=interval_s)
+                  min_gap_s=min_gap_s, priority=cfg.priority, mlockall=cfg.mlockall, interval_s=interval_s, nice=nice)
     return firer.start(), why

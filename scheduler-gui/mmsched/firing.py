@@ -92,6 +92,17 @@ def set_thread_fifo(priority: int) -> str | None:
         return fifo_refused(priority, exc.strerror or str(exc))
 
 
+def set_nice(tid: int, nice: int | None) -> None:
+    """Thread `tid` at `nice` (None: left as it is); a firing thread lowered back to the process's own nice from the
+    run loop's (loopnice.py), which anyone may do."""
+    if nice is None:
+        return
+    try:
+        os.setpriority(os.PRIO_PROCESS, tid, nice)
+    except OSError:
+        pass
+
+
 def read_sched(tid: int) -> str:
     """Thread `tid`'s scheduling, read back (a change RealtimeKit made shows): 'fifo 20', 'other', ..."""
     policy = os.sched_getscheduler(tid) & ~SCHED_RESET_ON_FORK
@@ -199,6 +210,8 @@ class Firer(AccuracySpin):
     sched_why: str | None = field(default=None, init=False)   # why not the priority asked for
     memory_locked: bool = field(default=False, init=False)
     memory_locked_why: str | None = field(default=None, init=False)
+    # the thread's nice (None: as it inherits): the process's own, not the run loop's (loopnice.py)
+    nice: int | None = None
     _ready: threading.Event = field(default_factory=threading.Event, init=False)
     _heap: list = field(default_factory=list, init=False)
     _cv: threading.Condition = field(default_factory=threading.Condition, init=False)
@@ -242,6 +255,7 @@ class Firer(AccuracySpin):
         last = -1e9                           # the last write (the line's gap is kept from it)
         self.timer_slack_ns = 1 if set_thread_timer_slack_ns(1) else None
         self.tid = threading.get_native_id()
+        set_nice(self.tid, self.nice)
         if self.priority is not None:
             refused = set_thread_fifo(self.priority)
             self.sched_via, self.sched_why = ("sched_setscheduler", None) if refused is None else \

@@ -25,7 +25,7 @@ from mmproto import Link, LinkError, Written
 
 from . import firethread
 from .event import Event
-from .firing import AccuracySpin, fifo_for, fifo_refused, lock_memory, read_sched
+from .firing import AccuracySpin, fifo_for, fifo_refused, lock_memory, read_sched, set_nice
 from .validity import Fed
 
 
@@ -39,6 +39,7 @@ class NativeFirer(AccuracySpin):
     priority: int | None = None
     mlockall: bool = False
     interval_s: float | None = None                  # between two events (None: unknown): whether it ever sleeps
+    nice: int | None = None                          # the thread's (None: as it inherits): firing.Firer's
     kind: str = field(default="native", init=False)
     # A grid's event is made this long before its moment (runner.generate_on_grid). The run's own loop runs at
     # SCHED_OTHER beside whatever the machine does and is held off the CPU at times: at 1 kHz on the 2-vCPU VM up
@@ -86,6 +87,7 @@ class NativeFirer(AccuracySpin):
                                              self.link.write_timeout_s)
         info = self._thread.info()
         self.tid = info.tid
+        set_nice(info.tid, self.nice)
         self.timer_slack_ns = info.slack_ns if info.slack_ns > 0 else None
         if self.priority is not None:
             self.sched_via, self.sched_why = ("sched_setscheduler", None) if not info.sched_err else \

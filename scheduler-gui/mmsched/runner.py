@@ -33,6 +33,7 @@ from .nativefirer import NativeFirer
 from .invariant import judged
 from .journal import Journal
 from .load import Load
+from .loopnice import LoopNice
 from .grid import line_gap_s, line_problem
 from .breaks import break_section, breaks_at
 from .inputlog import record_run_inputs
@@ -143,11 +144,13 @@ class Runner:
         usage = Usage()
         load: Load | None = None
         verdict = Verdict()
+        loop_nice = LoopNice().raise_()       # the run's own threads above the machine's other work (loopnice.py)
         try:
             self.session.open(self.endpoint.open(cfg), reader_priority=cfg.priority)
         except BaseException:
             self.session.close()
             self.endpoint.close()
+            loop_nice.restore()
             raise
         try:
             self.session.handshake()
@@ -157,7 +160,8 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=self.state.one_fire)
+            why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=self.state.one_fire,
+                                fires=cfg.mode == "normal")
                    if self.state.on_grid else None)
             if cfg.generation == "periodic":    # a series: on the profiler's histogram alone if need be
                 try:
@@ -185,7 +189,8 @@ class Runner:
             if cfg.mode == "normal":
                 self.firer, self.firing_why = firers.start(cfg, self.session.links["profiler"],
                                                            line_gap_s(self.state.baud, self.state.one_fire),
-                                                           self.state.rate_s(cfg), self.fire_written, self.fire_failed)
+                                                           self.state.rate_s(cfg), self.fire_written, self.fire_failed,
+                                                           nice=loop_nice.measured_nice)
                 if self.firing_why:
                     self.say(f"WARNING: {self.firing_why}; the FIREs go out from a Python thread (--firing python)")
                 for why in (self.firer.sched_why, self.firer.memory_locked_why):   # (entry points refuse first)
@@ -217,7 +222,9 @@ class Runner:
             finally:
                 self.endpoint.close()
                 self.session.close()
+                loop_nice.restore()
         cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None, self.firing_why)
+        cpu["loop"] = loop_nice.section()
         result = self.export(verdict, cpu, load)
         self.notify("phase", "done")
         return result

@@ -275,3 +275,16 @@ def test_a_rate_a_node_cannot_make_is_refused_and_nothing_runs(tmp_path: Path) -
     result = run(RunConfig(mode="mixed", count=5, baud=300, out=tmp_path / "slow"), LockstepEndpoint())
     assert not result.valid and result.sidecar["invalid_reasons"][0]["code"] == "baud_refused"
     assert "cannot run at 300 baud" in result.sidecar["invalid_reason"] and result.summary["events"] == 0
+
+
+def test_the_runs_loop_runs_above_other_work_and_the_process_is_put_back(tmp_path: Path) -> None:
+    """The sidecar says what the run's own threads ran at (loopnice.py); after the run the caller's thread is at
+    its nice again."""
+    import os
+
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    cfg = RunConfig(name="loop", out=tmp_path / "loop", mode="mixed", distance=1, count=5)
+    result = run(cfg, LockstepEndpoint())
+    loop = result.sidecar["cpu"]["loop"]
+    assert loop["measured_nice"] == mine and os.getpriority(os.PRIO_PROCESS, 0) == mine
+    assert loop["nice"] == min(-10, mine) or loop["why"], loop
