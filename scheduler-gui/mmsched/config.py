@@ -192,7 +192,7 @@ class RunConfig:
             # (a periodic series with raw unset may run on the profiler's histogram alone: judged after the
             # handshake, when the profiler has said whether it keeps one: runstate.py)
             problem = line_problem((self.rate_ms or 1000.0 * NOMINAL_TICK_S) / 1000.0, self.baud or 9600,
-                                   as_built=self.baud is None)
+                                   as_built=self.baud is None, fires=self.mode == "normal")
             if problem:
                 raise ValueError(problem)
         problem = name_problem(self.name)

@@ -16,6 +16,7 @@ Mixed runs generated otherwise make tick-start events, SCHEDULE by SCHEDULE (doc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,40 +62,68 @@ def fire_busy_s(baud: int) -> float:
     return (wire_time_s(Timecode, baud) + wire_time_s(Result, baud)) * ONE_FIRE_PACING
 
 
-def event_busy_s(baud: int, one_fire: bool = False) -> float:
-    """The profiler's line time per event, without the margin: a RESULT's, or `fire_busy_s` for a profiler that
-    holds one FIRE."""
-    return fire_busy_s(baud) if one_fire else wire_time_s(Result, baud)
+# The AVR profiler's own time per event, whatever its line's rate. Measured on the paced bench (simavr: the
+# ATmega2560's cycles at 16 MHz, as on the board), `mmrig run --mode normal -m -p 80 -i MS --baud B -D 8`,
+# 2026-11-29: at 500000 baud none lost at 0.85, 0.8 and 0.75 ms (1,333 events a second); at 0.65, 0.55 and 0.5 ms
+# (1,538 to 2,000 FIREs a second) it put out 1,312, 1,300 and 1,250 RESULTs a second and lost the rest (its ring
+# full), and at 1000000 baud, 0.5 ms, 1,272 a second: its CPU sets the pace, not the line. Fitted to those, a RESULT
+# costs it about 670 us to put out and a FIRE about 80 us to take in. (A normal run at 1 kHz that lost a stall's
+# FIREs fed back to back 410 us apart, the RESULT's line time with the margin, filled its ring: two in three
+# 60-second runs beside a CPU hog.) Mixed mode's edges make RESULTs with no FIRE: 670 us, about the 1,250 a second
+# the bench's mixed runs carried with a RESULT each.
+AVR_RESULT_BUSY_S = 670e-6
+AVR_FIRE_BUSY_S = 80e-6
 
 
-def line_gap_s(baud: int, one_fire: bool = False) -> float:
-    """The least time between two events the profiler's line carries at `baud`: a RESULT's line time, with
+def event_busy_s(baud: int, one_fire: bool = False, fires: bool = True) -> float:
+    """The profiler's time per event, without the margin: a RESULT's line time or the AVR's own time for it and
+    (`fires`: normal mode) its FIRE, whichever is longer; `fire_busy_s` for a profiler that holds one FIRE."""
+    if one_fire:
+        return fire_busy_s(baud)
+    own = AVR_RESULT_BUSY_S + (AVR_FIRE_BUSY_S if fires else 0.0)
+    return max(wire_time_s(Result, baud), own)
+
+
+def cpu_bound(baud: int, one_fire: bool = False, fires: bool = True) -> bool:
+    """Whether the profiler's own time, not its line, limits the events at `baud`."""
+    return not one_fire and event_busy_s(baud, one_fire, fires) > wire_time_s(Result, baud)
+
+
+def line_gap_s(baud: int, one_fire: bool = False, fires: bool = True) -> float:
+    """The least time between two events the profiler and its line carry at `baud`: `event_busy_s`, with
     LINE_MARGIN (also the firing thread's least gap between two FIREs, firing.py). A profiler that holds one
     FIRE (`holds_one_fire`) is busy until the RESULT has left, and a TIMECODE frame may be leaving ahead of it:
     its gap is `fire_busy_s` with the margin (at 9600 baud 48.6 ms, not 20.8; two FIREs written 22 ms apart
     lost the second in a paced run)."""
-    return event_busy_s(baud, one_fire) / LINE_MARGIN
+    return event_busy_s(baud, one_fire, fires) / LINE_MARGIN
 
 
-def line_limit_per_s(baud: int, tick_s: float = NOMINAL_TICK_S, one_fire: bool = False) -> float:
-    """Events a second the profiler's line carries at `baud` with a RESULT each (and the ticks' TIMECODEs),
-    with LINE_MARGIN: 41 at 9600, 569 at 115200, 1,243 at 250000, 2,493 at 500000, 4,993 at 1000000 (17 at
-    9600 for a profiler that holds one FIRE)."""
+def line_limit_per_s(baud: int, tick_s: float = NOMINAL_TICK_S, one_fire: bool = False, fires: bool = True) -> float:
+    """Events a second the profiler and its line carry at `baud` with a RESULT each (and the ticks' TIMECODEs),
+    with LINE_MARGIN. Normal mode (`fires`): 41 at 9600, 569 at 115200, 1,196 at 250000 and above (the AVR's own
+    time: AVR_RESULT_BUSY_S + AVR_FIRE_BUSY_S); mixed mode's edges: 1,243 at 250000, 1,340 above (17 at 9600 for
+    a profiler that holds one FIRE)."""
     free = 1.0 - wire_time_s(Timecode, baud) / tick_s
-    return free / line_gap_s(baud, one_fire)
+    return free / line_gap_s(baud, one_fire, fires)
 
 
-def line_problem(rate_s: float, baud: int, as_built: bool = False, one_fire: bool = False) -> str | None:
+def line_problem(rate_s: float, baud: int, as_built: bool = False, one_fire: bool = False,
+                 fires: bool = True) -> str | None:
     """Why a grid at `rate_s` cannot be carried at `baud` (a sentence naming --rate and --baud), or None.
     `as_built`: `baud` is the nodes' rate after a reset, not one asked for. `one_fire`: the profiler holds one
-    FIRE at a time (`holds_one_fire`)."""
-    limit = line_limit_per_s(baud, one_fire=one_fire)
+    FIRE at a time (`holds_one_fire`). `fires`: a FIRE per event comes in (normal mode)."""
+    limit = line_limit_per_s(baud, one_fire=one_fire, fires=fires)
     if 1.0 / rate_s <= limit:
         return None
     fits = next((b for b in (115200, 250000, 500000, 1000000)
-                 if 1.0 / rate_s <= line_limit_per_s(b, one_fire=one_fire)), None)
+                 if 1.0 / rate_s <= line_limit_per_s(b, one_fire=one_fire, fires=fires)), None)
     built = " (the nodes' rate as built)" if as_built else ""
-    us = event_busy_s(baud, one_fire) * 1e6
+    us = event_busy_s(baud, one_fire, fires) * 1e6
+    if cpu_bound(baud, one_fire, fires):
+        what = "a FIRE in and a RESULT out" if fires else "a RESULT out"
+        return (f"--rate {rate_s * 1000:g} ms is {1.0 / rate_s:,.0f} events a second, but the AVR profiler takes "
+                f"{limit:,.0f} ({what}, {us:,.0f} us of its own CPU each, at any link rate): "
+                f"--rate {math.ceil(100_000.0 / limit) / 100:.2f} ms or slower")
     each = (f"a RESULT per event and a TIMECODE ahead of it, {us:,.0f} us each: the 8051 takes one FIRE at a time"
             if one_fire else f"a RESULT per event, {us:,.0f} us each")
     return (f"--rate {rate_s * 1000:g} ms is {1.0 / rate_s:,.0f} events a second, but at {baud} baud{built} the "

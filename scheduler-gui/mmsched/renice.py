@@ -1,6 +1,7 @@
 """Renicing every thread of a process: Linux's nice is per thread, so a process's running threads are each set
-(threads it starts afterwards inherit the nice of the thread that starts them). Used by the bench endpoint (the
-bench above the scheduler's load: endpoint.raise_priority) and by paced turns (the turn's holder: turns.py)."""
+(threads it starts afterwards inherit the nice of the thread that starts them). Used by the run's own loop (loopnice.py), the
+bench endpoint (the bench above the scheduler's load: mmhil.endpoint.raise_priority) and paced turns (the turn's
+holder: mmhil.turns)."""
 
 from __future__ import annotations
 

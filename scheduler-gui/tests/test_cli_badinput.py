@@ -115,16 +115,17 @@ def test_runconfig_refuses(kw: dict, word: str) -> None:
 
 def test_runconfig_accepts_the_edges() -> None:
     RunConfig(count=1, distance=255, accuracy=100, max_in_flight=1, name="a" * 64)
-    RunConfig(mode="normal", distance=0, count=None, duration_s=0.5, rate_ms=0.5, baud=500000,
+    RunConfig(mode="normal", distance=0, count=None, duration_s=0.5, rate_ms=0.84, baud=500000,
               name="gui-normal-20260101-120000")
 
 
 @pytest.mark.parametrize(("rate_ms", "baud", "words"), [
     (1.0, None, "at 9600 baud (the nodes' rate as built) the profiler's line carries 41 (a RESULT per event"),
     (1.0, 115200, "run the links faster (--baud 250000)"),
-    (0.1, 1000000, "no rate of the links carries that")])
+    (0.1, 1000000, "the AVR profiler takes 1,198 (a FIRE in and a RESULT out, 750 us of its own CPU each")])
 def test_a_normal_mode_grid_faster_than_the_line_is_refused(rate_ms: float, baud: int | None, words: str) -> None:
-    # a RESULT per event must fit the profiler's line, or its result ring fills and results are lost
+    # a RESULT per event must fit the profiler's line and its own time, or its result ring fills and results
+    # are lost
     with pytest.raises(ValueError, match=r"--rate") as exc:
         RunConfig(mode="normal", rate_ms=rate_ms, baud=baud)
     assert words in str(exc.value)

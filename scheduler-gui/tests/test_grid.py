@@ -11,8 +11,8 @@ from mmproto import (HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, RES
                      Timecode)
 from mmproto.wiretime import wire_time_s
 from mmsched.event import Event
-from mmsched.grid import (LINE_MARGIN, Grid, fire_busy_s, holds_one_fire, interval_counts, line_gap_s, line_limit_per_s,
-                          line_problem)
+from mmsched.grid import (AVR_FIRE_BUSY_S, AVR_RESULT_BUSY_S, LINE_MARGIN, Grid, fire_busy_s, holds_one_fire,
+                          interval_counts, line_gap_s, line_limit_per_s, line_problem)
 from mmsched.outcome import apply_result
 
 AVR = TimeBase(16_000_000, 1_137_778)
@@ -82,3 +82,18 @@ def test_a_profiler_that_holds_one_fire_gets_its_fires_no_closer_than_its_result
     assert line_gap_s(9600, one_fire=True) == pytest.approx(fire_busy_s(9600) / LINE_MARGIN)
     assert line_limit_per_s(9600, one_fire=True) < line_limit_per_s(9600)
     assert line_problem(1 / 35, 9600) is None and line_problem(1 / 35, 9600, one_fire=True) is not None
+
+
+def test_the_avr_profilers_own_time_limits_a_normal_grid_at_any_fast_link_rate() -> None:
+    """At 250000 baud and above the AVR's own time per event (a FIRE in, a RESULT out: 750 us, measured on the
+    bench) is longer than a RESULT's line time: a faster link carries no more events, and the refusal says so and
+    names a rate that fits instead of a link rate that does not. Mixed mode's edges bring no FIRE in."""
+    for baud in (250000, 500000, 1000000):
+        assert line_gap_s(baud) == pytest.approx((AVR_RESULT_BUSY_S + AVR_FIRE_BUSY_S) / LINE_MARGIN)
+    assert line_limit_per_s(1000000) == pytest.approx(line_limit_per_s(500000), rel=0.01)
+    assert line_limit_per_s(500000, fires=False) > line_limit_per_s(500000)
+    assert line_problem(0.001, 500000) is None                      # a kilohertz fits, with the margin
+    why = line_problem(0.0005, 1000000)
+    assert why is not None and "its own CPU" in why and "--rate 0.84 ms or slower" in why and "--baud" not in why
+    assert line_problem(0.0008, 500000, fires=False) is None         # mixed mode's 1,250 a second with RESULTs
+    assert line_gap_s(115200) == pytest.approx(wire_time_s(Result, 115200) / LINE_MARGIN)   # the line's, below

@@ -71,12 +71,13 @@ def link_words(rate_ms: float | None, baud: int | None, mode: str, generation: s
     the chosen rate exceeds it (a normal-mode grid needs a RESULT per event: mmsched/grid.py). None: the
     nodes' rate as built (9600)."""
     rate = baud or 9600
-    limit = line_limit_per_s(rate)
+    fires = mode == "normal"                # a FIRE in per event too (grid.event_busy_s)
+    limit = line_limit_per_s(rate, fires=fires)
     built = " (the nodes' rate as built)" if baud is None else ""
     over = (rate_ms is not None and wants_grid(mode, rate_ms / 1000.0, NOMINAL_TICK_S, generation)
-            and line_problem(rate_ms / 1000.0, rate) is not None)
-    tip = (f"At {rate} baud{built} the profiler's line carries {limit:,.0f} events a second with a RESULT each "
-           f"(mmsched/grid.py, docs/kilohertz.md).")
+            and line_problem(rate_ms / 1000.0, rate, fires=fires) is not None)
+    tip = (f"At {rate} baud{built} the profiler and its line carry {limit:,.0f} events a second with a RESULT "
+           f"each (mmsched/grid.py, docs/kilohertz.md).")
     if over:
         assert rate_ms is not None
         return (f"carries {limit:,.0f}/s, not {1000.0 / rate_ms:,.0f}",
