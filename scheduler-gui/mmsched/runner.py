@@ -646,8 +646,8 @@ class Runner:
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
-        crowded = judge_crowding(self.events, verdict.record, st is not None and st.one_fire and cfg.mode == "normal",
-                                 st.baud if st else 0, self.faults)
+        crowded = (judge_crowding(self.events, verdict.record, st.one_fire, st.baud, self.faults)
+                   if st is not None and cfg.mode == "normal" else {})
         recovery.judge_counters(self, counters_explained(crowded))
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from mmsched.grid import fire_busy_s
-from mmsched.crowding import crowded_fires
+from mmsched.grid import event_busy_s, fire_busy_s
+from mmsched.crowding import AVR_RING, crowded_fires
 from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Fed, Held, Sent, Stall, causes, deciding, judge,
                               stall_time_share)
 from mmsched.event import Event
@@ -146,6 +146,27 @@ def test_verification_events_have_no_byte_of_the_pcs() -> None:
     e = mixed_event("missed", "past_due")
     e.mode = "verification"
     assert judge([e], rec, 1.0, 1.25, T).marked == {} and e.measurable
+
+
+def test_fires_a_stall_handed_to_the_avr_at_once_are_the_rigs_loss_once_its_ring_is_full() -> None:
+    """The AVR keeps AVR_RING results and puts each out in its own 750 us (grid.event_busy_s). The PC wrote 60
+    FIREs 1 ms apart; the bench's input path held FIREs 10 to 59 for 100 ms and put them on the line back to back
+    (180 us apart, a FIRE's line time at 500000 baud): the ring filled and 50 to 59 were lost. Those losses are the
+    rig's; a FIRE lost though the ring's worth before it came at the PC's pace is not excused."""
+    busy = event_busy_s(500000)
+    entries, evs = [], []
+    for i in range(60):
+        written = 10.0 + 0.001 * i
+        entered = written + 0.0001 if i < 10 else 10.110 + 0.00018 * (i - 10)
+        entries.append(Entry("profiler", 1, 9 * i, 9, entered, 0.0))
+        e = normal_event(written, 9 * i, Basis(95, 9.0, 9.01))
+        e.event = i
+        e.finish(*(("lost", "no_answer") if i >= 50 or i == 9 else ("late", "late")))
+        evs.append(e)
+    crowded = crowded_fires(evs, record(entries), busy, AVR_RING)
+    assert sorted(crowded) == list(range(50, 60))        # 9: the 32 before it came 1 ms apart, a fault of its own
+    assert f"{AVR_RING} FIREs before it" in crowded[50].detail and "ring of 32 full" in crowded[50].detail
+    assert crowded[50].us == pytest.approx((busy - 0.00018) * AVR_RING * 1e6, abs=0.2)   # event 18 to 50: 32 x 180 us
 
 
 def test_without_a_record_only_late_creations_are_judged() -> None:
