@@ -40,3 +40,43 @@ def test_progress_during_a_run(make_win, qtbot, bench) -> None:
     assert win.live.stats.title() == f"Statistics: {win.result.sidecar['name']}"
     bar = win.log_view.verticalScrollBar()
     assert bar.value() == bar.maximum()
+
+
+def test_the_progress_and_the_statistics_count_from_one_snapshot(make_win, qtbot) -> None:
+    """A user saw, in one frame of a running run, the bar at 86 / 200, its text at 71 / 200 and the statistics at
+    n = 63: the statistics are redrawn once a round of the live parts, the progress every tick, each from the model
+    as it was then. Now the progress shows the counts the statistics were last drawn from, in every frame."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from fake_events import finished
+    from mmrig.gui.rows import Row
+
+    win = make_win()
+    live = win.live
+    live.start_live(200, None)
+    live.running = True
+    events = finished(120)
+    for k in range(0, 120, 7):                      # rows arrive while the live parts take their turns
+        win.model.apply([Row.of(e) for e in events[k:k + 7]])
+        live.redraw()
+        outcomes = live.stats.labels["outcomes"].text().split()[0]
+        ended_in_stats = sum(int(x) for x in outcomes.split("/")) if live.stats.summary else 0
+        assert live.progress.done == ended_in_stats
+        assert live.progress.bar.value() == live.progress.done
+        assert live.progress.label.text().startswith(f"{live.progress.done} / 200 events")
+    for _ in range(4):                              # a whole round with no new rows: the statistics catch up
+        live.redraw()
+    assert live.progress.done == 120 and live.stats.summary["outcomes"]["ok"] == 120
+
+
+def test_a_run_that_ended_leaves_no_timecode_on_show(make_win) -> None:
+    """The timecode display said the last run's value after it ended, as though the line were live."""
+    from mmrig.gui.worker import Problem
+
+    win = make_win()
+    win.quiet = True
+    win.live.timecode.set_timecode(300)
+    win.on_failed(Problem("the bench stopped", "it stopped"))
+    assert win.live.timecode.ext.text() == "--" and win.live.timecode.value is None

@@ -41,6 +41,10 @@ class LivePanel(QWidget):
         self._drawn_revision = -1
         self._round: list[str] = []              # live redraw: parts still to draw in this round
         self._round_resets = 0
+        # the events ended and created as the statistics last counted them: the progress bar and its text show these
+        # too, so the three never disagree in one frame (the statistics are redrawn once a round, the progress's
+        # clock every tick)
+        self._counts = (0, 0)
         self._points: list = []
         self._warm: list = []
         self._build()
@@ -121,6 +125,7 @@ class LivePanel(QWidget):
         self.stats.setTitle("Statistics (live)")
         self.model.clear()
         self.progress.start(count, duration_s)
+        self._counts = (0, 0)
         self.timecode.reset()
         self.plots.set_series(1)
 
@@ -157,8 +162,12 @@ class LivePanel(QWidget):
 
     def update_progress(self) -> None:
         if self.running:
-            _, code = self.model.arrays()
-            self.progress.update_counts(int(np.count_nonzero(code >= 0)), int(code.size))
+            self.progress.update_counts(*self._counts)
+
+    def _count(self, code: np.ndarray) -> None:
+        """The counts the statistics were drawn from (`code`: the model's outcome codes), for the progress."""
+        self._counts = (int(np.count_nonzero(code >= 0)), int(code.size))
+        self.update_progress()
 
     def _follow(self, *_: Any) -> None:
         if self.follow:
@@ -195,6 +204,7 @@ class LivePanel(QWidget):
                 self.stats.show_summary(self.summary)
             else:
                 self.stats.show_rows(self.model.rows)      # the core's own summarize
+            self._count(self.model.arrays()[1])
             return
         if self._round and self._round_resets != self.model.resets:
             self._round = []                               # the model was cleared or replaced mid-round
@@ -208,7 +218,9 @@ class LivePanel(QWidget):
             self._warm = [self.model.warmup(self.tick_us())]
         part = self._round.pop(0)
         if part == "stats":
+            lat, code = self.model.arrays()
             if not self.viewing:
-                self.stats.show_arrays(*self.model.arrays(), self.model.unmeasurable())
+                self.stats.show_arrays(lat, code, self.model.unmeasurable())
+            self._count(code)
         else:
             self.plots.show_arrays(self._points, parts=(part,), warmup=self._warm)
