@@ -236,3 +236,26 @@ def test_an_outcome_cell_shows_whole_or_says_it_in_its_tooltip(make_win, qtbot) 
         text = win.model.data(win.model.index(row, 7))
         assert fm.horizontalAdvance(text) + 8 <= header.sectionSize(7), (text, header.sectionSize(7))
         assert reason in win.model.data(win.model.index(row, 7), Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_restored_window_is_fitted_again_once_shown(qtbot, tmp_path) -> None:
+    """A window restored where it fitted the screen without its frame ended 25 px below the screen's edge once the
+    window manager added its title bar. Shown, it is fitted again with its frame known: its frame lies inside the
+    screen's available area. (Xvfb has no window manager: the frame is the window here; the check still fails if
+    the window is left off the screen.)"""
+    from PySide6.QtCore import QSettings
+
+    from mmrig.gui.screenfit import available
+    from mmrig.gui.window import MainWindow
+
+    w = MainWindow(QSettings(str(tmp_path / "s.ini"), QSettings.Format.IniFormat), runs_dir=tmp_path / "runs")
+    qtbot.addWidget(w)
+    w.quiet = True
+    w.show()
+    qtbot.waitExposed(w)
+    room = available(w)
+    w.move(room.x(), room.y() + 40)                  # as a restore that put it lower than the screen allows
+    w._fitted_shown = False
+    w.hide()
+    w.show()
+    qtbot.waitUntil(lambda: room.contains(w.frameGeometry()), timeout=3000)

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QThread
+from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QScrollArea,
                                QVBoxLayout, QWidget)
 
@@ -48,6 +48,7 @@ class MainWindow(QMainWindow):
         self.viewing_json: Path | None = None
         self.replay_worker: ReplayWorker | None = None      # a replay with trace around an event (replayaction.py)
         self.viewing_sidecar: dict[str, Any] | None = None
+        self._fitted_shown = False               # fitted to the screen again once shown, its frame known (showEvent)
         self.problems: list[Problem] = []       # every message shown (tests read them)
         self.quiet = False                      # tests: no modal dialogs, messages go to the log and the banner
         self.connection = ConnectionPanel()
@@ -164,6 +165,15 @@ class MainWindow(QMainWindow):
         s.setValue("log_axis", {"log": "true", "linear": "linear"}.get(self.live.plots.axis_mode, "auto"))
         s.setValue("geometry", self.saveGeometry())
         s.sync()
+
+    def showEvent(self, event) -> None:  # noqa: N802 - Qt
+        """Once shown, the window's frame (the title bar a window manager adds, 25 px or so) is known: fitted again
+        with it, so a restored geometry that fitted the screen without its frame does not end below the screen's
+        edge (the left column then scrolls and the statistics are cut)."""
+        super().showEvent(event)
+        if not self._fitted_shown:
+            self._fitted_shown = True
+            QTimer.singleShot(0, lambda: fit_to_screen(self, self.width(), self.height()))
 
     def closeEvent(self, event) -> None:  # noqa: N802 - Qt
         self.save_settings()
@@ -298,6 +308,7 @@ class MainWindow(QMainWindow):
         self.result = result
         self.set_timer_hz(float(((result.sidecar or {}).get("timebase") or {}).get("timer_hz") or self.model.timer_hz))
         self._end_thread()
+        self.live.timecode.reset()          # no line is live any more: the last run's timecode is not the nodes' now
         self.live.progress.finish(len(result.events))
         self.live.stats.setTitle(f"Statistics: {(result.sidecar or {}).get('name') or 'last run'}")
         # the view ends on the core's own final events (the same the CSV has)
@@ -318,6 +329,7 @@ class MainWindow(QMainWindow):
 
     def on_failed(self, p: Problem) -> None:
         self._end_thread()
+        self.live.timecode.reset()
         self.live.progress.finish(self.live.ended())
         self.live.progress.label.setText(f"run failed: {p.title}")
         self.show_problem(p)
