@@ -29,8 +29,6 @@ import threading
 import time
 from pathlib import Path
 
-from mmsched import renice
-
 ENV = "MMRIG_PACED_TURNS"
 WAIT_ENV = "MMRIG_PACED_TURNS_WAIT_S"
 NICE_ENV = "MMRIG_PACED_TURNS_NICE"
@@ -50,10 +48,14 @@ def _renice(nice: str | None) -> None:
     except ValueError:
         print(f"mmhil: {NICE_ENV}={nice!r} is not a whole number: the turn's holder keeps its nice", file=sys.stderr)
         return
+    from mmsched import renice      # here, not at the top: a script that only starts a bench loads no scheduler core
     _niced.update(renice.renice(value)[0])
 
 
 def _restore() -> None:
+    if not _niced:
+        return
+    from mmsched import renice
     renice.restore(_niced)
     _niced.clear()
 
