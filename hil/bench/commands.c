@@ -125,7 +125,7 @@ static void cmd_cut(struct command_req *r, struct sbuf *b)
             sb_error(b, "cut: unknown line '%s'", w[1]);
             return;
         }
-        uart.n[id].uart_cut_until = until;
+        uart_cut(id, until);
     }
     sb_printf(b, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", id >= 0 ? w[1] : group_names[g], until); /* a known name: nothing to escape */
 }

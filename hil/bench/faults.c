@@ -58,12 +58,11 @@ void faults_fault(struct command_req *r, struct sbuf *b)
     int id, dir;
     double rate;
     char *end;
-    struct fault *f;
     if (nw >= 2 && !strcmp(w[1], "clear")) {
         int i;
         for (i = 0; i < NNODES; i++)
             if (nw < 3 || parse_node(w[2]) == i)
-                memset(uart.n[i].fault, 0, sizeof uart.n[i].fault);
+                uart_faults_clear(i);
         sb_printf(b, "{\"ok\":true}\n");
         return;
     }
@@ -74,17 +73,15 @@ void faults_fault(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: fault NODE in|out drop|corrupt|delay|dup RATE [DELAY_US] (RATE 0..1)");
         return;
     }
-    f = &uart.n[id].fault[dir];
     if (!strcmp(w[3], "drop"))
-        f->drop = rate;
+        uart_fault_set(id, dir, UART_FAULT_DROP, rate, 0);
     else if (!strcmp(w[3], "corrupt"))
-        f->corrupt = rate;
+        uart_fault_set(id, dir, UART_FAULT_CORRUPT, rate, 0);
     else if (!strcmp(w[3], "dup"))
-        f->dup = rate;
-    else if (!strcmp(w[3], "delay")) {
-        f->delay = rate;
-        f->delay_cycles = secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6);
-    } else {
+        uart_fault_set(id, dir, UART_FAULT_DUP, rate, 0);
+    else if (!strcmp(w[3], "delay"))
+        uart_fault_set(id, dir, UART_FAULT_DELAY, rate, secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6));
+    else {
         sb_error(b, "fault: unknown kind '%s'", w[3]);
         return;
     }
@@ -128,7 +125,7 @@ void faults_hangup(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: hangup NODE SECONDS (SECONDS > 0)");
         return;
     }
-    if (uart.n[id].hung) {
+    if (uart_hung_up(id)) {
         sb_error(b, "hangup: %s is hung up already", node_names[id]);
         return;
     }

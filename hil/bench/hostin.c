@@ -306,7 +306,6 @@ static void record(const struct hostin_entry *e)
 void hostin_take(int id, uint64_t now)
 {
     struct node_ring *r = &host_stamper.ring[id];
-    struct uart_node *u = &uart.n[id];
     static uint8_t bytes[HOSTIN_RING];
     struct pending_read reads[64];
     size_t nr, nb, i, pos = 0, was_full;
@@ -335,7 +334,7 @@ void hostin_take(int id, uint64_t now)
         for (i = 0, pos = 0; i < nr; i++) {
             const struct pending_read *p = &reads[i];
             uint64_t at = p->stamp_ns * (F_CPU / 1000000ull) / 1000ull; /* the stamp's virtual cycle */
-            struct hostin_entry e = {p->gen, u->in_read, p->n, p->stamp_ns, 0, 0, p->baud, (uint8_t)id};
+            struct hostin_entry e = {p->gen, uart_in_read(id), p->n, p->stamp_ns, 0, 0, p->baud, (uint8_t)id};
             if (p->closed) {
                 uart_host_closed(id, p->gen); /* (the bytes before its end were taken above) */
                 continue;

@@ -151,7 +151,7 @@ void inject_command(struct command_req *req, struct sbuf *b)
             return;
         }
     }
-    if (injector.pending[id] || uart.n[id].hold) {
+    if (injector.pending[id] || uart_held(id)) {
         sb_error(b, "inject: an injection into %s is armed or on the line", node_names[id]);
         return;
     }

@@ -48,7 +48,6 @@ struct lockstep lockstep;
  * outstanding from here on. */
 static void grant_done(struct sbuf *b, uint64_t now, const char *stop)
 {
-    const struct uart_node *p = &uart.n[PROFILER], *e = &uart.n[EXECUTOR];
     int i;
     for (i = 0; i < NNODES; i++)
         uart_flush_out(i, now);
@@ -57,8 +56,9 @@ static void grant_done(struct sbuf *b, uint64_t now, const char *stop)
               "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
               ",\"executor\":%" PRIu64 "},\"generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
               "},\"hung_up\":{\"profiler\":%s,\"executor\":%s}}\n",
-              now, (double)now / (double)F_CPU, stop, p->out_written, e->out_written, uart_generation(PROFILER),
-              uart_generation(EXECUTOR), p->hung ? "true" : "false", e->hung ? "true" : "false");
+              now, (double)now / (double)F_CPU, stop, uart_out_written(PROFILER), uart_out_written(EXECUTOR),
+              uart_generation(PROFILER), uart_generation(EXECUTOR), uart_hung_up(PROFILER) ? "true" : "false",
+              uart_hung_up(EXECUTOR) ? "true" : "false");
     lockstep.active = 0;
     lockstep.grants++;
 }
@@ -83,13 +83,9 @@ static uint64_t pending_delimiter(uint64_t now)
     uint64_t t = NEVER;
     int i;
     for (i = 0; i < NNODES; i++) {
-        struct uart_node *u = &uart.n[i];
-        size_t k;
-        for (k = 0; k < u->out_n; k++) {
-            struct out_byte *o = &u->outq[(u->out_head + k) % u->out_cap];
-            if (o->b == 0 && o->at > now && o->at < t)
-                t = o->at;
-        }
+        uint64_t d = uart_next_delimiter(i, now);
+        if (d < t)
+            t = d;
     }
     return t;
 }
@@ -158,7 +154,7 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
             uart_read_host(i, cosim.now_cycles); /* (another stream holds the line: what is there) */
         } else if (uart_read_host_exactly(i, want[i], cosim.now_cycles, 2000)) {
             sb_error(b, "grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s",
-                           node_names[i], want[i], uart.n[i].in_read);
+                           node_names[i], want[i], uart_in_read(i));
             return;
         }
     }

@@ -340,11 +340,11 @@ static void parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--itrace"))
             o->itrace_cycles = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--uart-timing") && (!strcmp(v, "simavr") || !strcmp(v, "bench")))
-            uart.simavr_timing = !strcmp(v, "simavr");
+            uart_set_simavr_timing(!strcmp(v, "simavr"));
         else if (!strcmp(a, "--baud"))
-            uart.baud = strtoull(v, NULL, 0);
+            uart_set_baud(strtoull(v, NULL, 0));
         else if (!strcmp(a, "--out-buffer"))
-            uart.out_buffer = (size_t)strtoull(v, NULL, 0);
+            uart_set_out_buffer((size_t)strtoull(v, NULL, 0));
         else if (!strcmp(a, "--lag-bound-us"))
             pacing.lag_bound_ns = (uint64_t)(atof(v) * 1000.0);
         else if (!strcmp(a, "--seed")) {
@@ -404,7 +404,7 @@ static void parse_options(int argc, char **argv, struct options *o)
         o->p51 = 1;
     }
     o->alone = !o->elf[PROFILER] ? EXECUTOR : !o->elf[EXECUTOR] ? PROFILER : -1;
-    if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
+    if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart_default_baud())
         usage();
     if (o->alone >= 0) {
         if (lockstep.on || o->vcd || o->exec_trace)
@@ -414,7 +414,7 @@ static void parse_options(int argc, char **argv, struct options *o)
         pacing.paced = 0;
         if (arduino.on || cosim.unconnected[GROUP_TIMECODE] || cosim.unconnected[GROUP_EVENT])
             die("--arduino and --unconnected are for two-node mode (both images)");
-    } else if (o->stimulus || o->itrace_cycles || uart.simavr_timing) {
+    } else if (o->stimulus || o->itrace_cycles || uart_simavr_timing()) {
         die("--stimulus, --itrace and --uart-timing are for one-node mode (one image)");
     }
 }
@@ -455,13 +455,13 @@ static void write_ready(const char *run_dir)
     if (!f)
         die("cannot write %s: %s", ready, sf_strerror(errno));
     sb_printf(&b, "{\"pid\":%d,\"profiler\":", (int)getpid());
-    sb_json_str(&b, uart.n[PROFILER].link);
+    sb_json_str(&b, uart_link(PROFILER));
     sb_printf(&b, ",\"executor\":");
-    sb_json_str(&b, uart.n[EXECUTOR].link);
+    sb_json_str(&b, uart_link(EXECUTOR));
     sb_printf(&b, ",\"profiler_socket\":");
-    sb_json_str(&b, uart.n[PROFILER].sock_path);
+    sb_json_str(&b, uart_socket_path(PROFILER));
     sb_printf(&b, ",\"executor_socket\":");
-    sb_json_str(&b, uart.n[EXECUTOR].sock_path);
+    sb_json_str(&b, uart_socket_path(EXECUTOR));
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
     sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\"}\n", pacing.paced ? "true" : "false",
@@ -608,10 +608,10 @@ int main(int argc, char **argv)
             uart_attach(i);
         }
     cosim.after_reset = uart_reset; /* a watchdog or external reset (cosim.c) resets the node's UART side too */
-    uart.pty_lock = hostin_lock;    /* the stamping thread reads the host sides (it takes the lock once it runs) */
-    uart.pty_unlock = hostin_unlock;
+    /* the stamping thread reads the host sides (it takes the lock once it runs) */
+    uart_set_pty_lock(hostin_lock, hostin_unlock);
     if (lockstep.on)
-        uart.on_out_byte = lockstep_on_byte_out; /* a frame grant stops at the delimiter's stop bit */
+        uart_on_out_byte(lockstep_on_byte_out); /* a frame grant stops at the delimiter's stop bit */
     if (o.alone < 0)
         cosim_wire_up();
     if (o.elf[PROFILER])
@@ -635,7 +635,7 @@ int main(int argc, char **argv)
         die("cannot open %s: %s", o.exec_trace, sf_strerror(errno));
 
     write_ready(o.run_dir);
-    logmsg("ready: %s %s control %s (%s)", uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(),
+    logmsg("ready: %s %s control %s (%s)", uart_link(PROFILER), uart_link(EXECUTOR), control_sock_path(),
            pacing.paced ? "paced" : "unpaced");
 
     if (pacing.paced)

@@ -51,7 +51,7 @@ void status_json(struct sbuf *b)
         uart_status_json(i, b);
         if (arduino.on)
             sb_printf(b, ",\"open_resets\":%" PRIu64 ",\"bootloader_bytes\":%u,\"baud_mismatch_garbled\":%" PRIu64,
-                      arduino.open_resets[i], (unsigned)arduino.boot_bytes[i], uart.n[i].baud_mismatch_garbled);
+                      arduino.open_resets[i], (unsigned)arduino.boot_bytes[i], uart_arduino_garbled(i));
         sb_printf(b, "}"); /* the node's object */
     }
     sb_printf(b, "},");
