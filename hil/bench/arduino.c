@@ -48,7 +48,7 @@ struct arduino arduino = {.ifd = -1, .wd = {-1, -1}};
 
 void arduino_load_bootloader(int id)
 {
-    avr_t *a = node_avr(cosim.nodes[id])->avr;
+    avr_t *a = node_avr(cosim_node(id))->avr;
     ihex_chunk_p chunks = NULL;
     int n, i;
     uint32_t total = 0;
@@ -100,7 +100,7 @@ int arduino_fd(void)
 static void reset_on_open(int id, uint64_t now)
 {
     arduino.open_resets[id]++;
-    cosim_external_reset(id, now); /* and the UART bridge (cosim.after_reset) */
+    cosim_external_reset(id, now); /* and the UART bridge (cosim_on_reset) */
     logmsg("%s: port opened by the host: reset (DTR) at virtual %.6f s", node_names[id], (double)now / (double)F_CPU);
     TRACE("R %" PRIu64 " %s open\n", now, node_names[id]);
 }

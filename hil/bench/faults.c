@@ -101,9 +101,9 @@ void faults_garbage(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: garbage NODE in|out COUNT (COUNT 1..65536)");
         return;
     }
-    uart_garbage(id, dir, count, cosim.now_cycles);
+    uart_garbage(id, dir, count, cosim_now());
     sb_printf(b, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"bytes\":%llu,\"cycle\":%" PRIu64 "}\n",
-                   node_names[id], dir ? "out" : "in", count, cosim.now_cycles);
+                   node_names[id], dir ? "out" : "in", count, cosim_now());
 }
 
 /* the adapter plugged in again after a hang-up */
@@ -129,14 +129,14 @@ void faults_hangup(struct command_req *r, struct sbuf *b)
         sb_error(b, "hangup: %s is hung up already", node_names[id]);
         return;
     }
-    until = cosim.now_cycles + secs_to_cycles(s);
+    until = cosim_now() + secs_to_cycles(s);
     if (actions_add(until, hangup_end, id)) {
         sb_error(b, "too many pending actions");
         return;
     }
     uart_hangup(id);
     sb_printf(b, "{\"ok\":true,\"node\":\"%s\",\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
-                   node_names[id], cosim.now_cycles, until);
+                   node_names[id], cosim_now(), until);
 }
 
 void faults_stuck(struct command_req *r, struct sbuf *b)
@@ -154,7 +154,7 @@ void faults_stuck(struct command_req *r, struct sbuf *b)
     for (g = 0; g < NGROUPS; g++)
         if (!strcmp(w[1], group_names[g]))
             break;
-    if (!cosim.wired || g == NGROUPS) {
+    if (!cosim_wired() || g == NGROUPS) {
         sb_error(b, "stuck: unknown line '%s' (timecode or event, both nodes running)", w[1]);
         return;
     }
@@ -171,12 +171,12 @@ void faults_stuck(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: stuck LINE BIT LEVEL SECONDS (LEVEL 0|1, SECONDS > 0)");
         return;
     }
-    until = cosim.now_cycles + secs_to_cycles(s);
+    until = cosim_now() + secs_to_cycles(s);
     if (actions_add(until, cosim_unstick, g)) {
         sb_error(b, "too many pending actions");
         return;
     }
-    n = cosim_stick(g, bit, level, until, cosim.now_cycles);
+    n = cosim_stick(g, bit, level, until, cosim_now());
     sb_printf(b, "{\"ok\":true,\"line\":\"%s\",\"wires\":%d,\"level\":%d,\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
-                   group_names[g], n, level, cosim.now_cycles, until);
+                   group_names[g], n, level, cosim_now(), until);
 }

@@ -111,7 +111,7 @@ static void on_port(void *ctx, uint8_t value, uint64_t at)
 
 void inject_attach(void)
 {
-    struct node *p = cosim.nodes[PROFILER];
+    struct node *p = cosim_node(PROFILER);
     char port = p->pins->timecode[0].port;
     injector.port = p->ops->port_out(p, port); /* the 8051's latch leaves reset at 0xFF, an AVR's pins at 0 */
     p->ops->watch_port(p, port, on_port, NULL);
@@ -176,10 +176,10 @@ void inject_command(struct command_req *req, struct sbuf *b)
         injector.count--;
     }
     r = &injector.rec[(injector.head + injector.count++) % RECORDS];
-    *r = (struct record){.id = injector.next_id++, .node = id, .bytes = n, .delay = delay, .armed = cosim.now_cycles};
+    *r = (struct record){.id = injector.next_id++, .node = id, .bytes = n, .delay = delay, .armed = cosim_now()};
     sb_printf(b, "{\"ok\":true,\"id\":%" PRIu64 ",\"node\":\"%s\",\"bytes\":%zu,\"delay_cycles\":%" PRIu64
                        ",\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f}\n",
-                   r->id, node_names[id], n, delay, cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU);
+                   r->id, node_names[id], n, delay, cosim_now(), (double)cosim_now() / (double)F_CPU);
 }
 
 static void opt_cycle(struct sbuf *b, const char *name, int have, uint64_t v)

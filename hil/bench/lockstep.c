@@ -51,7 +51,7 @@ static void grant_done(struct sbuf *b, uint64_t now, const char *stop)
     int i;
     for (i = 0; i < NNODES; i++)
         uart_flush_out(i, now);
-    now = cosim.now_cycles;
+    now = cosim_now();
     sb_printf(b,
               "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
               ",\"executor\":%" PRIu64 "},\"generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
@@ -147,12 +147,12 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
      * connection to a line socket the host made before it asked is taken first (its bytes are counted) */
     for (i = 0; i < NNODES; i++) {
         if (cosim_present(i)) {
-            uart_accept(i, cosim.now_cycles);
+            uart_accept(i, cosim_now());
             uart_poll_host_baud(i, 1);
         }
         if (!have_in || (want_gen[i] && (want_gen[i] & ~(1ull << 63)) != uart_generation(i))) {
-            uart_read_host(i, cosim.now_cycles); /* (another stream holds the line: what is there) */
-        } else if (uart_read_host_exactly(i, want[i], cosim.now_cycles, 2000)) {
+            uart_read_host(i, cosim_now()); /* (another stream holds the line: what is there) */
+        } else if (uart_read_host_exactly(i, want[i], cosim_now(), 2000)) {
             sb_error(b, "grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s",
                            node_names[i], want[i], uart_in_read(i));
             return;
@@ -164,12 +164,12 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
     lockstep.granted = cycle;
     lockstep.stop_at = cycle;
     if (frame) {
-        uint64_t d = pending_delimiter(cosim.now_cycles);
+        uint64_t d = pending_delimiter(cosim_now());
         if (d < lockstep.stop_at)
             lockstep.stop_at = d;
     }
-    if (cosim.now_cycles >= lockstep.stop_at)
-        grant_done(b, cosim.now_cycles, stop_reason()); /* there already: the reply now */
+    if (cosim_now() >= lockstep.stop_at)
+        grant_done(b, cosim_now(), stop_reason()); /* there already: the reply now */
     else
         req->later = 1; /* the main loop runs it; lockstep_reached replies */
 }
@@ -179,8 +179,7 @@ void lockstep_on_byte_out(uint8_t b, uint64_t at)
     if (!lockstep.active || !lockstep.frame || b != 0 || at >= lockstep.stop_at)
         return;
     lockstep.stop_at = at;
-    if (at < cosim.run_target)
-        cosim.run_target = at; /* no core has passed it: see cosim_run_until */
+    cosim_stop_by(at); /* no core has passed it: see cosim_run_until */
 }
 
 int lockstep_reached(uint64_t now)
@@ -194,5 +193,5 @@ int lockstep_reached(uint64_t now)
 void lockstep_end(void)
 {
     if (lockstep.active)
-        reply_later(cosim.now_cycles, "end");
+        reply_later(cosim_now(), "end");
 }

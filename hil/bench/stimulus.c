@@ -287,7 +287,7 @@ void stimulus_start(int id, uint64_t itrace_cycles)
     avr_t *a;
     int i;
     st.id = id;
-    st.n = node_avr(cosim.nodes[id]);
+    st.n = node_avr(cosim_node(id));
     a = st.n->avr;
     st.itrace_cycles = itrace_cycles;
     if (id == EXECUTOR) {
@@ -322,7 +322,7 @@ void stimulus_start(int id, uint64_t itrace_cycles)
 
 void stimulus_end(int id)
 {
-    struct node *n = cosim.nodes[id];
+    struct node *n = cosim_node(id);
     avr_t *a = node_avr(n)->avr;
     TRACE("END %" PRIu64 " %d %s\n", (uint64_t)a->cycle, (int)a->state, node_state_name(n->ops->state(n)));
 }

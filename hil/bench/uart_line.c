@@ -261,7 +261,7 @@ static uint64_t rx_deliver(struct node *n, uint64_t when, void *ctx);
 void uart_arm(int id)
 {
     struct uart_node *u = &uart.n[id];
-    struct node *n = cosim.nodes[id];
+    struct node *n = cosim_node(id);
     struct in_byte *ib = NULL;
     uint64_t start_scaled, end_scaled, at, shadow_start;
     uint64_t baud;
@@ -316,7 +316,7 @@ static uint64_t stop_bit_end(struct node *n, uint64_t cycle)
  * global time there. */
 void uart_deliver_now(int id, uint8_t b, uint64_t at)
 {
-    struct node *n = cosim.nodes[id];
+    struct node *n = cosim_node(id);
     struct uart_node *u = &uart.n[id];
     if (!n->ops->uart_rx(n, b)) {
         u->in_ignored++; /* receiver off: the byte is lost, as on the chip */
@@ -500,7 +500,7 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start, void (*
         /* a host byte scheduled but not begun by the injected start bit (armed before the hold):
          * it goes after the injection; it is still its queue's head (a byte leaves the queue when
          * delivered) */
-        cosim.nodes[id]->ops->timer_cancel(cosim.nodes[id], rx_deliver, u);
+        cosim_node(id)->ops->timer_cancel(cosim_node(id), rx_deliver, u);
         u->rx_armed = 0;
         u->rx_line_free_scaled = u->rx_prev_free_scaled;
         u->rx_shadow_free_scaled = u->rx_prev_shadow_scaled;
@@ -520,7 +520,7 @@ uint64_t uart_inject(int id, const uint8_t *b, size_t n, uint64_t start, void (*
 void uart_reset(int id)
 {
     /* an AVR's reset dropped the byte's timer, the 8051's kept it: either way it is armed again below */
-    cosim.nodes[id]->ops->timer_cancel(cosim.nodes[id], rx_deliver, &uart.n[id]);
+    cosim_node(id)->ops->timer_cancel(cosim_node(id), rx_deliver, &uart.n[id]);
     uart.n[id].rx_armed = 0;
     uart.n[id].rx_armed_inj = 0; /* an injected byte on the line goes again, whole */
     uart_arm(id);
@@ -529,7 +529,7 @@ void uart_reset(int id)
 /* the node's "tty", "pts" and "uart" members of its status object */
 void uart_status_json(int id, struct sbuf *b)
 {
-    struct node *n = cosim.nodes[id];
+    struct node *n = cosim_node(id);
     struct uart_node *u = &uart.n[id];
     uint64_t in_ok = u->in_delivered, in_ignored = u->in_ignored, lost;
 
@@ -571,7 +571,7 @@ uint64_t uart_arduino_garbled(int id)
 
 void uart_attach(int id)
 {
-    struct node *n = cosim.nodes[id];
+    struct node *n = cosim_node(id);
     struct uart_node *u = &uart.n[id];
 
     n->ops->uart_attach(n, out_done, n, uart.simavr_timing);

@@ -51,7 +51,7 @@ uint64_t uart_line_baud(int id)
 
 double uart_node_baud(int id)
 {
-    struct node *n = cosim.nodes[id];
+    struct node *n = cosim_node(id);
     return n->ops->uart_baud(n);
 }
 
