@@ -10,7 +10,7 @@
  * had to be thrown away (docs/bench.md, "Validity by cause").
  *
  * How. One thread does nothing but wait in poll() on the nodes' host sides (the line socket's connection
- * where one holds the line, else the pty's master: uart_bridge.c); when it wakes it takes
+ * where one holds the line, else the pty's master: uart_host.c); when it wakes it takes
  * CLOCK_MONOTONIC first, reads what is there and keeps the bytes with that stamp in a ring per node
  * (with the rate the host had set: read from the pty's termios right after the bytes, or the one the
  * socket's packet carries). It runs one

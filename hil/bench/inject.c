@@ -70,7 +70,7 @@ static struct record *latest(int node)
     return NULL;
 }
 
-/* the injection's last stop bit ended (uart_bridge.c) */
+/* the injection's last stop bit ended (uart_line.c) */
 static void line_done(int id, uint64_t cycle)
 {
     struct record *r = latest(id);

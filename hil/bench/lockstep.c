@@ -6,7 +6,7 @@
  *
  * At start the bench sits at cycle 0 until the first grant, blocked in poll on the control socket
  * (no CPU). A grant first takes the host's input: `in` gives the total number of bytes the host has
- * written into each node's host stream (the line socket's connection, or the pty: uart_bridge.c) since
+ * written into each node's host stream (the line socket's connection, or the pty: uart_host.c) since
  * it began; the bench reads it until it has read exactly that many (a pty write reaches the master side
  * asynchronously, through the kernel's flip-buffer work, so a byte written just before the grant may not
  * be readable yet; a socket's is there when the write returns), waiting up to 2 s, and those bytes enter

@@ -42,8 +42,14 @@
  *   node.h         a node as the bench uses it: stepping, pins, timers, its UART, reset, its status
  *   node_avr.c     the ATmega2560 node on simavr, and the simavr 1.6 quirks the bench corrects
  *   node51.c       the 8051 profiler node (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
- *   uart_bridge.c  each node's serial line: its host side (a pty, or a connection to its line socket),
- *                  host bytes paced at the baud rate, output queue, byte faults
+ *   uart_line.c    the UART bridge's line model: each node's serial line, host bytes paced at the
+ *                  adapter's rate, the output queue, injections (uart_bridge.h: the bridge's interface)
+ *   uart_host.c    a line's host side: a pty, or a connection to its line socket; hang-up, re-plug
+ *   uart_rate.c    the USB-serial adapter's rate: termios, the baud table, a rate mismatch
+ *   uart_faults.c  byte faults on a line (the seeded PRNG), cuts
+ *   uart_garbage.c garbage bursts: seeded random bytes onto a line
+ *   uart_shadow.c  the line as it would be without injected delays: what a delay held back
+ *   uart_script.c  --script: host bytes at given virtual times (a replay's record)
  *   linesock.c     a node's line on a Unix socket (SOCK_SEQPACKET): mmrig's own links, without the
  *                  pty's kernel hop; its packets
  *   hostin.c       paced: the host's bytes stamped on the host clock by a thread of their own, each put
@@ -52,11 +58,13 @@
  *   commands.c     the control commands: the table (name -> handler) and the handlers of no other part
  *   status.c       the status JSON, each part's members in their order
  *   actions.c      timed actions: a reset at a later time, the ends of cuts, hang-ups, stuck wires
- *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
+ *   faults.c       the fault commands: byte faults, garbage, pty hang-ups, stuck wires
+ *   faulthold.c    the record of host bytes an injected delay held back (the `injected` reply)
  *   arduino.c      --arduino: the Mega's bootloader, the reset when the host opens a port
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
  *                  real-time set-up
  *   lockstep.c     --lockstep: virtual time advances only as far as the host grants
+ *   uparse.c       the control channel's numbers (a grant's cycle, byte counts), parsed strictly
  *   inject.c       floor calibration: bytes into a node's receiver on the profiler's tick edge
  *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record

@@ -20,7 +20,7 @@
  * reads them. It is never lazily asleep (idle mode is stepped a machine cycle at a time), so it has no
  * sleep to count and nothing to catch up.
  *
- * UART. The host line stays the bridge's (uart_bridge.c: paced at the adapter's rate, faults, cuts):
+ * UART. The host line stays the bridge's (uart_line.c: paced at the adapter's rate, faults, cuts):
  * for the 8051 it starts each byte's start bit at its moment (node.rx_at_start; a timer here, at the first
  * instruction boundary at or after it: up to 47 clocks, 4.3 us, late) and ucsim's receiver counts the 10 bit times
  * at the rate the image set (Timer1) and sets RI at the end of the stop bit. Output: ucsim reports each
