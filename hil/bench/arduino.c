@@ -16,9 +16,9 @@
  *
  * Reset on open. On the board the USB chip (ATmega16U2) asserts DTR when the host opens the port,
  * and DTR pulls RESET low through a 100 nF capacitor: every open resets the MCU; a close does not.
- * A connection to the node's line socket is an open too (uart_bridge.c calls arduino_opened when it
+ * A connection to the node's line socket is an open too (uart_host.c calls arduino_opened when it
  * takes the connection, before it reads a byte from it).
- * The bench keeps its own slave descriptor of each pty open (uart_bridge.c), so the host's open is
+ * The bench keeps its own slave descriptor of each pty open (uart_host.c), so the host's open is
  * not visible on the master side; it is seen with inotify instead (IN_OPEN on /dev/pts/N: every
  * open(2) of the slave, pyserial's included, queues one event; the bench's own open is made before
  * the watch exists). The node then gets the reset command's reset (RESET pin: MCUSR EXTRF, its UART
@@ -48,7 +48,7 @@ struct arduino arduino = {.ifd = -1, .wd = {-1, -1}};
 
 void arduino_load_bootloader(int id)
 {
-    avr_t *a = node_avr(cosim.nodes[id])->avr;
+    avr_t *a = node_avr(cosim_node(id))->avr;
     ihex_chunk_p chunks = NULL;
     int n, i;
     uint32_t total = 0;
@@ -100,7 +100,7 @@ int arduino_fd(void)
 static void reset_on_open(int id, uint64_t now)
 {
     arduino.open_resets[id]++;
-    cosim_external_reset(id, now); /* and the UART bridge (cosim.after_reset) */
+    cosim_external_reset(id, now); /* and the UART bridge (cosim_on_reset) */
     logmsg("%s: port opened by the host: reset (DTR) at virtual %.6f s", node_names[id], (double)now / (double)F_CPU);
     TRACE("R %" PRIu64 " %s open\n", now, node_names[id]);
 }

@@ -81,15 +81,15 @@ static void cmd_reset(struct command_req *r, struct sbuf *b)
         sb_error(b, "reset: unknown node '%s'", w[1]);
     } else if (r->nw >= 4 && !strcmp(w[2], "at")) {
         uint64_t at = secs_to_cycles(atof(w[3]));
-        if (at < cosim.now_cycles)
-            at = cosim.now_cycles;
+        if (at < cosim_now())
+            at = cosim_now();
         if (actions_add(at, cosim_external_reset, id))
             sb_printf(b, "{\"ok\":false,\"error\":\"too many pending actions\"}\n");
         else
             sb_printf(b, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", at);
     } else {
-        cosim_external_reset(id, cosim.now_cycles);
-        sb_printf(b, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim.now_cycles);
+        cosim_external_reset(id, cosim_now());
+        sb_printf(b, "{\"ok\":true,\"at_cycle\":%" PRIu64 "}\n", cosim_now());
     }
 }
 
@@ -104,7 +104,7 @@ static void cmd_cut(struct command_req *r, struct sbuf *b)
     char(*w)[128] = r->w;
     int nw = r->nw;
     double s = atof(w[2]);
-    uint64_t until = cosim.now_cycles + secs_to_cycles(s);
+    uint64_t until = cosim_now() + secs_to_cycles(s);
     int g, id = -1;
     if (nw < 3 || s <= 0) {
         sb_printf(b, "%s", "{\"ok\":false,\"error\":\"usage: cut LINE SECONDS (LINE: profiler.uart executor.uart timecode event)\"}\n");
@@ -114,7 +114,7 @@ static void cmd_cut(struct command_req *r, struct sbuf *b)
         if (!strcmp(w[1], group_names[g]))
             break;
     if (g < NGROUPS) {
-        cosim.group_cut_until[g] = until;
+        cosim_cut_group(g, until);
         actions_add(until, cut_end, g);
     } else {
         if (!strcmp(w[1], "profiler.uart"))
@@ -125,7 +125,7 @@ static void cmd_cut(struct command_req *r, struct sbuf *b)
             sb_error(b, "cut: unknown line '%s'", w[1]);
             return;
         }
-        uart.n[id].uart_cut_until = until;
+        uart_cut(id, until);
     }
     sb_printf(b, "{\"ok\":true,\"line\":\"%s\",\"until_cycle\":%" PRIu64 "}\n", id >= 0 ? w[1] : group_names[g], until); /* a known name: nothing to escape */
 }
@@ -167,17 +167,17 @@ static void cmd_vcd(struct command_req *r, struct sbuf *b)
 {
     char(*w)[128] = r->w;
     int nw = r->nw;
-    if (!cosim.wired) {
+    if (!cosim_wired()) {
         sb_error(b, "vcd: no wires in one-node mode");
     } else if (!strcmp(w[1], "on")) {
         char path[600];
         FILE *f = open_in_run_dir(b, "vcd", nw >= 3 ? w[2] : "wires.vcd", path, sizeof path);
         if (!f)
             return;
-        vcd_start(f, path, cosim.now_cycles, cosim.wires);
+        vcd_start(f, path, cosim_now(), cosim_wires());
         reply_path(b, "vcd", vcd_path());
     } else if (!strcmp(w[1], "off")) {
-        vcd_close(cosim.now_cycles);
+        vcd_close(cosim_now());
         reply_path(b, "vcd", vcd_path());
     } else {
         sb_error(b, "usage: vcd on [FILE] | vcd off");
@@ -189,18 +189,18 @@ static void cmd_exectrace(struct command_req *r, struct sbuf *b)
 {
     char(*w)[128] = r->w;
     int nw = r->nw;
-    if (!cosim.wired) {
+    if (!cosim_wired()) {
         sb_error(b, "exectrace: two-node mode only");
     } else if (!strcmp(w[1], "on")) {
         char path[600];
         FILE *f = open_in_run_dir(b, "exectrace", nw >= 3 ? w[2] : "exectrace.txt", path, sizeof path);
         if (!f)
             return;
-        exectrace_start(f, path, global_to_node(EXECUTOR, cosim.now_cycles), /* the executor's clock */
-                        cosim.wires, cosim.ppm[EXECUTOR]);
+        exectrace_start(f, path, global_to_node(EXECUTOR, cosim_now()), /* the executor's clock */
+                        cosim_wires(), cosim_ppm(EXECUTOR));
         reply_path(b, "exectrace", exectrace_path());
     } else if (!strcmp(w[1], "off")) {
-        exectrace_close(global_to_node(EXECUTOR, cosim.now_cycles));
+        exectrace_close(global_to_node(EXECUTOR, cosim_now()));
         reply_path(b, "exectrace", exectrace_path());
     } else {
         sb_error(b, "usage: exectrace on [FILE] | exectrace off");
@@ -210,8 +210,8 @@ static void cmd_exectrace(struct command_req *r, struct sbuf *b)
 static void cmd_stalls(struct command_req *r, struct sbuf *b)
 {
     uint64_t since = r->nw >= 3 && !strcmp(r->w[1], "since") ? secs_to_cycles(atof(r->w[2])) : 0;
-    sb_printf(b, "{\"ok\":true,\"virtual_s\":%.9f,", (double)cosim.now_cycles / (double)F_CPU);
-    pacing_stalls_json(b, since, cosim.now_cycles);
+    sb_printf(b, "{\"ok\":true,\"virtual_s\":%.9f,", (double)cosim_now() / (double)F_CPU);
+    pacing_stalls_json(b, since, cosim_now());
     sb_printf(b, "}\n");
 }
 
@@ -235,14 +235,14 @@ static void cmd_timing(struct command_req *r, struct sbuf *b)
     double s = r->nw >= 3 && !strcmp(r->w[1], "since") ? atof(r->w[2]) : 0.0;
     uint64_t since = secs_to_cycles(s);
     sb_printf(b, "{\"ok\":true,\"virtual_s\":%.9f,\"wall_start_s\":%.9f,\"paced\":%s,",
-              (double)cosim.now_cycles / (double)F_CPU, (double)pacing.wall_start_ns / 1e9,
+              (double)cosim_now() / (double)F_CPU, (double)pacing.wall_start_ns / 1e9,
               pacing.paced ? "true" : "false");
     hostin_record_json(b, s > 0 ? (uint64_t)(s * 1e9) : 0);
     sb_printf(b, ",");
     commands_log_json(b);
     pacing_held_json(b, since);
     sb_printf(b, ",");
-    pacing_stalls_json(b, since, cosim.now_cycles);
+    pacing_stalls_json(b, since, cosim_now());
     sb_printf(b, "}\n");
 }
 
@@ -254,7 +254,7 @@ static void cmd_sleep(struct command_req *r, struct sbuf *b)
     } else {
         r->stall_ms = ms; /* the server stalls once the replies are out */
         sb_printf(b, "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"sleep_ms\":%ld}\n",
-                  cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU, ms);
+                  cosim_now(), (double)cosim_now() / (double)F_CPU, ms);
     }
 }
 
@@ -283,7 +283,7 @@ void commands_log(const char *name, const char *line, const char *reply, size_t 
         cmd_log_dropped++;
     }
     i = (cmd_log_head + cmd_log_n) % COMMAND_LOG;
-    cmd_log[i].cycle = cosim.now_cycles;
+    cmd_log[i].cycle = cosim_now();
     snprintf(cmd_log[i].text, sizeof cmd_log[i].text, "%s", line);
     cmd_log_n++;
 }

@@ -71,7 +71,7 @@ static struct {
     uint64_t deferred; /* services that left a client's commands for later (backlog or slice used up) */
     int first;         /* the client served first in the next service (round robin) */
     int wake[2];       /* a pipe: readable while lines are left for the next service */
-} ctl = {.listen_fd = -1, .wake = {-1, -1}};
+} control_channel = {.listen_fd = -1, .wake = {-1, -1}};
 
 static void drop_client(struct client *c)
 {
@@ -108,7 +108,7 @@ static void reply(struct client *c, const char *text, size_t len)
     if (c->dead)
         return;
     if (c->out_n + len > CLIENT_OUT_MAX) {
-        ctl.dropped_clients++;
+        control_channel.dropped_clients++;
         logmsg("control client dropped: %zu bytes of replies unread", c->out_n);
         drop_client(c);
         return;
@@ -131,9 +131,9 @@ void control_reply_later(uint64_t client, const char *text, size_t len)
 {
     int i;
     for (i = 0; i < MAX_CLIENTS; i++)
-        if (ctl.clients[i].fd && ctl.clients[i].id == client) {
-            ctl.clients[i].owed = 0;
-            reply(&ctl.clients[i], text, len);
+        if (control_channel.clients[i].fd && control_channel.clients[i].id == client) {
+            control_channel.clients[i].owed = 0;
+            reply(&control_channel.clients[i], text, len);
             return;
         }
     /* gone (dropped or evicted): the grant ran on, nobody to tell */
@@ -148,7 +148,7 @@ static void handle_line(struct client *c, char *line)
     struct sbuf b = {0};
     memset(&req, 0, sizeof req);
     req.client = c->id;
-    for (cmd = ctl.table; cmd->name; cmd++) {
+    for (cmd = control_channel.table; cmd->name; cmd++) {
         size_t k = strlen(cmd->name);
         if (cmd->whole_line && !strncmp(line, cmd->name, k) && (line[k] == ' ' || line[k] == '\t' || !line[k])) {
             req.args = line + k;
@@ -160,7 +160,7 @@ static void handle_line(struct client *c, char *line)
                         req.w[4], req.w[5]);
         if (req.nw <= 0)
             return;
-        for (cmd = ctl.table; cmd->name; cmd++)
+        for (cmd = control_channel.table; cmd->name; cmd++)
             if (!cmd->whole_line && !strcmp(req.w[0], cmd->name))
                 break;
     }
@@ -168,7 +168,7 @@ static void handle_line(struct client *c, char *line)
         char copy[200];
         snprintf(copy, sizeof copy, "%s", line);   /* (a handler may write into the line's words) */
         cmd->fn(&req, &b);
-        ctl.done(cmd->name, copy, b.p ? b.p : "", b.n);
+        control_channel.done(cmd->name, copy, b.p ? b.p : "", b.n);
     }
     else
         sb_error(&b, "unknown command '%s'", req.w[0]);
@@ -177,7 +177,7 @@ static void handle_line(struct client *c, char *line)
     if (b.n)
         reply(c, b.p, b.n);
     free(b.p);
-    ctl.sleep_ms += req.stall_ms;
+    control_channel.sleep_ms += req.stall_ms;
 }
 
 /* ---- socket ------------------------------------------------------------------------------ */
@@ -185,40 +185,40 @@ static void handle_line(struct client *c, char *line)
 void control_open(const char *run_dir, const struct command *table, command_done_fn done)
 {
     struct sockaddr_un sa;
-    ctl.table = table;
-    ctl.done = done;
-    snprintf(ctl.sock_path, sizeof ctl.sock_path, "%s/control.sock", run_dir);
-    if (strlen(ctl.sock_path) >= sizeof sa.sun_path)
-        die("run directory path too long for a Unix socket: %s", ctl.sock_path);
-    unlink(ctl.sock_path);
-    ctl.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (ctl.listen_fd < 0)
+    control_channel.table = table;
+    control_channel.done = done;
+    snprintf(control_channel.sock_path, sizeof control_channel.sock_path, "%s/control.sock", run_dir);
+    if (strlen(control_channel.sock_path) >= sizeof sa.sun_path)
+        die("run directory path too long for a Unix socket: %s", control_channel.sock_path);
+    unlink(control_channel.sock_path);
+    control_channel.listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (control_channel.listen_fd < 0)
         die("socket: %s", strerror(errno));
     memset(&sa, 0, sizeof sa);
     sa.sun_family = AF_UNIX;
-    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", ctl.sock_path);
-    if (bind(ctl.listen_fd, (struct sockaddr *)&sa, sizeof sa) || listen(ctl.listen_fd, 4))
-        die("cannot listen on %s: %s", ctl.sock_path, strerror(errno));
-    if (pipe2(ctl.wake, O_NONBLOCK | O_CLOEXEC))
+    snprintf(sa.sun_path, sizeof sa.sun_path, "%s", control_channel.sock_path);
+    if (bind(control_channel.listen_fd, (struct sockaddr *)&sa, sizeof sa) || listen(control_channel.listen_fd, 4))
+        die("cannot listen on %s: %s", control_channel.sock_path, strerror(errno));
+    if (pipe2(control_channel.wake, O_NONBLOCK | O_CLOEXEC))
         die("pipe: %s", strerror(errno));
 }
 
 const char *control_sock_path(void)
 {
-    return ctl.sock_path;
+    return control_channel.sock_path;
 }
 
 int control_pollfds(struct pollfd *pfd)
 {
     int n = 0, i;
-    pfd[n++] = (struct pollfd){ctl.listen_fd, POLLIN, 0};
-    pfd[n++] = (struct pollfd){ctl.wake[0], POLLIN, 0};
+    pfd[n++] = (struct pollfd){control_channel.listen_fd, POLLIN, 0};
+    pfd[n++] = (struct pollfd){control_channel.wake[0], POLLIN, 0};
     for (i = 0; i < MAX_CLIENTS; i++)
-        if (ctl.clients[i].fd) {
+        if (control_channel.clients[i].fd) {
             /* a client with a backlog is not read (POLLIN would wake the bench for nothing) until it reads */
-            const struct client *c = &ctl.clients[i];
+            const struct client *c = &control_channel.clients[i];
             short ev = (short)((c->out_n > CLIENT_BACKLOG || c->eof ? 0 : POLLIN) | (c->out_n ? POLLOUT : 0));
-            pfd[n++] = (struct pollfd){ctl.clients[i].fd, ev, 0};
+            pfd[n++] = (struct pollfd){control_channel.clients[i].fd, ev, 0};
         }
     return n;
 }
@@ -239,30 +239,30 @@ static void accept_clients(void)
     for (;;) {
         uint64_t now;
         struct client *slot = NULL, *idle = NULL;
-        int fd = accept4(ctl.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        int fd = accept4(control_channel.listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             break;
         now = mono_ns();
         for (i = 0; i < MAX_CLIENTS && !slot; i++)
-            if (!ctl.clients[i].fd)
-                slot = &ctl.clients[i];
+            if (!control_channel.clients[i].fd)
+                slot = &control_channel.clients[i];
         if (!slot) {
             for (i = 0; i < MAX_CLIENTS; i++) {
-                struct client *c = &ctl.clients[i];
+                struct client *c = &control_channel.clients[i];
                 if (c->dead || c->owed || now - c->last_ns <= CLIENT_IDLE_NS)
                     continue;
                 if (!idle || c->last_ns < idle->last_ns)
                     idle = c;
             }
             if (idle) {
-                ctl.evicted_clients++;
+                control_channel.evicted_clients++;
                 free_client(idle);
                 slot = idle;
             }
         }
         if (!slot) {
             struct sbuf b = {0};
-            ctl.refused_clients++;
+            control_channel.refused_clients++;
             sb_error(&b, "too many control clients (%d, none idle for 1 s): try again", MAX_CLIENTS);
             if (write(fd, b.p, b.n) < 0) { /* one try, never a wait */
             }
@@ -271,7 +271,7 @@ static void accept_clients(void)
             continue;
         }
         slot->fd = fd;
-        slot->id = ++ctl.next_id;
+        slot->id = ++control_channel.next_id;
         slot->last_ns = now;
     }
 }
@@ -281,12 +281,12 @@ void control_service(void)
     int j, left = 0;
     uint64_t start = mono_ns();
     char drain[16];
-    while (read(ctl.wake[0], drain, sizeof drain) > 0)
+    while (read(control_channel.wake[0], drain, sizeof drain) > 0)
         ;
     accept_clients();
     for (j = 0; j < MAX_CLIENTS; j++) {
-        int i = (ctl.first + j) % MAX_CLIENTS;
-        struct client *c = &ctl.clients[i];
+        int i = (control_channel.first + j) % MAX_CLIENTS;
+        struct client *c = &control_channel.clients[i];
         ssize_t k;
         char *nl;
         if (!c->fd || c->dead)
@@ -294,7 +294,7 @@ void control_service(void)
         if (c->out_n)
             client_flush(c);
         if (c->out_n > CLIENT_BACKLOG || mono_ns() - start > CONTROL_SLICE_NS) {
-            ctl.deferred++; /* its lines wait: in its buffer, then in its socket */
+            control_channel.deferred++; /* its lines wait: in its buffer, then in its socket */
             continue;
         }
         if (!c->eof && !strchr(c->buf, '\n')) { /* lines left from a slice used up go first */
@@ -326,9 +326,9 @@ void control_service(void)
             c->n = 0;
         }
     }
-    ctl.first = (ctl.first + 1) % MAX_CLIENTS;
+    control_channel.first = (control_channel.first + 1) % MAX_CLIENTS;
     for (j = 0; j < MAX_CLIENTS; j++) {
-        struct client *c = &ctl.clients[j];
+        struct client *c = &control_channel.clients[j];
         if (c->fd && c->eof && !c->dead && !c->out_n && !c->owed && !strchr(c->buf, '\n'))
             drop_client(c); /* closed its side and has every reply */
         if (c->fd && c->dead)
@@ -336,12 +336,12 @@ void control_service(void)
         else if (c->fd && c->out_n <= CLIENT_BACKLOG && strchr(c->buf, '\n'))
             left = 1; /* served next time, which the pipe brings at once */
     }
-    if (left && write(ctl.wake[1], "w", 1) < 0 && errno != EAGAIN)
+    if (left && write(control_channel.wake[1], "w", 1) < 0 && errno != EAGAIN)
         logmsg("control: wake-up pipe: %s", strerror(errno));
-    if (ctl.sleep_ms) {
+    if (control_channel.sleep_ms) {
         /* the bench's own thread stops, as if the host had taken the CPU away */
-        struct timespec ts = {ctl.sleep_ms / 1000, (ctl.sleep_ms % 1000) * 1000000L};
-        ctl.sleep_ms = 0;
+        struct timespec ts = {control_channel.sleep_ms / 1000, (control_channel.sleep_ms % 1000) * 1000000L};
+        control_channel.sleep_ms = 0;
         while (nanosleep(&ts, &ts) && errno == EINTR)
             ;
     }
@@ -352,20 +352,21 @@ void control_clients_json(struct sbuf *b)
     int i, n = 0;
     size_t owed = 0;
     for (i = 0; i < MAX_CLIENTS; i++)
-        if (ctl.clients[i].fd && !ctl.clients[i].dead) {
+        if (control_channel.clients[i].fd && !control_channel.clients[i].dead) {
             n++;
-            owed += ctl.clients[i].out_n;
+            owed += control_channel.clients[i].out_n;
         }
     sb_printf(b, "\"control\":{\"clients\":%d,\"out_buffered\":%zu,\"dropped_clients\":%" PRIu64
                  ",\"evicted_clients\":%" PRIu64 ",\"refused_clients\":%" PRIu64 ",\"deferred\":%" PRIu64 "},",
-              n, owed, ctl.dropped_clients, ctl.evicted_clients, ctl.refused_clients, ctl.deferred);
+              n, owed, control_channel.dropped_clients, control_channel.evicted_clients,
+              control_channel.refused_clients, control_channel.deferred);
 }
 
 void control_close(void)
 {
-    unlink(ctl.sock_path);
-    if (ctl.wake[0] >= 0) {
-        close(ctl.wake[0]);
-        close(ctl.wake[1]);
+    unlink(control_channel.sock_path);
+    if (control_channel.wake[0] >= 0) {
+        close(control_channel.wake[0]);
+        close(control_channel.wake[1]);
     }
 }

@@ -465,3 +465,62 @@ void cosim_external_reset(int id, uint64_t at)
     if (cosim.after_reset)
         cosim.after_reset(id);
 }
+
+/* ---- what the rest of the bench reads and sets ---------------------------------------------- */
+
+int cosim_wired(void)
+{
+    return cosim.wired;
+}
+
+const struct wire *cosim_wires(void)
+{
+    return cosim.wires;
+}
+
+int cosim_ppm(int id)
+{
+    return cosim.ppm[id];
+}
+
+void cosim_cut_group(int group, uint64_t until)
+{
+    cosim.group_cut_until[group] = until;
+}
+
+void cosim_stop_by(uint64_t at)
+{
+    if (at < cosim.run_target)
+        cosim.run_target = at;
+}
+
+void cosim_leave_unconnected(int group)
+{
+    cosim.unconnected[group] = 1;
+}
+
+int cosim_unconnected(int group)
+{
+    return cosim.unconnected[group];
+}
+
+void cosim_on_reset(void (*fn)(int id))
+{
+    cosim.after_reset = fn;
+}
+
+void cosim_noise_json(struct sbuf *b)
+{
+    sb_printf(b, "\"unconnected\":[%s%s%s],\"noise_changes\":{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "}",
+              cosim.unconnected[0] ? "\"timecode\"" : "", cosim.unconnected[0] && cosim.unconnected[1] ? "," : "",
+              cosim.unconnected[1] ? "\"event\"" : "", group_names[0], cosim.noise_changes[0], group_names[1],
+              cosim.noise_changes[1]);
+}
+
+void cosim_wires_json(struct sbuf *b)
+{
+    sb_printf(b, "\"wires\":{\"changes\":%" PRIu64 ",\"cut_dropped\":%" PRIu64 ",\"rewinds\":%" PRIu64
+                 ",\"max_rewind_cycles\":%" PRIu64 ",\"stuck_changes_masked\":%" PRIu64 "}",
+              cosim.wire_changes, cosim.wire_cut_dropped, cosim.wire_rewinds, cosim.wire_max_skew,
+              cosim.wire_stuck_masked);
+}

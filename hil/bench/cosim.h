@@ -50,7 +50,32 @@ struct cosim {
     uint64_t noise_changes[NGROUPS]; /* level changes the noise made on the group's inputs */
     uint64_t noise_rng;              /* its PRNG state (--seed) */
 };
-extern struct cosim cosim;
+extern struct cosim cosim; /* cosim.c's: other files go through the functions below */
+
+/* the global virtual time: every core has reached it (read many times a loop turn: inline) */
+static inline uint64_t cosim_now(void)
+{
+    return cosim.now_cycles;
+}
+
+/* node id (NULL: not there, one-node mode) */
+static inline struct node *cosim_node(int id)
+{
+    return cosim.nodes[id];
+}
+
+int cosim_wired(void);               /* both nodes and the wires between them (0: one-node mode) */
+const struct wire *cosim_wires(void); /* the NWIRES wires, for the VCD's and the exec trace's headers */
+int cosim_ppm(int id);               /* the node's crystal offset (cosim_set_ppm) */
+void cosim_cut_group(int group, uint64_t until); /* the group's changes are dropped until global `until` */
+/* lockstep: the cosim_run_until under way stops at global `at` at the latest (no core has passed it) */
+void cosim_stop_by(uint64_t at);
+void cosim_leave_unconnected(int group); /* --unconnected GROUP, before cosim_wire_up: its inputs float */
+int cosim_unconnected(int group);
+void cosim_on_reset(void (*fn)(int id)); /* the rest of a node's reset (the UART bridge: uart_reset) */
+/* the status's "unconnected":[...],"noise_changes":{...}, and its "wires":{...} counters */
+void cosim_noise_json(struct sbuf *b);
+void cosim_wires_json(struct sbuf *b);
 
 void cosim_set_ppm(int id, int ppm); /* before the run; default 0 */
 

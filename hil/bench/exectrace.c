@@ -113,11 +113,11 @@ static struct {
     struct rec hold[HOLD];
     uint64_t records;
     uint64_t last; /* cycle of the last record written */
-} xt;
+} exec_trace;
 
 static uint16_t read_ptr(const avr_t *a)
 {
-    return (uint16_t)(a->data[xt.ptr] | (a->data[xt.ptr + 1] << 8));
+    return (uint16_t)(a->data[exec_trace.ptr] | (a->data[exec_trace.ptr + 1] << 8));
 }
 
 static uint16_t read_sp(const avr_t *a)
@@ -130,32 +130,32 @@ static uint16_t read_sp(const avr_t *a)
 static void write_rec(const struct rec *r)
 {
     switch (r->kind) {
-    case 'S': fprintf(xt.f, "S %" PRIu64 " %04x\n", r->cycle, (unsigned)r->num); break;
-    case 'I': fprintf(xt.f, "I %" PRIu64 " %d\n", r->cycle, r->num); break;
+    case 'S': fprintf(exec_trace.f, "S %" PRIu64 " %04x\n", r->cycle, (unsigned)r->num); break;
+    case 'I': fprintf(exec_trace.f, "I %" PRIu64 " %d\n", r->cycle, r->num); break;
     case 'R':
         if (r->num < 0)
-            fprintf(xt.f, "R %" PRIu64 " -\n", r->cycle);
+            fprintf(exec_trace.f, "R %" PRIu64 " -\n", r->cycle);
         else
-            fprintf(xt.f, "R %" PRIu64 " %d\n", r->cycle, r->num);
+            fprintf(exec_trace.f, "R %" PRIu64 " %d\n", r->cycle, r->num);
         break;
-    case 'Z': fprintf(xt.f, "Z %" PRIu64 " %d\n", r->cycle, r->num); break;
-    case 'W': fprintf(xt.f, "W %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
-    case 'L': fprintf(xt.f, "L %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
-    case 'X': fprintf(xt.f, "X %" PRIu64 " %s\n", r->cycle, r->str); break;
+    case 'Z': fprintf(exec_trace.f, "Z %" PRIu64 " %d\n", r->cycle, r->num); break;
+    case 'W': fprintf(exec_trace.f, "W %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
+    case 'L': fprintf(exec_trace.f, "L %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
+    case 'X': fprintf(exec_trace.f, "X %" PRIu64 " %s\n", r->cycle, r->str); break;
     }
-    xt.records++;
-    xt.last = r->cycle;
+    exec_trace.records++;
+    exec_trace.last = r->cycle;
 }
 
 void exectrace_flush(uint64_t horizon)
 {
     int i = 0, n = exectrace_held;
-    if (xt.unsettled && xt.seen_cycle < horizon)
-        horizon = xt.seen_cycle; /* a pointer change not yet recorded comes with that cycle */
-    while (i < n && xt.hold[i].cycle <= horizon)
-        write_rec(&xt.hold[i++]);
+    if (exec_trace.unsettled && exec_trace.seen_cycle < horizon)
+        horizon = exec_trace.seen_cycle; /* a pointer change not yet recorded comes with that cycle */
+    while (i < n && exec_trace.hold[i].cycle <= horizon)
+        write_rec(&exec_trace.hold[i++]);
     if (i) {
-        memmove(xt.hold, xt.hold + i, (size_t)(n - i) * sizeof xt.hold[0]);
+        memmove(exec_trace.hold, exec_trace.hold + i, (size_t)(n - i) * sizeof exec_trace.hold[0]);
         exectrace_held = n - i;
     }
 }
@@ -167,16 +167,16 @@ static void add(uint64_t cycle, char kind, int num, const char *str)
     if (!exectrace_on)
         return;
     if (exectrace_held == HOLD) { /* never seen: the horizon moves every step; keep going in order */
-        write_rec(&xt.hold[0]);
-        memmove(xt.hold, xt.hold + 1, (HOLD - 1) * sizeof xt.hold[0]);
+        write_rec(&exec_trace.hold[0]);
+        memmove(exec_trace.hold, exec_trace.hold + 1, (HOLD - 1) * sizeof exec_trace.hold[0]);
         exectrace_held--;
     }
     i = exectrace_held++;
-    while (i > 0 && xt.hold[i - 1].cycle > cycle) {
-        xt.hold[i] = xt.hold[i - 1];
+    while (i > 0 && exec_trace.hold[i - 1].cycle > cycle) {
+        exec_trace.hold[i] = exec_trace.hold[i - 1];
         i--;
     }
-    xt.hold[i] = (struct rec){cycle, kind, num, str};
+    exec_trace.hold[i] = (struct rec){cycle, kind, num, str};
 }
 
 /* ---- hooks --------------------------------------------------------------------------------- */
@@ -184,18 +184,18 @@ static void add(uint64_t cycle, char kind, int num, const char *str)
 void exectrace_insn(avr_t *a)
 {
     uint16_t v;
-    if (!xt.has_ptr)
+    if (!exec_trace.has_ptr)
         return;
     v = read_ptr(a);
-    if (v != xt.seen) {
-        xt.seen = v;
-        xt.seen_cycle = a->cycle; /* the end of the store that changed it */
-        xt.unsettled = 1;
-    } else if (xt.unsettled && ++xt.unsettled > SETTLE) {
-        xt.unsettled = 0;
-        if (v != xt.recorded) {
-            xt.recorded = v;
-            add(xt.seen_cycle, 'S', v, NULL);
+    if (v != exec_trace.seen) {
+        exec_trace.seen = v;
+        exec_trace.seen_cycle = a->cycle; /* the end of the store that changed it */
+        exec_trace.unsettled = 1;
+    } else if (exec_trace.unsettled && ++exec_trace.unsettled > SETTLE) {
+        exec_trace.unsettled = 0;
+        if (v != exec_trace.recorded) {
+            exec_trace.recorded = v;
+            add(exec_trace.seen_cycle, 'S', v, NULL);
         }
     }
 }
@@ -206,12 +206,12 @@ void exectrace_core(avr_t *a, uint64_t cycle)
     int stopped = a->state == cpu_Done || a->state == cpu_Crashed;
     if (!exectrace_on)
         return;
-    if (stopped && !xt.stopped) {
-        xt.stopped = 1;
+    if (stopped && !exec_trace.stopped) {
+        exec_trace.stopped = 1;
         add(cycle, 'X', 0, a->state == cpu_Done ? "halted" : "crashed");
     }
-    if (!stopped && asleep != xt.asleep) {
-        xt.asleep = asleep;
+    if (!stopped && asleep != exec_trace.asleep) {
+        exec_trace.asleep = asleep;
         add(cycle, 'Z', asleep, NULL);
     }
 }
@@ -223,11 +223,11 @@ void exectrace_wire(const char *name, int level, uint64_t cycle)
 
 void exectrace_reset(uint64_t cycle, const char *cause)
 {
-    xt.nframes = 0; /* avr_reset: the stack pointer back at RAMEND, every frame gone */
+    exec_trace.nframes = 0; /* avr_reset: the stack pointer back at RAMEND, every frame gone */
     add(cycle, 'X', 0, cause);
     /* what the reader assumes after X: awake, running from the reset vector */
-    xt.asleep = 0;
-    xt.stopped = 0;
+    exec_trace.asleep = 0;
+    exec_trace.stopped = 0;
 }
 
 static void on_int_running(struct avr_irq_t *irq, uint32_t value, void *param)
@@ -238,33 +238,36 @@ static void on_int_running(struct avr_irq_t *irq, uint32_t value, void *param)
     (void)irq;
     if (!a->sreg[S_I]) {
         /* entry: simavr has pushed the return address and cleared I */
-        if (xt.nframes == MAX_FRAMES) { /* frames abandoned on a stack (none seen): forget the oldest */
-            memmove(xt.frames, xt.frames + 1, (MAX_FRAMES - 1) * sizeof xt.frames[0]);
-            xt.nframes--;
-            xt.frames_dropped++;
+        if (exec_trace.nframes == MAX_FRAMES) { /* frames abandoned on a stack (none seen): forget the oldest */
+            memmove(exec_trace.frames, exec_trace.frames + 1, (MAX_FRAMES - 1) * sizeof exec_trace.frames[0]);
+            exec_trace.nframes--;
+            exec_trace.frames_dropped++;
         }
-        for (i = 0; i < xt.nframes; i++)
-            if (xt.frames[i].sp == sp) { /* a frame at this address was abandoned: the new one replaces it */
-                memmove(xt.frames + i, xt.frames + i + 1, (size_t)(xt.nframes - i - 1) * sizeof xt.frames[0]);
-                xt.nframes--;
-                xt.frames_dropped++;
+        for (i = 0; i < exec_trace.nframes; i++)
+            if (exec_trace.frames[i].sp == sp) { /* a frame at this address was abandoned: the new one replaces it */
+                memmove(exec_trace.frames + i, exec_trace.frames + i + 1,
+                        (size_t)(exec_trace.nframes - i - 1) * sizeof exec_trace.frames[0]);
+                exec_trace.nframes--;
+                exec_trace.frames_dropped++;
                 break;
             }
-        xt.frames[xt.nframes++] = (struct frame){sp, (uint8_t)value, xt.has_ptr ? read_ptr(a) : 0, a->cycle};
+        exec_trace.frames[exec_trace.nframes++] =
+            (struct frame){sp, (uint8_t)value, exec_trace.has_ptr ? read_ptr(a) : 0, a->cycle};
         add(a->cycle, 'I', (int)value, NULL);
         return;
     }
     /* RETI: simavr has set I and not yet popped the return address */
-    for (i = xt.nframes - 1; i >= 0; i--)
-        if (xt.frames[i].sp == sp)
+    for (i = exec_trace.nframes - 1; i >= 0; i--)
+        if (exec_trace.frames[i].sp == sp)
             break;
     if (i < 0) {
         add(a->cycle, 'R', -1, NULL);
         return;
     }
-    add(a->cycle, 'R', xt.frames[i].vector, NULL);
-    memmove(xt.frames + i, xt.frames + i + 1, (size_t)(xt.nframes - i - 1) * sizeof xt.frames[0]);
-    xt.nframes--;
+    add(a->cycle, 'R', exec_trace.frames[i].vector, NULL);
+    memmove(exec_trace.frames + i, exec_trace.frames + i + 1,
+            (size_t)(exec_trace.nframes - i - 1) * sizeof exec_trace.frames[0]);
+    exec_trace.nframes--;
 }
 
 /* ---- the image's symbols ------------------------------------------------------------------- */
@@ -324,20 +327,20 @@ static void read_symbols(const char *path)
             if (GELF_ST_TYPE(s.st_info) != STT_OBJECT || s.st_value < DATA_OFFSET)
                 continue;
             if (!strcmp(name, "pxCurrentTCB")) {
-                xt.has_ptr = 1;
-                xt.ptr = (uint16_t)(s.st_value - DATA_OFFSET);
-            } else if ((!strncmp(name, "tcb_", 4) || kernel_tcb(name)) && xt.ntcbs < MAX_TCBS) {
-                xt.tcbs[xt.ntcbs].addr = (uint16_t)(s.st_value - DATA_OFFSET);
-                snprintf(xt.tcbs[xt.ntcbs].name, sizeof xt.tcbs[0].name, "%s", name);
-                xt.ntcbs++;
+                exec_trace.has_ptr = 1;
+                exec_trace.ptr = (uint16_t)(s.st_value - DATA_OFFSET);
+            } else if ((!strncmp(name, "tcb_", 4) || kernel_tcb(name)) && exec_trace.ntcbs < MAX_TCBS) {
+                exec_trace.tcbs[exec_trace.ntcbs].addr = (uint16_t)(s.st_value - DATA_OFFSET);
+                snprintf(exec_trace.tcbs[exec_trace.ntcbs].name, sizeof exec_trace.tcbs[0].name, "%s", name);
+                exec_trace.ntcbs++;
             }
         }
     }
     elf_end(e);
     close(fd);
     for (i = 1; i < NVECTORS; i++)
-        xt.handled[i] = vec[i] != UINT64_MAX && vec[i] != bad;
-    qsort(xt.tcbs, (size_t)xt.ntcbs, sizeof xt.tcbs[0], by_addr);
+        exec_trace.handled[i] = vec[i] != UINT64_MAX && vec[i] != bad;
+    qsort(exec_trace.tcbs, (size_t)exec_trace.ntcbs, sizeof exec_trace.tcbs[0], by_addr);
 }
 
 void exectrace_attach(avr_t *a, const char *elf)
@@ -346,8 +349,8 @@ void exectrace_attach(avr_t *a, const char *elf)
     if (!irq)
         die("executor trace: simavr has no interrupt irq");
     char *full = realpath(elf, NULL); /* the header names the image wherever the reader runs */
-    xt.avr = a;
-    snprintf(xt.elf, sizeof xt.elf, "%s", full ? full : elf);
+    exec_trace.avr = a;
+    snprintf(exec_trace.elf, sizeof exec_trace.elf, "%s", full ? full : elf);
     free(full);
     read_symbols(elf);
     avr_irq_register_notify(irq + AVR_INT_IRQ_RUNNING, on_int_running, a);
@@ -357,46 +360,47 @@ void exectrace_attach(avr_t *a, const char *elf)
 
 void exectrace_start(FILE *f, const char *path, uint64_t cycle, const struct wire wires[NWIRES], int ppm)
 {
-    avr_t *a = xt.avr;
+    avr_t *a = exec_trace.avr;
     int i;
-    if (xt.f)
+    if (exec_trace.f)
         exectrace_close(cycle);
-    xt.f = f;
+    exec_trace.f = f;
     setvbuf(f, NULL, _IOFBF, 1 << 16);
-    snprintf(xt.path, sizeof xt.path, "%s", path);
-    xt.records = 0;
-    xt.last = cycle;
-    fprintf(f, "# mmbench executor trace 1\n# cpu_hz %llu\n# node executor\n# image %s\n", F_CPU, xt.elf);
+    snprintf(exec_trace.path, sizeof exec_trace.path, "%s", path);
+    exec_trace.records = 0;
+    exec_trace.last = cycle;
+    fprintf(f, "# mmbench executor trace 1\n# cpu_hz %llu\n# node executor\n# image %s\n", F_CPU, exec_trace.elf);
     if (ppm) /* its own cycles: a crystal offset (cosim.h); absent at 0 ppm */
         fprintf(f, "# ppm %d\n", ppm);
-    if (xt.has_ptr)
-        fprintf(f, "# current_tcb pxCurrentTCB %04x\n", xt.ptr);
+    if (exec_trace.has_ptr)
+        fprintf(f, "# current_tcb pxCurrentTCB %04x\n", exec_trace.ptr);
     else
         fprintf(f, "# current_tcb none\n");
-    for (i = 0; i < xt.ntcbs; i++)
-        fprintf(f, "T %04x %s\n", xt.tcbs[i].addr, xt.tcbs[i].name);
+    for (i = 0; i < exec_trace.ntcbs; i++)
+        fprintf(f, "T %04x %s\n", exec_trace.tcbs[i].addr, exec_trace.tcbs[i].name);
     for (i = 1; i < NVECTORS; i++)
-        if (xt.handled[i])
+        if (exec_trace.handled[i])
             fprintf(f, "V %d %s\n", i, vector_names[i]);
-    for (i = 0; i < xt.nframes; i++)
-        fprintf(f, "F %" PRIu64 " %d %04x\n", xt.frames[i].cycle, xt.frames[i].vector, xt.frames[i].tcb);
+    for (i = 0; i < exec_trace.nframes; i++)
+        fprintf(f, "F %" PRIu64 " %d %04x\n", exec_trace.frames[i].cycle, exec_trace.frames[i].vector,
+                exec_trace.frames[i].tcb);
     fprintf(f, "B %" PRIu64 "\n", cycle);
     exectrace_held = 0;
     exectrace_on = 1;
-    xt.stopped = a->state == cpu_Done || a->state == cpu_Crashed;
-    xt.asleep = a->state == cpu_Sleeping;
-    if (xt.has_ptr) {
-        xt.seen = xt.recorded = read_ptr(a);
-        xt.unsettled = 0;
-        add(cycle, 'S', xt.recorded, NULL);
+    exec_trace.stopped = a->state == cpu_Done || a->state == cpu_Crashed;
+    exec_trace.asleep = a->state == cpu_Sleeping;
+    if (exec_trace.has_ptr) {
+        exec_trace.seen = exec_trace.recorded = read_ptr(a);
+        exec_trace.unsettled = 0;
+        add(cycle, 'S', exec_trace.recorded, NULL);
     }
-    add(cycle, 'Z', xt.asleep, NULL);
+    add(cycle, 'Z', exec_trace.asleep, NULL);
     /* the wires' levels now: a trace begun mid-run otherwise knows only the bits that change later */
     for (i = 0; i < NWIRES; i++) {
         const struct wire *w = &wires[i];
         add(cycle, 'L', w->dst == EXECUTOR ? w->level : w->src_level, w->vcd_name);
     }
-    if (xt.stopped)
+    if (exec_trace.stopped)
         add(cycle, 'X', 0, a->state == cpu_Done ? "halted" : "crashed");
 }
 
@@ -413,29 +417,29 @@ int exectrace_open(const char *path, uint64_t cycle, const struct wire wires[NWI
 
 void exectrace_close(uint64_t cycle)
 {
-    if (!xt.f)
+    if (!exec_trace.f)
         return;
     exectrace_flush(NEVER);
     /* a core may have run a few cycles past the bench's clock (its last instruction): E is last */
-    fprintf(xt.f, "E %" PRIu64 "\n", cycle > xt.last ? cycle : xt.last);
-    if (sf_commit(xt.f)) /* the record is lost, not the run: said in the log */
-        logmsg("cannot write %s: %s", xt.path, strerror(errno));
-    xt.f = NULL;
+    fprintf(exec_trace.f, "E %" PRIu64 "\n", cycle > exec_trace.last ? cycle : exec_trace.last);
+    if (sf_commit(exec_trace.f)) /* the record is lost, not the run: said in the log */
+        logmsg("cannot write %s: %s", exec_trace.path, strerror(errno));
+    exec_trace.f = NULL;
     exectrace_on = 0;
     exectrace_held = 0;
 }
 
 int exectrace_is_open(void)
 {
-    return xt.f != NULL;
+    return exec_trace.f != NULL;
 }
 
 const char *exectrace_path(void)
 {
-    return xt.path;
+    return exec_trace.path;
 }
 
 uint64_t exectrace_records(void)
 {
-    return xt.records;
+    return exec_trace.records;
 }

@@ -84,7 +84,7 @@ extern int exectrace_on;
 
 void exectrace_attach(avr_t *a, const char *elf); /* at load, two-node mode: symbols, interrupt hooks */
 /* The file is made through safefile.c: PATH appears, whole, when the trace is closed. */
-/* `wires`, `ppm`: the co-simulation's (cosim.wires, cosim.ppm[EXECUTOR]), the trace's header and the wires'
+/* `wires`, `ppm`: the co-simulation's (cosim_wires(), cosim_ppm(EXECUTOR)), the trace's header and the wires'
  * levels it starts with */
 int exectrace_open(const char *path, uint64_t cycle, const struct wire wires[NWIRES], int ppm); /* --exec-trace: 0, or -1 */
 /* a file the caller opened with sf_open */

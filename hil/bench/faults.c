@@ -58,12 +58,11 @@ void faults_fault(struct command_req *r, struct sbuf *b)
     int id, dir;
     double rate;
     char *end;
-    struct fault *f;
     if (nw >= 2 && !strcmp(w[1], "clear")) {
         int i;
         for (i = 0; i < NNODES; i++)
             if (nw < 3 || parse_node(w[2]) == i)
-                memset(uart.n[i].fault, 0, sizeof uart.n[i].fault);
+                uart_faults_clear(i);
         sb_printf(b, "{\"ok\":true}\n");
         return;
     }
@@ -74,17 +73,15 @@ void faults_fault(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: fault NODE in|out drop|corrupt|delay|dup RATE [DELAY_US] (RATE 0..1)");
         return;
     }
-    f = &uart.n[id].fault[dir];
     if (!strcmp(w[3], "drop"))
-        f->drop = rate;
+        uart_fault_set(id, dir, UART_FAULT_DROP, rate, 0);
     else if (!strcmp(w[3], "corrupt"))
-        f->corrupt = rate;
+        uart_fault_set(id, dir, UART_FAULT_CORRUPT, rate, 0);
     else if (!strcmp(w[3], "dup"))
-        f->dup = rate;
-    else if (!strcmp(w[3], "delay")) {
-        f->delay = rate;
-        f->delay_cycles = secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6);
-    } else {
+        uart_fault_set(id, dir, UART_FAULT_DUP, rate, 0);
+    else if (!strcmp(w[3], "delay"))
+        uart_fault_set(id, dir, UART_FAULT_DELAY, rate, secs_to_cycles((nw >= 6 ? atof(w[5]) : 1000.0) / 1e6));
+    else {
         sb_error(b, "fault: unknown kind '%s'", w[3]);
         return;
     }
@@ -104,9 +101,9 @@ void faults_garbage(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: garbage NODE in|out COUNT (COUNT 1..65536)");
         return;
     }
-    uart_garbage(id, dir, count, cosim.now_cycles);
+    uart_garbage(id, dir, count, cosim_now());
     sb_printf(b, "{\"ok\":true,\"node\":\"%s\",\"dir\":\"%s\",\"bytes\":%llu,\"cycle\":%" PRIu64 "}\n",
-                   node_names[id], dir ? "out" : "in", count, cosim.now_cycles);
+                   node_names[id], dir ? "out" : "in", count, cosim_now());
 }
 
 /* the adapter plugged in again after a hang-up */
@@ -128,18 +125,18 @@ void faults_hangup(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: hangup NODE SECONDS (SECONDS > 0)");
         return;
     }
-    if (uart.n[id].hung) {
+    if (uart_hung_up(id)) {
         sb_error(b, "hangup: %s is hung up already", node_names[id]);
         return;
     }
-    until = cosim.now_cycles + secs_to_cycles(s);
+    until = cosim_now() + secs_to_cycles(s);
     if (actions_add(until, hangup_end, id)) {
         sb_error(b, "too many pending actions");
         return;
     }
     uart_hangup(id);
     sb_printf(b, "{\"ok\":true,\"node\":\"%s\",\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
-                   node_names[id], cosim.now_cycles, until);
+                   node_names[id], cosim_now(), until);
 }
 
 void faults_stuck(struct command_req *r, struct sbuf *b)
@@ -157,7 +154,7 @@ void faults_stuck(struct command_req *r, struct sbuf *b)
     for (g = 0; g < NGROUPS; g++)
         if (!strcmp(w[1], group_names[g]))
             break;
-    if (!cosim.wired || g == NGROUPS) {
+    if (!cosim_wired() || g == NGROUPS) {
         sb_error(b, "stuck: unknown line '%s' (timecode or event, both nodes running)", w[1]);
         return;
     }
@@ -174,12 +171,12 @@ void faults_stuck(struct command_req *r, struct sbuf *b)
         sb_error(b, "usage: stuck LINE BIT LEVEL SECONDS (LEVEL 0|1, SECONDS > 0)");
         return;
     }
-    until = cosim.now_cycles + secs_to_cycles(s);
+    until = cosim_now() + secs_to_cycles(s);
     if (actions_add(until, cosim_unstick, g)) {
         sb_error(b, "too many pending actions");
         return;
     }
-    n = cosim_stick(g, bit, level, until, cosim.now_cycles);
+    n = cosim_stick(g, bit, level, until, cosim_now());
     sb_printf(b, "{\"ok\":true,\"line\":\"%s\",\"wires\":%d,\"level\":%d,\"cycle\":%" PRIu64 ",\"until_cycle\":%" PRIu64 "}\n",
-                   group_names[g], n, level, cosim.now_cycles, until);
+                   group_names[g], n, level, cosim_now(), until);
 }

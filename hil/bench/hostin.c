@@ -10,7 +10,7 @@
  * had to be thrown away (docs/bench.md, "Validity by cause").
  *
  * How. One thread does nothing but wait in poll() on the nodes' host sides (the line socket's connection
- * where one holds the line, else the pty's master: uart_bridge.c); when it wakes it takes
+ * where one holds the line, else the pty's master: uart_host.c); when it wakes it takes
  * CLOCK_MONOTONIC first, reads what is there and keeps the bytes with that stamp in a ring per node
  * (with the rate the host had set: read from the pty's termios right after the bytes, or the one the
  * socket's packet carries). It runs one
@@ -96,27 +96,27 @@ static struct {
     size_t rec_head, rec_n;
     uint64_t rec_dropped;
     uint64_t bytes, reads, moved_reads, moved_max_ns, stale_bytes, ring_full_waits;
-} hi = {.wake_fd = -1, .sched = "none"};
+} host_stamper = {.wake_fd = -1, .sched = "none"};
 
 int hostin_running(void)
 {
-    return hi.running;
+    return host_stamper.running;
 }
 
 void hostin_lock(void)
 {
-    if (hi.running)
-        pthread_mutex_lock(&hi.lock);
+    if (host_stamper.running)
+        pthread_mutex_lock(&host_stamper.lock);
 }
 
 void hostin_unlock(void)
 {
-    if (!hi.running)
+    if (!host_stamper.running)
         return;
-    pthread_mutex_unlock(&hi.lock);
+    pthread_mutex_unlock(&host_stamper.lock);
     {
         uint64_t one = 1;
-        if (write(hi.wake_fd, &one, sizeof one) < 0) { /* (the counter only saturates: a wake is pending) */
+        if (write(host_stamper.wake_fd, &one, sizeof one) < 0) { /* (the counter only saturates: a wake is pending) */
         }
     }
 }
@@ -144,7 +144,7 @@ static void push_read(struct node_ring *r, const uint8_t *buf, size_t k, struct 
  * (a connection that closed: not polled again) */
 static int read_node(int id, int fd, uint64_t t)
 {
-    struct node_ring *r = &hi.ring[id];
+    struct node_ring *r = &host_stamper.ring[id];
     uint8_t buf[LINESOCK_MAX];
     uint64_t stamp = t - pacing.wall_start_ns, gen = uart_generation(id);
     ssize_t k;
@@ -178,18 +178,18 @@ static int read_node(int id, int fd, uint64_t t)
 static void set_priority(void)
 {
     struct sched_param sp = {.sched_priority = 11};
-    hi.tid = (int)syscall(SYS_gettid);
+    host_stamper.tid = (int)syscall(SYS_gettid);
     prctl(PR_SET_NAME, (unsigned long)"mmbench-stamp", 0, 0, 0);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     if (!strncmp(pacing.host_sched, "fifo", 4) && pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0) {
-        snprintf(hi.sched, sizeof hi.sched, "fifo 11");
+        snprintf(host_stamper.sched, sizeof host_stamper.sched, "fifo 11");
         return;
     }
     /* (the thread did not inherit the simulation's FIFO: SCHED_RESET_ON_FORK) */
     if (setpriority(PRIO_PROCESS, 0, -10) == 0)
-        snprintf(hi.sched, sizeof hi.sched, "nice -10");
+        snprintf(host_stamper.sched, sizeof host_stamper.sched, "nice -10");
     else
-        snprintf(hi.sched, sizeof hi.sched, "other");
+        snprintf(host_stamper.sched, sizeof host_stamper.sched, "other");
 }
 
 static void *stamping_thread(void *arg)
@@ -197,24 +197,24 @@ static void *stamping_thread(void *arg)
     int bad[NNODES]; /* a descriptor that reported an error with nothing to read: not polled until it changes */
     (void)arg;
     set_priority();
-    sem_post(&hi.started);
+    sem_post(&host_stamper.started);
     memset(bad, -1, sizeof bad);
     for (;;) {
         struct pollfd pfd[1 + NNODES];
         int fds[NNODES], i, n = 1, full = 0;
         uint64_t t;
-        pthread_mutex_lock(&hi.lock);
-        if (hi.stopping) {
-            pthread_mutex_unlock(&hi.lock);
+        pthread_mutex_lock(&host_stamper.lock);
+        if (host_stamper.stopping) {
+            pthread_mutex_unlock(&host_stamper.lock);
             break;
         }
-        pfd[0] = (struct pollfd){hi.wake_fd, POLLIN, 0};
+        pfd[0] = (struct pollfd){host_stamper.wake_fd, POLLIN, 0};
         for (i = 0; i < NNODES; i++) {
             int fd = cosim_present(i) ? uart_host_fd(i) : -1;
             fds[i] = -1;
             if (fd < 0 || fd == bad[i])
                 continue;
-            if (!room(&hi.ring[i])) {
+            if (!room(&host_stamper.ring[i])) {
                 full = 1; /* the simulation empties it within a slice: look again in 1 ms */
                 continue;
             }
@@ -222,17 +222,17 @@ static void *stamping_thread(void *arg)
             pfd[n++] = (struct pollfd){fd, POLLIN, 0};
         }
         if (full)
-            hi.ring_full_waits++;
-        pthread_mutex_unlock(&hi.lock);
+            host_stamper.ring_full_waits++;
+        pthread_mutex_unlock(&host_stamper.lock);
         if (poll(pfd, (nfds_t)n, full ? 1 : -1) < 0 && errno != EINTR)
             break;
         t = mono_ns(); /* first thing after the wake: the stamp of whatever is there */
         if (pfd[0].revents & POLLIN) {
             uint64_t v;
-            if (read(hi.wake_fd, &v, sizeof v) < 0) { /* (nonblocking: another wake already took it) */
+            if (read(host_stamper.wake_fd, &v, sizeof v) < 0) { /* (nonblocking: another wake already took it) */
             }
         }
-        pthread_mutex_lock(&hi.lock);
+        pthread_mutex_lock(&host_stamper.lock);
         for (i = 1; i < n; i++) {
             int id, fd = pfd[i].fd;
             if (!pfd[i].revents)
@@ -250,7 +250,7 @@ static void *stamping_thread(void *arg)
         for (i = 0; i < NNODES; i++) /* a changed descriptor is polled again */
             if (bad[i] >= 0 && (!cosim_present(i) || uart_host_fd(i) != bad[i]))
                 bad[i] = -1;
-        pthread_mutex_unlock(&hi.lock);
+        pthread_mutex_unlock(&host_stamper.lock);
     }
     return NULL;
 }
@@ -260,60 +260,59 @@ void hostin_start(void)
     pthread_mutexattr_t ma;
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_setprotocol(&ma, PTHREAD_PRIO_INHERIT);
-    pthread_mutex_init(&hi.lock, &ma);
+    pthread_mutex_init(&host_stamper.lock, &ma);
     pthread_mutexattr_destroy(&ma);
-    hi.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (hi.wake_fd < 0)
+    host_stamper.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (host_stamper.wake_fd < 0)
         die("eventfd: %s", strerror(errno));
-    hi.stopping = 0;
-    sem_init(&hi.started, 0, 0);
-    if (pthread_create(&hi.thread, NULL, stamping_thread, NULL))
+    host_stamper.stopping = 0;
+    sem_init(&host_stamper.started, 0, 0);
+    if (pthread_create(&host_stamper.thread, NULL, stamping_thread, NULL))
         die("cannot start the input stamping thread");
-    while (sem_wait(&hi.started) && errno == EINTR)
+    while (sem_wait(&host_stamper.started) && errno == EINTR)
         ;
-    hi.running = 1;
+    host_stamper.running = 1;
 }
 
 void hostin_stop(void)
 {
     uint64_t one = 1;
-    if (!hi.running)
+    if (!host_stamper.running)
         return;
-    pthread_mutex_lock(&hi.lock);
-    hi.stopping = 1;
-    pthread_mutex_unlock(&hi.lock);
-    if (write(hi.wake_fd, &one, sizeof one) < 0) { /* (a wake is pending already) */
+    pthread_mutex_lock(&host_stamper.lock);
+    host_stamper.stopping = 1;
+    pthread_mutex_unlock(&host_stamper.lock);
+    if (write(host_stamper.wake_fd, &one, sizeof one) < 0) { /* (a wake is pending already) */
     }
-    pthread_join(hi.thread, NULL);
-    hi.running = 0;
-    close(hi.wake_fd);
-    hi.wake_fd = -1;
+    pthread_join(host_stamper.thread, NULL);
+    host_stamper.running = 0;
+    close(host_stamper.wake_fd);
+    host_stamper.wake_fd = -1;
 }
 
 /* ---- the simulation's side ------------------------------------------------------------------- */
 
 static void record(const struct hostin_entry *e)
 {
-    if (hi.rec_n == HOSTIN_RECORD) {
-        hi.rec_head = (hi.rec_head + 1) % HOSTIN_RECORD;
-        hi.rec_n--;
-        hi.rec_dropped++;
+    if (host_stamper.rec_n == HOSTIN_RECORD) {
+        host_stamper.rec_head = (host_stamper.rec_head + 1) % HOSTIN_RECORD;
+        host_stamper.rec_n--;
+        host_stamper.rec_dropped++;
     }
-    hi.record[(hi.rec_head + hi.rec_n) % HOSTIN_RECORD] = *e;
-    hi.rec_n++;
+    host_stamper.record[(host_stamper.rec_head + host_stamper.rec_n) % HOSTIN_RECORD] = *e;
+    host_stamper.rec_n++;
 }
 
 void hostin_take(int id, uint64_t now)
 {
-    struct node_ring *r = &hi.ring[id];
-    struct uart_node *u = &uart.n[id];
+    struct node_ring *r = &host_stamper.ring[id];
     static uint8_t bytes[HOSTIN_RING];
     struct pending_read reads[64];
     size_t nr, nb, i, pos = 0, was_full;
     /* --arduino: a host open before these bytes resets the node first (the open came before its writes) */
     arduino_service(now);
     do {
-        pthread_mutex_lock(&hi.lock);
+        pthread_mutex_lock(&host_stamper.lock);
         was_full = !room(r);
         nr = r->rn < 64 ? r->rn : 64;
         for (i = 0, nb = 0; i < nr; i++) {
@@ -326,22 +325,22 @@ void hostin_take(int id, uint64_t now)
         r->rn -= nr;
         r->head = (r->head + nb) % HOSTIN_RING;
         r->n -= nb;
-        pthread_mutex_unlock(&hi.lock);
+        pthread_mutex_unlock(&host_stamper.lock);
         if (was_full && nr) {
             uint64_t one = 1; /* room again: the thread polls the pty again */
-            if (write(hi.wake_fd, &one, sizeof one) < 0) {
+            if (write(host_stamper.wake_fd, &one, sizeof one) < 0) {
             }
         }
         for (i = 0, pos = 0; i < nr; i++) {
             const struct pending_read *p = &reads[i];
             uint64_t at = p->stamp_ns * (F_CPU / 1000000ull) / 1000ull; /* the stamp's virtual cycle */
-            struct hostin_entry e = {p->gen, u->in_read, p->n, p->stamp_ns, 0, 0, p->baud, (uint8_t)id};
+            struct hostin_entry e = {p->gen, uart_in_read(id), p->n, p->stamp_ns, 0, 0, p->baud, (uint8_t)id};
             if (p->closed) {
                 uart_host_closed(id, p->gen); /* (the bytes before its end were taken above) */
                 continue;
             }
             if (p->gen != uart_generation(id)) {
-                hi.stale_bytes += p->n; /* read from a host side that was hung up (or let go) before we took it */
+                host_stamper.stale_bytes += p->n; /* read from a host side that was hung up (or let go) before we took it */
                 pos += p->n;
                 continue;
             }
@@ -353,15 +352,15 @@ void hostin_take(int id, uint64_t now)
                 /* the simulation ran ahead of the stamp (at most the quantum): the byte enters now */
                 e.moved_ns = (now - at) * 1000ull / (F_CPU / 1000000ull);
                 at = now;
-                hi.moved_reads++;
-                if (e.moved_ns > hi.moved_max_ns)
-                    hi.moved_max_ns = e.moved_ns;
+                host_stamper.moved_reads++;
+                if (e.moved_ns > host_stamper.moved_max_ns)
+                    host_stamper.moved_max_ns = e.moved_ns;
             }
             e.cycle = at;
             uart_take_host_bytes(id, at, bytes + pos, p->n, p->baud);
             pos += p->n;
-            hi.bytes += p->n;
-            hi.reads++;
+            host_stamper.bytes += p->n;
+            host_stamper.reads++;
             record(&e);
         }
     } while (nr == 64);
@@ -373,8 +372,8 @@ void hostin_record_json(struct sbuf *b, uint64_t since_ns)
     size_t i;
     int first = 1;
     sb_printf(b, "\"inputs\":[");
-    for (i = 0; i < hi.rec_n; i++) {
-        const struct hostin_entry *e = &hi.record[(hi.rec_head + i) % HOSTIN_RECORD];
+    for (i = 0; i < host_stamper.rec_n; i++) {
+        const struct hostin_entry *e = &host_stamper.record[(host_stamper.rec_head + i) % HOSTIN_RECORD];
         if (e->stamp_ns < since_ns)
             continue;
         sb_printf(b, "%s[\"%s\",%" PRIu64 ",%" PRIu64 ",%u,%.9f,%.3f,%" PRIu64 ",%" PRIu64 "]", first ? "" : ",",
@@ -382,21 +381,21 @@ void hostin_record_json(struct sbuf *b, uint64_t since_ns)
                   e->cycle, e->baud);
         first = 0;
     }
-    sb_printf(b, "],\"inputs_dropped\":%" PRIu64, hi.rec_dropped);
+    sb_printf(b, "],\"inputs_dropped\":%" PRIu64, host_stamper.rec_dropped);
 }
 
 void hostin_status_json(struct sbuf *b)
 {
     char now_sched[32] = "none";
-    if (hi.running && hi.tid)
-        thread_sched_text(hi.tid, now_sched, sizeof now_sched); /* read back: a later change shows */
-    sb_printf(b, "\"hostin\":{\"running\":%s,\"sched\":", hi.running ? "true" : "false");
-    sb_json_str(b, hi.running ? now_sched : hi.sched);
+    if (host_stamper.running && host_stamper.tid)
+        thread_sched_text(host_stamper.tid, now_sched, sizeof now_sched); /* read back: a later change shows */
+    sb_printf(b, "\"hostin\":{\"running\":%s,\"sched\":", host_stamper.running ? "true" : "false");
+    sb_json_str(b, host_stamper.running ? now_sched : host_stamper.sched);
     sb_printf(b, ",\"sched_at_start\":");
-    sb_json_str(b, hi.sched);
-    sb_printf(b, ",\"tid\":%d", hi.tid);
+    sb_json_str(b, host_stamper.sched);
+    sb_printf(b, ",\"tid\":%d", host_stamper.tid);
     sb_printf(b, ",\"bytes\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"moved_reads\":%" PRIu64 ",\"moved_max_us\":%.3f,"
                  "\"stale_bytes\":%" PRIu64 ",\"ring_full_waits\":%" PRIu64 ",\"record_dropped\":%" PRIu64 "},",
-              hi.bytes, hi.reads, hi.moved_reads, (double)hi.moved_max_ns / 1000.0, hi.stale_bytes, hi.ring_full_waits,
-              hi.rec_dropped);
+              host_stamper.bytes, host_stamper.reads, host_stamper.moved_reads, (double)host_stamper.moved_max_ns / 1000.0,
+              host_stamper.stale_bytes, host_stamper.ring_full_waits, host_stamper.rec_dropped);
 }

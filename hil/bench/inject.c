@@ -57,20 +57,20 @@ static struct {
     struct record rec[RECORDS]; /* a ring: the last RECORDS injections, oldest at head */
     size_t head, count;
     uint64_t next_id;
-} inj;
+} injector;
 
 static struct record *latest(int node)
 {
     size_t i;
-    for (i = inj.count; i-- > 0;) {
-        struct record *r = &inj.rec[(inj.head + i) % RECORDS];
+    for (i = injector.count; i-- > 0;) {
+        struct record *r = &injector.rec[(injector.head + i) % RECORDS];
         if (r->node == node)
             return r;
     }
     return NULL;
 }
 
-/* the injection's last stop bit ended (uart_bridge.c) */
+/* the injection's last stop bit ended (uart_line.c) */
 static void line_done(int id, uint64_t cycle)
 {
     struct record *r = latest(id);
@@ -84,19 +84,19 @@ static void line_done(int id, uint64_t cycle)
 static void edge_seen(uint64_t edge, uint8_t v)
 {
     int id;
-    if (v == inj.port)
+    if (v == injector.port)
         return;
-    inj.port = v;
+    injector.port = v;
     for (id = 0; id < NNODES; id++) {
         struct record *r;
-        if (!inj.pending[id])
+        if (!injector.pending[id])
             continue;
-        inj.pending[id] = 0;
+        injector.pending[id] = 0;
         r = latest(id);
         r->edge = edge;
         r->port = v;
         r->have_edge = 1;
-        r->start = uart_inject(id, inj.data[id], inj.n[id], edge + r->delay, line_done);
+        r->start = uart_inject(id, injector.data[id], injector.n[id], edge + r->delay, line_done);
         r->late = r->start - (edge + r->delay);
     }
 }
@@ -111,11 +111,11 @@ static void on_port(void *ctx, uint8_t value, uint64_t at)
 
 void inject_attach(void)
 {
-    struct node *p = cosim.nodes[PROFILER];
+    struct node *p = cosim_node(PROFILER);
     char port = p->pins->timecode[0].port;
-    inj.port = p->ops->port_out(p, port); /* the 8051's latch leaves reset at 0xFF, an AVR's pins at 0 */
+    injector.port = p->ops->port_out(p, port); /* the 8051's latch leaves reset at 0xFF, an AVR's pins at 0 */
     p->ops->watch_port(p, port, on_port, NULL);
-    inj.watching = 1;
+    injector.watching = 1;
 }
 
 static int hexval(char c)
@@ -140,7 +140,7 @@ void inject_command(struct command_req *req, struct sbuf *b)
         sb_error(b, "inject: unknown node '%.40s'", node);
         return;
     }
-    if (!inj.watching) {
+    if (!injector.watching) {
         sb_error(b, "inject: no profiler (its timecode port gives the edge)");
         return;
     }
@@ -151,7 +151,7 @@ void inject_command(struct command_req *req, struct sbuf *b)
             return;
         }
     }
-    if (inj.pending[id] || uart.n[id].hold) {
+    if (injector.pending[id] || uart_held(id)) {
         sb_error(b, "inject: an injection into %s is armed or on the line", node_names[id]);
         return;
     }
@@ -166,20 +166,20 @@ void inject_command(struct command_req *req, struct sbuf *b)
             sb_error(b, "inject: HEX must be 1..%d bytes, two hex digits each", INJECT_MAX);
             return;
         }
-        inj.data[id][n] = (uint8_t)(hi << 4 | lo);
+        injector.data[id][n] = (uint8_t)(hi << 4 | lo);
     }
-    inj.n[id] = n;
-    inj.pending[id] = 1;
+    injector.n[id] = n;
+    injector.pending[id] = 1;
     uart_hold(id);
-    if (inj.count == RECORDS) {
-        inj.head = (inj.head + 1) % RECORDS;
-        inj.count--;
+    if (injector.count == RECORDS) {
+        injector.head = (injector.head + 1) % RECORDS;
+        injector.count--;
     }
-    r = &inj.rec[(inj.head + inj.count++) % RECORDS];
-    *r = (struct record){.id = inj.next_id++, .node = id, .bytes = n, .delay = delay, .armed = cosim.now_cycles};
+    r = &injector.rec[(injector.head + injector.count++) % RECORDS];
+    *r = (struct record){.id = injector.next_id++, .node = id, .bytes = n, .delay = delay, .armed = cosim_now()};
     sb_printf(b, "{\"ok\":true,\"id\":%" PRIu64 ",\"node\":\"%s\",\"bytes\":%zu,\"delay_cycles\":%" PRIu64
                        ",\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f}\n",
-                   r->id, node_names[id], n, delay, cosim.now_cycles, (double)cosim.now_cycles / (double)F_CPU);
+                   r->id, node_names[id], n, delay, cosim_now(), (double)cosim_now() / (double)F_CPU);
 }
 
 static void opt_cycle(struct sbuf *b, const char *name, int have, uint64_t v)
@@ -196,13 +196,13 @@ void inject_status_json(struct sbuf *b)
     int id, first = 1;
     sb_printf(b, "\"inject_pending\":[");
     for (id = 0; id < NNODES; id++)
-        if (inj.pending[id]) {
+        if (injector.pending[id]) {
             sb_printf(b, "%s\"%s\"", first ? "" : ",", node_names[id]);
             first = 0;
         }
     sb_printf(b, "],\"injections\":[");
-    for (i = 0; i < inj.count; i++) {
-        const struct record *r = &inj.rec[(inj.head + i) % RECORDS];
+    for (i = 0; i < injector.count; i++) {
+        const struct record *r = &injector.rec[(injector.head + i) % RECORDS];
         sb_printf(b, "%s{\"id\":%" PRIu64 ",\"node\":\"%s\",\"bytes\":%zu,\"delay_cycles\":%" PRIu64 ",\"armed_cycle\":%" PRIu64,
                   i ? "," : "", r->id, node_names[r->node], r->bytes, r->delay, r->armed);
         opt_cycle(b, "edge_cycle", r->have_edge, r->edge);

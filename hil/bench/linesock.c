@@ -17,7 +17,7 @@
  * docs/bench.md, "The line sockets", is the reference for other programs.
  *
  * These are the socket's calls only; which host side holds the line, the counts and the generations
- * are uart_bridge.c's.
+ * are uart_host.c's.
  */
 #define _GNU_SOURCE
 #include "linesock.h"

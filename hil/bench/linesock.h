@@ -1,6 +1,6 @@
 /*
  * A node's serial line on a Unix socket (RUN_DIR/NODE.sock), beside its pty: the packets and the
- * socket calls, nothing of the line itself (uart_bridge.c decides which host side holds the line).
+ * socket calls, nothing of the line itself (uart_host.c decides which host side holds the line).
  * linesock.c says why the socket, and docs/bench.md, "The line sockets", the packets.
  */
 #ifndef MMBENCH_LINESOCK_H

@@ -6,7 +6,7 @@
  *
  * At start the bench sits at cycle 0 until the first grant, blocked in poll on the control socket
  * (no CPU). A grant first takes the host's input: `in` gives the total number of bytes the host has
- * written into each node's host stream (the line socket's connection, or the pty: uart_bridge.c) since
+ * written into each node's host stream (the line socket's connection, or the pty: uart_host.c) since
  * it began; the bench reads it until it has read exactly that many (a pty write reaches the master side
  * asynchronously, through the kernel's flip-buffer work, so a byte written just before the grant may not
  * be readable yet; a socket's is there when the write returns), waiting up to 2 s, and those bytes enter
@@ -48,17 +48,17 @@ struct lockstep lockstep;
  * outstanding from here on. */
 static void grant_done(struct sbuf *b, uint64_t now, const char *stop)
 {
-    const struct uart_node *p = &uart.n[PROFILER], *e = &uart.n[EXECUTOR];
     int i;
     for (i = 0; i < NNODES; i++)
         uart_flush_out(i, now);
-    now = cosim.now_cycles;
+    now = cosim_now();
     sb_printf(b,
               "{\"ok\":true,\"cycle\":%" PRIu64 ",\"virtual_s\":%.9f,\"stop\":\"%s\",\"out\":{\"profiler\":%" PRIu64
               ",\"executor\":%" PRIu64 "},\"generation\":{\"profiler\":%" PRIu64 ",\"executor\":%" PRIu64
               "},\"hung_up\":{\"profiler\":%s,\"executor\":%s}}\n",
-              now, (double)now / (double)F_CPU, stop, p->out_written, e->out_written, uart_generation(PROFILER),
-              uart_generation(EXECUTOR), p->hung ? "true" : "false", e->hung ? "true" : "false");
+              now, (double)now / (double)F_CPU, stop, uart_out_written(PROFILER), uart_out_written(EXECUTOR),
+              uart_generation(PROFILER), uart_generation(EXECUTOR), uart_hung_up(PROFILER) ? "true" : "false",
+              uart_hung_up(EXECUTOR) ? "true" : "false");
     lockstep.active = 0;
     lockstep.grants++;
 }
@@ -83,13 +83,9 @@ static uint64_t pending_delimiter(uint64_t now)
     uint64_t t = NEVER;
     int i;
     for (i = 0; i < NNODES; i++) {
-        struct uart_node *u = &uart.n[i];
-        size_t k;
-        for (k = 0; k < u->out_n; k++) {
-            struct out_byte *o = &u->outq[(u->out_head + k) % u->out_cap];
-            if (o->b == 0 && o->at > now && o->at < t)
-                t = o->at;
-        }
+        uint64_t d = uart_next_delimiter(i, now);
+        if (d < t)
+            t = d;
     }
     return t;
 }
@@ -151,14 +147,14 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
      * connection to a line socket the host made before it asked is taken first (its bytes are counted) */
     for (i = 0; i < NNODES; i++) {
         if (cosim_present(i)) {
-            uart_accept(i, cosim.now_cycles);
+            uart_accept(i, cosim_now());
             uart_poll_host_baud(i, 1);
         }
         if (!have_in || (want_gen[i] && (want_gen[i] & ~(1ull << 63)) != uart_generation(i))) {
-            uart_read_host(i, cosim.now_cycles); /* (another stream holds the line: what is there) */
-        } else if (uart_read_host_exactly(i, want[i], cosim.now_cycles, 2000)) {
+            uart_read_host(i, cosim_now()); /* (another stream holds the line: what is there) */
+        } else if (uart_read_host_exactly(i, want[i], cosim_now(), 2000)) {
             sb_error(b, "grant: %s: host announced %" PRIu64 " bytes written, the bench read %" PRIu64 " in 2 s",
-                           node_names[i], want[i], uart.n[i].in_read);
+                           node_names[i], want[i], uart_in_read(i));
             return;
         }
     }
@@ -168,12 +164,12 @@ void lockstep_grant(struct command_req *req, struct sbuf *b)
     lockstep.granted = cycle;
     lockstep.stop_at = cycle;
     if (frame) {
-        uint64_t d = pending_delimiter(cosim.now_cycles);
+        uint64_t d = pending_delimiter(cosim_now());
         if (d < lockstep.stop_at)
             lockstep.stop_at = d;
     }
-    if (cosim.now_cycles >= lockstep.stop_at)
-        grant_done(b, cosim.now_cycles, stop_reason()); /* there already: the reply now */
+    if (cosim_now() >= lockstep.stop_at)
+        grant_done(b, cosim_now(), stop_reason()); /* there already: the reply now */
     else
         req->later = 1; /* the main loop runs it; lockstep_reached replies */
 }
@@ -183,8 +179,7 @@ void lockstep_on_byte_out(uint8_t b, uint64_t at)
     if (!lockstep.active || !lockstep.frame || b != 0 || at >= lockstep.stop_at)
         return;
     lockstep.stop_at = at;
-    if (at < cosim.run_target)
-        cosim.run_target = at; /* no core has passed it: see cosim_run_until */
+    cosim_stop_by(at); /* no core has passed it: see cosim_run_until */
 }
 
 int lockstep_reached(uint64_t now)
@@ -198,5 +193,5 @@ int lockstep_reached(uint64_t now)
 void lockstep_end(void)
 {
     if (lockstep.active)
-        reply_later(cosim.now_cycles, "end");
+        reply_later(cosim_now(), "end");
 }

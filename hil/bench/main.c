@@ -42,8 +42,14 @@
  *   node.h         a node as the bench uses it: stepping, pins, timers, its UART, reset, its status
  *   node_avr.c     the ATmega2560 node on simavr, and the simavr 1.6 quirks the bench corrects
  *   node51.c       the 8051 profiler node (ucsim's core, mcs51/): its clock, P1/P0/P2, its UART
- *   uart_bridge.c  each node's serial line: its host side (a pty, or a connection to its line socket),
- *                  host bytes paced at the baud rate, output queue, byte faults
+ *   uart_line.c    the UART bridge's line model: each node's serial line, host bytes paced at the
+ *                  adapter's rate, the output queue, injections (uart_bridge.h: the bridge's interface)
+ *   uart_host.c    a line's host side: a pty, or a connection to its line socket; hang-up, re-plug
+ *   uart_rate.c    the USB-serial adapter's rate: termios, the baud table, a rate mismatch
+ *   uart_faults.c  byte faults on a line (the seeded PRNG), cuts
+ *   uart_garbage.c garbage bursts: seeded random bytes onto a line
+ *   uart_shadow.c  the line as it would be without injected delays: what a delay held back
+ *   uart_script.c  --script: host bytes at given virtual times (a replay's record)
  *   linesock.c     a node's line on a Unix socket (SOCK_SEQPACKET): mmrig's own links, without the
  *                  pty's kernel hop; its packets
  *   hostin.c       paced: the host's bytes stamped on the host clock by a thread of their own, each put
@@ -52,11 +58,13 @@
  *   commands.c     the control commands: the table (name -> handler) and the handlers of no other part
  *   status.c       the status JSON, each part's members in their order
  *   actions.c      timed actions: a reset at a later time, the ends of cuts, hang-ups, stuck wires
- *   faults.c       faults on the lines: byte faults, garbage, pty hang-ups, stuck wires
+ *   faults.c       the fault commands: byte faults, garbage, pty hang-ups, stuck wires
+ *   faulthold.c    the record of host bytes an injected delay held back (the `injected` reply)
  *   arduino.c      --arduino: the Mega's bootloader, the reset when the host opens a port
  *   pacing.c       virtual time on wall time, the lag record and stall intervals, the host's
  *                  real-time set-up
  *   lockstep.c     --lockstep: virtual time advances only as far as the host grants
+ *   uparse.c       the control channel's numbers (a grant's cycle, byte counts), parsed strictly
  *   inject.c       floor calibration: bytes into a node's receiver on the profiler's tick edge
  *   stimulus.c     one-node mode: the missing node's outputs from a file, the node's own traced
  *   vcd.c, trace.c the VCD of the wired ports and the --trace text record
@@ -121,9 +129,9 @@ static void take_input(void)
     for (i = 0; i < NNODES; i++)
         if (cosim_present(i)) {
             if (hostin_running())
-                hostin_take(i, cosim.now_cycles);
+                hostin_take(i, cosim_now());
             else
-                uart_read_host(i, cosim.now_cycles);
+                uart_read_host(i, cosim_now());
         }
 }
 
@@ -132,11 +140,11 @@ static void service_io(void)
     int i;
     for (i = 0; i < NNODES; i++)
         if (cosim_present(i))
-            uart_accept(i, cosim.now_cycles); /* a connection to a line socket takes the line before its bytes */
+            uart_accept(i, cosim_now()); /* a connection to a line socket takes the line before its bytes */
     take_input();
     for (i = 0; i < NNODES; i++)
         if (cosim_present(i))
-            uart_flush_out(i, cosim.now_cycles);
+            uart_flush_out(i, cosim_now());
     control_service();
 }
 
@@ -144,7 +152,7 @@ static void service_io(void)
  * clock). Returns the wall clock, in cycles, it went by. */
 static uint64_t flush_by_wall(void)
 {
-    uint64_t w = pacing_wall_cycles_now(), by = cosim.now_cycles < w ? cosim.now_cycles : w;
+    uint64_t w = pacing_wall_cycles_now(), by = cosim_now() < w ? cosim_now() : w;
     int i;
     for (i = 0; i < NNODES; i++)
         if (cosim_present(i))
@@ -175,15 +183,15 @@ static void service_ready(const struct pollfd *pfd, int n)
 {
     int i, control = 0;
     if (pfd[NNODES].revents) /* (only the inotify fd may be ready: no uart_read_host then) */
-        arduino_service(cosim.now_cycles); /* before the ptys: the host's bytes after its open */
+        arduino_service(cosim_now()); /* before the ptys: the host's bytes after its open */
     for (i = POLL_LISTEN; i < POLL_LISTEN + NNODES; i++)
         if (pfd[i].revents) /* before the host sides: a connection takes the line before its bytes are read */
-            uart_accept(i - POLL_LISTEN, cosim.now_cycles);
+            uart_accept(i - POLL_LISTEN, cosim_now());
     for (i = 0; i < n; i++) {
         if (!pfd[i].revents || (i >= NNODES && i < POLL_LISTEN + NNODES))
             continue;
         if (i < NNODES)
-            uart_read_host(i, cosim.now_cycles); /* fd -1 (no node) never has revents */
+            uart_read_host(i, cosim_now()); /* fd -1 (no node) never has revents */
         else
             control = 1;
     }
@@ -283,7 +291,7 @@ static void parse_unconnected(const char *opt, const char *v)
     int g;
     for (g = 0; g < NGROUPS; g++)
         if (!strcmp(v, group_names[g])) {
-            cosim.unconnected[g] = 1;
+            cosim_leave_unconnected(g);
             return;
         }
     die("%s: '%s' is not a line group (timecode or event)", opt, v);
@@ -340,11 +348,11 @@ static void parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--itrace"))
             o->itrace_cycles = strtoull(v, NULL, 0);
         else if (!strcmp(a, "--uart-timing") && (!strcmp(v, "simavr") || !strcmp(v, "bench")))
-            uart.simavr_timing = !strcmp(v, "simavr");
+            uart_set_simavr_timing(!strcmp(v, "simavr"));
         else if (!strcmp(a, "--baud"))
-            uart.baud = strtoull(v, NULL, 0);
+            uart_set_baud(strtoull(v, NULL, 0));
         else if (!strcmp(a, "--out-buffer"))
-            uart.out_buffer = (size_t)strtoull(v, NULL, 0);
+            uart_set_out_buffer((size_t)strtoull(v, NULL, 0));
         else if (!strcmp(a, "--lag-bound-us"))
             pacing.lag_bound_ns = (uint64_t)(atof(v) * 1000.0);
         else if (!strcmp(a, "--seed")) {
@@ -399,12 +407,12 @@ static void parse_options(int argc, char **argv, struct options *o)
             die("the 8051 profiler runs on the bench with an executor (alone: hil/bench/build/mcs51/run51)");
         if (arduino.on)
             die("--arduino is for the AVR profiler (the 8051 has no bootloader)");
-        if (cosim.unconnected[GROUP_EVENT])
+        if (cosim_unconnected(GROUP_EVENT))
             die("--unconnected event is for the AVR profiler (the 8051's P0 noise is not modelled)");
         o->p51 = 1;
     }
     o->alone = !o->elf[PROFILER] ? EXECUTOR : !o->elf[EXECUTOR] ? PROFILER : -1;
-    if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart.baud)
+    if ((!o->elf[PROFILER] && !o->elf[EXECUTOR]) || !uart_default_baud())
         usage();
     if (o->alone >= 0) {
         if (lockstep.on || o->vcd || o->exec_trace)
@@ -412,9 +420,9 @@ static void parse_options(int argc, char **argv, struct options *o)
         if (o->ppm_set) /* a stimulus file is in the node's own cycles: there is no other clock to drift from */
             die("--ppm-profiler and --ppm-executor are for two-node mode (both images)");
         pacing.paced = 0;
-        if (arduino.on || cosim.unconnected[GROUP_TIMECODE] || cosim.unconnected[GROUP_EVENT])
+        if (arduino.on || cosim_unconnected(GROUP_TIMECODE) || cosim_unconnected(GROUP_EVENT))
             die("--arduino and --unconnected are for two-node mode (both images)");
-    } else if (o->stimulus || o->itrace_cycles || uart.simavr_timing) {
+    } else if (o->stimulus || o->itrace_cycles || uart_simavr_timing()) {
         die("--stimulus, --itrace and --uart-timing are for one-node mode (one image)");
     }
 }
@@ -455,17 +463,17 @@ static void write_ready(const char *run_dir)
     if (!f)
         die("cannot write %s: %s", ready, sf_strerror(errno));
     sb_printf(&b, "{\"pid\":%d,\"profiler\":", (int)getpid());
-    sb_json_str(&b, uart.n[PROFILER].link);
+    sb_json_str(&b, uart_link(PROFILER));
     sb_printf(&b, ",\"executor\":");
-    sb_json_str(&b, uart.n[EXECUTOR].link);
+    sb_json_str(&b, uart_link(EXECUTOR));
     sb_printf(&b, ",\"profiler_socket\":");
-    sb_json_str(&b, uart.n[PROFILER].sock_path);
+    sb_json_str(&b, uart_socket_path(PROFILER));
     sb_printf(&b, ",\"executor_socket\":");
-    sb_json_str(&b, uart.n[EXECUTOR].sock_path);
+    sb_json_str(&b, uart_socket_path(EXECUTOR));
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
     sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\"}\n", pacing.paced ? "true" : "false",
-              arduino.on ? "true" : "false", cosim_present(PROFILER) ? cosim.nodes[PROFILER]->kind : "avr");
+              arduino.on ? "true" : "false", cosim_present(PROFILER) ? cosim_node(PROFILER)->kind : "avr");
     fputs(b.p, f);
     free(b.p);
     if (sf_commit(f))
@@ -487,10 +495,10 @@ static void wait_for_grant(void)
     n = 1 + NNODES + control_pollfds(pfd + 1 + NNODES);
     if (poll(pfd, (nfds_t)n, -1) > 0) {
         if (pfd[0].revents)
-            arduino_service(cosim.now_cycles);
+            arduino_service(cosim_now());
         for (i = 0; i < NNODES; i++)
             if (pfd[1 + i].revents)
-                uart_accept(i, cosim.now_cycles);
+                uart_accept(i, cosim_now());
         control_service();
     }
 }
@@ -500,8 +508,8 @@ static void run(uint64_t until_cycles)
     const uint64_t unpaced_slice = F_CPU / 1000;   /* 1 ms */
     const uint64_t paced_max_slice = F_CPU / 5000; /* 200 us */
     int i;
-    while (!bench_stop && cosim.now_cycles < until_cycles) {
-        uint64_t target, act, now = cosim.now_cycles;
+    while (!bench_stop && cosim_now() < until_cycles) {
+        uint64_t target, act, now = cosim_now();
         pacing_rt_limit_check();
         if (lockstep.on) {
             if (!lockstep.active) {
@@ -557,14 +565,14 @@ static void run(uint64_t until_cycles)
             target = act > now ? act : now;
         if (target > now)
             cosim_run_until(target);
-        actions_run(cosim.now_cycles);
+        actions_run(cosim_now());
         if (lockstep.on) {
             /* output as it falls due; host input only at grant points (lockstep.c) */
             for (i = 0; i < NNODES; i++)
-                uart_flush_out(i, cosim.now_cycles);
-            if (!lockstep_reached(cosim.now_cycles))
+                uart_flush_out(i, cosim_now());
+            if (!lockstep_reached(cosim_now()))
                 control_service(); /* (a port opened meanwhile resets its node at a grant point only) */
-        } else if (pacing.paced && cosim.now_cycles > pacing_wall_cycles_now()) {
+        } else if (pacing.paced && cosim_now() > pacing_wall_cycles_now()) {
             /* ahead: the sync point next writes the output by wall time and services the descriptors */
         } else {
             service_io(); /* unpaced, or behind (no wait next): look at every descriptor now */
@@ -607,11 +615,11 @@ int main(int argc, char **argv)
                 arduino_load_bootloader(i);
             uart_attach(i);
         }
-    cosim.after_reset = uart_reset; /* a watchdog or external reset (cosim.c) resets the node's UART side too */
-    uart.pty_lock = hostin_lock;    /* the stamping thread reads the host sides (it takes the lock once it runs) */
-    uart.pty_unlock = hostin_unlock;
+    cosim_on_reset(uart_reset); /* a watchdog or external reset (cosim.c) resets the node's UART side too */
+    /* the stamping thread reads the host sides (it takes the lock once it runs) */
+    uart_set_pty_lock(hostin_lock, hostin_unlock);
     if (lockstep.on)
-        uart.on_out_byte = lockstep_on_byte_out; /* a frame grant stops at the delimiter's stop bit */
+        uart_on_out_byte(lockstep_on_byte_out); /* a frame grant stops at the delimiter's stop bit */
     if (o.alone < 0)
         cosim_wire_up();
     if (o.elf[PROFILER])
@@ -629,13 +637,13 @@ int main(int argc, char **argv)
             stimulus_load(o.alone, o.stimulus);
         stimulus_start(o.alone, o.itrace_cycles);
     }
-    if (o.vcd && vcd_open(o.vcd, 0, cosim.wires))
+    if (o.vcd && vcd_open(o.vcd, 0, cosim_wires()))
         die("cannot open %s: %s", o.vcd, sf_strerror(errno));
-    if (o.exec_trace && exectrace_open(o.exec_trace, 0, cosim.wires, cosim.ppm[EXECUTOR]))
+    if (o.exec_trace && exectrace_open(o.exec_trace, 0, cosim_wires(), cosim_ppm(EXECUTOR)))
         die("cannot open %s: %s", o.exec_trace, sf_strerror(errno));
 
     write_ready(o.run_dir);
-    logmsg("ready: %s %s control %s (%s)", uart.n[PROFILER].link, uart.n[EXECUTOR].link, control_sock_path(),
+    logmsg("ready: %s %s control %s (%s)", uart_link(PROFILER), uart_link(EXECUTOR), control_sock_path(),
            pacing.paced ? "paced" : "unpaced");
 
     if (pacing.paced)
@@ -653,10 +661,10 @@ int main(int argc, char **argv)
     /* final flush of what the host can still take (paced: once the wall clock has reached virtual
      * time, at most the quantum away), then the final status */
     if (pacing.paced)
-        pacing_spin_until(cosim.now_cycles);
+        pacing_spin_until(cosim_now());
     for (i = 0; i < NNODES; i++)
         if (o.elf[i])
-            uart_flush_out(i, cosim.now_cycles);
+            uart_flush_out(i, cosim_now());
     if (o.alone >= 0)
         stimulus_end(o.alone);
     {
@@ -671,9 +679,9 @@ int main(int argc, char **argv)
     else if (stop_signal)
         logmsg("stopped by signal %d (%s) from pid %d", (int)stop_signal, strsignal((int)stop_signal),
                (int)stop_sender);
-    logmsg("stopped at virtual %.6f s", (double)cosim.now_cycles / (double)F_CPU);
-    vcd_close(cosim.now_cycles);
-    exectrace_close(global_to_node(EXECUTOR, cosim.now_cycles)); /* the executor's clock */
+    logmsg("stopped at virtual %.6f s", (double)cosim_now() / (double)F_CPU);
+    vcd_close(cosim_now());
+    exectrace_close(global_to_node(EXECUTOR, cosim_now())); /* the executor's clock */
     trace_close();
     control_close();
     {
@@ -691,5 +699,5 @@ int main(int argc, char **argv)
     else if (!o.own_dir && parent_gone)
         parent_remove_run_dir(o.run_dir); /* the parent's folder for us, if it is (parent.c): nobody else will */
     /* one-node mode: a crashed core fails the run, as a test driver expects */
-    return o.alone >= 0 && cosim.nodes[o.alone]->ops->state(cosim.nodes[o.alone]) == NODE_CRASHED ? 1 : 0;
+    return o.alone >= 0 && cosim_node(o.alone)->ops->state(cosim_node(o.alone)) == NODE_CRASHED ? 1 : 0;
 }

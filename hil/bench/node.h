@@ -1,6 +1,6 @@
 /*
  * A node: one simulated microcontroller of the bench, as the co-simulation (cosim.c) and the UART
- * bridge (uart_bridge.c) use it. Two kinds implement it: the ATmega2560 on simavr (node_avr.c: both
+ * bridge (uart_line.c) use it. Two kinds implement it: the ATmega2560 on simavr (node_avr.c: both
  * nodes, or the executor beside the 8051) and the 87C51 profiler on ucsim's core (node51.c). The
  * bench's parts call these operations and never ask which kind runs.
  *
@@ -93,7 +93,7 @@ struct node_ops {
     uint64_t (*held_out)(struct node *n);
     void (*release_out)(struct node *n, uint64_t upto);
 
-    /* ---- UART (the node's serial port on the bench's host line, uart_bridge.c) ---- */
+    /* ---- UART (the node's serial port on the bench's host line, uart_line.c) ---- */
     /* raw: simavr's own UART timing kept (one-node --uart-timing simavr) */
     void (*uart_attach)(struct node *n, node_tx_fn fn, void *ctx, int raw);
     int (*uart_rx)(struct node *n, uint8_t b); /* a byte into the receiver now; 0: its receiver is off */

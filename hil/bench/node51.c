@@ -12,7 +12,7 @@
  * executor's clock, as an AVR profiler does (mcs51_run_until to the first 8051 clock after it). Its P1
  * latch takes a write at the END of the writing instruction (S6P2 of its last machine cycle; ucsim
  * reports it with that clock), which may be later than the executor's clock: the write is held
- * (n51.pend, node.h: held_out) and the 8051 stops after that instruction (mcs51_break); the executor
+ * (node8051.pend, node.h: held_out) and the 8051 stops after that instruction (mcs51_break); the executor
  * then runs up to that moment, and cosim.c has the change released onto the wires with the executor at
  * it (exactly as an AVR profiler's change: a rewind if the executor's last instruction went past it).
  * The executor's event pins reach P0 at the first 8051 clock at or after their moment, which is never
@@ -20,7 +20,7 @@
  * reads them. It is never lazily asleep (idle mode is stepped a machine cycle at a time), so it has no
  * sleep to count and nothing to catch up.
  *
- * UART. The host line stays the bridge's (uart_bridge.c: paced at the adapter's rate, faults, cuts):
+ * UART. The host line stays the bridge's (uart_line.c: paced at the adapter's rate, faults, cuts):
  * for the 8051 it starts each byte's start bit at its moment (node.rx_at_start; a timer here, at the first
  * instruction boundary at or after it: up to 47 clocks, 4.3 us, late) and ucsim's receiver counts the 10 bit times
  * at the rate the image set (Timer1) and sets RI at the end of the stop bit. Output: ucsim reports each
@@ -92,7 +92,7 @@ static struct {
     int n_watches;
     node_tx_fn tx_fn;
     void *tx_ctx;
-} n51;
+} node8051;
 
 int node51_built(void)
 {
@@ -104,23 +104,23 @@ static void on_port(void *ctx, int port, uint64_t clock, uint8_t value)
 {
     (void)ctx;
     if (port == 2) {
-        if (value != n51.p2)
-            n51.p2_writes++;
-        n51.p2 = value;
+        if (value != node8051.p2)
+            node8051.p2_writes++;
+        node8051.p2 = value;
         return;
     }
-    if (value == n51.p1)
+    if (value == node8051.p1)
         return; /* a write that leaves the pins as they were: nothing on the wires */
-    n51.p1 = value;
-    n51.p1_writes++;
-    if (n51.pend_n == (int)(sizeof n51.pend / sizeof n51.pend[0])) {
-        n51.pend_dropped++; /* cannot happen while cosim.c releases them before each turn */
+    node8051.p1 = value;
+    node8051.p1_writes++;
+    if (node8051.pend_n == (int)(sizeof node8051.pend / sizeof node8051.pend[0])) {
+        node8051.pend_dropped++; /* cannot happen while cosim.c releases them before each turn */
         return;
     }
-    n51.pend[n51.pend_n].clock = clock;
-    n51.pend[n51.pend_n].value = value;
-    n51.pend_n++;
-    mcs51_break(n51.m); /* the executor must reach this moment before the 8051 runs on */
+    node8051.pend[node8051.pend_n].clock = clock;
+    node8051.pend[node8051.pend_n].value = value;
+    node8051.pend_n++;
+    mcs51_break(node8051.m); /* the executor must reach this moment before the 8051 runs on */
 }
 
 /* Timer1 in mode 2 (auto-reload) as the baud generator: f / (12 x (256 - TH1) x (SMOD ? 16 : 32));
@@ -128,7 +128,8 @@ static void on_port(void *ctx, int port, uint64_t clock, uint8_t value)
  * start-up), as an AVR's UART is at another rate before its UBRR is written. */
 static uint64_t bit_clocks(void)
 {
-    uint8_t th1 = mcs51_sfr(n51.m, SFR_TH1), tmod = mcs51_sfr(n51.m, SFR_TMOD), pcon = mcs51_sfr(n51.m, SFR_PCON);
+    uint8_t th1 = mcs51_sfr(node8051.m, SFR_TH1), tmod = mcs51_sfr(node8051.m, SFR_TMOD),
+            pcon = mcs51_sfr(node8051.m, SFR_PCON);
     if (((tmod >> 4) & 3) != 2 || th1 == 0)
         return 0;
     return 12ull * (256u - th1) * ((pcon & 0x80) ? 16u : 32u);
@@ -145,8 +146,8 @@ static uint64_t n51_uart_char(struct node *n)
 static void on_tx(void *ctx, uint64_t clock, uint8_t b)
 {
     (void)ctx;
-    if (n51.tx_fn)
-        n51.tx_fn(n51.tx_ctx, clock, n51_uart_char(&n51.node), b);
+    if (node8051.tx_fn)
+        node8051.tx_fn(node8051.tx_ctx, clock, n51_uart_char(&node8051.node), b);
 }
 
 /* ---- running ---------------------------------------------------------------------------------- */
@@ -154,57 +155,57 @@ static void on_tx(void *ctx, uint64_t clock, uint8_t b)
 static uint64_t n51_cycle(struct node *n)
 {
     (void)n;
-    return mcs51_clock(n51.m);
+    return mcs51_clock(node8051.m);
 }
 
 static uint64_t n51_next_event(struct node *n)
 {
     (void)n;
-    return n51.stopped ? NEVER : mcs51_clock(n51.m);
+    return node8051.stopped ? NEVER : mcs51_clock(node8051.m);
 }
 
 /* the timer due first (-1: none) */
 static int first_timer(void)
 {
     int i, t = -1;
-    for (i = 0; i < n51.n_timers; i++)
-        if (n51.timers[i].fn && (t < 0 || n51.timers[i].at < n51.timers[t].at))
+    for (i = 0; i < node8051.n_timers; i++)
+        if (node8051.timers[i].fn && (t < 0 || node8051.timers[i].at < node8051.timers[t].at))
             t = i;
     return t;
 }
 
 static void n51_step(struct node *n, uint64_t limit)
 {
-    uint64_t c = mcs51_clock(n51.m);
+    uint64_t c = mcs51_clock(node8051.m);
     int t;
-    if (n51.stopped)
+    if (node8051.stopped)
         return;
     t = first_timer();
-    if (t >= 0 && n51.timers[t].at <= c) {
-        node_timer_fn fn = n51.timers[t].fn;
+    if (t >= 0 && node8051.timers[t].at <= c) {
+        node_timer_fn fn = node8051.timers[t].fn;
         uint64_t again;
-        n51.timers[t].fn = NULL;
-        n51.timers[t].at = NEVER;
-        again = fn(n, c, n51.timers[t].ctx);
+        node8051.timers[t].fn = NULL;
+        node8051.timers[t].at = NEVER;
+        again = fn(n, c, node8051.timers[t].ctx);
         if (again)
-            n->ops->timer(n, again, fn, n51.timers[t].ctx);
+            n->ops->timer(n, again, fn, node8051.timers[t].ctx);
         return;
     }
-    if (t >= 0 && n51.timers[t].at < limit)
-        limit = n51.timers[t].at;
+    if (t >= 0 && node8051.timers[t].at < limit)
+        limit = node8051.timers[t].at;
     if (limit <= c)
         limit = c + 1;
-    if (mcs51_run_until(n51.m, limit) < 0) {
-        n51.stopped = 1;
-        n51.stops++;
-        logmsg("profiler (8051): stopped at clock %" PRIu64 ": %s", mcs51_clock(n51.m), mcs51_error(n51.m));
+    if (mcs51_run_until(node8051.m, limit) < 0) {
+        node8051.stopped = 1;
+        node8051.stops++;
+        logmsg("profiler (8051): stopped at clock %" PRIu64 ": %s", mcs51_clock(node8051.m), mcs51_error(node8051.m));
     }
 }
 
 /* (never called: main.c runs the 8051 with an executor only) */
 static void n51_run_alone(struct node *n, uint64_t until)
 {
-    while (!n51.stopped && mcs51_clock(n51.m) < until)
+    while (!node8051.stopped && mcs51_clock(node8051.m) < until)
         n51_step(n, until);
 }
 
@@ -217,38 +218,38 @@ static void n51_catch_up(struct node *n, uint64_t at)
 static enum node_state n51_state(struct node *n)
 {
     (void)n;
-    return n51.stopped ? NODE_CRASHED : NODE_RUNNING;
+    return node8051.stopped ? NODE_CRASHED : NODE_RUNNING;
 }
 
 /* The RST pin: its clock goes on; P1 and P2 latches to 0xFF, which ucsim reports as writes (on_port:
  * P1 held for the wires, high as the quasi-bidirectional pins go); its P0 inputs keep what the executor
- * drives (n51.p0, outside the core). The 87C51 has no reset flags. */
+ * drives (node8051.p0, outside the core). The 87C51 has no reset flags. */
 static uint64_t n51_reset(struct node *n, uint64_t at, const char *cause)
 {
     (void)at;
     (void)cause;
     n->resets++;
-    mcs51_reset(n51.m);
-    n51.stopped = 0;
-    logmsg("profiler (8051) reset at clock %" PRIu64, mcs51_clock(n51.m));
-    return mcs51_clock(n51.m);
+    mcs51_reset(node8051.m);
+    node8051.stopped = 0;
+    logmsg("profiler (8051) reset at clock %" PRIu64, mcs51_clock(node8051.m));
+    return mcs51_clock(node8051.m);
 }
 
 static void n51_timer(struct node *n, uint64_t at, node_timer_fn fn, void *ctx)
 {
     int i;
     (void)n;
-    for (i = 0; i < n51.n_timers; i++)
-        if (n51.timers[i].ctx == ctx && (n51.timers[i].fn == fn || !n51.timers[i].fn))
+    for (i = 0; i < node8051.n_timers; i++)
+        if (node8051.timers[i].ctx == ctx && (node8051.timers[i].fn == fn || !node8051.timers[i].fn))
             break;
-    if (i == n51.n_timers) {
-        if (n51.n_timers == TIMERS)
+    if (i == node8051.n_timers) {
+        if (node8051.n_timers == TIMERS)
             die("profiler (8051): more than %d timers", TIMERS);
-        n51.n_timers++;
+        node8051.n_timers++;
     }
-    n51.timers[i].at = at;
-    n51.timers[i].fn = fn;
-    n51.timers[i].ctx = ctx;
+    node8051.timers[i].at = at;
+    node8051.timers[i].fn = fn;
+    node8051.timers[i].ctx = ctx;
 }
 
 /* the core's reset keeps the timers (they are the bench's, outside it): only this drops one */
@@ -256,10 +257,10 @@ static void n51_timer_cancel(struct node *n, node_timer_fn fn, void *ctx)
 {
     int i;
     (void)n;
-    for (i = 0; i < n51.n_timers; i++)
-        if (n51.timers[i].fn == fn && n51.timers[i].ctx == ctx) {
-            n51.timers[i].fn = NULL;
-            n51.timers[i].at = NEVER;
+    for (i = 0; i < node8051.n_timers; i++)
+        if (node8051.timers[i].fn == fn && node8051.timers[i].ctx == ctx) {
+            node8051.timers[i].fn = NULL;
+            node8051.timers[i].at = NEVER;
         }
 }
 
@@ -275,15 +276,15 @@ static int n51_input(struct node *n, struct node_pin pin)
 static void set_p0(int bit, int level)
 {
     uint8_t b = (uint8_t)(1u << bit);
-    n51.p0 = (uint8_t)(level ? n51.p0 | b : n51.p0 & ~b);
-    mcs51_set_p0(n51.m, n51.p0);
+    node8051.p0 = (uint8_t)(level ? node8051.p0 | b : node8051.p0 & ~b);
+    mcs51_set_p0(node8051.m, node8051.p0);
 }
 
 static void n51_preset_input(struct node *n, int in, int level, int driven)
 {
     (void)n;
     (void)driven;
-    if (((n51.p0 >> in) & 1) != level)
+    if (((node8051.p0 >> in) & 1) != level)
         set_p0(in, level);
 }
 
@@ -310,13 +311,13 @@ static void add_watch(struct node *n, char port, int bit, node_pin_fn pin, node_
 {
     if (port != '1')
         die("%s (8051): the bench watches P1 only, not P%c", n->name, port);
-    if (n51.n_watches == WATCHES)
+    if (node8051.n_watches == WATCHES)
         die("%s (8051): more than %d watches on P1", n->name, WATCHES);
-    n51.watches[n51.n_watches].bit = bit;
-    n51.watches[n51.n_watches].pin = pin;
-    n51.watches[n51.n_watches].port = pf;
-    n51.watches[n51.n_watches].ctx = ctx;
-    n51.n_watches++;
+    node8051.watches[node8051.n_watches].bit = bit;
+    node8051.watches[node8051.n_watches].pin = pin;
+    node8051.watches[node8051.n_watches].port = pf;
+    node8051.watches[node8051.n_watches].ctx = ctx;
+    node8051.n_watches++;
 }
 
 static void n51_watch_pin(struct node *n, struct node_pin pin, node_pin_fn fn, void *ctx)
@@ -332,13 +333,13 @@ static void n51_watch_port(struct node *n, char port, node_port_fn fn, void *ctx
 static uint8_t n51_port_out(struct node *n, char port)
 {
     (void)n;
-    return port == '1' ? n51.p1 : port == '2' ? n51.p2 : 0xFF;
+    return port == '1' ? node8051.p1 : port == '2' ? node8051.p2 : 0xFF;
 }
 
 static uint64_t n51_held_out(struct node *n)
 {
     (void)n;
-    return n51.pend_n ? n51.pend[0].clock : NEVER;
+    return node8051.pend_n ? node8051.pend[0].clock : NEVER;
 }
 
 /* each held P1 write at or before `upto`, in order: its pins one by one, then the port as a whole (as
@@ -347,17 +348,18 @@ static void n51_release_out(struct node *n, uint64_t upto)
 {
     int i = 0, j, k;
     (void)n;
-    for (; i < n51.pend_n && n51.pend[i].clock <= upto; i++) {
-        for (k = 0; k < n51.n_watches; k++)
-            if (n51.watches[k].pin)
-                n51.watches[k].pin(n51.watches[k].ctx, (n51.pend[i].value >> n51.watches[k].bit) & 1, n51.pend[i].clock);
-        for (k = 0; k < n51.n_watches; k++)
-            if (n51.watches[k].port)
-                n51.watches[k].port(n51.watches[k].ctx, n51.pend[i].value, n51.pend[i].clock);
+    for (; i < node8051.pend_n && node8051.pend[i].clock <= upto; i++) {
+        for (k = 0; k < node8051.n_watches; k++)
+            if (node8051.watches[k].pin)
+                node8051.watches[k].pin(node8051.watches[k].ctx, (node8051.pend[i].value >> node8051.watches[k].bit) & 1,
+                                        node8051.pend[i].clock);
+        for (k = 0; k < node8051.n_watches; k++)
+            if (node8051.watches[k].port)
+                node8051.watches[k].port(node8051.watches[k].ctx, node8051.pend[i].value, node8051.pend[i].clock);
     }
-    for (j = i; j < n51.pend_n; j++)
-        n51.pend[j - i] = n51.pend[j];
-    n51.pend_n -= i;
+    for (j = i; j < node8051.pend_n; j++)
+        node8051.pend[j - i] = node8051.pend[j];
+    node8051.pend_n -= i;
 }
 
 /* ---- UART ------------------------------------------------------------------------------------- */
@@ -366,8 +368,8 @@ static void n51_uart_attach(struct node *n, node_tx_fn fn, void *ctx, int raw)
 {
     (void)n;
     (void)raw; /* ucsim times its own UART */
-    n51.tx_fn = fn;
-    n51.tx_ctx = ctx;
+    node8051.tx_fn = fn;
+    node8051.tx_ctx = ctx;
 }
 
 /* the byte's start bit on the receive line now: ucsim's receiver has it at the end of its stop bit (a
@@ -375,7 +377,7 @@ static void n51_uart_attach(struct node *n, node_tx_fn fn, void *ctx, int raw)
 static int n51_uart_rx(struct node *n, uint8_t b)
 {
     (void)n;
-    if (mcs51_uart_rx(n51.m, b))
+    if (mcs51_uart_rx(node8051.m, b))
         logmsg("profiler (8051): receive queue full, byte %02x lost", b);
     return 1;
 }
@@ -390,7 +392,7 @@ static double n51_uart_baud(struct node *n)
 static unsigned long n51_uart_rx_lost(struct node *n)
 {
     (void)n;
-    return mcs51_uart_rx_lost(n51.m);
+    return mcs51_uart_rx_lost(node8051.m);
 }
 
 /* no watchdog, no reset flags; leds: P2's LEDs lit (active low: ~P2), p2 the latch; no sleep counted
@@ -401,9 +403,9 @@ static void n51_status_json(struct node *n, struct sbuf *b)
     sb_printf(b, "\"wdt_resets\":0,\"mcusr\":null,"
                  "\"leds\":%u,\"p1\":%u,\"p2\":%u,\"p0_pins\":%u,\"p1_changes\":%" PRIu64 ",\"p2_changes\":%" PRIu64
                  ",\"p1_dropped\":%" PRIu64 ",\"stops\":%" PRIu64 ",\"error\":",
-              (unsigned)(uint8_t)~n51.p2, (unsigned)n51.p1, (unsigned)n51.p2, (unsigned)n51.p0, n51.p1_writes,
-              n51.p2_writes, n51.pend_dropped, n51.stops);
-    sb_json_str(b, mcs51_error(n51.m));
+              (unsigned)(uint8_t)~node8051.p2, (unsigned)node8051.p1, (unsigned)node8051.p2, (unsigned)node8051.p0,
+              node8051.p1_writes, node8051.p2_writes, node8051.pend_dropped, node8051.stops);
+    sb_json_str(b, mcs51_error(node8051.m));
     sb_printf(b, ",");
 }
 
@@ -436,13 +438,13 @@ static const struct node_ops ops51 = {
 
 struct node *node51_load(const char *path)
 {
-    struct node *n = &n51.node;
+    struct node *n = &node8051.node;
     char err[200];
     long len;
-    n51.m = mcs51_create(err, sizeof err);
-    if (!n51.m)
+    node8051.m = mcs51_create(err, sizeof err);
+    if (!node8051.m)
         die("8051 profiler: %s", err);
-    len = mcs51_load_ihx(n51.m, path);
+    len = mcs51_load_ihx(node8051.m, path);
     if (len < 0)
         die("cannot read profiler image %s (not an Intel HEX file the 8051 can run)", path);
     n->id = PROFILER;
@@ -454,16 +456,16 @@ struct node *node51_load(const char *path)
     n->pins = &pins51;
     n->rx_at_start = 1;
     n->reset_floats_pins = 0;
-    n51.p1 = n51.p2 = 0xFF; /* reset latches */
-    n51.p0 = 0xF0;          /* the event wires at 0 (cosim.c), P0.4..7 pulled up */
-    mcs51_set_p0(n51.m, n51.p0);
-    mcs51_on_port(n51.m, on_port, NULL);
-    mcs51_on_tx(n51.m, on_tx, NULL);
+    node8051.p1 = node8051.p2 = 0xFF; /* reset latches */
+    node8051.p0 = 0xF0;          /* the event wires at 0 (cosim.c), P0.4..7 pulled up */
+    mcs51_set_p0(node8051.m, node8051.p0);
+    mcs51_on_port(node8051.m, on_port, NULL);
+    mcs51_on_tx(node8051.m, on_tx, NULL);
     /* it leaves reset with its P1 latch 0xFF (quasi-bidirectional: the pins high): held from clock 0,
      * so the executor sees it from its first cycle once the wires are up (cosim_wire_up releases it) */
-    n51.pend[0].clock = 0;
-    n51.pend[0].value = n51.p1;
-    n51.pend_n = 1;
+    node8051.pend[0].clock = 0;
+    node8051.pend[0].value = node8051.p1;
+    node8051.pend_n = 1;
     logmsg("profiler: 8051 (ucsim, 87C51 at 11.0592 MHz), %s: %ld bytes", path, len);
     return n;
 }

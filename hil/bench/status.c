@@ -22,7 +22,7 @@
 void status_json(struct sbuf *b)
 {
     uint64_t wall = mono_ns() - pacing.wall_start_ns;
-    uint64_t now = cosim.now_cycles;
+    uint64_t now = cosim_now();
     int i;
     double vs = (double)now / (double)F_CPU;
     /* wall_start_s: CLOCK_MONOTONIC (the host's time.monotonic()) at virtual time 0, so the host can
@@ -36,31 +36,28 @@ void status_json(struct sbuf *b)
     sb_printf(b, "\"lockstep\":%s,\"valid\":%s,", lockstep.on ? "true" : "false", pacing_valid() ? "true" : "false");
     sb_printf(b, "\"arduino\":%s,\"bootloader\":", arduino.on ? "true" : "false");
     sb_json_str(b, arduino.on ? arduino.bootloader : "");
-    sb_printf(b, ",\"unconnected\":[%s%s%s],\"noise_changes\":{\"%s\":%" PRIu64 ",\"%s\":%" PRIu64 "},\"nodes\":{",
-              cosim.unconnected[0] ? "\"timecode\"" : "", cosim.unconnected[0] && cosim.unconnected[1] ? "," : "",
-              cosim.unconnected[1] ? "\"event\"" : "", group_names[0], cosim.noise_changes[0], group_names[1],
-              cosim.noise_changes[1]);
+    sb_printf(b, ",");
+    cosim_noise_json(b);
+    sb_printf(b, ",\"nodes\":{");
     for (i = 0; i < NNODES; i++) {
-        struct node *n = cosim.nodes[i];
+        struct node *n = cosim_node(i);
         if (!n)
             continue; /* one-node mode */
         /* cycle: the node's own (its crystal: ppm); everything else in the status is global */
         sb_printf(b, "%s\"%s\":{\"kind\":\"%s\",\"clock_hz\":%" PRIu64 ",\"cycle\":%" PRIu64 ",\"ppm\":%d,",
-                  b->p[b->n - 1] == '{' ? "" : ",", n->name, n->kind, n->hz, n->ops->cycle(n), cosim.ppm[i]);
+                  b->p[b->n - 1] == '{' ? "" : ",", n->name, n->kind, n->hz, n->ops->cycle(n), cosim_ppm(i));
         n->ops->status_json(n, b);
         uart_status_json(i, b);
         if (arduino.on)
             sb_printf(b, ",\"open_resets\":%" PRIu64 ",\"bootloader_bytes\":%u,\"baud_mismatch_garbled\":%" PRIu64,
-                      arduino.open_resets[i], (unsigned)arduino.boot_bytes[i], uart.n[i].baud_mismatch_garbled);
+                      arduino.open_resets[i], (unsigned)arduino.boot_bytes[i], uart_arduino_garbled(i));
         sb_printf(b, "}"); /* the node's object */
     }
     sb_printf(b, "},");
     control_clients_json(b);
     inject_status_json(b);
-    sb_printf(b, "\"wires\":{\"changes\":%" PRIu64 ",\"cut_dropped\":%" PRIu64 ",\"rewinds\":%" PRIu64
-                 ",\"max_rewind_cycles\":%" PRIu64 ",\"stuck_changes_masked\":%" PRIu64 "},\"vcd\":",
-              cosim.wire_changes, cosim.wire_cut_dropped, cosim.wire_rewinds, cosim.wire_max_skew,
-              cosim.wire_stuck_masked);
+    cosim_wires_json(b);
+    sb_printf(b, ",\"vcd\":");
     if (vcd_is_open())
         sb_json_str(b, vcd_path());
     else

@@ -121,7 +121,7 @@ void stimulus_load(int id, const char *path)
                 if (end == p)
                     break;
                 p = end;
-                if (uart.simavr_timing)
+                if (uart_simavr_timing())
                     push(&st.bytes, &st.n_bytes, &st.bytes_cap, (struct stim){at, 'U', (uint8_t)v, 0});
                 else
                     uart_push_input(id, at, (uint8_t)v);
@@ -287,7 +287,7 @@ void stimulus_start(int id, uint64_t itrace_cycles)
     avr_t *a;
     int i;
     st.id = id;
-    st.n = node_avr(cosim.nodes[id]);
+    st.n = node_avr(cosim_node(id));
     a = st.n->avr;
     st.itrace_cycles = itrace_cycles;
     if (id == EXECUTOR) {
@@ -314,14 +314,15 @@ void stimulus_start(int id, uint64_t itrace_cycles)
     if (st.next < st.n_items)
         avr_cycle_timer_register(a, st.items[st.next].at - a->cycle, on_stimulus, NULL);
     if (st.n_bytes) {
-        st.cpb = (10 * F_CPU + uart.baud - 1) / uart.baud; /* 10 bit times, rounded up: never faster */
+        uint64_t baud = uart_default_baud();
+        st.cpb = (10 * F_CPU + baud - 1) / baud; /* 10 bit times, rounded up: never faster */
         avr_cycle_timer_register(a, st.bytes[0].at ? st.bytes[0].at : 1, on_byte, NULL);
     }
 }
 
 void stimulus_end(int id)
 {
-    struct node *n = cosim.nodes[id];
+    struct node *n = cosim_node(id);
     avr_t *a = node_avr(n)->avr;
     TRACE("END %" PRIu64 " %d %s\n", (uint64_t)a->cycle, (int)a->state, node_state_name(n->ops->state(n)));
 }

@@ -16,7 +16,7 @@
 #include "wire.h"
 
 /* The file is made through safefile.c: PATH appears, whole, when the trace is closed. */
-/* `wires`: the co-simulation's (cosim.wires), their names and the levels they start the record with */
+/* `wires`: the co-simulation's (cosim_wires()), their names and the levels they start the record with */
 int vcd_open(const char *path, uint64_t cycle, const struct wire wires[NWIRES]); /* 0, or -1 if the file cannot be written */
 /* a file the caller opened with sf_open (commands.c) */
 void vcd_start(FILE *f, const char *path, uint64_t cycle, const struct wire wires[NWIRES]);

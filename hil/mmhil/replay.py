@@ -101,7 +101,7 @@ class Comparison:
 
 
 def script_text(record: InputRecord) -> str:
-    """The bench's --script of a record: `@CYCLE NODE baud=BAUD HEX ...` (hil/bench/uart_bridge.c)."""
+    """The bench's --script of a record: `@CYCLE NODE baud=BAUD HEX ...` (hil/bench/uart_script.c)."""
     return "".join(f"@{r.cycle} {r.node} baud={r.baud} {' '.join(f'{b:02x}' for b in r.data)}\n" for r in record.reads)
 
 
