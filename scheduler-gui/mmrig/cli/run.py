@@ -559,10 +559,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                              "stdout (words go to stderr)")
     report.add_argument("--junit", type=Path, default=None, metavar="FILE",
                         help="write a JUnit XML report: a testcase for validity and one per gate")
-    report.add_argument("--break-us", type=positive_float, default=None, metavar="US",
+    report.add_argument("-b", "--break-us", type=positive_float, default=None, metavar="US",
                         help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
                              "latmus -A): the run is written up to it, exit 102, and the command that replays it "
-                             "with the executor traced is printed")
+                             "with the executor traced is printed; cyclictest's -b US")
     report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
                         help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
                              "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
