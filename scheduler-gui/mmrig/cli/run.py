@@ -36,18 +36,8 @@ from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
 from mmrig.junit import files_words, junit_xml, write_junit
 
-from .options import add_ppm_options, add_profiler_kind_option, duration_s, percent, positive_float, seconds_with_unit
-
-
-def parse_rate(text: str) -> float | None:
-    """--rate in ms: 'tick', a plain number (ms), or a time with its unit (1000us, 1ms, 0.5s), as cyclictest's -i
-    takes us: say the unit to be sure."""
-    if text == "tick":
-        return None
-    try:
-        return round(seconds_with_unit(text, "ms") * 1000.0, 9)
-    except argparse.ArgumentTypeError as exc:
-        raise argparse.ArgumentTypeError(f"{exc}: a rate is > 0 ms, a time with its unit, or 'tick'") from None
+from .options import (add_ppm_options, add_profiler_kind_option, duration_s, parse_interval, parse_rate, percent,
+                      positive_float)
 
 
 def fail_on(text: str) -> tuple[str, ...]:
@@ -156,9 +146,12 @@ def check_options(args: argparse.Namespace) -> None:
         raise Refusal("--hist without a FILE writes OUT.hist: give --out OUT too (or --hist FILE)")
     if args.lag_bound_us is not None and not (math.isfinite(args.lag_bound_us) and args.lag_bound_us > 0):
         raise Refusal(f"--lag-bound-us must be > 0, not {args.lag_bound_us}")
-    problem = aligned_rate_problem(args.mode, args.generation, args.rate)   # -i 0.5 was quietly one a tick
+    if args.interval is not None:                  # -i given: from here on the run's rate in ms, as --rate's
+        args.rate = args.interval
+    problem = aligned_rate_problem(args.mode, args.generation, args.rate)   # --rate 0.5 was quietly one a tick
     if problem:
-        raise Refusal(problem)
+        # -i 1000 (1 ms, as cyclictest reads it) said in the option the user gave, then in --rate's ms
+        raise Refusal(problem if args.interval is None else f"-i {args.rate * 1000:g}us is {problem}")
 
 
 def run_config(args: argparse.Namespace, name: str) -> RunConfig:
@@ -473,12 +466,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
     run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
-    run.add_argument("--rate", "-i", type=parse_rate, default=None,
-                     help="ms between events (or with a unit: 1000us, 1ms, 0.5s; cyclictest's plain -i is us), or "
-                          "'tick' (default: one per tick); normal mode faster than a tick "
-                          "makes events due at moments inside ticks, a schedule grid (e.g. -i 1 --baud 500000: "
-                          "1,000 a second, docs/kilohertz.md); aligned generation honours only a whole number of "
-                          "ticks (71.111ms, 142.222ms, ...): another interval is refused, not rounded")
+    interval = run.add_mutually_exclusive_group()
+    interval.add_argument("-i", "--interval", dest="interval", type=parse_interval, default=None, metavar="US",
+                          help="between events, cyclictest's -i: a plain number is microseconds (-i 1000 is 1 ms), "
+                               "or with a unit: 500us, 1ms, 71.111ms, 1tick, 2ticks (default: one per tick)")
+    interval.add_argument("--rate", dest="rate", type=parse_rate, default=None, metavar="MS",
+                          help="the same in milliseconds, as the GUI's slider: a plain number is ms (--rate 1 is "
+                               "-i 1ms), or with a unit, or 'tick'. Normal mode faster than a tick makes events due "
+                               "at moments inside ticks, a schedule grid (e.g. -i 1ms --baud 500000: 1,000 a second, "
+                               "docs/kilohertz.md); aligned generation honours only a whole number of ticks "
+                               "(71.111ms, 142.222ms, ...): another interval is refused with the nearest it honours, "
+                               "not rounded")
     run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
     run.add_argument("--duration", "-D", type=duration_s, default=None,
                      help="event generation this long: seconds, or with a unit (90s, 10m, 1h) as cyclictest's -D")
@@ -488,14 +486,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--generation", choices=("aligned", "free", "periodic"), default="aligned",
                      help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's); periodic "
                           "(mixed): the executor is sent the whole schedule in PERIODIC frames and fires its moments "
-                          "inside ticks (-i 1 --baud 500000: 1,000 events a second)")
+                          "inside ticks (-i 1ms --baud 500000: 1,000 events a second)")
     raw = run.add_mutually_exclusive_group()
     raw.add_argument("--raw", dest="raw", action="store_const", const=True, default=None,
                      help="a periodic series: a RESULT per event, one CSV row each (refused where the profiler's line "
                           "cannot carry them); by default where it can, else the AVR profiler's histogram alone")
     raw.add_argument("--no-raw", dest="raw", action="store_const", const=False,
                      help="a periodic series: the AVR profiler's own histogram alone (its 1 us cells, min/max/mean "
-                          "and outcomes, no RESULT per event: -i 1 at 115200 baud; the CSV has no event rows)")
+                          "and outcomes, no RESULT per event: -i 1ms at 115200 baud; the CSV has no event rows)")
     add_normal_mode_options(run)
     run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
     run.add_argument("--load", nargs="?", const="heavy", default="idle", metavar="CONDITION",
