@@ -464,7 +464,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                          description="One experiment run (cyclictest-like): CSV + JSON out, the summary printed, "
                                      "gates judged for CI.",
                          epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
+    run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed",
+                     help="mixed: the PC schedules, the executor fires (the default); normal: the PC fires itself, "
+                          "no executor; verification: the executor schedules and fires its own events, the PC only "
+                          "listens (the executor alone, the paper's section 5.2)")
     run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
     interval = run.add_mutually_exclusive_group()
     interval.add_argument("-i", "--interval", dest="interval", type=parse_interval, default=None, metavar="US",
@@ -480,7 +483,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
     run.add_argument("--duration", "-D", type=duration_s, default=None,
                      help="event generation this long: seconds, or with a unit (90s, 10m, 1h) as cyclictest's -D")
-    run.add_argument("--random-ids", action="store_true")
+    run.add_argument("--random-ids", action="store_true",
+                     help="each event's 3-bit id drawn at random (the paper's slider; --seed), not counted up")
     run.add_argument("--seed", type=int, default=1, metavar="N",
                      help="the seed of --random-ids' ids (default 1): in lockstep the same seed gives the same CSV")
     run.add_argument("--generation", choices=("aligned", "free", "periodic"), default="aligned",
@@ -510,13 +514,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--baud", type=int, default=None, metavar="RATE",
                      help="run both links at RATE baud (e.g. 115200): asked of the nodes with BAUD after the "
                           "handshake; default: the rate they start at (their HELLO, 9600 as built)")
-    run.add_argument("--late-bound-us", type=float, default=1000.0)
+    run.add_argument("--late-bound-us", type=float, default=1000.0, metavar="US",
+                     help="an event this late or later (us after its tick's start) ends 'late', not 'ok' "
+                          "(default 1000)")
     run.add_argument("--lag-bound-us", type=float, default=None,
                      help="paced bench: an event a byte of which a host stall displaced by more than this is not "
                           "measurable, validity by cause (default: normal 1000; mixed and verification a tenth of the "
                           "schedule's spare time: 4700 one tick ahead, 11800 two ahead); the run is invalid when more "
                           "than 5%% of its events are not measurable")
-    run.add_argument("--max-in-flight", type=int, default=8)
+    run.add_argument("--max-in-flight", type=int, default=8, metavar="N",
+                     help="at most N events scheduled and not yet ended at once: a new one past it is skipped, and "
+                          "counted (default 8; a schedule grid has no cap)")
     run.add_argument("--out", "-o", type=Path, default=None, help="writes OUT.csv and OUT.json")
     run.add_argument("--name", default=None,
                      help="the run's name (default: OUT's file name, or 'run'): 1..64 of A-Z a-z 0-9 . _ -")
