@@ -7,6 +7,7 @@ import json
 import math
 import re
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -29,7 +30,6 @@ from mmsched.journal import RunNotWritten
 from mmsched.load import unavailable as load_unavailable
 from mmsched.result import RunResult
 from mmsched.runner import Runner
-from mmsched.stats import format_summary
 from mmsched.tracefiles import traced_paths
 
 from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
@@ -38,6 +38,7 @@ from mmrig.junit import files_words, junit_xml, write_junit
 
 from .options import (add_ppm_options, add_profiler_kind_option, duration_s, parse_interval, parse_rate, percent,
                       positive_float)
+from .summary import summary_text
 
 
 def fail_on(text: str) -> tuple[str, ...]:
@@ -71,6 +72,11 @@ exit codes (the first that applies wins):
   0  the run is valid and every gate passed (or none was given)
   130  interrupted twice with Ctrl-C (once: event generation stops, the run ends and is written as usual);
        the events that ended stay in the journal, OUT.partial.csv
+
+the summary's n, mean and variance are of the measured events (ok and late; measurable: no byte of theirs
+displaced by a host stall); left out: the ok and late events a stall displaced (n + left out = ok + late). Within
+80 columns it is a table of n, mean, variance, min, p99 and max with the outcomes, p50 and p99.9 under it; on a
+terminal wider than 139 columns one row with every figure (--json and OUT.json always have every figure).
 
 output: the summary (or with --json one JSON document) on stdout; log lines, warnings and errors on stderr;
 on a terminal a live progress line on stderr (events done, on time, min, avg, p99 and max so far, the time left,
@@ -346,7 +352,8 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
     verdicts = judge(inv.gates, result.summary, result.valid)
     broke = (result.sidecar.get("break") or {}).get("event") is not None
     code = exit_code(result.valid, verdicts, broke)
-    text = summary_lines(cfg, result, files) + break_lines(result.sidecar, result.csv_path)
+    text = summary_lines(cfg, result, files, shutil.get_terminal_size().columns) + \
+        break_lines(result.sidecar, result.csv_path)
     verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
     if args.json:
         print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist, args.junit)))
@@ -390,8 +397,9 @@ def break_lines(sidecar: dict[str, Any], csv: Path | None) -> list[str]:
     return lines
 
 
-def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[str]:
-    text = [format_summary(cfg.name, result.summary)]
+def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path], columns: int = 80) -> list[str]:
+    """The printed summary, fitted to `columns` (the terminal's width); --json and the files have all of it."""
+    text = [summary_text(cfg.name, result.summary, columns)]
     if "budget" in result.sidecar:
         text.append(format_budget(result.sidecar["budget"]))
     if "grid" in result.sidecar:
@@ -401,9 +409,7 @@ def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[
     if files:
         text.append("wrote " + ", ".join(str(p) for p in files))
     else:
-        text.append("nothing written (no --out): give -o NAME to keep the run as NAME.csv and NAME.json")
-    text.append("n, mean, variance: the measured events (ok, late; measurable: no byte of theirs displaced by a host "
-                "stall); left out: ok and late events a stall displaced (n + left out = ok + late)")
+        text.append("nothing written: give -o NAME to keep the run as NAME.csv and NAME.json")
     return text
 
 
