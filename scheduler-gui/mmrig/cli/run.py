@@ -79,9 +79,10 @@ displaced by a host stall); left out: the ok and late events a stall displaced (
 terminal wider than 139 columns one row with every figure (--json and OUT.json always have every figure).
 
 output: the summary (or with --json one JSON document) on stdout; log lines, warnings and errors on stderr;
-on a terminal a live progress line on stderr (events done, on time, min, avg, p99 and max so far, the time left,
-bench lag; normal mode first says it waits for its tick fit, N of 64 TIMECODEs), none when stderr is not a
-terminal, nor with -q or --json.
+on a terminal a live progress line on stderr, fixed fields that fit 80 columns whole (events done of the total,
+the share on time, avg and max latency so far in us, events a second, the time left, bench lag or 'lockstep'),
+and on a wider terminal the run's name, min, p99, the lag's p99 and the time so far too (normal mode first says it
+waits for its tick fit, N of 64 TIMECODEs); none when stderr is not a terminal, nor with -q or --json.
 files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has the histogram and the
 environment), written at the end; meanwhile each event goes to the journal OUT.partial.csv as it ends (with
 OUT.partial.json), removed once OUT.csv and OUT.json are written;
