@@ -466,6 +466,31 @@ def add_normal_mode_options(run: argparse.ArgumentParser) -> None:
                           "not by TIMECODE arrivals alone (the paper's way, the default)")
 
 
+def add_output_options(run: argparse.ArgumentParser) -> None:
+    """What a run prints and writes besides its CSV and JSON: --json, --junit, the break, the histogram, -q."""
+    report = run.add_argument_group("output")
+    report.add_argument("--json", action="store_true",
+                        help="print the summary, histogram, gates, files and environment as one JSON document on "
+                             "stdout (words go to stderr)")
+    report.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                        help="write a JUnit XML report: a testcase for validity and one per gate")
+    report.add_argument("-b", "--break-us", type=positive_float, default=None, metavar="US",
+                        help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
+                             "latmus -A): the run is written up to it, exit 102, and the command that replays it "
+                             "with the executor traced is printed; cyclictest's -b US")
+    report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
+                        help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
+                             "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
+                             "line and the environment, then 'bin_start_us count' lines; every run's OUT.json has "
+                             "the histogram too")
+    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
+                        help="the histogram's bin width in us (1000 fixed bins from 0, and an overflow count; "
+                             "cyclictest's -h US: 1 us bins up to US); default 1 in mixed and verification mode, "
+                             "10 in normal mode")
+    report.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress line and no log lines (warnings, errors and the summary still)")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed",
                          description="One experiment run (cyclictest-like): CSV + JSON out, the summary printed, "
@@ -566,25 +591,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="fail if the largest measured latency is above N us (or nothing was measured)")
     gate.add_argument("--min-on-time", type=percent, default=None, metavar="PCT",
                       help="fail if fewer than PCT %% of the events were on time (ok)")
-    report = run.add_argument_group("output")
-    report.add_argument("--json", action="store_true",
-                        help="print the summary, histogram, gates, files and environment as one JSON document on "
-                             "stdout (words go to stderr)")
-    report.add_argument("--junit", type=Path, default=None, metavar="FILE",
-                        help="write a JUnit XML report: a testcase for validity and one per gate")
-    report.add_argument("-b", "--break-us", type=positive_float, default=None, metavar="US",
-                        help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
-                             "latmus -A): the run is written up to it, exit 102, and the command that replays it "
-                             "with the executor traced is printed; cyclictest's -b US")
-    report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
-                        help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
-                             "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
-                             "line and the environment, then 'bin_start_us count' lines; every run's OUT.json has "
-                             "the histogram too")
-    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
-                        help="the histogram's bin width in us (1000 fixed bins from 0, and an overflow count; "
-                             "cyclictest's -h US: 1 us bins up to US); default 1 in mixed and verification mode, "
-                             "10 in normal mode")
-    report.add_argument("--quiet", "-q", action="store_true",
-                        help="no progress line and no log lines (warnings, errors and the summary still)")
+    add_output_options(run)
     run.set_defaults(func=cmd_run)
