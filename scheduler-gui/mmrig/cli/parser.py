@@ -96,7 +96,7 @@ class MmrigParser(argparse.ArgumentParser):
             return f"unexpected {' '.join(words)} (see {self.prog} --help)"
         flag = flags[0].split("=", 1)[0]
         known = [s for a in self._actions for s in a.option_strings if s.startswith("--") == flag.startswith("--")]
-        near = difflib.get_close_matches(flag, known, n=1, cutoff=0.5)
+        near = difflib.get_close_matches(flag, known, n=1, cutoff=0.7)   # --bogus is not --out
         action = self._option_string_actions.get(near[0]) if near else None
         hint = f"did you mean {example_of(action, near[0]) or near[0]}? " if action is not None else ""
         more = f" (and {' '.join(flags[1:])})" if len(flags) > 1 else ""
