@@ -118,7 +118,7 @@ def add_report_parser(subparsers) -> None:
     p.add_argument("runs", nargs="+", type=Path, help="run files (NAME.csv or NAME.json) or directories of runs, "
                                                       "or one class folder of group folders")
     p.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: ./report)")
-    p.add_argument("--title", default=DEFAULT_TITLE)
+    p.add_argument("--title", default=DEFAULT_TITLE, help=f"the report's title (default {DEFAULT_TITLE!r})")
     p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
     p.add_argument("--all", action="store_true",
                    help="show invalid runs and set-aside attempts (NAME.attemptK) in the figures and the run table "

@@ -1,6 +1,8 @@
-"""`mmrig run`'s live progress line on a terminal, as cyclictest's: one line, rewritten in place, with the
-events done of the total, how many were on time, the current p99 and maximum latency, the events a second over
-the last second (a kilohertz run's pace at a glance), and the bench's lag.
+"""`mmrig run`'s live progress line on a terminal, as cyclictest's: one line, rewritten in place, of fixed-width
+fields that fit 80 columns whole: the events done of the total, the share on time, the average and maximum
+latency, the events a second over the last second (a kilohertz run's pace at a glance), the time left and the
+bench's lag. A wider terminal (shutil.get_terminal_size) also gets the run's name, the on-time count, the minimum,
+the p99, the lag's p99 and the time so far; a field that does not fit is left out whole, never cut.
 
 `ProgressLine.observer` is the Runner's observer (runner.py: called from the run's threads with
 ("event", Event), ("timecode", tc), ("phase", ...), and in normal mode before it fires ("tick_fit", (have, need)):
@@ -16,10 +18,11 @@ to a file or a pipe. `print_above()` writes a log line above it; `close()` erase
 from __future__ import annotations
 
 import math
-import os
+import shutil
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 from typing import IO, Any, Callable
 
 import numpy as np
@@ -35,6 +38,56 @@ def fmt_us(v: float | None) -> str:
     if v < 10:
         return f"{v:.3f} us"
     return f"{v:.1f} us" if v < 1000 else f"{v / 1000:.2f} ms"
+
+
+def fmt_num(v: float | None) -> str:
+    """A latency in us in at most 5 characters, for a fixed-width field: 0.000, 49.50, 999.9, 12345, then 0.15s."""
+    if v is None or math.isnan(v):
+        return "-"
+    if v < 10:
+        return f"{v:.3f}"
+    if v < 100:
+        return f"{v:.2f}"
+    if v < 1000:
+        return f"{v:.1f}"
+    return f"{v:.0f}" if v < 99_999.5 else f"{v / 1e6:.2f}s"
+
+
+def fmt_left(s: float) -> str:
+    """A time left in at most 4 characters: 9.5s, 42s, 17m, 3h."""
+    if s < 10:
+        return f"{s:.1f}s"
+    if s < 99.5:
+        return f"{s:.0f}s"
+    return f"{s / 60:.0f}m" if s < 99.5 * 60 else f"{s / 3600:.0f}h"
+
+
+@dataclass
+class Field:
+    """One part of the line: its text (its width fixed for the run), and its rank: 0 for the fields an 80-column
+    terminal shows, 1.. for those a wider one adds, in that order."""
+
+    text: str
+    rank: int = 0
+
+
+def compose(fields: list[Field], width: int | None) -> str:
+    """The fields that fit `width` whole, by rank (of equal rank the rightmost goes first), in their order, two
+    spaces apart, or one where that keeps every field of rank 0 (an 80-column terminal); every field when width is
+    None."""
+    def fitted(sep: str) -> list[int]:
+        keep = list(range(len(fields)))
+        if width is not None:
+            for i in sorted(keep, key=lambda i: (-fields[i].rank, -i)):
+                if sum(len(fields[k].text) for k in keep) + len(sep) * (len(keep) - 1) <= width:
+                    break
+                keep.remove(i)
+        return keep
+
+    essential = {i for i, f in enumerate(fields) if f.rank == 0}
+    keep = fitted("  ")
+    sep = "  " if essential <= set(keep) else " "
+    return sep.join(fields[i].text for i in (keep if sep == "  " else fitted(sep)))
 
 
 class ProgressLine:
@@ -102,14 +155,15 @@ class ProgressLine:
             self._dirty = True
 
     # ---- the drawing thread -----------------------------------------------------------------------------
-    def text(self) -> str:
+    def text(self, width: int | None = None) -> str:
+        """The line within `width` columns (fields that do not fit left out whole); every field when None."""
         with self._lock:                      # only counts under the lock: the run's threads wait on it
             done, on_time, n = len(self._seen), self._on_time, len(self._lat)
             counted, p99_counted, top_counted = self._counted, self._p99, self._top
             low_counted, avg_counted = self._low, self._avg
             fit = self._fit
         if fit is not None:
-            return self.waiting_text(*fit)
+            return compose(self.waiting_fields(*fit), width)
         lat = np.array(self._lat[:n], dtype=float)     # the list only grows: its first n are settled
         nan = float("nan")
         low, avg, p99, top = ((float(lat.min()), float(lat.mean()), float(np.quantile(lat, 0.99)), float(lat.max()))
@@ -120,33 +174,46 @@ class ProgressLine:
             top = top_counted if top_counted is not None else nan
             low = low_counted if low_counted is not None else nan
             avg = avg_counted if avg_counted is not None else nan
-        total = f"/{self.total}" if self.total else ""
-        share = f" ({100.0 * on_time / done:.1f} %)" if done else ""
-        # cyclictest's Min / Avg / Max, and the p99 latmus users read
-        parts = [f"{self.name + ': ' if self.name else ''}{done}{total} events",
-                 f"on time {on_time}{share}", f"min {fmt_us(low)}", f"avg {fmt_us(avg)}", f"p99 {fmt_us(p99)}",
-                 f"max {fmt_us(top)}"]
         now = self.clock()
         rate = self.rate(now, done)
-        if rate is not None:
-            parts.append(f"{rate:.0f} ev/s")
-            if self.total and rate > 0 and done < self.total:
-                left = (self.total - done) / rate
-                parts.append(f"~{left:.1f} s left" if left < 10 else f"~{left:.0f} s left")
-        if self._lag_text:
-            parts.append(self._lag_text)
-        parts.append(f"{now - self._t0:.0f} s")
-        return "  ".join(parts)
+        left = (self.total - done) / rate if self.total and rate and done < self.total else None
+        digits = len(str(self.total)) if self.total else 7
+        # 5 characters whatever the share: 100% only when every event was on time (99.96 % shows 99.9%)
+        share = ("100%" if on_time == done else f"{math.floor(1000.0 * on_time / done) / 10:.1f}%") if done else "-%"
+        lag, lag_more = self.lag_fields()
+        # cyclictest's fixed columns (Min / Avg / Max there; the p99 latmus users read), in us
+        fields = [Field(f"{self.name}:", 3) if self.name else None,
+                  Field(f"{done:>{digits}}/{self.total}" if self.total else f"{done:>{digits}} events"),
+                  Field(f"ok {share:>5}"),
+                  Field(f"min {fmt_num(low):>5}", 1), Field(f"avg {fmt_num(avg):>5}"),
+                  Field(f"p99 {fmt_num(p99):>5}", 2), Field(f"max {fmt_num(top):>5} us"),
+                  Field(f"{rate:>4.0f} ev/s" if rate is not None else "   - ev/s"),
+                  Field(f"{'~' + fmt_left(left):>5} left" if left is not None else "    - left") if self.total else None,
+                  Field(lag) if lag else None, Field(lag_more, 5) if lag_more else None,
+                  Field(f"{now - self._t0:.0f} s", 6)]
+        return compose([f for f in fields if f is not None], width)
 
-    def waiting_text(self, have: int, need: int) -> str:
+    def lag_fields(self) -> tuple[str | None, str | None]:
+        """The bench's lag as the line shows it: its largest so far (or 'lockstep'), and its p99 for wider
+        terminals (lag() says 'bench lag max 312.0 us (p99 40.0 us)' or 'lockstep')."""
+        text = self._lag_text
+        if not text:                          # its place kept until the first answer: the fields do not move
+            return (f"lag {'-':>8}" if self.lag is not None else None), None
+        if not text.startswith("bench lag max "):
+            return text, None
+        top, _, more = text.removeprefix("bench lag max ").partition(" (")
+        return f"lag {top:>8}", (f"(lag {more}" if more else None)
+
+    def waiting_fields(self, have: int, need: int) -> list[Field]:
         """Before normal mode fires: the TIMECODEs its tick fit has of those it needs (about 4.6 s), not a line of
         zeros that looks stuck."""
         then = f", then {self.total} events" if self.total else ""
-        parts = [f"{self.name + ': ' if self.name else ''}waiting for the tick fit ({have} of {need} TIMECODEs){then}"]
-        if self._lag_text:
-            parts.append(self._lag_text)
-        parts.append(f"{self.clock() - self._t0:.0f} s")
-        return "  ".join(parts)
+        lag, lag_more = self.lag_fields()
+        fields = [Field(f"{self.name}:", 3) if self.name else None,
+                  Field(f"waiting for the tick fit ({have} of {need} TIMECODEs){then}"),
+                  Field(lag) if lag else None, Field(lag_more, 5) if lag_more else None,
+                  Field(f"{self.clock() - self._t0:.0f} s", 6)]
+        return [f for f in fields if f is not None]
 
     def rate(self, now: float, done: int) -> float | None:
         """Events ended a second, over the last second of calls (None until half a second is covered)."""
@@ -157,16 +224,12 @@ class ProgressLine:
         return (done - d0) / (now - t0) if now - t0 >= 0.5 else None
 
     def _width(self) -> int:
-        """The terminal's width less one (so the line never wraps); 120 when it does not say (a pty with no
-        size, as `script` without a terminal makes)."""
-        try:
-            cols = os.get_terminal_size(self.stream.fileno()).columns
-        except (OSError, ValueError, AttributeError):
-            cols = 0
-        return cols - 1 if cols >= 20 else 120
+        """The terminal's width less one, so the line never wraps (shutil: COLUMNS, else the terminal's own size,
+        else 80, as on a pty of no size that `script` without a terminal makes)."""
+        return max(20, shutil.get_terminal_size().columns - 1)
 
     def draw(self) -> None:
-        line = self.text()[: self._width()]
+        line = self.text(self._width())
         with self._out:
             if self._stop.is_set():
                 return

@@ -74,7 +74,10 @@ def aligned_rate_problem(mode: str, generation: str, rate_ms: float | None,
     if abs(k * tick_ms - rate_ms) <= ALIGNED_TOLERANCE * rate_ms:
         return None
     asked = f"--rate {rate_ms:g} ms"
-    whole = f"--rate tick or a whole number of ticks ({tick_ms:.3f}ms, {2 * tick_ms:.3f}ms, ...)"
+    below = max(1, math.floor(rate_ms / tick_ms))
+    nearest = " or ".join(f"{n * tick_ms:.3f}ms ({n}tick{'s' if n > 1 else ''})"
+                          for n in ((below,) if rate_ms < tick_ms else (below, below + 1)))
+    whole = f"--rate tick or a whole number of ticks, the nearest {nearest}"
     if mode == "verification":
         does = (f"at most one event a tick ({tick_ms:.3f} ms)" if rate_ms < tick_ms else
                 f"one every whole number of ticks: {rate_ms:g} ms would run as {k * tick_ms:.3f} ms")
@@ -84,7 +87,7 @@ def aligned_rate_problem(mode: str, generation: str, rate_ms: float | None,
                    "docs/kilohertz.md) or --generation free (a SCHEDULE at each interval)" if mode == "mixed" else
                    "--generation free")
         return (f"{asked}: aligned generation makes at most one event a tick ({tick_ms:.3f} ms), right after its "
-                f"TIMECODE; for {rate_ms:g} ms use {instead}")
+                f"TIMECODE; for {rate_ms:g} ms use {instead}; or the nearest it honours, {nearest}")
     return (f"{asked}: aligned generation makes an event right after a TIMECODE, one every whole number of ticks: "
             f"{rate_ms:g} ms would run as {k * tick_ms:.3f} ms; use --generation free (the paper's scheduling timer, "
             f"any interval) or {whole}")

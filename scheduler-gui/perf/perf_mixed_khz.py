@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="mmrig-mixed-khz-") as d:
         tmp = Path(d)
         if not args.skip_sustained:
-            sc, wall = run(tmp / "sustained", "-i", "1", "--baud", "115200", "--no-raw", "-D", str(args.minutes * 60))
+            sc, wall = run(tmp / "sustained", "-i", "1ms", "--baud", "115200", "--no-raw", "-D", str(args.minutes * 60))
             t = cell_tails(sc)
             why = clean(sc)
             n = sc["summary"]["events"]
@@ -131,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 if k in t and sc.get("valid"):
                     figs.append(figure(f"mixed_khz_sustained_{k.replace('.', '_')}_us", "us", t[k],
                                        "mixed, periodic, 1 ms, ISR, paced, 115200 baud, the profiler's 1 us cells"))
-            sc, wall = run(tmp / "raw", "-i", "1", "--baud", "500000", "--raw", "-D", "60")
+            sc, wall = run(tmp / "raw", "-i", "1ms", "--baud", "500000", "--raw", "-D", "60")
             t = tails(tmp / "raw")
             agree = (sc.get("profiler_histogram") or {}).get("agreement") or {}
             lines.append(f"raw: 1 ms, 500000 baud, a RESULT each, 1 min: ok/late/early/missed/lost {outcomes(sc)}, "
@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         best, stop = None, None
         for rate in RATES_MS:
             count = int(args.probe_s * 1000 / float(rate))
-            sc, _ = run(tmp / f"r{rate.replace('.', '_')}", "-i", rate, "--baud", "115200", "--no-raw",
+            sc, _ = run(tmp / f"r{rate.replace('.', '_')}", "--rate", rate, "--baud", "115200", "--no-raw",
                         "--count", str(count))
             why = clean(sc)
             lines.append(f"highest: {rate} ms ({1000 / float(rate):,.0f}/s), 115200 baud, histogram alone, {count} "
@@ -160,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
         lines.append(f"highest clean rate: {'none' if best is None else f'{1000 / best:,.0f} events/s'}"
                      + (f" (next: {stop})" if stop else ""))
         for label, rate, count in (("1 ms", "1", 4000), ("a tick", "71.111", 200)):
-            sc, _ = run(tmp / f"task{count}", "-i", rate, "--baud", "500000", "--count", str(count),
+            sc, _ = run(tmp / f"task{count}", "--rate", rate, "--baud", "500000", "--count", str(count),
                         "--dispatch", "task", "--trace", "--unpaced")
             prof = sc.get("executor_profile") or {}
             share = 1 - ((prof.get("idle") or {}).get("share") or 0.0)
@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         n = args.lockstep_events
         runs = []
         for i in (1, 2):
-            sc, wall = run(tmp / f"lockstep{i}", "-i", "1", "--baud", "115200", "--no-raw", "--count", str(n),
+            sc, wall = run(tmp / f"lockstep{i}", "-i", "1ms", "--baud", "115200", "--no-raw", "--count", str(n),
                            "--unpaced")
             runs.append((sc, wall))
         (sc, wall), (sc2, wall2) = runs

@@ -1,7 +1,7 @@
 """Aligned generation makes an event right after a TIMECODE, one every whole number of ticks (71.111 ms each): an
-interval it cannot honour (`-i 0.5`, `--rate 90` in mixed mode) ran quietly as one a tick. `mmrig run` refuses it:
-one line naming the option and the value, what aligned generation does, and what to use instead; exit 2, before
-any bench is started."""
+interval it cannot honour (`--rate 0.5`, `--rate 90` in mixed mode, `-i 1000`: 1 ms) ran quietly as one a tick, or
+as 14 ticks. `mmrig run` refuses it: one line naming the option and the value, what aligned generation does, the
+nearest intervals it honours and what else to use; exit 2, before any bench is started."""
 
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def test_what_aligned_generation_honours_is_accepted(mode: str, generation: str,
                                "--generation free"]),
     ("mixed", "aligned", 90.0, ["--rate 90 ms", "whole number of ticks", "would run as 71.111 ms",
                                 "--generation free"]),
-    ("mixed", "aligned", 200.0, ["--rate 200 ms", "would run as 213.333 ms", "--generation free"]),
+    ("mixed", "aligned", 200.0, ["--rate 200 ms", "would run as 213.333 ms", "--generation free",
+                                 "the nearest 142.222ms (2ticks) or 213.333ms (3ticks)"]),
     ("normal", "aligned", 100.0, ["--rate 100 ms", "would run as 71.111 ms", "--generation free"]),
     ("verification", "free", 90.0, ["--rate 90 ms", "verification", "whole number of ticks", "142.222ms"]),
     ("verification", "aligned", 0.5, ["--rate 0.5 ms", "verification", "at most one event a tick"])])
@@ -49,10 +50,11 @@ def test_what_it_cannot_honour_is_named_with_what_to_use(mode: str, generation: 
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["-i", "0.5"], ["--rate 0.5 ms", "--generation periodic"]),
-    (["--rate", "90"], ["--rate 90 ms", "would run as 71.111 ms"]),
-    (["-i", "500us"], ["--rate 0.5 ms"]),
-    (["--mode", "normal", "-i", "100ms"], ["--rate 100 ms", "--generation free"])])
+    (["--rate", "0.5"], ["--rate 0.5 ms", "--generation periodic"]),
+    (["--rate", "90"], ["--rate 90 ms", "would run as 71.111 ms", "the nearest 71.111ms (1tick) or 142.222ms (2ticks)"]),
+    (["-i", "500us"], ["-i 500us is --rate 0.5 ms"]),
+    (["-i", "1000", "--unpaced", "-l", "5"], ["-i 1000us is --rate 1 ms", "the nearest it honours, 71.111ms (1tick)"]),
+    (["--mode", "normal", "-i", "100ms"], ["-i 100000us is --rate 100 ms", "--generation free"])])
 def test_mmrig_run_refuses_it_in_one_line_exit_2(argv: list[str], words: list[str], tmp_path: Path) -> None:
     proc = subprocess.run([*MMRIG, "run", *argv, "-o", str(tmp_path / "r")], capture_output=True, text=True,
                           timeout=60, env={**os.environ, "MMRIG_ROOT": str(tmp_path / "no-checkout")})

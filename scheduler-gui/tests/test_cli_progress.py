@@ -19,9 +19,9 @@ import pytest
 from mmanalysis.histogram import bin_counts, hist_text, latency_histogram
 from mmrig.gates import EXIT_GATE, EXIT_INVALID, EXIT_PASS, Gates, exit_code, judge, parse_fail_on
 from mmrig.junit import junit_xml
-from mmrig.progress import CLEAR, ProgressLine, bench_lag_text
+from mmrig.progress import CLEAR, Field, ProgressLine, bench_lag_text, compose
 
-LINE = re.compile(rb"\r\x1b\[K([^\r\n]*?\d+/30 events[^\r\n]*)")
+LINE = re.compile(rb"\r\x1b\[K([^\r\n]*?\d+/30 [^\r\n]*)")
 
 
 def run_on_pty(*args: str, timeout: float = 120) -> tuple[int, bytes]:
@@ -57,11 +57,13 @@ def test_the_progress_line_on_a_terminal_is_rewritten_in_place_and_erased(tmp_pa
     assert code == 0, out.decode(errors="replace")[-2000:]
     lines = LINE.findall(out)
     assert lines, out[:2000]                        # drawn at least once (at once when the run starts)
-    assert all(b"on time" in ln and b"p99" in ln and b"max" in ln and b"lockstep" in ln for ln in lines)
+    # a pty of no size: 80 columns, the fixed fields whole (no p99: that is a wider terminal's)
+    assert all(b"ok " in ln and b"avg" in ln and b"max" in ln and b"ev/s" in ln and b"left" in ln and
+               ln.endswith(b"lockstep") and len(ln) <= 79 for ln in lines), lines
     assert b"\n" not in b"".join(lines)             # one line, never a new one
-    head = out.index(b"run                        n")
+    head = re.search(rb"run +n +mean_us", out).start()      # the summary (80 columns: a pty of no size)
     assert out[:head].rstrip(b" ").endswith(CLEAR.encode())   # erased before the summary
-    assert b"tty                       30" in out[head:] and LINE.search(out[head:]) is None
+    assert re.search(rb"tty +30 ", out[head:]) and LINE.search(out[head:]) is None
 
 
 def test_quiet_shows_no_progress_line_on_a_terminal(tmp_path: Path, built: None) -> None:
@@ -80,7 +82,8 @@ class Ev:
     sent_s: float | None = 0.0
 
 
-def test_the_line_says_done_of_total_on_time_p99_max_and_lag() -> None:
+def test_the_line_says_done_of_total_on_time_p99_max_and_lag(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "200")
     stream = io.StringIO()
     p = ProgressLine(stream, 200, bench_lag_text(lambda: {"lag_max_us": 312.0, "lag_p99_us": 40.0}), name="r")
     p._lag_text = p.lag()
@@ -92,18 +95,67 @@ def test_the_line_says_done_of_total_on_time_p99_max_and_lag() -> None:
     p.observer("event", Ev(102, "late", 5000.0, measurable=False))   # left out of the figures
     p.observer("timecode", 7)
     text = p.text()
-    assert text.startswith("r: 102/200 events  on time 100 (98.0 %)  min 0.000 us  avg 49.5 us  p99 98.0 us  max 99.0 us")
-    assert "bench lag max 312.0 us (p99 40.0 us)" in text
+    assert text.startswith("r:  102/200  ok 98.0%  min 0.000  avg 49.50  p99 98.01  max 99.00 us     - ev/s      - left")
+    assert "  lag 312.0 us  (lag p99 40.0 us)  " in text
     p.draw()
-    assert stream.getvalue() == CLEAR + text[: p._width()]
+    assert stream.getvalue() == CLEAR + text
     p.close()
     assert stream.getvalue().endswith(CLEAR)
+
+
+def a_kilohertz_line(columns: int, monkeypatch: pytest.MonkeyPatch, total: int | None = 600_000,
+                     lag: str = "bench lag max 12.31 ms (p99 40.0 us)") -> tuple[str, io.StringIO]:
+    """The line of a run of `total` events at 1,000 a second, 2 s in, drawn on a terminal `columns` wide."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    now = [0.0]
+    stream = io.StringIO()
+    p = ProgressLine(stream, total, lambda: lag, name="normal-khz", clock=lambda: now[0])
+    p._lag_text = p.lag()
+    for step in range(20):
+        for i in range(100):
+            p.observer("event", Ev(step * 100 + i, "ok" if i else "late", i * 1.7))
+        now[0] += 0.1
+        p.text()
+    p.draw()
+    return stream.getvalue().removeprefix(CLEAR), stream
+
+
+def test_at_80_columns_the_fixed_fields_fit_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    # at 80 columns the line was cut after the maximum: the events a second, the time left and the lag were lost
+    line, _ = a_kilohertz_line(80, monkeypatch)
+    assert line == "  2000/600000 ok 99.0% avg 84.15 max 168.3 us 1000 ev/s  ~10m left lag 12.31 ms", line
+    assert len(line) <= 79
+    line, _ = a_kilohertz_line(80, monkeypatch, total=200, lag="lockstep")
+    assert line == "2000/200  ok 99.0%  avg 84.15  max 168.3 us  1000 ev/s      - left  lockstep", line
+    line, _ = a_kilohertz_line(80, monkeypatch, total=None)             # a run for a time (-D): no time left
+    assert line == "   2000 events  ok 99.0%  avg 84.15  max 168.3 us  1000 ev/s  lag 12.31 ms", line
+
+
+def test_at_132_columns_the_name_minimum_and_p99_join_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    line, _ = a_kilohertz_line(132, monkeypatch)
+    assert line == ("normal-khz:    2000/600000  ok 99.0%  min 0.000  avg 84.15  p99 166.6  max 168.3 us  1000 ev/s"
+                    "   ~10m left  lag 12.31 ms"), line
+    assert len(line) <= 131
+    wide, _ = a_kilohertz_line(200, monkeypatch)                       # and wider still: the lag's p99, the time
+    assert wide == line + "  (lag p99 40.0 us)  2 s"
+
+
+def test_a_field_is_left_out_whole_never_cut(monkeypatch: pytest.MonkeyPatch) -> None:
+    fields = [Field("2000/200"), Field("r:", 3), Field("ok 99.0%"), Field("min 0.000", 1), Field("lag 1.0 ms")]
+    for width in range(8, 60):
+        line = compose(fields, width)
+        kept = [f.text for f in fields if f.text in line]
+        assert line in ("  ".join(kept), " ".join(kept)) and len(line) <= width, (width, line)
+        assert ("r:" in kept) <= ("min 0.000" in kept) <= ("lag 1.0 ms" in kept), (width, line)   # by rank
+    for columns in range(80, 200):
+        line, _ = a_kilohertz_line(columns, monkeypatch)
+        assert len(line) <= columns - 1 and line.endswith(("ms", "us", "us)", " s", "left")), (columns, line)
 
 
 def test_the_line_says_the_events_a_second_over_the_last_second() -> None:
     now = [100.0]
     p = ProgressLine(io.StringIO(), None, clock=lambda: now[0])
-    assert "ev/s" not in p.text()                                # nothing to say before half a second
+    assert "   - ev/s" in p.text()                               # nothing to say before half a second
     for step in range(1, 31):                                    # 3 s at 1,000 events a second, drawn 10 times a second
         for i in range(100):
             p.observer("event", Ev((step - 1) * 100 + i, "ok", 1.0))
@@ -128,7 +180,7 @@ def test_the_observer_is_thread_safe() -> None:
         t.start()
     for t in threads:
         t.join()
-    assert p.text().startswith("4000 events  on time 4000 (100.0 %)")
+    assert p.text().startswith("   4000 events  ok  100%")
 
 
 def test_histogram_bins_overflow_and_worst() -> None:
@@ -188,14 +240,15 @@ def test_while_normal_mode_waits_for_the_tick_fit_the_line_says_so() -> None:
     p.observer("tick_fit", (23, 64))
     now[0] = 2.0
     text = p.text()
-    assert text.startswith("n: waiting for the tick fit (23 of 64 TIMECODEs), then 100 events"), text
+    assert text.startswith("n:  waiting for the tick fit (23 of 64 TIMECODEs), then 100 events"), text
     assert "p99" not in text and "ev/s" not in text
-    assert "bench lag max 1.0 ms" in text and text.endswith("  2 s")
+    assert "lag   1.0 ms" in text and text.endswith("  2 s")
+    assert p.text(79) == "waiting for the tick fit (23 of 64 TIMECODEs), then 100 events  lag   1.0 ms"
     p.observer("tick_fit", (64, 64))                              # fitted: the events' figures from here
-    assert p.text().startswith("n: 0/100 events  on time 0")
+    assert p.text().startswith("n:    0/100  ok    -%")
     p.observer("tick_fit", (40, 64))
     p.observer("phase", "running")                                # the run fires: whatever the fit said
-    assert p.text().startswith("n: 0/100 events")
+    assert p.text().startswith("n:    0/100  ok")
 
 
 @pytest.mark.paced
@@ -205,4 +258,4 @@ def test_a_paced_normal_run_on_a_terminal_says_it_waits_for_the_tick_fit(tmp_pat
     waits = re.findall(rb"waiting for the tick fit \((\d+) of 64 TIMECODEs\), then 3 events", out)
     assert waits, out[:3000]
     assert int(waits[-1]) > int(waits[0])                             # it counts up as they come
-    assert re.search(rb"\r\x1b\[K[^\r\n]*\d/3 events", out), out[-3000:]   # then the events' line
+    assert re.search(rb"\r\x1b\[K[^\r\n]*\d/3 ", out), out[-3000:]   # then the events' line

@@ -1,5 +1,5 @@
 """Normal mode faster than one event a tick, end to end on the paced virtual bench (both AVR images in simavr):
-`mmrig run --mode normal -i 2` as a user runs it, events due at moments inside ticks (mmsched.grid), their
+`mmrig run --mode normal -i 2ms` as a user runs it, events due at moments inside ticks (mmsched.grid), their
 latency measured from each moment to the profiler's stamp of the FIRE.
 
 What is asserted is what the rig promises on any host: every moment of the grid has its row or is counted as
@@ -45,7 +45,7 @@ def run(tmp_path: Path, *args: str) -> tuple[int, pd.DataFrame, dict, str]:
 
 @pytest.mark.paced
 def test_normal_mode_at_500_events_a_second_fires_at_moments_inside_ticks(tmp_path: Path) -> None:
-    _, df, sidecar, text = run(tmp_path, "-i", "2", "--count", "400", "--baud", "500000")
+    _, df, sidecar, text = run(tmp_path, "-i", "2ms", "--count", "400", "--baud", "500000")
     grid, tb = sidecar["grid"], sidecar["timebase"]
     assert grid["interval_counts"] == 32_000 and grid["interval_us"] == 2000.0 and grid["per_s"] == 500.0
     # every moment has its row (a grid's generator has no in-flight cap: generator.py), none twice
@@ -79,7 +79,7 @@ def test_a_moment_late_in_the_tick_is_scaled_by_the_tick_the_profiler_keeps(tmp_
     off. The PC places a moment by the tick length it fitted from the TIMECODE arrivals, so a profiler 0.5 % slow
     makes no event early (by the nominal length the moments late in its ticks would come up to 355 us early) and
     one 0.5 % fast none late by the drift."""
-    _, df, sidecar, _ = run(tmp_path, "-i", "5", "--count", "150", "--baud", "500000", "--ppm-profiler", str(ppm))
+    _, df, sidecar, _ = run(tmp_path, "-i", "5ms", "--count", "150", "--baud", "500000", "--ppm-profiler", str(ppm))
     assert sidecar["timebase"]["profiler_clock_ppm"] == pytest.approx(ppm, abs=150)
     # less the firing thread's own lateness (wakeup_us, host clock, exact): on a loaded host that varies by
     # hundreds of us from event to event, while what is looked for is the moment's placement

@@ -45,7 +45,7 @@ def moments_are_the_grid(df: pd.DataFrame, sidecar: dict) -> None:
 
 
 def test_a_kilohertz_series_in_lockstep_puts_every_event_on_time(tmp_path: Path) -> None:
-    code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "500000", "--count", "3000", "--unpaced")
+    code, df, sidecar, text = run(tmp_path, "-i", "1ms", "--baud", "500000", "--count", "3000", "--unpaced")
     assert code == 0 and sidecar["valid"] and sidecar["invariant"]["ok"], text
     assert len(df) == 3000 and df["event"].tolist() == list(range(3000))
     assert (df["outcome"] == "ok").all(), df["outcome"].value_counts()
@@ -87,7 +87,7 @@ def test_a_run_longer_than_one_series_goes_on_without_a_gap(tmp_path: Path, monk
 
 @pytest.mark.paced
 def test_a_kilohertz_series_on_the_paced_bench_accounts_for_every_event(tmp_path: Path) -> None:
-    code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "500000", "--count", "2000")
+    code, df, sidecar, text = run(tmp_path, "-i", "1ms", "--baud", "500000", "--count", "2000")
     if code == 3:          # valid, or invalid only because host stalls displaced bytes too many events depend on
         assert [r["code"] for r in sidecar["invalid_reasons"]] == ["bench_lag"], text
     else:
@@ -114,7 +114,7 @@ def histogram_alone(df: pd.DataFrame, sidecar: dict, total: int) -> None:
 def test_a_kilohertz_series_on_the_histogram_alone_fits_a_115200_baud_line(tmp_path: Path) -> None:
     """At 115200 baud a RESULT per event does not fit the profiler's line at 1 kHz (569 a second): the run
     takes the AVR profiler's histogram alone, and quiet series (a FIRED for each series' last event only)."""
-    code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "115200", "--count", "3000", "--unpaced", "--hist")
+    code, df, sidecar, text = run(tmp_path, "-i", "1ms", "--baud", "115200", "--count", "3000", "--unpaced", "--hist")
     assert code == 0 and sidecar["valid"], text
     assert "the profiler's histogram alone measures this series" in text
     histogram_alone(df, sidecar, 3000)
@@ -128,7 +128,7 @@ def test_a_kilohertz_series_on_the_histogram_alone_fits_a_115200_baud_line(tmp_p
     assert "| series | 1 | 3000 | 0 | 0 | 0 | 0 |" in table
     assert "| series |" not in md.split("## Runs shown")[1].split("##")[0]
     # a RESULT per event asked for at that line: refused in one line, before a port is opened
-    done = subprocess.run([*MMRIG, "run", "--mode", "mixed", "--generation", "periodic", "-i", "1", "--baud", "115200",
+    done = subprocess.run([*MMRIG, "run", "--mode", "mixed", "--generation", "periodic", "-i", "1ms", "--baud", "115200",
                            "--raw", "--out", str(tmp_path / "raw")], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--baud 250000" in done.stderr and len(done.stderr.splitlines()) == 1
 
@@ -155,7 +155,7 @@ def test_a_long_run_on_the_histogram_alone_hands_each_series_over_by_the_tick(tm
 @pytest.mark.paced
 def test_a_kilohertz_series_on_the_histogram_alone_on_the_paced_bench_accounts_for_every_event(
         tmp_path: Path) -> None:
-    code, df, sidecar, text = run(tmp_path, "-i", "1", "--baud", "115200", "--count", "2000", "--no-raw")
+    code, df, sidecar, text = run(tmp_path, "-i", "1ms", "--baud", "115200", "--count", "2000", "--no-raw")
     assert code in (0, 3), text
     histogram_alone(df, sidecar, 2000)
 

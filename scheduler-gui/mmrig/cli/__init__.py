@@ -11,12 +11,13 @@ import sys
 from mmrig import __version__
 
 from . import analysis, bench, boards, demo, gui, proto, replay, run, sweep
+from .parser import MmrigParser, parse
 
 SUBCOMMANDS = (proto, bench, analysis, demo, run, replay, sweep, boards, gui)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="mmrig", description="mixed-mode real-time test rig")
+    parser = MmrigParser(prog="mmrig", description="mixed-mode real-time test rig")
     parser.add_argument("--version", action="version", version=f"mmrig {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for module in SUBCOMMANDS:
@@ -28,7 +29,7 @@ EXIT_PIPE = 141         # 128 + SIGPIPE, what a shell reports for a command whos
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    args = parse(build_parser(), argv)
     try:
         return args.func(args)
     except BrokenPipeError:

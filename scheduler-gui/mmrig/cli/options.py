@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 
+from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import PROFILER_KINDS
 
 
@@ -34,6 +36,39 @@ def seconds_with_unit(text: str, default_unit: str) -> float:
     if not math.isfinite(value) or value <= 0:
         raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
     return value
+
+
+TICK_MS = NOMINAL_TICK_S * 1000.0
+TICKS = re.compile(r"([0-9]*\.?[0-9]+)?\s*ticks?")
+
+
+def interval_ms(text: str, default_unit: str) -> float | None:
+    """An interval between events in ms: 'tick' or '1tick' (None: one a tick), N ticks ('2ticks': N x 71.111 ms),
+    a time with its unit (500us, 1ms, 71.111ms, 0.5s), or a plain number in `default_unit` (us for -i as cyclictest
+    takes it, ms for --rate as the GUI's slider shows it); ArgumentTypeError for anything else or an interval not
+    above 0."""
+    t = text.strip().lower()
+    if (m := TICKS.fullmatch(t)) is not None:
+        n = float(m.group(1) or 1)
+        if not math.isfinite(n) or n <= 0:
+            raise argparse.ArgumentTypeError(f"must be > 0, not {text}")
+        return None if n == 1 else round(n * TICK_MS, 9)
+    try:
+        return round(seconds_with_unit(text, default_unit) * 1000.0, 9)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}, or ticks (1tick, 2ticks)") from None
+
+
+def parse_interval(text: str) -> float | None:
+    """-i/--interval, cyclictest's: a plain number is microseconds (-i 1000 is 1 ms), or with a unit (1ms, 500us,
+    71.111ms, 1tick, 2ticks); in ms (None: one a tick)."""
+    return interval_ms(text, "us")
+
+
+def parse_rate(text: str) -> float | None:
+    """--rate, the GUI slider's: a plain number is milliseconds, or with a unit as -i takes it; in ms (None: one a
+    tick)."""
+    return interval_ms(text, "ms")
 
 
 def duration_s(text: str) -> float:

@@ -53,10 +53,12 @@ def cmd_proto_decode(args: argparse.Namespace) -> int:
 def add_parser(sub: argparse._SubParsersAction) -> None:
     proto = sub.add_parser("proto", help="wire protocol tools").add_subparsers(dest="proto_command", required=True)
     sizes = proto.add_parser("sizes", help="bytes and line time of every message (SPEC.md section 8)")
-    sizes.add_argument("--baud", type=int, nargs="+", default=[9600, 115200])
+    sizes.add_argument("--baud", type=int, nargs="+", default=[9600, 115200], metavar="RATE",
+                       help="the line rates to give each message's time at (default 9600 115200)")
     sizes.set_defaults(func=cmd_proto_sizes)
     decode = proto.add_parser("decode", help="decode a capture file or a serial port (pyserial URL)")
     decode.add_argument("source", help="file path, /dev/ttyUSB0, socket://host:port, loop://, ...")
-    decode.add_argument("--baud", type=int, default=9600)
+    decode.add_argument("--baud", type=int, default=9600, metavar="RATE",
+                        help="a serial port's line rate (default 9600, the nodes' rate as built)")
     decode.add_argument("--duration", type=float, default=0.0, help="stop reading a port after this many seconds")
     decode.set_defaults(func=cmd_proto_decode)

@@ -13,7 +13,9 @@ EPILOG = """exit codes:
   1  some event differs: the first is named, with what may explain it
   2  the run cannot be replayed (no record, an incomplete one, a record that is not the one its sidecar says
      the run wrote: its size, SHA-256 or reads; a bad file, a window wider than the replay, a file that cannot
-     be made in --keep): one line, and nothing is run
+     be made in --keep or, without it, in NAME.replay/ beside the run): one line, and nothing is run
+--trace, --vcd, --around and --pc-moments write files: into --keep DIR, or without it into NAME.replay/ beside
+the run's CSV (made if missing; one line on stderr says where)
 a fault injected into the run that the replay cannot put where the run had it (docs/replay.md) is a note
 naming it and why, and what differs from its tick on is not counted as a difference
 """
@@ -27,10 +29,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     csv = Path(args.run)
     csv = csv.with_suffix(".csv") if csv.suffix in (".json", ".inputs", "") else csv
+    beside = None
     if (args.trace or args.vcd or args.around or args.pc_moments) and not args.keep:
-        print("mmrig replay: --trace, --vcd, --around and --pc-moments write their files into --keep DIR: give one",
-              file=sys.stderr)
-        return 2
+        # their files are the point: kept in a folder beside the run, named in one line, not refused
+        args.keep = beside = csv.with_name(f"{csv.stem}.replay")
+    made = beside is not None and not beside.exists()
     if not (math.isfinite(args.window_ms) and args.window_ms > 0):
         print(f"mmrig replay: --window-ms must be > 0, not {args.window_ms:g}", file=sys.stderr)
         return 2
@@ -40,8 +43,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
         result, figures = replay(csv, args.keep, traced=args.trace, around=args.around, window_ms=args.window_ms,
                                  pc_moments=args.pc_moments, vcd=args.vcd)
     except (ReplayError, InputRecordError, SchemaError, OSError, KeyError, ValueError) as exc:
-        print(f"mmrig replay: {exc}", file=sys.stderr)
+        where = f" (the replay's files go to {beside} without --keep DIR)" if beside is not None else ""
+        if made and beside is not None and beside.is_dir() and not any(beside.iterdir()):
+            beside.rmdir()                 # a replay refused leaves no empty folder behind
+        print(f"mmrig replay: {exc}{where}", file=sys.stderr)
         return 2
+    if beside is not None:
+        print(f"mmrig replay: the replay's files are in {beside}/ (--keep DIR puts them elsewhere)", file=sys.stderr)
     if args.json:
         print(as_json(csv.stem, result, figures))
     else:
@@ -63,20 +71,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("run", help="the run's CSV (or its .json, or its name without a suffix)")
     p.add_argument("--json", action="store_true", help="the comparison as one JSON document on stdout")
     p.add_argument("--trace", action="store_true",
-                   help="the executor traced through the whole replay (needs --keep): NAME.replay.exectrace, "
+                   help="the executor traced through the whole replay: NAME.replay.exectrace, "
                         ".perfetto-trace (open in ui.perfetto.dev) and the wires' .vcd (PulseView); the run itself "
                         "paid nothing for it")
     p.add_argument("--vcd", action="store_true",
-                   help="the wires' VCD of the whole replay (PulseView): NAME.replay.vcd in --keep DIR")
+                   help="the wires' VCD of the whole replay (PulseView): NAME.replay.vcd in --keep DIR (or "
+                        "NAME.replay/)")
     p.add_argument("--around", default=None, metavar="EVENT|worst|late",
                    help="also trace the executor and the wires only around this event (its number, the worst, or "
-                        "the first late or missed): NAME.around.exectrace, .perfetto-trace, .vcd in --keep DIR")
+                        "the first late or missed): NAME.around.exectrace, .perfetto-trace, .vcd in --keep DIR "
+                        "(default: NAME.replay/ beside the run)")
     p.add_argument("--window-ms", type=float, default=71.111, metavar="MS",
                    help="--around's window: this much either side of the event's moment (default one tick)")
     p.add_argument("--pc-moments", action="store_true",
                    help="replay NAME.pc.inputs instead: the PC's writes at its own moments placed by the run's tick "
                         "fit, as a board run knows them (a board run always replays so): each event's latency beside "
-                        "the simulator's, NAME.vs-sim.csv and .png in --keep DIR")
+                        "the simulator's, NAME.vs-sim.csv and .png in --keep DIR (or NAME.replay/)")
     p.add_argument("--keep", type=Path, default=None, metavar="DIR",
-                   help="keep the bench's trace of the replay (every byte and pin with its cycle) in DIR")
+                   help="keep the bench's trace of the replay (every byte and pin with its cycle) in DIR, and the "
+                        "files of --trace, --vcd, --around and --pc-moments (default for those: NAME.replay/ beside "
+                        "the run)")
     p.set_defaults(func=cmd_replay)

@@ -7,6 +7,7 @@ import json
 import math
 import re
 import shlex
+import shutil
 import signal
 import sys
 import time
@@ -29,25 +30,15 @@ from mmsched.journal import RunNotWritten
 from mmsched.load import unavailable as load_unavailable
 from mmsched.result import RunResult
 from mmsched.runner import Runner
-from mmsched.stats import format_summary
 from mmsched.tracefiles import traced_paths
 
 from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
 from mmrig.junit import files_words, junit_xml, write_junit
 
-from .options import add_ppm_options, add_profiler_kind_option, duration_s, percent, positive_float, seconds_with_unit
-
-
-def parse_rate(text: str) -> float | None:
-    """--rate in ms: 'tick', a plain number (ms), or a time with its unit (1000us, 1ms, 0.5s), as cyclictest's -i
-    takes us: say the unit to be sure."""
-    if text == "tick":
-        return None
-    try:
-        return round(seconds_with_unit(text, "ms") * 1000.0, 9)
-    except argparse.ArgumentTypeError as exc:
-        raise argparse.ArgumentTypeError(f"{exc}: a rate is > 0 ms, a time with its unit, or 'tick'") from None
+from .options import (add_ppm_options, add_profiler_kind_option, duration_s, parse_interval, parse_rate, percent,
+                      positive_float)
+from .summary import summary_text
 
 
 def fail_on(text: str) -> tuple[str, ...]:
@@ -82,10 +73,16 @@ exit codes (the first that applies wins):
   130  interrupted twice with Ctrl-C (once: event generation stops, the run ends and is written as usual);
        the events that ended stay in the journal, OUT.partial.csv
 
+the summary's n, mean and variance are of the measured events (ok and late; measurable: no byte of theirs
+displaced by a host stall); left out: the ok and late events a stall displaced (n + left out = ok + late). Within
+80 columns it is a table of n, mean, variance, min, p99 and max with the outcomes, p50 and p99.9 under it; on a
+terminal wider than 139 columns one row with every figure (--json and OUT.json always have every figure).
+
 output: the summary (or with --json one JSON document) on stdout; log lines, warnings and errors on stderr;
-on a terminal a live progress line on stderr (events done, on time, min, avg, p99 and max so far, the time left,
-bench lag; normal mode first says it waits for its tick fit, N of 64 TIMECODEs), none when stderr is not a
-terminal, nor with -q or --json.
+on a terminal a live progress line on stderr, fixed fields that fit 80 columns whole (events done of the total,
+the share on time, avg and max latency so far in us, events a second, the time left, bench lag or 'lockstep'),
+and on a wider terminal the run's name, min, p99, the lag's p99 and the time so far too (normal mode first says it
+waits for its tick fit, N of 64 TIMECODEs); none when stderr is not a terminal, nor with -q or --json.
 files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has the histogram and the
 environment), written at the end; meanwhile each event goes to the journal OUT.partial.csv as it ends (with
 OUT.partial.json), removed once OUT.csv and OUT.json are written;
@@ -156,9 +153,12 @@ def check_options(args: argparse.Namespace) -> None:
         raise Refusal("--hist without a FILE writes OUT.hist: give --out OUT too (or --hist FILE)")
     if args.lag_bound_us is not None and not (math.isfinite(args.lag_bound_us) and args.lag_bound_us > 0):
         raise Refusal(f"--lag-bound-us must be > 0, not {args.lag_bound_us}")
-    problem = aligned_rate_problem(args.mode, args.generation, args.rate)   # -i 0.5 was quietly one a tick
+    if args.interval is not None:                  # -i given: from here on the run's rate in ms, as --rate's
+        args.rate = args.interval
+    problem = aligned_rate_problem(args.mode, args.generation, args.rate)   # --rate 0.5 was quietly one a tick
     if problem:
-        raise Refusal(problem)
+        # -i 1000 (1 ms, as cyclictest reads it) said in the option the user gave, then in --rate's ms
+        raise Refusal(problem if args.interval is None else f"-i {args.rate * 1000:g}us is {problem}")
 
 
 def run_config(args: argparse.Namespace, name: str) -> RunConfig:
@@ -353,7 +353,8 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
     verdicts = judge(inv.gates, result.summary, result.valid)
     broke = (result.sidecar.get("break") or {}).get("event") is not None
     code = exit_code(result.valid, verdicts, broke)
-    text = summary_lines(cfg, result, files) + break_lines(result.sidecar, result.csv_path)
+    text = summary_lines(cfg, result, files, shutil.get_terminal_size().columns) + \
+        break_lines(result.sidecar, result.csv_path)
     verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
     if args.json:
         print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist, args.junit)))
@@ -397,8 +398,9 @@ def break_lines(sidecar: dict[str, Any], csv: Path | None) -> list[str]:
     return lines
 
 
-def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[str]:
-    text = [format_summary(cfg.name, result.summary)]
+def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path], columns: int = 80) -> list[str]:
+    """The printed summary, fitted to `columns` (the terminal's width); --json and the files have all of it."""
+    text = [summary_text(cfg.name, result.summary, columns)]
     if "budget" in result.sidecar:
         text.append(format_budget(result.sidecar["budget"]))
     if "grid" in result.sidecar:
@@ -408,9 +410,7 @@ def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path]) -> list[
     if files:
         text.append("wrote " + ", ".join(str(p) for p in files))
     else:
-        text.append("nothing written (no --out): give -o NAME to keep the run as NAME.csv and NAME.json")
-    text.append("n, mean, variance: the measured events (ok, late; measurable: no byte of theirs displaced by a host "
-                "stall); left out: ok and late events a stall displaced (n + left out = ok + late)")
+        text.append("nothing written: give -o NAME to keep the run as NAME.csv and NAME.json")
     return text
 
 
@@ -466,36 +466,70 @@ def add_normal_mode_options(run: argparse.ArgumentParser) -> None:
                           "not by TIMECODE arrivals alone (the paper's way, the default)")
 
 
+def add_output_options(run: argparse.ArgumentParser) -> None:
+    """What a run prints and writes besides its CSV and JSON: --json, --junit, the break, the histogram, -q."""
+    report = run.add_argument_group("output")
+    report.add_argument("--json", action="store_true",
+                        help="print the summary, histogram, gates, files and environment as one JSON document on "
+                             "stdout (words go to stderr)")
+    report.add_argument("--junit", type=Path, default=None, metavar="FILE",
+                        help="write a JUnit XML report: a testcase for validity and one per gate")
+    report.add_argument("-b", "--break-us", type=positive_float, default=None, metavar="US",
+                        help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
+                             "latmus -A): the run is written up to it, exit 102, and the command that replays it "
+                             "with the executor traced is printed; cyclictest's -b US")
+    report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
+                        help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
+                             "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
+                             "line and the environment, then 'bin_start_us count' lines; every run's OUT.json has "
+                             "the histogram too")
+    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
+                        help="the histogram's bin width in us (1000 fixed bins from 0, and an overflow count; "
+                             "cyclictest's -h US: 1 us bins up to US); default 1 in mixed and verification mode, "
+                             "10 in normal mode")
+    report.add_argument("--quiet", "-q", action="store_true",
+                        help="no progress line and no log lines (warnings, errors and the summary still)")
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
     run = sub.add_parser("run", help="one experiment run (cyclictest-like), CSV + JSON out, summary printed",
                          description="One experiment run (cyclictest-like): CSV + JSON out, the summary printed, "
                                      "gates judged for CI.",
                          epilog=RUN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed")
+    run.add_argument("--mode", choices=("mixed", "normal", "verification"), default="mixed",
+                     help="mixed: the PC schedules, the executor fires (the default); normal: the PC fires itself, "
+                          "no executor; verification: the executor schedules and fires its own events, the PC only "
+                          "listens (the executor alone, the paper's section 5.2)")
     run.add_argument("--distance", "-d", type=int, default=2, help="schedule distance, ticks ahead (default 2)")
-    run.add_argument("--rate", "-i", type=parse_rate, default=None,
-                     help="ms between events (or with a unit: 1000us, 1ms, 0.5s; cyclictest's plain -i is us), or "
-                          "'tick' (default: one per tick); normal mode faster than a tick "
-                          "makes events due at moments inside ticks, a schedule grid (e.g. -i 1 --baud 500000: "
-                          "1,000 a second, docs/kilohertz.md); aligned generation honours only a whole number of "
-                          "ticks (71.111ms, 142.222ms, ...): another interval is refused, not rounded")
+    interval = run.add_mutually_exclusive_group()
+    interval.add_argument("-i", "--interval", dest="interval", type=parse_interval, default=None, metavar="US",
+                          help="between events, cyclictest's -i: a plain number is microseconds (-i 1000 is 1 ms), "
+                               "or with a unit: 500us, 1ms, 71.111ms, 1tick, 2ticks (default: one per tick)")
+    interval.add_argument("--rate", dest="rate", type=parse_rate, default=None, metavar="MS",
+                          help="the same in milliseconds, as the GUI's slider: a plain number is ms (--rate 1 is "
+                               "-i 1ms), or with a unit, or 'tick'. Normal mode faster than a tick makes events due "
+                               "at moments inside ticks, a schedule grid (e.g. -i 1ms --baud 500000: 1,000 a second, "
+                               "docs/kilohertz.md); aligned generation honours only a whole number of ticks "
+                               "(71.111ms, 142.222ms, ...): another interval is refused with the nearest it honours, "
+                               "not rounded")
     run.add_argument("--count", "-l", type=int, default=None, help="events (default 200 unless --duration)")
     run.add_argument("--duration", "-D", type=duration_s, default=None,
                      help="event generation this long: seconds, or with a unit (90s, 10m, 1h) as cyclictest's -D")
-    run.add_argument("--random-ids", action="store_true")
+    run.add_argument("--random-ids", action="store_true",
+                     help="each event's 3-bit id drawn at random (the paper's slider; --seed), not counted up")
     run.add_argument("--seed", type=int, default=1, metavar="N",
                      help="the seed of --random-ids' ids (default 1): in lockstep the same seed gives the same CSV")
     run.add_argument("--generation", choices=("aligned", "free", "periodic"), default="aligned",
                      help="aligned: right after a new TIMECODE; free: a timer at the rate (the paper's); periodic "
                           "(mixed): the executor is sent the whole schedule in PERIODIC frames and fires its moments "
-                          "inside ticks (-i 1 --baud 500000: 1,000 events a second)")
+                          "inside ticks (-i 1ms --baud 500000: 1,000 events a second)")
     raw = run.add_mutually_exclusive_group()
     raw.add_argument("--raw", dest="raw", action="store_const", const=True, default=None,
                      help="a periodic series: a RESULT per event, one CSV row each (refused where the profiler's line "
                           "cannot carry them); by default where it can, else the AVR profiler's histogram alone")
     raw.add_argument("--no-raw", dest="raw", action="store_const", const=False,
                      help="a periodic series: the AVR profiler's own histogram alone (its 1 us cells, min/max/mean "
-                          "and outcomes, no RESULT per event: -i 1 at 115200 baud; the CSV has no event rows)")
+                          "and outcomes, no RESULT per event: -i 1ms at 115200 baud; the CSV has no event rows)")
     add_normal_mode_options(run)
     run.add_argument("--dispatch", choices=("isr", "task"), default="isr", help="executor dispatch path")
     run.add_argument("--load", nargs="?", const="heavy", default="idle", metavar="CONDITION",
@@ -512,13 +546,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--baud", type=int, default=None, metavar="RATE",
                      help="run both links at RATE baud (e.g. 115200): asked of the nodes with BAUD after the "
                           "handshake; default: the rate they start at (their HELLO, 9600 as built)")
-    run.add_argument("--late-bound-us", type=float, default=1000.0)
+    run.add_argument("--late-bound-us", type=float, default=1000.0, metavar="US",
+                     help="an event this late or later (us after its tick's start) ends 'late', not 'ok' "
+                          "(default 1000)")
     run.add_argument("--lag-bound-us", type=float, default=None,
                      help="paced bench: an event a byte of which a host stall displaced by more than this is not "
                           "measurable, validity by cause (default: normal 1000; mixed and verification a tenth of the "
                           "schedule's spare time: 4700 one tick ahead, 11800 two ahead); the run is invalid when more "
                           "than 5%% of its events are not measurable")
-    run.add_argument("--max-in-flight", type=int, default=8)
+    run.add_argument("--max-in-flight", type=int, default=8, metavar="N",
+                     help="at most N events scheduled and not yet ended at once: a new one past it is skipped, and "
+                          "counted (default 8; a schedule grid has no cap)")
     run.add_argument("--out", "-o", type=Path, default=None, help="writes OUT.csv and OUT.json")
     run.add_argument("--name", default=None,
                      help="the run's name (default: OUT's file name, or 'run'): 1..64 of A-Z a-z 0-9 . _ -")
@@ -553,25 +591,5 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                       help="fail if the largest measured latency is above N us (or nothing was measured)")
     gate.add_argument("--min-on-time", type=percent, default=None, metavar="PCT",
                       help="fail if fewer than PCT %% of the events were on time (ok)")
-    report = run.add_argument_group("output")
-    report.add_argument("--json", action="store_true",
-                        help="print the summary, histogram, gates, files and environment as one JSON document on "
-                             "stdout (words go to stderr)")
-    report.add_argument("--junit", type=Path, default=None, metavar="FILE",
-                        help="write a JUnit XML report: a testcase for validity and one per gate")
-    report.add_argument("--break-us", type=positive_float, default=None, metavar="US",
-                        help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
-                             "latmus -A): the run is written up to it, exit 102, and the command that replays it "
-                             "with the executor traced is printed")
-    report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
-                        help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
-                             "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
-                             "line and the environment, then 'bin_start_us count' lines; every run's OUT.json has "
-                             "the histogram too")
-    report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
-                        help="the histogram's bin width in us (1000 fixed bins from 0, and an overflow count; "
-                             "cyclictest's -h US: 1 us bins up to US); default 1 in mixed and verification mode, "
-                             "10 in normal mode")
-    report.add_argument("--quiet", "-q", action="store_true",
-                        help="no progress line and no log lines (warnings, errors and the summary still)")
+    add_output_options(run)
     run.set_defaults(func=cmd_run)

@@ -10,7 +10,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .options import add_profiler_kind_option
+from .options import TICKS, add_profiler_kind_option, parse_interval
 
 
 SWEEP_EPILOG = """\
@@ -31,6 +31,22 @@ def given_or(value: str | None, default: str) -> str:
     return default if value is None else value
 
 
+def intervals_as_rates(text: str) -> str:
+    """-i's comma list, cyclictest's unit (a plain number is us, or with a unit), as --rate's: ticks as they are
+    (tick-aligned), a time as 'Xms' (the free-running timer); ValueError naming the part it cannot read."""
+    rates = []
+    for part in text.split(","):
+        if TICKS.fullmatch(part.strip().lower()) or part.strip().lower() == "tick":
+            rates.append(part)
+            continue
+        try:
+            ms = parse_interval(part)
+        except argparse.ArgumentTypeError as exc:
+            raise ValueError(f"-i: {part!r}: {exc}") from None
+        rates.append("tick" if ms is None else f"{ms:g}ms")
+    return ",".join(rates)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from mmrig.sweep.campaign import (DISPATCHES, EXIT_INTERRUPTED, LOADS, Campaign, Plan, SweepError, describe,
                                       parse_bauds, parse_choices, parse_distances, parse_rates, run_campaign)
@@ -41,6 +57,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     log = (lambda _t: None) if args.quiet else (lambda t: print(t, file=sys.stderr, flush=True))
     try:
+        if args.interval is not None:          # -i in cyclictest's unit: from here on as --rate's
+            try:
+                args.rate = intervals_as_rates(args.interval)
+            except ValueError as exc:
+                raise SweepError(str(exc)) from None
         if args.workers is not None and args.workers < 1:
             raise SweepError(f"--workers must be at least 1, not {args.workers}")
         if not args.lost_after > 0:
@@ -154,9 +175,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                            epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     sweep.add_argument("--distance", "-d", default=None, metavar="D",
                        help="schedule distances, ticks ahead: a range 1..4 or a list 1,2,4")
-    sweep.add_argument("--rate", "-i", default=None, metavar="RATES",
-                       help="tick, Nticks (tick-aligned) or Xms (the free-running timer), comma-separated "
-                            "(default tick)")
+    interval = sweep.add_mutually_exclusive_group()
+    interval.add_argument("--rate", default=None, metavar="RATES",
+                          help="tick, Nticks (tick-aligned) or Xms (the free-running timer; a plain number is ms), "
+                               "comma-separated (default tick)")
+    interval.add_argument("-i", "--interval", default=None, metavar="INTERVALS",
+                          help="the same with cyclictest's -i unit: a plain number is us (-i 1000,50000 is --rate "
+                               "1ms,50ms), or with a unit (500us, 1ms), or ticks (tick, 2ticks)")
     sweep.add_argument("--baud", default=None, metavar="BAUDS",
                        help="link rates, e.g. 9600,115200 (BAUD after each point's handshake; the nodes refuse one "
                             "their UART cannot make)")
