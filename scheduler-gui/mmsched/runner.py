@@ -35,15 +35,18 @@ from .journal import Journal
 from .load import Load
 from .loopnice import LoopNice
 from .grid import line_gap_s, line_problem
-from .breaks import break_section, breaks_at
+from .breaks import break_section
 from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
-from .outcome import apply_result, refusal_reason
+from .outcome import refusal_reason
 from .ownstall import StallWatch
 from .quiet import quiet_interpreter
 from . import profhist, seriesrun
 from .result import RunResult
 from .runstate import BadHello, RunState
+from .eventbook import EventBook
+from .tally import Tally
+from .view import View
 from .session import Session
 from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
@@ -57,10 +60,10 @@ class Runner:
     cfg: RunConfig
     endpoint: Endpoint
     log: Callable[[str], None] | None = None          # progress lines, or None
-    events: list[Event] = field(default_factory=list, init=False)
     session: Session = field(init=False)
-    state: RunState | None = field(default=None, init=False)   # from the handshake on
-    counters: dict[str, int] = field(default_factory=dict, init=False)
+    tally: Tally = field(default_factory=Tally, init=False)          # the scheduler's own counters (tally.py)
+    view: View = field(init=False)                                  # the live view's hook (view.py)
+    book: EventBook = field(init=False)                             # the run's events (eventbook.py)
     link_faults: list[dict[str, Any]] = field(default_factory=list, init=False)
     node_counters: dict[str, Any] = field(default_factory=dict, init=False)
     invalid: list[Reason] = field(default_factory=list, init=False)
@@ -72,18 +75,8 @@ class Runner:
     mode_frame: mp.Mode | None = field(default=None, init=False)                # the executor's MODE of this run
     # the FIREs written (probes and events) by their write moment: the servo's anchor is one (validity.py)
     fires_sent: dict[float, Sent] = field(default_factory=dict, init=False, repr=False)
-    # the events not ended yet (in_flight), by number, in the order they were made: each leaves as it ends (`ended`),
-    # so the loop's every look at them costs what is in flight, not what the run has made (a kilohertz run that
-    # rebuilt the list on every frame fell further behind with every event, as its list grew)
-    _open: dict[int, Event] = field(default_factory=dict, init=False, repr=False)
-    # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
-    # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
-    # ("phase", "running"/"done"), and in normal mode before it fires ("tick_fit", (TIMECODEs the tick fit has,
-    # those it needs)) at each TIMECODE; it must be quick and must not mutate what it is given. Setting
-    # `stop_requested` ends event generation early; the events in flight still end as usual.
-    observer: Any = None
+    # Setting `stop_requested` ends event generation early; the events in flight still end as usual.
     stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
-    broke: Event | None = field(default=None, init=False)      # the event past cfg.break_us (breaks.py)
     # The sidecar's environment and histogram: the images the endpoint ran, by node (and "bench"),
     # hashed into `environment` (only the entry point that chose the endpoint knows them), and the latency
     # histogram's bin width in us (None: mmanalysis.histogram's default for the mode).
@@ -99,6 +92,39 @@ class Runner:
         self.session = Session(self.endpoint)
         if self.cfg.out is not None:
             self.journal = Journal(self.cfg.out)
+        self.view = View(self.tally)
+        self.book = EventBook(self.faults, self.tally, self.view, self.endpoint.clock, self.cfg.late_bound_us, self.cfg.break_us,
+                              self.stop_requested, self.journal)
+
+    @property
+    def state(self) -> RunState | None:
+        """What the run knows from the handshake on (runstate.py); None before it."""
+        return self.book.state
+
+    @state.setter
+    def state(self, st: RunState | None) -> None:
+        self.book.state = st
+
+    @property
+    def events(self) -> list[Event]:
+        return self.book.events
+
+    @property
+    def counters(self) -> dict[str, int]:
+        return self.tally.counts
+
+    @property
+    def observer(self) -> Callable[[str, Any], None] | None:
+        """The live view's hook (view.py); the entry points set it before the run."""
+        return self.view.hook
+
+    @observer.setter
+    def observer(self, hook: Callable[[str, Any], None] | None) -> None:
+        self.view.hook = hook
+
+    @property
+    def broke(self) -> Event | None:
+        return self.book.broke
 
     @property
     def inbox(self):
@@ -120,18 +146,14 @@ class Runner:
         self.stop_requested.set()
 
     def notify(self, kind: str, obj: Any) -> None:
-        if self.observer is not None:
-            try:
-                self.observer(kind, obj)
-            except Exception:  # noqa: BLE001 - a broken view must not break the run
-                self.count("observer_errors")
+        self.view.notify(kind, obj)
 
     def say(self, text: str) -> None:
         if self.log:
             self.log(text)
 
     def count(self, key: str, n: int = 1) -> None:
-        self.counters[key] = self.counters.get(key, 0) + n
+        self.tally.count(key, n)
 
     def now(self) -> float:
         return self.endpoint.clock()
@@ -238,16 +260,6 @@ class Runner:
             if error is not None:
                 self.say(f"WARNING: no journal ({self.journal.csv_path}: {error.strerror or error}): until the run "
                          "is written at its end its events are in memory only")
-
-    def ended(self, ev: Event) -> None:
-        """EV has its outcome: into the journal, then to the view; the run's break, if it is past it."""
-        self._open.pop(ev.event, None)
-        if self.journal is not None:
-            self.journal.add(ev)
-        self.notify("event", ev)
-        if self.broke is None and breaks_at(ev, self.cfg.break_us):
-            self.broke = ev
-            self.stop_requested.set()           # generation ends; the events in flight end as usual
 
     def expected_duration_s(self) -> float:
         assert self.state is not None
@@ -384,19 +396,7 @@ class Runner:
 
     def new_event(self, tag: int, event_id: int, mode: str, distance: int, scheduled_tc: int, created_tc: int,
                   phase: float | None, accounted: bool = True, at: float | None = None) -> Event:
-        """Every event of the run is made here (the scheduler's and the executor's own), and followed by
-        the matcher; `accounted=False` for an executor event outside the run (not a row of ours)."""
-        st = self.state
-        assert st is not None
-        ev = Event(len(self.events) if accounted else -1, tag, event_id, mode, distance, scheduled_tc, created_tc,
-                   phase, lost_frames_at_create=st.lost_frames, loss_reports_at_create=st.losses.reports,
-                   created_at=self.now() if at is None else at)
-        st.matcher.track(ev)
-        if accounted:
-            self.events.append(ev)
-            self._open[ev.event] = ev
-            self.faults.created(ev)
-        return ev
+        return self.book.new_event(tag, event_id, mode, distance, scheduled_tc, created_tc, phase, accounted, at)
 
     def create(self, now: float, moment: tuple[int, int] | None = None) -> bool:
         """Makes one event and sends its request: due at the start of the tick `distance` ahead, or at a grid's
@@ -470,31 +470,10 @@ class Runner:
 
     # ---- ending events ---------------------------------------------------------------------------
     def end(self, ev: Event, outcome: str, reason: str | None) -> None:
-        st = self.state
-        assert st is not None
-        ev.finish(outcome, reason)
-        st.matcher.forget(ev)
-        if ev.tag not in st.local_ignored:
-            st.generator.done(ev.event_id)
-        if ev.event >= 0:
-            self.ended(ev)
+        self.book.end(ev, outcome, reason)
 
     def join(self, pairs: list[tuple[Event, mp.Result]]) -> None:
-        st = self.state
-        assert st is not None
-        if st.matcher.edges_missing > st.losses.edges_missing:
-            # the profiler reported fewer edges than the executor put out: its capture lost some unawares
-            st.losses.edges_gone(st.matcher.edges_missing)
-        for ev, r in pairs:
-            if ev.event < 0:            # a verification event beyond the run's count: not ours
-                continue
-            if ev.terminal:
-                self.count("results_after_deadline")
-                continue
-            apply_result(ev, r, st.timebase, self.cfg.late_bound_us)
-            st.matcher.forget(ev)
-            st.generator.done(ev.event_id)
-            self.ended(ev)
+        self.book.join(pairs)
 
     # ---- handling frames -------------------------------------------------------------------------
     def handle(self, item: Item) -> int | None:
@@ -626,8 +605,7 @@ class Runner:
             self.join(st.matcher.edge_result(r))
 
     def in_flight(self) -> list[Event]:
-        """The events not ended yet, in the order they were made."""
-        return [e for e in self._open.values() if not e.terminal]
+        return self.book.in_flight()
 
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def rel(self, t: float) -> float:
