@@ -305,7 +305,7 @@ class Runner:
             now = self.now()
             if st.generating:
                 self.generate(now, new_tc)
-                nopload.send_due_nop(self, now)
+                nopload.send_due_nop(st, cfg.executor_load.rx_per_s, self.session, self.tally, now)
             deadlines.check_deadlines(self)
             recovery.check_recovery(self, now)
             recovery.check_silence(self, now)
