@@ -15,9 +15,10 @@ from mmproto import LinkDown, LinkError
 
 from .endpoint import Reason
 from .event import Event
-from .faults import counter_faults, describe_counters
+from .eventbook import EventBook
+from .faults import FaultLedger, counter_faults, describe_counters
 from .runface import RunFace
-from .runstate import TickSuspect
+from .runstate import RunState, TickSuspect
 from .servo import ClockServo
 
 
@@ -110,25 +111,24 @@ def measured_nodes(r: RunFace) -> set[str]:
     return {"profiler"} if r.cfg.mode == "normal" else {"profiler", "executor"}
 
 
-def check_fired_ticks(r: RunFace, due: list[Event]) -> None:
+def check_fired_ticks(st: RunState, book: EventBook, faults: FaultLedger, due: list[Event], at_s: float) -> None:
     """An event the executor says it fired at tick T whose edge the profiler stamped, with its id, at a
     neighbouring tick instead (a RESULT left unjoined): the executor's count and the profiler's disagree
-    by that much, which no frame's timing can explain (a stuck or loose timecode wire). A timecode fault."""
-    st = r.state
-    assert st is not None
+    by that much, which no frame's timing can explain (a stuck or loose timecode wire). A timecode fault in
+    `faults`, seen at `at_s`."""
     for e in due:
         if e.terminal or e.fired_tc is None:
             continue
         near = [res for res in st.matcher.pending_results
                 if res.event_id == e.event_id and res.timecode != e.fired_tc and abs(res.timecode - e.fired_tc) <= 2]
         if near:
-            f = r.faults.raise_("timecode_fault", "executor", r.rel(r.now()),
-                                   f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
-                                   f"the profiler's tick {near[0].timecode}", [e, *r.in_flight()])
+            f = faults.raise_("timecode_fault", "executor", at_s,
+                              f"event {e.event} fired at the executor's tick {e.fired_tc}, its edge came in "
+                              f"the profiler's tick {near[0].timecode}", [e, *book.in_flight()])
             # the count was wrong by the time this event fired: so for those due since
             # (the last events suffice: they are in creation order, a few per tick)
-            r.faults.reach_back(f, [x for x in r.events[-256:]
-                                       if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
+            faults.reach_back(f, [x for x in book.events[-256:]
+                                  if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
 
 
 def node_reset(r: RunFace, node: str, detail: str, at: float) -> None:

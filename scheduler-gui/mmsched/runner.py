@@ -306,7 +306,8 @@ class Runner:
             if st.generating:
                 self.generate(now, new_tc)
                 nopload.send_due_nop(st, cfg.executor_load.rx_per_s, self.session, self.tally, now)
-            deadlines.check_deadlines(self)
+            deadlines.check_deadlines(st, self.book, self.faults, self.session, self.tally, cfg.timeout_ticks,
+                                     self.now())
             recovery.check_recovery(self, now)
             recovery.check_silence(self, now)
             if st.link_failed:

@@ -115,6 +115,10 @@ class RunState:
                    servo=ClockServo(timebase.tick_s),
                    t0=now, next_free_at=now, last_profiler_frame=now)
 
+    def rel(self, t: float) -> float:
+        """Run clock `t` as seconds since generation started (the faults' and the CSV's time)."""
+        return round(t - self.t0, 6)
+
     def start_generating(self, now: float) -> None:
         self.t0 = self.next_free_at = self.next_nop_at = now
         self.generating = True

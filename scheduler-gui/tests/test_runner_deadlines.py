@@ -20,14 +20,14 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
     tag, eid = r.state.generator.next()
-    e = r.new_event(tag, eid, "mixed", 2, 10, 8, 0.1)                    # made as the run makes them
+    e = r.book.new_event(tag, eid, "mixed", 2, 10, 8, 0.1)                    # made as the run makes them
     e.ack_tc = 8                                                        # the executor had it (ACKed)
     r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 3)   # far past its deadline
     r.inbox.put("a frame not handled yet")                              # e.g. the executor's ERROR
-    deadlines.check_deadlines(r)
+    deadlines.check_deadlines(r.state, r.book, r.faults, r.session, r.tally, r.cfg.timeout_ticks, r.now())
     assert not e.terminal                                               # judged only once all is read
     r.inbox.get()
-    deadlines.check_deadlines(r)
+    deadlines.check_deadlines(r.state, r.book, r.faults, r.session, r.tally, r.cfg.timeout_ticks, r.now())
     assert (e.outcome, e.reason) == ("missed", "timeout")               # ACKed, then nothing: a timeout
 
 
@@ -68,13 +68,13 @@ def test_a_request_written_after_its_own_deadline_gets_the_timeout_for_its_answe
     r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
     tag, eid = r.state.generator.next()
-    e = r.new_event(tag, eid, "mixed", 2, 10, 8, 8.9)
+    e = r.book.new_event(tag, eid, "mixed", 2, 10, 8, 8.9)
     clock = SimpleNamespace(t=100.0)
     r.endpoint.clock = lambda: clock.t
     e.bytes.sent = Sent("executor", 0, 100.0 - 0.038)                  # written 38 ms ago
     r.state.tracker = SimpleNamespace(current=10 + r.cfg.timeout_ticks + 6)   # its deadline long past
-    deadlines.check_deadlines(r)
+    deadlines.check_deadlines(r.state, r.book, r.faults, r.session, r.tally, r.cfg.timeout_ticks, r.now())
     assert not e.terminal                                               # its answer may still be on the way
     clock.t = 100.0 + r.cfg.timeout_ticks * r.state.timebase.tick_s
-    deadlines.check_deadlines(r)
+    deadlines.check_deadlines(r.state, r.book, r.faults, r.session, r.tally, r.cfg.timeout_ticks, r.now())
     assert e.terminal and e.reason == "no_answer"                       # a timeout after the write: silent
