@@ -56,7 +56,7 @@ def setup_modes(r: RunFace) -> None:
                         distance=cfg.distance if own else 0, period=st.every_ticks(cfg) if own else 0,
                         random_ids=int(cfg.random_ids) if own else 0, cpu_load=int(load.cpu),
                         periodic_period_us=load.period_us, periodic_exec_us=load.exec_us)
-        r.mode_frame = frame
+        st.mode_frame = frame
         for attempt in range(3):          # a frame can be lost (noise, a busy host): ask again
             r.session.send("executor", frame)
             try:

@@ -15,6 +15,7 @@ from .endpoint import Endpoint, Reason
 from .event import Event
 from .faults import FaultLedger
 from .ownstall import StallWatch
+from .recovery import Recovery
 from .runstate import RunState
 from .session import Session
 from .validity import Sent
@@ -31,9 +32,7 @@ class RunFace(Protocol):
     counters: dict[str, int]
     counters_before: dict[str, Any]
     node_counters: dict[str, Any]
-    link_faults: list[dict[str, Any]]
-    reset_nodes: set[str]
-    mode_frame: mp.Mode | None
+    recovery: Recovery
     fires_sent: dict[float, Sent]
     images: dict[str, Any] | None
     histogram_us: float | None

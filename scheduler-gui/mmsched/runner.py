@@ -21,7 +21,7 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import calibration, deadlines, firers, injected, nodesetup, nopload, recovery
+from . import calibration, deadlines, firers, injected, nodesetup, nopload
 from .budget import apply_budget
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict
@@ -41,6 +41,7 @@ from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from .outcome import refusal_reason
 from .ownstall import StallWatch
 from .quiet import quiet_interpreter
+from .recovery import Recovery, reset_cause_text
 from . import profhist, seriesrun
 from .result import RunResult
 from .runstate import BadHello, RunState
@@ -64,15 +65,13 @@ class Runner:
     tally: Tally = field(default_factory=Tally, init=False)          # the scheduler's own counters (tally.py)
     view: View = field(init=False)                                  # the live view's hook (view.py)
     book: EventBook = field(init=False)                             # the run's events (eventbook.py)
-    link_faults: list[dict[str, Any]] = field(default_factory=list, init=False)
+    recovery: Recovery = field(init=False)                          # faults of the rig and the way back
     node_counters: dict[str, Any] = field(default_factory=dict, init=False)
     invalid: list[Reason] = field(default_factory=list, init=False)
     firer: Firer | NativeFirer | None = field(default=None, init=False)
     firing_why: str | None = field(default=None, init=False)   # why the firing thread is not the one asked for
     faults: FaultLedger = field(default_factory=FaultLedger, init=False)
     counters_before: dict[str, Any] = field(default_factory=dict, init=False)   # COUNTERS at set-up, by node
-    reset_nodes: set[str] = field(default_factory=set, init=False)              # nodes that reset mid-run
-    mode_frame: mp.Mode | None = field(default=None, init=False)                # the executor's MODE of this run
     # the FIREs written (probes and events) by their write moment: the servo's anchor is one (validity.py)
     fires_sent: dict[float, Sent] = field(default_factory=dict, init=False, repr=False)
     # Setting `stop_requested` ends event generation early; the events in flight still end as usual.
@@ -95,6 +94,8 @@ class Runner:
         self.view = View(self.tally)
         self.book = EventBook(self.faults, self.tally, self.view, self.endpoint.clock, self.cfg.late_bound_us, self.cfg.break_us,
                               self.stop_requested, self.journal)
+        self.recovery = Recovery(self.session, self.endpoint, self.book, self.faults, self.tally, self.own_stalls,
+                                 self.cfg.mode, self.log)
 
     @property
     def state(self) -> RunState | None:
@@ -308,8 +309,9 @@ class Runner:
                 nopload.send_due_nop(st, cfg.executor_load.rx_per_s, self.session, self.tally, now)
             deadlines.check_deadlines(st, self.book, self.faults, self.session, self.tally, cfg.timeout_ticks,
                                      self.now())
-            recovery.check_recovery(self, now)
-            recovery.check_silence(self, now)
+            self.recovery.check_recovery(st, now)
+            if (gave_up := self.recovery.check_silence(st, now)) is not None:
+                self.invalid.append(gave_up)
             if st.link_failed:
                 break
             if not st.generating and not self.in_flight():
@@ -482,7 +484,8 @@ class Runner:
         st = self.state
         assert st is not None
         if isinstance(item, LinkDown):
-            recovery.link_fault(self, item)
+            if (gave_up := self.recovery.link_fault(st, item)) is not None:
+                self.invalid.append(gave_up)
             return None
         msg, node = item.message, item.node
         if item.received.lost_before:
@@ -497,9 +500,9 @@ class Runner:
         if isinstance(msg, mp.Hello):
             if self.session.answered_hello(node):
                 return None                      # the answer to our reconnect's handshake, not a reset
-            if (st.generating or self.events) and node in recovery.measured_nodes(self):
+            if (st.generating or self.events) and node in self.recovery.measured_nodes():
                 self.count(f"{node}_hello_midrun")
-                recovery.node_reset(self, node, f"the {node} said HELLO mid-run ({recovery.reset_cause_text(msg)})", item.at)
+                self.recovery.node_reset(st, node, f"the {node} said HELLO mid-run ({reset_cause_text(msg)})", item.at)
             elif st.generating or self.events:
                 self.count(f"{node}_hello_midrun")   # a node the mode does not use: nothing it measures
             return None
@@ -510,10 +513,10 @@ class Runner:
             return None
         if node == "profiler":
             if isinstance(msg, mp.Timecode):
-                recovery.check_timecode(self, msg.timecode, item.at)
+                self.recovery.check_timecode(st, msg.timecode, item.at)
                 tc = st.tracker.update(msg.timecode, item.at)
                 st.tc_arrivals.append((tc, item.at))
-                recovery.recovered_timecode(self, item.at)
+                self.recovery.recovered_timecode(st, item.at)
                 self.notify("timecode", tc)
                 if self.cfg.mode == "normal" and not st.generating:
                     # before normal mode fires it waits for the tick fit (calibration.fit_tick): how far it is
@@ -546,25 +549,25 @@ class Runner:
             ev.ack_phase = round(msg.phase / 65536, 6)
             ev.slack_ticks = round(ev.scheduled_tc - ev.ack_tc - ev.ack_phase, 6)
             self.notify("event", ev)
-            recovery.check_executor_tick(self, ev.ack_tc, f"ACK of tag {msg.tag}", at)
+            self.recovery.check_executor_tick(st, ev.ack_tc, f"ACK of tag {msg.tag}", at)
         elif isinstance(msg, mp.Error):
             if msg.ref_type == mp.Schedule.TYPE:
                 ev = st.matcher.by_tag.get(msg.ref_tag)
                 if ev is not None and not ev.terminal:
                     ev.ack_tc = msg.timecode + off
                     # a refusal stamped in another tick than the profiler's is the rig's clock, not the SUT's
-                    recovery.check_executor_tick(self, ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
+                    self.recovery.check_executor_tick(st, ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
                     self.end(ev, "missed", refusal_reason(msg.code))
                     return
             self.count(f"executor_error_{msg.code}")
         elif isinstance(msg, mp.Status):
-            if self.mode_frame is not None and msg.mode != self.mode_frame.mode:
+            if st.mode_frame is not None and msg.mode != st.mode_frame.mode:
                 return
             if st.recovering == "mode":          # set up again: its count follows the port after a few ticks
-                recovery.recover(self, "timecode", at)
+                self.recovery.recover(st, "timecode", at)
             elif st.recovering == "status":
                 nodesetup.learn_offset(self, msg)
-                recovery.recovered(self, at)
+                self.recovery.recovered(st, at)
         elif isinstance(msg, mp.LocalEvent):
             self.on_local_event(msg, at)
         elif isinstance(msg, mp.Fired):
@@ -577,7 +580,7 @@ class Runner:
                 self.count("unknown_fired")
                 return
             # it fired at the start of that tick and said so at once (13.5 ms of line at 9600 baud)
-            recovery.check_executor_tick(self, msg.timecode + off, f"FIRED of tag {msg.tag}", at)
+            self.recovery.check_executor_tick(st, msg.timecode + off, f"FIRED of tag {msg.tag}", at)
             if st.series is not None:
                 ev.fired_tc = msg.timecode + off      # a series' RESULT joins by its moment (matching.py)
                 st.matcher.fired_count += 1
@@ -627,7 +630,7 @@ class Runner:
         self.invalid += verdict.reasons
         crowded = (judge_crowding(self.events, verdict.record, st.one_fire, st.baud, self.faults)
                    if st is not None and cfg.mode == "normal" else {})
-        recovery.judge_counters(self, counters_explained(crowded))
+        self.recovery.judge_counters(st, self.node_counters, self.counters_before, counters_explained(crowded))
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mmproto import Hello, TimeBase
+from mmproto import Hello, Mode, TimeBase
 
 from .config import RunConfig
 from .generator import Generator
@@ -67,7 +67,8 @@ class RunState:
     matcher: Matcher
     servo: ClockServo                  # normal mode: tick starts from the profiler's FIRE stamps
     t0: float                          # run clock when generation started (sent_s counts from it)
-    tc_offset: int = 0                 # profiler timecode - executor timecode (see runner's docstring)
+    tc_offset: int = 0                 # profiler timecode - executor timecode (nodesetup.py)
+    mode_frame: Mode | None = None     # the executor's MODE of this run (nodesetup.setup_modes; sent again after a reset)
     offset_learned: bool = False
     lost_frames: int = 0               # sequence gaps on either link
     losses: LossReports = field(default_factory=LossReports)   # the profiler's reports of lost results

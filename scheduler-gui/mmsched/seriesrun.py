@@ -10,7 +10,7 @@ import math
 import mmproto as mp
 from mmproto import LinkError
 
-from . import profhist, recovery
+from . import profhist
 from .event import Event
 from .endpoint import Reason
 from .outcome import refusal_reason
@@ -154,7 +154,7 @@ def on_series_answer(r: RunFace, msg: mp.Message, at: float) -> bool:
         for ev in r.in_flight():            # its events made before the ACK came: answered too
             if st.series.chunk_of(ev.event) is chunk:
                 acked(ev, chunk, st.timebase.tick_counts)
-        recovery.check_executor_tick(r, chunk.ack_tc, f"ACK of series {chunk.index}", at)
+        r.recovery.check_executor_tick(st, chunk.ack_tc, f"ACK of series {chunk.index}", at)
         return True
     if isinstance(msg, mp.Error) and msg.ref_type == mp.Periodic.TYPE \
             and (chunk := st.series.chunk_by_tag(msg.ref_tag)) is not None:

@@ -132,7 +132,7 @@ def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | Non
         "cpu": cpu,
         "load": {"condition": cfg.load, "command": load.command if load else None, "bench_priority": identity.get("priority"),
                  "scheduler_nice": os.getpriority(os.PRIO_PROCESS, 0)},
-        "link_faults": r.link_faults,
+        "link_faults": r.recovery.link_faults,
         "faults": r.faults.section(),
         "invariant": invariant,
         "summary": summary,

@@ -36,7 +36,7 @@ def test_silence_is_judged_only_once_every_frame_received_is_read() -> None:
     # run was behind. Only an empty inbox with no frame for SILENCE_S is a silent profiler (a link fault).
     from mmsched.config import RunConfig
     from mmsched.endpoint import Boards
-    from mmsched.recovery import SILENCE_S, profiler_silent
+    from mmsched.recovery import SILENCE_S
     from mmsched.runner import Runner
     from mmsched.runstate import RunState
 
@@ -45,11 +45,11 @@ def test_silence_is_judged_only_once_every_frame_received_is_read() -> None:
     r.state.last_profiler_frame = 10.0                   # the newest frame read so far arrived at 10 s
     now = 10.0 + SILENCE_S + 0.5
     r.inbox.put("a TIMECODE that arrived at 10.1 s, not read yet")
-    assert not profiler_silent(r, now)
+    assert not r.recovery.profiler_silent(r.state, now)
     r.inbox.get()
-    assert profiler_silent(r, now)
+    assert r.recovery.profiler_silent(r.state, now)
     r.state.link_failed = True                            # said once
-    assert not profiler_silent(r, now)
+    assert not r.recovery.profiler_silent(r.state, now)
 
 
 def test_a_request_written_after_its_own_deadline_gets_the_timeout_for_its_answer() -> None:
