@@ -32,7 +32,7 @@ class RunFace(Protocol):
     counters: dict[str, int]
     counters_before: dict[str, Any]
     node_counters: dict[str, Any]
-    recovery: Recovery
+
     fires_sent: dict[float, Sent]
     images: dict[str, Any] | None
     histogram_us: float | None

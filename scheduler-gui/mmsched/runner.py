@@ -42,7 +42,8 @@ from .outcome import refusal_reason
 from .ownstall import StallWatch
 from .quiet import quiet_interpreter
 from .recovery import Recovery, reset_cause_text
-from . import profhist, seriesrun
+from . import profhist
+from .seriesrun import SeriesRun
 from .result import RunResult
 from .runstate import BadHello, RunState
 from .eventbook import EventBook
@@ -66,6 +67,7 @@ class Runner:
     view: View = field(init=False)                                  # the live view's hook (view.py)
     book: EventBook = field(init=False)                             # the run's events (eventbook.py)
     recovery: Recovery = field(init=False)                          # faults of the rig and the way back
+    series_run: SeriesRun = field(init=False)                           # mixed mode's PERIODIC series (seriesrun.py)
     node_counters: dict[str, Any] = field(default_factory=dict, init=False)
     invalid: list[Reason] = field(default_factory=list, init=False)
     firer: Firer | NativeFirer | None = field(default=None, init=False)
@@ -92,10 +94,12 @@ class Runner:
         if self.cfg.out is not None:
             self.journal = Journal(self.cfg.out)
         self.view = View(self.tally)
-        self.book = EventBook(self.faults, self.tally, self.view, self.endpoint.clock, self.cfg.late_bound_us, self.cfg.break_us,
-                              self.stop_requested, self.journal)
+        self.book = EventBook(self.faults, self.tally, self.view, self.endpoint.clock, self.cfg.late_bound_us,
+                              self.cfg.break_us, self.stop_requested, self.journal)
         self.recovery = Recovery(self.session, self.endpoint, self.book, self.faults, self.tally, self.own_stalls,
                                  self.cfg.mode, self.log)
+        self.series_run = SeriesRun(self.cfg, self.session, self.endpoint, self.book, self.view, self.tally,
+                                    self.recovery, self.invalid)
 
     @property
     def state(self) -> RunState | None:
@@ -331,7 +335,7 @@ class Runner:
             st.generating = False
             self.counters["stopped_early"] = 1
         elif st.series is not None and st.histogram_only:
-            seriesrun.follow_counted(self)      # no events made: the profiler counts them (profhist.py)
+            self.series_run.follow_counted(st)      # no events made: the profiler counts them (profhist.py)
         elif st.series is not None:
             # a periodic series: the executor fires every moment it was sent, so the run makes an event for
             # each (its total set when the grid was laid), whatever the clock says
@@ -373,7 +377,7 @@ class Runner:
             return
         grid = st.grid if st.grid is not None else st.lay_grid(cfg, st.tracker.current)
         if cfg.mode == "mixed" and st.series is None:
-            seriesrun.send_series(self, now)
+            self.series_run.send_series(st, now)
             if st.histogram_only:
                 return
         while (cfg.count is None or len(self.events) < cfg.count) and (st.series is None
@@ -409,7 +413,7 @@ class Runner:
         if st.tracker.current is None:
             return False
         if st.series is not None and moment is not None and st.grid is not None:
-            seriesrun.create_in_series(self, st.grid.next_k - 1, *moment)     # the tag and id: the executor's
+            self.series_run.create_in_series(st, st.grid.next_k - 1, *moment)     # the tag and id: the executor's
             return True
         got = st.generator.next()
         if got is None:
@@ -538,7 +542,7 @@ class Runner:
         st = self.state
         assert st is not None
         off = st.tc_offset
-        if st.series is not None and seriesrun.on_series_answer(self, msg, at):
+        if st.series is not None and self.series_run.on_series_answer(st, msg, at):
             return                              # a series' ACK or refusal (seriesrun.py)
         if isinstance(msg, mp.Ack):
             ev = st.matcher.by_tag.get(msg.tag)
@@ -573,7 +577,7 @@ class Runner:
         elif isinstance(msg, mp.Fired):
             ev = st.matcher.by_tag.get(msg.tag)
             if st.series is not None:
-                ev = seriesrun.on_series_fired(self, msg.tag, ev, at, msg.timecode + off)
+                ev = self.series_run.on_series_fired(st, msg.tag, ev, at, msg.timecode + off)
                 if ev is None:
                     return
             if ev is None:
