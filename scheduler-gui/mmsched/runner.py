@@ -207,7 +207,8 @@ class Runner:
                 except RuntimeError as exc:      # the entry points check first; a run still says it, never a traceback
                     raise LoadUnavailable(f"--load {cfg.load}: {exc}") from exc
                 self.say(f"load {cfg.load}: {' '.join(load.command)}")
-            nodesetup.setup_modes(self)
+            nodesetup.setup_modes(cfg, self.state, self.session, self.wait_item, self.tally, self.counters_before)
+            self.node_counters.clear()          # the run's own COUNTERS come at its end (finish_nodes)
             if cfg.mode == "normal":
                 calibration.calibrate(self)
             self.open_journal()
@@ -241,7 +242,7 @@ class Runner:
             if load is not None:
                 load.stop()
             try:
-                nodesetup.finish_nodes(self)
+                nodesetup.finish_nodes(cfg, self.state, self.session, self.endpoint, self.handle, self.node_counters)
                 verdict = self.endpoint.verdict()
             except (LinkError, EndpointError) as exc:   # the nodes' counters are best effort; closing is not
                 if not self.invalid:
@@ -570,7 +571,7 @@ class Runner:
             if st.recovering == "mode":          # set up again: its count follows the port after a few ticks
                 self.recovery.recover(st, "timecode", at)
             elif st.recovering == "status":
-                nodesetup.learn_offset(self, msg)
+                nodesetup.learn_offset(st, self.tally, msg)
                 self.recovery.recovered(st, at)
         elif isinstance(msg, mp.LocalEvent):
             self.on_local_event(msg, at)
