@@ -210,7 +210,8 @@ class Runner:
             nodesetup.setup_modes(cfg, self.state, self.session, self.wait_item, self.tally, self.counters_before)
             self.node_counters.clear()          # the run's own COUNTERS come at its end (finish_nodes)
             if cfg.mode == "normal":
-                calibration.calibrate(self)
+                calibration.calibrate(self.state, self.endpoint, self.session, self.wait_item, self.tally,
+                                      self.fires_sent, cfg.discipline)
             self.open_journal()
             self.state.start_generating(self.now())
             self.endpoint.begin()
