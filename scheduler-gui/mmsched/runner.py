@@ -45,6 +45,7 @@ from .recovery import Recovery, reset_cause_text
 from . import profhist
 from .seriesrun import SeriesRun
 from .result import RunResult
+from .runrecord import RunRecord
 from .runstate import BadHello, RunState
 from .eventbook import EventBook
 from .tally import Tally
@@ -262,7 +263,7 @@ class Runner:
         """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.
         One that cannot be written is said, and the run goes on without it."""
         if self.journal is not None:
-            self.journal.open(journal_sidecar(self))
+            self.journal.open(journal_sidecar(self.cfg, self.state, self.endpoint.identity(), self.session.hellos()))
             error = self.journal.error
             if error is not None:
                 self.say(f"WARNING: no journal ({self.journal.csv_path}: {error.strerror or error}): until the run "
@@ -631,6 +632,15 @@ class Runner:
             self.invalid.append(Reason("bench_lag", reason))
         return figures
 
+    def record(self) -> RunRecord:
+        """What the run has, now that its events have their outcomes: the sidecar's and the input records' source."""
+        cfg = self.cfg
+        return RunRecord(cfg, self.state, self.events, self.counters, self.node_counters, self.invalid, self.faults,
+                         self.recovery.link_faults, self.session.links, self.session.hellos(), self.session.counters(),
+                         self.endpoint.identity(), self.endpoint.baud, self.endpoint.wall_clock,
+                         self.endpoint.trace_files() if cfg.trace and cfg.out is not None else None,
+                         self.images, self.histogram_us)
+
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
@@ -662,7 +672,8 @@ class Runner:
         if st is not None and st.profiler_hist is not None \
                 and (why := st.profiler_hist.disagreement(self.events)) is not None:
             self.invalid.append(Reason("profiler_histogram", why))
-        sidecar = assemble(self, verdict, cpu, load, validity, summary, invariant)
+        record = self.record()
+        sidecar = assemble(record, verdict, cpu, load, validity, summary, invariant)
         if st is not None and st.histogram_only and st.profiler_hist is not None:
             sidecar["histogram"] = st.profiler_hist.histogram_section()   # the profiler's cells: the only ones
         if cfg.break_us is not None:
