@@ -681,7 +681,7 @@ class Runner:
         if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
             self.say(late)                    # a miss explained, not left a bare past_due
         if cfg.out is not None:                   # the run's inputs, for a replay (inputlog.py)
-            record_run_inputs(self, verdict, sidecar, cfg.out)
+            record_run_inputs(record, verdict, sidecar, cfg.out)
         csv_path = json_path = None
         if cfg.out is not None:
             journal = self.journal if self.journal is not None else Journal(cfg.out)
