@@ -151,15 +151,9 @@ class Runner:
             self.invalid.append(Reason("interrupted", f"interrupted: {why}; the events so far are kept"))
         self.stop_requested.set()
 
-    def notify(self, kind: str, obj: Any) -> None:
-        self.view.notify(kind, obj)
-
     def say(self, text: str) -> None:
         if self.log:
             self.log(text)
-
-    def count(self, key: str, n: int = 1) -> None:
-        self.tally.count(key, n)
 
     def now(self) -> float:
         return self.endpoint.clock()
@@ -226,7 +220,7 @@ class Runner:
                 for why in (self.firer.sched_why, self.firer.memory_locked_why):   # (entry points refuse first)
                     if why:
                         self.say(f"WARNING: {why}; the run goes on without it (the sidecar's cpu says so)")
-            self.notify("phase", "running")
+            self.view.notify("phase", "running")
             if self.endpoint.wall_clock:
                 self.own_stalls.clock = self.endpoint.clock
                 self.own_stalls.start()
@@ -256,7 +250,7 @@ class Runner:
         cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None, self.firing_why)
         cpu["loop"] = loop_nice.section()
         result = self.export(verdict, cpu, load)
-        self.notify("phase", "done")
+        self.view.notify("phase", "done")
         return result
 
     def open_journal(self) -> None:
@@ -321,7 +315,7 @@ class Runner:
                 self.invalid.append(gave_up)
             if st.link_failed:
                 break
-            if not st.generating and not self.in_flight():
+            if not st.generating and not self.book.in_flight():
                 break
             if now > hard_stop:
                 self.invalid.append(Reason("run_timeout", "run did not finish in time"))
@@ -364,7 +358,7 @@ class Runner:
         elif now >= st.next_free_at and not self.backlog():
             st.next_free_at += st.rate_s(cfg)
             if st.next_free_at < now:             # we stalled: do not burst to catch up
-                self.count("free_timer_overruns")
+                self.tally.count("free_timer_overruns")
                 st.next_free_at = now + st.rate_s(cfg)
             self.create(now)
 
@@ -401,12 +395,8 @@ class Runner:
         Creation waits until they are handled (microseconds: the loop takes them at once)."""
         if not self.session.pending():
             return False
-        self.count("creations_deferred")
+        self.tally.count("creations_deferred")
         return True
-
-    def new_event(self, tag: int, event_id: int, mode: str, distance: int, scheduled_tc: int, created_tc: int,
-                  phase: float | None, accounted: bool = True, at: float | None = None) -> Event:
-        return self.book.new_event(tag, event_id, mode, distance, scheduled_tc, created_tc, phase, accounted, at)
 
     def create(self, now: float, moment: tuple[int, int] | None = None) -> bool:
         """Makes one event and sends its request: due at the start of the tick `distance` ahead, or at a grid's
@@ -424,7 +414,7 @@ class Runner:
         tag, eid = got
         cur = st.tracker.current
         tc, due = moment if moment is not None else (cur + cfg.distance, 0)
-        ev = self.new_event(tag, eid, cfg.mode, tc - cur, tc, cur, round(st.tracker.phase(now, cur), 6))
+        ev = self.book.new_event(tag, eid, cfg.mode, tc - cur, tc, cur, round(st.tracker.phase(now, cur), 6))
         ev.due_counts = due
         ev.bytes.created_at = ev.created_at
         if cfg.mode == "mixed":
@@ -436,15 +426,15 @@ class Runner:
                 ev.sent_s = round(t - st.t0, 6)
                 ev.bytes.sent = Sent("executor", w.offset, t, w.gen, w.size, w.ended)
             except LinkError:
-                self.end(ev, "lost", "link_fault")
+                self.book.end(ev, "lost", "link_fault")
         elif cfg.mode == "normal":
             assert self.firer is not None
             # encoded now, written at the moment: the firing thread only writes (firing.py)
             wire = self.session.links["profiler"].prepare(mp.Fire(event_id=eid, tag=tag))
-            at = aim(st, ev, cfg.discipline, self.fires_sent, self.count)
+            at = aim(st, ev, cfg.discipline, self.fires_sent, self.tally.count)
             ev.fire_at = at
             self.firer.add(ev, at, wire)
-        self.notify("event", ev)
+        self.view.notify("event", ev)
         return True
 
     def on_local_event(self, msg: mp.LocalEvent, at: float) -> None:
@@ -456,13 +446,13 @@ class Runner:
         cur = st.tracker.current if st.tracker.current is not None else tc - cfg.distance
         if cfg.mode != "verification" or not st.generating:
             st.local_ignored.add(msg.tag)
-            self.new_event(msg.tag, msg.event_id, "verification", cfg.distance, tc, cur, None, accounted=False)
-            self.count("local_events_not_accounted")
+            self.book.new_event(msg.tag, msg.event_id, "verification", cfg.distance, tc, cur, None, accounted=False)
+            self.tally.count("local_events_not_accounted")
             return
-        ev = self.new_event(msg.tag, msg.event_id, "verification", tc - cur, tc, cur,
+        ev = self.book.new_event(msg.tag, msg.event_id, "verification", tc - cur, tc, cur,
                             round(st.tracker.phase(at, cur), 6), at=at)
         st.generator.adopt(msg.event_id)
-        self.notify("event", ev)
+        self.view.notify("event", ev)
 
     def fire_written(self, ev: Event, w: mp.Written) -> None:
         """The event's FIRE is on the line: its write moment (the budget's wake-up and write parts, the servo's
@@ -473,18 +463,12 @@ class Runner:
         ev.write_ended_at = w.ended
         ev.sent_s = round(w.began - st.t0, 6)
         ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.gen, w.size, w.ended)
-        self.notify("event", ev)
+        self.view.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:
-        self.count("fire_write_failures")
+        self.tally.count("fire_write_failures")
 
     # ---- ending events ---------------------------------------------------------------------------
-    def end(self, ev: Event, outcome: str, reason: str | None) -> None:
-        self.book.end(ev, outcome, reason)
-
-    def join(self, pairs: list[tuple[Event, mp.Result]]) -> None:
-        self.book.join(pairs)
-
     # ---- handling frames -------------------------------------------------------------------------
     def handle(self, item: Item) -> int | None:
         """One frame or link fault. Returns the extended timecode if the item was a new TIMECODE."""
@@ -496,7 +480,7 @@ class Runner:
             return None
         msg, node = item.message, item.node
         if item.received.lost_before:
-            self.count(f"{node}_seq_lost", item.received.lost_before)
+            self.tally.count(f"{node}_seq_lost", item.received.lost_before)
             if st.generating or self.events:
                 st.lost_frames += item.received.lost_before
                 self.faults.raise_("link_errors", node, self.rel(item.at),
@@ -508,10 +492,10 @@ class Runner:
             if self.session.answered_hello(node):
                 return None                      # the answer to our reconnect's handshake, not a reset
             if (st.generating or self.events) and node in self.recovery.measured_nodes():
-                self.count(f"{node}_hello_midrun")
+                self.tally.count(f"{node}_hello_midrun")
                 self.recovery.node_reset(st, node, f"the {node} said HELLO mid-run ({reset_cause_text(msg)})", item.at)
             elif st.generating or self.events:
-                self.count(f"{node}_hello_midrun")   # a node the mode does not use: nothing it measures
+                self.tally.count(f"{node}_hello_midrun")   # a node the mode does not use: nothing it measures
             return None
         if isinstance(msg, mp.Counters):
             self.node_counters[node] = dict(msg.__dict__)
@@ -524,19 +508,19 @@ class Runner:
                 tc = st.tracker.update(msg.timecode, item.at)
                 st.tc_arrivals.append((tc, item.at))
                 self.recovery.recovered_timecode(st, item.at)
-                self.notify("timecode", tc)
+                self.view.notify("timecode", tc)
                 if self.cfg.mode == "normal" and not st.generating:
                     # before normal mode fires it waits for the tick fit (calibration.fit_tick): how far it is
                     need = st.tracker.fit_min_frames
-                    self.notify("tick_fit", (need if st.tracker.fitted else min(st.tracker.frames, need - 1), need))
+                    self.view.notify("tick_fit", (need if st.tracker.fitted else min(st.tracker.frames, need - 1), need))
                 return tc
             if isinstance(msg, mp.Result):
                 self.on_result(msg)
             elif st.profiler_hist is not None and st.profiler_hist.take(msg):
                 if isinstance(msg, mp.HistSummary):      # the profiler's own histogram (profhist.py)
-                    self.notify("profiler_report", st.profiler_hist)
+                    self.view.notify("profiler_report", st.profiler_hist)
             elif isinstance(msg, mp.Error):
-                self.count(f"profiler_error_{msg.code}")
+                self.tally.count(f"profiler_error_{msg.code}")
             return None
         self.on_executor(msg, item.at)
         return None
@@ -550,12 +534,12 @@ class Runner:
         if isinstance(msg, mp.Ack):
             ev = st.matcher.by_tag.get(msg.tag)
             if ev is None:
-                self.count("unknown_acks")
+                self.tally.count("unknown_acks")
                 return
             ev.ack_tc = msg.timecode + off
             ev.ack_phase = round(msg.phase / 65536, 6)
             ev.slack_ticks = round(ev.scheduled_tc - ev.ack_tc - ev.ack_phase, 6)
-            self.notify("event", ev)
+            self.view.notify("event", ev)
             self.recovery.check_executor_tick(st, ev.ack_tc, f"ACK of tag {msg.tag}", at)
         elif isinstance(msg, mp.Error):
             if msg.ref_type == mp.Schedule.TYPE:
@@ -564,9 +548,9 @@ class Runner:
                     ev.ack_tc = msg.timecode + off
                     # a refusal stamped in another tick than the profiler's is the rig's clock, not the SUT's
                     self.recovery.check_executor_tick(st, ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
-                    self.end(ev, "missed", refusal_reason(msg.code))
+                    self.book.end(ev, "missed", refusal_reason(msg.code))
                     return
-            self.count(f"executor_error_{msg.code}")
+            self.tally.count(f"executor_error_{msg.code}")
         elif isinstance(msg, mp.Status):
             if st.mode_frame is not None and msg.mode != st.mode_frame.mode:
                 return
@@ -584,22 +568,22 @@ class Runner:
                 if ev is None:
                     return
             if ev is None:
-                self.count("unknown_fired")
+                self.tally.count("unknown_fired")
                 return
             # it fired at the start of that tick and said so at once (13.5 ms of line at 9600 baud)
             self.recovery.check_executor_tick(st, msg.timecode + off, f"FIRED of tag {msg.tag}", at)
             if st.series is not None:
                 ev.fired_tc = msg.timecode + off      # a series' RESULT joins by its moment (matching.py)
                 st.matcher.fired_count += 1
-                self.notify("event", ev)
+                self.view.notify("event", ev)
             else:
-                self.join(st.matcher.fired(ev, msg.timecode + off))
+                self.book.join(st.matcher.fired(ev, msg.timecode + off))
 
     def on_result(self, r: mp.Result) -> None:
         st = self.state
         assert st is not None
         if r.flags & mp.RESULT_FLAG_LOST_BEFORE:
-            self.count("profiler_results_lost_flag")
+            self.tally.count("profiler_results_lost_flag")
             st.losses.flagged()
         if r.flags & mp.RESULT_FLAG_FIRE:
             if r.tag in st.probe_tags:        # a calibration probe's: taken by wait_probe
@@ -609,14 +593,11 @@ class Runner:
                 ev.stamp_s = st.timebase.seconds(r.timecode, r.counts)
                 if ev.written_at is not None:
                     st.servo.add(ev.written_at, ev.stamp_s)
-                self.join([(ev, r)])
+                self.book.join([(ev, r)])
         elif st.series is not None:
-            self.join(st.matcher.series_result(r, st.timebase.tick_counts))
+            self.book.join(st.matcher.series_result(r, st.timebase.tick_counts))
         else:
-            self.join(st.matcher.edge_result(r))
-
-    def in_flight(self) -> list[Event]:
-        return self.book.in_flight()
+            self.book.join(st.matcher.edge_result(r))
 
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def rel(self, t: float) -> float:
@@ -650,7 +631,7 @@ class Runner:
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
-                self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
+                self.book.end(e, "lost", "link_fault") if failed else self.book.end(e, "missed", "timeout")
         injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel)
         self.invalid += self.faults.reasons()
         validity = self.mark_unmeasurable(verdict, crowded)
