@@ -9,7 +9,10 @@ moment: a C thread by default (nativefirer.py), or a Python one (firing.py, `--f
 
 The rest of a run has rooms of its own: the nodes' set-up and wind-down (nodesetup.py: MODE, the executor's
 timecode offset, the counters before and after), normal mode's calibrations (calibration.py), faults of the rig
-and the way back from them (recovery.py), validity by cause (validity.py) and the sidecar (sidecar.py).
+and the way back from them (recovery.py), deadlines (deadlines.py), a mixed run's series (seriesrun.py),
+validity by cause (validity.py) and the sidecar (sidecar.py). None of them sees the Runner: each is given what it
+acts on, and the bundles several share are objects of their own the Runner holds (the tally, the view, the
+event book; the run state from the handshake on; the finished run's record at the end).
 """
 
 from __future__ import annotations

@@ -93,7 +93,7 @@ class RunState:
     link_failed: bool = False
     floor: Floor = field(default_factory=Floor)            # normal mode: the floor calibration's outcome
     probe_tags: set[int] = field(default_factory=set)      # tags of the rig's own calibration FIREs
-    # the way back from a fault of the rig (runner.recover): the step under way, when its request went out,
+    # the way back from a fault of the rig (Recovery.recover): the step under way, when its request went out,
     # how often, and the TIMECODE frames seen since a profiler's restart
     recovering: str | None = None
     # an executor frame whose tick disagreed with the PC's, not yet judged (recovery.check_executor_tick): a fault
