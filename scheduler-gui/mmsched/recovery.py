@@ -106,7 +106,8 @@ class Recovery:
         executor sent it, the bench's output on time and the process's stall watch quiet), and a late read makes a
         frame look old, never new. A disagreement of the nodes (a loose or stuck timecode wire, a count that slipped)
         persists: the fault is raised when a frame read at least a tick after the first disagrees too, with no frame
-        agreeing in between; an agreeing frame clears it (counted). A frame *ahead* of the PC's tick is a fault at once."""
+        agreeing in between; an agreeing frame clears it (counted). A frame *ahead* of the PC's tick is a fault at
+        once."""
         cur = st.tracker.current
         if cur is None or st.recovering is not None:
             return
@@ -146,8 +147,8 @@ class Recovery:
         self.tally.count("ack_timecode_mismatch")
         touched = list(first.in_flight) + [e for e in self.book.in_flight() if all(e is not x for x in first.in_flight)]
         self.faults.raise_("timecode_fault", "executor", st.rel(first.at),
-                        f"{first.what} stamped at tick {first.tc}, the profiler's is {first.cur} (by the PC's clock "
-                        f"{first.clock}){more}", touched)
+                           f"{first.what} stamped at tick {first.tc}, the profiler's is {first.cur} (by the PC's clock "
+                           f"{first.clock}){more}", touched)
 
     def measured_nodes(self) -> set[str]:
         """The nodes whose faults can touch what the run measures: normal mode uses the profiler only."""
@@ -183,7 +184,7 @@ class Recovery:
             return
         if timecode < cur:
             self.node_reset(st, "profiler", f"the profiler's timecode went back from {cur} to {timecode} "
-                                        f"(a reset whose HELLO was not seen)", at)
+                                            f"(a reset whose HELLO was not seen)", at)
         elif st.generating or self.book.events:
             self.faults.raise_("timecode_fault", "profiler", st.rel(at),
                                f"the profiler's timecode jumped from {cur} to {timecode}", self.book.in_flight())
@@ -280,7 +281,8 @@ class Recovery:
             self.faults.raise_("link_fault", down.node, st.rel(down.at),
                                f"the {down.node} port vanished ({down.error}) and was reopened", affected)
             self.recover(st, "timecode", self.endpoint.clock())
-            if self.session.reset_on_open and (st.generating or self.book.events) and down.node in self.measured_nodes():
+            if self.session.reset_on_open and (st.generating or self.book.events) \
+                    and down.node in self.measured_nodes():
                 # (an Arduino's DTR) the reopen reset the node: the run's reset-fault path, as for a HELLO mid-run
                 self.tally.count(f"{down.node}_reset_by_reopen")
                 self.node_reset(st, down.node, f"the {down.node}'s port was reopened, which resets it (reset on open)",

@@ -515,7 +515,8 @@ class Runner:
                 if self.cfg.mode == "normal" and not st.generating:
                     # before normal mode fires it waits for the tick fit (calibration.fit_tick): how far it is
                     need = st.tracker.fit_min_frames
-                    self.view.notify("tick_fit", (need if st.tracker.fitted else min(st.tracker.frames, need - 1), need))
+                    fit = need if st.tracker.fitted else min(st.tracker.frames, need - 1)
+                    self.view.notify("tick_fit", (fit, need))
                 return tc
             if isinstance(msg, mp.Result):
                 self.on_result(msg)

@@ -140,8 +140,8 @@ class SeriesRun:
         s = st.series
         chunk = s.chunk_of(k)
         st.generator.adopt(s.event_id(k))          # in flight, as every event of the run (its end frees it)
-        ev = self.book.new_event(s.tag(k), s.event_id(k), "mixed", tc - s.created_tc, tc, s.created_tc, s.created_phase,
-                         at=chunk.sent.at if chunk.sent is not None else None)
+        ev = self.book.new_event(s.tag(k), s.event_id(k), "mixed", tc - s.created_tc, tc, s.created_tc,
+                                 s.created_phase, at=chunk.sent.at if chunk.sent is not None else None)
         ev.due_counts = due
         st.matcher.track_series(ev)
         ev.bytes.basis = s.basis
@@ -175,8 +175,8 @@ class SeriesRun:
             self.tally.count(f"series_refused_{msg.code}")
             if st.histogram_only:               # the profiler would count its moments missed, as if the executor's
                 self.invalid.append(Reason("series_refused", f"the executor refused series {chunk.index} "
-                                        f"({chunk.refused}): its {chunk.count} moments never ran, and the profiler's "
-                                        "histogram counts them missed; not a result"))
+                                           f"({chunk.refused}): its {chunk.count} moments never ran, and the "
+                                           "profiler's histogram counts them missed; not a result"))
             for ev in self.book.in_flight():
                 if st.series.chunk_of(ev.event) is chunk:
                     self.book.end(ev, "missed", chunk.refused)
