@@ -10,8 +10,12 @@ from mmproto import LinkError
 
 from . import recovery
 from .event import Event
+from .eventbook import EventBook
+from .faults import FaultLedger
 from .outcome import silent_outcome
-from .runface import RunFace
+from .runstate import RunState
+from .session import Session
+from .tally import Tally
 
 
 
@@ -21,41 +25,43 @@ from .runface import RunFace
 RESCAN_S = 0.02
 
 
-def check_deadlines(r: RunFace) -> None:
-    """Ends the events whose deadline (their tick plus the timeout) the profiler's timecode has passed."""
-    st = r.state
-    assert st is not None
+def check_deadlines(st: RunState, book: EventBook, faults: FaultLedger, session: Session, tally: Tally,
+                    timeout_ticks: int, now: float) -> None:
+    """Ends the events of `book` whose deadline (their tick plus the timeout) the profiler's timecode has passed
+    at run clock `now`; a silent one that was never answered is a fault of the rig in `faults`. The profiler is
+    asked for its COUNTERS (through `session`) when a result may have been lost."""
     cur = st.tracker.current
     if cur is None:
         return
-    now, wait_s = r.now(), r.cfg.timeout_ticks * st.timebase.tick_s
+    wait_s = timeout_ticks * st.timebase.tick_s
     if cur == st.deadlines_scanned[0] and now < st.deadlines_scanned[1] + RESCAN_S:
         return
-    if r.session.pending():
+    if session.pending():
         # Judge silence only once every frame already received is read: a starved scheduler reading a
         # backlog sees the newer TIMECODEs before the executor's refusal of an event it is about to
         # call timed out. (Frames are handled in microseconds, so the inbox is empty nearly always.)
         return
     st.deadlines_scanned = (cur, now)
-    due = [e for e in r.in_flight()
-           if cur >= e.scheduled_tc + r.cfg.timeout_ticks and not answer_on_the_way(e, now, wait_s)]
+    due = [e for e in book.in_flight()
+           if cur >= e.scheduled_tc + timeout_ticks and not answer_on_the_way(e, now, wait_s)]
     if not due:
         return
-    r.join(st.matcher.join_unfired(due, st.lost_frames))
-    recovery.check_fired_ticks(r, due)
+    book.join(st.matcher.join_unfired(due, st.lost_frames))
+    recovery.check_fired_ticks(st, book, faults, due, st.rel(now))
     held = st.losses.hold((e for e in due if not e.terminal and put_out(e)
                            and e.lost_frames_at_create == st.lost_frames
-                           and e.loss_reports_at_create == st.losses.reports), r.now(), lambda: ask_losses(r))
+                           and e.loss_reports_at_create == st.losses.reports), now,
+                          lambda: ask_losses(session, tally))
     for e in due:
         if not e.terminal and e.event not in held:
             heard = answered(e)
             if not heard and not e.fault:
-                r.faults.raise_("no_answer", "executor" if e.mode == "mixed" else "profiler", r.rel(r.now()),
-                                f"{'SCHEDULE' if e.mode == 'mixed' else 'FIRE'} of event {e.event} "
-                                f"(tag {e.tag}) never answered", (e,), window=False)
-            r.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, heard,
-                                     st.losses.reports - e.loss_reports_at_create))
-    st.matcher.drop_stale_results(cur - 2 * r.cfg.timeout_ticks)
+                faults.raise_("no_answer", "executor" if e.mode == "mixed" else "profiler", st.rel(now),
+                              f"{'SCHEDULE' if e.mode == 'mixed' else 'FIRE'} of event {e.event} "
+                              f"(tag {e.tag}) never answered", (e,), window=False)
+            book.end(e, *silent_outcome(st.lost_frames - e.lost_frames_at_create, heard,
+                                        st.losses.reports - e.loss_reports_at_create))
+    st.matcher.drop_stale_results(cur - 2 * timeout_ticks)
 
 
 def answer_on_the_way(e: Event, now: float, wait_s: float) -> bool:
@@ -71,15 +77,15 @@ def put_out(e: Event) -> bool:
     verification), or the PC wrote its FIRE (normal). Only then can a missing RESULT be the profiler's."""
     return e.written_at is not None if e.mode == "normal" else e.fired_tc is not None
 
-def ask_losses(r: RunFace) -> bool:
+def ask_losses(session: Session, tally: Tally) -> bool:
     """QUERY(COUNTERS) to the profiler for losses.LossReports.hold; False if it cannot be sent."""
-    if not r.session.alive("profiler"):
+    if not session.alive("profiler"):
         return False
     try:
-        r.session.send("profiler", mp.Query(what=mp.Counters.TYPE))
+        session.send("profiler", mp.Query(what=mp.Counters.TYPE))
     except LinkError:
         return False
-    r.count("loss_queries")
+    tally.count("loss_queries")
     return True
 
 def answered(e: Event) -> bool:

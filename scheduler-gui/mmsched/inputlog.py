@@ -21,10 +21,10 @@ from .export import record_paths
 from .tickfit import lower_envelope_slope
 
 from .endpoint import Verdict
-from .runface import RunFace
+from .runrecord import RunRecord
 
 
-def run_header(r: RunFace, sidecar: dict[str, Any]) -> dict[str, Any]:
+def run_header(r: RunRecord, sidecar: dict[str, Any]) -> dict[str, Any]:
     """What both records say of the run: its name, mode and rate, the images' hashes and the target's options."""
     firmware = (sidecar.get("environment") or {}).get("firmware") or {}
     target = sidecar.get("target") or {}
@@ -44,13 +44,13 @@ def write_record(path: Path, header: dict[str, Any], reads: list[InputRead]) -> 
             "sha256": written.sha256}
 
 
-def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
+def record_inputs(r: RunRecord, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
     """Writes OUT.inputs; returns the sidecar's `inputs` section (None: the endpoint keeps no record). A record
     that lost reads (the bench's ring, 65,536 reads, or bytes no link wrote) says so: `complete` false, and a
     replay of it refuses."""
     if verdict.inputs is None:
         return None
-    written = {name: link.written for name, link in r.session.links.items()}
+    written = {name: link.written for name, link in r.links.items()}
     reads, missing = join(verdict.inputs, written)
     header = {**run_header(r, sidecar), "dropped": verdict.inputs_dropped, "missing": missing,
               # the commands that changed the simulation (faults, resets, cuts, injections: the calibration's
@@ -64,11 +64,11 @@ def record_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Pa
             "complete": verdict.inputs_dropped == 0 and missing == 0 and verdict.commands_dropped == 0}
 
 
-def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
+def record_pc_moments(r: RunRecord, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
     """Writes OUT.pc.inputs: every write at the PC's moment on the profiler's time base (profiler counts since its
     tick 0 began); returns the sidecar's `pc_inputs` section (None: no wall clock, or too few TIMECODEs to fit)."""
     st = r.state
-    if st is None or not r.endpoint.wall_clock or len(st.tc_arrivals) < 2:
+    if st is None or not r.wall_clock or len(st.tc_arrivals) < 2:
         return None
     wire = st.tracker.wire_s
     points = sorted((float(tc), at - wire) for tc, at in st.tc_arrivals)
@@ -76,7 +76,7 @@ def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[st
     start0 = min(y - tick_s * x for x, y in points)          # tick 0's start on the PC's clock: under every point
     tick_counts = st.timebase.tick_counts
     reads = []
-    for node, link in r.session.links.items():
+    for node, link in r.links.items():
         log, began = link.write_log, link.write_began
         for i in range(len(began)):
             gen, offset, size, baud = log[4 * i:4 * i + 4]
@@ -93,7 +93,7 @@ def record_pc_moments(r: RunFace, sidecar: dict[str, Any], out: Path) -> dict[st
     return {**written_to, "writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}
 
 
-def record_run_inputs(r: RunFace, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> None:
+def record_run_inputs(r: RunRecord, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> None:
     """Both records the run can write, each with its sidecar section (`inputs`, `pc_inputs`)."""
     if (inputs := record_inputs(r, verdict, sidecar, out)) is not None:
         sidecar["inputs"] = inputs

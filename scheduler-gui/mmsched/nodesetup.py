@@ -12,12 +12,24 @@ from a fresh STATUS.
 
 from __future__ import annotations
 
+from typing import Any, Callable
+
 import mmproto as mp
-from mmproto import Arrival, LinkError
+from mmproto import Arrival, Item, LinkError
 
 from . import profhist
-from .runface import RunFace
+from .config import RunConfig
+from .endpoint import Endpoint
+from .runstate import RunState
+from .session import Session
+from .tally import Tally
 from .timecode import round256
+
+# The run's wait for one frame (want, node, timeout, where): every frame that arrives meanwhile is handled as in the
+# run (Runner.wait_item); raises SetupError when none comes in time.
+Wait = Callable[..., Arrival]
+# The run's handling of one frame that arrives after its events (Runner.handle)
+Handle = Callable[[Item], Any]
 
 
 
@@ -39,15 +51,14 @@ class LoadUnavailable(SetupError):
     code = "load_unavailable"
 
 
-def setup_modes(r: RunFace) -> None:
+def setup_modes(cfg: RunConfig, st: RunState, session: Session, wait: Wait, tally: Tally,
+                counters_before: dict[str, Any]) -> None:
     """Two TIMECODE frames (the tick estimate has a base), the executor's MODE for the run answered by its STATUS
     (asked up to three times: a frame can be lost), the offset of its timecode learned, the nodes' counters read
-    before the run, (normal mode's calibrations follow: calibration.py)."""
-    cfg, st = r.cfg, r.state
-    assert st is not None
-    r.wait_item(mp.Timecode, "profiler", 3.0)
-    r.wait_item(mp.Timecode, "profiler", 3.0)   # two frames: the tick estimate has a base
-    if r.session.has("executor"):
+    before the run into `counters_before`, by node (normal mode's calibrations follow: calibration.py)."""
+    wait(mp.Timecode, "profiler", 3.0)
+    wait(mp.Timecode, "profiler", 3.0)   # two frames: the tick estimate has a base
+    if session.has("executor"):
         mode = {"verification": mp.ExecutorMode.VERIFICATION, "mixed": mp.ExecutorMode.MIXED}.get(
             cfg.mode, mp.ExecutorMode.IDLE)
         own = mode == mp.ExecutorMode.VERIFICATION   # the executor schedules its own events
@@ -56,97 +67,95 @@ def setup_modes(r: RunFace) -> None:
                         distance=cfg.distance if own else 0, period=st.every_ticks(cfg) if own else 0,
                         random_ids=int(cfg.random_ids) if own else 0, cpu_load=int(load.cpu),
                         periodic_period_us=load.period_us, periodic_exec_us=load.exec_us)
-        r.mode_frame = frame
+        st.mode_frame = frame
         for attempt in range(3):          # a frame can be lost (noise, a busy host): ask again
-            r.session.send("executor", frame)
+            session.send("executor", frame)
             try:
                 # the STATUS of this MODE: its mode and the load it now runs (a refused MODE changes neither)
-                got = r.wait_item(mp.Status, "executor", 1.5, where=lambda m: (
+                got = wait(mp.Status, "executor", 1.5, where=lambda m: (
                     m.mode, m.cpu_load, m.periodic_period_us, m.periodic_exec_us) == (
                     mode, frame.cpu_load, frame.periodic_period_us, frame.periodic_exec_us))
                 break
             except SetupError:
-                if attempt == 2 or not r.session.alive("executor"):
+                if attempt == 2 or not session.alive("executor"):
                     raise
-                r.count("mode_retries")
-        learn_offset(r, got.message)
-    baseline_counters(r)
+                tally.count("mode_retries")
+        learn_offset(st, tally, got.message)
+    baseline_counters(st, session, wait, tally, counters_before)
 
 
-def baseline_counters(r: RunFace) -> None:
-    """The nodes' COUNTERS before the run: on boards they hold earlier runs' counts, so the run judges
-    their rise (faults.counter_faults). A node that does not answer is not judged by its counters."""
-    for node, link in r.session.links.items():
+def baseline_counters(st: RunState, session: Session, wait: Wait, tally: Tally, before: dict[str, Any]) -> None:
+    """The nodes' COUNTERS before the run into `before`, by node: on boards they hold earlier runs' counts, so the
+    run judges their rise (faults.counter_faults). A node that does not answer is not judged by its counters."""
+    for node, link in session.links.items():
         link.send(mp.Query(what=mp.Counters.TYPE))
         try:
-            got = r.wait_item(mp.Counters, node, 1.5)
-            r.counters_before[node] = dict(got.message.__dict__)
-            if node == "profiler" and r.state is not None:
-                r.state.losses.baseline(r.counters_before[node])
+            got = wait(mp.Counters, node, 1.5)
+            before[node] = dict(got.message.__dict__)
+            if node == "profiler":
+                st.losses.baseline(before[node])
         except SetupError:
-            r.count(f"{node}_counters_unjudged")
-    r.node_counters.clear()
+            tally.count(f"{node}_counters_unjudged")
 
 
-def learn_offset(r: RunFace, status: mp.Status) -> None:
+def learn_offset(st: RunState, tally: Tally, status: mp.Status) -> None:
     """tc_offset = the profiler's timecode - the executor's, from its STATUS against the profiler's last
     TIMECODE, rounded to a multiple of 256 (the module's text)."""
-    st = r.state
-    assert st is not None and st.tracker.current is not None
+    assert st.tracker.current is not None
     new = round256(st.tracker.current - status.timecode)
     if new != st.tc_offset and st.offset_learned:
-        r.count("tc_offset_changes")
+        tally.count("tc_offset_changes")
     st.offset_learned = True
-    r.counters["tc_offset_learned"] = 1
+    tally.counts["tc_offset_learned"] = 1
     st.tc_offset = new
 
 
-def finish_nodes(r: RunFace) -> None:
-    """The profiler's histogram's final report, executor back to idle, then COUNTERS from both nodes (best
-    effort: a dead link says nothing)."""
-    finish_profiler_histogram(r)
+def finish_nodes(cfg: RunConfig, st: RunState | None, session: Session, endpoint: Endpoint, handle: Handle,
+                 node_counters: dict[str, Any]) -> None:
+    """The profiler's histogram's final report, executor back to idle, then COUNTERS from both nodes into
+    `node_counters` (best effort: a dead link says nothing); the frames that come meanwhile go to `handle`."""
+    finish_profiler_histogram(st, session, endpoint, handle)
     try:
-        if r.session.alive("executor") and r.cfg.mode != "normal":
-            r.session.send("executor", mp.Mode(mode=mp.ExecutorMode.IDLE,
-                                                  dispatch=mp.Dispatch[r.cfg.dispatch.upper()],
-                                                  distance=0, period=0, random_ids=0))
+        if session.alive("executor") and cfg.mode != "normal":
+            session.send("executor", mp.Mode(mode=mp.ExecutorMode.IDLE, dispatch=mp.Dispatch[cfg.dispatch.upper()],
+                                             distance=0, period=0, random_ids=0))
     except LinkError:
         pass
     asked = []
-    for name, link in r.session.links.items():
+    for name, link in session.links.items():
         try:
             if link.vanished is None and link.hello is not None:
                 link.send(mp.Query(what=mp.Counters.TYPE))
                 asked.append(name)
         except LinkError:
             pass
-    deadline = r.now() + 0.5
-    while asked and r.now() < deadline and any(n not in r.node_counters for n in asked):
-        item = r.endpoint.next_item(r.inbox, 0.05)
+    deadline = endpoint.clock() + 0.5
+    while asked and endpoint.clock() < deadline and any(n not in node_counters for n in asked):
+        item = endpoint.next_item(session.inbox, 0.05)
         if isinstance(item, Arrival) and isinstance(item.message, mp.Counters):
-            r.node_counters[item.node] = dict(item.message.__dict__)
-        elif isinstance(item, Arrival) and r.state is not None:
+            node_counters[item.node] = dict(item.message.__dict__)
+        elif isinstance(item, Arrival) and st is not None:
             try:
-                r.handle(item)
+                handle(item)
             except Exception:  # noqa: BLE001 - late frames after the run cannot change it
                 pass
 
 
-def finish_profiler_histogram(r: RunFace) -> None:
+def finish_profiler_histogram(st: RunState | None, session: Session, endpoint: Endpoint, handle: Handle) -> None:
     """Ends the profiler's series (HIST_ARM count 0) and takes its final full report (profhist.py): best effort,
     a histogram with no final report says so in the sidecar."""
-    hist = r.state.profiler_hist if r.state is not None else None
-    if hist is None or hist.final or not r.session.alive("profiler"):
+    hist = st.profiler_hist if st is not None else None
+    if hist is None or hist.final or not session.alive("profiler"):
         return
     try:
-        r.session.send("profiler", profhist.end_message())
+        session.send("profiler", profhist.end_message())
     except LinkError:
         return
-    deadline = r.now() + profhist.FINAL_WAIT_S
-    while not hist.final and r.now() < deadline:
-        item = r.endpoint.next_item(r.inbox, 0.05)
+    deadline = endpoint.clock() + profhist.FINAL_WAIT_S
+    while not hist.final and endpoint.clock() < deadline:
+        item = endpoint.next_item(session.inbox, 0.05)
         if isinstance(item, Arrival):
             try:
-                r.handle(item)
+                handle(item)
             except Exception:  # noqa: BLE001 - late frames after the run cannot change it
                 pass

@@ -5,18 +5,18 @@ from __future__ import annotations
 
 import mmproto as mp
 
-from .runface import RunFace
+from .runstate import RunState
+from .session import Session
+from .tally import Tally
 
 
-def send_due_nop(r: RunFace, now: float) -> None:
-    """A NOP to the executor every 1/N s (--executor-load rx=N) while events are made. After a stall of the run,
-    one NOP, no burst."""
-    st, rate = r.state, r.cfg.executor_load.rx_per_s
-    assert st is not None
-    if not rate or now < st.next_nop_at or not r.session.has("executor"):
+def send_due_nop(st: RunState, rate: float, session: Session, tally: Tally, now: float) -> None:
+    """A NOP to the executor every 1/`rate` s (--executor-load rx=N) while events are made; when it is sent is
+    the run state's `next_nop_at`. After a stall of the run, one NOP, no burst."""
+    if not rate or now < st.next_nop_at or not session.has("executor"):
         return
-    r.session.send("executor", mp.Nop(fill=0))
-    r.count("nops_sent")
+    session.send("executor", mp.Nop(fill=0))
+    tally.count("nops_sent")
     st.next_nop_at += 1.0 / rate
     if st.next_nop_at < now:
         st.next_nop_at = now + 1.0 / rate

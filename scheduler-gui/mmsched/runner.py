@@ -9,7 +9,10 @@ moment: a C thread by default (nativefirer.py), or a Python one (firing.py, `--f
 
 The rest of a run has rooms of its own: the nodes' set-up and wind-down (nodesetup.py: MODE, the executor's
 timecode offset, the counters before and after), normal mode's calibrations (calibration.py), faults of the rig
-and the way back from them (recovery.py), validity by cause (validity.py) and the sidecar (sidecar.py).
+and the way back from them (recovery.py), deadlines (deadlines.py), a mixed run's series (seriesrun.py),
+validity by cause (validity.py) and the sidecar (sidecar.py). None of them sees the Runner: each is given what it
+acts on, and the bundles several share are objects of their own the Runner holds (the tally, the view, the
+event book; the run state from the handshake on; the finished run's record at the end).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import calibration, deadlines, firers, injected, nodesetup, nopload, recovery
+from . import calibration, deadlines, firers, injected, nodesetup, nopload
 from .budget import apply_budget
 from .config import RunConfig
 from .endpoint import Endpoint, EndpointError, Reason, Verdict
@@ -35,15 +38,21 @@ from .journal import Journal
 from .load import Load
 from .loopnice import LoopNice
 from .grid import line_gap_s, line_problem
-from .breaks import break_section, breaks_at
+from .breaks import break_section
 from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
-from .outcome import apply_result, refusal_reason
+from .outcome import refusal_reason
 from .ownstall import StallWatch
 from .quiet import quiet_interpreter
-from . import profhist, seriesrun
+from .recovery import Recovery, reset_cause_text
+from . import profhist
+from .seriesrun import SeriesRun
 from .result import RunResult
+from .runrecord import RunRecord
 from .runstate import BadHello, RunState
+from .eventbook import EventBook
+from .tally import Tally
+from .view import View
 from .session import Session
 from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
@@ -57,33 +66,22 @@ class Runner:
     cfg: RunConfig
     endpoint: Endpoint
     log: Callable[[str], None] | None = None          # progress lines, or None
-    events: list[Event] = field(default_factory=list, init=False)
     session: Session = field(init=False)
-    state: RunState | None = field(default=None, init=False)   # from the handshake on
-    counters: dict[str, int] = field(default_factory=dict, init=False)
-    link_faults: list[dict[str, Any]] = field(default_factory=list, init=False)
+    tally: Tally = field(default_factory=Tally, init=False)          # the scheduler's own counters (tally.py)
+    view: View = field(init=False)                                  # the live view's hook (view.py)
+    book: EventBook = field(init=False)                             # the run's events (eventbook.py)
+    recovery: Recovery = field(init=False)                          # faults of the rig and the way back
+    series_run: SeriesRun = field(init=False)                           # mixed mode's PERIODIC series (seriesrun.py)
     node_counters: dict[str, Any] = field(default_factory=dict, init=False)
     invalid: list[Reason] = field(default_factory=list, init=False)
     firer: Firer | NativeFirer | None = field(default=None, init=False)
     firing_why: str | None = field(default=None, init=False)   # why the firing thread is not the one asked for
     faults: FaultLedger = field(default_factory=FaultLedger, init=False)
     counters_before: dict[str, Any] = field(default_factory=dict, init=False)   # COUNTERS at set-up, by node
-    reset_nodes: set[str] = field(default_factory=set, init=False)              # nodes that reset mid-run
-    mode_frame: mp.Mode | None = field(default=None, init=False)                # the executor's MODE of this run
     # the FIREs written (probes and events) by their write moment: the servo's anchor is one (validity.py)
     fires_sent: dict[float, Sent] = field(default_factory=dict, init=False, repr=False)
-    # the events not ended yet (in_flight), by number, in the order they were made: each leaves as it ends (`ended`),
-    # so the loop's every look at them costs what is in flight, not what the run has made (a kilohertz run that
-    # rebuilt the list on every frame fell further behind with every event, as its list grew)
-    _open: dict[int, Event] = field(default_factory=dict, init=False, repr=False)
-    # Hooks for a live view (the GUI), Qt-free: `observer(kind, obj)` is called from the run's threads
-    # with ("timecode", extended tc), ("event", Event) whenever an event is created or changes, and
-    # ("phase", "running"/"done"), and in normal mode before it fires ("tick_fit", (TIMECODEs the tick fit has,
-    # those it needs)) at each TIMECODE; it must be quick and must not mutate what it is given. Setting
-    # `stop_requested` ends event generation early; the events in flight still end as usual.
-    observer: Any = None
+    # Setting `stop_requested` ends event generation early; the events in flight still end as usual.
     stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
-    broke: Event | None = field(default=None, init=False)      # the event past cfg.break_us (breaks.py)
     # The sidecar's environment and histogram: the images the endpoint ran, by node (and "bench"),
     # hashed into `environment` (only the entry point that chose the endpoint knows them), and the latency
     # histogram's bin width in us (None: mmanalysis.histogram's default for the mode).
@@ -99,6 +97,43 @@ class Runner:
         self.session = Session(self.endpoint)
         if self.cfg.out is not None:
             self.journal = Journal(self.cfg.out)
+        self.view = View(self.tally)
+        self.book = EventBook(self.faults, self.tally, self.view, self.endpoint.clock, self.cfg.late_bound_us,
+                              self.cfg.break_us, self.stop_requested, self.journal)
+        self.recovery = Recovery(self.session, self.endpoint, self.book, self.faults, self.tally, self.own_stalls,
+                                 self.cfg.mode, self.log)
+        self.series_run = SeriesRun(self.cfg, self.session, self.endpoint, self.book, self.view, self.tally,
+                                    self.recovery, self.invalid)
+
+    @property
+    def state(self) -> RunState | None:
+        """What the run knows from the handshake on (runstate.py); None before it."""
+        return self.book.state
+
+    @state.setter
+    def state(self, st: RunState | None) -> None:
+        self.book.state = st
+
+    @property
+    def events(self) -> list[Event]:
+        return self.book.events
+
+    @property
+    def counters(self) -> dict[str, int]:
+        return self.tally.counts
+
+    @property
+    def observer(self) -> Callable[[str, Any], None] | None:
+        """The live view's hook (view.py); the entry points set it before the run."""
+        return self.view.hook
+
+    @observer.setter
+    def observer(self, hook: Callable[[str, Any], None] | None) -> None:
+        self.view.hook = hook
+
+    @property
+    def broke(self) -> Event | None:
+        return self.book.broke
 
     @property
     def inbox(self):
@@ -119,19 +154,9 @@ class Runner:
             self.invalid.append(Reason("interrupted", f"interrupted: {why}; the events so far are kept"))
         self.stop_requested.set()
 
-    def notify(self, kind: str, obj: Any) -> None:
-        if self.observer is not None:
-            try:
-                self.observer(kind, obj)
-            except Exception:  # noqa: BLE001 - a broken view must not break the run
-                self.count("observer_errors")
-
     def say(self, text: str) -> None:
         if self.log:
             self.log(text)
-
-    def count(self, key: str, n: int = 1) -> None:
-        self.counters[key] = self.counters.get(key, 0) + n
 
     def now(self) -> float:
         return self.endpoint.clock()
@@ -180,9 +205,11 @@ class Runner:
                 except RuntimeError as exc:      # the entry points check first; a run still says it, never a traceback
                     raise LoadUnavailable(f"--load {cfg.load}: {exc}") from exc
                 self.say(f"load {cfg.load}: {' '.join(load.command)}")
-            nodesetup.setup_modes(self)
+            nodesetup.setup_modes(cfg, self.state, self.session, self.wait_item, self.tally, self.counters_before)
+            self.node_counters.clear()          # the run's own COUNTERS come at its end (finish_nodes)
             if cfg.mode == "normal":
-                calibration.calibrate(self)
+                calibration.calibrate(self.state, self.endpoint, self.session, self.wait_item, self.tally,
+                                      self.fires_sent, cfg.discipline)
             self.open_journal()
             self.state.start_generating(self.now())
             self.endpoint.begin()
@@ -196,7 +223,7 @@ class Runner:
                 for why in (self.firer.sched_why, self.firer.memory_locked_why):   # (entry points refuse first)
                     if why:
                         self.say(f"WARNING: {why}; the run goes on without it (the sidecar's cpu says so)")
-            self.notify("phase", "running")
+            self.view.notify("phase", "running")
             if self.endpoint.wall_clock:
                 self.own_stalls.clock = self.endpoint.clock
                 self.own_stalls.start()
@@ -214,7 +241,7 @@ class Runner:
             if load is not None:
                 load.stop()
             try:
-                nodesetup.finish_nodes(self)
+                nodesetup.finish_nodes(cfg, self.state, self.session, self.endpoint, self.handle, self.node_counters)
                 verdict = self.endpoint.verdict()
             except (LinkError, EndpointError) as exc:   # the nodes' counters are best effort; closing is not
                 if not self.invalid:
@@ -226,28 +253,18 @@ class Runner:
         cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None, self.firing_why)
         cpu["loop"] = loop_nice.section()
         result = self.export(verdict, cpu, load)
-        self.notify("phase", "done")
+        self.view.notify("phase", "done")
         return result
 
     def open_journal(self) -> None:
         """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.
         One that cannot be written is said, and the run goes on without it."""
         if self.journal is not None:
-            self.journal.open(journal_sidecar(self))
+            self.journal.open(journal_sidecar(self.cfg, self.state, self.endpoint.identity(), self.session.hellos()))
             error = self.journal.error
             if error is not None:
                 self.say(f"WARNING: no journal ({self.journal.csv_path}: {error.strerror or error}): until the run "
                          "is written at its end its events are in memory only")
-
-    def ended(self, ev: Event) -> None:
-        """EV has its outcome: into the journal, then to the view; the run's break, if it is past it."""
-        self._open.pop(ev.event, None)
-        if self.journal is not None:
-            self.journal.add(ev)
-        self.notify("event", ev)
-        if self.broke is None and breaks_at(ev, self.cfg.break_us):
-            self.broke = ev
-            self.stop_requested.set()           # generation ends; the events in flight end as usual
 
     def expected_duration_s(self) -> float:
         assert self.state is not None
@@ -293,13 +310,15 @@ class Runner:
             now = self.now()
             if st.generating:
                 self.generate(now, new_tc)
-                nopload.send_due_nop(self, now)
-            deadlines.check_deadlines(self)
-            recovery.check_recovery(self, now)
-            recovery.check_silence(self, now)
+                nopload.send_due_nop(st, cfg.executor_load.rx_per_s, self.session, self.tally, now)
+            deadlines.check_deadlines(st, self.book, self.faults, self.session, self.tally, cfg.timeout_ticks,
+                                     self.now())
+            self.recovery.check_recovery(st, now)
+            if (gave_up := self.recovery.check_silence(st, now)) is not None:
+                self.invalid.append(gave_up)
             if st.link_failed:
                 break
-            if not st.generating and not self.in_flight():
+            if not st.generating and not self.book.in_flight():
                 break
             if now > hard_stop:
                 self.invalid.append(Reason("run_timeout", "run did not finish in time"))
@@ -316,7 +335,7 @@ class Runner:
             st.generating = False
             self.counters["stopped_early"] = 1
         elif st.series is not None and st.histogram_only:
-            seriesrun.follow_counted(self)      # no events made: the profiler counts them (profhist.py)
+            self.series_run.follow_counted(st)      # no events made: the profiler counts them (profhist.py)
         elif st.series is not None:
             # a periodic series: the executor fires every moment it was sent, so the run makes an event for
             # each (its total set when the grid was laid), whatever the clock says
@@ -342,7 +361,7 @@ class Runner:
         elif now >= st.next_free_at and not self.backlog():
             st.next_free_at += st.rate_s(cfg)
             if st.next_free_at < now:             # we stalled: do not burst to catch up
-                self.count("free_timer_overruns")
+                self.tally.count("free_timer_overruns")
                 st.next_free_at = now + st.rate_s(cfg)
             self.create(now)
 
@@ -358,7 +377,7 @@ class Runner:
             return
         grid = st.grid if st.grid is not None else st.lay_grid(cfg, st.tracker.current)
         if cfg.mode == "mixed" and st.series is None:
-            seriesrun.send_series(self, now)
+            self.series_run.send_series(st, now)
             if st.histogram_only:
                 return
         while (cfg.count is None or len(self.events) < cfg.count) and (st.series is None
@@ -379,24 +398,8 @@ class Runner:
         Creation waits until they are handled (microseconds: the loop takes them at once)."""
         if not self.session.pending():
             return False
-        self.count("creations_deferred")
+        self.tally.count("creations_deferred")
         return True
-
-    def new_event(self, tag: int, event_id: int, mode: str, distance: int, scheduled_tc: int, created_tc: int,
-                  phase: float | None, accounted: bool = True, at: float | None = None) -> Event:
-        """Every event of the run is made here (the scheduler's and the executor's own), and followed by
-        the matcher; `accounted=False` for an executor event outside the run (not a row of ours)."""
-        st = self.state
-        assert st is not None
-        ev = Event(len(self.events) if accounted else -1, tag, event_id, mode, distance, scheduled_tc, created_tc,
-                   phase, lost_frames_at_create=st.lost_frames, loss_reports_at_create=st.losses.reports,
-                   created_at=self.now() if at is None else at)
-        st.matcher.track(ev)
-        if accounted:
-            self.events.append(ev)
-            self._open[ev.event] = ev
-            self.faults.created(ev)
-        return ev
 
     def create(self, now: float, moment: tuple[int, int] | None = None) -> bool:
         """Makes one event and sends its request: due at the start of the tick `distance` ahead, or at a grid's
@@ -406,7 +409,7 @@ class Runner:
         if st.tracker.current is None:
             return False
         if st.series is not None and moment is not None and st.grid is not None:
-            seriesrun.create_in_series(self, st.grid.next_k - 1, *moment)     # the tag and id: the executor's
+            self.series_run.create_in_series(st, st.grid.next_k - 1, *moment)     # the tag and id: the executor's
             return True
         got = st.generator.next()
         if got is None:
@@ -414,7 +417,7 @@ class Runner:
         tag, eid = got
         cur = st.tracker.current
         tc, due = moment if moment is not None else (cur + cfg.distance, 0)
-        ev = self.new_event(tag, eid, cfg.mode, tc - cur, tc, cur, round(st.tracker.phase(now, cur), 6))
+        ev = self.book.new_event(tag, eid, cfg.mode, tc - cur, tc, cur, round(st.tracker.phase(now, cur), 6))
         ev.due_counts = due
         ev.bytes.created_at = ev.created_at
         if cfg.mode == "mixed":
@@ -426,15 +429,15 @@ class Runner:
                 ev.sent_s = round(t - st.t0, 6)
                 ev.bytes.sent = Sent("executor", w.offset, t, w.gen, w.size, w.ended)
             except LinkError:
-                self.end(ev, "lost", "link_fault")
+                self.book.end(ev, "lost", "link_fault")
         elif cfg.mode == "normal":
             assert self.firer is not None
             # encoded now, written at the moment: the firing thread only writes (firing.py)
             wire = self.session.links["profiler"].prepare(mp.Fire(event_id=eid, tag=tag))
-            at = aim(st, ev, cfg.discipline, self.fires_sent, self.count)
+            at = aim(st, ev, cfg.discipline, self.fires_sent, self.tally.count)
             ev.fire_at = at
             self.firer.add(ev, at, wire)
-        self.notify("event", ev)
+        self.view.notify("event", ev)
         return True
 
     def on_local_event(self, msg: mp.LocalEvent, at: float) -> None:
@@ -446,13 +449,13 @@ class Runner:
         cur = st.tracker.current if st.tracker.current is not None else tc - cfg.distance
         if cfg.mode != "verification" or not st.generating:
             st.local_ignored.add(msg.tag)
-            self.new_event(msg.tag, msg.event_id, "verification", cfg.distance, tc, cur, None, accounted=False)
-            self.count("local_events_not_accounted")
+            self.book.new_event(msg.tag, msg.event_id, "verification", cfg.distance, tc, cur, None, accounted=False)
+            self.tally.count("local_events_not_accounted")
             return
-        ev = self.new_event(msg.tag, msg.event_id, "verification", tc - cur, tc, cur,
+        ev = self.book.new_event(msg.tag, msg.event_id, "verification", tc - cur, tc, cur,
                             round(st.tracker.phase(at, cur), 6), at=at)
         st.generator.adopt(msg.event_id)
-        self.notify("event", ev)
+        self.view.notify("event", ev)
 
     def fire_written(self, ev: Event, w: mp.Written) -> None:
         """The event's FIRE is on the line: its write moment (the budget's wake-up and write parts, the servo's
@@ -463,50 +466,24 @@ class Runner:
         ev.write_ended_at = w.ended
         ev.sent_s = round(w.began - st.t0, 6)
         ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.gen, w.size, w.ended)
-        self.notify("event", ev)
+        self.view.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:
-        self.count("fire_write_failures")
+        self.tally.count("fire_write_failures")
 
     # ---- ending events ---------------------------------------------------------------------------
-    def end(self, ev: Event, outcome: str, reason: str | None) -> None:
-        st = self.state
-        assert st is not None
-        ev.finish(outcome, reason)
-        st.matcher.forget(ev)
-        if ev.tag not in st.local_ignored:
-            st.generator.done(ev.event_id)
-        if ev.event >= 0:
-            self.ended(ev)
-
-    def join(self, pairs: list[tuple[Event, mp.Result]]) -> None:
-        st = self.state
-        assert st is not None
-        if st.matcher.edges_missing > st.losses.edges_missing:
-            # the profiler reported fewer edges than the executor put out: its capture lost some unawares
-            st.losses.edges_gone(st.matcher.edges_missing)
-        for ev, r in pairs:
-            if ev.event < 0:            # a verification event beyond the run's count: not ours
-                continue
-            if ev.terminal:
-                self.count("results_after_deadline")
-                continue
-            apply_result(ev, r, st.timebase, self.cfg.late_bound_us)
-            st.matcher.forget(ev)
-            st.generator.done(ev.event_id)
-            self.ended(ev)
-
     # ---- handling frames -------------------------------------------------------------------------
     def handle(self, item: Item) -> int | None:
         """One frame or link fault. Returns the extended timecode if the item was a new TIMECODE."""
         st = self.state
         assert st is not None
         if isinstance(item, LinkDown):
-            recovery.link_fault(self, item)
+            if (gave_up := self.recovery.link_fault(st, item)) is not None:
+                self.invalid.append(gave_up)
             return None
         msg, node = item.message, item.node
         if item.received.lost_before:
-            self.count(f"{node}_seq_lost", item.received.lost_before)
+            self.tally.count(f"{node}_seq_lost", item.received.lost_before)
             if st.generating or self.events:
                 st.lost_frames += item.received.lost_before
                 self.faults.raise_("link_errors", node, self.rel(item.at),
@@ -517,11 +494,11 @@ class Runner:
         if isinstance(msg, mp.Hello):
             if self.session.answered_hello(node):
                 return None                      # the answer to our reconnect's handshake, not a reset
-            if (st.generating or self.events) and node in recovery.measured_nodes(self):
-                self.count(f"{node}_hello_midrun")
-                recovery.node_reset(self, node, f"the {node} said HELLO mid-run ({recovery.reset_cause_text(msg)})", item.at)
+            if (st.generating or self.events) and node in self.recovery.measured_nodes():
+                self.tally.count(f"{node}_hello_midrun")
+                self.recovery.node_reset(st, node, f"the {node} said HELLO mid-run ({reset_cause_text(msg)})", item.at)
             elif st.generating or self.events:
-                self.count(f"{node}_hello_midrun")   # a node the mode does not use: nothing it measures
+                self.tally.count(f"{node}_hello_midrun")   # a node the mode does not use: nothing it measures
             return None
         if isinstance(msg, mp.Counters):
             self.node_counters[node] = dict(msg.__dict__)
@@ -530,23 +507,24 @@ class Runner:
             return None
         if node == "profiler":
             if isinstance(msg, mp.Timecode):
-                recovery.check_timecode(self, msg.timecode, item.at)
+                self.recovery.check_timecode(st, msg.timecode, item.at)
                 tc = st.tracker.update(msg.timecode, item.at)
                 st.tc_arrivals.append((tc, item.at))
-                recovery.recovered_timecode(self, item.at)
-                self.notify("timecode", tc)
+                self.recovery.recovered_timecode(st, item.at)
+                self.view.notify("timecode", tc)
                 if self.cfg.mode == "normal" and not st.generating:
                     # before normal mode fires it waits for the tick fit (calibration.fit_tick): how far it is
                     need = st.tracker.fit_min_frames
-                    self.notify("tick_fit", (need if st.tracker.fitted else min(st.tracker.frames, need - 1), need))
+                    fit = need if st.tracker.fitted else min(st.tracker.frames, need - 1)
+                    self.view.notify("tick_fit", (fit, need))
                 return tc
             if isinstance(msg, mp.Result):
                 self.on_result(msg)
             elif st.profiler_hist is not None and st.profiler_hist.take(msg):
                 if isinstance(msg, mp.HistSummary):      # the profiler's own histogram (profhist.py)
-                    self.notify("profiler_report", st.profiler_hist)
+                    self.view.notify("profiler_report", st.profiler_hist)
             elif isinstance(msg, mp.Error):
-                self.count(f"profiler_error_{msg.code}")
+                self.tally.count(f"profiler_error_{msg.code}")
             return None
         self.on_executor(msg, item.at)
         return None
@@ -555,61 +533,61 @@ class Runner:
         st = self.state
         assert st is not None
         off = st.tc_offset
-        if st.series is not None and seriesrun.on_series_answer(self, msg, at):
+        if st.series is not None and self.series_run.on_series_answer(st, msg, at):
             return                              # a series' ACK or refusal (seriesrun.py)
         if isinstance(msg, mp.Ack):
             ev = st.matcher.by_tag.get(msg.tag)
             if ev is None:
-                self.count("unknown_acks")
+                self.tally.count("unknown_acks")
                 return
             ev.ack_tc = msg.timecode + off
             ev.ack_phase = round(msg.phase / 65536, 6)
             ev.slack_ticks = round(ev.scheduled_tc - ev.ack_tc - ev.ack_phase, 6)
-            self.notify("event", ev)
-            recovery.check_executor_tick(self, ev.ack_tc, f"ACK of tag {msg.tag}", at)
+            self.view.notify("event", ev)
+            self.recovery.check_executor_tick(st, ev.ack_tc, f"ACK of tag {msg.tag}", at)
         elif isinstance(msg, mp.Error):
             if msg.ref_type == mp.Schedule.TYPE:
                 ev = st.matcher.by_tag.get(msg.ref_tag)
                 if ev is not None and not ev.terminal:
                     ev.ack_tc = msg.timecode + off
                     # a refusal stamped in another tick than the profiler's is the rig's clock, not the SUT's
-                    recovery.check_executor_tick(self, ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
-                    self.end(ev, "missed", refusal_reason(msg.code))
+                    self.recovery.check_executor_tick(st, ev.ack_tc, f"ERROR {msg.code} for tag {msg.ref_tag}", at)
+                    self.book.end(ev, "missed", refusal_reason(msg.code))
                     return
-            self.count(f"executor_error_{msg.code}")
+            self.tally.count(f"executor_error_{msg.code}")
         elif isinstance(msg, mp.Status):
-            if self.mode_frame is not None and msg.mode != self.mode_frame.mode:
+            if st.mode_frame is not None and msg.mode != st.mode_frame.mode:
                 return
             if st.recovering == "mode":          # set up again: its count follows the port after a few ticks
-                recovery.recover(self, "timecode", at)
+                self.recovery.recover(st, "timecode", at)
             elif st.recovering == "status":
-                nodesetup.learn_offset(self, msg)
-                recovery.recovered(self, at)
+                nodesetup.learn_offset(st, self.tally, msg)
+                self.recovery.recovered(st, at)
         elif isinstance(msg, mp.LocalEvent):
             self.on_local_event(msg, at)
         elif isinstance(msg, mp.Fired):
             ev = st.matcher.by_tag.get(msg.tag)
             if st.series is not None:
-                ev = seriesrun.on_series_fired(self, msg.tag, ev, at, msg.timecode + off)
+                ev = self.series_run.on_series_fired(st, msg.tag, ev, at, msg.timecode + off)
                 if ev is None:
                     return
             if ev is None:
-                self.count("unknown_fired")
+                self.tally.count("unknown_fired")
                 return
             # it fired at the start of that tick and said so at once (13.5 ms of line at 9600 baud)
-            recovery.check_executor_tick(self, msg.timecode + off, f"FIRED of tag {msg.tag}", at)
+            self.recovery.check_executor_tick(st, msg.timecode + off, f"FIRED of tag {msg.tag}", at)
             if st.series is not None:
                 ev.fired_tc = msg.timecode + off      # a series' RESULT joins by its moment (matching.py)
                 st.matcher.fired_count += 1
-                self.notify("event", ev)
+                self.view.notify("event", ev)
             else:
-                self.join(st.matcher.fired(ev, msg.timecode + off))
+                self.book.join(st.matcher.fired(ev, msg.timecode + off))
 
     def on_result(self, r: mp.Result) -> None:
         st = self.state
         assert st is not None
         if r.flags & mp.RESULT_FLAG_LOST_BEFORE:
-            self.count("profiler_results_lost_flag")
+            self.tally.count("profiler_results_lost_flag")
             st.losses.flagged()
         if r.flags & mp.RESULT_FLAG_FIRE:
             if r.tag in st.probe_tags:        # a calibration probe's: taken by wait_probe
@@ -619,15 +597,11 @@ class Runner:
                 ev.stamp_s = st.timebase.seconds(r.timecode, r.counts)
                 if ev.written_at is not None:
                     st.servo.add(ev.written_at, ev.stamp_s)
-                self.join([(ev, r)])
+                self.book.join([(ev, r)])
         elif st.series is not None:
-            self.join(st.matcher.series_result(r, st.timebase.tick_counts))
+            self.book.join(st.matcher.series_result(r, st.timebase.tick_counts))
         else:
-            self.join(st.matcher.edge_result(r))
-
-    def in_flight(self) -> list[Event]:
-        """The events not ended yet, in the order they were made."""
-        return [e for e in self._open.values() if not e.terminal]
+            self.book.join(st.matcher.edge_result(r))
 
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def rel(self, t: float) -> float:
@@ -643,16 +617,25 @@ class Runner:
             self.invalid.append(Reason("bench_lag", reason))
         return figures
 
+    def record(self) -> RunRecord:
+        """What the run has, now that its events have their outcomes: the sidecar's and the input records' source."""
+        cfg = self.cfg
+        return RunRecord(cfg, self.state, self.events, self.counters, self.node_counters, self.invalid, self.faults,
+                         self.recovery.link_faults, self.session.links, self.session.hellos(), self.session.counters(),
+                         self.endpoint.identity(), self.endpoint.baud, self.endpoint.wall_clock,
+                         self.endpoint.trace_files() if cfg.trace and cfg.out is not None else None,
+                         self.images, self.histogram_us)
+
     def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
         crowded = (judge_crowding(self.events, verdict.record, st.one_fire, st.baud, self.faults)
                    if st is not None and cfg.mode == "normal" else {})
-        recovery.judge_counters(self, counters_explained(crowded))
+        self.recovery.judge_counters(st, self.node_counters, self.counters_before, counters_explained(crowded))
         for e in self.events:                 # a run cut short (error) still accounts for every event
             if not e.terminal:
                 failed = (st is not None and st.link_failed) or self.invalid
-                self.end(e, "lost", "link_fault") if failed else self.end(e, "missed", "timeout")
+                self.book.end(e, "lost", "link_fault") if failed else self.book.end(e, "missed", "timeout")
         injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel)
         self.invalid += self.faults.reasons()
         validity = self.mark_unmeasurable(verdict, crowded)
@@ -674,7 +657,8 @@ class Runner:
         if st is not None and st.profiler_hist is not None \
                 and (why := st.profiler_hist.disagreement(self.events)) is not None:
             self.invalid.append(Reason("profiler_histogram", why))
-        sidecar = assemble(self, verdict, cpu, load, validity, summary, invariant)
+        record = self.record()
+        sidecar = assemble(record, verdict, cpu, load, validity, summary, invariant)
         if st is not None and st.histogram_only and st.profiler_hist is not None:
             sidecar["histogram"] = st.profiler_hist.histogram_section()   # the profiler's cells: the only ones
         if cfg.break_us is not None:
@@ -682,7 +666,7 @@ class Runner:
         if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
             self.say(late)                    # a miss explained, not left a bare past_due
         if cfg.out is not None:                   # the run's inputs, for a replay (inputlog.py)
-            record_run_inputs(self, verdict, sidecar, cfg.out)
+            record_run_inputs(record, verdict, sidecar, cfg.out)
         csv_path = json_path = None
         if cfg.out is not None:
             journal = self.journal if self.journal is not None else Journal(cfg.out)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mmproto import Hello, TimeBase
+from mmproto import Hello, Mode, TimeBase
 
 from .config import RunConfig
 from .generator import Generator
@@ -67,7 +67,8 @@ class RunState:
     matcher: Matcher
     servo: ClockServo                  # normal mode: tick starts from the profiler's FIRE stamps
     t0: float                          # run clock when generation started (sent_s counts from it)
-    tc_offset: int = 0                 # profiler timecode - executor timecode (see runner's docstring)
+    tc_offset: int = 0                 # profiler timecode - executor timecode (nodesetup.py)
+    mode_frame: Mode | None = None     # the executor's MODE of this run (nodesetup.setup_modes; sent again after a reset)
     offset_learned: bool = False
     lost_frames: int = 0               # sequence gaps on either link
     losses: LossReports = field(default_factory=LossReports)   # the profiler's reports of lost results
@@ -92,7 +93,7 @@ class RunState:
     link_failed: bool = False
     floor: Floor = field(default_factory=Floor)            # normal mode: the floor calibration's outcome
     probe_tags: set[int] = field(default_factory=set)      # tags of the rig's own calibration FIREs
-    # the way back from a fault of the rig (runner.recover): the step under way, when its request went out,
+    # the way back from a fault of the rig (Recovery.recover): the step under way, when its request went out,
     # how often, and the TIMECODE frames seen since a profiler's restart
     recovering: str | None = None
     # an executor frame whose tick disagreed with the PC's, not yet judged (recovery.check_executor_tick): a fault
@@ -114,6 +115,10 @@ class RunState:
                    generator=generator, matcher=Matcher(),
                    servo=ClockServo(timebase.tick_s),
                    t0=now, next_free_at=now, last_profiler_frame=now)
+
+    def rel(self, t: float) -> float:
+        """Run clock `t` as seconds since generation started (the faults' and the CSV's time)."""
+        return round(t - self.t0, 6)
 
     def start_generating(self, now: float) -> None:
         self.t0 = self.next_free_at = self.next_nop_at = now

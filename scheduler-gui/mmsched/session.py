@@ -97,7 +97,7 @@ class Session:
             ok = link.reopen(RECONNECT_RESET_S, wait=self.endpoint.wait_until, give_up=give_up)
             if ok:
                 # every HELLO the reopen read (the boot HELLO or the answer that stands for it, the one at the
-                # run's rate after BAUD) is accounted for by the reset the caller records (Runner.link_fault)
+                # run's rate after BAUD) is accounted for by the reset the caller records (Recovery.link_fault)
                 self.answers[node] = link.hellos_in - before
             return ok
         ok = link.reopen(RECONNECT_S, wait=self.endpoint.wait_until, give_up=give_up)

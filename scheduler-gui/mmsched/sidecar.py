@@ -21,7 +21,9 @@ from .environment import collect as collect_environment
 from .firing import Firer
 from .nativefirer import NativeFirer
 from .load import Load
-from .runface import RunFace
+from .config import RunConfig
+from .runrecord import RunRecord
+from .runstate import RunState
 from .stats import slack_distribution
 from .tracefiles import executor_profile
 
@@ -78,23 +80,22 @@ INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk ful
                    "its events as each ended, without the end's revisions (validity by cause, budget)")
 
 
-def journal_sidecar(r: RunFace) -> dict[str, Any]:
+def journal_sidecar(cfg: RunConfig, st: RunState, identity: dict[str, Any], hellos: dict[str, Any]) -> dict[str, Any]:
     """The journal's sidecar (NAME.partial.json, mmsched.journal), written before the first event is made: what the
-    run is, and that these files are incomplete and invalid."""
-    cfg, st = r.cfg, r.state
-    assert st is not None
+    run is (its configuration, the endpoint's identity, the nodes' HELLOs), and that these files are incomplete
+    and invalid."""
     return {"format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
             "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "name": cfg.name,
-            "incomplete": True, "config": cfg.sidecar(st.baud, st.timebase.tick_s), "target": r.endpoint.identity(),
-            "nodes": r.session.hellos(),
+            "incomplete": True, "config": cfg.sidecar(st.baud, st.timebase.tick_s), "target": identity,
+            "nodes": hellos,
             "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts},
             "valid": False, "invalid_reason": INCOMPLETE_TEXT,
             "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
 
 
-def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
+def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
              summary: dict[str, Any], invariant: dict[str, Any]) -> dict[str, Any]:
-    """The sidecar of runner `r`'s run: its configuration and target, the nodes' HELLOs and counters, the
+    """The sidecar of the finished run `r`: its configuration and target, the nodes' HELLOs and counters, the
     bench's figures and validity by cause, faults, the summary, the environment and the latency histogram;
     by mode the slack (mixed), the budget and the servo (normal); the executor's profile of a traced run."""
     cfg, st = r.cfg, r.state
@@ -105,18 +106,18 @@ def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | Non
                               joined_without_fired=m.joined_without_fired,
                               unmatched_results=m.unmatched_results + len(m.pending_results))
         sched_counters["generator_skipped"] = st.generator.skipped
-    sched_counters.update(r.session.counters())
+    sched_counters.update(r.link_counters)
     sched_counters["tc_offset"] = st.tc_offset if st is not None else 0
     if st is not None:
         sched_counters["timecode_jumps"] = st.tracker.jumps
         sched_counters["timecode_disagreements"] = st.tracker.disagreements
-    hellos = r.session.hellos()
-    identity = r.endpoint.identity()
+    hellos = r.hellos
+    identity = r.identity
     sidecar: dict[str, Any] = {
         "format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
         "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "name": cfg.name,
-        "config": cfg.sidecar(st.baud if st else r.endpoint.baud, st.timebase.tick_s if st else 0.0),
+        "config": cfg.sidecar(st.baud if st else r.baud, st.timebase.tick_s if st else 0.0),
         "target": identity,
         "nodes": {"profiler": hellos.get("profiler"), "executor": hellos.get("executor")},
         "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts,
@@ -153,5 +154,5 @@ def assemble(r: RunFace, verdict: Verdict, cpu: dict[str, Any], load: Load | Non
     if st is not None and st.profiler_hist is not None:   # the profiler's own histogram of the series (profhist.py)
         sidecar["profiler_histogram"] = st.profiler_hist.section(r.events)
     if cfg.trace and cfg.out is not None:          # the executor seen from outside
-        sidecar["executor_profile"] = executor_profile(r.endpoint.trace_files(), r.events, cfg.out)
+        sidecar["executor_profile"] = executor_profile(r.trace_files or {}, r.events, cfg.out)
     return sidecar

@@ -21,7 +21,7 @@ def runner_that_read_timecodes_up_to(last: int) -> Runner:
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
     for tc in range(1, last + 1):
         r.state.tracker.update(tc, tc * TICK + r.state.tracker.wire_s)
-    r.mode_frame = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
+    r.state.mode_frame = mp.Mode(mode=mp.ExecutorMode.MIXED, dispatch=mp.Dispatch.ISR, distance=0, period=0, random_ids=0)
     r.sent = []                                                       # what recovery asks the nodes (no links here)
     r.session.send = lambda node, message: r.sent.append((node, message))   # type: ignore[method-assign]
     return r
@@ -31,14 +31,14 @@ def test_an_executor_ahead_of_the_last_timecode_read_but_on_the_pcs_tick_is_no_f
     # The PC read TIMECODE 25; three ticks later (its reader starved, or TIMECODEs 26-28 lost on the line) the
     # executor's ERROR stamped at tick 28 arrives: the tick in force by the PC's clock is 28, the nodes agree.
     r = runner_that_read_timecodes_up_to(25)
-    recovery.check_executor_tick(r, 28, "ERROR 3 for tag 3", 28 * TICK + 0.013)
+    r.recovery.check_executor_tick(r.state, 28, "ERROR 3 for tag 3", 28 * TICK + 0.013)
     assert r.faults.section() == [] and r.counters.get("ack_timecode_mismatch") is None
 
 
 def test_an_executor_ahead_of_any_tick_the_pc_can_explain_is_a_timecode_fault_at_once() -> None:
     """Ten ticks ahead of the clock: no late read makes a frame look new, so the nodes disagree."""
     r = runner_that_read_timecodes_up_to(25)
-    recovery.check_executor_tick(r, 35, "ACK of tag 4", 25 * TICK + 0.013)
+    r.recovery.check_executor_tick(r.state, 35, "ACK of tag 4", 25 * TICK + 0.013)
     faults = r.faults.section()
     assert [f["kind"] for f in faults] == ["timecode_fault"] and "ACK of tag 4 stamped at tick 35" in faults[0]["detail"]
     assert r.counters["ack_timecode_mismatch"] == 1
@@ -48,10 +48,10 @@ def test_an_executor_behind_the_pc_for_good_is_a_timecode_fault_at_its_second_fr
     """Ten ticks behind, and still so a tick later with nothing agreeing between: the counts differ for good (a
     slipped count, a loose wire), a timecode fault named by the first frame."""
     r = runner_that_read_timecodes_up_to(25)
-    recovery.check_executor_tick(r, 15, "ACK of tag 4", 25 * TICK + 0.013)
+    r.recovery.check_executor_tick(r.state, 15, "ACK of tag 4", 25 * TICK + 0.013)
     assert r.faults.section() == [] and r.counters["tick_checks_suspect"] == 1
     r.state.tracker.update(26, 26 * TICK + r.state.tracker.wire_s)
-    recovery.check_executor_tick(r, 16, "FIRED of tag 4", 26 * TICK + 0.013)
+    r.recovery.check_executor_tick(r.state, 16, "FIRED of tag 4", 26 * TICK + 0.013)
     faults = r.faults.section()
     assert [f["kind"] for f in faults] == ["timecode_fault"] and "ACK of tag 4 stamped at tick 15" in faults[0]["detail"]
     assert r.counters["ack_timecode_mismatch"] == 1
@@ -67,10 +67,10 @@ def test_one_frame_read_late_while_the_rest_of_the_process_ran_is_no_fault_of_th
     while t < late:                                     # the process ran on, beating every 5 ms
         t += 0.005
         r.own_stalls.beat(t)
-    recovery.check_executor_tick(r, 144, "ACK of tag 130", late)
-    recovery.check_executor_tick(r, 144, "FIRED of tag 129", late + 0.002)      # the same batch
+    r.recovery.check_executor_tick(r.state, 144, "ACK of tag 130", late)
+    r.recovery.check_executor_tick(r.state, 144, "FIRED of tag 129", late + 0.002)      # the same batch
     assert r.faults.section() == []
-    recovery.check_executor_tick(r, 149, "ACK of tag 131", 149 * TICK + 0.013)
+    r.recovery.check_executor_tick(r.state, 149, "ACK of tag 131", 149 * TICK + 0.013)
     assert r.faults.section() == [] and r.counters["tick_checks_not_confirmed"] == 1
     assert r.state.tick_suspect is None
 
@@ -84,18 +84,18 @@ def test_a_frame_read_right_after_the_pcs_own_stall_is_no_evidence_of_the_nodes(
     resumed = 32 * TICK + 0.013
     r.own_stalls.beat(27 * TICK + 0.02)
     r.own_stalls.beat(resumed)                          # nothing ran in between: a stall of 5 ticks
-    recovery.check_executor_tick(r, 27, "FIRED of tag 21", resumed + 0.001)
+    r.recovery.check_executor_tick(r.state, 27, "FIRED of tag 21", resumed + 0.001)
     assert r.faults.section() == [] and r.counters["tick_checks_after_own_stall"] == 1
     # long after the stall the same tick is a disagreement again
     t = resumed
     while t < 40 * TICK:                                # the process ran on, beating every 5 ms
         t += 0.005
         r.own_stalls.beat(t)
-    recovery.check_executor_tick(r, 27, "FIRED of tag 22", 40 * TICK + 0.001)
+    r.recovery.check_executor_tick(r.state, 27, "FIRED of tag 22", 40 * TICK + 0.001)
     while t < 41.1 * TICK:
         t += 0.005
         r.own_stalls.beat(t)
-    recovery.check_executor_tick(r, 28, "FIRED of tag 23", 41.1 * TICK)
+    r.recovery.check_executor_tick(r.state, 28, "FIRED of tag 23", 41.1 * TICK)
     assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]
 
 
@@ -106,10 +106,10 @@ def test_a_frame_read_from_a_long_backlog_is_no_evidence_of_the_nodes() -> None:
     r = runner_that_read_timecodes_up_to(93)
     for _ in range(recovery.BACKLOG_FRAMES):
         r.inbox.put(object())
-    recovery.check_executor_tick(r, 86, "FIRED of tag 5213", 103 * TICK)
+    r.recovery.check_executor_tick(r.state, 86, "FIRED of tag 5213", 103 * TICK)
     assert r.faults.section() == [] and r.counters["tick_checks_in_backlog"] == 1
     while not r.inbox.empty():
         r.inbox.get()
-    recovery.check_executor_tick(r, 86, "FIRED of tag 5213", 103 * TICK)
-    recovery.check_executor_tick(r, 87, "FIRED of tag 5214", 104.1 * TICK)
+    r.recovery.check_executor_tick(r.state, 86, "FIRED of tag 5213", 103 * TICK)
+    r.recovery.check_executor_tick(r.state, 87, "FIRED of tag 5214", 104.1 * TICK)
     assert [f["kind"] for f in r.faults.section()] == ["timecode_fault"]

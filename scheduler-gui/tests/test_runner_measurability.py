@@ -21,12 +21,12 @@ def test_an_event_the_scheduler_made_after_its_own_moment_is_not_measurable(mode
 
     r = Runner(RunConfig(mode=mode, distance=2, count=2), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
-    late = r.new_event(*r.state.generator.next(), mode, 2, 22632, 22630, 2.08)
-    on_time = r.new_event(*r.state.generator.next(), mode, 2, 22633, 22631, 0.1)
-    faulted = r.new_event(*r.state.generator.next(), mode, 2, 22634, 22632, 2.5)   # made late, after a fault
-    r.end(late, "missed", "past_due")
-    r.end(on_time, "ok", None)
-    r.end(faulted, "lost", "link_fault")                # its fault names it already: not marked again
+    late = r.book.new_event(*r.state.generator.next(), mode, 2, 22632, 22630, 2.08)
+    on_time = r.book.new_event(*r.state.generator.next(), mode, 2, 22633, 22631, 0.1)
+    faulted = r.book.new_event(*r.state.generator.next(), mode, 2, 22634, 22632, 2.5)   # made late, after a fault
+    r.book.end(late, "missed", "past_due")
+    r.book.end(on_time, "ok", None)
+    r.book.end(faulted, "lost", "link_fault")                # its fault names it already: not marked again
     figures = r.mark_unmeasurable(Verdict())
     assert late.measurable is not marked and on_time.measurable and faulted.measurable
     assert figures["unmeasurable"] == int(marked) and figures["late_creations"] == int(marked)
@@ -46,9 +46,9 @@ def test_a_free_running_event_made_before_its_tick_code_arrived_is_no_stall() ->
 
     r = Runner(RunConfig(mode="mixed", distance=1, count=2, generation="free", rate_ms=97.0), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
-    in_window = r.new_event(*r.state.generator.next(), "mixed", 1, 101, 100, 1.10)
-    stalled = r.new_event(*r.state.generator.next(), "mixed", 1, 102, 101, 1.40)
+    in_window = r.book.new_event(*r.state.generator.next(), "mixed", 1, 101, 100, 1.10)
+    stalled = r.book.new_event(*r.state.generator.next(), "mixed", 1, 102, 101, 1.40)
     for e in (in_window, stalled):
-        r.end(e, "missed", "past_due")
+        r.book.end(e, "missed", "past_due")
     r.mark_unmeasurable(Verdict())
     assert in_window.measurable and not stalled.measurable
