@@ -66,3 +66,19 @@ def test_the_run_help_names_the_options(capsys) -> None:
         main(["run", "--help"])
     out = capsys.readouterr().out
     assert "--trace-host " in out and "--trace-host-kb KB" in out and "OUT.host.dat" in out
+
+
+def test_a_break_is_explained_when_the_run_traced_the_host(tmp_path, monkeypatch) -> None:
+    from mmanalysis import explain
+    from mmsched.result import RunResult
+
+    asked: list[tuple[Path, int]] = []
+    stand_in = explain.Explanation("r", 7, "late", 900.0, 70, [explain.Part("wakeup.own", "own", 900.0, 1.0)])
+    monkeypatch.setattr(explain, "explain_run", lambda csv, which: asked.append((csv, which)) or [stand_in])
+    csv = tmp_path / "r.csv"
+    traced = RunResult([], {"break": {"us": 500.0, "event": 7}, "host_trace": {"file": "r.host.dat"}}, csv, None)
+    assert tracehost.break_explanation(traced)[0].startswith("event 7 of r (late, 900.0 us")
+    assert asked == [(csv, 7)]
+    untraced = RunResult([], {"break": {"us": 500.0, "event": 7}}, csv, None)
+    no_break = RunResult([], {"break": {"us": 500.0, "event": None}, "host_trace": {"file": "r.host.dat"}}, csv, None)
+    assert tracehost.break_explanation(untraced) == [] and tracehost.break_explanation(no_break) == []

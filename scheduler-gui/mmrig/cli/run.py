@@ -94,7 +94,7 @@ OUT.partial.json), removed once OUT.csv and OUT.json are written;
 OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
 'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate),
 OUT.exectrace, OUT.perfetto-trace and OUT.vcd with --trace, OUT.host.dat with --trace-host (the PC's scheduler
-trace). A name any of them would take that is taken already
+trace: `mmrig explain OUT worst`). A name any of them would take that is taken already
 (a dangling link too) is refused before the run starts (exit 2) unless --force; each file is written to a new
 temporary file beside it and renamed over it, so a link planted under its name is replaced, never written through.
 """
@@ -368,7 +368,8 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
     verdicts = judge(inv.gates, result.summary, result.valid)
     broke = (result.sidecar.get("break") or {}).get("event") is not None
     code = exit_code(result.valid, verdicts, broke)
-    text = summary_lines(cfg, result, files) + break_lines(result.sidecar, result.csv_path)
+    text = summary_lines(cfg, result, files) + break_lines(result.sidecar, result.csv_path) + \
+        tracehost.break_explanation(result)
     verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
     if args.json:
         print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist, args.junit)))

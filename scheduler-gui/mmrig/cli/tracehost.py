@@ -1,5 +1,6 @@
 """`mmrig run --trace-host`: the PC's own scheduler trace over the run (mmsched.hosttrace), NAME.host.dat beside the
-run's CSV, the sidecar's `host_trace`."""
+run's CSV, the sidecar's `host_trace`; and with `--break-us`, the explanation of the event the run stopped at
+(mmanalysis.explain), as `rtla timerlat -a` prints its auto-analysis."""
 
 from __future__ import annotations
 
@@ -73,3 +74,15 @@ def finish(trace: HostTrace | None, result: RunResult) -> str | None:
             return f"cannot add host_trace to {result.json_path}: {exc}"
     return None if section.get("file") else f"--trace-host: {section['error']}"
 
+
+def break_explanation(result: RunResult) -> list[str]:
+    """The break's event explained from the run's files (a run with --break-us and --trace-host), or nothing."""
+    b = result.sidecar.get("break") or {}
+    if b.get("event") is None or result.csv_path is None or not (result.sidecar.get("host_trace") or {}).get("file"):
+        return []
+    from mmanalysis.explain import ExplainError, explain_run, format_explanation
+
+    try:
+        return [format_explanation(e) for e in explain_run(result.csv_path, b["event"])]
+    except ExplainError as exc:
+        return [f"explain: {exc}"]
