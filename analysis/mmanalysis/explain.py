@@ -97,19 +97,28 @@ def wakeup_parts(tr: SchedTrace, tid: int, moment: float, wrote: float, steal: d
     what ran on the CPU it wrote from: (first seen, part) in time order, that CPU, notes. Parts with no data are
     left to the caller's "unknown"."""
     notes: list[str] = []
-    begins = min((tl.first for tl in tr.cpus.values() if tl.first is not None), default=None)
-    if begins is None or begins > moment:
-        return [], None, [f"the trace's ring no longer held the moment (it begins "
-                          f"{(begins or moment) - moment:+.3f} s from it): raise --trace-host-kb"]
+    begins = min((tl.first for tl in tr.cpus.values() if tl.first is not None), default=math.inf)
+    if begins > moment:
+        return [], None, [f"the trace's ring no longer held the moment (it begins {begins - moment:.3f} s after "
+                          f"it): the trace keeps each CPU's last --trace-host-kb"]
     runs = [r for r in tr.runs_of(tid) if r[0] <= wrote + STAMP_US / 1e6]
     if not runs:
         return [], None, [f"the trace never shows the firing thread (tid {tid}) switched in before the write"]
     cpu = runs[-1][1]
     tl = tr.cpus[cpu]
-    if tl.first is None or tl.first > moment:
-        return [], cpu, [f"the trace's ring no longer held CPU {cpu} at the moment (it begins "
-                         f"{(tl.first or 0) - moment:+.3f} s from it): raise --trace-host-kb"]
     wakes = [w for w in tr.wakes.get(tid, []) if moment - 0.0002 <= w.at <= wrote]
+    # each CPU keeps its own last stretch (trace-cmd -m is per CPU): the CPU it wrote from and those it was woken to
+    # must reach back to the moment (an idle CPU's first event may come later: only these are judged)
+    late = [((tr.cpus[c].first if c in tr.cpus else None) or math.inf, c) for c in {cpu, *(w.target for w in wakes)}]
+    late = [(first - moment, c) for first, c in late if first > moment]
+    if late:
+        gap, lost = max(late)
+        return [], None, [f"the trace's ring no longer held CPU {lost} at the moment (its data begins "
+                          f"{gap:.3f} s after it): the trace keeps each CPU's last --trace-host-kb"]
+    pieces = tl.segments(moment, wrote)
+    if not pieces or pieces[-1][2] is None or pieces[-1][2].pid != tid:
+        return [], None, [f"the trace does not show the firing thread (tid {tid}) on a CPU at its write (a switch "
+                          f"the trace missed)"]
     woke = wakes[0].at if wakes else None
     held: dict[int, tuple[float, Part]] = {}
     acc: dict[str, tuple[float, Part]] = {}
@@ -119,7 +128,7 @@ def wakeup_parts(tr: SchedTrace, tid: int, moment: float, wrote: float, steal: d
             acc[key] = (first, Part(key, words, 0.0, detail=detail or {}))
         acc[key][1].us += us
 
-    for a, b, th in tl.segments(moment, wrote):
+    for a, b, th in pieces:
         if b <= a:
             continue
         irq_s, irq_names, irq_first = _overlap(tl.irqs, a, b)

@@ -180,3 +180,17 @@ def test_mmrig_explain_prints_a_paragraph_and_json(tmp_path, fixture, capsys) ->
     err = capsys.readouterr().err
     assert err.startswith("mmrig explain: ") and len(err.strip().splitlines()) == 1
     assert main(["explain", str(tmp_path / "none.csv")]) == 2
+
+
+def test_a_cpu_whose_ring_begins_after_the_moment_leaves_the_wakeup_unsplit(fixture) -> None:
+    # trace-cmd -m keeps each CPU's own last stretch: here CPU 1's (the firing thread's) begins after the moment
+    # while CPU 0's reaches back; the split would otherwise blame whatever CPU 0 shows
+    row, side = fixture["row"], fixture["sidecar"]
+    moment = side["run_clock"]["t0_s"] + row["sent_s"] - row["wakeup_us"] / 1e6
+    lines = [ln for ln in (DATA / "report.txt").read_text().splitlines()
+             if " [001] " not in ln or float(ln.split(" [001] ")[1].split(":")[0]) > moment + 0.001]
+    lines.insert(1, "x:   bash-1 [000] %.9f: sched_switch:         bash:1 [120] S ==> swapper/0:0 [120]"
+                 % (moment - 0.005))
+    ex = explain_event(row, side, parse_report("\n".join(lines)))
+    assert any("no longer held CPU 1" in n for n in ex.notes)
+    assert [p.key for p in ex.parts] == ["est_error", "wakeup", "write", "line", "floor"]

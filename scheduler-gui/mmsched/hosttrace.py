@@ -28,9 +28,10 @@ TRACEFS = Path("/sys/kernel/tracing")
 EVENTS = ("sched:sched_switch", "sched:sched_wakeup", "sched:sched_waking", "irq:irq_handler_entry",
           "irq:irq_handler_exit", "irq:softirq_entry", "irq:softirq_exit", "workqueue:workqueue_execute_start",
           "workqueue:workqueue_execute_end")
-# per CPU: a 1 kHz normal run on the 2-vCPU VM writes about 0.5 MB a second per CPU of these events
-# (docs/explain.md), so 16 MB keeps the last ~30 s of each CPU
-DEFAULT_BUFFER_KB = 16384
+# per CPU, before trace-cmd compresses the file: a 1 kHz normal run on the 2-vCPU VM beside others' paced benches
+# wrote 5 to 10 MB a second on a CPU of these events (16 MB kept 1 to 3 s: docs/explain.md), so 64 MB keeps the
+# last ~6 to 12 s of each CPU; the file is about a fifth of that
+DEFAULT_BUFFER_KB = 65536
 START_TIMEOUT_S = 10.0
 STOP_TIMEOUT_S = 120.0
 

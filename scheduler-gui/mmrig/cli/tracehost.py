@@ -22,8 +22,8 @@ def add_options(group: argparse._ArgumentGroup) -> None:
                             "(docs/explain.md)")
     group.add_argument("--trace-host-kb", type=int, default=DEFAULT_BUFFER_KB, metavar="KB",
                        help=f"--trace-host's bound: at most about KB kilobytes of trace per CPU are kept, the last "
-                            f"seconds of the run (trace-cmd record -m; default {DEFAULT_BUFFER_KB}: about 30 s of a "
-                            f"1 kHz normal run)")
+                            f"seconds of the run (trace-cmd record -m; default {DEFAULT_BUFFER_KB}: 6 to 12 s of a 1 kHz "
+                            f"normal run on a busy 2-CPU machine, docs/explain.md)")
 
 
 def check(args: argparse.Namespace) -> str | None:
