@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .schedtrace import SchedTrace, Span, Thread, TraceError, policy_words, read_trace
+from .schedtrace import CpuTimeline, SchedTrace, Span, Thread, TraceError, policy_words, read_trace
 from .schema import MEASURED
 
 
@@ -119,66 +119,80 @@ def wakeup_parts(tr: SchedTrace, tid: int, moment: float, wrote: float, steal: d
     if not pieces or pieces[-1][2] is None or pieces[-1][2].pid != tid:
         return [], None, [f"the trace does not show the firing thread (tid {tid}) on a CPU at its write (a switch "
                           f"the trace missed)"]
-    woke = wakes[0].at if wakes else None
-    held: dict[int, tuple[float, Part]] = {}
+    # the wake-up that led to the write: the last waking of the thread before its last switch-in; before it the
+    # thread was asleep (its timer not yet fired, or set later), after it waiting for the CPU
+    last_in = max((x for x, _ in runs if x >= moment), default=None)
+    woke_at = [w for w in wakes if last_in is None or w.at <= last_in + STAMP_US / 1e6]
+    woke = woke_at[-1] if woke_at else None
+    edge = woke.at if woke is not None else moment
     acc: dict[str, tuple[float, Part]] = {}
-
-    def add(key: str, first: float, us: float, words: str, detail: dict[str, Any] | None = None) -> None:
-        if key not in acc:
-            acc[key] = (first, Part(key, words, 0.0, detail=detail or {}))
-        acc[key][1].us += us
-
     for a, b, th in pieces:
-        if b <= a:
-            continue
-        irq_s, irq_names, irq_first = _overlap(tl.irqs, a, b)
-        soft_s, soft_names, soft_first = _overlap(tl.softirqs, a, b)
-        if irq_s > 0:
-            add("wakeup.irq", irq_first or a, irq_s * 1e6, "hard IRQs", {"cpu": cpu, "by_name_us": {}})
-            for n, s in irq_names.items():
-                d = acc["wakeup.irq"][1].detail["by_name_us"]
-                d[n] = round(d.get(n, 0.0) + s * 1e6, 3)
-        if soft_s > 0:
-            add("wakeup.softirq", soft_first or a, soft_s * 1e6, "softirqs", {"cpu": cpu, "by_name_us": {}})
-            for n, s in soft_names.items():
-                d = acc["wakeup.softirq"][1].detail["by_name_us"]
-                d[n] = round(d.get(n, 0.0) + s * 1e6, 3)
-        rest_us = max(0.0, (b - a) - irq_s - soft_s) * 1e6
-        if th is None:
-            add("wakeup.unknown", a, rest_us, "unknown (a context switch the trace missed lies here)")
-        elif th.pid == tid:
-            add("wakeup.own", a, rest_us, "the firing thread's own path to its write")
-        elif th.idle:
-            add("wakeup.idle", a, rest_us, f"CPU {cpu} idle until the timer woke the firing thread")
-        else:
-            run = tl.run_around((a + b) / 2)
-            _, works, _ = _overlap(tl.works, a, b)
-            if th.pid not in held:
-                held[th.pid] = (a, Part("wakeup.held", f"{th.words()} held CPU {cpu}", 0.0,
-                                        detail={"pid": th.pid, "comm": th.comm, "prio": th.prio, "cpu": cpu,
-                                                "policy": policy_words(th.prio), "ran_us": None, "runs": 0,
-                                                "work": {}}))
-            p = held[th.pid][1]
-            p.us += rest_us
-            if run is not None and run not in p.detail.setdefault("_runs", set()):
-                # its whole runs on the CPU, from its switch-in to its switch-out (also outside the window): at
-                # least, and at most where a switch the trace missed leaves its start or end open
-                p.detail["_runs"].add(run)
-                p.detail["ran_us"] = round((p.detail["ran_us"] or 0.0) + run[0] * 1e6, 3)
-                p.detail["ran_max_us"] = round((p.detail.get("ran_max_us") or 0.0) + run[1] * 1e6, 3)
-                p.detail["runs"] = len(p.detail["_runs"])
-            for n, s in works.items():
-                p.detail["work"][n] = round(p.detail["work"].get(n, 0.0) + s * 1e6, 3)
+        for lo, hi in ((a, min(b, edge)), (max(a, edge), b)):
+            if hi > lo:
+                _classify(acc, tl, lo, hi, th, tid, asleep=hi <= edge)
     if woke is not None:
-        notes.append(f"the timer woke the firing thread {(woke - moment) * 1e6:+.1f} us from the moment, on CPU "
-                     f"{wakes[0].cpu}; it wrote from CPU {cpu}")
+        notes.append(f"the firing thread was woken {(woke.at - moment) * 1e6:+.1f} us from the moment, on CPU "
+                     f"{woke.cpu}; it wrote from CPU {cpu}")
     if (s := steal.get(f"cpu{cpu}")) is not None:
         notes.append(f"steal on CPU {cpu} over the run: {s * 1e3:.0f} ms (/proc/stat at the run's start and end): time "
                      f"the hypervisor took, which the trace shows only as time inside the parts above")
-    for _, p in held.values():
+    for _, p in acc.values():
         p.detail.pop("_runs", None)
-    parts = sorted([*acc.values(), *held.values()], key=lambda x: x[0])
-    return parts, cpu, notes
+    return sorted(acc.values(), key=lambda x: x[0]), cpu, notes
+
+
+def _add(acc: dict[str, tuple[float, Part]], key: str, first: float, us: float, words: str,
+         detail: dict[str, Any] | None = None) -> Part:
+    if key not in acc:
+        acc[key] = (first, Part(key.split("#")[0], words, 0.0, detail=detail or {}))
+    acc[key][1].us += us
+    return acc[key][1]
+
+
+def _by_name(part: Part, names: dict[str, float]) -> None:
+    d = part.detail.setdefault("by_name_us", {})
+    for n, sec in names.items():
+        d[n] = round(d.get(n, 0.0) + sec * 1e6, 3)
+
+
+def _classify(acc: dict[str, tuple[float, Part]], tl: CpuTimeline, a: float, b: float, th: Thread | None, tid: int,
+              asleep: bool) -> None:
+    """[a, b] of the firing thread's CPU into `acc`: IRQs and softirqs by name; the rest by who ran: the firing
+    thread itself, nobody (idle), nobody the trace names (a missed switch), or another thread, which held the CPU
+    only once the firing thread was woken (`asleep`: before that, it ran while the thread slept)."""
+    cpu = tl.cpu
+    irq_s, irq_names, irq_first = _overlap(tl.irqs, a, b)
+    soft_s, soft_names, soft_first = _overlap(tl.softirqs, a, b)
+    if irq_s > 0:
+        _by_name(_add(acc, "wakeup.irq", irq_first or a, irq_s * 1e6, "hard IRQs", {"cpu": cpu}), irq_names)
+    if soft_s > 0:
+        _by_name(_add(acc, "wakeup.softirq", soft_first or a, soft_s * 1e6, "softirqs", {"cpu": cpu}), soft_names)
+    rest_us = max(0.0, (b - a) - irq_s - soft_s) * 1e6
+    if th is None:
+        _add(acc, "wakeup.unknown", a, rest_us, "unknown (a context switch the trace missed lies here)")
+    elif th.pid == tid:
+        _add(acc, "wakeup.own", a, rest_us, "the firing thread's own path to its write")
+    elif asleep:
+        p = _add(acc, "wakeup.asleep", a, rest_us, "the firing thread asleep past its moment until woken (its timer "
+                 f"late, or set later: a FIRE held for the line); CPU {cpu} meanwhile", {"cpu": cpu})
+        _by_name(p, {"idle" if th.idle else th.words(): rest_us / 1e6})
+    elif th.idle:
+        _add(acc, "wakeup.idle", a, rest_us, f"CPU {cpu} idle after the wake-up (the switch to the thread)")
+    else:
+        p = _add(acc, f"wakeup.held#{th.pid}", a, rest_us, f"{th.words()} held CPU {cpu}",
+                 {"pid": th.pid, "comm": th.comm, "prio": th.prio, "cpu": cpu, "policy": policy_words(th.prio),
+                  "ran_us": None, "runs": 0, "work": {}})
+        run = tl.run_around((a + b) / 2)
+        if run is not None and run not in p.detail.setdefault("_runs", set()):
+            # its whole runs on the CPU, from its switch-in to its switch-out (also outside the window): at least,
+            # and at most where a switch the trace missed leaves its start or end open
+            p.detail["_runs"].add(run)
+            p.detail["ran_us"] = round((p.detail["ran_us"] or 0.0) + run[0] * 1e6, 3)
+            p.detail["ran_max_us"] = round((p.detail.get("ran_max_us") or 0.0) + run[1] * 1e6, 3)
+            p.detail["runs"] = len(p.detail["_runs"])
+        _, works, _ = _overlap(tl.works, a, b)
+        for n, sec in works.items():
+            p.detail["work"][n] = round(p.detail["work"].get(n, 0.0) + sec * 1e6, 3)
 
 
 def explain_event(row: dict[str, Any], sidecar: dict[str, Any], trace: SchedTrace | None,
@@ -250,7 +264,7 @@ def part_words(p: Part) -> str:
         text += f", its run on it {span}" if runs == 1 else f", its {runs} runs on it {span} in all"
         if p.detail.get("work"):
             text += " doing " + _names({k: v / 1e6 for k, v in p.detail["work"].items()})
-    elif p.key in ("wakeup.irq", "wakeup.softirq") and p.detail.get("by_name_us"):
+    elif p.key in ("wakeup.irq", "wakeup.softirq", "wakeup.asleep") and p.detail.get("by_name_us"):
         text += ": " + _names({k: v / 1e6 for k, v in p.detail["by_name_us"].items()})
     return text
 
