@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .schedtrace import CpuTimeline, SchedTrace, Span, Thread, TraceError, policy_words, read_trace
+from .schedtrace import (CpuTimeline, SchedTrace, Span, Thread, TraceError, policy_words, read_trace,
+                         windows_keep)
 from .schema import MEASURED
 
 
@@ -307,6 +308,23 @@ def select_rows(df: Any, which: str) -> list[dict[str, Any]]:
     return [rows.iloc[0].to_dict()]
 
 
+# around each event's window the trace is read this much more: a thread that held the CPU is measured over its
+# whole run up to this long, and a missed switch at the window's edge is bounded
+MARGIN_S = 0.05
+
+
+def event_windows(rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[tuple[float, float]]:
+    """Where the events' moments and writes lie on CLOCK_MONOTONIC, widened by MARGIN_S."""
+    t0 = (meta.get("run_clock") or {}).get("t0_s")
+    out = []
+    for r in rows:
+        sent, wake = _num(r.get("sent_s")), _num(r.get("wakeup_us")) or 0.0
+        if t0 is not None and sent is not None:
+            wrote = float(t0) + sent
+            out.append((wrote - wake / 1e6 - MARGIN_S, wrote + MARGIN_S))
+    return out
+
+
 def explain_run(csv_path: Path | str, which: str | int, use_trace: bool = True) -> list[Explanation]:
     """The events `which` names of the run at `csv_path`, each explained; the run's host trace (its sidecar's
     `host_trace.file`, beside the CSV) read once, with trace-cmd."""
@@ -327,7 +345,7 @@ def explain_run(csv_path: Path | str, which: str | int, use_trace: bool = True) 
         path = Path(meta["_csv"]).parent / section["file"]
         try:
             check_trace_file(path, section)
-            trace = read_trace(path)
+            trace = read_trace(path, windows_keep(event_windows(rows, meta)))
         except (OSError, TraceError) as exc:
             raise ExplainError(str(exc)) from None
     return [explain_event(r, meta, trace, run=name) for r in rows]

@@ -13,6 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable
 
 LINE = re.compile(r"^(?:\S+:)?\s*(?P<comm>.*?)-(?P<pid>\d+)\s+\[(?P<cpu>\d+)\]\s+(?:\S+\s+)?"
                   r"(?P<ts>\d+\.\d+):\s+(?P<event>\w+):\s*(?P<rest>.*)$")
@@ -146,15 +147,18 @@ class SchedTrace:
         return sorted(out)
 
 
-def parse_report(text: str) -> SchedTrace:
-    """`trace-cmd report -t`'s text as a SchedTrace. Lines of other events, and the file's header lines, are
-    skipped and counted; an entry with no exit (the ring began or ended inside it) is left out."""
+def parse_report(text: str | Iterable[str], keep: Callable[[float], bool] | None = None) -> SchedTrace:
+    """`trace-cmd report -t`'s text (or its lines) as a SchedTrace. Lines of other events, and the file's header
+    lines, are skipped and counted; an entry with no exit (the ring began or ended inside it) is left out. With
+    `keep`, only the lines at times it keeps are read into the timelines (each CPU's `first` is over every line):
+    a 1 kHz run's trace is a million lines, and an explanation needs the stretches around its events."""
     tr = SchedTrace()
+    lines = text.splitlines() if isinstance(text, str) else text
     open_irq: dict[tuple[int, int], tuple[float, str]] = {}
     open_soft: dict[tuple[int, int], tuple[float, str]] = {}
     open_work: dict[tuple[int, str], tuple[float, str]] = {}
     prio: dict[int, int] = {0: 120}
-    for line in text.splitlines():
+    for line in lines:
         m = LINE.match(line)
         if m is None:
             tr.skipped += 1
@@ -162,6 +166,10 @@ def parse_report(text: str) -> SchedTrace:
         tr.lines += 1
         cpu, ts, ev, rest = int(m["cpu"]), float(m["ts"]), m["event"], m["rest"]
         tl = tr.cpu(cpu)
+        if keep is not None and not keep(ts):
+            if tl.first is None:
+                tl.first = ts
+            continue
         pid = int(m["pid"])
         if not tl.who or tl.who[-1].pid != pid:       # a switch the trace missed (or the CPU's first line)
             tl.change(ts, tl.last if tl.last is not None else ts, Thread(pid, m["comm"], prio.get(pid, UNKNOWN_PRIO)))
@@ -198,16 +206,32 @@ def parse_report(text: str) -> SchedTrace:
     return tr
 
 
-def report_text(path: Path) -> str:
-    """`trace-cmd report -t` of a trace file (nanosecond timestamps): the one reader of the binary format."""
+def windows_keep(windows: list[tuple[float, float]]) -> Callable[[float], bool]:
+    """`keep` for parse_report: the times inside any of `windows` ((start, end) pairs)."""
+    merged: list[list[float]] = []
+    for a, b in sorted(windows):
+        if merged and a <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], b)
+        else:
+            merged.append([a, b])
+    starts = [w[0] for w in merged]
+
+    def keep(t: float) -> bool:
+        i = bisect.bisect_right(starts, t)
+        return i > 0 and t <= merged[i - 1][1]
+    return keep
+
+
+def read_trace(path: Path, keep: Callable[[float], bool] | None = None) -> SchedTrace:
+    """A trace file read through `trace-cmd report -t` (nanosecond timestamps), the one reader of its binary
+    format, its lines read as they come (TraceError: one line)."""
     if shutil.which("trace-cmd") is None:
         raise TraceError("trace-cmd is not installed (Debian: apt-get install trace-cmd): it reads the host trace")
-    done = subprocess.run(["trace-cmd", "report", "-t", "-i", str(path)], capture_output=True, text=True,
-                          errors="replace", timeout=600)
-    if done.returncode != 0:
-        raise TraceError(f"trace-cmd report {path}: {' '.join(done.stderr.split())[:200] or 'failed'}")
-    return done.stdout
-
-
-def read_trace(path: Path) -> SchedTrace:
-    return parse_report(report_text(path))
+    with subprocess.Popen(["trace-cmd", "report", "-t", "-i", str(path)], stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, errors="replace") as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        tr = parse_report(proc.stdout, keep)
+        err = proc.stderr.read()
+    if proc.returncode != 0:
+        raise TraceError(f"trace-cmd report {path}: {' '.join(err.split())[:200] or 'failed'}")
+    return tr

@@ -151,7 +151,7 @@ def test_explain_run_reads_the_run_and_its_trace(tmp_path, fixture, trace, monke
                                                "sha256": hashlib.sha256(dat.read_bytes()).hexdigest(),
                                                "steal_s": {"cpu1": 0.0}})
     read: list[Path] = []
-    monkeypatch.setattr(ex_mod, "read_trace", lambda p: read.append(p) or trace)
+    monkeypatch.setattr(ex_mod, "read_trace", lambda p, keep: read.append(p) or trace)
     [one] = explain_run(csv, 17)
     assert read == [dat]
     assert one.largest().detail["comm"] == "mmspinner"
@@ -194,3 +194,17 @@ def test_a_cpu_whose_ring_begins_after_the_moment_leaves_the_wakeup_unsplit(fixt
     ex = explain_event(row, side, parse_report("\n".join(lines)))
     assert any("no longer held CPU 1" in n for n in ex.notes)
     assert [p.key for p in ex.parts] == ["est_error", "wakeup", "write", "line", "floor"]
+
+
+def test_only_the_events_windows_are_read(fixture) -> None:
+    from mmanalysis.schedtrace import windows_keep
+
+    keep = windows_keep([(5.0, 6.0), (1.0, 2.0), (1.5, 3.0)])
+    assert [keep(t) for t in (0.5, 1.0, 2.5, 3.0, 3.5, 5.5, 6.5)] == [False, True, True, True, False, True, False]
+    row, side = fixture["row"], fixture["sidecar"]
+    [(a, b)] = ex_mod.event_windows([row], side)
+    text = (DATA / "report.txt").read_text()
+    narrow = parse_report(text, windows_keep([(a + ex_mod.MARGIN_S, b - ex_mod.MARGIN_S)]))
+    assert narrow.lines == parse_report(text).lines            # every line seen, for each CPU's first time
+    assert sum(len(tl.at) for tl in narrow.cpus.values()) < sum(len(tl.at) for tl in parse_report(text).cpus.values())
+    assert explain_event(row, side, parse_report(text, windows_keep([(a, b)]))).largest().detail["comm"] == "mmspinner"
