@@ -82,3 +82,9 @@ def test_a_break_is_explained_when_the_run_traced_the_host(tmp_path, monkeypatch
     untraced = RunResult([], {"break": {"us": 500.0, "event": 7}}, csv, None)
     no_break = RunResult([], {"break": {"us": 500.0, "event": None}, "host_trace": {"file": "r.host.dat"}}, csv, None)
     assert tracehost.break_explanation(untraced) == [] and tracehost.break_explanation(no_break) == []
+
+
+def test_a_taken_host_trace_name_is_refused_before_the_run(tmp_path, capsys) -> None:
+    (tmp_path / "r.host.dat").write_bytes(b"an earlier run's")
+    err = refused(capsys, ["run", "--mode", "normal", "--trace-host", "-o", str(tmp_path / "r")])
+    assert "--trace-host:" in err and "r.host.dat exists; --force to overwrite" in err
