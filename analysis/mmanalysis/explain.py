@@ -133,7 +133,8 @@ def wakeup_parts(tr: SchedTrace, tid: int, moment: float, wrote: float, steal: d
                 _classify(acc, tl, lo, hi, th, tid, asleep=hi <= edge)
     if woke is not None:
         notes.append(f"the firing thread was woken {(woke.at - moment) * 1e6:+.1f} us from the moment, on CPU "
-                     f"{woke.cpu}; it wrote from CPU {cpu}")
+                     f"{woke.cpu} while {woke.by} ran there (its own wake-up call, or the timer's interrupt on it); "
+                     f"it wrote from CPU {cpu}")
     if (s := steal.get(f"cpu{cpu}")) is not None:
         notes.append(f"steal on CPU {cpu} over the run: {s * 1e3:.0f} ms (/proc/stat at the run's start and end): time "
                      f"the hypervisor took, which the trace shows only as time inside the parts above")

@@ -129,6 +129,7 @@ class Wake:
     cpu: int          # the CPU that woke it
     target: int       # the CPU it was to run on
     kind: str         # sched_waking or sched_wakeup
+    by: str = ""      # the task on the waking CPU (a thread that woke it, or the one an interrupt came in on)
 
 
 @dataclass
@@ -183,7 +184,7 @@ def parse_report(text: str | Iterable[str], keep: Callable[[float], bool] | None
             tl.change(ts, ts, Thread(int(s["npid"]), s["ncomm"], int(s["nprio"])))
         elif ev in ("sched_waking", "sched_wakeup") and (w := (WAKING if ev == "sched_waking" else WAKEUP).search(rest)):
             prio[int(w["pid"])] = int(w["prio"])
-            tr.wakes.setdefault(int(w["pid"]), []).append(Wake(ts, cpu, int(w["cpu"]), ev))
+            tr.wakes.setdefault(int(w["pid"]), []).append(Wake(ts, cpu, int(w["cpu"]), ev, f"{m['comm']} (pid {pid})"))
         elif ev == "irq_handler_entry" and (i := IRQ_ENTRY.search(rest)):
             open_irq[(cpu, int(i["irq"]))] = (ts, f"irq {i['irq']} {i['name']}")
         elif ev == "irq_handler_exit" and (i := IRQ_EXIT.search(rest)):
