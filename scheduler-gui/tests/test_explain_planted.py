@@ -63,7 +63,7 @@ def test_the_worst_event_names_the_planted_spinner(tmp_path: Path, built: None) 
         pytest.skip(f"needs CPU {CPU} beside another: the spinner holds it")
     out = tmp_path / "planted"
     run = subprocess.Popen([*MMRIG, "run", "--mode", "normal", "-m", "-p", "80", "-i", "1ms", "--baud", "500000",
-                            "-l", "6000", "--trace-host", "-q", "-o", str(out)],
+                            "-l", "4000", "--trace-host", "-q", "-o", str(out)],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         # once events are being fired (the journal has rows): the firing thread pinned to CPU, then the spin there
