@@ -114,8 +114,12 @@ def test_the_lists_are_the_codes_own() -> None:
     from mmrig.cli.run import run_files
     from mmsched.export import journal_paths
 
-    args = argparse.Namespace(out=Path("r"), unpaced=False, hist="", junit=Path("r.junit.xml"), trace=True)
+    args = argparse.Namespace(out=Path("r"), unpaced=False, hist="", junit=Path("r.junit.xml"), trace=True,
+                              trace_host=False)
     assert sorted(str(p) for _, p in run_files(args)) == sorted(names("run", Path()))
+    # --trace-host (root and a tracefs: not run here) adds the host trace beside them, checked as they are
+    traced = argparse.Namespace(**{**vars(args), "trace_host": True})
+    assert sorted(str(p) for _, p in run_files(traced)) == sorted(names("run", Path()) + ["r.host.dat"])
     lockstep = argparse.Namespace(**{**vars(args), "unpaced": True})
     assert sorted(str(p) for _, p in run_files(lockstep)) == sorted(names("run-lockstep", Path()))
     assert sorted(map(str, journal_paths(Path("r")))) == sorted(names("run-journal", Path()))

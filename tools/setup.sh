@@ -67,6 +67,9 @@ fi
 # for every user: the per-user `make setup` does without it (mmrig then does as the kernel's limits allow)
 if [[ -n $system_step ]]; then
     apt_packages+=(rtkit)
+    # trace-cmd: `mmrig run --trace-host` records the kernel's scheduler trace (root or a writable tracefs: a
+    # machine's step; docs/explain.md)
+    apt_packages+=(trace-cmd)
 fi
 if [[ -n $print_apt ]]; then printf '%s\n' "${apt_packages[@]}"; exit 0; fi
 

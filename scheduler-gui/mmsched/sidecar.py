@@ -123,6 +123,9 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | N
         "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts,
                      "profiler_clock_ppm": None if st.tracker.fit_ppm is None else round(st.tracker.fit_ppm, 1)}
         if st is not None else None,
+        # the run's clock at sent_s 0: time.monotonic() (CLOCK_MONOTONIC) but in lockstep (virtual seconds)
+        "run_clock": {"clock": "virtual" if identity.get("lockstep") else "CLOCK_MONOTONIC", "t0_s": round(st.t0, 6)}
+        if st is not None else None,
         "bench": verdict.section,
         "measurability": validity,
         "valid": not r.invalid,

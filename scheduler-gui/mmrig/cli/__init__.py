@@ -1,6 +1,6 @@
 """`mmrig`: the one command line of the rig. One module per subcommand, each registering its own options
 (`add_parser`), the way pytest's plugins own theirs: proto, bench, report / profile / capture / lab key,
-demo, run, sweep, boards, gui."""
+demo, run, explain, sweep, boards, gui."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import sys
 
 from mmrig import __version__
 
-from . import analysis, bench, boards, demo, gui, proto, replay, run, sweep
+from . import analysis, bench, boards, demo, explain, gui, proto, replay, run, sweep
 from .parser import MmrigParser, parse
 
-SUBCOMMANDS = (proto, bench, analysis, demo, run, replay, sweep, boards, gui)
+SUBCOMMANDS = (proto, bench, analysis, demo, run, explain, replay, sweep, boards, gui)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -36,6 +36,7 @@ from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
 from mmrig.junit import files_words, junit_xml, write_junit
 
+from . import tracehost
 from .options import (add_ppm_options, add_profiler_kind_option, duration_s, parse_interval, parse_rate, percent,
                       positive_float)
 from .summary import summary_text
@@ -60,7 +61,8 @@ def dumps_readable(doc: object) -> str:
 RUN_EPILOG = """\
 exit codes (the first that applies wins):
   2  usage or rig error: bad option, an interval aligned generation cannot honour (not a whole number of
-     ticks), -p or -m where the host does not allow them (as cyclictest), an output where no file can be made
+     ticks), -p or -m where the host does not allow them (as cyclictest), --trace-host where the host trace cannot
+     be recorded (not root and no tracefs the user may write, no trace-cmd), an output where no file can be made
      (tried before the run: made and removed; its folder must exist, never as a link, and no FIFO, device or
      folder may hold its name, --force or not), a port that cannot be opened, a bench that cannot start (no run); or the
      run's files could not be written at its end (a full disk): the one line names the journal that holds its
@@ -88,7 +90,8 @@ environment), written at the end; meanwhile each event goes to the journal OUT.p
 OUT.partial.json), removed once OUT.csv and OUT.json are written;
 OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
 'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate),
-OUT.exectrace, OUT.perfetto-trace and OUT.vcd with --trace. A name any of them would take that is taken already
+OUT.exectrace, OUT.perfetto-trace and OUT.vcd with --trace, OUT.host.dat with --trace-host (the PC's scheduler
+trace: `mmrig explain OUT worst`). A name any of them would take that is taken already
 (a dangling link too) is refused before the run starts (exit 2) unless --force; each file is written to a new
 temporary file beside it and renamed over it, so a link planted under its name is replaced, never written through.
 """
@@ -251,7 +254,7 @@ def run_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
         files.append(("--junit", Path(args.junit)))
     if args.trace and args.out is not None:
         files += [("--trace", p) for p in traced_paths(args.out).values()]
-    return files
+    return files + tracehost.files(args)
 
 
 def target_of(args: argparse.Namespace) -> Target:
@@ -300,6 +303,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         cfg = run_config(args, inv.name)
         check_files(args)
         check_realtime(cfg)
+        if (why := tracehost.check(args)) is not None:
+            raise Refusal(why)
     except Refusal as exc:
         return inv.refuse(str(exc))
     target = target_of(args)
@@ -317,7 +322,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         runner.observer = progress.observer
         progress.start()
     try:
+        host_trace = tracehost.start(args)       # before the run's first event: the trace spans the run
+    except tracehost.HostTraceError as exc:
+        ensure_closed(endpoint)
+        return inv.refuse(f"--trace-host: {exc}")
+    try:
         result = run_with_signals(runner, log or (lambda t: print(t, file=sys.stderr)))
+        if (problem := tracehost.finish(host_trace, result)) is not None:
+            print(f"mmrig run: {problem}", file=sys.stderr)
+        host_trace = None
     except (LinkError, EndpointError) as exc:
         ensure_closed(endpoint)
         return inv.refuse(str(exc).splitlines()[0])
@@ -334,6 +347,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"mmrig run: interrupted{kept}", file=sys.stderr)
         return 130
     finally:
+        if host_trace is not None:               # the run ended in an error: its trace is not kept
+            host_trace.abort()
         if progress is not None:
             progress.close()
     return report(inv, cfg, result)
@@ -354,7 +369,8 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
     broke = (result.sidecar.get("break") or {}).get("event") is not None
     code = exit_code(result.valid, verdicts, broke)
     text = summary_lines(cfg, result, files, shutil.get_terminal_size().columns) + \
-        break_lines(result.sidecar, result.csv_path)
+        break_lines(result.sidecar, result.csv_path) + \
+        tracehost.break_explanation(result)
     verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
     if args.json:
         print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist, args.junit)))
@@ -467,7 +483,8 @@ def add_normal_mode_options(run: argparse.ArgumentParser) -> None:
 
 
 def add_output_options(run: argparse.ArgumentParser) -> None:
-    """What a run prints and writes besides its CSV and JSON: --json, --junit, the break, the histogram, -q."""
+    """What a run prints and writes besides its CSV and JSON: --json, --junit, the break, the host's trace, the
+    histogram, -q."""
     report = run.add_argument_group("output")
     report.add_argument("--json", action="store_true",
                         help="print the summary, histogram, gates, files and environment as one JSON document on "
@@ -478,6 +495,7 @@ def add_output_options(run: argparse.ArgumentParser) -> None:
                         help="stop at the first event whose latency exceeds US, or that ends late or missed (as "
                              "latmus -A): the run is written up to it, exit 102, and the command that replays it "
                              "with the executor traced is printed; cyclictest's -b US")
+    tracehost.add_options(report)
     report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
                         help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
                              "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
