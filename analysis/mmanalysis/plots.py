@@ -37,6 +37,7 @@ from matplotlib.figure import Figure
 
 from . import axes as fit
 from .histogram import bin_counts, check_bin_us, default_bin_us
+from . import canvas
 from .latstats import measured, variance_text
 # the load CDF and its grouping live in loadcdf.py, the helpers every figure module shares in plotbase.py;
 # re-exported so that callers keep plots.load_cdf, mmanalysis.plots.load_cdf_panels, plots.us_text ...
@@ -98,27 +99,27 @@ def _measured(data: RunSet, run: str) -> np.ndarray:
 
 def _legend(ax, **kw) -> None:
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(**kw)
+        legend = ax.legend(**kw)
+        if kw.get("bbox_to_anchor", (0.0,))[0] > 1:       # beside the axes: the canvas widens for it
+            canvas.beside(legend)
 
 
-DPI = 110
+DPI = canvas.DPI
 RASTER_POINTS = 400      # a point cloud of more markers than this goes into the SVG as one image
 
 
 def save(fig, out_dir: Path | str, stem: str, formats=("png", "svg")) -> list[Path]:
-    """FIG as OUT_DIR/STEM.png and .svg, cut to what is drawn (bbox 'tight'). The tight box is measured once
-    and given to every format: savefig's own 'tight' draws the whole figure once more per format just to
-    measure it, which was most of a report's time."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
+    """FIG as OUT_DIR/STEM.png and .svg: the whole figure, sized to what is drawn on it (canvas.fit, at the
+    DPI the PNG is written at: a legend beside its axes is inside the canvas, never cut at its edge). Every
+    figure function fits its figure already; fitting here too costs one measurement and keeps a figure drawn
+    elsewhere (a caller's) whole."""
     out_dir = subfolder(out_dir)      # the writer's own figures/ folder: refused if a link or another's holds it
-    canvas = FigureCanvasAgg(fig)
-    bbox = fig.get_tightbbox(canvas.get_renderer()).padded(0.1)     # savefig's default pad_inches
+    canvas.fit(fig)
     paths = []
     for fmt in formats:
         p = out_dir / f"{stem}.{fmt}"
         buf = io.BytesIO()              # rendered here, then written as every file of ours is (safefiles)
-        fig.savefig(buf, format=fmt, dpi=DPI, bbox_inches=bbox)
+        fig.savefig(buf, format=fmt, dpi=fig.dpi)
         atomic_write(p, buf.getvalue())
         paths.append(p)
     return paths
@@ -161,7 +162,7 @@ def timeline(data: RunSet, run: str):
     ax.set_ylabel("latency (us)" + (", log" if sc.log else ""))
     ax.set_title(f"latency over time: {_label(data, run)}", fontsize=9)
     _legend(ax, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    return canvas.fit(fig)
 
 
 HIST_QUANTILE = 99.9      # the default upper limit of the histogram's range: this percentile, rounded up
@@ -281,7 +282,7 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
         ax.grid(True, axis="y", which="major", alpha=0.3)
         _legend(ax, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 def _paper_refs(data: RunSet, runs: list[str]) -> list[PaperRow]:
@@ -347,7 +348,7 @@ def cdf(data: RunSet, runs: list[str] | None = None):
     ax.set_title("cumulative distribution of latency (measured events: ok + late, measurable)", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     _legend(ax, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    return canvas.fit(fig)
 
 
 def compare(data: RunSet, runs: list[str] | None = None):
@@ -390,7 +391,7 @@ def compare(data: RunSet, runs: list[str] | None = None):
     ax.set_title("runs side by side (measured events: ok + late, measurable)", fontsize=9)
     _legend(ax, fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.06))
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 def _mixed_runs(data: RunSet, runs: list[str] | None) -> list[str]:
@@ -465,7 +466,7 @@ def slack(data: RunSet, runs: list[str] | None = None):
     ax2.set_title("slack left against creation phase: missed events had none", fontsize=9)
     _legend(ax2, fontsize=6.5, loc="upper left", bbox_to_anchor=(0.0, -0.18))
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 def missed_phase(data: RunSet, runs: list[str] | None = None):
@@ -499,7 +500,7 @@ def missed_phase(data: RunSet, runs: list[str] | None = None):
         axs[0].set_yticks([])
     axs[-1].set_xlabel("tick phase at creation (>= 1.0: the next tick had begun, its TIMECODE not yet arrived)")
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 CAPTIONS: dict[str, str] = {

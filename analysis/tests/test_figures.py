@@ -212,3 +212,75 @@ def test_colours_stay_unique_past_ten_runs(experiments_dir, tmp_path):
     assert len(many.runs) == 15
     colours = plots.run_colors(many)
     assert len({to_hex(c) for c in colours.values()}) == 15
+
+
+def drawn_texts(fig) -> list[tuple[str, object]]:
+    """Every text the figure draws (titles, labels, tick labels, annotations, legend entries), each with its
+    window extent, and every legend's frame: caught as the Agg renderer draws them, so only what is drawn."""
+    FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()
+    seen: list[Text] = []
+    draw_text = renderer.draw_text
+
+    def record(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        if mtext is not None and s.strip():
+            seen.append(mtext)
+        return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    renderer.draw_text = record
+    try:
+        fig.draw(renderer)
+    finally:
+        renderer.draw_text = draw_text
+    boxes = [(f"text {t.get_text()!r}", Text.get_window_extent(t, renderer)) for t in seen]
+    legends = [lg for lg in [*(ax.get_legend() for ax in fig.axes), *fig.legends] if lg is not None]
+    return boxes + [(f"legend {i}", lg.get_window_extent(renderer)) for i, lg in enumerate(legends)]
+
+
+def check_inside_canvas(fig, name: str) -> None:
+    boxes = drawn_texts(fig)
+    assert any(what.startswith("text") for what, _ in boxes), f"{name}: no text drawn"
+    page = fig.bbox
+    for what, b in boxes:
+        assert page.x0 - 0.5 <= b.x0 and b.x1 <= page.x1 + 0.5 and page.y0 - 0.5 <= b.y0 and b.y1 <= page.y1 + 0.5, \
+            f"{name}: {what} at {b.extents} leaves the figure's canvas {page.extents}"
+
+
+def every_figure(data):
+    """(name, figure) for every figure the report draws from DATA."""
+    runs = plots._runs(data, None)
+    yield "cdf", plots.cdf(data, runs)
+    yield "histogram", plots.histogram(data, runs)
+    yield "compare", plots.compare(data, runs)
+    yield "load-cdf", plots.load_cdf(data, runs)
+    if plots._mixed_runs(data, runs):
+        yield "slack", plots.slack(data, runs)
+        yield "missed-phase", plots.missed_phase(data, runs)
+    for run in runs:
+        yield f"timeline-{run}", plots.timeline(data, run)
+
+
+def test_every_text_and_legend_lies_inside_the_figure(data):
+    """The legends beside their axes and every label are inside the figure's own canvas (Agg), so nothing is cut
+    at the PNG's edge: the CDF's legend lost the end of its widest entry there."""
+    for name, fig in every_figure(data):
+        check_inside_canvas(fig, name)
+
+
+def test_the_png_is_the_whole_canvas(experiments_dir, tmp_path):
+    from PIL import Image
+
+    data = read_runs(experiments_dir)
+    fig = plots.cdf(data)
+    (png,) = plots.save(fig, tmp_path, "cdf", ("png",))
+    w, h = Image.open(png).size
+    assert abs(w - fig.bbox.width) <= 1 and abs(h - fig.bbox.height) <= 1       # (savefig rounds down)
+    check_inside_canvas(fig, "cdf as saved")
+
+
+def test_the_gantt_chart_keeps_its_legend_inside(tmp_path):
+    from mmanalysis import exectrace, ganttplot
+
+    tr = exectrace.read(Path(__file__).parent / "data" / "handmade.exectrace")
+    check_inside_canvas(ganttplot.gantt(tr, "handmade"), "gantt")
+
