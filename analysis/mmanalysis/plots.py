@@ -13,7 +13,8 @@ mmanalysis.profiler_kind), each run's label says its kind ("NAME [8051]"), so th
 
 - timeline:     latency over time, one run, late bound and non-measured outcomes marked on a strip at the top
 - histogram:    latency histogram with log counts (cyclictest / OSADL style): fixed bins of a stated width
-                from 0, an overflow bin, one step curve per run, identical runs kept visible
+                from 0, an overflow bin, one step curve per run, identical runs kept visible, runs whose
+                ranges are more than 10x apart in panels of their own
 - cdf:          share of events <= x, min and max marked and labelled per run, the paper's means as lines
 - load_cdf:     one CDF per PC load condition, one panel per experiment (mode, distance, generation;
                 figures 6-9 of Liu et al., "Implementing Hybrid Operating Systems with Two-Level
@@ -36,8 +37,8 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from . import axes as fit
-from .histogram import bin_counts, check_bin_us, default_bin_us
 from . import canvas
+from .histogram import bin_counts, check_bin_us, default_bin_us
 from .latstats import measured, variance_text
 # the load CDF and its grouping live in loadcdf.py, the helpers every figure module shares in plotbase.py;
 # re-exported so that callers keep plots.load_cdf, mmanalysis.plots.load_cdf_panels, plots.us_text ...
@@ -177,6 +178,42 @@ def _family(data: RunSet, run: str) -> str:
     return "pc" if data.meta[run].get("config", {}).get("mode") == "normal" else "executor"
 
 
+PANEL_RANGE_RATIO = 10.0   # runs whose ranges differ by more than this share no panel (range: HIST_QUANTILE)
+
+
+def range_groups(per_run: dict[str, np.ndarray], ratio: float = PANEL_RANGE_RATIO) -> list[list[str]]:
+    """RUNS (name -> measured latencies) in groups whose ranges are within RATIO of one another, narrowest first,
+    each group's runs in the order given. A run's range is its HIST_QUANTILE percentile, what a panel's axis
+    is taken from: three runs at 1.375 us beside one that reached 1,273 us shared a 0-1000 us axis, where the
+    three filled its first pixel; apart, each panel's axis fits its own runs."""
+    top = {r: max(float(np.percentile(v, HIST_QUANTILE)), 1e-9) for r, v in per_run.items() if len(v)}
+    groups: list[list[str]] = []
+    floor = 0.0
+    for r in sorted(top, key=lambda r: top[r]):
+        if groups and top[r] <= floor * ratio:
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+            floor = top[r]
+    order = list(per_run)
+    return [sorted(g, key=order.index) for g in groups]
+
+
+def histogram_panels(data: RunSet, runs: list[str] | None = None) -> list[tuple[str, list[str]]]:
+    """The histogram's panels: (title, runs), one per kind of latency (HIST_FAMILIES) and, within a kind, one per
+    group of runs whose ranges are within PANEL_RANGE_RATIO of one another (range_groups)."""
+    runs = _runs(data, runs)
+    per_run = {r: _measured(data, r) for r in runs}
+    panels = []
+    for fam, title in HIST_FAMILIES:
+        members = {r: per_run[r] for r in runs if _family(data, r) == fam and len(per_run[r])}
+        groups = range_groups(members)
+        for g in groups:
+            panels.append((title if len(groups) == 1 else
+                           f"{title}, runs up to {us_text(max(float(members[r].max()) for r in g))} us", g))
+    return panels
+
+
 def nice_ceiling(x: float, step: float) -> float:
     """The smallest of 1, 2, 5 x 10^k that is >= X, as a whole number of STEPs (at least one step)."""
     if not np.isfinite(x) or x <= 0:
@@ -208,7 +245,8 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
     see hist_range), then one overflow bin, drawn apart at the right and labelled with its count, as
     cyclictest's and OSADL's latency plots. Log counts. One panel per kind of latency (the executor fires:
     verification and mixed; the PC fires: normal mode), since microseconds and milliseconds on one linear
-    axis would leave one of them a sliver.
+    axis would leave one of them a sliver; within a kind, runs whose ranges differ by more than
+    PANEL_RANGE_RATIO get a panel each for the same reason (histogram_panels).
 
     Runs with the same data must stay visible (the bench's runs are often identical to the cycle). One
     curve per run as a step outline, and three things keep identical outlines apart rather than one
@@ -220,15 +258,14 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
     runs = [r for r in _runs(data, runs)]
     colors = run_colors(data)
     per_run = {r: _measured(data, r) for r in runs}
-    families = [(f, title) for f, title in HIST_FAMILIES if any(_family(data, r) == f and len(per_run[r])
-                                                               for r in runs)]
-    n = max(len(families), 1)
+    panels = histogram_panels(data, runs)
+    n = max(len(panels), 1)
     fig = Figure(figsize=(9, 3.4 * n + 0.3))
     axs = fig.subplots(n, 1, squeeze=False)[:, 0]
-    if not families:
+    if not panels:
         axs[0].text(0.5, 0.5, "no measured events", ha="center", transform=axs[0].transAxes)
-    for ax, (fam, title) in zip(axs, families):
-        members = [r for r in runs if _family(data, r) == fam and len(per_run[r])]
+    for ax, (title, members) in zip(axs, panels):
+        fam = _family(data, members[0])
         pooled = np.concatenate([per_run[r] for r in members])
         if bin_us is not None:
             width = check_bin_us(bin_us)
@@ -278,7 +315,7 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
         ax.set_xlabel(f"latency (us): bins of {width:g} us from 0 to {us_text(limit)} us, then the overflow bin "
                       f"(>= {us_text(limit)} us)", fontsize=8)
         ax.set_ylabel("events (log)")
-        ax.set_title(f"latency histogram, {title}: measured events (ok + late, measurable)", fontsize=9)
+        ax.set_title(f"latency histogram, {title}\nmeasured events (ok + late, measurable)", fontsize=9)
         ax.grid(True, axis="y", which="major", alpha=0.3)
         _legend(ax, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
@@ -511,7 +548,8 @@ CAPTIONS: dict[str, str] = {
                 "free-running runs are never pooled).",
     "histogram": "Latency histogram in fixed bins from 0 us (the width is on the axis), events beyond the "
                  "range counted in the overflow bin at the right, log counts; one outline per run, identical "
-                 "runs drawn nested and named in the legend.",
+                 "runs drawn nested and named in the legend; runs whose ranges are more than 10x apart in "
+                 "panels of their own.",
     "compare": "Every run's measured latencies side by side on one axis, with its mean and variance, and the "
                "paper's mean of its experiment as a black bar.",
     "slack": "Mixed mode: how long each SCHEDULE frame took to reach the executor, and the slack it had left "

@@ -143,7 +143,12 @@ def test_histogram(data):
     check_no_overlap(fig)
     check_run_colours(fig)
     families = {plots._family(data, r) for r in runs if len(latencies(data, [r]))}
-    assert len(fig.axes) == len(families)
+    panels = plots.histogram_panels(data, runs)
+    assert len(fig.axes) == len(panels) >= len(families)      # a kind of latency each, more where ranges differ
+    assert {plots._family(data, r) for _, members in panels for r in members} == families
+    for _, members in panels:                                 # a panel's runs: ranges within 10x of one another
+        tops = [np.percentile(latencies(data, [r]), plots.HIST_QUANTILE) for r in members]
+        assert max(tops) <= plots.PANEL_RANGE_RATIO * min(tops)
     for ax in fig.axes:
         members = [r for r in runs if any(a.get_gid() == f"run:{r}" for a in ax.patches)]
         lat = latencies(data, members)
