@@ -53,6 +53,10 @@ from .safefiles import atomic_write, subfolder
 from .schema import DEFAULT_LATE_BOUND_US, MEASURED, load_condition
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
+# Where a figure marks each event by its outcome, each outcome has a marker of its own in shape and colour (the
+# colour, COLORS'), so that it reads in print and to a reader who cannot tell the colours apart; the run is then
+# the marker's outline. All filled, so that the outline can carry the run's colour.
+OUTCOME_MARKERS = {"ok": "o", "late": "^", "early": "v", "missed": "X", "lost": "D"}
 
 
 def run_colors(data: RunSet, runs: list[str] | None = None) -> dict[str, tuple]:
@@ -444,7 +448,8 @@ def slack(data: RunSet, runs: list[str] | None = None):
     """Mixed runs. Left: how long each SCHEDULE took from its creation on the PC to the executor's ACK (ms).
     Right: the slack the event had left when the executor had it (ticks) against the tick phase the PC created
     it at; a missed (refused, past due) event had none: it is drawn on the zero line as a red cross at its
-    creation phase. Colour: the run; marker: the outcome."""
+    creation phase. Left, colour: the run. Right, each outcome's marker differs in shape and colour
+    (OUTCOME_MARKERS, COLORS), its outline in the run's colour."""
     runs = _mixed_runs(data, runs)
     colors = run_colors(data)
     fig = Figure(figsize=(11, 4.2))
@@ -478,15 +483,17 @@ def slack(data: RunSet, runs: list[str] | None = None):
             if not m.any():
                 continue
             outcome_seen[o] = outcome_seen.get(o, 0) + int(m.sum())
-            ax2.plot(phase[m], y, "x" if o in ("missed", "lost") else ".", color=colors[run],
-                     ms=5 if o in ("missed", "lost") else 3, gid=f"run:{run}", rasterized=int(m.sum()) > RASTER_POINTS)
+            ax2.plot(phase[m], y, OUTCOME_MARKERS[o], ls="", color=colors[run], mfc=COLORS[o], mec=colors[run],
+                     mew=0.8, ms=6 if o in ("missed", "lost") else 4.5, gid=f"run:{run}",
+                     rasterized=int(m.sum()) > RASTER_POINTS)
         if len(df):
-            ax2.plot([], [], "s", color=colors[run], label=_label(data, run))
-    for o, k in outcome_seen.items():
+            ax2.plot([], [], "o", ls="", color=colors[run], mfc="none", mec=colors[run], mew=1.6,
+                     label=f"{_label(data, run)} (the markers' outline)")
+    for o in [o for o in OUTCOME_MARKERS if o in outcome_seen]:
         words = {"missed": "missed: no slack left (without an ACK phase: on the zero line)",
                  "lost": "lost (without an ACK phase: on the zero line)"}
-        ax2.plot([], [], "x" if o in ("missed", "lost") else ".", color="k",
-                 label=f"{words.get(o, o)} ({k})")
+        ax2.plot([], [], OUTCOME_MARKERS[o], ls="", color=COLORS[o], mfc=COLORS[o], mec=COLORS[o], ms=6,
+                 gid=f"outcome:{o}", label=f"{words.get(o, o)} ({outcome_seen[o]})")
     if not runs:
         for ax in (ax1, ax2):
             ax.text(0.5, 0.5, "no mixed-mode run with ACK data", ha="center", transform=ax.transAxes)

@@ -199,7 +199,7 @@ def test_slack_and_missed_phase(data):
     check_axis(fig.axes[0], "x", prop)
     missed = int((data.df.loc[data.df["run"].isin(runs), "outcome"] == "missed").sum())
     crosses = sum(len(line.get_xdata()) for line in fig.axes[1].lines
-                  if line.get_marker() == "x" and (line.get_gid() or "").startswith("run:"))
+                  if line.get_marker() == plots.OUTCOME_MARKERS["missed"] and (line.get_gid() or "").startswith("run:"))
     assert crosses >= missed > 0              # every missed event is drawn (both data sets have some)
     fig = plots.missed_phase(data)
     check_no_overlap(fig)
@@ -289,3 +289,32 @@ def test_the_gantt_chart_keeps_its_legend_inside(tmp_path):
     tr = exectrace.read(Path(__file__).parent / "data" / "handmade.exectrace")
     check_inside_canvas(ganttplot.gantt(tr, "handmade"), "gantt")
 
+
+def test_slack_marks_each_outcome_in_a_shape_and_colour_of_its_own(data):
+    """The slack panel's markers: one shape and one colour per outcome (never two outcomes alike in either),
+    the run in the marker's outline; the legend's outcome entries show the same markers."""
+    markers, colours = plots.OUTCOME_MARKERS, plots.COLORS
+    assert len(set(markers.values())) == len(markers) and len({to_hex(colours[o]) for o in markers}) == len(markers)
+    fig = plots.slack(data)
+    ax = fig.axes[1]
+    runs = plots._mixed_runs(data, None)
+    drawn: dict[str, int] = {}
+    for line in ax.lines:
+        gid = line.get_gid() or ""
+        if not gid.startswith("run:") or not len(line.get_xdata()):
+            continue
+        run = gid[4:]
+        (outcome,) = [o for o in markers if line.get_marker() == markers[o]]
+        assert to_hex(line.get_markerfacecolor()) == to_hex(colours[outcome]), (run, outcome)
+        assert to_hex(line.get_markeredgecolor()) == to_hex(plots.run_colors(data)[run]), (run, outcome)
+        drawn[outcome] = drawn.get(outcome, 0) + len(line.get_xdata())
+    df = data.df[data.df["run"].isin(runs)]
+    want = {o: int(((df["outcome"] == o) & (df["slack_ticks"].notna() | df["outcome"].isin(["missed", "lost"]))).sum())
+            for o in markers}
+    assert drawn == {o: k for o, k in want.items() if k}
+    assert {"ok", "missed"} <= set(drawn)                 # both data sets have both
+    entries = {(line.get_gid() or "")[8:]: line for line in ax.lines if (line.get_gid() or "").startswith("outcome:")}
+    assert set(entries) == set(drawn)
+    for o, line in entries.items():
+        assert line.get_marker() == markers[o] and to_hex(line.get_markerfacecolor()) == to_hex(colours[o])
+        assert any(label.startswith(o) for label in ax.get_legend_handles_labels()[1])
