@@ -143,7 +143,8 @@ def timeline(data: RunSet, run: str):
         m = meas & (outcome == o)
         if o != "ok" and not m.any():
             continue
-        ax.plot(t[m], lat[m], ".", ms=3, color=COLORS[o], label=f"{o} ({m.sum()})", rasterized=m.sum() > RASTER_POINTS)
+        ax.plot(t[m], lat[m], OUTCOME_MARKERS[o], ls="", ms=3, color=COLORS[o], label=f"{o} ({m.sum()})",
+                rasterized=m.sum() > RASTER_POINTS)
     unmeas = np.isin(outcome, MEASURED) & ~meas
     strip = ax.get_xaxis_transform()         # x in data, y in axes fraction: a strip above the data
     if unmeas.any():
@@ -152,7 +153,7 @@ def timeline(data: RunSet, run: str):
     for o in ("early", "missed", "lost"):
         m = outcome == o
         if m.any():
-            ax.plot(t[m], np.full(m.sum(), 0.97), "v" if o != "early" else "^", color=COLORS[o], transform=strip,
+            ax.plot(t[m], np.full(m.sum(), 0.97), OUTCOME_MARKERS[o], ls="", color=COLORS[o], transform=strip,
                     label=f"{o} ({m.sum()}, no latency: top strip)")
     values = lat[meas]
     bound = _late_bound(data, run)

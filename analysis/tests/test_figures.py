@@ -318,3 +318,16 @@ def test_slack_marks_each_outcome_in_a_shape_and_colour_of_its_own(data):
     for o, line in entries.items():
         assert line.get_marker() == markers[o] and to_hex(line.get_markerfacecolor()) == to_hex(colours[o])
         assert any(label.startswith(o) for label in ax.get_legend_handles_labels()[1])
+
+
+def test_timelines_mark_each_outcome_as_the_slack_figure_does(data):
+    """ok and late were both dots, missed and lost both down-triangles: each outcome's marker is its own."""
+    for run in plots._runs(data, None):
+        seen = set()
+        for line in plots.timeline(data, run).axes[0].lines:
+            outcome = line.get_label().split(" (")[0]         # "late (3)"; not "late bound (1000 us)"
+            if outcome in plots.OUTCOME_MARKERS:
+                assert line.get_marker() == plots.OUTCOME_MARKERS[outcome], (run, outcome)
+                assert to_hex(line.get_color()) == to_hex(plots.COLORS[outcome]), (run, outcome)
+                seen.add(outcome)
+        assert "ok" in seen, run
