@@ -315,6 +315,12 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
         ax.set_yscale("log")
         ax.set_ylim(0.8, top * 6)                         # room above the highest bin for the overflow label
         ax.yaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v)))
+        # counts spanning a decade or two (a panel of one run): labels at 1, 2, 5 (and 3 under 1.7 decades), whole
+        # counts as plain numbers, never matplotlib's minor '6 x 10^0'
+        decades = np.log10(top * 6 / 0.8)
+        ax.yaxis.set_major_locator(fit.LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0) if decades < 1.7
+                                                  else (1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
+        ax.yaxis.set_minor_formatter(fit.NullFormatter())
         ax.xaxis.set_major_locator(fit.MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]))
         ax.xaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v) if v <= limit else ""))
         ax.set_xlabel(f"latency (us): bins of {width:g} us from 0 to {us_text(limit)} us, then the overflow bin "

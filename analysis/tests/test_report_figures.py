@@ -263,5 +263,9 @@ def test_runs_whose_ranges_are_ten_times_apart_get_a_panel_each(tmp_path: Path) 
     assert fast.get_xlim()[1] <= 10              # 1.375 us is a third of the axis, not its first pixel
     assert slow.get_xlim()[1] >= 1000
     assert "runs up to 1.375 us" in fast.get_title() and "runs up to 1273 us" in slow.get_title()
+    fig.canvas.draw()
+    for ax in fig.axes:                         # counts as plain numbers, more than the one decade mark
+        labels = [t.get_text() for t in ax.get_yticklabels(which="both") if t.get_text()]
+        assert len(labels) >= 2 and all(lb.replace(".", "").isdigit() for lb in labels), labels
     two = plots.histogram(read_runs([tmp_path / "isr-a.csv", tmp_path / "isr-b.csv"]))
     assert len(two.axes) == 1 and "runs up to" not in two.axes[0].get_title()   # alike: one panel
