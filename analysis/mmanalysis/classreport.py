@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 import pandas as pd
 
+from . import canvas
 from . import plots
 from .csvsafe import write_frame
 from .paper import PAPER, PaperRow, observed_from_row, verdict
@@ -401,10 +402,10 @@ def experiment_figure(cr: ClassRuns, p: PaperRow, rows: list[Row], include_all: 
     if absent:              # the legend names every group, the ones without a line too
         for label, why in absent:
             ax.plot([], [], " ", label=f"{label}: {why}")
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        canvas.beside(ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0)))
     ax.set_title(f"{p.section} {p.experiment}: latency CDF, one line per group (ok + late, measurable events)"
                  + ("; invalid and set-aside runs shown, marked" if include_all else ""), fontsize=9)
-    return fig
+    return canvas.fit(fig)
 
 
 def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:

@@ -1,7 +1,7 @@
 """The executor seen from outside: the bench's executor trace (hil/bench/exectrace.h defines the format) read into
 one timeline of what the core ran, cycle by cycle, and the figures the source papers take of an RTOS from it: per
-task and interrupt the computation time C_i (min/avg/max), period T_i, utilization U = sum(C_i/T_i) and idle time
-(the ProfileAnalyzer of Prisching and Rinner, "Thread-based analysis of embedded applications"), processor time by
+task and interrupt the computation time C_i (min/avg/max), period T_i, utilization U_i (its cycles over the trace's
+span) and their sum U, and idle time (the ProfileAnalyzer of Prisching and Rinner, "Thread-based analysis of embedded applications"), processor time by
 category (Kohout, "Hardware Support for Real-Time Operating Systems", 2002: tick processing, dispatch, serial, load,
 idle), and service calls as before/after pairs (the table form of Nordström et al., "Application Specific Real-Time
 Microkernel in Hardware"): an interrupt that switches tasks against one that does not (the context switch), and the
@@ -333,9 +333,15 @@ def instances(tr: ExecTrace, segments: list[Segment] | None = None) -> dict[tupl
 def profile(tr: ExecTrace) -> dict[str, Any]:
     """The figures of the executor over the trace (the sidecar's `executor_profile`, the report's table).
     Per task and interrupt: instances, C_i min/avg/max (us), T_i min/avg/max (us, between the starts of
-    successive instances), U_i = C_avg / T_avg, and its measured share of the trace's cycles; the sum U
-    over everything but the idle task; idle time (the idle task running, and asleep); processor time by
-    category; the context switch and the dispatch as service-call pairs."""
+    successive instances), and U_i, the cycles it ran over the trace's span (`share`, the same figure); the
+    sum U over everything but the idle task, which with the idle share is at most 1 (the segments never
+    overlap); idle time (the idle task running, and asleep); processor time by category; the context switch
+    and the dispatch as service-call pairs.
+
+    U_i is not C_avg / T_avg: T averages the gaps between instances' starts, one fewer than the instances C
+    averages, and a task preempted only now and then (a CPU load: instances from 57 us to 56 ms in a 1.7 s
+    trace) weighs its longest, last instance into C but not into T; a user's CPU-loaded run had U_i 1.17 for
+    it and U 1.197, more processor than there is."""
     segs = timeline(tr)
     calls = service_calls(tr)
     total = max(tr.end - tr.start, 1)
@@ -346,10 +352,9 @@ def profile(tr: ExecTrace) -> dict[str, Any]:
         t = [tr.us(b - a) for a, b in zip(starts, starts[1:])]
         cm, tm = _mmm(c), _mmm(t)
         busy = sum(x[2] for x in inst)
-        u = (cm["avg"] / tm["avg"]) if cm["avg"] is not None and tm["avg"] else None
         cat = CATEGORY_OF_VECTOR.get(name, "other") if kind == "isr" else CATEGORY_OF_TASK.get(name, "other")
         rows.append({"kind": kind, "name": name, "category": cat, "instances": len(inst), "C_us": cm, "T_us": tm,
-                     "U": round(u, 6) if u is not None else None, "share": round(busy / total, 6)})
+                     "U": round(busy / total, 6), "share": round(busy / total, 6)})
     by_cat = {c: 0 for c in CATEGORIES}
     for s in segs:
         if s.kind == "sleep":
@@ -360,15 +365,21 @@ def profile(tr: ExecTrace) -> dict[str, Any]:
             by_cat[CATEGORY_OF_TASK.get(s.name, "other")] += s.end - s.start
     sleep = sum(s.end - s.start for s in segs if s.kind == "sleep")
     idle_task = sum(s.end - s.start for s in segs if s.kind == "task" and s.name == "idle")
-    u_sum = sum(r["U"] for r in rows if r["U"] is not None and not (r["kind"] == "task" and r["name"] == "idle"))
     return {"cpu_hz": tr.cpu_hz, "cycles": total, "seconds": round(total / tr.cpu_hz, 6),
-            "tasks": rows, "U": round(u_sum, 6),
+            "tasks": rows, "U": utilisation({"tasks": rows}),
             "idle": {"share": round((sleep + idle_task) / total, 6), "asleep_share": round(sleep / total, 6),
                      "idle_task_share": round(idle_task / total, 6)},
             "by_category": {c: round(v / total, 6) for c, v in by_cat.items()},
             "service_calls": calls, "context_switch": context_switch(tr, calls),
             "switches": len(tr.switches), "interrupts": sum(not i.before for i in model(tr).interrupts),
             "stray_returns": model(tr).stray_returns, "skipped_lines": tr.skipped}
+
+
+def utilisation(p: dict[str, Any]) -> float:
+    """U of a profile: its rows' shares of the trace's span, summed over all but the idle task. Profiles written
+    before U_i was the share (C avg / T avg then: above 1 for a CPU load) carry the share too, so every view
+    reads U from here and gets the same figure for old and new sidecars."""
+    return round(sum(r["share"] for r in p["tasks"] if not (r["kind"] == "task" and r["name"] == "idle")), 6)
 
 
 def _pair(name: str, before: list[float], after: list[float], what_before: str, what_after: str) -> dict[str, Any]:
@@ -518,8 +529,8 @@ def dispatch_delays(tr: ExecTrace) -> list[float]:
 
 def profile_table(p: dict[str, Any]) -> list[str]:
     """Markdown lines: the per-task table (the columns of Prisching and Rinner's ProfileAnalyzer)."""
-    lines = ["| | name | category | instances | C_i min / avg / max (us) | T_i min / avg / max (us) | U_i = C/T | share |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| | name | category | instances | C_i min / avg / max (us) | T_i min / avg / max (us) | U_i (of the span) |",
+             "|---|---|---|---|---|---|---|"]
 
     def f(x: float | None, spec: str = ".2f") -> str:
         return "-" if x is None else format(x, spec)
@@ -528,8 +539,8 @@ def profile_table(p: dict[str, Any]) -> list[str]:
         c, t = r["C_us"], r["T_us"]
         lines.append(f"| {r['kind']} | {r['name']} | {r['category']} | {r['instances']} | "
                      f"{f(c['min'])} / {f(c['avg'])} / {f(c['max'])} | {f(t['min'], '.0f')} / {f(t['avg'], '.0f')} / "
-                     f"{f(t['max'], '.0f')} | {f(r['U'], '.4f')} | {r['share']:.4f} |")
-    lines.append(f"\nU = sum(C_i/T_i) over all but the idle task: **{p['U']:.4f}**; idle {p['idle']['share']:.1%} "
+                     f"{f(t['max'], '.0f')} | {f(r['U'], '.4f')} |")
+    lines.append(f"\nU = sum of U_i (cycles run over the trace's span) over all but the idle task: **{p['U']:.4f}**; idle {p['idle']['share']:.1%} "
                  f"of {p['seconds']:.2f} s (asleep {p['idle']['asleep_share']:.1%}); {p['switches']} task switches, "
                  f"{p['interrupts']} interrupts.")
     return lines

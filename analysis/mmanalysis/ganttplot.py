@@ -27,6 +27,7 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from . import canvas
 from . import exectrace as et
 
 # The executor's task priorities, highest first (executor/port/avr/main.c: tc at configMAX_PRIORITIES - 1, serial
@@ -178,7 +179,7 @@ def gantt(tr: et.ExecTrace, title: str = "", zoom_ms: float | None = None) -> Fi
     fig.legend(list(handles.values()), list(handles.keys()), loc="lower center", ncol=min(len(handles), 5), fontsize=7,
                bbox_to_anchor=(0.5, 0.0), frameon=False)
     fig.tight_layout(rect=(0, 0.5 / fig.get_size_inches()[1], 1, 1))
-    return fig
+    return canvas.fit(fig)
 
 
 def trace_path(meta: dict[str, Any]) -> Path | None:

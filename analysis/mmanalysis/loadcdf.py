@@ -14,6 +14,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from . import axes as fit
+from . import canvas
 from .plotbase import EXPERIMENT_ORDER, axis_fraction, ordered_runs, us_text
 from .reader import RunSet, profiler_kind
 from .schema import LOAD_CONDITIONS, MEASURED, load_condition
@@ -123,7 +124,8 @@ def load_cdf(data: RunSet, runs: list[str] | None = None, min_conditions: int = 
         ax.set_xlabel("latency (us" + (", log" if sc.log else "") + ")", fontsize=8)
         ax.set_title(f"{experiment_title(key)}: latency by PC load", fontsize=9)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="PC load", title_fontsize=7)
+        canvas.beside(ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), title="PC load",
+                                title_fontsize=7))
     fig.suptitle("cumulative distribution of latency per load condition (ok + late, measurable events)", fontsize=9)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_size_inches()[1]))   # the suptitle's own band
-    return fig
+    return canvas.fit(fig)

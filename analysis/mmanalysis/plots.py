@@ -13,7 +13,8 @@ mmanalysis.profiler_kind), each run's label says its kind ("NAME [8051]"), so th
 
 - timeline:     latency over time, one run, late bound and non-measured outcomes marked on a strip at the top
 - histogram:    latency histogram with log counts (cyclictest / OSADL style): fixed bins of a stated width
-                from 0, an overflow bin, one step curve per run, identical runs kept visible
+                from 0, an overflow bin, one step curve per run, identical runs kept visible, runs whose
+                ranges are more than 10x apart in panels of their own
 - cdf:          share of events <= x, min and max marked and labelled per run, the paper's means as lines
 - load_cdf:     one CDF per PC load condition, one panel per experiment (mode, distance, generation;
                 figures 6-9 of Liu et al., "Implementing Hybrid Operating Systems with Two-Level
@@ -36,6 +37,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from . import axes as fit
+from . import canvas
 from .histogram import bin_counts, check_bin_us, default_bin_us
 from .latstats import measured, variance_text
 # the load CDF and its grouping live in loadcdf.py, the helpers every figure module shares in plotbase.py;
@@ -51,6 +53,10 @@ from .safefiles import atomic_write, subfolder
 from .schema import DEFAULT_LATE_BOUND_US, MEASURED, load_condition
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
+# Where a figure marks each event by its outcome, each outcome has a marker of its own in shape and colour (the
+# colour, COLORS'), so that it reads in print and to a reader who cannot tell the colours apart; the run is then
+# the marker's outline. All filled, so that the outline can carry the run's colour.
+OUTCOME_MARKERS = {"ok": "o", "late": "^", "early": "v", "missed": "X", "lost": "D"}
 
 
 def run_colors(data: RunSet, runs: list[str] | None = None) -> dict[str, tuple]:
@@ -98,27 +104,27 @@ def _measured(data: RunSet, run: str) -> np.ndarray:
 
 def _legend(ax, **kw) -> None:
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(**kw)
+        legend = ax.legend(**kw)
+        if kw.get("bbox_to_anchor", (0.0,))[0] > 1:       # beside the axes: the canvas widens for it
+            canvas.beside(legend)
 
 
-DPI = 110
+DPI = canvas.DPI
 RASTER_POINTS = 400      # a point cloud of more markers than this goes into the SVG as one image
 
 
 def save(fig, out_dir: Path | str, stem: str, formats=("png", "svg")) -> list[Path]:
-    """FIG as OUT_DIR/STEM.png and .svg, cut to what is drawn (bbox 'tight'). The tight box is measured once
-    and given to every format: savefig's own 'tight' draws the whole figure once more per format just to
-    measure it, which was most of a report's time."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-
+    """FIG as OUT_DIR/STEM.png and .svg: the whole figure, sized to what is drawn on it (canvas.fit, at the
+    DPI the PNG is written at: a legend beside its axes is inside the canvas, never cut at its edge). Every
+    figure function fits its figure already; fitting here too costs one measurement and keeps a figure drawn
+    elsewhere (a caller's) whole."""
     out_dir = subfolder(out_dir)      # the writer's own figures/ folder: refused if a link or another's holds it
-    canvas = FigureCanvasAgg(fig)
-    bbox = fig.get_tightbbox(canvas.get_renderer()).padded(0.1)     # savefig's default pad_inches
+    canvas.fit(fig)
     paths = []
     for fmt in formats:
         p = out_dir / f"{stem}.{fmt}"
         buf = io.BytesIO()              # rendered here, then written as every file of ours is (safefiles)
-        fig.savefig(buf, format=fmt, dpi=DPI, bbox_inches=bbox)
+        fig.savefig(buf, format=fmt, dpi=fig.dpi)
         atomic_write(p, buf.getvalue())
         paths.append(p)
     return paths
@@ -137,7 +143,8 @@ def timeline(data: RunSet, run: str):
         m = meas & (outcome == o)
         if o != "ok" and not m.any():
             continue
-        ax.plot(t[m], lat[m], ".", ms=3, color=COLORS[o], label=f"{o} ({m.sum()})", rasterized=m.sum() > RASTER_POINTS)
+        ax.plot(t[m], lat[m], OUTCOME_MARKERS[o], ls="", ms=3, color=COLORS[o], label=f"{o} ({m.sum()})",
+                rasterized=m.sum() > RASTER_POINTS)
     unmeas = np.isin(outcome, MEASURED) & ~meas
     strip = ax.get_xaxis_transform()         # x in data, y in axes fraction: a strip above the data
     if unmeas.any():
@@ -146,7 +153,7 @@ def timeline(data: RunSet, run: str):
     for o in ("early", "missed", "lost"):
         m = outcome == o
         if m.any():
-            ax.plot(t[m], np.full(m.sum(), 0.97), "v" if o != "early" else "^", color=COLORS[o], transform=strip,
+            ax.plot(t[m], np.full(m.sum(), 0.97), OUTCOME_MARKERS[o], ls="", color=COLORS[o], transform=strip,
                     label=f"{o} ({m.sum()}, no latency: top strip)")
     values = lat[meas]
     bound = _late_bound(data, run)
@@ -161,7 +168,7 @@ def timeline(data: RunSet, run: str):
     ax.set_ylabel("latency (us)" + (", log" if sc.log else ""))
     ax.set_title(f"latency over time: {_label(data, run)}", fontsize=9)
     _legend(ax, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    return canvas.fit(fig)
 
 
 HIST_QUANTILE = 99.9      # the default upper limit of the histogram's range: this percentile, rounded up
@@ -174,6 +181,42 @@ LINE_STYLES = ("-", "--", ":", "-.", (0, (5, 1, 1, 1)), (0, (1, 1)))
 def _family(data: RunSet, run: str) -> str:
     """Whose latency a run measures: "pc" (normal mode: hundreds of us to ms) or "executor" (a few us)."""
     return "pc" if data.meta[run].get("config", {}).get("mode") == "normal" else "executor"
+
+
+PANEL_RANGE_RATIO = 10.0   # runs whose ranges differ by more than this share no panel (range: HIST_QUANTILE)
+
+
+def range_groups(per_run: dict[str, np.ndarray], ratio: float = PANEL_RANGE_RATIO) -> list[list[str]]:
+    """RUNS (name -> measured latencies) in groups whose ranges are within RATIO of one another, narrowest first,
+    each group's runs in the order given. A run's range is its HIST_QUANTILE percentile, what a panel's axis
+    is taken from: three runs at 1.375 us beside one that reached 1,273 us shared a 0-1000 us axis, where the
+    three filled its first pixel; apart, each panel's axis fits its own runs."""
+    top = {r: max(float(np.percentile(v, HIST_QUANTILE)), 1e-9) for r, v in per_run.items() if len(v)}
+    groups: list[list[str]] = []
+    floor = 0.0
+    for r in sorted(top, key=lambda r: top[r]):
+        if groups and top[r] <= floor * ratio:
+            groups[-1].append(r)
+        else:
+            groups.append([r])
+            floor = top[r]
+    order = list(per_run)
+    return [sorted(g, key=order.index) for g in groups]
+
+
+def histogram_panels(data: RunSet, runs: list[str] | None = None) -> list[tuple[str, list[str]]]:
+    """The histogram's panels: (title, runs), one per kind of latency (HIST_FAMILIES) and, within a kind, one per
+    group of runs whose ranges are within PANEL_RANGE_RATIO of one another (range_groups)."""
+    runs = _runs(data, runs)
+    per_run = {r: _measured(data, r) for r in runs}
+    panels = []
+    for fam, title in HIST_FAMILIES:
+        members = {r: per_run[r] for r in runs if _family(data, r) == fam and len(per_run[r])}
+        groups = range_groups(members)
+        for g in groups:
+            panels.append((title if len(groups) == 1 else
+                           f"{title}, runs up to {us_text(max(float(members[r].max()) for r in g))} us", g))
+    return panels
 
 
 def nice_ceiling(x: float, step: float) -> float:
@@ -207,7 +250,8 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
     see hist_range), then one overflow bin, drawn apart at the right and labelled with its count, as
     cyclictest's and OSADL's latency plots. Log counts. One panel per kind of latency (the executor fires:
     verification and mixed; the PC fires: normal mode), since microseconds and milliseconds on one linear
-    axis would leave one of them a sliver.
+    axis would leave one of them a sliver; within a kind, runs whose ranges differ by more than
+    PANEL_RANGE_RATIO get a panel each for the same reason (histogram_panels).
 
     Runs with the same data must stay visible (the bench's runs are often identical to the cycle). One
     curve per run as a step outline, and three things keep identical outlines apart rather than one
@@ -219,15 +263,14 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
     runs = [r for r in _runs(data, runs)]
     colors = run_colors(data)
     per_run = {r: _measured(data, r) for r in runs}
-    families = [(f, title) for f, title in HIST_FAMILIES if any(_family(data, r) == f and len(per_run[r])
-                                                               for r in runs)]
-    n = max(len(families), 1)
+    panels = histogram_panels(data, runs)
+    n = max(len(panels), 1)
     fig = Figure(figsize=(9, 3.4 * n + 0.3))
     axs = fig.subplots(n, 1, squeeze=False)[:, 0]
-    if not families:
+    if not panels:
         axs[0].text(0.5, 0.5, "no measured events", ha="center", transform=axs[0].transAxes)
-    for ax, (fam, title) in zip(axs, families):
-        members = [r for r in runs if _family(data, r) == fam and len(per_run[r])]
+    for ax, (title, members) in zip(axs, panels):
+        fam = _family(data, members[0])
         pooled = np.concatenate([per_run[r] for r in members])
         if bin_us is not None:
             width = check_bin_us(bin_us)
@@ -272,16 +315,22 @@ def histogram(data: RunSet, runs: list[str] | None = None, bin_us: float | None 
         ax.set_yscale("log")
         ax.set_ylim(0.8, top * 6)                         # room above the highest bin for the overflow label
         ax.yaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v)))
+        # counts spanning a decade or two (a panel of one run): labels at 1, 2, 5 (and 3 under 1.7 decades), whole
+        # counts as plain numbers, never matplotlib's minor '6 x 10^0'
+        decades = np.log10(top * 6 / 0.8)
+        ax.yaxis.set_major_locator(fit.LogLocator(base=10, subs=(1.0, 2.0, 3.0, 5.0) if decades < 1.7
+                                                  else (1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
+        ax.yaxis.set_minor_formatter(fit.NullFormatter())
         ax.xaxis.set_major_locator(fit.MaxNLocator(nbins=8, steps=[1, 2, 2.5, 5, 10]))
         ax.xaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v) if v <= limit else ""))
         ax.set_xlabel(f"latency (us): bins of {width:g} us from 0 to {us_text(limit)} us, then the overflow bin "
                       f"(>= {us_text(limit)} us)", fontsize=8)
         ax.set_ylabel("events (log)")
-        ax.set_title(f"latency histogram, {title}: measured events (ok + late, measurable)", fontsize=9)
+        ax.set_title(f"latency histogram, {title}\nmeasured events (ok + late, measurable)", fontsize=9)
         ax.grid(True, axis="y", which="major", alpha=0.3)
         _legend(ax, fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 def _paper_refs(data: RunSet, runs: list[str]) -> list[PaperRow]:
@@ -347,7 +396,7 @@ def cdf(data: RunSet, runs: list[str] | None = None):
     ax.set_title("cumulative distribution of latency (measured events: ok + late, measurable)", fontsize=9)
     ax.grid(True, which="both", alpha=0.3)
     _legend(ax, fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    return fig
+    return canvas.fit(fig)
 
 
 def compare(data: RunSet, runs: list[str] | None = None):
@@ -390,7 +439,7 @@ def compare(data: RunSet, runs: list[str] | None = None):
     ax.set_title("runs side by side (measured events: ok + late, measurable)", fontsize=9)
     _legend(ax, fontsize=7, loc="lower left", bbox_to_anchor=(0.0, 1.06))
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 def _mixed_runs(data: RunSet, runs: list[str] | None) -> list[str]:
@@ -406,7 +455,8 @@ def slack(data: RunSet, runs: list[str] | None = None):
     """Mixed runs. Left: how long each SCHEDULE took from its creation on the PC to the executor's ACK (ms).
     Right: the slack the event had left when the executor had it (ticks) against the tick phase the PC created
     it at; a missed (refused, past due) event had none: it is drawn on the zero line as a red cross at its
-    creation phase. Colour: the run; marker: the outcome."""
+    creation phase. Left, colour: the run. Right, each outcome's marker differs in shape and colour
+    (OUTCOME_MARKERS, COLORS), its outline in the run's colour."""
     runs = _mixed_runs(data, runs)
     colors = run_colors(data)
     fig = Figure(figsize=(11, 4.2))
@@ -440,15 +490,17 @@ def slack(data: RunSet, runs: list[str] | None = None):
             if not m.any():
                 continue
             outcome_seen[o] = outcome_seen.get(o, 0) + int(m.sum())
-            ax2.plot(phase[m], y, "x" if o in ("missed", "lost") else ".", color=colors[run],
-                     ms=5 if o in ("missed", "lost") else 3, gid=f"run:{run}", rasterized=int(m.sum()) > RASTER_POINTS)
+            ax2.plot(phase[m], y, OUTCOME_MARKERS[o], ls="", color=colors[run], mfc=COLORS[o], mec=colors[run],
+                     mew=0.8, ms=6 if o in ("missed", "lost") else 4.5, gid=f"run:{run}",
+                     rasterized=int(m.sum()) > RASTER_POINTS)
         if len(df):
-            ax2.plot([], [], "s", color=colors[run], label=_label(data, run))
-    for o, k in outcome_seen.items():
+            ax2.plot([], [], "o", ls="", color=colors[run], mfc="none", mec=colors[run], mew=1.6,
+                     label=f"{_label(data, run)} (the markers' outline)")
+    for o in [o for o in OUTCOME_MARKERS if o in outcome_seen]:
         words = {"missed": "missed: no slack left (without an ACK phase: on the zero line)",
                  "lost": "lost (without an ACK phase: on the zero line)"}
-        ax2.plot([], [], "x" if o in ("missed", "lost") else ".", color="k",
-                 label=f"{words.get(o, o)} ({k})")
+        ax2.plot([], [], OUTCOME_MARKERS[o], ls="", color=COLORS[o], mfc=COLORS[o], mec=COLORS[o], ms=6,
+                 gid=f"outcome:{o}", label=f"{words.get(o, o)} ({outcome_seen[o]})")
     if not runs:
         for ax in (ax1, ax2):
             ax.text(0.5, 0.5, "no mixed-mode run with ACK data", ha="center", transform=ax.transAxes)
@@ -465,7 +517,7 @@ def slack(data: RunSet, runs: list[str] | None = None):
     ax2.set_title("slack left against creation phase: missed events had none", fontsize=9)
     _legend(ax2, fontsize=6.5, loc="upper left", bbox_to_anchor=(0.0, -0.18))
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 def missed_phase(data: RunSet, runs: list[str] | None = None):
@@ -499,7 +551,7 @@ def missed_phase(data: RunSet, runs: list[str] | None = None):
         axs[0].set_yticks([])
     axs[-1].set_xlabel("tick phase at creation (>= 1.0: the next tick had begun, its TIMECODE not yet arrived)")
     fig.tight_layout()
-    return fig
+    return canvas.fit(fig)
 
 
 CAPTIONS: dict[str, str] = {
@@ -510,7 +562,8 @@ CAPTIONS: dict[str, str] = {
                 "free-running runs are never pooled).",
     "histogram": "Latency histogram in fixed bins from 0 us (the width is on the axis), events beyond the "
                  "range counted in the overflow bin at the right, log counts; one outline per run, identical "
-                 "runs drawn nested and named in the legend.",
+                 "runs drawn nested and named in the legend; runs whose ranges are more than 10x apart in "
+                 "panels of their own.",
     "compare": "Every run's measured latencies side by side on one axis, with its mean and variance, and the "
                "paper's mean of its experiment as a black bar.",
     "slack": "Mixed mode: how long each SCHEDULE frame took to reach the executor, and the slack it had left "

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .exectrace import utilisation
+
 # Paper, section 7.1 (RTK on its PC): a full context switch 14.245 us; 6.41 us without the FPU's context.
 PAPER_CONTEXT_SWITCH_US = (14.245, 6.41)
 
 TASK_HEADERS = ["kind", "name", "category", "instances", "C_i min (us)", "C_i avg (us)", "C_i max (us)",
-                "T_i avg (us)", "U_i = C/T", "share of the trace"]
+                "T_i avg (us)", "U_i (share of the trace)"]
 CALL_HEADERS = ["service call", "before", "after", "before (us)", "after (us)", "difference (us)", "ratio", "n"]
 SIDE_HEADERS = ["run", "executor load", "dispatch", "U", "idle", "asleep", "tick", "dispatch work", "serial", "load",
                 "context switch (us)", "its restore (us)", "edge to edge min / median / max (us)"]
@@ -21,8 +23,8 @@ SIDE_HEADERS = ["run", "executor load", "dispatch", "U", "idle", "asleep", "tick
 WORDS = ("Taken by the bench from outside the executor, with no instrumentation in the firmware: the cycle at "
          "which FreeRTOS's current-task pointer changed, each interrupt's entry and return, sleep, and the wired "
          "pins. C_i is an instance's computation time (a task's, without the interrupts inside it), T_i the time "
-         "between the starts of successive instances, U_i = C_i avg / T_i avg, and U their sum over everything "
-         "but the idle task. Each service-call row sets an interrupt that returns to the task it interrupted "
+         "between the starts of successive instances, U_i the cycles it ran over the trace's span, and U their sum "
+         "over everything but the idle task (with the idle share it makes at most 1). Each service-call row sets an interrupt that returns to the task it interrupted "
          "beside the same interrupt when the kernel switches task inside it; where the handler does the same "
          "work either way (PCINT2 and Timer1's compares wake the timecode task), the difference is the context "
          "switch (save, vTaskSwitchContext, restore), and its restore half is timed exactly from the store "
@@ -49,7 +51,7 @@ def _f(x: Any, spec: str = ".2f") -> str:
 
 def task_rows(p: dict[str, Any]) -> list[list[Any]]:
     return [[r["kind"], r["name"], r["category"], r["instances"], _f(r["C_us"]["min"]), _f(r["C_us"]["avg"]),
-             _f(r["C_us"]["max"]), _f(r["T_us"]["avg"], ".0f"), _f(r["U"], ".4f"), f"{r['share']:.4f}"]
+             _f(r["C_us"]["max"]), _f(r["T_us"]["avg"], ".0f"), f"{r['share']:.4f}"]
             for r in p["tasks"]]
 
 
@@ -81,7 +83,7 @@ def side_rows(profiles: dict[str, dict[str, Any]], meta: dict[str, dict]) -> lis
         cat = p["by_category"]
         d = p.get("dispatch_us") or {}
         edge = (f"{_f(d.get('min'))} / {_f(d.get('median'))} / {_f(d.get('max'))}" if d.get("n") else "-")
-        rows.append([run, cfg.get("executor_load_text", "none"), cfg.get("dispatch", "-"), _f(p["U"], ".4f"),
+        rows.append([run, cfg.get("executor_load_text", "none"), cfg.get("dispatch", "-"), _f(utilisation(p), ".4f"),
                      f"{p['idle']['share']:.1%}", f"{p['idle']['asleep_share']:.1%}", f"{cat['tick']:.2%}",
                      f"{cat['dispatch']:.2%}", f"{cat['serial']:.2%}", f"{cat['load']:.2%}",
                      _f(context_switch_us(p)), _f((p.get("context_switch") or {}).get("restore_us")), edge])
@@ -102,7 +104,7 @@ def section(meta: dict[str, dict], table: Callable[[list[str], list[list[Any]]],
     for run, p in profiles.items():
         out += [heading(f"{run}: {p['seconds']:.2f} s, {p['switches']} task switches, {p['interrupts']} interrupts", 3),
                 table(TASK_HEADERS, task_rows(p)),
-                para(f"U = {p['U']:.4f}; idle {p['idle']['share']:.1%} (asleep {p['idle']['asleep_share']:.1%}, the "
+                para(f"U = {utilisation(p):.4f}; idle {p['idle']['share']:.1%} (asleep {p['idle']['asleep_share']:.1%}, the "
                      f"idle task awake {p['idle']['idle_task_share']:.1%}). Processor time by category: "
                      + ", ".join(f"{k} {v:.2%}" for k, v in p["by_category"].items()) + "."),
                 table(CALL_HEADERS, call_rows(p))]

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from mmproto import PROFILER_KINDS
 
-from .schema import (COLUMN_NAMES, COLUMNS, FORMAT, LOAD_CONDITIONS, MEASURED, MODES, OUTCOMES, READABLE_VERSIONS,
-                     REASONS, SchemaError, load_condition, missing_defaults)
+from .schema import (COLUMN_NAMES, COLUMNS, DERIVED_COLUMNS, FORMAT, LOAD_CONDITIONS, MEASURED, MODES, OUTCOMES,
+                     READABLE_VERSIONS, REASONS, SchemaError, load_condition, missing_defaults)
 
 OUTCOME_DTYPE = pd.CategoricalDtype(OUTCOMES)
 MODE_DTYPE = pd.CategoricalDtype(MODES)
@@ -139,8 +139,9 @@ def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd
     if not header:
         raise SchemaError(path, "empty file, no header line", line=1)
     defaults = missing_defaults(version)
+    derived = {c for c, added in DERIVED_COLUMNS.items() if version < added}    # read as the writer derives them
     for name in COLUMN_NAMES:
-        if name not in header and name not in defaults:
+        if name not in header and name not in defaults and name not in derived:
             raise SchemaError(path, "column missing from the header", line=1, column=name)
     dup = [c for c in set(header) if header.count(c) > 1]
     if dup:
@@ -157,6 +158,9 @@ def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd
             raw[name] = value
     out = {}
     for name, kind, nullable in COLUMNS:
+        if name in derived and name not in raw:
+            out[name] = _in_stats(out)        # (after outcome and measurable: the schema lists them first)
+            continue
         col = raw[name]
         if kind == "bool":
             if col.dtype != bool:
@@ -225,12 +229,23 @@ def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd
     if bad.any():
         i = int(np.argmax(bad))
         raise SchemaError(path, f"outcome {outcome[i]!r} needs a reason", line=_line(i), column="reason")
+    bad = df["in_stats"].to_numpy(dtype=bool) != _in_stats(out)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise SchemaError(path, f"in_stats {bool(df['in_stats'].iloc[i])} for a row that is {outcome[i]} and "
+                          f"{'' if df['measurable'].iloc[i] else 'not '}measurable (in the figures: ok or late, "
+                          "and measurable)", line=_line(i), column="in_stats")
     ev = df["event"].to_numpy(dtype=np.int64)
     if len(ev) and len(np.unique(ev)) != len(ev):
         seen = pd.Series(ev).duplicated().to_numpy()
         i = int(np.argmax(seen))
         raise SchemaError(path, f"event {ev[i]} appears twice (one row per event)", line=_line(i), column="event")
     return df
+
+
+def _in_stats(columns: dict[str, object]) -> np.ndarray:
+    """schema.in_stats over a file's columns (its outcome and measurable, as read): the rows in the figures."""
+    return np.isin(np.asarray(columns["outcome"], dtype=object), MEASURED) & np.asarray(columns["measurable"], dtype=bool)
 
 
 def jitter_us(latency_us: np.ndarray, measured: np.ndarray) -> np.ndarray:

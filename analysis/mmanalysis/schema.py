@@ -1,14 +1,15 @@
-"""The run data format (docs/data-format.md, version 1), as the loader checks it."""
+"""The run data format (docs/data-format.md), as the writer writes it and the loader checks it."""
 
 from __future__ import annotations
 
 FORMAT = "mmrig-run"
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 # Version 1 had no measurability columns: its rows read as measurable (no host stall was known then).
 # Version 2 had no latency budget: its rows read with empty budget columns.
 # Version 3 had no due_counts: every event was due at the start of its tick, its rows read with 0.
 # Version 4 had no write_us: its budget's line_us holds the write call too; its rows read with it empty.
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+# Version 5 had no in_stats: its rows read with it derived from outcome and measurable (in_stats below).
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 # (column, kind, nullable) in the order docs/data-format.md lists them.
 # kind: "int" -> nullable Int64, "float" -> float64, "str" -> categorical or string, "bool" -> bool.
@@ -53,12 +54,19 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("line_us", "float", True),
     ("floor_us", "float", True),
     ("write_us", "float", True),
+    # Version 6: the row is in the summary's figures (outcome ok or late, and measurable: in_stats below), so that
+    # bare pandas gives the summary: df[df.in_stats].latency_us.mean() is summary.mean_us, where a plain
+    # df.latency_us.mean() also takes early rows' negative latencies and the rows a host stall left out.
+    ("in_stats", "bool", False),
 )
 BUDGET_COLUMNS = ("est_error_us", "wakeup_us", "write_us", "line_us", "floor_us")
 NAN = float("nan")
 # Columns an older file does not have, by the version that added them, with the value its rows read as.
 DEFAULTS_BEFORE = {2: {"measurable": True, "stall_us": NAN}, 3: {c: NAN for c in BUDGET_COLUMNS if c != "write_us"},
                    4: {"due_counts": 0}, 5: {"write_us": NAN}}
+# Columns the writer derives from others (no field of an event of its own); a file older than the version that
+# added one reads it derived by the same rule.
+DERIVED_COLUMNS = {"in_stats": 6}
 
 
 def missing_defaults(version: int) -> dict[str, object]:
@@ -72,6 +80,13 @@ COLUMN_NAMES = tuple(c for c, _, _ in COLUMNS)
 
 OUTCOMES = ("ok", "late", "early", "missed", "lost")
 MEASURED = ("ok", "late")  # latency statistics are over these rows only (and only the measurable ones)
+
+
+def in_stats(outcome: str | None, measurable: bool) -> bool:
+    """Whether a row is in the summary's latency figures: a measured outcome (ok, late: each has a latency)
+    and measurable. The one rule for the writer's `in_stats` column and the reader's check of it."""
+    return outcome in MEASURED and bool(measurable)
+
 # A run is invalid when more than this share of its events is not measurable (docs/bench.md).
 MAX_UNMEASURABLE_SHARE = 0.05
 MODES = ("mixed", "normal", "verification")

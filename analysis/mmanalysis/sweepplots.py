@@ -25,6 +25,7 @@ from typing import Any
 
 from matplotlib.figure import Figure
 
+from . import canvas
 from .plots import save
 from .schema import NOMINAL_TICK_S
 
@@ -255,7 +256,7 @@ def on_time(doc_or_folder: dict[str, Any] | Path | str) -> Figure:
     ax.grid(True, alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend(fontsize=7, loc="lower right")
-    return fig
+    return canvas.fit(fig)
 
 
 def write_figures(folder: Path | str) -> list[Path]:

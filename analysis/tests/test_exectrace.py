@@ -53,8 +53,10 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     assert pc["instances"] == 3 and pc["C_us"]["min"] == pytest.approx(50 / 16) and pc["C_us"]["max"] == pytest.approx(116 / 16)
     tc = rows[("task", "tc")]
     assert tc["instances"] == 2 and tc["C_us"]["avg"] == pytest.approx(1660 / 16)
-    assert tc["T_us"]["avg"] == pytest.approx(1000.0) and tc["U"] == pytest.approx(0.10375)
-    assert p["U"] == pytest.approx(sum(r["U"] for r in p["tasks"] if r["U"] is not None and r["name"] != "idle"))
+    # U_i: the cycles it ran over the trace's span (2 x 1660 of 20000), not C avg / T avg (103.75 / 1000)
+    assert tc["T_us"]["avg"] == pytest.approx(1000.0) and tc["U"] == pytest.approx(3320 / 20000)
+    assert p["U"] == pytest.approx(sum(r["U"] for r in p["tasks"] if r["name"] != "idle"))
+    assert p["U"] + p["idle"]["share"] == pytest.approx(1.0, abs=1e-5)   # every cycle ran something, or slept
     assert p["by_category"]["dispatch"] == pytest.approx((116 + 50 + 116 + 3320) / 20000, abs=1e-6)
     assert p["by_category"]["tick"] == pytest.approx(160 / 20000)
     assert sum(p["by_category"].values()) == pytest.approx(1.0, abs=1e-5)
@@ -65,11 +67,40 @@ def test_profile_figures(trace: et.ExecTrace) -> None:
     assert call["call"] == "PCINT2 interrupt" and call["before_us"] == pytest.approx(50 / 16)
     assert call["difference_us"] == pytest.approx(106 / 16) and call["ratio"] == pytest.approx(156 / 50)
     assert et.dispatch_delays(trace) == [pytest.approx(190 / 16)] * 2
-    assert any("U = sum(C_i/T_i)" in line for line in et.profile_table(p))
+    assert any("U = sum of U_i (cycles run over the trace's span)" in line for line in et.profile_table(p))
     # too few pairs for a context-switch figure (1 and 2, not 10 each): none, and why; its restore half is
     # exact anyway: the pointer store to the RETI into tc, 60 cycles, twice
     cs = p["context_switch"]
     assert cs["us"] is None and "10 times" in cs["why"] and (cs["restore_us"], cs["restore_n"]) == (3.75, 2)
+
+
+# A CPU load at the idle priority keeps the processor whenever nothing else wants it: here it is preempted twice
+# by tc for 100 cycles each, and its last instance runs to the trace's end. Its instances are 1000, 100 and 18700
+# cycles, the gaps between their starts 1100 and 200: C avg / T avg would be 6600 / 650, ten processors' worth.
+CPU_LOAD = """# mmbench executor trace 1
+# cpu_hz 16000000
+T 0100 tcb_load_cpu
+T 0200 tcb_tc
+T 0300 xIdleTaskTCB.2692
+B 0
+S 0 0100
+S 1000 0200
+S 1100 0100
+S 1200 0200
+S 1300 0100
+E 20000
+"""
+
+
+def test_utilisation_is_the_share_of_the_trace_and_never_passes_one(tmp_path: Path) -> None:
+    p = tmp_path / "cpu.exectrace"
+    p.write_text(CPU_LOAD)
+    prof = et.profile(et.read(p))
+    rows = {r["name"]: r for r in prof["tasks"]}
+    assert rows["load_cpu"]["instances"] == 3 and rows["load_cpu"]["C_us"]["avg"] == pytest.approx(6600 / 16)
+    assert rows["load_cpu"]["U"] == pytest.approx(19800 / 20000) and rows["tc"]["U"] == pytest.approx(200 / 20000)
+    assert prof["U"] == pytest.approx(1.0) and prof["idle"]["share"] == 0
+    assert prof["by_category"]["load"] == pytest.approx(rows["load_cpu"]["U"])
 
 
 def test_levels_at_the_start_place_the_timecode_without_inference(tmp_path: Path) -> None:
@@ -193,7 +224,7 @@ def test_report_shows_the_profile_beside_the_paper_and_runs_side_by_side(trace: 
     paths = report.report(tmp_path, tmp_path / "rep", figures=False)
     md = paths["md"].read_text()
     assert "## Executor profile (traced runs)" in md and "### Side by side" in md
-    assert "| task | tc | dispatch | 2 | 103.75 | 103.75 | 103.75 | 1000 | 0.1037 |" in md
+    assert "| task | tc | dispatch | 2 | 103.75 | 103.75 | 103.75 | 1000 | 0.1660 |" in md   # U_i: 3320 of 20000
     assert "14.245 / 6.41" in md                              # the paper's figure beside ours
     assert "| PCINT2 interrupt |" in md and "| cpu,periodic=10000/2000 |" in md
     assert "broken: traced, but its trace could not be used: x.exectrace:1" in md
@@ -223,3 +254,20 @@ def test_a_perfetto_trace_that_cannot_be_written_is_one_line_said_before_the_pro
     assert code == 2 and got.out == "" and got.err.count("\n") == 1, got
     assert got.err.startswith("profile: --perfetto: ") and {"missing": "no such folder", "fifo": "is a FIFO",
                                                            "folder": "is a folder"}[where] in got.err, got.err
+
+
+def test_report_reads_utilisation_from_the_shares_of_an_older_sidecar(trace: et.ExecTrace, tmp_path: Path) -> None:
+    """A sidecar written while U_i was C avg / T avg carries those figures (a CPU load's above 1) beside each
+    row's share of the trace: the report's U is the shares' sum, whichever the sidecar holds."""
+    from mmanalysis import report, synth
+
+    prof = et.profile(trace)
+    old = dict(prof, U=1.197, tasks=[dict(r, U=1.1737 if r["name"] == "tc" else r["U"]) for r in prof["tasks"]])
+    for name in ("old-a", "old-b"):
+        rows = synth.synthetic_events("mixed", 2, False, 20, seed=1)
+        meta = synth.sidecar(name, rows)
+        meta["executor_profile"] = old
+        synth.write_run(tmp_path / name, rows, meta)
+    md = report.report(tmp_path, tmp_path / "rep", figures=False)["md"].read_text()
+    assert f"U = {prof['U']:.4f};" in md and "1.197" not in md and "1.1737" not in md
+    assert f"| {prof['U']:.4f} |" in md.split("### Side by side")[1]

@@ -143,7 +143,12 @@ def test_histogram(data):
     check_no_overlap(fig)
     check_run_colours(fig)
     families = {plots._family(data, r) for r in runs if len(latencies(data, [r]))}
-    assert len(fig.axes) == len(families)
+    panels = plots.histogram_panels(data, runs)
+    assert len(fig.axes) == len(panels) >= len(families)      # a kind of latency each, more where ranges differ
+    assert {plots._family(data, r) for _, members in panels for r in members} == families
+    for _, members in panels:                                 # a panel's runs: ranges within 10x of one another
+        tops = [np.percentile(latencies(data, [r]), plots.HIST_QUANTILE) for r in members]
+        assert max(tops) <= plots.PANEL_RANGE_RATIO * min(tops)
     for ax in fig.axes:
         members = [r for r in runs if any(a.get_gid() == f"run:{r}" for a in ax.patches)]
         lat = latencies(data, members)
@@ -194,7 +199,7 @@ def test_slack_and_missed_phase(data):
     check_axis(fig.axes[0], "x", prop)
     missed = int((data.df.loc[data.df["run"].isin(runs), "outcome"] == "missed").sum())
     crosses = sum(len(line.get_xdata()) for line in fig.axes[1].lines
-                  if line.get_marker() == "x" and (line.get_gid() or "").startswith("run:"))
+                  if line.get_marker() == plots.OUTCOME_MARKERS["missed"] and (line.get_gid() or "").startswith("run:"))
     assert crosses >= missed > 0              # every missed event is drawn (both data sets have some)
     fig = plots.missed_phase(data)
     check_no_overlap(fig)
@@ -212,3 +217,117 @@ def test_colours_stay_unique_past_ten_runs(experiments_dir, tmp_path):
     assert len(many.runs) == 15
     colours = plots.run_colors(many)
     assert len({to_hex(c) for c in colours.values()}) == 15
+
+
+def drawn_texts(fig) -> list[tuple[str, object]]:
+    """Every text the figure draws (titles, labels, tick labels, annotations, legend entries), each with its
+    window extent, and every legend's frame: caught as the Agg renderer draws them, so only what is drawn."""
+    FigureCanvasAgg(fig)
+    renderer = fig.canvas.get_renderer()
+    seen: list[Text] = []
+    draw_text = renderer.draw_text
+
+    def record(gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        if mtext is not None and s.strip():
+            seen.append(mtext)
+        return draw_text(gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    renderer.draw_text = record
+    try:
+        fig.draw(renderer)
+    finally:
+        renderer.draw_text = draw_text
+    boxes = [(f"text {t.get_text()!r}", Text.get_window_extent(t, renderer)) for t in seen]
+    legends = [lg for lg in [*(ax.get_legend() for ax in fig.axes), *fig.legends] if lg is not None]
+    return boxes + [(f"legend {i}", lg.get_window_extent(renderer)) for i, lg in enumerate(legends)]
+
+
+def check_inside_canvas(fig, name: str) -> None:
+    boxes = drawn_texts(fig)
+    assert any(what.startswith("text") for what, _ in boxes), f"{name}: no text drawn"
+    page = fig.bbox
+    for what, b in boxes:
+        assert page.x0 - 0.5 <= b.x0 and b.x1 <= page.x1 + 0.5 and page.y0 - 0.5 <= b.y0 and b.y1 <= page.y1 + 0.5, \
+            f"{name}: {what} at {b.extents} leaves the figure's canvas {page.extents}"
+
+
+def every_figure(data):
+    """(name, figure) for every figure the report draws from DATA."""
+    runs = plots._runs(data, None)
+    yield "cdf", plots.cdf(data, runs)
+    yield "histogram", plots.histogram(data, runs)
+    yield "compare", plots.compare(data, runs)
+    yield "load-cdf", plots.load_cdf(data, runs)
+    if plots._mixed_runs(data, runs):
+        yield "slack", plots.slack(data, runs)
+        yield "missed-phase", plots.missed_phase(data, runs)
+    for run in runs:
+        yield f"timeline-{run}", plots.timeline(data, run)
+
+
+def test_every_text_and_legend_lies_inside_the_figure(data):
+    """The legends beside their axes and every label are inside the figure's own canvas (Agg), so nothing is cut
+    at the PNG's edge: the CDF's legend lost the end of its widest entry there."""
+    for name, fig in every_figure(data):
+        check_inside_canvas(fig, name)
+
+
+def test_the_png_is_the_whole_canvas(experiments_dir, tmp_path):
+    from PIL import Image
+
+    data = read_runs(experiments_dir)
+    fig = plots.cdf(data)
+    (png,) = plots.save(fig, tmp_path, "cdf", ("png",))
+    w, h = Image.open(png).size
+    assert abs(w - fig.bbox.width) <= 1 and abs(h - fig.bbox.height) <= 1       # (savefig rounds down)
+    check_inside_canvas(fig, "cdf as saved")
+
+
+def test_the_gantt_chart_keeps_its_legend_inside(tmp_path):
+    from mmanalysis import exectrace, ganttplot
+
+    tr = exectrace.read(Path(__file__).parent / "data" / "handmade.exectrace")
+    check_inside_canvas(ganttplot.gantt(tr, "handmade"), "gantt")
+
+
+def test_slack_marks_each_outcome_in_a_shape_and_colour_of_its_own(data):
+    """The slack panel's markers: one shape and one colour per outcome (never two outcomes alike in either),
+    the run in the marker's outline; the legend's outcome entries show the same markers."""
+    markers, colours = plots.OUTCOME_MARKERS, plots.COLORS
+    assert len(set(markers.values())) == len(markers) and len({to_hex(colours[o]) for o in markers}) == len(markers)
+    fig = plots.slack(data)
+    ax = fig.axes[1]
+    runs = plots._mixed_runs(data, None)
+    drawn: dict[str, int] = {}
+    for line in ax.lines:
+        gid = line.get_gid() or ""
+        if not gid.startswith("run:") or not len(line.get_xdata()):
+            continue
+        run = gid[4:]
+        (outcome,) = [o for o in markers if line.get_marker() == markers[o]]
+        assert to_hex(line.get_markerfacecolor()) == to_hex(colours[outcome]), (run, outcome)
+        assert to_hex(line.get_markeredgecolor()) == to_hex(plots.run_colors(data)[run]), (run, outcome)
+        drawn[outcome] = drawn.get(outcome, 0) + len(line.get_xdata())
+    df = data.df[data.df["run"].isin(runs)]
+    want = {o: int(((df["outcome"] == o) & (df["slack_ticks"].notna() | df["outcome"].isin(["missed", "lost"]))).sum())
+            for o in markers}
+    assert drawn == {o: k for o, k in want.items() if k}
+    assert {"ok", "missed"} <= set(drawn)                 # both data sets have both
+    entries = {(line.get_gid() or "")[8:]: line for line in ax.lines if (line.get_gid() or "").startswith("outcome:")}
+    assert set(entries) == set(drawn)
+    for o, line in entries.items():
+        assert line.get_marker() == markers[o] and to_hex(line.get_markerfacecolor()) == to_hex(colours[o])
+        assert any(label.startswith(o) for label in ax.get_legend_handles_labels()[1])
+
+
+def test_timelines_mark_each_outcome_as_the_slack_figure_does(data):
+    """ok and late were both dots, missed and lost both down-triangles: each outcome's marker is its own."""
+    for run in plots._runs(data, None):
+        seen = set()
+        for line in plots.timeline(data, run).axes[0].lines:
+            outcome = line.get_label().split(" (")[0]         # "late (3)"; not "late bound (1000 us)"
+            if outcome in plots.OUTCOME_MARKERS:
+                assert line.get_marker() == plots.OUTCOME_MARKERS[outcome], (run, outcome)
+                assert to_hex(line.get_color()) == to_hex(plots.COLORS[outcome]), (run, outcome)
+                seen.add(outcome)
+        assert "ok" in seen, run

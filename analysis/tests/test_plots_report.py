@@ -182,7 +182,7 @@ def test_slack_plot_draws_refused_events_on_the_zero_line(tmp_path):
     synth.write_run(tmp_path / "r", rows, synth.sidecar("r", rows))
     fig = plots.slack(read_runs(tmp_path / "r.csv"))
     ax2 = fig.axes[1]
-    crosses = [l for l in ax2.lines if l.get_marker() == "x" and len(l.get_xdata())]
+    crosses = [l for l in ax2.lines if l.get_marker() == plots.OUTCOME_MARKERS["missed"] and len(l.get_xdata())]
     at = {round(float(x), 6): float(y) for l in crosses for x, y in zip(l.get_xdata(), l.get_ydata())}
     for phase in rows.loc[refused, "created_phase"]:   # at the phase they were created at, no slack: the zero line
         assert at[round(float(phase), 6)] == 0.0

@@ -189,3 +189,31 @@ def test_a_version_4_run_without_due_counts_names_the_column(one_run):
     _as_version(one_run, 4)
     e = _err(one_run)
     assert e.column == "due_counts" and e.line == 1
+
+
+def test_a_version_5_run_reads_in_stats_from_outcome_and_measurable(one_run):
+    # before in_stats (version 6) a row was in the summary's figures when ok or late and measurable: read so
+    _as_version(one_run, 5)
+    df = pd.read_csv(one_run)
+    df["due_counts"], df["write_us"] = 0, float("nan")
+    df["measurable"] = [i % 7 != 3 for i in range(len(df))]
+    df.to_csv(one_run, index=False)
+    assert "in_stats" not in df
+    got = read_runs(one_run).df
+    want = got["outcome"].isin(["ok", "late"]) & got["measurable"]
+    assert got["in_stats"].dtype == bool and got["in_stats"].tolist() == want.tolist()
+    assert 0 < want.sum() < len(got)
+
+
+def test_in_stats_that_disagrees_with_outcome_and_measurable_names_the_line(one_run):
+    _as_version(one_run, 6)
+    df = pd.read_csv(one_run)
+    df["due_counts"], df["write_us"] = 0, float("nan")
+    df["in_stats"] = df["outcome"].isin(["ok", "late"]) & df["measurable"]
+    df.to_csv(one_run, index=False)
+    assert read_runs(one_run).df["in_stats"].tolist() == df["in_stats"].tolist()      # as written: read
+    row = int(df.index[df["outcome"] != "ok"][0])
+    df.loc[row, "in_stats"] = True                   # a missed or early row cannot be in the figures
+    df.to_csv(one_run, index=False)
+    e = _err(one_run)
+    assert e.column == "in_stats" and e.line == row + 2

@@ -236,3 +236,36 @@ def test_a_figure_file_name_is_its_prefix_and_the_name_made_safe_and_its_caption
     assert plots.caption(stem).startswith("Latency over time of run .._run_1:")
     on_time = plots.figure_stem(plots.ON_TIME_PREFIX, "camp")
     assert on_time == "on-time-camp" and plots.caption(on_time) == "On-time share against distance, campaign camp."
+
+
+def test_runs_whose_ranges_are_ten_times_apart_get_a_panel_each(tmp_path: Path) -> None:
+    """Three runs at the bench's constant 1.375 us and one that reached 1,273 us: on one 0-1000 us axis the three
+    filled its first pixel. Apart, each panel's axis fits its own runs."""
+    for i, name in enumerate(("isr-a", "isr-b", "isr-c", "slow")):
+        rows = synth.synthetic_events("mixed", 2, False, 60, seed=i)
+        meas = rows["outcome"].isin(["ok", "late"])
+        if name == "slow":
+            lat = np.linspace(120.0, 1273.0, int(meas.sum()))
+            rows.loc[meas, "latency_us"] = lat
+            rows.loc[meas, "outcome"] = np.where(lat >= 1000, "late", "ok")
+            rows.loc[meas, "reason"] = np.where(lat >= 1000, "late", None)
+        else:
+            rows.loc[meas, "latency_us"] = 1.375
+        rows["latency_counts"] = (rows["latency_us"] * synth.TIMER_HZ / 1e6).round().astype("Int64")
+        synth.write_run(tmp_path / name, rows, synth.sidecar(name, rows))
+    data = read_runs(tmp_path)
+    panels = plots.histogram_panels(data)
+    assert [sorted(members) for _, members in panels] == [["isr-a", "isr-b", "isr-c"], ["slow"]]
+    fig = plots.histogram(data)
+    assert len(fig.axes) == 2
+    fast, slow = fig.axes
+    assert set(run_stairs(fast)) == {"isr-a", "isr-b", "isr-c"} and set(run_stairs(slow)) == {"slow"}
+    assert fast.get_xlim()[1] <= 10              # 1.375 us is a third of the axis, not its first pixel
+    assert slow.get_xlim()[1] >= 1000
+    assert "runs up to 1.375 us" in fast.get_title() and "runs up to 1273 us" in slow.get_title()
+    fig.canvas.draw()
+    for ax in fig.axes:                         # counts as plain numbers, more than the one decade mark
+        labels = [t.get_text() for t in ax.get_yticklabels(which="both") if t.get_text()]
+        assert len(labels) >= 2 and all(lb.replace(".", "").isdigit() for lb in labels), labels
+    two = plots.histogram(read_runs([tmp_path / "isr-a.csv", tmp_path / "isr-b.csv"]))
+    assert len(two.axes) == 1 and "runs up to" not in two.axes[0].get_title()   # alike: one panel

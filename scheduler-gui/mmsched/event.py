@@ -6,7 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from mmanalysis.schema import COLUMN_NAMES as COLUMNS
-from mmanalysis.schema import OUTCOMES, REASONS
+from mmanalysis.schema import DERIVED_COLUMNS, OUTCOMES, REASONS
+from mmanalysis.schema import in_stats as in_the_figures
 
 from .validity import EventBytes
 
@@ -73,9 +74,14 @@ class Event:
         assert outcome in OUTCOMES and (reason is None or reason in REASONS)
         self.outcome, self.reason = outcome, reason
 
+    @property
+    def in_stats(self) -> bool:
+        """The row is in the summary's latency figures (the CSV's in_stats: mmanalysis.schema.in_stats)."""
+        return in_the_figures(self.outcome, self.measurable)
+
     def row(self) -> list[object]:
         return [getattr(self, c) for c in COLUMNS]
 
 
-EXPORTED = {f.name for f in fields(Event)} & set(COLUMNS)
+EXPORTED = ({f.name for f in fields(Event)} | set(DERIVED_COLUMNS)) & set(COLUMNS)
 assert EXPORTED == set(COLUMNS)

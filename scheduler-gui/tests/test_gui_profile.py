@@ -299,7 +299,7 @@ def test_profile_window_fills_the_tables_and_shows_runs_side_by_side(qtbot, tmp_
     assert [r[:4] for r in rows] == [["isr", "PCINT2", "dispatch", "3"], ["isr", "TIMER0_COMPA", "tick", "1"],
                                      ["task", "idle", "idle", "3"], ["task", "tc", "dispatch", "2"]]
     tc = rows[3]
-    assert tc[4:7] == ["103.75", "103.75", "103.75"] and tc[8] == "1 000" and tc[10] == "0.1037"
+    assert tc[4:7] == ["103.75", "103.75", "103.75"] and tc[8] == "1 000" and tc[10] == "0.1660"   # U_i: 3320 of 20000 cycles
     side = json.loads(a.read_text())["executor_profile"]
     assert f"{side['U']:.4f}" in w.panels[0].summary.text() and "idle " in w.panels[0].summary.text()
     cats = w.panels[0].categories

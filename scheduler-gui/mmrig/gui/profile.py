@@ -1,7 +1,7 @@
 """The executor profile window (after the ProfileAnalyzer of Prisching and Rinner, "Thread-based analysis of embedded
 applications"): the Gantt chart of a traced run on top, and below it, one column per run (one to four, side by side),
 the figures the run's sidecar carries in `executor_profile` (mmanalysis.exectrace.profile): per task and interrupt
-C_i and T_i (min / avg / max), U_i and share of the processor; U = sum(C_i / T_i) and the idle time; processor time
+C_i and T_i (min / avg / max), U_i, its share of the trace's span; U, their sum, and the idle time; processor time
 by category (Kohout, "Hardware Support for Real-Time Operating Systems", 2002); and the service calls as before/after
 pairs (the table of Nordström et al., "Application Specific Real-Time Microkernel in Hardware": the context switch).
 
@@ -183,7 +183,7 @@ TASK_TIPS = ["isr: an interrupt vector, from entry to return; task: a FreeRTOS t
              "instances in the trace", "computation time C_i, least (us): a task's instance leaves out the "
              "interrupts and sleep inside it", "computation time C_i, average (us)", "computation time C_i, most (us)",
              "period T_i, least (us): between the starts of successive instances", "period T_i, average (us)",
-             "period T_i, most (us)", "utilization U_i = C_i avg / T_i avg",
+             "period T_i, most (us)", "utilization U_i: the cycles it ran over the trace's span",
              "measured share of the trace's processor time"]
 SERVICE_COLUMNS = ["call", "before (us)", "after (us)", "difference (us)", "ratio", "n before / after"]
 
