@@ -33,7 +33,7 @@ footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 vectors: setup  ## rewrite protocol/vectors/*.vec from protocol/vectors/generate.py
 	$(PY) protocol/vectors/generate.py
 
-# Two tiers (README, "Tests"; conftest.py keeps them honest). `make test`, the fast one, checks what the rig promises
+# Two tiers (docs/make.md; conftest.py keeps them honest). `make test`, the fast one, checks what the rig promises
 # that needs no wall clock: lockstep and one-node benches, recorded runs, every suite on WORKERS workers, and one short
 # paced run per mode (`paced_smoke`). `make check`, the long one, runs the tests whose point is the wall clock (the
 # `paced` marker: the PC's real timing on the paced bench) and those that need the machine alone, one at a time.

@@ -1,4 +1,4 @@
-"""Screenshots, 1280 x 800, under Xvfb, looked at by a person (README.md, "The GUI"): a window of each mode
+"""Screenshots, 1280 x 800, under Xvfb, looked at by a person (docs/gui.md): a window of each mode
 after a run of SHOT_EVENTS events on the bench and one while the normal run goes, a run's warm-up marked,
 and the compare window of the mixed and normal runs: build/screenshots/window-*.png, compare-*.png."""
 
