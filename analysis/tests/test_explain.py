@@ -16,7 +16,7 @@ from mmanalysis import explain as ex_mod
 from mmanalysis import synth
 from mmanalysis.explain import ExplainError, explain_event, explain_run, format_explanation, select_rows
 from mmanalysis.schedtrace import parse_report, policy_words
-from mmanalysis.schema import BUDGET_COLUMNS, COLUMN_NAMES
+from mmanalysis.schema import BUDGET_COLUMNS, COLUMN_NAMES, FORMAT_VERSION, in_stats
 
 DATA = Path(__file__).parent / "data" / "explain"
 SPIN_US = 5000.0          # spinner.py's spin, by its own clock
@@ -135,8 +135,9 @@ def write_normal_run(tmp_path: Path, fixture: dict, host_trace: dict | None, out
         rows[c] = np.nan
     for k, v in dict(fixture["row"], outcome=outcome, reason=outcome if outcome == "late" else "").items():
         rows.loc[rows["event"] == 17, k] = v
+    rows["in_stats"] = [in_stats(o, bool(m)) for o, m in zip(rows["outcome"], rows["measurable"])]
     meta = synth.sidecar("fx", rows)
-    meta.update(format_version=5, run_clock=fixture["sidecar"]["run_clock"], cpu=fixture["sidecar"]["cpu"])
+    meta.update(format_version=FORMAT_VERSION, run_clock=fixture["sidecar"]["run_clock"], cpu=fixture["sidecar"]["cpu"])
     if host_trace is not None:
         meta["host_trace"] = host_trace
     csv, _ = synth.write_run(tmp_path / "fx", rows[list(COLUMN_NAMES)], meta)

@@ -40,6 +40,12 @@ def fmt_us(v: float | None) -> str:
     return f"{v:.1f} us" if v < 1000 else f"{v / 1000:.2f} ms"
 
 
+def tick_fit_words(have: int, need: int) -> str:
+    """What a normal run is doing before it fires, in the line and in the GUI's progress alike: its tick fit's
+    TIMECODEs so far of those it needs (about 4.6 s), not a line of zeros or an estimate that looks stuck."""
+    return f"waiting for the tick fit ({have} of {need} TIMECODEs)"
+
+
 def fmt_num(v: float | None) -> str:
     """A latency in us in at most 5 characters, for a fixed-width field: 0.000, 49.50, 999.9, 12345, then 0.15s."""
     if v is None or math.isnan(v):
@@ -210,7 +216,7 @@ class ProgressLine:
         then = f", then {self.total} events" if self.total else ""
         lag, lag_more = self.lag_fields()
         fields = [Field(f"{self.name}:", 3) if self.name else None,
-                  Field(f"waiting for the tick fit ({have} of {need} TIMECODEs){then}"),
+                  Field(f"{tick_fit_words(have, need)}{then}"),
                   Field(lag) if lag else None, Field(lag_more, 5) if lag_more else None,
                   Field(f"{self.clock() - self._t0:.0f} s", 6)]
         return [f for f in fields if f is not None]

@@ -80,3 +80,25 @@ def test_a_run_that_ended_leaves_no_timecode_on_show(make_win) -> None:
     win.live.timecode.set_timecode(300)
     win.on_failed(Problem("the bench stopped", "it stopped"))
     assert win.live.timecode.ext.text() == "--" and win.live.timecode.value is None
+
+
+def test_normal_mode_waiting_for_its_tick_fit_says_so_in_the_command_lines_words(make_win, qtbot) -> None:
+    """The GUI said "remaining: estimating..." while a normal run gathered its tick fit, where the command line
+    says "waiting for the tick fit (N of 64 TIMECODEs)": the run's notification reaches the progress through the
+    feed, in the same words."""
+    from mmrig.gui.feed import EventFeed
+    from mmrig.progress import tick_fit_words
+
+    win = make_win()
+    live = win.live
+    live.start_live(200, None)
+    live.running = True
+    feed = EventFeed()
+    win.attach_feed(feed)                            # the one path from the core into the view
+    with qtbot.waitSignal(feed.tick_fit, timeout=1000):
+        feed("tick_fit", (12, 64))                   # as the Runner's observer calls it
+    live.update_progress()
+    assert tick_fit_words(12, 64) in live.progress.label.text()
+    feed("tick_fit", (64, 64))                       # fitted: the events begin
+    live.update_progress()
+    assert "tick fit" not in live.progress.label.text()

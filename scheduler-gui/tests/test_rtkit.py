@@ -62,6 +62,7 @@ def test_the_firing_thread_gets_sched_fifo_through_rtkit_at_most_its_ceiling() -
     assert f"real-time priority {want} asked, {lim.max_realtime_priority} given" in got["why"], got
 
 
+@pytest.mark.paced                      # it opens a paced bench: the long tier's
 def test_a_paced_bench_without_the_right_gets_its_stamping_thread_through_rtkit() -> None:
     rtkit_grants()
     code = textwrap.dedent("""

@@ -22,6 +22,7 @@ class EventFeed(QObject):
     timecode = Signal(int)        # extended timecode
     fired = Signal(int)           # event id whose pulse the profiler captured (the LEDs)
     phase = Signal(str)
+    tick_fit = Signal(object)     # (TIMECODEs the tick fit has, those it needs): normal mode before it fires
 
     def __init__(self, flush_s: float = 0.05) -> None:
         super().__init__()
@@ -48,6 +49,8 @@ class EventFeed(QObject):
         elif kind == "phase":
             self.flush()
             self.phase.emit(str(obj))
+        elif kind == "tick_fit":
+            self.tick_fit.emit(tuple(obj))
 
     def deliver(self, rows: list[Row]) -> None:
         """A batch of snapshots taken elsewhere (a run in its own process), emitted as they are; an event's

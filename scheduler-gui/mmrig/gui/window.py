@@ -245,6 +245,7 @@ class MainWindow(QMainWindow):
         feed.timecode.connect(self.live.timecode.set_timecode)
         feed.fired.connect(self.live.leds.light)
         feed.phase.connect(lambda ph: self.say(f"run: {ph}"))
+        feed.tick_fit.connect(lambda fit: self.live.progress.set_fit(*fit))
 
     def start_run(self) -> None:
         if self.running:

@@ -117,6 +117,8 @@ class RunWorker(QObject):
                 self.feed.timecode.emit(obj)
             elif kind == "phase":
                 self.feed.phase.emit(obj)
+            elif kind == "tick_fit":
+                self.feed.tick_fit.emit(tuple(obj))
             elif kind == "log":
                 self.log.emit(obj)
             elif kind == "health":

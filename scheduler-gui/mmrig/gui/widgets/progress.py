@@ -6,6 +6,8 @@ import time
 
 from PySide6.QtWidgets import QGridLayout, QLabel, QProgressBar, QWidget
 
+from mmrig.progress import tick_fit_words
+
 
 def clock_text(s: float) -> str:
     """Seconds as m:ss (h:mm:ss from an hour)."""
@@ -51,6 +53,7 @@ class RunProgress(QWidget):
         self.first_done: float | None = None
         self.first_created: float | None = None
         self.done = 0
+        self.fit: tuple[int, int] | None = None    # normal mode before it fires: the tick fit's TIMECODEs (have, need)
         self.bar.setRange(0, 1)
         self.bar.setValue(0)
         self.bar.setFormat("")
@@ -65,6 +68,11 @@ class RunProgress(QWidget):
             self.bar.setRange(0, max(1, int(round((duration_s or 1) * 10))))
         self.bar.setFormat("%v / %m events" if total else "%p %")
         self.label.setText("starting: bench, HELLO, calibration...")
+
+    def set_fit(self, have: int, need: int) -> None:
+        """Normal mode gathering TIMECODEs for its tick fit, said at the next update in the command line's words
+        (mmrig.progress.tick_fit_words)."""
+        self.fit = (have, need) if have < need else None
 
     def update_counts(self, done: int, created: int, now: float | None = None) -> str:
         """The run has created `created` events and ended `done` of them; returns the label's text."""
@@ -86,8 +94,12 @@ class RunProgress(QWidget):
             self.bar.setValue(min(self.bar.maximum(), int(round(gen * 10))))
             self.bar.setFormat(f"{done} events, %p % of {self.duration_s:g} s")
             head = f"{done} events ended"
+        if self.fit is not None and not done:
+            waiting = tick_fit_words(*self.fit)
+        else:
+            waiting = "remaining: estimating..."
         text = (f"{head}, elapsed {clock_text(elapsed)}, "
-                + ("remaining: estimating..." if left is None else f"about {clock_text(left)} left"))
+                + (waiting if left is None else f"about {clock_text(left)} left"))
         self.label.setText(text)
         return text
 
