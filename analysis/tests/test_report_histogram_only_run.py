@@ -20,7 +20,7 @@ def histogram_only_run(tmp_path_factory) -> Path:
 
     ensure_built()
     out = tmp_path_factory.mktemp("hist-only")
-    r = subprocess.run([sys.executable, "-m", "mmrig", "run", "--mode", "mixed", "--generation", "periodic", "-i", "1",
+    r = subprocess.run([sys.executable, "-m", "mmrig", "run", "--mode", "mixed", "--generation", "periodic", "-i", "1ms",
                         "--count", "500", "--unpaced", "--no-raw", "--out", str(out / "series")],
                        capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, f"mmrig run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"

@@ -61,7 +61,7 @@ def aligned_rate_problem(mode: str, generation: str, rate_ms: float | None,
     Aligned generation (mixed mode; normal mode at a tick or slower) makes an event right after a TIMECODE, one every
     `round(rate / tick)` ticks, at least one (RunState.every_ticks); verification mode's executor schedules its own
     events every whole number of ticks whatever the generation. Anything else ran quietly at the nearest whole number
-    of ticks: `-i 0.5` or `--rate 90` as one a tick. Normal mode faster than a tick is a schedule grid (events due
+    of ticks: `--rate 0.5` or `--rate 90` as one a tick. Normal mode faster than a tick is a schedule grid (events due
     inside ticks: grid.py), free and periodic generation keep any interval: not judged here."""
     if rate_ms is None or not _finite_positive(rate_ms):
         return None
