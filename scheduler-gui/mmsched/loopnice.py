@@ -67,14 +67,6 @@ class LoopNice:
                 self.why = f"nice {self.wanted} asked, {nice} given: RealtimeKit's MinNiceLevel"
         return self
 
-    def keep_measured(self, tid: int) -> None:
-        """Thread `tid` (the firing thread) back at the process's own nice, whatever it inherited (allowed to
-        anyone: it lowers a priority)."""
-        try:
-            os.setpriority(os.PRIO_PROCESS, tid, self.measured_nice)
-        except OSError:
-            pass
-
     def restore(self) -> None:
         renice.restore(self._before)
         self._before.clear()
