@@ -57,6 +57,7 @@ from .session import Session
 from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
 from .crowding import counters_explained, judge_crowding
+from .framearrivals import FrameArrivals
 from .validity import Basis, Cause, Sent, entered_at, judge_run
 
 
@@ -611,8 +612,9 @@ class Runner:
     def mark_unmeasurable(self, verdict: Verdict, crowded: dict[int, Cause] | None = None) -> dict[str, Any]:
         """Validity by cause over the run's events (validity.judge_run); returns the sidecar's `measurability`."""
         st = self.state
+        frames = FrameArrivals(st.tc_arrivals, st.tracker.tick_len_s) if st is not None and st.tracker.ready else None
         figures, reason = judge_run(self.events, verdict, st.timebase.tick_s if st else 0.0,
-                                    st.baud if st else self.endpoint.baud, crowded)
+                                    st.baud if st else self.endpoint.baud, crowded, frames)
         if reason is not None:
             self.invalid.append(Reason("bench_lag", reason))
         return figures

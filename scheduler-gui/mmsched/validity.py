@@ -47,6 +47,8 @@ from mmanalysis.schema import MAX_UNMEASURABLE_SHARE
 from mmproto import Timecode
 from mmproto.wiretime import wire_time_s
 
+from .framearrivals import FrameArrivals
+
 # How far past its own TIMECODE frame's line time an event may be made before it counts as the scheduler's
 # own late creation: a tenth of a tick (7.1 ms), far above the few hundred us a paced run's reader takes.
 LATE_READ_MARGIN_TICKS = 0.1
@@ -220,15 +222,24 @@ def entry_delay(record: ByteRecord, sent: Sent, what: str) -> Cause | None:
                                      f"returned (the bench's reader late: the rig's)")
 
 
-def timecode_held(record: ByteRecord, basis: Basis, what: str) -> Cause:
-    """How late the bench handed over the TIMECODE frame of `basis` (its bytes are due from the tick's start
-    to their arrival; the start is widened by 2 ms for the estimate's own error)."""
-    us = record.held_between("profiler", basis.start - 0.002, basis.arrived) * 1e6
-    return Cause(what, round(us, 1), f"{what} (tick {basis.tick}) reached the PC {us:.0f} us late")
+def timecode_held(record: ByteRecord, basis: Basis, what: str, frames: FrameArrivals | None = None) -> Cause:
+    """How late the bench handed over the TIMECODE frame of `basis`: the longest hold of a byte due from the
+    tick's start (widened by 2 ms for the estimate's own error) to the frame's arrival, and no more than the frame
+    arrived behind its neighbours (`frames`, framearrivals.py): a hold of its first bytes that ended before its
+    last leaves its arrival, and every estimate resting on it, where it was."""
+    held = record.held_between("profiler", basis.start - 0.002, basis.arrived)
+    excess = frames.excess(basis.tick, basis.arrived) if frames is not None else None
+    if excess is None or held <= excess:
+        us = held * 1e6
+        return Cause(what, round(us, 1), f"{what} (tick {basis.tick}) reached the PC {us:.0f} us late")
+    us = excess * 1e6
+    return Cause(what, round(us, 1), f"{what} (tick {basis.tick}) reached the PC {us:.0f} us behind its neighbours "
+                                     f"(the bench held bytes near it up to {held * 1e6:.0f} us)")
 
 
-def causes(mode: str, deps: EventBytes, record: ByteRecord) -> list[Cause]:
-    """Every displacement the record shows on the bytes of one event (the largest first)."""
+def causes(mode: str, deps: EventBytes, record: ByteRecord, frames: FrameArrivals | None = None) -> list[Cause]:
+    """Every displacement the record shows on the bytes of one event (the largest first); `frames`: the run's
+    TIMECODE arrivals, which bound how late a frame it rests on was (timecode_held)."""
     out: list[Cause | None] = []
     if mode == "normal":
         if deps.fed is not None and deps.fed.at > deps.fed.aimed:
@@ -240,12 +251,12 @@ def causes(mode: str, deps: EventBytes, record: ByteRecord) -> list[Cause]:
         if deps.anchor is not None:
             out.append(entry_delay(record, deps.anchor, "anchor FIRE"))
         elif deps.basis is not None:
-            out.append(timecode_held(record, deps.basis, "TIMECODE"))
+            out.append(timecode_held(record, deps.basis, "TIMECODE", frames))
     elif mode == "mixed":
         if deps.sent is not None:
             out.append(entry_delay(record, deps.sent, "SCHEDULE"))
         if deps.basis is not None:
-            out.append(timecode_held(record, deps.basis, "TIMECODE"))
+            out.append(timecode_held(record, deps.basis, "TIMECODE", frames))
         if deps.created_at is not None:
             stale = record.held_across("profiler", deps.created_at) * 1e6
             if stale > 0:
@@ -326,12 +337,13 @@ class Judgement:
 
 
 def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, stale_phase: float,
-          tick_s: float, crowded: dict[int, Cause] | None = None) -> Judgement:
+          tick_s: float, crowded: dict[int, Cause] | None = None, frames: FrameArrivals | None = None) -> Judgement:
     """Judges every event (objects with `event`, `mode`, `outcome`, `reason`, `distance`, `created_phase` and
     `bytes`, an EventBytes) and marks them: `measurable` False and `stall_us` where a displacement past the
     bound decided it; `stall_us` alone where one was past the bound but the event still ended on time.
     `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag. `crowded`: lost FIREs the
-    profiler may have dropped while it held the one before (crowding.crowded_fires), marked with that cause."""
+    profiler may have dropped while it held the one before (crowding.crowded_fires), marked with that cause.
+    `frames`: the run's TIMECODE arrivals (framearrivals.py), or None (the record's holds alone)."""
     j = Judgement()
     crowded = crowded or {}
     for e in events:
@@ -344,7 +356,7 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
             sent = e.bytes.sent
             if sent is not None and record.entry(sent.node, sent.gen, sent.offset) is None:
                 j.unjudged += 1            # its frame is not in the record (a re-plugged port, a dropped record)
-            found = causes(e.mode, e.bytes, record)
+            found = causes(e.mode, e.bytes, record, frames)
             if found:
                 j.delays_us.append(found[0].us)
                 c = deciding(e.mode, e.outcome, e.reason, found, bound_us)
@@ -365,12 +377,13 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
 
 
 def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
-              crowded: dict[int, Cause] | None = None) -> tuple[dict[str, Any], str | None]:
+              crowded: dict[int, Cause] | None = None,
+              frames: FrameArrivals | None = None) -> tuple[dict[str, Any], str | None]:
     """A run's judgement: every event judged (`judge`) by the endpoint's verdict (its byte record, bound,
     stalls and window), the sidecar's `measurability`, and why the run is invalid (more than
     MAX_UNMEASURABLE_SHARE of its events not measurable) or None."""
     stale = 1.0 + wire_time_s(Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
-    j = judge(events, verdict.record, verdict.bound_us, stale, tick_s, crowded)
+    j = judge(events, verdict.record, verdict.bound_us, stale, tick_s, crowded, frames)
     late = sum(1 for c in j.marked.values() if c.byte == "late creation")
     share = j.share(len(events))
     reason = None

@@ -7,6 +7,7 @@ import pytest
 
 from mmsched.grid import event_busy_s, fire_busy_s
 from mmsched.crowding import AVR_RING, crowded_fires
+from mmsched.framearrivals import FrameArrivals
 from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Fed, Held, Sent, Stall, causes, deciding, judge,
                               stall_time_share)
 from mmsched.event import Event
@@ -207,3 +208,48 @@ def test_a_fire_the_line_crowded_into_the_one_before_is_the_rigs_loss_not_measur
     j = judge(evs, rec, 1000.0, 1e9, T, crowded)
     assert set(j.marked) == {1, 2}                       # event 1: its own FIRE displaced 48 ms; event 2: crowded
     assert not evs[1].measurable and evs[3].measurable   # event 4 is lost by a fault its own reason names
+
+
+def arrivals_around(tick: int, at: float, late_s: float = 0.0, n: int = 8) -> list[tuple[int, float]]:
+    """TIMECODE arrivals of ticks tick-n..tick+n, every one `T` after the one before, tick `tick` at `at` plus
+    `late_s` (a small read jitter on the others, as a PC has)."""
+    return [(tick + k, at + k * T + (late_s if k == 0 else 20e-6 * (k % 3))) for k in range(-n, n + 1)]
+
+
+def test_a_hold_of_a_timecodes_early_bytes_that_left_its_arrival_on_time_voids_nothing() -> None:
+    # the bench stalled 1.09 ms inside the frame of tick 95 and caught up before its last byte: a run of bytes due
+    # from 48.9995 to 49.0003 held up to 1.09 ms, but the frame completed at 49.0104 like its neighbours
+    rec = record([Entry("profiler", 1, 40, 10, 50.00005, 0.0)], [Held("profiler", 48.9995, 49.0003, 3, 0.00109)])
+    e = normal_event(50.0, 40, Basis(95, 49.0, 49.0104))
+    assert deciding("normal", "ok", None, causes("normal", e.bytes, rec), 1000.0) is not None   # the record alone
+    frames = FrameArrivals(arrivals_around(95, 49.0104), T)
+    found = causes("normal", e.bytes, rec, frames)
+    assert deciding("normal", "ok", None, found, 1000.0) is None
+    assert all(c.us < 50 for c in found if c.byte == "TIMECODE")
+
+
+def test_a_timecode_that_reached_the_pc_late_through_a_hold_still_voids_the_events_placed_from_it() -> None:
+    rec = record([Entry("profiler", 1, 40, 10, 50.00005, 0.0)], [Held("profiler", 49.001, 49.0104, 10, 0.0025)])
+    e = normal_event(50.0, 40, Basis(95, 49.0, 49.0129))
+    frames = FrameArrivals(arrivals_around(95, 49.0104, late_s=0.0025), T)
+    c = deciding("normal", "ok", None, causes("normal", e.bytes, rec, frames), 1000.0)
+    assert c is not None and c.byte == "TIMECODE" and c.us == pytest.approx(2500.0, abs=25.0)
+
+
+def test_a_frame_late_by_the_pcs_own_read_is_not_the_benchs() -> None:
+    # the PC read tick 95's frame 3 ms late, the bench held nothing near it: no cause (the PC's own cost)
+    e = normal_event(50.0, 40, Basis(95, 49.0, 49.0134))
+    frames = FrameArrivals(arrivals_around(95, 49.0104, late_s=0.003), T)
+    assert causes("normal", e.bytes, record([Entry("profiler", 1, 40, 10, 50.00005, 0.0)]), frames)[0].byte == "FIRE"
+    assert frames.excess(95, 49.0134) == pytest.approx(0.003, abs=25e-6)
+
+
+def test_frame_arrivals_judge_a_frame_only_against_neighbours_of_its_own_tick_grid() -> None:
+    # the profiler reset after tick 100: ticks count again from 0 on a grid 30 ms later; neither side's envelope
+    # reaches into the other
+    before = [(90 + k, 10.0 + k * T) for k in range(11)]
+    after = [(k, before[-1][1] + 0.030 + (k + 1) * T) for k in range(11)]
+    frames = FrameArrivals(before + after, T)
+    assert frames.excess(100, before[-1][1]) == pytest.approx(0.0, abs=1e-9)
+    assert frames.excess(0, after[0][1]) == pytest.approx(0.0, abs=1e-9)
+    assert frames.excess(42, 11.0) is None                   # not a frame of the run
