@@ -30,8 +30,9 @@ from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import Item, Link
 from mmsched import renice, rtkit
 from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
-from mmsched.injected import HeldByFault
+from mmsched.endpoint import Endpoint, EndpointError, Ports, Verdict
+from mmsched.reason import Reason
+from mmsched.byterecord import HeldByFault
 from mmsched.tracefiles import traced_paths
 
 from . import timing

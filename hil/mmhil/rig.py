@@ -44,7 +44,8 @@ from mmsched.grid import Grid
 from mmsched.event import Event
 from mmsched.outcome import apply_result, refusal_reason, silent_outcome
 from mmsched.timecode import TimecodeTracker, round256
-from mmsched.validity import Basis, Cause, Sent, causes, deciding
+from mmsched.eventbytes import Basis, Sent
+from mmsched.validity import Cause, causes, deciding
 
 from . import frames, timing
 from .bench import Bench, BenchError

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from mmanalysis.inputrecord import BenchRead
-from mmsched.injected import HeldByFault
-from mmsched.validity import ByteRecord, Entry, Held, Stall
+from mmsched.byterecord import HeldByFault
+from mmsched.byterecord import ByteRecord, Entry, Held, Stall
 
 
 def byte_record(reply: dict[str, Any]) -> ByteRecord:

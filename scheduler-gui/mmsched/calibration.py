@@ -16,7 +16,7 @@ from .nodesetup import SetupError, Wait
 from .runstate import RunState
 from .session import Session
 from .tally import Tally
-from .validity import Sent
+from .eventbytes import Sent
 
 
 FLOOR_PROBES = 5           # FIREs injected on a tick's edge (the floor calibration)

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from .grid import event_busy_s, fire_busy_s
-from .validity import ByteRecord, Cause
+from .byterecord import ByteRecord
+from .validity import Cause
 
 
 # The AVR profiler's result ring (profiler-fw/board/avr/pf_board_cfg.h: PF_RING_LEN): a FIRE is lost to it only

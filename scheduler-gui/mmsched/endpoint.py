@@ -27,8 +27,8 @@ from mmanalysis.inputrecord import BenchRead
 from mmproto import Item, Link, poll_until
 
 from .config import RunConfig
-from .injected import HeldByFault
-from .validity import ByteRecord, Stall
+from .byterecord import ByteRecord, HeldByFault, Stall
+from .reason import Reason
 
 
 class EndpointError(RuntimeError):
@@ -50,14 +50,6 @@ class Ports:
     profiler: str
     executor: str | None
     reset_on_open: bool = False
-
-
-@dataclass(frozen=True)
-class Reason:
-    """Why a run's figures cannot be trusted: a code (mmanalysis.schema.INVALID_REASONS) and the details."""
-
-    code: str
-    text: str
 
 
 @dataclass

@@ -9,7 +9,7 @@ from mmanalysis.schema import COLUMN_NAMES as COLUMNS
 from mmanalysis.schema import DERIVED_COLUMNS, OUTCOMES, REASONS
 from mmanalysis.schema import in_stats as in_the_figures
 
-from .validity import EventBytes
+from .eventbytes import EventBytes
 
 
 @dataclass

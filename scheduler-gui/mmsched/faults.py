@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .endpoint import Reason
+from .reason import Reason
 from .event import Event
 
 # kind -> what the invalid reason says about it (details follow)

@@ -13,27 +13,11 @@ Boards have no such record (a slow line is part of the system there): `Verdict.h
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import Callable, Iterable
 
-if TYPE_CHECKING:          # endpoint.py imports this module, faults.py imports endpoint.py
-    from .event import Event
-    from .faults import FaultLedger
-
-
-@dataclass(frozen=True)
-class HeldByFault:
-    """Host bytes `offset` .. `offset + n - 1` of the node's `gen`-th port opening, held back by an injected
-    fault by up to `held_us`."""
-
-    node: str
-    gen: int
-    offset: int
-    n: int
-    held_us: float
-
-    def holds(self, node: str, gen: int, offset: int, size: int) -> bool:
-        return node == self.node and gen == self.gen and offset < self.offset + self.n and self.offset < offset + size
+from .byterecord import HeldByFault
+from .event import Event
+from .faults import FaultLedger
 
 
 def attribute(events: Iterable[Event], held: list[HeldByFault], faults: FaultLedger,
@@ -64,4 +48,4 @@ def attribute(events: Iterable[Event], held: list[HeldByFault], faults: FaultLed
     return sum(len(h) for h in named.values())
 
 
-__all__ = ["HeldByFault", "attribute"]
+__all__ = ["attribute"]

@@ -25,8 +25,9 @@ from mmproto import Link, LinkError, Written
 
 from . import firethread
 from .event import Event
-from .firing import AccuracySpin, fifo_for, fifo_refused, lock_memory, read_sched, set_nice
-from .validity import Fed
+from .firing import AccuracySpin
+from .rtsched import fifo_for, fifo_refused, lock_memory, read_sched, set_nice
+from .eventbytes import Fed
 
 
 @dataclass

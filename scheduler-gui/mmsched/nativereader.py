@@ -18,7 +18,7 @@ from typing import Any, Callable
 from mmproto import Link
 
 from . import firethread
-from .firing import fifo_for, fifo_refused
+from .rtsched import fifo_for, fifo_refused
 
 WAIT_S = 0.05       # the Python side looks at least this often whether the link is being closed
 

@@ -22,7 +22,8 @@ from mmproto import LinkDown, LinkError
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .endpoint import Endpoint, Reason
+from .endpoint import Endpoint
+from .reason import Reason
 from .event import Event
 from .eventbook import EventBook
 from .faults import FaultLedger, counter_faults, describe_counters

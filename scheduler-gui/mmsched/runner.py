@@ -27,7 +27,8 @@ from mmproto import Arrival, Item, LinkDown, LinkError
 from . import calibration, deadlines, firers, injected, nodesetup, nopload
 from .budget import apply_budget
 from .config import RunConfig
-from .endpoint import Endpoint, EndpointError, Reason, Verdict
+from .endpoint import Endpoint, EndpointError, Verdict
+from .reason import Reason
 from .event import Event
 from .export import write_run
 from .faults import FaultLedger
@@ -58,7 +59,8 @@ from .sidecar import Usage, assemble, journal_sidecar
 from .stats import summarize
 from .crowding import counters_explained, judge_crowding
 from .framearrivals import FrameArrivals
-from .validity import Basis, Cause, Sent, entered_at, judge_run
+from .eventbytes import Basis, Sent
+from .validity import Cause, entered_at, judge_run
 
 
 

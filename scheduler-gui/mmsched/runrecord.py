@@ -10,7 +10,7 @@ from typing import Any
 from mmproto import Link
 
 from .config import RunConfig
-from .endpoint import Reason
+from .reason import Reason
 from .event import Event
 from .faults import FaultLedger
 from .runstate import RunState

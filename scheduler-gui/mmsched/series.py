@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import mmproto as mp
 
 from .grid import Grid
-from .validity import Basis, Sent
+from .eventbytes import Basis, Sent
 
 CHUNK = 60_000          # events per PERIODIC (its count is a u16)
 TAG0 = 1

@@ -19,7 +19,8 @@ from mmproto import LinkError
 from . import profhist
 from .config import RunConfig
 from .event import Event
-from .endpoint import Endpoint, Reason
+from .endpoint import Endpoint
+from .reason import Reason
 from .eventbook import EventBook
 from .outcome import refusal_reason
 from .recovery import Recovery
@@ -28,7 +29,7 @@ from .series import Chunk, SeriesPlan
 from .session import Session
 from .tally import Tally
 from .view import View
-from .validity import Basis, Sent
+from .eventbytes import Basis, Sent
 
 
 HANDOVER_TICKS = 2      # a series sent this many ticks after the one before it began (see follow_counted)

@@ -27,18 +27,15 @@ says by how much and the sidecar's `measurability.events` which byte. The schedu
 (it read its TIMECODEs late; mixed and verification: `late_creations`) stay as they were. A run is invalid
 when more than MAX_UNMEASURABLE_SHARE of its events are not measurable.
 
-What an endpoint recorded of the bytes it carried is a `ByteRecord` (the paced bench's: mmhil.endpoint);
-where there is none (boards, lockstep) only late creations are judged. Byte offsets count the bytes the PC
-wrote to a port since it opened it (a pty loses nothing from host to bench), so a frame the PC wrote is
-found in the record exactly; frames the PC received are found by their moment, since opening a port drops
-what was waiting in it.
+The bytes are noted as each event is made (eventbytes.py) and looked up in what the endpoint recorded of the
+bytes it carried (byterecord.py; the paced bench's); where there is none (boards, lockstep) only late creations
+are judged.
 
 Used by `mmsched.runner` (a run's events) and `mmhil.Rig` (a HIL script's events), one rule for both.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,151 +44,13 @@ from mmanalysis.schema import MAX_UNMEASURABLE_SHARE
 from mmproto import Timecode
 from mmproto.wiretime import wire_time_s
 
+from .byterecord import ByteRecord, Stall, stall_time_share
+from .eventbytes import Basis, EventBytes, Sent
 from .framearrivals import FrameArrivals
 
 # How far past its own TIMECODE frame's line time an event may be made before it counts as the scheduler's
 # own late creation: a tenth of a tick (7.1 ms), far above the few hundred us a paced run's reader takes.
 LATE_READ_MARGIN_TICKS = 0.1
-
-
-# ---- what an endpoint recorded ------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Entry:
-    """Bytes the PC wrote to `node` that reached the endpoint together: `n` bytes from stream offset `offset`
-    of the port's `gen`-th opening, stamped at host time `stamp`, put on the line `moved_s` after it."""
-
-    node: str
-    gen: int
-    offset: int
-    n: int
-    stamp: float
-    moved_s: float
-
-    @property
-    def entered(self) -> float:
-        """When the first byte went onto the node's line, on the host clock."""
-        return self.stamp + self.moved_s
-
-
-@dataclass(frozen=True)
-class Held:
-    """A run of `node`'s output bytes, due from `due0` to `due1` (host clock), each handed to the PC at
-    least the record's `held_min_s` and at most `late_s` after its moment."""
-
-    node: str
-    due0: float
-    due1: float
-    n: int
-    late_s: float
-
-
-@dataclass
-class ByteRecord:
-    """What an endpoint recorded of the bytes it carried, on the host clock: every read of the PC's bytes
-    (`entries`, in offset order per node) and every run of output handed over late (`held`, in due order:
-    a node's runs do not overlap). Output later than `held_min_s` is always in `held`; `dropped`: records
-    the endpoint no longer had."""
-
-    entries: dict[str, list[Entry]] = field(default_factory=dict)
-    held: dict[str, list[Held]] = field(default_factory=dict)
-    held_min_s: float = 0.0
-    dropped: int = 0
-    _keys: dict[str, list[tuple[int, int]]] = field(default_factory=dict, init=False, repr=False)
-    _due1: dict[str, list[float]] = field(default_factory=dict, init=False, repr=False)
-    _due0: dict[str, list[float]] = field(default_factory=dict, init=False, repr=False)
-    _longest: dict[str, float] = field(default_factory=dict, init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        # the lookups' indexes, made once: a run judges every event against them (a kilohertz run's 10,000
-        # events against 9,000 held runs took 1.5 s when each lookup rebuilt them; 100,000 would take minutes)
-        self._keys = {n: [(e.gen, e.offset) for e in es] for n, es in self.entries.items()}
-        self._due1 = {n: [h.due1 for h in hs] for n, hs in self.held.items()}
-        self._due0 = {n: [h.due0 for h in hs] for n, hs in self.held.items()}
-        self._longest = {n: max((h.late_s for h in hs), default=0.0) for n, hs in self.held.items()}
-
-    def entry(self, node: str, gen: int, offset: int) -> Entry | None:
-        """The read that held byte `offset` of the port's `gen`-th opening, or None (not recorded)."""
-        i = bisect.bisect_right(self._keys.get(node, []), (gen, offset)) - 1
-        if i < 0:
-            return None
-        e = self.entries[node][i]
-        return e if e.gen == gen and e.offset <= offset < e.offset + e.n else None
-
-    def held_between(self, node: str, t0: float, t1: float) -> float:
-        """The latest any byte of `node` due from `t0` to `t1` was handed over, in seconds (0: none late)."""
-        runs, worst = self.held.get(node, []), 0.0
-        for i in range(bisect.bisect_left(self._due1.get(node, []), t0), len(runs)):
-            if runs[i].due0 > t1:
-                break
-            worst = max(worst, runs[i].late_s)
-        return worst
-
-    def held_across(self, node: str, t: float) -> float:
-        """How long after `t` a byte of `node` due by `t` was still held (0: none): the PC's view at `t` was
-        that much stale through the endpoint's fault."""
-        runs = self.held.get(node, [])
-        if not runs:
-            return 0.0
-        longest = self._longest[node]
-        worst = 0.0
-        for i in range(bisect.bisect_right(self._due0[node], t) - 1, -1, -1):
-            h = runs[i]
-            if h.due1 + longest <= t:
-                break
-            worst = max(worst, min(h.due1, t) + h.late_s - t)
-        return worst
-
-
-# ---- what an event depends on ---------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Sent:
-    """A frame the PC wrote: to `node`, its first byte at `offset` of the port's stream `gen`, the write begun at
-    `at` and returned at `ended` (the run's clock; the host clock on a paced bench; None: not known)."""
-
-    node: str
-    offset: int
-    at: float
-    gen: int = 1
-    size: int = 1          # its bytes on the wire (offset .. offset + size - 1)
-    ended: float | None = None
-
-    @property
-    def returned(self) -> float:
-        """When the PC's write call returned (where not known, when it began)."""
-        return self.at if self.ended is None else self.ended
-
-
-@dataclass(frozen=True)
-class Basis:
-    """The TIMECODE frame of tick `tick`: the PC estimated the tick began at `start` and had the frame
-    complete at `arrived` (the run's clock)."""
-
-    tick: int
-    start: float
-    arrived: float
-
-
-@dataclass(frozen=True)
-class Fed:
-    """Normal mode's native firing: when the run handed the firing thread the moment `aimed` (run clock). A moment
-    handed over after it had passed could not be met by any thread: how late is the run's own loop's, not the PC's
-    wake-up (nativefirer.py)."""
-
-    at: float
-    aimed: float
-
-
-@dataclass
-class EventBytes:
-    """The bytes one event's figure depends on, noted as the event is made (see the module's text)."""
-
-    sent: Sent | None = None        # its FIRE (normal) or SCHEDULE (mixed)
-    basis: Basis | None = None      # the TIMECODE frame it was placed by (normal, naive) or created from (mixed)
-    anchor: Sent | None = None      # disciplined normal mode: the FIRE whose bound anchored the servo
-    created_at: float | None = None
-    fed: Fed | None = None          # normal mode, the native thread: when its moment was queued
 
 
 @dataclass(frozen=True)
@@ -287,24 +146,6 @@ def late_creation(mode: str, created_phase: float | None, distance: int, stale_p
 
 # ---- a run's judgement ----------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Stall:
-    """A stretch of the host clock in which the bench could not keep its timing, with the largest lag in it
-    (the catch-up included: from `start` to `end`)."""
-
-    start: float
-    end: float
-    lag_us: float
-
-
-def stall_time_share(stalls: list[Stall], t0: float, t1: float) -> float:
-    """The share of the window [t0, t1] the stalls covered (each from its start to its end plus its lag)."""
-    if t1 <= t0:
-        return 0.0
-    covered = sum(max(0.0, min(s.end + s.lag_us / 1e6, t1) - max(s.start, t0)) for s in stalls)
-    return min(1.0, covered / (t1 - t0))
-
-
 @dataclass
 class Judgement:
     """Validity by cause over a run's events: the marked ones with their cause, the figures for the sidecar."""
@@ -394,5 +235,5 @@ def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
     return j.figures(len(events), verdict.stalls, verdict.window, verdict.bound_us, late), reason
 
 
-__all__ = ["Basis", "ByteRecord", "Cause", "Entry", "EventBytes", "Fed", "Held", "Judgement", "Sent", "Stall",
-           "causes", "deciding", "entered_at", "entry_delay", "judge", "judge_run", "late_creation", "stall_time_share", "timecode_held"]
+__all__ = ["Cause", "Judgement", "causes", "deciding", "entered_at", "entry_delay", "judge", "judge_run", "late_creation",
+           "timecode_held"]

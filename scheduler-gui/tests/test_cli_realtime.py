@@ -24,7 +24,8 @@ import pytest
 from mmrig.cli import build_parser
 from mmsched.config import RunConfig
 from mmsched.event import Event
-from mmsched.firing import Firer, fifo_refusal, thread_sched
+from mmsched.firing import Firer
+from mmsched.rtsched import fifo_refusal, thread_sched
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 

@@ -148,7 +148,7 @@ def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
 
 
 def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
-    from mmsched.endpoint import Reason
+    from mmsched.reason import Reason
     from mmrig.gui.worker import explain
 
     win = make_win()

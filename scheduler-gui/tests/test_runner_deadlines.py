@@ -63,7 +63,7 @@ def test_a_request_written_after_its_own_deadline_gets_the_timeout_for_its_answe
     from mmsched.endpoint import Boards
     from mmsched.runner import Runner
     from mmsched.runstate import RunState
-    from mmsched.validity import Sent
+    from mmsched.eventbytes import Sent
 
     r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)

@@ -8,8 +8,9 @@ import pytest
 from mmsched.grid import event_busy_s, fire_busy_s
 from mmsched.crowding import AVR_RING, crowded_fires
 from mmsched.framearrivals import FrameArrivals
-from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Fed, Held, Sent, Stall, causes, deciding, judge,
-                              stall_time_share)
+from mmsched.byterecord import ByteRecord, Entry, Held, Stall, stall_time_share
+from mmsched.eventbytes import Basis, EventBytes, Fed, Sent
+from mmsched.validity import causes, deciding, judge
 from mmsched.event import Event
 
 T = 1_137_778 / 16e6          # the AVR profiler's tick

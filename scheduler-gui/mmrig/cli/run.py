@@ -24,7 +24,7 @@ from mmsched.profhist import format_profiler_histogram
 from mmsched.config import FIRINGS, RunConfig, aligned_rate_problem
 from mmsched.endpoint import Boards, Endpoint, EndpointError
 from mmsched.exload import ExecutorLoad
-from mmsched.firing import fifo_refusal, lock_memory
+from mmsched.rtsched import fifo_refusal, lock_memory
 from mmsched.export import journal_paths, record_paths, run_paths
 from mmsched.journal import RunNotWritten
 from mmsched.load import unavailable as load_unavailable

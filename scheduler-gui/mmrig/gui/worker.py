@@ -21,7 +21,8 @@ from mmanalysis.schema import INVALID_REASONS
 
 from mmrig.child import Failure, RunProcess, health_of
 from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint, Reason
+from mmsched.endpoint import Endpoint
+from mmsched.reason import Reason
 from mmsched.result import RunResult
 from mmsched.runner import Runner
 from mmsched.session import Session
