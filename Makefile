@@ -25,7 +25,7 @@ build: setup  ## build everything: protocol library (host, 8051, AVR), every fir
 	$(MAKE) -C executor avr
 	$(MAKE) -C profiler-fw avr mcs51
 	$(MAKE) -C hil all
-	$(MAKE) -C scheduler-gui/mmsched/native
+	$(MAKE) -C scheduler-gui/mmsched/host/native
 
 footprint: setup  ## print the protocol code's 8051 and AVR code/RAM footprint
 	$(MAKE) -C protocol/c mcs51 avr
@@ -72,8 +72,8 @@ test-hil:  # the bench's C unit tests and the HIL example suite in lockstep (its
 test-examples: setup  ## the HIL example suite (hil/examples) in lockstep on 2 workers; JUnit XML in build/hil-examples/
 	$(MAKE) -C hil examples
 
-test-native:  # cmocka tests of normal mode's native firing thread (scheduler-gui/mmsched/native)
-	$(MAKE) -C scheduler-gui/mmsched/native test
+test-native:  # cmocka tests of normal mode's native firing thread (scheduler-gui/mmsched/host/native)
+	$(MAKE) -C scheduler-gui/mmsched/host/native test
 
 test-executor:  # host tests of the core, the AVR image in simavr
 	$(MAKE) -C executor test

@@ -12,7 +12,9 @@ The packages stand in layers, each importing only those below it:
     mmproto      the wire protocol
 
 So there is no import cycle between packages, and on the scheduler's side only the application layer imports
-the bench. Qt is imported by the desktop app (`mmrig.gui`) alone. A few modules are also imported in a fresh
+the bench. Inside the scheduler's core each floor imports only the floors CORE_FLOORS names below it (three storeys:
+model and host on the ground, link and verdict on them, run on top), and no module of the core imports another in
+a loop. Qt is imported by the desktop app (`mmrig.gui`) alone. A few modules are also imported in a fresh
 interpreter, to check what they pull in when they load (the GUI's run process must not load Qt)."""
 
 from __future__ import annotations
@@ -28,6 +30,11 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = {"mmproto": "protocol/python/mmproto", "mmanalysis": "analysis/mmanalysis",
             "mmsched": "scheduler-gui/mmsched", "mmhil": "hil/mmhil", "mmrig": "scheduler-gui/mmrig"}
 LAYERS = ("mmproto", "mmanalysis", "mmsched", "mmhil", "mmrig")      # bottom to top
+# mmsched's floors and what each may import (docs/architecture.md, "Scheduler core"): the model and the host's
+# threads know nothing of each other or of runs; the links run on the host's threads; a verdict is given records
+# of the model, never a link or a run
+CORE_FLOORS = {"model": (), "host": (), "link": ("model", "host"), "verdict": ("model",),
+               "run": ("model", "host", "link", "verdict")}
 QT = ("PySide6", "pyqtgraph", "shiboken6")
 QT_HOME = "mmrig.gui"
 
@@ -79,7 +86,7 @@ def package_graph() -> dict[str, set[str]]:
 
 
 def test_every_package_was_read() -> None:
-    assert {"mmsched.runner", "mmsched.validity", "mmhil.rig", "mmrig.cli.run", "mmrig.gui.window",
+    assert {"mmsched.run.runner", "mmsched.verdict.validity", "mmhil.rig", "mmrig.cli.run", "mmrig.gui.window",
             "mmanalysis.reader", "mmproto.link"} <= set(SOURCES)
 
 
@@ -121,7 +128,7 @@ def test_on_the_schedulers_side_only_the_application_layer_imports_the_bench() -
 @pytest.mark.parametrize("module, banned", [
     ("mmrig.child", QT),                  # the GUI's run process: spawned, it must not load Qt
     ("mmrig.cli", QT),                    # the command line loads Qt only for `mmrig gui`
-    ("mmsched.runner", ("mmhil", "mmrig", *QT)),
+    ("mmsched.run.runner", ("mmhil", "mmrig", *QT)),
     ("mmhil", ("mmsched", "mmrig", "pandas", *QT)),   # pytest loads it with the plugin in every session: lazy
     ("mmhil.bench", ("mmsched", "mmrig", "pandas", *QT)),   # a script that only starts a bench
 ])
@@ -131,3 +138,54 @@ def test_what_a_module_pulls_in_when_it_loads(module: str, banned: tuple[str, ..
     assert done.returncode == 0, done.stderr[-2000:]
     bad = [m for m in done.stdout.split() if m.split(".")[0] in banned]
     assert bad == [], f"{module} pulls in {bad[:5]}"
+
+
+def core_floor(module: str) -> str | None:
+    """The floor of a module of the core (mmsched.FLOOR.x), or None."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "mmsched" and len(parts) > 1 and parts[1] in CORE_FLOORS else None
+
+
+def owner(name: str) -> str | None:
+    """The module an imported name belongs to: the longest prefix that is a module of the project."""
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in SOURCES:
+            return ".".join(parts[:i])
+    return None
+
+
+CORE = sorted(m for m in SOURCES if m.startswith("mmsched."))
+
+
+def test_every_module_of_the_core_stands_on_a_floor() -> None:
+    assert [m for m in CORE if core_floor(m) is None] == []
+    assert {core_floor(m) for m in CORE} == set(CORE_FLOORS)
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_a_core_module_imports_only_its_floor_and_those_below(module: str) -> None:
+    floor = core_floor(module) or "model"
+    allowed = {floor, *CORE_FLOORS[floor]}
+    outside = sorted(d for d in SOURCES[module][1] if (f := core_floor(d)) and f not in allowed)
+    assert outside == [], f"{module} ({floor}: may import {sorted(allowed)}) imports {outside}"
+
+
+def test_no_import_loop_inside_the_core() -> None:
+    graph = {m: {o for d in SOURCES[m][1] if (o := owner(d)) and o != m and o in CORE and not o.endswith("__init__")
+                 and core_floor(o) and o.count(".") > 1} for m in CORE}
+    state: dict[str, int] = {}
+
+    def loop_from(m: str, path: list[str]) -> list[str] | None:
+        state[m] = 1
+        for q in sorted(graph[m]):
+            if state.get(q) == 1:
+                return path + [m, q]
+            if q not in state and (found := loop_from(q, path + [m])):
+                return found
+        state[m] = 2
+        return None
+
+    for m in CORE:
+        if m not in state:
+            assert (c := loop_from(m, [])) is None, f"import loop: {' -> '.join(c)}"

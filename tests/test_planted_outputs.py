@@ -112,7 +112,7 @@ def test_the_lists_are_the_codes_own() -> None:
 
     from mmhil.replay import replay_paths
     from mmrig.cli.run import run_files
-    from mmsched.export import journal_paths
+    from mmsched.verdict.export import journal_paths
 
     args = argparse.Namespace(out=Path("r"), unpaced=False, hist="", junit=Path("r.junit.xml"), trace=True,
                               trace_host=False)

@@ -63,7 +63,7 @@ if [[ -z $bundle ]] && { [[ -n $system_step ]] || ! { command -v cargo >/dev/nul
     apt_packages+=(cargo)
 fi
 # RealtimeKit (rtkit, with the system D-Bus and polkit it needs): real-time scheduling for users without a
-# limits.conf entry, asked for by the bench and normal mode's firing thread (mmsched/rtkit.py). A machine's step,
+# limits.conf entry, asked for by the bench and normal mode's firing thread (mmsched/host/rtkit.py). A machine's step,
 # for every user: the per-user `make setup` does without it (mmrig then does as the kernel's limits allow)
 if [[ -n $system_step ]]; then
     apt_packages+=(rtkit)

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:      # pandas loads where a frame is made: mmsched.export, in every `mmrig`, needs none
+if TYPE_CHECKING:      # pandas loads where a frame is made: mmsched.verdict.export, in every `mmrig`, needs none
     import pandas as pd
 
 from .safefiles import atomic_write

@@ -60,7 +60,7 @@ class Explanation:
 
 # sent_s and run_clock.t0_s are written to 1 us: where the write lies on the trace's clock is known to that
 STAMP_US = 1.0
-# the budget's columns in the order an event meets them, and their words (mmsched.budget)
+# the budget's columns in the order an event meets them, and their words (mmsched.verdict.budget)
 BEFORE_WAKEUP = (("est_error_us", "est_error", "tick estimate's error"),)
 AFTER_WAKEUP = (("write_us", "write", "write call"), ("line_us", "line", "line"),
                 ("floor_us", "floor", "profiler's floor"))

@@ -70,7 +70,7 @@ class PaperRow:
 
 
 def on_grid(c: Mapping[str, Any]) -> bool:
-    """A run whose events are due at moments inside ticks (mmsched/grid.py, docs/kilohertz.md): normal mode
+    """A run whose events are due at moments inside ticks (mmsched/model/grid.py, docs/kilohertz.md): normal mode
     faster than one event a tick, or mixed mode's periodic generation (the executor fires a PERIODIC series).
     Not the paper's experiments, whose events were due at the start of a tick."""
     rate_ms = c.get("rate_ms")
@@ -80,7 +80,7 @@ def on_grid(c: Mapping[str, Any]) -> bool:
             and rate_ms < NOMINAL_TICK_S * 1000)
 
 
-# The executor's own work beside firing in the runs compared with the paper, in mmsched.exload's words: what
+# The executor's own work beside firing in the runs compared with the paper, in mmsched.model.exload's words: what
 # the paper's executor did besides its timecode thread. Its GUI is our CPU-bound task below the dispatch
 # (`cpu`: the core never sleeps, its critical sections are in the way now and then); its serial thread is our
 # serial task with the run's own frames. Not `rx=N`: NOP frames share the PC's line with the SCHEDULEs (20 a

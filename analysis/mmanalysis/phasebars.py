@@ -1,6 +1,6 @@
 """Events by the tick phase at which the scheduler created them (created_phase): the bins (bins of 0.1 from 0,
 the last one >= 1.0, i.e. created after the next tick began but before its TIMECODE arrived), the histogram
-in them (phase_histogram: the sidecar's `slack.*.created_phase_histogram`, which mmsched.stats writes with
+in them (phase_histogram: the sidecar's `slack.*.created_phase_histogram`, which mmsched.verdict.stats writes with
 it) and a text bar chart of it for a terminal (the demo). plots.missed_phase draws the same histogram as a
 figure for the report.
 """

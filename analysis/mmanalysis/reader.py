@@ -125,7 +125,7 @@ def check_csv_hash(csv_path: Path, meta: dict) -> None:
 
 
 def _read_csv_checked(path: Path, version: int = 2, journal: bool = False) -> pd.DataFrame:
-    """PATH's rows, checked. JOURNAL: a run's journal (its sidecar says `incomplete`, mmsched.journal), whose last
+    """PATH's rows, checked. JOURNAL: a run's journal (its sidecar says `incomplete`, mmsched.verdict.journal), whose last
     row a power cut may have left cut: a last line without its newline is dropped."""
     path = Path(path)
     try:

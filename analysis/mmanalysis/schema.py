@@ -21,7 +21,7 @@ COLUMNS: tuple[tuple[str, str, bool], ...] = (
     ("distance", "int", False),
     ("scheduled_tc", "int", False),
     # Version 4: the event is due this many profiler counts into tick scheduled_tc (0: at its start, every event
-    # of the paper and of mixed mode; a schedule grid's moments inside a tick otherwise: mmsched.grid). The
+    # of the paper and of mixed mode; a schedule grid's moments inside a tick otherwise: mmsched.model.grid). The
     # latency is measured from that moment (protocol/SPEC.md section 7).
     ("due_counts", "int", False),
     ("created_tc", "int", False),
@@ -92,7 +92,7 @@ MAX_UNMEASURABLE_SHARE = 0.05
 MODES = ("mixed", "normal", "verification")
 REASONS = ("late", "early", "past_due", "duplicate", "list_full", "bad_value", "timeout", "seq_gap", "result_lost",
            "link_fault", "node_reset", "timecode_fault", "no_answer", "injected_delay")
-# The reasons of a `lost` row that name a fault of the rig (mmsched.faults), never of the system under test.
+# The reasons of a `lost` row that name a fault of the rig (mmsched.verdict.faults), never of the system under test.
 FAULT_REASONS = ("seq_gap", "result_lost", "link_fault", "node_reset", "timecode_fault", "no_answer",
                  "injected_delay")
 
@@ -102,7 +102,7 @@ DEFAULT_LATE_BOUND_US = 1000.0
 NOMINAL_TICK_S = 12 * 65536 / 11_059_200
 
 # The PC's load during a run (config.load, `mmrig run --load`), in the order figures and tables list them,
-# defined once (mmsched.load takes them from here). "heavy" is the paper's section 7.5 mix (cpu + memory +
+# defined once (mmsched.model.load takes them from here). "heavy" is the paper's section 7.5 mix (cpu + memory +
 # disk), what the former `--load` switch ran; "all" adds the network. A sidecar written before named loads has
 # a bool there: true reads as "heavy" (what it ran), false as "idle".
 LOAD_CONDITIONS = ("idle", "cpu", "memory", "disk", "network", "heavy", "all")

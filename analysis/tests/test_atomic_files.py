@@ -12,8 +12,8 @@ from mmanalysis import read_run, read_runs, safefiles, synth
 from mmanalysis.reader import find_runs
 from mmanalysis.schema import SchemaError
 
-export = pytest.importorskip("mmsched.export")
-from mmsched.event import Event  # noqa: E402
+export = pytest.importorskip("mmsched.verdict.export")
+from mmsched.model.event import Event  # noqa: E402
 
 
 def events(n: int = 5, offset_us: float = 0.0) -> list[Event]:

@@ -81,8 +81,8 @@ def test_run_named_like_a_formula_through_report(tmp_path):
 
 
 def test_run_csv_with_negative_numbers_reads_back_the_same(tmp_path):
-    export = pytest.importorskip("mmsched.export")
-    from mmsched.event import Event
+    export = pytest.importorskip("mmsched.verdict.export")
+    from mmsched.model.event import Event
     evs = []
     for i in range(3):
         e = Event(event=i, tag=i, event_id=i, mode="normal", distance=1, scheduled_tc=10 + i, created_tc=9 + i,

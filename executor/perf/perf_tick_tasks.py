@@ -75,8 +75,8 @@ def build(n: int) -> dict[str, Any]:
 def run_traced(elf: Path, trace: Path, count: int = COUNT) -> dict[str, Any]:
     """A lockstep mixed run (ISR dispatch, idle executor load) with this executor image and its trace."""
     from mmhil import LockstepEndpoint
-    from mmsched.config import RunConfig
-    from mmsched.runner import run
+    from mmsched.model.config import RunConfig
+    from mmsched.run.runner import run
 
     trace.parent.mkdir(parents=True, exist_ok=True)
     trace.unlink(missing_ok=True)

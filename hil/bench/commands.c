@@ -215,7 +215,7 @@ static void cmd_stalls(struct command_req *r, struct sbuf *b)
     sb_printf(b, "}\n");
 }
 
-/* paced: what validity by cause looks up (mmsched/validity.py): the host's bytes with their stamps, the
+/* paced: what validity by cause looks up (mmsched/verdict/validity.py): the host's bytes with their stamps, the
  * output written late, the stall intervals; each from `since` virtual seconds on */
 /* the host's bytes an injected delay held back (faulthold.c), lockstep, unpaced or paced */
 static void cmd_injected(struct command_req *r, struct sbuf *b)

@@ -2,7 +2,7 @@
  * What the bench's own injected faults held back: the host's bytes whose stop bit ended later than it
  * would have with no injected delay (`fault NODE in delay`), as runs of the host's stream. The bench
  * knows what it did to the line, so the scheduler can name the fault instead of blaming the system
- * under test for a SCHEDULE or a FIRE that arrived late (mmsched/injected.py reads the `injected`
+ * under test for a SCHEDULE or a FIRE that arrived late (mmsched/verdict/injected.py reads the `injected`
  * command's reply).
  */
 #ifndef MMBENCH_FAULTHOLD_H

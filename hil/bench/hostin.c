@@ -30,7 +30,7 @@
  * that stream before: the PC's own write count, since neither a pty nor the socket loses anything from
  * host to bench), count, stamp and how
  * far it was moved. The control channel's `timing` command returns it; the scheduler looks up each
- * event's FIRE or SCHEDULE by its offset (mmsched/validity.py).
+ * event's FIRE or SCHEDULE by its offset (mmsched/verdict/validity.py).
  *
  * Threads. The ring and the descriptors are shared under one mutex (priority inheritance, held for a
  * read() or a copy: microseconds). The simulation changes a node's descriptor (hang-up, re-plug) only

@@ -24,7 +24,7 @@ struct stall {
 
 /* Output held: a run of one node's consecutive bytes each written to its pty at least HELD_MIN_NS after
  * its wall moment (pacing.c), for the `timing` command: a frame the PC's figures depend on (a TIMECODE)
- * is looked up by its moment there (mmsched/validity.py). */
+ * is looked up by its moment there (mmsched/verdict/validity.py). */
 #define HELD_MIN_NS 20000 /* the quantum: a byte is never later than this unless the bench lagged */
 #define HELD_RUNS 65536   /* the last ones kept; older ones counted in held_dropped */
 struct held_run {

@@ -579,14 +579,14 @@ class Bench:
         return self.control("stalls" + (f" since {since_s}" if since_s is not None else ""))["stalls"]
 
     def timing(self, since_s: float | None = None) -> dict[str, Any]:
-        """Paced: what validity by cause judges events by (mmsched.validity, mmhil.timing): the host's bytes
+        """Paced: what validity by cause judges events by (mmsched.verdict.validity, mmhil.timing): the host's bytes
         with their stamps on the host clock and how far each read was moved, the output handed to the ptys
         late, the stall intervals; from virtual time since_s on (docs/bench.md, "Validity by cause")."""
         return self.control("timing" + (f" since {since_s}" if since_s is not None else ""), timeout=30.0)
 
     def injected(self) -> dict[str, Any]:
         """The host's bytes the bench's injected delays held back (`fault NODE in delay`), as runs of each
-        node's input stream: {"held_by_fault": [[node, gen, offset, n, held_max_us], ...]} (mmsched.injected)."""
+        node's input stream: {"held_by_fault": [[node, gen, offset, n, held_max_us], ...]} (mmsched.verdict.injected)."""
         return self.control("injected", timeout=30.0)
 
     def sleep(self, ms: float) -> dict[str, Any]:

@@ -1,8 +1,8 @@
-"""The virtual bench as the scheduler core's endpoint (`mmsched.endpoint.Endpoint`): the core runs against
+"""The virtual bench as the scheduler core's endpoint (`mmsched.link.endpoint.Endpoint`): the core runs against
 it exactly as against boards; what is bench-specific lives here: starting and stopping the bench, its
 priority over the scheduler's load, its bound and what it recorded of the run's bytes.
 
-Validity by cause (mmsched.validity, docs/bench.md): the paced bench stamps the PC's bytes on the host clock
+Validity by cause (mmsched.verdict.validity, docs/bench.md): the paced bench stamps the PC's bytes on the host clock
 and records how late it handed its nodes' output over; an event is not measurable when a byte its figure
 depends on was displaced past the mode's bound:
 - normal mode: 1 ms, the paper's late bound (a displacement of the FIRE or of the TIMECODE it was placed by
@@ -28,11 +28,12 @@ from typing import Any, Callable
 from mmanalysis.safefiles import move_into
 from mmanalysis.schema import NOMINAL_TICK_S
 from mmproto import Item, Link
-from mmsched import renice, rtkit
-from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint, EndpointError, Ports, Reason, Verdict
-from mmsched.injected import HeldByFault
-from mmsched.tracefiles import traced_paths
+from mmsched.host import renice, rtkit
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Endpoint, EndpointError, Ports, Verdict
+from mmsched.model.reason import Reason
+from mmsched.model.byterecord import HeldByFault
+from mmsched.verdict.tracefiles import traced_paths
 
 from . import timing
 from .bench import Bench, BenchError, profiler_kind_of
@@ -54,7 +55,7 @@ def lag_summary(before: dict[str, Any], after: dict[str, Any]) -> dict[str, Any]
     """The bench's lag figures over the window between two `status` replies, from the difference of
     their histograms (bins: 1 us wide below 1 ms, 1 ms wide above): samples, p99.9, max (lower edge
     of the highest occupied bin, or the bench's max if that grew in the window) and the samples over the
-    bound. Figures for a reader: validity is judged per event (mmsched.validity), not from these."""
+    bound. Figures for a reader: validity is judged per event (mmsched.verdict.validity), not from these."""
     lb, la = before.get("lag", {}), after.get("lag", {})
     hb = {int(lo): n for lo, n in lb.get("histogram_us", [])}
     diff = sorted((int(lo), n - hb.get(int(lo), 0)) for lo, n in la.get("histogram_us", []))
@@ -276,7 +277,7 @@ class BenchEndpoint(Endpoint):
         return replace(self._verdict(), held_by_fault=self._held_by_fault())
 
     def _held_by_fault(self) -> list[HeldByFault]:
-        """The PC's bytes this bench's injected delays held back (mmsched.injected); none if it cannot say."""
+        """The PC's bytes this bench's injected delays held back (mmsched.verdict.injected); none if it cannot say."""
         if self.bench is None or not self.bench.alive():
             return []
         try:

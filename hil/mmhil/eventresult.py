@@ -24,7 +24,7 @@ class EventResult:
     ack_tc: int | None = None        # mixed: the tick the executor acknowledged it in
     fired_tc: int | None = None      # mixed: the tick the executor says it fired in (FIRED)
     result_tc: int | None = None     # the profiler's tick when the event reached it
-    measurable: bool = True          # False: the paced bench displaced a byte it depends on (mmsched.validity)
+    measurable: bool = True          # False: the paced bench displaced a byte it depends on (mmsched.verdict.validity)
     stall_us: float | None = None    # by this much
     attempts: int = 1                # Rig.schedule / fire do an event again that was displaced so
     # mixed, with a periodic executor load: where in the load's period the event's tick began (us, counted from

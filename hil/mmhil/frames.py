@@ -19,7 +19,7 @@ import enum
 from typing import TypeVar
 
 import mmproto as mp
-from mmsched.exload import ExecutorLoad
+from mmsched.model.exload import ExecutorLoad
 
 E = TypeVar("E", bound=enum.IntEnum)
 

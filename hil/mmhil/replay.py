@@ -27,7 +27,7 @@ from mmanalysis.csvsafe import write_frame
 from mmanalysis.inputrecord import InputRecord, read as read_record
 from mmanalysis.safefiles import atomic_write, move_into, output_problem
 from mmanalysis.schema import FAULT_REASONS
-from mmsched.environment import sha256
+from mmsched.verdict.environment import sha256
 
 from .bench import Bench, BenchError, default_images
 

@@ -11,9 +11,9 @@ On top of the frames, the experiment's own verbs, so that a test reads like the 
     ev = rig.fire(3)                                      # normal mode: the PC's FIRE at the next tick
                                                           # (paced bench or boards: not in lockstep)
 
-Each returns when its event has ended, with the outcome in the run format's words (mmsched.outcome
+Each returns when its event has ended, with the outcome in the run format's words (mmsched.verdict.outcome
 decides it, as in `mmrig run`), the latency and the ticks the nodes reported. On the paced bench each event
-is judged by the bytes its figure depends on, as a run's are (mmsched.validity: validity by cause): one a
+is judged by the bytes its figure depends on, as a run's are (mmsched.verdict.validity: validity by cause): one a
 host stall displaced past the mode's bound is done again (`retries`), and kept as not measurable if it keeps
 being displaced: a stall of the host is the rig's fault, never the firmware's.
 
@@ -37,14 +37,15 @@ from typing import Callable, TypeVar
 import mmproto as mp
 from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
 from mmanalysis.schema import DEFAULT_LATE_BOUND_US
-from mmsched.config import DEFAULT_TIMEOUT_TICKS
-from mmsched import profhist
-from mmsched.exload import ExecutorLoad
-from mmsched.grid import Grid
-from mmsched.event import Event
-from mmsched.outcome import apply_result, refusal_reason, silent_outcome
-from mmsched.timecode import TimecodeTracker, round256
-from mmsched.validity import Basis, Cause, Sent, causes, deciding
+from mmsched.model.config import DEFAULT_TIMEOUT_TICKS
+from mmsched.verdict import profhist
+from mmsched.model.exload import ExecutorLoad
+from mmsched.model.grid import Grid
+from mmsched.model.event import Event
+from mmsched.verdict.outcome import apply_result, refusal_reason, silent_outcome
+from mmsched.model.timecode import TimecodeTracker, round256
+from mmsched.model.eventbytes import Basis, Sent
+from mmsched.verdict.validity import Cause, causes, deciding
 
 from . import frames, timing
 from .bench import Bench, BenchError
@@ -549,7 +550,7 @@ class Rig:
         return self._ended(ev, None), ev
 
     def _judged(self, once: Callable[[], tuple[EventResult, Event]], bound_us: float) -> EventResult:
-        """Paced bench: validity by cause (mmsched.validity), as for a run's events. An event a byte of which
+        """Paced bench: validity by cause (mmsched.verdict.validity), as for a run's events. An event a byte of which
         the bench displaced past `bound_us` in a way that could change its figure is done again (up to
         `retries` times), else kept as not measurable with the displacement. Elsewhere (boards, lockstep):
         once, judged by nothing (no record of the bytes)."""

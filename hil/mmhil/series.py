@@ -1,6 +1,6 @@
 """A PERIODIC series seen from a HIL script (SPEC.md 0x28, protocol version 5): the moments the PC asked for
-(a schedule grid: mmsched.grid), each event's RESULT joined to its moment as a run joins them
-(mmsched.matching.series_result: same id, the latest moment at or before the edge), and what the series shows
+(a schedule grid: mmsched.model.grid), each event's RESULT joined to its moment as a run joins them
+(mmsched.verdict.matching.series_result: same id, the latest moment at or before the edge), and what the series shows
 (outcomes, latencies, a histogram in fixed cells). Two moments with one id are 8 periods apart: a latency of 8
 periods or more would be taken for the next moment's, which the series says (`ambiguous_after_us`).
 """
@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mmproto as mp
-from mmsched.event import Event
-from mmsched.grid import Grid
-from mmsched.matching import Matcher
-from mmsched.outcome import apply_result
+from mmsched.model.event import Event
+from mmsched.model.grid import Grid
+from mmsched.verdict.matching import Matcher
+from mmsched.verdict.outcome import apply_result
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class Moment:
 def moments(tag: int, event_id: int, start_tc: int, first: int, period: int, tick_counts: int,
             count: int) -> list[Moment]:
     """Every moment of a series as SPEC.md section 5 (PERIODIC) defines it, exact in the profiler's counts: the
-    grid's (mmsched.grid.Grid), with the executor's tags and ids."""
+    grid's (mmsched.model.grid.Grid), with the executor's tags and ids."""
     grid = Grid(start_tc, period, tick_counts, 1, first_counts=first)
     return [Moment(k, (tag + k) & 0xFFFF, (event_id + k) & 7, *grid.moment(k)) for k in range(count)]
 
@@ -45,7 +45,7 @@ class SeriesResult:
     period_us: float
     fired: int = 0
     unjoined: list[mp.Result] = field(default_factory=list)
-    # the profiler's own histogram of the series (protocol 6, an AVR profiler: mmsched.profhist's section, with
+    # the profiler's own histogram of the series (protocol 6, an AVR profiler: mmsched.verdict.profhist's section, with
     # its agreement with these events); None where the profiler keeps none (the 8051)
     profiler_histogram: dict[str, Any] | None = None
 

@@ -1,5 +1,5 @@
 """The paced bench's `timing` reply (hil/bench/hostin.c, pacing.c) as what validity by cause judges events by
-(mmsched.validity): the PC's bytes with their stamps and the output handed over late as a `ByteRecord`, and
+(mmsched.verdict.validity): the PC's bytes with their stamps and the output handed over late as a `ByteRecord`, and
 the stall intervals, all placed on the host clock (virtual time v was due at wall_start + v)."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from mmanalysis.inputrecord import BenchRead
-from mmsched.injected import HeldByFault
-from mmsched.validity import ByteRecord, Entry, Held, Stall
+from mmsched.model.byterecord import HeldByFault
+from mmsched.model.byterecord import ByteRecord, Entry, Held, Stall
 
 
 def byte_record(reply: dict[str, Any]) -> ByteRecord:

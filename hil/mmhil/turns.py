@@ -48,14 +48,14 @@ def _renice(nice: str | None) -> None:
     except ValueError:
         print(f"mmhil: {NICE_ENV}={nice!r} is not a whole number: the turn's holder keeps its nice", file=sys.stderr)
         return
-    from mmsched import renice      # here, not at the top: a script that only starts a bench loads no scheduler core
+    from mmsched.host import renice      # here, not at the top: a script that only starts a bench loads no scheduler core
     _niced.update(renice.renice(value)[0])
 
 
 def _restore() -> None:
     if not _niced:
         return
-    from mmsched import renice
+    from mmsched.host import renice
     renice.restore(_niced)
     _niced.clear()
 

@@ -28,8 +28,8 @@ import pytest
 import mmproto as mp
 from mmhil import BenchEndpoint, LockstepEndpoint
 from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, F_CPU, HAS_8051, PROFILER_IHX, Bench, BenchError, ensure_built
-from mmsched.config import RunConfig
-from mmsched.runner import run
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import run
 
 sys.path.insert(0, str(Path(__file__).parent))
 from helpers import lockstep_session, vcd_changes  # noqa: E402

@@ -12,7 +12,7 @@ def test_lag_summary_uses_only_the_runs_own_samples() -> None:
                                     "bound_us": 1000.0}}
     w = lag_summary(before, after)
     assert w["lag_samples"] == 210 and w["lag_max_us"] == 40.0 and w["lag_exceeded"] == 0
-    assert "valid" not in w          # validity is judged per event (mmsched.validity), not from the lag
+    assert "valid" not in w          # validity is judged per event (mmsched.verdict.validity), not from the lag
     after["lag"]["exceeded"] = 3
     after["lag"]["max_us"] = 2500.0
     w = lag_summary(before, after)
@@ -32,8 +32,8 @@ def test_a_traced_runs_folder_is_made_for_the_benchs_vcd(tmp_path) -> None:
     import pytest
 
     from mmhil.endpoint import BenchEndpoint
-    from mmsched.config import RunConfig
-    from mmsched.endpoint import EndpointError
+    from mmsched.model.config import RunConfig
+    from mmsched.link.endpoint import EndpointError
 
     ep = BenchEndpoint()
     ep.trace_to(RunConfig(trace=True, out=tmp_path / "runs" / "a" / "r1"))

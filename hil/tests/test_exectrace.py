@@ -272,8 +272,8 @@ def test_control_commands_follow_the_vcd_rules(tmp_path: Path) -> None:
 
 
 def test_a_lockstep_endpoint_records_the_runs_window(tmp_path: Path) -> None:
-    from mmsched.config import RunConfig
-    from mmsched.runner import run
+    from mmsched.model.config import RunConfig
+    from mmsched.run.runner import run
 
     (tmp_path / "out").mkdir()                  # a trace goes into a folder that is there (safefiles makes none)
     ep = LockstepEndpoint(exec_trace=tmp_path / "out" / "run.exectrace")

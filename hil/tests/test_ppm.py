@@ -23,8 +23,8 @@ import pytest
 import mmproto as mp
 from mmhil import BenchEndpoint, LockstepEndpoint
 from mmhil.bench import BENCH_BIN, EXECUTOR_ELF, PROFILER_ELF, Bench, ensure_built
-from mmsched.config import RunConfig
-from mmsched.runner import run
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import run
 
 F_CPU = 16_000_000
 NOMINAL_TICK = 1_137_778                       # the profiler's tick in its own cycles (docs/bench.md)

@@ -16,8 +16,8 @@ from mmanalysis import inputrecord
 from mmhil import BenchEndpoint
 from mmhil.bench import F_CPU, ensure_built
 from mmhil.replay import replay, script_text
-from mmsched.config import RunConfig
-from mmsched.runner import run
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import RERECORD, recorded_run  # noqa: E402

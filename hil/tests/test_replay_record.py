@@ -21,8 +21,8 @@ from mmanalysis import inputrecord
 from mmhil import BenchEndpoint
 from mmhil.bench import ensure_built
 from mmhil.replay import replay
-from mmsched.config import RunConfig
-from mmsched.runner import Runner, run
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import Runner, run
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from helpers import RERECORD, recorded_run  # noqa: E402

@@ -6,7 +6,7 @@ from __future__ import annotations
 import mmproto as mp
 
 from mmhil.rig import Rig
-from mmsched.exload import ExecutorLoad
+from mmsched.model.exload import ExecutorLoad
 
 
 def test_the_load_phase_comes_from_the_load_parsed_once(monkeypatch) -> None:

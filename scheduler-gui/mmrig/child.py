@@ -43,12 +43,12 @@ from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
 
-from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint
-from mmsched.event import Event
-from mmsched.export import run_paths
-from mmsched.runner import Runner
-from mmsched.session import Session
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Endpoint
+from mmsched.model.event import Event
+from mmsched.verdict.export import run_paths
+from mmsched.run.runner import Runner
+from mmsched.link.session import Session
 
 HEALTH_S = 0.5          # link health for the view, at most this often
 SETUP_WAKE_S = 0.1      # before the run's window: how often the child looks at the endpoint's identity

@@ -16,7 +16,7 @@ executor's own load's: the PC's load cannot move it there; the notes show what i
 SCHEDULE frames' propagation delay, the slack left, missed events (mmanalysis.propagation).
 
 A host stall of the bench costs only the events whose own bytes it displaced past the bound (validity by
-cause, mmsched.validity, docs/bench.md); a run in which more than 5 % of the events are so is invalid (on a
+cause, mmsched.verdict.validity, docs/bench.md); a run in which more than 5 % of the events are so is invalid (on a
 shared VM the hypervisor stalls the bench for milliseconds several times a second). Such a run is
 set aside as NAME.attemptK.csv/.json (kept, marked invalid, listed apart by `mmrig report`) and the
 experiment runs again, up to `attempts` times (4 by default; 2 for a loaded experiment, see LOADED_ATTEMPTS);
@@ -47,9 +47,9 @@ from mmanalysis.phasebars import phase_bars
 from mmanalysis.propagation import link_stats
 from mmanalysis.safefiles import atomic_write
 
-from mmsched.budget import format_budget
-from mmsched.config import RunConfig
-from mmsched.runner import Runner, RunResult
+from mmsched.verdict.budget import format_budget
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import Runner, RunResult
 
 from mmrig.endpoints import Target, bench_images, choose_endpoint
 from mmrig.experiments import EXPERIMENTS, Experiment

@@ -1,8 +1,8 @@
 """Where a run goes: the one choice every entry point makes (the command line, the demo, the sweep's points,
 the GUI, the pytest plugin, the fault campaign, the soak). The scheduler core runs against an
-`mmsched.endpoint.Endpoint` and never knows which; this module is the only place that builds one.
+`mmsched.link.endpoint.Endpoint` and never knows which; this module is the only place that builds one.
 
-- boards: two serial ports or pyserial URLs (`mmsched.endpoint.Boards`; normal mode needs no executor);
+- boards: two serial ports or pyserial URLs (`mmsched.link.endpoint.Boards`; normal mode needs no executor);
 - the paced bench (`mmhil.BenchEndpoint`): virtual time on wall time, the PC's own timing measured;
 - the lockstep bench (`mmhil.LockstepEndpoint`): virtual time granted by the run, the outcome independent of
   the host (not normal mode).
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mmsched.endpoint import Boards, Endpoint
+from mmsched.link.endpoint import Boards, Endpoint
 
 PACED, LOCKSTEP, BOARDS = "paced", "lockstep", "boards"
 

@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import Any
 
 from mmanalysis.safefiles import atomic_write
-from mmsched.config import RunConfig
-from mmsched.result import RunResult
-from mmsched.runner import Runner
+from mmsched.model.config import RunConfig
+from mmsched.model.result import RunResult
+from mmsched.run.runner import Runner
 
 from mmrig.endpoints import Target, choose_endpoint
 

@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any
 
 from mmanalysis.safefiles import atomic_write
-from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint
-from mmsched.result import RunResult
-from mmsched.runner import Runner
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Endpoint
+from mmsched.model.result import RunResult
+from mmsched.run.runner import Runner
 
 from mmrig.endpoints import Target, choose_endpoint
 from mmrig.faultcampaign import CLASSES, LINE, RECOVERY_TICKS, FaultClass, bench_totals

@@ -49,7 +49,7 @@ from mmproto import PROFILER_KINDS
 if TYPE_CHECKING:
     import inspect
 
-    from mmsched.result import RunResult
+    from mmsched.model.result import RunResult
 
     from mmhil.bench import Bench
     from mmhil.rig import Rig
@@ -414,7 +414,7 @@ class Experiment:
         import inspect
         from dataclasses import MISSING, fields
 
-        from mmsched.config import RunConfig
+        from mmsched.model.config import RunConfig
 
         kw = inspect.Parameter.KEYWORD_ONLY
         params = [inspect.Parameter(f.name, kw, annotation=f.type, default=(
@@ -429,9 +429,9 @@ class Experiment:
         from dataclasses import fields
 
         from mmproto import LinkError
-        from mmsched.config import RunConfig
-        from mmsched.endpoint import EndpointError
-        from mmsched.runner import run
+        from mmsched.model.config import RunConfig
+        from mmsched.link.endpoint import EndpointError
+        from mmsched.run.runner import run
 
         known = {f.name for f in fields(RunConfig)} - {"out"}
         unknown = sorted(set(config) - known)
@@ -484,7 +484,7 @@ class Experiment:
         return result
 
     def endpoint(self, lag_bound_us: float | None) -> Any:
-        from mmsched.endpoint import Boards
+        from mmsched.link.endpoint import Boards
 
         from mmrig.endpoints import Target, choose_endpoint
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from mmanalysis.safefiles import atomic_write
-from mmsched.config import RunConfig
-from mmsched.runner import Runner
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import Runner
 
-from mmsched.endpoint import Endpoint
+from mmsched.link.endpoint import Endpoint
 
 from mmrig.endpoints import Target, choose_endpoint
 

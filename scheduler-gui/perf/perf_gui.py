@@ -22,7 +22,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QElapsedTimer, QSettings, QTimer  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from mmsched.event import Event  # noqa: E402
+from mmsched.model.event import Event  # noqa: E402
 from mmrig.gui.feed import EventFeed  # noqa: E402
 from mmrig.gui.window import MainWindow  # noqa: E402
 

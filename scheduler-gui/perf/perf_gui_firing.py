@@ -2,7 +2,7 @@
 """Normal mode's latency from the GUI against the command line, in one run of this program.
 
 The same normal-mode run (paced virtual bench, COUNT events one per tick, two ticks ahead) three ways:
-  cli  the command line's path: mmsched.runner.run in a plain process of its own (no Qt anywhere),
+  cli  the command line's path: mmsched.run.runner.run in a plain process of its own (no Qt anywhere),
   proc the GUI's run process (mmrig.child.RunProcess) started from this program with no window
        updating: the run-process machinery alone (proc/cli) apart from the GUI's load (own/proc),
   own  the GUI window (offscreen platform, live table, plots and statistics) with firing_process="own":
@@ -69,8 +69,8 @@ def budget_p50(csv_path: Path) -> str:
 def cli_child(accuracy: int, out: str) -> int:
     """`perf_gui_firing.py --cli ACC OUT`: one run as `mmrig run --mode normal` makes it."""
     from mmhil import BenchEndpoint
-    from mmsched.config import RunConfig
-    from mmsched.runner import run
+    from mmsched.model.config import RunConfig
+    from mmsched.run.runner import run
 
     cfg = RunConfig(mode="normal", distance=DISTANCE, count=COUNT, accuracy=accuracy, name=Path(out).name,
                     out=Path(out))
@@ -92,7 +92,7 @@ def run_cli(accuracy: int, out: Path) -> dict:
 def run_proc(accuracy: int, out: Path) -> dict:
     from mmhil import BenchEndpoint
     from mmrig.child import RunProcess
-    from mmsched.config import RunConfig
+    from mmsched.model.config import RunConfig
 
     cfg = RunConfig(mode="normal", distance=DISTANCE, count=COUNT, accuracy=accuracy, name=out.name, out=out)
     proc = RunProcess(cfg, BenchEndpoint()).start()

@@ -12,8 +12,8 @@ import sys
 import time
 
 from mmhil import LockstepEndpoint
-from mmsched.config import RunConfig
-from mmsched.runner import run
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import run
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 5
 

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from mmanalysis import measured, read_run
-from mmsched.firing import fifo_refusal
+from mmsched.host.rtsched import fifo_refusal
 from mmanalysis.safefiles import atomic_write   # every output through one safe opening
 from perf_normal_vs_cyclictest import REFUSED, Failure, env_int, quantile_from_histogram
 

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from mmanalysis.safefiles import atomic_write   # every output through one safe opening
 from mmanalysis.schema import NOMINAL_TICK_S
-from mmsched.firing import set_thread_timer_slack_ns
+from mmsched.host.rtsched import set_thread_timer_slack_ns
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = ROOT / "perf/normal_vs_cyclictest.txt"

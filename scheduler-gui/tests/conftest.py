@@ -89,9 +89,9 @@ def shown_plots(qtbot):
 
 
 def _synthetic_run(path: Path, latencies: list[float], name: str, mode: str = "mixed", distance: int = 2) -> Path:
-    from mmsched.event import Event
-    from mmsched.export import write_run
-    from mmsched.stats import summarize
+    from mmsched.model.event import Event
+    from mmsched.verdict.export import write_run
+    from mmsched.verdict.stats import summarize
 
     evs = []
     for i, lat in enumerate(latencies):
@@ -131,9 +131,9 @@ def normal_with_stall():
 
 
 def _write_normal(folder: Path, name: str, lat: np.ndarray, sent: np.ndarray) -> Path:
-    from mmsched.event import Event
-    from mmsched.export import write_run
-    from mmsched.stats import summarize
+    from mmsched.model.event import Event
+    from mmsched.verdict.export import write_run
+    from mmsched.verdict.stats import summarize
 
     evs = []
     for i in range(lat.size):

@@ -4,8 +4,8 @@ time (`finished`), against the AVR profiler's time base (TB)."""
 from __future__ import annotations
 
 import mmproto as mp
-from mmsched.event import Event
-from mmsched.outcome import apply_result
+from mmsched.model.event import Event
+from mmsched.verdict.outcome import apply_result
 
 TB = mp.TimeBase(16_000_000, 1_137_778)
 

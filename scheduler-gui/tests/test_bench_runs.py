@@ -21,10 +21,10 @@ import pytest
 
 from mmrig.experiments import EXPERIMENTS
 
-from mmsched.config import RunConfig
+from mmsched.model.config import RunConfig
 from mmhil import Bench, BenchEndpoint
-from mmsched.result import RunResult
-from mmsched.runner import Runner
+from mmsched.model.result import RunResult
+from mmsched.run.runner import Runner
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 
@@ -41,7 +41,7 @@ def mmrig(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 
 def valid_or_lag_only(code: int, sidecar: dict, out: str) -> None:
     """Valid, or invalid (exit 3) only because host stalls displaced bytes that too many events depend on; either
-    way every event the run marked names the byte and the amount (validity by cause, mmsched.validity)."""
+    way every event the run marked names the byte and the amount (validity by cause, mmsched.verdict.validity)."""
     m = sidecar["measurability"]
     assert m["unmeasurable"] == sum(1 for x in m["events"] if not x["measurable"]), m
     assert all(x["byte"] and x["us"] > 0 for x in m["events"]), m["events"]

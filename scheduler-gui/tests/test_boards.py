@@ -1,4 +1,4 @@
-"""`mmrig boards`, the board-agnostic part (mmsched.boards): the HELLO in words, a board's HELLO against its
+"""`mmrig boards`, the board-agnostic part (mmsched.run.boards): the HELLO in words, a board's HELLO against its
 image's, the USB-serial latency on a fake sysfs tree, the exit codes, and a HELLO read from a fake Mega
 whose port's open resets it. Against the bench: hil/tests/test_boards_bench.py."""
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import mmproto as mp
-from mmsched import boards as b
+from mmsched.run import boards as b
 from mmrig import cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "protocol" / "python" / "tests"))

@@ -1,9 +1,9 @@
-"""The threshold break's rule (mmsched.breaks): which event ends a run's generation under --break-us."""
+"""The threshold break's rule (mmsched.verdict.breaks): which event ends a run's generation under --break-us."""
 
 from __future__ import annotations
 
-from mmsched.breaks import break_section, breaks_at
-from mmsched.event import Event
+from mmsched.verdict.breaks import break_section, breaks_at
+from mmsched.model.event import Event
 
 
 def event(outcome: str, latency_us: float | None) -> Event:

@@ -1,4 +1,4 @@
-"""Normal mode's latency budget (mmsched.budget): the write call is a part of its own, the PC's, and it ends where
+"""Normal mode's latency budget (mmsched.verdict.budget): the write call is a part of its own, the PC's, and it ends where
 the endpoint recorded the FIRE's bytes entering the line if that came first (the bench's reader, at real-time
 priority, stamps them inside the call of a writer it preempted: the rest of that call moves nothing)."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from mmsched.budget import apply_budget
-from mmsched.event import Event
+from mmsched.verdict.budget import apply_budget
+from mmsched.model.event import Event
 
 TICK = 0.0711
 BASE = 100.0

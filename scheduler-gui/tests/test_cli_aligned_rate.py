@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mmanalysis.schema import NOMINAL_TICK_S
-from mmsched.config import aligned_rate_problem
+from mmsched.model.config import aligned_rate_problem
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 TICK_MS = NOMINAL_TICK_S * 1000

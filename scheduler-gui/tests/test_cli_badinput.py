@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mmsched.config import RunConfig
+from mmsched.model.config import RunConfig
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 

@@ -223,7 +223,7 @@ def test_gates_and_their_order() -> None:
 
 
 def test_the_summary_line_adds_up_with_the_events_left_out() -> None:
-    from mmsched.stats import format_summary
+    from mmsched.verdict.stats import format_summary
 
     s = {"n": 63, "mean_us": 300.0, "variance_us2": 10.0, "min_us": 1.0, "p50_us": 2.0, "p99_us": 3.0,
          "p999_us": 4.0, "max_us": 5.0, "outcomes": {"ok": 52, "late": 48, "early": 0, "missed": 0, "lost": 0}}

@@ -22,9 +22,10 @@ from pathlib import Path
 import pytest
 
 from mmrig.cli import build_parser
-from mmsched.config import RunConfig
-from mmsched.event import Event
-from mmsched.firing import Firer, fifo_refusal, thread_sched
+from mmsched.model.config import RunConfig
+from mmsched.model.event import Event
+from mmsched.run.firing import Firer
+from mmsched.host.rtsched import fifo_refusal, thread_sched
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 

@@ -15,9 +15,9 @@ import mmhil.bench
 from mmanalysis import synth
 from mmanalysis.paper import BENCH_CONSTANT
 from mmrig import cli, demo
-from mmsched.export import write_run
-from mmsched.result import RunResult
-from mmsched.stats import summarize
+from mmsched.verdict.export import write_run
+from mmsched.model.result import RunResult
+from mmsched.verdict.stats import summarize
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_events import finished  # noqa: E402

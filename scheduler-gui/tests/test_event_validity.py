@@ -1,4 +1,4 @@
-"""Validity by cause on the paced bench (mmsched.validity, docs/bench.md "Validity by cause"): a host stall
+"""Validity by cause on the paced bench (mmsched.verdict.validity, docs/bench.md "Validity by cause"): a host stall
 injected on purpose (the bench's `sleep` command) moves no byte the PC wrote, so a FIRE the bench slept
 through is stamped where the PC put it; and only an event whose own bytes a stall displaced past the bound in
 a way that could change its outcome is marked, with the byte and the amount."""
@@ -15,9 +15,9 @@ import pytest
 
 from mmhil import BenchEndpoint
 from mmhil.bench import ensure_built
-from mmsched.config import RunConfig
-from mmsched.endpoint import Verdict
-from mmsched.runner import Runner
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Verdict
+from mmsched.run.runner import Runner
 
 # paced runs whose timing a neighbour's bench would starve: after the parallel phase, by themselves
 pytestmark = pytest.mark.alone

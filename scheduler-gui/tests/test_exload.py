@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mmsched.exload import ExecutorLoad
+from mmsched.model.exload import ExecutorLoad
 
 
 @pytest.mark.parametrize("text, load", [

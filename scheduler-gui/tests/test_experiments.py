@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from mmsched.config import RunConfig
+from mmsched.model.config import RunConfig
 
 import mmrig.cli.run
 from mmrig.cli import build_parser

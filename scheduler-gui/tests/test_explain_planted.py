@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mmanalysis.explain import explain_run, format_explanation
-from mmsched.hosttrace import refusal
+from mmsched.run.hosttrace import refusal
 
 ROOT = Path(__file__).resolve().parents[2]
 SPINNER = ROOT / "analysis" / "tests" / "data" / "explain" / "spinner.py"

@@ -1,4 +1,4 @@
-"""A run's files (mmsched.export.write_run): the CSV read back by bare pandas, the summary beside it."""
+"""A run's files (mmsched.verdict.export.write_run): the CSV read back by bare pandas, the summary beside it."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import pandas as pd
 import pytest
 
 import mmproto as mp
-from mmsched.event import COLUMNS
-from mmsched.export import write_run
-from mmsched.outcome import apply_result
-from mmsched.stats import summarize
+from mmsched.model.event import COLUMNS
+from mmsched.verdict.export import write_run
+from mmsched.verdict.outcome import apply_result
+from mmsched.verdict.stats import summarize
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_events import TB, ev, finished  # noqa: E402

@@ -35,8 +35,8 @@ def _status(delayed: int = 0, corrupted: int = 0) -> dict:
 
 def _check(fc_name: str, events: list, sidecar: dict, marks: dict | None = None):
     from mmrig.faultcampaign import Outcome, check
-    from mmsched.config import RunConfig
-    from mmsched.result import RunResult
+    from mmsched.model.config import RunConfig
+    from mmsched.model.result import RunResult
 
     fc = next(c for c in CLASSES if c.name == fc_name)
     cfg = RunConfig(mode="mixed", distance=2, count=40)
@@ -58,7 +58,7 @@ def test_spoiled_bytes_that_no_counter_saw_fail_and_unread_counters_fail() -> No
 
 
 def test_a_miss_of_a_delayed_frame_not_named_by_the_delay_fails() -> None:
-    from mmsched.event import Event
+    from mmsched.model.event import Event
 
     missed = Event(0, 1, 0, "mixed", 2, 30, 28, 0.1)
     missed.finish("missed", "past_due")

@@ -22,8 +22,8 @@ def test_a_short_soak_names_every_fault_and_accounts_for_every_event(tmp_path: P
 
 
 def test_a_fault_the_data_does_not_name_and_a_lost_file_fail_the_soak(tmp_path: Path) -> None:
-    from mmsched.config import RunConfig
-    from mmsched.result import RunResult
+    from mmsched.model.config import RunConfig
+    from mmsched.model.result import RunResult
 
     soak = Soak.__new__(Soak)                      # the checks only read what was injected and what was found
     soak.problems = []

@@ -1,4 +1,4 @@
-"""Normal mode's firing thread (mmsched.firing.Firer) on its own: it writes each event at its moment, and never
+"""Normal mode's firing thread (mmsched.run.firing.Firer) on its own: it writes each event at its moment, and never
 two writes closer than the line's gap (the RESULT each FIRE makes on the profiler's line)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 import time
 
-from mmsched.event import Event
-from mmsched.firing import Firer
+from mmsched.model.event import Event
+from mmsched.run.firing import Firer
 
 
 def event(i: int) -> Event:

@@ -1,11 +1,11 @@
-"""The event generator (mmsched.generator): ids never reused while in flight, the in-flight cap, the order of
+"""The event generator (mmsched.model.generator): ids never reused while in flight, the in-flight cap, the order of
 sequential ids."""
 
 from __future__ import annotations
 
 import pytest
 
-from mmsched.generator import Generator
+from mmsched.model.generator import Generator
 
 
 @pytest.mark.parametrize("random_ids", [False, True])
@@ -41,7 +41,7 @@ def test_sequential_ids_cycle_and_skip_busy_ones() -> None:
 def test_tags_wrap_around_the_calibration_probes_tags() -> None:
     # the probes' RESULTs are taken by the calibration: an event with a probe's tag lost its RESULT (65,280
     # events into a kilohertz run, five events ended lost/no_answer)
-    from mmsched.generator import PROBE_TAGS
+    from mmsched.model.generator import PROBE_TAGS
     g = Generator(max_in_flight=None, unique_ids=False, first_tag=0xFEFE)
     tags = []
     for _ in range(4):

@@ -1,4 +1,4 @@
-"""The schedule grid (mmsched.grid): moments a whole number of the profiler's counts apart, inside ticks, and the
+"""The schedule grid (mmsched.model.grid): moments a whole number of the profiler's counts apart, inside ticks, and the
 latency measured from each moment (protocol/SPEC.md section 7)."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import pytest
 from mmproto import (HELLO_FLAG_8051, HELLO_FLAG_CAPTURE, HELLO_FLAG_POLLED, RESULT_FLAG_FIRE, Hello, Result, TimeBase,
                      Timecode)
 from mmproto.wiretime import wire_time_s
-from mmsched.event import Event
-from mmsched.grid import (AVR_FIRE_BUSY_S, AVR_RESULT_BUSY_S, LINE_MARGIN, Grid, fire_busy_s, holds_one_fire,
-                          interval_counts, line_gap_s, line_limit_per_s, line_problem)
-from mmsched.outcome import apply_result
+from mmsched.model.event import Event
+from mmsched.model.grid import (AVR_FIRE_BUSY_S, AVR_RESULT_BUSY_S, LINE_MARGIN, Grid, fire_busy_s, holds_one_fire,
+                                interval_counts, line_gap_s, line_limit_per_s, line_problem)
+from mmsched.verdict.outcome import apply_result
 
 AVR = TimeBase(16_000_000, 1_137_778)
 I8051 = TimeBase(921_600, 65_536)

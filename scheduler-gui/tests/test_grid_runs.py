@@ -1,5 +1,5 @@
 """Normal mode faster than one event a tick, end to end on the paced virtual bench (both AVR images in simavr):
-`mmrig run --mode normal -i 2ms` as a user runs it, events due at moments inside ticks (mmsched.grid), their
+`mmrig run --mode normal -i 2ms` as a user runs it, events due at moments inside ticks (mmsched.model.grid), their
 latency measured from each moment to the profiler's stamp of the FIRE.
 
 What is asserted is what the rig promises on any host: every moment of the grid has its row or is counted as

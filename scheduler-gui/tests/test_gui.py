@@ -43,7 +43,7 @@ def run_to_end(qtbot, win, timeout_ms: int = 60000, timecodes: list | None = Non
 
 def test_core_never_imports_qt() -> None:
     import subprocess
-    code = ("import sys, mmrig.cli, mmsched.runner, mmsched.session, mmsched.stats, mmsched.export, mmrig.demo, "
+    code = ("import sys, mmrig.cli, mmsched.run.runner, mmsched.link.session, mmsched.verdict.stats, mmsched.verdict.export, mmrig.demo, "
             "mmrig.child; "
             "print([m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -148,7 +148,7 @@ def test_bench_killed_mid_run_is_a_clear_message(make_win, qtbot) -> None:
 
 
 def test_missing_port_and_version_mismatch_messages(make_win, qtbot) -> None:
-    from mmsched.endpoint import Reason
+    from mmsched.model.reason import Reason
     from mmrig.gui.worker import explain
 
     win = make_win()
@@ -232,7 +232,7 @@ def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win
 def test_load_combo_conditions_settings_and_missing_stress_ng(make_win, tmp_path, monkeypatch) -> None:
     from PySide6.QtCore import QSettings
 
-    from mmsched import load as L
+    from mmsched.model import load as L
 
     ini = tmp_path / "load.ini"
     win = make_win(ini)
@@ -411,7 +411,7 @@ def test_rows_from_the_run_process_are_the_views_rows() -> None:
     import pickle
 
     from mmrig.child import Row as ChildRow
-    from mmsched.event import Event
+    from mmsched.model.event import Event
     from mmrig.gui.rows import Row
 
     assert Row is ChildRow                                   # one definition, Qt-free, both sides use

@@ -365,7 +365,7 @@ def test_a_bad_or_missing_trace_is_one_message(qtbot, tmp_path) -> None:
 def test_executor_load_field_and_trace_box_reach_the_run_config(make_win, qtbot, tmp_path) -> None:
     from PySide6.QtCore import Qt
 
-    from mmsched.exload import ExecutorLoad
+    from mmsched.model.exload import ExecutorLoad
 
     ini = tmp_path / "keep.ini"
     win = make_win(ini)
@@ -399,7 +399,7 @@ def test_executor_load_field_and_trace_box_reach_the_run_config(make_win, qtbot,
 
 def test_profile_menu_opens_the_last_traced_run(make_win, tmp_path) -> None:
     from mmrig.gui.profile import ProfileWindow
-    from mmsched.result import RunResult
+    from mmsched.model.result import RunResult
 
     win = make_win()
     titles = [a.text() for m in win.menuBar().actions() for a in m.menu().actions()]
@@ -420,7 +420,7 @@ def test_profile_menu_opens_the_last_traced_run(make_win, tmp_path) -> None:
 
 def test_gui_modules_stay_out_of_the_core() -> None:
     import subprocess
-    code = ("import sys, mmanalysis.exectrace, mmsched.config, mmsched.exload, mmsched.result; "
+    code = ("import sys, mmanalysis.exectrace, mmsched.model.config, mmsched.model.exload, mmsched.model.result; "
             "print([m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -17,8 +17,8 @@ SHOTS = ROOT / "build" / "screenshots"
 def test_a_late_event_replayed_with_trace_opens_the_profile_at_its_moment(make_win, qtbot, tmp_path, bench) -> None:
     from mmhil import BenchEndpoint
     from mmrig.gui.replayaction import SHOW_MS, WINDOW_MS
-    from mmsched.config import RunConfig
-    from mmsched.runner import run
+    from mmsched.model.config import RunConfig
+    from mmsched.run.runner import run
 
     out = tmp_path / "runs" / "loaded"
     out.parent.mkdir(parents=True)

@@ -39,7 +39,7 @@ def stand_in_runs(monkeypatch):
 
 
 def events(n: int, mode: str = "mixed") -> list:
-    from mmsched.event import Event
+    from mmsched.model.event import Event
 
     evs = []
     for i in range(n):
@@ -50,8 +50,8 @@ def events(n: int, mode: str = "mixed") -> list:
 
 
 def finished_run(evs: list):
-    from mmsched.result import RunResult
-    from mmsched.stats import summarize
+    from mmsched.model.result import RunResult
+    from mmsched.verdict.stats import summarize
 
 
     return RunResult(evs, {"name": "mixed-run", "valid": True, "summary": summarize(evs), "timebase": {"timer_hz": 16_000_000, "tick_counts": 1_137_778},   # the profiler's
@@ -60,7 +60,7 @@ def finished_run(evs: list):
 
 def test_normal_modes_budget_goes_when_a_mixed_run_starts(make_win, stand_in_runs, tmp_path, normal_with_stall,
                                                           write_normal) -> None:
-    from mmsched.budget import PART_WORDS
+    from mmsched.verdict.budget import PART_WORDS
 
     _, lat, sent = normal_with_stall(first=10)
     csv = write_normal(tmp_path, "normal-run", lat, sent)

@@ -8,8 +8,8 @@ import dataclasses
 import pytest
 
 import mmproto as mp
-from mmsched.config import RunConfig
-from mmsched.runstate import BadHello, RunState
+from mmsched.model.config import RunConfig
+from mmsched.run.runstate import BadHello, RunState
 
 GOOD = mp.Hello(proto_version=mp.PROTO_VERSION, node_kind=mp.NodeKind.PROFILER, fw_version=256, cpu_hz=16_000_000,
                 timer_hz=16_000_000, tick_counts=1_137_778, baud=9600, flags=0, reset_cause=0)

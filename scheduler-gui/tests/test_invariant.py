@@ -1,4 +1,4 @@
-"""The accounting invariant (mmsched.invariant): every event created ends in exactly one row, and each kind of
+"""The accounting invariant (mmsched.verdict.invariant): every event created ends in exactly one row, and each kind of
 violation is caught."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mmsched.invariant import InvariantViolation, check_invariant
-from mmsched.stats import summarize
+from mmsched.verdict.invariant import InvariantViolation, check_invariant
+from mmsched.verdict.stats import summarize
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_events import ev, finished  # noqa: E402

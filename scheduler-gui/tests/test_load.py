@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from mmsched import load as L
-from mmsched.config import RunConfig
+from mmsched.model import load as L
+from mmsched.model.config import RunConfig
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 TMP = Path("/tmp/mmrig-load.X")
@@ -99,9 +99,9 @@ def test_a_load_that_cannot_start_ends_the_run_invalid_not_with_a_traceback(tmp_
     # reason load_unavailable and its files, as the fresh machine without `ip` showed it must
     from mmhil import LockstepEndpoint
     from mmhil.bench import ensure_built
-    from mmsched import load as L
-    from mmsched.config import RunConfig
-    from mmsched.runner import run
+    from mmsched.model import load as L
+    from mmsched.model.config import RunConfig
+    from mmsched.run.runner import run
 
     ensure_built()
     monkeypatch.setattr(L, "unavailable", lambda name: "ip is not installed (util-linux / iproute2)")

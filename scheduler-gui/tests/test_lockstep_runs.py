@@ -16,9 +16,9 @@ import mmproto as mp
 from mmhil import LockstepEndpoint
 from mmhil.bench import ensure_built
 from mmproto.wiretime import wire_time_s
-from mmsched.config import RunConfig
-from mmsched.endpoint import EndpointError
-from mmsched.runner import run
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import EndpointError
+from mmsched.run.runner import run
 
 TICK_S = 1_137_778 / 16_000_000
 WRAPS = 2 * 256 + 8                       # ticks a run must span: two wraps of the 8-bit timecode and some
@@ -189,7 +189,7 @@ def test_executor_load_shapes_task_dispatch_and_leaves_isr_dispatch_alone(tmp_pa
     """A periodic task above the timecode task (10 ms period, 2 ms each) delays task dispatch by
     whatever of its job is left when the tick comes, and ISR dispatch not at all; the CPU-bound task and the
     NOP traffic ride along. The load reaches the executor in MODE and comes back in STATUS."""
-    from mmsched.exload import ExecutorLoad
+    from mmsched.model.exload import ExecutorLoad
 
     load = ExecutorLoad.parse("cpu,periodic=10ms/2ms,rx=20")
     out = {}

@@ -1,4 +1,4 @@
-"""The run's own loop above the machine's other work (mmsched.loopnice): every thread of the process at nice -10 for
+"""The run's own loop above the machine's other work (mmsched.host.loopnice): every thread of the process at nice -10 for
 the run where the host allows it (else why not, in the sidecar's words), threads started meanwhile inheriting it,
 the firing thread kept at the process's own nice (it is the PC's part that is measured), every thread put back at
 the end. Whether the loop then keeps up beside a CPU hog is the host's, measured by `make perf`."""
@@ -12,11 +12,11 @@ import time
 import pytest
 
 from mmproto import Link
-from mmsched import firethread, renice
-from mmsched.event import Event
-from mmsched.firing import Firer
-from mmsched.loopnice import LOOP_NICE, LoopNice
-from mmsched.nativefirer import NativeFirer
+from mmsched.host import firethread, renice
+from mmsched.model.event import Event
+from mmsched.run.firing import Firer
+from mmsched.host.loopnice import LOOP_NICE, LoopNice
+from mmsched.run.nativefirer import NativeFirer
 
 
 def may_lower_nice() -> bool:

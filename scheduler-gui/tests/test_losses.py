@@ -1,12 +1,12 @@
-"""The profiler's loss reports (mmsched.losses): flags, counter readings, and holding silent events for them."""
+"""The profiler's loss reports (mmsched.verdict.losses): flags, counter readings, and holding silent events for them."""
 
 from __future__ import annotations
 
 from dataclasses import fields
 
 import mmproto as mp
-from mmsched.event import Event
-from mmsched.losses import QUERY_S, LossReports, losses_in
+from mmsched.model.event import Event
+from mmsched.verdict.losses import QUERY_S, LossReports, losses_in
 
 
 def counters(node_a: int = 0, node_b: int = 0) -> mp.Counters:

@@ -1,4 +1,4 @@
-"""Joining FIRED and RESULT frames to their events (mmsched.matching): either order, edge counts, lost FIREDs,
+"""Joining FIRED and RESULT frames to their events (mmsched.verdict.matching): either order, edge counts, lost FIREDs,
 normal mode's FIRE tag, and RESULTs nothing joins."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import mmproto as mp
-from mmsched.matching import Matcher
+from mmsched.verdict.matching import Matcher
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_events import ev  # noqa: E402
@@ -58,7 +58,7 @@ def test_unmatched_edge_results_are_bounded_and_counted() -> None:
     """A stream of RESULTs nothing joins (a spurious strobe, a lost executor link) must not pile up: each
     join scans what waits (unbounded, it took 12 ms a RESULT at 100k pending)."""
     from mmproto import Result
-    from mmsched.matching import MAX_PENDING_RESULTS, Matcher
+    from mmsched.verdict.matching import MAX_PENDING_RESULTS, Matcher
 
     m = Matcher()
     n = MAX_PENDING_RESULTS * 4

@@ -1,4 +1,4 @@
-"""Normal mode's native firing thread (mmsched.nativefirer over native/firethread.c) with a real mmproto Link on a
+"""Normal mode's native firing thread (mmsched.run.nativefirer over native/firethread.c) with a real mmproto Link on a
 pty: each FIRE at its moment and never before, in the order of the moments; the link's own writes meanwhile go
 through the thread and are booked with the FIREs in the one order the line saw; stopping gives the link back.
 How soon after its moment a FIRE goes out is the host's, measured by `make perf`, never asserted here."""
@@ -13,9 +13,9 @@ import pytest
 
 import mmproto as mp
 from mmproto import Link, Written
-from mmsched.event import Event
-from mmsched.nativefirer import NativeFirer
-from mmsched import firethread
+from mmsched.model.event import Event
+from mmsched.run.nativefirer import NativeFirer
+from mmsched.host import firethread
 
 
 def event(i: int) -> Event:

@@ -1,4 +1,4 @@
-"""A link's port read by the C reading thread (mmsched.nativereader over native/readthread.c): each frame arrives
+"""A link's port read by the C reading thread (mmsched.link.nativereader over native/readthread.c): each frame arrives
 stamped with the moment its bytes were read, never before they were written and never when the interpreter got to
 them; a line closed at the far end is one LinkDown; closing the link ends both threads; a port with no descriptor is
 read by pyserial's thread as before. How soon after a write the stamp comes is the host's (`make perf`)."""
@@ -16,8 +16,8 @@ import pytest
 
 import mmproto as mp
 from mmproto import Arrival, Link, LinkDown
-from mmsched import firethread
-from mmsched.nativereader import NativeReader, reader_factory
+from mmsched.host import firethread
+from mmsched.link.nativereader import NativeReader, reader_factory
 
 
 @pytest.fixture(autouse=True)

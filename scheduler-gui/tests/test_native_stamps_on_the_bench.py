@@ -13,9 +13,9 @@ import pytest
 
 from mmhil import BenchEndpoint
 from mmhil.bench import ensure_built
-from mmsched.config import RunConfig
-from mmsched.endpoint import Verdict
-from mmsched.runner import Runner
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Verdict
+from mmsched.run.runner import Runner
 
 # a paced run whose timing a neighbour's bench would starve: after the parallel phase, by itself
 pytestmark = pytest.mark.alone

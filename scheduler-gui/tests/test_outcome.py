@@ -1,4 +1,4 @@
-"""An event's outcome from its RESULT or its refusal (mmsched.outcome): ok, late, early, refused, silent."""
+"""An event's outcome from its RESULT or its refusal (mmsched.verdict.outcome): ok, late, early, refused, silent."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import mmproto as mp
-from mmsched.outcome import apply_result, refusal_reason, silent_outcome
+from mmsched.verdict.outcome import apply_result, refusal_reason, silent_outcome
 
 sys.path.insert(0, str(Path(__file__).parent))
 from fake_events import TB, ev  # noqa: E402

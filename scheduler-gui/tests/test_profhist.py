@@ -1,4 +1,4 @@
-"""The profiler's histogram, the run's side (mmsched.profhist): its reports taken frame by frame, its figures
+"""The profiler's histogram, the run's side (mmsched.verdict.profhist): its reports taken frame by frame, its figures
 against the PC's own from the same events, its sidecar section and terminal line. One layer: the frames are
 made here; the profiler that sends them is tested in profiler-fw/tests and end to end in test_series_runs.py."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import mmproto as mp
 import pytest
-from mmsched.event import Event
-from mmsched.profhist import ProfilerHistogram, cell_shift_for, end_message, format_profiler_histogram
+from mmsched.model.event import Event
+from mmsched.verdict.profhist import ProfilerHistogram, cell_shift_for, end_message, format_profiler_histogram
 
 ARM = mp.HistArm(timecode=10, first=0, period=16_000, count=5, late=16_000, early=1600, event_id=0, cell_shift=4,
                  report_ticks=14, flags=mp.HistArm.FLAG_RAW)
@@ -81,7 +81,7 @@ def test_a_refusal_is_kept_and_the_end_message_ends_the_series() -> None:
 
 
 def test_a_run_takes_the_histogram_alone_only_where_it_must_or_is_told() -> None:
-    from mmsched.profhist import NoHistogram, histogram_only
+    from mmsched.verdict.profhist import NoHistogram, histogram_only
     avr = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.PROFILER, 0x0200, 16_000_000, 16_000_000, 1_137_778, 115200,
                    mp.HELLO_FLAG_CAPTURE | mp.HELLO_FLAG_HIST, 2)
     i8051 = mp.Hello(mp.PROTO_VERSION, mp.NodeKind.PROFILER, 0x0100, 11_059_200, 921_600, 65_536, 115200,
@@ -121,7 +121,7 @@ def test_without_the_final_report_a_counted_run_is_not_accounted_for() -> None:
 
 
 def test_a_series_whose_histogram_was_never_armed_is_not_accounted_for() -> None:
-    from mmsched.profhist import counted_summary
+    from mmsched.verdict.profhist import counted_summary
     summary, invariant = counted_summary(None, 5, stopped=False)
     assert not invariant["ok"] and "never armed" in invariant["error"]
     assert summary["events"] == 0 and summary["from_profiler_histogram"]["not_counted"] == 5

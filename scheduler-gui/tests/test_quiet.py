@@ -1,4 +1,4 @@
-"""The interpreter's settings during a run's events (mmsched.quiet): no full collection, a short lock switch
+"""The interpreter's settings during a run's events (mmsched.host.quiet): no full collection, a short lock switch
 interval, and both as they were afterwards, also when the run raises."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from mmsched.quiet import NEVER, SWITCH_INTERVAL_S, quiet_interpreter
+from mmsched.host.quiet import NEVER, SWITCH_INTERVAL_S, quiet_interpreter
 
 
 def test_inside_a_run_the_oldest_generation_is_never_collected_and_the_switch_is_short() -> None:

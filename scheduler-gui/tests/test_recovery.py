@@ -1,4 +1,4 @@
-"""The runner's judgement of an executor frame's tick (mmsched.recovery.check_executor_tick), one layer: the
+"""The runner's judgement of an executor frame's tick (mmsched.run.recovery.check_executor_tick), one layer: the
 nodes disagree only when the executor's tick cannot be the one in force by the PC's own estimate of the tick,
 not merely when the PC has not read the profiler's newest TIMECODE yet (a busy host, frames lost on a line)."""
 
@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import mmproto as mp
 
-from mmsched import recovery
-from mmsched.config import RunConfig
-from mmsched.endpoint import Boards
-from mmsched.runner import Runner
-from mmsched.runstate import RunState
+from mmsched.run import recovery
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Boards
+from mmsched.run.runner import Runner
+from mmsched.run.runstate import RunState
 
 TICK = 1_137_778 / 16e6
 
@@ -79,7 +79,7 @@ def test_a_frame_read_right_after_the_pcs_own_stall_is_no_evidence_of_the_nodes(
     """The run's process was held off the CPU for 5 ticks (stopped, or starved on a loaded host): when it ran
     again it read the executor's FIRED of tick 27 and the profiler's TIMECODEs up to 32 in one go, in either
     order. When the FIRED arrived is unknown, so its tick says nothing of the nodes: no timecode fault (CI saw
-    one, and an event lost to it). The process's own stall watch (mmsched.ownstall) says so."""
+    one, and an event lost to it). The process's own stall watch (mmsched.host.ownstall) says so."""
     r = runner_that_read_timecodes_up_to(32)
     resumed = 32 * TICK + 0.013
     r.own_stalls.beat(27 * TICK + 0.02)

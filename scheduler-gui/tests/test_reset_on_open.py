@@ -18,10 +18,10 @@ import pytest
 
 from mmhil import LockstepEndpoint
 from mmhil.bench import ensure_built
-from mmsched.config import RunConfig
-from mmsched.endpoint import Boards, Ports
-from mmsched.runner import Runner
-from mmsched.session import Session
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Boards, Ports
+from mmsched.run.runner import Runner
+from mmsched.link.session import Session
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from mmsched.event import Event
-from mmsched.faults import FaultLedger, counter_faults, describe_counters
-from mmsched.outcome import silent_outcome
-from mmsched.timecode import TimecodeTracker
+from mmsched.model.event import Event
+from mmsched.verdict.faults import FaultLedger, counter_faults, describe_counters
+from mmsched.verdict.outcome import silent_outcome
+from mmsched.model.timecode import TimecodeTracker
 
 
 def ev(n: int) -> Event:
@@ -99,8 +99,9 @@ def test_silence_is_a_miss_only_when_the_request_was_answered_and_nothing_was_lo
 
 
 def test_a_frame_the_bench_held_back_names_the_injected_delay_not_the_system_under_test() -> None:
-    from mmsched.injected import HeldByFault, attribute
-    from mmsched.validity import Sent
+    from mmsched.model.byterecord import HeldByFault
+    from mmsched.verdict.injected import attribute
+    from mmsched.model.eventbytes import Sent
 
     held_miss, clear_miss, held_but_ok = ev(0), ev(1), ev(2)
     held_miss.bytes.sent = Sent("executor", 100, 1.0, 1, 14)      # bytes 100..113: the run holds 110..119
@@ -123,8 +124,9 @@ def test_a_frame_the_bench_held_back_names_the_injected_delay_not_the_system_und
 
 
 def test_a_hold_on_another_opening_of_the_port_names_nothing() -> None:
-    from mmsched.injected import HeldByFault, attribute
-    from mmsched.validity import Sent
+    from mmsched.model.byterecord import HeldByFault
+    from mmsched.verdict.injected import attribute
+    from mmsched.model.eventbytes import Sent
 
     e = ev(0)
     e.bytes.sent = Sent("executor", 100, 1.0, 2, 14)

@@ -1,4 +1,4 @@
-"""RealtimeKit for a user without RLIMIT_RTPRIO (mmsched.rtkit): normal mode's firing thread and the paced bench's
+"""RealtimeKit for a user without RLIMIT_RTPRIO (mmsched.host.rtkit): normal mode's firing thread and the paced bench's
 stamping thread get real-time priority through it (its SCHED_RR) where the kernel refuses them SCHED_FIFO, at most its ceiling, and the run says which
 way each came. A child without CAP_SYS_NICE stands for such a user (setpriv, as root), or the user himself.
 
@@ -16,12 +16,12 @@ import textwrap
 
 import pytest
 
-from mmsched import rtkit
+from mmsched.host import rtkit
 
 PROBE = textwrap.dedent("""
     import json, os, sys
     from mmproto import Link
-    from mmsched.nativefirer import NativeFirer
+    from mmsched.run.nativefirer import NativeFirer
     master, slave = os.openpty()
     link = Link("profiler", os.ttyname(slave), lambda item: None).open()
     firer = NativeFirer(link, lambda ev, w: None, priority=int(sys.argv[1]), interval_s=0.001).start()
@@ -68,7 +68,7 @@ def test_a_paced_bench_without_the_right_gets_its_stamping_thread_through_rtkit(
     code = textwrap.dedent("""
         import json
         from mmhil.endpoint import BenchEndpoint
-        from mmsched.config import RunConfig
+        from mmsched.model.config import RunConfig
         ep = BenchEndpoint()
         try:
             ep.open(RunConfig(mode="mixed", count=1))

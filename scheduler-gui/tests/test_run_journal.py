@@ -18,10 +18,10 @@ import pytest
 from mmanalysis import read_run, read_runs
 from mmhil import LockstepEndpoint
 from mmhil.bench import ensure_built
-from mmsched import export
-from mmsched.config import RunConfig
-from mmsched.journal import Journal
-from mmsched.runner import Runner
+from mmsched.verdict import export
+from mmsched.model.config import RunConfig
+from mmsched.verdict.journal import Journal
+from mmsched.run.runner import Runner
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 COUNT = 40

@@ -1,4 +1,4 @@
-"""When the runner judges an event by its deadline (mmsched.deadlines): only once every frame received is read."""
+"""When the runner judges an event by its deadline (mmsched.run.deadlines): only once every frame received is read."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
     # not as a timeout.
     from types import SimpleNamespace
 
-    from mmsched import deadlines
-    from mmsched.config import RunConfig
-    from mmsched.endpoint import Boards
-    from mmsched.runner import Runner
-    from mmsched.runstate import RunState
+    from mmsched.run import deadlines
+    from mmsched.model.config import RunConfig
+    from mmsched.link.endpoint import Boards
+    from mmsched.run.runner import Runner
+    from mmsched.run.runstate import RunState
 
     r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
@@ -34,11 +34,11 @@ def test_deadline_waits_for_the_frames_already_received() -> None:
 def test_silence_is_judged_only_once_every_frame_received_is_read() -> None:
     # A run's thread held up for seconds reads frames that arrived long ago: the profiler was not silent, the
     # run was behind. Only an empty inbox with no frame for SILENCE_S is a silent profiler (a link fault).
-    from mmsched.config import RunConfig
-    from mmsched.endpoint import Boards
-    from mmsched.recovery import SILENCE_S
-    from mmsched.runner import Runner
-    from mmsched.runstate import RunState
+    from mmsched.model.config import RunConfig
+    from mmsched.link.endpoint import Boards
+    from mmsched.run.recovery import SILENCE_S
+    from mmsched.run.runner import Runner
+    from mmsched.run.runstate import RunState
 
     r = Runner(RunConfig(mode="normal", count=1), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
@@ -58,12 +58,12 @@ def test_a_request_written_after_its_own_deadline_gets_the_timeout_for_its_answe
     # (a paced run under load: no_answer voided the run). A written request's silence counts from its write.
     from types import SimpleNamespace
 
-    from mmsched import deadlines
-    from mmsched.config import RunConfig
-    from mmsched.endpoint import Boards
-    from mmsched.runner import Runner
-    from mmsched.runstate import RunState
-    from mmsched.validity import Sent
+    from mmsched.run import deadlines
+    from mmsched.model.config import RunConfig
+    from mmsched.link.endpoint import Boards
+    from mmsched.run.runner import Runner
+    from mmsched.run.runstate import RunState
+    from mmsched.model.eventbytes import Sent
 
     r = Runner(RunConfig(mode="mixed", distance=2, count=1), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)

@@ -14,10 +14,10 @@ def test_an_event_the_scheduler_made_after_its_own_moment_is_not_measurable(mode
     # its tick; the executor refused it (past_due) and the run blamed the executor. No line could have
     # delivered it: the rig's host stalled, so where the executor is measured the event is not measurable.
     # In normal mode the PC is what is measured, and its lateness is the result.
-    from mmsched.config import RunConfig
-    from mmsched.endpoint import Boards, Verdict
-    from mmsched.runner import Runner
-    from mmsched.runstate import RunState
+    from mmsched.model.config import RunConfig
+    from mmsched.link.endpoint import Boards, Verdict
+    from mmsched.run.runner import Runner
+    from mmsched.run.runstate import RunState
 
     r = Runner(RunConfig(mode=mode, distance=2, count=2), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)
@@ -39,10 +39,10 @@ def test_a_free_running_event_made_before_its_tick_code_arrived_is_no_stall() ->
     # crossed the line, makes its event on the tick before (phase 1.0 .. 1.15 at 9600 baud) and it misses:
     # the paper's 1-tick experiment, a result, not a host stall. Past that window the next TIMECODE was
     # there and not read: a stall.
-    from mmsched.config import RunConfig
-    from mmsched.endpoint import Boards, Verdict
-    from mmsched.runner import Runner
-    from mmsched.runstate import RunState
+    from mmsched.model.config import RunConfig
+    from mmsched.link.endpoint import Boards, Verdict
+    from mmsched.run.runner import Runner
+    from mmsched.run.runstate import RunState
 
     r = Runner(RunConfig(mode="mixed", distance=1, count=2, generation="free", rate_ms=97.0), Boards("loop://"))
     r.state = RunState.after_handshake(r.cfg, mp.Hello(2, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0), 0.0)

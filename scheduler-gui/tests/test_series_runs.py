@@ -1,5 +1,5 @@
 """Mixed mode at a kilohertz end to end (`mmrig run --mode mixed --generation periodic`): the executor is sent
-the schedule grid in PERIODIC frames (mmsched.series) and fires its moments inside ticks; every moment has its
+the schedule grid in PERIODIC frames (mmsched.model.series) and fires its moments inside ticks; every moment has its
 row, due at its moment, with its latency from that moment to the profiler's capture of the edge.
 
 Lockstep runs assert the figures exactly (virtual time); the paced run asserts only what the rig promises on any
@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mmsched.config import RunConfig
+from mmsched.model.config import RunConfig
 
 MMRIG = [sys.executable, "-m", "mmrig"]
 
@@ -71,8 +71,8 @@ def test_a_run_longer_than_one_series_goes_on_without_a_gap(tmp_path: Path, monk
     """A PERIODIC carries at most 65535 events; a longer run is several, the executor queueing the next behind
     the running one. Run in this process with series of 400, so that 1,000 events are three of them."""
     from mmhil import LockstepEndpoint
-    from mmsched import series
-    from mmsched.runner import Runner
+    from mmsched.model import series
+    from mmsched.run.runner import Runner
 
     monkeypatch.setattr(series, "CHUNK", 400)
     cfg = RunConfig(mode="mixed", generation="periodic", rate_ms=1.0, baud=500000, count=1000,
@@ -140,8 +140,8 @@ def test_a_long_run_on_the_histogram_alone_hands_each_series_over_by_the_tick(tm
     three). A series sent too soon is refused (LIST_FULL) and the run says so: invalid, never its moments as
     the executor's misses."""
     from mmhil import LockstepEndpoint
-    from mmsched import series
-    from mmsched.runner import Runner
+    from mmsched.model import series
+    from mmsched.run.runner import Runner
 
     monkeypatch.setattr(series, "CHUNK", 400)
     cfg = RunConfig(mode="mixed", generation="periodic", rate_ms=1.0, baud=115200, raw=False, count=1000,
@@ -175,8 +175,8 @@ def test_a_series_begins_at_a_moment_not_at_a_tag() -> None:
     """Tags wrap at 65536: the third series' first tag is also an event of the first series (a 10-minute run
     sent its fourth series when the first reached that tag, and the executor refused it). A series begins at
     its first moment."""
-    from mmsched.grid import Grid
-    from mmsched.series import SeriesPlan
+    from mmsched.model.grid import Grid
+    from mmsched.model.series import SeriesPlan
 
     plan = SeriesPlan(Grid(10, 16000, 1_137_778, 16_000_000), 200_000, 9, 0.5)
     assert [c.first_k for c in plan.chunks] == [0, 60_000, 120_000, 180_000]

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mmsched.budget import Floor, apply_budget, budget_summary
-from mmsched.event import Event
-from mmsched.servo import ClockServo, confirmed_max, reference_bases
+from mmsched.verdict.budget import Floor, apply_budget, budget_summary
+from mmsched.model.event import Event
+from mmsched.model.servo import ClockServo, confirmed_max, reference_bases
 
 TICK = 0.0711
 BASE = 100.0
@@ -66,7 +66,7 @@ def test_servo_follows_drift_over_a_long_run() -> None:
 def test_servo_at_a_kilohertz_fits_the_drift_once_a_second_and_still_finds_it(monkeypatch) -> None:
     # a FIRE every 1 ms: an anchor every 16 ms; fitting over all of them at each cost the run's thread so much
     # that its events went out later and later (the fit is O(anchors), the anchors are 6 drift spans)
-    import mmsched.servo as servo
+    import mmsched.model.servo as servo
     calls = []
     real = servo.fit_drift
     monkeypatch.setattr(servo, "fit_drift", lambda anchors: calls.append(len(anchors)) or real(anchors))

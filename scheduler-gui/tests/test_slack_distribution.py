@@ -1,9 +1,9 @@
-"""Mixed mode's slack distribution in the sidecar (mmsched.stats.slack_distribution): its created-phase histogram."""
+"""Mixed mode's slack distribution in the sidecar (mmsched.verdict.stats.slack_distribution): its created-phase histogram."""
 
 from __future__ import annotations
 
-from mmsched.event import Event
-from mmsched.stats import slack_distribution
+from mmsched.model.event import Event
+from mmsched.verdict.stats import slack_distribution
 
 
 def test_phase_histogram_counts_every_event_including_phase_past_one() -> None:

@@ -154,7 +154,7 @@ def test_axes_and_names() -> None:
     names = [p.name for p in plan.points()]
     assert len(names) == len(set(names)) == 8 and "d2-r50ms-b9600-task-idle" in names
     fields = plan.run_fields(plan.points()[0])
-    from mmsched.config import RunConfig
+    from mmsched.model.config import RunConfig
 
     RunConfig(**fields)                 # every point's fields make a RunConfig
     assert plan.run_fields(plan.points()[0])["load"] == "idle"   # the condition's name, as mmrig run --load

@@ -1,11 +1,11 @@
-"""When a tick began, from TIMECODE arrivals (mmsched.timecode): the least delayed frame, the tick length fitted
+"""When a tick began, from TIMECODE arrivals (mmsched.model.timecode): the least delayed frame, the tick length fitted
 against a crystal's offset, a fault rejected, an 8051's lead."""
 
 from __future__ import annotations
 
 import pytest
 
-from mmsched.timecode import TimecodeTracker
+from mmsched.model.timecode import TimecodeTracker
 
 
 def test_tick_start_estimate_is_the_least_delayed_frame() -> None:
@@ -70,7 +70,7 @@ def test_the_8051s_timecode_lead_is_taken_from_its_hello() -> None:
     not the 10.42 ms of ten bytes back to back; the tracker of an 8051 profiler subtracts that."""
     from mmproto import HELLO_FLAG_8051, HELLO_FLAG_POLLED, Hello
 
-    from mmsched.timecode import TIMECODE_LEAD_S
+    from mmsched.model.timecode import TIMECODE_LEAD_S
 
     avr = TimecodeTracker.for_profiler(Hello(4, 1, 0x100, 16_000_000, 16_000_000, 1_137_778, 9600, 1, 0))
     m51 = TimecodeTracker.for_profiler(Hello(4, 1, 0x100, 11_059_200, 921_600, 65_536, 9600,

@@ -1,4 +1,4 @@
-"""`mmrig run --trace-host` (mmsched.hosttrace, mmrig.cli.tracehost): refused in one line (exit 2) where it cannot be
+"""`mmrig run --trace-host` (mmsched.run.hosttrace, mmrig.cli.tracehost): refused in one line (exit 2) where it cannot be
 honoured, before any bench starts; where the file goes; what the host's steal sample reads."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from mmrig.cli import main
 from mmrig.cli import tracehost
-from mmsched import hosttrace
+from mmsched.run import hosttrace
 
 
 def refused(capsys, argv: list[str]) -> str:
@@ -70,7 +70,7 @@ def test_the_run_help_names_the_options(capsys) -> None:
 
 def test_a_break_is_explained_when_the_run_traced_the_host(tmp_path, monkeypatch) -> None:
     from mmanalysis import explain
-    from mmsched.result import RunResult
+    from mmsched.model.result import RunResult
 
     asked: list[tuple[Path, int]] = []
     stand_in = explain.Explanation("r", 7, "late", 900.0, 70, [explain.Part("wakeup.own", "own", 900.0, 1.0)])

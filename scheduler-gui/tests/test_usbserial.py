@@ -1,4 +1,4 @@
-"""FTDI latency timer detection (mmsched.usbserial) on a fake sysfs tree, and the boards' warning."""
+"""FTDI latency timer detection (mmsched.link.usbserial) on a fake sysfs tree, and the boards' warning."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from mmrig import cli
-from mmsched import usbserial
-from mmsched.endpoint import Boards
-from mmsched.usbserial import CODE, latency_timer, latency_timer_ms, tty_name
+from mmsched.link import usbserial
+from mmsched.link.endpoint import Boards
+from mmsched.link.usbserial import CODE, latency_timer, latency_timer_ms, tty_name
 
 
 def fake_sysfs(root: Path) -> Path:

@@ -1,16 +1,17 @@
-"""Validity by cause (mmsched.validity), one layer: the record's look-ups and the rule per mode, on hand-made
+"""Validity by cause (mmsched.verdict.validity), one layer: the record's look-ups and the rule per mode, on hand-made
 records. The same rule on the real paced bench: test_event_validity.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from mmsched.grid import event_busy_s, fire_busy_s
-from mmsched.crowding import AVR_RING, crowded_fires
-from mmsched.framearrivals import FrameArrivals
-from mmsched.validity import (Basis, ByteRecord, Entry, EventBytes, Fed, Held, Sent, Stall, causes, deciding, judge,
-                              stall_time_share)
-from mmsched.event import Event
+from mmsched.model.grid import event_busy_s, fire_busy_s
+from mmsched.verdict.crowding import AVR_RING, crowded_fires
+from mmsched.model.framearrivals import FrameArrivals
+from mmsched.model.byterecord import ByteRecord, Entry, Held, Stall, stall_time_share
+from mmsched.model.eventbytes import Basis, EventBytes, Fed, Sent
+from mmsched.verdict.validity import causes, deciding, judge
+from mmsched.model.event import Event
 
 T = 1_137_778 / 16e6          # the AVR profiler's tick
 

@@ -15,8 +15,8 @@ from pathlib import Path
 from mmanalysis.safefiles import atomic_write
 from mmhil import BenchEndpoint
 from mmhil.bench import ensure_built
-from mmsched.config import RunConfig
-from mmsched.runner import run
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import run
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))

@@ -181,7 +181,7 @@ class Link:
     reset_on_open: bool = False
     # Who reads the port: None, pyserial's ReaderThread (a Python thread: a frame is stamped when that thread holds
     # the interpreter's lock and the CPU); or a factory `reader(port, link)` of a reader of its own that stamps each
-    # read as it comes and feeds `link._received(data, at)` (mmsched.nativereader: a C thread, for a run whose clock
+    # read as it comes and feeds `link._received(data, at)` (mmsched.link.nativereader: a C thread, for a run whose clock
     # is the host's), or returns None for a port it cannot read (pyserial's thread then). A reader has `close()`,
     # which closes the port too.
     reader: Callable[[Any, "Link"], Any] | None = None
@@ -205,7 +205,7 @@ class Link:
     # a frame.
     written: dict[int, bytearray] = field(default_factory=dict, init=False, repr=False)
     # each write's (generation, offset, size, rate) and the link clock when it began: a board run's record of its inputs
-    # places them on the profiler's time base by the run's tick fit (mmsched.inputlog). 24 bytes a write.
+    # places them on the profiler's time base by the run's tick fit (mmsched.run.inputlog). 24 bytes a write.
     write_log: array.array = field(default_factory=lambda: array.array("q"), init=False, repr=False)
     write_began: array.array = field(default_factory=lambda: array.array("d"), init=False, repr=False)
     # What the decoder dropped before the first HELLO: opening a port flushes its input, which can cut the
@@ -273,7 +273,7 @@ class Link:
 
     def unread(self) -> bool:
         """Whether bytes came on the port that the sink has not been given yet, as far as the reader can tell
-        (a reader of its own: mmsched.nativereader; pyserial's thread cannot tell without reading: False)."""
+        (a reader of its own: mmsched.link.nativereader; pyserial's thread cannot tell without reading: False)."""
         reader = self._reader
         check = getattr(reader, "unread", None)
         return bool(check()) if check is not None else False

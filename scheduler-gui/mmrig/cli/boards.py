@@ -1,5 +1,5 @@
 """`mmrig boards`: which port is which node, each node's HELLO against the built image's, the USB-serial
-latency, a short self-test (the probing itself is `mmsched.boards`; the images' HELLOs come from `mmhil`)."""
+latency, a short self-test (the probing itself is `mmsched.run.boards`; the images' HELLOs come from `mmhil`)."""
 
 from __future__ import annotations
 
@@ -28,8 +28,8 @@ exit status:
 
 
 def cmd_boards(args: argparse.Namespace) -> int:
-    from mmsched import boards as b
-    from mmsched.config import baud_problem
+    from mmsched.run import boards as b
+    from mmsched.model.config import baud_problem
 
     def usage(text: str) -> int:
         print(f"mmrig boards: {text}", file=sys.stderr)
@@ -119,7 +119,7 @@ def cmd_boards(args: argparse.Namespace) -> int:
         report = b.Report(checks, notes=notes)
         found = report.roles()
         if "profiler" in found and "executor" in found and not args.no_self_test:
-            from mmsched.endpoint import Boards
+            from mmsched.link.endpoint import Boards
 
             rate = args.baud or found["profiler"].hello.baud
             endpoint = Boards(found["profiler"].port, found["executor"].port, baud=rate, reset_on_open=reset_on_open)

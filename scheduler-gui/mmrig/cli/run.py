@@ -18,19 +18,19 @@ from typing import Any, Callable
 from mmanalysis.histogram import hist_text
 from mmanalysis.safefiles import atomic_write, existing, output_problem
 from mmproto import LinkError
-from mmsched.budget import format_budget
-from mmsched.grid import format_grid
-from mmsched.profhist import format_profiler_histogram
-from mmsched.config import FIRINGS, RunConfig, aligned_rate_problem
-from mmsched.endpoint import Boards, Endpoint, EndpointError
-from mmsched.exload import ExecutorLoad
-from mmsched.firing import fifo_refusal, lock_memory
-from mmsched.export import journal_paths, record_paths, run_paths
-from mmsched.journal import RunNotWritten
-from mmsched.load import unavailable as load_unavailable
-from mmsched.result import RunResult
-from mmsched.runner import Runner
-from mmsched.tracefiles import traced_paths
+from mmsched.verdict.budget import format_budget
+from mmsched.model.grid import format_grid
+from mmsched.verdict.profhist import format_profiler_histogram
+from mmsched.model.config import FIRINGS, RunConfig, aligned_rate_problem
+from mmsched.link.endpoint import Boards, Endpoint, EndpointError
+from mmsched.model.exload import ExecutorLoad
+from mmsched.host.rtsched import fifo_refusal, lock_memory
+from mmsched.verdict.export import journal_paths, record_paths, run_paths
+from mmsched.verdict.journal import RunNotWritten
+from mmsched.model.load import unavailable as load_unavailable
+from mmsched.model.result import RunResult
+from mmsched.run.runner import Runner
+from mmsched.verdict.tracefiles import traced_paths
 
 from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge

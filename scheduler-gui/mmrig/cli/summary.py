@@ -1,6 +1,6 @@
 """`mmrig run`'s printed summary, fitted to the terminal as cyclictest's lines are: within 80 columns the figures
 a reader compares first (n, mean, variance, min, p99, max) as a table and the rest under it as words; on a
-terminal wide enough for it the whole one-row table (mmsched.stats.format_summary: 139 columns). --json and the
+terminal wide enough for it the whole one-row table (mmsched.verdict.stats.format_summary: 139 columns). --json and the
 run's files always hold everything."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from mmanalysis.latstats import variance_text
-from mmsched.stats import format_summary
+from mmsched.verdict.stats import format_summary
 
 NAME_WIDTH = 14
 

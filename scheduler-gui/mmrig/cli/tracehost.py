@@ -1,4 +1,4 @@
-"""`mmrig run --trace-host`: the PC's own scheduler trace over the run (mmsched.hosttrace), NAME.host.dat beside the
+"""`mmrig run --trace-host`: the PC's own scheduler trace over the run (mmsched.run.hosttrace), NAME.host.dat beside the
 run's CSV, the sidecar's `host_trace`; and with `--break-us`, the explanation of the event the run stopped at
 (mmanalysis.explain), as `rtla timerlat -a` prints its auto-analysis."""
 
@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mmsched.export import write_sidecar
-from mmsched.hosttrace import DEFAULT_BUFFER_KB, HostTrace, HostTraceError, host_path, refusal
-from mmsched.result import RunResult
+from mmsched.verdict.export import write_sidecar
+from mmsched.run.hosttrace import DEFAULT_BUFFER_KB, HostTrace, HostTraceError, host_path, refusal
+from mmsched.model.result import RunResult
 
 
 def add_options(group: argparse._ArgumentGroup) -> None:

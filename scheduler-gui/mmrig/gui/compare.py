@@ -12,7 +12,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QLabel, QVBoxLayout
 
-from mmsched.load import condition
+from mmsched.model.load import condition
 from mmrig.gui.rows import load_run
 from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.widgets.latency_axis import LatencyAxis, latency_tick

@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from mmsched.event import Event
+from mmsched.model.event import Event
 from mmrig.gui.rows import Row
 
 

@@ -14,7 +14,7 @@ import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
-from mmsched.event import OUTCOMES
+from mmsched.model.event import OUTCOMES
 from mmrig.gui.rows import Row
 
 AVR_TIMER_HZ = 16_000_000    # the AVR profiler's input-capture counter, until a HELLO or a run says otherwise

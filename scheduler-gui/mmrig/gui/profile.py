@@ -90,7 +90,7 @@ class ProfileRun:
 
     @classmethod
     def from_result(cls, result: Any) -> "ProfileRun":
-        """A finished run (mmsched.result.RunResult) straight from memory."""
+        """A finished run (mmsched.model.result.RunResult) straight from memory."""
         folder = Path(result.json_path).parent if getattr(result, "json_path", None) else None
         return cls(result.name, result.sidecar, folder, getattr(result, "exec_trace", None))
 

@@ -14,10 +14,10 @@ from PySide6.QtCore import QByteArray, QSettings, Qt, QThread, QTimer
 from PySide6.QtWidgets import (QFrame, QHBoxLayout, QMainWindow, QMessageBox, QPlainTextEdit, QPushButton, QScrollArea,
                                QVBoxLayout, QWidget)
 
-from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint
-from mmsched.export import write_run
-from mmsched.result import RunResult
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Endpoint
+from mmsched.verdict.export import write_run
+from mmsched.model.result import RunResult
 
 from mmrig.gui.feed import EventFeed
 from mmrig.gui.menus import Menus

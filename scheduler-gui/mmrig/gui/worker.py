@@ -20,11 +20,12 @@ from PySide6.QtCore import QObject, QThread, Signal, Slot
 from mmanalysis.schema import INVALID_REASONS
 
 from mmrig.child import Failure, RunProcess, health_of
-from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint, Reason
-from mmsched.result import RunResult
-from mmsched.runner import Runner
-from mmsched.session import Session
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Endpoint
+from mmsched.model.reason import Reason
+from mmsched.model.result import RunResult
+from mmsched.run.runner import Runner
+from mmsched.link.session import Session
 from mmrig.gui.feed import EventFeed
 
 

@@ -40,9 +40,9 @@ from mmproto import PROFILER_KINDS
 from mmanalysis.schema import NOMINAL_TICK_S, SchemaError
 
 from mmsched import __version__
-from mmsched.config import RunConfig, baud_problem
-from mmsched.export import run_paths, write_sidecar
-from mmsched.load import CONDITIONS
+from mmsched.model.config import RunConfig, baud_problem
+from mmsched.verdict.export import run_paths, write_sidecar
+from mmsched.model.load import CONDITIONS
 
 from mmanalysis.sweepplots import CAMPAIGN_FILE, CAMPAIGN_FORMAT, POINTS_FILE, load_campaign  # noqa: F401
 from mmrig.sweep.points import (FORMAT_VERSION, SNAPSHOT_MIN_S, SNAPSHOT_POINT_S, SNAPSHOT_SHARE,  # noqa: F401

@@ -61,9 +61,9 @@ def run_point(cfg_fields: dict[str, Any], out_stem: str, *, paced: bool = False,
     started, ended, wall_s} or {error, ...}."""
     from mmproto import LinkError
     from mmsched import __version__
-    from mmsched.config import RunConfig
-    from mmsched.endpoint import EndpointError
-    from mmsched.runner import Runner
+    from mmsched.model.config import RunConfig
+    from mmsched.link.endpoint import EndpointError
+    from mmsched.run.runner import Runner
 
     from mmrig.endpoints import Target, bench_images, choose_endpoint
 

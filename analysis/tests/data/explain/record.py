@@ -1,6 +1,6 @@
 """Makes this folder's fixture (root, trace-cmd): a real scheduler trace of a planted cause, cut to the window of
 one event. A stand-in firing thread (SCHED_FIFO 80, pinned to CPU 1, clock_nanosleep to a moment every ms, as
-mmsched/native/firethread.c) and spinner.py (SCHED_FIFO 90 on the same CPU, 5 ms) run under mmsched.hosttrace's
+mmsched/host/native/firethread.c) and spinner.py (SCHED_FIFO 90 on the same CPU, 5 ms) run under mmsched.run.hosttrace's
 recording; the moment the spinner delayed most becomes `event.json`'s row (its wake-up and write as the stand-in
 measured them; the other budget parts are set numbers, the test checks they pass through) and `report.txt` the
 `trace-cmd report -t` lines around it.
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from mmanalysis.schedtrace import LINE
-from mmsched.hosttrace import HostTrace, refusal
+from mmsched.run.hosttrace import HostTrace, refusal
 
 HERE = Path(__file__).parent
 FIRER = r"""

@@ -10,8 +10,8 @@ from PySide6.QtCore import QSettings, Qt, QThread, Signal
 from PySide6.QtWidgets import QCheckBox, QComboBox, QGridLayout, QGroupBox, QLabel, QPushButton
 
 from mmproto import fw_version_text
-from mmsched.config import RunConfig
-from mmsched.endpoint import Endpoint
+from mmsched.model.config import RunConfig
+from mmsched.link.endpoint import Endpoint
 
 from mmrig.endpoints import Target, choose_endpoint
 from mmrig.gui.widgets.controls import radio_pair
@@ -19,7 +19,7 @@ from mmrig.gui.worker import Problem, ProbeWorker
 
 
 def list_serial_ports() -> list[tuple[str, str]]:
-    from mmsched.boards import list_ports   # the one listing, `mmrig boards`' too
+    from mmsched.run.boards import list_ports   # the one listing, `mmrig boards`' too
 
     return [(p.device, p.description) for p in list_ports()]
 

@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QSplitter, QStyle, QTableView, QVBoxLayout,
                                QWidget)
 
-from mmsched.budget import format_budget
+from mmsched.verdict.budget import format_budget
 from mmrig.gui.model import EventModel
 from mmrig.gui.widgets.leds import Leds
 from mmrig.gui.widgets.plots import Plots

@@ -13,14 +13,14 @@ from PySide6.QtWidgets import (QButtonGroup, QCheckBox, QComboBox, QFormLayout, 
 
 from mmanalysis.schema import NOMINAL_TICK_S
 
-from mmsched.config import MODES, RunConfig
-from mmsched.grid import line_limit_per_s, line_problem, wants_grid
-from mmsched.exload import ExecutorLoad
-from mmsched.load import CONDITION_WORDS, CONDITIONS, condition as load_condition, unavailable as load_unavailable
+from mmsched.model.config import MODES, RunConfig
+from mmsched.model.grid import line_limit_per_s, line_problem, wants_grid
+from mmsched.model.exload import ExecutorLoad
+from mmsched.model.load import CONDITION_WORDS, CONDITIONS, condition as load_condition, unavailable as load_unavailable
 from mmrig.gui.widgets.load import LoadIndicator
 
 # The rate slider's positions: 0 is one event per tick; 1..9 are 1..9 ms (normal mode's schedule grid, events
-# due at moments inside ticks: mmsched/grid.py); 10..209 are 10..2000 ms in steps of 10.
+# due at moments inside ticks: mmsched/model/grid.py); 10..209 are 10..2000 ms in steps of 10.
 FINE_MS = 9
 RATE_STEP_MS = 10
 RATE_MAX_MS = 2000
@@ -68,7 +68,7 @@ def rate_words(position: int, tick_ms: float = DEFAULT_TICK_MS) -> tuple[str, st
 
 def link_words(rate_ms: float | None, baud: int | None, mode: str, generation: str = "aligned") -> tuple[str, str, bool]:
     """What the profiler's line carries at the chosen link rate (a short label and its tooltip), and whether
-    the chosen rate exceeds it (a normal-mode grid needs a RESULT per event: mmsched/grid.py). None: the
+    the chosen rate exceeds it (a normal-mode grid needs a RESULT per event: mmsched/model/grid.py). None: the
     nodes' rate as built (9600)."""
     rate = baud or 9600
     fires = mode == "normal"                # a FIRE in per event too (grid.event_busy_s)
@@ -77,7 +77,7 @@ def link_words(rate_ms: float | None, baud: int | None, mode: str, generation: s
     over = (rate_ms is not None and wants_grid(mode, rate_ms / 1000.0, NOMINAL_TICK_S, generation)
             and line_problem(rate_ms / 1000.0, rate, fires=fires) is not None)
     tip = (f"At {rate} baud{built} the profiler and its line carry {limit:,.0f} events a second with a RESULT "
-           f"each (mmsched/grid.py, docs/kilohertz.md).")
+           f"each (mmsched/model/grid.py, docs/kilohertz.md).")
     if over:
         assert rate_ms is not None
         return (f"carries {limit:,.0f}/s, not {1000.0 / rate_ms:,.0f}",
@@ -217,13 +217,13 @@ class RunSettingsPanel(QGroupBox):
                          (self.dispatch, 1)))
 
     def _build_loads(self, form: QFormLayout) -> None:
-        # what the executor does besides firing (mmsched.exload)
+        # what the executor does besides firing (mmsched.model.exload)
         self.executor_load = QLineEdit()
         self.executor_load.setPlaceholderText("none, or cpu,periodic=10ms/2ms,rx=20")
         self.executor_load.setClearButtonEnabled(True)
         self.executor_load.setToolTip(self.EXECUTOR_LOAD_TIP)
         form.addRow(_row(QLabel("executor load"), 4, (self.executor_load, 1)))
-        # the PC's load condition (mmsched.load: stress-ng, paper 7.5); a condition this machine cannot run is
+        # the PC's load condition (mmsched.model.load: stress-ng, paper 7.5); a condition this machine cannot run is
         # a disabled entry whose tooltip says why
         self.load = QComboBox()
         self.load.addItems(list(CONDITIONS))

@@ -10,8 +10,8 @@ from PySide6.QtWidgets import QFormLayout, QGroupBox, QLabel
 from mmanalysis import variance_text
 from mmanalysis.latstats import run_summary
 
-from mmsched.event import OUTCOMES
-from mmsched.stats import summarize
+from mmsched.model.event import OUTCOMES
+from mmsched.verdict.stats import summarize
 from mmrig.gui.rows import Row
 
 # (label, summary key, format): a format string, or a function (the variance: mmanalysis.variance_text, the
@@ -22,7 +22,7 @@ STAT_FIELDS = (("n (ok+late)", "n", "{:d}"), ("mean", "mean_us", "{:.3f} us"), (
 
 
 class StatsPanel(QGroupBox):
-    """The run's summary (mmsched.stats.summarize, the same numbers the JSON sidecar carries)."""
+    """The run's summary (mmsched.verdict.stats.summarize, the same numbers the JSON sidecar carries)."""
 
     def __init__(self, title: str = "Statistics", parent=None) -> None:
         super().__init__(title, parent)

@@ -1,0 +1,104 @@
+"""The run's record of its inputs (mmanalysis.inputrecord, docs/data-format.md), written beside its CSV.
+
+`NAME.inputs` (a paced bench): the bytes each link wrote (mmproto.Link.written) joined to the endpoint's reads of
+them with the virtual cycle each entered its line (Verdict.inputs), the images' hashes and the bench's options.
+With it the bench computes the run again exactly with no PC in the loop (`mmrig replay`).
+
+`NAME.pc.inputs` (every run on a wall clock: boards and the paced bench): each write at the PC's own moment,
+placed on the profiler's time base by the run's tick fit over all its TIMECODEs (the lower envelope of their
+arrivals, tickfit.py), as a board run can know it: the simulator then runs the board's schedule with the board's
+PC moments, and its latencies stand beside the board's (`mmrig replay --pc-moments`). A lockstep bench's clock is
+virtual: it writes neither (a lockstep run is made again by running it again)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mmanalysis.inputrecord import InputRead, InputRecord, join, write
+
+from ..verdict.export import record_paths
+from ..model.tickfit import lower_envelope_slope
+
+from ..link.endpoint import Verdict
+from .runrecord import RunRecord
+
+
+def run_header(r: RunRecord, sidecar: dict[str, Any]) -> dict[str, Any]:
+    """What both records say of the run: its name, mode and rate, the images' hashes and the target's options."""
+    firmware = (sidecar.get("environment") or {}).get("firmware") or {}
+    target = sidecar.get("target") or {}
+    return {"run": sidecar.get("name"), "mode": r.cfg.mode, "baud": r.cfg.baud,
+            "images": {k: (firmware.get(k) or {}).get("sha256") for k in ("profiler", "executor", "bench")},
+            "target": {k: target.get(k) for k in ("kind", "profiler_kind", "ppm", "arduino", "paced")}}
+
+
+def write_record(path: Path, header: dict[str, Any], reads: list[InputRead]) -> dict[str, Any]:
+    """Writes one record; its file name, the PC's bytes it holds (`bytes`) and what vouches for the file itself
+    (`size`, `sha256`: a replay refuses a record that does not match), or {"file": None, "error"}."""
+    try:
+        written = write(path, InputRecord(header, reads))
+    except OSError as exc:
+        return {"file": None, "error": exc.strerror or str(exc)}
+    return {"file": path.name, "bytes": sum(len(x.data) for x in reads), "size": written.size,
+            "sha256": written.sha256}
+
+
+def record_inputs(r: RunRecord, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
+    """Writes OUT.inputs; returns the sidecar's `inputs` section (None: the endpoint keeps no record). A record
+    that lost reads (the bench's ring, 65,536 reads, or bytes no link wrote) says so: `complete` false, and a
+    replay of it refuses."""
+    if verdict.inputs is None:
+        return None
+    written = {name: link.written for name, link in r.links.items()}
+    reads, missing = join(verdict.inputs, written)
+    header = {**run_header(r, sidecar), "dropped": verdict.inputs_dropped, "missing": missing,
+              # the commands that changed the simulation (faults, resets, cuts, injections: the calibration's
+              # probes too) with the cycle each took effect at: a replay issues them again there
+              "commands": [[c, t] for c, t in verdict.commands], "commands_dropped": verdict.commands_dropped}
+    written_to = write_record(record_paths(out)[0], header, reads)
+    if "error" in written_to:
+        return written_to
+    return {**written_to, "reads": len(reads), "dropped": verdict.inputs_dropped, "missing": missing,
+            "commands": len(verdict.commands),
+            "complete": verdict.inputs_dropped == 0 and missing == 0 and verdict.commands_dropped == 0}
+
+
+def record_pc_moments(r: RunRecord, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
+    """Writes OUT.pc.inputs: every write at the PC's moment on the profiler's time base (profiler counts since its
+    tick 0 began); returns the sidecar's `pc_inputs` section (None: no wall clock, or too few TIMECODEs to fit)."""
+    st = r.state
+    if st is None or not r.wall_clock or len(st.tc_arrivals) < 2:
+        return None
+    wire = st.tracker.wire_s
+    points = sorted((float(tc), at - wire) for tc, at in st.tc_arrivals)
+    tick_s = lower_envelope_slope(points) or st.timebase.tick_s
+    start0 = min(y - tick_s * x for x, y in points)          # tick 0's start on the PC's clock: under every point
+    tick_counts = st.timebase.tick_counts
+    reads = []
+    for node, link in r.links.items():
+        log, began = link.write_log, link.write_began
+        for i in range(len(began)):
+            gen, offset, size, baud = log[4 * i:4 * i + 4]
+            data = bytes(link.written.get(gen, b"")[offset:offset + size])
+            counts = round((began[i] - start0) / tick_s * tick_counts)
+            if len(data) == size and counts >= 0:
+                reads.append(InputRead(counts, node, int(baud), data))
+    reads.sort(key=lambda x: x.cycle)
+    header = {**run_header(r, sidecar), "time": "profiler", "tick_counts": tick_counts,
+              "fit": {"tick_s": tick_s, "ticks": len(points)}}
+    written_to = write_record(record_paths(out)[1], header, reads)
+    if "error" in written_to:
+        return written_to
+    return {**written_to, "writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}
+
+
+def record_run_inputs(r: RunRecord, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> None:
+    """Both records the run can write, each with its sidecar section (`inputs`, `pc_inputs`)."""
+    if (inputs := record_inputs(r, verdict, sidecar, out)) is not None:
+        sidecar["inputs"] = inputs
+    if (pc := record_pc_moments(r, sidecar, out)) is not None:
+        sidecar["pc_inputs"] = pc              # at the PC's own moments, as a board run knows them
+
+
+__all__ = ["record_inputs", "record_pc_moments", "record_run_inputs"]

@@ -1,0 +1,161 @@
+"""A run's sidecar (docs/data-format.md): what the run was, on what, how it went, and why a reader can trust
+its figures or why not, assembled once the events have their outcomes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import resource
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from mmanalysis.histogram import default_bin_us, latency_histogram
+from mmanalysis.schema import FORMAT, FORMAT_VERSION
+
+from .. import __version__
+from ..verdict.budget import budget_summary
+from ..link.endpoint import Verdict
+from ..verdict.environment import collect as collect_environment
+from .firing import Firer
+from .nativefirer import NativeFirer
+from ..model.load import Load
+from ..model.config import RunConfig
+from .runrecord import RunRecord
+from .runstate import RunState
+from ..verdict.stats import slack_distribution
+from ..verdict.tracefiles import executor_profile
+
+
+
+def tails_us(values_s: list[float] | None) -> dict[str, float] | None:
+    """p50, p99, p99.9 (nearest rank) and the maximum of `values_s`, in us; None for none."""
+    if not values_s:
+        return None
+    v = sorted(values_s)
+    rank = lambda q: v[max(1, math.ceil(round(q * len(v), 6))) - 1]   # noqa: E731
+    return {"p50": round(rank(0.5) * 1e6, 3), "p99": round(rank(0.99) * 1e6, 3),
+            "p99.9": round(rank(0.999) * 1e6, 3), "max": round(v[-1] * 1e6, 3), "n": len(v)}
+
+
+@dataclass
+class Usage:
+    """The run's use of the host, from its start: wall time, process CPU, involuntary context switches."""
+
+    wall0: float = field(default_factory=time.monotonic)
+    cpu0: float = field(default_factory=time.process_time)
+    ru0: Any = field(default_factory=lambda: resource.getrusage(resource.RUSAGE_SELF))
+
+    def section(self, firer: Firer | NativeFirer | None, accuracy: int | None,
+                firing_why: str | None = None) -> dict[str, Any]:
+        """The sidecar's `cpu`, now (normal mode's firing thread's CPU and wake-ups with it)."""
+        wall = time.monotonic() - self.wall0
+        cpu = time.process_time() - self.cpu0
+        ru1 = resource.getrusage(resource.RUSAGE_SELF)
+        return {"normal_mode_cpu_s": firer.cpu_s if firer else 0.0, "wall_s": wall,
+                "process_cpu_s": cpu, "process_cpu_share": cpu / wall if wall > 0 else None,
+                "normal_mode_cpu_share": (firer.cpu_s / wall) if firer and wall > 0 else None,
+                "involuntary_context_switches": ru1.ru_nivcsw - self.ru0.ru_nivcsw, "accuracy": accuracy,
+                "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
+                # the native thread's own wake-up (its sleep's return after the moment it slept to), as cyclictest
+                # samples its thread's (over the FIREs it slept for; the others, due already, are overruns as
+                # cyclictest counts missed periods): p50, p99, p99.9, max in us; None for the Python thread
+                "fire_woke_late_us": tails_us(getattr(firer, "woke_late_s", None)),
+                "fire_overruns": getattr(firer, "overruns", None),   # FIREs due already when the thread took them
+                "firer_timer_slack_ns": firer.timer_slack_ns if firer else None,
+                # what was in effect of --priority and --mlockall (cyclictest's -p, -m), and why not
+                "firer_sched": firer.sched if firer else None,
+                "firer_sched_why": firer.sched_why if firer else None,
+                "firer_sched_via": firer.sched_via if firer else None,
+                "memory_locked": firer.memory_locked if firer else None,
+                "memory_locked_why": firer.memory_locked_why if firer else None,
+                "fires_held_for_line": firer.held if firer else None,
+                # which thread fired (native: C, nativefirer.py; python: firing.py) and why not the one asked for
+                "firing": firer.kind if firer else None, "firing_why": firing_why,
+                "firer_tid": firer.tid if firer else None}
+
+
+INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
+                   "its events as each ended, without the end's revisions (validity by cause, budget)")
+
+
+def journal_sidecar(cfg: RunConfig, st: RunState, identity: dict[str, Any], hellos: dict[str, Any]) -> dict[str, Any]:
+    """The journal's sidecar (NAME.partial.json, mmsched.verdict.journal), written before the first event is made: what the
+    run is (its configuration, the endpoint's identity, the nodes' HELLOs), and that these files are incomplete
+    and invalid."""
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "name": cfg.name,
+            "incomplete": True, "config": cfg.sidecar(st.baud, st.timebase.tick_s), "target": identity,
+            "nodes": hellos,
+            "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts},
+            "valid": False, "invalid_reason": INCOMPLETE_TEXT,
+            "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
+
+
+def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
+             summary: dict[str, Any], invariant: dict[str, Any]) -> dict[str, Any]:
+    """The sidecar of the finished run `r`: its configuration and target, the nodes' HELLOs and counters, the
+    bench's figures and validity by cause, faults, the summary, the environment and the latency histogram;
+    by mode the slack (mixed), the budget and the servo (normal); the executor's profile of a traced run."""
+    cfg, st = r.cfg, r.state
+    sched_counters: dict[str, Any] = dict(r.counters)
+    if st is not None:
+        m = st.matcher
+        sched_counters.update(edge_order_breaks=m.edge_order_breaks, edges_missing=m.edges_missing,
+                              joined_without_fired=m.joined_without_fired,
+                              unmatched_results=m.unmatched_results + len(m.pending_results))
+        sched_counters["generator_skipped"] = st.generator.skipped
+    sched_counters.update(r.link_counters)
+    sched_counters["tc_offset"] = st.tc_offset if st is not None else 0
+    if st is not None:
+        sched_counters["timecode_jumps"] = st.tracker.jumps
+        sched_counters["timecode_disagreements"] = st.tracker.disagreements
+    hellos = r.hellos
+    identity = r.identity
+    sidecar: dict[str, Any] = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
+        "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+        "name": cfg.name,
+        "config": cfg.sidecar(st.baud if st else r.baud, st.timebase.tick_s if st else 0.0),
+        "target": identity,
+        "nodes": {"profiler": hellos.get("profiler"), "executor": hellos.get("executor")},
+        "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts,
+                     "profiler_clock_ppm": None if st.tracker.fit_ppm is None else round(st.tracker.fit_ppm, 1)}
+        if st is not None else None,
+        # the run's clock at sent_s 0: time.monotonic() (CLOCK_MONOTONIC) but in lockstep (virtual seconds)
+        "run_clock": {"clock": "virtual" if identity.get("lockstep") else "CLOCK_MONOTONIC", "t0_s": round(st.t0, 6)}
+        if st is not None else None,
+        "bench": verdict.section,
+        "measurability": validity,
+        "valid": not r.invalid,
+        "invalid_reason": "; ".join(x.text for x in r.invalid) if r.invalid else None,
+        "invalid_reasons": [{"code": x.code, "text": x.text} for x in r.invalid],
+        "counters": {"scheduler": sched_counters, "profiler": r.node_counters.get("profiler"),
+                     "executor": r.node_counters.get("executor")},
+        "cpu": cpu,
+        "load": {"condition": cfg.load, "command": load.command if load else None, "bench_priority": identity.get("priority"),
+                 "scheduler_nice": os.getpriority(os.PRIO_PROCESS, 0)},
+        "link_faults": r.link_faults,
+        "faults": r.faults.section(),
+        "invariant": invariant,
+        "summary": summary,
+    }
+    # what a reader needs to trust the figure, and the latency histogram (docs/data-format.md)
+    sidecar["environment"] = collect_environment(hellos, identity, r.images)
+    sidecar["histogram"] = latency_histogram(r.events, r.histogram_us or default_bin_us(cfg.mode))
+    if cfg.mode == "mixed":
+        sidecar["slack"] = slack_distribution(r.events)
+    if cfg.mode == "normal" and st is not None:
+        sidecar["budget"] = budget_summary(r.events, st.floor, cfg.discipline)
+        sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),
+                            "locked": st.servo.ready, "drift_ppm": round(st.servo.drift * 1e6, 3)}
+    if st is not None and st.grid is not None:     # events due inside ticks (grid.py)
+        sidecar["grid"] = st.grid.sidecar()
+    if st is not None and st.series is not None:    # mixed mode: the PERIODIC frames that carried it (series.py)
+        sidecar["grid"]["periodic"] = st.series.sidecar()
+    if st is not None and st.profiler_hist is not None:   # the profiler's own histogram of the series (profhist.py)
+        sidecar["profiler_histogram"] = st.profiler_hist.section(r.events)
+    if cfg.trace and cfg.out is not None:          # the executor seen from outside
+        sidecar["executor_profile"] = executor_profile(r.trace_files or {}, r.events, cfg.out)
+    return sidecar

@@ -1,0 +1,112 @@
+"""Writing a run: NAME.csv (one row per event, columns of docs/data-format.md in order) and NAME.json
+(the sidecar). `pandas.read_csv("NAME.csv")` with no arguments reads it right.
+
+Crash-safe and never through a planted link: each file is written by mmanalysis.safefiles.atomic_write (a new
+temporary file in the same directory, ".NAME.csv.XXXX.tmp", which no reader takes for a run, flushed and fsynced,
+then renamed over NAME.csv / NAME.json).
+The CSV goes first, the sidecar last; the sidecar holds the CSV's SHA-256 (`csv_sha256`), so a CSV left
+from another run or a pair cut short between the two renames is caught by the reader. Text cells go
+through mmanalysis.csvsafe (no spreadsheet formulas). While the run goes, its events are in its journal
+(NAME.partial.csv + NAME.partial.json, mmsched.verdict.journal), removed once these two are written."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any, Sequence
+
+from mmanalysis.csvsafe import neutralise
+from mmanalysis.safefiles import atomic_write
+
+from ..model.event import COLUMNS, Event
+
+
+def _cell(v: object) -> object:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        if math.isnan(v):
+            return ""
+        return repr(round(v, 9))
+    return neutralise(v)
+
+
+def csv_bytes(events: Sequence[Event]) -> bytes:
+    buf = io.StringIO(newline="")
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for e in events:
+        w.writerow([_cell(v) for v in e.row()])
+    return buf.getvalue().encode("utf-8")
+
+
+def csv_line(values: Sequence[object]) -> bytes:
+    """One line of the run CSV (the header's names, or an event's row()) as csv_bytes writes it."""
+    buf = io.StringIO(newline="")
+    csv.writer(buf, lineterminator="\n").writerow([_cell(v) for v in values])
+    return buf.getvalue().encode("utf-8")
+
+
+def write_csv(path: Path, events: Sequence[Event]) -> str:
+    """Writes PATH atomically; returns the SHA-256 (hex) of what it wrote."""
+    data = csv_bytes(events)
+    atomic_write(Path(path), data)
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_sidecar(path: Path, sidecar: dict[str, Any], fsync: bool = True) -> None:
+    atomic_write(Path(path), (json.dumps(sidecar, indent=2, default=str) + "\n").encode("utf-8"), fsync=fsync)
+
+
+def run_stem(out: Path | str) -> Path:
+    """A run's `--out` without .csv / .json: the stem every file of the run is named from (NAME.csv, NAME.json,
+    NAME.exectrace ...). The one place the rule is."""
+    out = Path(out)
+    return out.with_suffix("") if out.suffix in (".csv", ".json") else out
+
+
+def run_paths(out: Path | str) -> tuple[Path, Path]:
+    """(NAME.csv, NAME.json) of a run's `--out`."""
+    stem = run_stem(out)
+    return stem.with_name(stem.name + ".csv"), stem.with_name(stem.name + ".json")
+
+
+def journal_paths(out: Path | str) -> tuple[Path, Path]:
+    """(NAME.partial.csv, NAME.partial.json): the run's journal beside its files (mmsched.verdict.journal)."""
+    stem = run_stem(out)
+    return stem.with_name(stem.name + ".partial.csv"), stem.with_name(stem.name + ".partial.json")
+
+
+def record_paths(out: Path | str) -> tuple[Path, Path]:
+    """(NAME.inputs, NAME.pc.inputs): the run's records of its inputs beside its files (mmsched.run.inputlog)."""
+    stem = run_stem(out)
+    return stem.with_name(stem.name + ".inputs"), stem.with_name(stem.name + ".pc.inputs")
+
+
+def write_run(out: Path, events: Sequence[Event], sidecar: dict[str, Any]) -> tuple[Path, Path]:
+    """`out` is the path without suffix (or with .csv / .json, which is stripped). The CSV first, then the
+    sidecar with the CSV's hash (`csv_sha256`); the caller's dict is not changed. An OSError names the file
+    that could not be written (not its temporary file); when it is the sidecar, the CSV just written is removed
+    again, and an earlier run's sidecar there with it (its CSV was just replaced): no CSV is left without its
+    sidecar, nor a sidecar without its CSV, for a rerun to trip over."""
+    csv_path, json_path = run_paths(out)
+    try:
+        digest = write_csv(csv_path, events)
+    except OSError as exc:
+        exc.filename = str(csv_path)
+        raise
+    try:
+        write_sidecar(json_path, dict(sidecar, csv_sha256=digest))
+    except OSError as exc:
+        for path in (csv_path, json_path):
+            try:
+                path.unlink(missing_ok=True)
+            except OSError:
+                pass
+        exc.filename = str(json_path)
+        raise
+    return csv_path, json_path
