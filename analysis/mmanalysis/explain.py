@@ -143,6 +143,42 @@ def wakeup_parts(tr: SchedTrace, tid: int, moment: float, wrote: float, steal: d
     return sorted(acc.values(), key=lambda x: x[0]), cpu, notes
 
 
+def bench_stalls_in(sidecar: dict[str, Any], a: float, b: float) -> list[tuple[float, float, float]]:
+    """The stalls the paced bench recorded (the sidecar's `bench.stalls`: virtual seconds from its wall start, the
+    catch-up included, and the largest lag in us) that overlap [a, b] on CLOCK_MONOTONIC, as (start, end, lag_us);
+    none on boards."""
+    bench = sidecar.get("bench") or {}
+    ws = _num(bench.get("wall_start_s"))
+    if ws is None:
+        return []
+    out = []
+    for v0, v1, lag in bench.get("stalls") or []:
+        start, end = ws + float(v0), ws + float(v1)
+        if start < b and end > a:
+            out.append((start, end, float(lag)))
+    return out
+
+
+def stall_note(stalls: list[tuple[float, float, float]], moment: float, wrote: float, trace: SchedTrace | None,
+               cpu: int | None) -> str:
+    """What a bench stall inside the wake-up says. The simulation runs at SCHED_FIFO: where the trace shows it as the
+    firing thread's CPU's task while it fell behind wall time, that CPU did not run the guest then."""
+    spans = "; ".join(f"from {(s - moment) * 1e6:+.0f} to {(e - moment) * 1e6:+.0f} us from the moment, {lag:.0f} us "
+                      f"behind wall time at worst" for s, e, lag in stalls)
+    text = f"the bench recorded a stall in this wake-up ({spans}): its simulation fell behind wall time"
+    if trace is None or cpu is None or cpu not in trace.cpus:
+        return text + " (with --trace-host the trace says whether it still had its CPU)"
+    ran = sum(b - a for s, e, _ in stalls
+              for a, b, th in trace.cpus[cpu].segments(max(s, moment), min(e, wrote))
+              if th is not None and th.comm.startswith("mmbench"))
+    if ran <= 0:
+        return text + f" while the trace shows other tasks on CPU {cpu}"
+    return (text + f", though the trace shows it as CPU {cpu}'s task for {ran * 1e6:.0f} us of it: that CPU did not "
+            f"run the guest then (time the hypervisor or the host took, which /proc/stat's steal counts only in 10 ms "
+            f"ticks). A thread asleep on a timer is woken only when the CPU runs again; the bench, shown as the "
+            f"CPU's task, held no one")
+
+
 def _add(acc: dict[str, tuple[float, Part]], key: str, first: float, us: float, words: str,
          detail: dict[str, Any] | None = None) -> Part:
     if key not in acc:
@@ -228,6 +264,11 @@ def explain_event(row: dict[str, Any], sidecar: dict[str, Any], trace: SchedTrac
         steal = (sidecar.get("host_trace") or {}).get("steal_s") or {}
         split, ex.cpu, notes = wakeup_parts(trace, int(tid), ex.moment_mono_s, wrote, steal)
         ex.notes += notes
+    if t0 is not None and sent is not None:
+        wrote = float(t0) + sent
+        moment = wrote - wakeup / 1e6
+        if stalls := bench_stalls_in(sidecar, moment, wrote):
+            ex.notes.append(stall_note(stalls, moment, wrote, trace, ex.cpu))
     known = 0.0
     for _, p in split:
         p.us = round(p.us, 3)
