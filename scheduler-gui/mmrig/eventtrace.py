@@ -70,7 +70,8 @@ def replayed(csv: Path, meta: dict[str, Any], row: dict[str, Any], keep: Path) -
     from mmhil.replay import ReplayError, replay
 
     target = meta.get("target") or {}
-    if not (meta.get("inputs") or {}).get("file"):
+    record = meta.get("pc_inputs" if target.get("kind") == "boards" else "inputs") or {}
+    if not record.get("file"):
         if target.get("lockstep"):
             raise ExplainError("a lockstep run keeps no record to replay, and this one has no executor trace: run "
                                "it again with --trace (the same command gives the same run)")
