@@ -42,6 +42,19 @@ def test_explain_replays_a_paced_run_around_the_event_then_reads_what_it_left(tm
     assert again.returncode == 0 and "that a replay left" in " ".join(again.stdout.split()), again.stdout
 
 
+def test_several_events_are_explained_from_one_replay_traced_through_the_run(tmp_path: Path) -> None:
+    csv = recorded(tmp_path)
+    done = mmrig("explain", str(csv), "late", "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    explained = json.loads(done.stdout)
+    assert [ex["event"] for ex in explained] == [6, 15, 24], (RERECORD, [ex["event"] for ex in explained])
+    for ex in explained:
+        big = max(ex["parts"], key=lambda p: p["us"])
+        assert big["key"] == "exec.task" and big["detail"]["task"] == "load_periodic", ex["parts"]
+        assert ex["notes"][-1].startswith("from a replay of the whole run, traced") and "identical" in ex["notes"][-1]
+    assert (tmp_path / "loaded.replay" / "loaded.replay.exectrace").is_file()
+
+
 def test_replay_around_ends_with_the_explanation(tmp_path: Path) -> None:
     csv = recorded(tmp_path)
     done = mmrig("replay", str(csv), "--around", "worst", "--keep", str(tmp_path))
