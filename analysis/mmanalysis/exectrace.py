@@ -67,6 +67,24 @@ class Interrupt:
     before: bool = False
 
 
+@dataclass(frozen=True)
+class Masked:
+    """Interrupts masked by code from `since` to `end` (cycles) while one became pending (an M record): the
+    instruction at byte address `pc_from` in `func_from` masked them, the one at `pc_to` in `func_to` unmasked
+    them, and the pending interrupt was taken after it."""
+
+    since: int
+    end: int
+    pc_from: int
+    func_from: str
+    pc_to: int
+    func_to: str
+
+    def words(self) -> str:
+        where = self.func_from if self.func_from == self.func_to else f"{self.func_from} .. {self.func_to}"
+        return f"{where} 0x{self.pc_from:05x}..0x{self.pc_to:05x}"
+
+
 @dataclass
 class ExecTrace:
     path: Path
@@ -75,6 +93,7 @@ class ExecTrace:
     vectors: dict[int, str]                                 # vector number -> name
     records: list[tuple[int, str, Any]] = field(default_factory=list)   # (cycle, letter, arg): F B S I R Z X E
     wires: list[tuple[int, str, int]] = field(default_factory=list)      # (cycle, wire, level)
+    masked: list[Masked] = field(default_factory=list)                   # M records, by their end
     start: int = 0
     end: int = 0
     initial: dict[str, int] = field(default_factory=dict)   # wire levels at the start (absent: 0, the reset level)
@@ -134,7 +153,7 @@ def read(path: Path | str) -> ExecTrace:
                         raise ValueError(w[3])
                     tr.initial[w[2]] = int(w[3])
                     continue
-                if kind not in "FBSIRZWXE" or len(kind) != 1:
+                if kind not in "FBSIRZWXEM" or len(kind) != 1:
                     tr.skipped += 1
                     continue
                 cycle = int(w[1])
@@ -156,6 +175,10 @@ def read(path: Path | str) -> ExecTrace:
                     arg = (w[2], int(w[3]))
                 elif kind == "X":
                     arg = w[2]
+                elif kind == "M":
+                    arg = Masked(int(w[2]), cycle, int(w[3], 16), w[4], int(w[5], 16), w[6])
+                    if arg.since > cycle:
+                        raise ValueError(w[2])
                 else:                          # B, E
                     arg = None
             except (IndexError, ValueError):
@@ -167,6 +190,8 @@ def read(path: Path | str) -> ExecTrace:
             last = cycle
             if kind == "W":
                 tr.wires.append((cycle, arg[0], arg[1]))
+            elif kind == "M":
+                tr.masked.append(arg)
             else:
                 if kind == "B":
                     tr.start = cycle

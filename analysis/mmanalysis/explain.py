@@ -290,9 +290,11 @@ def explain_event(row: dict[str, Any], sidecar: dict[str, Any], trace: SchedTrac
     return _shares(ex)
 
 
-def _shares(ex: Explanation) -> Explanation:
+def _shares(ex: Explanation, digits: int = 3) -> Explanation:
+    """Each part's share of the latency; its time rounded to `digits` decimals of a us (the executor's trace
+    resolves 0.0625 us: 4)."""
     for p in ex.parts:
-        p.us = round(p.us, 3)
+        p.us = round(p.us, digits)
         p.share = round(p.us / ex.latency_us, 4) if ex.latency_us else 0.0
     return ex
 

@@ -25,6 +25,15 @@
  * return address. The table is kept whether or not the trace is on, so a trace turned on mid-run
  * knows the frames taken before it (F lines).
  *
+ * Interrupts held off by code. After each instruction the bench also compares the I flag with what it
+ * was after the previous one: an instruction that cleared it (cli, an `out` to SREG: a critical section,
+ * a context save) opens a masked span, one that set it (sei, an `out` restoring SREG) closes it. An
+ * interrupt's entry and RETI change I too: on_int_running records them as the flag's new value, so they
+ * never open or close a span. A span is written (M) only when an interrupt was pending as it closed: it
+ * held that interrupt off. The CPU load's 25-cycle critical section runs every 326 cycles; written
+ * always, its spans would be 100,000 records a second of a loaded executor, of which only those that
+ * met an interrupt say anything. Each end is named by the function the ELF's symbol table places it in.
+ *
  * Sleep, pins, resets: cosim.c and node_avr.c call the hooks below where they see them happen.
  *
  * Order. Records come from both cores' steps: a pin change the profiler makes at cycle a reaches the
@@ -57,6 +66,7 @@
 #define MAX_FRAMES 64  /* outstanding interrupt frames (the tasks' stacks and nesting): a handful */
 #define HOLD 1024      /* records waiting for the horizon: a few per step at most */
 #define SETTLE 8       /* instructions a pointer value must hold: more than a start-up loop's pass (5) */
+#define MAX_FUNCS 1024 /* function symbols of the image (the executor has about 300) */
 
 static const char *const vector_names[NVECTORS] = {
     "RESET",        "INT0",         "INT1",         "INT2",         "INT3",        "INT4",
@@ -73,9 +83,17 @@ static const char *const vector_names[NVECTORS] = {
 
 struct rec {
     uint64_t cycle;
-    char kind;       /* S I R Z W L X */
+    char kind;       /* S I R Z W L X M */
     int num;         /* S: address; I, R: vector (R: -1 for "-"); Z, W, L: level */
     const char *str; /* W, L: wire name; X: cause (static strings) */
+    uint64_t since;  /* M: the cycle interrupts were masked at */
+    uint32_t pc[2];  /* M: the byte addresses of the instructions that masked and unmasked them */
+};
+
+struct func {
+    uint32_t addr; /* byte address in flash */
+    uint32_t size;
+    char name[48];
 };
 
 struct frame {
@@ -111,6 +129,12 @@ static struct {
     int nframes;
     uint64_t frames_dropped;
     struct rec hold[HOLD];
+    /* the I flag after the last instruction, and the open masked span (masked: 1 while one is open) */
+    int ival, masked;
+    uint64_t masked_at;
+    uint32_t masked_pc;
+    struct func funcs[MAX_FUNCS]; /* by address */
+    int nfuncs;
     uint64_t records;
     uint64_t last; /* cycle of the last record written */
 } exec_trace;
@@ -127,6 +151,24 @@ static uint16_t read_sp(const avr_t *a)
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
+/* The function the symbol table places byte address PC in ("?" outside every one) */
+static const char *func_name(uint32_t pc)
+{
+    int lo = 0, hi = exec_trace.nfuncs - 1, at = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (exec_trace.funcs[mid].addr <= pc) {
+            at = mid;
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if (at < 0 || pc >= exec_trace.funcs[at].addr + (exec_trace.funcs[at].size ? exec_trace.funcs[at].size : 2))
+        return "?";
+    return exec_trace.funcs[at].name;
+}
+
 static void write_rec(const struct rec *r)
 {
     switch (r->kind) {
@@ -142,6 +184,10 @@ static void write_rec(const struct rec *r)
     case 'W': fprintf(exec_trace.f, "W %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
     case 'L': fprintf(exec_trace.f, "L %" PRIu64 " %s %d\n", r->cycle, r->str, r->num); break;
     case 'X': fprintf(exec_trace.f, "X %" PRIu64 " %s\n", r->cycle, r->str); break;
+    case 'M':
+        fprintf(exec_trace.f, "M %" PRIu64 " %" PRIu64 " %05x %s %05x %s\n", r->cycle, r->since, (unsigned)r->pc[0],
+                func_name(r->pc[0]), (unsigned)r->pc[1], func_name(r->pc[1]));
+        break;
     }
     exec_trace.records++;
     exec_trace.last = r->cycle;
@@ -176,7 +222,21 @@ static void add(uint64_t cycle, char kind, int num, const char *str)
         exec_trace.hold[i] = exec_trace.hold[i - 1];
         i--;
     }
-    exec_trace.hold[i] = (struct rec){cycle, kind, num, str};
+    exec_trace.hold[i] = (struct rec){cycle, kind, num, str, 0, {0, 0}};
+}
+
+/* An M record: interrupts masked from `since` (by the instruction at pc_from) to `cycle` (pc_to) */
+static void add_masked(uint64_t cycle, uint64_t since, uint32_t pc_from, uint32_t pc_to)
+{
+    int i;
+    add(cycle, 'M', 0, NULL);
+    for (i = exectrace_held - 1; i >= 0; i--)
+        if (exec_trace.hold[i].kind == 'M' && exec_trace.hold[i].cycle == cycle && !exec_trace.hold[i].since) {
+            exec_trace.hold[i].since = since;
+            exec_trace.hold[i].pc[0] = pc_from;
+            exec_trace.hold[i].pc[1] = pc_to;
+            return;
+        }
 }
 
 /* ---- hooks --------------------------------------------------------------------------------- */
@@ -184,6 +244,19 @@ static void add(uint64_t cycle, char kind, int num, const char *str)
 void exectrace_insn(avr_t *a)
 {
     uint16_t v;
+    int ival = a->sreg[S_I] != 0;
+    if (ival != exec_trace.ival) { /* this instruction changed I (entries and RETIs never get here) */
+        exec_trace.ival = ival;
+        if (!ival) {
+            exec_trace.masked = 1;
+            exec_trace.masked_at = a->cycle;
+            exec_trace.masked_pc = a->pc; /* the instruction just run: the caller sets pc to the next one after */
+        } else if (exec_trace.masked) {
+            exec_trace.masked = 0;
+            if (avr_has_pending_interrupts(a))
+                add_masked(a->cycle, exec_trace.masked_at, exec_trace.masked_pc, a->pc);
+        }
+    }
     if (!exec_trace.has_ptr)
         return;
     v = read_ptr(a);
@@ -254,8 +327,12 @@ static void on_int_running(struct avr_irq_t *irq, uint32_t value, void *param)
         exec_trace.frames[exec_trace.nframes++] =
             (struct frame){sp, (uint8_t)value, exec_trace.has_ptr ? read_ptr(a) : 0, a->cycle};
         add(a->cycle, 'I', (int)value, NULL);
+        exec_trace.ival = 0; /* the entry cleared I, no instruction: no masked span */
+        exec_trace.masked = 0;
         return;
     }
+    exec_trace.ival = 1; /* the RETI set it: a span still open (masked in a task, returned into another) ends */
+    exec_trace.masked = 0;
     /* RETI: simavr has set I and not yet popped the return address */
     for (i = exec_trace.nframes - 1; i >= 0; i--)
         if (exec_trace.frames[i].sp == sp)
@@ -292,6 +369,12 @@ static int by_addr(const void *x, const void *y)
     return (int)*a - (int)*b;
 }
 
+static int by_func_addr(const void *x, const void *y)
+{
+    const struct func *a = x, *b = y;
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
 static void read_symbols(const char *path)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -324,6 +407,13 @@ static void read_symbols(const char *path)
                 if (!*end && v > 0 && v < NVECTORS)
                     vec[v] = s.st_value;
             }
+            if (GELF_ST_TYPE(s.st_info) == STT_FUNC && s.st_value < DATA_OFFSET && exec_trace.nfuncs < MAX_FUNCS) {
+                struct func *f = &exec_trace.funcs[exec_trace.nfuncs++];
+                f->addr = (uint32_t)s.st_value;
+                f->size = (uint32_t)s.st_size;
+                snprintf(f->name, sizeof f->name, "%s", name);
+                continue;
+            }
             if (GELF_ST_TYPE(s.st_info) != STT_OBJECT || s.st_value < DATA_OFFSET)
                 continue;
             if (!strcmp(name, "pxCurrentTCB")) {
@@ -341,6 +431,7 @@ static void read_symbols(const char *path)
     for (i = 1; i < NVECTORS; i++)
         exec_trace.handled[i] = vec[i] != UINT64_MAX && vec[i] != bad;
     qsort(exec_trace.tcbs, (size_t)exec_trace.ntcbs, sizeof exec_trace.tcbs[0], by_addr);
+    qsort(exec_trace.funcs, (size_t)exec_trace.nfuncs, sizeof exec_trace.funcs[0], by_func_addr);
 }
 
 void exectrace_attach(avr_t *a, const char *elf)
@@ -389,6 +480,9 @@ void exectrace_start(FILE *f, const char *path, uint64_t cycle, const struct wir
     exectrace_on = 1;
     exec_trace.stopped = a->state == cpu_Done || a->state == cpu_Crashed;
     exec_trace.asleep = a->state == cpu_Sleeping;
+    /* a span open now began before the trace: its start is unknown, so none is open (no M for it) */
+    exec_trace.ival = a->sreg[S_I] != 0;
+    exec_trace.masked = 0;
     if (exec_trace.has_ptr) {
         exec_trace.seen = exec_trace.recorded = read_ptr(a);
         exec_trace.unsettled = 0;

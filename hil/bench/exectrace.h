@@ -61,6 +61,18 @@
  *                            it then runs from its reset vector: no interrupt frames, awake, no
  *                            task until the next S), or stopped (slept with interrupts off / simavr
  *                            crashed) until a reset
+ *   M <cycle> <since> <pc> <function> <pc> <function>
+ *                            interrupts were masked by code from <since> to <cycle> while one became
+ *                            pending: the instruction at byte address <pc> (five hex digits, as
+ *                            avr-objdump prints it) in <function> cleared I (cli, an `out` to SREG:
+ *                            a critical section, a context save), the one at the second <pc> set it
+ *                            again (sei, an `out` restoring SREG) at <cycle>, and the pending
+ *                            interrupt was taken after it. <function>: the ELF's function symbol
+ *                            that holds the address ("?" if none). Written only when an interrupt
+ *                            was pending as the span ended: the spans that held one off. An
+ *                            interrupt's entry and its RETI open and close none (an ISR's own time
+ *                            is its I..R); a span a RETI ended (a task that masked, then switched)
+ *                            or open when the trace began is not written
  *   E <cycle>                the trace ends (exectrace off, another exectrace on, the bench stopped)
  *
  * Lines starting with '#' are comments. Every record from F on has its cycle in the second field,

@@ -27,7 +27,7 @@ class Trace:
     comments: list[str] = field(default_factory=list)
     tcbs: dict[int, str] = field(default_factory=dict)        # T: address -> symbol
     vectors: dict[int, str] = field(default_factory=dict)     # V: vector -> name
-    records: list[list[str]] = field(default_factory=list)    # F B S I R Z W L X E, split
+    records: list[list[str]] = field(default_factory=list)    # F B S I R Z W L X E M, split
 
     def of(self, kind: str) -> list[list[str]]:
         return [r for r in self.records if r[0] == kind]
@@ -45,7 +45,7 @@ def parse(path: Path) -> Trace:
         elif f[0] == "V":
             t.vectors[int(f[1])] = f[2]
         else:
-            assert f[0] in "FBSIRZWLXE" and len(f[0]) == 1, line
+            assert f[0] in "FBSIRZWLXEM" and len(f[0]) == 1, line
             t.records.append(f)
     return t
 
@@ -301,3 +301,33 @@ def test_a_lockstep_endpoint_records_the_runs_window(tmp_path: Path) -> None:
     # the frames taken before it (F) are returned from like the others
     returns, _, left = interrupt_stacks(t)
     assert returns + sum(len(v) for v in left.values()) == len(t.of("I")) + len(t.of("F"))
+
+
+def test_a_critical_section_that_held_an_interrupt_off_is_recorded_with_its_functions(tmp_path: Path) -> None:
+    """The CPU load (executor/port/avr/main.c, load_cpu_task) masks interrupts for 25 cycles every pass, from
+    its `cli` to the `out` that restores SREG; a timecode edge or a Timer0 tick that falls inside one waits for
+    it. Such spans, and only those that held an interrupt off, are M records naming both ends' functions, and
+    the interrupt taken next is one that became pending inside the span."""
+    from mmsched.model.config import RunConfig
+    from mmsched.model.exload import ExecutorLoad
+    from mmsched.run.runner import run
+
+    (tmp_path / "out").mkdir()
+    ep = LockstepEndpoint(exec_trace=tmp_path / "out" / "run.exectrace")
+    result = run(RunConfig(mode="mixed", distance=2, count=10, dispatch="task", out=tmp_path / "r",
+                           executor_load=ExecutorLoad.parse("cpu")), ep)
+    assert result.valid
+    t = parse(ep.exec_trace_path)
+    spans = t.of("M")
+    cpu = [r for r in spans if r[4] == "load_cpu_task" and r[6] == "load_cpu_task"]
+    assert len(cpu) >= 5, spans[:5]
+    syms = {name: addr for name, addr in elf_symbols().items()}
+    for _, end, since, pc_from, _, pc_to, _ in cpu:
+        assert 0 < int(end) - int(since) <= 25                  # within the 25-cycle section
+        assert syms["load_cpu_task"] <= int(pc_from, 16) < int(pc_to, 16)
+    # every span is followed by an interrupt's entry within the next instruction or two
+    entries = [int(r[1]) for r in t.of("I")]
+    for r in spans:
+        end = int(r[1])
+        nxt = next(c for c in entries if c >= end)
+        assert nxt - end <= 8, r

@@ -909,19 +909,34 @@ void board_load_periodic(uint16_t period_us, uint16_t exec_us)
  * counter restarts at TOP, so the time elapsed is taken modulo the period (exec is at most half of
  * it, and the loop reads the counter far more often than that). TCNT3 is read without a critical
  * section: no interrupt handler uses Timer3's 16-bit registers (their shared TEMP byte). */
+#ifndef EX_MASKED_JOB
+#define EX_MASKED_JOB 0
+#endif
 void board_load_job(void)
 {
     uint16_t cycle = load_cycle, exec = load_exec, start, el;
+#if EX_MASKED_JOB
+    uint8_t s;
+#endif
 
     if (cycle == 0) {
         load_busy = 0; /* a release still pending when the load was turned off: nothing to do */
         return;
     }
+#if EX_MASKED_JOB
+    /* The test-only image (make avr MASKED_JOB=1): the whole job with interrupts masked, a critical
+     * section of a known length (EXEC), for the tests that plant one (`mmrig explain` must name it) */
+    s = SREG;
+    cli();
+#endif
     start = TCNT3;
     do {
         uint16_t now = TCNT3;
         el = now >= start ? (uint16_t)(now - start) : (uint16_t)(now - start + cycle);
     } while (el < exec);
+#if EX_MASKED_JOB
+    SREG = s;
+#endif
     load_runs++;
     load_busy = 0;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Records the paced runs the replay tests read, again: `.venv/bin/python hil/tests/data/record.py`.
+"""Records the paced runs the replay tests read, again: `.venv/bin/python hil/tests/data/record.py [NAME...]`.
 
 A replay computes a recorded run again on the images built now, so these runs must be recorded again whenever the
 profiler's or the executor's image changes what it does (the replay tests then fail with differences at the ACKs'
@@ -16,13 +16,17 @@ from mmanalysis.safefiles import atomic_write
 from mmhil import BenchEndpoint
 from mmhil.bench import ensure_built
 from mmsched.model.config import RunConfig
+from mmsched.model.exload import ExecutorLoad
 from mmsched.run.runner import run
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from helpers import RECORDED_FILES  # noqa: E402  (the files a replay reads, one list)
 RUNS = {"mixed": dict(mode="mixed", distance=2, count=60, random_ids=True),   # each ACK's phase set by the host
-        "paced": dict(mode="mixed", distance=2, count=20)}
+        "paced": dict(mode="mixed", distance=2, count=20),
+        # task dispatch beside the periodic load's 2 ms job: late events, for `mmrig explain` through a replay
+        "loaded": dict(mode="mixed", distance=2, count=30, dispatch="task",
+                       executor_load=ExecutorLoad.parse("periodic=10ms/2ms"))}
 
 
 def record(name: str, settings: dict) -> None:
@@ -42,7 +46,8 @@ def record(name: str, settings: dict) -> None:
 def main() -> None:
     ensure_built()
     for name, settings in RUNS.items():
-        record(name, settings)
+        if len(sys.argv) < 2 or name in sys.argv[1:]:      # `record.py NAME...`: those runs only
+            record(name, settings)
 
 
 if __name__ == "__main__":

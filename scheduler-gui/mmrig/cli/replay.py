@@ -4,9 +4,14 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mmanalysis.explain import Explanation
 
 EPILOG = """exit codes:
   0  every event compared is identical (each RESULT and ACK the same, cycle for cycle)
@@ -16,6 +21,8 @@ EPILOG = """exit codes:
      be made in --keep or, without it, in NAME.replay/ beside the run): one line, and nothing is run
 --trace, --vcd, --around and --pc-moments write files: into --keep DIR, or without it into NAME.replay/ beside
 the run's CSV (made if missing; one line on stderr says where)
+--around on a mixed or verification run ends with the event explained from the executor's trace around it, as
+`mmrig explain` does (its latency split into the parts it met; --json: the document's `explanation`)
 a fault injected into the run that the replay cannot put where the run had it (docs/replay.md) is a note
 naming it and why, and what differs from its tick on is not counted as a difference
 """
@@ -50,15 +57,40 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return 2
     if beside is not None:
         print(f"mmrig replay: the replay's files are in {beside}/ (--keep DIR puts them elsewhere)", file=sys.stderr)
+    explained = around_explanation(csv, figures, args.keep)
     if args.json:
-        print(as_json(csv.stem, result, figures))
+        doc = json.loads(as_json(csv.stem, result, figures))
+        if explained is not None:
+            doc["explanation"] = explained.as_dict() if not isinstance(explained, str) else {"error": explained}
+        print(json.dumps(doc))
     else:
         print("\n".join(report_lines(csv.stem, result, figures)))
         if args.keep:
             print(f"the bench's trace of the replay: {figures['trace']}")
+        if explained is not None:
+            from mmanalysis.explain import format_explanation
+
+            print(format_explanation(explained) if not isinstance(explained, str) else f"explain: {explained}")
     if result.latencies is not None:
         return 0 if not result.latencies.summary()["max_abs_diff_us"] and not result.latencies.unmatched else 1
     return 0 if result.exact else 1
+
+
+def around_explanation(csv: Path, figures: dict[str, Any], keep: Path | None) -> Explanation | str | None:
+    """The --around event of a mixed or verification run explained from the trace the replay just wrote around it
+    (mmrig.eventtrace), or why it cannot be (a line); None without --around or for a normal-mode run, whose
+    executor plays no part."""
+    from mmanalysis.explain import ExplainError
+    from mmanalysis.explainexec import EXEC_MODES
+
+    from mmrig.eventtrace import explain_run_exec, run_mode
+
+    if not figures.get("around") or run_mode(csv) not in EXEC_MODES:
+        return None
+    try:
+        return explain_run_exec(csv, str(figures["around"]["event"]), keep)[0]
+    except ExplainError as exc:
+        return str(exc)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -33,6 +33,7 @@ from mmsched.run.runner import Runner
 from mmsched.verdict.tracefiles import traced_paths
 
 from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
+from mmrig.eventtrace import break_explanation as exec_break_explanation
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
 from mmrig.junit import files_words, junit_xml, write_junit
 
@@ -370,7 +371,8 @@ def report(inv: Invocation, cfg: RunConfig, result: RunResult) -> int:
     code = exit_code(result.valid, verdicts, broke)
     text = summary_lines(cfg, result, files, shutil.get_terminal_size().columns) + \
         break_lines(result.sidecar, result.csv_path) + \
-        tracehost.break_explanation(result)
+        tracehost.break_explanation(result) + \
+        exec_break_explanation(result.sidecar, result.csv_path)
     verdict_lines = gate_lines(inv.gates, result, verdicts, code, files)
     if args.json:
         print(dumps_readable(json_document(cfg, result, verdicts, code, files, hist, args.junit)))
@@ -407,6 +409,9 @@ def break_lines(sidecar: dict[str, Any], csv: Path | None) -> list[str]:
     elif (sidecar.get("inputs") or {}).get("complete"):
         lines.append(f"replay it with the executor traced around it: mmrig replay {csv} --around {b['event']} "
                      f"--keep {csv.parent}")
+    elif ((sidecar.get("executor_profile") or {}).get("files") or {}).get("exectrace"):
+        lines.append(f"the executor's trace of the run: {sidecar['executor_profile']['files']['exectrace']} "
+                     f"(mmrig explain {csv} {b['event']})")
     elif target.get("lockstep"):
         lines.append("a lockstep run is made again by running it again: the same command with --trace")
     else:
