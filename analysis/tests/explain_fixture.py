@@ -58,3 +58,28 @@ def write_traced_normal_run(tmp_path: Path, fixture: dict, name: str = "fx") -> 
     return write_normal_run(tmp_path, fixture, {"file": dat.name, "size": dat.stat().st_size,
                                                 "sha256": hashlib.sha256(dat.read_bytes()).hexdigest(),
                                                 "steal_s": {"cpu1": 0.0}}, name=name)
+
+
+def record_traced_normal_run(out: Path, events: int = 300) -> Path:
+    """A real normal-mode run on the paced bench with the PC's scheduler trace (`mmrig run --trace-host`): EVENTS
+    events a millisecond apart at 500000 Bd (about 7 s here, and a 3 MB trace); OUT's CSV. Skips the test where the
+    trace cannot be recorded (not root, no trace-cmd: hosttrace.refusal's one line). The caller is `paced`."""
+    import subprocess
+    import sys
+
+    import pytest
+
+    from mmhil.bench import ensure_built
+    from mmsched.hosttrace import refusal
+
+    if (why := refusal()) is not None:
+        pytest.skip(f"--trace-host cannot record here: {why}")
+    ensure_built()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    r = subprocess.run([sys.executable, "-m", "mmrig", "run", "--mode", "normal", "-i", "1ms", "--baud", "500000",
+                        "-l", str(events), "--trace-host", "-q", "-o", str(out)],
+                       capture_output=True, text=True, timeout=180)
+    # 1: a threshold; 3: a paced run the busy host made invalid: its events are still explained
+    assert r.returncode in (0, 1, 3), f"mmrig run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
+    assert out.with_name(out.name + ".host.dat").is_file(), r.stderr
+    return out.with_name(out.name + ".csv")
