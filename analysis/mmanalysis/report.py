@@ -357,7 +357,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     comp_rows = [[r[h] for h in COMPARE_HEADERS] for _, r in comp.iterrows()]
     paper_rows = [[p.section, p.experiment, p.says] for p in PAPER]
     loads = load_rows(data, plots._runs(data, shown))
-    worst = explainreport.worst_events(data, plots._runs(data, shown), use_trace=host_trace)
+    # (plots._runs of no runs is every run: none shown, none explained)
+    worst = explainreport.worst_events(data, plots._runs(data, shown) if shown else [], use_trace=host_trace)
     warn = ("**SYNTHETIC DATA** (mmanalysis.synth): these numbers come from a model, not from a measurement."
             if synthetic else "")
     intro = intro_text(data, shown, sel.left_out)

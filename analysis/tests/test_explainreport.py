@@ -91,6 +91,15 @@ def test_the_html_has_the_same_lines(runs, tmp_path) -> None:
     assert all(f"<li>{html.escape(line)}</li>" in page for line in md_lines)
 
 
+def test_runs_left_out_of_the_report_are_left_out_of_the_section_too(runs, tmp_path) -> None:
+    data, read = runs
+    for meta in data.meta.values():
+        meta.update(valid=False, invalid_reason="a stand-in reason")
+    assert f"## {HEADING}" not in report(data, tmp_path / "rep", figures=False)["md"].read_text() and read == []
+    assert list(section(report(data, tmp_path / "all", figures=False, include_all=True)["md"].read_text())) == \
+        ["mixed", "traced", "untraced"]
+
+
 def test_without_the_host_traces_nothing_is_read(runs, tmp_path) -> None:
     data, read = runs
     lines = section(report(data, tmp_path / "rep", figures=False, host_trace=False)["md"].read_text())["traced"]
@@ -105,3 +114,15 @@ def test_mmrig_report_no_trace(tmp_path, fixture, monkeypatch) -> None:
     assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "rep"), "--no-figures", "--no-trace"]) == 0
     lines = section((tmp_path / "rep" / "report.md").read_text())["traced"]
     assert lines[0].startswith("The host trace left out: each wake-up is one part")
+
+
+@pytest.mark.paced
+def test_a_traced_bench_runs_worst_events_are_split_by_its_trace(tmp_path) -> None:
+    from explain_fixture import record_traced_normal_run
+
+    csv = record_traced_normal_run(tmp_path / "runs" / "traced")
+    lines = section(report(csv, tmp_path / "rep", figures=False)["md"].read_text())["traced"]
+    assert len(lines) == 10 and all(line.startswith("- event ") for line in lines), lines
+    # the run's trace holds its seconds whole: every wake-up split by what ran, none left as one part
+    assert not any("wake-up (not split)" in line for line in lines), lines
+    assert all("%); then " in line for line in lines), lines
