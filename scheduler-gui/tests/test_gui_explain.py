@@ -89,12 +89,17 @@ def test_events_the_explanation_does_not_give_say_why(make_win, qtbot, tmp_path,
                               "mode's")
 
 
-def test_a_run_still_going_or_not_on_disk_says_so(make_win, qtbot, tmp_path, trace_reads) -> None:
+def test_a_run_still_going_or_not_on_disk_says_so(make_win, qtbot, tmp_path, trace_reads, monkeypatch) -> None:
     win = make_win()
     assert win.open_run(write_traced_normal_run(tmp_path / "runs", recorded_event()))
+    with monkeypatch.context() as m:
+        m.setattr(type(win), "running", property(lambda self: True))
+        select(win, EVENT)
+        assert pane_text(win) == ("Event 17: the run is still going: its events are explained once it has ended")
     (tmp_path / "runs" / "fx.csv").unlink()
-    select(win, EVENT)
-    assert "the run is not on disk" in pane_text(win) and win.live.explanation.isVisible()
+    select(win, 3)
+    assert "Event 3: the run is not on disk" in pane_text(win) and win.live.explanation.isVisible()
+    assert trace_reads == []
 
 
 @pytest.mark.paced
