@@ -70,7 +70,7 @@ def record_traced_normal_run(out: Path, events: int = 300) -> Path:
     import pytest
 
     from mmhil.bench import ensure_built
-    from mmsched.hosttrace import refusal
+    from mmsched.run.hosttrace import refusal
 
     if (why := refusal()) is not None:
         pytest.skip(f"--trace-host cannot record here: {why}")
