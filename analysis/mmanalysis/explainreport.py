@@ -40,7 +40,7 @@ def section(worst: list[WorstEvents], heading: Callable[[str, int], str], para: 
         if w.trace_note and any(isinstance(i, Explanation) for i in w.items):
             out.append(para(w.trace_note[0].upper() + w.trace_note[1:] + "."))
         if shown:
-            out.append(bullets([one_line(item, said=w.trace_note) for item in w.items]))
+            out.append(bullets([one_line(item) for item in w.items]))
     return out
 
 

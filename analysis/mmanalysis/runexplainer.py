@@ -27,6 +27,9 @@ NAMES = 2           # who ran, by name, in the largest part's words (an asleep p
 # explain_event's note for an event explained without a trace: the run's own note replaces it where the run has
 # a trace that could not be read (the run was traced: "run with --trace-host" would mislead)
 NO_TRACE_NOTE = "no host trace"
+# the beginnings of explain_event's notes that say why a traced run's wake-up was left unsplit (the ring no longer
+# held the moment, the thread not seen, no run_clock); its other notes (steal, a bench stall) are no such reason
+NOT_SPLIT_NOTES = ("the trace", "the sidecar does not place")
 
 
 @dataclass
@@ -163,10 +166,11 @@ def part_label(p: Part, names: int = 0) -> str:
     return label
 
 
-def one_line(item: Explanation | Refused, run: bool = False, said: str | None = None) -> str:
+def one_line(item: Explanation | Refused, run: bool = False) -> str:
     """An event in one line: its outcome and latency, the largest part with its time and share, then the next
-    NEXT_PARTS by size, briefly, and the rest summed; a refused event with its reason. `run`: the run's name too;
-    `said`: the run's note, said once elsewhere (WorstEvents.trace_note), not repeated here."""
+    NEXT_PARTS by size, briefly, and the rest summed, and why a traced run's wake-up was left unsplit; a refused
+    event with its reason. `run`: the run's name too. A run without a trace says so once (WorstEvents.trace_note),
+    not here."""
     who = f"{item.run} event {item.event}" if run else f"event {item.event}"
     if isinstance(item, Refused):
         lat = f", {item.latency_us:.1f} us" if item.latency_us is not None else ""
@@ -182,7 +186,7 @@ def one_line(item: Explanation | Refused, run: bool = False, said: str | None = 
         if more:
             text += f", {len(more)} more {sum(p.us for p in more):.1f} us"
     if big.key == "wakeup" or any(p.key == "wakeup" for p in rest):
-        why = next((n for n in item.notes if not n.startswith(NO_TRACE_NOTE) and n != said), None)
+        why = next((n for n in item.notes if n.startswith(NOT_SPLIT_NOTES)), None)
         if why is not None:
             text += f" (wake-up not split: {why.split(':')[0]})"
     return text

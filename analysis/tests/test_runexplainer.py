@@ -55,6 +55,16 @@ def test_one_line_the_largest_part_first_with_its_share_then_the_next_briefly(tm
     assert one_line(ex, run=True).startswith("fx event 17 (late")
 
 
+def test_a_wakeup_the_trace_does_not_reach_says_why_in_its_line(tmp_path, fixture, reads) -> None:
+    rx = RunExplainer.open(write_traced_normal_run(tmp_path, fixture))
+    rx.read_trace_for([])
+    row = rx.df[rx.df["event"] == EVENT].iloc[0].to_dict()
+    line = one_line(rx.explain_row(dict(row, sent_s=row["sent_s"] - 5.0)))    # 5 s before the recorded window
+    assert "wake-up (not split) 4393.0 us (98.8%)" in line
+    assert line.endswith(" (wake-up not split: the trace's ring no longer held the moment (it begins 4.990 s after "
+                         "it))"), line
+
+
 def test_explaining_one_event_after_another_reads_the_trace_once(tmp_path, fixture, reads) -> None:
     rx = RunExplainer.open(write_traced_normal_run(tmp_path, fixture))
     assert rx.explain(EVENT).largest().detail["comm"] == "mmspinner"
@@ -67,7 +77,7 @@ def test_explaining_one_event_after_another_reads_the_trace_once(tmp_path, fixtu
 def test_without_a_host_trace_the_run_says_so_once_and_no_line_repeats_it(tmp_path, fixture, reads) -> None:
     w = RunExplainer.open(write_normal_run(tmp_path, fixture, None)).worst(50)
     assert reads == [] and "no host trace" in (w.trace_note or "") and "--trace-host" in w.trace_note
-    line = one_line(next(i for i in w.items if i.event == EVENT), said=w.trace_note)
+    line = one_line(next(i for i in w.items if i.event == EVENT))
     assert line.startswith("event 17 (late, 4448.2 us): wake-up (not split) 4393.0 us (98.8%); then ")
     assert "trace" not in line
 
