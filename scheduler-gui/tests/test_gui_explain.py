@@ -33,6 +33,7 @@ def trace_reads(monkeypatch) -> list[str]:
 def select(win, event: int) -> None:
     row = next(i for i, r in enumerate(win.model.rows) if r.event == event)
     win.live.table.selectRow(row)
+    win.live.table.scrollTo(win.model.index(row, 0))        # in view, as a row the user clicks (the screenshots)
 
 
 def pane_text(win) -> str:
