@@ -35,7 +35,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         return 2
     try:
         paths = report(data, args.out, title=args.title, figures=not args.no_figures, include_all=args.all,
-                       not_read=problems, bin_us=args.bin_us, hist_max_us=args.hist_max_us)
+                       not_read=problems, bin_us=args.bin_us, hist_max_us=args.hist_max_us,
+                       host_trace=not args.no_trace)
     except OSError as exc:            # a folder that cannot be written, a link or a FIFO planted at a name
         return cannot_write(args.out, exc)
     # a few lines here; the tables (20 columns and more) are in the report itself
@@ -120,6 +121,9 @@ def add_report_parser(subparsers) -> None:
     p.add_argument("--out", type=Path, default=Path("report"), help="output directory (default: ./report)")
     p.add_argument("--title", default=DEFAULT_TITLE, help=f"the report's title (default {DEFAULT_TITLE!r})")
     p.add_argument("--no-figures", action="store_true", help="tables only (faster)")
+    p.add_argument("--no-trace", action="store_true",
+                   help="leave the runs' host traces out of 'The worst events, explained': each wake-up one part, "
+                        "not split (faster: trace-cmd reads each run's whole trace, seconds a run)")
     p.add_argument("--all", action="store_true",
                    help="show invalid runs and set-aside attempts (NAME.attemptK) in the figures and the run table "
                         "(a class's figures) too, marked (default: listed apart with their reasons); the comparison "

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from . import plots, profhistreport, profilereport, sweepplots
+from . import explainreport, plots, profhistreport, profilereport, sweepplots
 from .csvsafe import write_frame
 from .latstats import variance_text
 from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (PAPER, PaperRow: the report's API)
@@ -163,6 +163,11 @@ def md_table(headers: list[str], rows: Iterable[Iterable]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(_cell(h, x).replace("|", "\\|") for h, x in zip(headers, r)) + " |" for r in rows]
     return "\n".join(lines)
+
+
+def md_text(text: str) -> str:
+    """TEXT as Markdown prose shows it: the characters Markdown would read as emphasis or code escaped."""
+    return "".join("\\" + c if c in "\\`*_[]<>|" else c for c in text)
 
 
 def shorten(text: str, n: int) -> str:
@@ -318,13 +323,14 @@ def intro_text(data: RunSet, shown: list[str], left_out: list[tuple[str, str]]) 
 
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
            figures: bool = True, include_all: bool = False, not_read: Iterable[str] = (),
-           bin_us: float | None = None, hist_max_us: float | None = None) -> dict[str, Path]:
+           bin_us: float | None = None, hist_max_us: float | None = None, host_trace: bool = True) -> dict[str, Path]:
     """Writes OUT_DIR/report.md, report.html, summary.csv (every run, with its `valid` column), comparison.csv
     and figures/*.png|svg. Figures and the run table show the valid runs that are not set-aside attempts; the
     others are listed apart with their reasons (INCLUDE_ALL: shown too, marked). The comparison with the paper
     only ever pools valid runs. NOT_READ: the runs the reader refused (reader.read_each), one line each.
     BIN_US, HIST_MAX_US: the histogram's bin width and range (plots.histogram). Each figure's caption is
-    plots.caption(name), in the Markdown and the HTML alike."""
+    plots.caption(name), in the Markdown and the HTML alike. HOST_TRACE: the worst events' wake-ups split by their
+    runs' host traces (explainreport.py; each trace read once, seconds a run), else the budget's parts alone."""
     not_read = list(not_read)
     data = runs if isinstance(runs, RunSet) else read_runs(runs)
     out = output_folder(out_dir)      # made if missing (its parent must exist), never through a planted link
@@ -351,6 +357,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     comp_rows = [[r[h] for h in COMPARE_HEADERS] for _, r in comp.iterrows()]
     paper_rows = [[p.section, p.experiment, p.says] for p in PAPER]
     loads = load_rows(data, plots._runs(data, shown))
+    # (plots._runs of no runs is every run: none shown, none explained)
+    worst = explainreport.worst_events(data, plots._runs(data, shown) if shown else [], use_trace=host_trace)
     warn = ("**SYNTHETIC DATA** (mmanalysis.synth): these numbers come from a model, not from a measurement."
             if synthetic else "")
     intro = intro_text(data, shown, sel.left_out)
@@ -371,6 +379,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     budgets = budget_rows(subset(data, shown))
     if budgets:
         md += ["## Normal mode: the latency budget (us)", "", BUDGET_WORDS, "", md_table(BUDGET_HEADERS, budgets), ""]
+    md += [x + "\n" for x in explainreport.section(worst, lambda t, k: "#" * k + " " + t, lambda t: t,
+                                                   lambda items: "\n".join(f"- {md_text(i)}" for i in items))]
     hists = profhistreport.rows(data.meta, [r for r in data.runs if r in sel.shown])
     if hists:
         md += ["## The profiler's own histograms", "", profhistreport.WORDS, "",
@@ -407,6 +417,9 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     if budgets:
         h += ["<h2>Normal mode: the latency budget (us)</h2>", f"<p>{html.escape(BUDGET_WORDS)}</p>",
               html_table(BUDGET_HEADERS, budgets)]
+    h += explainreport.section(worst, lambda t, k: f"<h{k}>{html.escape(t)}</h{k}>", lambda t: f"<p>{html.escape(t)}</p>",
+                               lambda items: "<ul class='explained'>" + "".join(f"<li>{html.escape(i)}</li>"
+                                                                                for i in items) + "</ul>")
     if hists:
         h += ["<h2>The profiler's own histograms</h2>", f"<p>{html.escape(profhistreport.WORDS)}</p>",
               html_table(profhistreport.HEADERS, hists)]

@@ -6,30 +6,31 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from mmanalysis import explain as ex_mod
-from mmanalysis import synth
 from mmanalysis.explain import ExplainError, explain_event, explain_run, format_explanation, select_rows
 from mmanalysis.schedtrace import parse_report, policy_words
-from mmanalysis.schema import BUDGET_COLUMNS, COLUMN_NAMES, FORMAT_VERSION, in_stats
 
-DATA = Path(__file__).parent / "data" / "explain"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from explain_fixture import (DATA, recorded_event, recorded_trace, write_normal_run,  # noqa: E402
+                             write_traced_normal_run)
+
 SPIN_US = 5000.0          # spinner.py's spin, by its own clock
 
 
 @pytest.fixture(scope="module")
 def fixture() -> dict:
-    return json.loads((DATA / "event.json").read_text())
+    return recorded_event()
 
 
 @pytest.fixture(scope="module")
 def trace():
-    return parse_report((DATA / "report.txt").read_text())
+    return recorded_trace()
 
 
 def test_the_report_text_is_read_into_timelines(trace) -> None:
@@ -125,32 +126,9 @@ def test_select_rows() -> None:
         select_rows(df, "slowest")
 
 
-def write_normal_run(tmp_path: Path, fixture: dict, host_trace: dict | None, outcome: str = "late") -> Path:
-    """A synthetic normal run of 20 events in the current format, its event 17 the fixture's (ending `outcome`),
-    the others on time or missed."""
-    rows = synth.synthetic_events("normal", 2, False, 20, seed=1)
-    rows.loc[rows["outcome"] == "late", ["outcome", "reason"]] = ["ok", ""]
-    rows["due_counts"] = 0
-    for c in BUDGET_COLUMNS:
-        rows[c] = np.nan
-    for k, v in dict(fixture["row"], outcome=outcome, reason=outcome if outcome == "late" else "").items():
-        rows.loc[rows["event"] == 17, k] = v
-    rows["in_stats"] = [in_stats(o, bool(m)) for o, m in zip(rows["outcome"], rows["measurable"])]
-    meta = synth.sidecar("fx", rows)
-    meta.update(format_version=FORMAT_VERSION, run_clock=fixture["sidecar"]["run_clock"], cpu=fixture["sidecar"]["cpu"])
-    if host_trace is not None:
-        meta["host_trace"] = host_trace
-    csv, _ = synth.write_run(tmp_path / "fx", rows[list(COLUMN_NAMES)], meta)
-    return csv
-
-
 def test_explain_run_reads_the_run_and_its_trace(tmp_path, fixture, trace, monkeypatch) -> None:
+    csv = write_traced_normal_run(tmp_path, fixture)
     dat = tmp_path / "fx.host.dat"
-    dat.write_bytes(b"a stand-in for trace-cmd's file")
-    import hashlib
-    csv = write_normal_run(tmp_path, fixture, {"file": dat.name, "size": dat.stat().st_size,
-                                               "sha256": hashlib.sha256(dat.read_bytes()).hexdigest(),
-                                               "steal_s": {"cpu1": 0.0}})
     read: list[Path] = []
     monkeypatch.setattr(ex_mod, "read_trace", lambda p, keep: read.append(p) or trace)
     [one] = explain_run(csv, 17)

@@ -19,6 +19,7 @@ from mmsched.link.endpoint import Endpoint
 from mmsched.verdict.export import write_run
 from mmsched.model.result import RunResult
 
+from mmrig.gui.explainer import Explainer
 from mmrig.gui.feed import EventFeed
 from mmrig.gui.menus import Menus
 from mmrig.gui.model import EventModel
@@ -56,6 +57,13 @@ class MainWindow(QMainWindow):
         self.live = LivePanel(self.model, self.tick_us)
         self.live.table.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.live.table.customContextMenuRequested.connect(self.event_menu)
+        # the selected event's explanation, in a thread of its own (it may read the run's host trace: seconds)
+        self.explainer = Explainer(self)
+        self.explain_ticket = 0
+        self.explainer.explained.connect(self.explained)
+        self.explainer.failed.connect(self.explain_failed)
+        self.explainer.reading.connect(self.explain_reading)
+        self.live.table.selectionModel().selectionChanged.connect(self.explain_selected)
         self.runs_folder = RunsFolderPanel(self.settings, runs_dir)
         self._build()
         self.menus = Menus(self)
@@ -182,6 +190,7 @@ class MainWindow(QMainWindow):
         if self.thread is not None:
             self.thread.quit()
             self.thread.wait(15000)
+        self.explainer.stop()
         super().closeEvent(event)
 
     # ---- state -------------------------------------------------------------------------------------
@@ -433,6 +442,44 @@ class MainWindow(QMainWindow):
         if len(paths) > MAX_RUNS:
             self.say(f"executor profile: the first {MAX_RUNS} of {len(paths)} runs")
         return self.open_profile(runs) if runs else None
+
+    # ---- the selected event's explanation (explainer.py) -----------------------------------------------------
+    def explain_selected(self, *_: Any) -> None:
+        """The table's selection moved: the current row's event explained (nothing for a selection cleared)."""
+        table = self.live.table
+        row = table.currentIndex().row()
+        if row < 0 or not table.selectionModel().isRowSelected(row) or row >= len(self.model.rows):
+            return
+        self.explain_event(int(self.model.rows[row].event))
+
+    def explain_event(self, event: int) -> bool:
+        """EVENT of the run in view explained in the pane under the table (False: it cannot be yet, and why is
+        there instead)."""
+        pane = self.live.explanation
+        self.live.open_explanation()
+        self.explain_ticket = -1                 # an answer still coming for an earlier event is not shown
+        if self.running:
+            pane.show_message(event, "the run is still going: its events are explained once it has ended")
+            return False
+        csv = self.viewed_csv()
+        if csv is None or not csv.is_file():
+            pane.show_message(event, "the run is not on disk: open it (File > Open run) to have its events explained")
+            return False
+        pane.show_waiting(event)
+        self.explain_ticket = self.explainer.request(csv, event)
+        return True
+
+    def explained(self, ticket: int, item) -> None:
+        if ticket == self.explain_ticket:
+            self.live.explanation.show_item(item)
+
+    def explain_failed(self, ticket: int, text: str) -> None:
+        if ticket == self.explain_ticket:
+            self.live.explanation.show_message(self.live.explanation.event, f"cannot be explained: {text}")
+
+    def explain_reading(self, ticket: int, what: str) -> None:
+        if ticket == self.explain_ticket and self.live.explanation.event is not None:
+            self.live.explanation.show_waiting(self.live.explanation.event, what)
 
     # ---- replay with trace around an event (replayaction.py) -----------------------------------------------
     def viewed_csv(self) -> Path | None:

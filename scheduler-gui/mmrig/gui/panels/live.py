@@ -13,6 +13,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QSplitter, QSty
 
 from mmsched.verdict.budget import format_budget
 from mmrig.gui.model import EventModel
+from mmrig.gui.widgets.explanation import HEIGHT as EXPLANATION_HEIGHT, ExplanationPane
 from mmrig.gui.widgets.leds import Leds
 from mmrig.gui.widgets.plots import Plots
 from mmrig.gui.widgets.progress import RunProgress
@@ -49,6 +50,8 @@ class LivePanel(QWidget):
         self._warm: list = []
         self._build()
         self.model.rowsInserted.connect(self._follow)
+        # a new run, an opened one or a run's final rows: the explained event's row is gone, and so is the pane
+        self.model.modelReset.connect(self.explanation.clear_event)
         # a banner or budget shown above the table (often at a run's end) makes it shorter: following, the last
         # rows stay in view
         self.live_rows = False                  # the rows are a run's (live, or just ended), not an opened run's
@@ -91,6 +94,7 @@ class LivePanel(QWidget):
         self.table.verticalHeader().setDefaultSectionSize(20)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)   # uniform rows
         self.table.setAlternatingRowColors(True)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)   # an event is a row (explained)
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.table.horizontalHeader().setStretchLastSection(True)
         # each column as wide as its header's lines or a typical cell, whichever is wider (scheduled tc: "82 +12.345
@@ -110,12 +114,26 @@ class LivePanel(QWidget):
         self.plots = Plots()
         self.split.addWidget(self.plots)
         self.split.setSizes([520, 380])
-        col.addWidget(self.split, 1)
+        # the selected event's explanation under the table and plots (hidden until an event is selected); the user
+        # may drag the handle between them
+        self.explanation = ExplanationPane()
+        self.table_split = QSplitter(Qt.Orientation.Vertical)
+        self.table_split.addWidget(self.split)
+        self.table_split.addWidget(self.explanation)
+        self.table_split.setCollapsible(0, False)
+        col.addWidget(self.table_split, 1)
         # placed by the window: the statistics under the settings, the progress under the table
         self.stats = StatsPanel()
         self.progress = RunProgress()
 
     # ---- what is shown -------------------------------------------------------------------------------------
+    def open_explanation(self) -> None:
+        """The explanation pane in view, at its own height the first time (the table and plots keep the rest)."""
+        if not self.explanation.isVisible() or self.table_split.sizes()[1] == 0:
+            total = sum(self.table_split.sizes())
+            self.explanation.show()
+            self.table_split.setSizes([max(total - EXPLANATION_HEIGHT, 1), EXPLANATION_HEIGHT])
+
     def start_live(self, count: int | None, duration_s: float | None) -> None:
         """A run starts: live statistics, an empty table, the progress from zero."""
         self.viewing = False
