@@ -20,6 +20,7 @@ from __future__ import annotations
 import bisect
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
 from .exectrace import ExecTrace, Masked, Segment, event_edges, model, timecode_edges
@@ -298,3 +299,28 @@ def trace_holds(tr: ExecTrace, rows: Iterable[dict[str, Any]]) -> bool:
     except ExplainError:
         return False
     return True
+
+
+def default_keep(csv: Path) -> Path:
+    """Where a replay's files go without --keep: NAME.replay/ beside the run (as `mmrig replay`)."""
+    return csv.with_name(f"{csv.stem}.replay")
+
+
+def own_trace(csv: Path, meta: dict[str, Any]) -> Path | None:
+    """The run's own executor trace (a run with --trace: the sidecar's executor_profile names it), if it is there."""
+    name = ((meta.get("executor_profile") or {}).get("files") or {}).get("exectrace")
+    path = csv.with_name(Path(str(name)).name) if name else None
+    return path if path is not None and path.is_file() else None
+
+
+def left_traces(csv: Path, meta: dict[str, Any], keep: Path | None = None) -> list[tuple[Path, str]]:
+    """The executor traces that may hold events of the run at `csv`, in the order to try them, with the words a
+    reader is told: the run's own, then the traces of the whole run and around an event that a replay left in
+    `keep` (NAME.replay/ beside the run without it). The own one is there when named; the others may not be."""
+    keep = default_keep(csv) if keep is None else keep
+    own = own_trace(csv, meta)
+    out = [(own, f"the run's own executor trace ({own.name})")] if own is not None else []
+    for kind, words in (("replay", "of the whole run"), ("around", "around it")):
+        path = keep / f"{csv.stem}.{kind}.exectrace"
+        out.append((path, f"the executor trace {words} that a replay left ({path})"))
+    return out

@@ -36,8 +36,9 @@ def section(worst: list[WorstEvents], heading: Callable[[str, int], str], para: 
         shown = len(w.items)
         out.append(heading(f"{w.run}: its {shown} worst of {w.measured} measured events" if shown
                            else f"{w.run}: no measured event", 3))
-        # (said where it matters: an event explained, not a run whose events are all refused)
-        if w.trace_note and any(isinstance(i, Explanation) for i in w.items):
+        # (said where it matters: an event explained, or the executor's trace that every event needs; not the host
+        # trace to a run whose events are all refused)
+        if w.trace_note and (w.side == "executor" or any(isinstance(i, Explanation) for i in w.items)):
             out.append(para(w.trace_note[0].upper() + w.trace_note[1:] + "."))
         if shown:
             out.append(bullets([one_line(item) for item in w.items]))

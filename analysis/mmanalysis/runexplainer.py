@@ -5,8 +5,10 @@ stretches are kept (a 300-event kilohertz run's 3.3 MB trace: 600,000 lines, 6 t
 other engineers' tests), and explaining an event from a trace already read takes about 20 ms: so the trace is read
 once, for every event asked for, and each event is explained from it.
 
-An event the explanation does not give (no latency, a mode it does not explain yet) comes back as `Refused` with
-its one-line reason: listed, never dropped. One line per event (`one_line`): the largest part first with its time
+A mixed or verification event is explained from the executor's trace (explainexec.py) that is on disk: the run's
+own (a run with --trace) or one a replay left beside it (NAME.replay/); no replay is made here (`mmrig explain RUN
+EVENT` makes one). An event the explanation does not give (no latency, no executor trace on disk) comes back as
+`Refused` with its one-line reason: listed, never dropped. One line per event (`one_line`): the largest part first with its time
 and share, then the next parts briefly."""
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from typing import Any
 
 import pandas as pd
 
+from .exectrace import ExecTrace, ExecTraceError, read as read_exec_trace
 from .explain import (ExplainError, Explanation, Part, check_trace_file, event_windows, explain_event)
+from .explainexec import EXEC_MODES, explain_exec_event, left_traces, trace_holds
 from .schedtrace import SchedTrace, TraceError, read_trace, windows_keep
 from .schema import MEASURED
 
@@ -52,6 +56,7 @@ class WorstEvents:
     measured: int
     items: list[Explanation | Refused] = field(default_factory=list)
     trace_note: str | None = None
+    side: str = "host"      # whose trace explains them: "host" (normal mode) or "executor" (mixed, verification)
 
 
 def _latency(row: dict[str, Any]) -> float | None:
@@ -79,6 +84,7 @@ class RunExplainer:
         self.trace: SchedTrace | None = None
         self.trace_note: str | None = None
         self._read = False
+        self._exec: dict[Path, ExecTrace | None] = {}    # executor traces on disk, read once (None: unreadable)
 
     @classmethod
     def open(cls, csv_path: Path | str, use_trace: bool = True) -> RunExplainer:
@@ -103,6 +109,12 @@ class RunExplainer:
         if self._read:
             return
         self._read = True
+        if rows and all(str(r.get("mode")) in EXEC_MODES for r in rows):
+            # the executor's side: explained from its trace on disk; a run with none says so once
+            if not any(self.exec_trace_for(r) for r in rows):
+                self.trace_note = ("no executor trace on disk (the run made without --trace, never replayed): "
+                                   "`mmrig explain RUN worst` replays it and explains each event")
+            return
         section = self.meta.get("host_trace") or {}
         if not self.use_trace:
             self.trace_note = "the host trace left out: each wake-up is one part, not split"
@@ -118,9 +130,37 @@ class RunExplainer:
         except (OSError, TraceError, ExplainError) as exc:
             self.trace_note = f"the run's host trace could not be read ({exc}): each wake-up is one part, not split"
 
+    def exec_trace_for(self, row: dict[str, Any]) -> tuple[ExecTrace, str] | None:
+        """The executor trace on disk that holds event `row`, with the words for it, or None."""
+        csv = Path(self.meta.get("_csv") or f"{self.run}.csv")
+        for path, words in left_traces(csv, self.meta):
+            if path not in self._exec:
+                try:
+                    self._exec[path] = read_exec_trace(path) if path.is_file() else None
+                except (ExecTraceError, OSError):
+                    self._exec[path] = None
+            tr = self._exec[path]
+            if tr is not None and trace_holds(tr, [row]):
+                return tr, words
+        return None
+
+    def explain_exec_row(self, row: dict[str, Any]) -> Explanation:
+        """A mixed or verification event, from an executor trace on disk (ExplainError where there is none)."""
+        found = self.exec_trace_for(row)
+        if found is None:
+            raise ExplainError(f"event {int(row['event'])}: no executor trace on disk holds it (`mmrig explain RUN "
+                               f"{int(row['event'])}` replays it)")
+        tr, words = found
+        ex = explain_exec_event(row, self.meta, tr, run=self.run)
+        ex.notes.append(f"from {words}")
+        return ex
+
     def explain_row(self, row: dict[str, Any]) -> Explanation | Refused:
-        """One event (its row as a dict), from the trace already read (read_trace_for)."""
+        """One event (its row as a dict), from the trace already read (read_trace_for), or a mixed or verification
+        one from the executor's trace on disk."""
         try:
+            if str(row.get("mode")) in EXEC_MODES:
+                return self.explain_exec_row(row)
             ex = explain_event(row, self.meta, self.trace, run=self.run)
         except ExplainError as exc:
             return Refused(self.run, int(row["event"]), str(row.get("outcome")), _latency(row), str(exc))
@@ -148,7 +188,8 @@ class RunExplainer:
         rows = [r.to_dict() for _, r in measured.sort_values("latency_us", ascending=False, kind="stable")
                 .head(n).iterrows()]
         items = self.explain_rows(rows) if rows else []
-        return WorstEvents(self.run, len(measured), items, self.trace_note)
+        side = "executor" if rows and all(str(r.get("mode")) in EXEC_MODES for r in rows) else "host"
+        return WorstEvents(self.run, len(measured), items, self.trace_note, side)
 
 
 def part_label(p: Part, names: int = 0) -> str:

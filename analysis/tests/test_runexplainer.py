@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mmanalysis import runexplainer
@@ -93,16 +94,43 @@ def test_a_trace_that_is_not_the_runs_is_said_once_and_the_budget_explained(tmp_
     assert rx.trace_note in ex.notes and not any("--trace-host)" in n for n in ex.notes)
 
 
-def test_an_event_of_a_mode_the_explanation_does_not_give_is_refused_with_its_reason(tmp_path, fixture) -> None:
+def test_an_event_without_a_latency_is_refused_with_its_reason(tmp_path, fixture) -> None:
     rx = RunExplainer.open(write_normal_run(tmp_path, fixture, None))
-    row = rx.df[rx.df["event"] == EVENT].iloc[0].to_dict()
-    item = rx.explain_row(dict(row, mode="mixed"))
-    assert isinstance(item, Refused) and item.latency_us == pytest.approx(4448.165)
-    assert one_line(item) == ("event 17 (late, 4448.2 us): not explained: a mixed-mode event: the explanation is "
-                              "normal mode's")
     missed = rx.explain(6)
     assert isinstance(missed, Refused) and one_line(missed).startswith("event 6 (missed): not explained: event 6 has "
                                                                        "no latency")
+
+
+EXEC_TRACE = Path(__file__).parent / "data" / "explain-exec.exectrace"   # test_explainexec.py's hand-made trace
+
+
+def mixed_run(tmp_path: Path, with_trace: bool) -> RunExplainer:
+    """A mixed run of two events the hand-made executor trace holds, its trace beside it (a run with --trace) or not."""
+    rows = [{"event": 0, "mode": "mixed", "scheduled_tc": 1, "event_id": 1, "due_counts": 0, "result_tc": 1,
+             "latency_counts": 1553, "latency_us": 1553 / 16, "outcome": "ok", "created_tc": -1,
+             "created_phase": 0.25, "sent_s": 1.5, "ack_tc": -1, "ack_phase": 0.5, "slack_ticks": 1.5,
+             "measurable": True, "in_stats": True}]
+    if with_trace:
+        (tmp_path / "m.exectrace").write_bytes(EXEC_TRACE.read_bytes())
+    meta = {"_csv": str(tmp_path / "m.csv"), "timebase": {"timer_hz": 16_000_000, "tick_counts": 1_137_778},
+            "executor_profile": {"files": {"exectrace": "m.exectrace"}}}
+    return RunExplainer(pd.DataFrame(rows), meta, "m")
+
+
+def test_a_mixed_event_is_explained_from_the_executors_trace_beside_the_run(tmp_path) -> None:
+    worst = mixed_run(tmp_path, with_trace=True).worst()
+    [ex] = worst.items
+    assert not isinstance(ex, Refused) and worst.trace_note is None
+    assert ex.largest().key == "exec.task" and ex.largest().detail["task"] == "load_periodic"
+    assert any(n.startswith("from the run's own executor trace (m.exectrace)") for n in ex.notes)
+    assert one_line(ex).startswith("event 0 (ok, 97.1 us): ")
+
+
+def test_a_mixed_run_without_an_executor_trace_says_so_once_and_lists_its_events(tmp_path) -> None:
+    worst = mixed_run(tmp_path, with_trace=False).worst()
+    [item] = worst.items
+    assert isinstance(item, Refused) and "no executor trace on disk holds it" in item.why
+    assert "mmrig explain RUN worst" in (worst.trace_note or "")
 
 
 def test_an_unreadable_run_is_one_line(tmp_path) -> None:

@@ -11,7 +11,8 @@ from typing import Any
 
 from mmanalysis.exectrace import ExecTrace, ExecTraceError, read as read_trace
 from mmanalysis.explain import Explanation, ExplainError, select_rows
-from mmanalysis.explainexec import EXEC_MODES, explain_exec_event, trace_holds
+from mmanalysis.explainexec import (EXEC_MODES, default_keep, explain_exec_event, left_traces, own_trace,
+                                    trace_holds)
 
 
 @dataclass
@@ -21,18 +22,6 @@ class TraceSource:
     trace: ExecTrace
     words: str
     notes: list[str] = field(default_factory=list)
-
-
-def default_keep(csv: Path) -> Path:
-    """Where a replay's files go without --keep: NAME.replay/ beside the run (as `mmrig replay`)."""
-    return csv.with_name(f"{csv.stem}.replay")
-
-
-def own_trace(csv: Path, meta: dict[str, Any]) -> Path | None:
-    """The run's own executor trace (a run with --trace: the sidecar's executor_profile names it), if it is there."""
-    name = ((meta.get("executor_profile") or {}).get("files") or {}).get("exectrace")
-    path = csv.with_name(Path(str(name)).name) if name else None
-    return path if path is not None and path.is_file() else None
 
 
 def _read(path: Path) -> ExecTrace:
@@ -51,11 +40,7 @@ def trace_for(csv: Path, meta: dict[str, Any], row: dict[str, Any], keep: Path |
     without --trace, a run with no complete record."""
     cache = {} if cache is None else cache
     keep = default_keep(csv) if keep is None else keep
-    own = own_trace(csv, meta)
-    left = [(own, f"the run's own executor trace ({own.name})")] if own is not None else []
-    left += [(keep / f"{csv.stem}.{kind}.exectrace", f"the executor trace {words} that a replay left "
-              f"({keep / f'{csv.stem}.{kind}.exectrace'})") for kind, words in (("replay", "of the whole run"),
-                                                                                  ("around", "around it"))]
+    left = left_traces(csv, meta, keep)
     for path, words in left:
         if path in cache or path.is_file():
             if path not in cache:

@@ -86,8 +86,8 @@ def test_events_the_explanation_does_not_give_say_why(make_win, qtbot, tmp_path,
     assert not win.live.explanation.isVisible()              # the opened run's rows replaced the others: closed
     select(win, 2)
     qtbot.waitUntil(lambda: "not explained" in pane_text(win), timeout=10000)
-    assert pane_text(win) == ("event 2 (late, 1500.0 us): not explained: a mixed-mode event: the explanation is normal "
-                              "mode's")
+    assert pane_text(win) == ("event 2 (late, 1500.0 us): not explained: event 2: no executor trace on disk holds it "
+                              "(`mmrig explain RUN 2` replays it)")
 
 
 def test_a_run_still_going_or_not_on_disk_says_so(make_win, qtbot, tmp_path, trace_reads, monkeypatch) -> None:
