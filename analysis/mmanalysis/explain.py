@@ -20,7 +20,7 @@ from typing import Any
 
 from .schedtrace import (CpuTimeline, SchedTrace, Span, Thread, TraceError, policy_words, read_trace,
                          windows_keep)
-from .schema import MEASURED
+from .schema import FAULT_REASONS, MEASURED
 
 
 class ExplainError(Exception):
@@ -239,7 +239,7 @@ def explain_event(row: dict[str, Any], sidecar: dict[str, Any], trace: SchedTrac
     event = int(row["event"])
     latency = _num(row.get("latency_us"))
     if latency is None:
-        raise ExplainError(f"event {event} has no latency ({row.get('outcome')}): nothing to split")
+        raise no_latency(row, sidecar)
     if row.get("mode") != "normal":
         raise ExplainError(f"event {event} is a {row.get('mode')}-mode event: the explanation is normal mode's")
     ex = Explanation(run, event, str(row.get("outcome")), latency, int(row["scheduled_tc"]), [])
@@ -288,6 +288,20 @@ def explain_event(row: dict[str, Any], sidecar: dict[str, Any], trace: SchedTrac
     if abs(gap) >= 0.01:
         ex.parts.append(Part("unknown", "unknown (the budget's parts do not add up to the latency)", gap))
     return _shares(ex)
+
+
+def no_latency(row: dict[str, Any], sidecar: dict[str, Any]) -> ExplainError:
+    """Why event `row` has no latency to split, in one line: its outcome and reason, and where its reason is a fault
+    of the rig, that fault as the sidecar records it (the bench's injected delay that held its frame back, a link
+    that went away...): the rig's doing, never the system under test's."""
+    event, outcome, reason = int(row["event"]), str(row.get("outcome")), row.get("reason")
+    reason = None if reason is None or (isinstance(reason, float) and math.isnan(reason)) else str(reason)
+    text = f"event {event} has no latency ({outcome}{': ' + reason if reason else ''}): nothing to split"
+    if reason in FAULT_REASONS:
+        fault = next((f for f in sidecar.get("faults") or [] if f.get("kind") == reason), None)
+        text += "; a fault of the rig, not of the system under test" + (
+            f": {fault.get('detail')} ({fault.get('node')}, {fault.get('at_s')} s into the run)" if fault else "")
+    return ExplainError(text)
 
 
 def _shares(ex: Explanation, digits: int = 3) -> Explanation:

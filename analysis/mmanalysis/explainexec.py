@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .exectrace import ExecTrace, Masked, Segment, event_edges, model, timecode_edges
-from .explain import Explanation, ExplainError, Part, _shares
+from .explain import Explanation, ExplainError, Part, _shares, no_latency
 
 TC_TASK = "tc"                    # the timecode task (executor/port/avr/main.c: "tc")
 # the interrupts that start an event's dispatch (exectrace.CATEGORY_OF_VECTOR's "dispatch"): PCINT2 on the tick's
@@ -224,7 +224,7 @@ def explain_exec_event(row: dict[str, Any], sidecar: dict[str, Any], tr: ExecTra
     event = int(row["event"])
     latency = _num(row.get("latency_us"))
     if latency is None:
-        raise ExplainError(f"event {event} has no latency ({row.get('outcome')}): nothing to split")
+        raise no_latency(row, sidecar)
     mode = str(row.get("mode"))
     if mode not in EXEC_MODES:
         raise ExplainError(f"event {event} is a {mode}-mode event: the executor's explanation is mixed and "

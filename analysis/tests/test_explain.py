@@ -187,3 +187,19 @@ def test_only_the_events_windows_are_read(fixture) -> None:
     assert narrow.lines == parse_report(text).lines            # every line seen, for each CPU's first time
     assert sum(len(tl.at) for tl in narrow.cpus.values()) < sum(len(tl.at) for tl in parse_report(text).cpus.values())
     assert explain_event(row, side, parse_report(text, windows_keep([(a, b)]))).largest().detail["comm"] == "mmspinner"
+
+
+def test_an_event_lost_to_a_fault_of_the_rig_says_which_not_the_systems(fixture) -> None:
+    # a SCHEDULE or FIRE the bench's injected delay held back: lost, no latency; the explanation names the fault
+    row = dict(fixture["row"], outcome="lost", reason="injected_delay", latency_us=float("nan"))
+    sidecar = dict(fixture["sidecar"], faults=[{"kind": "injected_delay", "node": "profiler", "at_s": 1.25,
+                                                "detail": "the bench's injected delay on the profiler's input held "
+                                                          "back the FIRE of 3 events (up to 12.0 ms)", "events": 3}])
+    with pytest.raises(ExplainError) as err:
+        explain_event(row, sidecar, None)
+    said = str(err.value)
+    assert said.startswith(f"event {row['event']} has no latency (lost: injected_delay): nothing to split; a fault of "
+                           "the rig, not of the system under test: the bench's injected delay")
+    assert "(profiler, 1.25 s into the run)" in said
+    with pytest.raises(ExplainError, match=r"\(missed: past_due\): nothing to split$"):
+        explain_event(dict(row, outcome="missed", reason="past_due"), sidecar, None)

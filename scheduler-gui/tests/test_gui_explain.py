@@ -81,7 +81,7 @@ def test_events_the_explanation_does_not_give_say_why(make_win, qtbot, tmp_path,
     assert win.open_run(write_traced_normal_run(tmp_path / "runs", recorded_event()))
     select(win, 6)
     qtbot.waitUntil(lambda: "not explained" in pane_text(win), timeout=10000)
-    assert pane_text(win) == "event 6 (missed): not explained: event 6 has no latency (missed): nothing to split"
+    assert pane_text(win) == "event 6 (missed): not explained: event 6 has no latency (missed: timeout): nothing to split"
     assert win.open_run(synthetic_run(tmp_path, [40.0, 41.0, 1500.0], "mixed-run"))
     assert not win.live.explanation.isVisible()              # the opened run's rows replaced the others: closed
     select(win, 2)
