@@ -174,6 +174,21 @@ class BenchEndpoint(Endpoint):
     _before: dict[str, Any] | None = field(default=None, init=False)
     _trace_file: Path | None = field(default=None, init=False)    # in the bench's run directory
     _trace_on: bool = field(default=False, init=False)
+    # whether `close` ends the bench: the one `open` started is this endpoint's; one it was given (`around`) stays
+    # with whoever started it
+    _owns_bench: bool = field(default=True, init=False)
+
+    @classmethod
+    def around(cls, bench: Bench) -> "BenchEndpoint":
+        """The endpoint of a bench someone else started (a HIL script's, which `mmhil.Rig` talks to): as the bench
+        is (its rate, crystals, Arduino mode, profiler, line), no `open` (its ports are there: `Bench.port`), and
+        `close` leaves it running for its starter to close."""
+        ep = cls(baud=bench.baud, lag_bound_us=bench.lag_bound_us, ppm_profiler=bench.ppm_profiler,
+                 ppm_executor=bench.ppm_executor, arduino=bench.arduino, profiler_kind=bench.profiler_kind,
+                 line=bench.line)
+        ep.paced = bench.paced and not bench.lockstep
+        ep.bench, ep._owns_bench = bench, False
+        return ep
 
     def open(self, cfg: RunConfig) -> Ports:
         if self.lag_bound_us is None:
@@ -348,7 +363,7 @@ class BenchEndpoint(Endpoint):
                 else profiler_kind_of(self.profiler_elf, self.profiler_kind)}
 
     def close(self) -> None:
-        if self.bench is not None:
+        if self.bench is not None and self._owns_bench:
             self._exec_trace_collect()
             self.bench.close()
 
@@ -377,6 +392,15 @@ class LockstepEndpoint(BenchEndpoint):
         ports = self.start_bench(lockstep=True)
         self.stepper = Stepper(self.bench)
         return ports
+
+    @classmethod
+    def around(cls, bench: Bench) -> "LockstepEndpoint":
+        """A started `--lockstep` bench's endpoint (BenchEndpoint.around), which grants its time from here on (a
+        bench no one has granted time yet: its Stepper counts from cycle 0)."""
+        ep = super().around(bench)
+        assert isinstance(ep, LockstepEndpoint)
+        ep.stepper = Stepper(bench)
+        return ep
 
     def attach(self, links: dict[str, Link], inbox: "queue.Queue[Item]") -> None:
         assert self.stepper is not None

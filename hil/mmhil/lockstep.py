@@ -1,5 +1,5 @@
-"""Lockstep time from the host's side: the scheduler (through LockstepEndpoint) and a HIL script (through
-the Rig) advance a `--lockstep` bench's virtual time with grants, one frame at a time.
+"""Lockstep time from the host's side: the scheduler's run and a HIL script's Rig, both through
+LockstepEndpoint, advance a `--lockstep` bench's virtual time with grants, one frame at a time.
 
 One step: grant up to a virtual time, with `frame` (the bench stops where the next frame's delimiter
 completes) and with the byte counts the host's links have written (the bench takes exactly those in
@@ -31,8 +31,8 @@ READ_TIMEOUT_S = 60.0
 
 def stamped(incoming: "queue.Queue[Item]", now: float) -> Iterator[Item]:
     """What the links have put in `incoming` so far, each stamped with `now`, the virtual time of the last
-    grant's stop: every frame in it was complete exactly then (the Stepper grants up to a frame's end). The
-    Rig and LockstepEndpoint both take their frames so."""
+    grant's stop: every frame in it was complete exactly then (the Stepper grants up to a frame's end).
+    LockstepEndpoint takes its frames so, for a run and for the Rig."""
     while True:
         try:
             item = incoming.get_nowait()

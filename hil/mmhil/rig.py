@@ -1,8 +1,11 @@
 """The Rig: the two serial links of the rig, the same object on the virtual bench or on real boards.
 
-Each link is an `mmproto.Link` (the one link of the project: pyserial port, reader thread, decoder,
-sequence numbers, HELLO check) whose sink is a queue of this Rig's, one per node, so a HIL script reads
-each node's frames in order with `recv`, `wait_for` and `drain`.
+The links are the scheduler's own session with its nodes (mmsched.link.session.Session: an `mmproto.Link` per
+node feeding one inbox, the HELLO handshake, BAUD), over the endpoint of the Rig's kind: `Boards`, the bench's
+`BenchEndpoint`, or its `LockstepEndpoint` on a lockstep bench (mmhil.endpoint: `around` the bench the script
+started). The Rig opens, hands-shakes, re-bauds, sends and closes through that session, as `mmrig run` does, and
+reads its inbox one node at a time (mmsched.link.nodequeues), so a HIL script reads each node's frames in order with
+`recv`, `wait_for` and `drain`.
 
 On top of the frames, the experiment's own verbs, so that a test reads like the experiment:
 
@@ -17,7 +20,7 @@ is judged by the bytes its figure depends on, as a run's are (mmsched.verdict.va
 host stall displaced past the mode's bound is done again (`retries`), and kept as not measurable if it keeps
 being displaced: a stall of the host is the rig's fault, never the firmware's.
 
-On a lockstep bench (`Bench(lockstep=True)`) the Rig steps virtual time itself (mmhil.lockstep): a
+On a lockstep bench (`Bench(lockstep=True)`) a wait steps virtual time, through the endpoint (mmhil.lockstep): a
 wait for a frame grants time frame by frame until one comes, timeouts count in virtual seconds, frames
 are stamped with the virtual moment they were complete, and `advance(seconds)` lets time run with nothing
 to wait for. A script then gives the same result however busy the host is.
@@ -30,13 +33,17 @@ from __future__ import annotations
 import dataclasses
 import queue
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable, TypeVar
+from typing import Callable, Iterator, TypeVar
 
 import mmproto as mp
 from mmproto import Arrival, Hello, Item, Link, LinkDown, LinkError, Message
 from mmanalysis.schema import DEFAULT_LATE_BOUND_US
+from mmsched.link.endpoint import Boards, Endpoint, EndpointError, Ports
+from mmsched.link.nodequeues import NodeQueues
+from mmsched.link.session import Session
 from mmsched.model.config import DEFAULT_TIMEOUT_TICKS
 from mmsched.verdict import profhist
 from mmsched.model.exload import ExecutorLoad
@@ -49,10 +56,10 @@ from mmsched.verdict.validity import Cause, causes, deciding
 
 from . import frames, timing
 from .bench import Bench, BenchError
-from .endpoint import NORMAL_LAG_BOUND_US, lag_bound_us
+from .endpoint import NORMAL_LAG_BOUND_US, BenchEndpoint, LockstepEndpoint, lag_bound_us
 from .eventresult import EventResult
 from .series import SeriesResult, finish, moments
-from .lockstep import Stepper, stamped
+from .lockstep import Stepper
 
 M = TypeVar("M", bound=Message)
 NODES = ("profiler", "executor")
@@ -63,6 +70,26 @@ PHASE_BINS = 10                            # a periodic executor load's period i
 
 class RigError(RuntimeError):
     pass
+
+
+@contextmanager
+def bench_errors() -> Iterator[None]:
+    """A lockstep endpoint says its bench failed as EndpointError("bench_failed"), a reason for a run's sidecar; a
+    script on the Rig gets the bench's own BenchError, as from the bench itself."""
+    try:
+        yield
+    except EndpointError as exc:
+        if isinstance(exc.__cause__, BenchError):
+            raise exc.__cause__ from None
+        raise
+
+
+def endpoint_of(bench: Bench | None, ports: Ports, baud: int) -> Endpoint:
+    """The endpoint a Rig's session runs over: `Boards` on `ports` at `baud`, else the one of the bench's kind
+    around it (the bench's own rate)."""
+    if bench is None:
+        return Boards(ports.profiler, ports.executor, baud, reset_on_open=ports.reset_on_open)
+    return (LockstepEndpoint if bench.lockstep else BenchEndpoint).around(bench)
 
 
 @dataclass
@@ -86,10 +113,9 @@ class Rig:
     # each event it waits a tick or more, up to PHASE_BINS, for a tick in the least sampled tenth of the
     # period; `phases_covered` says how many tenths the events sampled. False: back to back, as before.
     sample_load_phases: bool = True
-    links: dict[str, Link] = field(default_factory=dict, init=False)
-    queues: dict[str, "queue.Queue[Item]"] = field(init=False)
+    session: Session = field(init=False)           # the links, over the endpoint of the Rig's kind
+    by_node: NodeQueues = field(init=False)        # the session's inbox, one node at a time
     hellos: dict[str, Hello] = field(default_factory=dict, init=False)
-    stepper: Stepper | None = field(default=None, init=False)    # a lockstep bench's time
     tracker: TimecodeTracker | None = field(default=None, init=False)   # tick starts, from TIMECODE frames
     tc_offset: int = field(default=0, init=False)    # profiler timecode - executor timecode (a multiple of 256)
     executor_mode: tuple[str, str] | None = field(default=None, init=False)   # (mode, dispatch) last set
@@ -98,27 +124,14 @@ class Rig:
     results: list[EventResult] = field(default_factory=list, init=False)      # every event this rig ended
     phase_bins: list[int] = field(default_factory=lambda: [0] * PHASE_BINS, init=False)   # since the load was set
     _tag: int = field(default=0, init=False)
-    _incoming: "queue.Queue[Item]" = field(default_factory=queue.Queue, init=False)
 
     def __post_init__(self) -> None:
-        self.queues = {n: queue.Queue() for n in self.nodes}
-        urls = {"profiler": self.profiler_url, "executor": self.executor_url}
-        lockstep = self.bench is not None and self.bench.lockstep
-        # On a lockstep bench a step's frames go to `_incoming` first and reach the queues when the step has
-        # ended, stamped with its stop: the virtual moment they were complete (a step stops at a frame's end).
-        sink = self._incoming.put if lockstep else (lambda item: self.queues[item.node].put(item))
         if self.reset_on_open is None:
             self.reset_on_open = self.bench is None
-        self.links = {n: Link(n, urls[n], sink, baud=self.baud, reset_on_open=self.reset_on_open)
-                      for n in self.nodes}
-        if lockstep:
-            assert self.bench is not None
-            self.stepper = Stepper(self.bench, self.links, on_step=lambda _virtual_s: self._take())
-
-    def _take(self) -> None:
-        assert self.stepper is not None
-        for item in stamped(self._incoming, self.stepper.virtual_s):
-            self.queues[item.node].put(item)
+        ports = Ports(self.profiler_url, self.executor_url, self.reset_on_open)
+        self.session = Session(endpoint_of(self.bench, ports, self.baud))
+        self.session.prepare(ports)          # the links from the start (opened by `open`)
+        self.by_node = NodeQueues(self.session.endpoint, self.session.inbox, self.nodes)
 
     def __repr__(self) -> str:
         ports = ", ".join(f"{n} {link.url}" for n, link in self.links.items())
@@ -128,17 +141,31 @@ class Rig:
     def nodes(self) -> tuple[str, ...]:
         return tuple(n for n in NODES if n == "profiler" or self.executor_url is not None)
 
+    @property
+    def endpoint(self) -> Endpoint:
+        return self.session.endpoint
+
+    @property
+    def links(self) -> dict[str, Link]:
+        return self.session.links
+
+    @property
+    def stepper(self) -> Stepper | None:
+        """A lockstep bench's time (its endpoint's), or None."""
+        return self.endpoint.stepper if isinstance(self.endpoint, LockstepEndpoint) else None
+
     def now(self) -> float:
-        """Virtual seconds on a lockstep bench, else time.monotonic()."""
-        return self.stepper.virtual_s if self.stepper is not None else time.monotonic()
+        """Virtual seconds on a lockstep bench, else time.monotonic(): the endpoint's clock."""
+        return self.endpoint.clock()
 
     def advance(self, seconds: float) -> None:
         """Lockstep: lets virtual time run `seconds` (frames that come meanwhile are queued). Elsewhere time
         runs by itself: this sleeps."""
-        if self.stepper is None:
+        if self.endpoint.wall_clock:
             time.sleep(seconds)
             return
-        self.stepper.wait_until(lambda: False, seconds)
+        with bench_errors():
+            self.endpoint.wait_until(lambda: False, seconds)
 
     @classmethod
     def on_bench(cls, bench: Bench, **kw) -> "Rig":
@@ -170,27 +197,31 @@ class Rig:
         boot HELLO of the node the open reset, and `hello_timeout` covers both), checking version and node
         kind."""
         try:
-            for link in self.links.values():
-                link.open()
-            wait = self.stepper.wait_until if self.stepper is not None else None
-            for n, link in self.links.items():
-                self.hellos[n] = link.handshake(hello_timeout, wait=wait)
+            with bench_errors():
+                self.session.open_links()
+                self.session.handshake(hello_timeout)
         except LinkError as exc:
             self.close()
             raise RigError(str(exc)) from exc
+        self._hellos_heard()
         self.tracker = TimecodeTracker.for_profiler(self.hellos["profiler"])
         return self
+
+    def _hellos_heard(self) -> None:
+        """Each node's HELLO as its link last heard it (the handshake's, or BAUD's answer at the new rate)."""
+        self.hellos.update((n, link.hello) for n, link in self.links.items() if link.hello is not None)
 
     def change_baud(self, baud: int) -> None:
         """Moves both links to `baud` with BAUD (SPEC.md 0x06; the nodes start at `self.baud`, their
         build-time rate): each node answers with HELLO at the new rate, which replaces `hellos`. Raises
         RigError when a node refuses the rate (its UART cannot make it) or is not heard at it."""
-        wait = self.stepper.wait_until if self.stepper is not None else None
-        for n, link in self.links.items():
-            try:
-                self.hellos[n] = link.change_baud(baud, wait=wait)
-            except LinkError as exc:
-                raise RigError(str(exc)) from exc
+        try:
+            with bench_errors():
+                self.session.change_baud(baud)
+        except LinkError as exc:
+            self._hellos_heard()         # a node moved before the other refused keeps its new HELLO
+            raise RigError(str(exc)) from exc
+        self._hellos_heard()
         self.tracker = TimecodeTracker.for_profiler(self.hellos["profiler"])
 
     def send(self, node: str, message: Message) -> float:
@@ -198,7 +229,7 @@ class Rig:
         if node not in self.links:
             self.need_executor(f"sending {type(message).__name__}")
         try:
-            return self.links[node].send(message)
+            return self.session.send(node, message)
         except LinkError as exc:
             raise RigError(str(exc)) from exc
 
@@ -213,42 +244,25 @@ class Rig:
     def recv(self, node: str, timeout: float = 1.0) -> Arrival:
         """The node's next frame. Raises queue.Empty after `timeout` (virtual seconds in lockstep), RigError
         if its link failed."""
-        if node not in self.queues:
+        if node not in self.nodes:
             self.need_executor("reading the executor")
-        if self.stepper is not None and not self.stepper.wait_until(lambda: not self.queues[node].empty(), timeout):
+        with bench_errors():
+            item = self.by_node.next(node, timeout)
+        if item is None:
             raise queue.Empty
-        return self._seen(node, self.queues[node].get(timeout=timeout))
+        return self._seen(node, item)
 
     def recv_any(self, timeout: float) -> Arrival | None:
         """The next frame from either node (None after `timeout`)."""
-        def ready() -> bool:
-            return any(not q.empty() for q in self.queues.values())
-        if self.stepper is not None:
-            if not self.stepper.wait_until(ready, timeout):
-                return None
-        else:
-            deadline = time.monotonic() + timeout
-            while not ready():
-                if time.monotonic() >= deadline:
-                    return None
-                time.sleep(0.0005)
-        for node, q in self.queues.items():
-            try:
-                return self._seen(node, q.get_nowait())
-            except queue.Empty:
-                continue
-        return None
+        with bench_errors():
+            item = self.by_node.next_any(timeout)
+        return None if item is None else self._seen(item.node, item)
 
     def drain(self, node: str) -> list[Arrival]:
         """Takes everything queued so far (so that the next wait_for sees only fresh frames)."""
-        out: list[Arrival] = []
-        while node in self.queues:
-            try:
-                item = self.queues[node].get_nowait()
-            except queue.Empty:
-                break
-            out.append(self._seen(node, item))
-        return out
+        with bench_errors():
+            items = self.by_node.drain(node)
+        return [self._seen(node, item) for item in items]
 
     def wait_for(self, node: str, kind: type[M], timeout: float = 2.0,
                  where: Callable[[M], bool] | None = None) -> tuple[Arrival, M]:
@@ -588,8 +602,8 @@ class Rig:
         return deciding(ev.mode, ev.outcome, ev.reason, causes(ev.mode, ev.bytes, record), bound_us)
 
     def close(self) -> None:
-        for link in self.links.values():
-            link.close()
+        """Closes the links; the bench, if any, stays with whoever started it."""
+        self.session.close()
 
     def __enter__(self) -> "Rig":
         # `with Rig(...).open() as rig` (a file's habit) enters an open rig: it is not opened twice

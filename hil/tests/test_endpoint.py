@@ -42,3 +42,28 @@ def test_a_traced_runs_folder_is_made_for_the_benchs_vcd(tmp_path) -> None:
     with pytest.raises(EndpointError) as got:
         BenchEndpoint().trace_to(RunConfig(trace=True, out=tmp_path / "file" / "r1"))
     assert got.value.code == "bench_failed" and str(tmp_path / "file") in str(got.value)
+
+
+def test_an_endpoint_around_a_started_bench_is_as_the_bench_and_leaves_it_to_its_starter(tmp_path) -> None:
+    """A HIL script's Rig talks through the endpoint of the bench the script started: the endpoint takes the bench's
+    rate, kind and Arduino mode, a lockstep bench's has its Stepper, and closing it does not close the bench."""
+    from mmhil.bench import Bench
+    from mmhil.endpoint import BenchEndpoint, LockstepEndpoint
+
+    closed: list[Bench] = []
+
+    class Started(Bench):
+        def close(self) -> None:
+            closed.append(self)
+
+    paced = Started(baud=19200, arduino=True, run_dir=tmp_path / "p")
+    ep = BenchEndpoint.around(paced)
+    assert (ep.bench, ep.baud, ep.paced, ep.arduino, ep.wall_clock) == (paced, 19200, True, True, True)
+    ep.close()
+    lockstep = Started(lockstep=True, run_dir=tmp_path / "l")
+    ls = LockstepEndpoint.around(lockstep)
+    assert ls.paced is False and ls.wall_clock is False
+    assert ls.stepper is not None and ls.stepper.bench is lockstep and ls.clock() == 0.0
+    ls.close()
+    assert closed == []
+    assert BenchEndpoint.around(Started(paced=False, run_dir=tmp_path / "u")).paced is False

@@ -92,3 +92,20 @@ def test_schedule_samples_a_periodic_loads_phases(tmp_path: Path) -> None:
     assert len({round(ev.load_phase_us) for ev in spread}) == 9, [ev.load_phase_us for ev in spread]
     assert max(ev.latency_us for ev in spread) > 1000, spread     # the job delayed the task
     assert spread[-1].scheduled_tc - spread[0].scheduled_tc < 3 * len(spread) + 10   # a few ticks waited
+
+
+def test_a_bench_that_fails_a_grant_reaches_the_script_as_the_benchs_own_error(tmp_path: Path) -> None:
+    # The Rig steps time through the run's LockstepEndpoint, which says a failed bench as EndpointError for a run's
+    # reasons; a script gets the bench's BenchError, from every wait (advance, recv, wait_for, drain).
+    from mmhil.bench import BenchError
+
+    def refused(*_args: object, **_kw: object) -> dict:
+        raise BenchError("grant refused")
+
+    with Bench(run_dir=tmp_path / "run", lockstep=True) as bench, Rig.on_bench(bench) as rig:
+        bench.grant = refused                                   # type: ignore[method-assign]
+        rig.drain("profiler")
+        with pytest.raises(BenchError, match="grant refused"):
+            rig.advance(0.5)
+        with pytest.raises(BenchError, match="grant refused"):
+            rig.wait_for("executor", mp.Status, timeout=0.5)

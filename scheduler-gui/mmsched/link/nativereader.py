@@ -71,13 +71,14 @@ class NativeReader:
         self.port.close()
 
 
-def reader_factory(priority: int | None) -> Callable[[Any, Link], NativeReader] | None:
-    """A factory for `Link(reader=...)` with the C thread at `priority` (None: as the process is), or None where the
-    native library cannot be had (the link reads with pyserial's Python thread then)."""
-    if isinstance(firethread.load(), str):
-        return None
-
+def reader_factory(priority: int | None) -> Callable[[Any, Link], NativeReader | None]:
+    """A factory for `Link(reader=...)` with the C thread at `priority` (None: as the process is). The native library
+    is loaded (built if need be) when the first port opens, not when the links are made (a HIL script's Rig makes
+    its links when it is made, and may never open them); where it cannot be had the factory makes no reader and the
+    link reads with pyserial's Python thread."""
     def make(port: Any, link: Link) -> NativeReader | None:
+        if isinstance(firethread.load(), str):
+            return None
         try:
             port.fileno()
         except (AttributeError, OSError, ValueError):

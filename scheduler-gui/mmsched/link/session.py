@@ -37,18 +37,27 @@ class Session:
     refusals: dict[str, str] = field(default_factory=dict, init=False)
 
     def open(self, ports: Ports, reader_priority: int | None = None) -> None:
-        """Opens a link per node (the executor's only if there is one) and hands them to the endpoint.
-        Raises LinkError if a port cannot be opened. With `ports.reset_on_open` the links listen for the
-        nodes' boot HELLO before they ask (Link.reset_on_open). Where the run's clock is the host's, each port is
-        read by a C thread (nativereader.py: every frame stamped as it came, not when the interpreter got to it),
-        at `reader_priority` (SCHED_FIFO; None: as the process is)."""
+        """Makes the links (`prepare`) and opens them (`open_links`)."""
+        self.prepare(ports, reader_priority)
+        self.open_links()
+
+    def prepare(self, ports: Ports, reader_priority: int | None = None) -> None:
+        """Makes a link per node (the executor's only if there is one), not yet open: a HIL script's Rig has its
+        links from the start and opens them when told (mmhil.Rig). With `ports.reset_on_open` the links listen for
+        the nodes' boot HELLO before they ask (Link.reset_on_open). Where the run's clock is the host's, each port
+        is read by a C thread (nativereader.py: every frame stamped as it came, not when the interpreter got to
+        it), at `reader_priority` (SCHED_FIFO; None: as the process is)."""
         self.reset_on_open = ports.reset_on_open
         reader = nativereader.reader_factory(reader_priority) if self.endpoint.wall_clock else None
-        for node, url in (("profiler", ports.profiler), ("executor", ports.executor)):
-            if url:
-                self.links[node] = Link(node, url, self.inbox.put, baud=self.endpoint.baud,
-                                        clock=self.endpoint.clock, reset_on_open=ports.reset_on_open,
-                                        reader=reader).open()
+        self.links = {node: Link(node, url, self.inbox.put, baud=self.endpoint.baud, clock=self.endpoint.clock,
+                                 reset_on_open=ports.reset_on_open, reader=reader)
+                      for node, url in (("profiler", ports.profiler), ("executor", ports.executor)) if url}
+
+    def open_links(self) -> None:
+        """Opens the links `prepare` made, one after the other, and hands them to the endpoint. Raises LinkError if
+        a port cannot be opened (the links opened before it stay open: `close` closes them)."""
+        for link in self.links.values():
+            link.open()
         self.endpoint.attach(self.links, self.inbox)
 
     def handshake(self, timeout_s: float = 5.0) -> None:
