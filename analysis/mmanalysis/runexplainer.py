@@ -20,7 +20,8 @@ from typing import Any
 import pandas as pd
 
 from .exectrace import ExecTrace, ExecTraceError, read as read_exec_trace
-from .explain import (ExplainError, Explanation, Part, check_trace_file, event_windows, explain_event)
+from .explain import (ExplainError, Explanation, Part, check_trace_file, event_windows, explain_event,
+                      no_latency)
 from .explainexec import EXEC_MODES, explain_exec_event, left_traces, trace_holds
 from .schedtrace import SchedTrace, TraceError, read_trace, windows_keep
 from .schema import MEASURED
@@ -146,6 +147,8 @@ class RunExplainer:
 
     def explain_exec_row(self, row: dict[str, Any]) -> Explanation:
         """A mixed or verification event, from an executor trace on disk (ExplainError where there is none)."""
+        if _latency(row) is None:
+            raise no_latency(row, self.meta)    # (before any trace: a lost event's fault says why, a trace cannot)
         found = self.exec_trace_for(row)
         if found is None:
             raise ExplainError(f"event {int(row['event'])}: no executor trace on disk holds it (`mmrig explain RUN "

@@ -5,12 +5,13 @@ computed again in lockstep, byte-identical, the executor traced a tick either si
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mmanalysis.exectrace import ExecTrace, ExecTraceError, read as read_trace
-from mmanalysis.explain import Explanation, ExplainError, select_rows
+from mmanalysis.explain import Explanation, ExplainError, no_latency, select_rows
 from mmanalysis.explainexec import (EXEC_MODES, default_keep, explain_exec_event, left_traces, own_trace,
                                     trace_holds)
 
@@ -98,6 +99,8 @@ def explain_exec_rows(csv: Path, meta: dict[str, Any], rows: list[dict[str, Any]
     for row in rows:
         if str(row.get("mode")) not in EXEC_MODES:
             raise ExplainError(f"event {row['event']} is a {row.get('mode')}-mode event")
+        if row.get("latency_us") is None or math.isnan(float(row["latency_us"])):
+            raise no_latency(row, meta)         # no replay for an event with nothing to split
         # several events: one replay traced through the whole run serves them all (a replay costs its whole
         # computation, 4.7 s for 200 events beside loads; the whole trace is 0.6 MB)
         source = trace_for(csv, meta, row, keep, cache, whole=len(rows) > 1)

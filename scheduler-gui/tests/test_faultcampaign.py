@@ -65,3 +65,20 @@ def test_a_miss_of_a_delayed_frame_not_named_by_the_delay_fails() -> None:
     r = _check("delay", [missed], _sidecar(), {"after": _status(delayed=3)})
     assert not r.ok and any("blamed on the system under test" in p for p in r.problems), r.problems
     assert any("no injected_delay names it" in p for p in r.problems), r.problems
+
+
+def test_an_event_a_planted_delay_held_back_is_explained_as_the_rigs_fault(tmp_path: Path) -> None:
+    # the bench's injected delay holds SCHEDULEs back (a planted cause of the rig's): each event it took is lost,
+    # and its explanation names that fault, never a figure of the system under test
+    from mmanalysis.runexplainer import Refused, RunExplainer
+
+    fc = next(c for c in CLASSES if c.name == "delay")
+    run_one("mixed", fc, count=40, at_tick=12, seed=18, out_dir=tmp_path)
+    rx = RunExplainer.open(tmp_path / "mixed-delay.csv")
+    held = rx.df[rx.df["reason"] == "injected_delay"]["event"].tolist()
+    assert held
+    for event in held:
+        item = rx.explain(int(event))
+        assert isinstance(item, Refused)
+        assert "(lost: injected_delay): nothing to split; a fault of the rig, not of the system under test: the " \
+               "bench's injected delay" in item.why, item.why
