@@ -383,20 +383,25 @@ def event_windows(rows: list[dict[str, Any]], meta: dict[str, Any]) -> list[tupl
     return out
 
 
-def explain_run(csv_path: Path | str, which: str | int, use_trace: bool = True) -> list[Explanation]:
-    """The events `which` names of the run at `csv_path`, each explained; the run's host trace (its sidecar's
-    `host_trace.file`, beside the CSV) read once, with trace-cmd."""
+def read_one_run(csv_path: Path | str) -> tuple[Any, dict[str, Any], str]:
+    """The run at `csv_path` (NAME.csv or NAME.json) to explain: its rows (a DataFrame), its sidecar (with `_csv`)
+    and its name; ExplainError (one line) if it cannot be read."""
     from .reader import read_run
     from .schema import SchemaError
 
-    csv_path = Path(csv_path)
     try:
-        rs = read_run(csv_path)
+        rs = read_run(Path(csv_path))
     except (OSError, SchemaError, ValueError, KeyError) as exc:
         raise ExplainError(f"cannot read the run {csv_path}: {exc}") from None
     name = rs.runs[0]
-    meta = rs.meta[name]
-    rows = select_rows(rs.df, str(which))
+    return rs.df, rs.meta[name], name
+
+
+def explain_run(csv_path: Path | str, which: str | int, use_trace: bool = True) -> list[Explanation]:
+    """The events `which` names of the run at `csv_path`, each explained; the run's host trace (its sidecar's
+    `host_trace.file`, beside the CSV) read once, with trace-cmd."""
+    df, meta, name = read_one_run(csv_path)
+    rows = select_rows(df, str(which))
     trace = None
     section = meta.get("host_trace") or {}
     if use_trace and section.get("file"):

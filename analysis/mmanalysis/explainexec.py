@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .exectrace import ExecTrace, Masked, Segment, event_edges, model, timecode_edges
-from .explain import Explanation, ExplainError, Part, _shares, no_latency
+from .explain import Explanation, ExplainError, Part, _num, _shares, no_latency
 
 TC_TASK = "tc"                    # the timecode task (executor/port/avr/main.c: "tc")
 # the interrupts that start an event's dispatch (exectrace.CATEGORY_OF_VECTOR's "dispatch"): PCINT2 on the tick's
@@ -42,14 +42,6 @@ class EventCycles:
     moment: int
     edge: int
     tick_edge: int
-
-
-def _num(value: Any) -> float | None:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return None if math.isnan(v) else v
 
 
 def find_event(tr: ExecTrace, scheduled_tc: int, event_id: int, due_cycles: int = 0,

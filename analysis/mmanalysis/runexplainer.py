@@ -21,7 +21,7 @@ import pandas as pd
 
 from .exectrace import ExecTrace, ExecTraceError, read as read_exec_trace
 from .explain import (ExplainError, Explanation, Part, check_trace_file, event_windows, explain_event,
-                      no_latency)
+                      no_latency, read_one_run)
 from .explainexec import EXEC_MODES, explain_exec_event, left_traces, trace_holds
 from .schedtrace import SchedTrace, TraceError, read_trace, windows_keep
 from .schema import MEASURED
@@ -90,15 +90,8 @@ class RunExplainer:
     @classmethod
     def open(cls, csv_path: Path | str, use_trace: bool = True) -> RunExplainer:
         """The run at `csv_path` (NAME.csv or NAME.json); ExplainError (one line) if it cannot be read."""
-        from .reader import read_run
-        from .schema import SchemaError
-
-        try:
-            rs = read_run(Path(csv_path))
-        except (OSError, SchemaError, ValueError, KeyError) as exc:
-            raise ExplainError(f"cannot read the run {csv_path}: {exc}") from None
-        name = rs.runs[0]
-        return cls(rs.df, rs.meta[name], name, use_trace)
+        df, meta, name = read_one_run(csv_path)
+        return cls(df, meta, name, use_trace)
 
     @property
     def traced(self) -> bool:

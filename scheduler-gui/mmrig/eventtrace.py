@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from mmanalysis.exectrace import ExecTrace, ExecTraceError, read as read_trace
-from mmanalysis.explain import Explanation, ExplainError, no_latency, select_rows
+from mmanalysis.explain import Explanation, ExplainError, no_latency, read_one_run, select_rows
 from mmanalysis.explainexec import (EXEC_MODES, default_keep, explain_exec_event, left_traces, own_trace,
                                     trace_holds)
 
@@ -112,16 +112,8 @@ def explain_exec_rows(csv: Path, meta: dict[str, Any], rows: list[dict[str, Any]
 
 def explain_run_exec(csv: Path, which: str, keep: Path | None) -> list[Explanation]:
     """The events `which` names (a number, worst or late) of the mixed or verification run at `csv`, explained."""
-    from mmanalysis.reader import read_run
-    from mmanalysis.schema import SchemaError
-
-    try:
-        rs = read_run(csv)
-    except (OSError, SchemaError, ValueError, KeyError) as exc:
-        raise ExplainError(f"cannot read the run {csv}: {exc}") from None
-    name = rs.runs[0]
-    meta = rs.meta[name]
-    return explain_exec_rows(Path(meta["_csv"]), meta, select_rows(rs.df, which), keep, name)
+    df, meta, name = read_one_run(csv)
+    return explain_exec_rows(Path(meta["_csv"]), meta, select_rows(df, which), keep, name)
 
 
 def run_mode(csv: Path) -> str | None:
