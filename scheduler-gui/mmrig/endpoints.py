@@ -44,6 +44,8 @@ class Target:
     # the USB-serial adapter the bench puts on both lines (mmhil.linemodel's grammar: ideal, ftdi[:latency=MS],
     # cdc-16u2); a bench option: boards have the adapters they have
     line_model: str = "ideal"
+    # boards: the FTDI ports' latency timer for the run, put back after it (None: left as it is)
+    latency_timer_ms: int | None = None
 
     @classmethod
     def of(cls, profiler: str | None = None, executor: str | None = None, lockstep: bool = False,
@@ -57,7 +59,8 @@ def choose_endpoint(t: Target) -> Endpoint:
     """The endpoint for target `t` (not opened yet: the run opens it)."""
     if t.where == BOARDS:
         assert t.profiler is not None
-        return Boards(t.profiler, t.executor, baud=t.baud, reset_on_open=t.reset_on_open)
+        return Boards(t.profiler, t.executor, baud=t.baud, reset_on_open=t.reset_on_open,
+                      latency_timer_ms=t.latency_timer_ms)
     from mmhil.endpoint import BenchEndpoint, LockstepEndpoint   # the bench: only when it is the target
     from mmhil.linemodel import LineModel
 

@@ -112,6 +112,13 @@ def line_model(text: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def latency_timer_ms(text: str) -> int:
+    """--latency-timer MS: a whole number of ms the FTDI chip takes (1..255)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 255:
+        raise argparse.ArgumentTypeError(f"not a whole number of ms from 1 to 255: {text!r}")
+    return int(text)
+
+
 def add_line_model_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--line", type=line_model, default="ideal", metavar="MODEL[:k=v]",
                    help="the bench: the USB-serial adapter on both lines, in virtual time: ideal (none, the default), "
