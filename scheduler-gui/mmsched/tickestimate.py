@@ -6,7 +6,10 @@ frames that met the least delay define it, and whatever a frame met beyond that 
 adapter holding it (an FTDI latency timer: up to 16 ms; the Mega's 16U2: up to 4.1 ms), a frame already on the
 line, the OS. On the bench's ideal line every frame lies on the grid within a cycle, so a run under a line model
 (`mmrig run --line`) shows here what the adapter alone costs normal mode, whose FIREs are placed from these
-arrivals, and mixed mode, whose slack shrinks by as much. The sidecar's `tick_estimate` section.
+arrivals, and mixed mode, whose slack shrinks by as much. The sidecar's `tick_estimate` section, over the run's
+window (`in_window`): the frames before generation began were at another rate where the run asked for one (a
+BAUD after the handshake: their wire time is not the run's), and the ones after its last event's tick share the
+line with the answers to the run's closing QUERY.
 """
 
 from __future__ import annotations
@@ -30,6 +33,12 @@ def estimate_errors_s(arrivals: Sequence[tuple[int, float]], wire_s: float, tick
     return [at - wire_s - (base + slope * tc) for tc, at in arrivals]
 
 
+def in_window(arrivals: Sequence[tuple[int, float]], start: float, last_tc: int | None) -> list[tuple[int, float]]:
+    """The frames that arrived from `start` (the run clock when generation began) and are of ticks up to `last_tc`
+    (the last event's; None: no event, no upper end)."""
+    return [(tc, at) for tc, at in arrivals if at >= start and (last_tc is None or tc <= last_tc)]
+
+
 def tick_estimate_section(arrivals: Sequence[tuple[int, float]], wire_s: float, tick_s: float) -> dict[str, Any]:
     """The sidecar's `tick_estimate`: the frames and their errors' mean, p50, p99 and max in us (None without
     frames)."""
@@ -41,4 +50,4 @@ def tick_estimate_section(arrivals: Sequence[tuple[int, float]], wire_s: float, 
             "max_us": round(float(errors.max()), 3)}
 
 
-__all__ = ["estimate_errors_s", "tick_estimate_section"]
+__all__ = ["estimate_errors_s", "in_window", "tick_estimate_section"]
