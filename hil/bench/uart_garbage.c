@@ -5,9 +5,7 @@
  * (uart_line.c): in, behind the host's queued bytes and through the receive path (faults and cuts
  * apply); out, behind the node's queued output, dropped while the line is cut or hung up.
  */
-#include <inttypes.h>
 
-#include "trace.h"
 #include "uart_node.h"
 
 /* COUNT uniform random bytes (so 0x00, the frame delimiter, is 1 in 256 of them) onto the line, one

@@ -42,21 +42,21 @@ const char *usb_kind_name(enum usb_kind kind)
 /* one k=v of ftdi's: latency=MS */
 static int ftdi_option(const char *kv, struct usb_params *p, char *err, unsigned errlen)
 {
-    const char *eq = strchr(kv, '=');
+    static const char key[] = "latency=";
+    const char *v = kv + strlen(key);
     char *end;
-    unsigned long v;
-    if (!eq || (size_t)(eq - kv) != strlen("latency") || strncmp(kv, "latency", (size_t)(eq - kv))) {
+    unsigned long ms;
+    if (strncmp(kv, key, strlen(key))) {
         snprintf(err, errlen, "ftdi: unknown parameter '%s' (latency=MS)", kv);
         return -1;
     }
-    v = strtoul(eq + 1, &end, 10);
-    if (eq[1] < '0' || eq[1] > '9' || *end || v < 1 || v > FTDI_LATENCY_MAX_MS) {
-        snprintf(err, errlen, "ftdi: latency=%s: whole ms from 1 to %d (the chip's range)", eq + 1,
-                 FTDI_LATENCY_MAX_MS);
+    ms = strtoul(v, &end, 10);
+    if (*v < '0' || *v > '9' || *end || ms < 1 || ms > FTDI_LATENCY_MAX_MS) {
+        snprintf(err, errlen, "ftdi: latency=%s: whole ms from 1 to %d (the chip's range)", v, FTDI_LATENCY_MAX_MS);
         return -1;
     }
-    p->latency_ms = (uint32_t)v;
-    p->period = (uint64_t)v * FRAME_CYCLES;
+    p->latency_ms = (uint32_t)ms;
+    p->period = (uint64_t)ms * FRAME_CYCLES;
     return 0;
 }
 
