@@ -53,6 +53,16 @@ class LineModel:
             latency = int(value)
         return cls(kind, latency)
 
+    @classmethod
+    def from_params(cls, params: dict[str, Any] | None) -> "LineModel":
+        """The model a sidecar's `target.line_model` names (`params()`'s form); a run from before line models
+        (None) had the ideal line."""
+        if not params:
+            return IDEAL
+        if params.get("model") == "ftdi":
+            return cls.parse(f"ftdi:latency={int(params.get('latency_timer_ms', FTDI_LATENCY_MS))}")
+        return cls.parse(str(params.get("model", "ideal")))
+
     @property
     def spec(self) -> str:
         """What `mmbench --line-model` takes."""

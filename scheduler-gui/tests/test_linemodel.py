@@ -24,6 +24,13 @@ def test_the_sidecar_names_each_models_parameters() -> None:
                                                     "flush_above_bytes": 96, "frame_us": 1000.0}
 
 
+@pytest.mark.parametrize("spec", ["ideal", "ftdi", "ftdi:latency=1", "cdc-16u2"])
+def test_a_sidecars_parameters_name_the_model_again(spec: str) -> None:
+    model = LineModel.parse(spec)
+    assert LineModel.from_params(model.params()) == model
+    assert LineModel.from_params(None) == IDEAL              # a run from before line models
+
+
 @pytest.mark.parametrize("spec", ["", "usb", "FTDI", "ftdi:latency=0", "ftdi:latency=256", "ftdi:latency=",
                                   "ftdi:latency=-1", "ftdi:latency=1.5", "ftdi:timer=4", "cdc-16u2:latency=1",
                                   "ideal:x=1"])
