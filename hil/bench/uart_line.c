@@ -153,7 +153,7 @@ static void outq_move_tail(struct uart_node *u, uint64_t from, uint64_t to)
 
 uint64_t uart_out_push(struct uart_node *u, const char *name, uint64_t at, uint8_t b)
 {
-    uint64_t host = at, moved_from;
+    uint64_t host, moved_from;
     if (uart.usb.kind == USB_IDEAL) {
         host = at = uart_outq_after_last(u, at);
     } else {
