@@ -41,6 +41,7 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_mixed_khz.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_gui_firing.py")],
     [sys.executable, str(ROOT / "executor/perf/perf_tick_tasks.py")],
+    [sys.executable, str(ROOT / "tools/usbserial_figures.py"), "--json"],
 ]
 
 

@@ -11,6 +11,8 @@
  *           [--ppm-profiler N] [--ppm-executor N]   crystal offsets, -10000..10000 ppm (cosim.h)
  *           [--arduino [--bootloader HEX]]   both nodes as an Arduino Mega 2560: its stk500v2 bootloader,
  *                                             a reset each time the host opens a port (arduino.c)
+ *           [--line-model ideal|ftdi[:latency=MS]|cdc-16u2]   the USB-serial adapter on both lines, in
+ *                                             virtual time (uart_usb.h); default ideal: none
  *           [--unconnected timecode|event]... the group's wires left off: its inputs float (cosim.c)
  *           --seed N seeds both the byte faults and that noise
  *           [--parent-fd FD]   the read end of a pipe only the starting process holds: EOF (that process
@@ -250,6 +252,7 @@ static void usage(void)
             "               [--realtime] [--sched fifo|nice|other] [--mlock] [--dma-latency US] [--cpu N]\n"
             "               [--ppm-profiler N] [--ppm-executor N]   (crystal offsets, -%d..%d ppm)\n"
             "               [--arduino [--bootloader HEX]] [--unconnected timecode|event]...\n"
+            "               [--line-model ideal|ftdi[:latency=MS]|cdc-16u2]   (the USB-serial adapter on both lines)\n"
             "               [--profiler-kind avr|8051]   (default: 8051 for a .ihx/.hex profiler image)\n"
             "               [--parent-fd FD]   (end when the pipe FD reads EOF: the starting process is gone)\n"
             "       mmbench --executor ELF | --profiler ELF [--stimulus FILE] [--until-cycles N] [--itrace CYCLES]\n"
@@ -358,9 +361,13 @@ static void parse_options(int argc, char **argv, struct options *o)
         else if (!strcmp(a, "--seed")) {
             uart_seed(strtoull(v, NULL, 0));
             cosim_seed_noise(strtoull(v, NULL, 0));
-        } else if (!strcmp(a, "--bootloader"))
+        } else if (!strcmp(a, "--bootloader")) {
             arduino.bootloader = v;
-        else if (!strcmp(a, "--unconnected"))
+        } else if (!strcmp(a, "--line-model")) {
+            char err[160];
+            if (uart_set_line_model(v, err, sizeof err))
+                die("--line-model: %s", err);
+        } else if (!strcmp(a, "--unconnected"))
             parse_unconnected(a, v);
         else if (!strcmp(a, "--vcd"))
             o->vcd = v;
@@ -472,8 +479,9 @@ static void write_ready(const char *run_dir)
     sb_json_str(&b, uart_socket_path(EXECUTOR));
     sb_printf(&b, ",\"control\":");
     sb_json_str(&b, control_sock_path());
-    sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\"}\n", pacing.paced ? "true" : "false",
-              arduino.on ? "true" : "false", cosim_present(PROFILER) ? cosim_node(PROFILER)->kind : "avr");
+    sb_printf(&b, ",\"paced\":%s,\"arduino\":%s,\"profiler_kind\":\"%s\",\"line_model\":\"%s\"}\n",
+              pacing.paced ? "true" : "false", arduino.on ? "true" : "false",
+              cosim_present(PROFILER) ? cosim_node(PROFILER)->kind : "avr", uart_line_model());
     fputs(b.p, f);
     free(b.p);
     if (sf_commit(f))

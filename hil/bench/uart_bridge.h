@@ -10,6 +10,8 @@
  *                  generations, hang-up and re-plug
  *   uart_rate.c    the USB-serial adapter's rate: the termios baud table, polling the host's setting,
  *                  a rate mismatch between the adapter and the node
+ *   uart_usb.c     the USB-serial adapter's line model (--line-model ideal|ftdi|cdc-16u2): when a node's
+ *                  byte reaches the host, when a host's byte reaches the line
  *   uart_faults.c  fault application: the seeded PRNG, per-byte drop/corrupt/delay/dup, cuts
  *   uart_garbage.c garbage bursts: seeded random bytes onto a line, either way
  *   uart_shadow.c  the fault-free shadow line: how long an injected delay held the host's bytes back
@@ -31,6 +33,9 @@
 void uart_set_baud(uint64_t baud);          /* --baud: host bytes are paced at it (10 bit times each) */
 void uart_set_out_buffer(size_t bytes);     /* --out-buffer: unread MCU output kept per node */
 void uart_set_simavr_timing(int on);        /* --uart-timing simavr (one-node mode): bytes handed over raw */
+/* --line-model MODEL[:k=v]: the USB-serial adapter on every line (uart_usb.h); 0, or -1 with the reason */
+int uart_set_line_model(const char *spec, char *err, unsigned errlen);
+const char *uart_line_model(void);          /* its name: ideal, ftdi, cdc-16u2 */
 uint64_t uart_default_baud(void);           /* --baud (0: none given that makes sense) */
 int uart_simavr_timing(void);               /* --uart-timing simavr was given */
 /* pty_lock/pty_unlock: around every change of a node's pty descriptor (hang-up, re-plug), for another

@@ -5,9 +5,7 @@
  * (uart_line.c): in, behind the host's queued bytes and through the receive path (faults and cuts
  * apply); out, behind the node's queued output, dropped while the line is cut or hung up.
  */
-#include <inttypes.h>
 
-#include "trace.h"
 #include "uart_node.h"
 
 /* COUNT uniform random bytes (so 0x00, the frame delimiter, is 1 in 256 of them) onto the line, one
@@ -26,17 +24,15 @@ void uart_garbage(int id, int dir, uint64_t count, uint64_t now)
         uart_arm(id);
         return;
     }
-    at = uart_outq_after_last(u, at);
+    at = uart.usb.kind == USB_IDEAL ? uart_outq_after_last(u, at) : at; /* (a model keeps the order itself) */
     for (k = 0; k < count; k++) {
         uint8_t b = uart_fault_random_byte();
         at += chr;
         u->garbage_bytes[1]++;
         if (u->hung) {
             u->hangup_dropped++;
-        } else if (!uart_fault_cut(u, 1, at) && uart_outq_push(u, at, b)) {
-            if (uart.on_out_byte)
-                uart.on_out_byte(b, at);
-            TRACE("O %" PRIu64 " %s %02x\n", at, node_names[id], b);
+        } else if (!uart_fault_cut(u, 1, at)) {
+            uart_out_push(u, node_names[id], at, b); /* through the adapter as the node's own bytes */
         }
     }
 }

@@ -16,7 +16,8 @@
  *
  * The rest of the bridge, one concept a file (uart_bridge.h lists them): the host's side, its pty and
  * socket (uart_host.c), which this file reads the host's bytes from and writes the node's to; the
- * adapter's rate (uart_rate.c); the faults each byte may meet on the way (uart_faults.c) and the line as
+ * adapter's rate (uart_rate.c) and its timing (uart_usb.c, --line-model: when a node's byte reaches the host's
+ * side and a host's byte the line); the faults each byte may meet on the way (uart_faults.c) and the line as
  * it would be without their delays (uart_shadow.c); garbage bursts (uart_garbage.c) and --script
  * (uart_script.c), which put bytes on the line through this file. Injections (inject.c) put bytes on the
  * line here, ahead of the host's.
@@ -68,6 +69,16 @@ uint64_t uart_default_baud(void)
 int uart_simavr_timing(void)
 {
     return uart.simavr_timing;
+}
+
+int uart_set_line_model(const char *spec, char *err, unsigned errlen)
+{
+    return usb_parse(spec, &uart.usb, err, errlen);
+}
+
+const char *uart_line_model(void)
+{
+    return usb_kind_name(uart.usb.kind);
 }
 
 void uart_set_pty_lock(void (*lock)(void), void (*unlock)(void))
@@ -123,6 +134,40 @@ uint64_t uart_outq_after_last(const struct uart_node *u, uint64_t at)
     return at;
 }
 
+/* A full packet (uart_usb.c) sent the bytes that waited with it earlier than their `from`: the queue's last
+ * bytes still at `from` go at `to` (the ones before them went in earlier packets, at earlier moments). A
+ * delimiter among them ends a lockstep frame grant earlier (the hook). */
+static void outq_move_tail(struct uart_node *u, uint64_t from, uint64_t to)
+{
+    size_t k = u->out_n;
+    while (k--) {
+        struct out_byte *o = &u->outq[(u->out_head + k) % u->out_cap];
+        if (o->at != from)
+            break;
+        o->at = to;
+        u->usb_moved++;
+        if (uart.on_out_byte)
+            uart.on_out_byte(o->b, to);
+    }
+}
+
+uint64_t uart_out_push(struct uart_node *u, const char *name, uint64_t at, uint8_t b)
+{
+    uint64_t host, moved_from;
+    if (uart.usb.kind == USB_IDEAL) {
+        host = at = uart_outq_after_last(u, at);
+    } else {
+        host = usb_up_byte(&uart.usb, &u->usb_up, at, &moved_from);
+        at = u->usb_up.last_in; /* its arrival at the adapter, after the bytes before it */
+        if (moved_from)
+            outq_move_tail(u, moved_from, host);
+    }
+    if (uart_outq_push(u, host, b) && uart.on_out_byte)
+        uart.on_out_byte(b, host);
+    TRACE("O %" PRIu64 " %s %02x\n", at, name, b); /* the line's side: when the byte left the node */
+    return at;
+}
+
 /* A byte the node sent, complete at the host when its stop bit ends (the node's cycle `end`; chr: a
  * character in the node's cycles): node.h, uart_attach */
 static void out_done(void *ctx, uint64_t end, uint64_t chr, uint8_t b)
@@ -142,16 +187,11 @@ static void out_done(void *ctx, uint64_t end, uint64_t chr, uint8_t b)
     }
     if (uart_fault_cut(u, 1, at) || !uart_fault_out(u, &b, &at))
         return;
-    at = uart_outq_after_last(u, at); /* keep the byte order: a delayed byte holds back the ones after it */
-    if (uart_outq_push(u, at, b) && uart.on_out_byte)
-        uart.on_out_byte(b, at);
-    TRACE("O %" PRIu64 " %s %02x\n", at, n->name, b);
+    at = uart_out_push(u, n->name, at, b);
     if (uart_fault_repeats(u, 1)) {
         /* the line repeats the byte: it follows, one character later */
         uint64_t chr_g = node_to_global(n->id, end + chr) - node_to_global(n->id, end);
-        if (uart_outq_push(u, at + chr_g, b) && uart.on_out_byte)
-            uart.on_out_byte(b, at + chr_g);
-        TRACE("O %" PRIu64 " %s %02x\n", at + chr_g, n->name, b);
+        uart_out_push(u, n->name, at + chr_g, b);
     }
 }
 
@@ -419,7 +459,7 @@ void uart_read_host(int id, uint64_t now)
         if (!k)
             break;
         for (i = 0; i < k; i++)
-            uart_inq_push(u, now, buf[i], u->in_read + (uint64_t)i + 1);
+            uart_inq_push(u, usb_down_byte(&uart.usb, now), buf[i], u->in_read + (uint64_t)i + 1);
         u->in_read += (uint64_t)k;
     }
     uart_arm(id);
@@ -447,7 +487,7 @@ int uart_read_host_exactly(int id, uint64_t total, uint64_t now, int timeout_ms)
         k = uart_host_read(id, buf, (size_t)want);
         if (k) {
             for (i = 0; i < k; i++)
-                uart_inq_push(u, now, buf[i], u->in_read + (uint64_t)i + 1);
+                uart_inq_push(u, usb_down_byte(&uart.usb, now), buf[i], u->in_read + (uint64_t)i + 1);
             u->in_read += (uint64_t)k;
             continue;
         }
@@ -471,7 +511,7 @@ void uart_take_host_bytes(int id, uint64_t at, const uint8_t *b, size_t n, uint6
     size_t i;
     uart_rate_from_host(u, baud); /* the rate the host had set when it wrote them */
     for (i = 0; i < n; i++)
-        uart_inq_push(u, at, b[i], u->in_read + i + 1);
+        uart_inq_push(u, usb_down_byte(&uart.usb, at), b[i], u->in_read + i + 1);
     u->in_read += n;
 }
 
@@ -553,7 +593,7 @@ void uart_status_json(int id, struct sbuf *b)
                  "\"hangups\":%" PRIu64 ",\"hangup_dropped\":%" PRIu64 ",\"hung_up\":%s,\"generation\":%" PRIu64
                  ",\"host_side\":\"%s\",\"socket_connections\":%" PRIu64 ",\"socket_refused\":%" PRIu64
                  ",\"host_baud\":%" PRIu64 ",\"node_baud\":%.0f,\"host_baud_changes\":%" PRIu64
-                 ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]}",
+                 ",\"baud_mismatch_dropped\":[%" PRIu64 ",%" PRIu64 "]",
               in_ok, u->inq_n, u->in_read, in_ignored, u->out_bytes, u->out_written, u->out_n,
               u->out_dropped, u->first_in_cycle, u->last_in_cycle, u->f_dropped[0], u->f_dropped[1],
               u->f_corrupted[0], u->f_corrupted[1], u->f_delayed[0], u->f_delayed[1], u->cut_dropped[0],
@@ -562,6 +602,17 @@ void uart_status_json(int id, struct sbuf *b)
               u->hung ? "none" : u->sock_conn >= 0 ? "socket" : "pty", u->sock_conns, u->sock_refused,
               uart_line_baud(id), uart_node_baud(id), u->host_baud_changes, u->baud_mismatch_dropped[0],
               u->baud_mismatch_dropped[1]);
+    /* the adapter's model and what it did (its parameters are the run's, in the sidecar) */
+    sb_printf(b, ",\"line_model\":{\"model\":\"%s\"", usb_kind_name(uart.usb.kind));
+    if (uart.usb.kind == USB_FTDI)
+        sb_printf(b, ",\"latency_timer_ms\":%u,\"packet_data_bytes\":%u", uart.usb.latency_ms, uart.usb.fill);
+    else if (uart.usb.kind == USB_CDC16U2)
+        sb_printf(b, ",\"flush_period_us\":%.3f,\"flush_above_bytes\":%u",
+                  (double)uart.usb.period * 1e6 / (double)F_CPU, uart.usb.fill - 1);
+    if (uart.usb.kind != USB_IDEAL)
+        sb_printf(b, ",\"frame_us\":%.0f,\"packets\":%" PRIu64 ",\"full_packets\":%" PRIu64 ",\"moved_bytes\":%" PRIu64,
+                  (double)uart.usb.frame * 1e6 / (double)F_CPU, u->usb_up.packets, u->usb_up.fills, u->usb_moved);
+    sb_printf(b, "}}");
 }
 
 uint64_t uart_arduino_garbled(int id)
@@ -581,4 +632,5 @@ void uart_attach(int id)
         die("out of memory");
     u->inq_limit = 65536;
     u->sock_listen = u->sock_conn = -1;
+    usb_up_init(&uart.usb, &u->usb_up);
 }

@@ -5,8 +5,8 @@
  * their counters (uart_faults.c, uart_garbage.c) and the line as it would be without injected delays
  * (uart_shadow.c).
  *
- * The files call one another in one direction only, no loop: uart_rate.c and uart_faults.c call none of
- * the others; uart_host.c calls uart_rate.c; uart_shadow.c calls uart_host.c; uart_line.c calls those four;
+ * The files call one another in one direction only, no loop: uart_rate.c, uart_faults.c and uart_usb.c
+ * (the adapter's line model, pure arithmetic) call none of the others; uart_host.c calls uart_rate.c; uart_shadow.c calls uart_host.c; uart_line.c calls those four;
  * uart_garbage.c and uart_script.c call uart_line.c (and uart_garbage.c the faults' PRNG).
  */
 #ifndef MMBENCH_UART_NODE_H
@@ -17,6 +17,7 @@
 
 #include "bench.h"
 #include "uart_bridge.h"
+#include "uart_usb.h"
 
 struct in_byte {
     uint64_t at;   /* global cycle the byte reached the bench (host write, or script time) */
@@ -96,6 +97,8 @@ struct uart_node {
     uint64_t termios_polled_ns; /* wall time of the last poll of the pty's termios */
     uint64_t baud_mismatch_dropped[2];
     uint64_t baud_mismatch_garbled; /* --arduino: slower host bytes the node read as 0x00 (uart_line.c) */
+    struct usb_up usb_up; /* the USB-serial adapter's node-to-host side (uart_usb.c; --line-model) */
+    uint64_t usb_moved;   /* node bytes a full packet sent earlier than the timer would have */
 };
 #define BAUD_MISMATCH 0.04
 
@@ -104,6 +107,7 @@ struct uart_bridge {
     size_t out_buffer; /* --out-buffer: unread MCU output kept per node */
     uint64_t rng;      /* the fault injector's PRNG state (--seed, uart_faults.c) */
     int simavr_timing; /* --uart-timing simavr (one-node mode): no corrections, bytes handed over raw */
+    struct usb_params usb; /* --line-model: the USB-serial adapter on every node's line (uart_usb.h) */
     char run_dir[400]; /* where NODE.tty links are (re)made */
     struct uart_node n[NNODES];
     /* Hooks set up by main.c (NULL: none). pty_lock/pty_unlock: around every change of a node's pty
@@ -123,6 +127,10 @@ void uart_inq_push(struct uart_node *u, uint64_t at, uint8_t b, uint64_t off);
 int uart_outq_push(struct uart_node *u, uint64_t at, uint8_t b); /* 0: the buffer is full (counted) */
 /* `at`, or the moment the last byte queued for the host is complete if later: output keeps its order */
 uint64_t uart_outq_after_last(const struct uart_node *u, uint64_t at);
+/* A byte of the node's (or garbage on its line) reaches the adapter at `at` (global): through the line
+ * model to the host's queue, the hook and the trace. Returns its arrival at the adapter after the bytes
+ * before it (output keeps its order: a delayed byte holds back the ones after it). */
+uint64_t uart_out_push(struct uart_node *u, const char *name, uint64_t at, uint8_t b);
 
 /* uart_rate.c: the adapter's rate */
 int uart_rate_mismatch(int id, uint64_t host);           /* `host` and the node's rate: no byte gets through */

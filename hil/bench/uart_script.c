@@ -58,7 +58,7 @@ void uart_load_script(const char *path)
             if (end == p)
                 break;
             p = end;
-            uart_inq_push(&uart.n[id], at, (uint8_t)v, 0);
+            uart_inq_push(&uart.n[id], usb_down_byte(&uart.usb, at), (uint8_t)v, 0); /* the host's write */
             if (baud) /* (uart_inq_push took the adapter's rate: the line's own, as the host had set it) */
                 uart.n[id].inq[(uart.n[id].inq_head + uart.n[id].inq_n - 1) % uart.n[id].inq_cap].baud =
                     (uint32_t)baud;

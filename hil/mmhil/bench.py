@@ -220,6 +220,9 @@ class Bench:
     # hop between the PC's write and the bench's reader), or "pty" (RUN_DIR/NODE.tty, what any other program
     # opens; docs/bench.md, "The line sockets", says what each measures). Both are always there.
     line: str = "socket"
+    # the USB-serial adapter on both lines, in virtual time (mmhil.linemodel, hil/bench/uart_usb.h): "ideal" (none),
+    # "ftdi", "ftdi:latency=MS", "cdc-16u2"
+    line_model: str = "ideal"
     running_profiler_kind: str | None = field(default=None, init=False)
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
     final_status: dict[str, Any] | None = field(default=None, init=False)
@@ -267,6 +270,8 @@ class Bench:
             raise BenchError("Bench(bootloader=...) is for arduino=True")
         for group in self.unconnected:
             cmd += ["--unconnected", group]
+        if self.line_model != "ideal":
+            cmd += ["--line-model", self.line_model]
         return cmd
 
     def start(self) -> "Bench":

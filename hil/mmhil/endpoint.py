@@ -37,6 +37,7 @@ from mmsched.verdict.tracefiles import traced_paths
 
 from . import timing
 from .bench import Bench, BenchError, profiler_kind_of
+from .linemodel import IDEAL, LineModel
 from .lockstep import Stepper, stamped
 
 NORMAL_LAG_BOUND_US = 1000.0
@@ -167,6 +168,8 @@ class BenchEndpoint(Endpoint):
     profiler_kind: str | None = None
     # the bench's host side the links open: "socket" (its line sockets) or "pty" (Bench.line, docs/bench.md)
     line: str = "socket"
+    # the USB-serial adapter on both lines (mmhil.linemodel): ideal (none), ftdi[:latency=MS], cdc-16u2
+    line_model: LineModel = IDEAL
     kind: str = field(default="bench", init=False)
     bench: Bench | None = field(default=None, init=False)
     priority: str | None = field(default=None, init=False)
@@ -206,7 +209,8 @@ class BenchEndpoint(Endpoint):
         """The run's bench, with this endpoint's images, baud, crystals and VCD, in `mode` (paced or lockstep)."""
         bench = Bench(baud=self.baud, profiler_elf=self.profiler_elf, executor_elf=self.executor_elf,
                       vcd_file=self.vcd, ppm_profiler=self.ppm_profiler, ppm_executor=self.ppm_executor,
-                      arduino=self.arduino, profiler_kind=self.profiler_kind, line=self.line, **mode)
+                      arduino=self.arduino, profiler_kind=self.profiler_kind, line=self.line,
+                      line_model=self.line_model.spec, **mode)
         try:
             self.bench = bench.start()
         except BenchError as exc:
@@ -358,7 +362,7 @@ class BenchEndpoint(Endpoint):
                 "bench_pid": self.bench.pid if self.bench is not None and self.bench.process else None,
                 "priority": self.priority, "rtkit": self.rtkit,
                 "ppm": {"profiler": self.ppm_profiler, "executor": self.ppm_executor},
-                "arduino": self.arduino,
+                "arduino": self.arduino, "line_model": self.line_model.params(),
                 "profiler_kind": self.bench.running_profiler_kind if self.bench is not None
                 else profiler_kind_of(self.profiler_elf, self.profiler_kind)}
 

@@ -30,6 +30,7 @@ from mmanalysis.schema import FAULT_REASONS
 from mmsched.verdict.environment import sha256
 
 from .bench import Bench, BenchError, default_images
+from .linemodel import LineModel
 
 TICK_S = 1_137_778 / 16e6
 MARGIN_S = 1.0          # after the last byte: the last events' answers, and the node's own last frames
@@ -430,8 +431,10 @@ def replay(csv_path: Path, trace_dir: Path | None = None, traced: bool = False, 
     kind = target.get("profiler_kind") or "avr"
     commands = [(int(c), str(t)) for c, t in record.header.get("commands") or []]
     ppm = target.get("ppm") or {}
+    # the run's USB-serial line model too: the record holds the PC's writes, which the model hands on at USB frames
     bench_options = {"baud": 9600, "profiler_kind": kind, "ppm_profiler": int(ppm.get("profiler") or 0),
-                     "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino"))}
+                     "ppm_executor": int(ppm.get("executor") or 0), "arduino": bool(target.get("arduino")),
+                     "line_model": LineModel.from_params(target.get("line_model")).spec}
     rows = run.df.to_dict("records")
     config = sidecar.get("config") or {}
     until = record.last_cycle / 16e6 + MARGIN_S + int(config.get("timeout_ticks") or 14) * TICK_S

@@ -161,3 +161,19 @@ def test_the_executors_refusals_replay_too(tmp_path: Path) -> None:
     c, _ = replay(out.with_suffix(".csv"))
     assert c.compared == 30 and c.identical == 30 and c.exact, c.differences[:3]
     assert missed > 0, "no event missed: the refusals were not exercised"
+
+
+@pytest.mark.paced
+def test_a_run_behind_a_usb_line_model_replays_behind_the_same(tmp_path: Path) -> None:
+    """The record holds the PC's writes as it made them; the line model (here an FTDI at its 16 ms default) hands
+    them to the nodes at USB frames and the nodes' bytes to the PC at its timer, so the replay's bench takes the
+    run's model from the record: every event identical."""
+    from mmhil.linemodel import LineModel
+
+    out = tmp_path / "ftdi"
+    result = run(RunConfig(mode="mixed", distance=1, count=30, out=out),
+                 BenchEndpoint(line_model=LineModel.parse("ftdi")))
+    assert inputrecord.read(out.with_suffix(".inputs")).header["target"]["line_model"] == \
+        result.sidecar["target"]["line_model"] == LineModel.parse("ftdi").params()
+    c, _ = replay(out.with_suffix(".csv"))
+    assert c.compared == 30 and c.identical == 30 and c.exact, c.differences[:3]

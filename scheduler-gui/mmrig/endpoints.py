@@ -41,6 +41,11 @@ class Target:
     # the PC's write and the bench's reader) or "pty" (RUN_DIR/NODE.tty, what other programs open: its hop included;
     # docs/bench.md, "The line sockets")
     bench_port: str = "socket"
+    # the USB-serial adapter the bench puts on both lines (mmhil.linemodel's grammar: ideal, ftdi[:latency=MS],
+    # cdc-16u2); a bench option: boards have the adapters they have
+    line_model: str = "ideal"
+    # boards: the FTDI ports' latency timer for the run, put back after it (None: left as it is)
+    latency_timer_ms: int | None = None
 
     @classmethod
     def of(cls, profiler: str | None = None, executor: str | None = None, lockstep: bool = False,
@@ -54,12 +59,15 @@ def choose_endpoint(t: Target) -> Endpoint:
     """The endpoint for target `t` (not opened yet: the run opens it)."""
     if t.where == BOARDS:
         assert t.profiler is not None
-        return Boards(t.profiler, t.executor, baud=t.baud, reset_on_open=t.reset_on_open)
+        return Boards(t.profiler, t.executor, baud=t.baud, reset_on_open=t.reset_on_open,
+                      latency_timer_ms=t.latency_timer_ms)
     from mmhil.endpoint import BenchEndpoint, LockstepEndpoint   # the bench: only when it is the target
+    from mmhil.linemodel import LineModel
 
     bench: dict[str, Any] = dict(profiler_kind=t.profiler_kind, ppm_profiler=t.ppm_profiler,
                                  ppm_executor=t.ppm_executor, arduino=t.arduino, profiler_elf=t.profiler_elf,
-                                 executor_elf=t.executor_elf, line=t.bench_port)
+                                 executor_elf=t.executor_elf, line=t.bench_port,
+                                 line_model=LineModel.parse(t.line_model))
     if t.where == LOCKSTEP:
         return LockstepEndpoint(**bench)
     return BenchEndpoint(lag_bound_us=t.lag_bound_us, **bench)

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import pytest
 
+from mmhil.linemodel import LineModel, LineModelError
 from mmproto import PROFILER_KINDS
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ class RigTarget:
     profiler_kind: str = "avr"     # bench: the AVR profiler, or the paper's 8051 on ucsim's core
     reset_on_open: bool = True     # boards: opening a port resets its node (a Mega's DTR): listen for its HELLO first
     break_us: float | None = None  # --rig-break-us: every run_experiment stops at the first event past it, and fails
+    line_model: str = "ideal"      # bench: the USB-serial adapter on its lines (--rig-line, mmhil.linemodel)
 
     @property
     def flavour(self) -> str:
@@ -137,6 +139,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                 help="bench: both nodes behave as Arduino Megas (their stock bootloader, a reset when a port opens)")
     g.addoption("--no-reset-on-open", dest="reset_on_open", action="store_false",
                 help="boards: opening the ports does not reset the nodes (no DTR reset): ask for HELLO at once")
+    g.addoption("--rig-line", metavar="MODEL[:k=v]", default="ideal",
+                help="bench: the USB-serial adapter on its lines, as mmrig run --line: ideal (default), "
+                     "ftdi[:latency=MS] or cdc-16u2 (docs/usb-serial.md)")
 
 
 def rig_kind(config: pytest.Config) -> str:
@@ -159,6 +164,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--rig-arduino makes the bench behave as Megas; boards are what they are")
     if config.getoption("rig_profiler_kind") != "avr" and kind == "ports":
         raise pytest.UsageError("--rig-profiler-kind chooses the bench's profiler; a board is what was flashed")
+    try:
+        line = LineModel.parse(config.getoption("rig_line"))
+    except LineModelError as exc:
+        raise pytest.UsageError(f"--rig-line: {exc}") from None
+    if line.kind != "ideal" and kind == "ports":
+        raise pytest.UsageError("--rig-line models the bench's USB-serial adapter; boards have theirs")
     if not config.getoption("reset_on_open") and kind != "ports":
         raise pytest.UsageError("--no-reset-on-open is for boards (--rig ports); the bench's ptys reset nothing")
     for option in ("profiler_elf", "executor_elf"):
@@ -208,7 +219,7 @@ def target_of(config: pytest.Config) -> RigTarget:
                      retries=config.getoption("rig_retries"), baud=config.getoption("rig_baud"),
                      arduino=config.getoption("rig_arduino"), reset_on_open=config.getoption("reset_on_open"),
                      profiler_kind=config.getoption("rig_profiler_kind"), break_us=config.getoption("rig_break_us"),
-                     **elf)
+                     line_model=LineModel.parse(config.getoption("rig_line")).spec, **elf)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -333,7 +344,8 @@ def _mmrig_bench(_mmrig_ready: RigTarget) -> Iterator["Bench | None"]:
 
     bench = Bench(lockstep=rig_target.kind == "lockstep", realtime=rig_target.kind == "bench",
                   profiler_elf=rig_target.profiler_elf, executor_elf=rig_target.executor_elf,
-                  arduino=rig_target.arduino, profiler_kind=rig_target.profiler_kind)
+                  arduino=rig_target.arduino, profiler_kind=rig_target.profiler_kind,
+                  line_model=rig_target.line_model)
     try:
         bench.start()
     except BenchError as exc:
@@ -492,6 +504,7 @@ class Experiment:
         where = Target.of(t.profiler if t.kind == "ports" else None, t.executor, lockstep=t.kind == "lockstep",
                           baud=t.baud, reset_on_open=t.reset_on_open, profiler_elf=t.profiler_elf,
                           executor_elf=t.executor_elf, arduino=t.arduino, profiler_kind=t.profiler_kind,
+                          line_model=t.line_model,
                           lag_bound_us=lag_bound_us)
         endpoint = choose_endpoint(where)
         if isinstance(endpoint, Boards):

@@ -229,6 +229,25 @@ def test_serial_ports_listen_first_unless_told_the_board_does_not_reset(make_win
     assert make_win(ini).connection.reset_on_open.isChecked() is False
 
 
+def test_the_benchs_usb_line_is_chosen_in_the_connection_panel_and_kept(make_win, tmp_path) -> None:
+    """The bench's line model (docs/usb-serial.md): a box on the bench's row, not on the boards' (they have the
+    adapter they have); the run's endpoint gets it, and it is kept between starts."""
+    from mmhil.linemodel import LineModel
+
+    ini = tmp_path / "line.ini"
+    win = make_win(ini)
+    box = win.connection.line_model
+    assert box.isEnabled() and box.currentData() == "ideal"
+    assert [box.itemData(i) for i in range(box.count())] == ["ideal", "ftdi:latency=16", "ftdi:latency=1", "cdc-16u2"]
+    box.setCurrentIndex(box.findData("ftdi:latency=16"))
+    assert win.endpoint().line_model == LineModel("ftdi", 16)
+    win.connection.conn_serial.setChecked(True)
+    assert not box.isVisible() and not box.isEnabled()
+    win.connection.conn_bench.setChecked(True)
+    win.close()
+    assert make_win(ini).connection.line_model.currentData() == "ftdi:latency=16"
+
+
 def test_load_combo_conditions_settings_and_missing_stress_ng(make_win, tmp_path, monkeypatch) -> None:
     from PySide6.QtCore import QSettings
 

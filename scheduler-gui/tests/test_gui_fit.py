@@ -174,7 +174,7 @@ def test_the_compare_window_fits_with_its_plots_and_legend(make_win, qtbot, tmp_
 def test_the_profiler_choice_and_the_run_length_unit_show_whole(make_win, qtbot) -> None:
     win = make_win()
     settle(qtbot, win)
-    for combo in (win.connection.profiler_kind, win.run_settings.length_unit):
+    for combo in (win.connection.profiler_kind, win.connection.line_model, win.run_settings.length_unit):
         fm = QFontMetrics(combo.font())
         longest = max((combo.itemText(i) for i in range(combo.count())), key=fm.horizontalAdvance)
         # the combo is as wide as its style wants for its longest item (text, frame and arrow)

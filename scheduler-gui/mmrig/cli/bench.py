@@ -11,21 +11,23 @@ from pathlib import Path
 
 from mmhil.bench import Bench, BenchError
 
-from .options import add_ppm_options, add_profiler_kind_option
+from .options import add_line_model_option, add_ppm_options, add_profiler_kind_option
 
 
 def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, profiler: Path | None = None,
                          executor: Path | None = None, until_s: float | None = None, realtime: bool = False,
                          lockstep: bool = False, ppm_profiler: int = 0, ppm_executor: int = 0,
                          arduino: bool = False, bootloader: Path | None = None,
-                         unconnected: tuple[str, ...] = (), profiler_kind: str | None = None) -> int:
+                         unconnected: tuple[str, ...] = (), profiler_kind: str | None = None,
+                         line_model: str = "ideal") -> int:
     """`mmrig bench`. arduino: --arduino (both nodes as an Arduino Mega 2560: its bootloader, a reset on each
     open of a port), bootloader: --bootloader HEX, unconnected: one --unconnected GROUP each, profiler_kind:
-    --profiler-kind (avr, or 8051: the 87C51 image on ucsim's core) (docs/bench.md)."""
+    --profiler-kind (avr, or 8051: the 87C51 image on ucsim's core), line_model: --line (the USB-serial adapter
+    on both lines) (docs/bench.md)."""
     bench = Bench(profiler_elf=profiler, executor_elf=executor, run_dir=run_dir, paced=paced and not lockstep,
                   vcd_file=vcd, until_s=until_s, realtime=realtime, lockstep=lockstep, ppm_profiler=ppm_profiler,
                   ppm_executor=ppm_executor, arduino=arduino, bootloader=bootloader, unconnected=tuple(unconnected),
-                  profiler_kind=profiler_kind)
+                  profiler_kind=profiler_kind, line_model=line_model)
     try:
         bench.start()
     except BenchError as exc:
@@ -47,6 +49,8 @@ def run_bench_foreground(run_dir: Path | None, paced: bool, vcd: Path | None, pr
               "application starts), and opening a port resets its node (DTR)")
     if unconnected:
         print(f"unconnected    {', '.join(unconnected)} (inputs with no pull-up pick up noise)")
+    if line_model != "ideal":
+        print(f"USB line       {line_model} on both lines (docs/usb-serial.md)")
     sys.stdout.flush()
     stopping = False
 
@@ -71,7 +75,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run_bench_foreground(args.run_dir, not args.unpaced, args.vcd, args.profiler, args.executor, args.until,
                                 lockstep=args.lockstep, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor,
                                 arduino=args.arduino, bootloader=args.bootloader, unconnected=tuple(args.unconnected),
-                                profiler_kind=args.profiler_kind)
+                                profiler_kind=args.profiler_kind, line_model=args.line)
 
 
 
@@ -88,6 +92,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     bench.add_argument("--executor", type=Path, default=None, help="executor image (default: executor build)")
     bench.add_argument("--until", type=float, default=None, help="stop after this many seconds of virtual time")
     add_profiler_kind_option(bench)
+    add_line_model_option(bench)
     bench.add_argument("--arduino", action="store_true",
                        help="both nodes as an Arduino Mega: the stock bootloader first, a reset when a port is opened")
     bench.add_argument("--bootloader", type=Path, default=None, metavar="HEX",

@@ -7,6 +7,7 @@ import math
 import re
 
 from mmanalysis.schema import NOMINAL_TICK_S
+from mmhil.linemodel import LineModel, LineModelError
 from mmproto import PROFILER_KINDS
 
 
@@ -101,6 +102,29 @@ def add_profiler_kind_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--profiler-kind", choices=PROFILER_KINDS, default="avr",
                    help="the bench's profiler: avr (the ATmega2560 image, input capture; default) or 8051 (the "
                         "paper's 87C51 image on ucsim's core, its event input polled; docs/bench.md)")
+
+
+def line_model(text: str) -> str:
+    """--line MODEL[:k=v]: the bench's USB-serial adapter model (mmhil.linemodel), as the bench takes it."""
+    try:
+        return LineModel.parse(text).spec
+    except LineModelError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def latency_timer_ms(text: str) -> int:
+    """--latency-timer MS: a whole number of ms the FTDI chip takes (1..255)."""
+    if not text.strip().isdigit() or not 1 <= int(text) <= 255:
+        raise argparse.ArgumentTypeError(f"not a whole number of ms from 1 to 255: {text!r}")
+    return int(text)
+
+
+def add_line_model_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--line", type=line_model, default="ideal", metavar="MODEL[:k=v]",
+                   help="the bench: the USB-serial adapter on both lines, in virtual time: ideal (none, the default), "
+                        "ftdi (latency timer 16 ms, ftdi:latency=MS for 1..255; 62 data bytes a packet; 1 ms USB "
+                        "frames) or cdc-16u2 (the Mega's ATmega16U2: a flush every 4.096 ms or past 96 bytes); "
+                        "docs/usb-serial.md")
 
 
 def add_ppm_options(p: argparse.ArgumentParser) -> None:

@@ -38,8 +38,8 @@ from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
 from mmrig.junit import files_words, junit_xml, write_junit
 
 from . import tracehost
-from .options import (add_ppm_options, add_profiler_kind_option, duration_s, parse_interval, parse_rate, percent,
-                      positive_float)
+from .options import (add_line_model_option, add_ppm_options, add_profiler_kind_option, duration_s,
+                      latency_timer_ms, parse_interval, parse_rate, percent, positive_float)
 from .summary import summary_text
 
 
@@ -147,6 +147,11 @@ def check_options(args: argparse.Namespace) -> None:
         raise Refusal("--arduino makes the bench behave as a Mega; boards are what they are")
     if args.profiler_kind != "avr" and args.profiler is not None:
         raise Refusal("--profiler-kind chooses the bench's profiler; a board is what was flashed")
+    if args.latency_timer is not None and args.profiler is None:
+        raise Refusal("--latency-timer sets a board's FTDI adapter; the bench's is --line ftdi:latency=MS")
+    if args.line != "ideal" and args.profiler is not None:
+        raise Refusal("--line models the bench's USB-serial adapter; boards have theirs (--latency-timer sets an "
+                      "FTDI's)")
     if args.profiler_kind == "8051" and args.arduino:
         raise Refusal("--arduino is for the Megas; the 8051 profiler has no bootloader on the bench")
     if (args.profiler is None) != (args.executor is None) and args.mode != "normal":
@@ -261,7 +266,8 @@ def run_files(args: argparse.Namespace) -> list[tuple[str, Path]]:
 def target_of(args: argparse.Namespace) -> Target:
     return Target.of(args.profiler, args.executor, lockstep=args.unpaced, reset_on_open=args.reset_on_open,
                      profiler_kind=args.profiler_kind, ppm_profiler=args.ppm_profiler, ppm_executor=args.ppm_executor,
-                     arduino=args.arduino, lag_bound_us=args.lag_bound_us, bench_port=args.bench_port)
+                     arduino=args.arduino, lag_bound_us=args.lag_bound_us, bench_port=args.bench_port,
+                     line_model=args.line, latency_timer_ms=args.latency_timer)
 
 
 def progress_line(args: argparse.Namespace, cfg: RunConfig, endpoint: Endpoint, lockstep: bool) -> Any:
@@ -311,7 +317,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     target = target_of(args)
     endpoint = choose_endpoint(target)
     if isinstance(endpoint, Boards):
-        for warning in endpoint.warnings():   # an FTDI latency timer above 1 ms: one line each, with the fix
+        if (why := endpoint.latency_timer_problem()) is not None:
+            return inv.refuse(f"--latency-timer: {why}")
+        for warning in endpoint.warnings():   # an FTDI latency timer above 1 ms: one line each, what it costs, the fix
             print(f"mmrig run: WARNING: {warning.text}", file=sys.stderr)
     if cfg.trace and endpoint.trace_path() is not None:
         return inv.refuse(f"--trace: {endpoint.trace_path()}")
@@ -596,6 +604,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--profiler", default=None, help="real profiler port or pyserial URL")
     run.add_argument("--executor", default=None, help="real executor port or pyserial URL")
     add_profiler_kind_option(run)
+    add_line_model_option(run)
+    run.add_argument("--latency-timer", type=latency_timer_ms, default=None, metavar="MS",
+                     help="boards: set the FTDI ports' latency timer to MS (1..255; 1 for timing) for the run and put "
+                          "it back after (root, or the udev rule of docs/usb-serial.md); the sidecar records both")
     run.add_argument("--bench-port", choices=("socket", "pty"), default="socket",
                      help="the bench: which host side of its lines the run opens: socket (the default: the PC's "
                           "bytes reach the bench's reader in the write call itself) or pty (what other programs "

@@ -17,6 +17,7 @@ the GUI) choose which to build. An endpoint
 from __future__ import annotations
 
 import abc
+import dataclasses
 import queue
 import time
 from dataclasses import dataclass, field
@@ -166,7 +167,9 @@ class Boards(Endpoint):
     """Real boards on serial ports (paths such as /dev/ttyUSB0, or pyserial URLs: socket://, rfc2217://).
     A normal-mode run needs no executor. A port on an FTDI adapter whose latency timer is above 1 ms gets a
     warning (`warnings()`, and the sidecar's target section), since the PC reads its frames that much late
-    (usbserial.py; `sysfs` is where the adapters' attributes are read, a fake tree in tests)."""
+    (usbserial.py; `sysfs` is where the adapters' attributes are read, a fake tree in tests). With
+    `latency_timer_ms` the FTDI ports' timers are set to it when the run opens and put back when it closes
+    (`mmrig run --latency-timer MS`; `latency_timer_problem()` says first whether this user may)."""
 
     profiler: str
     executor: str | None = None
@@ -175,7 +178,11 @@ class Boards(Endpoint):
     # an Arduino's USB port resets the board when opened (DTR); False for an adapter wired without that
     # (`mmrig run --no-reset-on-open`)
     reset_on_open: bool = True
+    latency_timer_ms: int | None = None       # the FTDI ports' latency timer for the run (None: left as it is)
     kind: str = field(default="boards", init=False)
+    # the timers the run set, as they were before (kept for the sidecar), and whether they are still set
+    _timers_before: dict[str, "usbserial.LatencyTimer"] = field(default_factory=dict, init=False, repr=False)
+    _timers_live: bool = field(default=False, init=False, repr=False)
 
     def usb_latency_timers(self) -> dict[str, "usbserial.LatencyTimer | None"]:
         """Each given port's FTDI latency timer (None: not an FTDI adapter, a pty or a URL)."""
@@ -186,25 +193,87 @@ class Boards(Endpoint):
 
     def warnings(self, timers: dict | None = None) -> list["usbserial.PortWarning"]:
         """What the user should fix before trusting the timing (code "usb_latency_timer": an FTDI latency
-        timer above 1 ms), one per port; `timers`: the ports' latency timers if already read."""
+        timer above 1 ms, as the run will have it), one per port; `timers`: the ports' latency timers if
+        already read."""
         from . import usbserial
 
-        timers = self.usb_latency_timers() if timers is None else timers
+        timers = self.run_timers(self.usb_latency_timers() if timers is None else timers)
         found = [usbserial.latency_warning(role, t) for role, t in timers.items()]
         return [w for w in found if w is not None]
+
+    def run_timers(self, timers: dict[str, "usbserial.LatencyTimer | None"]
+                   ) -> dict[str, "usbserial.LatencyTimer | None"]:
+        """`timers` as the run has them: at `latency_timer_ms` where it sets them (before, during or after it)."""
+        if self.latency_timer_ms is None:
+            return timers
+        return {role: None if t is None else dataclasses.replace(t, ms=self.latency_timer_ms)
+                for role, t in timers.items()}
+
+    def latency_timer_problem(self) -> str | None:
+        """Why `latency_timer_ms` cannot be set on these ports by this user (no FTDI port among them, a value
+        the chip does not take, no permission), or None."""
+        from . import usbserial
+
+        if self.latency_timer_ms is None:
+            return None
+        timers = {role: t for role, t in self.usb_latency_timers().items() if t is not None}
+        if not timers:
+            ports = ", ".join(p for p in (self.profiler, self.executor) if p)
+            return f"no FTDI port (driver ftdi_sio) among {ports}: nothing has a latency timer to set"
+        return next((why for t in timers.values()
+                     if (why := usbserial.set_problem(t, self.latency_timer_ms)) is not None), None)
 
     def open(self, cfg: RunConfig) -> Ports:
         if not self.profiler:
             raise EndpointError("port_error", "no profiler port given")
         if self.executor is None and cfg.mode != "normal":
             raise EndpointError("port_error", f"a {cfg.mode} run needs the executor's port too")
+        self._set_latency_timers()
         return Ports(self.profiler, self.executor if cfg.mode != "normal" else None, self.reset_on_open)
 
+    def _set_latency_timers(self) -> None:
+        """The FTDI ports' timers to `latency_timer_ms` for the run, each one's value kept to put back."""
+        from . import usbserial
+
+        if self.latency_timer_ms is None or self._timers_live:
+            return
+        self._timers_before.clear()
+        self._timers_live = True
+        for role, timer in self.usb_latency_timers().items():
+            if timer is None:
+                continue
+            try:
+                usbserial.set_latency_timer(timer, self.latency_timer_ms)
+            except usbserial.LatencyTimerError as exc:
+                self.close()                       # the ones set already go back
+                raise EndpointError("latency_timer", str(exc)) from exc
+            self._timers_before[role] = timer
+
+    def close(self) -> None:
+        """The latency timers the run set go back to what they were."""
+        from . import usbserial
+
+        if not self._timers_live:
+            return
+        self._timers_live = False
+        for timer in self._timers_before.values():
+            try:
+                usbserial.set_latency_timer(timer, timer.ms)
+            except usbserial.LatencyTimerError:
+                pass          # unplugged meanwhile: a new plug-in starts at the driver's default anyway
+
     def identity(self) -> dict[str, Any]:
-        timers = self.usb_latency_timers()
+        from . import usbserial
+
+        timers = self.run_timers(self.usb_latency_timers())
         return {"kind": self.kind, "paced": None, "profiler": self.profiler, "executor": self.executor,
                 "bench_pid": None, "reset_on_open": self.reset_on_open,
                 "usb_latency_timer_ms": {role: t.ms if t is not None else None for role, t in timers.items()},
+                "usb_drivers": {role: usbserial.driver(port, self.sysfs)
+                                for role, port in (("profiler", self.profiler), ("executor", self.executor)) if port},
+                "latency_timer_set": None if self.latency_timer_ms is None else
+                {"ms": self.latency_timer_ms, "before_ms": {r: t.ms for r, t in self._timers_before.items()},
+                 "restored": bool(self._timers_before) and not self._timers_live},
                 "warnings": [{"code": w.code, "text": w.text} for w in self.warnings(timers)]}
 
 

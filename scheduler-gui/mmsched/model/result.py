@@ -11,7 +11,7 @@ names the run's files, so a failed `assert result.p99_us < 5.0` tells where to l
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,9 @@ class RunResult:
     sidecar: dict[str, Any]
     csv_path: Path | None
     json_path: Path | None
+    # every TIMECODE frame the run took: (extended timecode, arrival on the run's clock), as the tick estimate
+    # and its error (the sidecar's tick_estimate) rest on them
+    timecodes: list[tuple[int, float]] = field(default_factory=list)
 
     @property
     def valid(self) -> bool:

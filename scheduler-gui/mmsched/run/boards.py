@@ -6,7 +6,8 @@ For each port: the node's HELLO, read as a run reads it (mmproto.Link.handshake,
 the open resets the node: an Arduino's DTR), in words (node kind, protocol and firmware version, clocks,
 tick, baud, reset cause); the HELLO the built image sends at its own boot, field by field (another
 firmware version, another `BAUD=` build, another crystal); the USB-serial latency (an FTDI adapter's
-latency timer, mmsched.link.usbserial; the Mega's own 16U2 flushes every 4.1 ms, fixed). With both nodes found,
+latency timer, mmsched.link.usbserial; the Mega's own 16U2 flushes every 4.1 ms, fixed) and the adapter's driver
+(ftdi_sio, cdc_acm, ch341, ... from sysfs). With both nodes found,
 a short self-test: the LED self-test the firmware shows at reset, and a few events in verification mode
 through the normal Runner.
 
@@ -110,12 +111,15 @@ def mismatch_fixes(port: str, role: str, diff: dict[str, tuple[int, int]]) -> li
 @dataclass(frozen=True)
 class Latency:
     """How late the PC reads a port's bytes because of its USB-serial bridge: `kind` ftdi (a latency timer,
-    settable), acm (a CDC-ACM board such as the Mega's 16U2: 4.1 ms flush, fixed), none (pty, URL, other)."""
+    settable), acm (a CDC-ACM board such as the Mega's 16U2: 4.1 ms flush, fixed), none (pty, URL, other);
+    `driver` the tty's kernel driver as sysfs names it (ftdi_sio, cdc_acm, ch341, ...; None: sysfs does not
+    say, or no adapter)."""
 
     kind: str
     ms: float | None
     fix: str | None = None
     note: str | None = None
+    driver: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -124,17 +128,19 @@ class Latency:
 def latency(port: str, sysfs: Path | str = usbserial.SYSFS) -> Latency:
     """The port's USB-serial latency where Linux shows it (`sysfs`: a fake tree in tests)."""
     timer = usbserial.latency_timer(port, sysfs)
+    driver = usbserial.driver(port, sysfs)
     if timer is not None:
         if timer.ms > usbserial.GOOD_MS:
             return Latency("ftdi", timer.ms, f"{port}: FTDI latency timer {timer.ms} ms (default 16): the PC reads "
-                                             f"frames up to {timer.ms} ms late; set 1 ms: {timer.fix()}")
-        return Latency("ftdi", timer.ms)
+                                             f"frames up to {timer.ms} ms late; set 1 ms for a run (mmrig run "
+                                             f"--latency-timer 1) or: {timer.fix()}", driver=driver)
+        return Latency("ftdi", timer.ms, driver=driver)
     name = usbserial.tty_name(port)
-    if name is not None and name.startswith("ttyACM"):
+    if driver == "cdc_acm" or (driver is None and name is not None and name.startswith("ttyACM")):
         return Latency("acm", ACM_FLUSH_MS, note=f"{port}: a CDC-ACM board (a Mega's ATmega16U2) sends what it has "
                                                  f"every {ACM_FLUSH_MS} ms; fixed in its USB firmware, nothing to set "
-                                                 "(normal mode's tick estimate carries it)")
-    return Latency("none", None)
+                                                 "(normal mode's tick estimate carries it)", driver=driver)
+    return Latency("none", None, driver=driver)
 
 
 @dataclass
@@ -294,7 +300,7 @@ class Report:
 
 
 COLUMNS = ("port", "node", "protocol", "firmware", "cpu_hz", "timer_hz", "tick_ms", "baud", "reset_cause",
-           "image", "usb_latency")
+           "image", "adapter", "usb_latency")
 
 
 def table(report: Report) -> str:
@@ -305,7 +311,8 @@ def table(report: Report) -> str:
         image = "-" if c.image is None else ("same" if not c.diff else "DIFFERS: " + ",".join(c.diff))
         lat = (f"ftdi {c.latency.ms:g} ms" if c.latency.kind == "ftdi" else
                f"acm {c.latency.ms:g} ms (fixed)" if c.latency.kind == "acm" else "-")
-        rows.append([c.port, w.get("node", "NO ANSWER"), *(str(w.get(k, "-")) for k in COLUMNS[2:9]), image, lat])
+        rows.append([c.port, w.get("node", "NO ANSWER"), *(str(w.get(k, "-")) for k in COLUMNS[2:9]), image,
+                     c.latency.driver or "-", lat])
     widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
     return "\n".join("  ".join(v.ljust(widths[i]) for i, v in enumerate(r)).rstrip() for r in rows)
 

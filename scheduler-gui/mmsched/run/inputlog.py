@@ -30,7 +30,7 @@ def run_header(r: RunRecord, sidecar: dict[str, Any]) -> dict[str, Any]:
     target = sidecar.get("target") or {}
     return {"run": sidecar.get("name"), "mode": r.cfg.mode, "baud": r.cfg.baud,
             "images": {k: (firmware.get(k) or {}).get("sha256") for k in ("profiler", "executor", "bench")},
-            "target": {k: target.get(k) for k in ("kind", "profiler_kind", "ppm", "arduino", "paced")}}
+            "target": {k: target.get(k) for k in ("kind", "profiler_kind", "ppm", "arduino", "paced", "line_model")}}
 
 
 def write_record(path: Path, header: dict[str, Any], reads: list[InputRead]) -> dict[str, Any]:

@@ -680,7 +680,8 @@ class Runner:
             except OSError as exc:       # the events stay in the journal: the error says where
                 raise journal.failed(exc) from exc
             journal.remove()
-        return RunResult(self.events, sidecar, csv_path, json_path)
+        return RunResult(self.events, sidecar, csv_path, json_path,
+                         timecodes=list(self.state.tc_arrivals) if self.state is not None else [])
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:

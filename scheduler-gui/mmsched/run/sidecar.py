@@ -26,6 +26,7 @@ from .runrecord import RunRecord
 from .runstate import RunState
 from ..verdict.stats import slack_distribution
 from ..verdict.tracefiles import executor_profile
+from ..verdict.tickestimate import in_window, tick_estimate_section
 
 
 
@@ -146,6 +147,10 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | N
     sidecar["histogram"] = latency_histogram(r.events, r.histogram_us or default_bin_us(cfg.mode))
     if cfg.mode == "mixed":
         sidecar["slack"] = slack_distribution(r.events)
+    if st is not None:       # how far the TIMECODEs' arrivals put each tick's start (a USB adapter's part of it)
+        last_tc = max((e.scheduled_tc for e in r.events), default=None)
+        sidecar["tick_estimate"] = tick_estimate_section(in_window(st.tc_arrivals, st.t0, last_tc),
+                                                         st.tracker.wire_s, st.timebase.tick_s)
     if cfg.mode == "normal" and st is not None:
         sidecar["budget"] = budget_summary(r.events, st.floor, cfg.discipline)
         sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),

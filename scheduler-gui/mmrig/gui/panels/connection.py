@@ -1,5 +1,5 @@
-"""The connection panel: the virtual bench (its profiler the AVR or the paper's 8051 image) or boards on serial
-ports (and whether opening a port resets the board), "Connect / identify" (a probe in a thread of its own),
+"""The connection panel: the virtual bench (its profiler the AVR or the paper's 8051 image, the USB-serial adapter
+its lines model) or boards on serial ports (and whether opening a port resets the board), "Connect / identify" (a probe in a thread of its own),
 and the links' health. It chooses the endpoint through mmrig.endpoints.choose_endpoint."""
 
 from __future__ import annotations
@@ -38,6 +38,16 @@ class ConnectionPanel(QGroupBox):
     PROFILER_KIND_TIP = ("The bench's profiler: the ATmega2560 image, or the paper's 87C51 image on ucsim's 8051 "
                          "core, whose polled event input adds up to 684 us to each stamp (docs/bench.md)")
 
+    LINE_TIP = ("The USB-serial adapter the bench puts on its lines, in virtual time: none, an FTDI cable (its "
+                "latency timer holds the nodes' bytes up to 16 ms, or 1 ms when set so) or the Mega's own 16U2 "
+                "(a flush every 4.1 ms); the scheduler's view of each tick moves by what it holds "
+                "(docs/usb-serial.md)")
+    LINES = (("none (ideal)", "ideal", "no adapter: the node's bytes reach the PC as their stop bit ends"),
+             ("FTDI, 16 ms timer", "ftdi:latency=16", "an FTDI cable at its default latency timer"),
+             ("FTDI, 1 ms timer", "ftdi:latency=1", "an FTDI cable with its latency timer set to 1 ms"),
+             ("Mega's 16U2", "cdc-16u2", "an Arduino Mega's own USB port: its ATmega16U2's firmware flushes every "
+                                         "4.096 ms or past 96 bytes"))
+
     def __init__(self, parent=None) -> None:
         super().__init__("Connection", parent)
         self.mode = "mixed"          # the run settings' mode: normal mode needs no executor port
@@ -58,7 +68,8 @@ class ConnectionPanel(QGroupBox):
             c.setMinimumWidth(150)
         cl.addWidget(QLabel("profiler"), 1, 0)
         cl.addWidget(self.profiler_port, 1, 1)
-        cl.addWidget(QLabel("executor"), 2, 0)
+        self.executor_label = QLabel("executor")
+        cl.addWidget(self.executor_label, 2, 0)
         cl.addWidget(self.executor_port, 2, 1)
         self.refresh_button = QPushButton("Refresh ports")
         self.probe_button = QPushButton("Connect / identify")
@@ -71,6 +82,14 @@ class ConnectionPanel(QGroupBox):
                                       "asking at once (a byte then keeps it in the bootloader). Uncheck for an adapter "
                                       "that does not reset the board (docs/hardware.md).")
         cl.addWidget(self.reset_on_open, 5, 0, 1, 2)
+        self.line_model = QComboBox()
+        for text, spec, tip in self.LINES:
+            self.line_model.addItem(text, spec)
+            self.line_model.setItemData(self.line_model.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.line_model.setToolTip(self.LINE_TIP)
+        # on the bench the executor row chooses the line (the bench's executor has no port to choose; boards have
+        # the adapter they have): on_connection_changed shows one
+        cl.addWidget(self.line_model, 2, 1)
         self.profiler_kind = QComboBox()
         # short names, so the whole of each shows in the panel's width; the rest is each item's tooltip
         for text, kind, tip in (("AVR (ATmega2560)", "avr", "the ATmega2560 image: events stamped by input capture"),
@@ -96,6 +115,7 @@ class ConnectionPanel(QGroupBox):
         self.reset_on_open.setChecked(str(s.value("reset_on_open", "true")).lower() == "true")
         kind = self.profiler_kind.findData(str(s.value("profiler_kind", "avr")))
         self.profiler_kind.setCurrentIndex(kind if kind >= 0 and self.has_8051() else 0)
+        self.line_model.setCurrentIndex(max(0, self.line_model.findData(str(s.value("line_model", "ideal")))))
 
     def save(self, s: QSettings) -> None:
         s.setValue("connection", "serial" if self.conn_serial.isChecked() else "bench")
@@ -103,6 +123,7 @@ class ConnectionPanel(QGroupBox):
         s.setValue("executor_port", self.executor_port.currentText())
         s.setValue("reset_on_open", self.reset_on_open.isChecked())
         s.setValue("profiler_kind", self.profiler_kind.currentData())
+        s.setValue("line_model", self.line_model.currentData())
 
     # ---- state -------------------------------------------------------------------------------------------
     def on_bench(self) -> bool:
@@ -122,6 +143,10 @@ class ConnectionPanel(QGroupBox):
         self.reset_on_open.setVisible(serial_on)
         self.profiler_kind.setEnabled(not serial_on and self.has_8051())
         self.profiler_kind.setVisible(not serial_on)
+        self.line_model.setEnabled(not serial_on)
+        self.line_model.setVisible(not serial_on)
+        self.executor_port.setVisible(serial_on)
+        self.executor_label.setText("executor" if serial_on else "USB line")
         self.profiler_port.setVisible(serial_on)
         self.bench_changed.emit(not serial_on)
 
@@ -159,7 +184,8 @@ class ConnectionPanel(QGroupBox):
         """The bench or the boards, as the radio buttons say (the GUI is an entry point: it chooses; the core
         runs against either). ValueError for a port the run's mode needs and that is not given."""
         if self.conn_bench.isChecked():
-            return choose_endpoint(Target(profiler_kind=self.profiler_kind.currentData()))   # the paced bench
+            return choose_endpoint(Target(profiler_kind=self.profiler_kind.currentData(),      # the paced bench
+                                          line_model=self.line_model.currentData()))
         prof = self.profiler_port.currentText().strip() or None
         exe = self.executor_port.currentText().strip() or None
         if prof is None:
