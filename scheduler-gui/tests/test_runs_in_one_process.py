@@ -1,0 +1,34 @@
+"""A process that runs many lockstep runs one after another (a sweep's point host, a HIL pytest session, a script)
+keeps none of the earlier runs' objects: a run's endpoint, bench handle, links and their reader threads are
+freed by the time the next run starts, over the pty as over the line socket."""
+
+from __future__ import annotations
+
+import weakref
+from pathlib import Path
+
+import pytest
+
+from mmhil import LockstepEndpoint
+from mmhil.bench import ensure_built
+from mmsched.model.config import RunConfig
+from mmsched.run.runner import run
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built() -> None:
+    ensure_built()
+
+
+@pytest.mark.parametrize("line", ["socket", "pty"])
+def test_a_run_leaves_nothing_of_the_runs_before_it(tmp_path: Path, line: str) -> None:
+    endpoints: list[weakref.ref[LockstepEndpoint]] = []
+    for i in range(4):
+        endpoint = LockstepEndpoint(line=line)
+        endpoints.append(weakref.ref(endpoint))
+        result = run(RunConfig(mode="mixed", distance=2, count=5, seed=1, name=f"r{i}", out=tmp_path / f"r{i}"),
+                     endpoint)
+        assert result.valid, result.sidecar["invalid_reason"]
+        del endpoint, result
+    # the last run's own objects may wait for the next run (or the collector's own time); none of the ones before
+    assert [i for i, ref in enumerate(endpoints[:-1]) if ref() is not None] == []
