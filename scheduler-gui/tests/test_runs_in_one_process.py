@@ -4,6 +4,7 @@ freed by the time the next run starts, over the pty as over the line socket."""
 
 from __future__ import annotations
 
+import gc
 import weakref
 from pathlib import Path
 
@@ -32,3 +33,22 @@ def test_a_run_leaves_nothing_of_the_runs_before_it(tmp_path: Path, line: str) -
         del endpoint, result
     # the last run's own objects may wait for the next run (or the collector's own time); none of the ones before
     assert [i for i, ref in enumerate(endpoints[:-1]) if ref() is not None] == []
+
+
+@pytest.mark.parametrize("line", ["socket", "pty"])
+def test_a_runs_objects_are_freed_when_it_ends_without_the_cycle_collector(tmp_path: Path, line: str) -> None:
+    # what holds no reference cycle is freed the moment its last reference goes, whenever the collector would run
+    # (and during a run's events it does not collect the oldest generation at all: quiet.py)
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        endpoint = LockstepEndpoint(line=line)
+        dead = weakref.ref(endpoint)
+        result = run(RunConfig(mode="mixed", distance=2, count=5, seed=1, name="r", out=tmp_path / "r"), endpoint)
+        assert result.valid, result.sidecar["invalid_reason"]
+        del endpoint, result
+        assert dead() is None
+    finally:
+        if was_enabled:
+            gc.enable()
