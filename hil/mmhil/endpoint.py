@@ -454,3 +454,12 @@ class LockstepEndpoint(BenchEndpoint):
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "lockstep": True}
+
+    def close(self) -> None:
+        super().close()
+        if self.stepper is not None:
+            # what `attach` handed the stepper goes: the links' clock is this endpoint's, so links kept here make a
+            # reference cycle (the endpoint, its bench handle, the links and their buffers) that only a full
+            # collection frees, which a run does not make while its events go on (mmsched.host.quiet)
+            self.stepper.links = {}
+            self.stepper.on_step = None

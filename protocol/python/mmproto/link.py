@@ -142,7 +142,23 @@ class _FrameProtocol(serial.threaded.Protocol):
         self.link._received(data)
 
     def connection_lost(self, exc: BaseException | None) -> None:
-        self.link._lost(exc)
+        try:
+            self.link._lost(exc)
+        finally:
+            _drop_tracebacks(exc)
+
+
+def _drop_tracebacks(exc: BaseException | None) -> None:
+    """Forgets the tracebacks of `exc` and of the exceptions it was raised from, which nothing reads after the
+    reader thread ends (LinkDown keeps the words). pyserial's ReaderThread.run keeps the exception that ended it
+    in a local (`error`), whose traceback holds that very frame: a reference cycle through the thread, its port,
+    the protocol and the whole Link, freed only by a full collection (one per hung-up line, 2 a bench run; what a
+    process running many runs kept, with a run's freezing of the interpreter: mmsched.host.quiet)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
 
 
 class _Reader(serial.threaded.ReaderThread):

@@ -141,6 +141,41 @@ def test_the_other_side_closing_gives_one_link_down(inbox) -> None:
         node.close()
 
 
+@pytest.mark.parametrize("far_end_first", [True, False])
+def test_a_closed_link_is_freed_without_the_cycle_collector(inbox, far_end_first: bool) -> None:
+    # its port, reader thread and buffers go with its last reference, whether the node hung up first (the reader
+    # ended on an error) or the link was closed under a waiting read; the collector is off, so that only reference
+    # counting can free them
+    import gc
+    import weakref
+
+    node = FakeNode(hello())
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        link = Link("profiler", node.path, inbox.put).open()
+        link.handshake(2.0)
+        if far_end_first:
+            os.close(node.slave)
+            node.close_master()
+            deadline = time.monotonic() + 3
+            while link.vanished is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert link.vanished is not None
+        port, reader = weakref.ref(link._port), weakref.ref(link._reader)
+        link.close()
+        dead = weakref.ref(link)
+        del link
+        while not inbox.empty():
+            inbox.get()          # (a LinkDown names the node and the time, not the link)
+        assert (dead(), port(), reader()) == (None, None, None)
+    finally:
+        if was_enabled:
+            gc.enable()
+        node.close()
+
+
 def test_other_side_closing_between_two_reads_gives_link_down(inbox) -> None:
     # The same, in the window pyserial's reader does not cover: the pty closes while the link is handling
     # a frame, so the reader's next step is `in_waiting`, which raises a bare OSError (EIO).

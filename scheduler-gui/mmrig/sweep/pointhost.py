@@ -2,12 +2,12 @@
 started on the worker's first task and again every RECYCLE_POINTS points, so that what a point's run leaves
 behind in memory goes with it rather than growing the worker for as long as the cluster lives.
 
-Why a process and why recycled: `run_point` leaves its process about 55 KB larger a point (RSS, 600 10-event
-lockstep points in one plain Python process, no Dask: 136 -> 170 MB, measured 2026-11-28; most of it in pymalloc
-arenas and glibc's heap that stay held while the live Python objects hardly grow: where from is not found), so a
-worker running its points itself grew by some 400 MB over 5,000 points. Started again every RECYCLE_POINTS points
-a host costs the worker one interpreter start with mmrig's imports (0.7 s on the loaded 2-vCPU VM) per
-RECYCLE_POINTS points and holds at most RECYCLE_POINTS x 55 KB more than a fresh one.
+Why a process and why recycled: a safety net. `run_point` left its process ~67 KB larger a point, the runs' reference
+cycles frozen out of the collector's reach (docs/campaigns.md, "Memory across many runs"; fixed: 2,000 runs in one
+process now grow it by 1.1 MB, scheduler-gui/perf/perf_runs_in_one_process.py), so a worker running its points
+itself grew by some 400 MB over 5,000 points. Whatever a point's run may still leave behind goes with its host.
+Started again every RECYCLE_POINTS points a host costs the worker one interpreter start with mmrig's imports
+(0.7 s on the loaded 2-vCPU VM) per RECYCLE_POINTS points.
 
 The host talks to its worker over a socket pair (pickled requests and replies, `multiprocessing.connection`
 framing; the point function travels with cloudpickle, as Dask sends it) and watches a pipe only the worker holds:
