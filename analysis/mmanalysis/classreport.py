@@ -469,18 +469,26 @@ def _fig_text(stat: str, x: Any) -> str:
     return _cell("var (us²)" if stat == "var_us2" else stat, float(x))
 
 
-def key_figure(key: RunSet | None, f: Figure) -> float | None:
-    """F's figure in the key's runs: its valid AVR run of the experiment (the paced one when the key has both,
-    as the students' runs are paced)."""
+def key_run(key: RunSet | None, f: Figure) -> str | None:
+    """The key's run F's figure is read from: its valid AVR run of the experiment (the paced one when the key
+    has both, as the students' runs are paced); None when the key has none."""
     if key is None:
         return None
     p = next(p for p in PAPER if p.key == f.experiment)
     runs = [r for r, m in key.meta.items() if m.get("valid", True) and profiler_kind(m) == "avr"
             and p.match(m.get("config", {})) and (f.variant is None or _variant(m["config"]) == f.variant)]
-    if not runs:
-        return None
     runs.sort(key=lambda r: not (key.meta[r].get("target") or {}).get("paced"))
-    s = summarize(RunSet(key.df[key.df["run"] == runs[0]], {runs[0]: key.meta[runs[0]]}), by="run")
+    return runs[0] if runs else None
+
+
+def key_figure(key: RunSet | None, f: Figure) -> float | None:
+    """F's figure in the key's run key_run names. The key's `run` column is categorical with every run of the
+    key: the run's rows are taken as plain text, so summarize gives the one row of that run."""
+    run = key_run(key, f)
+    if run is None:
+        return None
+    rows = key.df[key.df["run"] == run].assign(run=run)
+    s = summarize(RunSet(rows, {run: key.meta[run]}), by="run")
     return None if s.empty else s.iloc[0][f.stat]
 
 
