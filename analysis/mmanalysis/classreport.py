@@ -28,7 +28,7 @@ import pandas as pd
 from . import canvas
 from . import plots
 from .csvsafe import write_frame
-from .paper import PAPER, PaperRow, observed_from_row, verdict
+from .paper import OTHER_DESIGN, OUR_DESIGN, PAPER, PAPER_DESIGN, PaperRow, design, observed_from_row, verdict
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
 from .labkeyfiles import KEY_FOLDER
@@ -248,14 +248,37 @@ def read_class(path: Path | str) -> ClassRuns:
     return ClassRuns(typed_runset(pd.concat(frames, ignore_index=True), meta), groups, path, key, key_problems)
 
 
+DESIGN_SHORT = {PAPER_DESIGN: "task dispatch", OUR_DESIGN: "ISR dispatch", OTHER_DESIGN: "a task above dispatch"}
+
+
 def _variant(cfg: dict) -> str:
-    """What tells two runs of one paper experiment apart that must not be pooled: mixed mode's event generation,
-    normal mode's discipline (the clock servo, ours beside the paper's naive PC)."""
-    if cfg.get("mode") == "mixed":
-        return f"generation {cfg.get('generation') or 'aligned'}"
+    """What tells two runs of one paper experiment apart that must not be pooled: the executor's design (task
+    dispatch, the paper's, about 37 us on the bench; ISR dispatch, ours, 1.375 us: pooled, they draw a false step
+    at 50 % in the CDF), mixed mode's event generation, normal mode's discipline (the clock servo, ours beside the
+    paper's naive PC). Parts joined by ", ", e.g. "generation aligned, task dispatch"."""
     if cfg.get("mode") == "normal":
         return "disciplined (clock servo)" if cfg.get("discipline") else "naive"
-    return ""
+    d = DESIGN_SHORT[design(cfg)]
+    if cfg.get("mode") == "mixed":
+        return f"generation {cfg.get('generation') or 'aligned'}, {d}"
+    return d
+
+
+# Per experiment, the variant the handout's paper comparison and the grading rest on: a group without a readable
+# AVR run of it gets a row saying so (missing, or the unreadable file that would have filled it). Mixed 1 ahead
+# has two in the handout (exp3 aligned, exp3b free, the paper's method): any one of them fills the experiment.
+PAPER_VARIANT: dict[str, str | None] = {
+    "executor": DESIGN_SHORT[PAPER_DESIGN], "normal": "naive", "mixed1": None,
+    "mixed2": f"generation aligned, {DESIGN_SHORT[PAPER_DESIGN]}",
+    "loaded": f"generation aligned, {DESIGN_SHORT[PAPER_DESIGN]}",
+}
+DEFAULT_PARTS = ("generation aligned", DESIGN_SHORT[PAPER_DESIGN], "naive")
+
+
+def variant_label(v: str) -> str:
+    """The parts of a variant a row's label names: those that are not the paper's (aligned generation, task
+    dispatch, the naive PC), '' when none; 'generation free', 'ISR dispatch'."""
+    return ", ".join(x for x in v.split(", ") if x and x not in DEFAULT_PARTS)
 
 
 def target_flag(kind: str) -> str:
@@ -286,10 +309,13 @@ def _short(run: str) -> str:
     return run.split("/", 1)[1]
 
 
-def _empty_row(g: Group, p: PaperRow) -> Row:
-    """A group without a readable run of P: 'missing', or 'unreadable: FILE: REASON' when a file the reader
-    refused is (by its sidecar's config) a run of P, or may be (its sidecar unreadable too)."""
-    mine = [(f, why) for f, why, cfg in g.unreadable if cfg is not None and p.match(cfg)]
+def _empty_row(g: Group, p: PaperRow, variant: str | None = None) -> Row:
+    """A group without a readable AVR run of P (of VARIANT, when given): 'missing', or 'unreadable: FILE: REASON'
+    when a file the reader refused is (by its sidecar's config) such a run, or may be (its sidecar unreadable
+    too)."""
+    def fills(cfg: dict) -> bool:
+        return p.match(cfg) and (variant is None or _variant(cfg) == variant)
+    mine = [(f, why) for f, why, cfg in g.unreadable if cfg is not None and fills(cfg)]
     unknown = [(f, why) for f, why, cfg in g.unreadable if cfg is None]
     if mine:
         vd, flags = "; ".join(f"unreadable: {f}: {why}" for f, why in mine), "unreadable"
@@ -299,27 +325,34 @@ def _empty_row(g: Group, p: PaperRow) -> Row:
         flags = "missing or unreadable"
     else:
         vd, flags = "no run of this experiment handed in", "missing"
-    return Row(g.name, "", [], [], {h: None for h in TABLE_HEADERS} | {
-        "group": g.name, "runs": "-", "verdict": vd, "flags": flags})
+    label = g.name + (f" ({variant_label(variant)})" if variant and variant_label(variant) else "")
+    return Row(g.name, variant or "", [], [], {h: None for h in TABLE_HEADERS} | {
+        "group": label, "runs": "-", "verdict": vd, "flags": flags})
 
 
 def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
-    """One row per group (and variant of P it has runs of, and profiler kind: an 8051 run is never pooled with
-    the AVR runs); a group without an AVR run of P gets a row too (missing, or unreadable)."""
+    """One row per group and variant of P it has runs of (_variant: the executor's design, mixed mode's generation,
+    normal mode's discipline) and profiler kind: runs of two variants or kinds are never pooled. A group without an
+    AVR run of P's paper variant (PAPER_VARIANT) gets a row too, missing or unreadable, and so does an unreadable
+    file of a variant the group has no readable run of: it shows in the row it would have filled."""
     data = cr.data
     rows = []
+    want = PAPER_VARIANT.get(p.key)
     for g in cr.groups:
         if not g.runs:
             if g.unreadable:
-                rows.append(_empty_row(g, p))
+                rows.append(_empty_row(g, p, want))
             continue
         assert data is not None
         matched = [r for r in g.runs if p.match(data.meta[r].get("config", {}))]
-        if not any(profiler_kind(data.meta[r]) == "avr" for r in matched):
-            rows.append(_empty_row(g, p))
+        avr = {_variant(data.meta[r]["config"]) for r in matched if profiler_kind(data.meta[r]) == "avr"}
+        if (want is None and not avr) or (want is not None and want not in avr):
+            rows.append(_empty_row(g, p, want))
+        lost = sorted({_variant(cfg) for _, _, cfg in g.unreadable if cfg is not None and p.match(cfg)}
+                      - avr - {want})
+        rows += [_empty_row(g, p, v) for v in lost]
         keys = sorted({(profiler_kind(data.meta[r]) != "avr", profiler_kind(data.meta[r]),
                         _variant(data.meta[r]["config"])) for r in matched})
-        many = len({v for _, _, v in keys}) > 1
         for _, kind, v in keys:
             runs = [r for r in matched if profiler_kind(data.meta[r]) == kind and _variant(data.meta[r]["config"]) == v]
             why = {r: left_out_why(r, data.meta[r]) for r in runs}
@@ -336,7 +369,8 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
             elif s is None:
                 vd = "no events in these runs"
             else:
-                vd = verdict(p, observed_from_row(s, gens.pop() if len(gens) == 1 else None, bench))
+                vd = verdict(p, observed_from_row(s, gens.pop() if len(gens) == 1 else None, bench,
+                                                  design(data.meta[pooled[0]]["config"])))
             kinds = sorted({run_kind(data.meta[r]) for r in runs})
             flags = [target_flag(k) for k in kinds]
             if kind != "avr":
@@ -347,7 +381,7 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
             for r, w in left:
                 flags.append(f"{_short(r)}: {w}")
             get = (lambda k: s[k]) if s is not None else (lambda k: None)
-            label = g.name + (f" ({v})" if many or v.startswith(("generation free", "disc")) else "") + \
+            label = g.name + (f" ({variant_label(v)})" if variant_label(v) else "") + \
                 ("" if kind == "avr" else f" [{kind}]")
             rows.append(Row(g.name, v, shown, left, {
                 "group": label,
@@ -426,13 +460,14 @@ def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
 @dataclass(frozen=True)
 class Figure:
     """A figure a question's answer rests on: the STAT (a summarize column) of the group's valid AVR runs of the
-    paper's EXPERIMENT (PaperRow.key; VARIANT: _variant's value, None any). EXPECTED: the range docs/lab-instructor.md
+    paper's EXPERIMENT (PaperRow.key) and VARIANT (_variant's value: the design, generation or discipline the
+    question is about, so exp1i's ISR dispatch is never read as exp1). EXPECTED: the range docs/lab-instructor.md
     "Expected ranges" gives for the bench (a 2-core machine with real-time priority), None where it gives none;
     NEAR_KEY: the group's figure should be the key's (within 10 %, or 1 us): the executor's dispatch on the
     bench's exact clock, which the PC cannot move."""
     question: str
     experiment: str
-    variant: str | None
+    variant: str
     stat: str
     what: str
     expected: tuple[float, float] | None = None
@@ -443,18 +478,21 @@ class Figure:
 # The figures and ranges are docs/lab-instructor.md's "Expected ranges" table (bench) as of this commit; "a few
 # hundred us" is read as 100-1000 us. The key's own figures, when its runs are in the class folder, come first.
 GRADING: tuple[Figure, ...] = (
-    Figure("Q1", "executor", None, "mean_us", "exp1 executor alone: mean (us)", near_key=True),
-    Figure("Q1", "executor", None, "var_us2", "exp1 executor alone: variance (us²)"),
-    Figure("Q1, Q4", "mixed2", "generation aligned", "mean_us", "exp4 mixed 2 ahead: mean (us)", near_key=True),
-    Figure("Q4", "mixed2", "generation aligned", "p99_us", "exp4 mixed 2 ahead: p99 (us)"),
+    Figure("Q1", "executor", "task dispatch", "mean_us", "exp1 executor alone: mean (us)", near_key=True),
+    Figure("Q1", "executor", "task dispatch", "var_us2", "exp1 executor alone: variance (us²)"),
+    Figure("Q1, Q4", "mixed2", "generation aligned, task dispatch", "mean_us", "exp4 mixed 2 ahead: mean (us)",
+           near_key=True),
+    Figure("Q4", "mixed2", "generation aligned, task dispatch", "p99_us", "exp4 mixed 2 ahead: p99 (us)"),
     Figure("Q2", "normal", "naive", "mean_us", "exp2 normal mode: mean (us)", (100, 1000), "a few hundred us"),
     Figure("Q2, Q4", "normal", "naive", "p99_us", "exp2 normal mode: p99 (us)", (1000, 1500), "about 1-1.5 ms"),
     Figure("Q1, Q4", "normal", "naive", "max_us", "exp2 normal mode: max (us)", (1500, 3000), "1.5-3 ms"),
     Figure("Q2", "normal", "naive", "ok_share", "exp2 normal mode: on time", (0.90, 0.97), "90-97 %"),
-    Figure("Q6", "mixed1", "generation free", "ok_share", "exp3b mixed 1 ahead, free-running: on time", (0.60, 0.70),
+    Figure("Q6", "mixed1", "generation free, task dispatch", "ok_share", "exp3b mixed 1 ahead, free-running: on time", (0.60, 0.70),
            "about 60-70 %"),
-    Figure("Q9", "loaded", None, "missed", "exp5 heavy load: missed events", (0, 0), "none"),
-    Figure("Q9", "loaded", None, "mean_us", "exp5 heavy load: mean (us)", near_key=True),
+    Figure("Q9", "loaded", "generation aligned, task dispatch", "missed", "exp5 heavy load: missed events", (0, 0),
+           "none"),
+    Figure("Q9", "loaded", "generation aligned, task dispatch", "mean_us", "exp5 heavy load: mean (us)",
+           near_key=True),
 )
 GRADING_HEADERS = ["question", "figure", "the group's", "the key's", "expected (instructor's guide)", "as expected?"]
 
@@ -476,7 +514,7 @@ def key_run(key: RunSet | None, f: Figure) -> str | None:
         return None
     p = next(p for p in PAPER if p.key == f.experiment)
     runs = [r for r, m in key.meta.items() if m.get("valid", True) and profiler_kind(m) == "avr"
-            and p.match(m.get("config", {})) and (f.variant is None or _variant(m["config"]) == f.variant)]
+            and p.match(m.get("config", {})) and _variant(m["config"]) == f.variant]
     runs.sort(key=lambda r: not (key.meta[r].get("target") or {}).get("paced"))
     return runs[0] if runs else None
 
@@ -497,8 +535,9 @@ def grading_rows(cr: ClassRuns, tables: dict[str, list[Row]], g: Group) -> list[
     the key's, the instructor's guide's range, and whether the group's is as expected ('-': nothing to check)."""
     out = []
     for f in GRADING:
-        row = next((r for r in tables.get(f.experiment, []) if r.group == g.name and r.kind == "avr" and r.shown
-                    and r.stats is not None and (f.variant is None or r.variant == f.variant)), None)
+        mine = [r for r in tables.get(f.experiment, []) if r.group == g.name and r.kind == "avr"
+                and r.variant == f.variant]
+        row = next((r for r in mine if r.shown and r.stats is not None), None)
         x = None if row is None else row.stats[f.stat]
         k = key_figure(cr.key, f)
         ok = "-"
@@ -509,8 +548,20 @@ def grading_rows(cr: ClassRuns, tables: dict[str, list[Row]], g: Group) -> list[
             elif f.expected is not None and bench:
                 ok = "yes" if f.expected[0] <= x <= f.expected[1] else "no"
         exp = f.expected_text or ("the key's" if f.near_key else "")
-        out.append([f.question, f.what, _fig_text(f.stat, x), _fig_text(f.stat, k), exp or "-", ok])
+        out.append([f.question, f.what, _fig_text(f.stat, x) if row is not None else _absent(mine),
+                    _fig_text(f.stat, k), exp or "-", ok])
     return out
+
+
+def _absent(rows: list[Row]) -> str:
+    """The group's cell of a figure it has no valid run for, from the experiment table's row of that variant:
+    'unreadable' (a file the reader refused would have filled it), 'no valid run', 'missing'."""
+    flags = " ".join(str(r.values.get("flags") or "") for r in rows)
+    if "unreadable" in flags:
+        return "unreadable"
+    if any(r.left_out for r in rows):
+        return "no valid run"
+    return "missing"
 
 
 def _group_line(g: Group, cr: ClassRuns, out: Path) -> tuple[str, str]:

@@ -50,33 +50,52 @@ def outputs(nb) -> tuple[list[str], int]:
     return texts, images
 
 
-# `mmrig lab key`'s eleven runs (mmrig.labkey.runs.RUNS) as generated stand-ins: name -> (synth experiment,
-# generation, dispatch, paced). The two step-5 runs are left out: their executor load puts a task above the
-# timecode task (no paper experiment), or they are lockstep mixed runs the key never reads before the paced one.
+
+# The runs of the lab as generated stand-ins: name -> (synth experiment, generation, dispatch, paced, discipline).
+# HANDIN: the nine runs `mmrig demo` makes (docs/lab.md step 3); KEY: those of `mmrig lab key`
+# (mmrig.labkey.runs.RUNS) the class report grades with, lockstep or paced as the key makes them (its two step-5
+# runs are no paper experiment's: left out).
+HANDIN_RUNS = {
+    "exp1-verification": ("verification", "aligned", "task", True, False),
+    "exp1i-verification-isr": ("verification", "aligned", "isr", True, False),
+    "exp2-normal": ("normal-1ahead", "aligned", "task", True, False),
+    "exp2b-normal-disciplined": ("normal-1ahead", "aligned", "task", True, True),
+    "exp3-mixed-1ahead": ("mixed-1ahead", "aligned", "task", True, False),
+    "exp3b-mixed-1ahead-free": ("mixed-1ahead", "free", "task", True, False),
+    "exp4-mixed-2ahead": ("mixed-2ahead", "aligned", "task", True, False),
+    "exp4i-mixed-2ahead-isr": ("mixed-2ahead", "aligned", "isr", True, False),
+    "exp5-mixed-2ahead-load": ("mixed-2ahead-loaded", "aligned", "task", True, False),
+}
 KEY_RUNS = {
-    "exp1-verification": ("verification", "aligned", "task", False),
-    "exp1i-verification-isr": ("verification", "aligned", "isr", False),
-    "exp2-normal": ("normal-1ahead", "aligned", "task", True),
-    "exp3-mixed-1ahead": ("mixed-1ahead", "aligned", "task", False),
-    "exp3b-mixed-1ahead-free": ("mixed-1ahead", "free", "task", True),
-    "exp4-mixed-2ahead": ("mixed-2ahead", "aligned", "task", False),
-    "exp4i-mixed-2ahead-isr": ("mixed-2ahead", "aligned", "isr", False),
-    "exp4p-mixed-2ahead-paced": ("mixed-2ahead", "aligned", "task", True),
-    "exp5-mixed-2ahead-load": ("mixed-2ahead-loaded", "aligned", "task", True),
+    "exp1-verification": ("verification", "aligned", "task", False, False),
+    "exp1i-verification-isr": ("verification", "aligned", "isr", False, False),
+    "exp2-normal": ("normal-1ahead", "aligned", "task", True, False),
+    "exp3-mixed-1ahead": ("mixed-1ahead", "aligned", "task", False, False),
+    "exp3b-mixed-1ahead-free": ("mixed-1ahead", "free", "task", True, False),
+    "exp4-mixed-2ahead": ("mixed-2ahead", "aligned", "task", False, False),
+    "exp4i-mixed-2ahead-isr": ("mixed-2ahead", "aligned", "isr", False, False),
+    "exp4p-mixed-2ahead-paced": ("mixed-2ahead", "aligned", "task", True, False),
+    "exp5-mixed-2ahead-load": ("mixed-2ahead-loaded", "aligned", "task", True, False),
 }
 
 
-def standin_key(folder: Path, count: int = 40) -> Path:
-    """Generated stand-ins for the runs `mmrig lab key --out CLASS/lab-key.md` writes to FOLDER (CLASS/lab-key-runs/):
-    the key's names and configs, each drawn with a seed of its own so no two runs share their figures."""
+def standin_runs(folder: Path, runs: dict[str, tuple], seed: int = 900, count: int = 40) -> Path:
+    """Generated stand-ins (mmanalysis.synth, posing as bench runs) of RUNS (HANDIN_RUNS, KEY_RUNS) in FOLDER,
+    each drawn with a seed of its own so no two runs share their figures."""
     import json
 
     from mmanalysis import synth
 
-    for i, (name, (experiment, generation, dispatch, paced)) in enumerate(KEY_RUNS.items()):
-        csv = synth._handin_run(folder, name, experiment, "bench", count, 900 + i, generation, dispatch=dispatch)
+    for i, (name, (experiment, generation, dispatch, paced, discipline)) in enumerate(runs.items()):
+        csv = synth._handin_run(folder, name, experiment, "bench", count, seed + i, generation, dispatch=dispatch)
         js = csv.with_suffix(".json")
         meta = json.loads(js.read_text())
         meta["target"]["paced"] = paced
+        meta["config"]["discipline"] = discipline
         js.write_text(json.dumps(meta, indent=2) + "\n")
     return folder
+
+
+def standin_key(folder: Path, count: int = 40) -> Path:
+    """Stand-ins for the runs `mmrig lab key --out CLASS/lab-key.md` writes to FOLDER (CLASS/lab-key-runs/)."""
+    return standin_runs(folder, KEY_RUNS, 900, count)

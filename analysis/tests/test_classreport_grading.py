@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from mma_helpers import standin_key  # noqa: E402
+from mma_helpers import HANDIN_RUNS, standin_key, standin_runs  # noqa: E402
 
 from mmanalysis import classreport  # noqa: E402
 from mmanalysis.reader import RunSet  # noqa: E402
@@ -39,3 +39,57 @@ def test_the_keys_figures_are_read_from_the_run_they_name(key):
         assert len(want) == 1
         got = classreport.key_figure(key, f)
         assert got == pytest.approx(want.iloc[0][f.stat], nan_ok=True), (f.what, got, want.iloc[0][f.stat])
+
+
+@pytest.fixture(scope="module")
+def designs_class(tmp_path_factory) -> Path:
+    """group-a: the demo's nine runs (task and ISR dispatch of exp1 and exp4, exp3 and exp3b, ...) as its hand-in;
+    group-b: the same with its exp4 (task dispatch) CSV cut short, its exp4i readable."""
+    from mmanalysis import synth
+
+    d = tmp_path_factory.mktemp("designs") / "class"
+    for g in ("group-a", "group-b"):
+        standin_runs(d / g / "results", HANDIN_RUNS)
+        (d / g / "lab.html").write_text(synth.LAB_HTML)
+    synth.cut_short(d / "group-b" / "results" / "exp4-mixed-2ahead.csv")
+    return d
+
+
+def _grading(rep, group: str) -> dict[str, list[str]]:
+    md = rep.md.read_text().split("## Grading", 1)[1]
+    body = md.split(f"\n### {group}\n", 1)[1].split("\n### ", 1)[0]
+    rows = [[c.strip() for c in line.strip().strip("|").split("|")] for line in body.splitlines()
+            if line.startswith("| Q")]
+    return {r[1]: r for r in rows}
+
+
+def test_task_and_isr_dispatch_are_never_pooled(designs_class, tmp_path):
+    rep = classreport.class_report(designs_class, tmp_path / "rep", figures=False)
+    ex = {r.values["group"]: r for r in rep.tables["executor"] if r.group == "group-a"}
+    assert set(ex) == {"group-a", "group-a (ISR dispatch)"}
+    assert ex["group-a"].shown == ["group-a/exp1-verification"]
+    assert ex["group-a (ISR dispatch)"].shown == ["group-a/exp1i-verification-isr"]
+    assert ex["group-a"].values["mean (us)"] == pytest.approx(36.875)
+    assert ex["group-a (ISR dispatch)"].values["mean (us)"] == pytest.approx(1.375)
+    assert "ours" in ex["group-a (ISR dispatch)"].values["verdict"]
+    m2 = {r.values["group"]: r for r in rep.tables["mixed2"] if r.group == "group-a"}
+    assert set(m2) == {"group-a", "group-a (ISR dispatch)"}
+    assert m2["group-a"].shown == ["group-a/exp4-mixed-2ahead"]
+    normal = {r.values["group"]: r.shown for r in rep.tables["normal"] if r.group == "group-a"}
+    assert normal == {"group-a": ["group-a/exp2-normal"],
+                      "group-a (disciplined (clock servo))": ["group-a/exp2b-normal-disciplined"]}
+    grading = _grading(rep, "group-a")
+    assert grading["exp1 executor alone: mean (us)"][2] == "36.88"
+    assert grading["exp1 executor alone: variance (us²)"][2] == "0 us²"
+    assert grading["exp4 mixed 2 ahead: mean (us)"][2] == "36.88"
+
+
+def test_an_unreadable_run_shows_in_the_row_it_would_have_filled(designs_class, tmp_path):
+    rep = classreport.class_report(designs_class, tmp_path / "rep", figures=False)
+    m2 = {r.values["group"]: r for r in rep.tables["mixed2"] if r.group == "group-b"}
+    assert set(m2) == {"group-b", "group-b (ISR dispatch)"}
+    assert m2["group-b"].values["flags"] == "unreadable"
+    assert m2["group-b"].values["verdict"].startswith("unreadable: group-b/results/exp4-mixed-2ahead.csv: ")
+    grading = _grading(rep, "group-b")
+    for what in ("exp4 mixed 2 ahead: mean (us)", "exp4 mixed 2 ahead: p99 (us)"):
+        assert grading[what][2] == "unreadable", grading[what]
