@@ -28,9 +28,12 @@ import pandas as pd
 from . import canvas
 from . import plots
 from .csvsafe import write_frame
-from .paper import OTHER_DESIGN, OUR_DESIGN, PAPER, PAPER_DESIGN, PaperRow, design, observed_from_row, verdict
+from .paper import PAPER, PaperRow, design, observed_from_row, verdict
+from .runvariant import PAPER_VARIANT, variant_label
+from .runvariant import variant as variant_of
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
+from .classgrading import GRADING_HEADERS, grade
 from .labkeyfiles import KEY_FOLDER
 from .safefiles import atomic_write, output_folder
 from .report import _cell, html_page, html_table, md_table, shorten
@@ -248,39 +251,6 @@ def read_class(path: Path | str) -> ClassRuns:
     return ClassRuns(typed_runset(pd.concat(frames, ignore_index=True), meta), groups, path, key, key_problems)
 
 
-DESIGN_SHORT = {PAPER_DESIGN: "task dispatch", OUR_DESIGN: "ISR dispatch", OTHER_DESIGN: "a task above dispatch"}
-
-
-def _variant(cfg: dict) -> str:
-    """What tells two runs of one paper experiment apart that must not be pooled: the executor's design (task
-    dispatch, the paper's, about 37 us on the bench; ISR dispatch, ours, 1.375 us: pooled, they draw a false step
-    at 50 % in the CDF), mixed mode's event generation, normal mode's discipline (the clock servo, ours beside the
-    paper's naive PC). Parts joined by ", ", e.g. "generation aligned, task dispatch"."""
-    if cfg.get("mode") == "normal":
-        return "disciplined (clock servo)" if cfg.get("discipline") else "naive"
-    d = DESIGN_SHORT[design(cfg)]
-    if cfg.get("mode") == "mixed":
-        return f"generation {cfg.get('generation') or 'aligned'}, {d}"
-    return d
-
-
-# Per experiment, the variant the handout's paper comparison and the grading rest on: a group without a readable
-# AVR run of it gets a row saying so (missing, or the unreadable file that would have filled it). Mixed 1 ahead
-# has two in the handout (exp3 aligned, exp3b free, the paper's method): any one of them fills the experiment.
-PAPER_VARIANT: dict[str, str | None] = {
-    "executor": DESIGN_SHORT[PAPER_DESIGN], "normal": "naive", "mixed1": None,
-    "mixed2": f"generation aligned, {DESIGN_SHORT[PAPER_DESIGN]}",
-    "loaded": f"generation aligned, {DESIGN_SHORT[PAPER_DESIGN]}",
-}
-DEFAULT_PARTS = ("generation aligned", DESIGN_SHORT[PAPER_DESIGN], "naive")
-
-
-def variant_label(v: str) -> str:
-    """The parts of a variant a row's label names: those that are not the paper's (aligned generation, task
-    dispatch, the naive PC), '' when none; 'generation free', 'ISR dispatch'."""
-    return ", ".join(x for x in v.split(", ") if x and x not in DEFAULT_PARTS)
-
-
 def target_flag(kind: str) -> str:
     """The table's flag for a run_kind: 'bench', 'boards', 'SYNTHETIC', 'SYNTHETIC (bench-like)'."""
     if kind.startswith("synthetic:"):
@@ -314,7 +284,7 @@ def _empty_row(g: Group, p: PaperRow, variant: str | None = None) -> Row:
     when a file the reader refused is (by its sidecar's config) such a run, or may be (its sidecar unreadable
     too)."""
     def fills(cfg: dict) -> bool:
-        return p.match(cfg) and (variant is None or _variant(cfg) == variant)
+        return p.match(cfg) and (variant is None or variant_of(cfg) == variant)
     mine = [(f, why) for f, why, cfg in g.unreadable if cfg is not None and fills(cfg)]
     unknown = [(f, why) for f, why, cfg in g.unreadable if cfg is None]
     if mine:
@@ -345,16 +315,16 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
             continue
         assert data is not None
         matched = [r for r in g.runs if p.match(data.meta[r].get("config", {}))]
-        avr = {_variant(data.meta[r]["config"]) for r in matched if profiler_kind(data.meta[r]) == "avr"}
+        avr = {variant_of(data.meta[r]["config"]) for r in matched if profiler_kind(data.meta[r]) == "avr"}
         if (want is None and not avr) or (want is not None and want not in avr):
             rows.append(_empty_row(g, p, want))
-        lost = sorted({_variant(cfg) for _, _, cfg in g.unreadable if cfg is not None and p.match(cfg)}
+        lost = sorted({variant_of(cfg) for _, _, cfg in g.unreadable if cfg is not None and p.match(cfg)}
                       - avr - {want})
         rows += [_empty_row(g, p, v) for v in lost]
         keys = sorted({(profiler_kind(data.meta[r]) != "avr", profiler_kind(data.meta[r]),
-                        _variant(data.meta[r]["config"])) for r in matched})
+                        variant_of(data.meta[r]["config"])) for r in matched})
         for _, kind, v in keys:
-            runs = [r for r in matched if profiler_kind(data.meta[r]) == kind and _variant(data.meta[r]["config"]) == v]
+            runs = [r for r in matched if profiler_kind(data.meta[r]) == kind and variant_of(data.meta[r]["config"]) == v]
             why = {r: left_out_why(r, data.meta[r]) for r in runs}
             shown = [r for r in runs if not why[r]]
             left = [(r, why[r]) for r in runs if why[r]]
@@ -453,115 +423,6 @@ def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
             r[i] = shorten(r[i], FLAG_CHARS - len(f" [{len(notes)}]")) + f" [{len(notes)}]"
         out.append(r)
     return md_table(headers, out)
-
-
-# ---- grading: each group's figures beside the key's ----
-
-@dataclass(frozen=True)
-class Figure:
-    """A figure a question's answer rests on: the STAT (a summarize column) of the group's valid AVR runs of the
-    paper's EXPERIMENT (PaperRow.key) and VARIANT (_variant's value: the design, generation or discipline the
-    question is about, so exp1i's ISR dispatch is never read as exp1). EXPECTED: the range docs/lab-instructor.md
-    "Expected ranges" gives for the bench (a 2-core machine with real-time priority), None where it gives none;
-    NEAR_KEY: the group's figure should be the key's (within 10 %, or 1 us): the executor's dispatch on the
-    bench's exact clock, which the PC cannot move."""
-    question: str
-    experiment: str
-    variant: str
-    stat: str
-    what: str
-    expected: tuple[float, float] | None = None
-    expected_text: str = ""
-    near_key: bool = False
-
-
-# The figures and ranges are docs/lab-instructor.md's "Expected ranges" table (bench) as of this commit; "a few
-# hundred us" is read as 100-1000 us. The key's own figures, when its runs are in the class folder, come first.
-GRADING: tuple[Figure, ...] = (
-    Figure("Q1", "executor", "task dispatch", "mean_us", "exp1 executor alone: mean (us)", near_key=True),
-    Figure("Q1", "executor", "task dispatch", "var_us2", "exp1 executor alone: variance (us²)"),
-    Figure("Q1, Q4", "mixed2", "generation aligned, task dispatch", "mean_us", "exp4 mixed 2 ahead: mean (us)",
-           near_key=True),
-    Figure("Q4", "mixed2", "generation aligned, task dispatch", "p99_us", "exp4 mixed 2 ahead: p99 (us)"),
-    Figure("Q2", "normal", "naive", "mean_us", "exp2 normal mode: mean (us)", (100, 1000), "a few hundred us"),
-    Figure("Q2, Q4", "normal", "naive", "p99_us", "exp2 normal mode: p99 (us)", (1000, 1500), "about 1-1.5 ms"),
-    Figure("Q1, Q4", "normal", "naive", "max_us", "exp2 normal mode: max (us)", (1500, 3000), "1.5-3 ms"),
-    Figure("Q2", "normal", "naive", "ok_share", "exp2 normal mode: on time", (0.90, 0.97), "90-97 %"),
-    Figure("Q6", "mixed1", "generation free, task dispatch", "ok_share", "exp3b mixed 1 ahead, free-running: on time", (0.60, 0.70),
-           "about 60-70 %"),
-    Figure("Q9", "loaded", "generation aligned, task dispatch", "missed", "exp5 heavy load: missed events", (0, 0),
-           "none"),
-    Figure("Q9", "loaded", "generation aligned, task dispatch", "mean_us", "exp5 heavy load: mean (us)",
-           near_key=True),
-)
-GRADING_HEADERS = ["question", "figure", "the group's", "the key's", "expected (instructor's guide)", "as expected?"]
-
-
-def _fig_text(stat: str, x: Any) -> str:
-    if x is None or (isinstance(x, float) and x != x):
-        return "-"
-    if stat == "ok_share":
-        return f"{100 * float(x):.1f} %"
-    if stat == "missed":
-        return str(int(x))
-    return _cell("var (us²)" if stat == "var_us2" else stat, float(x))
-
-
-def key_run(key: RunSet | None, f: Figure) -> str | None:
-    """The key's run F's figure is read from: its valid AVR run of the experiment (the paced one when the key
-    has both, as the students' runs are paced); None when the key has none."""
-    if key is None:
-        return None
-    p = next(p for p in PAPER if p.key == f.experiment)
-    runs = [r for r, m in key.meta.items() if m.get("valid", True) and profiler_kind(m) == "avr"
-            and p.match(m.get("config", {})) and _variant(m["config"]) == f.variant]
-    runs.sort(key=lambda r: not (key.meta[r].get("target") or {}).get("paced"))
-    return runs[0] if runs else None
-
-
-def key_figure(key: RunSet | None, f: Figure) -> float | None:
-    """F's figure in the key's run key_run names. The key's `run` column is categorical with every run of the
-    key: the run's rows are taken as plain text, so summarize gives the one row of that run."""
-    run = key_run(key, f)
-    if run is None:
-        return None
-    rows = key.df[key.df["run"] == run].assign(run=run)
-    s = summarize(RunSet(rows, {run: key.meta[run]}), by="run")
-    return None if s.empty else s.iloc[0][f.stat]
-
-
-def grading_rows(cr: ClassRuns, tables: dict[str, list[Row]], g: Group) -> list[list[str]]:
-    """GRADING's figures for the group G: its figure (the valid AVR runs' pooled row of the experiment tables),
-    the key's, the instructor's guide's range, and whether the group's is as expected ('-': nothing to check)."""
-    out = []
-    for f in GRADING:
-        mine = [r for r in tables.get(f.experiment, []) if r.group == g.name and r.kind == "avr"
-                and r.variant == f.variant]
-        row = next((r for r in mine if r.shown and r.stats is not None), None)
-        x = None if row is None else row.stats[f.stat]
-        k = key_figure(cr.key, f)
-        ok = "-"
-        bench = row is not None and all(run_kind(cr.data.meta[r]).endswith("bench") for r in row.shown)
-        if x is not None and x == x:
-            if f.near_key and k is not None and k == k:
-                ok = "yes" if abs(x - k) <= max(1.0, 0.1 * abs(k)) else "no"
-            elif f.expected is not None and bench:
-                ok = "yes" if f.expected[0] <= x <= f.expected[1] else "no"
-        exp = f.expected_text or ("the key's" if f.near_key else "")
-        out.append([f.question, f.what, _fig_text(f.stat, x) if row is not None else _absent(mine),
-                    _fig_text(f.stat, k), exp or "-", ok])
-    return out
-
-
-def _absent(rows: list[Row]) -> str:
-    """The group's cell of a figure it has no valid run for, from the experiment table's row of that variant:
-    'unreadable' (a file the reader refused would have filled it), 'no valid run', 'missing'."""
-    flags = " ".join(str(r.values.get("flags") or "") for r in rows)
-    if "unreadable" in flags:
-        return "unreadable"
-    if any(r.left_out for r in rows):
-        return "no valid run"
-    return "missing"
 
 
 def _group_line(g: Group, cr: ClassRuns, out: Path) -> tuple[str, str]:
@@ -673,7 +534,8 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         h += ["<h2>Grading: each group's figures beside the key's</h2>", f"<p>{html.escape(words)}</p>"]
         for g in cr.groups:
             line_md, line_h = _group_line(g, cr, out)
-            rows = grading_rows(cr, tables, g) if g.runs else []
+            rows = [x.cells for x in grade(cr.data, cr.key, {k: [r for r in rs if r.group == g.name and r.kind == "avr"]
+                                                             for k, rs in tables.items()})] if g.runs else []
             md += [f"### {g.name}", "", line_md, ""] + ([md_table(GRADING_HEADERS, rows), ""] if rows else
                                                          ["No readable run.", ""])
             h += [f"<h3>{html.escape(g.name)}</h3>", line_h] + ([html_table(GRADING_HEADERS, rows)] if rows else
