@@ -162,7 +162,17 @@ def key_figure(key: RunSet | None, f: Figure) -> float | None:
 
 
 def judge(f: Figure, x: float | None, key: float | None, bench: bool) -> str:
-    """'yes', 'no: WHY' or '-' (nothing to check: no figure, no key for a key figure, no range off the bench)."""
+    """'yes', 'no: WHY' or '-' (nothing to check: no figure, no key for a key figure, no range off the bench). A
+    figure out of its range says so whether the key's is or not, and adds when the key's own is out too: the
+    range may not fit this machine (a key made here gave an exp2 max of 13.5 ms, against 1.5-3 ms)."""
+    out = _judge(f, x, key, bench)
+    if out.startswith("no: ") and not f.near_key and key is not None and key == key \
+            and _judge(f, key, None, True).startswith("no: "):
+        out += f"; the key's {fig_text(f.stat, key)} too: the range may not fit this machine"
+    return out
+
+
+def _judge(f: Figure, x: float | None, key: float | None, bench: bool) -> str:
     if x is None or x != x:
         return "-"
     if f.near_key:

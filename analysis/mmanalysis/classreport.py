@@ -527,8 +527,11 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
                    f"CLASS/{KEY_FOLDER}/, and they fill the key's column)")
         words = ("Per group, the figures the questions rest on: the group's (its valid AVR runs, pooled as in the "
                  f"tables above) beside the key's ({src_key}) and the range docs/lab-instructor.md \"Expected "
-                 "ranges\" gives for the bench; 'as expected?' is yes or no where there is something to check "
-                 "(within 10 % or 1 us of the key's figure, or inside the range: bench runs only, generated ones posing as bench too), else '-'. The "
+                 "ranges\" gives for the bench, read as a bound a better figure passes; 'as expected?' is yes, or no "
+                 "with the reason, where there is something to check (within 10 % or 1 us of the key's figure, or "
+                 "within the bound: bench runs only, generated ones posing as bench too), else '-'. Each figure "
+                 "comes from the runs of its experiment and executor design (task dispatch, the paper's; never "
+                 "pooled with ISR dispatch); a missed event under a host stall is the rig's, counted apart. The "
                  "written answers are in each group's lab.html.")
         md += ["## Grading: each group's figures beside the key's", "", words, ""]
         h += ["<h2>Grading: each group's figures beside the key's</h2>", f"<p>{html.escape(words)}</p>"]

@@ -157,3 +157,12 @@ def test_a_miss_under_a_host_stall_is_the_rigs(bounds_class, tmp_path):
     n = int(slow[what][2])
     assert n >= 1 and slow[what][5] == f"no: {n} is above 0", slow[what]
     assert fast[what][2] == f"0 (+{n} under host stalls: the rig's)" and fast[what][5] == "yes", fast[what]
+
+
+def test_a_range_the_keys_own_figure_fails_says_so():
+    f = next(f for f in classgrading.GRADING if f.what == "exp2 normal mode: max (us)")
+    # a key made on the development machine as root: exp2's max 13,485.7 us, against the guide's 1.5-3 ms
+    assert classgrading.judge(f, 13485.7, 13485.7, True) == ("no: 13,485.7 is above 3,000; the key's 13,485.7 "
+                                                             "too: the range may not fit this machine")
+    assert classgrading.judge(f, 4000.0, 2000.0, True) == "no: 4,000 is above 3,000"
+    assert classgrading.judge(f, 4000.0, None, False) == "-"          # boards: the bench's range says nothing
