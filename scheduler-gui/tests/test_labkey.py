@@ -109,3 +109,50 @@ def test_an_out_that_is_a_folder_is_refused_before_any_experiment_runs(tmp_path:
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip() == f"lab key: --out: {tmp_path} is a folder", done.stderr
     assert time.monotonic() - t0 < 30 and list(tmp_path.iterdir()) == []
+
+
+# the key's runs a group hands in as its own (the demo's names): every graded figure of the group is the key's
+HANDED_IN = ("exp1-verification", "exp1i-verification-isr", "exp2-normal", "exp3-mixed-1ahead",
+             "exp3b-mixed-1ahead-free", "exp4-mixed-2ahead", "exp4i-mixed-2ahead-isr", "exp5-mixed-2ahead-load")
+
+
+@pytest.mark.paced        # reads the key fixture, whose paced runs are its point
+def test_the_class_report_grades_against_a_real_key(key, tmp_path):
+    """The class report with the eleven runs `mmrig lab key` made in CLASS/lab-key-runs/ and a group that handed
+    in the key's own runs: each graded figure is read from the one key run it names (the key's `run` column is
+    categorical over all eleven), task and ISR dispatch are rows of their own, and the group's figures are the
+    key's."""
+    import shutil
+
+    from mmanalysis import classgrading, classreport
+
+    _, runs = key
+    cls = tmp_path / "class"
+    shutil.copytree(runs, cls / classreport.KEY_FOLDER)
+    group = cls / "group-a" / "results"
+    group.mkdir(parents=True)
+    for name in HANDED_IN:
+        for ext in (".csv", ".json"):
+            shutil.copy(runs / f"{name}{ext}", group / f"{name}{ext}")
+    (cls / "group-a" / "lab.html").write_text("<html></html>")
+    cr = classreport.read_class(cls)
+    assert cr.key is not None and len(cr.key.runs) == len(RUNS) == 11 and not cr.problems
+    rep = classreport.class_report(cr, tmp_path / "rep", figures=False)
+    executor = {r.values["group"]: r.shown for r in rep.tables["executor"]}
+    assert executor == {"group-a": ["group-a/exp1-verification"],
+                        "group-a (ISR dispatch)": ["group-a/exp1i-verification-isr"]}
+    graded = classgrading.grade(cr.data, cr.key, {k: [r for r in rs if r.kind == "avr"]
+                                                  for k, rs in rep.tables.items()})
+    for g in graded:
+        run = classgrading.key_run(cr.key, g.figure)
+        if run is None:       # a paced run of the key the host made invalid: no figure, said so
+            assert not all(m.get("valid", True) for m in cr.key.meta.values()), g.figure
+            assert g.key == "-"
+            continue
+        alone = classgrading.figure_value(cr.key.df[cr.key.df["run"] == run], {run: cr.key.meta[run]},
+                                          g.figure.stat)
+        assert g.key == alone.text != "-", (g.figure.what, run, g.key)
+        if run in HANDED_IN and cr.key.meta[run].get("valid", True):
+            assert g.group == g.key, (g.figure.what, g.group, g.key)
+            if g.figure.near_key:
+                assert g.verdict == "yes", (g.figure.what, g.verdict)
