@@ -47,6 +47,12 @@ class Figure:
     near_key: bool = False
 
     @property
+    def short(self) -> str:
+        """'exp2 p99' of 'exp2 normal mode: p99 (us)': the first page's words for it."""
+        what = self.what.split(": ", 1)
+        return f"{what[0].split(' ')[0]} {what[1].split(' (')[0].replace('missed events', 'missed')}"
+
+    @property
     def bounded(self) -> bool:
         return self.at_most is not None or self.at_least is not None
 

@@ -17,8 +17,10 @@ A group folder without a readable run, or a run file the reader refuses, is one 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -34,6 +36,8 @@ from .runvariant import variant as variant_of
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
 from .classgrading import GRADING_HEADERS, grade
+from .classsummary import LINE_HEADERS, GroupLine, group_line, identical_handins, kinds_table, missing_runs, \
+    short_runs
 from .labkeyfiles import KEY_FOLDER
 from .safefiles import atomic_write, output_folder
 from .report import _cell, html_page, html_table, md_table, shorten
@@ -60,6 +64,18 @@ class Group:
     notes: list[str] = field(default_factory=list)       # not a fault of the files: 8051 runs, invalid runs, ...
     unreadable: list[tuple[str, str, dict | None]] = field(default_factory=list)   # (file, reason, its config)
     lab_html: Path | None = None
+    kinds: list[tuple[str, str]] = field(default_factory=list)   # ("problem" | "note", kind) of each line above
+    csv_sha256: dict[str, str] = field(default_factory=dict)     # run -> its CSV's sha256 (identical hand-ins)
+
+    def problem(self, kind: str, text: str) -> None:
+        """A fault of the hand-in, one line; KIND groups it with the class's others of its kind."""
+        self.problems.append(text)
+        self.kinds.append(("problem", kind))
+
+    def note(self, kind: str, text: str) -> None:
+        """What the tables do with a run, or how it was made: no fault of the files."""
+        self.notes.append(text)
+        self.kinds.append(("note", kind))
 
 
 @dataclass
@@ -170,17 +186,18 @@ def _group_notes(g: Group, meta: dict[str, dict]) -> None:
     for r in g.runs:
         m = meta[r]
         if profiler_kind(m) != "avr":
-            g.notes.append(f"{g.name}: {_short(r)}: a run of the {profiler_kind(m)} profiler (docs/lab.md step 6), "
-                           "in rows of its own, never pooled with the AVR runs nor graded")
+            g.note(f"{profiler_kind(m)} run", f"{g.name}: {_short(r)}: a run of the {profiler_kind(m)} profiler "
+                   "(docs/lab.md step 6), in rows of its own, never pooled with the AVR runs nor graded")
         why = left_out_why(r, m)
         if why:
-            g.notes.append(f"{g.name}: {_short(r)}: {why}; left out of the figures and the grading")
+            g.note("set-aside attempt" if is_set_aside(_stem(r, m)) else "invalid run",
+                   f"{g.name}: {_short(r)}: {why}; left out of the figures and the grading")
     scheds = [bench_sched(meta[r]) for r in g.runs if run_kind(meta[r]).endswith("bench")]
     slow = sorted({x for x in scheds if x and not real_time(x)})
     if slow:
         n = sum(1 for x in scheds if x in slow)
-        g.notes.append(f"{g.name}: bench not real-time (bench.host.sched {', '.join(slow)} in {n} of {len(scheds)} "
-                       "bench runs): paced figures may have longer tails and more stalls")
+        g.note("bench not real-time", f"{g.name}: bench not real-time (bench.host.sched {', '.join(slow)} in {n} of "
+               f"{len(scheds)} bench runs): paced figures may have longer tails and more stalls")
 
 
 def read_key(path: Path) -> tuple[RunSet | None, list[str]]:
@@ -206,12 +223,13 @@ def read_class(path: Path | str) -> ClassRuns:
         files = group_runs(sub)
         beside = find_runs(sub, recursive=False) if g.folder != sub else []
         if beside:
-            g.problems.append(f"{g.name}: {len(beside)} run(s) directly in {sub.name}/ not read ("
-                              f"{', '.join(b.name for b in beside[:3])}{', ...' if len(beside) > 3 else ''}): "
-                              f"the group's runs are those in {sub.name}/results/")
+            g.problem("runs beside results/, not read",
+                      f"{g.name}: {len(beside)} run(s) directly in {sub.name}/ not read ("
+                      f"{', '.join(b.name for b in beside[:3])}{', ...' if len(beside) > 3 else ''}): "
+                      f"the group's runs are those in {sub.name}/results/")
         for orphan in _orphan_csvs(g.folder, g.folder != sub):
-            g.problems.append(f"{g.name}: {orphan.relative_to(path)}: no sidecar {orphan.with_suffix('.json').name} "
-                              "beside it, not read")
+            g.problem("CSV without its sidecar", f"{g.name}: {orphan.relative_to(path)}: no sidecar "
+                      f"{orphan.with_suffix('.json').name} beside it, not read")
         for f in files:
             try:
                 rs = read_run(f)                   # read once, then named GROUP/NAME below
@@ -222,7 +240,7 @@ def read_class(path: Path | str) -> ClassRuns:
                 except (SchemaError, OSError, ValueError):
                     cfg = None
                 g.unreadable.append((rel, why, cfg))
-                g.problems.append(f"{g.name}: unreadable: {rel}: {why}")
+                g.problem("unreadable run", f"{g.name}: unreadable: {rel}: {why}")
                 continue
             stem, run_meta = next(iter(rs.meta.items()))   # the sidecar's name, else the file's stem
             name = f"{g.name}/{kind_label(stem, run_meta)}"
@@ -234,15 +252,16 @@ def read_class(path: Path | str) -> ClassRuns:
             frames.append(rs.df)
             meta[name] = run_meta
             g.runs.append(name)
+            g.csv_sha256[name] = hashlib.sha256(f.read_bytes()).hexdigest()
         g.lab_html = next(iter(sorted(sub.rglob(LAB_HTML))), None)
         nothing = not g.runs and not g.problems
         if nothing:
             where = f"{sub.name}/results/" if g.folder != sub else f"{sub.name}/"
-            g.problems.append(f"{g.name}: no runs (NAME.csv + NAME.json) in {where}"
-                              + (f", no {LAB_HTML}" if g.lab_html is None else ""))
+            g.problem("no runs", f"{g.name}: no runs (NAME.csv + NAME.json) in {where}"
+                      + (f", no {LAB_HTML}" if g.lab_html is None else ""))
         elif g.lab_html is None:
-            g.problems.append(f"{g.name}: no {LAB_HTML} (the executed notebook with the answers: docs/lab.md, "
-                              "\"What to hand in\")")
+            g.problem(f"no {LAB_HTML}", f"{g.name}: no {LAB_HTML} (the executed notebook with the answers: "
+                      "docs/lab.md, \"What to hand in\")")
         _group_notes(g, meta)
         groups.append(g)
     key, key_problems = read_key(path)
@@ -438,6 +457,53 @@ def _group_line(g: Group, cr: ClassRuns, out: Path) -> tuple[str, str]:
             f"<p>answers: <a href='{html.escape(rel, quote=True)}'>{html.escape(rel)}</a>{html.escape(tail)}.</p>")
 
 
+def _avr_rows(tables: dict[str, list[Row]], g: Group) -> dict[str, list[Row]]:
+    """G's AVR rows of each experiment table: what its grading and its line on the first page read."""
+    return {k: [r for r in rs if r.group == g.name and r.kind == "avr"] for k, rs in tables.items()}
+
+
+def glance(cr: ClassRuns, tables: dict[str, list[Row]], graded: dict[str, list]) -> list[GroupLine]:
+    """One GroupLine a group (classsummary): its grading, the handout's runs it lacks, identical and short runs."""
+    same = identical_handins(cr.groups)
+    short = short_runs(cr.data, cr.groups)
+    return [group_line(g, graded.get(g.name, []), missing_runs(g, _avr_rows(tables, g)), same.get(g.name, []),
+                       short.get(g.name, [])) for g in cr.groups]
+
+
+def first_page(cr: ClassRuns, lines: list[GroupLine], src: str) -> tuple[list[str], list[str]]:
+    """The first page (Markdown, HTML lines): a sentence, one line a group, the problems and notes by kind."""
+    counts = Counter(x.status for x in lines)
+    key = f"the key's {len(cr.key.runs)} runs ({KEY_FOLDER}/)" if cr.key is not None else "no key"
+    say = (f"{src}: {len(cr.groups)} groups: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+           + f"; graded against {key}. A group passed when every figure checked is as expected and none of the "
+           "handout's nine runs nor lab.html is missing; 'look at' names what to read first (a failed check with "
+           "its reason, an unreadable file, a copy of another group's runs, a short run). Details, tables and each "
+           "group's grading below.")
+    kinds = kinds_table(cr.groups, cr.key_problems)
+    md = ["## Groups at a glance", "", say, "", md_table(LINE_HEADERS, [x.md_cells for x in lines]), ""]
+    h = ["<h2>Groups at a glance</h2>", f"<p>{html.escape(say)}</p>", _glance_html(LINE_HEADERS,
+                                                                                [x.cells for x in lines])]
+    if kinds:
+        md += ["Problems and notes by kind (every line under Problems below):", "",
+               md_table(KIND_HEADERS, kinds), ""]
+        h += ["<p>Problems and notes by kind (every line under Problems below):</p>",
+              _glance_html(KIND_HEADERS, kinds)]
+    return md, h
+
+
+STATUSES = ("look at", "missing", "passed")
+KIND_HEADERS = ["kind", "problem or note", "lines", "groups"]
+
+
+def _glance_html(headers: list[str], rows: list[list[str]]) -> str:
+    """A first-page table: text cells, left-aligned (PAGE_CSS right-aligns the detail tables' numbers)."""
+    head = "".join(f"<th>{html.escape(x)}</th>" for x in headers)
+    body = "".join("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(str(c))}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    return f"<div class='wide'><table class='glance'>\n<thead><tr>{head}</tr></thead>\n<tbody>{body}</tbody>\n" \
+           "</table></div>"
+
+
 @dataclass
 class ClassReport:
     md: Path
@@ -487,8 +553,14 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         warn = "SYNTHETIC DATA in this class (flagged per row): those numbers come from a model, not a measurement."
         md += [f"**{warn}**", ""]
         h.append(f"<p class='warn'><b>{html.escape(warn)}</b></p>")
-    md += [intro, "", f"Runs per group: {runs_line}.", ""]
-    h += [f"<p>{html.escape(intro)}</p>", f"<p>Runs per group: {html.escape(runs_line)}.</p>"]
+    graded = {g.name: grade(cr.data, cr.key, _avr_rows(tables, g)) for g in cr.groups if g.runs} \
+        if cr.data is not None else {}
+    at_a_glance = glance(cr, tables, graded)
+    first, first_h = first_page(cr, at_a_glance, src)
+    md += first
+    h += first_h
+    md += ["## Details", "", intro, "", f"Runs per group: {runs_line}.", ""]
+    h += ["<h2>Details</h2>", f"<p>{html.escape(intro)}</p>", f"<p>Runs per group: {html.escape(runs_line)}.</p>"]
     other = [f"{r} ({_config_text(cr.data.meta[r])})" for r in cr.data.runs
              if not any(p.match(cr.data.meta[r].get("config", {})) for p in PAPER)] if cr.data is not None else []
     if other:
@@ -500,7 +572,8 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         md += ["## Problems", "", "One line each: a problem is a fault of the hand-in (a file missing or unreadable), "
                "a note what the tables do with a run (8051, invalid, set aside) or how it was made.", ""] + \
             [f"- {x}" for x in lines] + [""]
-        h += ["<h2>Problems</h2><ul>"] + [f"<li>{html.escape(x)}</li>" for x in lines] + ["</ul>"]
+        h += [f"<h2>Problems</h2><details><summary>{len(lines)} lines, one each (summarised by kind on the first "
+              "page)</summary><ul>"] + [f"<li>{html.escape(x)}</li>" for x in lines] + ["</ul></details>"]
     for p in PAPER:
         if p.key not in tables:
             continue
@@ -537,8 +610,7 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         h += ["<h2>Grading: each group's figures beside the key's</h2>", f"<p>{html.escape(words)}</p>"]
         for g in cr.groups:
             line_md, line_h = _group_line(g, cr, out)
-            rows = [x.cells for x in grade(cr.data, cr.key, {k: [r for r in rs if r.group == g.name and r.kind == "avr"]
-                                                             for k, rs in tables.items()})] if g.runs else []
+            rows = [x.cells for x in graded[g.name]] if g.runs else []
             md += [f"### {g.name}", "", line_md, ""] + ([md_table(GRADING_HEADERS, rows), ""] if rows else
                                                          ["No readable run.", ""])
             h += [f"<h3>{html.escape(g.name)}</h3>", line_h] + ([html_table(GRADING_HEADERS, rows)] if rows else

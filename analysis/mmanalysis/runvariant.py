@@ -37,3 +37,18 @@ def variant_label(v: str) -> str:
     """The parts of a variant a row's label names: those that are not the paper's (aligned generation, task
     dispatch, the naive PC), '' when none; 'generation free', 'ISR dispatch'."""
     return ", ".join(x for x in v.split(", ") if x and x not in DEFAULT_PARTS)
+
+
+# The nine runs of docs/lab.md step 3 (`mmrig demo`) as (their short name, paper experiment, variant): what a
+# complete hand-in has, each a valid AVR run.
+HANDIN: tuple[tuple[str, str, str], ...] = (
+    ("exp1", "executor", DESIGN_SHORT[PAPER_DESIGN]),
+    ("exp1i", "executor", DESIGN_SHORT[OUR_DESIGN]),
+    ("exp2", "normal", "naive"),
+    ("exp2b", "normal", "disciplined (clock servo)"),
+    ("exp3", "mixed1", f"generation aligned, {DESIGN_SHORT[PAPER_DESIGN]}"),
+    ("exp3b", "mixed1", f"generation free, {DESIGN_SHORT[PAPER_DESIGN]}"),
+    ("exp4", "mixed2", f"generation aligned, {DESIGN_SHORT[PAPER_DESIGN]}"),
+    ("exp4i", "mixed2", f"generation aligned, {DESIGN_SHORT[OUR_DESIGN]}"),
+    ("exp5", "loaded", f"generation aligned, {DESIGN_SHORT[PAPER_DESIGN]}"),
+)
