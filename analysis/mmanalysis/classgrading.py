@@ -174,8 +174,16 @@ def judge(f: Figure, x: float | None, key: float | None, bench: bool) -> str:
     out = _judge(f, x, key, bench)
     if out.startswith("no: ") and not f.near_key and key is not None and key == key \
             and _judge(f, key, None, True).startswith("no: "):
-        out += f"; the key's {fig_text(f.stat, key)} too: the range may not fit this machine"
+        out += f"; the key's {fig_text(f.stat, key)} too{RANGE_OFF}"
     return out
+
+
+RANGE_OFF = ": the range may not fit this machine"    # judge's words when the key's own figure fails a range too
+
+
+def failed(verdict: str) -> bool:
+    """A check the group's figure failed and the key's passed (a range the key fails too is the range's)."""
+    return verdict.startswith("no") and not verdict.endswith(RANGE_OFF)
 
 
 def _judge(f: Figure, x: float | None, key: float | None, bench: bool) -> str:

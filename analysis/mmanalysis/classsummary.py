@@ -2,7 +2,8 @@
 by kind, so a teacher sees in a minute which groups need reading; the details (every line, the tables, the
 grading) follow it.
 
-- A group *passed* when its grading has no `no`, nothing of the handout's nine runs is missing and nothing asks
+- A group *passed* when its grading has no `no` (a range the key's own figure fails too is the range's, counted
+  apart), nothing of the handout's nine runs is missing and nothing asks
   to be looked at; *missing* when runs or lab.html are missing; *look at* when a figure failed its check, a run
   file is unreadable, a run is a byte-identical copy of another group's (the same CSV sha256) or a run is short.
 - A run is short when it has fewer than half the events the class's runs have (their median): 30 events where
@@ -17,7 +18,7 @@ from pathlib import Path
 from statistics import median
 from typing import TYPE_CHECKING
 
-from .classgrading import Graded
+from .classgrading import Graded, failed
 from .reader import RunSet, profiler_kind
 from .report import shorten
 from .runvariant import HANDIN
@@ -34,7 +35,7 @@ class GroupLine:
     """One group's line on the first page."""
     group: str
     status: str                      # passed | missing | look at
-    checks: str                      # "8 of 9 yes", or "-" when nothing could be checked
+    checks: str                      # "8 of 9 yes, 1 out of range as the key's" (a range the key fails too); "-"
     missing: list[str] = field(default_factory=list)
     look_at: list[str] = field(default_factory=list)
 
@@ -95,21 +96,23 @@ def group_line(g: Group, graded: list[Graded], missing: list[str], identical: li
     run CSVs with (IDENTICAL) and its short runs (SHORT)."""
     checked = [x for x in graded if x.verdict == "yes" or x.verdict.startswith("no")]
     yes = sum(x.verdict == "yes" for x in checked)
-    failed: dict[str, list[str]] = {}         # "exp2" -> ["mean", "p99"]: the grading below says why
+    off = sum(x.verdict.startswith("no") and not failed(x.verdict) for x in checked)
+    no: dict[str, list[str]] = {}         # "exp2" -> ["mean", "p99"]: the grading below says why
     for x in checked:
-        if x.verdict.startswith("no"):
+        if failed(x.verdict):
             run, what = x.figure.short.split(" ", 1)
-            failed.setdefault(run, []).append(what)
+            no.setdefault(run, []).append(what)
     # what the files say first (the Markdown cell is cut at LOOK_CHARS), then the failed checks, which the
     # group's grading table gives in full
     look = [f"unreadable: {Path(f).name}" for f, _, _ in g.unreadable]
     look += [f"copy of {other} ({n} CSV{'s' if n > 1 else ''})" for other, n in identical]
     look += [f"short: {run} ({n} events)" for run, n, _ in short]
-    look += ["no: " + ", ".join(f"{run} ({', '.join(w)})" for run, w in failed.items())] if failed else []
+    look += ["no: " + ", ".join(f"{run} ({', '.join(w)})" for run, w in no.items())] if no else []
     if not g.runs and not g.unreadable:
         look.append("no runs handed in")
     status = "look at" if look else "missing" if missing else "passed"
-    return GroupLine(g.name, status, f"{yes} of {len(checked)} yes" if checked else "-", missing, look)
+    checks = f"{yes} of {len(checked)} yes" + (f", {off} out of range as the key's" if off else "")
+    return GroupLine(g.name, status, checks if checked else "-", missing, look)
 
 
 def kinds_table(groups: list[Group], key_problems: list[str]) -> list[list[str]]:
