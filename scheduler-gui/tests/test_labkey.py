@@ -156,3 +156,35 @@ def test_the_class_report_grades_against_a_real_key(key, tmp_path):
             assert g.group == g.key, (g.figure.what, g.group, g.key)
             if g.figure.near_key:
                 assert g.verdict == "yes", (g.figure.what, g.verdict)
+
+
+@pytest.mark.paced        # its exp2b is paced, as the students run it; and it reads the key fixture
+def test_a_class_planted_from_the_keys_runs_is_graded_as_planted(key, tmp_path):
+    """Twenty groups planted from real bench runs (the key's, with a paced exp2b and a lockstep 8051 run beside
+    them; mmanalysis.plantclass: copied and varied, one corrupted, one missing, one identical to another, one
+    8051, one short): the class report's first page marks each group as planted."""
+    import shutil
+
+    from mma_helpers import check_planted
+    from mmanalysis import classreport, plantclass
+    from mmanalysis.reader import read_sidecar
+
+    _, runs = key
+    source = tmp_path / "source"
+    shutil.copytree(runs, source, ignore=shutil.ignore_patterns("inside-*"))
+    (source / "8051").mkdir()
+    made = [subprocess.run([sys.executable, "-m", "mmrig", "run", *argv, "--count", "15", "--quiet", "-o",
+                            str(source / out)], env=subprocess_env(), capture_output=True, text=True, timeout=300)
+            for argv, out in ((("--mode", "normal", "--distance", "1", "--discipline"), "exp2b-normal-disciplined"),
+                              (("--profiler-kind", "8051", "--unpaced", "--mode", "verification", "--distance", "1",
+                                "--dispatch", "task", "--executor-load", "cpu"), "8051/exp1-verification"))]
+    assert made[0].returncode in (0, 3), made[0].stderr             # 3: invalid, kept (a host stall)
+    assert made[1].returncode in (0, 2), made[1].stderr             # 2: the bench was built without the 8051 core
+    planted = plantclass.plant_class(source, tmp_path / "class", groups=20, key=runs)
+    assert [p.what for p in planted if p.what != "clean"] == \
+        ["corrupted", "missing", "copy of group-02"] + (["8051"] if made[1].returncode == 0 else []) + ["short"]
+    chosen = plantclass.handin_runs(source)
+    lacks = tuple(name for name, _, _ in plantclass.HANDIN
+                  if name not in chosen or not read_sidecar(chosen[name].with_suffix(".json")).get("valid", True))
+    rep = classreport.class_report(tmp_path / "class", tmp_path / "rep", figures=False)
+    check_planted(rep.md.read_text(), [{"group": p.group, "what": p.what, "run": p.run} for p in planted], lacks)
