@@ -35,6 +35,7 @@ from .runvariant import PAPER_VARIANT, variant_label
 from .runvariant import variant as variant_of
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
+from .classfigure import band, summary_figure
 from .classgrading import GRADING_HEADERS, grade
 from .classsummary import LINE_HEADERS, GroupLine, group_line, identical_handins, kinds_table, missing_runs, \
     short_runs
@@ -340,9 +341,11 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
         lost = sorted({variant_of(cfg) for _, _, cfg in g.unreadable if cfg is not None and p.match(cfg)}
                       - avr - {want})
         rows += [_empty_row(g, p, v) for v in lost]
+        # the AVR runs first, the paper's variant first among them
         keys = sorted({(profiler_kind(data.meta[r]) != "avr", profiler_kind(data.meta[r]),
-                        variant_of(data.meta[r]["config"])) for r in matched})
-        for _, kind, v in keys:
+                        variant_of(data.meta[r]["config"]) != want, variant_of(data.meta[r]["config"]))
+                       for r in matched})
+        for _, kind, _, v in keys:
             runs = [r for r in matched if profiler_kind(data.meta[r]) == kind and variant_of(data.meta[r]["config"]) == v]
             why = {r: left_out_why(r, data.meta[r]) for r in runs}
             shown = [r for r in runs if not why[r]]
@@ -429,6 +432,31 @@ def experiment_figure(cr: ClassRuns, p: PaperRow, rows: list[Row], include_all: 
     ax.set_title(f"{p.section} {p.experiment}: latency CDF, one line per group (ok + late, measurable events)"
                  + ("; invalid and set-aside runs shown, marked" if include_all else ""), fontsize=9)
     return canvas.fit(fig)
+
+
+CDF_LINES = 8     # up to this many rows an experiment's figure is a CDF with a line each; beyond, a row each
+                  # (classfigure): 20 groups with two designs were 41 CDF lines and a legend longer than the plot
+
+
+def group_figure(cr: ClassRuns, p: PaperRow, rows: list[Row]):
+    """classfigure.summary_figure of P: the key's runs of P on top (a row per variant, the paced run where the
+    key has two), then a row per table row (group, variant, profiler kind; a row without a result says why)."""
+    bands = []
+    if cr.key is not None:
+        mine: dict[str, list[str]] = {}
+        for r, m in cr.key.meta.items():
+            if m.get("valid", True) and profiler_kind(m) == "avr" and p.match(m.get("config", {})):
+                mine.setdefault(variant_of(m["config"]), []).append(r)
+        for v, runs in mine.items():
+            runs.sort(key=lambda r: not (cr.key.meta[r].get("target") or {}).get("paced"))
+            bands.append(band("key" + (f" ({variant_label(v)})" if variant_label(v) else ""), v, cr.key,
+                              runs[:1], key=True))
+    assert cr.data is not None
+    for row in rows:
+        v = row.variant + ("" if row.kind == "avr" else f" [{row.kind}]")
+        why = "" if row.shown else str(row.values.get("flags") or "no run")
+        bands.append(band(row.values["group"], v, cr.data, row.shown, shorten(why, 60)))
+    return summary_figure(p, bands)
 
 
 def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
@@ -527,7 +555,11 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
             rows = experiment_rows(cr, p)
             tables[p.key] = rows
             if figures and any(r.shown or (include_all and r.left_out) for r in rows):
-                figs[p.key] = plots.save(experiment_figure(cr, p, rows, include_all), out / "figures", f"cdf-{p.key}")
+                if len(rows) <= CDF_LINES:
+                    figs[p.key] = plots.save(experiment_figure(cr, p, rows, include_all), out / "figures",
+                                             f"cdf-{p.key}")
+                else:
+                    figs[p.key] = plots.save(group_figure(cr, p, rows), out / "figures", f"groups-{p.key}")
     flat = [{"section": p.section, "experiment": p.experiment, **r.values}
             for p in PAPER for r in tables.get(p.key, [])]
     table = pd.DataFrame(flat, columns=["section", "experiment", *TABLE_HEADERS])
@@ -587,9 +619,11 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         h += [f"<h2>{html.escape(head)}</h2>", f"<p>{html.escape(says)}</p>", html_table(TABLE_HEADERS, rows, cap={"flags": FLAG_CHARS})]
         if p.key in figs:
             png, svg = figs[p.key][0], figs[p.key][1]
-            md += [f"![{head}: CDF per group](figures/{png.name})", ""]
+            what = "latency CDF, one line per group" if png.name.startswith("cdf-") else \
+                "latency per group: min to max, p50 and p99, a row each, the key's rows on top"
+            md += [f"![{head}: {what}](figures/{png.name})", ""]
             h.append(f"<figure><img src='figures/{html.escape(svg.name)}' alt='{html.escape(head)}'>"
-                     f"<figcaption>{html.escape(head)}: latency CDF, one line per group</figcaption></figure>")
+                     f"<figcaption>{html.escape(head)}: {html.escape(what)}</figcaption></figure>")
         else:
             md += ["No figure: no group has a run of this experiment to draw.", ""]
             h.append("<p>No figure: no group has a run of this experiment to draw.</p>")

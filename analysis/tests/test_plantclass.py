@@ -14,6 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mma_helpers import HANDIN_RUNS, check_planted, glance_rows, standin_key, standin_runs  # noqa: E402
 
 from mmanalysis import classreport, plantclass, synth  # noqa: E402
+from mmanalysis.paper import BY_KEY  # noqa: E402
 from mmanalysis.reader import read_run  # noqa: E402
 
 
@@ -57,3 +58,34 @@ def test_the_class_report_marks_each_group_as_planted(planted, tmp_path):
     # the first page fits one screen: 20 lines of groups, a few of kinds, two sentences
     page = md.split("## Details", 1)[0]
     assert len(page.splitlines()) <= 45, len(page.splitlines())
+
+
+def test_the_figures_scale_to_twenty_groups(planted, tmp_path):
+    """Past a few groups an experiment's figure is a row a group (classfigure), not a CDF line each: every row of
+    the table is a row of the figure (a row without a result says why), the key's on top, the legend inside the
+    axes above the rows, no label over another."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from test_figures import check_no_overlap
+
+    out, _ = planted
+    cr = classreport.read_class(out)
+    rep = classreport.class_report(cr, tmp_path / "rep")
+    assert sorted(f.name for f in rep.figures.glob("*.png")) == sorted(
+        f"groups-{p.key}.png" for p in classreport.PAPER)
+    for p in classreport.PAPER:
+        rows = rep.tables[p.key]
+        fig = classreport.group_figure(cr, p, rows)
+        ax = fig.axes[0]
+        labels = [t.get_text() for t in ax.get_yticklabels()]
+        assert labels[::-1][:len(labels) - len(rows)] == [x for x in labels[::-1] if x.startswith("key")]
+        assert labels[::-1][len(labels) - len(rows):] == [r.values["group"] for r in rows], p.key
+        absent = {t.get_gid()[7:] for t in ax.texts if (t.get_gid() or "").startswith("absent:")}
+        assert absent == {r.values["group"] for r in rows if not r.shown}, p.key
+        FigureCanvasAgg(fig)
+        fig.canvas.draw()
+        r = fig.canvas.get_renderer()
+        leg, frame = ax.get_legend().get_window_extent(r), ax.get_window_extent(r)
+        assert frame.x0 <= leg.x0 and leg.x1 <= frame.x1 and frame.y0 <= leg.y0 and leg.y1 <= frame.y1, p.key
+        check_no_overlap(fig)
+    assert "group-03" in {t.get_gid()[7:] for t in classreport.group_figure(
+        cr, BY_KEY["mixed2"], rep.tables["mixed2"]).axes[0].texts if t.get_gid()}
