@@ -79,6 +79,14 @@ def test_the_key_answers_every_question_with_figures(key):
         assert (runs / f"{run.name}.csv").exists() and (runs / f"{run.name}.json").exists(), run.name
 
 
+def test_the_key_says_it_ran_as_a_student(key):
+    text, runs = key
+    line = next(x for x in text.splitlines() if x.startswith("Scheduling: "))
+    assert line.startswith("Scheduling: as a student: no real-time priority"), line
+    got = {json.loads((runs / f"{r.name}.json").read_text())["bench"]["host"]["sched"] for r in RUNS if not r.lockstep}
+    assert f"the paced runs' benches got: {', '.join(sorted(got))}" in line, (line, got)
+
+
 def test_the_key_figures_are_the_runs_figures(key):
     text, runs = key
     secs = sections(text)
