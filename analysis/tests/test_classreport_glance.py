@@ -35,8 +35,11 @@ def glance_class(tmp_path_factory) -> Path:
         (d / "group-d" / "results" / f"exp5-mixed-2ahead-load{ext}").unlink()
     (d / "group-d" / "lab.html").unlink()
     synth.cut_short(d / "group-e" / "results" / "exp4-mixed-2ahead.csv")    # corrupted
-    synth._handin_run(d / "group-f" / "results" / "8051", "exp1-verification", "verification", "bench", 60, 7,
-                      profiler_kind="8051")
+    for name, experiment, valid in (("exp1-verification", "verification", True),
+                                    ("exp4-mixed-2ahead", "mixed-2ahead", True),
+                                    ("exp4-mixed-2ahead.attempt1", "mixed-2ahead", False)):   # step 6's demo
+        synth._handin_run(d / "group-f" / "results" / "8051", name, experiment, "bench", 60, 7, valid=valid,
+                          invalid_reason=None if valid else "a host stall", profiler_kind="8051")
     return d
 
 
@@ -77,7 +80,9 @@ def test_problems_and_notes_counted_by_kind(report):
              if len(r) == 4}
     assert kinds["unreadable run"][1:] == ["problem", "1", "group-e"]
     assert kinds["no lab.html"][1:] == ["problem", "1", "group-d"]
-    assert kinds["8051 run"][1:] == ["note", "1", "group-f"]
+    assert kinds["8051 run"][1:] == ["note", "1", "group-f"]          # three 8051 runs: one line
+    assert "group-f: 3 runs of the 8051 profiler (docs/lab.md step 6: exp1-verification [8051], " \
+        "exp4-mixed-2ahead.attempt1 [8051] (left out), exp4-mixed-2ahead [8051]), in rows of their own" in md
     # the first page fits a screen: a line a group, a line a kind, a few sentences
     assert len(page.splitlines()) < 40
 
