@@ -47,9 +47,17 @@ def test_the_planted_groups(planted):
     assert len(set(shas.values())) == 4
 
 
-def test_the_class_report_marks_each_group_as_planted(planted, tmp_path):
+@pytest.fixture(scope="module")
+def report(planted, tmp_path_factory):
+    """The class report over the planted class, figures included, made once for the tests below."""
+    out, _ = planted
+    cr = classreport.read_class(out)
+    return cr, classreport.class_report(cr, tmp_path_factory.mktemp("rep") / "rep")
+
+
+def test_the_class_report_marks_each_group_as_planted(planted, report):
     out, got = planted
-    rep = classreport.class_report(out, tmp_path / "rep", figures=False)
+    _, rep = report
     md = rep.md.read_text()
     check_planted(md, json.loads((out / "planted.json").read_text()))
     rows = glance_rows(md)
@@ -60,16 +68,14 @@ def test_the_class_report_marks_each_group_as_planted(planted, tmp_path):
     assert len(page.splitlines()) <= 45, len(page.splitlines())
 
 
-def test_the_figures_scale_to_twenty_groups(planted, tmp_path):
+def test_the_figures_scale_to_twenty_groups(report):
     """Past a few groups an experiment's figure is a row a group (classfigure), not a CDF line each: every row of
     the table is a row of the figure (a row without a result says why), the key's on top, the legend inside the
     axes above the rows, no label over another."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from test_figures import check_no_overlap
 
-    out, _ = planted
-    cr = classreport.read_class(out)
-    rep = classreport.class_report(cr, tmp_path / "rep")
+    cr, rep = report
     assert sorted(f.name for f in rep.figures.glob("*.png")) == sorted(
         f"groups-{p.key}.png" for p in classreport.PAPER)
     for p in classreport.PAPER:
