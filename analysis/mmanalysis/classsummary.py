@@ -84,9 +84,13 @@ def short_runs(data: RunSet | None, groups: list[Group]) -> dict[str, list[tuple
 
 
 def missing_runs(g: Group, rows: dict[str, list[Row]]) -> list[str]:
-    """The handout's runs (runvariant.HANDIN) the group has no valid AVR run of, and lab.html when it is missing;
-    ROWS: the group's AVR rows of each experiment table."""
-    out = [name for name, key, v in HANDIN if not any(r.shown for r in rows.get(key, []) if r.variant == v)]
+    """The handout's runs (runvariant.HANDIN) the group has no valid AVR run of ('exp2 (no valid run)' when it
+    handed in only invalid ones), and lab.html when it is missing; ROWS: the group's AVR rows of each table."""
+    out = []
+    for name, key, v in HANDIN:
+        mine = [r for r in rows.get(key, []) if r.variant == v]
+        if not any(r.shown for r in mine):
+            out.append(f"{name} (no valid run)" if any(r.left_out for r in mine) else name)
     return out + (["lab.html"] if g.lab_html is None else [])
 
 

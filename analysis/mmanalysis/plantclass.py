@@ -38,6 +38,7 @@ from .reader import find_runs, profiler_kind, read_sidecar
 from .runvariant import HANDIN, variant
 from .safefiles import atomic_write
 from .schema import OUTCOMES
+from .selection import is_set_aside
 from .synth import cut_short
 
 CORRUPTED, MISSING, COPY, I8051, SHORT = 3, 5, 7, 9, 11      # the planted groups (group-NN)
@@ -55,18 +56,20 @@ class Planted:
 
 
 def handin_runs(source: Path) -> dict[str, Path]:
-    """Per handout run (its short name, runvariant.HANDIN), SOURCE's AVR run of that experiment and variant (the
-    paced one where there are two: the students' runs are paced); a handout run SOURCE lacks is left out."""
-    found: dict[str, list[tuple[bool, Path]]] = {}
+    """Per handout run (its short name, runvariant.HANDIN), SOURCE's AVR run of that experiment and variant (a
+    valid one first, then the paced one where there are two: the students' runs are paced; never a set-aside
+    NAME.attemptK); a handout run SOURCE lacks is left out."""
+    found: dict[str, list[tuple[bool, bool, Path]]] = {}
     for csv in find_runs(source, recursive=False):
         meta = read_sidecar(csv.with_suffix(".json"))
         cfg = meta.get("config", {})
-        if profiler_kind(meta) != "avr":
+        if profiler_kind(meta) != "avr" or is_set_aside(csv.stem):     # an earlier try is no run to hand in
             continue
         for name, key, v in HANDIN:
             if BY_KEY[key].match(cfg) and variant(cfg) == v:
-                found.setdefault(name, []).append((bool((meta.get("target") or {}).get("paced")), csv))
-    return {name: sorted(c, key=lambda x: (not x[0], x[1].name))[0][1] for name, c in found.items()}
+                found.setdefault(name, []).append((bool(meta.get("valid", True)),
+                                                   bool((meta.get("target") or {}).get("paced")), csv))
+    return {name: sorted(c, key=lambda x: (not x[0], not x[1], x[2].name))[0][2] for name, c in found.items()}
 
 
 def dropped(n: int) -> list[int]:

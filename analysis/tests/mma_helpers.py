@@ -111,14 +111,15 @@ def glance_rows(md: str) -> dict[str, list[str]]:
 
 def check_planted(md: str, planted: list[dict], lacks: tuple[str, ...] = ()) -> None:
     """The first page of a class report over mmanalysis.plantclass's class marks each group as PLANTED (its
-    planted.json) says, and nothing else: LACKS are the handout's runs the source had not (every group lacks
-    them)."""
+    planted.json) says, and nothing else: LACKS are the handout's runs the source had not, or only invalid (every
+    group lacks them)."""
     rows = glance_rows(md)
     assert list(rows) == [p["group"] for p in planted]
     copied = {p["what"].split("copy of ", 1)[1]: p["group"] for p in planted if p["what"].startswith("copy of ")}
     for p in planted:
         g, what = p["group"], p["what"]
-        status, missing, look = rows[g][1], [x for x in rows[g][3].split(", ") if x not in ("-", *lacks)], rows[g][4]
+        status, look = rows[g][1], rows[g][4]
+        missing = [x for x in rows[g][3].split(", ") if x != "-" and x.removesuffix(" (no valid run)") not in lacks]
         items = [x for x in look.split("; ") if x != "-" and not x.startswith("no: ")]
         if g in copied:          # the group another copied: flagged as the copy is, for the teacher to ask both
             assert len(items) == 1 and items[0].startswith(f"copy of {copied[g]} ("), (g, rows[g])
