@@ -17,8 +17,10 @@ A group folder without a readable run, or a run file the reader refuses, is one 
 
 from __future__ import annotations
 
+import hashlib
 import html
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -28,9 +30,15 @@ import pandas as pd
 from . import canvas
 from . import plots
 from .csvsafe import write_frame
-from .paper import PAPER, PaperRow, observed_from_row, verdict
+from .paper import PAPER, PaperRow, design, observed_from_row, verdict
+from .runvariant import PAPER_VARIANT, variant_label
+from .runvariant import variant as variant_of
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
+from .classfigure import band, summary_figure
+from .classgrading import GRADING_HEADERS, grade
+from .classsummary import LINE_HEADERS, GroupLine, group_line, identical_handins, kinds_table, missing_runs, \
+    short_runs
 from .labkeyfiles import KEY_FOLDER
 from .safefiles import atomic_write, output_folder
 from .report import _cell, html_page, html_table, md_table, shorten
@@ -57,6 +65,18 @@ class Group:
     notes: list[str] = field(default_factory=list)       # not a fault of the files: 8051 runs, invalid runs, ...
     unreadable: list[tuple[str, str, dict | None]] = field(default_factory=list)   # (file, reason, its config)
     lab_html: Path | None = None
+    kinds: list[tuple[str, str]] = field(default_factory=list)   # ("problem" | "note", kind) of each line above
+    csv_sha256: dict[str, str] = field(default_factory=dict)     # run -> its CSV's sha256 (identical hand-ins)
+
+    def problem(self, kind: str, text: str) -> None:
+        """A fault of the hand-in, one line; KIND groups it with the class's others of its kind."""
+        self.problems.append(text)
+        self.kinds.append(("problem", kind))
+
+    def note(self, kind: str, text: str) -> None:
+        """What the tables do with a run, or how it was made: no fault of the files."""
+        self.notes.append(text)
+        self.kinds.append(("note", kind))
 
 
 @dataclass
@@ -163,21 +183,31 @@ def left_out_why(name: str, meta: dict) -> str | None:
 
 def _group_notes(g: Group, meta: dict[str, dict]) -> None:
     """One line per thing a teacher should know that is no fault of the files: 8051 runs (kept apart), runs left
-    out (invalid, set aside), a bench without real-time priority."""
+    out (invalid, set aside), a bench without real-time priority. A group's runs of another profiler are one line
+    a kind (step 6's demo hands in nine, with their attempts: a line each was 14 lines a group)."""
+    other: dict[str, list[str]] = {}
+    for r in g.runs:
+        if (kind := profiler_kind(meta[r])) != "avr":
+            other.setdefault(kind, []).append(_short(r) + (" (left out)" if left_out_why(r, meta[r]) else ""))
+    for kind, runs in other.items():
+        what = (f"{runs[0]}: a run of the {kind} profiler (docs/lab.md step 6), in rows of its own" if len(runs) == 1
+                else f"{len(runs)} runs of the {kind} profiler (docs/lab.md step 6: {', '.join(runs)}), in rows "
+                "of their own")
+        g.note(f"{kind} run", f"{g.name}: {what}, never pooled with the AVR runs nor graded")
     for r in g.runs:
         m = meta[r]
-        if profiler_kind(m) != "avr":
-            g.notes.append(f"{g.name}: {_short(r)}: a run of the {profiler_kind(m)} profiler (docs/lab.md step 6), "
-                           "in rows of its own, never pooled with the AVR runs nor graded")
+        if profiler_kind(m) != "avr":      # said in its kind's line; an attempt of it is no AVR run either
+            continue
         why = left_out_why(r, m)
         if why:
-            g.notes.append(f"{g.name}: {_short(r)}: {why}; left out of the figures and the grading")
+            g.note("set-aside attempt" if is_set_aside(_stem(r, m)) else "invalid run",
+                   f"{g.name}: {_short(r)}: {why}; left out of the figures and the grading")
     scheds = [bench_sched(meta[r]) for r in g.runs if run_kind(meta[r]).endswith("bench")]
     slow = sorted({x for x in scheds if x and not real_time(x)})
     if slow:
         n = sum(1 for x in scheds if x in slow)
-        g.notes.append(f"{g.name}: bench not real-time (bench.host.sched {', '.join(slow)} in {n} of {len(scheds)} "
-                       "bench runs): paced figures may have longer tails and more stalls")
+        g.note("bench not real-time", f"{g.name}: bench not real-time (bench.host.sched {', '.join(slow)} in {n} of "
+               f"{len(scheds)} bench runs): paced figures may have longer tails and more stalls")
 
 
 def read_key(path: Path) -> tuple[RunSet | None, list[str]]:
@@ -203,12 +233,13 @@ def read_class(path: Path | str) -> ClassRuns:
         files = group_runs(sub)
         beside = find_runs(sub, recursive=False) if g.folder != sub else []
         if beside:
-            g.problems.append(f"{g.name}: {len(beside)} run(s) directly in {sub.name}/ not read ("
-                              f"{', '.join(b.name for b in beside[:3])}{', ...' if len(beside) > 3 else ''}): "
-                              f"the group's runs are those in {sub.name}/results/")
+            g.problem("runs beside results/, not read",
+                      f"{g.name}: {len(beside)} run(s) directly in {sub.name}/ not read ("
+                      f"{', '.join(b.name for b in beside[:3])}{', ...' if len(beside) > 3 else ''}): "
+                      f"the group's runs are those in {sub.name}/results/")
         for orphan in _orphan_csvs(g.folder, g.folder != sub):
-            g.problems.append(f"{g.name}: {orphan.relative_to(path)}: no sidecar {orphan.with_suffix('.json').name} "
-                              "beside it, not read")
+            g.problem("CSV without its sidecar", f"{g.name}: {orphan.relative_to(path)}: no sidecar "
+                      f"{orphan.with_suffix('.json').name} beside it, not read")
         for f in files:
             try:
                 rs = read_run(f)                   # read once, then named GROUP/NAME below
@@ -219,7 +250,7 @@ def read_class(path: Path | str) -> ClassRuns:
                 except (SchemaError, OSError, ValueError):
                     cfg = None
                 g.unreadable.append((rel, why, cfg))
-                g.problems.append(f"{g.name}: unreadable: {rel}: {why}")
+                g.problem("unreadable run", f"{g.name}: unreadable: {rel}: {why}")
                 continue
             stem, run_meta = next(iter(rs.meta.items()))   # the sidecar's name, else the file's stem
             name = f"{g.name}/{kind_label(stem, run_meta)}"
@@ -231,31 +262,22 @@ def read_class(path: Path | str) -> ClassRuns:
             frames.append(rs.df)
             meta[name] = run_meta
             g.runs.append(name)
+            g.csv_sha256[name] = hashlib.sha256(f.read_bytes()).hexdigest()
         g.lab_html = next(iter(sorted(sub.rglob(LAB_HTML))), None)
         nothing = not g.runs and not g.problems
         if nothing:
             where = f"{sub.name}/results/" if g.folder != sub else f"{sub.name}/"
-            g.problems.append(f"{g.name}: no runs (NAME.csv + NAME.json) in {where}"
-                              + (f", no {LAB_HTML}" if g.lab_html is None else ""))
+            g.problem("no runs", f"{g.name}: no runs (NAME.csv + NAME.json) in {where}"
+                      + (f", no {LAB_HTML}" if g.lab_html is None else ""))
         elif g.lab_html is None:
-            g.problems.append(f"{g.name}: no {LAB_HTML} (the executed notebook with the answers: docs/lab.md, "
-                              "\"What to hand in\")")
+            g.problem(f"no {LAB_HTML}", f"{g.name}: no {LAB_HTML} (the executed notebook with the answers: "
+                      "docs/lab.md, \"What to hand in\")")
         _group_notes(g, meta)
         groups.append(g)
     key, key_problems = read_key(path)
     if not frames:
         return ClassRuns(None, groups, path, key, key_problems)
     return ClassRuns(typed_runset(pd.concat(frames, ignore_index=True), meta), groups, path, key, key_problems)
-
-
-def _variant(cfg: dict) -> str:
-    """What tells two runs of one paper experiment apart that must not be pooled: mixed mode's event generation,
-    normal mode's discipline (the clock servo, ours beside the paper's naive PC)."""
-    if cfg.get("mode") == "mixed":
-        return f"generation {cfg.get('generation') or 'aligned'}"
-    if cfg.get("mode") == "normal":
-        return "disciplined (clock servo)" if cfg.get("discipline") else "naive"
-    return ""
 
 
 def target_flag(kind: str) -> str:
@@ -286,10 +308,13 @@ def _short(run: str) -> str:
     return run.split("/", 1)[1]
 
 
-def _empty_row(g: Group, p: PaperRow) -> Row:
-    """A group without a readable run of P: 'missing', or 'unreadable: FILE: REASON' when a file the reader
-    refused is (by its sidecar's config) a run of P, or may be (its sidecar unreadable too)."""
-    mine = [(f, why) for f, why, cfg in g.unreadable if cfg is not None and p.match(cfg)]
+def _empty_row(g: Group, p: PaperRow, variant: str | None = None) -> Row:
+    """A group without a readable AVR run of P (of VARIANT, when given): 'missing', or 'unreadable: FILE: REASON'
+    when a file the reader refused is (by its sidecar's config) such a run, or may be (its sidecar unreadable
+    too)."""
+    def fills(cfg: dict) -> bool:
+        return p.match(cfg) and (variant is None or variant_of(cfg) == variant)
+    mine = [(f, why) for f, why, cfg in g.unreadable if cfg is not None and fills(cfg)]
     unknown = [(f, why) for f, why, cfg in g.unreadable if cfg is None]
     if mine:
         vd, flags = "; ".join(f"unreadable: {f}: {why}" for f, why in mine), "unreadable"
@@ -299,29 +324,38 @@ def _empty_row(g: Group, p: PaperRow) -> Row:
         flags = "missing or unreadable"
     else:
         vd, flags = "no run of this experiment handed in", "missing"
-    return Row(g.name, "", [], [], {h: None for h in TABLE_HEADERS} | {
-        "group": g.name, "runs": "-", "verdict": vd, "flags": flags})
+    label = g.name + (f" ({variant_label(variant)})" if variant and variant_label(variant) else "")
+    return Row(g.name, variant or "", [], [], {h: None for h in TABLE_HEADERS} | {
+        "group": label, "runs": "-", "verdict": vd, "flags": flags})
 
 
 def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
-    """One row per group (and variant of P it has runs of, and profiler kind: an 8051 run is never pooled with
-    the AVR runs); a group without an AVR run of P gets a row too (missing, or unreadable)."""
+    """One row per group and variant of P it has runs of (_variant: the executor's design, mixed mode's generation,
+    normal mode's discipline) and profiler kind: runs of two variants or kinds are never pooled. A group without an
+    AVR run of P's paper variant (PAPER_VARIANT) gets a row too, missing or unreadable, and so does an unreadable
+    file of a variant the group has no readable run of: it shows in the row it would have filled."""
     data = cr.data
     rows = []
+    want = PAPER_VARIANT.get(p.key)
     for g in cr.groups:
         if not g.runs:
             if g.unreadable:
-                rows.append(_empty_row(g, p))
+                rows.append(_empty_row(g, p, want))
             continue
         assert data is not None
         matched = [r for r in g.runs if p.match(data.meta[r].get("config", {}))]
-        if not any(profiler_kind(data.meta[r]) == "avr" for r in matched):
-            rows.append(_empty_row(g, p))
+        avr = {variant_of(data.meta[r]["config"]) for r in matched if profiler_kind(data.meta[r]) == "avr"}
+        if (want is None and not avr) or (want is not None and want not in avr):
+            rows.append(_empty_row(g, p, want))
+        lost = sorted({variant_of(cfg) for _, _, cfg in g.unreadable if cfg is not None and p.match(cfg)}
+                      - avr - {want})
+        rows += [_empty_row(g, p, v) for v in lost]
+        # the AVR runs first, the paper's variant first among them
         keys = sorted({(profiler_kind(data.meta[r]) != "avr", profiler_kind(data.meta[r]),
-                        _variant(data.meta[r]["config"])) for r in matched})
-        many = len({v for _, _, v in keys}) > 1
-        for _, kind, v in keys:
-            runs = [r for r in matched if profiler_kind(data.meta[r]) == kind and _variant(data.meta[r]["config"]) == v]
+                        variant_of(data.meta[r]["config"]) != want, variant_of(data.meta[r]["config"]))
+                       for r in matched})
+        for _, kind, _, v in keys:
+            runs = [r for r in matched if profiler_kind(data.meta[r]) == kind and variant_of(data.meta[r]["config"]) == v]
             why = {r: left_out_why(r, data.meta[r]) for r in runs}
             shown = [r for r in runs if not why[r]]
             left = [(r, why[r]) for r in runs if why[r]]
@@ -336,7 +370,8 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
             elif s is None:
                 vd = "no events in these runs"
             else:
-                vd = verdict(p, observed_from_row(s, gens.pop() if len(gens) == 1 else None, bench))
+                vd = verdict(p, observed_from_row(s, gens.pop() if len(gens) == 1 else None, bench,
+                                                  design(data.meta[pooled[0]]["config"])))
             kinds = sorted({run_kind(data.meta[r]) for r in runs})
             flags = [target_flag(k) for k in kinds]
             if kind != "avr":
@@ -347,7 +382,7 @@ def experiment_rows(cr: ClassRuns, p: PaperRow) -> list[Row]:
             for r, w in left:
                 flags.append(f"{_short(r)}: {w}")
             get = (lambda k: s[k]) if s is not None else (lambda k: None)
-            label = g.name + (f" ({v})" if many or v.startswith(("generation free", "disc")) else "") + \
+            label = g.name + (f" ({variant_label(v)})" if variant_label(v) else "") + \
                 ("" if kind == "avr" else f" [{kind}]")
             rows.append(Row(g.name, v, shown, left, {
                 "group": label,
@@ -408,6 +443,31 @@ def experiment_figure(cr: ClassRuns, p: PaperRow, rows: list[Row], include_all: 
     return canvas.fit(fig)
 
 
+CDF_LINES = 8     # up to this many rows an experiment's figure is a CDF with a line each; beyond, a row each
+                  # (classfigure): 20 groups with two designs were 41 CDF lines and a legend longer than the plot
+
+
+def group_figure(cr: ClassRuns, p: PaperRow, rows: list[Row]):
+    """classfigure.summary_figure of P: the key's runs of P on top (a row per variant, the paced run where the
+    key has two), then a row per table row (group, variant, profiler kind; a row without a result says why)."""
+    bands = []
+    if cr.key is not None:
+        mine: dict[str, list[str]] = {}
+        for r, m in cr.key.meta.items():
+            if m.get("valid", True) and profiler_kind(m) == "avr" and p.match(m.get("config", {})):
+                mine.setdefault(variant_of(m["config"]), []).append(r)
+        for v, runs in mine.items():
+            runs.sort(key=lambda r: not (cr.key.meta[r].get("target") or {}).get("paced"))
+            bands.append(band("key" + (f" ({variant_label(v)})" if variant_label(v) else ""), v, cr.key,
+                              runs[:1], key=True))
+    assert cr.data is not None
+    for row in rows:
+        v = row.variant + ("" if row.kind == "avr" else f" [{row.kind}]")
+        why = "" if row.shown else str(row.values.get("flags") or "no run")
+        bands.append(band(row.values["group"], v, cr.data, row.shown, shorten(why, 60)))
+    return summary_figure(p, bands)
+
+
 def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
     """md_table with each flags cell cut to FLAG_CHARS and a note number [n] pointing to NOTES (appended)."""
     out = []
@@ -421,90 +481,6 @@ def _md_capped(headers: list[str], rows: list[list], notes: list[str]) -> str:
     return md_table(headers, out)
 
 
-# ---- grading: each group's figures beside the key's ----
-
-@dataclass(frozen=True)
-class Figure:
-    """A figure a question's answer rests on: the STAT (a summarize column) of the group's valid AVR runs of the
-    paper's EXPERIMENT (PaperRow.key; VARIANT: _variant's value, None any). EXPECTED: the range docs/lab-instructor.md
-    "Expected ranges" gives for the bench (a 2-core machine with real-time priority), None where it gives none;
-    NEAR_KEY: the group's figure should be the key's (within 10 %, or 1 us): the executor's dispatch on the
-    bench's exact clock, which the PC cannot move."""
-    question: str
-    experiment: str
-    variant: str | None
-    stat: str
-    what: str
-    expected: tuple[float, float] | None = None
-    expected_text: str = ""
-    near_key: bool = False
-
-
-# The figures and ranges are docs/lab-instructor.md's "Expected ranges" table (bench) as of this commit; "a few
-# hundred us" is read as 100-1000 us. The key's own figures, when its runs are in the class folder, come first.
-GRADING: tuple[Figure, ...] = (
-    Figure("Q1", "executor", None, "mean_us", "exp1 executor alone: mean (us)", near_key=True),
-    Figure("Q1", "executor", None, "var_us2", "exp1 executor alone: variance (us²)"),
-    Figure("Q1, Q4", "mixed2", "generation aligned", "mean_us", "exp4 mixed 2 ahead: mean (us)", near_key=True),
-    Figure("Q4", "mixed2", "generation aligned", "p99_us", "exp4 mixed 2 ahead: p99 (us)"),
-    Figure("Q2", "normal", "naive", "mean_us", "exp2 normal mode: mean (us)", (100, 1000), "a few hundred us"),
-    Figure("Q2, Q4", "normal", "naive", "p99_us", "exp2 normal mode: p99 (us)", (1000, 1500), "about 1-1.5 ms"),
-    Figure("Q1, Q4", "normal", "naive", "max_us", "exp2 normal mode: max (us)", (1500, 3000), "1.5-3 ms"),
-    Figure("Q2", "normal", "naive", "ok_share", "exp2 normal mode: on time", (0.90, 0.97), "90-97 %"),
-    Figure("Q6", "mixed1", "generation free", "ok_share", "exp3b mixed 1 ahead, free-running: on time", (0.60, 0.70),
-           "about 60-70 %"),
-    Figure("Q9", "loaded", None, "missed", "exp5 heavy load: missed events", (0, 0), "none"),
-    Figure("Q9", "loaded", None, "mean_us", "exp5 heavy load: mean (us)", near_key=True),
-)
-GRADING_HEADERS = ["question", "figure", "the group's", "the key's", "expected (instructor's guide)", "as expected?"]
-
-
-def _fig_text(stat: str, x: Any) -> str:
-    if x is None or (isinstance(x, float) and x != x):
-        return "-"
-    if stat == "ok_share":
-        return f"{100 * float(x):.1f} %"
-    if stat == "missed":
-        return str(int(x))
-    return _cell("var (us²)" if stat == "var_us2" else stat, float(x))
-
-
-def key_figure(key: RunSet | None, f: Figure) -> float | None:
-    """F's figure in the key's runs: its valid AVR run of the experiment (the paced one when the key has both,
-    as the students' runs are paced)."""
-    if key is None:
-        return None
-    p = next(p for p in PAPER if p.key == f.experiment)
-    runs = [r for r, m in key.meta.items() if m.get("valid", True) and profiler_kind(m) == "avr"
-            and p.match(m.get("config", {})) and (f.variant is None or _variant(m["config"]) == f.variant)]
-    if not runs:
-        return None
-    runs.sort(key=lambda r: not (key.meta[r].get("target") or {}).get("paced"))
-    s = summarize(RunSet(key.df[key.df["run"] == runs[0]], {runs[0]: key.meta[runs[0]]}), by="run")
-    return None if s.empty else s.iloc[0][f.stat]
-
-
-def grading_rows(cr: ClassRuns, tables: dict[str, list[Row]], g: Group) -> list[list[str]]:
-    """GRADING's figures for the group G: its figure (the valid AVR runs' pooled row of the experiment tables),
-    the key's, the instructor's guide's range, and whether the group's is as expected ('-': nothing to check)."""
-    out = []
-    for f in GRADING:
-        row = next((r for r in tables.get(f.experiment, []) if r.group == g.name and r.kind == "avr" and r.shown
-                    and r.stats is not None and (f.variant is None or r.variant == f.variant)), None)
-        x = None if row is None else row.stats[f.stat]
-        k = key_figure(cr.key, f)
-        ok = "-"
-        bench = row is not None and all(run_kind(cr.data.meta[r]).endswith("bench") for r in row.shown)
-        if x is not None and x == x:
-            if f.near_key and k is not None and k == k:
-                ok = "yes" if abs(x - k) <= max(1.0, 0.1 * abs(k)) else "no"
-            elif f.expected is not None and bench:
-                ok = "yes" if f.expected[0] <= x <= f.expected[1] else "no"
-        exp = f.expected_text or ("the key's" if f.near_key else "")
-        out.append([f.question, f.what, _fig_text(f.stat, x), _fig_text(f.stat, k), exp or "-", ok])
-    return out
-
-
 def _group_line(g: Group, cr: ClassRuns, out: Path) -> tuple[str, str]:
     """The line above a group's grading table (Markdown, HTML): where its lab.html is, the bench's scheduling."""
     meta = cr.data.meta if cr.data is not None else {}
@@ -516,6 +492,53 @@ def _group_line(g: Group, cr: ClassRuns, out: Path) -> tuple[str, str]:
     rel = os.path.relpath(g.lab_html, out)
     return (f"answers: [{rel}]({rel}){tail}.",
             f"<p>answers: <a href='{html.escape(rel, quote=True)}'>{html.escape(rel)}</a>{html.escape(tail)}.</p>")
+
+
+def _avr_rows(tables: dict[str, list[Row]], g: Group) -> dict[str, list[Row]]:
+    """G's AVR rows of each experiment table: what its grading and its line on the first page read."""
+    return {k: [r for r in rs if r.group == g.name and r.kind == "avr"] for k, rs in tables.items()}
+
+
+def glance(cr: ClassRuns, tables: dict[str, list[Row]], graded: dict[str, list]) -> list[GroupLine]:
+    """One GroupLine a group (classsummary): its grading, the handout's runs it lacks, identical and short runs."""
+    same = identical_handins(cr.groups)
+    short = short_runs(cr.data, cr.groups)
+    return [group_line(g, graded.get(g.name, []), missing_runs(g, _avr_rows(tables, g)), same.get(g.name, []),
+                       short.get(g.name, [])) for g in cr.groups]
+
+
+def first_page(cr: ClassRuns, lines: list[GroupLine], src: str) -> tuple[list[str], list[str]]:
+    """The first page (Markdown, HTML lines): a sentence, one line a group, the problems and notes by kind."""
+    counts = Counter(x.status for x in lines)
+    key = f"the key's {len(cr.key.runs)} runs ({KEY_FOLDER}/)" if cr.key is not None else "no key"
+    say = (f"{src}: {len(cr.groups)} groups: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])
+           + f"; graded against {key}. A group passed when every figure checked is as expected and none of the "
+           "handout's nine runs nor lab.html is missing; 'look at' names what to read first (a failed check with "
+           "its reason, an unreadable file, a copy of another group's runs, a short run). Details, tables and each "
+           "group's grading below.")
+    kinds = kinds_table(cr.groups, cr.key_problems)
+    md = ["## Groups at a glance", "", say, "", md_table(LINE_HEADERS, [x.md_cells for x in lines]), ""]
+    h = ["<h2>Groups at a glance</h2>", f"<p>{html.escape(say)}</p>", _glance_html(LINE_HEADERS,
+                                                                                [x.cells for x in lines])]
+    if kinds:
+        md += ["Problems and notes by kind (every line under Problems below):", "",
+               md_table(KIND_HEADERS, kinds), ""]
+        h += ["<p>Problems and notes by kind (every line under Problems below):</p>",
+              _glance_html(KIND_HEADERS, kinds)]
+    return md, h
+
+
+STATUSES = ("look at", "missing", "passed")
+KIND_HEADERS = ["kind", "problem or note", "lines", "groups"]
+
+
+def _glance_html(headers: list[str], rows: list[list[str]]) -> str:
+    """A first-page table: text cells, left-aligned (PAGE_CSS right-aligns the detail tables' numbers)."""
+    head = "".join(f"<th>{html.escape(x)}</th>" for x in headers)
+    body = "".join("<tr>" + "".join(f"<td style='text-align:left'>{html.escape(str(c))}</td>" for c in r) + "</tr>"
+                   for r in rows)
+    return f"<div class='wide'><table class='glance'>\n<thead><tr>{head}</tr></thead>\n<tbody>{body}</tbody>\n" \
+           "</table></div>"
 
 
 @dataclass
@@ -541,7 +564,11 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
             rows = experiment_rows(cr, p)
             tables[p.key] = rows
             if figures and any(r.shown or (include_all and r.left_out) for r in rows):
-                figs[p.key] = plots.save(experiment_figure(cr, p, rows, include_all), out / "figures", f"cdf-{p.key}")
+                if len(rows) <= CDF_LINES:
+                    figs[p.key] = plots.save(experiment_figure(cr, p, rows, include_all), out / "figures",
+                                             f"cdf-{p.key}")
+                else:
+                    figs[p.key] = plots.save(group_figure(cr, p, rows), out / "figures", f"groups-{p.key}")
     flat = [{"section": p.section, "experiment": p.experiment, **r.values}
             for p in PAPER for r in tables.get(p.key, [])]
     table = pd.DataFrame(flat, columns=["section", "experiment", *TABLE_HEADERS])
@@ -567,8 +594,14 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         warn = "SYNTHETIC DATA in this class (flagged per row): those numbers come from a model, not a measurement."
         md += [f"**{warn}**", ""]
         h.append(f"<p class='warn'><b>{html.escape(warn)}</b></p>")
-    md += [intro, "", f"Runs per group: {runs_line}.", ""]
-    h += [f"<p>{html.escape(intro)}</p>", f"<p>Runs per group: {html.escape(runs_line)}.</p>"]
+    graded = {g.name: grade(cr.data, cr.key, _avr_rows(tables, g)) for g in cr.groups if g.runs} \
+        if cr.data is not None else {}
+    at_a_glance = glance(cr, tables, graded)
+    first, first_h = first_page(cr, at_a_glance, src)
+    md += first
+    h += first_h
+    md += ["## Details", "", intro, "", f"Runs per group: {runs_line}.", ""]
+    h += ["<h2>Details</h2>", f"<p>{html.escape(intro)}</p>", f"<p>Runs per group: {html.escape(runs_line)}.</p>"]
     other = [f"{r} ({_config_text(cr.data.meta[r])})" for r in cr.data.runs
              if not any(p.match(cr.data.meta[r].get("config", {})) for p in PAPER)] if cr.data is not None else []
     if other:
@@ -580,7 +613,8 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         md += ["## Problems", "", "One line each: a problem is a fault of the hand-in (a file missing or unreadable), "
                "a note what the tables do with a run (8051, invalid, set aside) or how it was made.", ""] + \
             [f"- {x}" for x in lines] + [""]
-        h += ["<h2>Problems</h2><ul>"] + [f"<li>{html.escape(x)}</li>" for x in lines] + ["</ul>"]
+        h += [f"<h2>Problems</h2><details><summary>{len(lines)} lines, one each (summarised by kind on the first "
+              "page)</summary><ul>"] + [f"<li>{html.escape(x)}</li>" for x in lines] + ["</ul></details>"]
     for p in PAPER:
         if p.key not in tables:
             continue
@@ -594,9 +628,11 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
         h += [f"<h2>{html.escape(head)}</h2>", f"<p>{html.escape(says)}</p>", html_table(TABLE_HEADERS, rows, cap={"flags": FLAG_CHARS})]
         if p.key in figs:
             png, svg = figs[p.key][0], figs[p.key][1]
-            md += [f"![{head}: CDF per group](figures/{png.name})", ""]
+            what = "latency CDF, one line per group" if png.name.startswith("cdf-") else \
+                "latency per group: min to max, p50 and p99, a row each, the key's rows on top"
+            md += [f"![{head}: {what}](figures/{png.name})", ""]
             h.append(f"<figure><img src='figures/{html.escape(svg.name)}' alt='{html.escape(head)}'>"
-                     f"<figcaption>{html.escape(head)}: latency CDF, one line per group</figcaption></figure>")
+                     f"<figcaption>{html.escape(head)}: {html.escape(what)}</figcaption></figure>")
         else:
             md += ["No figure: no group has a run of this experiment to draw.", ""]
             h.append("<p>No figure: no group has a run of this experiment to draw.</p>")
@@ -607,14 +643,17 @@ def class_report(path: Path | str | ClassRuns, out_dir: Path | str, title: str =
                    f"CLASS/{KEY_FOLDER}/, and they fill the key's column)")
         words = ("Per group, the figures the questions rest on: the group's (its valid AVR runs, pooled as in the "
                  f"tables above) beside the key's ({src_key}) and the range docs/lab-instructor.md \"Expected "
-                 "ranges\" gives for the bench; 'as expected?' is yes or no where there is something to check "
-                 "(within 10 % or 1 us of the key's figure, or inside the range: bench runs only, generated ones posing as bench too), else '-'. The "
+                 "ranges\" gives for the bench, read as a bound a better figure passes; 'as expected?' is yes, or no "
+                 "with the reason, where there is something to check (within 10 % or 1 us of the key's figure, or "
+                 "within the bound: bench runs only, generated ones posing as bench too), else '-'. Each figure "
+                 "comes from the runs of its experiment and executor design (task dispatch, the paper's; never "
+                 "pooled with ISR dispatch); a missed event under a host stall is the rig's, counted apart. The "
                  "written answers are in each group's lab.html.")
         md += ["## Grading: each group's figures beside the key's", "", words, ""]
         h += ["<h2>Grading: each group's figures beside the key's</h2>", f"<p>{html.escape(words)}</p>"]
         for g in cr.groups:
             line_md, line_h = _group_line(g, cr, out)
-            rows = grading_rows(cr, tables, g) if g.runs else []
+            rows = [x.cells for x in graded[g.name]] if g.runs else []
             md += [f"### {g.name}", "", line_md, ""] + ([md_table(GRADING_HEADERS, rows), ""] if rows else
                                                          ["No readable run.", ""])
             h += [f"<h3>{html.escape(g.name)}</h3>", line_h] + ([html_table(GRADING_HEADERS, rows)] if rows else

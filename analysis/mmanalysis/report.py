@@ -69,16 +69,18 @@ def comparison(data: RunSet) -> pd.DataFrame:
         runs = [r for r in matched if r in valid]
         invalid = [r for r in matched if r not in valid]
         gens = sorted({str(data.meta[r]["config"].get("generation")) for r in runs})
-        groups: dict[tuple[str, str | None, str | None], list[str]] = {}
+        groups: dict[tuple[str, str | None, str | None, bool], list[str]] = {}
         for r in runs:
             gen = str(data.meta[r]["config"].get("generation")) if len(gens) > 1 else None
             # the executor's design decides whether a latency row compares with the paper's: never pooled
             des = design(data.meta[r].get("config", {})) if p.key in LATENCY_ROWS else None
-            groups.setdefault((profiler_kind(data.meta[r]), gen, des), []).append(r)
-        split = [(k, g, d, groups[k, g, d]) for k, g, d in
-                 sorted(groups, key=lambda kgd: (_kind_order(kgd[0]), kgd[1] or "", kgd[2] != PAPER_DESIGN))]
-        split = split or [(None, None, None, [])]
-        for kind, gen, des, group in split:
+            # normal mode fired by the clock servo (ours, exp2b) is not the paper's naive PC: never pooled either
+            servo = p.key == "normal" and bool(data.meta[r].get("config", {}).get("discipline"))
+            groups.setdefault((profiler_kind(data.meta[r]), gen, des, servo), []).append(r)
+        split = [(k, g, d, sv, groups[k, g, d, sv]) for k, g, d, sv in
+                 sorted(groups, key=lambda x: (_kind_order(x[0]), x[3], x[1] or "", x[2] != PAPER_DESIGN))]
+        split = split or [(None, None, None, False, [])]
+        for kind, gen, des, servo, group in split:
             s = None
             if group:
                 sub = RunSet(data.df[data.df["run"].isin(group)].assign(_all="all"), {r: data.meta[r] for r in group})
@@ -87,13 +89,17 @@ def comparison(data: RunSet) -> pd.DataFrame:
             get = (lambda k: s[k]) if s is not None else (lambda k: None)
             bench = all((data.meta[r].get("target") or {}).get("kind") == "bench" for r in group)
             v = verdict(p, observed_from_row(s, gen or _only_generation(data, group), bench, des) if s is not None else None)
+            if servo and s is not None:
+                v = f"{SERVO_WORDS}; mean {s['mean_us']:.1f} us, p99 {s['p99_us']:.1f} us, on time " \
+                    f"{100 * s['ok_share']:.1f} %"
             if s is None and group:
                 v = "no events in these runs"
             elif s is None and invalid:
                 v = f"no valid run ({len(invalid)} invalid: {', '.join(invalid)})"
             rows.append({
                 "section": p.section, "experiment": p.experiment + (f" (generation {gen})" if gen else "")
-                + (f" ({DESIGN_WORDS[des]})" if des and des != PAPER_DESIGN else ""),   # the paper's: its own name
+                + (f" ({DESIGN_WORDS[des]})" if des and des != PAPER_DESIGN else "")    # the paper's: its own name
+                + (" (disciplined: the clock servo, ours)" if servo else ""),
                 "profiler": kind or "-",
                 "paper mean (us)": p.mean_us, "paper var (us²)": p.var_us2,
                 "runs": ", ".join(group) or "-", "events": get("events"), "n (ok+late)": get("n"),
@@ -103,6 +109,10 @@ def comparison(data: RunSet) -> pd.DataFrame:
                 "missed": get("missed"), "lost": get("lost"), "verdict": v, "paper says": p.note,
             })
     return pd.DataFrame(rows)
+
+
+SERVO_WORDS = ("ours, not compared: the clock servo aims each FIRE at its tick (docs/normal-mode.md), which the "
+               "paper's naive PC did not; its row shows what the servo changes beside the naive one")
 
 
 def _kind_order(kind: str) -> tuple[int, str]:

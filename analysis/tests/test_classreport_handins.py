@@ -129,7 +129,7 @@ def test_grading_table_puts_the_group_beside_the_key(cli):
     assert cells[2] == cells[3] == "36.88" and cells[5] == "yes"   # over the AVR run only, as the key
     assert "**no lab.html**" in sections["group-03"]
     normal5 = next(line for line in sections["group-05"].splitlines() if "exp2 normal mode: mean" in line)
-    assert normal5.split("|")[3].strip() == "-"                        # its normal run is unreadable
+    assert normal5.split("|")[3].strip() == "unreadable"               # its normal run is unreadable
 
 
 def test_notebook_lists_the_8051_run_apart(tmp_path, monkeypatch):

@@ -18,6 +18,28 @@ def test_notebook_is_clean_and_has_questions():
     assert "parameters" in nb.cells[1].metadata.get("tags", [])
 
 
+def test_every_question_and_hand_in_item_has_an_answer_cell():
+    """Each question of docs/lab.md (Q1..Q11) is followed by a markdown cell for its answer before the next
+    question or section, and the hand-in items 1 and 3 (where the runs came from, the paragraph against the paper)
+    have a cell each: students had a place to write only under Q1-Q2 and Q10-Q11."""
+    import re
+
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    handout = set(re.findall(r"\*\*(Q\d+)\.\*\*", (Path(NOTEBOOK).parents[2] / "docs" / "lab.md").read_text()))
+    answered = set()
+    for i, c in enumerate(nb.cells):
+        qs = re.findall(r"\*\*(Q\d+)\.\*\*", c.source) if c.cell_type == "markdown" else []
+        if qs and not c.source.startswith("*Your"):
+            nxt = nb.cells[i + 1]
+            assert nxt.cell_type == "markdown" and nxt.source.startswith(f"*Your answer") \
+                and f"({', '.join(qs)})" in nxt.source, (qs, nxt.source)
+            answered |= set(qs)
+    assert answered == handout, handout - answered
+    text = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    for item, place in (("**Hand-in 1.**", "*Your line:*"), ("**Hand-in 3.**", "*Your paragraph:*")):
+        assert any(t.startswith(item) and place in t for t in text), item
+
+
 
 def test_notebook_runs_on_synthetic_results(experiments_dir, tmp_path, monkeypatch):
     nb = execute(experiments_dir, tmp_path, monkeypatch)
@@ -55,7 +77,8 @@ def test_slack_table_counts_the_missed_events(experiments_dir, tmp_path, monkeyp
         side.write_text(json.dumps(meta, indent=2) + "\n")
 
     nb = execute(results, tmp_path, monkeypatch)
-    table = "".join(o.get("data", {}).get("text/plain", "") for o in nb.cells[17].outputs)
+    cell = next(c for c in nb.cells if c.source.startswith("# every event of the mixed runs"))
+    table = "".join(o.get("data", {}).get("text/plain", "") for o in cell.outputs)
     df = mm.read_runs(results).df
     missed = df[(df["mode"].astype(str) == "mixed") & (df["outcome"].astype(str) == "missed")]
     counted = sum(int(line.split()[-1]) for line in table.splitlines()[1:] if " missed " in line)

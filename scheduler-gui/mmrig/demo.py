@@ -45,12 +45,12 @@ from mmanalysis.reader import profiler_kind as kind_of_run
 from mmanalysis.paper import BENCH_CONSTANT, Observed, verdict
 from mmanalysis.phasebars import phase_bars
 from mmanalysis.propagation import link_stats
-from mmanalysis.safefiles import atomic_write
 
 from mmsched.verdict.budget import format_budget
 from mmsched.model.config import RunConfig
 from mmsched.run.runner import Runner, RunResult
 
+from mmrig import attempts
 from mmrig.endpoints import Target, bench_images, choose_endpoint
 from mmrig.experiments import EXPERIMENTS, Experiment
 
@@ -88,13 +88,7 @@ def set_aside(r: RunResult, attempt: int) -> Path | None:
     """Renames the run's files to NAME.attemptK.* and its sidecar name with them: kept, not overwritten."""
     if r.csv_path is None or r.json_path is None:
         return None
-    stem = f"{r.csv_path.stem}.attempt{attempt}"
-    meta = json.loads(r.json_path.read_text())
-    meta["name"] = stem
-    new_json = r.json_path.with_name(stem + ".json")
-    atomic_write(new_json, (json.dumps(meta, indent=2) + "\n").encode())
-    r.json_path.unlink()
-    return r.csv_path.rename(r.csv_path.with_name(stem + ".csv"))
+    return attempts.set_aside(r.csv_path, r.json_path, attempt)
 
 
 def fmt(v: float | None, spec: str) -> str:

@@ -32,6 +32,7 @@ from mmsched.model.result import RunResult
 from mmsched.run.runner import Runner
 from mmsched.verdict.tracefiles import traced_paths
 
+from mmrig.attempts import keep_invalid
 from mmrig.endpoints import LOCKSTEP, Target, bench_images, choose_endpoint
 from mmrig.eventtrace import break_explanation as exec_break_explanation
 from mmrig.gates import EXIT_CODES, EXIT_ERROR, Gates, exit_code, judge
@@ -314,6 +315,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             raise Refusal(why)
     except Refusal as exc:
         return inv.refuse(str(exc))
+    if args.force and args.out is not None and (kept := keep_invalid(*run_paths(args.out))) is not None:
+        # a rerun of an invalid run keeps it as an earlier try, as `mmrig demo` does, for the teacher to see
+        print(f"mmrig run: the invalid run at {run_paths(args.out)[0]} kept as {kept.name} (an earlier try)",
+              file=sys.stderr)
     target = target_of(args)
     endpoint = choose_endpoint(target)
     if isinstance(endpoint, Boards):
@@ -593,7 +598,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="the run's name (default: OUT's file name, or 'run'): 1..64 of A-Z a-z 0-9 . _ -")
     run.add_argument("--force", action="store_true",
                      help="replace the run's files that exist already (OUT.csv, OUT.json, the --hist, --junit and "
-                          "--trace files); without it a taken name is refused before the run starts")
+                          "--trace files); an invalid run at OUT is kept first, as OUT.attemptK (an earlier try); "
+                          "without --force a taken name is refused before the run starts")
     where = run.add_mutually_exclusive_group()
     where.add_argument("--bench", action="store_true", help="the paced virtual bench (default)")
     where.add_argument("--unpaced", "--lockstep", dest="unpaced", action="store_true",

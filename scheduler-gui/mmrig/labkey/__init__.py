@@ -9,8 +9,9 @@ as a student types it:
   (the paper's method, Q6: paced as the students run it, since its share on time is the PC's timing), and
   mixed 2 ticks ahead idle and under heavy load (the propagation delay and slack the load can move).
 
-A paced run invalid by bench lag alone (a host stall), or any run that ended in a rig error, is run once
-more; an answer whose run is still invalid says so instead of giving figures. `mmrig proto sizes` gives the
+The runs are made as a student's, whoever makes the key: without real-time priority, locked memory or nice
+-10 (mmrig.labkey.privilege), unless --realtime; the key says what the paced runs' benches got. A paced run
+invalid by bench lag alone (a host stall), or any run that ended in a rig error, is run once more; an answer whose run is still invalid says so instead of giving figures. `mmrig proto sizes` gives the
 SCHEDULE frame's line time. The Markdown written has one section per question (Q1..Q11) and names the
 command and the runs it came from, so the key is regenerated whenever the rig changes.
 
@@ -42,18 +43,19 @@ def cmd_lab_key(args: Any) -> int:
         print(f"lab key: --out: {problem}", file=sys.stderr)
         return 2
     try:
-        key = make_key(runs, count=args.count, log=log)
+        key = make_key(runs, count=args.count, log=log, realtime=args.realtime)
     except (RuntimeError, OSError, ValueError) as exc:
         print(f"lab key: {exc}", file=sys.stderr)
         return 2
-    command = "mmrig lab key" + (f" --count {args.count}" if args.count != 200 else "")
+    command = "mmrig lab key" + (f" --count {args.count}" if args.count != 200 else "") + \
+        (" --realtime" if args.realtime else "")
     text = render(key, command, args.count)
     try:
         atomic_write(out, (text + "\n").encode())
     except OSError as exc:
         print(f"lab key: cannot write {out}: {exc.strerror or exc} (the runs are in {runs})", file=sys.stderr)
         return 2
-    print(f"wrote {out} (answer key, Q1-Q11; runs in {runs}; {time.monotonic() - t0:.0f} s)")
+    print(f"wrote {out} (answer key, Q1-Q11; runs in {runs}; {time.monotonic() - t0:.0f} s; {key.scheduling})")
     return 0
 
 
@@ -70,4 +72,7 @@ def add_lab_key_parser(subparsers) -> None:
     p.add_argument("--runs", type=Path, default=None, help="where the runs go (default: OUT's name + -runs)")
     p.add_argument("--count", type=int, default=200, help="events per experiment (default 200; step 5's at most 60)")
     p.add_argument("--quiet", "-q", action="store_true", help="no line per run")
+    p.add_argument("--realtime", action="store_true",
+                   help="run with your own privileges (as root: SCHED_FIFO, locked memory); by default the runs get "
+                        "a student's (no real-time priority), as the class's do")
     p.set_defaults(func=cmd_lab_key)

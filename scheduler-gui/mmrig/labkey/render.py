@@ -64,6 +64,7 @@ def header(key: Key, command: str, count: int) -> list[str]:
             "the PC sends. The experiments compared with the paper run the paper's executor design (task "
             f"dispatch, executor load `{PAPER_EXECUTOR_LOAD}`); `exp1i` and `exp4i` are ours (ISR dispatch, the same "
             "load).", "",
+            f"Scheduling: {key.scheduling}.", "",
             "Runs: " + "; ".join(runs), ""] + \
         ([f"**No valid run of {names(missing)}**: the answers that need them say so instead of giving figures.", ""]
          if missing else [])

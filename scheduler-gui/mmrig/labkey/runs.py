@@ -15,6 +15,7 @@ from typing import Any, Callable
 from mmanalysis.safefiles import output_folder
 
 from mmrig.experiments import BY_NAME
+from mmrig.labkey.privilege import OWN, STUDENT, as_student, scheduling
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,16 @@ class Key:
     runs: dict[str, Made] = field(default_factory=dict)
     proto_sizes: str = ""
     timings: list[tuple[str, float]] = field(default_factory=list)
+    # made with the user's own privileges (True), as a student's (False: privilege.py); None: read from runs made
+    # earlier (read_key), how they were made is not known
+    realtime: bool | None = None
+
+    @property
+    def scheduling(self) -> str:
+        """How the paced runs were scheduled, in words and from their sidecars."""
+        got = scheduling([m.meta for m in self.runs.values() if not m.run.lockstep])
+        asked = "runs made earlier" if self.realtime is None else OWN if self.realtime else STUDENT
+        return f"{asked}; the paced runs' benches got: {got}"
 
 
 def mmrig_command() -> list[str]:
@@ -108,11 +119,14 @@ def mmrig_command() -> list[str]:
 LEFT_FILES = (0, 1, 3)     # `mmrig` exit codes after which the run's files are there: 1 a gate (none asked), 3 invalid
 
 
-def run_mmrig(argv: list[str], log: Callable[[str], None] | None, check: bool = True) -> subprocess.CompletedProcess:
-    """`mmrig ARGV` in a subprocess; RuntimeError (with its stderr's end) if CHECK and it left no files."""
+def run_mmrig(argv: list[str], log: Callable[[str], None] | None, check: bool = True,
+              realtime: bool = False) -> subprocess.CompletedProcess:
+    """`mmrig ARGV` in a subprocess, as a student's (privilege.as_student) unless REALTIME; RuntimeError (with its
+    stderr's end) if CHECK and it left no files."""
     if log:
         log("mmrig " + " ".join(argv))
-    r = subprocess.run([*mmrig_command(), *argv], capture_output=True, text=True)
+    r = subprocess.run([*mmrig_command(), *argv], capture_output=True, text=True,
+                       preexec_fn=None if realtime else as_student)
     if check and r.returncode not in LEFT_FILES:
         raise RuntimeError(f"mmrig {' '.join(argv)} failed ({r.returncode}):\n{r.stderr[-2000:]}")
     return r
@@ -121,13 +135,14 @@ def run_mmrig(argv: list[str], log: Callable[[str], None] | None, check: bool = 
 TRIES = 2     # a run is made at most twice: after a rig error (exit 2), or paced and invalid by bench lag alone
 
 
-def make_run(run: KeyRun, out: Path, count: int, log: Callable[[str], None] | None = print) -> Made:
+def make_run(run: KeyRun, out: Path, count: int, log: Callable[[str], None] | None = print,
+             realtime: bool = False) -> Made:
     from mmanalysis.reader import read_run
 
     t0 = time.monotonic()
     argv = run.argv(out, count)
     for attempt in range(1, TRIES + 1):
-        r = run_mmrig(argv, log, check=attempt == TRIES)   # the last try's rig error raises there
+        r = run_mmrig(argv, log, check=attempt == TRIES, realtime=realtime)   # the last try's rig error raises
         if r.returncode not in LEFT_FILES:
             # a rig error (the bench did not start or answer in time, e.g. on a machine busy with other work)
             if log:
@@ -167,15 +182,16 @@ def read_key(folder: Path, proto_sizes: str) -> Key:
     return key
 
 
-def make_key(out: Path, count: int = 200, log: Callable[[str], None] | None = print) -> Key:
-    """Every run of RUNS into OUT, and `mmrig proto sizes --baud 9600`'s table."""
+def make_key(out: Path, count: int = 200, log: Callable[[str], None] | None = print, realtime: bool = False) -> Key:
+    """Every run of RUNS into OUT, as a student's runs (privilege.as_student) unless REALTIME, and `mmrig proto
+    sizes --baud 9600`'s table."""
     output_folder(out)          # made if missing (its parent must exist), never through a planted link
-    key = Key()
+    key = Key(realtime=realtime)
     t0 = time.monotonic()
     key.proto_sizes = run_mmrig(["proto", "sizes", "--baud", "9600"], log).stdout
     key.timings.append(("mmrig proto sizes --baud 9600", time.monotonic() - t0))
     for run in RUNS:
-        made = make_run(run, out, count, log)
+        made = make_run(run, out, count, log, realtime)
         key.runs[run.name] = made
         key.timings.append((made.command, made.wall_s))
     return key

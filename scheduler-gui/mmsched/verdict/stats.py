@@ -9,6 +9,7 @@ import numpy as np
 
 from mmanalysis.latstats import summarize_rows, variance_text
 from mmanalysis.phasebars import phase_histogram
+from mmanalysis.schema import NOMINAL_TICK_S
 
 from ..model.event import Event
 
@@ -39,25 +40,88 @@ def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
     return out
 
 
-def late_schedules(events: list[Event]) -> dict[str, object]:
-    """Mixed mode: the events the executor refused past_due, explained by their SCHEDULE's journey against
-    their slack. An ERROR carries the executor's tick at receipt but no phase, so the journey is known from
-    below: it reached the executor no sooner than the start of that tick, `ack_tc - created_tc -
-    created_phase` ticks after its creation, while its slack at creation was `scheduled_tc - created_tc -
-    created_phase` ticks. On boards a slow line (or a PC slow to write) is part of the system: this says
-    how slow, instead of leaving a bare past_due."""
+CAUSES = ("creation", "stall", "write", "line")    # late_schedules' causes of a refusal, in the order it names them
+
+
+def refusal_cause(e: Event, tick_s: float = NOMINAL_TICK_S) -> str:
+    """Why the executor refused E past_due, from its row and its SCHEDULE's write: `creation` (made at or past
+    its own distance: created_phase >= distance, the SCHEDULE had no slack to lose; stall_us says by how much a
+    host stall delayed it), `stall` (a host stall held its SCHEDULE past the mode's bound: not measurable,
+    stall_us), `write` (the PC's write call took the larger part of the journey) or `line` (the line and the
+    executor's reading took it)."""
+    if e.created_phase is not None and e.scheduled_tc - e.created_tc - e.created_phase <= 0:
+        return "creation"
+    if not e.measurable and e.stall_us is not None:
+        return "stall"
+    sent = e.bytes.sent
+    if sent is not None and sent.ended is not None and e.ack_tc is not None and e.created_phase is not None:
+        write_s = sent.ended - sent.at
+        journey_s = (e.ack_tc - e.created_tc - e.created_phase) * tick_s
+        if write_s >= journey_s - write_s:
+            return "write"
+    return "line"
+
+
+def _ms_range(xs: list[float]) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo / 1000:.0f} ms" if round(lo / 1000) == round(hi / 1000) else f"{lo / 1000:.0f}-{hi / 1000:.0f} ms"
+
+
+def _phase_range(xs: list[float]) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.2f}" if round(lo, 2) == round(hi, 2) else f"{lo:.2f}-{hi:.2f}"
+
+
+def late_schedules(events: list[Event], tick_s: float = NOMINAL_TICK_S) -> dict[str, object]:
+    """Mixed mode: the events the executor refused past_due, each by its cause (refusal_cause), in words that
+    name it. An ERROR carries the executor's tick at receipt but no phase, so a SCHEDULE's journey is known from
+    below: it reached the executor no sooner than the start of that tick, `ack_tc - created_tc - created_phase`
+    ticks after its creation, while its slack at creation was `scheduled_tc - created_tc - created_phase` ticks.
+    The journey and slack figures are over the SCHEDULEs that had a slack to lose (made before their distance ran
+    out): one made too late has none, and its words say when it was made instead. On boards a slow line (or a PC
+    slow to write) is part of the system: this says how slow, instead of leaving a bare past_due."""
     sel = [e for e in events if e.reason == "past_due" and e.ack_tc is not None and e.created_phase is not None]
     if not sel:
         return {"n": 0, "text": None}
-    journey = np.array([e.ack_tc - e.created_tc - e.created_phase for e in sel], dtype=float)
-    slack = np.array([e.scheduled_tc - e.created_tc - e.created_phase for e in sel], dtype=float)
-    text = (f"{len(sel)} events refused past_due: their SCHEDULE reached the executor at least "
-            f"{np.median(journey):.2f} ticks after it was made (median; up to {journey.max():.2f}), against a slack "
-            f"of {np.median(slack):.2f} ticks (median): the line and the PC's writing took longer than the "
-            f"distance allows")
-    return {"n": len(sel), "journey_min_ticks_p50": round(float(np.median(journey)), 6),
-            "journey_min_ticks_max": round(float(journey.max()), 6),
-            "slack_at_creation_ticks_p50": round(float(np.median(slack)), 6), "text": text}
+    by: dict[str, list[Event]] = {c: [] for c in CAUSES}
+    for e in sel:
+        by[refusal_cause(e, tick_s)].append(e)
+    travelled = [e for c in CAUSES if c != "creation" for e in by[c]]
+    out: dict[str, object] = {"n": len(sel), "causes": {c: len(v) for c, v in by.items()}}
+    parts = []
+    if made := by["creation"]:
+        phases = [float(e.created_phase) for e in made if e.created_phase is not None]
+        stalls = [float(e.stall_us) for e in made if e.stall_us is not None]
+        ahead = sorted({e.scheduled_tc - e.created_tc for e in made})
+        # stall_us on such a row: how late it was made (mmsched.verdict.validity: a TIMECODE a host stall held, or the
+        # scheduler reading its TIMECODEs late); the event is then not measurable, the rig's
+        why = (f"a stall of {_ms_range(stalls)} (stall_us) delayed {'its' if len(made) == 1 else 'their'} creation "
+               "(the rig's, not the system's)" if stalls else "the PC read its TIMECODE late")
+        parts.append(f"{len(made)} made too late: created at tick phase {_phase_range(phases)}, at or past "
+                     f"{'its' if len(made) == 1 else 'their'} distance of {'/'.join(map(str, ahead))} "
+                     f"tick{'s' if ahead != [1] else ''}, so due before {'it was' if len(made) == 1 else 'they were'} "
+                     f"made: {why}")
+    if held := by["stall"]:
+        parts.append(f"{len(held)} held by a host stall of {_ms_range([float(e.stall_us) for e in held])} on "
+                     "the way (not measurable: the rig's, not the system's)")
+    if travelled:
+        journey = np.array([e.ack_tc - e.created_tc - e.created_phase for e in travelled], dtype=float)
+        slack = np.array([e.scheduled_tc - e.created_tc - e.created_phase for e in travelled], dtype=float)
+        out |= {"journey_min_ticks_p50": round(float(np.median(journey)), 6),
+                "journey_min_ticks_max": round(float(journey.max()), 6),
+                "slack_at_creation_ticks_p50": round(float(np.median(slack)), 6)}
+        if wrote := by["write"]:
+            took = [float(e.bytes.sent.ended - e.bytes.sent.at) * 1e6 for e in wrote]   # type: ignore[union-attr]
+            parts.append(f"{len(wrote)} because the PC's write took {_ms_range(took)}, the larger part of the "
+                         "journey")
+        if line := by["line"]:
+            parts.append(f"{len(line)} because the line and the PC's writing took longer than the distance "
+                         "allows")
+        parts.append(f"the SCHEDULEs that had a slack reached the executor at least {np.median(journey):.2f} "
+                     f"ticks after they were made (median; up to {journey.max():.2f}), against a slack of "
+                     f"{np.median(slack):.2f} ticks at creation (median)")
+    out["text"] = f"{len(sel)} events refused past_due: " + "; ".join(parts)
+    return out
 
 
 def format_summary(name: str, s: dict[str, object]) -> str:
