@@ -16,16 +16,17 @@ from pathlib import Path
 
 import pytest
 
+from mmanalysis import labhandout
+from mmanalysis.labhandout import KINDS
+
 ROOT = Path(__file__).resolve().parents[2]
 LAB = ROOT / "docs" / "lab.md"
 VENV_BIN = ROOT / ".venv" / "bin"
-FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```", re.S | re.M)
 SHORT_COUNT = 10            # events per experiment for `bash lab-short` blocks (the handout's 200 take minutes)
-KINDS = ("bash lab", "bash lab-short", "bash lab-dry")
 
 
 def blocks() -> list[tuple[str, str]]:
-    return [(info.strip(), body) for info, body in FENCE.findall(LAB.read_text())]
+    return [(b.kind, b.body) for b in labhandout.read(LAB)]
 
 
 def commands(kind: str) -> list[str]:
