@@ -1,7 +1,8 @@
 """`mmrig explain` against a planted cause on the paced bench: a 1 kHz normal run (-p 80, --trace-host) whose
 firing thread is pinned to CPU 1, where a SCHED_FIFO 90 spinner (analysis/tests/data/explain/spinner.py) spins
-5 ms while events are being fired. The worst event's largest part must be that thread, by name, pid and policy,
-its run on the CPU the 5 ms it spun, to the trace's resolution."""
+5 ms while events are being fired. The latest event whose moment came while it spun must have that thread as its
+largest part, by name, pid and policy, its run on the CPU the 5 ms it spun, to the trace's resolution. (Not the
+run's worst event: on a shared VM the host's own worst, a stall of the whole vCPU, can be longer than 5 ms.)"""
 
 from __future__ import annotations
 
@@ -38,6 +39,21 @@ def firing_thread(pid: int) -> int | None:
         except (OSError, ValueError, IndexError):
             continue
     return max(fifo) if fifo else None
+
+
+def spun_over(csv: Path, began: float, ended: float) -> int:
+    """The event whose moment came while the spinner spun (CLOCK_MONOTONIC [began, ended]) and that waited longest
+    for its write: the one the spinner held."""
+    import json
+
+    import pandas as pd
+
+    df = pd.read_csv(csv)
+    t0 = json.loads(csv.with_suffix(".json").read_text())["run_clock"]["t0_s"]
+    moment = t0 + df["sent_s"] - df["wakeup_us"] / 1e6
+    during = df[(moment >= began) & (moment <= ended)]
+    assert not during.empty, f"no event's moment lies in the spin {began:.6f} .. {ended:.6f}"
+    return int(during.loc[during["wakeup_us"].idxmax(), "event"])
 
 
 def events_ended(partial: Path) -> int:
@@ -83,7 +99,7 @@ def test_the_worst_event_names_the_planted_spinner(tmp_path: Path, built: None) 
             run.kill()
             run.wait()
     assert run.returncode in (0, 1, 3), stderr             # (3: a paced run the busy host made invalid)
-    [ex] = explain_run(out.with_suffix(".csv"), "worst")
+    [ex] = explain_run(out.with_suffix(".csv"), spun_over(out.with_suffix(".csv"), began, ended))
     text = format_explanation(ex)
     held = ex.largest()
     assert held.key == "wakeup.held", text
