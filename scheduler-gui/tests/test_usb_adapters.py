@@ -16,6 +16,7 @@ from mmsched.run import boards as b
 from mmsched.link import usbserial
 from mmsched.model.config import RunConfig
 from mmsched.link.endpoint import Boards, EndpointError
+from test_usbserial import by_id_link   # the same fake udev link (a file, not a port)
 
 
 def fake_sysfs(root: Path) -> Path:
@@ -116,15 +117,6 @@ def test_a_16_ms_timer_warns_once_saying_what_it_costs(tmp_path: Path) -> None:
     [warning] = Boards("/dev/ttyUSB0", "/dev/ttyACM0", sysfs=str(sysfs)).warnings()
     assert "16 ms latency timer" in warning.text and "8 ms on average" in warning.text
     assert "slack shrinks" in warning.text and "--latency-timer 1" in warning.text
-
-
-def by_id_link(root: Path, target: str) -> Path:
-    """/dev/serial/by-id/usb-FTDI_...-port0 -> ../../<target>, as udev makes it (a file, not a port)."""
-    (root / "dev/serial/by-id").mkdir(parents=True, exist_ok=True)
-    (root / "dev" / target).touch()
-    link = root / "dev/serial/by-id" / f"usb-FTDI_FT232R_USB_UART_A50285BI-if00-port0-{target}"
-    link.symlink_to(Path("../..") / target)
-    return link
 
 
 def test_mmrig_run_latency_timer_sets_it_for_the_run_and_restores_it(
