@@ -42,17 +42,17 @@ test: build  ## the fast tier (about 5 min on a 2-vCPU VM): protocol, firmware i
 	$(MAKE) --no-print-directory test-protocol test-python test-profiler test-executor test-hil test-native; \
 	echo "make test: all suites passed in $$(( $$(date +%s) - start )) s (the fast tier; make check runs the long one)"
 
-check: build  ## the long tier (about 8 min): every test marked paced or alone, one at a time (the paced bench, the quick demo, the Dask cluster tests)
+check: build  ## the long tier (about 9 min): every test marked paced, alone or long, one at a time (the paced bench, the quick demo, the Dask cluster tests)
 	@start=$$(date +%s); \
-	$(PY) -m pytest -q -p no:cacheprovider --durations=25 -m "paced or alone" $(PY_SUITES); \
+	$(PY) -m pytest -q -p no:cacheprovider --durations=25 -m "paced or alone or long" $(PY_SUITES); \
 	echo "make check: all suites passed in $$(( $$(date +%s) - start )) s (the long tier)"
 
 test-protocol:  # C tests over the shared vectors (gcc, clang+sanitizers, 8051 capacity), short fuzz, footprints
 	$(MAKE) -C protocol/c test mcs51 avr
 
 # The Python suites and the bench's (hil/tests) in one pytest-xdist run on WORKERS workers (each test that needs a
-# bench starts one of its own), the slowest 25 tests listed at the end; the `paced` and `alone` ones are the long
-# tier's. WORKERS=3 on a 2-vCPU VM: the suites wait on their benches and subprocesses, and two workers kept the
+# bench starts one of its own), the slowest 25 tests listed at the end; the `paced`, `alone` and `long` ones are the
+# long tier's. WORKERS=3 on a 2-vCPU VM: the suites wait on their benches and subprocesses, and two workers kept the
 # CPUs 81 % busy (2026-11-29: 335 s for these suites on two workers in two runs, 315 s on three in one). Paced
 # benches still take turns (MMRIG_PACED_TURNS, hil/mmhil/turns.py): the fast tier's two smoke runs, a user's own.
 PY_SUITES := tests protocol/python/tests scheduler-gui/tests analysis/tests hil/tests
@@ -61,7 +61,7 @@ export MMRIG_PACED_TURNS ?= $(CURDIR)/build/paced-turns
 export MMRIG_PACED_TURNS_NICE ?= -5
 test-python:
 	$(PY) protocol/vectors/generate.py --check
-	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --durations=25 -m "not paced and not alone" $(PY_SUITES)
+	$(PY) -m pytest -q -p no:cacheprovider -n $(WORKERS) --durations=25 -m "not paced and not alone and not long" $(PY_SUITES)
 
 test-profiler:  # host tests of the core, the AVR image in simavr, the 8051 image (87C51 limits enforced) in ucsim
 	$(MAKE) -C profiler-fw test

@@ -18,6 +18,9 @@ from mmanalysis.paper import BY_KEY  # noqa: E402
 from mmanalysis.reader import read_run  # noqa: E402
 
 
+pytestmark = pytest.mark.long    # a class of 20 groups planted from real runs and its report: 20 s
+
+
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory):
     d = tmp_path_factory.mktemp("plant")

@@ -223,6 +223,7 @@ def test_paced_normal_mode_runs(tmp_path: Path) -> None:
     assert result.sidecar["budget"]["floor"]["n"] > 0        # floor calibration injects on the 8051's P1 edge
 
 
+@pytest.mark.long
 def test_edge_stamps_within_the_stated_bound(tmp_path: Path) -> None:
     """2000 events, one a tick, task dispatch under CPU and periodic load (the edges at spread phases of the
     8051's poll loop). Each RESULT's latency (counts at 921600 Hz from its tick) against the bench's exact

@@ -13,6 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.long
 def test_the_pages_table_is_the_commands(monkeypatch: pytest.MonkeyPatch) -> None:
     spec = importlib.util.spec_from_file_location("usbserial_figures", ROOT / "tools/usbserial_figures.py")
     assert spec is not None and spec.loader is not None
