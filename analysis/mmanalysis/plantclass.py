@@ -36,7 +36,7 @@ from .latstats import run_summary
 from .paper import BY_KEY
 from .reader import find_runs, profiler_kind, read_sidecar
 from .runvariant import HANDIN, variant
-from .safefiles import atomic_write
+from .safefiles import atomic_write, output_folder
 from .schema import OUTCOMES
 from .selection import is_set_aside
 from .synth import cut_short
@@ -107,7 +107,7 @@ def plant_class(source: Path, out: Path, groups: int = 20, key: Path | None = No
     if not runs:
         raise ValueError(f"{source}: no run of the handout's experiments (NAME.csv + NAME.json)")
     i8051 = [c for c in find_runs(source / "8051", recursive=False)] if (source / "8051").is_dir() else []
-    out.mkdir(parents=True, exist_ok=True)
+    output_folder(out)          # (a link at OUT's name is refused: nothing written through it)
     planted = []
     for n in range(1, groups + 1):
         name = f"group-{n:02d}"
