@@ -13,7 +13,7 @@ Run it as the student would: a normal user, in a clone of their own after `make 
 its step, its first command, its time and exit status; for `mmrig demo`, the try of each experiment that counted
 (an earlier try a host stall voided is kept as NAME.attemptK); and the date, the user, the load average and the
 scheduling the bench got. Figures only: it asserts nothing (analysis/tests/test_lab_doc.py runs the same blocks as a
-test). Exit status 0; 1 if a block failed (its output is printed).
+test). Exit status 0; 1 if a block failed (its output is printed); 2 if --out is taken or its parent missing.
 """
 
 from __future__ import annotations
@@ -60,7 +60,12 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args()
     lab = args.out or Path(tempfile.mkdtemp(prefix="mmrig-lab-pass-"))
-    lab.mkdir(parents=True, exist_ok=args.out is None)
+    if args.out is not None:
+        try:
+            lab.mkdir()                 # a fresh lab folder, as a student starts with (never a link's target)
+        except OSError as exc:
+            print(f"lab_pass: --out {lab}: {exc.strerror} (it must be a new folder in an existing one)")
+            return 2
     env = dict(os.environ, PATH=f"{ROOT / '.venv' / 'bin'}{os.pathsep}{os.environ['PATH']}", MPLBACKEND="Agg")
     hog = subprocess.Popen(["stress-ng", "--cpu", "1", "--quiet"], stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL) if args.hog else None
