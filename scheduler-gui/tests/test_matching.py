@@ -89,3 +89,21 @@ def test_a_result_of_the_next_tick_joins_an_unfired_event_only_when_no_frame_was
     own_tick = mp.Result(5, 0, 71, 1590, 22)
     m.edge_result(own_tick)
     assert m.join_unfired([f], lost_frames=9) == [(f, own_tick)]     # its own tick's RESULT still joins
+
+
+def test_the_matcher_holds_only_what_waits_for_its_partner_however_long_the_run() -> None:
+    """A long run's matcher must not keep a key for every (tick, id) it ever joined: 100,000 events fired and
+    joined, in either order or forgotten at a deadline, leave nothing waiting."""
+    m = Matcher()
+    for k in range(100_000):
+        e = ev(k, eid=k % 8, tc=k)
+        m.track(e)
+        r = mp.Result(k % 8, 0, k & 0xFFFF, k, 22)
+        if k % 3 == 0:
+            assert m.fired(e, k) == [] and m.edge_result(r) == [(e, r)]
+        elif k % 3 == 1:
+            assert m.edge_result(r) == [] and m.fired(e, k) == [(e, r)]
+        else:
+            m.fired(e, k)               # its RESULT never comes: the deadline ends it
+        m.forget(e)
+    assert (len(m.by_tag), len(m.pending_fired), len(m.pending_results)) == (0, 0, 0)

@@ -50,7 +50,9 @@ SERIES_EARLY_COUNTS = 1600        # 100 us at 16 MHz
 @dataclass
 class Matcher:
     by_tag: dict[int, Event] = field(default_factory=dict)      # our tag -> event, while it is in flight
-    pending_fired: dict[tuple[int, int], deque] = field(default_factory=lambda: defaultdict(deque))
+    # (tick, id) -> FIRED events waiting for their RESULT; a key leaves with its last event, so a run holds what
+    # is in flight, not a key per event it ever fired (they were 850 bytes an event, kept for the whole run)
+    pending_fired: dict[tuple[int, int], deque] = field(default_factory=dict)
     pending_results: list[Result] = field(default_factory=list)
     edge_order_breaks: int = 0
     edges_missing: int = 0        # FIRED events between two joined ones that the profiler counted no edge for
@@ -68,8 +70,11 @@ class Matcher:
         if self.by_tag.get(event.tag) is event:
             del self.by_tag[event.tag]
         key = (event.fired_tc, event.event_id)
-        if event.fired_tc is not None and event in self.pending_fired.get(key, ()):
-            self.pending_fired[key].remove(event)
+        q = self.pending_fired.get(key)
+        if event.fired_tc is not None and q is not None and event in q:
+            q.remove(event)
+            if not q:
+                del self.pending_fired[key]
 
     # ---- normal mode -----------------------------------------------------------------------
     def fire_result(self, result: Result) -> Event | None:
@@ -117,7 +122,7 @@ class Matcher:
         event.fired_tc = timecode
         event.fired_order = self.fired_count
         self.fired_count += 1
-        self.pending_fired[(timecode, event.event_id)].append(event)
+        self.pending_fired.setdefault((timecode, event.event_id), deque()).append(event)
         return self._join()
 
     def edge_result(self, result: Result) -> list[tuple[Event, Result]]:
@@ -133,9 +138,12 @@ class Matcher:
         joined: list[tuple[Event, Result]] = []
         keep: list[Result] = []
         for r in self.pending_results:
-            q = self.pending_fired.get((r.timecode, r.event_id))
+            key = (r.timecode, r.event_id)
+            q = self.pending_fired.get(key)
             if q:
                 ev = q.popleft()
+                if not q:
+                    del self.pending_fired[key]
                 self._check_order(ev, r)
                 joined.append((ev, r))
             else:
