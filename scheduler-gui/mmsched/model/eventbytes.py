@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sent:
     """A frame the PC wrote: to `node`, its first byte at `offset` of the port's stream `gen`, the write begun at
     `at` and returned at `ended` (the run's clock; the host clock on a paced bench; None: not known)."""
@@ -26,7 +26,7 @@ class Sent:
         return self.at if self.ended is None else self.ended
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Basis:
     """The TIMECODE frame of tick `tick`: the PC estimated the tick began at `start` and had the frame
     complete at `arrived` (the run's clock)."""
@@ -36,7 +36,7 @@ class Basis:
     arrived: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fed:
     """Normal mode's native firing: when the run handed the firing thread the moment `aimed` (run clock). A moment
     handed over after it had passed could not be met by any thread: how late is the run's own loop's, not the PC's
@@ -46,7 +46,7 @@ class Fed:
     aimed: float
 
 
-@dataclass
+@dataclass(slots=True)
 class EventBytes:
     """The bytes one event's figure depends on, noted as the event is made (see the module's text)."""
 
