@@ -1,0 +1,92 @@
+"""A run in phases (mmsched.model.phaseplan): each phase's figures apart, the sidecar's `phases` section
+(docs/data-format.md, docs/long-runs.md).
+
+An event belongs to the phase in which it was created, on the run's clock (Event.created_at, the moment the
+scheduler made it; in verification mode the moment the executor's LOCAL_EVENT arrived), against the phases'
+boundaries as they happened (PhaseSpan). Events are numbered in the order they were made, so each phase's events
+are one range of the CSV's `event` column (first_event .. last_event), which is how a reader of the files
+(mmanalysis.phasetable) finds them again without the creation moment, which the CSV does not carry.
+
+An event made during a switch (after the previous phase's end_s, before this one's start_s: the old stress-ng
+being stopped, the new one started; a few ms) is counted in the whole run only, in no phase, and each phase says
+how many were made in the switch into it (switch_events): neither condition was in place then.
+
+Each phase gets the same summary figures as the whole run's `summary` (mmsched.verdict.stats.summarize) and its
+latency histogram in the run's bins.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from mmanalysis.histogram import latency_histogram
+
+from ..model.event import Event
+from ..model.phaseplan import PhasePlan, PhaseSpan, phase_of
+from ..model.reason import Reason
+from .stats import summarize
+
+
+def phase_events(spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float) -> tuple[list[list[Event]], list[int]]:
+    """The events of each phase, and how many were made in the switch into each (none for the first: it is in
+    place before the first event is made)."""
+    by: list[list[Event]] = [[] for _ in spans]
+    switching = [0] * len(spans)
+    for e in events:
+        t = (e.created_at if e.created_at is not None else t0) - t0
+        k = phase_of(round(t, 6), spans)
+        if k is not None:
+            by[k].append(e)
+        else:
+            nxt = next((i for i, s in enumerate(spans) if t < s.start_s), None)
+            if nxt is not None:
+                switching[nxt] += 1
+    return by, switching
+
+
+def phases_section(plan: PhasePlan, spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float,
+                   bin_us: float) -> list[dict[str, Any]]:
+    """The sidecar's `phases`: per phase its name, condition, stress-ng command, planned and actual boundaries
+    (seconds from the run's start), its events (count and range), those made in the switch into it, its summary
+    and its histogram."""
+    by, switching = phase_events(spans, events, t0)
+    out = []
+    for k, (s, evs) in enumerate(zip(spans, by)):
+        out.append({"name": s.name, "condition": s.condition, "command": s.command,
+                    "planned_start_s": plan.starts_s[k], "planned_s": plan.phases[k].duration_s,
+                    "start_s": s.start_s, "end_s": s.end_s, "error": s.error,
+                    "events": len(evs), "first_event": evs[0].event if evs else None,
+                    "last_event": evs[-1].event if evs else None, "switch_events": switching[k],
+                    "summary": summarize(evs), "histogram": latency_histogram(evs, bin_us)})
+    # a phase the run never reached (it ended early: an interrupt, a fault): planned, never in place
+    for k in range(len(spans), len(plan.phases)):
+        p = plan.phases[k]
+        out.append({"name": p.name, "condition": p.condition, "command": None, "planned_start_s": plan.starts_s[k],
+                    "planned_s": p.duration_s, "start_s": None, "end_s": None, "error": None, "events": 0,
+                    "first_event": None, "last_event": None, "switch_events": 0, "summary": summarize([]),
+                    "histogram": latency_histogram([], bin_us)})
+    return out
+
+
+def phase_reasons(spans: Sequence[PhaseSpan]) -> list[Reason]:
+    """A phase whose condition could not be started ran with nothing added: its figures are not of its
+    condition, so the run is invalid (as a --load that cannot start makes it)."""
+    return [Reason("load_unavailable", f"--phases {s.error}: the phase ran with nothing added") for s in spans
+            if s.error is not None]
+
+
+def format_phases(section: Sequence[dict[str, Any]]) -> str:
+    """`mmrig run`'s lines for a run in phases: each phase's boundaries, events and latency figures (us)."""
+    def us(v: Any) -> str:
+        return "-" if v is None else f"{v:.1f}"
+    lines = [f"{'phase':<10} {'condition':<9} {'from_s':>9} {'to_s':>9} {'events':>7} {'n':>7} {'mean_us':>9} "
+             f"{'p99_us':>9} {'max_us':>9}  ok/late/early/missed/lost"]
+    for p in section:
+        s, o = p["summary"], p["summary"]["outcomes"]
+        span = "not reached" if p["start_s"] is None else f"{p['start_s']:>9.3f} {p['end_s']:>9.3f}"
+        lines.append(f"{p['name']:<10} {p['condition']:<9} {span:>19} {p['events']:>7} {s['n']:>7} "
+                     f"{us(s['mean_us']):>9} {us(s['p99_us']):>9} {us(s['max_us']):>9}  "
+                     f"{o['ok']}/{o['late']}/{o['early']}/{o['missed']}/{o['lost']}"
+                     + (f"  ({p['switch_events']} made in the switch into it: in the whole only)"
+                        if p["switch_events"] else "") + (f"  ERROR {p['error']}" if p["error"] else ""))
+    return "\n".join(lines)
