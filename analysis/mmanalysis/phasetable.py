@@ -2,8 +2,8 @@
 the CSV, for the report and phases.csv.
 
 A phase's rows are the CSV's events first_event .. last_event of its entry in the sidecar's `phases` (the
-scheduler assigned them by the moment each was made: mmsched.verdict.phasefigures); an event made during a switch
-is in no phase's range, in the whole only. Each row's figures are mmanalysis.stats.summarize's, the same as the
+scheduler assigned each by the moment the PC did its part for it: mmsched.verdict.phasefigures); an event whose
+moment fell in a switch is in no phase's range, in the whole only. Each row's figures are mmanalysis.stats.summarize's, the same as the
 run table's; where the sidecar's own per-phase summary disagrees with what the CSV gives, `problems` says so.
 """
 
@@ -20,11 +20,12 @@ from .stats import summarize
 HEADERS = ["run", "phase", "condition", "start_s", "end_s", "events", "switch_events", "ok", "late", "early", "missed",
            "lost", "n", "mean_us", "var_us2", "min_us", "p50_us", "p99_us", "p999_us", "max_us"]
 WHOLE = "whole"
-WORDS = ("Each phase's figures apart, then the whole run's. An event belongs to the phase it was made in (the "
-         "moment the scheduler made it, on the run's clock); start_s and end_s are the switches as they happened, "
-         "seconds from the run's start (sent_s's clock). An event made during a switch (the previous stress-ng being "
-         "stopped, the next one started: a few ms) is counted in the whole only: switch_events says how many, by "
-         "the phase switched into.")
+WORDS = ("Each phase's figures apart, then the whole run's. An event belongs to the phase in which the PC did its "
+         "part for it, on the run's clock: in normal mode the moment its FIRE was aimed at, otherwise the moment it "
+         "was made; start_s and end_s are the switches as they happened, seconds from the run's start (sent_s's "
+         "clock). An event whose moment fell in a switch (the previous stress-ng being stopped, the next one "
+         "started: a few ms) is counted in the whole only: switch_events says how many, by the phase switched "
+         "into.")
 
 
 def phased_runs(data: RunSet, runs: list[str]) -> list[str]:

@@ -146,7 +146,7 @@ def event(k: int, created_at: float, outcome: str = "ok", latency_us: float | No
     return e
 
 
-def test_events_go_to_the_phase_they_were_made_in_and_a_switchs_to_none() -> None:
+def test_events_go_to_the_phase_the_pc_did_its_part_in_and_a_switchs_to_none() -> None:
     t0 = 50.0
     spans = [PhaseSpan("idle", "idle", None, 0.0, 2.0), PhaseSpan("cpu", "cpu", ["stress-ng"], 2.003, 4.5)]
     made = [0.0, 1.0, 1.9999, 2.0, 2.002, 2.003, 3.0, 4.4, 4.4999]   # (the last phase ends at the run's end)
@@ -155,6 +155,11 @@ def test_events_go_to_the_phase_they_were_made_in_and_a_switchs_to_none() -> Non
     by, switching = phase_events(spans, events, t0)
     assert [[e.event for e in evs] for evs in by] == [[0, 1, 2], [5, 6, 7, 8]]
     assert switching == [0, 2]            # made at 2.0 and 2.002: in the whole only, said by the phase switched into
+    # normal mode: made in the idle phase, its FIRE aimed into the cpu phase (or its switch): the PC's part is there
+    aimed = [event(k, t0 + t, latency_us=1.0) for k, t in enumerate((1.0, 1.9, 1.95))]
+    aimed[1].fire_at, aimed[2].fire_at = t0 + 2.05, t0 + 2.001
+    by, switching = phase_events(spans, aimed, t0)
+    assert [[e.event for e in evs] for evs in by] == [[0], [1]] and switching == [0, 1]
     plan = PhasePlan.parse("idle:2s,cpu:2s,idle:1s")
     section = phases_section(plan, spans, events, t0, bin_us=1.0)
     assert [(p["name"], p["events"], p["first_event"], p["last_event"], p["switch_events"]) for p in section] == \
@@ -163,7 +168,7 @@ def test_events_go_to_the_phase_they_were_made_in_and_a_switchs_to_none() -> Non
     assert section[1]["summary"]["outcomes"]["missed"] == 1 and section[1]["histogram"]["n"] == 3
     assert section[2]["start_s"] is None and section[2]["planned_start_s"] == 4.0     # planned, never reached
     text = format_phases(section)
-    assert "2 made in the switch into it" in text and "not reached" in text and len(text.splitlines()) == 4
+    assert "2 fell in the switch into it" in text and "not reached" in text and len(text.splitlines()) == 4
 
 
 @pytest.mark.paced

@@ -1,15 +1,20 @@
 """A run in phases (mmsched.model.phaseplan): each phase's figures apart, the sidecar's `phases` section
 (docs/data-format.md, docs/long-runs.md).
 
-An event belongs to the phase in which it was created, on the run's clock (Event.created_at, the moment the
-scheduler made it; in verification mode the moment the executor's LOCAL_EVENT arrived), against the phases'
-boundaries as they happened (PhaseSpan). Events are numbered in the order they were made, so each phase's events
-are one range of the CSV's `event` column (first_event .. last_event), which is how a reader of the files
-(mmanalysis.phasetable) finds them again without the creation moment, which the CSV does not carry.
+An event belongs to the phase in which the PC did its part for it, on the run's clock, against the phases'
+boundaries as they happened (PhaseSpan): in normal mode the moment its FIRE was aimed at (Event.fire_at: the
+firing thread's wake-up, which is what normal mode measures; the CSV's sent_s is when the write began, that
+moment plus the wake-up's lateness); in mixed mode the moment it was made (Event.created_at: its SCHEDULE goes out
+at once, and the executor's firing does not depend on the PC's load); in verification mode the moment the
+executor's LOCAL_EVENT arrived. By creation alone, an event made in the last ticks of a phase fired in the next:
+a 20 s idle phase took a FIRE written 98 ms into the cpu phase, 69 ms late while stress-ng started, as idle's
+worst. Those moments grow with the event number (events are made in the order they are due), so each phase's
+events are one range of the CSV's `event` column (first_event .. last_event), which is how a reader of the files
+(mmanalysis.phasetable) finds them again.
 
-An event made during a switch (after the previous phase's end_s, before this one's start_s: the old stress-ng
-being stopped, the new one started; a few ms) is counted in the whole run only, in no phase, and each phase says
-how many were made in the switch into it (switch_events): neither condition was in place then.
+An event whose moment falls in a switch (after the previous phase's end_s, before this one's start_s: the old
+stress-ng being stopped, the new one started; a few ms) is counted in the whole run only, in no phase, and each
+phase says how many fell in the switch into it (switch_events): neither condition was in place then.
 
 Each phase gets the same summary figures as the whole run's `summary` (mmsched.verdict.stats.summarize) and its
 latency histogram in the run's bins.
@@ -27,13 +32,20 @@ from ..model.reason import Reason
 from .stats import summarize
 
 
+def pc_moment(e: Event, t0: float) -> float:
+    """When the PC did its part for event E, seconds from the run's start: its FIRE's aimed moment (normal mode),
+    else the moment it was made."""
+    at = e.fire_at if e.fire_at is not None else e.created_at
+    return (at if at is not None else t0) - t0
+
+
 def phase_events(spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float) -> tuple[list[list[Event]], list[int]]:
-    """The events of each phase, and how many were made in the switch into each (none for the first: it is in
-    place before the first event is made)."""
+    """The events of each phase, and how many fell in the switch into each (none for the first: it is in place
+    before the first event is made)."""
     by: list[list[Event]] = [[] for _ in spans]
     switching = [0] * len(spans)
     for e in events:
-        t = (e.created_at if e.created_at is not None else t0) - t0
+        t = pc_moment(e, t0)
         k = phase_of(round(t, 6), spans)
         if k is not None:
             by[k].append(e)
@@ -47,7 +59,7 @@ def phase_events(spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float)
 def phases_section(plan: PhasePlan, spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float,
                    bin_us: float) -> list[dict[str, Any]]:
     """The sidecar's `phases`: per phase its name, condition, stress-ng command, planned and actual boundaries
-    (seconds from the run's start), its events (count and range), those made in the switch into it, its summary
+    (seconds from the run's start), its events (count and range), those that fell in the switch into it, its summary
     and its histogram."""
     by, switching = phase_events(spans, events, t0)
     out = []
@@ -87,6 +99,6 @@ def format_phases(section: Sequence[dict[str, Any]]) -> str:
         lines.append(f"{p['name']:<10} {p['condition']:<9} {span:>19} {p['events']:>7} {s['n']:>7} "
                      f"{us(s['mean_us']):>9} {us(s['p99_us']):>9} {us(s['max_us']):>9}  "
                      f"{o['ok']}/{o['late']}/{o['early']}/{o['missed']}/{o['lost']}"
-                     + (f"  ({p['switch_events']} made in the switch into it: in the whole only)"
+                     + (f"  ({p['switch_events']} fell in the switch into it: in the whole only)"
                         if p["switch_events"] else "") + (f"  ERROR {p['error']}" if p["error"] else ""))
     return "\n".join(lines)
