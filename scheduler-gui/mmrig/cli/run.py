@@ -484,6 +484,8 @@ def json_document(cfg: RunConfig, result: RunResult, verdicts: list[Any], code: 
            "environment": result.sidecar.get("environment")}
     if "budget" in result.sidecar:
         doc["budget"] = result.sidecar["budget"]
+    if "phases" in result.sidecar:             # a run in phases: each phase's boundaries, summary and histogram
+        doc["phases"] = result.sidecar["phases"]
     return doc
 
 
