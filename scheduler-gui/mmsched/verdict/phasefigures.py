@@ -45,8 +45,8 @@ def phase_events(spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float)
     by: list[list[Event]] = [[] for _ in spans]
     switching = [0] * len(spans)
     for e in events:
-        t = pc_moment(e, t0)
-        k = phase_of(round(t, 6), spans)
+        t = round(pc_moment(e, t0), 6)             # (the spans' moments are to the microsecond too)
+        k = phase_of(t, spans)
         if k is not None:
             by[k].append(e)
         else:
