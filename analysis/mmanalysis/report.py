@@ -20,7 +20,7 @@ from typing import Any, Iterable
 
 import pandas as pd
 
-from . import explainreport, plots, profhistreport, profilereport, sweepplots
+from . import explainreport, phasetable, plots, profhistreport, profilereport, sweepplots
 from .csvsafe import write_frame
 from .latstats import variance_text
 from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (PAPER, PaperRow: the report's API)
@@ -331,11 +331,30 @@ def intro_text(data: RunSet, shown: list[str], left_out: list[tuple[str, str]]) 
             "paper, and name every early, missed and lost event.")
 
 
+def write_tables(out: Path, tables: dict[str, pd.DataFrame]) -> None:
+    """OUT/NAME.csv of each table that has rows, and of summary, summary-groups and comparison always (csvsafe: no
+    spreadsheet formulas in text cells)."""
+    for name, frame in tables.items():
+        if len(frame) or name in ("summary", "summary-groups", "comparison"):
+            write_frame(frame, out / f"{name}.csv", index=False)
+
+
+def report_figures(data: RunSet, shown: list[str], folder: Path, bin_us: float | None,
+                   hist_max_us: float | None) -> dict[str, list[Path]]:
+    """The report's figures in FOLDER, by name: the SHOWN runs' (plots.all_figures), their Gantt charts and the
+    campaigns'."""
+    figs = (plots.all_figures(subset(data, shown), folder, plots._runs(data, shown), bin_us=bin_us, max_us=hist_max_us)
+            if shown else {})
+    figs.update(gantt_figures(data, plots._runs(data, shown), folder))
+    figs.update(campaign_figures(data, folder))
+    return figs
+
+
 def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path, title: str = "mmrig latency report",
            figures: bool = True, include_all: bool = False, not_read: Iterable[str] = (),
            bin_us: float | None = None, hist_max_us: float | None = None, host_trace: bool = True) -> dict[str, Path]:
-    """Writes OUT_DIR/report.md, report.html, summary.csv (every run, with its `valid` column), comparison.csv
-    and figures/*.png|svg. Figures and the run table show the valid runs that are not set-aside attempts; the
+    """Writes OUT_DIR/report.md, report.html, summary.csv (every run, with its `valid` column), comparison.csv,
+    phases.csv (runs in phases only: a row per phase and the whole, phasetable.py) and figures/*.png|svg. Figures and the run table show the valid runs that are not set-aside attempts; the
     others are listed apart with their reasons (INCLUDE_ALL: shown too, marked). The comparison with the paper
     only ever pools valid runs. NOT_READ: the runs the reader refused (reader.read_each), one line each.
     BIN_US, HIST_MAX_US: the histogram's bin width and range (plots.histogram). Each figure's caption is
@@ -347,20 +366,15 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     per_run = summarize(data, by="run")
     per_group = summarize(data, by="group")
     comp = comparison(data)
-    write_frame(per_run, out / "summary.csv", index=False)  # csvsafe: no spreadsheet formulas in text cells
-    write_frame(per_group, out / "summary-groups.csv", index=False)
-    write_frame(comp, out / "comparison.csv", index=False)
     sel = select(data, include_all)
     counted = profhistreport.counted_runs(data.meta)     # no event rows: their own table only
     shown = [r for r in sel.shown if r not in counted]
+    phases = phasetable.phase_frame(data, shown)           # runs in phases: a row per phase and the whole
+    write_tables(out, {"summary": per_run, "summary-groups": per_group, "comparison": comp, "phases": phases})
     marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
     synthetic = any(run_kind(data.meta[r]).startswith("synthetic") for r in data.runs)
-    figs = (plots.all_figures(subset(data, shown), out / "figures", plots._runs(data, shown), bin_us=bin_us,
-                              max_us=hist_max_us) if figures and shown else {})
-    if figures:
-        figs.update(gantt_figures(data, plots._runs(data, shown), out / "figures"))
-        figs.update(campaign_figures(data, out / "figures"))
-    problems = consistency(data, per_run)
+    figs = report_figures(data, shown, out / "figures", bin_us, hist_max_us) if figures else {}
+    problems = consistency(data, per_run) + phasetable.problems(data, phases)
 
     run_rows = [[r.get(h) for h in RUN_HEADERS] for _, r in per_run.iterrows() if r["run"] in shown]
     run_html = [run_html_row(r) for _, r in per_run.iterrows() if r["run"] in shown]
@@ -384,6 +398,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
            md_table(RUN_HEADERS, run_rows), ""]
     if marked:
         md += ["Shown although invalid or set aside (`--all`): never a result.", ""] + marked_md + [""]
+    md += phasetable.section(phases, md_table, lambda t: f"## {t}\n", lambda t: t + "\n")
     if loads:
         md += ["## Mixed mode: what the PC's load can change", "", LOAD_WORDS, "", md_table(LOAD_HEADERS, loads), ""]
     budgets = budget_rows(subset(data, shown))
@@ -421,6 +436,8 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
           "<p>Latencies in us; every column, ticks and mean jitter too, is in summary.csv.</p>"]
     if marked:
         h += ["<p>Shown although invalid or set aside (--all): never a result.</p>"] + ul(marked)
+    h += phasetable.section(phases, html_table, lambda t: f"<h2>{html.escape(t)}</h2>",
+                            lambda t: f"<p>{html.escape(t)}</p>")
     if loads:
         h += ["<h2>Mixed mode: what the PC's load can change</h2>", f"<p>{html.escape(LOAD_WORDS)}</p>",
               html_table(LOAD_HEADERS, loads)]
@@ -459,6 +476,7 @@ def headline(data: RunSet, comparison_table: pd.DataFrame, include_all: bool = F
              f"shown: {len(sel.shown)}" + (f"; left out: {len(sel.left_out)} (invalid or set-aside attempts, "
                                             "listed with their reasons in the report; --all shows them)"
                                             if sel.left_out else "")]
+    lines += phasetable.headline(phasetable.phase_frame(data, sel.shown))
     lines.append("against the paper (section 7):")
     several = len(set(comparison_table.get("profiler", pd.Series(dtype=object))) - {"-"}) > 1   # "-": no runs
     for _, r in comparison_table.iterrows():

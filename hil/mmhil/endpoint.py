@@ -380,7 +380,8 @@ class LockstepEndpoint(BenchEndpoint):
     which its last byte was complete.
 
     Normal mode is refused: in lockstep the PC fires at exactly the moment it computes, so there is no
-    PC lateness to measure, which is the whole point of normal mode (use a paced run)."""
+    PC lateness to measure, which is the whole point of normal mode (use a paced run). So is a run in phases of
+    PC load (RunConfig.phases): a load acts on the host's time, and nothing a lockstep run measures depends on it."""
 
     paced: bool = field(default=False, init=False)
     wall_clock = False       # the run's clock is virtual: the process's own stalls move nothing (ownstall.py)
@@ -392,6 +393,12 @@ class LockstepEndpoint(BenchEndpoint):
         if cfg.mode == "normal":
             raise EndpointError("lockstep_normal", "normal mode measures the PC's own timing against wall time; "
                                 "in lockstep the PC is never late by construction: run it paced (without --unpaced)")
+        if cfg.phases is not None:
+            # (a 3 s idle, 3 s cpu, 2 s idle run here: the bench went 20x the wall's pace, the cpu phase's stress-ng
+            # ran 0.15 wall seconds and stopping it took 0.5 virtual seconds of the next phase)
+            raise EndpointError("lockstep_phases", "--phases needs a wall clock: each phase is a PC load on the host's "
+                                "time, while a lockstep run's clock is virtual (at the bench's pace, many times the "
+                                "wall's) and its outcome never depends on the PC's load: run it paced (without --unpaced)")
         self.trace_to(cfg)
         ports = self.start_bench(lockstep=True)
         self.stepper = Stepper(self.bench)

@@ -20,6 +20,7 @@ from mmanalysis.safefiles import atomic_write, existing, output_problem
 from mmproto import LinkError
 from mmsched.verdict.budget import format_budget
 from mmsched.model.grid import format_grid
+from mmsched.verdict.phasefigures import format_phases
 from mmsched.verdict.profhist import format_profiler_histogram
 from mmsched.model.config import FIRINGS, RunConfig, aligned_rate_problem
 from mmsched.link.endpoint import Boards, Endpoint, EndpointError
@@ -173,11 +174,13 @@ def check_options(args: argparse.Namespace) -> None:
 
 def run_config(args: argparse.Namespace, name: str) -> RunConfig:
     """The run's configuration from the options (Refusal naming the option that is wrong)."""
-    count = args.count if args.count is not None or args.duration is not None else 200
+    # (a run in phases lasts their sum: no count of its own unless one is given, which RunConfig refuses)
+    count = args.count if args.count is not None or args.duration is not None or args.phases is not None else 200
     try:
         cfg = RunConfig(mode=args.mode, distance=args.distance, rate_ms=args.rate, count=count,
                         duration_s=args.duration, random_ids=args.random_ids, generation=args.generation, raw=args.raw,
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
+                        phases=args.phases,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
                         late_bound_us=args.late_bound_us, break_us=args.break_us, max_in_flight=args.max_in_flight,
                         baud=args.baud, priority=args.priority, mlockall=args.mlockall, firing=args.firing,
@@ -190,6 +193,9 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
     problem = load_unavailable(cfg.load)
     if problem:
         raise Refusal(f"--load {cfg.load}: {problem}")
+    for phase in cfg.phases.phases if cfg.phases is not None else ():
+        if (problem := load_unavailable(phase.condition)) is not None:
+            raise Refusal(f"--phases: phase {phase.name} ({phase.condition}): {problem}")
     return cfg
 
 
@@ -439,6 +445,8 @@ def summary_lines(cfg: RunConfig, result: RunResult, files: list[Path], columns:
         text.append(format_budget(result.sidecar["budget"]))
     if "grid" in result.sidecar:
         text.append(format_grid(result.sidecar["grid"]))
+    if "phases" in result.sidecar:
+        text.append(format_phases(result.sidecar["phases"]))
     if "profiler_histogram" in result.sidecar:
         text.append(format_profiler_histogram(result.sidecar["profiler_histogram"]))
     if files:
@@ -476,6 +484,8 @@ def json_document(cfg: RunConfig, result: RunResult, verdicts: list[Any], code: 
            "environment": result.sidecar.get("environment")}
     if "budget" in result.sidecar:
         doc["budget"] = result.sidecar["budget"]
+    if "phases" in result.sidecar:             # a run in phases: each phase's boundaries, summary and histogram
+        doc["phases"] = result.sidecar["phases"]
     return doc
 
 
@@ -572,6 +582,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help="PC load (stress-ng) during the run: idle (none, the default), cpu, memory, disk, network "
                           "(loopback only, in a network namespace of its own), heavy (cpu + memory + disk: the "
                           "paper's heavy load) or all (heavy + network); --load alone is heavy")
+    run.add_argument("--phases", default=None, metavar="PHASES",
+                     help="the PC's load in phases, one after the other, e.g. idle:2h,load=cpu:1h,load=io:1h: each "
+                          "part [load=]CONDITION:DURATION (a --load condition, or io for disk; a duration with s, m or "
+                          "h); the run lasts their sum (no --count, --duration or --load with it) and its sidecar and "
+                          "report give each phase's figures apart (docs/long-runs.md)")
     run.add_argument("--trace", action="store_true",
                      help="bench: trace the executor from outside (task switches, interrupts, pins): writes "
                           "OUT.exectrace, OUT.perfetto-trace (ui.perfetto.dev), OUT.vcd (PulseView, GTKWave) and "

@@ -12,6 +12,7 @@ from mmanalysis.schema import NOMINAL_TICK_S
 from .exload import ExecutorLoad
 from .grid import line_problem, wants_grid
 from .load import condition as load_condition
+from .phaseplan import PhasePlan
 
 FIRINGS = ("native", "python")   # normal mode: what writes each FIRE at its moment
 MODES = ("mixed", "normal", "verification")
@@ -123,6 +124,9 @@ class RunConfig:
     mlockall: bool = False
     dispatch: str = "isr"             # executor dispatch: isr or task
     load: str = "idle"              # PC load condition (load.CONDITIONS); True/False read as all/idle
+    # the PC's load in phases, one condition after the other (phaseplan.py; or its --phases text): the run lasts
+    # their sum (duration_s is set to it; count must be None), and `load` stays idle
+    phases: PhasePlan | None = None
     executor_load: ExecutorLoad = ExecutorLoad()   # what the executor does besides firing (exload.py; or its text)
     trace: bool = False               # the bench's trace of the executor: NAME.exectrace, .perfetto-trace, .vcd
     baud: int | None = None           # the links' rate for the run (BAUD after the handshake); None: the nodes' own
@@ -162,6 +166,7 @@ class RunConfig:
             if asked and self.mode != "normal":
                 raise ValueError(f"{option} is for normal mode's firing thread (cyclictest's {option[1:3]}); in "
                                  f"{self.mode} mode the executor fires and the PC's timing is not in the latency")
+        self.check_phases()
         if self.count is None and self.duration_s is None:
             raise ValueError("give a count or a duration (--count or --duration)")
         if self.count is not None and (not _whole(self.count) or self.count < 1):
@@ -202,8 +207,36 @@ class RunConfig:
         if problem:
             raise ValueError(f"--name {problem}")
 
+    def check_phases(self) -> None:
+        """A run in phases lasts their sum: a count, another duration or a --load for the whole run contradict it
+        (ValueError, one line naming both options); the --phases text is read into its plan."""
+        if isinstance(self.phases, str):
+            self.phases = PhasePlan.parse(self.phases)       # PhaseError (a ValueError) naming the part and field
+        if self.phases is None:
+            return
+        if not isinstance(self.phases, PhasePlan):
+            raise ValueError("phases must be a PhasePlan or its --phases text (e.g. 'idle:2h,load=cpu:1h')")
+        total = self.phases.total_s
+        if self.count is not None:
+            raise ValueError(f"--count {self.count} contradicts --phases: a run in phases lasts their sum ({total:g} s), "
+                             "not a number of events; leave --count out")
+        if self.duration_s is not None and not math.isclose(self.duration_s, total, rel_tol=0, abs_tol=1e-3):
+            raise ValueError(f"--duration {self.duration_s:g} s contradicts --phases, whose phases add up to {total:g} s; "
+                             "leave --duration out")
+        if load_condition(self.load) != "idle":
+            raise ValueError(f"--load {load_condition(self.load)} runs one condition for the whole run, --phases one "
+                             "per phase; give one of them")
+        if self.generation == "periodic" and not self.raw:
+            raise ValueError("--phases with --generation periodic needs --raw: the profiler's own histogram is one over "
+                             "the whole run, and no phase can be told apart in it")
+        self.duration_s = total
+
     def sidecar(self, baud: int, tick_s: float) -> dict[str, object]:
         d = asdict(self)
+        # a run in phases has no one load condition: `phases` (a reader's load column then, never pooled with idle)
+        d["load"] = "phases" if self.phases is not None else self.load
+        d["phases"] = self.phases.sidecar() if self.phases is not None else None
+        d["phases_text"] = self.phases.text if self.phases is not None else None
         d["rate_ms"] = self.rate_ms if self.rate_ms is not None else round(tick_s * 1000, 3)
         d["rate"] = "tick" if self.rate_ms is None else "ms"
         d["baud"] = baud

@@ -38,6 +38,7 @@ from .nativefirer import NativeFirer
 from ..verdict.invariant import judged
 from ..verdict.journal import Journal
 from ..model.load import Load
+from ..model.phasedload import PhasedLoad
 from ..host.loopnice import LoopNice
 from ..model.grid import line_gap_s, line_problem
 from ..verdict.breaks import break_section
@@ -171,7 +172,7 @@ class Runner:
         EndpointError: nothing was run); anything after that ends in a run on disk, invalid if need be."""
         cfg = self.cfg
         usage = Usage()
-        load: Load | None = None
+        load: Load | PhasedLoad | None = None
         verdict = Verdict()
         loop_nice = LoopNice().raise_()       # the run's own threads above the machine's other work (loopnice.py)
         try:
@@ -216,6 +217,8 @@ class Runner:
                                       self.fires_sent, cfg.discipline)
             self.open_journal()
             self.state.start_generating(self.now())
+            if cfg.phases is not None:          # the load in phases, from the run's start (phasedload.py)
+                load = PhasedLoad(cfg.phases, self.now, self.state.t0, self.expected_duration_s() + 30, self.say).start()
             self.endpoint.begin()
             if cfg.mode == "normal":
                 self.firer, self.firing_why = firers.start(cfg, self.session.links["profiler"],
@@ -631,7 +634,7 @@ class Runner:
                          self.endpoint.trace_files() if cfg.trace and cfg.out is not None else None,
                          self.images, self.histogram_us)
 
-    def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
+    def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | PhasedLoad | None) -> RunResult:
         cfg, st = self.cfg, self.state
         self.invalid += verdict.reasons
         crowded = (judge_crowding(self.events, verdict.record, st.one_fire, st.baud, self.faults)

@@ -21,9 +21,11 @@ from ..verdict.environment import collect as collect_environment
 from .firing import Firer
 from .nativefirer import NativeFirer
 from ..model.load import Load
+from ..model.phasedload import PhasedLoad
 from ..model.config import RunConfig
 from .runrecord import RunRecord
 from .runstate import RunState
+from ..verdict.phasefigures import phase_reasons, phases_section
 from ..verdict.stats import slack_distribution
 from ..verdict.tracefiles import executor_profile
 from ..verdict.tickestimate import in_window, tick_estimate_section
@@ -94,12 +96,15 @@ def journal_sidecar(cfg: RunConfig, st: RunState, identity: dict[str, Any], hell
             "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
 
 
-def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
-             summary: dict[str, Any], invariant: dict[str, Any]) -> dict[str, Any]:
+def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | PhasedLoad | None,
+             validity: dict[str, Any], summary: dict[str, Any], invariant: dict[str, Any]) -> dict[str, Any]:
     """The sidecar of the finished run `r`: its configuration and target, the nodes' HELLOs and counters, the
     bench's figures and validity by cause, faults, the summary, the environment and the latency histogram;
-    by mode the slack (mixed), the budget and the servo (normal); the executor's profile of a traced run."""
+    by mode the slack (mixed), the budget and the servo (normal); the executor's profile of a traced run; a run
+    in phases each phase's boundaries and figures (phasefigures.py)."""
     cfg, st = r.cfg, r.state
+    phased = load if isinstance(load, PhasedLoad) else None
+    invalid = [*r.invalid, *(phase_reasons(phased.spans) if phased is not None else ())]
     sched_counters: dict[str, Any] = dict(r.counters)
     if st is not None:
         m = st.matcher
@@ -129,13 +134,14 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | N
         if st is not None else None,
         "bench": verdict.section,
         "measurability": validity,
-        "valid": not r.invalid,
-        "invalid_reason": "; ".join(x.text for x in r.invalid) if r.invalid else None,
-        "invalid_reasons": [{"code": x.code, "text": x.text} for x in r.invalid],
+        "valid": not invalid,
+        "invalid_reason": "; ".join(x.text for x in invalid) if invalid else None,
+        "invalid_reasons": [{"code": x.code, "text": x.text} for x in invalid],
         "counters": {"scheduler": sched_counters, "profiler": r.node_counters.get("profiler"),
                      "executor": r.node_counters.get("executor")},
         "cpu": cpu,
-        "load": {"condition": cfg.load, "command": load.command if load else None, "bench_priority": identity.get("priority"),
+        "load": {"condition": "phases" if phased is not None else cfg.load,
+                 "command": load.command if load else None, "bench_priority": identity.get("priority"),
                  "scheduler_nice": os.getpriority(os.PRIO_PROCESS, 0)},
         "link_faults": r.link_faults,
         "faults": r.faults.section(),
@@ -145,6 +151,9 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | N
     # what a reader needs to trust the figure, and the latency histogram (docs/data-format.md)
     sidecar["environment"] = collect_environment(hellos, identity, r.images)
     sidecar["histogram"] = latency_histogram(r.events, r.histogram_us or default_bin_us(cfg.mode))
+    if phased is not None and st is not None:    # each phase's boundaries as they happened, and its figures
+        sidecar["phases"] = phases_section(phased.plan, phased.spans, r.events, st.t0,
+                                           r.histogram_us or default_bin_us(cfg.mode))
     if cfg.mode == "mixed":
         sidecar["slack"] = slack_distribution(r.events)
     if st is not None:       # how far the TIMECODEs' arrivals put each tick's start (a USB adapter's part of it)
