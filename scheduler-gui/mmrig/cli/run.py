@@ -179,7 +179,8 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
                         duration_s=args.duration, random_ids=args.random_ids, generation=args.generation, raw=args.raw,
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
-                        late_bound_us=args.late_bound_us, break_us=args.break_us, max_in_flight=args.max_in_flight,
+                        late_bound_us=args.late_bound_us, maxima_every_s=args.maxima_every, break_us=args.break_us,
+                        max_in_flight=args.max_in_flight,
                         baud=args.baud, priority=args.priority, mlockall=args.mlockall, firing=args.firing,
                         seed=args.seed, name=name, out=args.out)
     except ValueError as exc:
@@ -523,6 +524,10 @@ def add_output_options(run: argparse.ArgumentParser) -> None:
                         help="the histogram's bin width in us (1000 fixed bins from 0, and an overflow count; "
                              "cyclictest's -h US: 1 us bins up to US); default 1 in mixed and verification mode, "
                              "10 in normal mode")
+    report.add_argument("--maxima-every", type=duration_s, default=300.0, metavar="DURATION",
+                        help="the worst case over time in OUT.json ('maxima'): count, max and p99 of the latency per "
+                             "interval this long of the run, as OSADL plots consecutive maxima: seconds, or with a "
+                             "unit as -D takes it (30s, 5m, 1h; default 5m); mmrig report draws them")
     report.add_argument("--quiet", "-q", action="store_true",
                         help="no progress line and no log lines (warnings, errors and the summary still)")
 
