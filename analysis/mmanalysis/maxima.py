@@ -110,7 +110,8 @@ def maxima_of_rows(rows: Iterable[Any], every_s: float, tick_s: float, timer_hz:
     for r in rows:
         if first_tc is None or not is_measured(r) or _missing(r.latency_us):
             continue
-        t = shift + scale * moment_s(r.scheduled_tc, r.due_counts, first_tc, tick_s, timer_hz)
+        due = getattr(r, "due_counts", 0)      # (rows without it: every event due at its tick's start, as before v4)
+        t = shift + scale * moment_s(r.scheduled_tc, due, first_tc, tick_s, timer_hz)
         acc.add(t, float(r.latency_us), int(r.event))
     return {"clock": "run" if on_run_clock else "first tick", "first_tc": first_tc,
             "t0_run_s": round(t0_run_s, 6) if on_run_clock else None,
