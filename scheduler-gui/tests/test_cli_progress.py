@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mmanalysis.histogram import bin_counts, hist_text, latency_histogram
+from mmanalysis.histfile import hist_text
+from mmanalysis.histogram import bin_counts, latency_histogram
 from mmrig.gates import EXIT_GATE, EXIT_INVALID, EXIT_PASS, Gates, exit_code, judge, parse_fail_on
 from mmrig.junit import junit_xml
 from mmrig.progress import CLEAR, Field, ProgressLine, bench_lag_text, compose

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mmanalysis.histogram import hist_text
+from mmanalysis.histfile import hist_text
 from mmanalysis.safefiles import atomic_write, existing, output_problem
 from mmproto import LinkError
 from mmsched.verdict.budget import format_budget
