@@ -1,9 +1,20 @@
-"""A run's histogram as a text file (`mmrig run --hist`), latmus-like: '#' header lines that record the
-environment a reader needs to trust the figure, then one `bin_start_us count` line per bin of the sidecar's
-`histogram` (mmanalysis.histogram)."""
+"""A run's histogram as a text file (`mmrig run --hist`) in cyclictest's format (rt-tests, `cyclictest -h`): after
+mmrig's '#' header lines, which record the environment a reader needs to trust the figure (tools that read
+cyclictest's files skip '#' lines, as cyclictest's own output to a terminal starts with some), the line
+`# Histogram`, one `%06d %06d` line per bin of the sidecar's `histogram` (mmanalysis.histogram: the bin's start in
+whole us, its count), then cyclictest's trailer for its one thread: `# Total:` (the counts in the bins),
+`# Min Latencies:`, `# Avg Latencies:`, `# Max Latencies:` (whole us, cut as cyclictest's integer division cuts
+them; the exact figures are in the header), `# Histogram Overflows:`, `# Histogram Overflow at cycle number:` and
+`# Thread 0:` with the event numbers (the CSV's `event`) of the overflows, at most as many as there are bins, the
+rest counted (`# 00012 others`), as cyclictest does.
+
+A bin width that is not a whole number of us (`--histogram-us 0.5`) cannot start every bin at a whole us: its
+bins' starts are written with three decimals (`000001.500`), still one number a line.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Mapping
 
 from .schema import OUTCOMES
@@ -116,18 +127,43 @@ def hist_header(sidecar: Mapping[str, Any], command: str | None = None) -> list[
                    f"final {'yes' if ph.get('final') else 'NO'}, ok/late/early/missed "
                    f"{ph.get('ok')}/{ph.get('late')}/{ph.get('early')}/{ph.get('missed')}, stray edges "
                    f"{ph.get('stray')}; the same cells as the PC's: {agree}")
-    out.append("# bin_start_us count")
+    out.append("# format: cyclictest's -h: '%06d %06d' per bin (its start in us, its count), then its trailer; "
+               "a cycle number is the event's number in the CSV")
     return out
+
+
+def bin_start(i: int, width: float) -> str:
+    """Bin `i`'s start as cyclictest writes its bins (`%06d`, us), with three decimals where it is not whole."""
+    start = i * width
+    return f"{round(start):06d}" if float(width).is_integer() else f"{start:010.3f}"
+
+
+def whole_us(v: float | None) -> int:
+    """A latency as cyclictest's trailer has it: whole us, cut (its integer division); 0 for none measured."""
+    return 0 if v is None else math.floor(float(v))
+
+
+def cyclictest_trailer(hist: Mapping[str, Any], summary: Mapping[str, Any]) -> list[str]:
+    """cyclictest's lines after the bins, for its one thread, from the sidecar's `histogram` and `summary`."""
+    listed = list(hist.get("overflow_events") or [])
+    others = int(hist["overflow"]) - len(listed)
+    return [f"# Total: {sum(hist['counts']):09d}",
+            f"# Min Latencies: {whole_us(summary.get('min_us')):05d}",
+            f"# Avg Latencies: {whole_us(summary.get('mean_us')):05d}",
+            f"# Max Latencies: {whole_us(summary.get('max_us')):05d}",
+            f"# Histogram Overflows: {int(hist['overflow']):05d}",
+            "# Histogram Overflow at cycle number:",
+            "# Thread 0:" + "".join(f" {e:05d}" for e in listed) + (f" # {others:05d} others" if others > 0 else "")]
 
 
 def hist_text(sidecar: Mapping[str, Any], command: str | None = None) -> str:
     """The whole histogram file of a run's sidecar (it must hold a `histogram` section); `command`: the command
     line that made the run, recorded in the header."""
     hist = sidecar["histogram"]
-    lines = hist_header(sidecar, command)
-    width = hist["bin_us"]
-    lines += [f"{i * width:g} {c}" for i, c in enumerate(hist["counts"])]
+    lines = hist_header(sidecar, command) + ["# Histogram"]
+    lines += [f"{bin_start(i, hist['bin_us'])} {c:06d}" for i, c in enumerate(hist["counts"])]
+    lines += cyclictest_trailer(hist, sidecar.get("summary") or {})
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["hist_header", "hist_text"]
+__all__ = ["bin_start", "cyclictest_trailer", "hist_header", "hist_text"]

@@ -10,6 +10,9 @@ Bin `i` holds latencies `i * bin_us <= x < (i + 1) * bin_us`. The default width 
 verification runs (the executor's latency is a few microseconds; 1000 bins reach the default late bound)
 and 10 us for normal mode (the PC fires: hundreds of microseconds to milliseconds; 1000 bins reach 10 ms).
 
+`overflow_events` names the events past the last bin by their number (the CSV's `event`), the first `bins`
+of them, as cyclictest keeps its overflows' cycle numbers.
+
 The worst event is the measured, measurable one with the largest latency (the first of equals): its event
 number, latency, tick (`scheduled_tc`) and the host time its frame was written (`sent_s`, seconds since the
 run started), which is where to look in the CSV, a VCD or the bench's stall list.
@@ -76,8 +79,11 @@ def latency_histogram(rows: Iterable[Any], bin_us: float, bins: int = DEFAULT_BI
         worst = {"event": int(w.event), "latency_us": _r(w.latency_us), "outcome": w.outcome,
                  "scheduled_tc": int(w.scheduled_tc),
                  "sent_s": None if sent is None or (isinstance(sent, float) and math.isnan(sent)) else _r(sent)}
+    # the events past the last bin, by number, as many as there are bins: cyclictest keeps the cycle numbers of its
+    # overflows in a buffer of its histogram's size and counts the rest ("# 00012 others" in its file)
+    past = sorted(int(r.event) for r in measured if math.floor(float(r.latency_us) / bin_us) >= bins)[:bins]
     return {"bin_us": bin_us, "bins": bins, "range_us": _r(bin_us * bins), "n": len(measured), "counts": counts,
-            "overflow": over, "underflow": under, "worst": worst}
+            "overflow": over, "underflow": under, "overflow_events": past, "worst": worst}
 
 
 __all__ = ["DEFAULT_BINS", "DEFAULT_BIN_US", "bin_counts", "check_bin_us", "default_bin_us", "latency_histogram"]

@@ -1,6 +1,7 @@
 """A run's worst case over time in its sidecar (`maxima`, `mmrig run --maxima-every`): the intervals of the run's
-clock, each measured event in the one of its moment, the figures the CSV gives again. Lockstep runs: the same
-every time, whatever the host does."""
+clock, each measured event in the one of its moment, the figures the CSV gives again; and its .hist file in
+cyclictest's format naming the events past the histogram's range. Lockstep runs: the same every time, whatever
+the host does."""
 
 from __future__ import annotations
 
@@ -81,3 +82,13 @@ def test_an_interval_that_is_no_time_is_one_line_and_exit_2(bad: str) -> None:
     done = mmrig("run", "--lockstep", "--count", "3", "--maxima-every", bad, timeout=60)
     assert done.returncode == 2 and "Traceback" not in done.stderr and done.stdout == ""
     assert done.stderr.strip().splitlines()[-1].startswith("mmrig run: ") and "--maxima-every" in done.stderr
+
+
+def test_the_hist_file_names_the_events_past_its_range_as_cyclictest_names_its_cycles(run) -> None:
+    out, sidecar, df = run
+    lines = out.with_suffix(".hist").read_text().splitlines()
+    past = df[df["in_stats"] & (df["latency_us"] >= 1000.0)]["event"].tolist()   # 1000 bins of 1 us
+    assert past and sidecar["histogram"]["overflow_events"] == past
+    assert f"# Histogram Overflows: {len(past):05d}" in lines
+    assert lines[-2:] == ["# Histogram Overflow at cycle number:", "# Thread 0:" + "".join(f" {e:05d}" for e in past)]
+    assert f"# Max Latencies: {int(df.loc[df['in_stats'], 'latency_us'].max()):05d}" in lines
