@@ -101,8 +101,10 @@ def worst_over_time(data: RunSet, run: str) -> Figure:
         ax.axhline(bound, color="k", lw=0.8, ls=":", label=f"late bound ({us_text(bound)} us)")
         sc = fit.fit_scale(np.append(values, bound))
     fit.apply(ax, sc, "y")
-    if sc.hi > sc.lo and not sc.log:
-        ax.set_ylim(sc.lo, sc.hi + (sc.hi - sc.lo) * 0.15)  # room for the phases' names
+    if sc.log:                                           # room above the highest step for the phases' names
+        ax.set_ylim(sc.lo, sc.hi * (sc.hi / sc.lo) ** 0.12)
+    elif sc.hi > sc.lo:
+        ax.set_ylim(sc.lo, sc.hi + (sc.hi - sc.lo) * 0.15)
     ax.set_xlim(0 if not iv else min(0.0, edges[0]), edges[-1])
     counted = sum(i["count"] for i in iv)
     if len(iv) == 1:
@@ -138,14 +140,24 @@ def long_term_histogram(data: RunSet, run: str) -> Figure:
         edges = np.arange(bins + 1, dtype=float) * LONG_TERM_BIN_US
         ax.stairs(np.where(counts > 0, counts, 0.8), edges, baseline=0.8, color="tab:green", lw=1.2,
                   fill=True, alpha=0.8, gid=f"run:{run}")
+        # each non-empty bin also as a line of at least a pixel: across a normal-mode run's tens of ms a 1 us bin is
+        # a fraction of a pixel wide (39,000 bins on 900 px) and a bin of a few events would not be drawn at all
+        full = np.flatnonzero(counts)
+        ax.vlines(edges[full] + LONG_TERM_BIN_US / 2, 0.8, counts[full], color="tab:green", lw=1.0,
+                  gid=f"bins:{run}")
+        ax.set_yscale("log")
         ax.axvline(top, color=MAX_COLOR, lw=0.8, ls="--", gid="max")
         ax.text(top, 0.97, f" max {us_text(top)} us", transform=ax.get_xaxis_transform(), ha="right", va="top",
                 fontsize=7, color=MAX_COLOR)
         ax.set_xlim(0, edges[-1] * 1.02)
-        ax.set_ylim(0.8, counts.max() * 3)
+        top_count = max(counts.max() * 3, 10.0)            # a decade at least: a run of single events reads too
+        ax.set_ylim(0.8, top_count)
+        decades = np.log10(top_count / 0.8)               # labels at 1, 2, 5 where the counts span few decades
+        ax.yaxis.set_major_locator(fit.LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
     else:
         ax.text(0.5, 0.5, "no measured events", transform=ax.transAxes, ha="center", va="center", fontsize=8)
-    ax.set_yscale("log")
+    if not len(values):
+        ax.set_yscale("log")
     ax.yaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v)))
     ax.yaxis.set_minor_formatter(fit.NullFormatter())
     ax.set_xlabel(f"latency (us): bins of {LONG_TERM_BIN_US:g} us from 0 to the maximum", fontsize=8)
