@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 from matplotlib.figure import Figure
+from matplotlib.patches import StepPatch
 
 from . import axes as fit
 from . import canvas
@@ -138,8 +139,13 @@ def long_term_histogram(data: RunSet, run: str) -> Figure:
         counts, _over, _under = bin_counts(values, LONG_TERM_BIN_US, bins)
         counts = np.asarray(counts, dtype=float)
         edges = np.arange(bins + 1, dtype=float) * LONG_TERM_BIN_US
-        ax.stairs(np.where(counts > 0, counts, 0.8), edges, baseline=0.8, color="tab:green", lw=1.2,
-                  fill=True, alpha=0.8, gid=f"run:{run}")
+        # the bins as one step patch added as an artist, out of the layout: Axes.stairs would walk its path's 2 x
+        # bins segments to update the data limits (set below anyway), and the layout once more, 3 of the 4 s a
+        # normal-mode run's 39,000 bins took to draw
+        steps = StepPatch(np.where(counts > 0, counts, 0.8), edges, baseline=0.8, color="tab:green", lw=1.2,
+                          fill=True, alpha=0.8, gid=f"run:{run}")
+        steps.set_in_layout(False)
+        ax.add_artist(steps)
         # each non-empty bin also as a line of at least a pixel: across a normal-mode run's tens of ms a 1 us bin is
         # a fraction of a pixel wide (39,000 bins on 900 px) and a bin of a few events would not be drawn at all
         full = np.flatnonzero(counts)

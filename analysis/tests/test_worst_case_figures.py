@@ -10,6 +10,7 @@ from pathlib import Path
 import matplotlib.image as mpimg
 import numpy as np
 import pytest
+from matplotlib.patches import StepPatch
 
 from mmanalysis import measured, plots, read_runs, synth, worstcase
 from mmanalysis.maxima import maxima_of_rows
@@ -30,7 +31,7 @@ def write(folder: Path, name: str, count: int = 400, seed: int = 1, mode: str = 
 
 
 def steps(ax, run: str) -> list:
-    return [a for a in ax.patches if a.get_gid() == f"run:{run}"]
+    return [a for a in ax.get_children() if a.get_gid() == f"run:{run}" and isinstance(a, StepPatch)]
 
 
 def test_the_steps_are_the_sidecars_maxima_and_the_phases_are_shaded(tmp_path: Path) -> None:
