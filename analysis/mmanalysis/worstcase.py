@@ -78,7 +78,9 @@ def worst_over_time(data: RunSet, run: str) -> Figure:
     m = run_maxima(data, run)
     iv = list(m["intervals"])
     every = float(m["every_s"])
-    end = iv[-1]["end_s"] if iv else every
+    phases = meta.get("phases") if isinstance(meta.get("phases"), list) else []
+    ends = [float(p["end_s"]) for p in phases if isinstance(p, dict) and isinstance(p.get("end_s"), (int, float))]
+    end = max([iv[-1]["end_s"] if iv else every, *ends])     # the whole run: a last phase may end past its events
     unit, scale = time_unit(end)
     edges = np.array([iv[0]["start_s"]] + [i["end_s"] for i in iv] if iv else [0.0, every]) / scale
     nan = float("nan")
@@ -86,7 +88,6 @@ def worst_over_time(data: RunSet, run: str) -> Figure:
     p99s = np.array([nan if i["p99_us"] is None else i["p99_us"] for i in iv], dtype=float)
     fig = Figure(figsize=(9, 3.8))
     ax = fig.subplots()
-    phases = meta.get("phases") if isinstance(meta.get("phases"), list) else []
     _shade_phases(ax, phases, scale)
     if iv:
         # (baseline None: no edges down to 0 at either end, only the steps)
@@ -106,7 +107,7 @@ def worst_over_time(data: RunSet, run: str) -> Figure:
         ax.set_ylim(sc.lo, sc.hi * (sc.hi / sc.lo) ** 0.12)
     elif sc.hi > sc.lo:
         ax.set_ylim(sc.lo, sc.hi + (sc.hi - sc.lo) * 0.15)
-    ax.set_xlim(0 if not iv else min(0.0, edges[0]), edges[-1])
+    ax.set_xlim(min(0.0, edges[0]), end / scale)
     counted = sum(i["count"] for i in iv)
     if len(iv) == 1:
         ax.text(0.5, 0.12, f"one interval: the run's {counted} measured events all lie in its first "
