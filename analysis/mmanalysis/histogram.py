@@ -10,23 +10,24 @@ Bin `i` holds latencies `i * bin_us <= x < (i + 1) * bin_us`. The default width 
 verification runs (the executor's latency is a few microseconds; 1000 bins reach the default late bound)
 and 10 us for normal mode (the PC fires: hundreds of microseconds to milliseconds; 1000 bins reach 10 ms).
 
+`overflow_events` names the events past the last bin by their number (the CSV's `event`), the first `bins`
+of them, as cyclictest keeps its overflows' cycle numbers.
+
 The worst event is the measured, measurable one with the largest latency (the first of equals): its event
 number, latency, tick (`scheduled_tc`) and the host time its frame was written (`sent_s`, seconds since the
 run started), which is where to look in the CSV, a VCD or the bench's stall list.
 
-`hist_text(sidecar)` writes the latmus-like text file (`mmrig run --hist`): '#' header lines that record
-the environment a reader needs to trust the figure, then one `bin_start_us count` line per bin.
+Its text file (`mmrig run --hist`) is histfile.py's.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable
 
 import numpy as np
 
 from .latstats import is_measured
-from .schema import OUTCOMES
 
 DEFAULT_BINS = 1000
 DEFAULT_BIN_US = {"mixed": 1.0, "verification": 1.0, "normal": 10.0}
@@ -78,131 +79,11 @@ def latency_histogram(rows: Iterable[Any], bin_us: float, bins: int = DEFAULT_BI
         worst = {"event": int(w.event), "latency_us": _r(w.latency_us), "outcome": w.outcome,
                  "scheduled_tc": int(w.scheduled_tc),
                  "sent_s": None if sent is None or (isinstance(sent, float) and math.isnan(sent)) else _r(sent)}
+    # the events past the last bin, by number, as many as there are bins: cyclictest keeps the cycle numbers of its
+    # overflows in a buffer of its histogram's size and counts the rest ("# 00012 others" in its file)
+    past = sorted(int(r.event) for r in measured if math.floor(float(r.latency_us) / bin_us) >= bins)[:bins]
     return {"bin_us": bin_us, "bins": bins, "range_us": _r(bin_us * bins), "n": len(measured), "counts": counts,
-            "overflow": over, "underflow": under, "worst": worst}
+            "overflow": over, "underflow": under, "overflow_events": past, "worst": worst}
 
 
-# ---- the latmus-like text file ------------------------------------------------------------------------
-def _hz(v: Any) -> str:
-    return "?" if v is None else f"{int(v)} Hz"
-
-
-def _node_line(name: str, hello: Mapping[str, Any] | None, fw: Mapping[str, Any] | None) -> str:
-    if not hello:
-        return f"# {name}: none"
-    ver = hello.get("fw_version")
-    ver_s = f"{int(ver) >> 8}.{int(ver) & 0xFF}" if ver is not None else "?"
-    tick_us = (hello["tick_counts"] * 1e6 / hello["timer_hz"]) if hello.get("timer_hz") else None
-    line = (f"# {name}: firmware {ver_s}, cpu {_hz(hello.get('cpu_hz'))}, timer {_hz(hello.get('timer_hz'))}, "
-            f"tick {hello.get('tick_counts')} counts" + (f" ({tick_us:.3f} us)" if tick_us else "")
-            + f", {hello.get('baud')} baud")
-    if fw and fw.get("sha256"):
-        line += f", image {fw.get('image')} sha256 {fw['sha256']}"
-    elif fw and fw.get("why"):
-        line += f", image: {fw['why']}"
-    return line
-
-
-def _firing_words(cfg: Mapping[str, Any], cpu: Mapping[str, Any]) -> str:
-    """Normal mode's firing thread as it ran (mmrig run -p/-m, cyclictest's): its policy and priority, whether the
-    memory was locked, and why not where it was asked for."""
-    policy, _, prio = str(cpu["firer_sched"]).partition(" ")
-    words = f"SCHED_{policy.upper()}" + (f" {prio}" if prio else "")
-    if cpu.get("firer_sched_why"):
-        words += f" (asked SCHED_FIFO {cfg.get('priority')}: {cpu['firer_sched_why']})"
-    words += ", memory locked (mlockall)" if cpu.get("memory_locked") else ", memory not locked"
-    if cpu.get("memory_locked_why"):
-        words += f" (asked: {cpu['memory_locked_why']})"
-    return words
-
-
-def hist_header(sidecar: Mapping[str, Any], command: str | None = None) -> list[str]:
-    """The '#' lines of the histogram file: the run (and the command line that made it, when given), the
-    environment, the figures."""
-    cfg = sidecar.get("config") or {}
-    env = sidecar.get("environment") or {}
-    host = env.get("host") or {}
-    sw = env.get("software") or {}
-    fw = env.get("firmware") or {}
-    target = sidecar.get("target") or {}
-    hist = sidecar["histogram"]
-    s = sidecar.get("summary") or {}
-    length = " ".join(([f"count {cfg['count']}"] if cfg.get("count") is not None else [])
-                      + ([f"duration {cfg['duration_s']} s"] if cfg.get("duration_s") is not None else []))
-    # normal mode has no executor dispatch: its own knobs are the firing thread's accuracy and the discipline
-    how = (f"accuracy {cfg.get('accuracy')}, discipline {'on' if cfg.get('discipline') else 'off'}"
-           if cfg.get("mode") == "normal" else f"dispatch {cfg.get('dispatch')}")
-    out = [f"# mmrig latency histogram: {sidecar.get('name')} ({sidecar.get('format')} "
-           f"v{sidecar.get('format_version')}, created {sidecar.get('created')})"]
-    if command:
-        out.append(f"# command: {command}")
-    out.append(f"# run: mode {cfg.get('mode')}, distance {cfg.get('distance')}, rate {cfg.get('rate_ms')} ms, "
-               f"{length}, generation {cfg.get('generation')}, {how}, random ids {cfg.get('random_ids')}, "
-               f"late bound {cfg.get('late_bound_us')} us")
-    kind = target.get("kind")
-    how = ("lockstep" if target.get("lockstep") else "paced" if target.get("paced") else "unpaced") \
-        if kind == "bench" else "serial ports"
-    out.append(f"# target: {kind} ({how}), profiler {target.get('profiler')}, executor {target.get('executor')}")
-    if fw.get("bench", {}).get("sha256"):
-        out.append(f"# bench program: {fw['bench'].get('image')} sha256 {fw['bench']['sha256']}")
-    nodes = sidecar.get("nodes") or {}
-    for name in ("profiler", "executor"):
-        out.append(_node_line(name, nodes.get(name), fw.get(name)))
-    tb = sidecar.get("timebase") or {}
-    if tb:
-        out.append(f"# time base: profiler timer {_hz(tb.get('timer_hz'))}, tick {tb.get('tick_counts')} counts")
-    la = host.get("loadavg")
-    out.append(f"# host: {host.get('system')} {host.get('kernel')} ({host.get('kernel_version')}) "
-               f"{host.get('machine')}, {host.get('cpu_model')}, {host.get('cpu_count')} CPUs"
-               + (f", governor {host['cpu_governor']}" if host.get("cpu_governor") else "")
-               + (f", load {la[0]:.2f} {la[1]:.2f} {la[2]:.2f}" if la else ""))
-    out.append(f"# software: mmrig {sw.get('mmrig')}, git {sw.get('git')}, python {sw.get('python')}")
-    load = sidecar.get("load") or {}
-    out.append(f"# load: {'stress-ng (' + ' '.join(load['command']) + ')' if load.get('command') else 'none added'}"
-               f", scheduler nice {load.get('scheduler_nice')}"
-               + (f", bench priority {load['bench_priority']}" if load.get("bench_priority") is not None else ""))
-    cpu = sidecar.get("cpu") or {}
-    if cfg.get("mode") == "normal" and cpu.get("firer_sched"):
-        out.append(f"# firing thread: {_firing_words(cfg, cpu)}")
-    valid = sidecar.get("valid")
-    out.append(f"# valid: {'yes' if valid else 'NO: ' + str(sidecar.get('invalid_reason'))}")
-    o = s.get("outcomes") or {}
-
-    def f(key: str) -> str:
-        v = s.get(key)
-        return "-" if v is None else f"{v:.3f}"
-    out.append(f"# events: {s.get('events')}, ok/late/early/missed/lost "
-               + "/".join(str(o.get(k, 0)) for k in OUTCOMES)
-               + f", measured {s.get('n')}, not measurable {s.get('unmeasurable')}")
-    out.append(f"# latency us: min {f('min_us')}, mean {f('mean_us')}, p50 {f('p50_us')}, p99 {f('p99_us')}, "
-               f"p99.9 {f('p999_us')}, max {f('max_us')}")
-    out.append(f"# bins: {hist['bins']} of {hist['bin_us']:g} us from 0; overflow (>= {hist['range_us']:g} us) "
-               f"{hist['overflow']}, underflow (< 0) {hist['underflow']}")
-    w = hist.get("worst")
-    out.append("# worst: none measured" if not w else
-               f"# worst: {w['latency_us']:.3f} us ({w['outcome']}), event {w['event']}, tick {w['scheduled_tc']}"
-               + (f", sent at {w['sent_s']} s" if w.get("sent_s") is not None else ""))
-    ph = sidecar.get("profiler_histogram")
-    if ph:          # the profiler's own histogram of a periodic series (protocol 6; docs/data-format.md)
-        a = ph.get("agreement") or {}
-        agree = "yes" if a.get("agrees") else "NO" if a.get("checked") else f"not checked ({a.get('why')})"
-        out.append(f"# profiler histogram: {ph['cells']} cells of {ph['cell_us']:g} us, overflow {ph['overflow']}, "
-                   f"final {'yes' if ph.get('final') else 'NO'}, ok/late/early/missed "
-                   f"{ph.get('ok')}/{ph.get('late')}/{ph.get('early')}/{ph.get('missed')}, stray edges "
-                   f"{ph.get('stray')}; the same cells as the PC's: {agree}")
-    out.append("# bin_start_us count")
-    return out
-
-
-def hist_text(sidecar: Mapping[str, Any], command: str | None = None) -> str:
-    """The whole histogram file of a run's sidecar (it must hold a `histogram` section); `command`: the command
-    line that made the run, recorded in the header."""
-    hist = sidecar["histogram"]
-    lines = hist_header(sidecar, command)
-    width = hist["bin_us"]
-    lines += [f"{i * width:g} {c}" for i, c in enumerate(hist["counts"])]
-    return "\n".join(lines) + "\n"
-
-
-__all__ = ["DEFAULT_BINS", "DEFAULT_BIN_US", "bin_counts", "check_bin_us", "default_bin_us", "hist_header",
-           "hist_text", "latency_histogram"]
+__all__ = ["DEFAULT_BINS", "DEFAULT_BIN_US", "bin_counts", "check_bin_us", "default_bin_us", "latency_histogram"]

@@ -24,6 +24,8 @@ mmanalysis.profiler_kind), each run's label says its kind ("NAME [8051]"), so th
 - slack:        mixed mode: how long each SCHEDULE took to reach the executor, and the slack it had left against
                 the tick phase it was created at (missed events on the zero line: no slack)
 - missed_phase: mixed mode: ok and missed events by the tick phase they were created at (the demo's text bars)
+- worst_over_time, long_term_histogram: one run's worst case over time and its long-term histogram in 1 us
+                bins (OSADL's two plots): in worstcase.py, drawn here among the report's figures
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ from .propagation import propagation_ms
 from .reader import RunSet, profiler_kind
 from .safefiles import atomic_write, subfolder
 from .schema import DEFAULT_LATE_BOUND_US, MEASURED, load_condition
+from .worstcase import long_term_histogram, worst_over_time
 
 COLORS = {"ok": "tab:green", "late": "tab:orange", "early": "tab:purple", "missed": "tab:red", "lost": "tab:gray"}
 # Where a figure marks each event by its outcome, each outcome has a marker of its own in shape and colour (the
@@ -573,6 +576,8 @@ CAPTIONS: dict[str, str] = {
 }
 # The figures drawn once per run or campaign: their file name is the prefix and the name (figure_stem)
 TIMELINE_PREFIX = "timeline-"
+WORST_PREFIX = "worst-over-time-"
+LONG_TERM_PREFIX = "long-term-histogram-"
 GANTT_PREFIX = "gantt-"
 ON_TIME_PREFIX = "on-time-"
 
@@ -586,6 +591,10 @@ def figure_stem(prefix: str, name: str) -> str:
 CAPTION_PREFIXES = {
     TIMELINE_PREFIX: "Latency over time of run {}: every measured event, the late bound where the data comes near "
                  "it, and events without a latency on the strip at the top.",
+    WORST_PREFIX: "The worst case over time of run {}: the largest latency and the 99th percentile of each interval "
+                  "of the run (the sidecar's maxima, as OSADL plots consecutive maxima), the run's phases shaded.",
+    LONG_TERM_PREFIX: "Long-term latency histogram of run {}: every measured event in 1 us bins from 0 to the "
+                      "run's maximum, log counts (OSADL's long-term plot).",
     GANTT_PREFIX: "What the executor ran during run {} (ProfileAnalyzer style): one row per interrupt and task, "
               "the timecode edges and the events the executor drove; the whole run above, and a zoom on the "
               "event with the longest dispatch below.",
@@ -628,6 +637,9 @@ def all_figures(data: RunSet, out_dir: Path | str, runs: list[str] | None = None
         jobs.append(("missed-phase", missed_phase, (runs,), {}, both))
     for run in runs:     # one a run: PNG only (a diagnostic view, not a paper figure; half the time of SVG too)
         jobs.append((figure_stem(TIMELINE_PREFIX, run), timeline, (run,), {}, ("png",)))
+    for run in measured_runs:     # the worst case over time and the long-term histogram (worstcase.py)
+        jobs.append((figure_stem(WORST_PREFIX, run), worst_over_time, (run,), {}, ("png",)))
+        jobs.append((figure_stem(LONG_TERM_PREFIX, run), long_term_histogram, (run,), {}, ("png",)))
     return render(data, Path(out_dir), jobs, workers)
 
 

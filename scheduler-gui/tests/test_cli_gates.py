@@ -1,5 +1,5 @@
 """`mmrig run` as a CI gate: each exit code provoked once by a real run, the --json document, the
-JUnit report (parsed with xml.etree), the histogram in the sidecar and the latmus-like .hist file, the
+JUnit report (parsed with xml.etree), the histogram in the sidecar and the .hist file in cyclictest's format, the
 environment in the sidecar; bad input gets one line and exit 2, never a traceback.
 
 Runs are lockstep (`--unpaced`): deterministic and fast, whatever the host does."""
@@ -73,16 +73,21 @@ def test_a_passing_run_exits_0_with_json_junit_hist_and_environment(tmp_path: Pa
     assert env["target"] == {"kind": "bench", "paced": False, "lockstep": True}
     assert env["software"]["python"] == platform.python_version()
 
+    # cyclictest's format: mmrig's '#' header (the environment), '# Histogram', a line per bin, cyclictest's trailer
     lines = Path(f"{out}.hist").read_text().splitlines()
-    header = [ln for ln in lines if ln.startswith("#")]
-    body = [ln for ln in lines if not ln.startswith("#")]
-    assert lines[: len(header)] == header                               # the header first, then the bins
+    start = lines.index("# Histogram")
+    header, body, trailer = lines[:start], lines[start + 1: start + 1 + h["bins"]], lines[start + 1 + h["bins"]:]
+    assert all(ln.startswith("#") for ln in header) and not any(ln.startswith("#") for ln in body)
     text = "\n".join(header)
     for needle in ("sha256 " + env["firmware"]["profiler"]["sha256"], "# host: Linux", "timer 16000000 Hz",
-                   "# target: bench (lockstep)", "# valid: yes", "# worst: ", "# bin_start_us count"):
+                   "# target: bench (lockstep)", "# valid: yes", "# worst: ", "# format: cyclictest's -h"):
         assert needle in text, needle
-    bins = [(float(a), int(b)) for a, b in (ln.split() for ln in body)]
-    assert [b for _, b in bins] == h["counts"] and bins[1][0] == 1.0
+    assert all(len(a) == 6 and len(b) >= 6 for a, b in (ln.split() for ln in body))     # %06d %06d
+    bins = [(int(a), int(b)) for a, b in (ln.split() for ln in body)]
+    assert [b for _, b in bins] == h["counts"] and [a for a, _ in bins[:3]] == [0, 1, 2]
+    assert trailer == ["# Total: 000000020", "# Min Latencies: 00001", "# Avg Latencies: 00001",
+                       "# Max Latencies: 00001", "# Histogram Overflows: 00000", "# Histogram Overflow at cycle number:",
+                       "# Thread 0:"]                           # 20 events at 1.375 us: whole us, cut as cyclictest's
 
     suite, cases = junit(tmp_path / "pass.xml")
     assert suite.get("tests") == "7" and suite.get("failures") == "0" and suite.get("errors") == "0"

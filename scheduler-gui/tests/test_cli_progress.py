@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mmanalysis.histogram import bin_counts, hist_text, latency_histogram
+from mmanalysis.histfile import hist_text
+from mmanalysis.histogram import bin_counts, latency_histogram
 from mmrig.gates import EXIT_GATE, EXIT_INVALID, EXIT_PASS, Gates, exit_code, judge, parse_fail_on
 from mmrig.junit import junit_xml
 from mmrig.progress import CLEAR, Field, ProgressLine, bench_lag_text, compose
@@ -190,12 +191,14 @@ def test_histogram_bins_overflow_and_worst() -> None:
     assert h["n"] == 4 and h["counts"][0] == 2 and h["counts"][2] == 1 and h["overflow"] == 1
     assert sum(h["counts"]) + h["overflow"] + h["underflow"] == h["n"]
     assert h["worst"] == {"event": 2, "latency_us": 1500.0, "outcome": "late", "scheduled_tc": 9, "sent_s": 0.5}
+    assert h["overflow_events"] == [2]                 # by event number: cyclictest's overflow cycle numbers
     assert bin_counts([-1.0, 0.5, 10.0], 5.0, bins=2) == ([1, 0], 1, 1)
     with pytest.raises(ValueError):
         latency_histogram(rows, 0)
     sidecar = {"name": "x", "histogram": latency_histogram(rows, 500.0), "summary": {}, "config": {"count": 7}}
     body = [ln for ln in hist_text(sidecar).splitlines() if not ln.startswith("#")]
-    assert body[:5] == ["0 3", "500 0", "1000 0", "1500 1", "2000 0"] and len(body) == 1000
+    assert body[:5] == ["000000 000003", "000500 000000", "001000 000000", "001500 000001", "002000 000000"]
+    assert len(body) == 1000
     # the header: the command line when given; normal mode's own knobs, not a dispatch path; no None
     normal = dict(sidecar, config={"mode": "normal", "accuracy": 100, "discipline": True, "dispatch": "isr"},
                   load={"scheduler_nice": 0, "bench_priority": None})

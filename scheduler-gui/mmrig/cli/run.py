@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from mmanalysis.histogram import hist_text
+from mmanalysis.histfile import hist_text
 from mmanalysis.safefiles import atomic_write, existing, output_problem
 from mmproto import LinkError
 from mmsched.verdict.budget import format_budget
@@ -91,8 +91,8 @@ waits for its tick fit, N of 64 TIMECODEs); none when stderr is not a terminal, 
 files (--out OUT): OUT.csv and OUT.json (docs/data-format.md: the sidecar has the histogram and the
 environment), written at the end; meanwhile each event goes to the journal OUT.partial.csv as it ends (with
 OUT.partial.json), removed once OUT.csv and OUT.json are written;
-OUT.hist with --hist (latmus-like: '#' header lines with the environment, then
-'bin_start_us count' lines), FILE with --junit (one testsuite: a testcase for validity, one per gate),
+OUT.hist with --hist (cyclictest's -h format: '#' header lines with the environment, '# Histogram', a
+'%06d %06d' line per bin, cyclictest's trailer with the overflows' event numbers), FILE with --junit (one testsuite: a testcase for validity, one per gate),
 OUT.exectrace, OUT.perfetto-trace and OUT.vcd with --trace, OUT.host.dat with --trace-host (the PC's scheduler
 trace: `mmrig explain OUT worst`). A name any of them would take that is taken already
 (a dangling link too) is refused before the run starts (exit 2) unless --force; each file is written to a new
@@ -182,7 +182,8 @@ def run_config(args: argparse.Namespace, name: str) -> RunConfig:
                         accuracy=args.accuracy, discipline=args.discipline, dispatch=args.dispatch, load=args.load,
                         phases=args.phases,
                         executor_load=ExecutorLoad.parse(args.executor_load), trace=args.trace,
-                        late_bound_us=args.late_bound_us, break_us=args.break_us, max_in_flight=args.max_in_flight,
+                        late_bound_us=args.late_bound_us, maxima_every_s=args.maxima_every, break_us=args.break_us,
+                        max_in_flight=args.max_in_flight,
                         baud=args.baud, priority=args.priority, mlockall=args.mlockall, firing=args.firing,
                         seed=args.seed, name=name, out=args.out)
     except ValueError as exc:
@@ -526,13 +527,18 @@ def add_output_options(run: argparse.ArgumentParser) -> None:
     tracehost.add_options(report)
     report.add_argument("--hist", nargs="?", const="", default=None, metavar="FILE",
                         help="the histogram file, cyclictest's -h/--histogram (here -h is help): the latency "
-                             "histogram as a latmus-like text file (default OUT.hist): '#' lines with the command "
-                             "line and the environment, then 'bin_start_us count' lines; every run's OUT.json has "
-                             "the histogram too")
+                             "histogram in cyclictest's format (default OUT.hist): '#' lines with the command line "
+                             "and the environment, '# Histogram', a '%%06d %%06d' line per bin (its start in us, its "
+                             "count), then cyclictest's trailer (Total, Min/Avg/Max Latencies, Histogram Overflows and "
+                             "the overflows' event numbers); every run's OUT.json has the histogram too")
     report.add_argument("--histogram-us", type=positive_float, default=None, metavar="BIN",
                         help="the histogram's bin width in us (1000 fixed bins from 0, and an overflow count; "
                              "cyclictest's -h US: 1 us bins up to US); default 1 in mixed and verification mode, "
                              "10 in normal mode")
+    report.add_argument("--maxima-every", type=duration_s, default=300.0, metavar="DURATION",
+                        help="the worst case over time in OUT.json ('maxima'): count, max and p99 of the latency per "
+                             "interval this long of the run, as OSADL plots consecutive maxima: seconds, or with a "
+                             "unit as -D takes it (30s, 5m, 1h; default 5m); mmrig report draws them")
     report.add_argument("--quiet", "-q", action="store_true",
                         help="no progress line and no log lines (warnings, errors and the summary still)")
 

@@ -131,6 +131,9 @@ class RunConfig:
     trace: bool = False               # the bench's trace of the executor: NAME.exectrace, .perfetto-trace, .vcd
     baud: int | None = None           # the links' rate for the run (BAUD after the handshake); None: the nodes' own
     late_bound_us: float = 1000.0
+    # the sidecar's worst case over time (`maxima`, mmanalysis.maxima): count, max and p99 per interval of this many
+    # seconds of the run, as OSADL plots the maxima of consecutive 5-minute intervals (mmrig run --maxima-every)
+    maxima_every_s: float = 300.0
     # stop at the first event whose latency exceeds this (or that ends late or missed), as latmus -A does: the
     # run is written up to it and its sidecar's `break` names it (mmrig run --break-us); None: no break
     break_us: float | None = None
@@ -180,6 +183,8 @@ class RunConfig:
             raise ValueError(f"--distance must be {low}..255 ticks in {self.mode} mode, not {self.distance}")
         if self.break_us is not None and not _finite_positive(self.break_us):
             raise ValueError(f"--break-us must be > 0, not {self.break_us}")
+        if not _finite_positive(self.maxima_every_s):
+            raise ValueError(f"--maxima-every must be > 0 seconds, not {self.maxima_every_s}")
         if not _finite_positive(self.late_bound_us):
             raise ValueError(f"--late-bound-us must be > 0, not {self.late_bound_us}")
         if not _whole(self.max_in_flight) or self.max_in_flight < 1:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mmanalysis.histogram import default_bin_us, latency_histogram
+from mmanalysis.maxima import IntervalMaxima, maxima_of_rows
 from mmanalysis.schema import FORMAT, FORMAT_VERSION
 
 from .. import __version__
@@ -28,7 +29,8 @@ from .runstate import RunState
 from ..verdict.phasefigures import phase_reasons, phases_section
 from ..verdict.stats import slack_distribution
 from ..verdict.tracefiles import executor_profile
-from ..verdict.tickestimate import in_window, tick_estimate_section
+from ..model.event import Event
+from ..verdict.tickestimate import in_window, tick_estimate_section, tick_grid
 
 
 
@@ -77,6 +79,21 @@ class Usage:
                 # which thread fired (native: C, nativefirer.py; python: firing.py) and why not the one asked for
                 "firing": firer.kind if firer else None, "firing_why": firing_why,
                 "firer_tid": firer.tid if firer else None}
+
+
+def maxima_section(events: list[Event], every_s: float, st: RunState | None) -> dict[str, Any]:
+    """The sidecar's `maxima` (mmanalysis.maxima): the worst case of each interval of `every_s` seconds, each event
+    at its moment on the run's clock, placed by the tick grid the run's TIMECODE frames allow (tickestimate.py,
+    over the frames of the run's window: the tick its first event was scheduled for began at the grid's time)."""
+    if st is None:        # the run ended before the handshake: no time base, no events
+        return {"clock": None, "first_tc": None, "t0_run_s": None, "run_tick_s": None,
+                **IntervalMaxima(every_s).section()}
+    tcs = [e.scheduled_tc for e in events]
+    window = in_window(st.tc_arrivals, st.t0, max(tcs, default=None))
+    grid = tick_grid(window, st.tracker.wire_s, st.timebase.tick_s) if tcs else None
+    t0 = None if grid is None else grid[0] + grid[1] * min(tcs) - st.t0
+    return maxima_of_rows(events, every_s, st.timebase.tick_s, st.timebase.timer_hz, t0,
+                          None if grid is None else grid[1])
 
 
 INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
@@ -160,6 +177,7 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | P
         last_tc = max((e.scheduled_tc for e in r.events), default=None)
         sidecar["tick_estimate"] = tick_estimate_section(in_window(st.tc_arrivals, st.t0, last_tc),
                                                          st.tracker.wire_s, st.timebase.tick_s)
+    sidecar["maxima"] = maxima_section(r.events, cfg.maxima_every_s, st)    # the worst case over time
     if cfg.mode == "normal" and st is not None:
         sidecar["budget"] = budget_summary(r.events, st.floor, cfg.discipline)
         sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),

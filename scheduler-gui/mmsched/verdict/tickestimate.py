@@ -22,15 +22,26 @@ import numpy as np
 from ..model.tickfit import lower_envelope_slope
 
 
-def estimate_errors_s(arrivals: Sequence[tuple[int, float]], wire_s: float, tick_s: float) -> list[float]:
-    """Each frame's error in seconds, in the order of `arrivals` ((extended timecode, arrival) pairs on the run's
-    clock); `tick_s`: the nominal tick, the slope when the points do not fit one (fewer than two ticks)."""
+def tick_grid(arrivals: Sequence[tuple[int, float]], wire_s: float, tick_s: float) -> tuple[float, float] | None:
+    """(base, slope): tick T began at `base + slope * T` on the run's clock, the lower envelope of the frames'
+    (timecode, arrival - wire) points; `tick_s`, the nominal tick, is the slope when the points do not fit one
+    (fewer than two ticks). None without frames."""
     points = sorted((float(tc), at - wire_s) for tc, at in arrivals)
     if not points:
-        return []
+        return None
     slope = lower_envelope_slope(points) or tick_s
-    base = min(y - slope * x for x, y in points)          # the grid's tick 0: under every point
+    return min(y - slope * x for x, y in points), slope      # the grid's tick 0: under every point
+
+
+def estimate_errors_s(arrivals: Sequence[tuple[int, float]], wire_s: float, tick_s: float) -> list[float]:
+    """Each frame's error in seconds, in the order of `arrivals` ((extended timecode, arrival) pairs on the run's
+    clock)."""
+    grid = tick_grid(arrivals, wire_s, tick_s)
+    if grid is None:
+        return []
+    base, slope = grid
     return [at - wire_s - (base + slope * tc) for tc, at in arrivals]
+
 
 
 def in_window(arrivals: Sequence[tuple[int, float]], start: float, last_tc: int | None) -> list[tuple[int, float]]:
@@ -50,4 +61,4 @@ def tick_estimate_section(arrivals: Sequence[tuple[int, float]], wire_s: float, 
             "max_us": round(float(errors.max()), 3)}
 
 
-__all__ = ["estimate_errors_s", "in_window", "tick_estimate_section"]
+__all__ = ["estimate_errors_s", "in_window", "tick_estimate_section", "tick_grid"]
