@@ -7,10 +7,10 @@ a new TIMECODE, or free-running on a timer), joins ACK / ERROR / FIRED / RESULT 
 deadline, and writes the run. Normal mode adds a firing thread, which only writes FIRE frames at their
 moment: a C thread by default (nativefirer.py), or a Python one (firing.py, `--firing python`).
 
-The rest of a run has rooms of its own: the nodes' set-up and wind-down (nodesetup.py: MODE, the executor's
-timecode offset, the counters before and after), normal mode's calibrations (calibration.py), faults of the rig
-and the way back from them (recovery.py), deadlines (deadlines.py), a mixed run's series (seriesrun.py),
-validity by cause (validity.py) and the sidecar (sidecar.py). None of them sees the Runner: each is given what it
+The rest of a run has rooms of its own: the nodes' set-up (nodesetup.py: MODE, the executor's timecode offset,
+the counters before) and their wind-down (winddown.py: the counters after), normal mode's calibrations
+(calibration.py), faults of the rig and the way back from them (recovery.py), deadlines (deadlines.py), a mixed
+run's series (seriesrun.py), validity by cause (validity.py) and the sidecar (sidecar.py). None of them sees the Runner: each is given what it
 acts on, and the bundles several share are objects of their own the Runner holds (the tally, the view, the
 event book; the run state from the handshake on; the finished run's record at the end).
 """
@@ -24,7 +24,7 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import calibration, deadlines, firers, nodesetup, nopload
+from . import calibration, deadlines, firers, nodesetup, nopload, winddown
 from ..verdict import injected
 from ..verdict.budget import apply_budget
 from ..model.config import RunConfig
@@ -245,7 +245,7 @@ class Runner:
             if load is not None:
                 load.stop()
             try:
-                nodesetup.finish_nodes(cfg, self.state, self.session, self.endpoint, self.handle, self.node_counters)
+                winddown.finish_nodes(cfg, self.state, self.session, self.endpoint, self.handle, self.node_counters)
                 verdict = self.endpoint.verdict()
             except (LinkError, EndpointError) as exc:   # the nodes' counters are best effort; closing is not
                 if not self.invalid:
