@@ -65,11 +65,16 @@ from ..verdict.validity import Cause, entered_at, judge_run
 
 
 
+def say_nothing(text: str) -> None:
+    """A run with no `log`: its progress lines go nowhere."""
+
+
 @dataclass
 class Runner:
     cfg: RunConfig
     endpoint: Endpoint
     log: Callable[[str], None] | None = None          # progress lines, or None
+    say: Callable[[str], None] = field(init=False, repr=False)       # one progress line: to `log`, or nowhere
     session: Session = field(init=False)
     tally: Tally = field(default_factory=Tally, init=False)          # the scheduler's own counters (tally.py)
     view: View = field(init=False)                                  # the live view's hook (view.py)
@@ -98,6 +103,7 @@ class Runner:
     own_stalls: StallWatch = field(default_factory=StallWatch, init=False)
 
     def __post_init__(self) -> None:
+        self.say = self.log if self.log is not None else say_nothing
         self.session = Session(self.endpoint)
         if self.cfg.out is not None:
             self.journal = Journal(self.cfg.out)
@@ -158,10 +164,6 @@ class Runner:
             self.invalid.append(Reason("interrupted", f"interrupted: {why}; the events so far are kept"))
         self.stop_requested.set()
 
-    def say(self, text: str) -> None:
-        if self.log:
-            self.log(text)
-
     def now(self) -> float:
         return self.endpoint.clock()
 
@@ -205,7 +207,7 @@ class Runner:
                 raise LineBudget(why)           # the nodes' own rate (no --baud) cannot carry the grid
             if cfg.load != "idle":
                 try:
-                    load = Load(self.expected_duration_s() + 30, cfg.load).start()
+                    load = Load(self.state.expected_s + 30, cfg.load).start()
                 except RuntimeError as exc:      # the entry points check first; a run still says it, never a traceback
                     raise LoadUnavailable(f"--load {cfg.load}: {exc}") from exc
                 self.say(f"load {cfg.load}: {' '.join(load.command)}")
@@ -270,12 +272,6 @@ class Runner:
                 self.say(f"WARNING: no journal ({self.journal.csv_path}: {error.strerror or error}): until the run "
                          "is written at its end its events are in memory only")
 
-    def expected_duration_s(self) -> float:
-        assert self.state is not None
-        if self.cfg.duration_s is not None:
-            return self.cfg.duration_s
-        return (self.cfg.count or 0) * self.state.rate_s(self.cfg) + self.cfg.distance * self.state.timebase.tick_s + 5
-
     # ---- setup -----------------------------------------------------------------------------------
     def wait_item(self, want: type, node: str, timeout: float, where=None) -> Arrival:
         """Handles everything that arrives until a message of type `want` from `node` comes."""
@@ -298,7 +294,7 @@ class Runner:
     def loop(self) -> None:
         cfg, st = self.cfg, self.state
         assert st is not None
-        hard_stop = self.now() + self.expected_duration_s() * 2 + 30
+        hard_stop = self.now() + st.expected_s * 2 + 30
         while True:
             wake = 0.05
             if st.generating and (cfg.generation == "free" or st.grid is not None) and cfg.mode != "verification":
