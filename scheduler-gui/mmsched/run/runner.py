@@ -56,7 +56,7 @@ from .eventbook import EventBook
 from ..model.tally import Tally
 from ..model.view import View
 from ..link.session import Session
-from .sidecar import Usage, assemble, journal_sidecar
+from .sidecar import Usage, assemble
 from ..verdict.stats import summarize
 from ..verdict.crowding import counters_explained, judge_crowding
 from ..model.framearrivals import FrameArrivals
@@ -216,7 +216,9 @@ class Runner:
             if cfg.mode == "normal":
                 calibration.calibrate(self.state, self.endpoint, self.session, self.wait_item, self.tally,
                                       self.fires_sent, cfg.discipline)
-            self.open_journal()
+            if self.journal is not None and (no_journal := self.journal.open_run(
+                    cfg, self.state.timebase, self.state.baud, self.endpoint.identity(), self.session.hellos())):
+                self.say(no_journal)
             self.state.start_generating(self.now())
             self.endpoint.begin()
             if cfg.mode == "normal":
@@ -261,16 +263,6 @@ class Runner:
         result = self.export(verdict, cpu, load)
         self.view.notify("phase", "done")
         return result
-
-    def open_journal(self) -> None:
-        """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.
-        One that cannot be written is said, and the run goes on without it."""
-        if self.journal is not None:
-            self.journal.open(journal_sidecar(self.cfg, self.state, self.endpoint.identity(), self.session.hellos()))
-            error = self.journal.error
-            if error is not None:
-                self.say(f"WARNING: no journal ({self.journal.csv_path}: {error.strerror or error}): until the run "
-                         "is written at its end its events are in memory only")
 
     # ---- setup -----------------------------------------------------------------------------------
     def wait_item(self, want: type, node: str, timeout: float, where=None) -> Arrival:

@@ -21,9 +21,7 @@ from ..verdict.environment import collect as collect_environment
 from .firing import Firer
 from .nativefirer import NativeFirer
 from ..model.load import Load
-from ..model.config import RunConfig
 from .runrecord import RunRecord
-from .runstate import RunState
 from ..verdict.stats import slack_distribution
 from ..verdict.tracefiles import executor_profile
 from ..verdict.tickestimate import in_window, tick_estimate_section
@@ -75,23 +73,6 @@ class Usage:
                 # which thread fired (native: C, nativefirer.py; python: firing.py) and why not the one asked for
                 "firing": firer.kind if firer else None, "firing_why": firing_why,
                 "firer_tid": firer.tid if firer else None}
-
-
-INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
-                   "its events as each ended, without the end's revisions (validity by cause, budget)")
-
-
-def journal_sidecar(cfg: RunConfig, st: RunState, identity: dict[str, Any], hellos: dict[str, Any]) -> dict[str, Any]:
-    """The journal's sidecar (NAME.partial.json, mmsched.verdict.journal), written before the first event is made: what the
-    run is (its configuration, the endpoint's identity, the nodes' HELLOs), and that these files are incomplete
-    and invalid."""
-    return {"format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
-            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "name": cfg.name,
-            "incomplete": True, "config": cfg.sidecar(st.baud, st.timebase.tick_s), "target": identity,
-            "nodes": hellos,
-            "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts},
-            "valid": False, "invalid_reason": INCOMPLETE_TEXT,
-            "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
 
 
 def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | None, validity: dict[str, Any],
