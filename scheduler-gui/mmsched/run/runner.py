@@ -56,7 +56,8 @@ from .eventbook import EventBook
 from ..model.tally import Tally
 from ..model.view import View
 from ..link.session import Session
-from .sidecar import Usage, assemble
+from .sidecar import assemble
+from .usage import Usage
 from ..verdict.stats import summarize
 from ..verdict.crowding import counters_explained, judge_crowding
 from ..model.framearrivals import FrameArrivals
