@@ -25,23 +25,17 @@ import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
 from . import calibration, deadlines, firers, nodesetup, nopload, winddown
-from ..verdict import injected
-from ..verdict.budget import apply_budget
 from ..model.config import RunConfig
 from ..link.endpoint import Endpoint, EndpointError, Verdict
 from ..model.reason import Reason
 from ..model.event import Event
-from ..verdict.export import write_run
 from ..verdict.faults import FaultLedger
 from .firing import Firer, aim
 from .nativefirer import NativeFirer
-from ..verdict.invariant import judged
 from ..verdict.journal import Journal
 from ..model.load import Load
 from ..host.loopnice import LoopNice
 from ..model.grid import line_gap_s, line_problem
-from ..verdict.breaks import break_section
-from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from ..verdict.outcome import refusal_reason
 from ..host.ownstall import StallWatch
@@ -53,17 +47,12 @@ from ..model.result import RunResult
 from .runrecord import RunRecord
 from .runstate import BadHello, RunState
 from .eventbook import EventBook
+from .finish import finish_run
 from ..model.tally import Tally
 from ..model.view import View
 from ..link.session import Session
-from .sidecar import assemble
 from .usage import Usage
-from ..verdict.stats import summarize
-from ..verdict.crowding import counters_explained, judge_crowding
-from ..model.framearrivals import FrameArrivals
 from ..model.eventbytes import Basis, Sent
-from ..verdict.validity import Cause, entered_at, judge_run
-
 
 
 def say_nothing(text: str) -> None:
@@ -261,7 +250,13 @@ class Runner:
                 loop_nice.restore()
         cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None, self.firing_why)
         cpu["loop"] = loop_nice.section()
-        result = self.export(verdict, cpu, load)
+        record = RunRecord(cfg, self.state, self.events, self.counters, self.node_counters, self.counters_before,
+                           self.invalid, self.faults, self.recovery.link_faults, self.session.links,
+                           self.session.hellos(), self.session.counters(), self.endpoint.identity(), self.endpoint.baud,
+                           self.endpoint.wall_clock,
+                           self.endpoint.trace_files() if cfg.trace and cfg.out is not None else None,
+                           self.images, self.histogram_us)
+        result = finish_run(record, verdict, cpu, load, self.book, self.recovery, self.journal, self.say)
         self.view.notify("phase", "done")
         return result
 
@@ -599,78 +594,6 @@ class Runner:
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def rel(self, t: float) -> float:
         return round(t - (self.state.t0 if self.state is not None else t), 6)
-
-    # ---- the run's files ---------------------------------------------------------------------------
-    def mark_unmeasurable(self, verdict: Verdict, crowded: dict[int, Cause] | None = None) -> dict[str, Any]:
-        """Validity by cause over the run's events (validity.judge_run); returns the sidecar's `measurability`."""
-        st = self.state
-        frames = FrameArrivals(st.tc_arrivals, st.tracker.tick_len_s) if st is not None and st.tracker.ready else None
-        figures, reason = judge_run(self.events, verdict, st.timebase.tick_s if st else 0.0,
-                                    st.baud if st else self.endpoint.baud, crowded, frames)
-        if reason is not None:
-            self.invalid.append(Reason("bench_lag", reason))
-        return figures
-
-    def record(self) -> RunRecord:
-        """What the run has, now that its events have their outcomes: the sidecar's and the input records' source."""
-        cfg = self.cfg
-        return RunRecord(cfg, self.state, self.events, self.counters, self.node_counters, self.invalid, self.faults,
-                         self.recovery.link_faults, self.session.links, self.session.hellos(), self.session.counters(),
-                         self.endpoint.identity(), self.endpoint.baud, self.endpoint.wall_clock,
-                         self.endpoint.trace_files() if cfg.trace and cfg.out is not None else None,
-                         self.images, self.histogram_us)
-
-    def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | None) -> RunResult:
-        cfg, st = self.cfg, self.state
-        self.invalid += verdict.reasons
-        crowded = (judge_crowding(self.events, verdict.record, st.one_fire, st.baud, self.faults)
-                   if st is not None and cfg.mode == "normal" else {})
-        self.recovery.judge_counters(st, self.node_counters, self.counters_before, counters_explained(crowded))
-        for e in self.events:                 # a run cut short (error) still accounts for every event
-            if not e.terminal:
-                failed = (st is not None and st.link_failed) or self.invalid
-                self.book.end(e, "lost", "link_fault") if failed else self.book.end(e, "missed", "timeout")
-        injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel)
-        self.invalid += self.faults.reasons()
-        validity = self.mark_unmeasurable(verdict, crowded)
-        if cfg.mode == "normal" and st is not None:
-            record = verdict.record
-            apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts,
-                         None if record is None else (lambda ev: entered_at(record, ev.bytes.sent)))
-        summary = summarize(self.events)
-        created = st.generator.created if st is not None else 0
-        if st is not None and st.histogram_only and st.series is not None:
-            summary, invariant = profhist.counted_summary(st.profiler_hist, st.series.total,
-                                                          self.stop_requested.is_set())
-            if not invariant["ok"]:
-                self.invalid.append(Reason("invariant", f"accounting invariant violated: {invariant['error']}"))
-        else:
-            invariant = judged(self.events, created, summary)
-            if not invariant["ok"]:
-                self.invalid.append(Reason("invariant", f"accounting invariant violated: {invariant['error']}"))
-        if st is not None and st.profiler_hist is not None \
-                and (why := st.profiler_hist.disagreement(self.events)) is not None:
-            self.invalid.append(Reason("profiler_histogram", why))
-        record = self.record()
-        sidecar = assemble(record, verdict, cpu, load, validity, summary, invariant)
-        if st is not None and st.histogram_only and st.profiler_hist is not None:
-            sidecar["histogram"] = st.profiler_hist.histogram_section()   # the profiler's cells: the only ones
-        if cfg.break_us is not None:
-            sidecar["break"] = break_section(self.broke, cfg.break_us)
-        if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
-            self.say(late)                    # a miss explained, not left a bare past_due
-        if cfg.out is not None:                   # the run's inputs, for a replay (inputlog.py)
-            record_run_inputs(record, verdict, sidecar, cfg.out)
-        csv_path = json_path = None
-        if cfg.out is not None:
-            journal = self.journal if self.journal is not None else Journal(cfg.out)
-            try:
-                csv_path, json_path = write_run(cfg.out, self.events, sidecar)
-            except OSError as exc:       # the events stay in the journal: the error says where
-                raise journal.failed(exc) from exc
-            journal.remove()
-        return RunResult(self.events, sidecar, csv_path, json_path,
-                         timecodes=list(self.state.tc_arrivals) if self.state is not None else [])
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:
