@@ -3,16 +3,20 @@ never knows which), from the HELLO handshake to the CSV + JSON on disk.
 
 One thread (the caller's) owns every event: it takes frames and link faults from the session's inbox in
 arrival order (through the endpoint, which owns the run's clock), creates events (tick-aligned right after
-a new TIMECODE, or free-running on a timer), joins ACK / ERROR / FIRED / RESULT to them, ends them at their
-deadline, and writes the run. Normal mode adds a firing thread, which only writes FIRE frames at their
-moment: a C thread by default (nativefirer.py), or a Python one (firing.py, `--firing python`).
+a new TIMECODE, or free-running on a timer), joins ACK / ERROR / FIRED / RESULT to them and ends them at their
+deadline; once the nodes have wound down it hands the run's record to the run's end, which judges and writes
+it. Normal mode adds a firing thread, which only writes FIRE frames at their moment: a C thread by default
+(nativefirer.py), or a Python one (firing.py, `--firing python`).
 
-The rest of a run has rooms of its own: the nodes' set-up (nodesetup.py: MODE, the executor's timecode offset,
-the counters before) and their wind-down (winddown.py: the counters after), normal mode's calibrations
-(calibration.py), faults of the rig and the way back from them (recovery.py), deadlines (deadlines.py), a mixed
-run's series (seriesrun.py), validity by cause (validity.py) and the sidecar (sidecar.py). None of them sees the Runner: each is given what it
-acts on, and the bundles several share are objects of their own the Runner holds (the tally, the view, the
-event book; the run state from the handshake on; the finished run's record at the end).
+The rest of a run has rooms of its own, in the order a run enters them: the run state once the nodes said HELLO
+(runstate.py), the nodes' set-up (nodesetup.py: MODE, the executor's timecode offset, the counters before),
+normal mode's calibrations (calibration.py), the journal (journal.py), the firing thread (firers.py); during the
+events faults of the rig and the way back from them (recovery.py), deadlines (deadlines.py) and a mixed run's
+series (seriesrun.py); after them the nodes' wind-down (winddown.py: the counters after), the run's use of the
+host (usage.py) and the run's end (finish.py: the judgement, the sidecar, the input records and the files). None
+of them sees the Runner: each is given what it acts on, and the bundles several share are objects of their own
+the Runner holds (the tally, the view, the event book; the run state from the handshake on; the finished run's
+record at the end).
 """
 
 from __future__ import annotations
