@@ -1,4 +1,4 @@
-"""Events the runner marks not measurable (Runner.mark_unmeasurable): made after their own moment by a stalled
+"""Events the run's end marks not measurable (finish.mark_unmeasurable): made after their own moment by a stalled
 host, against a free-running event that missed as the paper's did."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ def test_an_event_the_scheduler_made_after_its_own_moment_is_not_measurable(mode
     # In normal mode the PC is what is measured, and its lateness is the result.
     from mmsched.model.config import RunConfig
     from mmsched.link.endpoint import Boards, Verdict
+    from mmsched.run.finish import mark_unmeasurable
     from mmsched.run.runner import Runner
     from mmsched.run.runstate import RunState
 
@@ -27,7 +28,7 @@ def test_an_event_the_scheduler_made_after_its_own_moment_is_not_measurable(mode
     r.book.end(late, "missed", "past_due")
     r.book.end(on_time, "ok", None)
     r.book.end(faulted, "lost", "link_fault")                # its fault names it already: not marked again
-    figures = r.mark_unmeasurable(Verdict())
+    figures, _ = mark_unmeasurable(r.events, r.state, Verdict(), r.endpoint.baud)
     assert late.measurable is not marked and on_time.measurable and faulted.measurable
     assert figures["unmeasurable"] == int(marked) and figures["late_creations"] == int(marked)
     if marked:
@@ -41,6 +42,7 @@ def test_a_free_running_event_made_before_its_tick_code_arrived_is_no_stall() ->
     # there and not read: a stall.
     from mmsched.model.config import RunConfig
     from mmsched.link.endpoint import Boards, Verdict
+    from mmsched.run.finish import mark_unmeasurable
     from mmsched.run.runner import Runner
     from mmsched.run.runstate import RunState
 
@@ -50,5 +52,5 @@ def test_a_free_running_event_made_before_its_tick_code_arrived_is_no_stall() ->
     stalled = r.book.new_event(*r.state.generator.next(), "mixed", 1, 102, 101, 1.40)
     for e in (in_window, stalled):
         r.book.end(e, "missed", "past_due")
-    r.mark_unmeasurable(Verdict())
+    mark_unmeasurable(r.events, r.state, Verdict(), r.endpoint.baud)
     assert in_window.measurable and not stalled.measurable

@@ -12,6 +12,7 @@ virtual: it writes neither (a lockstep run is made again by running it again).""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,6 @@ from mmanalysis.inputrecord import InputRead, InputRecord, join, write
 
 from ..verdict.export import record_paths
 from ..model.tickfit import lower_envelope_slope
-
 from ..link.endpoint import Verdict
 from .runrecord import RunRecord
 
@@ -33,40 +33,34 @@ def run_header(r: RunRecord, sidecar: dict[str, Any]) -> dict[str, Any]:
             "target": {k: target.get(k) for k in ("kind", "profiler_kind", "ppm", "arduino", "paced", "line_model")}}
 
 
-def write_record(path: Path, header: dict[str, Any], reads: list[InputRead]) -> dict[str, Any]:
-    """Writes one record; its file name, the PC's bytes it holds (`bytes`) and what vouches for the file itself
-    (`size`, `sha256`: a replay refuses a record that does not match), or {"file": None, "error"}."""
-    try:
-        written = write(path, InputRecord(header, reads))
-    except OSError as exc:
-        return {"file": None, "error": exc.strerror or str(exc)}
-    return {"file": path.name, "bytes": sum(len(x.data) for x in reads), "size": written.size,
-            "sha256": written.sha256}
+@dataclass(frozen=True)
+class Made:
+    """One record of the run's inputs, made and not yet written: what it holds, and what its sidecar section says
+    of it besides the file (`facts`)."""
+    record: InputRecord
+    facts: dict[str, Any]
 
 
-def record_inputs(r: RunRecord, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
-    """Writes OUT.inputs; returns the sidecar's `inputs` section (None: the endpoint keeps no record). A record
-    that lost reads (the bench's ring, 65,536 reads, or bytes no link wrote) says so: `complete` false, and a
-    replay of it refuses."""
+def inputs_record(r: RunRecord, verdict: Verdict, header: dict[str, Any]) -> Made | None:
+    """OUT.inputs (None: the endpoint keeps no record). A record that lost reads (the bench's ring, 65,536 reads,
+    or bytes no link wrote) says so: `complete` false, and a replay of it refuses."""
     if verdict.inputs is None:
         return None
     written = {name: link.written for name, link in r.links.items()}
     reads, missing = join(verdict.inputs, written)
-    header = {**run_header(r, sidecar), "dropped": verdict.inputs_dropped, "missing": missing,
+    header = {**header, "dropped": verdict.inputs_dropped, "missing": missing,
               # the commands that changed the simulation (faults, resets, cuts, injections: the calibration's
               # probes too) with the cycle each took effect at: a replay issues them again there
               "commands": [[c, t] for c, t in verdict.commands], "commands_dropped": verdict.commands_dropped}
-    written_to = write_record(record_paths(out)[0], header, reads)
-    if "error" in written_to:
-        return written_to
-    return {**written_to, "reads": len(reads), "dropped": verdict.inputs_dropped, "missing": missing,
-            "commands": len(verdict.commands),
-            "complete": verdict.inputs_dropped == 0 and missing == 0 and verdict.commands_dropped == 0}
+    return Made(InputRecord(header, reads),
+                {"reads": len(reads), "dropped": verdict.inputs_dropped, "missing": missing,
+                 "commands": len(verdict.commands),
+                 "complete": verdict.inputs_dropped == 0 and missing == 0 and verdict.commands_dropped == 0})
 
 
-def record_pc_moments(r: RunRecord, sidecar: dict[str, Any], out: Path) -> dict[str, Any] | None:
-    """Writes OUT.pc.inputs: every write at the PC's moment on the profiler's time base (profiler counts since its
-    tick 0 began); returns the sidecar's `pc_inputs` section (None: no wall clock, or too few TIMECODEs to fit)."""
+def pc_moments_record(r: RunRecord, header: dict[str, Any]) -> Made | None:
+    """OUT.pc.inputs: every write at the PC's moment on the profiler's time base (profiler counts since its tick 0
+    began); None: no wall clock, or too few TIMECODEs to fit."""
     st = r.state
     if st is None or not r.wall_clock or len(st.tc_arrivals) < 2:
         return None
@@ -85,20 +79,31 @@ def record_pc_moments(r: RunRecord, sidecar: dict[str, Any], out: Path) -> dict[
             if len(data) == size and counts >= 0:
                 reads.append(InputRead(counts, node, int(baud), data))
     reads.sort(key=lambda x: x.cycle)
-    header = {**run_header(r, sidecar), "time": "profiler", "tick_counts": tick_counts,
-              "fit": {"tick_s": tick_s, "ticks": len(points)}}
-    written_to = write_record(record_paths(out)[1], header, reads)
-    if "error" in written_to:
-        return written_to
-    return {**written_to, "writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)}
+    header = {**header, "time": "profiler", "tick_counts": tick_counts, "fit": {"tick_s": tick_s, "ticks": len(points)}}
+    return Made(InputRecord(header, reads),
+                {"writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)})
+
+
+def write_record(path: Path, made: Made) -> dict[str, Any]:
+    """Writes one record; its sidecar section: its file name, the PC's bytes it holds (`bytes`), what vouches for
+    the file itself (`size`, `sha256`: a replay refuses a record that does not match) and its facts, or
+    {"file": None, "error"}."""
+    try:
+        written = write(path, made.record)
+    except OSError as exc:
+        return {"file": None, "error": exc.strerror or str(exc)}
+    return {"file": path.name, "bytes": sum(len(x.data) for x in made.record.reads), "size": written.size,
+            "sha256": written.sha256, **made.facts}
 
 
 def record_run_inputs(r: RunRecord, verdict: Verdict, sidecar: dict[str, Any], out: Path) -> None:
-    """Both records the run can write, each with its sidecar section (`inputs`, `pc_inputs`)."""
-    if (inputs := record_inputs(r, verdict, sidecar, out)) is not None:
-        sidecar["inputs"] = inputs
-    if (pc := record_pc_moments(r, sidecar, out)) is not None:
-        sidecar["pc_inputs"] = pc              # at the PC's own moments, as a board run knows them
+    """Both records the run can write, made from its record, then written beside its files (export.record_paths),
+    each with its sidecar section: `inputs`, and `pc_inputs` (at the PC's own moments, as a board run knows them)."""
+    header = run_header(r, sidecar)
+    made = {"inputs": inputs_record(r, verdict, header), "pc_inputs": pc_moments_record(r, header)}
+    for (section, record), path in zip(made.items(), record_paths(out)):
+        if record is not None:
+            sidecar[section] = write_record(path, record)
 
 
-__all__ = ["record_inputs", "record_pc_moments", "record_run_inputs"]
+__all__ = ["Made", "inputs_record", "pc_moments_record", "record_run_inputs"]

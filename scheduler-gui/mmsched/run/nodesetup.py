@@ -1,4 +1,4 @@
-"""The nodes' set-up for a run and their wind-down, around the run's events.
+"""The nodes' set-up for a run, before its events (their wind-down after them: winddown.py).
 
 Executor and profiler timecodes. Both nodes extend the same 8-bit port value, but the executor's 32-bit count
 starts from the port value at its own boot, so its high bytes can differ from the profiler's (e.g. an executor
@@ -15,11 +15,9 @@ from __future__ import annotations
 from typing import Any, Callable
 
 import mmproto as mp
-from mmproto import Arrival, Item, LinkError
+from mmproto import Arrival
 
-from ..verdict import profhist
 from ..model.config import RunConfig
-from ..link.endpoint import Endpoint
 from .runstate import RunState
 from ..link.session import Session
 from ..model.tally import Tally
@@ -28,8 +26,6 @@ from ..model.timecode import round256
 # The run's wait for one frame (want, node, timeout, where): every frame that arrives meanwhile is handled as in the
 # run (Runner.wait_item); raises SetupError when none comes in time.
 Wait = Callable[..., Arrival]
-# The run's handling of one frame that arrives after its events (Runner.handle)
-Handle = Callable[[Item], Any]
 
 
 
@@ -108,54 +104,3 @@ def learn_offset(st: RunState, tally: Tally, status: mp.Status) -> None:
     st.offset_learned = True
     tally.counts["tc_offset_learned"] = 1
     st.tc_offset = new
-
-
-def finish_nodes(cfg: RunConfig, st: RunState | None, session: Session, endpoint: Endpoint, handle: Handle,
-                 node_counters: dict[str, Any]) -> None:
-    """The profiler's histogram's final report, executor back to idle, then COUNTERS from both nodes into
-    `node_counters` (best effort: a dead link says nothing); the frames that come meanwhile go to `handle`."""
-    finish_profiler_histogram(st, session, endpoint, handle)
-    try:
-        if session.alive("executor") and cfg.mode != "normal":
-            session.send("executor", mp.Mode(mode=mp.ExecutorMode.IDLE, dispatch=mp.Dispatch[cfg.dispatch.upper()],
-                                             distance=0, period=0, random_ids=0))
-    except LinkError:
-        pass
-    asked = []
-    for name, link in session.links.items():
-        try:
-            if link.vanished is None and link.hello is not None:
-                link.send(mp.Query(what=mp.Counters.TYPE))
-                asked.append(name)
-        except LinkError:
-            pass
-    deadline = endpoint.clock() + 0.5
-    while asked and endpoint.clock() < deadline and any(n not in node_counters for n in asked):
-        item = endpoint.next_item(session.inbox, 0.05)
-        if isinstance(item, Arrival) and isinstance(item.message, mp.Counters):
-            node_counters[item.node] = dict(item.message.__dict__)
-        elif isinstance(item, Arrival) and st is not None:
-            try:
-                handle(item)
-            except Exception:  # noqa: BLE001 - late frames after the run cannot change it
-                pass
-
-
-def finish_profiler_histogram(st: RunState | None, session: Session, endpoint: Endpoint, handle: Handle) -> None:
-    """Ends the profiler's series (HIST_ARM count 0) and takes its final full report (profhist.py): best effort,
-    a histogram with no final report says so in the sidecar."""
-    hist = st.profiler_hist if st is not None else None
-    if hist is None or hist.final or not session.alive("profiler"):
-        return
-    try:
-        session.send("profiler", profhist.end_message())
-    except LinkError:
-        return
-    deadline = endpoint.clock() + profhist.FINAL_WAIT_S
-    while not hist.final and endpoint.clock() < deadline:
-        item = endpoint.next_item(session.inbox, 0.05)
-        if isinstance(item, Arrival):
-            try:
-                handle(item)
-            except Exception:  # noqa: BLE001 - late frames after the run cannot change it
-                pass

@@ -3,16 +3,20 @@ never knows which), from the HELLO handshake to the CSV + JSON on disk.
 
 One thread (the caller's) owns every event: it takes frames and link faults from the session's inbox in
 arrival order (through the endpoint, which owns the run's clock), creates events (tick-aligned right after
-a new TIMECODE, or free-running on a timer), joins ACK / ERROR / FIRED / RESULT to them, ends them at their
-deadline, and writes the run. Normal mode adds a firing thread, which only writes FIRE frames at their
-moment: a C thread by default (nativefirer.py), or a Python one (firing.py, `--firing python`).
+a new TIMECODE, or free-running on a timer), joins ACK / ERROR / FIRED / RESULT to them and ends them at their
+deadline; once the nodes have wound down it hands the run's record to the run's end, which judges and writes
+it. Normal mode adds a firing thread, which only writes FIRE frames at their moment: a C thread by default
+(nativefirer.py), or a Python one (firing.py, `--firing python`).
 
-The rest of a run has rooms of its own: the nodes' set-up and wind-down (nodesetup.py: MODE, the executor's
-timecode offset, the counters before and after), normal mode's calibrations (calibration.py), faults of the rig
-and the way back from them (recovery.py), deadlines (deadlines.py), a mixed run's series (seriesrun.py),
-validity by cause (validity.py) and the sidecar (sidecar.py). None of them sees the Runner: each is given what it
-acts on, and the bundles several share are objects of their own the Runner holds (the tally, the view, the
-event book; the run state from the handshake on; the finished run's record at the end).
+The rest of a run has rooms of its own, in the order a run enters them: the run state once the nodes said HELLO
+(runstate.py), the nodes' set-up (nodesetup.py: MODE, the executor's timecode offset, the counters before),
+normal mode's calibrations (calibration.py), the journal (journal.py), the firing thread (firers.py); during the
+events faults of the rig and the way back from them (recovery.py), deadlines (deadlines.py) and a mixed run's
+series (seriesrun.py); after them the nodes' wind-down (winddown.py: the counters after), the run's use of the
+host (usage.py) and the run's end (finish.py: the judgement, the sidecar, the input records and the files). None
+of them sees the Runner: each is given what it acts on, and the bundles several share are objects of their own
+the Runner holds (the tally, the view, the event book; the run state from the handshake on; the finished run's
+record at the end).
 """
 
 from __future__ import annotations
@@ -24,25 +28,19 @@ from typing import Any, Callable
 import mmproto as mp
 from mmproto import Arrival, Item, LinkDown, LinkError
 
-from . import calibration, deadlines, firers, nodesetup, nopload
-from ..verdict import injected
-from ..verdict.budget import apply_budget
+from . import calibration, deadlines, firers, nodesetup, nopload, winddown
 from ..model.config import RunConfig
 from ..link.endpoint import Endpoint, EndpointError, Verdict
 from ..model.reason import Reason
 from ..model.event import Event
-from ..verdict.export import write_run
 from ..verdict.faults import FaultLedger
 from .firing import Firer, aim
 from .nativefirer import NativeFirer
-from ..verdict.invariant import judged
 from ..verdict.journal import Journal
 from ..model.load import Load
 from ..model.phasedload import PhasedLoad
 from ..host.loopnice import LoopNice
 from ..model.grid import line_gap_s, line_problem
-from ..verdict.breaks import break_section
-from .inputlog import record_run_inputs
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
 from ..verdict.outcome import refusal_reason
 from ..host.ownstall import StallWatch
@@ -54,16 +52,16 @@ from ..model.result import RunResult
 from .runrecord import RunRecord
 from .runstate import BadHello, RunState
 from .eventbook import EventBook
+from .finish import finish_run
 from ..model.tally import Tally
 from ..model.view import View
 from ..link.session import Session
-from .sidecar import Usage, assemble, journal_sidecar
-from ..verdict.stats import summarize
-from ..verdict.crowding import counters_explained, judge_crowding
-from ..model.framearrivals import FrameArrivals
+from .usage import Usage
 from ..model.eventbytes import Basis, Sent
-from ..verdict.validity import Cause, entered_at, judge_run
 
+
+def say_nothing(text: str) -> None:
+    """A run with no `log`: its progress lines go nowhere."""
 
 
 @dataclass
@@ -71,6 +69,7 @@ class Runner:
     cfg: RunConfig
     endpoint: Endpoint
     log: Callable[[str], None] | None = None          # progress lines, or None
+    say: Callable[[str], None] = field(init=False, repr=False)       # one progress line: to `log`, or nowhere
     session: Session = field(init=False)
     tally: Tally = field(default_factory=Tally, init=False)          # the scheduler's own counters (tally.py)
     view: View = field(init=False)                                  # the live view's hook (view.py)
@@ -99,6 +98,7 @@ class Runner:
     own_stalls: StallWatch = field(default_factory=StallWatch, init=False)
 
     def __post_init__(self) -> None:
+        self.say = self.log if self.log is not None else say_nothing
         self.session = Session(self.endpoint)
         if self.cfg.out is not None:
             self.journal = Journal(self.cfg.out)
@@ -159,10 +159,6 @@ class Runner:
             self.invalid.append(Reason("interrupted", f"interrupted: {why}; the events so far are kept"))
         self.stop_requested.set()
 
-    def say(self, text: str) -> None:
-        if self.log:
-            self.log(text)
-
     def now(self) -> float:
         return self.endpoint.clock()
 
@@ -206,7 +202,7 @@ class Runner:
                 raise LineBudget(why)           # the nodes' own rate (no --baud) cannot carry the grid
             if cfg.load != "idle":
                 try:
-                    load = Load(self.expected_duration_s() + 30, cfg.load).start()
+                    load = Load(self.state.expected_s + 30, cfg.load).start()
                 except RuntimeError as exc:      # the entry points check first; a run still says it, never a traceback
                     raise LoadUnavailable(f"--load {cfg.load}: {exc}") from exc
                 self.say(f"load {cfg.load}: {' '.join(load.command)}")
@@ -215,10 +211,12 @@ class Runner:
             if cfg.mode == "normal":
                 calibration.calibrate(self.state, self.endpoint, self.session, self.wait_item, self.tally,
                                       self.fires_sent, cfg.discipline)
-            self.open_journal()
+            if self.journal is not None and (no_journal := self.journal.open_run(
+                    cfg, self.state.timebase, self.state.baud, self.endpoint.identity(), self.session.hellos())):
+                self.say(no_journal)
             self.state.start_generating(self.now())
             if cfg.phases is not None:          # the load in phases, from the run's start (phasedload.py)
-                load = PhasedLoad(cfg.phases, self.now, self.state.t0, self.expected_duration_s() + 30, self.say).start()
+                load = PhasedLoad(cfg.phases, self.now, self.state.t0, self.state.expected_s + 30, self.say).start()
             self.endpoint.begin()
             if cfg.mode == "normal":
                 self.firer, self.firing_why = firers.start(cfg, self.session.links["profiler"],
@@ -248,7 +246,7 @@ class Runner:
             if load is not None:
                 load.stop()
             try:
-                nodesetup.finish_nodes(cfg, self.state, self.session, self.endpoint, self.handle, self.node_counters)
+                winddown.finish_nodes(cfg, self.state, self.session, self.endpoint, self.handle, self.node_counters)
                 verdict = self.endpoint.verdict()
             except (LinkError, EndpointError) as exc:   # the nodes' counters are best effort; closing is not
                 if not self.invalid:
@@ -259,25 +257,15 @@ class Runner:
                 loop_nice.restore()
         cpu = usage.section(self.firer, cfg.accuracy if cfg.mode == "normal" else None, self.firing_why)
         cpu["loop"] = loop_nice.section()
-        result = self.export(verdict, cpu, load)
+        record = RunRecord(cfg, self.state, self.events, self.counters, self.node_counters, self.counters_before,
+                           self.invalid, self.faults, self.recovery.link_faults, self.session.links,
+                           self.session.hellos(), self.session.counters(), self.endpoint.identity(), self.endpoint.baud,
+                           self.endpoint.wall_clock,
+                           self.endpoint.trace_files() if cfg.trace and cfg.out is not None else None,
+                           self.images, self.histogram_us)
+        result = finish_run(record, verdict, cpu, load, self.book, self.recovery, self.journal, self.say)
         self.view.notify("phase", "done")
         return result
-
-    def open_journal(self) -> None:
-        """Before the first event is made (no event's timing pays for its fsync): the journal's sidecar and header.
-        One that cannot be written is said, and the run goes on without it."""
-        if self.journal is not None:
-            self.journal.open(journal_sidecar(self.cfg, self.state, self.endpoint.identity(), self.session.hellos()))
-            error = self.journal.error
-            if error is not None:
-                self.say(f"WARNING: no journal ({self.journal.csv_path}: {error.strerror or error}): until the run "
-                         "is written at its end its events are in memory only")
-
-    def expected_duration_s(self) -> float:
-        assert self.state is not None
-        if self.cfg.duration_s is not None:
-            return self.cfg.duration_s
-        return (self.cfg.count or 0) * self.state.rate_s(self.cfg) + self.cfg.distance * self.state.timebase.tick_s + 5
 
     # ---- setup -----------------------------------------------------------------------------------
     def wait_item(self, want: type, node: str, timeout: float, where=None) -> Arrival:
@@ -301,7 +289,7 @@ class Runner:
     def loop(self) -> None:
         cfg, st = self.cfg, self.state
         assert st is not None
-        hard_stop = self.now() + self.expected_duration_s() * 2 + 30
+        hard_stop = self.now() + st.expected_s * 2 + 30
         while True:
             wake = 0.05
             if st.generating and (cfg.generation == "free" or st.grid is not None) and cfg.mode != "verification":
@@ -613,78 +601,6 @@ class Runner:
     # ---- faults of the rig and recovering from them (faults.py) -----------------------------------
     def rel(self, t: float) -> float:
         return round(t - (self.state.t0 if self.state is not None else t), 6)
-
-    # ---- the run's files ---------------------------------------------------------------------------
-    def mark_unmeasurable(self, verdict: Verdict, crowded: dict[int, Cause] | None = None) -> dict[str, Any]:
-        """Validity by cause over the run's events (validity.judge_run); returns the sidecar's `measurability`."""
-        st = self.state
-        frames = FrameArrivals(st.tc_arrivals, st.tracker.tick_len_s) if st is not None and st.tracker.ready else None
-        figures, reason = judge_run(self.events, verdict, st.timebase.tick_s if st else 0.0,
-                                    st.baud if st else self.endpoint.baud, crowded, frames)
-        if reason is not None:
-            self.invalid.append(Reason("bench_lag", reason))
-        return figures
-
-    def record(self) -> RunRecord:
-        """What the run has, now that its events have their outcomes: the sidecar's and the input records' source."""
-        cfg = self.cfg
-        return RunRecord(cfg, self.state, self.events, self.counters, self.node_counters, self.invalid, self.faults,
-                         self.recovery.link_faults, self.session.links, self.session.hellos(), self.session.counters(),
-                         self.endpoint.identity(), self.endpoint.baud, self.endpoint.wall_clock,
-                         self.endpoint.trace_files() if cfg.trace and cfg.out is not None else None,
-                         self.images, self.histogram_us)
-
-    def export(self, verdict: Verdict, cpu: dict[str, Any], load: Load | PhasedLoad | None) -> RunResult:
-        cfg, st = self.cfg, self.state
-        self.invalid += verdict.reasons
-        crowded = (judge_crowding(self.events, verdict.record, st.one_fire, st.baud, self.faults)
-                   if st is not None and cfg.mode == "normal" else {})
-        self.recovery.judge_counters(st, self.node_counters, self.counters_before, counters_explained(crowded))
-        for e in self.events:                 # a run cut short (error) still accounts for every event
-            if not e.terminal:
-                failed = (st is not None and st.link_failed) or self.invalid
-                self.book.end(e, "lost", "link_fault") if failed else self.book.end(e, "missed", "timeout")
-        injected.attribute(self.events, verdict.held_by_fault, self.faults, self.rel)
-        self.invalid += self.faults.reasons()
-        validity = self.mark_unmeasurable(verdict, crowded)
-        if cfg.mode == "normal" and st is not None:
-            record = verdict.record
-            apply_budget(self.events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts,
-                         None if record is None else (lambda ev: entered_at(record, ev.bytes.sent)))
-        summary = summarize(self.events)
-        created = st.generator.created if st is not None else 0
-        if st is not None and st.histogram_only and st.series is not None:
-            summary, invariant = profhist.counted_summary(st.profiler_hist, st.series.total,
-                                                          self.stop_requested.is_set())
-            if not invariant["ok"]:
-                self.invalid.append(Reason("invariant", f"accounting invariant violated: {invariant['error']}"))
-        else:
-            invariant = judged(self.events, created, summary)
-            if not invariant["ok"]:
-                self.invalid.append(Reason("invariant", f"accounting invariant violated: {invariant['error']}"))
-        if st is not None and st.profiler_hist is not None \
-                and (why := st.profiler_hist.disagreement(self.events)) is not None:
-            self.invalid.append(Reason("profiler_histogram", why))
-        record = self.record()
-        sidecar = assemble(record, verdict, cpu, load, validity, summary, invariant)
-        if st is not None and st.histogram_only and st.profiler_hist is not None:
-            sidecar["histogram"] = st.profiler_hist.histogram_section()   # the profiler's cells: the only ones
-        if cfg.break_us is not None:
-            sidecar["break"] = break_section(self.broke, cfg.break_us)
-        if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
-            self.say(late)                    # a miss explained, not left a bare past_due
-        if cfg.out is not None:                   # the run's inputs, for a replay (inputlog.py)
-            record_run_inputs(record, verdict, sidecar, cfg.out)
-        csv_path = json_path = None
-        if cfg.out is not None:
-            journal = self.journal if self.journal is not None else Journal(cfg.out)
-            try:
-                csv_path, json_path = write_run(cfg.out, self.events, sidecar)
-            except OSError as exc:       # the events stay in the journal: the error says where
-                raise journal.failed(exc) from exc
-            journal.remove()
-        return RunResult(self.events, sidecar, csv_path, json_path,
-                         timecodes=list(self.state.tc_arrivals) if self.state is not None else [])
 
 
 def run(cfg: RunConfig, endpoint: Endpoint, log: Callable[[str], None] | None = None) -> RunResult:

@@ -1,5 +1,7 @@
-"""What a finished run has, for the files that describe it: the sidecar (sidecar.py) and the records of its
-inputs (inputlog.py) are assembled from this, not from the runner. Taken once the events have their outcomes."""
+"""What a finished run has, for its judgement and the files that describe it: the run's end (finish.py) judges
+its events from this, and the sidecar (sidecar.py) and the records of its inputs (inputlog.py) are assembled from
+it, not from the runner. Taken once the nodes have wound down and the links are closed; the judgement then ends
+the events still in flight and adds to `invalid` (the same lists the run kept)."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ class RunRecord:
     events: list[Event]
     counters: dict[str, int]               # the scheduler's own (tally.py)
     node_counters: dict[str, Any]          # the nodes' COUNTERS at the end, by node
+    counters_before: dict[str, Any]        # ... and at set-up, before the run's events (nodesetup.py)
     invalid: list[Reason]
     faults: FaultLedger
     link_faults: list[dict[str, Any]]      # the links that went away (recovery.py)

@@ -47,6 +47,19 @@ def check_hello(hello: Hello) -> None:
                        f"{tick_s:.3g} s, not in {TICK_SENSE_S[0]:g}..{TICK_SENSE_S[1]:g} s")
 
 
+def interval_s(cfg: RunConfig, tick_s: float) -> float:
+    """Time between events: the configured rate, or one tick."""
+    return cfg.rate_ms / 1000.0 if cfg.rate_ms is not None else tick_s
+
+
+def expected_duration_s(cfg: RunConfig, tick_s: float) -> float:
+    """How long a run's events take to make and end: its duration, else its count at its rate, the last one's
+    distance and 5 s."""
+    if cfg.duration_s is not None:
+        return cfg.duration_s
+    return (cfg.count or 0) * interval_s(cfg, tick_s) + cfg.distance * tick_s + 5
+
+
 @dataclass(frozen=True)
 class TickSuspect:
     """An executor frame stamped in a tick the PC could not explain when it read it (recovery.check_executor_tick)."""
@@ -67,6 +80,8 @@ class RunState:
     matcher: Matcher
     servo: ClockServo                  # normal mode: tick starts from the profiler's FIRE stamps
     t0: float                          # run clock when generation started (sent_s counts from it)
+    # how long its events take (expected_duration_s): its PC load lasts this much and more, its loop gives up at twice
+    expected_s: float
     tc_offset: int = 0                 # profiler timecode - executor timecode (nodesetup.py)
     mode_frame: Mode | None = None     # the executor's MODE of this run (nodesetup.setup_modes; sent again after a reset)
     offset_learned: bool = False
@@ -107,13 +122,14 @@ class RunState:
     def after_handshake(cls, cfg: RunConfig, profiler_hello: Hello, now: float) -> "RunState":
         check_hello(profiler_hello)
         timebase = TimeBase.from_hello(profiler_hello)
+        expected_s = expected_duration_s(cfg, timebase.tick_s)
         grid = wants_grid(cfg.mode, None if cfg.rate_ms is None else cfg.rate_ms / 1000.0, timebase.tick_s,
                           cfg.generation)
         generator = Generator(cfg.random_ids, None if grid else cfg.max_in_flight, cfg.seed, unique_ids=not grid)
         return cls(timebase=timebase, baud=profiler_hello.baud, on_grid=grid, one_fire=holds_one_fire(profiler_hello),
                    tracker=TimecodeTracker.for_profiler(profiler_hello),
                    generator=generator, matcher=Matcher(),
-                   servo=ClockServo(timebase.tick_s),
+                   servo=ClockServo(timebase.tick_s), expected_s=expected_s,
                    t0=now, next_free_at=now, last_profiler_frame=now)
 
     def rel(self, t: float) -> float:
@@ -126,7 +142,7 @@ class RunState:
 
     def rate_s(self, cfg: RunConfig) -> float:
         """Time between events: the configured rate, or one tick."""
-        return cfg.rate_ms / 1000.0 if cfg.rate_ms is not None else self.timebase.tick_s
+        return interval_s(cfg, self.timebase.tick_s)
 
     def lay_grid(self, cfg: RunConfig, current_tc: int) -> Grid:
         """The grid, from the start of the tick `distance` ticks after the current one (at least the next one:

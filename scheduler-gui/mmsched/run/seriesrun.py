@@ -77,7 +77,7 @@ class SeriesRun:
         """A series on the profiler's histogram alone (profhist.py): each next series sent once the one before it
         has begun (by the profiler's tick, not by a FIRED: a quiet series sends none until its last), and the end
         of generation when the profiler's final report came or every moment's window has closed (the run then
-        ends the profiler's series and takes its final report: nodesetup.finish_profiler_histogram).
+        ends the profiler's series and takes its final report: winddown.finish_profiler_histogram).
 
         "Begun" is HANDOVER_TICKS ticks after the tick of its first moment: in that tick itself the series before
         it may still have moments to fire (a 10-minute run that sent at the tick's TIMECODE had 6 of its 10 series

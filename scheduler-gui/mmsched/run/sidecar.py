@@ -1,14 +1,11 @@
 """A run's sidecar (docs/data-format.md): what the run was, on what, how it went, and why a reader can trust
-its figures or why not, assembled once the events have their outcomes."""
+its figures or why not, assembled once the events have their outcomes (its `cpu`, the run's use of the host, is
+measured by usage.py)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
-import resource
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from mmanalysis.histogram import default_bin_us, latency_histogram
@@ -19,11 +16,8 @@ from .. import __version__
 from ..verdict.budget import budget_summary
 from ..link.endpoint import Verdict
 from ..verdict.environment import collect as collect_environment
-from .firing import Firer
-from .nativefirer import NativeFirer
 from ..model.load import Load
 from ..model.phasedload import PhasedLoad
-from ..model.config import RunConfig
 from .runrecord import RunRecord
 from .runstate import RunState
 from ..verdict.phasefigures import phase_reasons, phases_section
@@ -31,54 +25,6 @@ from ..verdict.stats import slack_distribution
 from ..verdict.tracefiles import executor_profile
 from ..model.event import Event
 from ..verdict.tickestimate import in_window, tick_estimate_section, tick_grid
-
-
-
-def tails_us(values_s: list[float] | None) -> dict[str, float] | None:
-    """p50, p99, p99.9 (nearest rank) and the maximum of `values_s`, in us; None for none."""
-    if not values_s:
-        return None
-    v = sorted(values_s)
-    rank = lambda q: v[max(1, math.ceil(round(q * len(v), 6))) - 1]   # noqa: E731
-    return {"p50": round(rank(0.5) * 1e6, 3), "p99": round(rank(0.99) * 1e6, 3),
-            "p99.9": round(rank(0.999) * 1e6, 3), "max": round(v[-1] * 1e6, 3), "n": len(v)}
-
-
-@dataclass
-class Usage:
-    """The run's use of the host, from its start: wall time, process CPU, involuntary context switches."""
-
-    wall0: float = field(default_factory=time.monotonic)
-    cpu0: float = field(default_factory=time.process_time)
-    ru0: Any = field(default_factory=lambda: resource.getrusage(resource.RUSAGE_SELF))
-
-    def section(self, firer: Firer | NativeFirer | None, accuracy: int | None,
-                firing_why: str | None = None) -> dict[str, Any]:
-        """The sidecar's `cpu`, now (normal mode's firing thread's CPU and wake-ups with it)."""
-        wall = time.monotonic() - self.wall0
-        cpu = time.process_time() - self.cpu0
-        ru1 = resource.getrusage(resource.RUSAGE_SELF)
-        return {"normal_mode_cpu_s": firer.cpu_s if firer else 0.0, "wall_s": wall,
-                "process_cpu_s": cpu, "process_cpu_share": cpu / wall if wall > 0 else None,
-                "normal_mode_cpu_share": (firer.cpu_s / wall) if firer and wall > 0 else None,
-                "involuntary_context_switches": ru1.ru_nivcsw - self.ru0.ru_nivcsw, "accuracy": accuracy,
-                "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
-                # the native thread's own wake-up (its sleep's return after the moment it slept to), as cyclictest
-                # samples its thread's (over the FIREs it slept for; the others, due already, are overruns as
-                # cyclictest counts missed periods): p50, p99, p99.9, max in us; None for the Python thread
-                "fire_woke_late_us": tails_us(getattr(firer, "woke_late_s", None)),
-                "fire_overruns": getattr(firer, "overruns", None),   # FIREs due already when the thread took them
-                "firer_timer_slack_ns": firer.timer_slack_ns if firer else None,
-                # what was in effect of --priority and --mlockall (cyclictest's -p, -m), and why not
-                "firer_sched": firer.sched if firer else None,
-                "firer_sched_why": firer.sched_why if firer else None,
-                "firer_sched_via": firer.sched_via if firer else None,
-                "memory_locked": firer.memory_locked if firer else None,
-                "memory_locked_why": firer.memory_locked_why if firer else None,
-                "fires_held_for_line": firer.held if firer else None,
-                # which thread fired (native: C, nativefirer.py; python: firing.py) and why not the one asked for
-                "firing": firer.kind if firer else None, "firing_why": firing_why,
-                "firer_tid": firer.tid if firer else None}
 
 
 def maxima_section(events: list[Event], every_s: float, st: RunState | None) -> dict[str, Any]:
@@ -94,23 +40,6 @@ def maxima_section(events: list[Event], every_s: float, st: RunState | None) -> 
     t0 = None if grid is None else grid[0] + grid[1] * min(tcs) - st.t0
     return maxima_of_rows(events, every_s, st.timebase.tick_s, st.timebase.timer_hz, t0,
                           None if grid is None else grid[1])
-
-
-INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
-                   "its events as each ended, without the end's revisions (validity by cause, budget)")
-
-
-def journal_sidecar(cfg: RunConfig, st: RunState, identity: dict[str, Any], hellos: dict[str, Any]) -> dict[str, Any]:
-    """The journal's sidecar (NAME.partial.json, mmsched.verdict.journal), written before the first event is made: what the
-    run is (its configuration, the endpoint's identity, the nodes' HELLOs), and that these files are incomplete
-    and invalid."""
-    return {"format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
-            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "name": cfg.name,
-            "incomplete": True, "config": cfg.sidecar(st.baud, st.timebase.tick_s), "target": identity,
-            "nodes": hellos,
-            "timebase": {"timer_hz": st.timebase.timer_hz, "tick_counts": st.timebase.tick_counts},
-            "valid": False, "invalid_reason": INCOMPLETE_TEXT,
-            "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
 
 
 def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | PhasedLoad | None,

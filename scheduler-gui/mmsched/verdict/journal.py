@@ -1,8 +1,8 @@
 """A run's journal: its events as they end, so that a write failing at the end (a full disk, a folder gone) or a
 process killed before it loses nothing that was measured (docs/data-format.md, "The journal").
 
-Beside the run's files, for `--out NAME`: NAME.partial.json, written (atomically) once before the first event is
-made, says what the run was (format, name, config, target, timebase) and that it is incomplete and invalid
+Beside the run's files, for `--out NAME`: NAME.partial.json (journal_sidecar), written (atomically) once before the
+first event is made, says what the run was (format, name, config, target, timebase) and that it is incomplete and invalid
 (`invalid_reasons`: `incomplete`); NAME.partial.csv gets the CSV's header, then one row per event the moment the
 event ends, in the order they end: the row as it was then (validity by cause, normal mode's budget and the fault
 ledger's revisions are applied at the end, to NAME.csv only). Each row is one write() to the file, unbuffered:
@@ -17,6 +17,7 @@ says in one line which file holds what."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import threading
@@ -25,9 +26,31 @@ from pathlib import Path
 from typing import Any
 
 from mmanalysis import safefiles
+from mmanalysis.schema import FORMAT, FORMAT_VERSION
+from mmproto import TimeBase
 
+from .. import __version__
 from . import export
+from ..model.config import RunConfig
 from ..model.event import COLUMNS, Event
+
+
+INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
+                   "its events as each ended, without the end's revisions (validity by cause, budget)")
+
+
+def journal_sidecar(cfg: RunConfig, timebase: TimeBase, baud: int, identity: dict[str, Any],
+                    hellos: dict[str, Any]) -> dict[str, Any]:
+    """The journal's sidecar (NAME.partial.json), written before the first event is made: what the run is (its
+    configuration at the links' `baud` and the profiler's `timebase`, the endpoint's identity, the nodes' HELLOs),
+    and that these files are incomplete and invalid."""
+    return {"format": FORMAT, "format_version": FORMAT_VERSION, "mmrig_version": __version__,
+            "created": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"), "name": cfg.name,
+            "incomplete": True, "config": cfg.sidecar(baud, timebase.tick_s), "target": identity,
+            "nodes": hellos,
+            "timebase": {"timer_hz": timebase.timer_hz, "tick_counts": timebase.tick_counts},
+            "valid": False, "invalid_reason": INCOMPLETE_TEXT,
+            "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
 
 
 class RunNotWritten(OSError):
@@ -75,6 +98,17 @@ class Journal:
             self._size = len(header)
         except OSError as exc:
             self._stop(exc)
+
+    def open_run(self, cfg: RunConfig, timebase: TimeBase, baud: int, identity: dict[str, Any],
+                 hellos: dict[str, Any]) -> str | None:
+        """Opens the journal of the run these describe (journal_sidecar), before its first event is made: no
+        event's timing pays for the sidecar's fsync. A journal that cannot be written is returned in words, for
+        the run to say; the run goes on without it."""
+        self.open(journal_sidecar(cfg, timebase, baud, identity, hellos))
+        if self.error is None:
+            return None
+        return (f"WARNING: no journal ({self.csv_path}: {self.error.strerror or self.error}): until the run is "
+                "written at its end its events are in memory only")
 
     def add(self, ev: Event) -> None:
         """EV has just ended: its row, now."""
