@@ -13,7 +13,7 @@ range docs/lab-instructor.md ("Expected ranges") gives for the bench, and whethe
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
@@ -24,8 +24,7 @@ from .runvariant import variant
 from .selection import run_kind
 from .stats import summarize
 
-if TYPE_CHECKING:                     # the class report's row type; the report imports this module
-    from .classreport import Row
+from .classhandin import Row
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from .runvariant import variant as variant_of
 from .reader import RunSet, find_runs, iter_runs, kind_label, profiler_kind, read_each, read_run, read_sidecar, \
     typed_runset
 from .classfigure import band, summary_figure
+from .classhandin import ClassRuns, Group, Row
 from .classgrading import GRADING_HEADERS, grade
 from .classsummary import LINE_HEADERS, GroupLine, group_line, identical_handins, kinds_table, missing_runs, \
     short_runs
@@ -52,50 +53,6 @@ FLAG_CHARS = 80         # a flags cell longer than this is cut; its full text in
                         # numbered note under the Markdown table
 LAB_HTML = "lab.html"         # the executed notebook, exported (docs/lab.md, "What to hand in", item 2)
 TARGET_FLAGS = {"bench": "bench", "boards": "boards", "synthetic": "SYNTHETIC"}
-
-
-@dataclass
-class Group:
-    """One group's hand-in: where its runs were looked for, the runs read (names in the class RunSet) and
-    one line per problem (a folder without runs, a run file the reader refused)."""
-    name: str
-    folder: Path
-    runs: list[str] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)       # not a fault of the files: 8051 runs, invalid runs, ...
-    unreadable: list[tuple[str, str, dict | None]] = field(default_factory=list)   # (file, reason, its config)
-    lab_html: Path | None = None
-    kinds: list[tuple[str, str]] = field(default_factory=list)   # ("problem" | "note", kind) of each line above
-    csv_sha256: dict[str, str] = field(default_factory=dict)     # run -> its CSV's sha256 (identical hand-ins)
-
-    def problem(self, kind: str, text: str) -> None:
-        """A fault of the hand-in, one line; KIND groups it with the class's others of its kind."""
-        self.problems.append(text)
-        self.kinds.append(("problem", kind))
-
-    def note(self, kind: str, text: str) -> None:
-        """What the tables do with a run, or how it was made: no fault of the files."""
-        self.notes.append(text)
-        self.kinds.append(("note", kind))
-
-
-@dataclass
-class ClassRuns:
-    """Every readable run of the class in one RunSet (runs named GROUP/NAME, sidecar `_group`), and the groups."""
-    data: RunSet | None
-    groups: list[Group]
-    path: Path | None = None
-
-    key: RunSet | None = None      # the key's runs (KEY_FOLDER), when the class folder holds them
-    key_problems: list[str] = field(default_factory=list)
-
-    @property
-    def problems(self) -> list[str]:
-        return [p for g in self.groups for p in g.problems] + self.key_problems
-
-    @property
-    def notes(self) -> list[str]:
-        return [p for g in self.groups for p in g.notes]
 
 
 def group_folder(sub: Path) -> Path:
@@ -290,18 +247,6 @@ def target_flag(kind: str) -> str:
 def _config_text(meta: dict) -> str:
     c = meta.get("config", {})
     return f"{c.get('mode')}, {c.get('distance')} ahead, load {load_condition(c.get('load'))}"
-
-
-@dataclass
-class Row:
-    """One group's runs of one experiment (one variant of it, one profiler kind)."""
-    group: str
-    variant: str
-    shown: list[str]        # valid, not set aside: pooled into the figures
-    left_out: list[tuple[str, str]]   # (run, why)
-    values: dict[str, Any]
-    kind: str = "avr"
-    stats: Any = None       # the pooled runs' summarize row (None: no events)
 
 
 def _short(run: str) -> str:

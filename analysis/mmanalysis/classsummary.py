@@ -16,15 +16,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import median
-from typing import TYPE_CHECKING
 
 from .classgrading import Graded, failed
 from .reader import RunSet, profiler_kind
 from .report import shorten
 from .runvariant import HANDIN
 
-if TYPE_CHECKING:                      # the report's types; the report imports this module
-    from .classreport import Group, Row
+from .classhandin import Group, Row
 
 SHORT_SHARE = 0.5     # a run with fewer events than this share of the class's median is short
 LOOK_CHARS = 80       # a Markdown 'look at' cell longer than this is cut (the detail tables' flags cap)
