@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -108,3 +109,54 @@ def test_a_load_that_cannot_start_ends_the_run_invalid_not_with_a_traceback(tmp_
     result = run(RunConfig(mode="mixed", count=4, load="network", out=tmp_path / "r"), LockstepEndpoint())
     assert not result.valid and result.reasons[0] == "load_unavailable"
     assert "ip is not installed" in result.sidecar["invalid_reason"] and (tmp_path / "r.csv").is_file()
+
+
+KILLED_WITH_ITS_LOAD = """
+import os, signal, sys, threading, time
+from mmsched.model.load import Load
+from mmsched.model.phasedload import PhasedLoad
+from mmsched.model.phaseplan import PhasePlan
+import time
+if sys.argv[1] == "load":
+    load = Load(600, "cpu").start()
+    print(load.process.pid, flush=True)
+else:        # in phases: the second phase's stress-ng is started by the switching thread, which has ended since
+    t0 = time.monotonic()
+    load = PhasedLoad(PhasePlan.parse("idle:0.2s,cpu:600s"), time.monotonic, t0, 600).start()
+    while load.current is None or load.current.process is None:
+        time.sleep(0.05)
+    time.sleep(0.5)
+    print(load.current.process.pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)     # the run's process killed: no stop(), no finally
+"""
+
+
+def group_alive(pgid: int) -> bool:
+    """A process of group PGID still runs (a zombie, ended but not yet reaped by whoever adopted it, does not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+@pytest.mark.parametrize("how", ["load", "phases"])
+def test_the_load_ends_with_the_runs_process_even_when_it_is_killed(how: str) -> None:
+    """A run killed with SIGKILL (a long run in its fifth hour, the OOM killer) can stop nothing itself: its stress-ng
+    must not load the machine on for the rest of its --timeout (hours, for a long run)."""
+    if L.unavailable("cpu"):
+        pytest.skip(L.unavailable("cpu"))
+    p = subprocess.run([sys.executable, "-c", KILLED_WITH_ITS_LOAD, how], capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert p.returncode == -9, p.stderr
+    pgid = int(p.stdout.split()[0])
+    deadline = time.monotonic() + 10
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = group_alive(pgid)
+    if alive:
+        os.killpg(pgid, 9)
+    assert not alive, "stress-ng outlived the run's process"

@@ -124,6 +124,19 @@ def unavailable(name: str) -> str | None:
     return _netns_problem() if name in NETWORK_CONDITIONS else None
 
 
+# stress-ng gets SIGTERM when the thread that started it ends (PR_SET_PDEATHSIG through util-linux's setpriv, kept
+# across exec): a run killed with SIGKILL or by the OOM killer cannot stop its load, which then ran on for its
+# whole --timeout (a long run's hours). A run killed within a millisecond of starting its load died before setpriv
+# had asked (seen in the test), so a shell between them goes on only if its parent is still the run's process.
+# stress-ng's own workers follow their parent. The thread that starts a load lives until the load is stopped (the
+# run's own thread; phasedload.py's switching thread waits for stop()). Not kept into the network conditions'
+# namespace: unshare's new credentials clear it there.
+def dies_with(parent_pid: int, argv: list[str]) -> list[str]:
+    """ARGV run so that it gets SIGTERM when the thread of PARENT_PID that starts it ends."""
+    return ["setpriv", "--pdeathsig", "TERM", "--", "sh", "-c", '[ "$PPID" = "$0" ] && exec "$@"', str(parent_pid),
+            *argv]
+
+
 @dataclass
 class Load:
     duration_s: float
@@ -143,8 +156,8 @@ class Load:
             raise RuntimeError(problem)
         self._tmp = Path(tempfile.mkdtemp(prefix="mmrig-load."))
         self.command = stress_command(self.name, self.duration_s, self._tmp)
-        self.process = subprocess.Popen(self.command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=subprocess.DEVNULL, start_new_session=True)
+        self.process = subprocess.Popen(dies_with(os.getpid(), self.command), stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         return self
 
     def stop(self) -> None:

@@ -83,6 +83,8 @@ class PhasedLoad:
             if self._stop.is_set():
                 return
             self._switch(k)
+        # the stress-ng this thread started ends when it does (load.dies_with): it waits for stop()
+        self._stop.wait()
 
     def _end_last(self) -> None:
         last = self.spans[-1]
