@@ -36,6 +36,7 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_sweep.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_sweep_scale.py"), "10000"],  # real points: MMRIG_PERF_SWEEP_POINTS
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_runs_in_one_process.py"), "2000"],
+    [sys.executable, str(ROOT / "scheduler-gui/perf/perf_long_run_memory.py")],   # 10^7 events: ~14 min
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_clean_rate.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_normal_vs_cyclictest.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_normal_khz_vs_cyclictest.py")],
