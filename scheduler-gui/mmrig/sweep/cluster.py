@@ -44,7 +44,17 @@ class Connection:
     attempts: dict[str, int] = field(default_factory=dict)   # point name -> starts seen (ATTEMPT_TOPIC)
 
     def close(self) -> None:
-        """Best effort and bounded: a scheduler that is gone must not hang the end of the campaign."""
+        """Best effort and bounded: a scheduler that is gone must not hang the end of the campaign. A local
+        cluster's workers and nannies are told to log nothing first: one that heartbeats into the scheduler
+        already closing logs the failure with its traceback (seen on a loaded machine, a refused campaign's end),
+        words about our own closing, not a fault of the sweep."""
+        if self.local is not None and self.client is not None:
+            for nanny in (False, True):
+                try:
+                    self.client.run(_quiet_distributed, nanny=nanny, on_error="ignore")
+                except Exception:  # noqa: BLE001 - a worker gone already says nothing anyway
+                    pass
+            _quiet_distributed()
         for thing in (self.client, self.local):
             if thing is None:
                 continue
@@ -52,6 +62,13 @@ class Connection:
                 thing.close(timeout=5)
             except Exception:  # noqa: BLE001 - closing what may be gone already
                 pass
+
+
+def _quiet_distributed() -> None:
+    """distributed's loggers in this process at CRITICAL (the cluster is being closed on purpose)."""
+    import logging
+
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
 
 
 # how long a --cluster scheduler has to answer the first connection (Dask retries a refused one until then)
