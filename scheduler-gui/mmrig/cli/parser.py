@@ -29,7 +29,7 @@ NAME_EXAMPLES = {"--out": "runs/r", "-o": "runs/r", "--profiler": "/dev/ttyUSB0"
                  "--run": "runs/r", "--perfetto": "runs/r.perfetto-trace", "--channels": "D0=timecode",
                  "--runs": "runs", "--out-dir": "demo", "--settings": "gui.json", "--expect-image": "executor.elf",
                  "--profiler-image": "profiler.elf", "--executor-image": "executor.elf", "--title": "'lab 3'",
-                 "--bin-us": "10", "--hist-max-us": "1000", "--count": "200", "--until": "10", "--latency-timer": "1",
+                 "--bin-us": "10", "--hist-max-us": "1000", "--phases": "idle:1h,load=cpu:1h", "--count": "200", "--until": "10", "--latency-timer": "1",
                  "run": "runs/r.csv", "runs": "runs/r.csv", "trace": "runs/r.exectrace", "capture": "capture.sr",
                  "source": "capture.bin", "ports": "/dev/ttyUSB0"}
 
