@@ -90,11 +90,16 @@ def test_a_record_cut_at_a_record_boundary_is_refused(paced: Path, tmp_path: Pat
         f"{len(record.reads)}" in done.stderr, done.stderr
 
 
-def test_a_replay_leaves_no_folder_behind(paced: Path) -> None:
-    before = set(Path(tempfile.gettempdir()).glob("mmrig-replay-*"))
+def test_a_replay_leaves_no_folder_behind(paced: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a temporary folder of its own: the shared one also holds the replays other tests (other xdist workers) are
+    # making at the same moment, which made this test fail for another test's folder
+    own = tmp_path / "tmp"
+    own.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(own))
     c, _ = replay(paced)
     assert c.exact, (RERECORD, c.differences[:3])
-    assert set(Path(tempfile.gettempdir()).glob("mmrig-replay-*")) <= before
+    assert list(own.glob("mmrig-replay-*")) == []
+    assert tempfile.gettempdir() == str(own)      # (the replay's folders were made here, or the check saw nothing)
 
 
 def test_a_window_wider_than_the_replay_is_refused_before_it_runs(paced: Path, tmp_path: Path) -> None:
