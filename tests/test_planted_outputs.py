@@ -33,7 +33,7 @@ OUTPUTS: dict[str, list[str]] = {
     "replay": ["{n}.replay.trace", "{n}.replay.exectrace", "{n}.replay.perfetto-trace", "{n}.replay.vcd",
                "{n}.around.exectrace", "{n}.around.perfetto-trace", "{n}.around.vcd"],
     "replay-pc": ["{n}.replay.trace", "{n}.vs-sim.csv", "{n}.vs-sim.png"],
-    "report": ["report.md", "report.html", "summary.csv", "summary-groups.csv", "comparison.csv"],
+    "report": ["report.md", "report.html", "summary.csv", "summary-groups.csv", "comparison.csv", "phases.csv"],
     "sweep": ["campaign.json", "points.jsonl", "sweep.lock", "points/d1-rtick-isr-idle.csv",
               "points/d1-rtick-isr-idle.json", "figures/on_time.png", "figures/on_time.svg"],
     "profile": ["{n}.perfetto-trace"],
@@ -45,6 +45,8 @@ OUTPUTS["run-lockstep"] = [n for n in OUTPUTS["run"] if not n.endswith(".inputs"
 COMMANDS = [pytest.param(c, marks=pytest.mark.paced) if c == "run" else c for c in OUTPUTS]
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hil" / "tests"))
 from helpers import recorded_run  # noqa: E402  (a paced run's files recorded once: what replay reads)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis" / "tests"))
+from test_report_phases import phased_run  # noqa: E402  (a generated run in phases, as the scheduler writes one)
 FOLDERS = {"report": ["figures"], "sweep": ["points", "figures"]}     # the folders the writer makes in D
 
 
@@ -84,9 +86,13 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     runs = tmp_path_factory.mktemp("runs")
     for name in ("mixed-2ahead", "mixed-1ahead"):
         synth.write_experiment(runs, name, count=30, seed=1)
+    reported = tmp_path_factory.mktemp("reported")          # the report's: and a run in phases (its phases.csv)
+    for f in runs.iterdir():
+        shutil.copy(f, reported / f.name)
+    phased_run(reported)
     data = Path(__file__).resolve().parent.parent / "analysis" / "tests" / "data"     # a trace and a capture
     return {"run": recorded, "run-lockstep": recorded, "run-journal": recorded, "replay": recorded,
-            "replay-pc": recorded, "report": runs, "sweep": runs, "profile": data, "capture": data}
+            "replay-pc": recorded, "report": reported, "sweep": runs, "profile": data, "capture": data}
 
 
 def names(command: str, d: Path) -> list[str]:
