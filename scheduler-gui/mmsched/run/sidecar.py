@@ -27,15 +27,16 @@ from ..model.event import Event
 from ..verdict.tickestimate import in_window, tick_estimate_section, tick_grid
 
 
-def maxima_section(events: list[Event], every_s: float, st: RunState | None) -> dict[str, Any]:
+def maxima_section(events: list[Event], every_s: float, st: RunState | None,
+                   window: list[tuple[int, float]]) -> dict[str, Any]:
     """The sidecar's `maxima` (mmanalysis.maxima): the worst case of each interval of `every_s` seconds, each event
     at its moment on the run's clock, placed by the tick grid the run's TIMECODE frames allow (tickestimate.py,
-    over the frames of the run's window: the tick its first event was scheduled for began at the grid's time)."""
+    over the frames of the run's `window`, tickestimate.in_window: the tick its first event was scheduled for began
+    at the grid's time)."""
     if st is None:        # the run ended before the handshake: no time base, no events
         return {"clock": None, "first_tc": None, "t0_run_s": None, "run_tick_s": None,
                 **IntervalMaxima(every_s).section()}
     tcs = [e.scheduled_tc for e in events]
-    window = in_window(st.tc_arrivals, st.t0, max(tcs, default=None))
     grid = tick_grid(window, st.tracker.wire_s, st.timebase.tick_s) if tcs else None
     t0 = None if grid is None else grid[0] + grid[1] * min(tcs) - st.t0
     return maxima_of_rows(events, every_s, st.timebase.tick_s, st.timebase.timer_hz, t0,
@@ -102,11 +103,12 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | P
                                            r.histogram_us or default_bin_us(cfg.mode))
     if cfg.mode == "mixed":
         sidecar["slack"] = slack_distribution(r.events)
+    # the TIMECODE frames of the run's window, once: the tick estimate's and the worst case over time's clock
+    window = [] if st is None else in_window(st.tc_arrivals, st.t0, max((e.scheduled_tc for e in r.events),
+                                                                         default=None))
     if st is not None:       # how far the TIMECODEs' arrivals put each tick's start (a USB adapter's part of it)
-        last_tc = max((e.scheduled_tc for e in r.events), default=None)
-        sidecar["tick_estimate"] = tick_estimate_section(in_window(st.tc_arrivals, st.t0, last_tc),
-                                                         st.tracker.wire_s, st.timebase.tick_s)
-    sidecar["maxima"] = maxima_section(r.events, cfg.maxima_every_s, st)    # the worst case over time
+        sidecar["tick_estimate"] = tick_estimate_section(window, st.tracker.wire_s, st.timebase.tick_s)
+    sidecar["maxima"] = maxima_section(r.events, cfg.maxima_every_s, st, window)    # the worst case over time
     if cfg.mode == "normal" and st is not None:
         sidecar["budget"] = budget_summary(r.events, st.floor, cfg.discipline)
         sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),
