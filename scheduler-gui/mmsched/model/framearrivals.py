@@ -14,7 +14,10 @@ smaller is the bench's part, the rest of a late read is the PC's own (its result
 from __future__ import annotations
 
 import bisect
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+
+from .tcarrivals import TimecodeArrivals
 
 # how far the envelope looks on either side, in ticks: 8 ticks (0.57 s on the AVR) hold a frame the PC read at its
 # usual delay even on a host busy with other work, and a stall long enough to hold all of them displaces far more
@@ -28,20 +31,24 @@ SAME_FRAME_S = 1e-6
 
 @dataclass
 class FrameArrivals:
-    """Every TIMECODE frame of a run as (tick, arrival on the run's clock), in arrival order, and the tick length
-    fitted over the run (timecode.py: a nominal length off by 0.5 % would move the envelope 2.8 ms over 8 ticks)."""
+    """Every TIMECODE frame of a run as (tick, arrival on the run's clock), in arrival order (the run's own
+    TimecodeArrivals, or any sequence of pairs), and the tick length fitted over the run (timecode.py: a nominal
+    length off by 0.5 % would move the envelope 2.8 ms over 8 ticks)."""
 
-    arrivals: list[tuple[int, float]]
+    arrivals: TimecodeArrivals | Sequence[tuple[int, float]]
     tick_s: float
-    _at: list[float] = field(default_factory=list, init=False, repr=False)
+    _frames: TimecodeArrivals = field(default_factory=TimecodeArrivals, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._at = [a for _, a in self.arrivals]
+        # the run's own arrays are looked into as they are (no copy of a long run's frames)
+        self._frames = (self.arrivals if isinstance(self.arrivals, TimecodeArrivals)
+                        else TimecodeArrivals(self.arrivals))
 
     def _index(self, tick: int, arrived: float) -> int | None:
-        i = bisect.bisect_left(self._at, arrived - SAME_FRAME_S)
-        while i < len(self.arrivals) and self._at[i] <= arrived + SAME_FRAME_S:
-            if self.arrivals[i][0] == tick:
+        ticks, at = self._frames.ticks, self._frames.at
+        i = bisect.bisect_left(at, arrived - SAME_FRAME_S)
+        while i < len(at) and at[i] <= arrived + SAME_FRAME_S:
+            if ticks[i] == tick:
                 return i
             i += 1
         return None
@@ -53,14 +60,15 @@ class FrameArrivals:
         i = self._index(tick, arrived)
         if i is None:
             return None
+        ticks, at = self._frames.ticks, self._frames.at
         envelope = arrived
         for step in (-1, 1):
             j, last = i + step, tick
-            while 0 <= j < len(self.arrivals):
-                tj = self.arrivals[j][0]
+            while 0 <= j < len(ticks):
+                tj = ticks[j]
                 if (tj - last) * step <= 0 or abs(tj - tick) > NEIGHBOURS:
                     break
-                envelope = min(envelope, self._at[j] - (tj - tick) * self.tick_s)
+                envelope = min(envelope, at[j] - (tj - tick) * self.tick_s)
                 last, j = tj, j + step
         return arrived - envelope
 

@@ -21,6 +21,7 @@ from mmanalysis.latstats import measured_latencies
 from mmanalysis.schema import OUTCOMES
 
 from .event import Event
+from .tcarrivals import TimecodeArrivals
 
 
 @dataclass(repr=False)
@@ -31,7 +32,7 @@ class RunResult:
     json_path: Path | None
     # every TIMECODE frame the run took: (extended timecode, arrival on the run's clock), as the tick estimate
     # and its error (the sidecar's tick_estimate) rest on them
-    timecodes: list[tuple[int, float]] = field(default_factory=list)
+    timecodes: TimecodeArrivals = field(default_factory=TimecodeArrivals)
 
     @property
     def valid(self) -> bool:

@@ -19,6 +19,7 @@ from ..model.load import Load
 from ..model.phasedload import PhasedLoad
 from ..model.reason import Reason
 from ..model.result import RunResult
+from ..model.tcarrivals import TimecodeArrivals
 from ..verdict import injected, profhist
 from ..verdict.breaks import break_section
 from ..verdict.budget import apply_budget
@@ -111,7 +112,7 @@ def finish_run(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load |
         except OSError as exc:               # the events stay in the journal: the error says where
             raise journal.failed(exc) from exc
         journal.remove()
-    return RunResult(r.events, sidecar, csv_path, json_path, timecodes=list(st.tc_arrivals) if st is not None else [])
+    return RunResult(r.events, sidecar, csv_path, json_path, timecodes=st.tc_arrivals if st is not None else TimecodeArrivals())
 
 
 __all__ = ["Judgement", "finish_run", "judge", "mark_unmeasurable"]

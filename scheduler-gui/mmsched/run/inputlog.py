@@ -19,7 +19,7 @@ from typing import Any
 from mmanalysis.inputrecord import InputRead, InputRecord, join, write
 
 from ..verdict.export import record_paths
-from ..model.tickfit import lower_envelope_slope
+from ..verdict.tickestimate import tick_grid
 from ..link.endpoint import Verdict
 from .runrecord import RunRecord
 
@@ -64,10 +64,9 @@ def pc_moments_record(r: RunRecord, header: dict[str, Any]) -> Made | None:
     st = r.state
     if st is None or not r.wall_clock or len(st.tc_arrivals) < 2:
         return None
-    wire = st.tracker.wire_s
-    points = sorted((float(tc), at - wire) for tc, at in st.tc_arrivals)
-    tick_s = lower_envelope_slope(points) or st.timebase.tick_s
-    start0 = min(y - tick_s * x for x, y in points)          # tick 0's start on the PC's clock: under every point
+    grid = tick_grid(st.tc_arrivals, st.tracker.wire_s, st.timebase.tick_s)
+    assert grid is not None                                   # two frames at least
+    start0, tick_s = grid                                     # tick 0's start on the PC's clock: under every frame
     tick_counts = st.timebase.tick_counts
     reads = []
     for node, link in r.links.items():
@@ -79,7 +78,7 @@ def pc_moments_record(r: RunRecord, header: dict[str, Any]) -> Made | None:
             if len(data) == size and counts >= 0:
                 reads.append(InputRead(counts, node, int(baud), data))
     reads.sort(key=lambda x: x.cycle)
-    header = {**header, "time": "profiler", "tick_counts": tick_counts, "fit": {"tick_s": tick_s, "ticks": len(points)}}
+    header = {**header, "time": "profiler", "tick_counts": tick_counts, "fit": {"tick_s": tick_s, "ticks": len(st.tc_arrivals)}}
     return Made(InputRecord(header, reads),
                 {"writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)})
 

@@ -504,7 +504,7 @@ class Runner:
             if isinstance(msg, mp.Timecode):
                 self.recovery.check_timecode(st, msg.timecode, item.at)
                 tc = st.tracker.update(msg.timecode, item.at)
-                st.tc_arrivals.append((tc, item.at))
+                st.tc_arrivals.append(tc, item.at)
                 self.recovery.recovered_timecode(st, item.at)
                 self.view.notify("timecode", tc)
                 if self.cfg.mode == "normal" and not st.generating:

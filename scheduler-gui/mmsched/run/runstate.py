@@ -21,6 +21,7 @@ from ..verdict.losses import LossReports
 from ..verdict.budget import Floor
 from ..verdict.matching import Matcher
 from ..model.servo import ClockServo
+from ..model.tcarrivals import TimecodeArrivals
 from ..model.timecode import TimecodeTracker
 
 
@@ -98,8 +99,8 @@ class RunState:
     profiler_hist: ProfilerHistogram | None = None   # ... and the profiler's own histogram of it (profhist.py)
     histogram_only: bool = False       # ... which alone measures it: no RESULT per event, no event rows (profhist.py)
     # every TIMECODE's (timecode, arrival): the run's tick fit over its whole length places the PC's writes on the
-    # profiler's time base for a board run's record of its inputs (inputlog.py); 14 a second
-    tc_arrivals: list[tuple[int, float]] = field(default_factory=list)
+    # profiler's time base for a board run's record of its inputs (inputlog.py); 14 a second, 16 bytes each
+    tc_arrivals: TimecodeArrivals = field(default_factory=TimecodeArrivals)
     next_nop_at: float = 0.0           # --executor-load rx=N: run clock of the next NOP to the executor
     local_ignored: set[int] = field(default_factory=set)   # tags of executor events outside the run
     last_profiler_frame: float = 0.0

@@ -24,21 +24,20 @@ from ..verdict.phasefigures import phase_reasons, phases_section
 from ..verdict.stats import slack_distribution
 from ..verdict.tracefiles import executor_profile
 from ..model.event import Event
-from ..verdict.tickestimate import in_window, tick_estimate_section, tick_grid
+from ..verdict.tickestimate import Grid, in_window, tick_estimate_section, tick_grid
 
 
-def maxima_section(events: list[Event], every_s: float, st: RunState | None,
-                   window: list[tuple[int, float]]) -> dict[str, Any]:
+def maxima_section(events: list[Event], every_s: float, st: RunState | None, grid: Grid | None) -> dict[str, Any]:
     """The sidecar's `maxima` (mmanalysis.maxima): the worst case of each interval of `every_s` seconds, each event
-    at its moment on the run's clock, placed by the tick grid the run's TIMECODE frames allow (tickestimate.py,
-    over the frames of the run's `window`, tickestimate.in_window: the tick its first event was scheduled for began
-    at the grid's time)."""
+    at its moment on the run's clock, placed by the tick grid the run's TIMECODE frames allow (`grid`:
+    tickestimate.tick_grid over the frames of the run's window, tickestimate.in_window: the tick its first event
+    was scheduled for began at the grid's time)."""
     if st is None:        # the run ended before the handshake: no time base, no events
         return {"clock": None, "first_tc": None, "t0_run_s": None, "run_tick_s": None,
                 **IntervalMaxima(every_s).section()}
-    tcs = [e.scheduled_tc for e in events]
-    grid = tick_grid(window, st.tracker.wire_s, st.timebase.tick_s) if tcs else None
-    t0 = None if grid is None else grid[0] + grid[1] * min(tcs) - st.t0
+    first_tc = min((e.scheduled_tc for e in events), default=None)
+    grid = grid if first_tc is not None else None
+    t0 = None if grid is None or first_tc is None else grid[0] + grid[1] * first_tc - st.t0
     return maxima_of_rows(events, every_s, st.timebase.tick_s, st.timebase.timer_hz, t0,
                           None if grid is None else grid[1])
 
@@ -104,11 +103,14 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | P
     if cfg.mode == "mixed":
         sidecar["slack"] = slack_distribution(r.events)
     # the TIMECODE frames of the run's window, once: the tick estimate's and the worst case over time's clock
-    window = [] if st is None else in_window(st.tc_arrivals, st.t0, max((e.scheduled_tc for e in r.events),
-                                                                         default=None))
+    # and the tick grid they allow, once for both
+    grid = None
     if st is not None:       # how far the TIMECODEs' arrivals put each tick's start (a USB adapter's part of it)
-        sidecar["tick_estimate"] = tick_estimate_section(window, st.tracker.wire_s, st.timebase.tick_s)
-    sidecar["maxima"] = maxima_section(r.events, cfg.maxima_every_s, st, window)    # the worst case over time
+        window = in_window(st.tc_arrivals, st.t0, max((e.scheduled_tc for e in r.events), default=None))
+        grid = tick_grid(window, st.tracker.wire_s, st.timebase.tick_s)
+        sidecar["tick_estimate"] = tick_estimate_section(window, st.tracker.wire_s, st.timebase.tick_s, grid)
+        del window
+    sidecar["maxima"] = maxima_section(r.events, cfg.maxima_every_s, st, grid)    # the worst case over time
     if cfg.mode == "normal" and st is not None:
         sidecar["budget"] = budget_summary(r.events, st.floor, cfg.discipline)
         sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),

@@ -14,46 +14,53 @@ line with the answers to the run's closing QUERY.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
 
-from ..model.tickfit import lower_envelope_slope
+from ..model.tcarrivals import TimecodeArrivals, as_columns
+from ..model.tickfit import lower_envelope_slope_xy
+
+Arrivals = TimecodeArrivals | Iterable[tuple[int, float]]
+Grid = tuple[float, float]
 
 
-def tick_grid(arrivals: Sequence[tuple[int, float]], wire_s: float, tick_s: float) -> tuple[float, float] | None:
+def tick_grid(arrivals: Arrivals, wire_s: float, tick_s: float) -> Grid | None:
     """(base, slope): tick T began at `base + slope * T` on the run's clock, the lower envelope of the frames'
     (timecode, arrival - wire) points; `tick_s`, the nominal tick, is the slope when the points do not fit one
     (fewer than two ticks). None without frames."""
-    points = sorted((float(tc), at - wire_s) for tc, at in arrivals)
-    if not points:
+    ticks, at = as_columns(arrivals)
+    if not ticks.size:
         return None
-    slope = lower_envelope_slope(points) or tick_s
-    return min(y - slope * x for x, y in points), slope      # the grid's tick 0: under every point
+    x, y = ticks.astype(np.float64), at - wire_s
+    order = np.lexsort((y, x))                                # by tick, then arrival: the hull's order
+    x, y = x[order], y[order]
+    slope = lower_envelope_slope_xy(x, y) or tick_s
+    return float(np.min(y - slope * x)), slope               # the grid's tick 0: under every point
 
 
-def estimate_errors_s(arrivals: Sequence[tuple[int, float]], wire_s: float, tick_s: float) -> list[float]:
+def estimate_errors_s(arrivals: Arrivals, wire_s: float, tick_s: float, grid: Grid | None = None) -> np.ndarray:
     """Each frame's error in seconds, in the order of `arrivals` ((extended timecode, arrival) pairs on the run's
-    clock)."""
-    grid = tick_grid(arrivals, wire_s, tick_s)
+    clock), from `grid` (tick_grid's, computed here when not given)."""
+    grid = grid if grid is not None else tick_grid(arrivals, wire_s, tick_s)
     if grid is None:
-        return []
+        return np.zeros(0)
     base, slope = grid
-    return [at - wire_s - (base + slope * tc) for tc, at in arrivals]
+    ticks, at = as_columns(arrivals)
+    return at - wire_s - (base + slope * ticks.astype(np.float64))
 
 
-
-def in_window(arrivals: Sequence[tuple[int, float]], start: float, last_tc: int | None) -> list[tuple[int, float]]:
+def in_window(arrivals: TimecodeArrivals, start: float, last_tc: int | None) -> TimecodeArrivals:
     """The frames that arrived from `start` (the run clock when generation began) and are of ticks up to `last_tc`
     (the last event's; None: no event, no upper end)."""
-    return [(tc, at) for tc, at in arrivals if at >= start and (last_tc is None or tc <= last_tc)]
+    return arrivals.window(start, last_tc)
 
 
-def tick_estimate_section(arrivals: Sequence[tuple[int, float]], wire_s: float, tick_s: float) -> dict[str, Any]:
+def tick_estimate_section(arrivals: Arrivals, wire_s: float, tick_s: float, grid: Grid | None = None) -> dict[str, Any]:
     """The sidecar's `tick_estimate`: the frames and their errors' mean, p50, p99 and max in us (None without
-    frames)."""
-    errors = np.asarray(estimate_errors_s(arrivals, wire_s, tick_s)) * 1e6
+    frames), from `grid` (tick_grid's over the same frames) when given."""
+    errors = estimate_errors_s(arrivals, wire_s, tick_s, grid) * 1e6
     if not errors.size:
         return {"frames": 0, "mean_us": None, "p50_us": None, "p99_us": None, "max_us": None}
     return {"frames": int(errors.size), "mean_us": round(float(errors.mean()), 3),
@@ -61,4 +68,4 @@ def tick_estimate_section(arrivals: Sequence[tuple[int, float]], wire_s: float, 
             "max_us": round(float(errors.max()), 3)}
 
 
-__all__ = ["estimate_errors_s", "in_window", "tick_estimate_section", "tick_grid"]
+__all__ = ["Grid", "estimate_errors_s", "in_window", "tick_estimate_section", "tick_grid"]
