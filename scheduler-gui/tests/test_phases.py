@@ -74,9 +74,7 @@ def test_contradicting_options_are_refused_and_the_length_is_the_sum() -> None:
     assert RunConfig(count=None, duration_s=40.0, phases="idle:20s,cpu:20s").duration_s == 40.0
     for kwargs, words in (({"count": 5}, "--count 5 contradicts --phases"),
                           ({"count": None, "duration_s": 30.0}, "--duration 30 s contradicts --phases"),
-                          ({"count": None, "load": "cpu"}, "--load cpu runs one condition"),
-                          ({"count": None, "generation": "periodic", "rate_ms": 1.0, "baud": 500000},
-                           "needs --raw")):
+                          ({"count": None, "load": "cpu"}, "--load cpu runs one condition")):
         with pytest.raises(ValueError, match=words):
             RunConfig(phases="idle:20s,cpu:20s", **kwargs)
     side = cfg.sidecar(9600, 0.0711)
@@ -208,3 +206,35 @@ def test_a_short_paced_normal_run_in_phases(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     md = (tmp_path / "rep" / "report.md").read_text().split("## Runs in phases")[1]
     assert "| r | idle | idle |" in md and "| r | cpu | cpu |" in md and "| r | whole | phases |" in md
+
+
+@pytest.mark.paced
+def test_a_paced_kilohertz_series_on_the_profilers_histogram_alone_in_phases(tmp_path: Path) -> None:
+    """A series of 1,000 events a second with no event rows (`--no-raw`), in two phases: each phase's figures and
+    the worst case over time come from the profiler's own reports (profslices.py), and with the events counted in
+    the switch they add up to the run's."""
+    from mmsched.model.load import unavailable
+    from mmhil.bench import ensure_built
+
+    if unavailable("cpu"):
+        pytest.skip(unavailable("cpu"))
+    ensure_built()
+    out = tmp_path / "h"
+    p = subprocess.run([*MMRIG, "run", "--generation", "periodic", "-i", "1ms", "--baud", "115200", "--no-raw",
+                        "--phases", "idle:4s,load=cpu:4s", "--maxima-every", "2s", "-o", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    meta = json.loads(out.with_suffix(".json").read_text())
+    assert p.returncode in (0, 3), p.stderr
+    if p.returncode == 3:      # a busy host: its bench fell behind; only that may make the run invalid
+        assert {r["code"] for r in meta["invalid_reasons"]} <= {"bench_lag"}, meta["invalid_reasons"]
+    idle, cpu = meta["phases"]
+    assert idle["from"] == cpu["from"] == "profiler reports" and idle["first_event"] is None
+    assert idle["summary"]["n"] > 0 and cpu["summary"]["n"] > 0
+    assert idle["counted_to_s"] <= idle["end_s"] <= cpu["start_s"] <= cpu["counted_from_s"]
+    assert idle["events"] + cpu["switch_events"] + cpu["events"] == meta["summary"]["events"]
+    assert idle["summary"]["n"] + cpu["summary"]["n"] <= meta["summary"]["n"]
+    assert max(idle["summary"]["max_us"], cpu["summary"]["max_us"]) <= meta["summary"]["max_us"]
+    m = meta["maxima"]
+    assert m["from"] == "profiler reports" and m["every_s"] == 2.0 and len(m["intervals"]) >= 4
+    assert m["n"] == meta["summary"]["n"] == sum(i["count"] for i in m["intervals"])
+    assert max(i["max_us"] for i in m["intervals"] if i["count"]) == meta["summary"]["max_us"]

@@ -231,9 +231,6 @@ class RunConfig:
         if load_condition(self.load) != "idle":
             raise ValueError(f"--load {load_condition(self.load)} runs one condition for the whole run, --phases one "
                              "per phase; give one of them")
-        if self.generation == "periodic" and not self.raw:
-            raise ValueError("--phases with --generation periodic needs --raw: the profiler's own histogram is one over "
-                             "the whole run, and no phase can be told apart in it")
         self.duration_s = total
 
     def sidecar(self, baud: int, tick_s: float) -> dict[str, object]:

@@ -39,6 +39,7 @@ from .nativefirer import NativeFirer
 from ..verdict.journal import Journal
 from ..model.load import Load
 from ..model.phasedload import PhasedLoad
+from ..verdict.profslices import HistogramSlices
 from ..host.loopnice import LoopNice
 from ..model.grid import line_gap_s, line_problem
 from .nodesetup import LineBudget, LoadUnavailable, SetupError
@@ -217,6 +218,9 @@ class Runner:
             self.state.start_generating(self.now())
             if cfg.phases is not None:          # the load in phases, from the run's start (phasedload.py)
                 load = PhasedLoad(cfg.phases, self.now, self.state.t0, self.state.expected_s + 30, self.say).start()
+            if self.state.histogram_only:       # its phases and maxima from the profiler's reports (profslices.py)
+                self.state.hist_slices = HistogramSlices(cfg.maxima_every_s,
+                                                         load.spans if isinstance(load, PhasedLoad) else None)
             self.endpoint.begin()
             if cfg.mode == "normal":
                 self.firer, self.firing_why = firers.start(cfg, self.session.links["profiler"],
@@ -517,6 +521,8 @@ class Runner:
                 self.on_result(msg)
             elif st.profiler_hist is not None and st.profiler_hist.take(msg):
                 if isinstance(msg, mp.HistSummary):      # the profiler's own histogram (profhist.py)
+                    if st.hist_slices is not None:        # ... cut in time where it alone measures (profslices.py)
+                        st.hist_slices.report(st.profiler_hist, st.rel(item.at))
                     self.view.notify("profiler_report", st.profiler_hist)
             elif isinstance(msg, mp.Error):
                 self.tally.count(f"profiler_error_{msg.code}")

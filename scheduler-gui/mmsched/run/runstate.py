@@ -16,6 +16,7 @@ from ..model.config import RunConfig
 from ..model.generator import Generator
 from ..model.grid import Grid, holds_one_fire, interval_counts, wants_grid
 from ..verdict.profhist import ProfilerHistogram
+from ..verdict.profslices import HistogramSlices
 from ..model.series import SeriesPlan
 from ..verdict.losses import LossReports
 from ..verdict.budget import Floor
@@ -98,6 +99,7 @@ class RunState:
     series: SeriesPlan | None = None   # mixed mode on a grid: the PERIODIC frames that carry it (series.py)
     profiler_hist: ProfilerHistogram | None = None   # ... and the profiler's own histogram of it (profhist.py)
     histogram_only: bool = False       # ... which alone measures it: no RESULT per event, no event rows (profhist.py)
+    hist_slices: HistogramSlices | None = None   # ... its reports kept at the edges of phases and maxima
     # every TIMECODE's (timecode, arrival): the run's tick fit over its whole length places the PC's writes on the
     # profiler's time base for a board run's record of its inputs (inputlog.py); 14 a second, 16 bytes each
     tc_arrivals: TimecodeArrivals = field(default_factory=TimecodeArrivals)

@@ -97,9 +97,11 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | P
     # what a reader needs to trust the figure, and the latency histogram (docs/data-format.md)
     sidecar["environment"] = collect_environment(hellos, identity, r.images)
     sidecar["histogram"] = latency_histogram(r.events, r.histogram_us or default_bin_us(cfg.mode))
+    slices = st.hist_slices if st is not None and st.profiler_hist is not None else None
     if phased is not None and st is not None:    # each phase's boundaries as they happened, and its figures
-        sidecar["phases"] = phases_section(phased.plan, phased.spans, r.events, st.t0,
-                                           r.histogram_us or default_bin_us(cfg.mode))
+        sidecar["phases"] = (slices.phases_section(phased.plan, st.profiler_hist) if slices is not None else
+                             phases_section(phased.plan, phased.spans, r.events, st.t0,
+                                            r.histogram_us or default_bin_us(cfg.mode)))
     if cfg.mode == "mixed":
         sidecar["slack"] = slack_distribution(r.events)
     # the TIMECODE frames of the run's window, once: the tick estimate's and the worst case over time's clock
@@ -110,7 +112,8 @@ def assemble(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | P
         grid = tick_grid(window, st.tracker.wire_s, st.timebase.tick_s)
         sidecar["tick_estimate"] = tick_estimate_section(window, st.tracker.wire_s, st.timebase.tick_s, grid)
         del window
-    sidecar["maxima"] = maxima_section(r.events, cfg.maxima_every_s, st, grid)    # the worst case over time
+    sidecar["maxima"] = (slices.maxima_section(st.profiler_hist) if slices is not None and st is not None
+                         else maxima_section(r.events, cfg.maxima_every_s, st, grid))    # the worst case over time
     if cfg.mode == "normal" and st is not None:
         sidecar["budget"] = budget_summary(r.events, st.floor, cfg.discipline)
         sidecar["servo"] = {"samples": st.servo.samples, "probes": len(st.probe_tags),

@@ -115,15 +115,9 @@ class ProfilerHistogram:
         """The q-th quantile of the ok and late latencies, nearest rank, as the upper edge of its cell (at most
         the maximum): from 1 us cells a figure can be no finer than its cell, and never lower than the truth."""
         s = self.summary
-        n = sum(self.cells)         # (mid-run a report's cells may lag its summary by the edges of its sending)
-        if s is None or not n:
+        if s is None:               # (mid-run a report's cells may lag its summary by the edges of its sending)
             return None
-        rank, cum = max(1, math.ceil(q * n)), 0
-        for i, c in enumerate(self.cells):
-            cum += c
-            if cum >= rank:
-                return self.us(s.max) if i == CELLS else min(self.us(s.max), round((i + 1) * self.cell_us, 4))
-        return None
+        return cells_percentile_us(self.cells, q, self.cell_us, self.us(s.max))
 
     def run_summary(self, total: int, not_counted: int) -> dict[str, Any]:
         """The run's `summary` (latstats.run_summary's keys) from the profiler's figures, for a run on its
@@ -236,6 +230,21 @@ class ProfilerHistogram:
                 "cells_differing": len(differ), "first_differing_cell": differ[0] if differ else None}
 
 
+def cells_percentile_us(cells: list[int], q: float, cell_us: float, max_us: float) -> float | None:
+    """The q-th quantile of the latencies counted in `cells` (the 1000 cells and the overflow cell), nearest rank,
+    as the upper edge of its cell and at most `max_us`, the maximum (the overflow cell's quantiles are the
+    maximum). None for empty cells."""
+    n = sum(cells)
+    if not n:
+        return None
+    rank, cum = max(1, math.ceil(q * n)), 0
+    for i, c in enumerate(cells):
+        cum += c
+        if cum >= rank:
+            return max_us if i == CELLS else min(max_us, round((i + 1) * cell_us, 4))
+    return None
+
+
 def counted_summary(hist: ProfilerHistogram | None, total: int, stopped: bool) -> tuple[dict[str, Any], dict[str, Any]]:
     """A series on the profiler's histogram alone: the run's summary from its final report, and the accounting
     invariant as it holds for counted events (every moment ok, late, early or missed in that report; `stopped`:
@@ -294,6 +303,6 @@ def end_message() -> mp.HistArm:
                       report_ticks=1, flags=0)
 
 
-__all__ = ["FINAL_WAIT_S", "NoHistogram", "counted_summary", "REPORT_TICKS", "ProfilerHistogram", "histogram_only", "arm", "cell_shift_for", "end_message",
+__all__ = ["FINAL_WAIT_S", "NoHistogram", "cells_percentile_us", "counted_summary", "REPORT_TICKS", "ProfilerHistogram", "histogram_only", "arm", "cell_shift_for", "end_message",
            "format_profiler_histogram",
            "profiler_keeps_histograms"]
