@@ -637,10 +637,26 @@ def all_figures(data: RunSet, out_dir: Path | str, runs: list[str] | None = None
         jobs.append(("missed-phase", missed_phase, (runs,), {}, both))
     for run in runs:     # one a run: PNG only (a diagnostic view, not a paper figure; half the time of SVG too)
         jobs.append((figure_stem(TIMELINE_PREFIX, run), timeline, (run,), {}, ("png",)))
-    for run in measured_runs:     # the worst case over time and the long-term histogram (worstcase.py)
+    jobs += worst_case_jobs(measured_runs)
+    return render(data, Path(out_dir), jobs, workers)
+
+
+def worst_case_jobs(runs: list[str]) -> list[Job]:
+    """The worst case over time and the long-term histogram of each of RUNS (worstcase.py)."""
+    jobs: list[Job] = []
+    for run in runs:
         jobs.append((figure_stem(WORST_PREFIX, run), worst_over_time, (run,), {}, ("png",)))
         jobs.append((figure_stem(LONG_TERM_PREFIX, run), long_term_histogram, (run,), {}, ("png",)))
-    return render(data, Path(out_dir), jobs, workers)
+    return jobs
+
+
+def counted_figures(data: RunSet, out_dir: Path | str, runs: list[str], workers: int | None = None
+                    ) -> dict[str, list[Path]]:
+    """The two worst-case figures of RUNS measured by the profiler's histogram alone (no event rows): from their
+    sidecar's `maxima` (the profiler's reports) and `histogram` (its 1 us cells); a run with nothing counted has
+    none."""
+    drawn = [r for r in runs if int((data.meta[r].get("maxima") or {}).get("n") or 0) > 0]
+    return render(data, Path(out_dir), worst_case_jobs(drawn), workers) if drawn else {}
 
 
 _RENDER_DATA: RunSet | None = None       # what forked workers draw from (inherited, never pickled)

@@ -44,6 +44,24 @@ def run_maxima(data: RunSet, run: str) -> dict[str, Any]:
     return maxima_of_rows(df.itertuples(), DEFAULT_EVERY_S, tb["tick_counts"] / tb["timer_hz"], tb["timer_hz"])
 
 
+def profiler_cells(meta: dict[str, Any]) -> tuple[np.ndarray, float, int, int, float] | None:
+    """A run on the profiler's histogram alone: (its cells of 1 us up to the highest holding a latency, the run's
+    maximum, the latencies counted, those in the overflow cell, where the overflow begins in us) from its
+    sidecar's `histogram`; None for any other run or one with nothing counted."""
+    h = meta.get("histogram") or {}
+    s = meta.get("summary") or {}
+    if not s.get("from_profiler_histogram") or abs(float(h.get("bin_us") or 0) - LONG_TERM_BIN_US) > 1e-9:
+        return None
+    counts = np.asarray(h.get("counts") or [], dtype=float)
+    over = int(h.get("overflow") or 0)
+    n = int(counts.sum()) + over
+    if not n or s.get("max_us") is None:
+        return None
+    full = np.flatnonzero(counts)
+    return (counts[:(int(full[-1]) + 1 if full.size else 1)], float(s["max_us"]), n, over,
+            float(h.get("range_us") or len(counts) * LONG_TERM_BIN_US))
+
+
 def time_unit(span_s: float) -> tuple[str, float]:
     """The unit a time axis of SPAN_S seconds reads best in: s up to 10 min, min up to 10 h, then h."""
     return ("s", 1.0) if span_s <= 600 else ("min", 60.0) if span_s <= 36_000 else ("h", 3600.0)
@@ -120,7 +138,9 @@ def worst_over_time(data: RunSet, run: str) -> Figure:
              else "time since the first scheduled tick")
     ax.set_xlabel(f"{clock} ({unit}); intervals of {duration_text(every)}")
     ax.set_ylabel("latency (us" + (", log" if sc.log else "") + ")")
-    ax.set_title(f"the worst case over time: {run} (measured events: ok + late, measurable; n={counted})", fontsize=9)
+    whose = ("counted by the profiler; intervals between its reports" if m.get("from") == "profiler reports"
+             else "measurable")
+    ax.set_title(f"the worst case over time: {run} (measured events: ok + late, {whose}; n={counted})", fontsize=9)
     ax.grid(True, axis="y", which="major", alpha=0.3)
     if ax.get_legend_handles_labels()[0]:
         canvas.beside(ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0)))
@@ -132,13 +152,23 @@ def long_term_histogram(data: RunSet, run: str) -> Figure:
     marked and labelled."""
     df = data.df[data.df["run"] == run]
     values = measured(df)["latency_us"].to_numpy(dtype=float)
+    cells = profiler_cells(data.meta[run]) if not len(values) else None
     fig = Figure(figsize=(9, 3.6))
     ax = fig.subplots()
-    if len(values):
-        top = float(values.max())
-        bins = max(int(np.floor(top / LONG_TERM_BIN_US)) + 1, 1)
-        counts, _over, _under = bin_counts(values, LONG_TERM_BIN_US, bins)
-        counts = np.asarray(counts, dtype=float)
+    n = len(values) if cells is None else cells[2]
+    if len(values) or cells is not None:
+        if cells is None:
+            top = float(values.max())
+            bins = max(int(np.floor(top / LONG_TERM_BIN_US)) + 1, 1)
+            counts, _over, _under = bin_counts(values, LONG_TERM_BIN_US, bins)
+            counts = np.asarray(counts, dtype=float)
+        else:                    # the profiler's own 1 us cells, up to the highest one holding a latency
+            counts, top, _n, over, past = cells
+            bins = len(counts)
+            if over:
+                ax.text(0.99, 0.85, f"{over} past {us_text(past)} us (the profiler's overflow "
+                        f"cell), the largest {us_text(top)} us", transform=ax.transAxes, ha="right", va="top",
+                        fontsize=7, color=MAX_COLOR)
         edges = np.arange(bins + 1, dtype=float) * LONG_TERM_BIN_US
         # the bins as one step patch added as an artist, out of the layout: Axes.stairs would walk its path's 2 x
         # bins segments to update the data limits (set below anyway), and the layout once more, 3 of the 4 s a
@@ -156,21 +186,22 @@ def long_term_histogram(data: RunSet, run: str) -> Figure:
         ax.axvline(top, color=MAX_COLOR, lw=0.8, ls="--", gid="max")
         ax.text(top, 0.97, f" max {us_text(top)} us", transform=ax.get_xaxis_transform(), ha="right", va="top",
                 fontsize=7, color=MAX_COLOR)
-        ax.set_xlim(0, edges[-1] * 1.02)
+        ax.set_xlim(0, max(edges[-1], top) * 1.02)          # (the overflow's largest past the cells)
         top_count = max(counts.max() * 3, 10.0)            # a decade at least: a run of single events reads too
         ax.set_ylim(0.8, top_count)
         decades = np.log10(top_count / 0.8)               # labels at 1, 2, 5 where the counts span few decades
         ax.yaxis.set_major_locator(fit.LogLocator(base=10, subs=(1.0, 2.0, 5.0) if decades < 3 else (1.0,)))
     else:
         ax.text(0.5, 0.5, "no measured events", transform=ax.transAxes, ha="center", va="center", fontsize=8)
-    if not len(values):
+    if not n:
         ax.set_yscale("log")
     ax.yaxis.set_major_formatter(fit.FuncFormatter(lambda v, _pos: fit.number_text(v)))
     ax.yaxis.set_minor_formatter(fit.NullFormatter())
-    ax.set_xlabel(f"latency (us): bins of {LONG_TERM_BIN_US:g} us from 0 to the maximum", fontsize=8)
+    ax.set_xlabel(f"latency (us): bins of {LONG_TERM_BIN_US:g} us from 0 to the maximum"
+                  + ("" if cells is None else ": the profiler's own cells"), fontsize=8)
     ax.set_ylabel("events (log)")
-    ax.set_title(f"long-term latency histogram: {run} (n={len(values)}, measured events: ok + late, measurable)",
-                 fontsize=9)
+    ax.set_title(f"long-term latency histogram: {run} (n={n}, measured events: ok + late"
+                 + (", measurable)" if cells is None else ", counted by the profiler)"), fontsize=9)
     ax.grid(True, axis="y", which="major", alpha=0.3)
     fig.tight_layout()
     return canvas.fit(fig)

@@ -94,3 +94,40 @@ def test_the_report_draws_both_for_every_run_with_measured_events(tmp_path: Path
             assert 800 <= width <= 1400 and 300 <= height <= 500, (png.name, width, height)
     md = paths["md"].read_text()
     assert "The worst case over time of run one" in md and "Long-term latency histogram of run two" in md
+
+
+def write_counted(folder: Path, name: str) -> None:
+    """A run on the profiler's histogram alone (mmrig run --no-raw): no event rows; its summary, its 1 us cells
+    and its maxima from the profiler's reports in the sidecar, as the scheduler writes them (profslices.py)."""
+    rows = synth.synthetic_events("mixed", 2, False, 10, seed=3)
+    meta = synth.sidecar(name, rows)
+    counts = [0] * 1000
+    counts[14], counts[15], counts[40] = 500, 300, 2
+    meta["summary"] = {**meta["summary"], "n": 803, "max_us": 1200.5,
+                       "from_profiler_histogram": {"cell_us": 1.0, "percentiles": "upper edge of the cell"}}
+    meta["histogram"] = {"bin_us": 1.0, "bins": 1000, "range_us": 1000.0, "n": 803, "counts": counts,
+                         "overflow": 1, "underflow": 0, "worst": None}
+    meta["maxima"] = {"clock": "run", "first_tc": None, "t0_run_s": None, "run_tick_s": None,
+                      "from": "profiler reports", "every_s": 5.0, "n": 803, "intervals": [
+                          {"start_s": 0.0, "end_s": 5.0, "count": 500, "max_us": 16.0, "p99_us": 16.0,
+                           "max_event": None, "max_exact": False, "counted_from_s": 0.0, "counted_to_s": 5.02},
+                          {"start_s": 5.0, "end_s": 10.0, "count": 303, "max_us": 1200.5, "p99_us": 41.0,
+                           "max_event": 777, "max_exact": True, "counted_from_s": 5.02, "counted_to_s": 9.4}]}
+    synth.write_run(folder / name, rows.iloc[0:0], meta)
+
+
+def test_a_run_on_the_profilers_histogram_alone_gets_both_from_its_sidecar(tmp_path: Path) -> None:
+    write_counted(tmp_path, "h")
+    data = read_runs(tmp_path)
+    ax = worstcase.worst_over_time(data, "h").axes[0]
+    top, _p99 = steps(ax, "h")
+    assert list(top.get_data().values) == [16.0, 1200.5] and "between its reports" in ax.get_title()
+    ax = worstcase.long_term_histogram(data, "h").axes[0]
+    (st,) = steps(ax, "h")
+    counts = st.get_data().values
+    assert len(counts) == 41 and counts[14] == 500 and counts[40] == 2      # the cells up to the highest one held
+    assert "n=803" in ax.get_title() and any("1 past 1,000 us" in t.get_text() or "1 past 1000 us" in t.get_text()
+                                             for t in ax.texts)
+    report(data, tmp_path / "rep")
+    for prefix in (plots.WORST_PREFIX, plots.LONG_TERM_PREFIX):
+        assert (tmp_path / "rep" / "figures" / f"{plots.figure_stem(prefix, 'h')}.png").exists()
