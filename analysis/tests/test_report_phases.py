@@ -77,3 +77,69 @@ def test_a_run_without_phases_is_reported_as_before(tmp_path: Path) -> None:
     paths = report(data, tmp_path / "rep", figures=False)
     assert "phases" not in paths["md"].read_text().lower() and not (tmp_path / "rep" / "phases.csv").exists()
     assert not any("phases of" in x for x in headline(data, pd.read_csv(paths["comparison"])))
+
+
+def killed_run(folder: Path) -> Path:
+    """The journal of a normal-mode run in phases killed in its second phase (as mmsched.verdict.journal leaves
+    it): the sidecar `incomplete`, its phases boundaries only, the second with no end_s, a third never begun.
+    Event 29's FIRE was written in the switch, event 40's never."""
+    csv_path, json_path = folder / "ph.partial.csv", folder / "ph.partial.json"
+    synth.write_experiment(folder, "normal-1ahead", count=60, seed=3)
+    df = pd.read_csv(folder / "normal-1ahead.csv")
+    (folder / "normal-1ahead.csv").unlink()
+    df.loc[df["event"] == 29, "sent_s"] = 2.002
+    df.loc[df["event"] == 40, ["sent_s", "outcome", "reason", "latency_us", "latency_counts", "result_tc",
+                              "result_counts", "fired_tc"]] = [None, "missed", "timeout", None, None, None, None, None]
+    if "in_stats" in df:
+        df.loc[df["event"] == 40, "in_stats"] = False
+    df.sample(frac=1, random_state=1).to_csv(csv_path, index=False)   # rows in the order they ended
+    meta = json.loads((folder / "normal-1ahead.json").read_text())
+    (folder / "normal-1ahead.json").unlink()
+    for key in ("summary", "csv_sha256", "histogram", "maxima"):
+        meta.pop(key, None)
+    meta.update({"name": "ph", "incomplete": True, "valid": False, "invalid_reason": "incomplete: killed",
+                 "invalid_reasons": [{"code": "incomplete", "text": "incomplete: killed"}]})
+    meta["config"]["load"] = "phases"
+    meta["phases"] = [
+        {"name": "idle", "condition": "idle", "command": None, "planned_start_s": 0.0, "planned_s": 2.0,
+         "start_s": 0.0002, "end_s": 2.0001, "error": None},
+        {"name": "cpu", "condition": "cpu", "command": ["stress-ng", "--cpu", "2"], "planned_start_s": 2.0,
+         "planned_s": 60.0, "start_s": 2.0042, "end_s": None, "error": None},
+        {"name": "idle#2", "condition": "idle", "command": None, "planned_start_s": 62.0, "planned_s": 5.0,
+         "start_s": None, "end_s": None, "error": None}]
+    json_path.write_text(json.dumps(meta))
+    return csv_path
+
+
+def test_a_killed_run_in_phases_gets_its_rows_by_sent_s_and_stays_out_of_the_results(tmp_path: Path) -> None:
+    data = read_runs(killed_run(tmp_path))
+    [run] = data.runs
+    assert data.meta[run]["incomplete"] is True and not data.meta[run]["valid"]
+    frame = phase_frame(data, [run])
+    df = data.df
+    sent = df["sent_s"]
+    idle, cpu = df[(sent >= 0.0002) & (sent < 2.0001)], df[sent >= 2.0042]
+    assert list(frame["phase"]) == ["idle", "cpu", "idle#2", "whole"]
+    assert list(frame["events"]) == [len(idle), len(cpu), 0, 60] and len(idle) + len(cpu) == 58
+    assert list(frame["switch_events"]) == [0, 1, 0, 1]            # event 29, written in the switch into cpu
+    assert frame.iloc[1]["mean_us"] == pytest.approx(measured(cpu)["latency_us"].mean())
+    assert pd.isna(frame.iloc[1]["end_s"]) and pd.isna(frame.iloc[3]["end_s"])     # died in cpu: no end, nor the whole's
+    assert frame.iloc[3]["start_s"] == 0.0002
+
+    paths = report(data, tmp_path / "rep", figures=False)          # left out (invalid), its phases still said
+    md = paths["md"].read_text()
+    assert "## Runs in phases\n" not in md and not (tmp_path / "rep" / "phases.csv").exists()
+    part = md.split("## Runs in phases, incomplete (never a result)")[1].split("\n## ")[0]
+    assert "sent_s" in part and "never a result" in md
+    assert f"| {run} | idle | idle | 0.000 | 2.000 | {len(idle)} | 0 |" in part
+    assert f"| {run} | cpu | cpu | 2.004 | - | {len(cpu)} | 1 |" in part
+    assert f"| {run} | idle#2 | idle | - | - | 0 |" in part and f"| {run} | whole | phases | 0.000 | - | 60 | 1 |" in part
+    assert f"{run}: ended in phase cpu (from 2.004 s; no end_s" in part and f"{sent.max():.3f} s" in part
+    assert "Runs in phases, incomplete" in paths["html"].read_text()
+    assert "## Runs left out" in md and f"- {run}: invalid: incomplete" in md
+    lines = headline(data, pd.read_csv(paths["comparison"]))
+    assert any(x.startswith(f"phases of {run} (latency in us, incomplete") for x in lines)
+    # --all shows it among the runs, still in its own table of phases, never in phases.csv
+    md = report(data, tmp_path / "all", figures=False, include_all=True)["md"].read_text()
+    assert "## Runs in phases\n" not in md and "## Runs in phases, incomplete" in md
+    assert not (tmp_path / "all" / "phases.csv").exists()
