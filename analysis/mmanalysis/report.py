@@ -369,14 +369,14 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     sel = select(data, include_all)
     counted = profhistreport.counted_runs(data.meta)     # no event rows: their own table only
     shown = [r for r in sel.shown if r not in counted]
-    phases = phasetable.phase_frame(data, shown)           # runs in phases: a row per phase and the whole
-    write_tables(out, {"summary": per_run, "summary-groups": per_group, "comparison": comp, "phases": phases})
+    phases = phase_tables(data, sel.shown)                # runs in phases: a row per phase and the whole
+    write_tables(out, {"summary": per_run, "summary-groups": per_group, "comparison": comp, "phases": phases.frame})
     marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
     synthetic = any(run_kind(data.meta[r]).startswith("synthetic") for r in data.runs)
     figs = report_figures(data, shown, out / "figures", bin_us, hist_max_us) if figures else {}
     if figures:      # runs on the profiler's histogram alone: their worst case over time from its reports
         figs.update(plots.counted_figures(data, out / "figures", [r for r in plots._runs(data, None) if r in counted]))
-    problems = consistency(data, per_run) + phasetable.problems(data, phases)
+    problems = consistency(data, per_run) + phasetable.problems(data, phases.frame)
 
     run_rows = [[r.get(h) for h in RUN_HEADERS] for _, r in per_run.iterrows() if r["run"] in shown]
     run_html = [run_html_row(r) for _, r in per_run.iterrows() if r["run"] in shown]
@@ -470,6 +470,13 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
             "comparison": out / "comparison.csv", "figures": out / "figures"}
 
 
+def phase_tables(data: RunSet, shown: list[str]) -> phasetable.PhaseTables:
+    """The SHOWN runs in phases: those with event rows from their rows, those measured by the profiler's histogram
+    alone from their sidecar (profhistreport.counted_runs)."""
+    counted = profhistreport.counted_runs(data.meta)
+    return phasetable.tables(data, [r for r in shown if r not in counted], [r for r in shown if r in counted])
+
+
 def headline(data: RunSet, comparison_table: pd.DataFrame, include_all: bool = False) -> list[str]:
     """A few lines for a terminal: runs read, shown and left out, and each comparison row's verdict."""
     sel = select(data, include_all)
@@ -478,7 +485,7 @@ def headline(data: RunSet, comparison_table: pd.DataFrame, include_all: bool = F
              f"shown: {len(sel.shown)}" + (f"; left out: {len(sel.left_out)} (invalid or set-aside attempts, "
                                             "listed with their reasons in the report; --all shows them)"
                                             if sel.left_out else "")]
-    lines += phasetable.headline(phasetable.phase_frame(data, sel.shown))
+    lines += phasetable.headline(phase_tables(data, sel.shown))
     lines.append("against the paper (section 7):")
     several = len(set(comparison_table.get("profiler", pd.Series(dtype=object))) - {"-"}) > 1   # "-": no runs
     for _, r in comparison_table.iterrows():

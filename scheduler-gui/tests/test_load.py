@@ -1,5 +1,6 @@
 """Named PC load conditions: the names, the stress-ng command of each (no process), the network
-condition kept on a loopback of its own, and one short real run under --load cpu."""
+condition kept on a loopback of its own, one short real run under --load cpu, the load ending with a run killed
+with SIGKILL, and a paced run in phases killed in its second phase, whose journal says where its phases began."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from mmsched.model import load as L
@@ -160,3 +162,60 @@ def test_the_load_ends_with_the_runs_process_even_when_it_is_killed(how: str) ->
     if alive:
         os.killpg(pgid, 9)
     assert not alive, "stress-ng outlived the run's process"
+
+
+@pytest.mark.paced
+def test_a_run_in_phases_killed_in_its_second_phase_says_where_its_phases_began(tmp_path: Path) -> None:
+    """A real paced run in phases killed with SIGKILL a moment into its second phase (a long run dying in its fifth
+    hour): its journal's sidecar has both phases' starts, as they happened (the first's end too, the second's
+    none), and `mmrig report` of the journal has a row per phase, the run marked incomplete."""
+    from mmhil.bench import ensure_built
+    if L.unavailable("cpu"):
+        pytest.skip(L.unavailable("cpu"))
+    ensure_built()
+    out = tmp_path / "ph"
+    meta_path, rows_path = tmp_path / "ph.partial.json", tmp_path / "ph.partial.csv"
+    run = subprocess.Popen([*MMRIG, "run", "--mode", "normal", "--phases", "idle:3s,load=cpu:120s", "-o", str(out)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline, phases = time.monotonic() + 180, []
+        while time.monotonic() < deadline and run.poll() is None:
+            try:
+                phases = json.loads(meta_path.read_text()).get("phases") or []
+            except (OSError, ValueError):        # not written yet (the journal is opened after set-up)
+                phases = []
+            if len(phases) == 2 and phases[1]["start_s"] is not None:
+                break
+            time.sleep(0.1)
+        assert len(phases) == 2 and phases[1]["start_s"] is not None, \
+            run.stderr.read() if run.poll() is not None else phases
+        time.sleep(2.0)                          # rows of the second phase in the journal
+    finally:
+        run.kill()                               # SIGKILL: no stop(), no finally, no files written at the end
+        stderr = run.communicate(timeout=60)[1]
+    assert run.returncode == -9, stderr
+    assert not out.with_suffix(".csv").exists() and not out.with_suffix(".json").exists()
+    meta = json.loads(meta_path.read_text())
+    assert meta["incomplete"] is True and meta["config"]["phases_text"] == "idle:3s,load=cpu:120s"
+    idle, cpu = meta["phases"]
+    assert (idle["name"], idle["command"], cpu["name"]) == ("idle", None, "cpu")
+    assert cpu["command"][:2] == ["stress-ng", "--cpu"] and cpu["error"] is None
+    assert idle["start_s"] == pytest.approx(0.0, abs=0.05) and idle["end_s"] == pytest.approx(3.0, abs=0.5)
+    assert idle["end_s"] <= cpu["start_s"] < idle["end_s"] + 1.0 and cpu["end_s"] is None   # killed in it
+    assert f"phase 2/2 cpu from {cpu['start_s']:.3f} s" in stderr
+
+    rows = pd.read_csv(rows_path)
+    assert (rows["sent_s"] >= cpu["start_s"]).any()
+    r = subprocess.run([*MMRIG, "report", str(rows_path), "--out", str(tmp_path / "rep"), "--no-figures",
+                        "--no-trace"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "invalid: incomplete" in md.split("## Runs left out")[1]
+    table = md.split("## Runs in phases, incomplete (never a result)")[1].split("\n## ")[0]
+    name = meta["name"]
+    lines = {line.split(" | ")[1]: line.split(" | ") for line in table.splitlines() if line.startswith(f"| {name} |")}
+    assert list(lines) == ["idle", "cpu", "whole"], table
+    assert lines["cpu"][3] == f"{cpu['start_s']:.3f}" and lines["cpu"][4] == "-" and lines["whole"][4] == "-"
+    assert int(lines["idle"][5]) > 0 and int(lines["cpu"][5]) > 0
+    assert int(lines["idle"][5]) + int(lines["cpu"][5]) + int(lines["cpu"][6]) <= int(lines["whole"][5]) == len(rows)
+    assert f"{name}: ended in phase cpu" in table

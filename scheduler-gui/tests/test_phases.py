@@ -128,6 +128,26 @@ def test_the_load_switches_at_each_boundary_of_the_runs_clock(monkeypatch) -> No
     assert said[0] == "phase 1/3 idle from 0.000 s: nothing added" and said[1].startswith("phase 2/3 idle#2 from 2.250")
 
 
+def test_each_switch_is_handed_to_on_switch_as_it_happens(monkeypatch) -> None:
+    """on_switch (the run's journal) gets the spans so far once each phase is in place, and the last end at
+    stop(): a run killed between two switches has said where each phase began."""
+    monkeypatch.setattr(phasedload, "LOOK_S", 0.005)
+    clock, got = Clock(), []
+    load = PhasedLoad(PhasePlan.parse("idle:2s,idle:3s"), clock, origin=100.0, timeout_s=30,
+                      on_switch=got.append).start()
+    assert got == [[PhaseSpan("idle", "idle", None, 0.0, None)]]
+    clock.t = 102.5
+    for _ in range(400):
+        if len(got) == 2:
+            break
+        load._stop.wait(0.005)
+    assert got[1] == [PhaseSpan("idle", "idle", None, 0.0, 2.5), PhaseSpan("idle#2", "idle", None, 2.5, None)]
+    clock.t = 104.0
+    load.stop()
+    load.stop()
+    assert len(got) == 3 and got[2][1].end_s == 4.0 and got[1][1].end_s is None   # each a copy, not the live list
+
+
 def test_a_condition_that_cannot_start_is_said_and_makes_the_run_invalid(monkeypatch) -> None:
     from mmsched.model import load as L
     monkeypatch.setattr(L, "unavailable", lambda name: None if name == "idle" else "stress-ng is not installed")

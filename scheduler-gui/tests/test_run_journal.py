@@ -6,9 +6,11 @@ and the journal reads as a run, incomplete and invalid (docs/data-format.md, "Th
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from mmhil import LockstepEndpoint
 from mmhil.bench import ensure_built
 from mmsched.verdict import export
 from mmsched.model.config import RunConfig
+from mmsched.model.phaseplan import PhasePlan, PhaseSpan
 from mmsched.verdict.journal import Journal
 from mmsched.run.runner import Runner
 
@@ -187,3 +190,38 @@ def test_the_journal_is_created_as_every_run_file_is_under_the_umask(tmp_path: P
         journal.close()
     finally:
         os.umask(old)
+
+
+def test_the_journal_keeps_a_runs_phases_as_they_happen(tmp_path: Path, monkeypatch) -> None:
+    """NAME.partial.json is written again at each switch with the phases so far (the plan's phases not begun yet
+    null), from the phases' own thread; a write that fails keeps the last file and says so; none after remove()."""
+    plan = PhasePlan.parse("idle:2s,cpu:3s,io:1s")
+    journal = Journal(tmp_path / "r")
+    journal.open({"name": "r", "incomplete": True, "config": {"phases": plan.sidecar()}})
+    read = lambda: json.loads(journal.json_path.read_text())   # noqa: E731
+    assert "phases" not in read()
+    idle = PhaseSpan("idle", "idle", None, 0.0001, None)
+    assert journal.phases(plan, [idle]) is None
+    assert [(p["name"], p["start_s"], p["end_s"]) for p in read()["phases"]] == \
+        [("idle", 0.0001, None), ("cpu", None, None), ("io", None, None)]
+    spans = [PhaseSpan("idle", "idle", None, 0.0001, 2.0003), PhaseSpan("cpu", "cpu", ["stress-ng", "--cpu", "2"], 2.004,
+                                                                          None)]
+    t = threading.Thread(target=journal.phases, args=(plan, spans))     # as PhasedLoad's thread calls it
+    t.start()
+    t.join()
+    meta = read()
+    assert meta["name"] == "r" and meta["incomplete"] is True and meta["config"]["phases"] == plan.sidecar()
+    assert meta["phases"][:2] == [
+        {"name": "idle", "condition": "idle", "command": None, "planned_start_s": 0.0, "planned_s": 2.0,
+         "start_s": 0.0001, "end_s": 2.0003, "error": None},
+        {"name": "cpu", "condition": "cpu", "command": ["stress-ng", "--cpu", "2"], "planned_start_s": 2.0,
+         "planned_s": 3.0, "start_s": 2.004, "end_s": None, "error": None}]
+    assert meta["phases"][2]["condition"] == "disk" and meta["phases"][2]["start_s"] is None
+
+    monkeypatch.setattr(export, "atomic_write", failing_write(".json"))
+    words = journal.phases(plan, [*spans[:1], PhaseSpan("cpu", "cpu", None, 2.004, 5.0)])
+    assert words is not None and "No space left on device" in words and "r.partial.json" in words
+    assert read() == meta                            # the last file whole (atomic)
+    monkeypatch.undo()
+    journal.remove()
+    assert journal.phases(plan, spans) is None and not journal.json_path.exists()

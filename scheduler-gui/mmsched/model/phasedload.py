@@ -15,6 +15,12 @@ What happened is kept as PhaseSpans (phaseplan.py), moments relative to the run'
 condition is in place, `end_s` when the switch away from it began. A condition that cannot be started (stress-ng
 gone, no network namespace) leaves its phase with nothing added and its `error` said; the run is then invalid
 (mmsched.verdict.phasefigures).
+
+`on_switch`, when given, gets the spans so far (a copy) each time they change: once a phase's condition is in
+place (the first on the caller's thread, the others on the switching thread, after the switch: what the callback
+costs, a file's fsync, delays neither the run's thread nor the boundary) and once more when `stop()` notes the
+last phase's end. Whoever owns both sets it (the runner: the run's journal keeps them, so that a run killed in
+its fifth hour still says where its phases began); it must not raise.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ class PhasedLoad:
     origin: float                                 # the run's start on it (RunState.t0): the plan's 0
     timeout_s: float                              # each stress-ng's own --timeout: a safety net, never the switch
     log: Callable[[str], None] | None = None
+    on_switch: Callable[[list[PhaseSpan]], None] | None = None    # the spans so far, each time they change
     spans: list[PhaseSpan] = field(default_factory=list, init=False)
     current: Load | None = field(default=None, init=False)
     _stop: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
@@ -71,9 +78,14 @@ class PhasedLoad:
             self._thread.join()
         if self.spans and self.spans[-1].end_s is None:
             self._end_last()
+            self._notify()
         if self.current is not None:
             self.current.stop()
             self.current = None
+
+    def _notify(self) -> None:
+        if self.on_switch is not None:
+            self.on_switch(list(self.spans))
 
     def _follow(self) -> None:
         for k, start in enumerate(self.plan.starts_s[1:], 1):
@@ -109,3 +121,4 @@ class PhasedLoad:
         if self.log is not None:
             what = error if error is not None else (" ".join(command) if command else "nothing added")
             self.log(f"phase {k + 1}/{len(self.plan.phases)} {phase.name} from {self.spans[-1].start_s:.3f} s: {what}")
+        self._notify()

@@ -39,6 +39,7 @@ from .nativefirer import NativeFirer
 from ..verdict.journal import Journal
 from ..model.load import Load
 from ..model.phasedload import PhasedLoad
+from ..model.phaseplan import PhaseSpan
 from ..verdict.profslices import HistogramSlices
 from ..host.loopnice import LoopNice
 from ..model.grid import line_gap_s, line_problem
@@ -163,6 +164,13 @@ class Runner:
     def now(self) -> float:
         return self.endpoint.clock()
 
+    def journal_phases(self, spans: list[PhaseSpan]) -> None:
+        """The phases so far into the run's journal (PhasedLoad.on_switch: the phases' thread, at each switch), so
+        a run killed on the way says where they began."""
+        if self.journal is not None and self.cfg.phases is not None and \
+                (why := self.journal.phases(self.cfg.phases, spans)) is not None:
+            self.say(why)
+
     # ---- one run ---------------------------------------------------------------------------------
     def run(self) -> RunResult:
         """The whole run. A port that cannot be opened or an endpoint that cannot start raises (LinkError,
@@ -217,7 +225,8 @@ class Runner:
                 self.say(no_journal)
             self.state.start_generating(self.now())
             if cfg.phases is not None:          # the load in phases, from the run's start (phasedload.py)
-                load = PhasedLoad(cfg.phases, self.now, self.state.t0, self.state.expected_s + 30, self.say).start()
+                load = PhasedLoad(cfg.phases, self.now, self.state.t0, self.state.expected_s + 30, self.say,
+                                  on_switch=self.journal_phases).start()
             if self.state.histogram_only:       # its phases and maxima from the profiler's reports (profslices.py)
                 self.state.hist_slices = HistogramSlices(cfg.maxima_every_s,
                                                          load.spans if isinstance(load, PhasedLoad) else None)

@@ -11,6 +11,13 @@ run (a power cut may lose the last rows, and leave the last one cut: the reader 
 journal). A write that fails (the disk full) is taken back to the last whole row and the journal stops there; the
 run goes on and its end says how many events the journal holds.
 
+A run in phases (`--phases`) has its plan in the sidecar's config from the start, and NAME.partial.json is written
+again (atomically, the whole file) at each of its switches, with `phases`: each phase's boundaries so far
+(phasefigures.boundaries: start_s once its condition is in place, end_s once the switch away from it began, the
+stress-ng command, any error; a phase not begun yet null), so a run killed in its fifth hour says where its
+phases began. It is written through PhasedLoad.on_switch: the first phase's before the first event is made, each
+next one's on the phases' own thread (its fsync delays no event), the last end_s after the events have ended.
+
 The pair reads as a run (mmanalysis.read_run, `mmrig report NAME.partial.csv`): incomplete, invalid, never a
 result. Once NAME.csv and NAME.json are written the journal is removed; when they cannot be, `RunNotWritten`
 says in one line which file holds what."""
@@ -33,6 +40,8 @@ from .. import __version__
 from . import export
 from ..model.config import RunConfig
 from ..model.event import COLUMNS, Event
+from ..model.phaseplan import PhasePlan, PhaseSpan
+from .phasefigures import boundaries
 
 
 INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are "
@@ -82,15 +91,24 @@ class Journal:
     _fd: int | None = field(default=None, init=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
     _size: int = field(default=0, init=False, repr=False)      # bytes of whole rows written
+    # NAME.partial.json as written (None: not written, or the journal removed), rewritten with the phases so far
+    # under _json_lock: the phases' thread writes it at a switch, the run's thread at the phases' end
+    _sidecar: dict[str, Any] | None = field(default=None, init=False, repr=False)
+    _json_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.csv_path, self.json_path = export.journal_paths(self.out)
+
+    def _write_json(self, sidecar: dict[str, Any]) -> None:
+        export.atomic_write(self.json_path, (json.dumps(sidecar, indent=2, default=str) + "\n").encode())
 
     def open(self, sidecar: dict[str, Any]) -> None:
         """Writes NAME.partial.json (SIDECAR) and NAME.partial.csv's header. A failure is kept in `error` (the run
         goes on without a journal), never raised."""
         try:
-            export.atomic_write(self.json_path, (json.dumps(sidecar, indent=2, default=str) + "\n").encode())
+            with self._json_lock:
+                self._write_json(sidecar)
+                self._sidecar = sidecar
             # made as every file of ours (safefiles.stream: a new file renamed over the name, so a link planted
             # there is replaced and a FIFO refused, never opened), the header in it before it has the name
             header = export.csv_line(COLUMNS)
@@ -109,6 +127,22 @@ class Journal:
             return None
         return (f"WARNING: no journal ({self.csv_path}: {self.error.strerror or self.error}): until the run is "
                 "written at its end its events are in memory only")
+
+    def phases(self, plan: PhasePlan, spans: list[PhaseSpan]) -> str | None:
+        """NAME.partial.json again, with `phases`: PLAN's phases as far as SPANS (the switches so far) go. Nothing
+        without a sidecar written (or once the journal is removed); a write that fails keeps the previous file
+        (atomic) and is returned in words, never raised: the phases' thread goes on switching."""
+        with self._json_lock:
+            if self._sidecar is None:
+                return None
+            sidecar = dict(self._sidecar, phases=boundaries(plan, spans))
+            try:
+                self._write_json(sidecar)
+            except OSError as exc:
+                return (f"WARNING: {self.json_path} could not be written with the phases so far "
+                        f"({exc.strerror or exc}): a killed run would not say where they began")
+            self._sidecar = sidecar
+        return None
 
     def add(self, ev: Event) -> None:
         """EV has just ended: its row, now."""
@@ -149,6 +183,8 @@ class Journal:
     def remove(self) -> None:
         """The run's files are written: the journal is not needed any more."""
         self.close()
+        with self._json_lock:            # no phase written back after this
+            self._sidecar = None
         for path in (self.csv_path, self.json_path):
             try:
                 path.unlink(missing_ok=True)

@@ -56,27 +56,34 @@ def phase_events(spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float)
     return by, switching
 
 
+def boundaries(plan: PhasePlan, spans: Sequence[PhaseSpan]) -> list[dict[str, Any]]:
+    """Each phase of PLAN as far as SPANS go: its name, condition, stress-ng command, planned and actual boundaries
+    (seconds from the run's start) and error; a phase not reached (yet, or ever: the run ended early) planned only,
+    its start_s and end_s null. The part of the sidecar's `phases` the run's journal keeps as the switches happen
+    (mmsched.verdict.journal), before any event of the phase is known."""
+    out: list[dict[str, Any]] = []
+    for k, p in enumerate(plan.phases):
+        s = spans[k] if k < len(spans) else None
+        out.append({"name": p.name, "condition": p.condition, "command": s.command if s is not None else None,
+                    "planned_start_s": plan.starts_s[k], "planned_s": p.duration_s,
+                    "start_s": s.start_s if s is not None else None, "end_s": s.end_s if s is not None else None,
+                    "error": s.error if s is not None else None})
+    return out
+
+
 def phases_section(plan: PhasePlan, spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float,
                    bin_us: float) -> list[dict[str, Any]]:
-    """The sidecar's `phases`: per phase its name, condition, stress-ng command, planned and actual boundaries
-    (seconds from the run's start), its events (count and range), those that fell in the switch into it, its summary
-    and its histogram."""
+    """The sidecar's `phases`: per phase its boundaries (boundaries()), its events (count and range), those that
+    fell in the switch into it, its summary and its histogram; a phase the run never reached (it ended early: an
+    interrupt, a fault) has none."""
     by, switching = phase_events(spans, events, t0)
     out = []
-    for k, (s, evs) in enumerate(zip(spans, by)):
-        out.append({"name": s.name, "condition": s.condition, "command": s.command,
-                    "planned_start_s": plan.starts_s[k], "planned_s": plan.phases[k].duration_s,
-                    "start_s": s.start_s, "end_s": s.end_s, "error": s.error,
-                    "events": len(evs), "first_event": evs[0].event if evs else None,
-                    "last_event": evs[-1].event if evs else None, "switch_events": switching[k],
+    for k, entry in enumerate(boundaries(plan, spans)):
+        evs = by[k] if k < len(spans) else []
+        out.append({**entry, "events": len(evs), "first_event": evs[0].event if evs else None,
+                    "last_event": evs[-1].event if evs else None,
+                    "switch_events": switching[k] if k < len(spans) else 0,
                     "summary": summarize(evs), "histogram": latency_histogram(evs, bin_us)})
-    # a phase the run never reached (it ended early: an interrupt, a fault): planned, never in place
-    for k in range(len(spans), len(plan.phases)):
-        p = plan.phases[k]
-        out.append({"name": p.name, "condition": p.condition, "command": None, "planned_start_s": plan.starts_s[k],
-                    "planned_s": p.duration_s, "start_s": None, "end_s": None, "error": None, "events": 0,
-                    "first_event": None, "last_event": None, "switch_events": 0, "summary": summarize([]),
-                    "histogram": latency_histogram([], bin_us)})
     return out
 
 
