@@ -157,6 +157,9 @@ def ended_in(data: RunSet, run: str) -> str:
     phases = data.meta[run]["phases"]
     sent = pd.to_numeric(data.df.loc[data.df["run"] == run, "sent_s"], errors="coerce").dropna()
     last = f"the latest sent_s of its rows is {sent.max():.3f} s" if len(sent) else "none of its rows has a sent_s"
+    reports = [p.get("counted_to_s") for p in phases if _counted(p) and p.get("counted_to_s") is not None]
+    if reports:              # no rows (the profiler's histogram alone): its figures run to its last report kept
+        last = f"its figures are the profiler's reports up to {max(reports):.3f} s (no event rows: --no-raw)"
     begun = [p for p in phases if p.get("start_s") is not None]
     if not begun:
         return f"{run}: no phase had begun; {last}"
@@ -185,7 +188,12 @@ def tables(data: RunSet, shown: list[str], counted: list[str] | None = None) -> 
     frames = [f for f in (phase_frame(data, [r for r in shown if r not in journals]),
                           counted_frame(data, [r for r in counted or [] if r not in journals])) if len(f)]
     frame = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=HEADERS)
-    return PhaseTables(frame, phase_frame(data, journals), [ended_in(data, r) for r in journals])
+    # a journal's run on the profiler's histogram alone has its phases' figures in its json, as far as it went
+    counted_journals = [r for r in journals if all(_counted(p) for p in data.meta[r]["phases"])]
+    parts = [f for f in (phase_frame(data, [r for r in journals if r not in counted_journals]),
+                         counted_frame(data, counted_journals)) if len(f)]
+    return PhaseTables(frame, pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=HEADERS),
+                       [ended_in(data, r) for r in journals])
 
 
 def _seconds(x: Any) -> Any:

@@ -371,11 +371,12 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     shown = [r for r in sel.shown if r not in counted]
     phases = phase_tables(data, sel.shown)                # runs in phases: a row per phase and the whole
     write_tables(out, {"summary": per_run, "summary-groups": per_group, "comparison": comp, "phases": phases.frame})
-    marked = [(r, why) for r, why in select(data).left_out if r in shown]   # brought in by include_all
+    # brought in by include_all (a run on the profiler's histogram alone too: its own table, its figures)
+    marked = [(r, why) for r, why in select(data).left_out if r in sel.shown]
     synthetic = any(run_kind(data.meta[r]).startswith("synthetic") for r in data.runs)
     figs = report_figures(data, shown, out / "figures", bin_us, hist_max_us) if figures else {}
     if figures:      # runs on the profiler's histogram alone: their worst case over time from its reports
-        figs.update(plots.counted_figures(data, out / "figures", [r for r in plots._runs(data, None) if r in counted]))
+        figs.update(plots.counted_figures(data, out / "figures", [r for r in sel.shown if r in counted]))
     problems = consistency(data, per_run) + phasetable.problems(data, phases.frame)
 
     run_rows = [[r.get(h) for h in RUN_HEADERS] for _, r in per_run.iterrows() if r["run"] in shown]

@@ -225,3 +225,26 @@ def test_the_journal_keeps_a_runs_phases_as_they_happen(tmp_path: Path, monkeypa
     monkeypatch.undo()
     journal.remove()
     assert journal.phases(plan, spans) is None and not journal.json_path.exists()
+
+
+def test_the_journal_takes_a_histogram_alone_runs_figures_so_far_in_place_of_the_last(tmp_path: Path,
+                                                                                       monkeypatch) -> None:
+    """A run with no event rows writes its figures so far into NAME.partial.json (Journal.sections): each write
+    replaces the sections the last one gave and keeps the rest (its phases too); a failed write keeps the last
+    file and says so; none after remove()."""
+    journal = Journal(tmp_path / "h")
+    journal.open({"name": "h", "incomplete": True})
+    read = lambda: json.loads(journal.json_path.read_text())   # noqa: E731
+    assert journal.sections({"summary": {"n": 10}, "maxima": {"n": 10, "intervals": [1]}}) is None
+    plan = PhasePlan.parse("idle:2s,cpu:3s")
+    assert journal.phases(plan, [PhaseSpan("idle", "idle", None, 0.0, None)]) is None
+    assert journal.sections({"summary": {"n": 25}, "maxima": {"n": 25, "intervals": [1, 2]}}) is None
+    meta = read()
+    assert meta["summary"] == {"n": 25} and meta["maxima"]["intervals"] == [1, 2] and meta["name"] == "h"
+    assert [p["name"] for p in meta["phases"]] == ["idle", "cpu"] and meta["incomplete"] is True
+    monkeypatch.setattr(export, "atomic_write", failing_write(".json"))
+    words = journal.sections({"summary": {"n": 40}})
+    assert words is not None and "h.partial.json" in words and read() == meta
+    monkeypatch.undo()
+    journal.remove()
+    assert journal.sections({"summary": {"n": 50}}) is None and not journal.json_path.exists()

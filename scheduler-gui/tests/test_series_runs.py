@@ -183,3 +183,42 @@ def test_a_series_begins_at_a_moment_not_at_a_tag() -> None:
     assert plan.tag(54_464) == plan.tag(120_000)                 # the same tag, 65,536 moments apart
     assert plan.starting_at(54_464) is None and plan.starting_at(120_000) is plan.chunks[2]
     assert plan.starting_at(0) is plan.chunks[0] and plan.starting_at(200_000) is None
+
+
+def test_a_series_on_the_histogram_alone_killed_on_the_way_keeps_the_profilers_figures_so_far(tmp_path: Path) -> None:
+    """A run with no event rows (`--no-raw`) has nothing for its journal's rows: at each edge of its maxima the
+    journal's json gets its figures so far (the profiler's summary, cells and maxima), so a run killed with SIGKILL
+    keeps them, and `mmrig report` reads them as an incomplete run, never a result."""
+    import signal
+    import time
+
+    out = tmp_path / "k"
+    partial = out.with_name("k.partial.json")
+    proc = subprocess.Popen([*MMRIG, "run", "--generation", "periodic", "-i", "1ms", "--baud", "115200", "--no-raw",
+                             "--unpaced", "-D", "600s", "--maxima-every", "1s", "-q", "-o", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    meta: dict = {}
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and len((meta.get("maxima") or {}).get("intervals") or []) < 3:
+            time.sleep(0.2)
+            try:
+                meta = json.loads(partial.read_text())
+            except (FileNotFoundError, json.JSONDecodeError):
+                pass
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait(timeout=30)
+    meta = json.loads(partial.read_text())
+    assert meta["incomplete"] and not out.with_suffix(".json").exists()
+    s, m = meta["summary"], meta["maxima"]
+    assert s["from_profiler_histogram"] and s["n"] > 0 and m["from"] == "profiler reports"
+    # (a report's cells are sent before its summary: they may lag it by the edges of their sending)
+    assert m["n"] == s["n"] >= meta["histogram"]["n"] > 0 and len(m["intervals"]) >= 3
+    assert not meta["profiler_histogram"]["final"]
+    r = subprocess.run([*MMRIG, "report", str(partial.with_suffix(".csv")), "--all", "--out", str(tmp_path / "rep"),
+                        "--no-trace"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert "incomplete" in md and "| k | 1 |" in md.split("## The profiler's own histograms")[1]
+    assert (tmp_path / "rep" / "figures" / "worst-over-time-k.png").exists()

@@ -171,6 +171,25 @@ class Runner:
                 (why := self.journal.phases(self.cfg.phases, spans)) is not None:
             self.say(why)
 
+    def journal_counted(self) -> None:
+        """A run on the profiler's histogram alone has no rows for its journal: its figures so far go there
+        instead (the summary, the cells, the maxima and the phases as the reports give them), at each interval's
+        edge and phase switch, so a run killed in its fifth hour keeps its first four."""
+        st = self.state
+        if self.journal is None or st is None or st.hist_slices is None or st.profiler_hist is None \
+                or st.series is None:
+            return
+        hist, slices = st.profiler_hist, st.hist_slices
+        s = hist.summary
+        counted = 0 if s is None else s.ok + s.late + s.early + s.missed
+        sections = {"summary": hist.run_summary(st.series.total, st.series.total - counted),
+                    "histogram": hist.histogram_section(), "maxima": slices.maxima_section(hist),
+                    "profiler_histogram": hist.section(())}
+        if self.cfg.phases is not None and slices.spans:
+            sections["phases"] = slices.phases_section(self.cfg.phases, hist)
+        if (why := self.journal.sections(sections)) is not None:
+            self.say(why)
+
     # ---- one run ---------------------------------------------------------------------------------
     def run(self) -> RunResult:
         """The whole run. A port that cannot be opened or an endpoint that cannot start raises (LinkError,
@@ -530,8 +549,9 @@ class Runner:
                 self.on_result(msg)
             elif st.profiler_hist is not None and st.profiler_hist.take(msg):
                 if isinstance(msg, mp.HistSummary):      # the profiler's own histogram (profhist.py)
-                    if st.hist_slices is not None:        # ... cut in time where it alone measures (profslices.py)
-                        st.hist_slices.report(st.profiler_hist, st.rel(item.at))
+                    # ... cut in time where it alone measures (profslices.py), into the journal at each edge
+                    if st.hist_slices is not None and st.hist_slices.report(st.profiler_hist, st.rel(item.at)):
+                        self.journal_counted()
                     self.view.notify("profiler_report", st.profiler_hist)
             elif isinstance(msg, mp.Error):
                 self.tally.count(f"profiler_error_{msg.code}")

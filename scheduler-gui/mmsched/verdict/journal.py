@@ -144,6 +144,22 @@ class Journal:
             self._sidecar = sidecar
         return None
 
+    def sections(self, sections: dict[str, Any]) -> str | None:
+        """NAME.partial.json again, with SECTIONS (a run on the profiler's histogram alone: its summary, histogram,
+        maxima and phases so far, which it has no rows for) in place of those it had. As `phases`: nothing
+        without a sidecar written, a failed write returned in words, the previous file kept."""
+        with self._json_lock:
+            if self._sidecar is None:
+                return None
+            sidecar = {**self._sidecar, **sections}
+            try:
+                self._write_json(sidecar)
+            except OSError as exc:
+                return (f"WARNING: {self.json_path} could not be written with the profiler's figures so far "
+                        f"({exc.strerror or exc}): a killed run would keep only those written before")
+            self._sidecar = sidecar
+        return None
+
     def add(self, ev: Event) -> None:
         """EV has just ended: its row, now."""
         self.ended += 1

@@ -83,14 +83,15 @@ class HistogramSlices:
     late_edges: int = 0          # edges whose report before had left the history: bounded by the oldest kept
     _next_interval: int = 1
 
-    def report(self, hist: ProfilerHistogram, t_s: float) -> None:
-        """A report of the profiler's (its HIST_SUMMARY, the cells before it taken) arrived at `t_s`."""
+    def report(self, hist: ProfilerHistogram, t_s: float) -> bool:
+        """A report of the profiler's (its HIST_SUMMARY, the cells before it taken) arrived at `t_s`: True if it
+        passed an edge (an interval's end, a phase's switch), when a journal takes the figures so far."""
         if hist.summary is None:
-            return
+            return False
         self.last = Report.of(hist, t_s)
         self.history.append(self.last)
         self._mark_edges()
-        self._resolve()
+        return self._resolve()
 
     def _mark_edges(self) -> None:
         """The edges known so far: the intervals' up to the newest report, the phases' switches as they have
@@ -105,14 +106,16 @@ class HistogramSlices:
                     self.pending.append(t)
                     seen.add(t)
 
-    def _resolve(self) -> None:
-        for edge in [e for e in self.pending if self.last.t_s >= e]:
+    def _resolve(self) -> bool:
+        passed = [e for e in self.pending if self.last.t_s >= e]
+        for edge in passed:
             after = next(r for r in self.history if r.t_s >= edge)
             before = [r for r in self.history if r.t_s < edge]
             if not before and len(self.history) == self.history.maxlen:
                 self.late_edges += 1
             self.edges[edge] = (before[-1] if before else self._before_history(), after)
             self.pending.remove(edge)
+        return bool(passed)
 
     def _before_history(self) -> Report:
         # the edge lies before every report kept: the first report of all (the series' start) if none has left
