@@ -129,25 +129,21 @@ class Journal:
                 "written at its end its events are in memory only")
 
     def phases(self, plan: PhasePlan, spans: list[PhaseSpan]) -> str | None:
-        """NAME.partial.json again, with `phases`: PLAN's phases as far as SPANS (the switches so far) go. Nothing
-        without a sidecar written (or once the journal is removed); a write that fails keeps the previous file
-        (atomic) and is returned in words, never raised: the phases' thread goes on switching."""
-        with self._json_lock:
-            if self._sidecar is None:
-                return None
-            sidecar = dict(self._sidecar, phases=boundaries(plan, spans))
-            try:
-                self._write_json(sidecar)
-            except OSError as exc:
-                return (f"WARNING: {self.json_path} could not be written with the phases so far "
-                        f"({exc.strerror or exc}): a killed run would not say where they began")
-            self._sidecar = sidecar
-        return None
+        """NAME.partial.json again, with `phases`: PLAN's phases as far as SPANS (the switches so far) go (`rewrite`:
+        a failure in words, never raised: the phases' thread goes on switching)."""
+        return self.rewrite({"phases": boundaries(plan, spans)}, "the phases so far",
+                            "a killed run would not say where they began")
 
     def sections(self, sections: dict[str, Any]) -> str | None:
         """NAME.partial.json again, with SECTIONS (a run on the profiler's histogram alone: its summary, histogram,
-        maxima and phases so far, which it has no rows for) in place of those it had. As `phases`: nothing
-        without a sidecar written, a failed write returned in words, the previous file kept."""
+        maxima and phases so far, which it has no rows for) in place of those it had (`rewrite`)."""
+        return self.rewrite(sections, "the profiler's figures so far", "a killed run would keep only those written "
+                                                                        "before")
+
+    def rewrite(self, sections: dict[str, Any], what: str, lost: str) -> str | None:
+        """NAME.partial.json again, SECTIONS in place of those it had, the rest kept. Nothing without a sidecar
+        written (or once the journal is removed); a write that fails keeps the previous file (atomic) and is
+        returned in words (WHAT could not be written, what is LOST then), never raised."""
         with self._json_lock:
             if self._sidecar is None:
                 return None
@@ -155,8 +151,7 @@ class Journal:
             try:
                 self._write_json(sidecar)
             except OSError as exc:
-                return (f"WARNING: {self.json_path} could not be written with the profiler's figures so far "
-                        f"({exc.strerror or exc}): a killed run would keep only those written before")
+                return f"WARNING: {self.json_path} could not be written with {what} ({exc.strerror or exc}): {lost}"
             self._sidecar = sidecar
         return None
 
