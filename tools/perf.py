@@ -37,6 +37,8 @@ BENCHMARKS: list[list[str]] = [
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_sweep_scale.py"), "10000"],  # real points: MMRIG_PERF_SWEEP_POINTS
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_runs_in_one_process.py"), "2000"],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_long_run_memory.py")],   # 10^7 events: ~14 min
+    # a row per event: 2 x 10^5 events (~4 min) against 10^4, the slope a 10^6 one would grow by
+    [sys.executable, str(ROOT / "scheduler-gui/perf/perf_rows_memory.py"), "--count", "200000"],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_clean_rate.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_normal_vs_cyclictest.py")],
     [sys.executable, str(ROOT / "scheduler-gui/perf/perf_normal_khz_vs_cyclictest.py")],
