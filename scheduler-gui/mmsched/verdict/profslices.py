@@ -134,7 +134,8 @@ class HistogramSlices:
         """The sidecar's `maxima` (mmanalysis.maxima's keys) from the reports: interval k from the first report at
         or after k * every_s to the first at or after its end (the final report for the last)."""
         out: dict[str, Any] = {"clock": "run", "first_tc": None, "t0_run_s": None, "run_tick_s": None,
-                               "from": "profiler reports", "every_s": self.every_s, "n": 0, "intervals": []}
+                               "from": "profiler reports", "every_s": self.every_s, "n": 0, "intervals": [],
+                               "late_edges": self.late_edges}
         if self.last.counted == 0:
             return out
         k_last = max(0, math.ceil(self.last.t_s / self.every_s) - 1)
