@@ -118,4 +118,17 @@ def test_the_run_keeps_a_few_reports_and_two_per_edge_whatever_its_length() -> N
     assert len(slices.history) == HISTORY and len(slices.edges) == 60 and not slices.pending
     m = slices.maxima_section(p.hist)
     assert len(m["intervals"]) == 60 and all(i["count"] == 60 for i in m["intervals"][1:])
-    assert m["n"] == 3600
+    assert m["n"] == 3600 and m["late_edges"] == 0
+
+
+def test_a_switch_marked_after_its_report_before_left_the_history_is_counted() -> None:
+    """A phase thread's span seen only HISTORY reports after its switch (the run's thread held up): the stretch
+    begins at the oldest report kept, and the maxima say so (late_edges)."""
+    spans: list[PhaseSpan] = [PhaseSpan("idle", "idle", None, 0.0, 1.5)]
+    p, slices = Profiler(), HistogramSlices(every_s=300.0)
+    for second in range(1, HISTORY + 4):
+        p.edges(5.0)
+        p.report(slices, float(second))
+    slices.spans = spans                   # seen now, HISTORY + 2 reports after its end
+    p.report(slices, float(HISTORY + 4))
+    assert slices.late_edges == 1 and slices.maxima_section(p.hist)["late_edges"] == 1
