@@ -171,6 +171,9 @@ def test_a_run_on_the_profilers_histogram_alone_gets_its_phase_rows_from_its_sid
     assert (got.loc["cpu", "events"], got.loc["cpu", "early"], got.loc["cpu", "p99_us"]) == (12177, 66, 56.0)
     assert (got.loc["whole", "events"], got.loc["whole", "switch_events"], got.loc["whole", "max_us"]) == \
         (24000, 1000, 87.0625)
-    assert "the profiler's reports" in paths["md"].read_text().split("## Runs in phases")[1]
+    md = paths["md"].read_text()
+    assert "the profiler's reports" in md.split("## Runs in phases")[1]
+    # no rows: not in the tables that read them (with no run shown, not every run instead)
+    assert "## Mixed mode: what the PC's load can change" not in md
     lines = headline(data, pd.DataFrame())
     assert any(line.strip().startswith("cpu") and "events  12177" in line for line in lines), lines
