@@ -210,7 +210,8 @@ def test_a_series_on_the_histogram_alone_killed_on_the_way_keeps_the_profilers_f
     finally:
         proc.wait(timeout=30)
     meta = json.loads(partial.read_text())
-    assert meta["incomplete"] and not out.with_suffix(".json").exists()
+    assert meta["incomplete"] and not out.with_suffix(".json").exists() and not meta["valid"]
+    assert meta["invalid_reasons"][0]["code"] == "incomplete" and "profiler's figures" in meta["invalid_reason"]
     s, m = meta["summary"], meta["maxima"]
     assert s["from_profiler_histogram"] and s["n"] > 0 and m["from"] == "profiler reports"
     # (a report's cells are sent before its summary: they may lag it by the edges of their sending)

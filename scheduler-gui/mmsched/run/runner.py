@@ -36,7 +36,7 @@ from ..model.event import Event
 from ..verdict.faults import FaultLedger
 from .firing import Firer, aim
 from .nativefirer import NativeFirer
-from ..verdict.journal import Journal
+from ..verdict.journal import COUNTED_TEXT, Journal, incomplete
 from ..model.load import Load
 from ..model.phasedload import PhasedLoad
 from ..model.phaseplan import PhaseSpan
@@ -184,7 +184,7 @@ class Runner:
         counted = 0 if s is None else s.ok + s.late + s.early + s.missed
         sections = {"summary": hist.run_summary(st.series.total, st.series.total - counted),
                     "histogram": hist.histogram_section(), "maxima": slices.maxima_section(hist),
-                    "profiler_histogram": hist.section(())}
+                    "profiler_histogram": hist.section(()), **incomplete(COUNTED_TEXT)}
         if self.cfg.phases is not None and slices.spans:
             sections["phases"] = slices.phases_section(self.cfg.phases, hist)
         if (why := self.journal.sections(sections)) is not None:

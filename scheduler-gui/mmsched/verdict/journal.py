@@ -48,6 +48,15 @@ INCOMPLETE_TEXT = ("incomplete: the run's files were never written (the disk ful
                    "its events as each ended, without the end's revisions (validity by cause, budget)")
 
 
+COUNTED_TEXT = ("incomplete: the run's files were never written (the disk full, the process killed): these are the "
+                "profiler's figures as its last report before the journal's last edge gave them (no event rows)")
+
+
+def incomplete(text: str) -> dict[str, Any]:
+    """A journal's sidecar keys that mark it invalid, `incomplete`, with TEXT."""
+    return {"valid": False, "invalid_reason": text, "invalid_reasons": [{"code": "incomplete", "text": text}]}
+
+
 def journal_sidecar(cfg: RunConfig, timebase: TimeBase, baud: int, identity: dict[str, Any],
                     hellos: dict[str, Any]) -> dict[str, Any]:
     """The journal's sidecar (NAME.partial.json), written before the first event is made: what the run is (its
@@ -58,8 +67,7 @@ def journal_sidecar(cfg: RunConfig, timebase: TimeBase, baud: int, identity: dic
             "incomplete": True, "config": cfg.sidecar(baud, timebase.tick_s), "target": identity,
             "nodes": hellos,
             "timebase": {"timer_hz": timebase.timer_hz, "tick_counts": timebase.tick_counts},
-            "valid": False, "invalid_reason": INCOMPLETE_TEXT,
-            "invalid_reasons": [{"code": "incomplete", "text": INCOMPLETE_TEXT}]}
+            **incomplete(INCOMPLETE_TEXT)}
 
 
 class RunNotWritten(OSError):
