@@ -61,14 +61,17 @@ def test_each_interval_counts_what_came_between_the_reports_at_its_edges() -> No
     p.report(slices, 21.0)            # the last interval: to the last report
     m = slices.maxima_section(p.hist)
     assert m["from"] == "profiler reports" and m["n"] == 7 and m["every_s"] == 10.0
-    first, second, third = m["intervals"]
+    first, second = m["intervals"]     # (the third, [20, 30), counted nothing: the intervals end at the last count)
     assert (first["count"], first["max_us"], first["max_exact"], first["max_event"]) == (4, 30.1875, True, 2)
     assert (first["counted_from_s"], first["counted_to_s"]) == (0.0, 10.5)
     # the run's maximum did not rise in the second: its highest cell's upper edge, at or above the truth (12.3)
     assert (second["count"], second["max_us"], second["max_exact"], second["max_event"]) == (3, 13.0, False, None)
     assert second["p99_us"] == 13.0 and (second["counted_from_s"], second["counted_to_s"]) == (10.5, 21.0)
-    # 12.3 us came before the report of 21 s, the first at or after 20 s: in the second, the third has none
-    assert third["start_s"] == 20.0 and third["count"] == 0 and third["max_us"] is None
+    # 12.3 us came before the report of 21 s, the first at or after 20 s: in the second
+    p.edges(14.0)
+    p.report(slices, 30.5)
+    third = slices.maxima_section(p.hist)["intervals"][2]
+    assert (third["start_s"], third["count"], third["max_us"]) == (20.0, 1, 15.0)
 
 
 def test_a_phase_runs_between_the_reports_inside_it_and_the_switch_is_in_the_whole_only() -> None:

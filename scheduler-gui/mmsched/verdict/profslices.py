@@ -148,6 +148,8 @@ class HistogramSlices:
                 "start_s": round(k * self.every_s, 6), "end_s": round((k + 1) * self.every_s, 6), "count": f["n"],
                 "max_us": f["max_us"], "p99_us": f["p99_us"], "max_event": f["max_event"],
                 "max_exact": f["max_exact"], "counted_from_s": a.t_s, "counted_to_s": b.t_s})
+        while out["intervals"] and not out["intervals"][-1]["count"]:
+            out["intervals"].pop()     # (the final report comes after the run's end: as rows', to the last count)
         return out
 
     def phases_section(self, plan: PhasePlan, hist: ProfilerHistogram) -> list[dict[str, Any]]:
