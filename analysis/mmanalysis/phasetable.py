@@ -121,7 +121,9 @@ def counted_frame(data: RunSet, runs: list[str]) -> pd.DataFrame:
         begun = [p for p in phases if p.get("start_s") is not None]
         rows.append({**_reported(data.meta[r].get("summary") or {}), "run": r, "phase": WHOLE, "condition": "phases",
                      "start_s": min((p["start_s"] for p in begun), default=None),
-                     "end_s": max((p["end_s"] for p in begun if p.get("end_s") is not None), default=None),
+                     # the phase a killed run died in has no end: neither has the whole run
+                     "end_s": None if any(p.get("end_s") is None for p in begun)
+                     else max((p["end_s"] for p in begun), default=None),
                      "switch_events": sum(int(p.get("switch_events") or 0) for p in phases)})
     return pd.DataFrame(rows, columns=HEADERS) if rows else pd.DataFrame(columns=HEADERS)
 
