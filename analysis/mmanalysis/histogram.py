@@ -22,6 +22,7 @@ Its text file (`mmrig run --hist`) is histfile.py's.
 
 from __future__ import annotations
 
+from array import array
 import math
 from typing import Any, Iterable
 
@@ -51,7 +52,7 @@ def check_bin_us(bin_us: float) -> float:
 def bin_counts(values: Iterable[float], bin_us: float, bins: int = DEFAULT_BINS) -> tuple[list[int], int, int]:
     """(counts per bin, overflow, underflow) of these latencies in us."""
     bin_us = check_bin_us(bin_us)
-    x = np.asarray(list(values), dtype=float)
+    x = np.fromiter(values, dtype=float)
     x = x[~np.isnan(x)]
     idx = np.floor(x / bin_us).astype(np.int64)
     under = int((idx < 0).sum())
@@ -69,20 +70,29 @@ def latency_histogram(rows: Iterable[Any], bin_us: float, bins: int = DEFAULT_BI
     """The sidecar's `histogram` section of objects with `event`, `outcome`, `latency_us`, `measurable`,
     `scheduled_tc` and `sent_s` attributes (the scheduler's events, or `DataFrame.itertuples()` of a run)."""
     bin_us = check_bin_us(bin_us)
-    measured = [r for r in rows if is_measured(r) and r.latency_us is not None
-                and not (isinstance(r.latency_us, float) and math.isnan(r.latency_us))]
-    counts, over, under = bin_counts([r.latency_us for r in measured], bin_us, bins)
+    # one pass keeping numbers, not rows: a long run's rows are read back from disk (mmsched's eventstore.py)
+    latencies = array("d")                 # (8 bytes each: a million are 8 MB)
+    w = None
+    past: list[int] = []
+    for r in rows:
+        if not is_measured(r) or r.latency_us is None or (isinstance(r.latency_us, float) and math.isnan(r.latency_us)):
+            continue
+        latencies.append(float(r.latency_us))
+        if w is None or (r.latency_us, -int(r.event)) > (w.latency_us, -int(w.event)):
+            w = r
+        if math.floor(float(r.latency_us) / bin_us) >= bins:
+            past.append(int(r.event))
+    counts, over, under = bin_counts(latencies, bin_us, bins)
     worst = None
-    if measured:
-        w = max(measured, key=lambda r: (r.latency_us, -int(r.event)))
+    if w is not None:
         sent = getattr(w, "sent_s", None)
         worst = {"event": int(w.event), "latency_us": _r(w.latency_us), "outcome": w.outcome,
                  "scheduled_tc": int(w.scheduled_tc),
                  "sent_s": None if sent is None or (isinstance(sent, float) and math.isnan(sent)) else _r(sent)}
     # the events past the last bin, by number, as many as there are bins: cyclictest keeps the cycle numbers of its
     # overflows in a buffer of its histogram's size and counts the rest ("# 00012 others" in its file)
-    past = sorted(int(r.event) for r in measured if math.floor(float(r.latency_us) / bin_us) >= bins)[:bins]
-    return {"bin_us": bin_us, "bins": bins, "range_us": _r(bin_us * bins), "n": len(measured), "counts": counts,
+    past = sorted(past)[:bins]
+    return {"bin_us": bin_us, "bins": bins, "range_us": _r(bin_us * bins), "n": len(latencies), "counts": counts,
             "overflow": over, "underflow": under, "overflow_events": past, "worst": worst}
 
 

@@ -11,7 +11,7 @@ Percentiles interpolate linearly (numpy's default).
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import numpy as np
 
@@ -81,13 +81,20 @@ def is_measured(row: Any) -> bool:
 
 def measured_latencies(rows: Iterable[Any]) -> np.ndarray:
     """The latencies every figure is taken over: rows measured (ok, late) and measurable, in order."""
-    return np.array([r.latency_us for r in rows if is_measured(r)], dtype=float)
+    return np.fromiter((r.latency_us for r in rows if is_measured(r)), dtype=float)
 
 
 def summarize_rows(rows: Iterable[Any]) -> dict[str, Any]:
     """run_summary of objects with `outcome`, `latency_us` and `measurable` attributes (events, GUI rows)."""
-    rows = list(rows)
     counts: dict[str, int] = {}
-    for r in rows:
-        counts[r.outcome] = counts.get(r.outcome, 0) + 1
-    return run_summary(measured_latencies(rows), counts, sum(1 for r in rows if not r.measurable))
+    unmeasurable = 0
+
+    def measured() -> Iterator[float]:     # one pass: a long run's rows are read back from disk (eventstore.py)
+        nonlocal unmeasurable
+        for r in rows:
+            counts[r.outcome] = counts.get(r.outcome, 0) + 1
+            unmeasurable += not r.measurable
+            if is_measured(r):
+                yield r.latency_us
+    latencies = np.fromiter(measured(), dtype=float)
+    return run_summary(latencies, counts, unmeasurable)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from array import array
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -101,7 +101,7 @@ def maxima_of_rows(rows: Iterable[Any], every_s: float, tick_s: float, timer_hz:
     profiler's), on the run's clock where `t0_run_s` (that tick's start there) is given, a tick lasting
     `run_tick_s` there (None: `tick_s`); else from the first scheduled tick. Adds `clock`, `first_tc`, `t0_run_s`
     and `run_tick_s` to IntervalMaxima.section."""
-    rows = list(rows)
+    rows = rows if isinstance(rows, Sequence) else list(rows)   # (two passes; a Sequence is read again, not held)
     first_tc = min((int(r.scheduled_tc) for r in rows if not _missing(r.scheduled_tc)), default=None)
     acc = IntervalMaxima(every_s)
     on_run_clock = t0_run_s is not None

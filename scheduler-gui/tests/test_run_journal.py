@@ -5,6 +5,7 @@ and the journal reads as a run, incomplete and invalid (docs/data-format.md, "Th
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -12,7 +13,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pandas as pd
 import pytest
@@ -46,13 +47,26 @@ def failing_write(suffix: str) -> Any:
     return write
 
 
+def failing_stream(suffix: str) -> Any:
+    """replacing (the CSV's streamed write) as on a full disk, for files ending in SUFFIX only."""
+    real = export.replacing
+
+    @contextlib.contextmanager
+    def opened(path: Path, fsync: bool = True) -> Iterator[Any]:
+        if str(path).endswith(suffix):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        with real(path, fsync=fsync) as f:
+            yield f
+    return opened
+
+
 def journal_rows(out: Path) -> pd.DataFrame:
     return pd.read_csv(out.with_name(out.name + ".partial.csv"))
 
 
 def test_a_final_csv_write_that_fails_keeps_every_ended_event_in_the_journal(tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "r"
-    monkeypatch.setattr(export, "atomic_write", failing_write(".csv"))
+    monkeypatch.setattr(export, "replacing", failing_stream(".csv"))
     runner = Runner(RunConfig(name="r", out=out, count=COUNT), LockstepEndpoint())
     with pytest.raises(OSError) as exc:
         runner.run()
@@ -104,7 +118,7 @@ def test_the_journal_holds_each_event_as_it_ends_and_is_removed_once_the_run_is_
 
 def test_a_journal_cut_mid_row_reads_without_the_cut_row(tmp_path: Path, monkeypatch) -> None:
     out = tmp_path / "r"
-    monkeypatch.setattr(export, "atomic_write", failing_write(".csv"))
+    monkeypatch.setattr(export, "replacing", failing_stream(".csv"))
     with pytest.raises(OSError):
         Runner(RunConfig(name="r", out=out, count=COUNT), LockstepEndpoint()).run()
     journal = tmp_path / "r.partial.csv"

@@ -17,10 +17,10 @@ import io
 import json
 import math
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 from mmanalysis.csvsafe import neutralise
-from mmanalysis.safefiles import atomic_write
+from mmanalysis.safefiles import atomic_write, replacing
 
 from ..model.event import COLUMNS, Event
 
@@ -35,13 +35,22 @@ def _cell(v: object) -> object:
     return neutralise(v)
 
 
-def csv_bytes(events: Sequence[Event]) -> bytes:
+def csv_chunks(events: Iterable[Event], rows: int = 4096) -> Iterator[bytes]:
+    """The run CSV, header first, ROWS rows at a time (a long run's CSV is never whole in memory)."""
     buf = io.StringIO(newline="")
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(COLUMNS)
-    for e in events:
+    for k, e in enumerate(events, 1):
         w.writerow([_cell(v) for v in e.row()])
-    return buf.getvalue().encode("utf-8")
+        if k % rows == 0:
+            yield buf.getvalue().encode("utf-8")
+            buf.seek(0)
+            buf.truncate()
+    yield buf.getvalue().encode("utf-8")
+
+
+def csv_bytes(events: Iterable[Event]) -> bytes:
+    return b"".join(csv_chunks(events))
 
 
 def csv_line(values: Sequence[object]) -> bytes:
@@ -52,10 +61,13 @@ def csv_line(values: Sequence[object]) -> bytes:
 
 
 def write_csv(path: Path, events: Sequence[Event]) -> str:
-    """Writes PATH atomically; returns the SHA-256 (hex) of what it wrote."""
-    data = csv_bytes(events)
-    atomic_write(Path(path), data)
-    return hashlib.sha256(data).hexdigest()
+    """Writes PATH atomically, a chunk at a time; returns the SHA-256 (hex) of what it wrote."""
+    digest = hashlib.sha256()
+    with replacing(Path(path)) as f:
+        for chunk in csv_chunks(events):
+            digest.update(chunk)
+            f.write(chunk)
+    return digest.hexdigest()
 
 
 def write_sidecar(path: Path, sidecar: dict[str, Any], fsync: bool = True) -> None:

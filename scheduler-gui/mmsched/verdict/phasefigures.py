@@ -22,7 +22,7 @@ latency histogram in the run's bins.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from mmanalysis.histogram import latency_histogram
 
@@ -39,20 +39,24 @@ def pc_moment(e: Event, t0: float) -> float:
     return (at if at is not None else t0) - t0
 
 
+def where(e: Event, spans: Sequence[PhaseSpan], t0: float) -> tuple[int | None, int | None]:
+    """(the phase event E belongs to, None if it fell in a switch; the phase switched into, for one that did)."""
+    t = round(pc_moment(e, t0), 6)                 # (the spans' moments are to the microsecond too)
+    k = phase_of(t, spans)
+    return (k, None) if k is not None else (None, next((i for i, s in enumerate(spans) if t < s.start_s), None))
+
+
 def phase_events(spans: Sequence[PhaseSpan], events: Sequence[Event], t0: float) -> tuple[list[list[Event]], list[int]]:
     """The events of each phase, and how many fell in the switch into each (none for the first: it is in place
     before the first event is made)."""
     by: list[list[Event]] = [[] for _ in spans]
     switching = [0] * len(spans)
     for e in events:
-        t = round(pc_moment(e, t0), 6)             # (the spans' moments are to the microsecond too)
-        k = phase_of(t, spans)
+        k, nxt = where(e, spans, t0)
         if k is not None:
             by[k].append(e)
-        else:
-            nxt = next((i for i, s in enumerate(spans) if t < s.start_s), None)
-            if nxt is not None:
-                switching[nxt] += 1
+        elif nxt is not None:
+            switching[nxt] += 1
     return by, switching
 
 
@@ -76,14 +80,27 @@ def phases_section(plan: PhasePlan, spans: Sequence[PhaseSpan], events: Sequence
     """The sidecar's `phases`: per phase its boundaries (boundaries()), its events (count and range), those that
     fell in the switch into it, its summary and its histogram; a phase the run never reached (it ended early: an
     interrupt, a fault) has none."""
-    by, switching = phase_events(spans, events, t0)
+    # one pass for the phases' ranges, then two for each phase's figures, keeping no event: a long run's events
+    # are read back from disk (mmsched.model.eventstore)
+    n, first, last, switching = [0] * len(spans), [None] * len(spans), [None] * len(spans), [0] * len(spans)
+    for e in events:
+        k, nxt = where(e, spans, t0)
+        if k is not None:
+            n[k] += 1
+            first[k] = e.event if first[k] is None else first[k]
+            last[k] = e.event
+        elif nxt is not None:
+            switching[nxt] += 1
+
+    def of(k: int) -> Iterator[Event]:
+        return (e for e in events if where(e, spans, t0)[0] == k)
     out = []
     for k, entry in enumerate(boundaries(plan, spans)):
-        evs = by[k] if k < len(spans) else []
-        out.append({**entry, "events": len(evs), "first_event": evs[0].event if evs else None,
-                    "last_event": evs[-1].event if evs else None,
-                    "switch_events": switching[k] if k < len(spans) else 0,
-                    "summary": summarize(evs), "histogram": latency_histogram(evs, bin_us)})
+        reached = k < len(spans)
+        out.append({**entry, "events": n[k] if reached else 0, "first_event": first[k] if reached else None,
+                    "last_event": last[k] if reached else None, "switch_events": switching[k] if reached else 0,
+                    "summary": summarize(of(k) if reached else []),
+                    "histogram": latency_histogram(of(k) if reached else [], bin_us)})
     return out
 
 

@@ -179,7 +179,7 @@ class ProfilerHistogram:
             return None
         return self.us(s.min)
 
-    def disagreement(self, events: list[Event]) -> str | None:
+    def disagreement(self, events: Iterable[Event]) -> str | None:
         """Why the run is invalid for the profiler's figures, or None: they differ from the PC's own."""
         a = self.agreement(events)
         if not a["checked"] or a["agrees"]:
@@ -205,10 +205,10 @@ class ProfilerHistogram:
                        min_us=self.min_us(), max_us=self.us(s.max) if measured else None, mean_us=self.mean_us(),
                        worst={"event": s.worst, "latency_us": self.us(s.max)} if measured else None,
                        complete=sum(self.cells) == measured)
-        out["agreement"] = self.agreement(list(events))
+        out["agreement"] = self.agreement(events)
         return out
 
-    def agreement(self, events: list[Event]) -> dict[str, Any]:
+    def agreement(self, events: Iterable[Event]) -> dict[str, Any]:
         """The profiler's figures against the PC's own from the RESULTs of the same events (raw runs): the same
         outcome counts, the same cells. `checked` False where the PC had no RESULTs to compare with."""
         s = self.summary

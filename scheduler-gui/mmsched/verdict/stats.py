@@ -3,6 +3,7 @@ mixed mode's slack distribution."""
 
 from __future__ import annotations
 
+from array import array
 from typing import Iterable
 
 import numpy as np
@@ -24,19 +25,31 @@ def slack_distribution(events: Iterable[Event]) -> dict[str, object]:
     so a 1-tick-ahead run's misses can be explained from data. The created-phase histogram is in
     mmanalysis.phasebars' bins: ten of 0.1 over the tick, then one for phase >= 1 (an event created after the
     next tick began but before its TIMECODE frame arrived: the scheduler still counted the old tick)."""
+    # one pass keeping numbers (a long run's events are read back from disk: eventstore.py), and the refused
+    # past_due ones (late_schedules: a handful in a run that is not broken)
+    n = {"ok": 0, "missed": 0}
+    slack: dict[str, array] = {"ok": array("d"), "missed": array("d")}
+    phase: dict[str, array] = {"ok": array("d"), "missed": array("d")}
+    refused: list[Event] = []
+    for e in events:
+        if e.outcome in n:
+            n[e.outcome] += 1
+            if e.slack_ticks is not None:
+                slack[e.outcome].append(e.slack_ticks)
+            if e.created_phase is not None:
+                phase[e.outcome].append(e.created_phase)
+        if e.reason == "past_due":
+            refused.append(e)
     out: dict[str, object] = {}
-    evs = list(events)
-    for label, sel in (("ok", [e for e in evs if e.outcome == "ok"]),
-                       ("missed", [e for e in evs if e.outcome == "missed"])):
-        s = np.array([e.slack_ticks for e in sel if e.slack_ticks is not None], dtype=float)
-        ph = np.array([e.created_phase for e in sel if e.created_phase is not None], dtype=float)
-        out[label] = {"n": len(sel),
+    for label in ("ok", "missed"):
+        s, ph = np.frombuffer(slack[label], dtype=float), np.frombuffer(phase[label], dtype=float)
+        out[label] = {"n": n[label],
                       "slack_min": float(s.min()) if s.size else None,
                       "slack_p50": float(np.median(s)) if s.size else None,
                       "created_phase_min": float(ph.min()) if ph.size else None,
                       "created_phase_max": float(ph.max()) if ph.size else None,
                       "created_phase_histogram": phase_histogram(ph)}
-    out["past_due"] = late_schedules(evs)
+    out["past_due"] = late_schedules(refused)
     return out
 
 
