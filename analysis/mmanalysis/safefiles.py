@@ -41,6 +41,7 @@ import os
 import secrets
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterable, Iterator
 
@@ -184,6 +185,15 @@ def atomic_write(path: Path | str, data: bytes, fsync: bool = True) -> None:
     (`fsync`: as `replacing`)."""
     with replacing(path, fsync=fsync) as f:
         f.write(data)
+
+
+def scratch(folder: Path | str | None = None) -> BinaryIO:
+    """A file with no name, for this process alone to write and read back (a long run's retired events:
+    mmsched.model.eventstore): O_TMPFILE in FOLDER (the system's temporary folder if None), so there is no path
+    to plant a link at or for another user to open, and the kernel frees it when it is closed or the process
+    dies. Read and write, binary, buffered."""
+    fd = os.open(str(folder) if folder is not None else tempfile.gettempdir(), os.O_TMPFILE | os.O_RDWR, 0o600)
+    return os.fdopen(fd, "w+b")
 
 
 def stream(path: Path | str, first: bytes = b"") -> int:
@@ -360,4 +370,5 @@ def check_private_dir(folder: Path | str) -> str | None:
 
 
 __all__ = ["RefusedOutput", "appending", "atomic_write", "check_private_dir", "create_new", "existing", "lock_file",
-           "move_into", "open_folder", "output_folder", "output_problem", "replacing", "stream", "subfolder"]
+           "move_into", "open_folder", "output_folder", "output_problem", "replacing", "scratch", "stream",
+           "subfolder"]

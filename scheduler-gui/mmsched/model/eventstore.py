@@ -1,0 +1,110 @@
+"""A run's events in the order made, its whole length readable, its memory bounded: the newest in memory as they
+are, the older ones (`retire`) pickled in chunks to a file with no name (safefiles.scratch) and read back one
+chunk at a time when the run's end goes over them (its summary, histogram, maxima, CSV). A 10^6-event lockstep
+run held every event to its end, about 0.9 KB each (an Event, its EventBytes and their numbers: tracemalloc);
+retired, one costs 24 bytes of the chunks' index (its chunk's, shared) and its bytes on disk.
+
+A retired event is final: the store gives back a copy of it, read from the file, and a change to that copy is
+lost. So only events the run's end will not change are retired (retirement.py decides which and when), and
+the places that change an ended event (a FIRED after its RESULT, a fault reaching back) look it up with `held`,
+which says when it is gone. Not thread-safe beyond what a list is: the run's thread appends and retires; another
+thread may take `len` (a poller's progress)."""
+
+from __future__ import annotations
+
+import bisect
+import pickle
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import BinaryIO, overload
+
+from mmanalysis.safefiles import scratch
+
+from .event import Event
+
+
+class EventStore(Sequence[Event]):
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder                      # where the scratch file goes (None: the system's temporary one)
+        self._held: list[Event] = []              # events base .. len-1, in memory
+        self._base = 0                            # how many are retired (the first held one's index)
+        self._file: BinaryIO | None = None
+        self._starts: list[int] = []              # each chunk's first event index, in order
+        self._spans: list[tuple[int, int]] = []   # ... and its (offset, length) in the file
+
+    # ---- a list's ------------------------------------------------------------------------------
+    def append(self, ev: Event) -> None:
+        self._held.append(ev)
+
+    def __len__(self) -> int:
+        return self._base + len(self._held)
+
+    @overload
+    def __getitem__(self, i: int) -> Event: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Event]: ...
+
+    def __getitem__(self, i: int | slice) -> Event | list[Event]:
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        n = len(self)
+        k = i + n if i < 0 else i
+        if not 0 <= k < n:
+            raise IndexError(f"event {i} of {n}")
+        if k >= self._base:
+            return self._held[k - self._base]
+        c = bisect.bisect_right(self._starts, k) - 1
+        return self._chunk(c)[k - self._starts[c]]      # a copy: see the module's note
+
+    def __iter__(self) -> Iterator[Event]:
+        for c in range(len(self._starts)):
+            yield from self._chunk(c)
+        yield from list(self._held)               # (a snapshot: the run's thread may append meanwhile)
+
+    # ---- retiring --------------------------------------------------------------------------------
+    @property
+    def retired(self) -> int:
+        """How many of the first events are retired (read back from the file, not held)."""
+        return self._base
+
+    def held(self, k: int | None = None) -> Event | list[Event] | None:
+        """Event K as the run holds it (None: retired, final), or every held event (K None)."""
+        if k is None:
+            return self._held
+        return self._held[k - self._base] if self._base <= k < len(self) else None
+
+    def tail(self, n: int) -> list[Event]:
+        """The last N held events (fewer if fewer are held)."""
+        return self._held[-n:] if n > 0 else []
+
+    def retire(self, n: int) -> list[Event]:
+        """The first N held events out of memory, to the file, as one chunk; returns them. An OSError (no room,
+        no O_TMPFILE where the file goes) leaves them held."""
+        chunk = self._held[:n]
+        if not chunk:
+            return chunk
+        if self._file is None:
+            self._file = scratch(self.folder)
+        data = pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+        offset = self._file.seek(0, 2)
+        self._file.write(data)                    # (an OSError here leaves them held: nothing is lost)
+        del self._held[:n]
+        self._starts.append(self._base)
+        self._spans.append((offset, len(data)))
+        self._base += len(chunk)
+        return chunk
+
+    def _chunk(self, c: int) -> list[Event]:
+        assert self._file is not None
+        offset, size = self._spans[c]
+        self._file.seek(offset)
+        return pickle.loads(self._file.read(size))
+
+    def close(self) -> None:
+        """Frees the file (the retired events are gone with it); the held ones stay."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+__all__ = ["EventStore"]

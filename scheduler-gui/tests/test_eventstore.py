@@ -1,0 +1,70 @@
+"""A run's events in a store that keeps the newest in memory and the older ones on disk (eventstore.py): the
+whole run reads as a list, in order, whatever was retired; a retired event comes back as a copy; a scratch file
+that cannot be written leaves them held; the scratch file has no name."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+import pytest
+
+from mmanalysis.safefiles import scratch
+from mmsched.model import eventstore
+from mmsched.model.event import Event
+from mmsched.model.eventbytes import Sent
+from mmsched.model.eventstore import EventStore
+
+
+def made(k: int) -> Event:
+    e = Event(k, 100 + k, k, "mixed", 2, 1000 + k, 998 + k, 0.25, due_counts=7 * k, created_at=0.001 * k)
+    e.bytes.sent = Sent("executor", 12 * k, 0.001 * k, size=12)
+    e.finish("ok", None)
+    e.latency_us = 50.0 + k
+    return e
+
+
+def test_a_store_reads_as_the_list_of_its_events_before_and_after_they_retire(tmp_path) -> None:
+    store, events = EventStore(tmp_path), [made(k) for k in range(10)]
+    for e in events:
+        store.append(e)
+    assert store.retire(3) == events[:3] and store.retire(4) == events[3:7] and store.retired == 7
+    assert len(store) == 10 and list(store) == events               # (Event is a dataclass: equal by fields)
+    assert store[0] == events[0] and store[-1] is events[-1] and store[8] is events[8]
+    assert store[5:8] == events[5:8] and store.tail(2) == events[8:] and store.tail(99) == events[7:]
+    assert store[2].bytes.sent == Sent("executor", 24, 0.002, size=12)
+    with pytest.raises(IndexError):
+        store[10]
+
+
+def test_a_retired_event_comes_back_as_a_copy_and_held_says_it_is_gone(tmp_path) -> None:
+    store = EventStore(tmp_path)
+    for k in range(4):
+        store.append(made(k))
+    store.retire(2)
+    store[0].latency_us = -1.0                 # a change to the copy is not the store's
+    assert store[0].latency_us == 50.0
+    assert store.held(0) is None and store.held(1) is None and store.held(2) is store[2]
+    assert store.held(4) is None and store.held() == [store[2], store[3]]
+
+
+def test_a_scratch_file_that_cannot_be_written_leaves_the_events_held(tmp_path, monkeypatch) -> None:
+    def full(folder):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    monkeypatch.setattr(eventstore, "scratch", full)
+    store = EventStore(tmp_path)
+    for k in range(5):
+        store.append(made(k))
+    with pytest.raises(OSError):
+        store.retire(3)
+    assert store.retired == 0 and [e.event for e in store] == [0, 1, 2, 3, 4]
+
+
+def test_the_scratch_file_has_no_name_and_is_its_owners_alone(tmp_path) -> None:
+    with scratch(tmp_path) as f:
+        f.write(b"events")
+        f.seek(0)
+        assert f.read() == b"events"
+        assert list(tmp_path.iterdir()) == []                         # nothing to plant a link at or open
+        assert stat.S_IMODE(os.fstat(f.fileno()).st_mode) == 0o600
