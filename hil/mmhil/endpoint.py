@@ -147,6 +147,7 @@ class BenchEndpoint(Endpoint):
     """A bench started for one run: paced (virtual time on wall time: the PC is measured) or unpaced."""
 
     paced: bool = True
+    keeps_byte_record = True               # its `timing` record, handed over at the run's end (_verdict)
     lag_bound_us: float | None = None      # None: lag_bound_us(mode, distance) of the run
     baud: int = 9600
     profiler_elf: Path | None = None       # None: the images of the checkout or of the installed package
@@ -385,6 +386,7 @@ class LockstepEndpoint(BenchEndpoint):
 
     paced: bool = field(default=False, init=False)
     wall_clock = False       # the run's clock is virtual: the process's own stalls move nothing (ownstall.py)
+    keeps_byte_record = False   # nothing to judge by: no byte of a virtual clock is displaced (_verdict)
     stepper: Stepper | None = field(default=None, init=False)
     _pending: deque = field(default_factory=deque, init=False)
     _inbox: "queue.Queue[Item] | None" = field(default=None, init=False)

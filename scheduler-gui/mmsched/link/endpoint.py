@@ -85,6 +85,9 @@ class Verdict:
 class Endpoint(abc.ABC):
     kind: str = "?"          # "bench" or "boards": the sidecar's target.kind
     wall_clock = True        # the run's clock is the host's (a lockstep bench's is virtual: it never stalls for the run)
+    # it hands over a record of the bytes it carried at the run's end (Verdict.record; a paced bench), by which
+    # the run's events are judged then: they are kept to the end (mmsched.run.retirement)
+    keeps_byte_record = False
     baud: int = 9600         # the rate the nodes start at (their build-time rate); RunConfig.baud moves them
 
     @abc.abstractmethod

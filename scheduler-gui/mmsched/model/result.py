@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -26,7 +26,7 @@ from .tcarrivals import TimecodeArrivals
 
 @dataclass(repr=False)
 class RunResult:
-    events: list[Event]
+    events: Sequence[Event]                 # (a long run's: an EventStore, its older events read back from disk)
     sidecar: dict[str, Any]
     csv_path: Path | None
     json_path: Path | None

@@ -15,9 +15,11 @@ import mmproto as mp
 
 from ..verdict.breaks import breaks_at
 from ..model.event import Event
+from ..model.eventstore import EventStore
 from ..verdict.faults import FaultLedger
 from ..verdict.journal import Journal
 from ..verdict.outcome import apply_result
+from .retirement import Retirement
 from .runstate import RunState
 from ..model.tally import Tally
 from ..model.view import View
@@ -34,7 +36,8 @@ class EventBook:
     stop: threading.Event                     # set when generation is to end (the run's break)
     journal: Journal | None = None            # cfg.out only: each event's row as it ends
     state: RunState | None = None             # from the handshake on (its matcher and generator follow each event)
-    events: list[Event] = field(default_factory=list)
+    events: EventStore = field(default_factory=EventStore)
+    retirement: Retirement | None = None      # a long run whose end changes no ended event: they leave memory
     broke: Event | None = None                # the event past break_us
     # the events not ended yet, by number, in the order they were made: each leaves as it ends (`ended`), so the
     # loop's every look at them costs what is in flight, not what the run has made (a kilohertz run that rebuilt
@@ -98,6 +101,8 @@ class EventBook:
         if self.broke is None and breaks_at(ev, self.break_us):
             self.broke = ev
             self.stop.set()                   # generation ends; the events in flight end as usual
+        if self.retirement is not None:
+            self.retirement.ended()
 
 
 __all__ = ["EventBook"]

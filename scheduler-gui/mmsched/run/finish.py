@@ -10,10 +10,11 @@ counters against the ones before the run, by what it saw of them), the journal a
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from ..link.endpoint import Verdict
 from ..model.event import Event
+from ..model.eventstore import EventStore
 from ..model.framearrivals import FrameArrivals
 from ..model.load import Load
 from ..model.phasedload import PhasedLoad
@@ -32,6 +33,7 @@ from ..verdict.validity import Cause, entered_at, judge_run
 from .eventbook import EventBook
 from .inputlog import record_run_inputs
 from .recovery import Recovery
+from .retirement import Retirement
 from .runrecord import RunRecord
 from .runstate import RunState
 from .sidecar import assemble
@@ -45,13 +47,17 @@ class Judgement:
     invariant: dict[str, Any]         # every event made ends in exactly one outcome (invariant.judged)
 
 
-def mark_unmeasurable(events: list[Event], st: RunState | None, verdict: Verdict, baud: int,
-                      crowded: dict[int, Cause] | None = None) -> tuple[dict[str, Any], Reason | None]:
+def mark_unmeasurable(events: Sequence[Event], st: RunState | None, verdict: Verdict, baud: int,
+                      crowded: dict[int, Cause] | None = None,
+                      retired: Retirement | None = None) -> tuple[dict[str, Any], Reason | None]:
     """Validity by cause over the run's events (validity.judge_run) at the links' rate (`baud` where the run has
-    no state): the sidecar's `measurability`, and the run's invalid reason when too many are not measurable."""
+    no state): the sidecar's `measurability`, and the run's invalid reason when too many are not measurable.
+    `retired`: the events that left memory were judged as they left; the held ones are judged now."""
     frames = FrameArrivals(st.tc_arrivals, st.tracker.tick_len_s) if st is not None and st.tracker.ready else None
-    figures, why = judge_run(events, verdict, st.timebase.tick_s if st else 0.0, st.baud if st else baud,
-                             crowded, frames)
+    held = events.held() if isinstance(events, EventStore) else events
+    assert isinstance(held, list)
+    figures, why = judge_run(held, verdict, st.timebase.tick_s if st else 0.0, st.baud if st else baud,
+                             crowded, frames, retired.judgement if retired is not None else None, len(events))
     return figures, None if why is None else Reason("bench_lag", why)
 
 
@@ -61,17 +67,25 @@ def judge(r: RunRecord, verdict: Verdict, book: EventBook, recovery: Recovery) -
     bench injected, the fault ledger's reasons, validity by cause, normal mode's budget, then the summary and the
     invariant. The run's invalid reasons go into `r.invalid`."""
     cfg, st, events, invalid = r.cfg, r.state, r.events, r.invalid
+    # the events still held: the ones retired before the end are final, judged as they left (retirement.py)
+    retirement, book.retirement = book.retirement, None    # nothing leaves memory from here: the end may change
+    held = events.held() if isinstance(events, EventStore) else events     # the held ones
+    assert isinstance(held, list)
     invalid += verdict.reasons
     crowded = (judge_crowding(events, verdict.record, st.one_fire, st.baud, r.faults)
                if st is not None and cfg.mode == "normal" else {})
     recovery.judge_counters(st, r.node_counters, r.counters_before, counters_explained(crowded))
-    for e in events:
+    for e in held:
         if not e.terminal:
             failed = (st is not None and st.link_failed) or invalid
             book.end(e, "lost", "link_fault") if failed else book.end(e, "missed", "timeout")
-    injected.attribute(events, verdict.held_by_fault, r.faults, st.rel if st is not None else lambda t: 0.0)
+    if retirement is not None and verdict.held_by_fault and isinstance(events, EventStore) and events.retired:
+        invalid.append(Reason("injected_delay", "the bench's injected delay held back bytes while the run was "
+                              f"retiring its ended events ({events.retired} of {len(events)}): the retired ones it "
+                              "held cannot be named lost (retirement.py)"))
+    injected.attribute(held, verdict.held_by_fault, r.faults, st.rel if st is not None else lambda t: 0.0)
     invalid += r.faults.reasons()
-    measurability, bench_lag = mark_unmeasurable(events, st, verdict, r.baud, crowded)
+    measurability, bench_lag = mark_unmeasurable(events, st, verdict, r.baud, crowded, retirement)
     if bench_lag is not None:
         invalid.append(bench_lag)
     if cfg.mode == "normal" and st is not None:
@@ -95,6 +109,8 @@ def finish_run(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load |
     """The run judged (`judge`), its sidecar assembled, its inputs recorded and its files written (cfg.out): the
     run's result. A file that cannot be written raises RunNotWritten, naming where the events are (the journal)."""
     cfg, st = r.cfg, r.state
+    if book.retirement is not None and book.retirement.failed:
+        say(book.retirement.failed)
     j = judge(r, verdict, book, recovery)
     sidecar = assemble(r, verdict, cpu, load, j.measurability, j.summary, j.invariant)
     if st is not None and st.histogram_only and st.profiler_hist is not None:

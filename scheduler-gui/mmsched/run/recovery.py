@@ -71,7 +71,7 @@ def check_fired_ticks(st: RunState, book: EventBook, faults: FaultLedger, due: l
                               f"the profiler's tick {near[0].timecode}", [e, *book.in_flight()])
             # the count was wrong by the time this event fired: so for those due since
             # (the last events suffice: they are in creation order, a few per tick)
-            faults.reach_back(f, [x for x in book.events[-256:]
+            faults.reach_back(f, [x for x in book.events.tail(256)
                                   if x.terminal and x.scheduled_tc >= e.scheduled_tc - 1])
 
 

@@ -33,6 +33,7 @@ from ..model.config import RunConfig
 from ..link.endpoint import Endpoint, EndpointError, Verdict
 from ..model.reason import Reason
 from ..model.event import Event
+from ..model.eventstore import EventStore
 from ..verdict.faults import FaultLedger
 from .firing import Firer, aim
 from .nativefirer import NativeFirer
@@ -48,6 +49,8 @@ from ..verdict.outcome import refusal_reason
 from ..host.ownstall import StallWatch
 from ..host.quiet import quiet_interpreter
 from .recovery import Recovery, reset_cause_text
+from .retirement import Retirement, retires
+from ..verdict.validity import stale_phase
 from ..verdict import profhist
 from .seriesrun import SeriesRun
 from ..model.result import RunResult
@@ -122,7 +125,7 @@ class Runner:
         self.book.state = st
 
     @property
-    def events(self) -> list[Event]:
+    def events(self) -> EventStore:
         return self.book.events
 
     @property
@@ -149,10 +152,9 @@ class Runner:
     @property
     def over(self) -> bool:
         """Generation has ended and every event has its outcome: from here the ports are closed on purpose
-        (views stop reading health then). Thread-safe enough for a poller: it reads a copy of the list."""
+        (views stop reading health then). Thread-safe enough for a poller: a length and a dict's emptiness."""
         st = self.state
-        events = list(self.events)
-        return st is not None and not st.generating and bool(events) and all(e.terminal for e in events)
+        return st is not None and not st.generating and len(self.events) > 0 and not self.book.open
 
     def interrupt(self, why: str) -> None:
         """A signal (SIGTERM, SIGHUP) ends the run early: generation stops, the events in flight end, and the
@@ -214,6 +216,9 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
+            if retires(cfg.mode, self.endpoint.keeps_byte_record):   # a long run's memory bounded (retirement.py)
+                self.book.retirement = Retirement(self.book.events, self.faults, self.state.timebase.tick_s,
+                                                  stale_phase(self.state.timebase.tick_s, self.state.baud))
             why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=self.state.one_fire,
                                 fires=cfg.mode == "normal")
                    if self.state.on_grid else None)

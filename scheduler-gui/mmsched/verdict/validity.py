@@ -155,6 +155,13 @@ class Judgement:
     delays_us: list[float] = field(default_factory=list)          # each judged event's largest displacement
     unjudged: int = 0                                             # events whose bytes the record did not hold
 
+    def merge(self, other: "Judgement") -> None:
+        """OTHER's events judged with these (a long run's retired events, judged as they left: retirement.py)."""
+        self.marked.update(other.marked)
+        self.kept.update(other.kept)
+        self.delays_us.extend(other.delays_us)
+        self.unjudged += other.unjudged
+
     def share(self, events: int) -> float:
         return len(self.marked) / events if events else 0.0
 
@@ -217,23 +224,32 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
     return j
 
 
+def stale_phase(tick_s: float, baud: int) -> float:
+    """late_creation's `stale_phase` at this tick and line rate: one tick, the TIMECODE frame's line time and
+    LATE_READ_MARGIN_TICKS."""
+    return 1.0 + wire_time_s(Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
+
+
 def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
-              crowded: dict[int, Cause] | None = None,
-              frames: FrameArrivals | None = None) -> tuple[dict[str, Any], str | None]:
+              crowded: dict[int, Cause] | None = None, frames: FrameArrivals | None = None,
+              before: Judgement | None = None, total: int | None = None) -> tuple[dict[str, Any], str | None]:
     """A run's judgement: every event judged (`judge`) by the endpoint's verdict (its byte record, bound,
     stalls and window), the sidecar's `measurability`, and why the run is invalid (more than
-    MAX_UNMEASURABLE_SHARE of its events not measurable) or None."""
-    stale = 1.0 + wire_time_s(Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
-    j = judge(events, verdict.record, verdict.bound_us, stale, tick_s, crowded, frames)
+    MAX_UNMEASURABLE_SHARE of its events not measurable) or None. `before`: the judgement of the run's events
+    retired before its end (retirement.py), `total` events in all with them (None: `events` are all)."""
+    j = judge(events, verdict.record, verdict.bound_us, stale_phase(tick_s, baud), tick_s, crowded, frames)
+    if before is not None:
+        j.merge(before)
+    n = len(events) if total is None else total
     late = sum(1 for c in j.marked.values() if c.byte == "late creation")
-    share = j.share(len(events))
+    share = j.share(n)
     reason = None
     if share > MAX_UNMEASURABLE_SHARE:
         worst = max(j.marked.values(), key=lambda c: c.us)
-        reason = (f"{len(j.marked)} of {len(events)} events ({share:.1%}) not measurable, more than "
+        reason = (f"{len(j.marked)} of {n} events ({share:.1%}) not measurable, more than "
                   f"{MAX_UNMEASURABLE_SHARE:.0%}: a host stall displaced a byte they depend on (worst: {worst.detail})")
-    return j.figures(len(events), verdict.stalls, verdict.window, verdict.bound_us, late), reason
+    return j.figures(n, verdict.stalls, verdict.window, verdict.bound_us, late), reason
 
 
 __all__ = ["Cause", "Judgement", "causes", "deciding", "entered_at", "entry_delay", "judge", "judge_run", "late_creation",
-           "timecode_held"]
+           "stale_phase", "timecode_held"]

@@ -1,0 +1,63 @@
+"""When a long run's ended events leave memory (eventstore.py), judged first as its end would judge them.
+
+An event is retired only when nothing can change it any more: it has ended, it lies `KEEP` events or more behind
+the newest (a FIRED that comes after its RESULT, a fault that reaches back to the last 256 events: both find it
+held), no open fault of the rig has touched it, and the run is one whose end changes no ended event. That is a run
+whose endpoint keeps no byte record (boards, a lockstep bench: validity then judges an event by its own creation
+alone, which `validity.judge` does here, chunk by chunk, as the end would) in a mode without the end's
+normal-mode steps (crowding, the latency budget: both read the paced bench's record at the end). A paced bench's
+run keeps its events to the end: the bench hands over its record of the bytes only then (`timing`), and a
+run's events are judged by it; retiring them needs the bench to serve the record as the run goes.
+
+A run shorter than 2 x KEEP events retires nothing: what it writes and holds is as before."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import islice
+
+from ..model.eventstore import EventStore
+from ..verdict.faults import FaultLedger
+from ..verdict.validity import Judgement, judge
+
+# Events held behind the newest: far more than a FIRED can trail its RESULT (a few ticks) or a fault reaches
+# back (recovery.py: 256), and a chunk of this many pickles in about 40 ms (10 us an event with its bytes).
+KEEP = 4096
+
+
+def retires(mode: str, keeps_byte_record: bool) -> bool:
+    """Whether a run's end can change none of its ended events (the module's note): then they may retire."""
+    return mode != "normal" and not keeps_byte_record
+
+
+@dataclass
+class Retirement:
+    store: EventStore
+    faults: FaultLedger
+    tick_s: float
+    stale_phase: float                       # validity.late_creation's, at the run's line rate
+    keep: int = KEEP
+    judgement: Judgement = field(default_factory=Judgement)   # the retired events' validity, for the run's end
+    failed: str | None = None                # why events stopped retiring (the scratch file failed), or None
+
+    def ended(self) -> None:
+        """An event ended: when 2 x KEEP are held, the oldest KEEP leave (fewer: up to the first that may still
+        change), judged first."""
+        held = self.store.held()
+        assert isinstance(held, list)
+        if len(held) < 2 * self.keep:
+            return
+        n = next((i for i, e in enumerate(islice(held, self.keep))
+                  if not e.terminal or (e.fault is not None and self.faults.is_open(e.fault))), self.keep)
+        if n:
+            judged = judge(held[:n], None, None, self.stale_phase, self.tick_s)
+            try:
+                self.store.retire(n)
+            except OSError as exc:            # the run goes on holding its events, as a short one does
+                self.failed = f"the run's events stay in memory: its scratch file failed ({exc.strerror or exc})"
+                self.keep = 1 << 62
+                return
+            self.judgement.merge(judged)
+
+
+__all__ = ["KEEP", "Retirement", "retires"]

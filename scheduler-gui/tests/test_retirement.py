@@ -1,0 +1,95 @@
+"""A long run's ended events leave memory (retirement.py, eventstore.py): a lockstep run that retires them writes
+the same CSV and the same figures as one that holds every event to its end; an event is judged before it leaves
+(the scheduler's own late creation) and counted at the end; one an open fault touched stays held; a run whose end
+reads a byte record (a paced bench) or acts on normal mode's events keeps them all."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from mmhil import BenchEndpoint, LockstepEndpoint
+from mmhil.bench import ensure_built
+from mmsched.link.endpoint import Verdict
+from mmsched.model.config import RunConfig
+from mmsched.model.event import Event
+from mmsched.model.eventstore import EventStore
+from mmsched.run import retirement as retirement_module
+from mmsched.run import runner as runner_module
+from mmsched.run.finish import mark_unmeasurable
+from mmsched.run.retirement import Retirement, retires
+from mmsched.verdict.faults import FaultLedger
+
+# the figures that are the run's, not the host's (what the CPU or the bench process did differs run to run)
+HOSTS = ("cpu", "target", "bench", "config", "created", "csv_sha256", "environment")
+
+
+def run_of(out: Path, keep: int | None, monkeypatch) -> tuple[str, dict, int]:
+    """(the CSV's hash, the sidecar without the host's figures, how many events retired) of a 1 kHz series."""
+    if keep is None:
+        monkeypatch.setattr(runner_module, "retires", lambda mode, keeps: False)
+    else:
+        monkeypatch.setattr(runner_module, "Retirement",
+                            lambda *a, **k: Retirement(*a, **k, keep=keep))
+    cfg = RunConfig(name="r", out=out, count=1500, mode="mixed", generation="periodic", rate_ms=1.0, baud=500000,
+                    raw=True)
+    res = runner_module.Runner(cfg, LockstepEndpoint()).run()
+    monkeypatch.undo()
+    sidecar = {k: v for k, v in json.loads(res.json_path.read_text()).items() if k not in HOSTS}
+    retired = res.events.retired if isinstance(res.events, EventStore) else 0
+    return hashlib.sha256(res.csv_path.read_bytes()).hexdigest(), sidecar, retired
+
+
+def test_a_run_that_retires_its_events_writes_what_one_that_holds_them_does(tmp_path: Path, monkeypatch) -> None:
+    ensure_built()
+    held_csv, held_sidecar, none = run_of(tmp_path / "held", None, monkeypatch)
+    csv, sidecar, retired = run_of(tmp_path / "retired", 64, monkeypatch)
+    assert none == 0 and retired >= 1500 - 2 * 64, retired
+    assert sidecar["valid"] and sidecar["summary"]["n"] > 1400
+    assert csv == held_csv
+    assert sidecar == held_sidecar
+
+
+def late(k: int, phase: float) -> Event:
+    e = Event(k, k, k, "mixed", 1, 10 + k, 9 + k, phase, created_at=float(k))
+    e.finish("missed", "past_due")
+    return e
+
+
+def test_an_event_is_judged_before_it_leaves_and_counted_at_the_end(tmp_path: Path) -> None:
+    store = EventStore(tmp_path)
+    r = Retirement(store, FaultLedger(), tick_s=0.0071, stale_phase=1.2, keep=2)
+    for k, phase in enumerate((0.3, 1.5, 0.2, 0.4)):      # event 1 made 1.5 ticks into its tick: the scheduler's
+        store.append(late(k, phase))
+        r.ended()
+    assert store.retired == 2 and store[1].measurable is False and store[1].stall_us == round(1.5 * 7100, 1)
+    figures, why = mark_unmeasurable(store, None, Verdict(), 9600, retired=r)
+    assert figures["late_creations"] == 1 and figures["unmeasurable"] == 1 and why is not None   # 1 of 4: > 5 %
+    assert [e["event"] for e in figures["events"]] == [1]
+
+
+def test_an_event_an_open_fault_touched_stays_held(tmp_path: Path) -> None:
+    store, faults = EventStore(tmp_path), FaultLedger()
+    f = faults.raise_("timecode_fault", "executor", 0.0, "the count went wrong", [])
+    r = Retirement(store, faults, tick_s=0.0071, stale_phase=1.2, keep=2)
+    for k in range(4):
+        e = late(k, 0.1)
+        e.fault = f.kind if k == 1 else None
+        store.append(e)
+        r.ended()
+    assert store.retired == 1                               # up to the touched one
+    faults.close(1.0)
+    store.append(late(4, 0.1))
+    r.ended()
+    assert store.retired == 3 and [e.event for e in store] == [0, 1, 2, 3, 4]
+
+
+def test_only_a_run_whose_end_changes_no_ended_event_retires() -> None:
+    assert retires("mixed", keeps_byte_record=False) and retires("verification", keeps_byte_record=False)
+    assert not retires("normal", keeps_byte_record=False)       # crowding and the budget act at the end
+    assert not retires("mixed", keeps_byte_record=True)         # a paced bench's record judges them at the end
+    assert BenchEndpoint.keeps_byte_record and not LockstepEndpoint.keeps_byte_record
+    assert retirement_module.KEEP >= 256                        # the last 256 a fault reaches back to stay held
