@@ -18,11 +18,11 @@ import time
 from pathlib import Path
 
 
-def rss_kb(pid: int) -> int:
-    """VmRSS of `pid` in KB, 0 once it is gone."""
+def rss_kb(pid: int, field: str = "VmRSS") -> int:
+    """VmRSS of `pid` in KB (or another of /proc's status fields: VmHWM, its peak so far), 0 once it is gone."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(field + ":"):
                 return int(line.split()[1])
     except (FileNotFoundError, ProcessLookupError):
         pass

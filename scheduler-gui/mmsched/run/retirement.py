@@ -9,7 +9,7 @@ normal-mode steps (crowding, the latency budget: both read the paced bench's rec
 run keeps its events to the end: the bench hands over its record of the bytes only then (`timing`), and a
 run's events are judged by it; retiring them needs the bench to serve the record as the run goes.
 
-A run shorter than 2 x KEEP events retires nothing: what it writes and holds is as before."""
+A run shorter than KEEP + CHUNK events retires nothing: what it writes and holds is as before."""
 
 from __future__ import annotations
 
@@ -21,8 +21,12 @@ from ..verdict.faults import FaultLedger
 from ..verdict.validity import Judgement, judge
 
 # Events held behind the newest: far more than a FIRED can trail its RESULT (a few ticks) or a fault reaches
-# back (recovery.py: 256), and a chunk of this many pickles in about 40 ms (10 us an event with its bytes).
+# back (recovery.py: 256).
 KEEP = 4096
+# Events retired at a time, in the run's own thread: about 10 us each to judge and pickle with their bytes, so a
+# chunk holds the loop up about 2.5 ms, a third of a tick, where a creation counts as the scheduler's own late
+# one only past a tick and a tenth (validity.late_creation) on a board's wall clock.
+CHUNK = 256
 
 
 def retires(mode: str, keeps_byte_record: bool) -> bool:
@@ -37,18 +41,19 @@ class Retirement:
     tick_s: float
     stale_phase: float                       # validity.late_creation's, at the run's line rate
     keep: int = KEEP
+    chunk: int = CHUNK
     judgement: Judgement = field(default_factory=Judgement)   # the retired events' validity, for the run's end
     failed: str | None = None                # why events stopped retiring (the scratch file failed), or None
 
     def ended(self) -> None:
-        """An event ended: when 2 x KEEP are held, the oldest KEEP leave (fewer: up to the first that may still
-        change), judged first."""
+        """An event ended: when KEEP + CHUNK are held, the oldest CHUNK leave (fewer: up to the first that may
+        still change), judged first."""
         held = self.store.held()
         assert isinstance(held, list)
-        if len(held) < 2 * self.keep:
+        if len(held) < self.keep + self.chunk:
             return
-        n = next((i for i, e in enumerate(islice(held, self.keep))
-                  if not e.terminal or (e.fault is not None and self.faults.is_open(e.fault))), self.keep)
+        n = next((i for i, e in enumerate(islice(held, self.chunk))
+                  if not e.terminal or (e.fault is not None and self.faults.is_open(e.fault))), self.chunk)
         if n:
             judged = judge(held[:n], None, None, self.stale_phase, self.tick_s)
             try:
@@ -60,4 +65,4 @@ class Retirement:
             self.judgement.merge(judged)
 
 
-__all__ = ["KEEP", "Retirement", "retires"]
+__all__ = ["CHUNK", "KEEP", "Retirement", "retires"]
