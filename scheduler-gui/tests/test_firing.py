@@ -41,7 +41,9 @@ def test_events_that_came_due_together_go_out_a_line_gap_apart() -> None:
     firer = Firer(lambda e, w: None, min_gap_s=0.002)
     written = fire_all(firer, [now - 0.05 + 0.001 * i for i in range(10)])
     gaps = [b - a for a, b in zip(written, written[1:])]
-    assert min(gaps) >= 0.002 - 100e-6 and firer.held == 9   # (the send stamps a little after the wait) and firer.fired == 10
+    # (the send stamps a little after the wait); each write after the first waited out the gap unless the host
+    # held the firing thread past it by itself (a busy machine): how many waited is the host's, not the rig's
+    assert min(gaps) >= 0.002 - 100e-6 and firer.fired == 10 and firer.held <= 9
 
 
 def test_an_event_is_held_only_when_the_write_before_it_ended_inside_its_gap() -> None:
