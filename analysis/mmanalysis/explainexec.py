@@ -6,7 +6,8 @@ The trace (hil/bench/exectrace.h: the bench's record of a run with --trace, or o
 the executor's view cycle by cycle: the timecode edge of the event's tick as the executor sees it (the profiler's
 port write reaches it within one cycle), the dispatch interrupt's entry and what held it off before it (the core
 asleep, another interrupt's handler, a task's code with interrupts masked: an M record, with the functions the
-ELF's symbols place its ends in, or the instruction in progress), then every stretch until its event edge: the
+ELF's symbols place its ends in, or the instruction in progress; for a moment inside a tick, first its compare set late
+by a late stamp of the tick's edge), then every stretch until its event edge: the
 dispatch interrupt's handler, other interrupts, tasks that ran before the timecode task (a load task above it),
 the kernel's switch to the timecode task and that task's own path to its port write. The last part is what the
 CSV's latency holds beyond the executor's edge to edge: the wires and the profiler's capture. The parts add up to
@@ -106,6 +107,48 @@ def _dispatch_entry(tr: ExecTrace, moment: int, edge: int, due_cycles: int) -> t
         if tr.vector(arg) in want:
             return c, tr.vector(arg)
     return None
+
+
+def _pcint_taken(tr: ExecTrace, edge: int, before: int) -> int | None:
+    """The cycle PCINT2 was taken at, at or after a tick's `edge` and before `before` (None: not in the trace)."""
+    return next((c for c, k, arg in tr.records if k == "I" and edge <= c < before and tr.vector(arg) == "PCINT2"),
+                None)
+
+
+def _stamp_late(tr: ExecTrace, tick_edge: int, moment: int, due_cycles: int) -> tuple[int, str, float] | None:
+    """How late the executor set the compare of a moment `due_cycles` into the tick of `tick_edge` through its
+    stamps of the ticks' edges, in cycles, in words, and the stamp's own lateness in us (None: less than a count).
+
+    It stamps an edge (edge_t: TCNT1) as the pin change interrupt is taken (executor/port/avr/board.c) and places
+    a moment from that stamp, at its phase of the tick's length measured between the last two stamps
+    (moment_compare, tick_counts): an edge taken L late sets the compare L late, plus the phase times L less the
+    previous edge's lateness (the length stretched). At 1 kHz a moment's own compare handler (38.5 us) over a tick's
+    edge held PCINT2 up to 36 us, and the tick's moments went out up to twice that late (docs/long-runs.md).
+    Under one count of Timer1 (F_CPU/64: 4 us) the compare's two counts of margin take it in."""
+    taken = _pcint_taken(tr, tick_edge, moment)
+    if taken is None:
+        return None
+    ticks = [c for c, _ in timecode_edges(tr)]
+    k = bisect.bisect_left(ticks, tick_edge)
+    prev = ticks[k - 1] if 0 < k <= len(ticks) and ticks[k - 1] < tick_edge else None
+    prev_taken = _pcint_taken(tr, prev, tick_edge) if prev is not None else None
+    held = taken - tick_edge
+    stretch = 0
+    if prev is not None and prev_taken is not None:
+        stretch = round(due_cycles * (held - (prev_taken - prev)) / (tick_edge - prev))
+    late = held + stretch
+    if late < round(tr.cpu_hz * 4e-6):
+        return None
+    isrs = [s.name for _, _, s in _segments(tr, tick_edge, taken) if s.kind == "isr"]
+    masked = _masked_in(tr, tick_edge, taken)
+    what = (f"interrupt {isrs[0]}'s handler" if isrs else
+            f"a critical section ({masked[0].words()})" if masked else "its wake-up and entry")
+    words = (f"the compare set late: the executor stamps its tick's edge as PCINT2 is taken, {tr.us(held):.3f} us "
+             f"after the edge ({what} held PCINT2 off), and places the moment from that stamp")
+    if stretch:
+        words += (f" at its phase of the tick's length between its last two stamps, {tr.us(stretch):.3f} us more "
+                  f"({tr.us(late):.3f} us in all)")
+    return late, words, round(tr.us(held), DIGITS)
 
 
 class _Parts:
@@ -242,7 +285,13 @@ def explain_exec_event(row: dict[str, Any], sidecar: dict[str, Any], tr: ExecTra
                 "event edge in the trace)")
     else:
         at, vector = entry
-        _entry_parts(acc, tr, where.moment, at, vector)
+        start = where.moment
+        late = _stamp_late(tr, where.tick_edge, where.moment, due_cycles) if due_cycles else None
+        if late is not None:           # the compare could not fire before the moment plus the stamps' lateness
+            span = min(late[0], at - start)
+            acc.add("exec.entry.late_stamp", span, late[1], {"stamp_late_us": late[2]})
+            start += span
+        _entry_parts(acc, tr, start, at, vector)
         irq = next((i.id for i in model(tr).interrupts if i.start == at and tr.vector(i.vector) == vector), None)
         _after_entry_parts(acc, tr, at, where.edge, vector, irq)
     ex.parts = acc.as_list()

@@ -76,3 +76,92 @@ def test_normal_mode_and_events_without_a_latency_are_not_its_to_explain(trace: 
         explain_exec_event(row(0, 1, 1, 1553, mode="normal"), SIDECAR, trace)
     with pytest.raises(ExplainError, match="no latency"):
         explain_exec_event(row(0, 1, 1, 1553, latency_us=None, outcome="missed"), SIDECAR, trace)
+
+
+LATE_STAMP = """# mmbench executor trace 1
+# cpu_hz 16000000
+# node executor
+T 0100 tcb_tc
+T 0200 xIdleTaskTCB.2692
+V 11 PCINT2
+V 17 TIMER1_COMPC
+B 0
+S 0 0200
+Z 0 1
+""" + "".join(f"L 0 timecode{b} 0\n" for b in range(8)) + """L 0 event_id0 0
+L 0 event_id1 0
+L 0 event_id2 0
+L 0 strobe 0
+Z 1590 0
+I 1590 17
+W 1600 timecode0 1
+R 2206 17
+I 2206 11
+R 2300 11
+Z 2300 1
+Z 10206 0
+I 10206 17
+W 10298 event_id0 1
+W 10300 strobe 1
+R 10320 17
+Z 10320 1
+E 12000
+"""
+
+
+def test_a_moment_whose_tick_edge_was_stamped_late_is_late_by_the_stamp_not_the_wake_up(tmp_path: Path) -> None:
+    """A moment 500 us into tick 1 (8,000 cycles): the previous moment's compare handler (TIMER1_COMPC, 38.5 us)
+    ran over the tick's edge at 1600, PCINT2 was taken 606 cycles late, and the executor placed the moment from
+    that stamp: its compare fired 606 cycles after the moment, the core asleep all the while. The wait is the late
+    stamp's, named with what held PCINT2 off, not the core's wake-up."""
+    path = tmp_path / "late-stamp.exectrace"
+    path.write_text(LATE_STAMP)
+    tr = et.read(path)
+    ex = explain_exec_event(row(0, 1, 1, 701, due_counts=8000), SIDECAR, tr)
+    assert [(p.key, p.detail.get("cycles")) for p in ex.parts] == [
+        ("exec.entry.late_stamp", 606), ("exec.dispatch_isr", 94), ("exec.profiler", None)]
+    late = ex.parts[0]
+    assert late.detail["stamp_late_us"] == 37.875 and "interrupt TIMER1_COMPC's handler held PCINT2 off" in late.words
+    assert ex.largest().key == "exec.entry.late_stamp"
+    assert sum(p.us for p in ex.parts) == pytest.approx(701 / 16)
+    # the tick's edge taken at once: the same wait is the core's (a compare cannot be early by its stamp)
+    prompt = LATE_STAMP.replace("Z 1590 0\nI 1590 17\nW 1600 timecode0 1\nR 2206 17\nI 2206 11\nR 2300 11\n"
+                                "Z 2300 1\n",
+                                "W 1600 timecode0 1\nZ 1604 0\nI 1604 11\nR 1700 11\nZ 1700 1\n")
+    assert prompt != LATE_STAMP
+    path.write_text(prompt)
+    ex = explain_exec_event(row(0, 1, 1, 701, due_counts=8000), SIDECAR, et.read(path))
+    assert [p.key for p in ex.parts][:2] == ["exec.entry.asleep", "exec.dispatch_isr"]
+
+
+def test_a_late_stamp_stretches_the_ticks_length_too_and_its_later_moments_are_later_still(tmp_path: Path) -> None:
+    """Tick 1's edge (1600) taken at once, tick 2's (115,377, a tick of 113,777 cycles later) 606 cycles late: the
+    executor measures tick 2 longer by 602 cycles, so a moment 100,000 cycles (0.879 of it) into tick 2 is placed
+    606 + 529 cycles late."""
+    head, _, _ = LATE_STAMP.partition("Z 1590 0\n")
+    path = tmp_path / "stretched.exectrace"
+    path.write_text(head + """W 1600 timecode0 1
+Z 1604 0
+I 1604 11
+R 1700 11
+Z 1700 1
+Z 115367 0
+I 115367 17
+W 115377 timecode0 0
+W 115377 timecode1 1
+R 115983 17
+I 115983 11
+R 116077 11
+Z 116077 1
+Z 216512 0
+I 216512 17
+W 216604 event_id0 1
+W 216606 strobe 1
+R 216626 17
+Z 216626 1
+E 230000
+""")
+    ex = explain_exec_event(row(0, 2, 1, 1230, due_counts=100_000), SIDECAR, et.read(path))
+    assert [(p.key, p.detail.get("cycles")) for p in ex.parts] == [
+        ("exec.entry.late_stamp", 606 + 529), ("exec.dispatch_isr", 94), ("exec.profiler", None)]
+    assert ex.parts[0].detail["stamp_late_us"] == 37.875 and "33.062 us more (70.938 us in all)" in ex.parts[0].words
