@@ -67,9 +67,9 @@ def test_a_wait_ends_at_its_timeout_or_as_soon_as_its_node_speaks() -> None:
     assert nodes.next("executor", 0.1) is None
     assert 0.1 <= time.monotonic() - t0 < 1.0
     # the other node's item does not end the wait, its own does, at once (no polling)
+    t0 = time.monotonic()                 # (before the timers start: their 0.15 s count from then)
     threading.Timer(0.05, inbox.put, (down("profiler", 1),)).start()
     threading.Timer(0.15, inbox.put, (down("executor", 2),)).start()
-    t0 = time.monotonic()
     assert nodes.next("executor", 5.0).error == "#2"
     assert 0.15 <= time.monotonic() - t0 < 1.0
     assert nodes.next("profiler", 0.0).error == "#1"
