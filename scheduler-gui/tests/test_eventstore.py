@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import errno
 import os
+import pickle
 import stat
 
 import pytest
@@ -68,3 +69,12 @@ def test_the_scratch_file_has_no_name_and_is_its_owners_alone(tmp_path) -> None:
         assert f.read() == b"events"
         assert list(tmp_path.iterdir()) == []                         # nothing to plant a link at or open
         assert stat.S_IMODE(os.fstat(f.fileno()).st_mode) == 0o600
+
+
+def test_a_store_sent_to_another_process_takes_every_event_along(tmp_path) -> None:
+    store, events = EventStore(tmp_path), [made(k) for k in range(6)]
+    for e in events:
+        store.append(e)
+    store.retire(4)
+    copy = pickle.loads(pickle.dumps(store))          # (the GUI's run process sends its RunResult so)
+    assert list(copy) == events and copy.retired == 0 and len(copy) == 6

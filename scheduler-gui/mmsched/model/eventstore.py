@@ -100,6 +100,15 @@ class EventStore(Sequence[Event]):
         self._file.seek(offset)
         return pickle.loads(self._file.read(size))
 
+    # ---- across a process boundary (the GUI's run process sends its RunResult) ---------------------------
+    def __getstate__(self) -> dict:
+        """Every event, held: the scratch file is this process's alone and goes with it."""
+        return {"folder": self.folder, "events": list(self)}
+
+    def __setstate__(self, state: dict) -> None:
+        self.folder, self._held, self._base, self._file = state["folder"], state["events"], 0, None
+        self._starts, self._spans = [], []
+
     def close(self) -> None:
         """Frees the file (the retired events are gone with it); the held ones stay."""
         if self._file is not None:
