@@ -94,3 +94,26 @@ def test_only_a_run_whose_end_changes_no_ended_event_retires() -> None:
     assert not retires("mixed", keeps_byte_record=True)         # a paced bench's record judges them at the end
     assert BenchEndpoint.keeps_byte_record and not LockstepEndpoint.keeps_byte_record
     assert retirement_module.KEEP >= 256                        # the last 256 a fault reaches back to stay held
+
+
+@pytest.mark.long
+def test_a_run_in_its_own_process_that_retired_events_hands_every_one_back(tmp_path: Path) -> None:
+    """The GUI runs a run in a process of its own (mmrig.child) and takes its RunResult over a pipe: a run long
+    enough to retire events (KEEP + CHUNK and more) hands back every event, in order, as its CSV has them."""
+    import pandas as pd
+
+    from mmrig.child import RunProcess
+
+    ensure_built()
+    n = retirement_module.KEEP + retirement_module.CHUNK + 600
+    cfg = RunConfig(name="r", out=tmp_path / "r", count=n, mode="mixed", generation="periodic", rate_ms=1.0,
+                    baud=500000, raw=True)
+    last = None
+    for kind, obj in RunProcess(cfg, LockstepEndpoint()).start().messages():
+        last = (kind, obj)
+    assert last is not None and last[0] == "result", last
+    res = last[1]
+    assert len(res.events) == n and [e.event for e in res.events] == list(range(n))
+    csv = pd.read_csv(res.csv_path)
+    assert list(csv["latency_us"].round(3).fillna(-1)) == [round(e.latency_us, 3) if e.latency_us is not None
+                                                           else -1 for e in res.events]
