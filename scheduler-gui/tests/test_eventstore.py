@@ -78,3 +78,14 @@ def test_a_store_sent_to_another_process_takes_every_event_along(tmp_path) -> No
     store.retire(4)
     copy = pickle.loads(pickle.dumps(store))          # (the GUI's run process sends its RunResult so)
     assert list(copy) == events and copy.retired == 0 and len(copy) == 6
+
+
+def test_a_store_equals_the_list_of_its_events_and_says_what_it_holds(tmp_path) -> None:
+    store = EventStore(tmp_path)
+    assert store == [] and repr(store) == "EventStore([])"       # (a HIL script's `run.events == []`)
+    events = [made(k) for k in range(10)]
+    for e in events:
+        store.append(e)
+    store.retire(5)
+    assert store == events and store != events[:9] and store != [made(k) for k in range(1, 11)]
+    assert repr(store) == "EventStore(<10 events, 5 retired to its scratch file>)"

@@ -61,6 +61,19 @@ class EventStore(Sequence[Event]):
             yield from self._chunk(c)
         yield from list(self._held)               # (a snapshot: the run's thread may append meanwhile)
 
+    def __eq__(self, other: object) -> bool:
+        """Equal to a list (or another store) of the same events in the same order, as a list is: a HIL script's
+        `run.events == []` reads as it did when the run's events were a list."""
+        if not isinstance(other, (list, tuple, EventStore)):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]   # (mutable, as a list)
+
+    def __repr__(self) -> str:
+        return (f"EventStore({list(self)!r})" if len(self) <= 8 else
+                f"EventStore(<{len(self)} events, {self._base} retired to its scratch file>)")
+
     # ---- retiring --------------------------------------------------------------------------------
     @property
     def retired(self) -> int:
