@@ -39,7 +39,7 @@ def test_progress_during_a_run(make_win, qtbot, bench) -> None:
     # after it: the statistics are named for the run (not "live"), the log shows its last line
     assert win.live.stats.title() == f"Statistics: {win.result.sidecar['name']}"
     bar = win.log_view.verticalScrollBar()
-    assert bar.value() == bar.maximum()
+    assert bar.value() == bar.maximum(), win.log_view.toPlainText()[-3000:]
 
 
 def test_the_progress_and_the_statistics_count_from_one_snapshot(make_win, qtbot) -> None:

@@ -118,6 +118,10 @@ class MainWindow(QMainWindow):
         self.log_view.setReadOnly(True)
         self.log_view.setMaximumBlockCount(2000)
         self.log_view.setFixedHeight(70)
+        # the newest line in view: a long line wraps when the view lays it out, after appendPlainText returned,
+        # and the range grows then (a 150-character "done: ... files" line sat half below the view)
+        self.log_view.verticalScrollBar().rangeChanged.connect(lambda lo, hi: self.log_view.verticalScrollBar()
+                                                               .setValue(hi))
         right.addWidget(self.log_view)
         self.setCentralWidget(central)
 
@@ -233,7 +237,7 @@ class MainWindow(QMainWindow):
     # ---- messages ------------------------------------------------------------------------------------
     def say(self, text: str) -> None:
         self.log_view.appendPlainText(f"{time.strftime('%H:%M:%S')}  {text}")
-        bar = self.log_view.verticalScrollBar()     # the newest line in view (a wrapped long one left it below)
+        bar = self.log_view.verticalScrollBar()     # the newest line in view (and as it wraps: __init__)
         bar.setValue(bar.maximum())
 
     def show_problem(self, p: Problem, modal: bool = True) -> None:
