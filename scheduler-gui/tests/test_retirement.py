@@ -14,8 +14,10 @@ import pytest
 from mmhil import BenchEndpoint, LockstepEndpoint
 from mmhil.bench import ensure_built
 from mmsched.link.endpoint import Verdict
+from mmsched.model.byterecord import ByteRecord, Entry
 from mmsched.model.config import RunConfig
 from mmsched.model.event import Event
+from mmsched.model.eventbytes import Sent
 from mmsched.model.eventstore import EventStore
 from mmsched.run import retirement as retirement_module
 from mmsched.run import runner as runner_module
@@ -31,7 +33,7 @@ def run_of(out: Path, keep: int | None, monkeypatch) -> tuple[str, dict, int]:
     """(the CSV's hash, the sidecar without the host's figures, how many events retired) of an 800-event series
     at 1 kHz."""
     if keep is None:
-        monkeypatch.setattr(runner_module, "retires", lambda mode, keeps: False)
+        monkeypatch.setattr(runner_module, "retires", lambda mode: False)
     else:
         monkeypatch.setattr(runner_module, "Retirement",
                             lambda *a, **k: Retirement(*a, **k, keep=keep, chunk=32))
@@ -88,12 +90,41 @@ def test_an_event_an_open_fault_touched_stays_held(tmp_path: Path) -> None:
     assert store.retired == 3 and [e.event for e in store] == [0, 1, 2, 3, 4]
 
 
-def test_only_a_run_whose_end_changes_no_ended_event_retires() -> None:
-    assert retires("mixed", keeps_byte_record=False) and retires("verification", keeps_byte_record=False)
-    assert not retires("normal", keeps_byte_record=False)       # crowding and the budget act at the end
-    assert not retires("mixed", keeps_byte_record=True)         # a paced bench's record judges them at the end
+def test_a_normal_mode_run_keeps_its_events_and_a_paced_benchs_are_judged_at_its_end() -> None:
+    assert retires("mixed") and retires("verification")
+    assert not retires("normal")              # crowding and the budget act across events at the end
     assert BenchEndpoint.keeps_byte_record and not LockstepEndpoint.keeps_byte_record
-    assert retirement_module.KEEP >= 256                        # the last 256 a fault reaches back to stay held
+    assert retirement_module.KEEP >= 256       # the last 256 a fault reaches back to stay held
+
+
+def scheduled(k: int, outcome: str, reason: str | None) -> Event:
+    e = Event(k, k, k, "mixed", 2, 10 + k, 8 + k, 0.25, created_at=0.01 * k)
+    e.bytes.sent = Sent("executor", 12 * k, 0.01 * k, size=12, ended=0.01 * k + 0.0001)
+    e.finish(outcome, reason)
+    return e
+
+
+def test_retired_events_judged_at_the_end_by_the_byte_record_as_held_ones_are(tmp_path: Path) -> None:
+    """A paced bench's run: its record comes at the end. Events retired before are read back, judged by it and
+    written back a chunk at a time; the figures and the marks are those of the same events held in a list."""
+    refused = {3, 7, 11}                          # their SCHEDULE entered the line 5 ms late: refused past_due
+    def events() -> list[Event]:
+        return [scheduled(k, "missed", "past_due") if k in refused else scheduled(k, "ok", None) for k in range(14)]
+    record = ByteRecord({"executor": [Entry("executor", 1, 12 * k, 12, 0.01 * k + 0.0001,
+                                            0.005 if k in refused else 0.00002) for k in range(14)]})
+    verdict = Verdict(record=record, bound_us=1000.0)
+    held = events()
+    expected, why = mark_unmeasurable(held, None, verdict, 500000)
+    store = EventStore(tmp_path)
+    r = Retirement(store, FaultLedger(), tick_s=0.0071, stale_phase=1.2, keep=4, chunk=4, judge_now=False)
+    for e in events():
+        store.append(e)
+        r.ended()
+    assert store.retired == 8 and not r.judgement.marked        # not judged as they left: no record yet
+    figures, why2 = mark_unmeasurable(store, None, verdict, 500000, retired=r)
+    assert figures == expected and why2 == why and figures["unmeasurable"] == 3
+    assert [(e.event, e.measurable, e.stall_us) for e in store] == [(e.event, e.measurable, e.stall_us) for e in held]
+    assert not store[3].measurable and store[3].stall_us is not None and store.held(3) is None   # written back
 
 
 @pytest.mark.long

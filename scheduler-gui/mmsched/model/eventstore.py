@@ -4,8 +4,9 @@ chunk at a time when the run's end goes over them (its summary, histogram, maxim
 run held every event to its end, about 0.9 KB each (an Event, its EventBytes and their numbers: tracemalloc);
 retired, one costs 24 bytes of the chunks' index (its chunk's, shared) and its bytes on disk.
 
-A retired event is final: the store gives back a copy of it, read from the file, and a change to that copy is
-lost. So only events the run's end will not change are retired (retirement.py decides which and when), and
+A retired event comes back as a copy, read from the file, and a change to that copy is lost, except through
+`changing` (the run's end judging them a chunk at a time). So only events the run's end changes through it are
+retired (retirement.py decides which and when), and
 the places that change an ended event (a FIRED after its RESULT, a fault reaching back) look it up with `held`,
 which says when it is gone. Not thread-safe beyond what a list is: the run's thread appends and retires; another
 thread may take `len` (a poller's progress)."""
@@ -112,6 +113,20 @@ class EventStore(Sequence[Event]):
         offset, size = self._spans[c]
         self._file.seek(offset)
         return pickle.loads(self._file.read(size))
+
+    def changing(self) -> Iterator[list[Event]]:
+        """Every retired chunk in turn, then the held events: what the caller changed in a retired chunk is written
+        back when it asks for the next (one chunk in memory at a time). For a judgement that needs what only the
+        run's end has (a paced bench's record of the bytes: retirement.py)."""
+        for c in range(len(self._starts)):
+            chunk = self._chunk(c)
+            yield chunk
+            assert self._file is not None
+            data = pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+            offset = self._file.seek(0, 2)
+            self._file.write(data)                # (the old copy stays in the file, unread: the file is scratch)
+            self._spans[c] = (offset, len(data))
+        yield self._held
 
     # ---- across a process boundary (the GUI's run process sends its RunResult) ---------------------------
     def __getstate__(self) -> dict:

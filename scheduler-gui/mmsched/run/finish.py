@@ -52,12 +52,15 @@ def mark_unmeasurable(events: Sequence[Event], st: RunState | None, verdict: Ver
                       retired: Retirement | None = None) -> tuple[dict[str, Any], Reason | None]:
     """Validity by cause over the run's events (validity.judge_run) at the links' rate (`baud` where the run has
     no state): the sidecar's `measurability`, and the run's invalid reason when too many are not measurable.
-    `retired`: the events that left memory were judged as they left; the held ones are judged now."""
+    `retired`: the events that left memory were judged as they left, or are judged now a chunk at a time (a byte
+    record's run: retirement.py); the held ones are judged now."""
     frames = FrameArrivals(st.tc_arrivals, st.tracker.tick_len_s) if st is not None and st.tracker.ready else None
     held = events.held() if isinstance(events, EventStore) else events
     assert isinstance(held, list)
-    figures, why = judge_run(held, verdict, st.timebase.tick_s if st else 0.0, st.baud if st else baud,
-                             crowded, frames, retired.judgement if retired is not None else None, len(events))
+    later = retired is not None and not retired.judge_now and isinstance(events, EventStore) and events.retired
+    figures, why = judge_run(held, verdict, st.timebase.tick_s if st else 0.0, st.baud if st else baud, crowded,
+                             frames, retired.judgement if retired is not None and retired.judge_now else None,
+                             len(events), events.changing() if later else None)
     return figures, None if why is None else Reason("bench_lag", why)
 
 

@@ -1,13 +1,16 @@
-"""When a long run's ended events leave memory (eventstore.py), judged first as its end would judge them.
+"""When a long run's ended events leave memory (eventstore.py), and how they are judged.
 
-An event is retired only when nothing can change it any more: it has ended, it lies `KEEP` events or more behind
-the newest (a FIRED that comes after its RESULT, a fault that reaches back to the last 256 events: both find it
-held), no open fault of the rig has touched it, and the run is one whose end changes no ended event. That is a run
-whose endpoint keeps no byte record (boards, a lockstep bench: validity then judges an event by its own creation
-alone, which `validity.judge` does here, chunk by chunk, as the end would) in a mode without the end's
-normal-mode steps (crowding, the latency budget: both read the paced bench's record at the end). A paced bench's
-run keeps its events to the end: the bench hands over its record of the bytes only then (`timing`), and a
-run's events are judged by it; retiring them needs the bench to serve the record as the run goes.
+An event is retired only when nothing but the run's end's judgement can change it: it has ended, it lies `KEEP`
+events or more behind the newest (a FIRED that comes after its RESULT, a fault that reaches back to the last 256
+events: both find it held), no open fault of the rig has touched it, and the run is not in normal mode (its end
+acts across events: a FIRE crowded by the ones before it, the budget's window of 33 FIREs; and most of its
+3 KB an event is the firing's and the links' records, not the event). Validity by cause is then judged:
+
+- as the event leaves, where the endpoint keeps no byte record (boards, a lockstep bench): an event is judged by
+  its own creation alone, which `validity.judge` does here, chunk by chunk, exactly as the end would;
+- at the run's end, where it keeps one (a paced bench, whose `timing` record comes then): the end reads the
+  retired events back a chunk at a time, judges each by the record and writes it back (EventStore.changing):
+  the same judgement, one chunk in memory at a time.
 
 A run shorter than KEEP + CHUNK events retires nothing: what it writes and holds is as before."""
 
@@ -29,9 +32,9 @@ KEEP = 4096
 CHUNK = 256
 
 
-def retires(mode: str, keeps_byte_record: bool) -> bool:
-    """Whether a run's end can change none of its ended events (the module's note): then they may retire."""
-    return mode != "normal" and not keeps_byte_record
+def retires(mode: str) -> bool:
+    """Whether a run's ended events may retire (the module's note: not in normal mode)."""
+    return mode != "normal"
 
 
 @dataclass
@@ -40,9 +43,10 @@ class Retirement:
     faults: FaultLedger
     tick_s: float
     stale_phase: float                       # validity.late_creation's, at the run's line rate
+    judge_now: bool = True                   # judged as they leave (no byte record), else at the run's end
     keep: int = KEEP
     chunk: int = CHUNK
-    judgement: Judgement = field(default_factory=Judgement)   # the retired events' validity, for the run's end
+    judgement: Judgement = field(default_factory=Judgement)   # the retired events' validity (judge_now)
     failed: str | None = None                # why events stopped retiring (the scratch file failed), or None
 
     def ended(self) -> None:
@@ -55,14 +59,15 @@ class Retirement:
         n = next((i for i, e in enumerate(islice(held, self.chunk))
                   if not e.terminal or (e.fault is not None and self.faults.is_open(e.fault))), self.chunk)
         if n:
-            judged = judge(held[:n], None, None, self.stale_phase, self.tick_s)
+            judged = judge(held[:n], None, None, self.stale_phase, self.tick_s) if self.judge_now else None
             try:
                 self.store.retire(n)
             except OSError as exc:            # the run goes on holding its events, as a short one does
                 self.failed = f"the run's events stay in memory: its scratch file failed ({exc.strerror or exc})"
                 self.keep = 1 << 62
                 return
-            self.judgement.merge(judged)
+            if judged is not None:
+                self.judgement.merge(judged)
 
 
 __all__ = ["CHUNK", "KEEP", "Retirement", "retires"]

@@ -216,9 +216,10 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            if retires(cfg.mode, self.endpoint.keeps_byte_record):   # a long run's memory bounded (retirement.py)
+            if retires(cfg.mode):               # a long run's memory bounded (retirement.py)
                 self.book.retirement = Retirement(self.book.events, self.faults, self.state.timebase.tick_s,
-                                                  stale_phase(self.state.timebase.tick_s, self.state.baud))
+                                                  stale_phase(self.state.timebase.tick_s, self.state.baud),
+                                                  judge_now=not self.endpoint.keeps_byte_record)
             why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=self.state.one_fire,
                                 fires=cfg.mode == "normal")
                    if self.state.on_grid else None)

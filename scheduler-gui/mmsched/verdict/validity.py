@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable
 
 from mmanalysis.schema import MAX_UNMEASURABLE_SHARE
 from mmproto import Timecode
@@ -232,12 +232,16 @@ def stale_phase(tick_s: float, baud: int) -> float:
 
 def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
               crowded: dict[int, Cause] | None = None, frames: FrameArrivals | None = None,
-              before: Judgement | None = None, total: int | None = None) -> tuple[dict[str, Any], str | None]:
+              before: Judgement | None = None, total: int | None = None,
+              chunks: Iterable[list[Any]] | None = None) -> tuple[dict[str, Any], str | None]:
     """A run's judgement: every event judged (`judge`) by the endpoint's verdict (its byte record, bound,
     stalls and window), the sidecar's `measurability`, and why the run is invalid (more than
-    MAX_UNMEASURABLE_SHARE of its events not measurable) or None. `before`: the judgement of the run's events
-    retired before its end (retirement.py), `total` events in all with them (None: `events` are all)."""
-    j = judge(events, verdict.record, verdict.bound_us, stale_phase(tick_s, baud), tick_s, crowded, frames)
+    MAX_UNMEASURABLE_SHARE of its events not measurable) or None. A long run's (retirement.py): `before`, the
+    judgement of the events judged as they retired; `chunks`, its events a chunk at a time instead of `events`
+    (the retired ones read back and written back: EventStore.changing); `total` events in all (None: `events`)."""
+    j = Judgement()
+    for chunk in ([events] if chunks is None else chunks):
+        j.merge(judge(chunk, verdict.record, verdict.bound_us, stale_phase(tick_s, baud), tick_s, crowded, frames))
     if before is not None:
         j.merge(before)
     n = len(events) if total is None else total
