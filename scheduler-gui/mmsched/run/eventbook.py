@@ -37,7 +37,7 @@ class EventBook:
     journal: Journal | None = None            # cfg.out only: each event's row as it ends
     state: RunState | None = None             # from the handshake on (its matcher and generator follow each event)
     events: EventStore = field(default_factory=EventStore)
-    retirement: Retirement | None = None      # a long run whose end changes no ended event: they leave memory
+    retirement: Retirement | None = None      # mixed, verification: a long run's ended events leave memory
     broke: Event | None = None                # the event past break_us
     # the events not ended yet, by number, in the order they were made: each leaves as it ends (`ended`), so the
     # loop's every look at them costs what is in flight, not what the run has made (a kilohertz run that rebuilt

@@ -70,7 +70,8 @@ def judge(r: RunRecord, verdict: Verdict, book: EventBook, recovery: Recovery) -
     bench injected, the fault ledger's reasons, validity by cause, normal mode's budget, then the summary and the
     invariant. The run's invalid reasons go into `r.invalid`."""
     cfg, st, events, invalid = r.cfg, r.state, r.events, r.invalid
-    # the events still held: the ones retired before the end are final, judged as they left (retirement.py)
+    # the steps that change events act on the held ones: the retired ones were judged as they left, or are judged
+    # by the byte record a chunk at a time (mark_unmeasurable, retirement.py)
     retirement, book.retirement = book.retirement, None    # nothing leaves memory from here: the end may change
     held = events.held() if isinstance(events, EventStore) else events     # the held ones
     assert isinstance(held, list)
