@@ -43,6 +43,7 @@ class EventCycles:
     moment: int
     edge: int
     tick_edge: int
+    prev_tick_edge: int | None = None      # the tick's before it, where the trace holds it
 
 
 def find_event(tr: ExecTrace, scheduled_tc: int, event_id: int, due_cycles: int = 0,
@@ -70,7 +71,7 @@ def find_event(tr: ExecTrace, scheduled_tc: int, event_id: int, due_cycles: int 
             if c >= limit:
                 break
             if ident == event_id:
-                return EventCycles(moment, c, cycles[k])
+                return EventCycles(moment, c, cycles[k], cycles[k - 1] if k > 0 else None)
     raise ExplainError(f"the executor trace ({tr.path.name}) holds tick {scheduled_tc}'s edge but no event edge "
                        f"with id {event_id} after it" + (f" in tick {result_tc}" if result_tc is not None else ""))
 
@@ -115,8 +116,8 @@ def _pcint_taken(tr: ExecTrace, edge: int, before: int) -> int | None:
                 None)
 
 
-def _stamp_late(tr: ExecTrace, tick_edge: int, moment: int, due_cycles: int) -> tuple[int, str, float] | None:
-    """How late the executor set the compare of a moment `due_cycles` into the tick of `tick_edge` through its
+def _stamp_late(tr: ExecTrace, where: EventCycles, due_cycles: int) -> tuple[int, str, float] | None:
+    """How late the executor set the compare of a moment `due_cycles` into the event's tick (`where`) through its
     stamps of the ticks' edges, in cycles, in words, and the stamp's own lateness in us (None: less than a count).
 
     It stamps an edge (edge_t: TCNT1) as the pin change interrupt is taken (executor/port/avr/board.c) and places
@@ -125,12 +126,10 @@ def _stamp_late(tr: ExecTrace, tick_edge: int, moment: int, due_cycles: int) -> 
     previous edge's lateness (the length stretched). At 1 kHz a moment's own compare handler (38.5 us) over a tick's
     edge held PCINT2 up to 36 us, and the tick's moments went out up to twice that late (docs/long-runs.md).
     Under one count of Timer1 (F_CPU/64: 4 us) the compare's two counts of margin take it in."""
-    taken = _pcint_taken(tr, tick_edge, moment)
+    tick_edge, prev = where.tick_edge, where.prev_tick_edge
+    taken = _pcint_taken(tr, tick_edge, where.moment)
     if taken is None:
         return None
-    ticks = [c for c, _ in timecode_edges(tr)]
-    k = bisect.bisect_left(ticks, tick_edge)
-    prev = ticks[k - 1] if 0 < k <= len(ticks) and ticks[k - 1] < tick_edge else None
     prev_taken = _pcint_taken(tr, prev, tick_edge) if prev is not None else None
     held = taken - tick_edge
     stretch = 0
@@ -286,7 +285,7 @@ def explain_exec_event(row: dict[str, Any], sidecar: dict[str, Any], tr: ExecTra
     else:
         at, vector = entry
         start = where.moment
-        late = _stamp_late(tr, where.tick_edge, where.moment, due_cycles) if due_cycles else None
+        late = _stamp_late(tr, where, due_cycles) if due_cycles else None
         if late is not None:           # the compare could not fire before the moment plus the stamps' lateness
             span = min(late[0], at - start)
             acc.add("exec.entry.late_stamp", span, late[1], {"stamp_late_us": late[2]})

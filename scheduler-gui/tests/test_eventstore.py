@@ -46,8 +46,8 @@ def test_a_retired_event_comes_back_as_a_copy_and_held_says_it_is_gone(tmp_path)
     store.retire(2)
     store[0].latency_us = -1.0                 # a change to the copy is not the store's
     assert store[0].latency_us == 50.0
-    assert store.held(0) is None and store.held(1) is None and store.held(2) is store[2]
-    assert store.held(4) is None and store.held() == [store[2], store[3]]
+    assert store.held_at(0) is None and store.held_at(1) is None and store.held_at(2) is store[2]
+    assert store.held_at(4) is None and store.held == [store[2], store[3]]
 
 
 def test_a_scratch_file_that_cannot_be_written_leaves_the_events_held(tmp_path, monkeypatch) -> None:

@@ -124,7 +124,7 @@ def test_retired_events_judged_at_the_end_by_the_byte_record_as_held_ones_are(tm
     figures, why2 = mark_unmeasurable(store, None, verdict, 500000, retired=r)
     assert figures == expected and why2 == why and figures["unmeasurable"] == 3
     assert [(e.event, e.measurable, e.stall_us) for e in store] == [(e.event, e.measurable, e.stall_us) for e in held]
-    assert not store[3].measurable and store[3].stall_us is not None and store.held(3) is None   # written back
+    assert not store[3].measurable and store[3].stall_us is not None and store.held_at(3) is None   # written back
 
 
 @pytest.mark.long

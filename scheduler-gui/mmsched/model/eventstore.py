@@ -7,7 +7,7 @@ retired, one costs 24 bytes of the chunks' index (its chunk's, shared) and its b
 A retired event comes back as a copy, read from the file, and a change to that copy is lost, except through
 `changing` (the run's end judging them a chunk at a time). So only events the run's end changes through it are
 retired (retirement.py decides which and when), and
-the places that change an ended event (a FIRED after its RESULT, a fault reaching back) look it up with `held`,
+the places that change an ended event (a FIRED after its RESULT, a fault reaching back) look it up with `held_at`,
 which says when it is gone. Not thread-safe beyond what a list is: the run's thread appends and retires; another
 thread may take `len` (a poller's progress)."""
 
@@ -81,10 +81,13 @@ class EventStore(Sequence[Event]):
         """How many of the first events are retired (read back from the file, not held)."""
         return self._base
 
-    def held(self, k: int | None = None) -> Event | list[Event] | None:
-        """Event K as the run holds it (None: retired, final), or every held event (K None)."""
-        if k is None:
-            return self._held
+    @property
+    def held(self) -> list[Event]:
+        """The events in memory (the newest), in order: the run's own objects."""
+        return self._held
+
+    def held_at(self, k: int) -> Event | None:
+        """Event K as the run holds it, or None: retired (final) or not made."""
         return self._held[k - self._base] if self._base <= k < len(self) else None
 
     def tail(self, n: int) -> list[Event]:

@@ -55,12 +55,11 @@ def mark_unmeasurable(events: Sequence[Event], st: RunState | None, verdict: Ver
     `retired`: the events that left memory were judged as they left, or are judged now a chunk at a time (a byte
     record's run: retirement.py); the held ones are judged now."""
     frames = FrameArrivals(st.tc_arrivals, st.tracker.tick_len_s) if st is not None and st.tracker.ready else None
-    held = events.held() if isinstance(events, EventStore) else events
-    assert isinstance(held, list)
+    held = events.held if isinstance(events, EventStore) else list(events)
     later = retired is not None and not retired.judge_now and isinstance(events, EventStore) and events.retired
-    figures, why = judge_run(held, verdict, st.timebase.tick_s if st else 0.0, st.baud if st else baud, crowded,
-                             frames, retired.judgement if retired is not None and retired.judge_now else None,
-                             len(events), events.changing() if later else None)
+    figures, why = judge_run(events.changing() if later else [held], len(events), verdict,
+                             st.timebase.tick_s if st else 0.0, st.baud if st else baud, crowded, frames,
+                             retired.judgement if retired is not None else None)
     return figures, None if why is None else Reason("bench_lag", why)
 
 
@@ -73,8 +72,7 @@ def judge(r: RunRecord, verdict: Verdict, book: EventBook, recovery: Recovery) -
     # the steps that change events act on the held ones: the retired ones were judged as they left, or are judged
     # by the byte record a chunk at a time (mark_unmeasurable, retirement.py)
     retirement, book.retirement = book.retirement, None    # nothing leaves memory from here: the end may change
-    held = events.held() if isinstance(events, EventStore) else events     # the held ones
-    assert isinstance(held, list)
+    held = events.held if isinstance(events, EventStore) else list(events)
     invalid += verdict.reasons
     crowded = (judge_crowding(events, verdict.record, st.one_fire, st.baud, r.faults)
                if st is not None and cfg.mode == "normal" else {})

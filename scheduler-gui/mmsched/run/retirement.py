@@ -52,9 +52,8 @@ class Retirement:
     def ended(self) -> None:
         """An event ended: when KEEP + CHUNK are held, the oldest CHUNK leave (fewer: up to the first that may
         still change), judged first."""
-        held = self.store.held()
-        assert isinstance(held, list)
-        if len(held) < self.keep + self.chunk:
+        held = self.store.held
+        if self.failed is not None or len(held) < self.keep + self.chunk:
             return
         n = next((i for i, e in enumerate(islice(held, self.chunk))
                   if not e.terminal or (e.fault is not None and self.faults.is_open(e.fault))), self.chunk)
@@ -64,7 +63,6 @@ class Retirement:
                 self.store.retire(n)
             except OSError as exc:            # the run goes on holding its events, as a short one does
                 self.failed = f"the run's events stay in memory: its scratch file failed ({exc.strerror or exc})"
-                self.keep = 1 << 62
                 return
             if judged is not None:
                 self.judgement.merge(judged)

@@ -195,8 +195,8 @@ class SeriesRun:
         if ev is None:
             k = st.series.k_made(tag, st.grid.next_k)
             if k is not None:
-                done = self.book.events.held(k)     # (retired, it is final: its row went out without it)
-                if isinstance(done, Event) and done.fired_tc is None:
+                done = self.book.events.held_at(k)     # (retired, it is final: its row went out without it)
+                if done is not None and done.fired_tc is None:
                     done.fired_tc = fired_tc
                     self.view.notify("event", done)
                 self.tally.count("series_fired_after_result")

@@ -1,7 +1,8 @@
 """Writing a run: NAME.csv (one row per event, columns of docs/data-format.md in order) and NAME.json
 (the sidecar). `pandas.read_csv("NAME.csv")` with no arguments reads it right.
 
-Crash-safe and never through a planted link: each file is written by mmanalysis.safefiles.atomic_write (a new
+Crash-safe and never through a planted link: each file is written through mmanalysis.safefiles (`replacing`,
+the CSV streamed a chunk at a time; `atomic_write`, the sidecar: a new
 temporary file in the same directory, ".NAME.csv.XXXX.tmp", which no reader takes for a run, flushed and fsynced,
 then renamed over NAME.csv / NAME.json).
 The CSV goes first, the sidecar last; the sidecar holds the CSV's SHA-256 (`csv_sha256`), so a CSV left
@@ -49,12 +50,8 @@ def csv_chunks(events: Iterable[Event], rows: int = 4096) -> Iterator[bytes]:
     yield buf.getvalue().encode("utf-8")
 
 
-def csv_bytes(events: Iterable[Event]) -> bytes:
-    return b"".join(csv_chunks(events))
-
-
 def csv_line(values: Sequence[object]) -> bytes:
-    """One line of the run CSV (the header's names, or an event's row()) as csv_bytes writes it."""
+    """One line of the run CSV (the header's names, or an event's row()) as csv_chunks writes it."""
     buf = io.StringIO(newline="")
     csv.writer(buf, lineterminator="\n").writerow([_cell(v) for v in values])
     return buf.getvalue().encode("utf-8")

@@ -230,21 +230,20 @@ def stale_phase(tick_s: float, baud: int) -> float:
     return 1.0 + wire_time_s(Timecode, baud) / tick_s + LATE_READ_MARGIN_TICKS if tick_s else 1e9
 
 
-def judge_run(events: list[Any], verdict: Any, tick_s: float, baud: int,
+def judge_run(chunks: Iterable[list[Any]], n: int, verdict: Any, tick_s: float, baud: int,
               crowded: dict[int, Cause] | None = None, frames: FrameArrivals | None = None,
-              before: Judgement | None = None, total: int | None = None,
-              chunks: Iterable[list[Any]] | None = None) -> tuple[dict[str, Any], str | None]:
+              before: Judgement | None = None) -> tuple[dict[str, Any], str | None]:
     """A run's judgement: every event judged (`judge`) by the endpoint's verdict (its byte record, bound,
     stalls and window), the sidecar's `measurability`, and why the run is invalid (more than
-    MAX_UNMEASURABLE_SHARE of its events not measurable) or None. A long run's (retirement.py): `before`, the
-    judgement of the events judged as they retired; `chunks`, its events a chunk at a time instead of `events`
-    (the retired ones read back and written back: EventStore.changing); `total` events in all (None: `events`)."""
+    MAX_UNMEASURABLE_SHARE of its `n` events not measurable) or None. The events come in `chunks` (a run's
+    list whole, or a long run's retired events read back and written back a chunk at a time:
+    EventStore.changing); `before`, the judgement of those judged as they retired (retirement.py)."""
     j = Judgement()
-    for chunk in ([events] if chunks is None else chunks):
-        j.merge(judge(chunk, verdict.record, verdict.bound_us, stale_phase(tick_s, baud), tick_s, crowded, frames))
     if before is not None:
         j.merge(before)
-    n = len(events) if total is None else total
+    stale = stale_phase(tick_s, baud)
+    for chunk in chunks:
+        j.merge(judge(chunk, verdict.record, verdict.bound_us, stale, tick_s, crowded, frames))
     late = sum(1 for c in j.marked.values() if c.byte == "late creation")
     share = j.share(n)
     reason = None
