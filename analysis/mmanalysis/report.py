@@ -383,9 +383,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     run_html = [run_html_row(r) for _, r in per_run.iterrows() if r["run"] in shown]
     comp_rows = [[r[h] for h in COMPARE_HEADERS] for _, r in comp.iterrows()]
     paper_rows = [[p.section, p.experiment, p.says] for p in PAPER]
-    # the runs shown, once for the load table and the worst events (plots._runs of no runs is every run: none
-    # shown, none listed and none explained)
-    shown_runs = plots._runs(data, shown) if shown else []
+    shown_runs = plots._runs(data, shown) if shown else []   # (_runs of none is all: none shown, none listed)
     loads = load_rows(data, shown_runs)
     worst = explainreport.worst_events(data, shown_runs, use_trace=host_trace)
     warn = ("**SYNTHETIC DATA** (mmanalysis.synth): these numbers come from a model, not from a measurement."
