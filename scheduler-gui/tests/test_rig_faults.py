@@ -142,10 +142,10 @@ def test_a_fault_excused_for_the_events_it_touched_stays_recorded_but_voids_noth
     crowded, other = ev(1), ev(2)
     led.raise_("no_answer", "profiler", 1.0, "FIRE of event 1 (tag 2) never answered", (crowded,), window=False)
     assert [r.code for r in led.reasons()] == ["no_answer"]
-    assert led.excuse([crowded], "no_answer", "crowded") == 1
+    assert led.excuse({crowded.event}, "no_answer", "crowded") == 1
     assert led.reasons() == [] and led.section()[0]["excused"] == "crowded"
     led.raise_("no_answer", "profiler", 2.0, "FIRE of event 2 (tag 3) never answered", (other,), window=False)
-    assert led.excuse([crowded], "no_answer", "crowded") == 0
+    assert led.excuse({crowded.event}, "no_answer", "crowded") == 0
     assert [r.code for r in led.reasons()] == ["no_answer"] and "event 2" in led.reasons()[0].text
 
 

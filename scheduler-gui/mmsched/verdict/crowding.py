@@ -9,7 +9,8 @@ once, or the firing thread's gap too short). Such a loss is the rig's, judged by
 
 from __future__ import annotations
 
-from typing import Any
+from bisect import insort
+from typing import Any, Iterable
 
 from ..model.grid import event_busy_s, fire_busy_s
 from ..model.byterecord import ByteRecord
@@ -21,7 +22,13 @@ from .validity import Cause
 AVR_RING = 32
 
 
-def crowded_fires(events: list[Any], record: ByteRecord, busy_s: float, window: int = 1) -> dict[int, Cause]:
+# How far a FIRE may come before one made earlier in the order of writing: the firing thread writes them in the
+# order of their moments, which is the order they are made (a grid's moments inside one tick are made in order
+# too); this many is room beyond that for a reorder the rig never makes.
+SETTLE = 256
+
+
+def crowded_fires(events: Iterable[Any], record: ByteRecord, busy_s: float, window: int = 1) -> dict[int, Cause]:
     """Normal mode: the events whose FIRE went unanswered though it entered the profiler's line less than
     `window` x `busy_s` after the FIRE `window` before it: faster than the profiler takes them. On a profiler that
     takes one FIRE at a time (window 1, busy_s grid.fire_busy_s) it may still have held the one before; on the AVR
@@ -29,21 +36,24 @@ def crowded_fires(events: list[Any], record: ByteRecord, busy_s: float, window: 
     than the PC wrote them (a displacement of the endpoint: the firing thread keeps them further apart, firing.py)
     or the profiler took longer than allowed for: the loss is the rig's either way, and only that event is not
     measurable (the ones before were answered). (A paced run beside a busy host: a FIRE entered the 8051's line
-    48 ms after the PC wrote it, the next one, written 73 ms later, 25 ms after it, and was lost.)"""
-    fires = sorted((e for e in events if e.mode == "normal" and e.bytes.sent is not None),
-                   key=lambda e: e.bytes.sent.at)
+    48 ms after the PC wrote it, the next one, written 73 ms later, 25 ms after it, and was lost.)
+
+    One pass over `events` in the order made (a long run's are read back from its scratch file, eventstore.py),
+    holding the last `window` + SETTLE FIREs in the order written: each is judged once the FIREs written before
+    it have all come."""
     out: dict[int, Cause] = {}
-    for i in range(window, len(fires)):
-        before, e = fires[i - window], fires[i]
+    fires: list[Any] = []                    # the last FIREs, in the order written
+
+    def judge(before: Any, e: Any) -> None:
         if e.outcome != "lost" or e.reason != "no_answer":
-            continue
+            return
         a = record.entry(before.bytes.sent.node, before.bytes.sent.gen, before.bytes.sent.offset)
         b = record.entry(e.bytes.sent.node, e.bytes.sent.gen, e.bytes.sent.offset)
         if a is None or b is None:
-            continue
+            return
         on_line, wrote = b.entered - a.entered, e.bytes.sent.at - before.bytes.sent.at
         if on_line >= busy_s * window:
-            continue
+            return
         if window == 1:
             why = (f"FIRE entered the profiler's line {on_line * 1e3:.1f} ms after event {before.event}'s "
                    f"(written {wrote * 1e3:.1f} ms after it): the profiler, which takes one FIRE at a time, may "
@@ -53,6 +63,16 @@ def crowded_fires(events: list[Any], record: ByteRecord, busy_s: float, window: 
                    f"{window} FIREs before it (written {wrote * 1e3:.1f} ms apart): faster than the profiler puts "
                    f"their RESULTs out ({busy_s * 1e6:.0f} us each), its ring of {window} full")
         out[e.event] = Cause("crowded FIRE", round((busy_s * window - on_line) * 1e6, 1), why)
+
+    for e in events:
+        if e.mode != "normal" or e.bytes.sent is None:
+            continue
+        insort(fires, e, key=lambda f: f.bytes.sent.at)
+        if len(fires) > window + SETTLE:     # the first `window` of the run are never judged: none came before
+            judge(fires[0], fires[window])
+            del fires[0]
+    for i in range(window, len(fires)):
+        judge(fires[i - window], fires[i])
     return out
 
 
@@ -62,7 +82,7 @@ def counters_explained(crowded: dict[int, Cause]) -> dict[str, dict[str, int]]:
     return {"profiler": {"node_a": len(crowded)}}
 
 
-def judge_crowding(events: list[Any], record: ByteRecord | None, one_fire: bool, baud: int, faults: Any
+def judge_crowding(events: Iterable[Any], record: ByteRecord | None, one_fire: bool, baud: int, faults: Any
                    ) -> dict[int, Cause]:
     """A normal run's crowded FIREs (`crowded_fires`: one at a time on the 8051, the ring's worth on the AVR),
     their no_answer faults excused in `faults` (a FaultLedger); {} without a byte record."""
@@ -71,6 +91,6 @@ def judge_crowding(events: list[Any], record: ByteRecord | None, one_fire: bool,
     crowded = (crowded_fires(events, record, fire_busy_s(baud)) if one_fire
                else crowded_fires(events, record, event_busy_s(baud), AVR_RING))
     if crowded:
-        faults.excuse([e for e in events if e.event in crowded], "no_answer",
+        faults.excuse(crowded.keys(), "no_answer",
                       "the FIREs before it came to the profiler faster than it takes them (measurability.events)")
     return crowded

@@ -21,7 +21,7 @@ One definition of the kinds (their titles and texts for every view are mmanalysi
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 from ..model.reason import Reason
 from ..model.event import Event
@@ -132,14 +132,14 @@ class FaultLedger:
                     if ev.outcome == "lost" and ev.reason == kind:
                         ev.reason = by
 
-    def excuse(self, events: Iterable[Event], kind: str, why: str) -> int:
-        """The faults of `kind` that touched only these events were no fault of the run: the events are judged
-        not measurable for what caused them (crowding.crowded_fires). They stay in the sidecar with `why`,
-        but make no invalid reason. Returns how many were excused."""
-        these = {id(e) for e in events}
+    def excuse(self, numbers: Collection[int], kind: str, why: str) -> int:
+        """The faults of `kind` that touched only the events numbered `numbers` were no fault of the run: the
+        events are judged not measurable for what caused them (crowding.crowded_fires). They stay in the sidecar
+        with `why`, but make no invalid reason. Returns how many were excused. (By number, not by the objects: a
+        long run's ended events are read back from its scratch file as copies, eventstore.py.)"""
         n = 0
         for f in self.faults:
-            if f.kind == kind and f.excused is None and f.touched and all(id(e) in these for e in f.touched):
+            if f.kind == kind and f.excused is None and f.touched and all(e.event in numbers for e in f.touched):
                 f.excused = why
                 n += 1
         return n
