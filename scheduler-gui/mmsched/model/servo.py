@@ -29,9 +29,11 @@ the estimate (`anchor_written_at`) is what validity by cause judges a discipline
 
 from __future__ import annotations
 
-import bisect
+from array import array
 from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, islice
 
 MAX_DRIFT = 200e-6          # crystals are good to ~50 ppm; a larger fitted slope is noise, not drift
 BLOCK = 16                  # FIREs per drift anchor
@@ -65,12 +67,15 @@ def anchor(pts: list[tuple[float, float]], tolerance_s: float) -> tuple[float, f
     return None if b is None else next(p for p in pts if p[1] == b)
 
 
-def fit_drift(anchors: list[tuple[float, float]]) -> float:
+def fit_drift(anchors: Sequence[tuple[float, float]]) -> float:
     """Least-squares slope of base over host time through block anchors; 0 over less than DRIFT_SPAN_S."""
-    if len(anchors) < 3 or anchors[-1][0] - anchors[0][0] < DRIFT_SPAN_S:
+    return fit_slope([a[0] for a in anchors], [a[1] for a in anchors])
+
+
+def fit_slope(t: Sequence[float], b: Sequence[float]) -> float:
+    """fit_drift of anchors given as their host times `t` and bases `b` (two arrays: a long run's are many)."""
+    if len(t) < 3 or t[-1] - t[0] < DRIFT_SPAN_S:
         return 0.0
-    t = [a[0] for a in anchors]
-    b = [a[1] for a in anchors]
     tm, bm = sum(t) / len(t), sum(b) / len(b)
     den = sum((x - tm) ** 2 for x in t)
     slope = sum((x - tm) * (y - bm) for x, y in zip(t, b)) / den if den > 0 else 0.0
@@ -137,22 +142,59 @@ class ClockServo:
         return None if b is None else b + timecode * self.tick_s
 
 
+def drift_of(bounds: Iterable[tuple[float, float]], tolerance_s: float = 20e-6) -> float:
+    """The drift over a whole run, for its reference (reference_bases): the slope through the anchors of each
+    BLOCK of its usable FIREs' (written_at, bound), in the order given. One pass, keeping the anchors only (an
+    anchor a BLOCK of FIREs, 16 bytes): a long run's FIREs are read back from its scratch file (eventstore.py)."""
+    t, b = array("d"), array("d")
+    block: list[tuple[float, float]] = []
+
+    def add(a: tuple[float, float] | None) -> None:
+        if a is not None:
+            t.append(a[0])
+            b.append(a[1])
+
+    for p in bounds:
+        block.append(p)
+        if len(block) == BLOCK:
+            add(anchor(block, tolerance_s))
+            block = []
+    if block:
+        add(anchor(block, tolerance_s))
+    return fit_slope(t, b)
+
+
+class ReferenceWindow:
+    """The budget's reference as a run's events go by in order: for event `i` written at host time `at`, the base
+    of the window of usable FIREs centred on it (`half_window` before it, `half_window` + 1 from it on), each bound
+    carried to `at` by the run's drift (drift_of). `good` gives the usable FIREs' (index, written_at, bound) in
+    order, read ahead of the events by half a window: one pass, the window alone held."""
+
+    def __init__(self, good: Iterator[tuple[int, float, float]], drift: float, half_window: int = 16,
+                 tolerance_s: float = 20e-6) -> None:
+        self._good, self.drift, self.half, self.tolerance_s = good, drift, half_window, tolerance_s
+        self._before: deque[tuple[int, float, float]] = deque(maxlen=half_window)
+        self._ahead: deque[tuple[int, float, float]] = deque()
+
+    def base(self, i: int, at: float) -> float | None:
+        while self._ahead and self._ahead[0][0] < i:
+            self._before.append(self._ahead.popleft())
+        while len(self._ahead) < self.half + 1 and (nxt := next(self._good, None)) is not None:
+            (self._before if nxt[0] < i else self._ahead).append(nxt)
+        near = [(t, b + self.drift * (at - t)) for _, t, b in chain(self._before, islice(self._ahead, self.half + 1))]
+        a = anchor(near, self.tolerance_s)
+        return None if a is None else a[1]
+
+
 def reference_bases(points: list[tuple[float, float] | None], usable: list[bool], tick_s: float, floor_s: float,
                     half_window: int = 16, tolerance_s: float = 20e-6) -> list[float | None]:
     """After the run: for every FIRE (written_at, stamp_s), or None for an event without one, the base of a
     window of usable FIREs centred on it (the servo's rule, with the FIREs after it too: the budget's
     reference), with the drift fitted over the whole run. Unusable FIREs (a stall met them) get a base but
-    give none."""
-    good = [i for i, p in enumerate(points) if p is not None and usable[i]]
-    bounds = {i: (points[i][0], lower_bound(*points[i], floor_s)) for i in good}   # type: ignore[misc]
-    blocks = [anchor([bounds[i] for i in good[k:k + BLOCK]], tolerance_s) for k in range(0, len(good), BLOCK)]
-    drift = fit_drift([a for a in blocks if a is not None])
-    out: list[float | None] = [None] * len(points)
-    for i, p in enumerate(points):
-        if p is None:
-            continue
-        k = bisect.bisect_left(good, i)
-        near = [(t, b + drift * (p[0] - t)) for t, b in (bounds[j] for j in good[max(0, k - half_window):k + half_window + 1])]
-        a = anchor(near, tolerance_s)
-        out[i] = None if a is None else a[1]
-    return out
+    give none. (A run's events read in passes: drift_of, then ReferenceWindow; budget.apply_budget.)"""
+    def good() -> Iterator[tuple[int, float, float]]:
+        return ((i, p[0], lower_bound(p[0], p[1], floor_s)) for i, p in enumerate(points)
+                if p is not None and usable[i])
+    window = ReferenceWindow(good(), drift_of(((t, b) for _, t, b in good()), tolerance_s), half_window,
+                             tolerance_s)
+    return [None if p is None else window.base(i, p[0]) for i, p in enumerate(points)]

@@ -21,8 +21,9 @@ Every measured normal-mode latency is split into five parts that add up to it:
 from __future__ import annotations
 
 import statistics
+from array import array
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -30,7 +31,8 @@ from mmanalysis.latstats import latency_stats
 from mmanalysis.schema import BUDGET_COLUMNS, MEASURED
 
 from ..model.event import Event
-from ..model.servo import reference_bases
+from ..model.eventstore import EventStore
+from ..model.servo import ReferenceWindow, drift_of, lower_bound
 
 
 @dataclass
@@ -63,43 +65,62 @@ def write_end(e: Event, entered: Callable[[Event], float | None] | None) -> floa
     return end
 
 
-def apply_budget(events: list[Event], tick_s: float, floor_us: float | None, tick_counts: int = 1,
+def apply_budget(events: Sequence[Event], tick_s: float, floor_us: float | None, tick_counts: int = 1,
                  entered: Callable[[Event], float | None] | None = None) -> int:
     """Fills the budget columns of the normal-mode events that have a FIRE, its stamp and a latency (an event
     due inside its tick, `due_counts` of `tick_counts`, is aimed at that moment). `entered(ev)`: when the
-    endpoint recorded its FIRE's bytes entering the line (host clock), or None. Returns how many got one."""
+    endpoint recorded its FIRE's bytes entering the line (host clock), or None. Returns how many got one.
+
+    In passes over the events in order (a long run's are read back from its scratch file, eventstore.py, and
+    changed a chunk at a time): the drift over the whole run (servo.drift_of), then each event's reference
+    (servo.ReferenceWindow, reading the usable FIREs half a window ahead of the one it fills)."""
     floor = floor_us or 0.0
-    ends = [write_end(e, entered) for e in events]
-    # the reference counts from the write's end: the fastest FIRE's path beyond its own write call is the line's
-    # zero, so a write call (the PC's) is never taken for part of the clocks' offset
-    points = [(end, e.stamp_s) if end is not None and e.stamp_s is not None else None for e, end in zip(events, ends)]
-    usable = [e.measurable and e.outcome in MEASURED for e in events]
-    bases = reference_bases(points, usable, tick_s, floor / 1e6)
-    n = 0
-    for e, base, end in zip(events, bases, ends):
-        if base is None or e.fire_at is None or e.written_at is None or end is None or e.latency_us is None:
-            continue
-        due = base + (e.scheduled_tc + e.due_counts / tick_counts) * tick_s
-        e.est_error_us = round((e.fire_at - due) * 1e6, 3)
-        e.wakeup_us = round((e.written_at - e.fire_at) * 1e6, 3)
-        e.write_us = round((end - e.written_at) * 1e6, 3)
-        e.floor_us = round(floor, 3)
-        e.line_us = round(e.latency_us - e.est_error_us - e.wakeup_us - e.write_us - e.floor_us, 3)
-        n += 1
+
+    def good() -> Iterator[tuple[int, float, float]]:
+        # the reference counts from the write's end: the fastest FIRE's path beyond its own write call is the
+        # line's zero, so a write call (the PC's) is never taken for part of the clocks' offset
+        for i, e in enumerate(events):
+            end = write_end(e, entered)
+            if end is not None and e.stamp_s is not None and e.measurable and e.outcome in MEASURED:
+                yield i, end, lower_bound(end, e.stamp_s, floor / 1e6)
+
+    window = ReferenceWindow(good(), drift_of((t, b) for _, t, b in good()))
+    n = i = 0
+    for chunk in events.changing() if isinstance(events, EventStore) else [events]:
+        for e in chunk:
+            end = write_end(e, entered)
+            base = window.base(i, end) if end is not None and e.stamp_s is not None else None
+            i += 1
+            if base is None or e.fire_at is None or e.written_at is None or end is None or e.latency_us is None:
+                continue
+            due = base + (e.scheduled_tc + e.due_counts / tick_counts) * tick_s
+            e.est_error_us = round((e.fire_at - due) * 1e6, 3)
+            e.wakeup_us = round((e.written_at - e.fire_at) * 1e6, 3)
+            e.write_us = round((end - e.written_at) * 1e6, 3)
+            e.floor_us = round(floor, 3)
+            e.line_us = round(e.latency_us - e.est_error_us - e.wakeup_us - e.write_us - e.floor_us, 3)
+            n += 1
     return n
 
 
 def budget_summary(events: Iterable[Event], floor: Floor, disciplined: bool) -> dict[str, Any]:
     """The sidecar's `budget`: each part's p50 / p99 / max over the measured, measurable rows that have
-    one, and which part holds the median back most."""
-    rows = [e for e in events if e.outcome in MEASURED and e.measurable and e.est_error_us is not None]
+    one, and which part holds the median back most. One pass, keeping the parts' numbers (a long run's events
+    are read back from its scratch file)."""
+    columns = {col: array("d") for col in BUDGET_COLUMNS}
+    for e in events:
+        if e.outcome in MEASURED and e.measurable and e.est_error_us is not None:
+            for col, values in columns.items():
+                v = getattr(e, col)
+                values.append(np.nan if v is None else v)
+    n = len(columns[BUDGET_COLUMNS[0]])
     parts: dict[str, Any] = {}
-    for col in BUDGET_COLUMNS:
-        st = latency_stats(np.array([getattr(e, col) for e in rows], dtype=float))
+    for col, values in columns.items():
+        st = latency_stats(np.frombuffer(values, dtype=float) if n else np.array([], dtype=float))
         parts[col] = {k: (None if np.isnan(st[k]) else round(float(st[k]), 3)) for k in ("mean", "p50", "p99", "max")}
     largest = max(BUDGET_COLUMNS, key=lambda c: parts[c]["p50"] if parts[c]["p50"] is not None else -np.inf) \
-        if rows else None
-    return {"target": "disciplined" if disciplined else "naive", "n": len(rows), "parts": parts,
+        if n else None
+    return {"target": "disciplined" if disciplined else "naive", "n": n, "parts": parts,
             "largest_p50": largest, "floor": floor.sidecar(),
             "reference": "tick starts placed by the profiler's own FIRE stamps (servo.py), a window of 33 FIREs "
                          "centred on each event; a constant write delay is inside est_error_us"}
