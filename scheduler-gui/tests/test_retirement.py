@@ -1,7 +1,8 @@
 """A long run's ended events leave memory (retirement.py, eventstore.py): a lockstep run that retires them writes
 the same CSV and the same figures as one that holds every event to its end; an event is judged before it leaves
 (the scheduler's own late creation) and counted at the end; one an open fault touched stays held; a run whose end
-reads a byte record (a paced bench) or acts on normal mode's events keeps them all."""
+reads a byte record (a paced bench) judges the retired ones by it a chunk at a time, and normal mode's end, which
+acts across events, judges them as it does a list."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import hashlib
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mmhil import BenchEndpoint, LockstepEndpoint
@@ -17,13 +19,18 @@ from mmsched.link.endpoint import Verdict
 from mmsched.model.byterecord import ByteRecord, Entry
 from mmsched.model.config import RunConfig
 from mmsched.model.event import Event
-from mmsched.model.eventbytes import Sent
+from mmsched.model.eventbytes import EventBytes, Sent
 from mmsched.model.eventstore import EventStore
 from mmsched.run import retirement as retirement_module
 from mmsched.run import runner as runner_module
 from mmsched.run.finish import mark_unmeasurable
-from mmsched.run.retirement import Retirement, retires
+from mmsched.run.retirement import Retirement
+from mmsched.model.servo import drift_of, lower_bound
+from mmsched.verdict.budget import Floor, apply_budget, budget_summary
+from mmsched.verdict.crowding import crowded_fires
 from mmsched.verdict.faults import FaultLedger
+
+TICK_S, BASE_S = 0.01, 100.0
 
 # the figures that are the run's, not the host's (what the CPU or the bench process did differs run to run)
 HOSTS = ("cpu", "target", "bench", "config", "created", "csv_sha256", "environment")
@@ -32,11 +39,8 @@ HOSTS = ("cpu", "target", "bench", "config", "created", "csv_sha256", "environme
 def run_of(out: Path, keep: int | None, monkeypatch) -> tuple[str, dict, int]:
     """(the CSV's hash, the sidecar without the host's figures, how many events retired) of an 800-event series
     at 1 kHz."""
-    if keep is None:
-        monkeypatch.setattr(runner_module, "retires", lambda mode: False)
-    else:
-        monkeypatch.setattr(runner_module, "Retirement",
-                            lambda *a, **k: Retirement(*a, **k, keep=keep, chunk=32))
+    monkeypatch.setattr(runner_module, "Retirement",      # (None: more held than the run makes)
+                        lambda *a, **k: Retirement(*a, **k, keep=10**9 if keep is None else keep, chunk=32))
     cfg = RunConfig(name="r", out=out, count=800, mode="mixed", generation="periodic", rate_ms=1.0, baud=500000,
                     raw=True)
     res = runner_module.Runner(cfg, LockstepEndpoint()).run()
@@ -90,9 +94,7 @@ def test_an_event_an_open_fault_touched_stays_held(tmp_path: Path) -> None:
     assert store.retired == 3 and [e.event for e in store] == [0, 1, 2, 3, 4]
 
 
-def test_a_normal_mode_run_keeps_its_events_and_a_paced_benchs_are_judged_at_its_end() -> None:
-    assert retires("mixed") and retires("verification")
-    assert not retires("normal")              # crowding and the budget act across events at the end
+def test_a_paced_benchs_events_are_judged_at_its_end_and_a_faults_reach_stays_held() -> None:
     assert BenchEndpoint.keeps_byte_record and not LockstepEndpoint.keeps_byte_record
     assert retirement_module.KEEP >= 256       # the last 256 a fault reaches back to stay held
 
@@ -148,3 +150,57 @@ def test_a_run_in_its_own_process_that_retired_events_hands_every_one_back(tmp_p
     csv = pd.read_csv(res.csv_path)
     assert list(csv["latency_us"].round(3).fillna(-1)) == [round(e.latency_us, 3) if e.latency_us is not None
                                                            else -1 for e in res.events]
+
+
+def normal_run(n: int) -> tuple[list[Event], ByteRecord]:
+    """N normal-mode events 10 ms apart (so the drift is fitted: over 20 s), each due at its tick's start, written a
+    little late, stamped by a profiler whose crystal runs 30 ppm fast after a varying line; every 97th lost
+    unanswered, every 400th to 409th put on the line back to back with the one before (a stall handed over), and
+    every 53rd not measurable; with the byte record of where each FIRE entered the line."""
+    rng = np.random.default_rng(7)
+    entries, events = [], []
+    for k in range(n):
+        tc = k + 1
+        e = Event(k, k + 1, k % 8, "normal", 1, tc, tc - 1, 0.0)
+        e.fire_at = BASE_S + tc * TICK_S
+        e.written_at = e.fire_at + rng.exponential(20e-6)
+        e.write_ended_at = e.written_at + 5e-6
+        e.bytes = EventBytes(sent=Sent("profiler", 9 * k, e.written_at, 1, 9, e.write_ended_at))
+        entered = e.written_at + 30e-6 if k % 400 >= 10 else (entries[-1].entered + 1e-6 if k else e.written_at)
+        entries.append(Entry("profiler", 1, 9 * k, 9, entered, 0.0))
+        if k % 97 == 5:
+            e.finish("lost", "no_answer")
+        else:
+            e.stamp_s = (entered + rng.exponential(15e-6) - BASE_S) * (1 + 30e-6)
+            e.latency_us = (e.stamp_s - tc * TICK_S) * 1e6
+            e.finish("ok", None)
+        e.measurable = k % 53 != 0
+        events.append(e)
+    by: dict = {"profiler": entries}
+    return events, ByteRecord(by, {}, 20e-6)
+
+
+def test_normal_modes_end_over_retired_events_judges_as_over_a_list(tmp_path: Path) -> None:
+    """Normal mode's end acts across events: crowding against the FIREs written before, the budget's reference a
+    window of 33 FIREs centred on each with the drift over the whole run. Over a store whose events are mostly
+    retired (read back and changed a chunk at a time) it gives what it gives over the same events in a list."""
+    listed, rec = normal_run(3000)
+    stored_events, _ = normal_run(3000)
+    store = EventStore(tmp_path)
+    for e in stored_events:
+        store.append(e)
+    for _ in range(10):
+        store.retire(256)
+    assert store.retired == 2560
+    busy = 0.0005                                            # a FIRE's time on the profiler, so some crowd
+    crowded = crowded_fires(listed, rec, busy, 1)
+    assert crowded and crowded_fires(store, rec, busy, 1) == crowded
+    entered = lambda ev: rec.entry("profiler", 1, ev.bytes.sent.offset).entered   # noqa: E731
+    assert apply_budget(store, TICK_S, 7.0, entered=entered) == apply_budget(listed, TICK_S, 7.0, entered=entered) > 2900
+    for a, b in zip(listed, store, strict=True):
+        assert (a.est_error_us, a.wakeup_us, a.write_us, a.line_us) == (b.est_error_us, b.wakeup_us, b.write_us,
+                                                                          b.line_us), a.event
+    assert budget_summary(store, Floor(), False) == budget_summary(listed, Floor(), False)
+    drift = drift_of((e.write_ended_at, lower_bound(e.write_ended_at, e.stamp_s, 7e-6)) for e in listed
+                     if e.stamp_s is not None and e.measurable)
+    assert drift == pytest.approx(-30e-6, rel=0.2)            # the windows were carried by a fitted drift

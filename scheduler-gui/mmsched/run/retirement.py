@@ -2,15 +2,18 @@
 
 An event is retired only when nothing but the run's end's judgement can change it: it has ended, it lies `KEEP`
 events or more behind the newest (a FIRED that comes after its RESULT, a fault that reaches back to the last 256
-events: both find it held), no open fault of the rig has touched it, and the run is not in normal mode (its end
-acts across events: a FIRE crowded by the ones before it, the budget's window of 33 FIREs; and most of its
-3 KB an event is the firing's and the links' records, not the event). Validity by cause is then judged:
+events: both find it held), and no open fault of the rig has touched it. Validity by cause is then judged:
 
 - as the event leaves, where the endpoint keeps no byte record (boards, a lockstep bench): an event is judged by
   its own creation alone, which `validity.judge` does here, chunk by chunk, exactly as the end would;
 - at the run's end, where it keeps one (a paced bench, whose `timing` record comes then): the end reads the
   retired events back a chunk at a time, judges each by the record and writes it back (EventStore.changing):
   the same judgement, one chunk in memory at a time.
+
+Normal mode's end acts across events too, and reads them in passes the same way: a FIRE crowded by the ones
+written before it (crowding.crowded_fires, holding the last few hundred FIREs), the budget's reference, a window
+of 33 FIREs centred on each event with the drift over the whole run (budget.apply_budget), the no_answer faults
+of crowded FIREs excused by the events' numbers (faults.FaultLedger.excuse).
 
 A run shorter than KEEP + CHUNK events retires nothing: what it writes and holds is as before."""
 
@@ -30,11 +33,6 @@ KEEP = 4096
 # chunk holds the loop up about 2.5 ms, a third of a tick, where a creation counts as the scheduler's own late
 # one only past a tick and a tenth (validity.late_creation) on a board's wall clock.
 CHUNK = 256
-
-
-def retires(mode: str) -> bool:
-    """Whether a run's ended events may retire (the module's note: not in normal mode)."""
-    return mode != "normal"
 
 
 @dataclass
@@ -68,4 +66,4 @@ class Retirement:
                 self.judgement.merge(judged)
 
 
-__all__ = ["CHUNK", "KEEP", "Retirement", "retires"]
+__all__ = ["CHUNK", "KEEP", "Retirement"]

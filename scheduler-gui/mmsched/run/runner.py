@@ -49,7 +49,7 @@ from ..verdict.outcome import refusal_reason
 from ..host.ownstall import StallWatch
 from ..host.quiet import quiet_interpreter
 from .recovery import Recovery, reset_cause_text
-from .retirement import Retirement, retires
+from .retirement import Retirement
 from ..verdict.validity import stale_phase
 from ..verdict import profhist
 from .seriesrun import SeriesRun
@@ -63,6 +63,12 @@ from ..model.view import View
 from ..link.session import Session
 from .usage import Usage
 from ..model.eventbytes import Basis, Sent
+
+# FIREs whose write the run keeps for the servo's anchor (aim: ev.bytes.anchor): the servo anchors on one of the
+# last 16 it has a RESULT of (servo.ClockServo.window), and the FIREs written since whose RESULT has not come are
+# a few ticks' worth (a FIRE unanswered for its timeout's ticks is lost); keeping every FIRE, an hour at 1 kHz
+# kept 3.6 million.
+FIRES_KEPT = 1024
 
 
 def say_nothing(text: str) -> None:
@@ -87,7 +93,8 @@ class Runner:
     firing_why: str | None = field(default=None, init=False)   # why the firing thread is not the one asked for
     faults: FaultLedger = field(default_factory=FaultLedger, init=False)
     counters_before: dict[str, Any] = field(default_factory=dict, init=False)   # COUNTERS at set-up, by node
-    # the FIREs written (probes and events) by their write moment: the servo's anchor is one (validity.py)
+    # the last FIRES_KEPT FIREs written (probes and events) by their write moment: the servo's anchor is one
+    # (validity.py)
     fires_sent: dict[float, Sent] = field(default_factory=dict, init=False, repr=False)
     # Setting `stop_requested` ends event generation early; the events in flight still end as usual.
     stop_requested: threading.Event = field(default_factory=threading.Event, init=False)
@@ -216,10 +223,10 @@ class Runner:
             hello = self.session.links["profiler"].hello
             assert hello is not None
             self.state = RunState.after_handshake(cfg, hello, self.now())
-            if retires(cfg.mode):               # a long run's memory bounded (retirement.py)
-                self.book.retirement = Retirement(self.book.events, self.faults, self.state.timebase.tick_s,
-                                                  stale_phase(self.state.timebase.tick_s, self.state.baud),
-                                                  judge_now=not self.endpoint.keeps_byte_record)
+            # a long run's memory bounded (retirement.py)
+            self.book.retirement = Retirement(self.book.events, self.faults, self.state.timebase.tick_s,
+                                              stale_phase(self.state.timebase.tick_s, self.state.baud),
+                                              judge_now=not self.endpoint.keeps_byte_record)
             why = (line_problem(self.state.rate_s(cfg), self.state.baud, one_fire=self.state.one_fire,
                                 fires=cfg.mode == "normal")
                    if self.state.on_grid else None)
@@ -499,6 +506,8 @@ class Runner:
         ev.write_ended_at = w.ended
         ev.sent_s = round(w.began - st.t0, 6)
         ev.bytes.sent = self.fires_sent[w.began] = Sent("profiler", w.offset, w.began, w.gen, w.size, w.ended)
+        if len(self.fires_sent) > FIRES_KEPT:           # the oldest goes: no anchor reaches back that far
+            del self.fires_sent[next(iter(self.fires_sent))]
         self.view.notify("event", ev)
 
     def fire_failed(self, ev: Event, exc: BaseException) -> None:
