@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Callable
 from ..model.event import Event
 from ..host.rtsched import fifo_for, lock_memory, read_sched, set_nice, set_thread_fifo, set_thread_timer_slack_ns
 from ..model.eventbytes import Basis, Sent
+from ..model.tails import Tails
 
 if TYPE_CHECKING:
     from .runstate import RunState
@@ -78,7 +79,7 @@ class Firer(AccuracySpin):
     held: int = field(default=0, init=False)          # writes the gap held back
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
-    late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write time - target
+    late_wakeups_s: Tails = field(default_factory=Tails, init=False)   # write time - target
     timer_slack_ns: int | None = field(default=None, init=False)            # what the thread got
     sched: str | None = field(default=None, init=False)       # the thread's scheduling as it read it back: 'fifo 80'
     sched_why: str | None = field(default=None, init=False)   # why not the priority asked for

@@ -28,6 +28,7 @@ from ..model.event import Event
 from .firing import AccuracySpin
 from ..host.rtsched import fifo_for, fifo_refused, lock_memory, read_sched, set_nice
 from ..model.eventbytes import Fed
+from ..model.tails import Tails
 
 
 @dataclass
@@ -52,12 +53,12 @@ class NativeFirer(AccuracySpin):
     held: int = field(default=0, init=False)
     cpu_s: float = field(default=0.0, init=False)
     fired: int = field(default=0, init=False)
-    late_wakeups_s: list[float] = field(default_factory=list, init=False)   # write began - moment
+    late_wakeups_s: Tails = field(default_factory=Tails, init=False)   # write began - moment
     # the clock when the sleep returned - the moment (the accuracy slider's spin left out), over the FIREs the thread
     # slept for: its wake-up as cyclictest samples its own, before the line's gap held any write back. A FIRE due
     # already when the thread took it (a late one before it, or queued late) is an overrun, as cyclictest counts
     # the periods it missed, not a wake-up
-    woke_late_s: list[float] = field(default_factory=list, init=False)
+    woke_late_s: Tails = field(default_factory=Tails, init=False)
     overruns: int = field(default=0, init=False)
     timer_slack_ns: int | None = field(default=None, init=False)
     sched: str | None = field(default=None, init=False)

@@ -4,24 +4,22 @@ from the run's start, and normal mode's firing thread (its CPU, how late it woke
 
 from __future__ import annotations
 
-import math
 import resource
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..model.tails import Tails
 from .firing import Firer
 from .nativefirer import NativeFirer
 
 
-def tails_us(values_s: list[float] | None) -> dict[str, float] | None:
-    """p50, p99, p99.9 (nearest rank) and the maximum of `values_s`, in us; None for none."""
-    if not values_s:
+def tails_us(values: Tails | None) -> dict[str, float] | None:
+    """p50, p99, p99.9 (nearest rank, to tails.BIN_S) and the maximum of `values`, in us; None for none."""
+    if not values:
         return None
-    v = sorted(values_s)
-    rank = lambda q: v[max(1, math.ceil(round(q * len(v), 6))) - 1]   # noqa: E731
-    return {"p50": round(rank(0.5) * 1e6, 3), "p99": round(rank(0.99) * 1e6, 3),
-            "p99.9": round(rank(0.999) * 1e6, 3), "max": round(v[-1] * 1e6, 3), "n": len(v)}
+    return {"p50": round(values.quantile(0.5) * 1e6, 3), "p99": round(values.quantile(0.99) * 1e6, 3),
+            "p99.9": round(values.quantile(0.999) * 1e6, 3), "max": round(values.max * 1e6, 3), "n": len(values)}
 
 
 @dataclass
@@ -42,7 +40,7 @@ class Usage:
                 "process_cpu_s": cpu, "process_cpu_share": cpu / wall if wall > 0 else None,
                 "normal_mode_cpu_share": (firer.cpu_s / wall) if firer and wall > 0 else None,
                 "involuntary_context_switches": ru1.ru_nivcsw - self.ru0.ru_nivcsw, "accuracy": accuracy,
-                "fire_wakeup_late_us_max": (max(firer.late_wakeups_s) * 1e6) if firer and firer.late_wakeups_s else None,
+                "fire_wakeup_late_us_max": firer.late_wakeups_s.max * 1e6 if firer and firer.late_wakeups_s else None,
                 # the native thread's own wake-up (its sleep's return after the moment it slept to), as cyclictest
                 # samples its thread's (over the FIREs it slept for; the others, due already, are overruns as
                 # cyclictest counts missed periods): p50, p99, p99.9, max in us; None for the Python thread
