@@ -392,9 +392,12 @@ def checked_record(csv_path: Path, sidecar: dict[str, Any], pc_moments: bool) ->
     record = read_record(rec_path, section)         # its size, SHA-256 and reads as the sidecar says
     notes = [] if section.get("sha256") else [f"{rec_path.name}: the sidecar holds no SHA-256 of it (a run older "
                                              "than the field): only its reads are checked"]
-    if record.header.get("time") != "profiler" and not section.get("complete", False):
-        raise ReplayError(f"{rec_path}: the record is incomplete ({section.get('dropped')} reads dropped by the "
-                          f"bench, {section.get('missing')} without their bytes): it cannot be replayed exactly")
+    at_pc = record.header.get("time") == "profiler"
+    if not section.get("complete", at_pc):     # (a PC-moments record before the field kept every write)
+        lost = (f"{section.get('dropped')} of the PC's first writes dropped: its links keep their last 65,536"
+                if at_pc else f"{section.get('dropped')} reads dropped by the bench, {section.get('missing')} "
+                              "without their bytes")
+        raise ReplayError(f"{rec_path}: the record is incomplete ({lost}): it cannot be replayed exactly")
     images = default_images((record.header.get("target") or {}).get("profiler_kind") or "avr")
     for name, want in (record.header.get("images") or {}).items():
         path = images.get(name)

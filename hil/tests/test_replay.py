@@ -15,7 +15,7 @@ import pytest
 from mmanalysis import inputrecord
 from mmhil import BenchEndpoint
 from mmhil.bench import F_CPU, ensure_built
-from mmhil.replay import replay, script_text
+from mmhil.replay import ReplayError, checked_record, replay, script_text
 from mmsched.model.config import RunConfig
 from mmsched.run.runner import run
 
@@ -134,6 +134,19 @@ def test_a_run_against_the_simulator_with_the_pcs_own_moments(mixed_run: Path, t
     assert (tmp_path / "mixed.vs-sim.png").stat().st_size > 10_000
     header = inputrecord.read(mixed_run.with_name("mixed.pc.inputs")).header
     assert header["time"] == "profiler" and header["fit"]["ticks"] > 50
+
+
+def test_a_record_of_the_pcs_moments_that_lost_its_first_writes_is_refused(mixed_run: Path) -> None:
+    """A run longer than its links keep writes for (mmproto.writelog.KEEP) lacks its first ones: its PC-moments
+    record is not the run's, and a replay of it refuses in one line rather than run part of it as the whole."""
+    sidecar = json.loads(mixed_run.with_suffix(".json").read_text())
+    assert "complete" not in sidecar["pc_inputs"]        # (recorded before the field: every write was kept then)
+    checked_record(mixed_run, sidecar, pc_moments=True)
+    sidecar["pc_inputs"].update(complete=True, dropped=0)
+    checked_record(mixed_run, sidecar, pc_moments=True)
+    sidecar["pc_inputs"].update(complete=False, dropped=12)
+    with pytest.raises(ReplayError, match="incomplete .12 of the PC's first writes dropped"):
+        checked_record(mixed_run, sidecar, pc_moments=True)
 
 
 @pytest.mark.paced

@@ -16,7 +16,6 @@ rate with BAUD (SPEC.md 0x06): the node answers with HELLO at the new rate.
 
 from __future__ import annotations
 
-import array
 
 import errno
 import os
@@ -34,6 +33,7 @@ from .framing import DecoderCounters
 from .messages import PROTO_VERSION, Baud, Error, Hello, Message, NodeKind, Query
 from .sequence import SeqTracker
 from .wiretime import wire_time_s
+from .writelog import WriteLog
 
 NODE_KINDS: dict[str, NodeKind] = {"profiler": NodeKind.PROFILER, "executor": NodeKind.EXECUTOR}
 # BAUD (SPEC.md 0x06): the HELLO at the new rate is asked for again after ASK_AGAIN_S and given up after
@@ -216,14 +216,11 @@ class Link:
     # port's is the count of opens (a bench's pty: its generation, while the link is its only opener).
     generation: int = field(default=0, init=False)
     bytes_out_open: int = field(default=0, init=False)  # bytes written since the last open
-    # every byte written, by stream (`generation`): the bench's input record names its reads by (generation,
-    # offset), and a run's record of its inputs (mmanalysis.inputrecord) takes their bytes from here. A few bytes
-    # a frame.
-    written: dict[int, bytearray] = field(default_factory=dict, init=False, repr=False)
-    # each write's (generation, offset, size, rate) and the link clock when it began: a board run's record of its inputs
-    # places them on the profiler's time base by the run's tick fit (mmsched.run.inputlog). 24 bytes a write.
-    write_log: array.array = field(default_factory=lambda: array.array("q"), init=False, repr=False)
-    write_began: array.array = field(default_factory=lambda: array.array("d"), init=False, repr=False)
+    # the last writes' bytes, by stream (`generation`), and each one's (generation, offset, size, rate) and the
+    # link clock when it began (writelog.py): the bench's input record names its reads by (generation, offset),
+    # and a run's records of its inputs (mmanalysis.inputrecord) take their bytes from here; a board run's places
+    # them on the profiler's time base by the run's tick fit (mmsched.run.inputlog)
+    written: WriteLog = field(default_factory=WriteLog, init=False, repr=False)
     # What the decoder dropped before the first HELLO: opening a port flushes its input, which can cut the
     # frame on the line in two, so the first frame heard may be a tail. Kept apart from the link's error
     # counters (which start at the first HELLO), never hidden.
@@ -449,9 +446,7 @@ class Link:
         offset = self.bytes_out_open
         self.bytes_out += len(wire)
         self.bytes_out_open += len(wire)
-        self.written.setdefault(self.generation, bytearray()).extend(wire)
-        self.write_log.extend((self.generation, offset, len(wire), self.baud))
-        self.write_began.append(began)
+        self.written.add(self.generation, offset, wire, self.baud, began)
         self.frames_out += 1
         return Written(offset, self.generation, began, ended, len(wire))
 

@@ -70,17 +70,19 @@ def pc_moments_record(r: RunRecord, header: dict[str, Any]) -> Made | None:
     tick_counts = st.timebase.tick_counts
     reads = []
     for node, link in r.links.items():
-        log, began = link.write_log, link.write_began
-        for i in range(len(began)):
-            gen, offset, size, baud = log[4 * i:4 * i + 4]
-            data = bytes(link.written.get(gen, b"")[offset:offset + size])
-            counts = round((began[i] - start0) / tick_s * tick_counts)
+        for gen, offset, size, baud, began in link.written.writes():
+            data = link.written.get(gen)[offset:offset + size]
+            counts = round((began - start0) / tick_s * tick_counts)
             if len(data) == size and counts >= 0:
                 reads.append(InputRead(counts, node, int(baud), data))
     reads.sort(key=lambda x: x.cycle)
-    header = {**header, "time": "profiler", "tick_counts": tick_counts, "fit": {"tick_s": tick_s, "ticks": len(st.tc_arrivals)}}
+    # the links keep their last writes (mmproto.writelog.KEEP): a longer run's record lacks its first ones
+    dropped = sum(link.written.dropped for link in r.links.values())
+    header = {**header, "time": "profiler", "tick_counts": tick_counts, "fit": {"tick_s": tick_s, "ticks": len(st.tc_arrivals)},
+              "dropped": dropped}
     return Made(InputRecord(header, reads),
-                {"writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1)})
+                {"writes": len(reads), "tick_fit_ppm": round((st.timebase.tick_s / tick_s - 1.0) * 1e6, 1),
+                 "dropped": dropped, "complete": dropped == 0})
 
 
 def write_record(path: Path, made: Made) -> dict[str, Any]:
