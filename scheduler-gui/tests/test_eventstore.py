@@ -80,6 +80,23 @@ def test_a_store_sent_to_another_process_takes_every_event_along(tmp_path) -> No
     assert list(copy) == events and copy.retired == 0 and len(copy) == 6
 
 
+def test_a_tail_keeps_the_runs_length_and_its_last_events_and_says_the_rest_are_not_there(tmp_path) -> None:
+    """What the GUI's run process sends of a long run: its length, its newest events (iterating and indexing
+    them), an older one refused in one line; so across a process boundary too."""
+    store, events = EventStore(tmp_path), [made(k) for k in range(10)]
+    for e in events:
+        store.append(e)
+    store.retire(3)
+    store.retire(3)
+    for n in (5, 2):                                 # reaching into the retired chunks, and into the held only
+        tail = store.tail_only(n)
+        for t in (tail, pickle.loads(pickle.dumps(tail))):
+            assert len(t) == 10 and list(t) == events[-n:] and t[9] == events[9] and t[10 - n] == events[10 - n]
+            assert not t.whole and store.whole
+            with pytest.raises(IndexError, match="not sent from the run's process"):
+                t[9 - n]
+
+
 def test_a_store_equals_the_list_of_its_events_and_says_what_it_holds(tmp_path) -> None:
     store = EventStore(tmp_path)
     assert store == [] and repr(store) == "EventStore([])"       # (a HIL script's `run.events == []`)

@@ -54,6 +54,8 @@ class EventStore(Sequence[Event]):
             raise IndexError(f"event {i} of {n}")
         if k >= self._base:
             return self._held[k - self._base]
+        if not self._starts:                            # a tail sent from the run's process (`tail_only`)
+            raise IndexError(f"event {k} of {n}: not sent from the run's process (its CSV has it)")
         c = bisect.bisect_right(self._starts, k) - 1
         return self._chunk(c)[k - self._starts[c]]      # a copy: see the module's note
 
@@ -133,12 +135,31 @@ class EventStore(Sequence[Event]):
 
     # ---- across a process boundary (the GUI's run process sends its RunResult) ---------------------------
     def __getstate__(self) -> dict:
-        """Every event, held: the scratch file is this process's alone and goes with it."""
-        return {"folder": self.folder, "events": list(self)}
+        """Every event, held: the scratch file is this process's alone and goes with it. (A tail: its events.)"""
+        return {"folder": self.folder, "events": list(self) if self.whole else self._held,
+                "base": 0 if self.whole else self._base}
 
     def __setstate__(self, state: dict) -> None:
-        self.folder, self._held, self._base, self._file = state["folder"], state["events"], 0, None
+        self.folder, self._held, self._base, self._file = state["folder"], state["events"], state.get("base", 0), None
         self._starts, self._spans = [], []
+
+    def tail_only(self, n: int) -> "EventStore":
+        """The last N events as a store of its length whose older events are not there: what a run's process
+        sends of a long run (the GUI shows the newest rows; every event is in the run's CSV). Iterating it gives
+        the last N; indexing an older one raises IndexError, saying so."""
+        start, events = max(0, len(self) - n), []
+        for c, first in enumerate(self._starts):       # (a chunk read once, not once an event)
+            if (self._starts[c + 1] if c + 1 < len(self._starts) else self._base) > start:
+                events.extend(self._chunk(c)[max(0, start - first):])
+        events.extend(self._held[max(0, start - self._base):])
+        tail = EventStore(self.folder)
+        tail._held, tail._base = events, start
+        return tail
+
+    @property
+    def whole(self) -> bool:
+        """Every event is here, held or retired (not a tail: `tail_only`)."""
+        return self._file is not None or not self._base
 
     def close(self) -> None:
         """Frees the file (the retired events are gone with it); the held ones stay."""
