@@ -13,7 +13,9 @@ needs, in order, through one pipe:
     ("rows", [Row, ...])            ... events as Rows, newest state only, batched
     ("phase", str)
     ("health", dict)                `health_of` every HEALTH_S
-    ("result", RunResult)           last: the run's result (its CSV + JSON are on disk), or
+    ("result", RunResult)           last: the run's result (its CSV + JSON are on disk; a run of more than
+                                    ROWS_KEPT events sends its final rows as "rows" first, then a result
+                                    holding its newest events only: `sent_result`), or
     ("failed", Failure)             last: a run that could not start or broke: a code and words, no traceback
     ("died", Failure)               made by the parent: the process ended without a last message
 
@@ -38,7 +40,7 @@ import signal
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Iterator, NamedTuple
@@ -46,6 +48,8 @@ from typing import Any, Iterator, NamedTuple
 from mmsched.model.config import RunConfig
 from mmsched.link.endpoint import Endpoint
 from mmsched.model.event import Event
+from mmsched.model.eventstore import EventStore
+from mmsched.model.result import RunResult
 from mmsched.verdict.export import run_paths
 from mmsched.run.runner import Runner
 from mmsched.link.session import Session
@@ -54,6 +58,10 @@ HEALTH_S = 0.5          # link health for the view, at most this often
 SETUP_WAKE_S = 0.1      # before the run's window: how often the child looks at the endpoint's identity
 IDLE_WAKE_S = 1.0       # in the run's window: the child's housekeeping when no TIMECODE wakes it
 JOIN_S = 10.0           # a child that sent its last message gets this long to exit
+# the newest events a view keeps as rows (mmrig.gui.model); a longer run's result comes as its final rows, a
+# batch at a time, and its newest events: sent whole, a run of an hour at 1 kHz was gigabytes in one message
+ROWS_KEPT = 100_000
+FINAL_BATCH = 4096
 QT = ("PySide6", "pyqtgraph")
 
 class Row(NamedTuple):
@@ -254,7 +262,27 @@ def child_main(conn: Connection, stop: Any, cfg: RunConfig, endpoint: Endpoint, 
         done.set()
         out.wake()
         keeper.join()
+    if last[0] == "result":
+        last = ("result", sent_result(last[1], out))
     out.send([last])        # (a parent that went away gets nothing: the run's files are on disk)
+
+
+def sent_result(result: RunResult, out: Outbox) -> RunResult:
+    """The result as the parent gets it: whole, or for a run of more than ROWS_KEPT events every event's final
+    row sent first, FINAL_BATCH at a time (one chunk of the run's scratch file in memory at a time), and the
+    result holding its newest FINAL_BATCH events (EventStore.tail_only; every one is in the run's CSV)."""
+    events = result.events
+    if not isinstance(events, EventStore) or len(events) <= ROWS_KEPT:
+        return result
+    batch: list[Row] = []
+    for e in events:
+        batch.append(Row.of(e))
+        if len(batch) == FINAL_BATCH:
+            if not out.send([("rows", batch)]):
+                break
+            batch = []
+    out.send([("rows", batch)] if batch else [])
+    return replace(result, events=events.tail_only(FINAL_BATCH))
 
 
 # ---- the parent's side -----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import signal
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -342,6 +343,30 @@ def test_model_takes_thousands_of_rows_in_chunks(qapp) -> None:
     assert m.rowCount() == 5000 and len(inserts) == -(-5000 // CHUNK)
     m.apply([rows[42]._replace(outcome="ok", latency_us=1.5)])
     assert m.data(m.index(42, 6)) == "1.500" and m.data(m.index(42, 7)) == "ok"
+
+
+def test_model_keeps_the_newest_rows_and_every_events_arrays(qapp, monkeypatch) -> None:
+    """A run of hours: the table keeps the newest ROWS_KEPT rows (the oldest leave its top a chunk at a time), the
+    plots' arrays every event; a late change to an event that left the table (the run's end judging it) reaches
+    the arrays."""
+    import mmrig.gui.model as model
+    from mmrig.gui.rows import Row
+
+    monkeypatch.setattr(model, "ROWS_KEPT", 1000)
+    m = model.EventModel()
+    removed: list[tuple[int, int]] = []
+    m.rowsRemoved.connect(lambda _p, first, last: removed.append((first, last)))
+    rows = [Row(i, i % 8, i + 2, i, None, None, None, None, 10.0 + i % 7, "ok", None) for i in range(3000)]
+    for k in range(0, 3000, 100):
+        m.apply(rows[k:k + 100])
+    assert m.count == 3000 and 1000 <= m.rowCount() < 1000 + model.CHUNK and removed and removed[0][0] == 0
+    assert m.rows[0].event == m.first and m.data(m.index(m.rowCount() - 1, 0)) == "2999"
+    lat, code = m.arrays()
+    assert len(lat) == 3000 and lat[5] == 15.0 and (code == model.OUTCOME_CODE["ok"]).all()
+    m.apply([rows[5]._replace(outcome="lost", latency_us=None)])          # left the table: its arrays only
+    assert np.isnan(m.arrays()[0][5]) and m.arrays()[1][5] == model.OUTCOME_CODE["lost"] and m.count == 3000
+    m.set_rows(rows)
+    assert (m.first, m.rowCount(), m.count, m.data(m.index(0, 0))) == (2000, 1000, 3000, "2000")
 
 
 def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:

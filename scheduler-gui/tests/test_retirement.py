@@ -152,6 +152,35 @@ def test_a_run_in_its_own_process_that_retired_events_hands_every_one_back(tmp_p
                                                            else -1 for e in res.events]
 
 
+def test_a_long_runs_process_sends_every_final_row_then_its_newest_events(tmp_path: Path, monkeypatch) -> None:
+    """A run longer than the GUI keeps rows for (mmrig.child.ROWS_KEPT): its process sends each event's final row
+    in order, a batch at a time, then a result of the run's length holding its newest events only, not the
+    gigabytes of a whole hour in one message."""
+    import pickle
+
+    from mmrig import child
+    from mmsched.model.result import RunResult
+
+    monkeypatch.setattr(child, "ROWS_KEPT", 100)
+    monkeypatch.setattr(child, "FINAL_BATCH", 64)
+    store = EventStore(tmp_path)
+    for k in range(300):
+        e = late(k, 0.1)
+        store.append(e)
+    store.retire(200)
+    sent: list = []
+    out = type("Out", (), {"send": lambda self, batch: sent.append(batch) or True})()
+    res = child.sent_result(RunResult(store, {"summary": {}}, None, None), out)
+    rows = [r for batch in sent for kind, rs in batch for r in rs if kind == "rows"]
+    assert [r.event for r in rows] == list(range(300)) and rows[7] == child.Row.of(store[7])
+    assert all(len(rs) <= 64 for batch in sent for _, rs in batch)
+    back = pickle.loads(pickle.dumps(res)).events
+    assert len(back) == 300 and [e.event for e in back] == list(range(300 - 64, 300)) and not back.whole
+    short = EventStore(tmp_path)
+    short.append(late(0, 0.1))
+    assert child.sent_result(RunResult(short, {}, None, None), out).events is short
+
+
 def normal_run(n: int) -> tuple[list[Event], ByteRecord]:
     """N normal-mode events 10 ms apart (so the drift is fitted: over 20 s), each due at its tick's start, written a
     little late, stamped by a profiler whose crystal runs 30 ppm fast after a varying line; every 97th lost

@@ -1,20 +1,24 @@
 """The event schedule list as a Qt model over the core's events (their snapshots): new rows go in with
-beginInsertRows in chunks, changed rows with one dataChanged per batch, so thousands of rows stay smooth.
+beginInsertRows in chunks, changed rows with one dataChanged per batch, so thousands of rows stay smooth. A run of
+hours keeps the newest ROWS_KEPT as rows (mmrig.child: a Row and its text are about 800 bytes, 2.9 GB an hour at
+1 kHz), the oldest leaving the top of the table as new ones come; the CSV has every row.
 
 A view paints every visible cell many times a second and asks several roles per cell, so `data` only
 indexes: each row's display strings are formatted once, when the row arrives or changes. The model also
-keeps each event's latency and outcome in numpy arrays (indexed by event) for the live plots and
-statistics, so they never walk the row list in Python."""
+keeps each event's latency and outcome in numpy arrays (indexed by event, the whole run: 34 bytes an event) for
+the live plots and statistics, so they never walk the row list in Python."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from mmsched.model.event import OUTCOMES
+from mmsched.model.eventstore import EventStore
+from mmrig.child import ROWS_KEPT
 from mmrig.gui.rows import Row
 
 AVR_TIMER_HZ = 16_000_000    # the AVR profiler's input-capture counter, until a HELLO or a run says otherwise
@@ -80,7 +84,8 @@ def display(r: Row, timer_hz: float = AVR_TIMER_HZ) -> tuple[str, ...]:
 class EventModel(QAbstractTableModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.rows: list[Row] = []
+        self.rows: list[Row] = []             # the newest events' (ROWS_KEPT), from event `first` on
+        self.first = 0                        # the event of rows[0]: the ones before left the table
         self._text: list[tuple[str, ...]] = []    # display strings, parallel to rows
         self._waiting: dict[int, Row] = {}    # rows that arrived before an earlier one (kept until contiguous)
         self.revision = 0                     # bumps on every change: views redraw only when it moved
@@ -115,14 +120,19 @@ class EventModel(QAbstractTableModel):
         self._ev[pos] = r.event
         self._sent[pos] = np.nan if r.sent_s is None else r.sent_s
 
+    @property
+    def count(self) -> int:
+        """Events the model has: the rows' and the ones before them that left the table."""
+        return self.first + len(self.rows)
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
-        """(latency us or NaN, outcome code or -1) per row, views of the model's own arrays: do not keep."""
-        n = len(self.rows)
+        """(latency us or NaN, outcome code or -1) per event, views of the model's own arrays: do not keep."""
+        n = self.count
         return self._lat[:n], self._code[:n]
 
     def unmeasurable(self) -> int:
-        """Rows a host stall displaced a byte of past the bound (their latency is left out)."""
-        return int(self._unmeasurable[:len(self.rows)].sum())
+        """Events a host stall displaced a byte of past the bound (their latency is left out)."""
+        return int(self._unmeasurable[:self.count].sum())
 
     def latency_points(self) -> tuple[np.ndarray, np.ndarray]:
         """(event index, latency us) of the rows with a latency and outcome ok or late (as latency_arrays)."""
@@ -136,7 +146,7 @@ class EventModel(QAbstractTableModel):
         from mmrig.gui.widgets.warmup import WARMUP_WINDOW, warmup_until
 
         lat, code = self.arrays()
-        n = min(len(self.rows), 3 * WARMUP_WINDOW)
+        n = min(self.count, 3 * WARMUP_WINDOW)
         keep = ((code[:n] == OUTCOME_CODE["ok"]) | (code[:n] == OUTCOME_CODE["late"])) & ~np.isnan(lat[:n])
         i = np.flatnonzero(keep)
         return warmup_until(self._ev[i], lat[i], self._sent[i], tick_us)
@@ -180,6 +190,7 @@ class EventModel(QAbstractTableModel):
     def clear(self) -> None:
         self.beginResetModel()
         self.rows = []
+        self.first = 0
         self._text = []
         self._waiting.clear()
         self._alloc(1024)
@@ -189,27 +200,51 @@ class EventModel(QAbstractTableModel):
 
     def set_rows(self, rows: Iterable[Row]) -> None:
         self.beginResetModel()
-        self.rows = sorted(rows, key=lambda r: r.event)
-        self._text = [display(r, self.timer_hz) for r in self.rows]
+        every = sorted(rows, key=lambda r: r.event)
         self._waiting.clear()
-        self._alloc(max(1024, len(self.rows)))
-        for pos, r in enumerate(self.rows):
+        self._alloc(max(1024, len(every)))
+        for pos, r in enumerate(every):
             self._record(pos, r)
+        self.first = max(0, len(every) - ROWS_KEPT)
+        self.rows = every[self.first:]
+        self._text = [display(r, self.timer_hz) for r in self.rows]
         self.revision += 1
         self.resets += 1
         self.endResetModel()
 
+    def end_on(self, events: Sequence[Any]) -> None:
+        """The run's final events (the core's, the same the CSV has): the table and arrays end on them. A long
+        run's come as its rows a batch at a time: from its own process before its result (mmrig.child, whose
+        result then holds only a tail: nothing more here), from this one through `apply`."""
+        if isinstance(events, EventStore) and not events.whole:
+            return
+        if len(events) <= ROWS_KEPT:
+            self.set_rows([Row.of(e) for e in events])
+            return
+        batch: list[Row] = []
+        for e in events:                      # (a long run's read back from its scratch file a chunk at a time)
+            batch.append(Row.of(e))
+            if len(batch) == CHUNK * 8:
+                self.apply(batch)
+                batch = []
+        self.apply(batch)
+
     def apply(self, batch: Iterable[Row]) -> None:
-        """One batch of snapshots: updates of known rows, then the new rows appended in chunks."""
+        """One batch of snapshots: updates of known rows (of an event that left the table, its arrays only),
+        then the new rows appended in chunks, then the oldest rows past ROWS_KEPT removed."""
         lo = hi = None
-        n = len(self.rows)
+        n = self.count
         for row in batch:
-            if 0 <= row.event < n:
-                self.rows[row.event] = row
-                self._text[row.event] = display(row, self.timer_hz)
+            if self.first <= row.event < n:
+                pos = row.event - self.first
+                self.rows[pos] = row
+                self._text[pos] = display(row, self.timer_hz)
                 self._record(row.event, row)
-                lo = row.event if lo is None else min(lo, row.event)
-                hi = row.event if hi is None else max(hi, row.event)
+                lo = pos if lo is None else min(lo, pos)
+                hi = pos if hi is None else max(hi, pos)
+            elif 0 <= row.event < n:
+                self._record(row.event, row)
+                self.revision += 1
             elif row.event >= 0:
                 self._waiting[row.event] = row
         if lo is not None:
@@ -228,5 +263,12 @@ class EventModel(QAbstractTableModel):
             self.rows.extend(part)
             self._text.extend(display(r, self.timer_hz) for r in part)
             self.endInsertRows()
+        if len(self.rows) >= ROWS_KEPT + CHUNK:     # (a chunk over: rows leave a chunk at a time, not one a row)
+            gone = len(self.rows) - ROWS_KEPT
+            self.beginRemoveRows(QModelIndex(), 0, gone - 1)
+            del self.rows[:gone]
+            del self._text[:gone]
+            self.first += gone
+            self.endRemoveRows()
         if lo is not None or new:
             self.revision += 1

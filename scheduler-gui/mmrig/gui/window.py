@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (QFrame, QHBoxLayout, QMainWindow, QMessageBox, QP
                                QVBoxLayout, QWidget)
 
 from mmsched.model.config import RunConfig
+from mmsched.model.eventstore import EventStore
 from mmsched.link.endpoint import Endpoint
 from mmsched.verdict.export import write_run
 from mmsched.model.result import RunResult
@@ -28,7 +29,7 @@ from mmrig.gui.panels.live import NOTICE_STYLE, LivePanel
 from mmrig.gui.panels.run_settings import RunSettingsPanel
 from mmrig.gui.panels.runs_folder import RunsFolderPanel
 from mmrig.gui.replayaction import SHOW_MS, WINDOW_MS, ReplayWorker, Traced, why_not
-from mmrig.gui.rows import Row, load_run
+from mmrig.gui.rows import load_run
 from mmrig.gui.screenfit import fit_to_screen
 from mmrig.gui.worker import Problem, RunWorker, explain, start_in_thread
 
@@ -326,7 +327,7 @@ class MainWindow(QMainWindow):
         self.live.progress.finish(len(result.events))
         self.live.stats.setTitle(f"Statistics: {(result.sidecar or {}).get('name') or 'last run'}")
         # the view ends on the core's own final events (the same the CSV has)
-        self.model.set_rows([Row.of(e) for e in result.events])
+        self.model.end_on(result.events)
         self.live.follow_to_end()
         self.live.redraw(force=True)
         s = result.summary
@@ -353,7 +354,10 @@ class MainWindow(QMainWindow):
         """Writes the last run's CSV + JSON (the core's writer, the core's events) to `path`."""
         if self.result is None:
             raise ValueError("no finished run to export")
-        return write_run(Path(path), self.result.events, self.result.sidecar)
+        events = self.result.events
+        # a long run's result holds its newest events only (mmrig.child.sent_result): its CSV is the run's own
+        tail = isinstance(events, EventStore) and not events.whole and self.result.csv_path is not None
+        return write_run(Path(path), events, self.result.sidecar, csv_from=self.result.csv_path if tail else None)
 
     def export_dialog(self) -> None:
         if self.result is None:

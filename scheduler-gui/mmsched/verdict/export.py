@@ -59,12 +59,24 @@ def csv_line(values: Sequence[object]) -> bytes:
 
 def write_csv(path: Path, events: Sequence[Event]) -> str:
     """Writes PATH atomically, a chunk at a time; returns the SHA-256 (hex) of what it wrote."""
+    return write_chunks(path, csv_chunks(events))
+
+
+def write_chunks(path: Path, chunks: Iterable[bytes]) -> str:
+    """PATH written atomically from CHUNKS; the SHA-256 (hex) of what it wrote."""
     digest = hashlib.sha256()
     with replacing(Path(path)) as f:
-        for chunk in csv_chunks(events):
+        for chunk in chunks:
             digest.update(chunk)
             f.write(chunk)
     return digest.hexdigest()
+
+
+def file_chunks(path: Path, size: int = 1 << 20) -> Iterator[bytes]:
+    """The bytes of the file at PATH, SIZE at a time."""
+    with open(path, "rb") as f:
+        while chunk := f.read(size):
+            yield chunk
 
 
 def write_sidecar(path: Path, sidecar: dict[str, Any], fsync: bool = True) -> None:
@@ -96,15 +108,17 @@ def record_paths(out: Path | str) -> tuple[Path, Path]:
     return stem.with_name(stem.name + ".inputs"), stem.with_name(stem.name + ".pc.inputs")
 
 
-def write_run(out: Path, events: Sequence[Event], sidecar: dict[str, Any]) -> tuple[Path, Path]:
+def write_run(out: Path, events: Sequence[Event], sidecar: dict[str, Any], csv_from: Path | None = None
+              ) -> tuple[Path, Path]:
     """`out` is the path without suffix (or with .csv / .json, which is stripped). The CSV first, then the
     sidecar with the CSV's hash (`csv_sha256`); the caller's dict is not changed. An OSError names the file
     that could not be written (not its temporary file); when it is the sidecar, the CSV just written is removed
     again, and an earlier run's sidecar there with it (its CSV was just replaced): no CSV is left without its
-    sidecar, nor a sidecar without its CSV, for a rerun to trip over."""
+    sidecar, nor a sidecar without its CSV, for a rerun to trip over. `csv_from`: the CSV is a copy of the one
+    there (the run's own, written from these events: a view that holds only a long run's newest ones exports so)."""
     csv_path, json_path = run_paths(out)
     try:
-        digest = write_csv(csv_path, events)
+        digest = write_chunks(csv_path, file_chunks(csv_from)) if csv_from is not None else write_csv(csv_path, events)
     except OSError as exc:
         exc.filename = str(csv_path)
         raise
