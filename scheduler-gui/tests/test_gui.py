@@ -369,6 +369,18 @@ def test_model_keeps_the_newest_rows_and_every_events_arrays(qapp, monkeypatch) 
     assert (m.first, m.rowCount(), m.count, m.data(m.index(0, 0))) == (2000, 1000, 3000, "2000")
 
 
+def test_a_finished_run_of_hours_is_summarised_over_every_event_not_the_tables_rows(make_win, monkeypatch) -> None:
+    import mmrig.gui.model as model
+    from mmrig.gui.rows import Row
+
+    monkeypatch.setattr(model, "ROWS_KEPT", 1000)
+    win = make_win()
+    win.model.apply([Row(i, i % 8, i + 2, i, None, None, None, None, 10.0 + i % 7, "ok", None) for i in range(3000)])
+    win.live.redraw(force=True)
+    assert win.model.rowCount() < 3000 and win.live.stats.summary["n"] == 3000
+    assert win.live.stats.summary["max_us"] == 16.0
+
+
 def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:
     # pyqtgraph keeps the previous span for zero-spread data: 1.375 us values after a run up to 3.3 ms
     # were drawn as a flat line at the middle of +-1600 us
