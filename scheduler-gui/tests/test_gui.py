@@ -375,10 +375,13 @@ def test_a_finished_run_of_hours_is_summarised_over_every_event_not_the_tables_r
 
     monkeypatch.setattr(model, "ROWS_KEPT", 1000)
     win = make_win()
-    win.model.apply([Row(i, i % 8, i + 2, i, None, None, None, None, 10.0 + i % 7, "ok", None) for i in range(3000)])
+    win.model.apply([Row(i, i % 8, i + 2, i, 36000 + i / 1000, None, None, None, 10.0 + i % 7, "ok", None)
+                     for i in range(3000)])                      # (ten hours in: sent 36000.000 s and on)
     win.live.redraw(force=True)
     assert win.model.rowCount() < 3000 and win.live.stats.summary["n"] == 3000
     assert win.live.stats.summary["max_us"] == 16.0
+    shown = win.live.table.fontMetrics().horizontalAdvance("36002.999")
+    assert win.live.table.columnWidth(3) > shown          # the newest row's moment shows whole, not "3600..."
 
 
 def test_plots_frame_identical_latencies_after_a_wide_run(qtbot) -> None:

@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QSplitter, QSty
                                QWidget)
 
 from mmsched.verdict.budget import format_budget
-from mmrig.gui.model import EventModel
+from mmrig.gui.model import NCOLS, EventModel
 from mmrig.gui.widgets.explanation import HEIGHT as EXPLANATION_HEIGHT, ExplanationPane
 from mmrig.gui.widgets.leds import Leds
 from mmrig.gui.widgets.plots import Plots
@@ -110,6 +110,10 @@ class LivePanel(QWidget):
         # section keeps as its least (left at Qt's 100 px, the table scrolled sideways beside the plots)
         self.table.setColumnWidth(7, fm.horizontalAdvance("ok, stalled") + pad + 4)
         self.table.setMinimumWidth(300)
+        self._pad = pad
+        # a long run's numbers outgrow the typical cells (event 149999, sent 3600.123 s, tick 12345 +1.250 ms: shown
+        # as "149..." after 100,000 events): a column widens to its newest row's text, never narrows while it runs
+        self.model.rowsInserted.connect(self._fit_columns)
         self.split.addWidget(self.table)
         self.plots = Plots()
         self.split.addWidget(self.plots)
@@ -186,6 +190,13 @@ class LivePanel(QWidget):
         """The counts the statistics were drawn from (`code`: the model's outcome codes), for the progress."""
         self._counts = (int(np.count_nonzero(code >= 0)), int(code.size))
         self.update_progress()
+
+    def _fit_columns(self, *_: Any) -> None:
+        fm, last = self.table.fontMetrics(), self.model.rowCount() - 1
+        for c in range(NCOLS - 1):                 # (the outcome, the last, stretches into what is left)
+            text = self.model.data(self.model.index(last, c)) or ""
+            if (w := fm.horizontalAdvance(text) + self._pad) > self.table.columnWidth(c):
+                self.table.setColumnWidth(c, w)
 
     def _follow(self, *_: Any) -> None:
         if self.follow:
