@@ -322,11 +322,15 @@ class BenchEndpoint(Endpoint):
             return Verdict([Reason("bench_status", "the bench's record of the run's bytes is unavailable")], section)
         ws = float(reply["wall_start_s"])
         window = (ws + float(self._before["virtual_s"]), ws + float(after["virtual_s"]))
-        stalls = [s for s in timing.stalls(reply) if s.end >= window[0]]
+        every = timing.stalls(reply)
+        stalls = [s for s in every if s.end >= window[0]]
         section["stalls"] = [[round(s.start - ws, 6), round(s.end - ws, 6), s.lag_us] for s in stalls]
         section["wall_start_s"] = ws
-        return Verdict([], section, timing.byte_record(reply), self.lag_bound_us, stalls, window,
-                       inputs=timing.bench_reads(reply), inputs_dropped=int(reply.get("inputs_dropped", 0)),
+        # the bench keeps its last 4,096 stalls (pacing.h: MAX_STALLS): before the first it kept, none is known
+        since = every[0].start if int(reply.get("stalls_dropped", 0)) and every else None
+        return Verdict([], section, timing.byte_record(reply), self.lag_bound_us, stalls, stalls_since=since,
+                       window=window, inputs=timing.bench_reads(reply),
+                       inputs_dropped=int(reply.get("inputs_dropped", 0)),
                        commands=timing.bench_commands(reply), commands_dropped=int(reply.get("commands_dropped", 0)))
 
     def trace_path(self) -> str | None:

@@ -254,3 +254,25 @@ def test_frame_arrivals_judge_a_frame_only_against_neighbours_of_its_own_tick_gr
     assert frames.excess(100, before[-1][1]) == pytest.approx(0.0, abs=1e-9)
     assert frames.excess(0, after[0][1]) == pytest.approx(0.0, abs=1e-9)
     assert frames.excess(42, 11.0) is None                   # not a frame of the run
+
+
+def test_an_event_older_than_the_record_is_judged_by_the_stalls_its_bytes_met() -> None:
+    """The bench keeps its last 65,536 reads: an hour's run's earlier events are no longer in its record. Their
+    bytes are judged by the stall intervals instead (kept far longer): a FIRE written inside a stall past the
+    bound is not measurable, one written in a stall under the bound or between stalls is; an event from before
+    the first stall the bench kept is counted unjudged, never quietly taken as measured."""
+    rec = record([Entry("profiler", 1, 900, 9, 99.0, 0.0)])            # the record holds a later read only
+    stalls = [Stall(10.0, 10.004, 3500.0), Stall(12.0, 12.002, 400.0)]
+    inside, mild, between, early = (normal_event(at, 9 * k, Basis(95, at - 0.01, at - 0.009))
+                                    for k, at in enumerate((10.001, 12.001, 11.0, 5.0)))
+    for k, e in enumerate((inside, mild, between, early)):
+        e.event = k
+        e.finish("late", "late")
+    j = judge([inside, mild, between], rec, 1000.0, 1e9, T, stalls=stalls)
+    assert set(j.marked) == {0} and j.marked[0].byte == "stall" and j.marked[0].us == 3500.0
+    assert "no longer holds them" in j.marked[0].detail and not inside.measurable and inside.stall_us == 3500.0
+    assert mild.measurable and between.measurable and (j.by_stalls, j.unjudged) == (3, 0)
+    j = judge([early], rec, 1000.0, 1e9, T, stalls=stalls, stalls_since=10.0)
+    assert (j.by_stalls, j.unjudged) == (0, 1) and early.measurable
+    figures = j.figures(1, stalls, (0.0, 20.0), 1000.0, 0)
+    assert figures["unjudged"] == 1 and figures["judged_by_stalls"] == 0

@@ -67,6 +67,7 @@ class Verdict:
     record: ByteRecord | None = None
     bound_us: float | None = None
     stalls: list[Stall] = field(default_factory=list)
+    stalls_since: float | None = None        # the host moment before which the endpoint dropped stalls (None: none)
     window: tuple[float, float] | None = None
     held_by_fault: list[HeldByFault] = field(default_factory=list)   # bytes its own injected faults held back
     # the reads of the PC's bytes with the cycle each entered its line (a paced bench: mmanalysis.inputrecord),

@@ -106,6 +106,15 @@ def judge(r: RunRecord, verdict: Verdict, book: EventBook, recovery: Recovery) -
     return Judgement(measurability, summary, invariant)
 
 
+def older_than_record(measurability: dict[str, Any]) -> str | None:
+    """The line saying how a long paced run's events older than the bench's record were judged, or None."""
+    by_stalls, unjudged = measurability.get("judged_by_stalls") or 0, measurability.get("unjudged") or 0
+    if not by_stalls and not unjudged:
+        return None
+    return (f"{by_stalls:,} events older than the bench's record of the bytes (its last 65,536 reads) judged by its "
+            "stall intervals" + (f"; {unjudged:,} older than its stalls too: unjudged" if unjudged else ""))
+
+
 def finish_run(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | PhasedLoad | None, book: EventBook,
                recovery: Recovery, journal: Journal | None, say: Callable[[str], None]) -> RunResult:
     """The run judged (`judge`), its sidecar assembled, its inputs recorded and its files written (cfg.out): the
@@ -121,6 +130,8 @@ def finish_run(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load |
         sidecar["break"] = break_section(book.broke, cfg.break_us)
     if (late := sidecar.get("slack", {}).get("past_due", {}).get("text")) is not None:
         say(late)                             # a miss explained, not left a bare past_due
+    if (older := older_than_record(j.measurability)) is not None:
+        say(older)
     csv_path = json_path = None
     if cfg.out is not None:
         record_run_inputs(r, verdict, sidecar, cfg.out)      # the run's inputs, for a replay (inputlog.py)
@@ -133,4 +144,4 @@ def finish_run(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load |
     return RunResult(r.events, sidecar, csv_path, json_path, timecodes=st.tc_arrivals if st is not None else TimecodeArrivals())
 
 
-__all__ = ["Judgement", "finish_run", "judge", "mark_unmeasurable"]
+__all__ = ["Judgement", "finish_run", "judge", "mark_unmeasurable", "older_than_record"]

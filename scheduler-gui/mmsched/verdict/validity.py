@@ -36,9 +36,10 @@ Used by `mmsched.run.runner` (a run's events) and `mmhil.Rig` (a HIL script's ev
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Sequence
 
 from mmanalysis.schema import MAX_UNMEASURABLE_SHARE
 from mmproto import Timecode
@@ -153,7 +154,8 @@ class Judgement:
     marked: dict[int, Cause] = field(default_factory=dict)        # event -> what made it not measurable
     kept: dict[int, Cause] = field(default_factory=dict)          # displaced past the bound, still on time
     delays_us: list[float] = field(default_factory=list)          # each judged event's largest displacement
-    unjudged: int = 0                                             # events whose bytes the record did not hold
+    unjudged: int = 0                     # events whose bytes neither the record nor the stall intervals reach
+    by_stalls: int = 0                    # events whose bytes the record no longer held, judged by the stalls
 
     def merge(self, other: "Judgement") -> None:
         """OTHER's events judged with these (a long run's retired events, judged as they left: retirement.py)."""
@@ -161,6 +163,7 @@ class Judgement:
         self.kept.update(other.kept)
         self.delays_us.extend(other.delays_us)
         self.unjudged += other.unjudged
+        self.by_stalls += other.by_stalls
 
     def share(self, events: int) -> float:
         return len(self.marked) / events if events else 0.0
@@ -177,23 +180,59 @@ class Judgement:
                 "late_creations": late_creations, "unmeasurable": len(self.marked),
                 "unmeasurable_share": round(self.share(events), 6), "max_unmeasurable_share": MAX_UNMEASURABLE_SHARE,
                 "displacement_us": {"n": len(d), "p50": q(0.5), "p99": q(0.99), "max": d[-1] if d else None},
-                "unjudged": self.unjudged,
+                "unjudged": self.unjudged, "judged_by_stalls": self.by_stalls,
                 "events": [{"event": i, "byte": c.byte, "us": c.us, "detail": c.detail, "measurable": False}
                            for i, c in sorted(self.marked.items())]
                 + [{"event": i, "byte": c.byte, "us": c.us, "detail": c.detail, "measurable": True}
                    for i, c in sorted(self.kept.items())]}
 
 
+# A byte written this long before a stall began may still have been on its way into the bench when it stalled
+# (the pty's hop and the bench's reader: tens of microseconds, a frame's line time at 9600 baud about 20 ms)
+STALL_REACH_S = 0.025
+
+
+def byte_moments(deps: EventBytes) -> list[float]:
+    """The host moments an event's bytes went on their way: its FIRE or SCHEDULE written, its anchor FIRE
+    written, its TIMECODE complete."""
+    return [t for t in (deps.sent.at if deps.sent is not None else None,
+                        deps.anchor.at if deps.anchor is not None else None,
+                        deps.basis.arrived if deps.basis is not None else None) if t is not None]
+
+
+def stall_cause(moments: list[float], stalls: Sequence[Stall], starts: Sequence[float], bound_us: float
+                ) -> Cause | None:
+    """An event whose bytes the record no longer holds (it keeps the last 65,536 reads), judged by the stall
+    intervals instead: the largest stall past the bound that one of its bytes' `moments` lies in (from
+    STALL_REACH_S before it began to its end), which may have displaced that byte as far; None if none did. The
+    stalls the bench's, one after another (`starts`: theirs, for the lookup)."""
+    worst: Stall | None = None
+    for t in moments:
+        i = bisect.bisect_right(starts, t + STALL_REACH_S) - 1
+        while i >= 0 and stalls[i].end >= t:      # (one after another: an earlier one ended earlier)
+            if stalls[i].lag_us > bound_us and (worst is None or stalls[i].lag_us > worst.lag_us):
+                worst = stalls[i]
+            i -= 1
+    if worst is None:
+        return None
+    return Cause("stall", round(worst.lag_us, 1), f"a host stall of {worst.lag_us:.0f} us met its bytes on their "
+                 "way; the bench's record, which keeps its last 65,536 reads, no longer holds them to say how far")
+
+
 def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, stale_phase: float,
-          tick_s: float, crowded: dict[int, Cause] | None = None, frames: FrameArrivals | None = None) -> Judgement:
+          tick_s: float, crowded: dict[int, Cause] | None = None, frames: FrameArrivals | None = None,
+          stalls: Sequence[Stall] = (), stalls_since: float | None = None) -> Judgement:
     """Judges every event (objects with `event`, `mode`, `outcome`, `reason`, `distance`, `created_phase` and
     `bytes`, an EventBytes) and marks them: `measurable` False and `stall_us` where a displacement past the
     bound decided it; `stall_us` alone where one was past the bound but the event still ended on time.
     `stale_phase`: late_creation's; `tick_s`: the tick, for a late creation's lag. `crowded`: lost FIREs the
     profiler may have dropped while it held the one before (crowding.crowded_fires), marked with that cause.
-    `frames`: the run's TIMECODE arrivals (framearrivals.py), or None (the record's holds alone)."""
+    `frames`: the run's TIMECODE arrivals (framearrivals.py), or None (the record's holds alone). An event whose
+    bytes the record no longer holds is judged by the `stalls` (stall_cause), from `stalls_since` on (the host
+    moment before which the bench dropped stalls; None: it kept them all), else counted unjudged."""
     j = Judgement()
     crowded = crowded or {}
+    starts = [st.start for st in stalls]
     for e in events:
         if e.outcome == "lost":            # a fault of the rig already names it, or a displacement caused it
             if e.event in crowded:
@@ -202,9 +241,16 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
         c = found = None
         if record is not None and bound_us is not None and e.mode != "verification":
             sent = e.bytes.sent
-            if sent is not None and record.entry(sent.node, sent.gen, sent.offset) is None:
-                j.unjudged += 1            # its frame is not in the record (a re-plugged port, a dropped record)
             found = causes(e.mode, e.bytes, record, frames)
+            if sent is not None and record.entry(sent.node, sent.gen, sent.offset) is None:
+                # its frame is not in the record (a long run's older than its last reads, a re-plugged port)
+                moments = byte_moments(e.bytes)
+                if stalls_since is not None and min(moments) < stalls_since:
+                    j.unjudged += 1
+                else:
+                    j.by_stalls += 1
+                    if (gone := stall_cause(moments, stalls, starts, bound_us)) is not None:
+                        found = sorted([*found, gone], key=lambda c: -c.us)
             if found:
                 j.delays_us.append(found[0].us)
                 c = deciding(e.mode, e.outcome, e.reason, found, bound_us)
@@ -243,7 +289,8 @@ def judge_run(chunks: Iterable[list[Any]], n: int, verdict: Any, tick_s: float, 
         j.merge(before)
     stale = stale_phase(tick_s, baud)
     for chunk in chunks:
-        j.merge(judge(chunk, verdict.record, verdict.bound_us, stale, tick_s, crowded, frames))
+        j.merge(judge(chunk, verdict.record, verdict.bound_us, stale, tick_s, crowded, frames, verdict.stalls,
+                      verdict.stalls_since))
     late = sum(1 for c in j.marked.values() if c.byte == "late creation")
     share = j.share(n)
     reason = None
