@@ -10,12 +10,13 @@ from mmanalysis.schema import DERIVED_COLUMNS, OUTCOMES, REASONS
 from mmanalysis.schema import in_stats as in_the_figures
 
 from .eventbytes import EventBytes
+from .slotpickle import SlotPickle
 
 
 # slots: a run holds every event it made until its end; without a __dict__ each is about a third of the size
 # (a 5,000-event lockstep mixed run: its events 8.5 -> 2.2 MB by tracemalloc, with their EventBytes)
 @dataclass(slots=True)
-class Event:
+class Event(SlotPickle):
     event: int
     tag: int
     event_id: int

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .slotpickle import SlotPickle
+
 
 @dataclass(frozen=True, slots=True)
-class Sent:
+class Sent(SlotPickle):
     """A frame the PC wrote: to `node`, its first byte at `offset` of the port's stream `gen`, the write begun at
     `at` and returned at `ended` (the run's clock; the host clock on a paced bench; None: not known)."""
 
@@ -27,7 +29,7 @@ class Sent:
 
 
 @dataclass(frozen=True, slots=True)
-class Basis:
+class Basis(SlotPickle):
     """The TIMECODE frame of tick `tick`: the PC estimated the tick began at `start` and had the frame
     complete at `arrived` (the run's clock)."""
 
@@ -37,7 +39,7 @@ class Basis:
 
 
 @dataclass(frozen=True, slots=True)
-class Fed:
+class Fed(SlotPickle):
     """Normal mode's native firing: when the run handed the firing thread the moment `aimed` (run clock). A moment
     handed over after it had passed could not be met by any thread: how late is the run's own loop's, not the PC's
     wake-up (nativefirer.py)."""
@@ -47,7 +49,7 @@ class Fed:
 
 
 @dataclass(slots=True)
-class EventBytes:
+class EventBytes(SlotPickle):
     """The bytes one event's figure depends on, noted as the event is made (see the module's text)."""
 
     sent: Sent | None = None        # its FIRE (normal) or SCHEDULE (mixed)
