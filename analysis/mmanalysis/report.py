@@ -27,7 +27,7 @@ from .paper import PAPER, PaperRow, observed_from_row, verdict  # noqa: F401  (P
 from .paper import DESIGN_WORDS, LATENCY_ROWS, PAPER_DESIGN, design
 from .propagation import link_stats
 from .reader import PROFILER_KINDS, RunSet, profiler_kind, read_runs
-from .safefiles import atomic_write, output_folder
+from .safefiles import atomic_write, output_folder, refuse_early
 from .schema import load_condition
 from .selection import run_kind, select, subset
 from .stats import summarize
@@ -363,6 +363,7 @@ def report(runs: RunSet | str | Path | Iterable[str | Path], out_dir: str | Path
     not_read = list(not_read)
     data = runs if isinstance(runs, RunSet) else read_runs(runs)
     out = output_folder(out_dir)      # made if missing (its parent must exist), never through a planted link
+    refuse_early([out / "report.md", out / "report.html"])     # written last: refused before the figures
     per_run = summarize(data, by="run")
     per_group = summarize(data, by="group")
     comp = comparison(data)

@@ -180,6 +180,18 @@ def replacing(path: Path | str, fsync: bool = True) -> Iterator[BinaryIO]:
         os.close(dfd)
 
 
+def refuse_early(paths: Iterable[Path | str]) -> None:
+    """What `replacing` would raise for the first of PATHS (a FIFO, a device or a socket at its name, a folder, a
+    link in place of its folder), raised now: for a command to refuse before its work (a report's figures,
+    seconds), not after it."""
+    for path in map(Path, paths):
+        dfd = open_folder(path.parent)
+        try:
+            _check_name(dfd, path)
+        finally:
+            os.close(dfd)
+
+
 def atomic_write(path: Path | str, data: bytes, fsync: bool = True) -> None:
     """PATH holds DATA or what it held before, never a part, and never what a planted link points to
     (`fsync`: as `replacing`)."""
@@ -370,5 +382,5 @@ def check_private_dir(folder: Path | str) -> str | None:
 
 
 __all__ = ["RefusedOutput", "appending", "atomic_write", "check_private_dir", "create_new", "existing", "lock_file",
-           "move_into", "open_folder", "output_folder", "output_problem", "replacing", "scratch", "stream",
-           "subfolder"]
+           "move_into", "open_folder", "output_folder", "output_problem", "refuse_early", "replacing", "scratch",
+           "stream", "subfolder"]
