@@ -43,6 +43,8 @@ OUTPUTS: dict[str, list[str]] = {
 OUTPUTS["run-lockstep"] = [n for n in OUTPUTS["run"] if not n.endswith(".inputs")]
 # A paced run's point is the wall clock; what it writes is checked in the long tier (make check), the rest here.
 COMMANDS = [pytest.param(c, marks=pytest.mark.paced) if c == "run" else c for c in OUTPUTS]
+# a FIFO at each of a sweep's names is a sweep each, with its local cluster: 26 s, the long tier's
+FIFO_COMMANDS = [pytest.param(c, marks=pytest.mark.long) if c == "sweep" else c for c in COMMANDS]
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "hil" / "tests"))
 from helpers import recorded_run  # noqa: E402  (a paced run's files recorded once: what replay reads)
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "analysis" / "tests"))
@@ -175,7 +177,7 @@ def test_a_link_planted_at_every_name_is_replaced_never_written_through(command:
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("command", FIFO_COMMANDS)
 def test_a_fifo_planted_at_any_name_is_refused_in_one_line_and_left_alone(command: str, sources: dict[str, Path],
                                                                         tmp_path: Path) -> None:
     for name in names(command, tmp_path):

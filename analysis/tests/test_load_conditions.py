@@ -99,6 +99,7 @@ def test_load_cdf_one_line_per_condition_labels_apart(runs, tmp_path) -> None:
             assert not a.overlaps(b), "two min/max labels overlap"
 
 
+@pytest.mark.long    # a whole report of the load runs, every figure: 15-18 s
 def test_report_lists_the_load_cdf(runs, tmp_path) -> None:
     out = report(runs, tmp_path / "rep")
     md = out["md"].read_text()

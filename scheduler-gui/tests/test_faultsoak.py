@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from mmrig.faultsoak import Injection, Soak, check, main
 
 
+@pytest.mark.long    # a soak of every fault kind, short as soaks go: 15 s
 def test_a_short_soak_names_every_fault_and_accounts_for_every_event(tmp_path: Path, capsys) -> None:
     # a few seconds of wall time in lockstep: thousands of events and a dozen faults of every kind drawn
     assert main(["--minutes", "0.25", "--seed", "3", "--gap-ticks", "10..30", "--out", str(tmp_path)]) == 0, \

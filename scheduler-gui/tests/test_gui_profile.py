@@ -263,6 +263,7 @@ def test_gantt_zooms_and_pans_x_only(qtbot, tmp_path) -> None:
     assert g.x_range() == pytest.approx(full)
 
 
+@pytest.mark.long    # a long trace drawn zoomed out and in: 16 s
 def test_gantt_of_a_long_trace_is_binned_zoomed_out_and_exact_zoomed_in(qtbot, tmp_path) -> None:
     # how long it takes is perf/perf_gui_gantt.py's figure, not an assertion here (a loaded host took 36.9 s)
     from mmanalysis import exectrace as et

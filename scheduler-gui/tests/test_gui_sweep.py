@@ -148,6 +148,7 @@ def test_a_tiny_lockstep_sweep_runs_from_the_panel(make_sweep, qtbot, tmp_path) 
     assert img.save(str(SHOTS / "sweep.png"))
 
 
+@pytest.mark.long    # a sweep from the panel stopped and resumed, two clusters: 14-15 s
 def test_stop_keeps_the_points_and_resume_completes(make_sweep, qtbot, tmp_path) -> None:
     folder = tmp_path / "stopped"
     w = make_sweep(folder)

@@ -181,6 +181,7 @@ def installable_copy(dest: Path) -> None:
         shutil.copy2(f, dest / f.relative_to(ROOT))
 
 
+@pytest.mark.long    # a copy installed into a venv of its own and the example suite run there: 14-17 s
 def test_an_installed_copy_runs_the_example_suite_away_from_the_checkout(tmp_path: Path) -> None:
     src, site, away = tmp_path / "src", tmp_path / "site", tmp_path / "away"
     src.mkdir()

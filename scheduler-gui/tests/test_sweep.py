@@ -231,6 +231,7 @@ def test_minimum_safe_distance() -> None:
     assert min_safe_distance([]) is None
 
 
+@pytest.mark.long    # two sweeps, each with its local cluster: 14-15 s
 def test_interrupted_half_way_continues_where_it_stopped(tmp_path) -> None:
     """Ctrl-C after the first point: exit 130, the point kept, the campaign 'interrupted', no bench or worker
     left behind; the same command again runs only the rest."""
