@@ -5,7 +5,7 @@ hours keeps the newest ROWS_KEPT as rows (mmrig.child: a Row and its text are ab
 
 A view paints every visible cell many times a second and asks several roles per cell, so `data` only
 indexes: each row's display strings are formatted once, when the row arrives or changes. The model also
-keeps each event's latency and outcome in numpy arrays (indexed by event, the whole run: 34 bytes an event) for
+keeps each event's latency and outcome in numpy arrays (indexed by event, the whole run: 14 bytes an event) for
 the live plots and statistics, so they never walk the row list in Python."""
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from mmsched.model.event import OUTCOMES
 from mmsched.model.eventstore import EventStore
 from mmrig.child import ROWS_KEPT
 from mmrig.gui.rows import Row
+from mmrig.gui.widgets.warmup import WARMUP_WINDOW, warmup_until
 
 AVR_TIMER_HZ = 16_000_000    # the AVR profiler's input-capture counter, until a HELLO or a run says otherwise
 HEADERS = ("event", "id", "scheduled tc", "sent (s)", "acked tc", "fired tc", "latency (us)", "outcome")
@@ -95,18 +96,20 @@ class EventModel(QAbstractTableModel):
 
     # ---- per-event arrays (plots and statistics) -------------------------------------------------
     def _alloc(self, n: int) -> None:
+        # 14 bytes an event (50 MB an hour at 1 kHz): the event's number as int32 (an opened journal may miss some),
+        # and its moment only for the first events, where the warm-up is looked for
         self._lat = np.full(n, np.nan)
         self._code = np.full(n, PENDING, dtype=np.int8)
         self._unmeasurable = np.zeros(n, dtype=bool)
-        self._ev = np.zeros(n)
-        self._sent = np.full(n, np.nan)
+        self._ev = np.zeros(n, dtype=np.int32)
+        self._sent = np.full(3 * WARMUP_WINDOW, np.nan)
 
     def _grow(self, need: int) -> None:
         if need > self._lat.size:
             size = max(need, 2 * self._lat.size)
             lat, code, ev, unm, sent = self._lat, self._code, self._ev, self._unmeasurable, self._sent
             self._alloc(size)
-            self._sent[:sent.size] = sent
+            self._sent = sent
             self._lat[:lat.size] = lat
             self._code[:code.size] = code
             self._ev[:ev.size] = ev
@@ -118,7 +121,8 @@ class EventModel(QAbstractTableModel):
         self._lat[pos] = np.nan if r.latency_us is None or not r.measurable else r.latency_us
         self._unmeasurable[pos] = not r.measurable
         self._ev[pos] = r.event
-        self._sent[pos] = np.nan if r.sent_s is None else r.sent_s
+        if pos < self._sent.size:
+            self._sent[pos] = np.nan if r.sent_s is None else r.sent_s
 
     @property
     def count(self) -> int:
@@ -139,17 +143,15 @@ class EventModel(QAbstractTableModel):
         lat, code = self.arrays()
         keep = ((code == OUTCOME_CODE["ok"]) | (code == OUTCOME_CODE["late"])) & ~np.isnan(lat)
         i = np.flatnonzero(keep)
-        return self._ev[i], lat[i]
+        return self._ev[i].astype(float), lat[i]
 
     def warmup(self, tick_us: float) -> int | None:
         """The run's start-up stall (warmup_until over its first events), or None."""
-        from mmrig.gui.widgets.warmup import WARMUP_WINDOW, warmup_until
-
         lat, code = self.arrays()
         n = min(self.count, 3 * WARMUP_WINDOW)
         keep = ((code[:n] == OUTCOME_CODE["ok"]) | (code[:n] == OUTCOME_CODE["late"])) & ~np.isnan(lat[:n])
         i = np.flatnonzero(keep)
-        return warmup_until(self._ev[i], lat[i], self._sent[i], tick_us)
+        return warmup_until(self._ev[i].astype(float), lat[i], self._sent[i], tick_us)
 
     # ---- Qt API ------------------------------------------------------------------------------
     def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:
