@@ -98,6 +98,7 @@ def test_report_files(experiments_dir, tmp_path):
     assert pd.read_csv(out["summary"])["run"].tolist().count("lagged") == 1
 
 
+@pytest.mark.long    # a whole report into planted links, every figure: 10-12 s
 def test_report_files_never_written_through_a_planted_link(tmp_path):
     """A report into a folder where someone planted links under its files' names: each link is replaced by
     the report's own file, the file it pointed to unchanged."""
