@@ -369,6 +369,22 @@ def test_model_keeps_the_newest_rows_and_every_events_arrays(qapp, monkeypatch) 
     assert (m.first, m.rowCount(), m.count, m.data(m.index(0, 0))) == (2000, 1000, 3000, "2000")
 
 
+def test_an_events_led_lights_once_and_the_feed_remembers_only_the_recent_ones(qapp) -> None:
+    """A run's own process sends each row again at its end (its final rows): no LED lights twice, and what the
+    feed keeps to know that stays bounded over a run of hours."""
+    from mmrig.gui.feed import LIT_KEPT, EventFeed
+    from mmrig.gui.rows import Row
+
+    feed = EventFeed()
+    lit: list[int] = []
+    feed.fired.connect(lit.append)
+    rows = [Row(i, i % 8, i + 2, i, None, i + 1, i + 2, i + 2, 10.0, "ok", None) for i in range(5 * LIT_KEPT)]
+    for k in range(0, len(rows), 500):
+        feed.deliver(rows[k:k + 500])
+    feed.deliver(rows)                                   # the final rows
+    assert len(lit) == len(rows) and len(feed._lit) <= 2 * LIT_KEPT
+
+
 def test_a_finished_run_of_hours_is_summarised_over_every_event_not_the_tables_rows(make_win, monkeypatch) -> None:
     import mmrig.gui.model as model
     from mmrig.gui.rows import Row

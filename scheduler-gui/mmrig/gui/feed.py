@@ -17,6 +17,9 @@ from mmsched.model.event import Event
 from mmrig.gui.rows import Row
 
 
+LIT_KEPT = 4096      # lit events remembered one by one: far more than a run has in flight
+
+
 class EventFeed(QObject):
     batch = Signal(object)        # list[Row], in order of change (a row may appear more than once)
     timecode = Signal(int)        # extended timecode
@@ -30,7 +33,10 @@ class EventFeed(QObject):
         self._lock = threading.Lock()
         self._pending: dict[int, Any] = {}
         self._last_flush = time.monotonic()
+        # events whose LED has been lit (a run's own process resends rows): the recent ones, and every one below
+        # `_lit_below`, which moves up as they grow (a set of every event was 60 bytes an event, 200 MB an hour)
         self._lit: set[int] = set()
+        self._lit_below = 0
 
     def __call__(self, kind: str, obj: Any) -> None:
         if kind == "event":
@@ -56,9 +62,13 @@ class EventFeed(QObject):
         """A batch of snapshots taken elsewhere (a run in its own process), emitted as they are; an event's
         pulse lights its LED once, when its row first comes with a measured outcome."""
         for row in rows:
-            if row.result_tc is not None and row.outcome in ("ok", "late", "early") and row.event not in self._lit:
+            if (row.result_tc is not None and row.outcome in ("ok", "late", "early") and row.event >= self._lit_below
+                    and row.event not in self._lit):
                 self._lit.add(row.event)
                 self.fired.emit(row.event_id)
+        if len(self._lit) > 2 * LIT_KEPT:
+            self._lit_below = max(self._lit) - LIT_KEPT
+            self._lit = {e for e in self._lit if e >= self._lit_below}
         if rows:
             self.batch.emit(rows)
 
