@@ -66,8 +66,10 @@ def test_mixed_periodic_run_at_1000_events_a_second_from_the_gui(make_win, qtbot
     res = win.result
     assert res is not None, win.problems
     assert res.sidecar["grid"]["periodic"]["acked"] == 1 and len(res.events) == 1500
-    # the executor fires in virtual time: an event is on time, or not measurable for a byte a host stall moved
-    assert all(e.outcome == "ok" for e in res.events if e.measurable), res.summary["outcomes"]
+    # the executor fires in virtual time: an event is on time, or not measurable for a byte a host stall moved, or
+    # early by the executor's own late tick stamp (its compare interrupt, 38.5 us: test_series_runs.py)
+    assert all(e.outcome == "ok" or (e.outcome == "early" and e.latency_us > -38.5)
+               for e in res.events if e.measurable), res.summary["outcomes"]
     assert win.model.rowCount() == 1500
     SHOTS.mkdir(parents=True, exist_ok=True)
     win.grab().save(str(SHOTS / "gui_mixed_periodic_1000_per_s.png"))

@@ -18,6 +18,8 @@ import pytest
 from mmsched.model.config import RunConfig
 
 MMRIG = [sys.executable, "-m", "mmrig"]
+# the executor's compare interrupt at 1 kHz (TIMER1_COMPC, docs/long-runs.md): the most it holds a tick's stamp up
+EXEC_COMPARE_ISR_US = 38.5
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -94,9 +96,14 @@ def test_a_kilohertz_series_on_the_paced_bench_accounts_for_every_event(tmp_path
         assert code == 0 and sidecar["valid"], text
     assert len(df) == 2000 and sidecar["invariant"]["ok"]
     moments_are_the_grid(df, sidecar)
-    # the executor fires in virtual time: no host stall makes it miss or fire early; a measurable event is on time
+    # the executor fires in virtual time: no host stall makes it miss; a measurable event is on time, or early by
+    # the executor's own doing: a tick whose edge it stamped late (its 1 kHz compare interrupt, 38.5 us of every
+    # millisecond, held the pin-change interrupt up) puts the next tick's later moments out early by as much
+    # (docs/long-runs.md; 14 of 2,000 in one run of make check, none in most)
     measurable = df[df["measurable"]]
-    assert (measurable["outcome"] == "ok").all(), measurable["outcome"].value_counts()
+    assert measurable["outcome"].isin(["ok", "early"]).all(), measurable["outcome"].value_counts()
+    early = measurable[measurable["outcome"] == "early"]
+    assert (early["latency_us"] > -EXEC_COMPARE_ISR_US).all(), early["latency_us"].min()
 
 
 def histogram_alone(df: pd.DataFrame, sidecar: dict, total: int) -> None:
