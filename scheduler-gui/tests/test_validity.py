@@ -276,3 +276,13 @@ def test_an_event_older_than_the_record_is_judged_by_the_stalls_its_bytes_met() 
     assert (j.by_stalls, j.unjudged) == (0, 1) and early.measurable
     figures = j.figures(1, stalls, (0.0, 20.0), 1000.0, 0)
     assert figures["unjudged"] == 1 and figures["judged_by_stalls"] == 0
+
+
+def test_the_runs_end_says_how_its_older_events_were_judged_in_80_columns() -> None:
+    from mmsched.run.finish import older_than_record
+
+    assert older_than_record({"judged_by_stalls": 0, "unjudged": 0}) is None
+    said = older_than_record({"judged_by_stalls": 3_456_789, "unjudged": 12})
+    assert said.splitlines() == ["3,456,789 events judged by the bench's stalls (older than its 65,536 reads)",
+                                 "12 events older than its stalls too: unjudged"]
+    assert max(map(len, said.splitlines())) <= 80

@@ -111,8 +111,8 @@ def older_than_record(measurability: dict[str, Any]) -> str | None:
     by_stalls, unjudged = measurability.get("judged_by_stalls") or 0, measurability.get("unjudged") or 0
     if not by_stalls and not unjudged:
         return None
-    return (f"{by_stalls:,} events older than the bench's record of the bytes (its last 65,536 reads) judged by its "
-            "stall intervals" + (f"; {unjudged:,} older than its stalls too: unjudged" if unjudged else ""))
+    return (f"{by_stalls:,} events judged by the bench's stalls (older than its 65,536 reads)"
+            + (f"\n{unjudged:,} events older than its stalls too: unjudged" if unjudged else ""))
 
 
 def finish_run(r: RunRecord, verdict: Verdict, cpu: dict[str, Any], load: Load | PhasedLoad | None, book: EventBook,
