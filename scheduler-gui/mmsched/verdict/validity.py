@@ -200,15 +200,14 @@ def byte_moments(deps: EventBytes) -> list[float]:
                         deps.basis.arrived if deps.basis is not None else None) if t is not None]
 
 
-def stall_cause(moments: list[float], stalls: Sequence[Stall], starts: Sequence[float], bound_us: float
-                ) -> Cause | None:
+def stall_cause(moments: list[float], stalls: Sequence[Stall], bound_us: float) -> Cause | None:
     """An event whose bytes the record no longer holds (it keeps the last 65,536 reads), judged by the stall
     intervals instead: the largest stall past the bound that one of its bytes' `moments` lies in (from
     STALL_REACH_S before it began to its end), which may have displaced that byte as far; None if none did. The
-    stalls the bench's, one after another (`starts`: theirs, for the lookup)."""
+    stalls the bench's, one after another."""
     worst: Stall | None = None
     for t in moments:
-        i = bisect.bisect_right(starts, t + STALL_REACH_S) - 1
+        i = bisect.bisect_right(stalls, t + STALL_REACH_S, key=lambda st: st.start) - 1
         while i >= 0 and stalls[i].end >= t:      # (one after another: an earlier one ended earlier)
             if stalls[i].lag_us > bound_us and (worst is None or stalls[i].lag_us > worst.lag_us):
                 worst = stalls[i]
@@ -232,7 +231,6 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
     moment before which the bench dropped stalls; None: it kept them all), else counted unjudged."""
     j = Judgement()
     crowded = crowded or {}
-    starts = [st.start for st in stalls]
     for e in events:
         if e.outcome == "lost":            # a fault of the rig already names it, or a displacement caused it
             if e.event in crowded:
@@ -249,7 +247,7 @@ def judge(events: list[Any], record: ByteRecord | None, bound_us: float | None, 
                     j.unjudged += 1
                 else:
                     j.by_stalls += 1
-                    if (gone := stall_cause(moments, stalls, starts, bound_us)) is not None:
+                    if (gone := stall_cause(moments, stalls, bound_us)) is not None:
                         found = sorted([*found, gone], key=lambda c: -c.us)
             if found:
                 j.delays_us.append(found[0].us)

@@ -231,11 +231,9 @@ class LivePanel(QWidget):
             self.plots.show_arrays([self.model.latency_points()], warmup=self._warm)
             if self.viewing and self.summary:
                 self.stats.show_summary(self.summary)
-            elif self.model.first:                         # a run of hours: the table has only its newest rows
+            else:      # every event's arrays (the table holds a run of hours' newest rows only): summarize's numbers
                 lat, code = self.model.arrays()
                 self.stats.show_arrays(lat, code, self.model.unmeasurable())
-            else:
-                self.stats.show_rows(self.model.rows)      # the core's own summarize
             self._count(self.model.arrays()[1])
             return
         if self._round and self._round_resets != self.model.resets:
