@@ -83,3 +83,13 @@ def record_traced_normal_run(out: Path, events: int = 300) -> Path:
     assert r.returncode in (0, 1, 3), f"mmrig run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}"
     assert out.with_name(out.name + ".host.dat").is_file(), r.stderr
     return out.with_name(out.name + ".csv")
+
+
+def last_event_with_a_wakeup(csv: Path) -> int:
+    """The run's last event with a wake-up to split: the host trace keeps each CPU's last --trace-host-kb (seconds
+    even on a busy host: docs/explain.md), so its moment is in the ring whatever the host did, where an earlier
+    worst event's may not be."""
+    from mmanalysis.explain import read_one_run
+
+    df, _, _ = read_one_run(csv)
+    return int(df.loc[df["wakeup_us"].notna() & df["latency_us"].notna(), "event"].iloc[-1])

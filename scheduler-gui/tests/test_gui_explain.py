@@ -15,7 +15,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "build" / "screenshots"
 sys.path.insert(0, str(ROOT / "analysis" / "tests"))
-from explain_fixture import EVENT, record_traced_normal_run, recorded_event, recorded_trace, write_traced_normal_run  # noqa: E402,I001
+from explain_fixture import (EVENT, last_event_with_a_wakeup, record_traced_normal_run, recorded_event,  # noqa: E402,I001
+                             recorded_trace, write_traced_normal_run)
 
 
 @pytest.fixture
@@ -108,10 +109,9 @@ def test_a_traced_bench_run_explained_in_the_window(make_win, qtbot, tmp_path, d
     csv = record_traced_normal_run(tmp_path / "runs" / "traced")
     win = make_win()
     assert win.open_run(csv)
-    lat = [(r.latency_us, r.event) for r in win.model.rows if r.latency_us is not None and r.measurable]
-    worst = max(lat)[1]
-    select(win, worst)
-    qtbot.waitUntil(lambda: pane_text(win).startswith(f"Event {worst} ("), timeout=90000)
+    last = last_event_with_a_wakeup(csv)
+    select(win, last)
+    qtbot.waitUntil(lambda: pane_text(win).startswith(f"Event {last} ("), timeout=90000)
     text = pane_text(win)
     # the wake-up split by the trace: the parts name what ran, not one unsplit wake-up
     assert "wake-up (not split)" not in text and "largest part" in text, text
