@@ -64,3 +64,32 @@ def test_the_lines_zero_is_the_fastest_path_after_its_write_not_before_it() -> N
     apply_budget(events, TICK, 0.0)
     assert max(abs(e.line_us) for e in events) < 0.01
     assert {round(e.write_us) for e in events} == {5, 60, 300}
+
+
+@pytest.mark.parametrize("ppm", [-5000, 5000])
+def test_a_profiler_clock_half_a_percent_off_gives_every_event_its_budget(ppm: int) -> None:
+    # A Mega's resonator is off by up to 0.5 %: FIREs 4.4 ms apart inside ticks, aimed by the tick length the run
+    # fitted (host seconds), stamped by the profiler's timer (its own seconds). Taken as host seconds, consecutive
+    # stamps' bounds on the clocks' offset part by 22 us, more than the 20 us two must agree within: the reference
+    # needs the stamps on the host's clock, by the profiler's rate the run fitted
+    scale = 1.0 / (1.0 + ppm * 1e-6)                 # host seconds a second of the profiler's timer
+    counts, per_tick = 1600, 16
+    events = []
+    for k in range(150):
+        tc, due = 1 + k // per_tick, (k % per_tick) * (counts // per_tick)
+        e = Event(k, k + 1, k % 8, "normal", 1, tc, tc - 1, 0.0)
+        e.due_counts = due
+        moment = (tc + due / counts) * TICK            # profiler seconds since tick 0
+        e.fire_at = BASE + moment * scale
+        e.written_at = e.fire_at + 20e-6
+        e.write_ended_at = e.written_at + 5e-6
+        e.stamp_s = (e.write_ended_at + 30e-6 - BASE) / scale
+        e.latency_us = (e.stamp_s - moment) * 1e6
+        e.finish("ok", None)
+        events.append(e)
+    assert apply_budget(events, TICK, 0.0, counts, clock=scale) == 150
+    # the same for every event, wherever in its tick: the 30 us path after the write, constant, is inside the tick
+    # estimate (budget.py: a constant delay looks like the clocks' offset), the line beyond the fastest FIRE none
+    assert max(abs(e.est_error_us - 30.0) for e in events) < 0.5
+    assert all(e.wakeup_us == pytest.approx(20.0, abs=0.01) and e.line_us == pytest.approx(0.0, abs=0.5)
+               for e in events)

@@ -119,3 +119,34 @@ def test_servo_recovers_from_a_bench_that_fell_behind_within_eight_fires() -> No
     for k, (w, st, _) in enumerate(data[:38]):
         s2.add(w, st - (150e-6 if 20 <= k < 30 else 0.0))
     assert s2.base(data[37][0]) - BASE < 0                # 8 good FIREs after the step are enough
+
+
+@pytest.mark.parametrize("ppm", [-5000, 5000])
+def test_servo_with_a_profiler_half_a_percent_off_places_ticks_by_the_rate_it_is_given(ppm: int) -> None:
+    # A Mega's resonator is off by up to 0.5 %, 25 times the drift the servo fits (at most 200 ppm): consecutive
+    # FIREs' bounds, the stamps taken as host seconds, part by 355 us a tick, and no two agree. The run gives the
+    # servo the rate it fitted from the TIMECODE arrivals (timecode.py), which it applies to each stamp
+    rate = 1.0 + ppm * 1e-6                                # profiler seconds a host second
+    s = ClockServo(TICK, clock=1.0 / rate)
+    data = fires(120, drift=ppm * 1e-6)
+    for w, st, _ in data:
+        s.add(w, st)
+    at = data[-1][0]
+    for tc in (int((at - BASE) * rate / TICK) + k for k in (1, 2, 5)):
+        truth = BASE + tc * TICK / rate
+        assert -40e-6 < s.tick_start(tc, near=at) - truth <= 1e-9       # never later than the truth: not early
+
+
+def test_servo_an_hour_into_a_run_keeps_its_ticks_as_the_fitted_rate_moves() -> None:
+    # the fitted rate moves a little at each TIMECODE frame; an hour in, a stamp is 3,600 s of the profiler's
+    # timer, and 0.3 ppm of that is 1 ms: the servo must not carry a rate change on the whole stamp
+    rate, start = 1.0 - 3000e-6, 3600.0
+    s = ClockServo(TICK)
+    rng = np.random.default_rng(3)
+    w = BASE
+    for k in range(200):
+        w = BASE + start + k * TICK
+        s.clock = 1.0 / rate * (1.0 + rng.uniform(-0.3e-6, 0.3e-6))
+        s.add(w, (w + 10e-6 + rng.exponential(15e-6) - BASE) * rate)
+    tc = int((w - BASE) * rate / TICK) + 2
+    assert -40e-6 < s.tick_start(tc, near=w) - (BASE + tc * TICK / rate) <= 1e-6

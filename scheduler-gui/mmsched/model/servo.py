@@ -89,40 +89,53 @@ class ClockServo:
     window: int = 16               # short: a bench that fell behind and caught up (a clock step back) is
                                    # followed within 8 FIREs (0.6 s at one a tick), not 32
     tolerance_s: float = 20e-6
+    clock: float = 1.0             # host seconds a second of the profiler's timer: the run sets it from the tick
+                                   # length it fitted (RunState.profiler_clock). A Mega's resonator is off by up
+                                   # to 0.5 %, 25 times the drift fitted below: with the stamps taken as host
+                                   # seconds, a FIRE's bound moved 355 us a tick, none agreed, and a disciplined
+                                   # run on the bench's --ppm-profiler -5000 had 599 of 600 events early
     samples: int = field(default=0, init=False)
-    drift: float = field(default=0.0, init=False)          # fitted slope of base over host time
-    _pts: deque = field(default_factory=deque, init=False)  # (written_at, bound)
+    drift: float = field(default=0.0, init=False)          # fitted slope of base over host time, beyond `clock`
+    # (written_at, stamp_s) as they came: the rate is applied when a bound is wanted, so a change of `clock`
+    # moves every FIRE's bound alike (by its stamp times the change: 1 ms an hour in for 0.3 ppm) and the
+    # bounds' differences, which the servo compares, by the FIREs' distance times it alone
+    _pts: deque = field(default_factory=deque, init=False)
     _block: list = field(default_factory=list, init=False)
     _anchors: deque = field(default_factory=deque, init=False)
     _fitted_at: float = field(default=-1e9, init=False)     # host time of the last drift fit
 
+    def _bounds(self, pts: Iterable[tuple[float, float]]) -> list[tuple[float, float]]:
+        """(written_at, bound) of FIREs given as (written_at, stamp_s), at the rate now."""
+        return [(w, lower_bound(w, p * self.clock, self.floor_s)) for w, p in pts]
+
     def add(self, written_at: float, stamp_s: float) -> None:
         """A FIRE written at host time `written_at` that the profiler stamped at `stamp_s` of its timer."""
-        p = (written_at, lower_bound(written_at, stamp_s, self.floor_s))
+        p = (written_at, stamp_s)
         self._pts.append(p)
         self.samples += 1
         while len(self._pts) > self.window:
             self._pts.popleft()
         self._block.append(p)
         if len(self._block) == BLOCK:
-            a = anchor(self._block, self.tolerance_s)
-            self._block = []
+            a = anchor(self._bounds(self._block), self.tolerance_s)
             if a is not None:
-                self._anchors.append(a)
+                self._anchors.append(next(q for q in self._block if q[0] == a[0]))
                 while self._anchors[-1][0] - self._anchors[0][0] > 6 * DRIFT_SPAN_S:
                     self._anchors.popleft()
                 if a[0] - self._fitted_at >= REFIT_S:
                     self._fitted_at = a[0]
-                    self.drift = fit_drift(list(self._anchors))
+                    self.drift = fit_drift(self._bounds(self._anchors))
+            self._block = []
 
     def _anchor(self, at: float) -> tuple[float, float] | None:
         """(written_at, base) of the FIRE whose bound places tick 0 as seen at host time `at`: the anchor of the
         newest half of the window's (it follows drift sooner), else the whole window's; None until two agree."""
-        pts = [(t, b + self.drift * (at - t)) for t, b in self._pts]   # each bound carried to `at`
+        pts = [(t, b + self.drift * (at - t)) for t, b in self._bounds(self._pts)]   # each bound carried to `at`
         return (anchor(pts[len(pts) // 2:], self.tolerance_s) if len(pts) >= 16 else None) or anchor(pts, self.tolerance_s)
 
     def base(self, at: float) -> float | None:
-        """Where tick 0 began on the host clock, as seen at host time `at`; None until two FIREs agree."""
+        """Where tick 0 began on the host clock, as seen at host time `at`, at the rate now; None until two FIREs
+        agree."""
         a = self._anchor(at)
         return None if a is None else a[1]
 
@@ -136,10 +149,11 @@ class ClockServo:
     def ready(self) -> bool:
         return self.base(self._pts[-1][0]) is not None if self._pts else False
 
-    def tick_start(self, timecode: int, near: float) -> float | None:
-        """Host time at which tick `timecode` began (`near`: a host time close to it, for the drift)."""
+    def tick_start(self, timecode: int, near: float, into: float = 0.0) -> float | None:
+        """Host time at which tick `timecode` began, or the moment `into` of a tick into it (`near`: a host time
+        close to it, for the drift)."""
         b = self.base(near)
-        return None if b is None else b + timecode * self.tick_s
+        return None if b is None else b + (timecode + into) * self.tick_s * self.clock
 
 
 def drift_of(bounds: Iterable[tuple[float, float]], tolerance_s: float = 20e-6) -> float:

@@ -27,9 +27,9 @@ def calibrate(st: RunState, endpoint: Endpoint, session: Session, wait: Wait, ta
               fires_sent: dict[float, Sent], discipline: bool) -> None:
     """All of normal mode's calibrations, in order (`discipline`: the clock servo's lock too)."""
     calibrate_floor(st, endpoint, session, wait, tally)
-    if discipline:
-        calibrate_clock(st, session, wait, tally, fires_sent)
     fit_tick(st, wait, tally)
+    if discipline:                     # after the fit: the servo takes the profiler's stamps at its rate
+        calibrate_clock(st, session, wait, tally, fires_sent)
 
 
 def probe_tag(st: RunState) -> int:
@@ -70,6 +70,7 @@ def calibrate_clock(st: RunState, session: Session, wait: Wait, tally: Tally, fi
     """Disciplined normal mode: a short exchange before the run locks the servo (servo.py); each FIRE of the
     run refines it from then on. Each probe is noted (`fires_sent`): the servo's anchor may be one of them."""
     link = session.links["profiler"]
+    st.servo.clock = st.profiler_clock
     for _ in range(CLOCK_PROBES):
         tag = probe_tag(st)
         w = link.write_frame(link.prepare(mp.Fire(event_id=0, tag=tag)))

@@ -93,7 +93,8 @@ def judge(r: RunRecord, verdict: Verdict, book: EventBook, recovery: Recovery) -
     if cfg.mode == "normal" and st is not None:
         record = verdict.record
         apply_budget(events, st.timebase.tick_s, st.floor.us, st.timebase.tick_counts,
-                     None if record is None else (lambda ev: entered_at(record, ev.bytes.sent)))
+                     None if record is None else (lambda ev: entered_at(record, ev.bytes.sent)),
+                     clock=st.profiler_clock)
     summary = summarize(events)
     if st is not None and st.histogram_only and st.series is not None:
         summary, invariant = profhist.counted_summary(st.profiler_hist, st.series.total, book.stop.is_set())

@@ -182,11 +182,12 @@ def aim(st: RunState, ev: Event, discipline: bool, fires_sent: dict[float, Sent]
     basis_tc, arrived = st.tracker.basis()
     ev.bytes.basis = Basis(basis_tc, st.tracker.tick_start(basis_tc), arrived)
     if discipline:
-        disciplined = st.servo.tick_start(ev.scheduled_tc, near=at)
+        st.servo.clock = st.profiler_clock
+        disciplined = st.servo.tick_start(ev.scheduled_tc, near=at, into=into)
         if disciplined is None:
             count("discipline_unlocked")   # no two FIREs agree yet: the naive estimate
         else:
             anchor = st.servo.anchor_written_at(at)
             ev.bytes.anchor = fires_sent.get(anchor) if anchor is not None else None
-            at = disciplined + into * st.servo.tick_s
+            at = disciplined
     return at

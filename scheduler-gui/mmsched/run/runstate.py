@@ -143,6 +143,12 @@ class RunState:
         self.t0 = self.next_free_at = self.next_nop_at = now
         self.generating = True
 
+    @property
+    def profiler_clock(self) -> float:
+        """Host seconds a second of the profiler's timer: the tick length fitted from the TIMECODE arrivals over
+        HELLO's (1 before the fit). Normal mode's servo and budget take the profiler's stamps at this rate."""
+        return self.tracker.tick_len_s / self.timebase.tick_s
+
     def rate_s(self, cfg: RunConfig) -> float:
         """Time between events: the configured rate, or one tick."""
         return interval_s(cfg, self.timebase.tick_s)

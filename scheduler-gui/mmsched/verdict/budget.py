@@ -66,10 +66,14 @@ def write_end(e: Event, entered: Callable[[Event], float | None] | None) -> floa
 
 
 def apply_budget(events: Sequence[Event], tick_s: float, floor_us: float | None, tick_counts: int = 1,
-                 entered: Callable[[Event], float | None] | None = None) -> int:
+                 entered: Callable[[Event], float | None] | None = None, clock: float = 1.0) -> int:
     """Fills the budget columns of the normal-mode events that have a FIRE, its stamp and a latency (an event
     due inside its tick, `due_counts` of `tick_counts`, is aimed at that moment). `entered(ev)`: when the
-    endpoint recorded its FIRE's bytes entering the line (host clock), or None. Returns how many got one.
+    endpoint recorded its FIRE's bytes entering the line (host clock), or None. `clock`: host seconds a second of
+    the profiler's timer (the tick length the run fitted over the nominal one): a Mega's resonator 0.5 % off
+    put consecutive stamps 4.4 ms apart 22 us apart as host time, more than two bounds must agree within, and a
+    1 s run's reference then had no FIRE to rest on (the drift is fitted over 20 s spans only, and up to 200 ppm).
+    Returns how many got one.
 
     In passes over the events in order (a long run's are read back from its scratch file, eventstore.py, and
     changed a chunk at a time): the drift over the whole run (servo.drift_of), then each event's reference
@@ -82,7 +86,7 @@ def apply_budget(events: Sequence[Event], tick_s: float, floor_us: float | None,
         for i, e in enumerate(events):
             end = write_end(e, entered)
             if end is not None and e.stamp_s is not None and e.measurable and e.outcome in MEASURED:
-                yield i, end, lower_bound(end, e.stamp_s, floor / 1e6)
+                yield i, end, lower_bound(end, e.stamp_s * clock, floor / 1e6)
 
     window = ReferenceWindow(good(), drift_of((t, b) for _, t, b in good()))
     n = i = 0
@@ -93,7 +97,7 @@ def apply_budget(events: Sequence[Event], tick_s: float, floor_us: float | None,
             i += 1
             if base is None or e.fire_at is None or e.written_at is None or end is None or e.latency_us is None:
                 continue
-            due = base + (e.scheduled_tc + e.due_counts / tick_counts) * tick_s
+            due = base + (e.scheduled_tc + e.due_counts / tick_counts) * tick_s * clock
             e.est_error_us = round((e.fire_at - due) * 1e6, 3)
             e.wakeup_us = round((e.written_at - e.fire_at) * 1e6, 3)
             e.write_us = round((end - e.written_at) * 1e6, 3)
